@@ -1,0 +1,112 @@
+//! GPU launch code for the B-spline kernel: the table is uploaded once at set-up, positions are written each call,
+//! and one launch evaluates all walkers (paper 000's loop interchange).
+
+use super::{Output, Table};
+use crate::gpu::{CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PushKernelArg};
+use crate::Real;
+use cudarc::driver::DeviceRepr;
+use std::sync::Arc;
+
+pub const SRC: &str = include_str!("bspline.cu");
+
+/// Mirrors `SplineParams` in bspline.cu.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct SplineParams {
+    nx: i32,
+    ny: i32,
+    nz: i32,
+    stride: i32,
+    orbitals: i32,
+    walkers: i32,
+    cell: [f64; 3],
+    scale: f64,
+}
+// SAFETY: plain-old-data with the C layout of the kernel's struct.
+unsafe impl DeviceRepr for SplineParams {}
+
+/// Kernel-name suffix for storage S and arithmetic A.
+fn suffix<S: Real, A: Real>() -> &'static str {
+    match (S::NAME, A::NAME) {
+        ("f32", "f64") => "mixed",
+        (_, name) => name,
+    }
+}
+
+/// A table resident on the GPU with buffers for `walkers` points.
+pub struct GpuSpline<S: Real, A: Real> {
+    gpu: Arc<Gpu>,
+    func: CudaFunction,
+    params: SplineParams,
+    coefs: CudaSlice<S>,
+    pos: CudaSlice<f64>,
+    out: CudaSlice<A>,
+    output: Output,
+}
+
+impl<S: Real, A: Real> GpuSpline<S, A> {
+    /// Upload `table`, compile the kernel, allocate position and output buffers.
+    pub fn new(gpu: &Arc<Gpu>, table: &Table<S>, walkers: usize, output: Output) -> Result<Self, GpuError> {
+        let out_len = walkers * output.components() * table.stride;
+        gpu.ensure_fits("the B-spline table and outputs", table.bytes() + out_len * std::mem::size_of::<A>())?;
+        let name = format!("bspline_{}_{}", output.name(), suffix::<S, A>());
+        let func = gpu.function("bspline", SRC, &name)?;
+        let g = table.grid;
+        let params = SplineParams {
+            nx: g.n[0] as i32,
+            ny: g.n[1] as i32,
+            nz: g.n[2] as i32,
+            stride: table.stride as i32,
+            orbitals: table.orbitals as i32,
+            walkers: walkers as i32,
+            cell: g.cell,
+            scale: table.basis.scale(),
+        };
+        Ok(GpuSpline {
+            coefs: gpu.upload("the B-spline table", &table.coefs)?,
+            pos: gpu.zeros("positions", walkers * 3)?,
+            out: gpu.zeros("B-spline outputs", out_len)?,
+            gpu: gpu.clone(),
+            func,
+            params,
+            output,
+        })
+    }
+
+    /// Copy new positions (`[walker][xyz]`) to the device.
+    pub fn set_positions(&mut self, pos: &[f64]) -> Result<(), GpuError> {
+        assert_eq!(pos.len(), self.params.walkers as usize * 3, "bspline gpu: positions length");
+        self.gpu.write(&mut self.pos, pos)
+    }
+
+    /// Queue one evaluation of all walkers (asynchronous).
+    pub fn launch(&mut self) -> Result<(), GpuError> {
+        const BLOCK: u32 = 128;
+        let cfg = LaunchConfig {
+            grid_dim: ((self.params.stride as u32).div_ceil(BLOCK), self.params.walkers as u32, 1),
+            block_dim: (BLOCK, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut b = self.gpu.stream.launch_builder(&self.func);
+        b.arg(&self.params).arg(&self.coefs).arg(&self.pos).arg(&mut self.out);
+        // SAFETY: coefs holds nx*ny*nz*stride entries, pos walkers*3, out walkers*NC*stride, as the kernel indexes;
+        // threads beyond stride or walkers return before touching memory.
+        unsafe { b.launch(cfg) }.during("launching bspline")?;
+        Ok(())
+    }
+
+    /// The outputs of the last evaluation, `[walker][component][stride]`.
+    pub fn outputs(&self) -> Result<Vec<A>, GpuError> {
+        self.gpu.download(&self.out)
+    }
+
+    /// Poison the outputs so a kernel that fails to write an entry cannot pass validation.
+    pub fn poison(&mut self) -> Result<(), GpuError> {
+        let nan = vec![A::nan(); self.out.len()];
+        self.gpu.write(&mut self.out, &nan)
+    }
+
+    pub fn output(&self) -> Output {
+        self.output
+    }
+}

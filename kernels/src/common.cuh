@@ -1,0 +1,30 @@
+// Prelude of every qmc-bench kernel (prepended by the GPU layer before NVRTC compiles a module).
+// NVRTC has no standard headers: the few things kernels share are defined here.
+#pragma once
+
+typedef unsigned long long u64;
+
+// Real-number helpers that pick the float or double intrinsic from the type.
+template <typename T> __device__ __forceinline__ T qmc_sqrt(T x);
+template <> __device__ __forceinline__ float qmc_sqrt<float>(float x) { return sqrtf(x); }
+template <> __device__ __forceinline__ double qmc_sqrt<double>(double x) { return sqrt(x); }
+
+template <typename T> __device__ __forceinline__ T qmc_floor(T x);
+template <> __device__ __forceinline__ float qmc_floor<float>(float x) { return floorf(x); }
+template <> __device__ __forceinline__ double qmc_floor<double>(double x) { return floor(x); }
+
+template <typename T> __device__ __forceinline__ T qmc_exp(T x);
+template <> __device__ __forceinline__ float qmc_exp<float>(float x) { return expf(x); }
+template <> __device__ __forceinline__ double qmc_exp<double>(double x) { return exp(x); }
+
+// Warp-wide sum with shuffles: no reliance on lockstep warps.
+template <typename T> __device__ __forceinline__ T warp_sum(T v) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+    return v;
+}
+
+// Device-to-device copy used to measure the bandwidth ceiling (16-byte accesses, grid-stride).
+extern "C" __global__ void qmc_copy_f4(const float4* __restrict__ src, float4* __restrict__ dst, u64 n) {
+    for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x) dst[i] = src[i];
+}

@@ -1,0 +1,201 @@
+//! The one GPU layer: device choice, NVRTC compile with a per-process module cache, allocation with clear
+//! out-of-memory errors, transfers, and CUDA-event timing. Everything goes through cudarc with dynamic loading, so a
+//! binary built on a machine without CUDA runs on a GPU host, and a machine without a driver gets a sentence.
+
+mod compile;
+mod error;
+
+pub use compile::{arch_name, compile, nvrtc_available, OPTIONS_TEXT, PRELUDE};
+pub use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+pub use error::{DriverContext, GpuError};
+
+use cudarc::driver::{sys, CudaContext, DeviceRepr, ValidAsZeroBits};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+/// CUDA version the suite's bindings target (13.0); older drivers are refused with a clear message.
+const NEEDED_DRIVER: i32 = 13000;
+
+/// What a record says about the GPU.
+#[derive(Clone, Debug)]
+pub struct DeviceInfo {
+    pub ordinal: usize,
+    pub name: String,
+    pub compute_capability: (i32, i32),
+    pub multiprocessors: i32,
+    pub memory_bytes: usize,
+    pub l2_bytes: i32,
+    pub driver_version: String,
+}
+
+/// An open device with its stream and compiled modules.
+pub struct Gpu {
+    pub ctx: Arc<CudaContext>,
+    pub stream: Arc<CudaStream>,
+    pub info: DeviceInfo,
+    modules: Mutex<HashMap<String, Arc<CudaModule>>>,
+    compile_seconds: Mutex<f64>,
+}
+
+fn driver_present() -> bool {
+    // SAFETY: only tries to dlopen libcuda; no symbol is called.
+    unsafe { sys::is_culib_present() }
+}
+
+fn driver_version() -> Result<i32, GpuError> {
+    let mut v = 0i32;
+    // SAFETY: the driver library is present (checked by the caller); the pointer is to a live local.
+    unsafe { sys::cuDriverGetVersion(&mut v) }.result().during("reading the driver version")?;
+    Ok(v)
+}
+
+fn version_text(v: i32) -> String {
+    format!("{}.{}", v / 1000, (v % 1000) / 10)
+}
+
+impl Gpu {
+    /// Number of CUDA devices, or why there are none.
+    pub fn count() -> Result<usize, GpuError> {
+        if !driver_present() {
+            return Err(GpuError::NoDriver);
+        }
+        cudarc::driver::result::init().during("initialising the CUDA driver")?;
+        let v = driver_version()?;
+        if v < NEEDED_DRIVER {
+            return Err(GpuError::DriverTooOld { found: version_text(v), needed: version_text(NEEDED_DRIVER) });
+        }
+        Ok(CudaContext::device_count().during("counting devices")? as usize)
+    }
+
+    /// Open device `ordinal` with one stream.
+    pub fn open(ordinal: usize) -> Result<Arc<Gpu>, GpuError> {
+        let count = Self::count()?;
+        if ordinal >= count {
+            return Err(GpuError::NoDevice { ordinal, count });
+        }
+        let ctx = CudaContext::new(ordinal).during("creating a context")?;
+        // One stream per process: the multi-stream event tracking of cudarc would only add overhead to timed loops.
+        // SAFETY: every buffer of this process is used on `stream` alone.
+        unsafe { ctx.disable_event_tracking() };
+        let stream = ctx.default_stream();
+        let attr = |a| ctx.attribute(a).during("reading device attributes");
+        let info = DeviceInfo {
+            ordinal,
+            name: ctx.name().during("reading the device name")?,
+            compute_capability: ctx.compute_capability().during("reading the compute capability")?,
+            multiprocessors: attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
+            memory_bytes: ctx.total_mem().during("reading device memory")?,
+            l2_bytes: attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)?,
+            driver_version: version_text(driver_version()?),
+        };
+        Ok(Arc::new(Gpu { ctx, stream, info, modules: Mutex::default(), compile_seconds: Mutex::new(0.0) }))
+    }
+
+    /// The module built from `src`, compiled by NVRTC on first use and cached for the life of the process.
+    pub fn module(&self, name: &str, src: &str) -> Result<Arc<CudaModule>, GpuError> {
+        if let Some(m) = self.modules.lock().unwrap().get(name) {
+            return Ok(m.clone());
+        }
+        let t = Instant::now();
+        let (major, minor) = self.info.compute_capability;
+        let ptx = compile(name, src, arch_name(major, minor))?;
+        let module = self.ctx.load_module(ptx).during(&format!("loading module {name}"))?;
+        *self.compile_seconds.lock().unwrap() += t.elapsed().as_secs_f64();
+        self.modules.lock().unwrap().insert(name.to_string(), module.clone());
+        Ok(module)
+    }
+
+    /// Function `func` of module `name` (compiled from `src` if needed).
+    pub fn function(&self, name: &str, src: &str, func: &str) -> Result<CudaFunction, GpuError> {
+        self.module(name, src)?.load_function(func).during(&format!("loading kernel {func}"))
+    }
+
+    /// Seconds spent compiling and loading modules so far (kept apart from kernel timings).
+    pub fn compile_seconds(&self) -> f64 {
+        *self.compile_seconds.lock().unwrap()
+    }
+
+    /// Free and total device memory in bytes.
+    pub fn memory(&self) -> Result<(usize, usize), GpuError> {
+        self.ctx.mem_get_info().during("reading free memory")
+    }
+
+    /// Fail with a clear message if `bytes` more cannot fit on the device (checked before any large allocation).
+    pub fn ensure_fits(&self, what: &str, bytes: usize) -> Result<(), GpuError> {
+        let (free, _) = self.memory()?;
+        // keep a little room for the context's own needs
+        if bytes.saturating_add(64 << 20) > free {
+            return Err(GpuError::OutOfMemory { what: what.to_string(), asked: bytes, free });
+        }
+        Ok(())
+    }
+
+    /// A zeroed device buffer of `n` elements.
+    pub fn zeros<T: DeviceRepr + ValidAsZeroBits>(&self, what: &str, n: usize) -> Result<CudaSlice<T>, GpuError> {
+        self.ensure_fits(what, n * std::mem::size_of::<T>())?;
+        self.stream.alloc_zeros(n.max(1)).during(&format!("allocating {what}"))
+    }
+
+    /// Copy a host slice to a new device buffer.
+    pub fn upload<T: DeviceRepr>(&self, what: &str, host: &[T]) -> Result<CudaSlice<T>, GpuError> {
+        self.ensure_fits(what, std::mem::size_of_val(host))?;
+        self.stream.clone_htod(host).during(&format!("uploading {what}"))
+    }
+
+    /// Copy host data into an existing device buffer.
+    pub fn write<T: DeviceRepr>(&self, dst: &mut CudaSlice<T>, host: &[T]) -> Result<(), GpuError> {
+        self.stream.memcpy_htod(host, dst).during("copying to the device")
+    }
+
+    /// Copy a device buffer back to the host.
+    pub fn download<T: DeviceRepr>(&self, dev: &CudaSlice<T>) -> Result<Vec<T>, GpuError> {
+        self.stream.clone_dtoh(dev).during("copying from the device")
+    }
+
+    /// Wait for all queued work.
+    pub fn sync(&self) -> Result<(), GpuError> {
+        self.stream.synchronize().during("waiting for the GPU")
+    }
+
+    /// Seconds the GPU spends on the work `f` queues, measured with CUDA events on the stream.
+    pub fn time<F: FnMut() -> Result<(), GpuError>>(&self, mut f: F) -> Result<f64, GpuError> {
+        let flags = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let start = self.stream.record_event(flags).during("recording an event")?;
+        f()?;
+        let end = self.stream.record_event(flags).during("recording an event")?;
+        let ms = start.elapsed_ms(&end).during("timing with events")?;
+        Ok(ms as f64 * 1e-3)
+    }
+
+    /// Device-to-device copy bandwidth in bytes/s (bytes read plus bytes written), median of several copies of a
+    /// buffer well beyond the L2 cache. The ceiling every bandwidth-bound GPU kernel is compared with.
+    pub fn copy_bandwidth(&self) -> Result<f64, GpuError> {
+        let n4: usize = 1 << 26; // 64 Mi float4 = 1 GiB per buffer
+        let src = self.zeros::<f32>("copy-bandwidth source", n4 * 4)?;
+        let mut dst = self.zeros::<f32>("copy-bandwidth destination", n4 * 4)?;
+        let f = self.function("qmc_common", "", "qmc_copy_f4")?;
+        let cfg = LaunchConfig {
+            grid_dim: (self.info.multiprocessors as u32 * 8, 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let n = n4 as u64;
+        let mut launch = || -> Result<(), GpuError> {
+            let mut b = self.stream.launch_builder(&f);
+            b.arg(&src).arg(&mut dst).arg(&n);
+            // SAFETY: src and dst hold n float4 each (4n f32); the kernel reads and writes indices < n.
+            unsafe { b.launch(cfg) }.during("launching the copy kernel")?;
+            Ok(())
+        };
+        launch()?;
+        let mut times: Vec<f64> = (0..9).map(|_| self.time(&mut launch)).collect::<Result<_, _>>()?;
+        times.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        Ok(2.0 * (n4 * 16) as f64 / times[times.len() / 2])
+    }
+}
+
+/// A one-dimensional launch of `n` threads in blocks of `block`.
+pub fn grid_1d(n: usize, block: u32) -> LaunchConfig {
+    LaunchConfig { grid_dim: ((n as u32).div_ceil(block).max(1), 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 }
+}

@@ -1,0 +1,13 @@
+//! qmc-bench kernels: the physics of quantum Monte Carlo, one folder per kernel.
+//!
+//! Every kernel has a plain f64 reference (`reference.rs`), a fast multithreaded CPU version (`cpu.rs`) and a GPU
+//! version (`gpu.rs` with its `.cu` source), generic over [`Real`] and chosen at run time by [`Precision`].
+
+pub mod bspline;
+pub mod check;
+pub mod gpu;
+pub mod real;
+pub mod rng;
+
+pub use check::Check;
+pub use real::{Precision, Real};

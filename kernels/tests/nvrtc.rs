@@ -1,0 +1,53 @@
+//! Compile every `.cu` file of the crate with NVRTC, exactly as the GPU layer does at run time. Needs libnvrtc
+//! (the `nvidia-cuda-nvrtc` wheel gives it without a GPU) but no device, so a broken kernel fails CI.
+//! Without libnvrtc the test is skipped, unless QMC_REQUIRE_NVRTC is set (as CI sets it).
+
+use kernels::gpu;
+use std::path::{Path, PathBuf};
+
+fn cu_files(dir: &Path, found: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            cu_files(&path, found);
+        } else if path.extension().is_some_and(|e| e == "cu") {
+            found.push(path);
+        }
+    }
+}
+
+#[test]
+fn every_cu_file_compiles_for_hopper() {
+    if !gpu::nvrtc_available() {
+        assert!(std::env::var("QMC_REQUIRE_NVRTC").is_err(), "QMC_REQUIRE_NVRTC is set but libnvrtc is not loadable");
+        eprintln!("SKIPPED: libnvrtc not found (pip install nvidia-cuda-nvrtc==13.0.* and add its lib folder to LD_LIBRARY_PATH)");
+        return;
+    }
+    let mut files = Vec::new();
+    cu_files(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &mut files);
+    assert!(!files.is_empty());
+    for f in &files {
+        let src = std::fs::read_to_string(f).unwrap();
+        let name = f.file_stem().unwrap().to_string_lossy();
+        for arch in [gpu::arch_name(9, 0), gpu::arch_name(8, 0)] {
+            if let Err(e) = gpu::compile(&name, &src, arch) {
+                panic!("{} does not compile for {arch}: {e}", f.display());
+            }
+        }
+        eprintln!("compiled {}", f.display());
+    }
+    // The prelude alone (the copy kernel used for the bandwidth ceiling).
+    gpu::compile("qmc_common", "", gpu::arch_name(9, 0)).unwrap();
+}
+
+#[test]
+fn a_broken_kernel_reports_the_nvrtc_log() {
+    if !gpu::nvrtc_available() {
+        eprintln!("SKIPPED: libnvrtc not found");
+        return;
+    }
+    let err = gpu::compile("broken", "extern \"C\" __global__ void k() { undeclared = 1; }", gpu::arch_name(9, 0))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("broken") && err.contains("undeclared"), "{err}");
+}
