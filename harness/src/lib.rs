@@ -1,1 +1,24 @@
+//! The qmc-bench harness: everything the mini-apps have in common, so each mini-app only states its problem.
+//!
+//! - [`timing`]: warm-up and repeated runs on the host clock or with CUDA events; min/median/max.
+//! - [`system`]: what machine ran (CPU, cores used, memory, GPU).
+//! - [`record`]: the one result record (DESIGN.md) and its case key.
+//! - [`output`]: table on stdout, JSON lines and CSV written atomically, reading records back.
+//! - [`runner`]: the run context a mini-app gets: chosen variants, the GPU if any, ceilings, the records so far.
+//! - [`ceilings`]: copy bandwidth of the CPU and GPU, measured in the same process.
+//! - [`plot`], [`compare`]: charts and regression checks, reading only records.
+//! - [`cli`]: the flags every program shares and the exit-code convention.
 
+pub mod ceilings;
+pub mod cli;
+pub mod compare;
+pub mod output;
+pub mod plot;
+pub mod record;
+pub mod runner;
+pub mod system;
+pub mod timing;
+
+pub use record::{Record, Validation, Variant};
+pub use runner::{Case, Runner, Work};
+pub use timing::{Clock, Stats};

@@ -6,7 +6,7 @@ mod compile;
 mod error;
 
 pub use compile::{arch_name, compile, nvrtc_available, OPTIONS_TEXT, PRELUDE};
-pub use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+pub use cudarc::driver::{CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 pub use error::{DriverContext, GpuError};
 
 use cudarc::driver::{sys, CudaContext, DeviceRepr, ValidAsZeroBits};
@@ -158,14 +158,22 @@ impl Gpu {
         self.stream.synchronize().during("waiting for the GPU")
     }
 
+    /// Record a timing event on the stream: the start of a timed region.
+    pub fn mark(&self) -> Result<CudaEvent, GpuError> {
+        self.stream.record_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT)).during("recording an event")
+    }
+
+    /// Seconds of device work queued on the stream since `start` (waits for it to finish).
+    pub fn seconds_since(&self, start: &CudaEvent) -> Result<f64, GpuError> {
+        let end = self.mark()?;
+        Ok(start.elapsed_ms(&end).during("timing with events")? as f64 * 1e-3)
+    }
+
     /// Seconds the GPU spends on the work `f` queues, measured with CUDA events on the stream.
     pub fn time<F: FnMut() -> Result<(), GpuError>>(&self, mut f: F) -> Result<f64, GpuError> {
-        let flags = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
-        let start = self.stream.record_event(flags).during("recording an event")?;
+        let start = self.mark()?;
         f()?;
-        let end = self.stream.record_event(flags).during("recording an event")?;
-        let ms = start.elapsed_ms(&end).during("timing with events")?;
-        Ok(ms as f64 * 1e-3)
+        self.seconds_since(&start)
     }
 
     /// Device-to-device copy bandwidth in bytes/s (bytes read plus bytes written), median of several copies of a

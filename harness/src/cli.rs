@@ -1,0 +1,89 @@
+//! The flags every program shares, and the exit-code convention: 0 all good, 1 a validation failed, 2 an error
+//! (bad input, no GPU when one was demanded, unreadable files). Errors print one line, never a panic trace.
+
+use crate::record::Variant;
+use clap::Args;
+use kernels::Precision;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Options common to every mini-app.
+#[derive(Args, Clone, Debug)]
+pub struct CommonArgs {
+    /// Variants to run, comma-separated: cpu-ref (plain f64 reference), cpu (all cores), gpu.
+    /// Default: all of them, with gpu skipped (and said so) when no GPU is present.
+    #[arg(long, value_delimiter = ',')]
+    pub variants: Option<Vec<Variant>>,
+    /// Precisions, comma-separated: double, single, mixed (single storage and evaluation, double accumulation).
+    #[arg(long, value_delimiter = ',', default_value = "double,single,mixed")]
+    pub precision: Vec<Precision>,
+    /// GPU ordinal to use.
+    #[arg(long, default_value_t = 0)]
+    pub device: usize,
+    /// CPU threads for the `cpu` variant (default: all logical cores).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Timed repetitions per case (min/median/max are reported).
+    #[arg(long, default_value_t = 10)]
+    pub reps: usize,
+    /// Untimed warm-up repetitions before timing.
+    #[arg(long, default_value_t = 2)]
+    pub warmup: usize,
+    /// Folder to append records to (<kernel>.jsonl and <kernel>.csv; earlier records are kept).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Seed of every random input (recorded, so a run can be repeated).
+    #[arg(long, default_value_t = 20261122)]
+    pub seed: u64,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+impl Default for CommonArgs {
+    fn default() -> Self {
+        CommonArgs {
+            variants: None,
+            precision: Precision::ALL.to_vec(),
+            device: 0,
+            threads: None,
+            reps: 10,
+            warmup: 2,
+            out: None,
+            seed: 20261122,
+            quiet: false,
+        }
+    }
+}
+
+/// Outcome of a program, mapped to its exit code.
+pub enum Outcome {
+    Passed,
+    ValidationFailed,
+}
+
+/// Run a program body: print its error in one line (with causes) and choose the exit code.
+pub fn main_with(body: impl FnOnce() -> anyhow::Result<Outcome>) -> ExitCode {
+    match body() {
+        Ok(Outcome::Passed) => ExitCode::SUCCESS,
+        Ok(Outcome::ValidationFailed) => {
+            eprintln!("error: validation failed (see the records above); exit status 1");
+            ExitCode::from(1)
+        }
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// A size list like "64,256,1024" must be all positive.
+pub fn positive(name: &str, values: &[usize]) -> anyhow::Result<()> {
+    if values.is_empty() {
+        anyhow::bail!("--{name} needs at least one value");
+    }
+    if let Some(v) = values.iter().find(|&&v| v == 0) {
+        anyhow::bail!("--{name} must be positive, got {v}");
+    }
+    Ok(())
+}

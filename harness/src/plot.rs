@@ -1,0 +1,272 @@
+//! Charts drawn from records only: speedup of each fast variant over a baseline vs a size, and throughput vs a
+//! size, one series per precision and fixed parameters (walkers, ...). Each chart is written as PNG and SVG, in one
+//! plot style. The font is embedded (DejaVu Sans), so plotting needs no system fonts.
+
+use crate::output::write_atomic;
+use crate::record::{Record, Variant};
+use anyhow::{anyhow, Result};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// One line of a chart.
+#[derive(Clone, Debug)]
+pub struct Series {
+    pub name: String,
+    pub points: Vec<(f64, f64)>,
+}
+
+/// A chart with log-scaled axes.
+#[derive(Clone, Debug)]
+pub struct Chart {
+    /// File stem (no extension), e.g. "bspline-vgh-speedup-orbitals".
+    pub name: String,
+    pub title: String,
+    pub x_label: String,
+    pub y_label: String,
+    pub series: Vec<Series>,
+    /// A dashed horizontal reference line (1 for speedups: the break-even).
+    pub hline: Option<f64>,
+}
+
+const COLORS: [RGBColor; 10] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+];
+
+fn register_font() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        plotters::style::register_font("sans-serif", FontStyle::Normal, dejavu::sans::regular())
+            .unwrap_or_else(|_| panic!("the embedded DejaVu font is valid"));
+    });
+}
+
+fn range(values: impl Iterator<Item = f64>) -> (f64, f64) {
+    let (lo, hi) = values.filter(|v| v.is_finite() && *v > 0.0).fold((f64::MAX, f64::MIN), |(a, b), v| (a.min(v), b.max(v)));
+    if lo > hi {
+        (0.1, 10.0)
+    } else {
+        (lo / 1.3, hi * 1.3)
+    }
+}
+
+fn render<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, c: &Chart) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let e = |e: DrawingAreaErrorKind<DB::ErrorType>| anyhow!("drawing {}: {e:?}", c.name);
+    root.fill(&WHITE).map_err(e)?;
+    let (x0, x1) = range(c.series.iter().flat_map(|s| s.points.iter().map(|p| p.0)));
+    let (mut y0, mut y1) = range(c.series.iter().flat_map(|s| s.points.iter().map(|p| p.1)));
+    if let Some(h) = c.hline {
+        y0 = y0.min(h / 1.3);
+        y1 = y1.max(h * 1.3);
+    }
+    let mut chart = ChartBuilder::on(&root)
+        .caption(&c.title, ("sans-serif", 22))
+        .margin(18)
+        .x_label_area_size(48)
+        .y_label_area_size(78)
+        .build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale())
+        .map_err(e)?;
+    chart
+        .configure_mesh()
+        .x_desc(&c.x_label)
+        .y_desc(&c.y_label)
+        .label_style(("sans-serif", 15))
+        .axis_desc_style(("sans-serif", 17))
+        .x_label_formatter(&|v| format!("{v:.0}"))
+        .y_label_formatter(&|v| if *v >= 100.0 { format!("{v:.0}") } else { format!("{v:.3}") })
+        .draw()
+        .map_err(e)?;
+    if let Some(h) = c.hline {
+        let dash = DashedLineSeries::new(vec![(x0, h), (x1, h)], 6, 4, BLACK.mix(0.5).stroke_width(1));
+        chart.draw_series(dash).map_err(e)?;
+    }
+    for (i, s) in c.series.iter().enumerate() {
+        let color = COLORS[i % COLORS.len()];
+        chart
+            .draw_series(LineSeries::new(s.points.clone(), color.stroke_width(2)))
+            .map_err(e)?
+            .label(&s.name)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 22, y)], color.stroke_width(2)));
+        chart.draw_series(s.points.iter().map(|p| Circle::new(*p, 4, color.filled()))).map_err(e)?;
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK.mix(0.4))
+        .label_font(("sans-serif", 14))
+        .position(SeriesLabelPosition::UpperLeft)
+        .draw()
+        .map_err(e)?;
+    root.present().map_err(e)?;
+    Ok(())
+}
+
+/// Draw `chart` into `<dir>/<name>.png` and `.svg` (each written to a temporary name, then renamed).
+pub fn draw(chart: &Chart, dir: &Path) -> Result<Vec<PathBuf>> {
+    register_font();
+    std::fs::create_dir_all(dir).map_err(|e| anyhow!("cannot create {}: {e}", dir.display()))?;
+    let png = dir.join(format!("{}.png", chart.name));
+    let svg = dir.join(format!("{}.svg", chart.name));
+    let tmp_png = dir.join(format!(".{}.{}.png", chart.name, std::process::id()));
+    render(BitMapBackend::new(&tmp_png, (960, 640)).into_drawing_area(), chart)?;
+    std::fs::rename(&tmp_png, &png).map_err(|e| anyhow!("cannot write {}: {e}", png.display()))?;
+    let mut text = String::new();
+    render(SVGBackend::with_string(&mut text, (960, 640)).into_drawing_area(), chart)?;
+    write_atomic(&svg, text.as_bytes())?;
+    Ok(vec![png, svg])
+}
+
+/// The size parameter with the most distinct values among `recs` (the natural x axis).
+pub fn default_x(recs: &[&Record]) -> Option<String> {
+    let mut distinct: BTreeMap<&str, std::collections::BTreeSet<u64>> = BTreeMap::new();
+    for r in recs {
+        for (k, v) in &r.sizes {
+            distinct.entry(k).or_default().insert(*v);
+        }
+    }
+    distinct.into_iter().max_by_key(|(_, s)| s.len()).map(|(k, _)| k.to_string())
+}
+
+/// Label of everything that identifies a series: the precision and all sizes/params except `x`.
+fn series_label(r: &Record, x: &str) -> String {
+    let mut parts = vec![r.precision.clone()];
+    parts.extend(r.sizes.iter().filter(|(k, _)| k.as_str() != x).map(|(k, v)| format!("{k}={v}")));
+    parts.extend(r.params.iter().map(|(k, v)| format!("{k}={v}")));
+    parts.join(" ")
+}
+
+fn groups(records: &[Record]) -> BTreeMap<(String, String), Vec<&Record>> {
+    let mut g: BTreeMap<(String, String), Vec<&Record>> = BTreeMap::new();
+    for r in records {
+        g.entry((r.kernel.clone(), r.op.clone())).or_default().push(r);
+    }
+    g
+}
+
+fn sorted(mut m: BTreeMap<String, Vec<(f64, f64)>>) -> Vec<Series> {
+    m.iter_mut().for_each(|(_, p)| p.sort_by(|a, b| a.0.total_cmp(&b.0)));
+    m.into_iter().map(|(name, points)| Series { name, points }).collect()
+}
+
+/// Speedup charts: for each kernel/op, each variant other than `baseline` over `baseline` at the same case.
+/// With no baseline given: `cpu` when there are GPU records, else `cpu-ref`.
+pub fn speedup_charts(records: &[Record], x: Option<&str>, baseline: Option<Variant>) -> Vec<Chart> {
+    let mut charts = vec![];
+    for ((kernel, op), recs) in groups(records) {
+        let has_gpu = recs.iter().any(|r| r.variant == Variant::Gpu);
+        let base_v = baseline.unwrap_or(if has_gpu { Variant::Cpu } else { Variant::CpuRef });
+        let Some(x) = x.map(String::from).or_else(|| default_x(&recs)) else { continue };
+        // latest record of each (variant, case)
+        let mut latest: BTreeMap<(Variant, String), &Record> = BTreeMap::new();
+        for r in &recs {
+            latest.insert((r.variant, r.case_key()), r);
+        }
+        let mut series: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+        for ((v, key), r) in &latest {
+            if *v == base_v {
+                continue;
+            }
+            let (Some(base), Some(&xv)) = (latest.get(&(base_v, key.clone())), r.sizes.get(&x)) else { continue };
+            let label = format!("{} {}", v.name(), series_label(r, &x));
+            series.entry(label).or_default().push((xv as f64, base.time.median / r.time.median));
+        }
+        if series.is_empty() {
+            continue;
+        }
+        let host = recs.iter().find(|r| r.variant == base_v).map(|r| r.system.label(false)).unwrap_or_default();
+        let dev = recs.iter().find(|r| r.variant == Variant::Gpu).map(|r| r.system.label(true));
+        let title = match dev {
+            Some(d) if base_v != Variant::Gpu => format!("{kernel} {op}: {d} vs {}", base_v.name()),
+            _ => format!("{kernel} {op}: speedup over {}", base_v.name()),
+        };
+        charts.push(Chart {
+            name: format!("{kernel}-{op}-speedup-{x}"),
+            title,
+            x_label: x.clone(),
+            y_label: format!("speedup over {} on {host}", base_v.name()),
+            series: sorted(series),
+            hline: Some(1.0),
+        });
+    }
+    charts
+}
+
+/// Throughput charts: for each kernel/op, throughput vs `x`, one series per variant, precision and fixed sizes.
+pub fn throughput_charts(records: &[Record], x: Option<&str>) -> Vec<Chart> {
+    let mut charts = vec![];
+    for ((kernel, op), recs) in groups(records) {
+        let Some(x) = x.map(String::from).or_else(|| default_x(&recs)) else { continue };
+        let mut latest: BTreeMap<String, &Record> = BTreeMap::new();
+        for r in &recs {
+            latest.insert(r.key(), r);
+        }
+        let mut series: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+        for r in latest.values() {
+            if let Some(&xv) = r.sizes.get(&x) {
+                series.entry(format!("{} {}", r.variant.name(), series_label(r, &x))).or_default().push((xv as f64, r.throughput));
+            }
+        }
+        let unit = recs[0].throughput_unit.clone();
+        charts.push(Chart {
+            name: format!("{kernel}-{op}-throughput-{x}"),
+            title: format!("{kernel} {op}: throughput"),
+            x_label: x,
+            y_label: unit,
+            series: sorted(series),
+            hline: None,
+        });
+    }
+    charts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::sample;
+
+    #[test]
+    fn speedup_pairs_matching_cases() {
+        let recs = vec![
+            sample("bspline", Variant::Cpu, 64, 1e-3),
+            sample("bspline", Variant::Gpu, 64, 1e-4),
+            sample("bspline", Variant::Cpu, 256, 4e-3),
+            sample("bspline", Variant::Gpu, 256, 2e-4),
+        ];
+        let charts = speedup_charts(&recs, None, None);
+        assert_eq!(charts.len(), 1);
+        let s = &charts[0].series;
+        assert_eq!(s.len(), 1);
+        assert_eq!(s[0].points.len(), 2);
+        assert!((s[0].points[0].1 - 10.0).abs() < 1e-9);
+        assert!((s[0].points[1].1 - 20.0).abs() < 1e-9);
+        assert!(s[0].name.contains("walkers=8"), "{}", s[0].name);
+    }
+
+    #[test]
+    fn draws_png_and_svg() {
+        let recs = vec![sample("k", Variant::CpuRef, 64, 1e-3), sample("k", Variant::Cpu, 64, 1e-4), sample("k", Variant::Cpu, 128, 1e-4), sample("k", Variant::CpuRef, 128, 2e-3)];
+        let dir = std::env::temp_dir().join(format!("qmc-plot-{}", std::process::id()));
+        let charts = speedup_charts(&recs, None, None);
+        assert_eq!(charts.len(), 1, "cpu over cpu-ref when there is no GPU");
+        let files = draw(&charts[0], &dir).unwrap();
+        for f in &files {
+            assert!(std::fs::metadata(f).unwrap().len() > 1000, "{} too small", f.display());
+        }
+        let svg = std::fs::read_to_string(&files[1]).unwrap();
+        assert!(svg.contains("<svg") && svg.contains("speedup"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,252 @@
+//! The run context a mini-app gets: which variants and precisions to run, the GPU (opened once, or the reason it is
+//! skipped), the bandwidth ceilings (measured once, lazily), timing, and the records collected so far. A mini-app
+//! describes each case and its work; the runner times it, builds the record, prints it and writes it out.
+
+use crate::ceilings;
+use crate::cli::{CommonArgs, Outcome};
+use crate::output;
+use crate::record::{self, Record, Validation, Variant, SCHEMA};
+use crate::system::{GpuSystem, System};
+use crate::timing::{self, Clock, Stats};
+use indicatif::{ProgressBar, ProgressStyle};
+use kernels::gpu::{Gpu, GpuError, OPTIONS_TEXT};
+use kernels::{Check, Precision};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// What was measured: kernel, operation, precision, sizes and parameters.
+#[derive(Clone, Debug)]
+pub struct Case {
+    pub kernel: &'static str,
+    pub op: String,
+    pub precision: Precision,
+    pub sizes: Vec<(&'static str, u64)>,
+    pub params: Vec<(&'static str, String)>,
+}
+
+impl Case {
+    pub fn new(kernel: &'static str, op: &str, precision: Precision) -> Case {
+        Case { kernel, op: op.into(), precision, sizes: vec![], params: vec![] }
+    }
+    pub fn size(mut self, name: &'static str, v: usize) -> Case {
+        self.sizes.push((name, v as u64));
+        self
+    }
+    pub fn param(mut self, name: &'static str, v: impl ToString) -> Case {
+        self.params.push((name, v.to_string()));
+        self
+    }
+}
+
+/// The work of one repetition.
+#[derive(Clone, Copy, Debug)]
+pub struct Work {
+    /// Fewest bytes moved through memory.
+    pub bytes: f64,
+    /// Floating-point operations.
+    pub flops: f64,
+    /// Items in the field's unit (orbital evaluations, electron moves, ...).
+    pub items: f64,
+    pub unit: &'static str,
+}
+
+/// The run context (see module docs).
+pub struct Runner {
+    pub args: CommonArgs,
+    variants: Vec<Variant>,
+    gpu: Option<Arc<Gpu>>,
+    pub system: System,
+    cpu_ceiling: Option<f64>,
+    gpu_ceiling: Option<f64>,
+    pub records: Vec<Record>,
+    progress: ProgressBar,
+    header_printed: bool,
+}
+
+impl Runner {
+    /// Set up from the common flags. `--variants gpu` with no usable GPU is an error; by default the GPU variants
+    /// are skipped with one line saying why.
+    pub fn new(args: &CommonArgs) -> anyhow::Result<Runner> {
+        if let Some(t) = args.threads {
+            anyhow::ensure!(t > 0, "--threads must be positive");
+            // Fails only if the pool exists already (a second runner in one process): the first setting stands.
+            let _ = rayon::ThreadPoolBuilder::new().num_threads(t).build_global();
+        }
+        anyhow::ensure!(args.reps > 0, "--reps must be positive");
+        anyhow::ensure!(!args.precision.is_empty(), "--precision needs at least one value");
+        let explicit = args.variants.is_some();
+        let mut variants = args.variants.clone().unwrap_or_else(|| Variant::ALL.to_vec());
+        variants.sort();
+        variants.dedup();
+        let mut system = System::detect();
+        let mut gpu = None;
+        if variants.contains(&Variant::Gpu) {
+            match Gpu::open(args.device) {
+                Ok(g) => {
+                    system.gpu = Some(GpuSystem::from(&g.info));
+                    gpu = Some(g);
+                }
+                Err(e) if explicit => anyhow::bail!("the gpu variant was asked for, but {e}"),
+                Err(e) => {
+                    eprintln!("note: GPU variants skipped: {e}");
+                    variants.retain(|v| *v != Variant::Gpu);
+                }
+            }
+        }
+        let progress = if args.quiet { ProgressBar::hidden() } else { ProgressBar::new(0) };
+        progress.set_style(
+            ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}")
+                .expect("valid template"),
+        );
+        Ok(Runner {
+            args: args.clone(),
+            variants,
+            gpu,
+            system,
+            cpu_ceiling: None,
+            gpu_ceiling: None,
+            records: vec![],
+            progress,
+            header_printed: false,
+        })
+    }
+
+    /// Is this variant to be run?
+    pub fn runs(&self, v: Variant) -> bool {
+        self.variants.contains(&v)
+    }
+
+    /// The open GPU (present whenever `runs(Variant::Gpu)`).
+    pub fn gpu(&self) -> Option<&Arc<Gpu>> {
+        self.gpu.as_ref()
+    }
+
+    /// The precisions asked for.
+    pub fn precisions(&self) -> Vec<Precision> {
+        self.args.precision.clone()
+    }
+
+    /// Seed for the inputs of case number `i` (fresh inputs per case, reproducible from the recorded seed).
+    pub fn seed(&self, i: u64) -> u64 {
+        self.args.seed.wrapping_add(i.wrapping_mul(1_000_003))
+    }
+
+    /// Add `n` cases to the progress bar.
+    pub fn plan(&self, n: usize) {
+        self.progress.inc_length(n as u64);
+    }
+
+    /// Say which case runs now.
+    pub fn step(&self, msg: String) {
+        self.progress.set_message(msg);
+    }
+
+    /// Print a line without breaking the progress bar.
+    pub fn say(&self, line: &str) {
+        self.progress.suspend(|| println!("{line}"));
+    }
+
+    /// Time `f` for variant `v` (CUDA events for the GPU, the host clock otherwise).
+    pub fn time<E: From<GpuError>>(&self, v: Variant, f: impl FnMut() -> Result<(), E>) -> Result<Stats, E> {
+        let clock = match (v, &self.gpu) {
+            (Variant::Gpu, Some(g)) => Clock::Gpu(g),
+            _ => Clock::Host,
+        };
+        timing::measure(clock, self.args.warmup, self.args.reps, f)
+    }
+
+    /// Copy bandwidth of the device variant `v` runs on, in bytes/s, measured on first use.
+    pub fn ceiling(&mut self, v: Variant) -> anyhow::Result<f64> {
+        Ok(match v {
+            Variant::Gpu => {
+                let g = self.gpu.as_ref().ok_or_else(|| anyhow::anyhow!("no GPU open"))?;
+                match self.gpu_ceiling {
+                    Some(c) => c,
+                    None => *self.gpu_ceiling.insert(g.copy_bandwidth()?),
+                }
+            }
+            _ => *self.cpu_ceiling.get_or_insert_with(|| ceilings::cpu_copy_bandwidth(256 << 20)),
+        })
+    }
+
+    /// Turn a timed case into a record: rates, ceiling fraction, validation. Prints it and keeps it.
+    pub fn record(&mut self, case: &Case, v: Variant, time: Stats, work: Work, checks: &[Check]) -> anyhow::Result<()> {
+        let ceiling = self.ceiling(v)?;
+        let gbs = work.bytes / time.median / 1e9;
+        let mut system = self.system.clone();
+        if v != Variant::Gpu {
+            system.gpu = None;
+        }
+        if v == Variant::CpuRef {
+            system.threads_used = 1;
+        }
+        let gpu_compile = (v == Variant::Gpu).then(|| self.gpu.as_ref().map(|g| g.compile_seconds())).flatten();
+        let rec = Record {
+            schema: SCHEMA,
+            kernel: case.kernel.into(),
+            op: case.op.clone(),
+            variant: v,
+            precision: case.precision.name().into(),
+            sizes: case.sizes.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            params: case.params.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
+            reps: self.args.reps,
+            time,
+            throughput: work.items / time.median,
+            throughput_unit: work.unit.into(),
+            bytes: work.bytes,
+            flops: work.flops,
+            gbytes_per_s: gbs,
+            gflops: work.flops / time.median / 1e9,
+            ceiling_gbytes_per_s: Some(ceiling / 1e9),
+            fraction_of_ceiling: Some(gbs * 1e9 / ceiling),
+            validation: if v == Variant::CpuRef {
+                Validation::skipped("this is the reference")
+            } else {
+                Validation::from_checks(checks)
+            },
+            compile_s: gpu_compile,
+            compile_options: (v == Variant::Gpu).then(|| OPTIONS_TEXT.to_string()),
+            extra: BTreeMap::new(),
+            seed: self.args.seed,
+            system,
+            commit: record::commit().into(),
+            timestamp: record::timestamp(),
+        };
+        self.push(rec);
+        Ok(())
+    }
+
+    /// Keep a record built elsewhere (e.g. with extra fields) and print its table line.
+    pub fn push(&mut self, rec: Record) {
+        if !self.header_printed {
+            self.say(&output::table_header());
+            self.header_printed = true;
+        }
+        self.say(&output::table_line(&rec));
+        self.progress.inc(1);
+        self.records.push(rec);
+    }
+
+    /// Add a measured quantity to the last record.
+    pub fn extra(&mut self, name: &str, value: f64) {
+        if let Some(r) = self.records.last_mut() {
+            r.extra.insert(name.into(), value);
+        }
+    }
+
+    /// Write records (with `--out`) and return the outcome: any failed validation makes it `ValidationFailed`.
+    pub fn finish(self) -> anyhow::Result<Outcome> {
+        self.progress.finish_and_clear();
+        if let Some(dir) = &self.args.out {
+            let files = output::append(dir, &self.records)?;
+            for f in files {
+                eprintln!("wrote {}", f.display());
+            }
+        }
+        let failed: Vec<&Record> = self.records.iter().filter(|r| r.validation.failed()).collect();
+        for r in &failed {
+            eprintln!("FAILED validation: {} ({})", r.key(), r.validation.summary());
+        }
+        Ok(if failed.is_empty() { Outcome::Passed } else { Outcome::ValidationFailed })
+    }
+}
