@@ -23,9 +23,9 @@ pub struct CommonArgs {
     /// CPU threads for the `cpu` variant (default: all logical cores).
     #[arg(long)]
     pub threads: Option<usize>,
-    /// Timed repetitions per case (min/median/max are reported).
-    #[arg(long, default_value_t = 10)]
-    pub reps: usize,
+    /// Timed repetitions per case (min/median/max are reported) [default: 10, or the suite level's].
+    #[arg(long)]
+    pub reps: Option<usize>,
     /// Untimed warm-up repetitions before timing.
     #[arg(long, default_value_t = 2)]
     pub warmup: usize,
@@ -40,6 +40,13 @@ pub struct CommonArgs {
     pub quiet: bool,
 }
 
+impl CommonArgs {
+    /// Repetitions per case.
+    pub fn reps(&self) -> usize {
+        self.reps.unwrap_or(10)
+    }
+}
+
 impl Default for CommonArgs {
     fn default() -> Self {
         CommonArgs {
@@ -47,7 +54,7 @@ impl Default for CommonArgs {
             precision: Precision::ALL.to_vec(),
             device: 0,
             threads: None,
-            reps: 10,
+            reps: None,
             warmup: 2,
             out: None,
             seed: 20261122,

@@ -182,14 +182,13 @@ pub fn table_line(r: &Record) -> String {
     let params: Vec<String> = r.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
     let ceil = r.fraction_of_ceiling.map(|f| format!("{:>5.1}%", 100.0 * f)).unwrap_or_else(|| "    - ".into());
     format!(
-        "{:<18} {:<7} {:<6} {:<40} {:>11} {:>12}{:<10} {:>9.1} GB/s {:>9.1} GF/s {}  {}",
+        "{:<18} {:<7} {:<6} {:<40} {:>11} {:>28} {:>9.1} GB/s {:>9.1} GF/s {}  {}",
         format!("{}/{}", r.kernel, r.op),
         r.variant.name(),
         r.precision,
         format!("{} {}", sizes.join(" "), params.join(" ")).trim().to_string(),
         fmt_time(r.time.median),
-        fmt_si(r.throughput),
-        r.throughput_unit,
+        format!("{}{}", fmt_si(r.throughput), r.throughput_unit),
         r.gbytes_per_s,
         r.gflops,
         ceil,
@@ -200,7 +199,7 @@ pub fn table_line(r: &Record) -> String {
 /// Header of the table printed by [`table_line`].
 pub fn table_header() -> String {
     format!(
-        "{:<18} {:<7} {:<6} {:<40} {:>11} {:>22} {:>14} {:>14} {:>6}  {}",
+        "{:<18} {:<7} {:<6} {:<40} {:>11} {:>28} {:>14} {:>14} {:>6}  {}",
         "kernel/op", "variant", "prec", "case", "median", "throughput", "bandwidth", "flop rate", "%ceil", "validation"
     )
 }

@@ -51,6 +51,16 @@ fn register_font() {
     });
 }
 
+/// Axis tick text with about three significant digits.
+fn tick(v: f64) -> String {
+    match v.abs() {
+        a if a >= 1e5 || (a < 1e-2 && a > 0.0) => format!("{v:.1e}"),
+        a if a >= 10.0 => format!("{v:.0}"),
+        a if a >= 1.0 => format!("{v:.1}"),
+        _ => format!("{v:.2}"),
+    }
+}
+
 fn range(values: impl Iterator<Item = f64>) -> (f64, f64) {
     let (lo, hi) = values.filter(|v| v.is_finite() && *v > 0.0).fold((f64::MAX, f64::MIN), |(a, b), v| (a.min(v), b.max(v)));
     if lo > hi {
@@ -85,8 +95,8 @@ where
         .y_desc(&c.y_label)
         .label_style(("sans-serif", 15))
         .axis_desc_style(("sans-serif", 17))
-        .x_label_formatter(&|v| format!("{v:.0}"))
-        .y_label_formatter(&|v| if *v >= 100.0 { format!("{v:.0}") } else { format!("{v:.3}") })
+        .x_label_formatter(&|v| tick(*v))
+        .y_label_formatter(&|v| tick(*v))
         .draw()
         .map_err(e)?;
     if let Some(h) = c.hline {

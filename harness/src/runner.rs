@@ -61,6 +61,7 @@ pub struct Runner {
     pub records: Vec<Record>,
     progress: ProgressBar,
     header_printed: bool,
+    last_reps: usize,
 }
 
 impl Runner {
@@ -72,7 +73,7 @@ impl Runner {
             // Fails only if the pool exists already (a second runner in one process): the first setting stands.
             let _ = rayon::ThreadPoolBuilder::new().num_threads(t).build_global();
         }
-        anyhow::ensure!(args.reps > 0, "--reps must be positive");
+        anyhow::ensure!(args.reps() > 0, "--reps must be positive");
         anyhow::ensure!(!args.precision.is_empty(), "--precision needs at least one value");
         let explicit = args.variants.is_some();
         let mut variants = args.variants.clone().unwrap_or_else(|| Variant::ALL.to_vec());
@@ -108,6 +109,7 @@ impl Runner {
             records: vec![],
             progress,
             header_printed: false,
+            last_reps: 0,
         })
     }
 
@@ -146,13 +148,25 @@ impl Runner {
         self.progress.suspend(|| println!("{line}"));
     }
 
-    /// Time `f` for variant `v` (CUDA events for the GPU, the host clock otherwise).
-    pub fn time<E: From<GpuError>>(&self, v: Variant, f: impl FnMut() -> Result<(), E>) -> Result<Stats, E> {
+    /// Time `f` for variant `v` (CUDA events for the GPU, the host clock otherwise) with the `--reps` repetitions.
+    pub fn time<E: From<GpuError>>(&mut self, v: Variant, f: impl FnMut() -> Result<(), E>) -> Result<Stats, E> {
+        self.time_reps(v, self.args.reps(), f)
+    }
+
+    /// Like [`Runner::time`] with at most `reps` repetitions (for slow references).
+    pub fn time_reps<E: From<GpuError>>(
+        &mut self,
+        v: Variant,
+        reps: usize,
+        f: impl FnMut() -> Result<(), E>,
+    ) -> Result<Stats, E> {
         let clock = match (v, &self.gpu) {
             (Variant::Gpu, Some(g)) => Clock::Gpu(g),
             _ => Clock::Host,
         };
-        timing::measure(clock, self.args.warmup, self.args.reps, f)
+        self.last_reps = reps.clamp(1, self.args.reps());
+        let warmup = if v == Variant::CpuRef { self.args.warmup.min(1) } else { self.args.warmup };
+        timing::measure(clock, warmup, self.last_reps, f)
     }
 
     /// Copy bandwidth of the device variant `v` runs on, in bytes/s, measured on first use.
@@ -189,7 +203,7 @@ impl Runner {
             precision: case.precision.name().into(),
             sizes: case.sizes.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
             params: case.params.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
-            reps: self.args.reps,
+            reps: self.last_reps,
             time,
             throughput: work.items / time.median,
             throughput_unit: work.unit.into(),

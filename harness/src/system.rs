@@ -16,6 +16,9 @@ pub struct System {
     /// Threads the CPU variants ran on (the rayon pool).
     pub threads_used: usize,
     pub memory_bytes: u64,
+    /// Vector instruction set the CPU kernels ran with (avx512, avx2, baseline).
+    #[serde(default)]
+    pub cpu_isa: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu: Option<GpuSystem>,
 }
@@ -61,6 +64,7 @@ impl System {
             cpu_physical: sysinfo::System::physical_core_count(),
             threads_used: rayon::current_num_threads(),
             memory_bytes: sys.total_memory(),
+            cpu_isa: kernels::simd::isa().to_string(),
             gpu: None,
         }
     }

@@ -8,6 +8,7 @@ pub mod check;
 pub mod gpu;
 pub mod real;
 pub mod rng;
+pub mod simd;
 
 pub use check::Check;
 pub use real::{Precision, Real};

@@ -1,1 +1,8 @@
+//! The qmc-bench programs. Each mini-app is a module with its clap `Args` (the common flags plus its sizes), a
+//! `run` that describes and validates its cases through the harness [`Runner`](harness::Runner), and the command
+//! lines of its quick and full suites. [`registry`] lists them for `qmcbench`; a binary per kernel calls
+//! [`common::kernel_main`].
 
+pub mod bspline;
+pub mod common;
+pub mod registry;

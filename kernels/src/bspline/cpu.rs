@@ -26,9 +26,9 @@ pub fn evaluate<S: Real, A: Real>(table: &Table<S>, pos: &[f64], output: Output,
         let r = [pos[3 * w], pos[3 * w + 1], pos[3 * w + 2]];
         let p = ptr;
         match output {
-            Output::V => block::<S, A, 1>(table, r, b, w, p),
-            Output::Vgl => block::<S, A, 5>(table, r, b, w, p),
-            Output::Vgh => block::<S, A, 10>(table, r, b, w, p),
+            Output::V => crate::dispatch!(block::<S, A, 1>(table, r, b, w, p)),
+            Output::Vgl => crate::dispatch!(block::<S, A, 5>(table, r, b, w, p)),
+            Output::Vgh => crate::dispatch!(block::<S, A, 10>(table, r, b, w, p)),
         }
     });
 }
@@ -52,34 +52,44 @@ fn block<S: Real, A: Real, const NC: usize>(table: &Table<S>, r: [f64; 3], b: us
         }
     }
     let mut acc = [[A::zero(); B]; NC];
+    let mut rows = [[A::zero(); B]; 4];
     for i in 0..4 {
         for j in 0..4 {
-            for k in 0..4 {
-                let (x, y, z) = (wt.map(|o| o[0][i]), wt.map(|o| o[1][j]), wt.map(|o| o[2][k]));
-                let mut c = [0.0f64; NC];
-                c[0] = x[0] * y[0] * z[0];
-                if NC >= 5 {
-                    c[1] = x[1] * y[0] * z[0];
-                    c[2] = x[0] * y[1] * z[0];
-                    c[3] = x[0] * y[0] * z[1];
-                }
-                if NC == 5 {
-                    c[4] = x[2] * y[0] * z[0] + x[0] * y[2] * z[0] + x[0] * y[0] * z[2];
-                } else if NC == 10 {
-                    c[4] = x[2] * y[0] * z[0];
-                    c[5] = x[1] * y[1] * z[0];
-                    c[6] = x[1] * y[0] * z[1];
-                    c[7] = x[0] * y[2] * z[0];
-                    c[8] = x[0] * y[1] * z[1];
-                    c[9] = x[0] * y[0] * z[2];
-                }
+            // The 4 rows along z of this (i, j), converted once to the arithmetic type.
+            for (k, row) in rows.iter_mut().enumerate() {
                 let start = table.row(idx[0][i], idx[1][j], idx[2][k]) + b * B;
-                let row: &[S; B] = table.coefs[start..start + B].try_into().unwrap();
-                for (acc_c, &cw) in acc.iter_mut().zip(&c) {
-                    let cw = A::of(cw);
-                    for (a, &v) in acc_c.iter_mut().zip(row) {
-                        *a += cw * A::of(v.f64());
-                    }
+                let src: &[S; B] = table.coefs[start..start + B].try_into().unwrap();
+                row.iter_mut().zip(src).for_each(|(d, &s)| *d = A::of(s.f64()));
+            }
+            // Weights of each output component for the 4 z points.
+            let (x, y) = (wt.map(|o| o[0][i]), wt.map(|o| o[1][j]));
+            let mut c = [[A::zero(); 4]; NC];
+            for k in 0..4 {
+                let z = wt.map(|o| o[2][k]);
+                let mut w = [0.0f64; 10];
+                w[0] = x[0] * y[0] * z[0];
+                w[1] = x[1] * y[0] * z[0];
+                w[2] = x[0] * y[1] * z[0];
+                w[3] = x[0] * y[0] * z[1];
+                if NC == 5 {
+                    w[4] = x[2] * y[0] * z[0] + x[0] * y[2] * z[0] + x[0] * y[0] * z[2];
+                } else {
+                    w[4] = x[2] * y[0] * z[0];
+                    w[5] = x[1] * y[1] * z[0];
+                    w[6] = x[1] * y[0] * z[1];
+                    w[7] = x[0] * y[2] * z[0];
+                    w[8] = x[0] * y[1] * z[1];
+                    w[9] = x[0] * y[0] * z[2];
+                }
+                for comp in 0..NC {
+                    c[comp][k] = A::of(w[comp]);
+                }
+            }
+            // Four rows per pass over the accumulators: half the accumulator traffic of one row per pass.
+            let [r0, r1, r2, r3] = &rows;
+            for (acc_c, cw) in acc.iter_mut().zip(&c) {
+                for o in 0..B {
+                    acc_c[o] += cw[0] * r0[o] + cw[1] * r1[o] + cw[2] * r2[o] + cw[3] * r3[o];
                 }
             }
         }

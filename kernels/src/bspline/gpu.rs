@@ -47,6 +47,7 @@ pub struct GpuSpline<S: Real, A: Real> {
 impl<S: Real, A: Real> GpuSpline<S, A> {
     /// Upload `table`, compile the kernel, allocate position and output buffers.
     pub fn new(gpu: &Arc<Gpu>, table: &Table<S>, walkers: usize, output: Output) -> Result<Self, GpuError> {
+        assert!((1..=65535).contains(&walkers), "bspline gpu: walkers must be 1..=65535 (one grid row each)");
         let out_len = walkers * output.components() * table.stride;
         gpu.ensure_fits("the B-spline table and outputs", table.bytes() + out_len * std::mem::size_of::<A>())?;
         let name = format!("bspline_{}_{}", output.name(), suffix::<S, A>());
@@ -73,10 +74,13 @@ impl<S: Real, A: Real> GpuSpline<S, A> {
         })
     }
 
-    /// Copy new positions (`[walker][xyz]`) to the device.
+    /// Copy new positions (`[walker][xyz]`, at most the walkers allocated for) to the device; the following
+    /// launches evaluate that many walkers.
     pub fn set_positions(&mut self, pos: &[f64]) -> Result<(), GpuError> {
-        assert_eq!(pos.len(), self.params.walkers as usize * 3, "bspline gpu: positions length");
-        self.gpu.write(&mut self.pos, pos)
+        assert!(pos.len() % 3 == 0 && pos.len() <= self.pos.len(), "bspline gpu: positions length");
+        self.params.walkers = (pos.len() / 3) as i32;
+        let mut view = self.pos.slice_mut(..pos.len());
+        self.gpu.stream.memcpy_htod(pos, &mut view).during("copying positions")
     }
 
     /// Queue one evaluation of all walkers (asynchronous).
@@ -95,9 +99,10 @@ impl<S: Real, A: Real> GpuSpline<S, A> {
         Ok(())
     }
 
-    /// The outputs of the last evaluation, `[walker][component][stride]`.
+    /// The outputs of the last evaluation, `[walker][component][stride]`, for the current walkers.
     pub fn outputs(&self) -> Result<Vec<A>, GpuError> {
-        self.gpu.download(&self.out)
+        let n = self.params.walkers as usize * self.output.components() * self.params.stride as usize;
+        self.gpu.stream.clone_dtoh(&self.out.slice(..n)).during("copying outputs")
     }
 
     /// Poison the outputs so a kernel that fails to write an entry cannot pass validation.

@@ -1,0 +1,176 @@
+//! `bspline`: 3D B-spline orbital evaluation (V, VGL, VGH) for a batch of walkers, CPU and GPU, every precision,
+//! each fast result checked against the f64 reference. See `kernels::bspline` for the physics and layout.
+
+use crate::common::KernelArgs;
+use crate::registry::Level;
+use anyhow::{bail, Result};
+use harness::cli::{positive, CommonArgs};
+use harness::{Case, Runner, Variant, Work};
+use kernels::bspline::{self as bs, cpu, gpu::GpuSpline, reference, Basis, Grid, Output, Table};
+use kernels::{Check, Precision, Real};
+
+/// Evaluate B-spline orbitals (value, gradient, Hessian) for a batch of walkers, as QMC codes do every move.
+///
+/// The coefficient table holds grid^3 x orbitals numbers (orbital index fastest); each walker's point reads 64 rows of
+/// it. Tables of several GB are fine on the GPU. Example, a 1 GB single-precision table:
+///   bspline --grid 64 --orbitals 1024 --walkers 256,1024 --precision single,mixed
+#[derive(clap::Parser, Debug)]
+#[command(name = "bspline", version)]
+pub struct Args {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Grid points per side of the periodic cell (at least 4), comma-separated for a sweep.
+    #[arg(long, value_delimiter = ',', default_value = "48")]
+    pub grid: Vec<usize>,
+    /// Orbitals (splines) in the table, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "128,512,2048")]
+    pub orbitals: Vec<usize>,
+    /// Walkers evaluated per launch (one point each), comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "1,32,256")]
+    pub walkers: Vec<usize>,
+    /// What to evaluate: v, vgl or vgh.
+    #[arg(long, default_value = "vgh")]
+    pub output: Output,
+    /// Basis function: bspline (QMCPACK) or blip (CASINO, 1.5 x the B-spline).
+    #[arg(long, default_value = "bspline")]
+    pub basis: Basis,
+    /// Walkers whose outputs are checked against the f64 reference.
+    #[arg(long, default_value_t = 8)]
+    pub check_walkers: usize,
+}
+
+impl KernelArgs for Args {
+    fn common(&self) -> &CommonArgs {
+        &self.common
+    }
+}
+
+/// Suite command lines.
+pub fn suite(level: Level) -> &'static [&'static str] {
+    match level {
+        Level::Quick => &["--grid", "16", "--orbitals", "64,256", "--walkers", "4,32"],
+        Level::Full => &["--grid", "64", "--orbitals", "256,1024,4096", "--walkers", "16,128,1024"],
+    }
+}
+
+/// Tolerance of each quantity, in units of the storage precision's epsilon: a value sums 64 terms; each derivative
+/// order multiplies the conditioning by about the grid factor of the weights.
+fn tolerance(quantity: &str, p: Precision) -> f64 {
+    let units = match quantity {
+        "value" => 64.0,
+        "gradient" => 256.0,
+        _ => 1024.0,
+    };
+    units * p.eps()
+}
+
+fn checks<A: Real>(out: &[A], refv: &[f64], output: Output, stride: usize, walkers: usize, p: Precision) -> Vec<Check> {
+    let nc = output.components();
+    let n = walkers * nc * stride;
+    output
+        .quantities()
+        .iter()
+        .map(|(name, range)| {
+            let pick = |v: &mut dyn Iterator<Item = f64>| -> Vec<f64> {
+                v.take(n).enumerate().filter(|(i, _)| range.contains(&((i / stride) % nc))).map(|(_, x)| x).collect()
+            };
+            let fast = pick(&mut out.iter().map(|x| x.f64()));
+            let reference = pick(&mut refv.iter().copied());
+            Check::compare(name, &fast, &reference, tolerance(name, p))
+        })
+        .collect()
+}
+
+pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
+    positive("grid", &a.grid)?;
+    positive("orbitals", &a.orbitals)?;
+    positive("walkers", &a.walkers)?;
+    if let Some(g) = a.grid.iter().find(|&&g| g < Grid::MIN_POINTS) {
+        bail!("--grid {g} is too small: the cubic stencil needs at least {} points a side", Grid::MIN_POINTS);
+    }
+    if let Some(w) = a.walkers.iter().find(|&&w| w > 65535) {
+        bail!("--walkers {w} is more than one launch takes (65535)");
+    }
+    let host_mem = r.system.memory_bytes as usize;
+    for &g in &a.grid {
+        for &o in &a.orbitals {
+            let bytes = bs::table_bytes(&Grid::cubic(g, 1.0), o, 8) * 3 / 2;
+            if host_mem > 0 && bytes > host_mem * 4 / 5 {
+                bail!("a {g}^3 x {o} table needs {:.1} GiB of host memory (f64 reference plus f32 copy); this machine has {:.1} GiB", bytes as f64 / (1u64 << 30) as f64, host_mem as f64 / (1u64 << 30) as f64);
+            }
+        }
+    }
+    let variants = Variant::ALL.into_iter().filter(|v| r.runs(*v)).count();
+    r.plan(a.grid.len() * a.orbitals.len() * a.walkers.len() * r.precisions().len() * variants);
+    let mut case_no = 0;
+    for &g in &a.grid {
+        // The cell side follows the grid, so the orbitals look the same at every resolution (spacing 0.25 bohr).
+        let grid = Grid::cubic(g, 0.25 * g as f64);
+        for &o in &a.orbitals {
+            case_no += 1;
+            r.step(format!("building a {g}^3 x {o} table"));
+            let t64 = bs::random_table::<f64>(grid, o, a.basis, r.seed(case_no));
+            for p in r.precisions() {
+                match p {
+                    Precision::Double => sweep::<f64, f64>(r, a, &t64, &t64, p, case_no)?,
+                    Precision::Single => sweep::<f32, f32>(r, a, &t64, &t64.convert(), p, case_no)?,
+                    Precision::Mixed => sweep::<f32, f64>(r, a, &t64, &t64.convert(), p, case_no)?,
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// All walker counts and variants of one table in one precision: storage S, arithmetic A.
+fn sweep<S: Real, A: Real>(r: &mut Runner, a: &Args, t64: &Table<f64>, table: &Table<S>, p: Precision, case_no: u64) -> Result<()> {
+    let max_w = *a.walkers.iter().max().unwrap();
+    let mut gpu = match r.gpu() {
+        Some(g) if r.runs(Variant::Gpu) => Some(GpuSpline::<S, A>::new(g, table, max_w, a.output)?),
+        _ => None,
+    };
+    let nc = a.output.components();
+    for &w in &a.walkers {
+        let case = Case::new("bspline", a.output.name(), p)
+            .size("grid", t64.grid.n[0])
+            .size("orbitals", t64.orbitals)
+            .size("walkers", w)
+            .param("basis", a.basis.name());
+        let pos = bs::random_positions(w, &t64.grid, r.seed(case_no * 7919 + w as u64));
+        let nval = w.min(a.check_walkers.max(1));
+        let refv = reference::evaluate(t64, &pos[..3 * nval], a.output);
+        let work = Work {
+            bytes: bs::bytes(w, table.stride, a.output, std::mem::size_of::<S>(), std::mem::size_of::<A>()),
+            flops: bs::flops(w, t64.orbitals, a.output),
+            items: (w * t64.orbitals) as f64,
+            unit: "orbital evals/s",
+        };
+        r.step(format!("bspline {} {p} grid={} orbitals={} walkers={w}", a.output.name(), t64.grid.n[0], t64.orbitals));
+        if r.runs(Variant::CpuRef) && p == Precision::Double {
+            let mut out = vec![];
+            let t = r.time_reps(Variant::CpuRef, 2, || -> Result<()> {
+                out = reference::evaluate(t64, &pos, a.output);
+                Ok(())
+            })?;
+            r.record(&case, Variant::CpuRef, t, work, &[])?;
+        }
+        if r.runs(Variant::Cpu) {
+            let mut out = vec![A::nan(); w * nc * table.stride];
+            let t = r.time(Variant::Cpu, || -> Result<()> {
+                cpu::evaluate::<S, A>(table, &pos, a.output, &mut out);
+                Ok(())
+            })?;
+            let c = checks(&out, &refv, a.output, table.stride, nval, p);
+            r.record(&case, Variant::Cpu, t, work, &c)?;
+        }
+        if let Some(g) = gpu.as_mut() {
+            g.set_positions(&pos)?;
+            let t = r.time(Variant::Gpu, || g.launch())?;
+            g.poison()?;
+            g.launch()?;
+            let c = checks(&g.outputs()?, &refv, a.output, table.stride, nval, p);
+            r.record(&case, Variant::Gpu, t, work, &c)?;
+        }
+    }
+    Ok(())
+}

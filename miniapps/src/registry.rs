@@ -1,0 +1,53 @@
+//! The kernels `qmcbench` knows. Adding a mini-app takes one line here (and its module and binary).
+
+use crate::common::{kernel_main, run_in};
+use harness::Runner;
+use std::ffi::OsString;
+use std::process::ExitCode;
+
+/// Suite size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Level {
+    /// About a minute for all kernels on a 2-core machine without a GPU.
+    Quick,
+    /// The sizes of the papers' figures (for a GPU host).
+    Full,
+}
+
+/// One mini-app as `qmcbench` sees it.
+pub struct Kernel {
+    pub name: &'static str,
+    pub about: &'static str,
+    /// The mini-app's whole program, given its command line (argv[0] first).
+    pub main: fn(Vec<OsString>) -> ExitCode,
+    /// Run it inside a shared runner with these flags of its own.
+    pub run_in: fn(&mut Runner, &[&str]) -> anyhow::Result<()>,
+    /// Its flags at each suite level.
+    pub suite: fn(Level) -> &'static [&'static str],
+}
+
+macro_rules! kernel {
+    ($m:ident, $about:expr) => {
+        Kernel {
+            name: stringify!($m),
+            about: $about,
+            main: |argv| kernel_main(argv, crate::$m::run),
+            run_in: |r, argv| run_in(r, stringify!($m), argv, crate::$m::run),
+            suite: crate::$m::suite,
+        }
+    };
+}
+
+/// All mini-apps, in suite order.
+pub fn kernels() -> Vec<Kernel> {
+    vec![
+        kernel!(bspline, "3D B-spline orbitals (V, VGL, VGH) for a batch of walkers; CASINO blips as --basis blip"),
+    ]
+}
+
+/// Find a kernel by name, with the list of names in the error.
+pub fn find(name: &str) -> anyhow::Result<Kernel> {
+    let all = kernels();
+    let names: Vec<&str> = all.iter().map(|k| k.name).collect();
+    all.into_iter().find(|k| k.name == name).ok_or_else(|| anyhow::anyhow!("unknown kernel '{name}': known kernels are {}", names.join(", ")))
+}
