@@ -23,6 +23,9 @@ pub enum GpuError {
     /// Allocation larger than the free device memory.
     #[error("{what} needs {asked} bytes ({:.2} GiB) of GPU memory but only {free} bytes ({:.2} GiB) are free", *.asked as f64 / 1073741824.0, *.free as f64 / 1073741824.0)]
     OutOfMemory { what: String, asked: usize, free: usize },
+    /// cuBLAS could not be loaded or failed.
+    #[error("cuBLAS error while {during}: {message}")]
+    Blas { during: String, message: String },
     /// Any other driver error, with what was being done.
     #[error("CUDA driver error while {during}: {source}")]
     Driver {

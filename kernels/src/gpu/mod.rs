@@ -9,6 +9,7 @@ pub use compile::{arch_name, compile, nvrtc_available, OPTIONS_TEXT, PRELUDE};
 pub use cudarc::driver::{CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 pub use error::{DriverContext, GpuError};
 
+pub use cudarc::cublas::CudaBlas;
 use cudarc::driver::{sys, CudaContext, DeviceRepr, ValidAsZeroBits};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -36,6 +37,7 @@ pub struct Gpu {
     pub info: DeviceInfo,
     modules: Mutex<HashMap<String, Arc<CudaModule>>>,
     compile_seconds: Mutex<f64>,
+    blas: Mutex<Option<Arc<CudaBlas>>>,
 }
 
 fn driver_present() -> bool {
@@ -89,7 +91,7 @@ impl Gpu {
             l2_bytes: attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)?,
             driver_version: version_text(driver_version()?),
         };
-        Ok(Arc::new(Gpu { ctx, stream, info, modules: Mutex::default(), compile_seconds: Mutex::new(0.0) }))
+        Ok(Arc::new(Gpu { ctx, stream, info, modules: Mutex::default(), compile_seconds: Mutex::new(0.0), blas: Mutex::default() }))
     }
 
     /// The module built from `src`, compiled by NVRTC on first use and cached for the life of the process.
@@ -109,6 +111,21 @@ impl Gpu {
     /// Function `func` of module `name` (compiled from `src` if needed).
     pub fn function(&self, name: &str, src: &str, func: &str) -> Result<CudaFunction, GpuError> {
         self.module(name, src)?.load_function(func).during(&format!("loading kernel {func}"))
+    }
+
+    /// The process's cuBLAS handle on this device's stream, created on first use (libcublas is loaded then).
+    pub fn blas(&self) -> Result<Arc<CudaBlas>, GpuError> {
+        let mut slot = self.blas.lock().unwrap();
+        if let Some(b) = slot.as_ref() {
+            return Ok(b.clone());
+        }
+        // SAFETY: only tries to dlopen libcublas; no symbol is called.
+        if !unsafe { cudarc::cublas::sys::is_culib_present() } {
+            return Err(GpuError::Blas { during: "loading libcublas".into(), message: "libcublas.so not found".into() });
+        }
+        let b = CudaBlas::new(self.stream.clone())
+            .map_err(|e| GpuError::Blas { during: "creating a handle".into(), message: format!("{e:?}") })?;
+        Ok(slot.insert(Arc::new(b)).clone())
     }
 
     /// Seconds spent compiling and loading modules so far (kept apart from kernel timings).
