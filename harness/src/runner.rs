@@ -202,7 +202,7 @@ impl Runner {
             variant: v,
             precision: case.precision.name().into(),
             sizes: case.sizes.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
-            params: case.params.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
+            params: self.params_of(case, v),
             reps: self.last_reps,
             time,
             throughput: work.items / time.median,
@@ -228,6 +228,16 @@ impl Runner {
         };
         self.push(rec);
         Ok(())
+    }
+
+    /// The case's parameters, plus `threads` for a CPU run on a pool set by `--threads`: a one-core baseline is
+    /// then its own case, never mistaken for the all-core one it would otherwise share a key with.
+    fn params_of(&self, case: &Case, v: Variant) -> BTreeMap<String, String> {
+        let mut p: BTreeMap<String, String> = case.params.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+        if let (Variant::Cpu, Some(t)) = (v, self.args.threads) {
+            p.insert("threads".into(), t.to_string());
+        }
+        p
     }
 
     /// Keep a record built elsewhere (e.g. with extra fields) and print its table line.
