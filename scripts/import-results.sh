@@ -7,13 +7,12 @@ cd "$(dirname "$0")/.."
 tgz=$1
 tmp=$(mktemp -d)
 tar xzf "$tgz" -C "$tmp"
-gpu=$(cat "$tmp"/*.jsonl | python3 -c '
+gpu=$(python3 - "$tmp"/*.jsonl <<'PY'
 import json, sys, re
-for line in sys.stdin:
-    g = json.loads(line)["system"].get("gpu")
-    if g:
-        print(re.sub(r"[^a-z0-9]+", "-", g["name"].lower()).strip("-")); break
-')
+names = [json.loads(l)["system"]["gpu"]["name"] for f in sys.argv[1:] for l in open(f) if '"gpu":{' in l.replace(" ", "")]
+print(re.sub(r"[^a-z0-9]+", "-", names[0].lower()).strip("-") if names else "")
+PY
+)
 [ -n "$gpu" ] || { echo "error: no GPU record in $tgz" >&2; exit 2; }
 dest=results/$gpu
 mkdir -p "$dest"

@@ -1,6 +1,6 @@
 // 3D tricubic B-spline evaluation for a batch of points (one per walker).
-// One thread per (orbital, walker): the 64 stencil rows are read with the orbital index fastest, so a warp reads
-// 32 consecutive coefficients of one row (coalesced). Storage type S, arithmetic and output type A.
+// One thread per (group of adjacent orbitals, walker): the 64 stencil rows are read with the orbital index fastest,
+// so a warp reads 512 consecutive bytes of one row (coalesced, 16-byte loads). Storage type S, arithmetic and output type A.
 
 struct SplineParams {
     int nx, ny, nz;          // grid points per side
@@ -22,13 +22,23 @@ __device__ __forceinline__ void weights(A t, A* a, A* da, A* d2a) {
 }
 
 // NC = 1 (V), 5 (VGL), 10 (VGH).
+// Coefficients are read 16 bytes at a time (float4 or double2): each thread evaluates N = 16 / sizeof(S) adjacent
+// orbitals, which doubles (f64) or quadruples (f32) the bytes each load instruction keeps in flight. Rows are padded
+// to 64 entries (ROW_ALIGN), so every vector is aligned and whole.
+template <typename S> struct Vec16;
+template <> struct Vec16<float> { typedef float4 T; static constexpr int N = 4; };
+template <> struct Vec16<double> { typedef double2 T; static constexpr int N = 2; };
+
+// NC = 1 (V), 5 (VGL), 10 (VGH).
 template <typename S, typename A, int NC>
 __device__ void evaluate(const SplineParams p,
                          const S* __restrict__ coefs,    // [nx][ny][nz][stride]
                          const double* __restrict__ pos, // [walkers][3]
                          A* __restrict__ out)            // [walkers][NC][stride]
 {
-    const int o = blockIdx.x * blockDim.x + threadIdx.x;
+    typedef typename Vec16<S>::T V;
+    constexpr int N = Vec16<S>::N;
+    const int o = (blockIdx.x * blockDim.x + threadIdx.x) * N; // first of this thread's N orbitals
     const int w = blockIdx.y;
     if (o >= p.stride || w >= p.walkers) return;
     const int n[3] = {p.nx, p.ny, p.nz};
@@ -51,42 +61,52 @@ __device__ void evaluate(const SplineParams p,
             w2[d][q] = d2a[q] * A(p.scale) * inv_h * inv_h;
         }
     }
-    A acc[NC];
+    A acc[NC][N];
 #pragma unroll
-    for (int c = 0; c < NC; c++) acc[c] = A(0);
+    for (int c = 0; c < NC; c++)
+#pragma unroll
+        for (int v = 0; v < N; v++) acc[c][v] = A(0);
     const size_t stride = p.stride;
 #pragma unroll
     for (int i = 0; i < 4; i++) {
 #pragma unroll
         for (int j = 0; j < 4; j++) {
             const size_t plane = ((size_t)idx[0][i] * p.ny + idx[1][j]) * p.nz;
+            // the 16 products of x and y weights this (i, j) needs, formed once for the 4 z points
+            const A xy = wv[0][i] * wv[1][j], dxy = wd[0][i] * wv[1][j], xdy = wv[0][i] * wd[1][j];
+            const A d2xy = w2[0][i] * wv[1][j], dxdy = wd[0][i] * wd[1][j], xd2y = wv[0][i] * w2[1][j];
 #pragma unroll
             for (int k = 0; k < 4; k++) {
-                const A c = A(coefs[(plane + idx[2][k]) * stride + o]);
-                const A xy = wv[0][i] * wv[1][j];
-                acc[0] += xy * wv[2][k] * c;
+                union { V v; S s[N]; } c;
+                c.v = __ldg(reinterpret_cast<const V*>(coefs + (plane + idx[2][k]) * stride + o));
+                A wc[NC];
+                wc[0] = xy * wv[2][k];
                 if (NC >= 5) {
-                    acc[1] += wd[0][i] * wv[1][j] * wv[2][k] * c;
-                    acc[2] += wv[0][i] * wd[1][j] * wv[2][k] * c;
-                    acc[3] += xy * wd[2][k] * c;
+                    wc[1] = dxy * wv[2][k];
+                    wc[2] = xdy * wv[2][k];
+                    wc[3] = xy * wd[2][k];
                 }
-                if (NC == 5) {
-                    acc[4] += (w2[0][i] * wv[1][j] * wv[2][k] + wv[0][i] * w2[1][j] * wv[2][k] + xy * w2[2][k]) * c;
-                }
+                if (NC == 5) wc[4] = (d2xy + xd2y) * wv[2][k] + xy * w2[2][k];
                 if (NC == 10) {
-                    acc[4] += w2[0][i] * wv[1][j] * wv[2][k] * c;
-                    acc[5] += wd[0][i] * wd[1][j] * wv[2][k] * c;
-                    acc[6] += wd[0][i] * wv[1][j] * wd[2][k] * c;
-                    acc[7] += wv[0][i] * w2[1][j] * wv[2][k] * c;
-                    acc[8] += wv[0][i] * wd[1][j] * wd[2][k] * c;
-                    acc[9] += xy * w2[2][k] * c;
+                    wc[4] = d2xy * wv[2][k];
+                    wc[5] = dxdy * wv[2][k];
+                    wc[6] = dxy * wd[2][k];
+                    wc[7] = xd2y * wv[2][k];
+                    wc[8] = xdy * wd[2][k];
+                    wc[9] = xy * w2[2][k];
                 }
+#pragma unroll
+                for (int cc = 0; cc < NC; cc++)
+#pragma unroll
+                    for (int v = 0; v < N; v++) acc[cc][v] += wc[cc] * A(c.s[v]);
             }
         }
     }
     A* dst = out + (size_t)w * NC * stride + o;
 #pragma unroll
-    for (int c = 0; c < NC; c++) dst[c * stride] = acc[c];
+    for (int c = 0; c < NC; c++)
+#pragma unroll
+        for (int v = 0; v < N; v++) dst[c * stride + v] = acc[c][v];
 }
 
 #define SPLINE_ENTRY(NAME, S, A, NC)                                                                    \

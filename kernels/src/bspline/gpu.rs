@@ -85,10 +85,13 @@ impl<S: Real, A: Real> GpuSpline<S, A> {
 
     /// Queue one evaluation of all walkers (asynchronous).
     pub fn launch(&mut self) -> Result<(), GpuError> {
-        const BLOCK: u32 = 128;
+        // Each thread evaluates 16 / sizeof(S) adjacent orbitals (one 16-byte load per stencil row); blocks of up
+        // to 128 threads, no wider than a row needs (the stride is a multiple of 64, so at least 16 threads).
+        let threads = self.params.stride as u32 / (16 / std::mem::size_of::<S>() as u32);
+        let block = threads.min(128);
         let cfg = LaunchConfig {
-            grid_dim: ((self.params.stride as u32).div_ceil(BLOCK), self.params.walkers as u32, 1),
-            block_dim: (BLOCK, 1, 1),
+            grid_dim: (threads.div_ceil(block), self.params.walkers as u32, 1),
+            block_dim: (block, 1, 1),
             shared_mem_bytes: 0,
         };
         let mut b = self.gpu.stream.launch_builder(&self.func);

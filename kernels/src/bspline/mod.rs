@@ -253,9 +253,32 @@ pub fn flops(points: usize, orbitals: usize, output: Output) -> f64 {
     (points * orbitals * 64 * 2 * output.components()) as f64
 }
 
-/// Fewest bytes one evaluation moves: 64 table rows per point, the outputs, the positions.
-pub fn bytes(points: usize, stride: usize, output: Output, s_bytes: usize, a_bytes: usize) -> f64 {
-    (points * (64 * stride * s_bytes + output.components() * stride * a_bytes + 24)) as f64
+/// Distinct table rows the stencils of all points at `pos` touch. Walkers whose stencils overlap share rows, and a
+/// kernel that reads each shared row once (through the cache) moves only these: counting 64 rows per point would
+/// credit a kernel with bandwidth it never used.
+pub fn stencil_rows(grid: &Grid, pos: &[f64]) -> usize {
+    let mut rows = std::collections::HashSet::new();
+    for p in pos.chunks_exact(3) {
+        // the 4 wrapped grid indices along each dimension, as the kernels compute them
+        let idx = [0, 1, 2].map(|d| {
+            let (i, _) = grid.locate(p[d], d);
+            [0, 1, 2, 3].map(|q| (i + grid.n[d] + q - 1) % grid.n[d])
+        });
+        for i in idx[0] {
+            for j in idx[1] {
+                for k in idx[2] {
+                    rows.insert((i * grid.n[1] + j) * grid.n[2] + k);
+                }
+            }
+        }
+    }
+    rows.len()
+}
+
+/// Fewest bytes one evaluation of `points` points moves: each distinct table row read once (`rows`, from
+/// [`stencil_rows`]), the outputs written once, the positions read.
+pub fn bytes(points: usize, rows: usize, stride: usize, output: Output, s_bytes: usize, a_bytes: usize) -> f64 {
+    (rows * stride * s_bytes + points * (output.components() * stride * a_bytes + 24)) as f64
 }
 
 /// The one-dimensional weights of the 4 grid points around fraction t in [0, 1): value, first and second

@@ -131,3 +131,18 @@ fn gpu_matches_reference_when_present() {
     g.launch().unwrap();
     checks(&g.outputs().unwrap(), &reference, Output::Vgh, t64.stride, 1e-13);
 }
+
+#[test]
+fn stencil_rows_count_shared_rows_once() {
+    let g = Grid::cubic(16, 4.0);
+    assert_eq!(stencil_rows(&g, &[1.0, 2.0, 3.0]), 64);
+    assert_eq!(stencil_rows(&g, &[1.0, 2.0, 3.0, 1.01, 2.01, 3.01]), 64, "same cell: same rows");
+    // one cell apart along x: 3 of the 4 x planes are shared
+    assert_eq!(stencil_rows(&g, &[1.0, 2.0, 3.0, 1.25, 2.0, 3.0]), 80);
+    // a 4^3 grid has 64 rows: any number of points touches all of them, no more
+    let small = Grid::cubic(4, 1.0);
+    assert_eq!(stencil_rows(&small, &random_positions(50, &small, 3)), 64);
+    // 4 x 4 x 6: each point touches 4 of the 6 z planes; many points touch all 96 rows
+    let slab = Grid { n: [4, 4, 6], cell: [1.0, 1.0, 1.5] };
+    assert_eq!(stencil_rows(&slab, &random_positions(200, &slab, 3)), 96);
+}
