@@ -15,6 +15,7 @@ pub mod compare;
 pub mod output;
 pub mod plot;
 pub mod record;
+pub mod report;
 pub mod runner;
 pub mod system;
 pub mod timing;

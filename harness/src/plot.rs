@@ -133,10 +133,16 @@ pub fn draw(chart: &Chart, dir: &Path) -> Result<Vec<PathBuf>> {
     let tmp_png = dir.join(format!(".{}.{}.png", chart.name, std::process::id()));
     render(BitMapBackend::new(&tmp_png, (960, 640)).into_drawing_area(), chart)?;
     std::fs::rename(&tmp_png, &png).map_err(|e| anyhow!("cannot write {}: {e}", png.display()))?;
+    write_atomic(&svg, svg_text(chart)?.as_bytes())?;
+    Ok(vec![png, svg])
+}
+
+/// The chart as SVG text (for pages that embed their charts).
+pub fn svg_text(chart: &Chart) -> Result<String> {
+    register_font();
     let mut text = String::new();
     render(SVGBackend::with_string(&mut text, (960, 640)).into_drawing_area(), chart)?;
-    write_atomic(&svg, text.as_bytes())?;
-    Ok(vec![png, svg])
+    Ok(text)
 }
 
 /// The size parameter with the most distinct values among `recs` (the natural x axis).

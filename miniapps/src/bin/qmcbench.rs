@@ -79,6 +79,18 @@ enum Cmd {
         #[arg(long)]
         normalize: bool,
     },
+    /// Write one self-contained HTML page (machines, summary, every chart, every record) from record files.
+    Report {
+        /// Record files (*.jsonl) or folders holding them.
+        #[arg(required = true)]
+        records: Vec<PathBuf>,
+        /// The page to write.
+        #[arg(long, default_value = "report.html")]
+        out: PathBuf,
+        /// Page title.
+        #[arg(long, default_value = "qmc-bench report")]
+        title: String,
+    },
     /// Measure the copy bandwidth of the CPU (all threads) and the GPU; --out writes them as records.
     Ceilings {
         #[command(flatten)]
@@ -103,6 +115,7 @@ fn main() -> ExitCode {
         Cmd::Plot { records, out, x, baseline } => plot_cmd(&records, &out, x.as_deref(), baseline),
         Cmd::Compare { base, new, tolerance, normalize } => compare(&base, &new, tolerance, normalize),
         Cmd::Ceilings { common } => ceilings(common),
+        Cmd::Report { records, out, title } => report(&records, &out, &title),
         Cmd::Run { .. } => unreachable!("handled above"),
     })
 }
@@ -157,9 +170,22 @@ fn suite(level: Level, only: Option<Vec<String>>, mut common: CommonArgs) -> Res
     Ok(outcome)
 }
 
-fn draw_all(records: &[Record], dir: &std::path::Path, x: Option<&str>, baseline: Option<Variant>) -> Result<()> {
+fn charts(records: &[Record], x: Option<&str>, baseline: Option<Variant>) -> Vec<plot::Chart> {
     let mut charts = plot::speedup_charts(records, x, baseline);
     charts.extend(plot::throughput_charts(records, x));
+    charts
+}
+
+fn report(paths: &[PathBuf], out: &std::path::Path, title: &str) -> Result<Outcome> {
+    let records = output::read_records(paths)?;
+    let page = harness::report::html(title, &records, &charts(&records, None, None))?;
+    output::write_atomic(out, page.as_bytes())?;
+    eprintln!("wrote {} ({} records)", out.display(), records.len());
+    Ok(Outcome::Passed)
+}
+
+fn draw_all(records: &[Record], dir: &std::path::Path, x: Option<&str>, baseline: Option<Variant>) -> Result<()> {
+    let charts = charts(records, x, baseline);
     for c in &charts {
         for f in plot::draw(c, dir)? {
             eprintln!("wrote {}", f.display());
