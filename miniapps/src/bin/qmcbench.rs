@@ -79,6 +79,25 @@ enum Cmd {
         #[arg(long)]
         normalize: bool,
     },
+    /// Redraw a paper's chart or table from records, beside the paper's own numbers (`--list` names them). Runs
+    /// the mini-app first when the records hold nothing for the figure.
+    Figure {
+        /// Figure name (see --list).
+        #[arg(required_unless_present = "list")]
+        name: Option<String>,
+        /// List the figures.
+        #[arg(long)]
+        list: bool,
+        /// Record files or folders to read; missing records are measured into the first folder.
+        #[arg(long, default_value = "results/local")]
+        records: Vec<PathBuf>,
+        /// Folder for the chart (PNG, SVG) and the side-by-side table (TXT) [default: <first records folder>/figures].
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Measure even when records exist.
+        #[arg(long)]
+        run: bool,
+    },
     /// Write one self-contained HTML page (machines, summary, every chart, every record) from record files.
     Report {
         /// Record files (*.jsonl) or folders holding them.
@@ -116,6 +135,7 @@ fn main() -> ExitCode {
         Cmd::Compare { base, new, tolerance, normalize } => compare(&base, &new, tolerance, normalize),
         Cmd::Ceilings { common } => ceilings(common),
         Cmd::Report { records, out, title } => report(&records, &out, &title),
+        Cmd::Figure { name, list, records, out, run } => figure(name.as_deref(), list, &records, out, run),
         Cmd::Run { .. } => unreachable!("handled above"),
     })
 }
@@ -174,6 +194,56 @@ fn charts(records: &[Record], x: Option<&str>, baseline: Option<Variant>) -> Vec
     let mut charts = plot::speedup_charts(records, x, baseline);
     charts.extend(plot::throughput_charts(records, x));
     charts
+}
+
+fn figure(name: Option<&str>, list: bool, paths: &[PathBuf], out: Option<PathBuf>, run: bool) -> Result<Outcome> {
+    use miniapps::figures;
+    if list {
+        for f in figures::all() {
+            println!("{:<28} {}\n{:<28} {}", f.name, f.title, "", f.paper);
+        }
+        return Ok(Outcome::Passed);
+    }
+    let f = figures::find(name.expect("clap requires a name without --list"))?;
+    let read = || -> Result<Vec<Record>> {
+        let existing: Vec<PathBuf> = paths.iter().filter(|p| p.exists()).cloned().collect();
+        Ok(if existing.is_empty() { vec![] } else { output::read_records(&existing)? })
+    };
+    let mut records = read()?;
+    let mut outcome = Outcome::Passed;
+    if run || figures::select(&f, &records).is_empty() {
+        let dir = paths[0].clone();
+        eprintln!("measuring {} into {} (no records for it yet, or --run)", f.name, dir.display());
+        let k = registry::find(f.kernel)?;
+        for flags in f.runs {
+            let argv: Vec<std::ffi::OsString> = std::iter::once(format!("qmcbench run {}", f.kernel))
+                .chain(flags.iter().map(|s| s.to_string()))
+                .chain(["--out".to_string(), dir.display().to_string()])
+                .map(Into::into)
+                .collect();
+            let code = (k.main)(argv);
+            if code != ExitCode::SUCCESS {
+                outcome = Outcome::ValidationFailed;
+            }
+        }
+        records = read()?;
+    }
+    let sel = figures::select(&f, &records);
+    anyhow::ensure!(!sel.is_empty(), "no records for {} in {}", f.name, paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "));
+    let hardware = sel
+        .iter()
+        .find(|r| r.variant == Variant::Gpu)
+        .map(|r| format!("{} + {}", r.system.label(true), r.system.label(false)))
+        .unwrap_or_else(|| sel[0].system.label(false));
+    let measured = figures::series(&f, &sel);
+    let dir = out.unwrap_or_else(|| paths[0].join("figures"));
+    for p in plot::draw(&figures::chart(&f, &measured, &hardware), &dir)? {
+        eprintln!("wrote {}", p.display());
+    }
+    let table = figures::table(&f, &measured, &hardware);
+    output::write_atomic(&dir.join(format!("{}.txt", f.name)), table.as_bytes())?;
+    print!("{table}");
+    Ok(outcome)
 }
 
 fn report(paths: &[PathBuf], out: &std::path::Path, title: &str) -> Result<Outcome> {
