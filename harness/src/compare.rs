@@ -68,3 +68,58 @@ mod tests {
         assert_eq!(c.only_new.len(), 1);
     }
 }
+
+/// One kernel's part of a machine score.
+#[derive(Clone, Debug)]
+pub struct KernelScore {
+    pub kernel: String,
+    /// Geometric mean over the matched cases of new throughput / reference throughput.
+    pub ratio: f64,
+    pub cases: usize,
+}
+
+/// A single-number summary of a machine against a reference machine, as SPEC does: per kernel the geometric mean of
+/// throughput ratios over the cases both record sets measured (same key: kernel, op, variant, precision, sizes,
+/// parameters), then the geometric mean over kernels, so every kernel weighs the same however many cases it has.
+pub fn score(reference: &[Record], new: &[Record], variant: Option<crate::record::Variant>) -> (Option<f64>, Vec<KernelScore>) {
+    let index = |rs: &[Record]| -> BTreeMap<String, (String, f64)> {
+        rs.iter()
+            .filter(|r| variant.is_none_or(|v| r.variant == v) && r.throughput > 0.0 && !r.validation.failed())
+            .map(|r| (r.key(), (r.kernel.clone(), r.throughput)))
+            .collect()
+    };
+    let (base, newi) = (index(reference), index(new));
+    let mut logs: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for (k, (kernel, t_new)) in &newi {
+        if let Some((_, t_base)) = base.get(k) {
+            logs.entry(kernel.clone()).or_default().push((t_new / t_base).ln());
+        }
+    }
+    let per: Vec<KernelScore> = logs
+        .into_iter()
+        .map(|(kernel, l)| KernelScore { kernel, ratio: (l.iter().sum::<f64>() / l.len() as f64).exp(), cases: l.len() })
+        .collect();
+    let total = (!per.is_empty()).then(|| (per.iter().map(|k| k.ratio.ln()).sum::<f64>() / per.len() as f64).exp());
+    (total, per)
+}
+
+#[cfg(test)]
+mod score_tests {
+    use super::*;
+    use crate::output::sample;
+    use crate::record::Variant;
+
+    #[test]
+    fn geometric_mean_per_kernel_then_over_kernels() {
+        let base = vec![sample("a", Variant::Gpu, 1, 1.0), sample("a", Variant::Gpu, 2, 1.0), sample("b", Variant::Gpu, 1, 1.0)];
+        // kernel a: 2x and 8x faster (geomean 4); kernel b: 4x slower (0.25); overall sqrt(4 * 0.25) = 1
+        let new = vec![sample("a", Variant::Gpu, 1, 0.5), sample("a", Variant::Gpu, 2, 0.125), sample("b", Variant::Gpu, 1, 4.0)];
+        let (total, per) = score(&base, &new, Some(Variant::Gpu));
+        assert_eq!(per.len(), 2);
+        assert!((per[0].ratio - 4.0).abs() < 1e-12 && per[0].cases == 2);
+        assert!((per[1].ratio - 0.25).abs() < 1e-12);
+        assert!((total.unwrap() - 1.0).abs() < 1e-12);
+        let (none, _) = score(&base, &new, Some(Variant::Cpu));
+        assert!(none.is_none(), "no CPU cases to score");
+    }
+}

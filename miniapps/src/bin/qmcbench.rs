@@ -98,6 +98,18 @@ enum Cmd {
         #[arg(long)]
         run: bool,
     },
+    /// One number for a machine, for procurement: the geometric mean over kernels of each kernel's geometric-mean
+    /// throughput ratio against a reference machine's records (cases measured by both), with the breakdown.
+    Score {
+        /// Records of the machine to score (file or folder).
+        new: PathBuf,
+        /// Records of the reference machine, e.g. results/nvidia-h100-80gb-hbm3.
+        #[arg(long)]
+        reference: PathBuf,
+        /// Score only this variant (gpu to compare GPUs, cpu to compare hosts) [default: every variant].
+        #[arg(long)]
+        variant: Option<Variant>,
+    },
     /// Write one self-contained HTML page (machines, summary, every chart, every record) from record files.
     Report {
         /// Record files (*.jsonl) or folders holding them.
@@ -135,6 +147,7 @@ fn main() -> ExitCode {
         Cmd::Compare { base, new, tolerance, normalize } => compare(&base, &new, tolerance, normalize),
         Cmd::Ceilings { common } => ceilings(common),
         Cmd::Report { records, out, title } => report(&records, &out, &title),
+        Cmd::Score { new, reference, variant } => score(&new, &reference, variant),
         Cmd::Figure { name, list, records, out, run } => figure(name.as_deref(), list, &records, out, run),
         Cmd::Run { .. } => unreachable!("handled above"),
     })
@@ -244,6 +257,26 @@ fn figure(name: Option<&str>, list: bool, paths: &[PathBuf], out: Option<PathBuf
     output::write_atomic(&dir.join(format!("{}.txt", f.name)), table.as_bytes())?;
     print!("{table}");
     Ok(outcome)
+}
+
+fn score(new: &PathBuf, reference: &PathBuf, variant: Option<Variant>) -> Result<Outcome> {
+    let n = output::read_records(std::slice::from_ref(new))?;
+    let r = output::read_records(std::slice::from_ref(reference))?;
+    let (total, per) = harness::compare::score(&r, &n, variant);
+    let Some(total) = total else {
+        anyhow::bail!("no case of {} was also measured in {}: nothing to score", new.display(), reference.display());
+    };
+    let label = |rs: &[Record]| {
+        rs.iter().find(|x| x.variant == Variant::Gpu).map(|x| x.system.label(true)).unwrap_or_else(|| rs[0].system.label(false))
+    };
+    println!("machine:   {} ({})", label(&n), new.display());
+    println!("reference: {} ({})", label(&r), reference.display());
+    println!("{:<16} {:>8} {:>14}", "kernel", "cases", "throughput x");
+    for k in &per {
+        println!("{:<16} {:>8} {:>14.3}", k.kernel, k.cases, k.ratio);
+    }
+    println!("{:<16} {:>8} {:>14.3}   (geometric mean over kernels; > 1 is faster than the reference)", "SCORE", per.iter().map(|k| k.cases).sum::<usize>(), total);
+    Ok(Outcome::Passed)
 }
 
 fn report(paths: &[PathBuf], out: &std::path::Path, title: &str) -> Result<Outcome> {
