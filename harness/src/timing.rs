@@ -32,6 +32,12 @@ impl Stats {
     }
 }
 
+/// How many times each timed repetition runs its work: 1, or `QMC_PLANT_SLOWDOWN` (an integer) so that CI can prove
+/// the regression check catches a real slowdown (the work is really done that many times, on the real clock).
+pub fn work_per_rep() -> usize {
+    std::env::var("QMC_PLANT_SLOWDOWN").ok().and_then(|v| v.parse().ok()).filter(|&k: &usize| k >= 1).unwrap_or(1)
+}
+
 /// Run `f` `warmup` times untimed, then `reps` times timed with `clock`.
 pub fn measure<E, F>(clock: Clock, warmup: usize, reps: usize, mut f: F) -> Result<Stats, E>
 where
@@ -45,16 +51,17 @@ where
         g.sync()?;
     }
     let mut samples = Vec::with_capacity(reps);
+    let k = work_per_rep();
     for _ in 0..reps.max(1) {
         let secs = match clock {
             Clock::Host => {
                 let t = Instant::now();
-                f()?;
+                (0..k).try_for_each(|_| f())?;
                 t.elapsed().as_secs_f64()
             }
             Clock::Gpu(g) => {
                 let start = g.mark()?;
-                f()?;
+                (0..k).try_for_each(|_| f())?;
                 g.seconds_since(&start)?
             }
         };
