@@ -36,6 +36,10 @@ pub struct Args {
     /// Square GEMM sizes (m = k = n) for a roofline, comma-separated; none by default.
     #[arg(long, value_delimiter = ',')]
     pub square: Vec<usize>,
+    /// Inner dimensions of a 1024 x 1024 product of uniform [0,1) operands, comma-separated: the paper's Fig. 5
+    /// precision study (error against inner dimension); none by default.
+    #[arg(long, value_delimiter = ',')]
+    pub inner: Vec<usize>,
     /// GEMM algorithms to run (default: all of each precision asked for): naive-f32, kahan-f32, blas-f32,
     /// blas-tf32 (single); f64, blas-f64 (double); mixed. blas is faer on the CPU and cuBLAS on the GPU.
     #[arg(long, value_delimiter = ',')]
@@ -62,12 +66,15 @@ impl KernelArgs for Args {
 pub fn suite(level: Level) -> &'static [&'static str] {
     match level {
         Level::Quick => &["--molecules", "acetic-acid,benzaldehyde", "--walkers", "1,4", "--square", "96", "--check-rows", "16"],
-        Level::Full => &["--walkers", "1,16,128,1024", "--square", "1024,2048,4096,8192"],
+        Level::Full => &["--walkers", "1,16,128,1024", "--square", "1024,2048,4096,8192", "--inner", "1024,8192,65536"],
     }
 }
 
 /// The most walkers x electrons one basis launch takes (one block row each) and that fit an i32 product size.
 const MAX_ROWS: usize = 1 << 24;
+
+/// Rows and columns of the `--inner` products (the paper's Fig. 5 used a 1000 x 1000 result).
+const FIG5_SIDE: usize = 1024;
 
 pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
     positive("walkers", &a.walkers)?;
@@ -87,8 +94,14 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
     if !(a.cpu_max_gflop > 0.0) {
         bail!("--cpu-max-gflop must be positive");
     }
+    if !a.inner.is_empty() {
+        positive("inner", &a.inner)?;
+    }
     if let Some(s) = a.square.iter().find(|&&s| s > 32768) {
         bail!("--square {s} is too large: the largest square product is 32768 (8 GiB per f64 operand)");
+    }
+    if let Some(k) = a.inner.iter().find(|&&k| k > 1 << 20) {
+        bail!("--inner {k} is too large: the longest inner dimension is {} (8 GiB per f64 operand)", 1 << 20);
     }
     let max_electrons = mols.iter().map(|m| m.electrons).max().unwrap_or(0);
     if let Some(w) = a.walkers.iter().find(|&&w| w * max_electrons * COMPONENTS > MAX_ROWS) {
@@ -100,6 +113,7 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
         .iter()
         .flat_map(|m| a.walkers.iter().map(|&w| Shape::orbitals(*m, w)))
         .chain(a.square.iter().map(|&s| Shape::square(s)))
+        .chain(a.inner.iter().map(|&k| Shape { m: FIG5_SIDE, k, n: FIG5_SIDE }))
         .map(|s| (s.m * s.k + s.k * s.n) * 12 + s.m * s.n * 8)
         .max()
         .unwrap_or(0);
@@ -120,14 +134,18 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
                 if op == "basis" {
                     basis_case(r, a, *mol, w, case_no)?;
                 } else {
-                    gemm_case(r, a, Some(*mol), Shape::orbitals(*mol, w), w, case_no, &algos)?;
+                    gemm_case(r, a, Some(*mol), mol.name, Shape::orbitals(*mol, w), w, case_no, &algos)?;
                 }
             }
         }
         if op == "gemm" {
             for &s in &a.square {
                 case_no += 1;
-                gemm_case(r, a, None, Shape::square(s), 0, case_no, &algos)?;
+                gemm_case(r, a, None, "square", Shape::square(s), 0, case_no, &algos)?;
+            }
+            for &k in &a.inner {
+                case_no += 1;
+                gemm_case(r, a, None, "fig5", Shape { m: FIG5_SIDE, k, n: FIG5_SIDE }, 0, case_no, &algos)?;
             }
         }
     }
@@ -217,7 +235,7 @@ fn basis_variants<T: Real, O: Real>(r: &mut Runner, case: &Case, set: &BasisSet,
 }
 
 /// The operands of one product: for a molecule, basis values of its electrons (or uniform) times uniform
-/// coefficients on [0, 1) (the paper's random multiplicand); for a square product, uniform on [0, 1).
+/// coefficients on [0, 1) (the paper's random multiplicand); for the other products, uniform on [0, 1).
 fn operands(a: &Args, mol: Option<Molecule>, shape: Shape, walkers: usize, seed: u64) -> Operands {
     match mol {
         Some(mol) if a.inputs == "basis" => {
@@ -233,8 +251,7 @@ fn operands(a: &Args, mol: Option<Molecule>, shape: Shape, walkers: usize, seed:
 }
 
 #[allow(clippy::too_many_arguments)]
-fn gemm_case(r: &mut Runner, a: &Args, mol: Option<Molecule>, shape: Shape, walkers: usize, case_no: u64, algos: &dyn Fn(Precision) -> Vec<Algo>) -> Result<()> {
-    let label = mol.map_or("square", |m| m.name);
+fn gemm_case(r: &mut Runner, a: &Args, mol: Option<Molecule>, label: &str, shape: Shape, walkers: usize, case_no: u64, algos: &dyn Fn(Precision) -> Vec<Algo>) -> Result<()> {
     r.step(format!("gemm {label} {}x{}x{}: building operands", shape.m, shape.k, shape.n));
     let ops = operands(a, mol, shape, walkers, r.seed(case_no));
     let rows = gm::check_rows(shape.m, a.check_rows);

@@ -23,6 +23,7 @@ fn bad_input_is_refused_clearly() {
     assert_bad(&["--molecules", "water"], &["unknown molecule 'water'", "hmx"]);
     assert_bad(&["--op", "fft"], &["unknown --op 'fft'"]);
     assert_bad(&["--square", "100000"], &["--square 100000 is too large"]);
+    assert_bad(&["--inner", "0"], &["--inner must be positive"]);
     assert_bad(&["--algo", "f64", "--precision", "single"], &["none of the --algo values"]);
     assert_bad(&["--algo", "kahan"], &["unknown algo 'kahan'"]);
 }
@@ -32,17 +33,19 @@ fn a_tiny_run_writes_passing_records() {
     let dir = std::env::temp_dir().join(format!("gemm-cli-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let out = gemm(&[
-        "--molecules", "acetic-acid", "--walkers", "2", "--square", "33", "--reps", "1", "--warmup", "0",
+        "--molecules", "acetic-acid", "--walkers", "2", "--square", "33", "--inner", "40", "--reps", "1", "--warmup", "0",
         "--variants", "cpu-ref,cpu", "--check-rows", "8", "--out", dir.to_str().unwrap(),
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let text = std::fs::read_to_string(dir.join("gemm.jsonl")).expect("records written");
     let recs: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     let count = |op: &str, variant: &str| recs.iter().filter(|r| r["op"] == op && r["variant"] == variant).count();
-    // basis: one reference (double) and three CPU precisions; gemm: six CPU algorithms on each of two shapes.
+    // basis: one reference (double) and three CPU precisions; gemm: six CPU algorithms on each of three shapes.
     assert_eq!(count("basis", "cpu-ref"), 1);
     assert_eq!(count("basis", "cpu"), 3);
-    assert_eq!(count("gemm", "cpu"), 12);
+    assert_eq!(count("gemm", "cpu"), 18);
+    let fig5 = recs.iter().find(|r| r["params"]["molecule"] == "fig5").unwrap();
+    assert_eq!((fig5["sizes"]["m"].as_u64(), fig5["sizes"]["k"].as_u64()), (Some(1024), Some(40)));
     for r in recs.iter().filter(|r| r["variant"] == "cpu") {
         assert_eq!(r["validation"]["status"], "passed", "{r}");
     }
