@@ -91,7 +91,7 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
     if a.inputs != "basis" && a.inputs != "uniform" {
         bail!("unknown --inputs '{}': expected basis or uniform", a.inputs);
     }
-    if !(a.cpu_max_gflop > 0.0) {
+    if a.cpu_max_gflop.is_nan() || a.cpu_max_gflop <= 0.0 {
         bail!("--cpu-max-gflop must be positive");
     }
     if !a.inner.is_empty() {
@@ -121,7 +121,7 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
         bail!("the largest product needs {:.1} GiB of host memory; this machine has {:.1} GiB", gib(biggest), gib(host_mem));
     }
     let algos = |p: Precision| -> Vec<Algo> {
-        Algo::of(p).into_iter().filter(|x| a.algo.as_ref().map_or(true, |only| only.contains(x))).collect()
+        Algo::of(p).into_iter().filter(|x| !matches!(&a.algo, Some(only) if !only.contains(x))).collect()
     };
     if a.algo.is_some() && r.precisions().iter().all(|&p| algos(p).is_empty()) {
         bail!("none of the --algo values belongs to the --precision modes asked for");

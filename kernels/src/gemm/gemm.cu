@@ -63,24 +63,15 @@ __device__ void gemm_tiled(int m, int n, int k, const T* __restrict__ a, const T
         }
         __syncthreads();
         // Only the real k entries are summed, so a padded slice never feeds a Kahan step (which would apply the
-        // pending compensation early and make results depend on the tiling).
+        // pending compensation early and make results depend on the tiling). Full slices unroll completely.
         const int kmax = min(BK, k - k0);
-        if (kmax == BK) {
+#pragma unroll BK
+        for (int q = 0; q < kmax; q++)
 #pragma unroll
-            for (int q = 0; q < BK; q++)
+            for (int i = 0; i < 4; i++)
 #pragma unroll
-                for (int i = 0; i < 4; i++)
-#pragma unroll
-                    for (int j = 0; j < 4; j++)
-                        Step<T, A, MODE>::add(s[i][j], comp[i][j], as[ty + 16 * i][q], bs[q][tx + 16 * j]);
-        } else {
-            for (int q = 0; q < kmax; q++)
-#pragma unroll
-                for (int i = 0; i < 4; i++)
-#pragma unroll
-                    for (int j = 0; j < 4; j++)
-                        Step<T, A, MODE>::add(s[i][j], comp[i][j], as[ty + 16 * i][q], bs[q][tx + 16 * j]);
-        }
+                for (int j = 0; j < 4; j++)
+                    Step<T, A, MODE>::add(s[i][j], comp[i][j], as[ty + 16 * i][q], bs[q][tx + 16 * j]);
         __syncthreads();
     }
 #pragma unroll
