@@ -6,4 +6,5 @@
 pub mod bspline;
 pub mod common;
 pub mod figures;
+pub mod gemm;
 pub mod registry;

@@ -42,6 +42,7 @@ macro_rules! kernel {
 pub fn kernels() -> Vec<Kernel> {
     vec![
         kernel!(bspline, "3D B-spline orbitals (V, VGL, VGH) for a batch of walkers; CASINO blips as --basis blip"),
+        kernel!(gemm, "Gaussian-basis orbitals: basis functions and the orbital GEMM in naive/Kahan single, double, mixed, faer/cuBLAS (paper 004)"),
     ]
 }
 
