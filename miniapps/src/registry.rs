@@ -42,6 +42,7 @@ macro_rules! kernel {
 pub fn kernels() -> Vec<Kernel> {
     vec![
         kernel!(bspline, "3D B-spline orbitals (V, VGL, VGH) for a batch of walkers; CASINO blips as --basis blip"),
+        kernel!(jastrow, "Jastrow factors (B-spline, CASINO u and p, Padé): vgl, move ratios, accepts for a batch of walkers"),
     ]
 }
 
