@@ -1,7 +1,7 @@
 //! The fast CPU kernels: all cores (rayon over walkers), the i<j pair symmetry in `vgl`, structure-of-arrays
 //! positions and stored quantities (electron index fastest), evaluation in T and sums in A.
 
-use super::{wrap, Jastrow, Moves, Term, COMPONENTS};
+use super::{wrap, Jastrow, Moves, Term, COMPONENTS, MAX_POWER};
 use crate::Real;
 use rayon::prelude::*;
 
@@ -101,6 +101,77 @@ impl<T: Real> Fast<T> {
     fn same(&self, i: usize, k: usize) -> bool {
         (i < self.j.up) == (k < self.j.up)
     }
+
+    /// The p term between r and electrons k0..k0+len, one SIMD lane per pair: the power tables of Eq. 8 for all
+    /// lanes first, then each G vector across the lanes (the loop the compiler vectorises).
+    #[inline(always)]
+    fn p_block(&self, r: [T; 3], pos: &[T], k0: usize, len: usize, out: &mut Block<T>) {
+        let (p, n) = (&self.j.p, pos.len() / 3);
+        let mut pw = [[[[T::zero(); PB]; 2]; MAX_POWER + 1]; 3];
+        for d in 0..3 {
+            pw[d][0][0] = [T::one(); PB];
+            for l in 0..len {
+                let x = wrap(r[d] - pos[d * n + k0 + l], self.side, self.inv_side, self.j.cell.periodic);
+                let (s, c) = (p.b * x).sin_cos();
+                let (mut re, mut im) = (T::one(), T::zero());
+                for m in 1..=p.nmax {
+                    (re, im) = (re * c - im * s, re * s + im * c);
+                    pw[d][m][0][l] = re;
+                    pw[d][m][1][l] = im;
+                }
+            }
+        }
+        for (nv, &a) in p.n.iter().zip(&p.a) {
+            // exp(-i x) is the conjugate of exp(i x): negative components flip the sign of the imaginary part
+            let sg = nv.map(|c| if c < 0 { -T::one() } else { T::one() });
+            let [t1, t2, t3] = [0, 1, 2].map(|d| &pw[d][nv[d].unsigned_abs() as usize]);
+            let cl = -a * T::of((nv[0] * nv[0] + nv[1] * nv[1] + nv[2] * nv[2]) as f64);
+            let cg = nv.map(|c| -a * T::of(c as f64));
+            for l in 0..PB {
+                let (y1, y2, y3) = (t1[1][l] * sg[0], t2[1][l] * sg[1], t3[1][l] * sg[2]);
+                let (x12, y12) = (t1[0][l] * t2[0][l] - y1 * y2, t1[0][l] * y2 + y1 * t2[0][l]);
+                let (re, im) = (x12 * t3[0][l] - y12 * y3, x12 * y3 + y12 * t3[0][l]);
+                out[0][l] += a * re;
+                out[1][l] += cg[0] * im;
+                out[2][l] += cg[1] * im;
+                out[3][l] += cg[2] * im;
+                out[4][l] += cl * re;
+            }
+        }
+        let b2 = p.b * p.b;
+        for l in 0..PB {
+            (1..4).for_each(|c| out[c][l] *= p.b);
+            out[4][l] *= b2;
+        }
+    }
+
+    /// The pair function between r (of electron `me`'s spin) and electrons k0..k0+len, one lane each.
+    #[inline(always)]
+    fn block(&self, me: usize, r: [T; 3], pos: &[T], k0: usize, len: usize) -> Block<T> {
+        let mut out = [[T::zero(); PB]; 5];
+        if self.j.term == Term::P {
+            self.p_block(r, pos, k0, len, &mut out);
+        } else {
+            let n = pos.len() / 3;
+            for l in 0..len {
+                let (v, g, lap) = self.pair(self.same(me, k0 + l), r, at(pos, n, k0 + l));
+                out[0][l] = v;
+                (0..3).for_each(|d| out[1 + d][l] = g[d]);
+                out[4][l] = lap;
+            }
+        }
+        out
+    }
+}
+
+/// Pairs per block: 16 lanes (one AVX-512 register of f32, two of f64).
+const PB: usize = 16;
+/// Value, gradient x y z, Laplacian of each lane's pair.
+type Block<T> = [[T; PB]; 5];
+
+/// `range` in blocks of at most PB: (start, length).
+fn blocks(range: std::ops::Range<usize>) -> impl Iterator<Item = (usize, usize)> {
+    range.clone().step_by(PB).map(move |k0| (k0, PB.min(range.end - k0)))
 }
 
 #[inline(always)]
@@ -133,19 +204,22 @@ fn vgl_walker<T: Real, A: Real>(f: &Fast<T>, pos: &[T], st: &mut [A]) {
     for i in 0..n {
         let ri = at(pos, n, i);
         let (mut v, mut g, mut l) = (A::zero(), [A::zero(); 3], A::zero());
-        for k in i + 1..n {
-            let (pv, pg, pl) = f.pair(f.same(i, k), ri, at(pos, n, k));
-            let (pv, pl) = (a::<A, T>(pv), a::<A, T>(pl));
-            let pg = pg.map(a::<A, T>);
-            v += pv;
-            l += pl;
-            (0..3).for_each(|d| g[d] += pg[d]);
-            // d(r_k - r_i) = -d: the value and Laplacian are even, the gradient odd
-            u2[k] += pv;
-            lap[k] += pl;
-            gx[k] -= pg[0];
-            gy[k] -= pg[1];
-            gz[k] -= pg[2];
+        for (k0, len) in blocks(i + 1..n) {
+            let b = f.block(i, ri, pos, k0, len);
+            for q in 0..len {
+                let k = k0 + q;
+                let (pv, pl) = (a::<A, T>(b[0][q]), a::<A, T>(b[4][q]));
+                let pg = [b[1][q], b[2][q], b[3][q]].map(a::<A, T>);
+                v += pv;
+                l += pl;
+                (0..3).for_each(|d| g[d] += pg[d]);
+                // d(r_k - r_i) = -d: the value and Laplacian are even, the gradient odd
+                u2[k] += pv;
+                lap[k] += pl;
+                gx[k] -= pg[0];
+                gy[k] -= pg[1];
+                gz[k] -= pg[2];
+            }
         }
         let (ov, og, ol) = f.ions(ri);
         u2[i] += v;
@@ -162,11 +236,13 @@ fn vgl_walker<T: Real, A: Real>(f: &Fast<T>, pos: &[T], st: &mut [A]) {
 fn row<T: Real, A: Real>(f: &Fast<T>, pos: &[T], r: [T; 3], skip: usize) -> (A, [A; 3], A) {
     let n = pos.len() / 3;
     let mut s = (A::zero(), [A::zero(); 3], A::zero());
-    for k in (0..n).filter(|&k| k != skip) {
-        let (v, g, l) = f.pair(f.same(skip, k), r, at(pos, n, k));
-        s.0 += a(v);
-        (0..3).for_each(|d| s.1[d] += a(g[d]));
-        s.2 += a(l);
+    for (k0, len) in blocks(0..skip).chain(blocks(skip + 1..n)) {
+        let b = f.block(skip, r, pos, k0, len);
+        for q in 0..len {
+            s.0 += a(b[0][q]);
+            (0..3).for_each(|d| s.1[d] += a(b[1 + d][q]));
+            s.2 += a(b[4][q]);
+        }
     }
     s
 }
@@ -219,20 +295,21 @@ fn accept_walker<T: Real, A: Real>(f: &Fast<T>, pos: &mut [T], st: &mut [A], m: 
         let rn: [T; 3] = m.pos[(mi * walkers + w) * 3..][..3].try_into().unwrap();
         let ro = at(pos, n, k);
         let (mut v, mut g, mut l) = (A::zero(), [A::zero(); 3], A::zero());
-        for j in (0..n).filter(|&j| j != k) {
-            let rj = at(pos, n, j);
-            let same = f.same(k, j);
-            let (nv, ng, nl) = f.pair(same, rn, rj);
-            let (ov, og, ol) = f.pair(same, ro, rj);
-            st[j] += a::<A, T>(nv) - a(ov);
-            st[5 * n + j] += a::<A, T>(nl) - a(ol);
-            for d in 0..3 {
-                // grad_j f(r_j - r_k) = -(grad f)(r_k - r_j)
-                st[(2 + d) * n + j] -= a::<A, T>(ng[d]) - a(og[d]);
+        for (k0, len) in blocks(0..k).chain(blocks(k + 1..n)) {
+            let bn = f.block(k, rn, pos, k0, len);
+            let bo = f.block(k, ro, pos, k0, len);
+            for q in 0..len {
+                let j = k0 + q;
+                st[j] += a::<A, T>(bn[0][q]) - a(bo[0][q]);
+                st[5 * n + j] += a::<A, T>(bn[4][q]) - a(bo[4][q]);
+                for d in 0..3 {
+                    // grad_j f(r_j - r_k) = -(grad f)(r_k - r_j)
+                    st[(2 + d) * n + j] -= a::<A, T>(bn[1 + d][q]) - a(bo[1 + d][q]);
+                }
+                v += a(bn[0][q]);
+                l += a(bn[4][q]);
+                (0..3).for_each(|d| g[d] += a(bn[1 + d][q]));
             }
-            v += a(nv);
-            l += a(nl);
-            (0..3).for_each(|d| g[d] += a(ng[d]));
         }
         let (iv, ig, il) = f.ions(rn);
         st[k] = v;

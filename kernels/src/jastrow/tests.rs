@@ -135,7 +135,7 @@ fn cpu_errors<T: Real, A: Real>(j: &Jastrow<f64>, walkers: usize) -> Vec<Check> 
 #[test]
 fn cpu_matches_reference_in_every_precision() {
     for (term, periodic) in cases() {
-        let j = setup(term, 13, 3, periodic, 31);
+        let j = setup(term, 37, 3, periodic, 31);
         let all = [cpu_errors::<f64, f64>(&j, 3), cpu_errors::<f32, f32>(&j, 3), cpu_errors::<f32, f64>(&j, 3)];
         for (p, checks) in ["double", "single", "mixed"].iter().zip(all) {
             for c in checks {
