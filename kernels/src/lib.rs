@@ -7,6 +7,7 @@ pub mod bspline;
 pub mod check;
 pub mod gemm;
 pub mod gpu;
+pub mod jastrow;
 pub mod real;
 pub mod rng;
 pub mod simd;

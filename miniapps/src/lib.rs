@@ -7,4 +7,5 @@ pub mod bspline;
 pub mod common;
 pub mod figures;
 pub mod gemm;
+pub mod jastrow;
 pub mod registry;
