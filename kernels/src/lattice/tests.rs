@@ -161,3 +161,24 @@ fn vmc_energy_agrees_with_exact_enumeration() {
     let e_other = reference::exact(&other).energy;
     assert!((e_other - mean).abs() > 8.0 * err, "J = 0.4 gives {e_other}, J = 0.3 gives {mean} +- {err}");
 }
+
+#[test]
+fn gpu_matches_reference_when_present() {
+    let gpu = match crate::gpu::Gpu::open(0) {
+        Ok(g) => g,
+        Err(e) => {
+            assert!(std::env::var("QMC_REQUIRE_GPU").is_err(), "QMC_REQUIRE_GPU set but: {e}");
+            eprintln!("SKIPPED: {e}");
+            return;
+        }
+    };
+    let m = Model::new(5, Params::default()).unwrap();
+    let starts = initial_states(&m, 21, 4).unwrap();
+    let r = reference::run(&m, &starts, 8, 2, 6);
+    let mut g = gpu::GpuEnsemble::<f64, f64>::new(&gpu, &m, &starts, 8).unwrap();
+    g.run(2, 6).unwrap();
+    for (c, x) in g.results(4).unwrap().iter().enumerate() {
+        assert_eq!(x.config, r[c].config, "chain {c} left the reference path");
+        assert!((x.tally[tally::E_SUM] - r[c].tally[tally::E_SUM]).abs() < 1e-10 * r[c].tally[tally::E_SUM].abs());
+    }
+}
