@@ -257,6 +257,16 @@ fn step<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, s: &mut Scratch<A>) {
 #[allow(clippy::too_many_arguments)]
 fn commit_swap<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, a: usize, x: usize, b: usize, y: usize, h: A, s: &mut Scratch<A>) {
     let np = t.pairs;
+    if s.f[a].abs().max(h.abs()).f64() < 1e-6 {
+        // Both single moves pass through a (nearly) singular matrix (small symmetric clusters): invert afresh.
+        c.up[a] = y as u32;
+        c.dn[b] = x as u32;
+        let m: Vec<f64> = (0..np * np).map(|k| t.phi[c.up[k / np] as usize * t.sites + c.dn[k % np] as usize].f64()).collect();
+        if let Some((w, _)) = super::invert(&m, np) {
+            c.w.iter_mut().zip(w).for_each(|(d, v)| *d = S::of(v));
+        }
+        return;
+    }
     if s.f[a].abs() >= h.abs() {
         update_up(t, c, a, y, &s.f);
         gather(t, c, x, &mut s.p);
