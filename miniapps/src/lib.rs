@@ -8,4 +8,5 @@ pub mod common;
 pub mod figures;
 pub mod gemm;
 pub mod jastrow;
+pub mod lattice;
 pub mod registry;

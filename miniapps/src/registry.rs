@@ -44,6 +44,7 @@ pub fn kernels() -> Vec<Kernel> {
         kernel!(bspline, "3D B-spline orbitals (V, VGL, VGH) for a batch of walkers; CASINO blips as --basis blip"),
         kernel!(gemm, "Gaussian-basis orbitals: basis functions and the orbital GEMM in naive/Kahan single, double, mixed, faer/cuBLAS (paper 004)"),
         kernel!(jastrow, "Jastrow factors (B-spline, CASINO u and p, Padé): vgl, move ratios, accepts for a batch of walkers"),
+        kernel!(lattice, "t-J model VMC, pair-function determinant, many Markov chains (LSU thesis, paper 001)"),
     ]
 }
 

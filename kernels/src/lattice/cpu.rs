@@ -1,0 +1,362 @@
+//! The fast CPU chains: one Markov chain per task (rayon over chains: one chain per core, the MPI code's layout;
+//! run inside a one-thread pool it is the thesis' one-core baseline). Storage S, arithmetic A.
+//!
+//! Differences from the reference (and the thesis' CPU code), all exact in exact arithmetic:
+//! - A swap ratio without a tentative update (the thesis' streamlined GPU function, simplified): for the up
+//!   electron a on x and the down electron b on y,
+//!     f_a' = sum_b' phi(y, d_b') W_b'a',  h = sum_a' W_ba' phi(u_a', x),  k = sum_a' f_a' phi(u_a', x),
+//!     R = W_ba (phi(y, x) - k) + f_a h,
+//!   i.e. N_P^2 for f and O(N_P) for the rest; nothing is written unless the swap is accepted, so no CopyConfig.
+//! - In the exchange energy f depends only on the down electron, so it is computed once per down electron with
+//!   an antiparallel neighbour and reused for its (up to 4) bonds.
+//! - An accepted swap is committed as two Sherman-Morrison updates, in the order whose first ratio (f_a or h) is
+//!   larger in magnitude.
+//! W is `[b][a]` row-major: the f vector and the updates stream whole rows (vectorised by `dispatch!`).
+
+use super::{tally, Config, Model, Stream, HL, UP};
+use crate::Real;
+use rayon::prelude::*;
+
+#[inline(always)]
+fn ld<S: Real, A: Real>(x: S) -> A {
+    A::of(x.f64())
+}
+
+/// The state of one chain.
+#[derive(Clone, Debug)]
+pub struct Chain<S> {
+    pub w: Vec<S>,
+    pub up: Vec<u32>,
+    pub dn: Vec<u32>,
+    pub occ: Vec<u32>,
+    pub which: Vec<u32>,
+    pub rng: Stream,
+    pub tally: [f64; tally::LEN],
+}
+
+/// All chains and the shared tables.
+pub struct Ensemble<S> {
+    pub sites: usize,
+    pub pairs: usize,
+    pub j: f64,
+    pub nbr: Vec<u32>,
+    pub hop: Vec<f64>,
+    pub phi: Vec<S>,
+    pub chains: Vec<Chain<S>>,
+}
+
+impl<S: Real> Ensemble<S> {
+    /// Chains from their starts; chain c draws from `Stream::new(seed, c)`.
+    pub fn new(m: &Model, starts: &[(Config, Vec<f64>)], seed: u64) -> Self {
+        let chains = starts
+            .iter()
+            .enumerate()
+            .map(|(c, (cfg, w))| {
+                let (occ, which) = cfg.occupation(m.sites);
+                Chain {
+                    w: w.iter().map(|&x| S::of(x)).collect(),
+                    up: cfg.up.clone(),
+                    dn: cfg.dn.clone(),
+                    occ,
+                    which,
+                    rng: Stream::new(seed, c as u64),
+                    tally: [0.0; tally::LEN],
+                }
+            })
+            .collect();
+        Ensemble {
+            sites: m.sites,
+            pairs: m.pairs,
+            j: m.j,
+            nbr: m.nbr.clone(),
+            hop: m.hop.clone(),
+            phi: m.phi.iter().map(|&x| S::of(x)).collect(),
+            chains,
+        }
+    }
+
+    /// Run every chain on the current rayon pool: `equil` sweeps, then `sweeps` sweeps with a measurement each.
+    pub fn run<A: Real>(&mut self, equil: usize, sweeps: usize) {
+        let tables = Tables { sites: self.sites, pairs: self.pairs, j: self.j, nbr: &self.nbr, hop: &self.hop, phi: &self.phi };
+        self.chains.par_iter_mut().for_each(|c| {
+            crate::dispatch!(run_chain::<S, A>(&tables, c, equil, sweeps));
+        });
+    }
+}
+
+struct Tables<'a, S> {
+    sites: usize,
+    pairs: usize,
+    j: f64,
+    nbr: &'a [u32],
+    hop: &'a [f64],
+    phi: &'a [S],
+}
+
+/// Scratch vectors of one chain.
+struct Scratch<A> {
+    f: Vec<A>,
+    g: Vec<A>,
+    p: Vec<A>,
+    row: Vec<A>,
+}
+
+#[inline(always)]
+fn run_chain<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, equil: usize, sweeps: usize) {
+    let np = t.pairs;
+    let mut s = Scratch { f: vec![A::zero(); np], g: vec![A::zero(); np], p: vec![A::zero(); np], row: vec![A::zero(); np] };
+    for k in 0..equil + sweeps {
+        for _ in 0..2 * np {
+            step(t, c, &mut s);
+        }
+        if k >= equil {
+            let e = energy(t, c, &mut s);
+            c.tally[tally::E_SUM] += e;
+            c.tally[tally::E2_SUM] += e * e;
+            c.tally[tally::MEASUREMENTS] += 1.0;
+        }
+    }
+}
+
+/// f_a = sum_b phi(y, d_b) W_ba for all a (row-vector times W, row by row).
+#[inline(always)]
+fn fvec<S: Real, A: Real>(t: &Tables<S>, c: &Chain<S>, y: usize, f: &mut [A]) {
+    let np = t.pairs;
+    f.iter_mut().for_each(|x| *x = A::zero());
+    let row_y = &t.phi[y * t.sites..(y + 1) * t.sites];
+    for b in 0..np {
+        let coef: A = ld(row_y[c.dn[b] as usize]);
+        for (fa, &w) in f.iter_mut().zip(&c.w[b * np..(b + 1) * np]) {
+            *fa += coef * ld::<S, A>(w);
+        }
+    }
+}
+
+/// p_a = phi(u_a, x) (phi is symmetric: row x gathered at the up sites).
+#[inline(always)]
+fn gather<S: Real, A: Real>(t: &Tables<S>, c: &Chain<S>, x: usize, p: &mut [A]) {
+    let row_x = &t.phi[x * t.sites..(x + 1) * t.sites];
+    for (pa, &u) in p.iter_mut().zip(&c.up) {
+        *pa = ld(row_x[u as usize]);
+    }
+}
+
+#[inline(always)]
+fn dot_row<S: Real, A: Real>(w: &[S], p: &[A]) -> A {
+    w.iter().zip(p).fold(A::zero(), |acc, (&x, &y)| acc + ld::<S, A>(x) * y)
+}
+
+/// Sherman-Morrison for up electron a moving to s, given f (with f_a the ratio).
+#[inline(always)]
+fn update_up<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, a: usize, s: usize, f: &[A]) {
+    let np = t.pairs;
+    let inv_r = A::one() / f[a];
+    for b in 0..np {
+        let row = &mut c.w[b * np..(b + 1) * np];
+        let col = ld::<S, A>(row[a]) * inv_r;
+        for (x, &fa) in row.iter_mut().zip(f) {
+            *x = S::of((ld::<S, A>(*x) - fa * col).f64());
+        }
+        row[a] = S::of(col.f64());
+    }
+    c.up[a] = s as u32;
+}
+
+/// Sherman-Morrison for down electron b moving to s, given g (with g_b the ratio).
+#[inline(always)]
+fn update_dn<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, b: usize, s: usize, g: &[A], row: &mut [A]) {
+    let np = t.pairs;
+    let inv_r = A::one() / g[b];
+    for (r, &x) in row.iter_mut().zip(&c.w[b * np..(b + 1) * np]) {
+        *r = ld::<S, A>(x) * inv_r;
+    }
+    for bb in 0..np {
+        let gb = g[bb];
+        for (x, &r) in c.w[bb * np..(bb + 1) * np].iter_mut().zip(row.iter()) {
+            *x = S::of((ld::<S, A>(*x) - gb * r).f64());
+        }
+    }
+    for (x, &r) in c.w[b * np..(b + 1) * np].iter_mut().zip(row.iter()) {
+        *x = S::of(r.f64());
+    }
+    c.dn[b] = s as u32;
+}
+
+/// Swap ratio of up electron a on x with down electron b on y; leaves f and p (the gather at x) in scratch and
+/// returns (R, h).
+#[inline(always)]
+fn swap_ratio<S: Real, A: Real>(t: &Tables<S>, c: &Chain<S>, a: usize, x: usize, b: usize, y: usize, s: &mut Scratch<A>) -> (A, A) {
+    let np = t.pairs;
+    fvec(t, c, y, &mut s.f);
+    gather(t, c, x, &mut s.p);
+    let wrow = &c.w[b * np..(b + 1) * np];
+    let h = dot_row(wrow, &s.p);
+    let k = s.f.iter().zip(&s.p).fold(A::zero(), |acc, (&f, &p)| acc + f * p);
+    let wba: A = ld(wrow[a]);
+    (wba * (ld::<S, A>(t.phi[y * t.sites + x]) - k) + s.f[a] * h, h)
+}
+
+#[inline(always)]
+fn step<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, s: &mut Scratch<A>) {
+    let np = t.pairs;
+    let i = c.rng.below(np);
+    let spin = c.rng.below(2) as u32;
+    let old = if spin == UP { c.up[i] } else { c.dn[i] } as usize;
+    let new = loop {
+        let n = c.rng.below(t.sites);
+        if c.occ[n] != spin {
+            break n;
+        }
+    };
+    let u = c.rng.uniform();
+    if c.occ[new] == HL {
+        c.tally[tally::HOPS] += 1.0;
+        let r: A = if spin == UP {
+            let row = &t.phi[new * t.sites..(new + 1) * t.sites];
+            (0..np).fold(A::zero(), |acc, b| acc + ld::<S, A>(row[c.dn[b] as usize]) * ld::<S, A>(c.w[b * np + i]))
+        } else {
+            gather(t, c, new, &mut s.p);
+            dot_row(&c.w[i * np..(i + 1) * np], &s.p)
+        };
+        let r = r.f64();
+        if u < r * r {
+            if spin == UP {
+                fvec(t, c, new, &mut s.f);
+                update_up(t, c, i, new, &s.f);
+            } else {
+                for bb in 0..np {
+                    s.g[bb] = dot_row(&c.w[bb * np..(bb + 1) * np], &s.p);
+                }
+                update_dn(t, c, i, new, &s.g, &mut s.row);
+            }
+            c.occ[old] = HL;
+            c.occ[new] = spin;
+            c.which[new] = i as u32;
+            c.tally[tally::HOPS_ACCEPTED] += 1.0;
+        }
+    } else {
+        c.tally[tally::SWAPS] += 1.0;
+        let j = c.which[new] as usize;
+        // The up electron a on x, the down electron b on y.
+        let (a, x, b, y) = if spin == UP { (i, old, j, new) } else { (j, new, i, old) };
+        let (r, h) = swap_ratio(t, c, a, x, b, y, s);
+        let r = r.f64();
+        if u < r * r {
+            commit_swap(t, c, a, x, b, y, h, s);
+            c.occ[x] = super::DN;
+            c.occ[y] = UP;
+            c.which[x] = b as u32;
+            c.which[y] = a as u32;
+            c.tally[tally::SWAPS_ACCEPTED] += 1.0;
+        }
+    }
+}
+
+/// Commit an accepted swap (f and p of `swap_ratio` still in scratch) as two rank-1 updates.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn commit_swap<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, a: usize, x: usize, b: usize, y: usize, h: A, s: &mut Scratch<A>) {
+    let np = t.pairs;
+    if s.f[a].abs().max(h.abs()).f64() < 1e-6 {
+        // Both single moves pass through a (nearly) singular matrix (small symmetric clusters): invert afresh.
+        c.up[a] = y as u32;
+        c.dn[b] = x as u32;
+        let m: Vec<f64> = (0..np * np).map(|k| t.phi[c.up[k / np] as usize * t.sites + c.dn[k % np] as usize].f64()).collect();
+        if let Some((w, _)) = super::invert(&m, np) {
+            c.w.iter_mut().zip(w).for_each(|(d, v)| *d = S::of(v));
+        }
+        return;
+    }
+    if s.f[a].abs() >= h.abs() {
+        update_up(t, c, a, y, &s.f);
+        gather(t, c, x, &mut s.p);
+        for bb in 0..np {
+            s.g[bb] = dot_row(&c.w[bb * np..(bb + 1) * np], &s.p);
+        }
+        update_dn(t, c, b, x, &s.g, &mut s.row);
+    } else {
+        for bb in 0..np {
+            s.g[bb] = dot_row(&c.w[bb * np..(bb + 1) * np], &s.p);
+        }
+        update_dn(t, c, b, x, &s.g, &mut s.row);
+        fvec(t, c, y, &mut s.f);
+        update_up(t, c, a, y, &s.f);
+    }
+}
+
+/// Local energy per site.
+#[inline(always)]
+fn energy<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, s: &mut Scratch<A>) -> f64 {
+    let (np, ns) = (t.pairs, t.sites);
+    let mut ekin = 0.0f64;
+    let mut nkin = 0.0;
+    for a in 0..np {
+        let site = c.up[a] as usize;
+        for jn in 0..4 {
+            let n = t.nbr[4 * site + jn] as usize;
+            if c.occ[n] == HL {
+                let row = &t.phi[n * ns..(n + 1) * ns];
+                let r = (0..np).fold(A::zero(), |acc, b| acc + ld::<S, A>(row[c.dn[b] as usize]) * ld::<S, A>(c.w[b * np + a]));
+                ekin += t.hop[4 * site + jn] * r.f64();
+                nkin += 1.0;
+            }
+        }
+    }
+    for b in 0..np {
+        let site = c.dn[b] as usize;
+        for jn in 0..4 {
+            let n = t.nbr[4 * site + jn] as usize;
+            if c.occ[n] == HL {
+                gather(t, c, n, &mut s.p);
+                ekin += t.hop[4 * site + jn] * dot_row(&c.w[b * np..(b + 1) * np], &s.p).f64();
+                nkin += 1.0;
+            }
+        }
+    }
+    let mut ej = 0.0f64;
+    let (mut bonds, mut fvecs) = (0.0, 0.0);
+    for b in 0..np {
+        let y = c.dn[b] as usize;
+        if !(0..4).any(|jn| c.occ[t.nbr[4 * y + jn] as usize] == UP) {
+            continue;
+        }
+        fvec(t, c, y, &mut s.f);
+        fvecs += 1.0;
+        for jn in 0..4 {
+            let x = t.nbr[4 * y + jn] as usize;
+            if c.occ[x] != UP {
+                continue;
+            }
+            let a = c.which[x] as usize;
+            gather(t, c, x, &mut s.p);
+            let wrow = &c.w[b * np..(b + 1) * np];
+            let h = dot_row(wrow, &s.p);
+            let k = s.f.iter().zip(&s.p).fold(A::zero(), |acc, (&f, &p)| acc + f * p);
+            let r = ld::<S, A>(wrow[a]) * (ld::<S, A>(t.phi[y * ns + x]) - k) + s.f[a] * h;
+            ej -= 0.5 * t.j * (1.0 + r.f64());
+            bonds += 1.0;
+        }
+    }
+    c.tally[tally::KIN_RATIOS] += nkin;
+    c.tally[tally::BONDS] += bonds;
+    c.tally[tally::FVECS] += fvecs;
+    (ekin + ej) / ns as f64
+}
+
+impl<S: Real> Chain<S> {
+    /// The configuration as the reference reports it.
+    pub fn config(&self) -> Config {
+        Config { up: self.up.clone(), dn: self.dn.clone() }
+    }
+}
+
+impl<S: Real> Ensemble<S> {
+    /// The fast swap ratio of chain `c` for its up electron `a` and down electron `b` (for tests).
+    pub fn swap_ratio<A: Real>(&self, c: usize, a: usize, b: usize) -> f64 {
+        let t = Tables { sites: self.sites, pairs: self.pairs, j: self.j, nbr: &self.nbr, hop: &self.hop, phi: &self.phi };
+        let np = self.pairs;
+        let mut s = Scratch { f: vec![A::zero(); np], g: vec![A::zero(); np], p: vec![A::zero(); np], row: vec![A::zero(); np] };
+        let ch = &self.chains[c];
+        swap_ratio(&t, ch, a, ch.up[a] as usize, b, ch.dn[b] as usize, &mut s).0.f64()
+    }
+}

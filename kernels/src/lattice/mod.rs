@@ -1,0 +1,348 @@
+//! Lattice VMC of the t-J model with a projected d-wave BCS (RVB) pair wavefunction: the LSU thesis (paper 001).
+//!
+//! Model. A tilted square cluster of N_S = L^2 + 1 sites (L odd), spanned by T1 = (L, 1) and T2 = (-1, L); site
+//! (x, y) is index (L x + y) mod N_S, so its neighbours are s +- L and s +- 1. N_P = round(N_S (1 - x) / 2) pairs at
+//! hole doping x. Gutzwiller-projected (no double occupancy) t-J Hamiltonian
+//!
+//!   H = - sum_<ij>,s t s_ij P (c+_is c_js + h.c.) P + J sum_<ij> (S_i.S_j - n_i n_j / 4),
+//!
+//! where s_ij = +-1 is the boundary twist (below). Wavefunction Psi(C) = det M, M_ab = phi(u_a, d_b) with u_a the
+//! site of the up electron of pair a and d_b that of the down electron of pair b, and
+//!
+//!   phi(r) = (1/N_S) sum_k g_k cos(k.r),  g_k = D_k / (xi_k + sqrt(xi_k^2 + D_k^2)),
+//!   xi_k = -2t (cos kx + cos ky) - mu,  D_k = (Delta/2)(cos kx - cos ky).
+//!
+//! Boundary twist (not in the thesis; the extract flags it). With periodic boundaries the d-wave node contains a
+//! k-point where xi_k <= 0, so g_k is infinite (or 0/0). A twist along one of T1, T2 does not help at mu = 0: for
+//! every odd L from 3 to 21 a k-point with D_k = 0 and xi_k <= 0 remains. Antiperiodic along both T1 and T2 leaves
+//! no k-point on the node, for every odd L. The same twist is put in H (a hop across the boundary takes the sign
+//! (-1)^(n1 + n2) of the cluster translations it crosses), so Psi is the projected ground state of a mean-field
+//! Hamiltonian with the boundary of H. `Model::new` refuses any case where g_k is not finite and well-scaled.
+//! phi is real and symmetric, so one table serves both spins (the thesis' transposed copy is the same table).
+//!
+//! Monte Carlo, as the thesis' GPU code: pick a pair and a spin uniformly, then a site uniformly among those not
+//! holding that spin; a hole gives a hop, an opposite spin a swap of the two electrons. Accept when
+//! u < |R|^2 (R = det M'/det M). A sweep is N_e = 2 N_P moves; in accumulation one energy measurement follows each
+//! sweep. Local energy per site, E_loc = (E_kin + E_J) / N_S with E_kin = sum (-t s_ij) R_hop over electrons and
+//! empty neighbours and E_J = -(J/2) sum over antiparallel bonds (1 + R_swap).
+//!
+//! The random numbers of each chain are one splitmix64 stream used in the same order by every variant (reference,
+//! CPU, GPU), so the variants follow the same Markov chain and can be compared chain by chain.
+//!
+//! Precision: `double` (W = M^-1, phi, ratios in f64), `single` (all f32), `mixed` (W and phi stored in f32, dot
+//! products, ratios and updates in f64). Energies are accumulated in f64 in every mode.
+
+pub mod cpu;
+pub mod gpu;
+pub mod reference;
+
+/// Site occupations (the thesis' latocc; BT never persists).
+pub const DN: u32 = 0;
+pub const UP: u32 = 1;
+pub const HL: u32 = 2;
+
+/// Entries of a chain's tally (all f64, summed over the run).
+pub mod tally {
+    pub const E_SUM: usize = 0;
+    pub const E2_SUM: usize = 1;
+    pub const MEASUREMENTS: usize = 2;
+    pub const HOPS: usize = 3;
+    pub const HOPS_ACCEPTED: usize = 4;
+    pub const SWAPS: usize = 5;
+    pub const SWAPS_ACCEPTED: usize = 6;
+    /// Kinetic hop ratios evaluated in measurements.
+    pub const KIN_RATIOS: usize = 7;
+    /// Antiparallel bonds (swap ratios) evaluated in measurements.
+    pub const BONDS: usize = 8;
+    /// f vectors (N_P^2 each) computed in measurements.
+    pub const FVECS: usize = 9;
+    pub const LEN: usize = 10;
+}
+
+/// The physical problem: cluster, Hamiltonian, pair function.
+#[derive(Clone, Debug)]
+pub struct Model {
+    pub l: usize,
+    pub sites: usize,
+    pub pairs: usize,
+    pub t: f64,
+    pub j: f64,
+    /// Neighbours `[site][4]`: +x (s+L), -x, +y (s+1), -y.
+    pub nbr: Vec<u32>,
+    /// Hopping amplitude of each neighbour link, -t s_ij, `[site][4]`.
+    pub hop: Vec<f64>,
+    /// phi(i, j), `[i][j]`, symmetric.
+    pub phi: Vec<f64>,
+}
+
+/// Variational and Hamiltonian parameters (Table 6.1 of the thesis by default).
+#[derive(Clone, Copy, Debug)]
+pub struct Params {
+    pub doping: f64,
+    pub t: f64,
+    pub j: f64,
+    pub delta: f64,
+    pub mu: f64,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params { doping: 0.1, t: 1.0, j: 0.3, delta: 1.5, mu: 0.0 }
+    }
+}
+
+/// Pairs for a cluster of `sites` at hole doping `x` (N_e = 2 N_P rounded to the nearest even number).
+pub fn pairs_for(sites: usize, x: f64) -> usize {
+    (sites as f64 * (1.0 - x) / 2.0).round() as usize
+}
+
+/// A representative (x, y) of site s in the fundamental domain: 0 <= x, y < L, and (L, 0) for the last site.
+pub fn coords(l: usize, s: usize) -> (i64, i64) {
+    if s < l * l {
+        ((s / l) as i64, (s % l) as i64)
+    } else {
+        (l as i64, 0)
+    }
+}
+
+impl Model {
+    /// Build the cluster and pair function, or say why the case is impossible.
+    pub fn new(l: usize, p: Params) -> Result<Model, String> {
+        if l < 3 || l % 2 == 0 {
+            return Err(format!("L = {l} is not allowed: the tilted cluster needs an odd L of at least 3"));
+        }
+        if !(0.0..1.0).contains(&p.doping) {
+            return Err(format!("doping {} must lie in [0, 1)", p.doping));
+        }
+        let n = l * l + 1;
+        let pairs = pairs_for(n, p.doping);
+        if pairs == 0 || 2 * pairs > n {
+            return Err(format!("doping {} leaves {pairs} pairs on {n} sites", p.doping));
+        }
+        let (li, ni) = (l as i64, n as i64);
+        let mut nbr = vec![0u32; n * 4];
+        let mut hop = vec![0.0; n * 4];
+        for s in 0..n {
+            let (x, y) = coords(l, s);
+            for (jn, (dx, dy)) in [(1i64, 0i64), (-1, 0), (0, 1), (0, -1)].into_iter().enumerate() {
+                let j = (li * (x + dx) + (y + dy)).rem_euclid(ni) as usize;
+                let (xj, yj) = coords(l, j);
+                // The translation n1 T1 + n2 T2 between the neighbour's point and its representative.
+                let (ex, ey) = (x + dx - xj, y + dy - yj);
+                debug_assert_eq!((li * ex + ey) % ni, 0);
+                let (n1, n2) = ((li * ex + ey) / ni, (li * ey - ex) / ni);
+                nbr[s * 4 + jn] = j as u32;
+                hop[s * 4 + jn] = if (n1 + n2).rem_euclid(2) == 1 { p.t } else { -p.t };
+            }
+        }
+        // Twisted k-grid: k.T1 = 2 pi (m1 + 1/2), k.T2 = 2 pi (m2 + 1/2); m2 = 0, m1 = 0..N covers it (cyclic group).
+        let tau = std::f64::consts::TAU;
+        let mut ks = Vec::with_capacity(n);
+        for m in 0..n {
+            let a = m as f64 + 0.5;
+            let (kx, ky) = (tau / n as f64 * (l as f64 * a - 0.5), tau / n as f64 * (a + 0.5 * l as f64));
+            let xi = -2.0 * p.t * (kx.cos() + ky.cos()) - p.mu;
+            let d = 0.5 * p.delta * (kx.cos() - ky.cos());
+            let den = xi + (xi * xi + d * d).sqrt();
+            let g = if d == 0.0 && xi > 0.0 { 0.0 } else { d / den };
+            if !g.is_finite() || g.abs() > 1e8 {
+                return Err(format!("the pair function is singular for L = {l}: k = ({kx:.3}, {ky:.3}) lies on the d-wave node inside the Fermi sea"));
+            }
+            ks.push((kx, ky, g));
+        }
+        let mut phi = vec![0.0; n * n];
+        for i in 0..n {
+            let (xi, yi) = coords(l, i);
+            for j in 0..n {
+                let (xj, yj) = coords(l, j);
+                let (rx, ry) = ((xi - xj) as f64, (yi - yj) as f64);
+                phi[i * n + j] = ks.iter().map(|&(kx, ky, g)| g * (kx * rx + ky * ry).cos()).sum::<f64>() / n as f64;
+            }
+        }
+        Ok(Model { l, sites: n, pairs, t: p.t, j: p.j, nbr, hop, phi })
+    }
+
+    /// Nearest-neighbour bonds, each once: (s, s+L) and (s, s+1).
+    pub fn bonds(&self) -> Vec<(usize, usize)> {
+        (0..self.sites).flat_map(|s| [(s, self.nbr[4 * s] as usize), (s, self.nbr[4 * s + 2] as usize)]).collect()
+    }
+
+    #[inline(always)]
+    pub fn phi(&self, i: usize, j: usize) -> f64 {
+        self.phi[i * self.sites + j]
+    }
+
+    /// The pair matrix M_ab = phi(u_a, d_b), `[a][b]`.
+    pub fn matrix(&self, c: &Config) -> Vec<f64> {
+        let np = self.pairs;
+        let mut m = vec![0.0; np * np];
+        for a in 0..np {
+            for b in 0..np {
+                m[a * np + b] = self.phi(c.up[a] as usize, c.dn[b] as usize);
+            }
+        }
+        m
+    }
+}
+
+/// Where the electrons are: `up[a]`, `dn[b]` are the sites of pair a's up and pair b's down electron.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Config {
+    pub up: Vec<u32>,
+    pub dn: Vec<u32>,
+}
+
+impl Config {
+    /// Occupation (DN, UP, HL) and the pair index of the electron on each site.
+    pub fn occupation(&self, sites: usize) -> (Vec<u32>, Vec<u32>) {
+        let mut occ = vec![HL; sites];
+        let mut which = vec![0; sites];
+        for (a, &s) in self.up.iter().enumerate() {
+            occ[s as usize] = UP;
+            which[s as usize] = a as u32;
+        }
+        for (b, &s) in self.dn.iter().enumerate() {
+            occ[s as usize] = DN;
+            which[s as usize] = b as u32;
+        }
+        (occ, which)
+    }
+}
+
+/// The Markov chain's random numbers: splitmix64, the same on the host and in lattice.cu.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stream(pub u64);
+
+impl Stream {
+    pub fn new(seed: u64, chain: u64) -> Stream {
+        let mut s = Stream(seed ^ chain.wrapping_mul(0xD1B5_4A32_D192_ED03));
+        s.next();
+        s
+    }
+    #[inline(always)]
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// Uniform integer in 0..n (multiply-shift on the high 32 bits: exact, identical on the GPU).
+    #[inline(always)]
+    pub fn below(&mut self, n: usize) -> usize {
+        (((self.next() >> 32) * n as u64) >> 32) as usize
+    }
+    /// Uniform in [0, 1) with 53 random bits.
+    #[inline(always)]
+    pub fn uniform(&mut self) -> f64 {
+        (self.next() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+}
+
+/// Gauss-Jordan inverse with partial pivoting (f64), with log|det|-free determinant sign and value. None if singular.
+pub fn invert(m: &[f64], n: usize) -> Option<(Vec<f64>, f64)> {
+    let mut a = m.to_vec();
+    let mut inv: Vec<f64> = (0..n * n).map(|i| if i / n == i % n { 1.0 } else { 0.0 }).collect();
+    let mut det = 1.0;
+    for c in 0..n {
+        let p = (c..n).max_by(|&i, &j| a[i * n + c].abs().total_cmp(&a[j * n + c].abs()))?;
+        if a[p * n + c] == 0.0 {
+            return None;
+        }
+        if p != c {
+            for k in 0..n {
+                a.swap(p * n + k, c * n + k);
+                inv.swap(p * n + k, c * n + k);
+            }
+            det = -det;
+        }
+        let d = a[c * n + c];
+        det *= d;
+        for k in 0..n {
+            a[c * n + k] /= d;
+            inv[c * n + k] /= d;
+        }
+        for r in 0..n {
+            let f = a[r * n + c];
+            if r != c && f != 0.0 {
+                for k in 0..n {
+                    a[r * n + k] -= f * a[c * n + k];
+                    inv[r * n + k] -= f * inv[c * n + k];
+                }
+            }
+        }
+    }
+    Some((inv, det))
+}
+
+/// Reciprocal condition number in the 1-norm, 1 / (|M|_1 |M^-1|_1).
+pub fn rcond(m: &[f64], inv: &[f64], n: usize) -> f64 {
+    let norm1 = |x: &[f64]| (0..n).map(|c| (0..n).map(|r| x[r * n + c].abs()).sum::<f64>()).fold(0.0, f64::max);
+    1.0 / (norm1(m) * norm1(inv))
+}
+
+/// Smallest reciprocal condition number accepted for a starting configuration (Table 6.1's ConditionNumberMin).
+pub const RCOND_MIN: f64 = 1e-7;
+/// Most random configurations tried per chain (Table 6.1's nattemptmax).
+pub const ATTEMPTS: usize = 1_000_000;
+
+/// A chain's start: a random projected configuration whose M is well conditioned, and W = M^-1 (`[b][a]`).
+pub fn initial_state(m: &Model, seed: u64, chain: u64) -> Result<(Config, Vec<f64>), String> {
+    let mut r = Stream::new(seed ^ 0x1A77_1CE0, chain);
+    let np = m.pairs;
+    for _ in 0..ATTEMPTS {
+        // Fisher-Yates shuffle of the sites: the first N_P get up electrons, the next N_P down electrons.
+        let mut sites: Vec<u32> = (0..m.sites as u32).collect();
+        for i in 0..2 * np {
+            let j = i + r.below(m.sites - i);
+            sites.swap(i, j);
+        }
+        let c = Config { up: sites[..np].to_vec(), dn: sites[np..2 * np].to_vec() };
+        let mat = m.matrix(&c);
+        if let Some((inv, _)) = invert(&mat, np) {
+            if rcond(&mat, &inv, np) >= RCOND_MIN {
+                // inv is M^-1 with [row][col] = (M^-1)_{ba}: W[b][a] as the kernels index it.
+                return Ok((c, inv));
+            }
+        }
+    }
+    Err(format!("no well-conditioned start found in {ATTEMPTS} attempts for chain {chain}"))
+}
+
+/// Starting states of `chains` chains (in parallel; each chain's start depends only on the seed and its index).
+pub fn initial_states(m: &Model, seed: u64, chains: usize) -> Result<Vec<(Config, Vec<f64>)>, String> {
+    use rayon::prelude::*;
+    (0..chains as u64).into_par_iter().map(|c| initial_state(m, seed, c)).collect()
+}
+
+/// What a run of one chain leaves: its configuration, W, stream and tally.
+#[derive(Clone, Debug)]
+pub struct ChainResult {
+    pub config: Config,
+    pub w: Vec<f64>,
+    pub tally: [f64; tally::LEN],
+}
+
+/// Flops of a run, from the tallies of all chains (the ratios and updates actually done).
+pub fn flops(m: &Model, tallies: &[[f64; tally::LEN]]) -> f64 {
+    let np = m.pairs as f64;
+    let mut f = 0.0;
+    for t in tallies {
+        f += t[tally::HOPS] * 2.0 * np
+            + t[tally::SWAPS] * (2.0 * np * np + 8.0 * np)
+            + t[tally::HOPS_ACCEPTED] * 4.0 * np * np
+            + t[tally::SWAPS_ACCEPTED] * 8.0 * np * np
+            + t[tally::KIN_RATIOS] * 2.0 * np
+            + t[tally::BONDS] * 4.0 * np
+            + t[tally::FVECS] * 2.0 * np * np;
+    }
+    f
+}
+
+/// Fewest bytes a run moves: every sweep reads and writes each chain's W at least once.
+pub fn bytes(m: &Model, chains: usize, sweeps: usize, elem: usize) -> f64 {
+    (chains * sweeps * 2 * m.pairs * m.pairs * elem) as f64
+}
+
+#[cfg(test)]
+mod tests;

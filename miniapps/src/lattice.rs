@@ -1,0 +1,286 @@
+//! `lattice`: t-J model VMC with a projected d-wave pair wavefunction, many Markov chains (paper 001, the LSU
+//! thesis' Tables 6.2, 6.3, 6.5). See `kernels::lattice` for the model, the boundary twist and the algorithm.
+//!
+//! Variants: `cpu-ref` (the thesis' CPU algorithm in f64, one core, on the validation chains), `cpu` with
+//! `mode=serial` (all chains one after another on one core: the thesis' baseline) and `mode=parallel` (one chain per
+//! core on all cores: the MPI code's layout), `gpu` (one thread block per chain).
+//!
+//! Validation: every variant starts its first `--check-chains` chains from the same configurations with the same
+//! random-number streams as the reference and runs `--check-sweeps` sweeps; the chains must take the same Monte
+//! Carlo decisions (in double every one; single and mixed may part at a near-tie of |R|^2 and u), the per-chain
+//! energies of the chains that agree must match the reference, and W must match a fresh f64 inverse of the final
+//! configuration. Then the timed runs continue the chains: `--equil` sweeps without and `--sweeps` sweeps with an
+//! energy measurement (the thesis' 5000 + 10000 in the ratio 1:2), so `thesis_run_s` = 15000 / (sweeps/s).
+
+use crate::common::KernelArgs;
+use crate::registry::Level;
+use anyhow::{bail, Result};
+use harness::cli::{positive, CommonArgs};
+use harness::{Case, Runner, Variant, Work};
+use kernels::lattice::{self as lat, cpu::Ensemble, gpu::GpuEnsemble, reference, tally, ChainResult, Config, Model, Params};
+use kernels::{Check, Precision, Real};
+
+/// Variational Monte Carlo of the t-J model on tilted L^2+1 clusters, many Markov chains.
+///
+/// Example, the thesis' sizes with 32 chains and a GPU-filling chain count:
+///   lattice --lattice 5,9,15 --chains 32,2048 --precision double,single
+#[derive(clap::Parser, Debug)]
+#[command(name = "lattice", version)]
+pub struct Args {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Cluster sides L (odd, at least 3; N_S = L^2 + 1 sites), comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "5,9,15")]
+    pub lattice: Vec<usize>,
+    /// Markov chains run together, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "32")]
+    pub chains: Vec<usize>,
+    /// Measured sweeps (each followed by an energy measurement) per timed run.
+    #[arg(long, default_value_t = 20)]
+    pub sweeps: usize,
+    /// Equilibration sweeps (no measurement) per timed run.
+    #[arg(long, default_value_t = 10)]
+    pub equil: usize,
+    /// Hole doping x (N_e = N_S (1 - x) rounded to even).
+    #[arg(long, default_value_t = 0.1)]
+    pub doping: f64,
+    /// Variational d-wave gap Delta.
+    #[arg(long, default_value_t = 1.5)]
+    pub delta: f64,
+    /// Exchange J (t = 1).
+    #[arg(long, default_value_t = 0.3)]
+    pub jex: f64,
+    /// Chains compared with the reference.
+    #[arg(long, default_value_t = 32)]
+    pub check_chains: usize,
+    /// Measured sweeps of the validation run (after one equilibration sweep).
+    #[arg(long, default_value_t = 2)]
+    pub check_sweeps: usize,
+    /// Run the one-core `mode=serial` baseline only up to this many chains.
+    #[arg(long, default_value_t = 64)]
+    pub serial_max_chains: usize,
+    /// Timed runs per case at most (each run is long; --reps caps it too).
+    #[arg(long, default_value_t = 3)]
+    pub max_reps: usize,
+}
+
+impl KernelArgs for Args {
+    fn common(&self) -> &CommonArgs {
+        &self.common
+    }
+}
+
+/// Suite command lines: quick (L = 5, few chains and sweeps); full (Tables 6.2, 6.3,
+/// 6.5 with 32 chains, then 2048 chains to fill an H100).
+pub fn suite(level: Level) -> &'static [&'static str] {
+    match level {
+        Level::Quick => &["--lattice", "5", "--chains", "8", "--sweeps", "4", "--equil", "2", "--check-chains", "4", "--max-reps", "2"],
+        Level::Full => &["--lattice", "5,9,15", "--chains", "32,2048", "--sweeps", "6", "--equil", "3", "--check-chains", "32", "--max-reps", "3"],
+    }
+}
+
+/// Sites up to which the exact energy is enumerated and recorded.
+const EXACT_MAX_SITES: usize = 10;
+
+pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
+    positive("lattice", &a.lattice)?;
+    positive("chains", &a.chains)?;
+    if a.sweeps == 0 || a.check_sweeps == 0 || a.check_chains == 0 || a.max_reps == 0 {
+        bail!("--sweeps, --check-sweeps, --check-chains and --max-reps must be positive");
+    }
+    if let Some(c) = a.chains.iter().find(|&&c| c > 1 << 20) {
+        bail!("--chains {c} is more than this program runs (at most 1048576)");
+    }
+    let params = Params { doping: a.doping, delta: a.delta, j: a.jex, ..Params::default() };
+    let mut models = vec![];
+    for &l in &a.lattice {
+        if l > 41 {
+            bail!("--lattice {l} is too large: at most 41 (1682 sites)");
+        }
+        models.push(Model::new(l, params).map_err(|e| anyhow::anyhow!("{e}"))?);
+    }
+    let host_mem = r.system.memory_bytes as usize;
+    for m in &models {
+        for &c in &a.chains {
+            let bytes = c * m.pairs * m.pairs * 8 * 2;
+            if host_mem > 0 && bytes > host_mem / 2 {
+                bail!("{c} chains at L = {} need {:.1} GiB of host memory for their matrices; this machine has {:.1} GiB", m.l, bytes as f64 / (1u64 << 30) as f64, host_mem as f64 / (1u64 << 30) as f64);
+            }
+        }
+    }
+    let mut case_no = 0;
+    for m in &models {
+        let exact = (m.sites <= EXACT_MAX_SITES).then(|| reference::exact(m).energy);
+        for &chains in &a.chains {
+            case_no += 1;
+            let seed = r.seed(case_no);
+            r.step(format!("L={} chains={chains}: starting configurations", m.l));
+            let starts = lat::initial_states(m, seed, chains).map_err(|e| anyhow::anyhow!("{e}"))?;
+            let nchk = chains.min(a.check_chains);
+            let mut refs = vec![];
+            let ref_case = case(m, chains, Precision::Double, "reference");
+            if r.runs(Variant::CpuRef) && r.precisions().contains(&Precision::Double) {
+                r.step(format!("L={} chains={chains}: reference", m.l));
+                let t = r.time_reps(Variant::CpuRef, 1, || -> Result<()> {
+                    refs = reference::run(m, &starts[..nchk], seed, 1, a.check_sweeps);
+                    Ok(())
+                })?;
+                let tallies: Vec<_> = refs.iter().map(|x| x.tally).collect();
+                r.record(&ref_case, Variant::CpuRef, t, work(m, nchk, 1 + a.check_sweeps, 8, &tallies, 1.0), &[])?;
+            } else {
+                refs = reference::run(m, &starts[..nchk], seed, 1, a.check_sweeps);
+            }
+            for p in r.precisions() {
+                let ctx = Ctx { m, a, starts: &starts, refs: &refs, seed, chains, p, exact };
+                match p {
+                    Precision::Double => variants::<f64, f64>(r, &ctx)?,
+                    Precision::Single => variants::<f32, f32>(r, &ctx)?,
+                    Precision::Mixed => variants::<f32, f64>(r, &ctx)?,
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+struct Ctx<'a> {
+    m: &'a Model,
+    a: &'a Args,
+    starts: &'a [(Config, Vec<f64>)],
+    refs: &'a [ChainResult],
+    seed: u64,
+    chains: usize,
+    p: Precision,
+    exact: Option<f64>,
+}
+
+fn case(m: &Model, chains: usize, p: Precision, mode: &str) -> Case {
+    Case::new("lattice", "vmc", p).size("L", m.l).size("sites", m.sites).size("pairs", m.pairs).size("chains", chains).param("mode", mode)
+}
+
+/// Work of one run from the tally increments it made (divided by the number of runs they cover).
+fn work(m: &Model, chains: usize, sweeps: usize, elem: usize, tallies: &[[f64; tally::LEN]], runs: f64) -> Work {
+    Work { bytes: lat::bytes(m, chains, sweeps, elem), flops: lat::flops(m, tallies) / runs, items: (chains * sweeps) as f64, unit: "chain sweeps/s" }
+}
+
+/// Compare the validation chains of a fast variant with the reference.
+fn checks(c: &Ctx, fast: &[ChainResult]) -> Vec<Check> {
+    let p = c.p;
+    let agree: Vec<usize> = (0..c.refs.len()).filter(|&i| fast[i].config == c.refs[i].config).collect();
+    let diverged = 1.0 - agree.len() as f64 / c.refs.len() as f64;
+    let mean = |x: &ChainResult| x.tally[tally::E_SUM] / x.tally[tally::MEASUREMENTS];
+    let fe: Vec<f64> = agree.iter().map(|&i| mean(&fast[i])).collect();
+    let re: Vec<f64> = agree.iter().map(|&i| mean(&c.refs[i])).collect();
+    let mut energy = Check::compare("energy", &fe, &re, energy_tolerance(p, c.m.pairs));
+    if agree.is_empty() {
+        energy.error = f64::INFINITY;
+    }
+    // Inverse drift: W against a fresh f64 inverse of the chain's final configuration, relative to what the
+    // condition number of M allows (err * rcond), worst chain.
+    let mut inv = Check { quantity: "inverse x rcond".into(), error: 0.0, tolerance: inverse_tolerance(p) };
+    for x in fast {
+        let mat = c.m.matrix(&x.config);
+        let e = lat::invert(&mat, c.m.pairs).map_or(f64::INFINITY, |(f, _)| Check::compare("inverse", &x.w, &f, 0.0).error * lat::rcond(&mat, &f, c.m.pairs));
+        inv.error = inv.error.max(e);
+    }
+    vec![Check { quantity: "diverged chains".into(), error: diverged, tolerance: if p == Precision::Double { 0.0 } else { 0.75 } }, energy, inv]
+}
+
+/// Per-chain mean energies after a few sweeps: a sum of O(N_S) ratios whose error grows with the updates and the
+/// conditioning of M (seen: 3e-11 at L = 9, 3e-9 at L = 15 in double), so the tolerance grows as N_P^2.
+fn energy_tolerance(p: Precision, pairs: usize) -> f64 {
+    p.eps() * (pairs * pairs) as f64 * if p == Precision::Double { 1e4 } else { 1e2 }
+}
+
+/// W after O(N_e) Sherman-Morrison updates per sweep, against a fresh inverse.
+fn inverse_tolerance(p: Precision) -> f64 {
+    p.eps() * 1e3
+}
+
+/// Energy mean and error bar over chains (chain means as independent samples).
+fn energy_stats(t: &[[f64; tally::LEN]]) -> (f64, f64) {
+    let means: Vec<f64> = t.iter().filter(|x| x[tally::MEASUREMENTS] > 0.0).map(|x| x[tally::E_SUM] / x[tally::MEASUREMENTS]).collect();
+    let n = means.len() as f64;
+    let mean = means.iter().sum::<f64>() / n;
+    let var = if n > 1.0 { means.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0) } else { f64::NAN };
+    (mean, (var / n).sqrt())
+}
+
+/// Extras every timed record carries: sweeps/s, the thesis-run estimate, acceptance, the energy.
+fn extras(r: &mut Runner, c: &Ctx, t: &[[f64; tally::LEN]]) {
+    let rec = r.records.last().expect("a record was just made");
+    let sweeps_per_s = (c.a.equil + c.a.sweeps) as f64 / rec.time.median;
+    let sum = |k: usize| t.iter().map(|x| x[k]).sum::<f64>();
+    let (e, err) = energy_stats(t);
+    r.extra("sweeps_per_s", sweeps_per_s);
+    r.extra("thesis_run_s", 15000.0 / sweeps_per_s);
+    r.extra("hop_acceptance", sum(tally::HOPS_ACCEPTED) / sum(tally::HOPS).max(1.0));
+    r.extra("swap_acceptance", sum(tally::SWAPS_ACCEPTED) / sum(tally::SWAPS).max(1.0));
+    r.extra("energy_per_site", e);
+    r.extra("energy_error", err);
+    if let Some(x) = c.exact {
+        r.extra("exact_energy_per_site", x);
+    }
+}
+
+fn diff(after: &[[f64; tally::LEN]], before: &[[f64; tally::LEN]]) -> Vec<[f64; tally::LEN]> {
+    after.iter().zip(before).map(|(x, y)| std::array::from_fn(|k| x[k] - y[k])).collect()
+}
+
+fn cpu_tallies<S: Real>(e: &Ensemble<S>) -> Vec<[f64; tally::LEN]> {
+    e.chains.iter().map(|c| c.tally).collect()
+}
+
+fn cpu_results<S: Real>(e: &Ensemble<S>, n: usize) -> Vec<ChainResult> {
+    e.chains[..n].iter().map(|c| ChainResult { config: c.config(), w: c.w.iter().map(|x| x.f64()).collect(), tally: c.tally }).collect()
+}
+
+/// cpu (serial and parallel) and gpu for one precision: storage S, arithmetic A.
+fn variants<S: Real, A: Real>(r: &mut Runner, c: &Ctx) -> Result<()> {
+    let (a, m, n) = (c.a, c.m, c.refs.len());
+    let runs = (r.args.warmup + a.max_reps.min(r.args.reps())) as f64;
+    let sweeps = a.equil + a.sweeps;
+    let es = std::mem::size_of::<S>();
+    if r.runs(Variant::Cpu) {
+        let mut modes = vec![];
+        if c.chains <= a.serial_max_chains {
+            modes.push(("serial", Some(rayon::ThreadPoolBuilder::new().num_threads(1).build()?)));
+        }
+        modes.push(("parallel", None));
+        for (mode, pool) in modes {
+            r.step(format!("lattice L={} chains={} {} cpu {mode}", m.l, c.chains, c.p));
+            let mut e = Ensemble::<S>::new(m, c.starts, c.seed);
+            let go = |e: &mut Ensemble<S>, eq: usize, sw: usize| match &pool {
+                Some(pl) => pl.install(|| e.run::<A>(eq, sw)),
+                None => e.run::<A>(eq, sw),
+            };
+            go(&mut e, 1, a.check_sweeps);
+            let chk = checks(c, &cpu_results(&e, n));
+            let before = cpu_tallies(&e);
+            let t = r.time_reps(Variant::Cpu, a.max_reps, || -> Result<()> {
+                go(&mut e, a.equil, a.sweeps);
+                Ok(())
+            })?;
+            let after = cpu_tallies(&e);
+            r.record(&case(m, c.chains, c.p, mode), Variant::Cpu, t, work(m, c.chains, sweeps, es, &diff(&after, &before), runs), &chk)?;
+            if mode == "serial" {
+                if let Some(rec) = r.records.last_mut() {
+                    rec.system.threads_used = 1;
+                }
+            }
+            extras(r, c, &after);
+        }
+    }
+    if let (true, Some(gpu)) = (r.runs(Variant::Gpu), r.gpu().cloned()) {
+        r.step(format!("lattice L={} chains={} {} gpu", m.l, c.chains, c.p));
+        let mut g = GpuEnsemble::<S, A>::new(&gpu, m, c.starts, c.seed)?;
+        g.run(1, a.check_sweeps)?;
+        let chk = checks(c, &g.results(n)?);
+        let before = g.tallies()?;
+        let t = r.time_reps(Variant::Gpu, a.max_reps, || g.run(a.equil, a.sweeps))?;
+        let after = g.tallies()?;
+        r.record(&case(m, c.chains, c.p, "block-per-chain"), Variant::Gpu, t, work(m, c.chains, sweeps, es, &diff(&after, &before), runs), &chk)?;
+        extras(r, c, &after);
+    }
+    Ok(())
+}

@@ -1,0 +1,44 @@
+//! The `lattice` program: bad input gets one clear line and exit 2; a tiny run passes its validation and writes
+//! records.
+
+use std::process::Command;
+
+fn lattice(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_lattice")).args(args).args(["--quiet", "--variants", "cpu-ref,cpu"]).output().unwrap()
+}
+
+#[test]
+fn bad_input_is_refused_with_a_sentence() {
+    for (args, needle) in [
+        (vec!["--lattice", "4"], "odd L"),
+        (vec!["--chains", "0"], "--chains must be positive"),
+        (vec!["--lattice", "5", "--sweeps", "0"], "must be positive"),
+        (vec!["--lattice", "5", "--doping", "1.5"], "doping"),
+    ] {
+        let out = lattice(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}
+
+#[test]
+fn tiny_run_passes_and_writes_records() {
+    let dir = std::env::temp_dir().join(format!("lattice-cli-{}", std::process::id()));
+    let out = lattice(&[
+        "--lattice", "5", "--chains", "4", "--sweeps", "2", "--equil", "1", "--reps", "1", "--warmup", "0",
+        "--precision", "double,single", "--out", dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = std::fs::read_to_string(dir.join("lattice.jsonl")).unwrap();
+    let recs: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    // One reference record, then serial and parallel cpu in each of two precisions.
+    assert_eq!(recs.len(), 1 + 2 * 2);
+    for r in recs.iter().filter(|r| r["variant"] == "cpu") {
+        assert_eq!(r["validation"]["status"], "passed", "{r}");
+        assert!(r["extra"]["sweeps_per_s"].as_f64().unwrap() > 0.0);
+    }
+    assert!(recs.iter().any(|r| r["params"]["mode"] == "serial" && r["system"]["threads_used"] == 1));
+    std::fs::remove_dir_all(&dir).ok();
+}
