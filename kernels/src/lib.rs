@@ -5,6 +5,7 @@
 
 pub mod bspline;
 pub mod check;
+pub mod ewald;
 pub mod gpu;
 pub mod real;
 pub mod rng;
