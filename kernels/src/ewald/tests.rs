@@ -212,3 +212,39 @@ fn reference_detects_a_wrong_kernel() {
     let (be, _) = cpu_results::<f64, f64>(&bad, &pos, &moves);
     assert!(!crate::Check::compare("energy", &be, &re, 1e-12).passed());
 }
+
+#[test]
+fn gpu_matches_reference_when_present() {
+    let gpu = match crate::gpu::Gpu::open(0) {
+        Ok(g) => g,
+        Err(e) => {
+            assert!(std::env::var("QMC_REQUIRE_GPU").is_err(), "QMC_REQUIRE_GPU set but: {e}");
+            eprintln!("SKIPPED: {e}");
+            return;
+        }
+    };
+    fn run<S: Real, A: Real>(gpu: &std::sync::Arc<crate::gpu::Gpu>, e: &Ewald, pos: &[[f64; 3]], moves: &[Move]) -> (Vec<f64>, Vec<f64>) {
+        let mut g = gpu::GpuEwald::<S, A>::new(gpu, e, moves.len() + 2).unwrap();
+        g.set_positions(pos).unwrap();
+        g.poison().unwrap();
+        g.launch_energy().unwrap();
+        let energy = g.outputs().unwrap().iter().map(|x| x.f64()).collect();
+        g.set_moves(moves).unwrap();
+        g.poison().unwrap();
+        g.launch_move().unwrap();
+        (energy, g.outputs().unwrap().iter().map(|x| x.f64()).collect())
+    }
+    for lattice in [Lattice::Triclinic, Lattice::Triangular] {
+        let (cell, ions, pos) = small(lattice, 5, 51);
+        let e = Ewald::auto(cell.clone(), 8, ions, 1e-8);
+        let moves = random_moves(&cell, &pos, 5, 0.7, 52);
+        let (re, rm) = reference_results(&e, &pos, &moves);
+        let (ge, gm) = run::<f64, f64>(&gpu, &e, &pos, &moves);
+        assert_close("gpu energy f64", &ge, &re, 1e-12);
+        assert_close("gpu move f64", &gm, &rm, 1e-11);
+        for (ge, gm) in [run::<f32, f32>(&gpu, &e, &pos, &moves), run::<f32, f64>(&gpu, &e, &pos, &moves)] {
+            assert_close("gpu energy f32", &ge, &re, 2e-5);
+            assert_close("gpu move f32", &gm, &rm, 2e-4);
+        }
+    }
+}
