@@ -42,6 +42,7 @@ macro_rules! kernel {
 pub fn kernels() -> Vec<Kernel> {
     vec![
         kernel!(bspline, "3D B-spline orbitals (V, VGL, VGH) for a batch of walkers; CASINO blips as --basis blip"),
+        kernel!(ewald, "Ewald sums (3D any lattice, 2D) of electron-gas and ion configurations: full energy and one-electron move"),
     ]
 }
 

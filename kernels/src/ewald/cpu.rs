@@ -35,6 +35,8 @@ pub struct CpuEwald<S: Real, A: Real> {
     rc2: S,
     a: [[S; 3]; 3],
     images: Vec<[S; 3]>,
+    /// |R| of each image (the list is sorted by it).
+    image_len: Vec<S>,
     ion_frac: Vec<[f64; 3]>,
     ion_q: Vec<S>,
     gvecs: Vec<[i32; 3]>,
@@ -80,6 +82,7 @@ impl<S: Real> Powers<S> {
         p
     }
 
+    #[inline(always)]
     fn row(&self, k: usize, m: i32) -> (&[S], &[S]) {
         let at = (self.offset[k] + (m + self.nmax[k]) as usize) * self.n;
         (&self.re[at..at + self.n], &self.im[at..at + self.n])
@@ -143,6 +146,7 @@ impl<S: Real, A: Real> CpuEwald<S, A> {
             rc2: S::of(e.params.rc * e.params.rc),
             a: e.cell.a.map(s3),
             images: e.images.iter().map(|r| s3(*r)).collect(),
+            image_len: e.images.iter().map(|r| S::of(super::cell::norm(*r))).collect(),
             ion_frac: e.ions.pos.iter().map(|r| e.cell.frac(*r)).collect(),
             ion_q: e.ions.charge.iter().map(|&z| S::of(z)).collect(),
             gvecs: e.gvecs.clone(),
@@ -159,11 +163,17 @@ impl<S: Real, A: Real> CpuEwald<S, A> {
     /// Real-space image sum for a fractional displacement.
     #[inline(always)]
     fn phi(&self, f: [S; 3]) -> S {
-        let f = f.map(|x| x - x.round());
+        // nearest integer, ties to even: one instruction, where round() (ties away) is a library call
+        let f = f.map(|x| x - S::of(x.f64().round_ties_even()));
         let a = &self.a;
         let d = [0, 1, 2].map(|x| f[0] * a[0][x] + f[1] * a[1][x] + f[2] * a[2][x]);
+        // |d - R| >= |R| - |d|: images (sorted by length) beyond |d| + r_c cannot contribute
+        let reach = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt() + self.rc2.sqrt();
         let mut s = S::zero();
-        for r in &self.images {
+        for (r, &len) in self.images.iter().zip(&self.image_len) {
+            if len > reach {
+                break;
+            }
             let (x, y, z) = (d[0] - r[0], d[1] - r[1], d[2] - r[2]);
             let r2 = x * x + y * y + z * z;
             if r2 < self.rc2 {
@@ -174,12 +184,14 @@ impl<S: Real, A: Real> CpuEwald<S, A> {
         s
     }
 
+    #[inline(always)]
     fn fractional(&self, pos: &[[f64; 3]]) -> Vec<[f64; 3]> {
         pos.iter().map(|r| self.system.cell.frac(*r).map(|f| f - f.floor())).collect()
     }
 
     /// Sum over other particles of the real-space terms of a particle at fractional `f` (electrons with q = -1,
     /// so electron pairs count +1 and ions -Z), electrons `from..` only, and `skip` left out.
+    #[inline(always)]
     fn row(&self, f: [f64; 3], fs: &[[S; 3]], from: usize, skip: usize) -> A {
         let fi = f.map(S::of);
         let mut acc = Kahan::<A>::default();
@@ -196,14 +208,15 @@ impl<S: Real, A: Real> CpuEwald<S, A> {
     }
 
     /// The energy of one walker, writing its S(G) into `sf`.
+    #[inline(always)]
     fn walker_energy(&self, pos: &[[f64; 3]], sf: &mut [[A; 2]]) -> A {
         let frac = self.fractional(pos);
         let fs: Vec<[S; 3]> = frac.iter().map(|f| f.map(S::of)).collect();
         let mut total = Kahan::<A>::default();
         total.add(self.constant);
-        for i in 0..self.n {
+        for (i, f) in frac.iter().enumerate() {
             // pairs (i, j > i) and electron i with every ion
-            total.add(self.row(frac[i], &fs, i + 1, usize::MAX));
+            total.add(self.row(*f, &fs, i + 1, usize::MAX));
         }
         let p = Powers::<S>::new(&frac, self.nmax);
         let mut pr = vec![S::zero(); self.n];
@@ -239,7 +252,7 @@ impl<S: Real, A: Real> CpuEwald<S, A> {
             let p = ptr;
             // SAFETY: walker w's rows w*ng..(w+1)*ng lie inside `sf` (resized above) and only this task writes them.
             let rows = unsafe { std::slice::from_raw_parts_mut(p.0.add(w * ng), ng) };
-            *o = me.walker_energy(&pos[w * me.n..(w + 1) * me.n], rows);
+            *o = crate::dispatch!(me.walker_energy(&pos[w * me.n..(w + 1) * me.n], rows));
         });
         self.sf = sf;
     }
@@ -251,10 +264,11 @@ impl<S: Real, A: Real> CpuEwald<S, A> {
         assert_eq!(moves.len(), walkers, "ewald cpu: one move per walker");
         assert_eq!(self.sf.len(), walkers * self.gvecs.len(), "ewald cpu: moves need the energy of these walkers first");
         out.par_iter_mut().enumerate().for_each(|(w, o)| {
-            *o = self.walker_move(&pos[w * self.n..(w + 1) * self.n], &moves[w], &self.sf[w * self.gvecs.len()..]);
+            *o = crate::dispatch!(self.walker_move(&pos[w * self.n..(w + 1) * self.n], &moves[w], &self.sf[w * self.gvecs.len()..]));
         });
     }
 
+    #[inline(always)]
     fn walker_move(&self, pos: &[[f64; 3]], mv: &Move, sf: &[[A; 2]]) -> A {
         let frac = self.fractional(pos);
         let fs: Vec<[S; 3]> = frac.iter().map(|f| f.map(S::of)).collect();

@@ -58,14 +58,15 @@ template <typename A> __device__ A block_sum(A v) {
 
 // Lattice vectors and constants converted once per thread.
 template <typename S> struct Lattice {
-    S a[9], alpha, rc2;
+    S a[9], alpha, rc2, rc;
     __device__ explicit Lattice(const EwaldParams& p) {
 #pragma unroll
         for (int k = 0; k < 9; k++) a[k] = S(p.a[k]);
         alpha = S(p.alpha);
         rc2 = S(p.rc2);
+        rc = S(sqrt(p.rc2));
     }
-    // sum over images R within r_c of erfc(alpha |d - R|) / |d - R|, d the wrapped fractional displacement f
+    // sum over images R (x, y, z, |R|; sorted by |R|) within r_c of erfc(alpha |d - R|) / |d - R|, d the wrapped fractional displacement f
     __device__ S phi(const S* __restrict__ images, int count, S fx, S fy, S fz) const {
         fx -= ew_rint(fx);
         fy -= ew_rint(fy);
@@ -73,9 +74,12 @@ template <typename S> struct Lattice {
         const S dx = fx * a[0] + fy * a[3] + fz * a[6];
         const S dy = fx * a[1] + fy * a[4] + fz * a[7];
         const S dz = fx * a[2] + fy * a[5] + fz * a[8];
+        // |d - R| >= |R| - |d|: images (sorted by length) beyond |d| + r_c cannot contribute
+        const S reach = qmc_sqrt(dx * dx + dy * dy + dz * dz) + rc;
         S s = S(0);
         for (int m = 0; m < count; m++) {
-            const S x = dx - images[3 * m], y = dy - images[3 * m + 1], z = dz - images[3 * m + 2];
+            if (images[4 * m + 3] > reach) break;
+            const S x = dx - images[4 * m], y = dy - images[4 * m + 1], z = dz - images[4 * m + 2];
             const S r2 = x * x + y * y + z * z;
             if (r2 < rc2) {
                 const S r = qmc_sqrt(r2);

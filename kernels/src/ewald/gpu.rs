@@ -110,7 +110,7 @@ impl<S: Real, A: Real> GpuEwald<S, A> {
             frac: gpu.zeros("positions", walkers * 3 * n)?,
             ion_frac: upload(gpu, "ion positions", &ion_frac)?,
             ion_q: upload(gpu, "ion charges", &e.ions.charge.iter().map(|&z| S::of(z)).collect::<Vec<_>>())?,
-            images: upload(gpu, "lattice images", &e.images.iter().flat_map(|r| r.map(S::of)).collect::<Vec<_>>())?,
+            images: upload(gpu, "lattice images", &e.images.iter().flat_map(|r| [r[0], r[1], r[2], super::cell::norm(*r)].map(S::of)).collect::<Vec<_>>())?,
             gm: upload(gpu, "G vectors", &gm)?,
             coef: upload(gpu, "G coefficients", &e.coef.iter().map(|&c| A::of(c)).collect::<Vec<_>>())?,
             ion_sf: upload(gpu, "ion structure factor", &ion_sf)?,
@@ -183,7 +183,7 @@ impl<S: Real, A: Real> GpuEwald<S, A> {
         let cfg = |blocks: u32| LaunchConfig { grid_dim: (blocks, w, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
         let mut b = self.gpu.stream.launch_builder(&self.f[0]);
         b.arg(&self.p).arg(&self.frac).arg(&self.ion_frac).arg(&self.ion_q).arg(&self.images).arg(&mut self.real);
-        // SAFETY: frac holds walkers*3*n positions, ion arrays 3*ions and ions, images 3*images, real walkers*nr;
+        // SAFETY: frac holds walkers*3*n positions, ion arrays 3*ions and ions, images 4*images, real walkers*nr;
         // threads with i >= n only take part in the block sum.
         unsafe { b.launch(cfg(nr)) }.during("launching ewald real")?;
         if ng > 0 {
