@@ -7,6 +7,7 @@ pub mod bspline;
 pub mod check;
 pub mod gemm;
 pub mod lattice;
+pub mod ewald;
 pub mod gpu;
 pub mod jastrow;
 pub mod real;

@@ -9,4 +9,5 @@ pub mod figures;
 pub mod gemm;
 pub mod jastrow;
 pub mod lattice;
+pub mod ewald;
 pub mod registry;

@@ -45,6 +45,7 @@ pub fn kernels() -> Vec<Kernel> {
         kernel!(gemm, "Gaussian-basis orbitals: basis functions and the orbital GEMM in naive/Kahan single, double, mixed, faer/cuBLAS (paper 004)"),
         kernel!(jastrow, "Jastrow factors (B-spline, CASINO u and p, Padé): vgl, move ratios, accepts for a batch of walkers"),
         kernel!(lattice, "t-J model VMC, pair-function determinant, many Markov chains (LSU thesis, paper 001)"),
+        kernel!(ewald, "Ewald sums (3D any lattice, 2D) of electron-gas and ion configurations: full energy and one-electron move"),
     ]
 }
 
