@@ -61,6 +61,8 @@ pub struct Figure {
     pub paper_points: &'static [PaperPoint],
     /// The hardware of the paper's numbers.
     pub paper_hardware: &'static str,
+    /// What a reader should know to compare (printed under the table).
+    pub note: &'static str,
 }
 
 /// `pt!(x, y, "label")`: a paper point, as a literal so figure tables stay `'static`.
@@ -72,19 +74,138 @@ macro_rules! pt {
 
 /// Every figure the suite can draw.
 pub fn all() -> Vec<Figure> {
-    vec![Figure {
-        name: "000-bspline-bandwidth",
-        paper: "Esler et al., CiSE 2012 (paper 000), Sec. on B-spline evaluation",
-        title: "B-spline VGH: fraction of the memory bandwidth reached",
-        kernel: "bspline",
-        op: "vgh",
-        x: "walkers",
-        measure: Measure::PercentOfCeiling,
-        select: &["grid=64", "basis=bspline"],
-        runs: &[&["--grid", "64", "--orbitals", "256,1024,4096", "--walkers", "16,128,1024", "--variants", "cpu,gpu"]],
-        paper_points: &[pt!(128.0, 75.0, "B-spline, 75% of peak")],
-        paper_hardware: "NVIDIA Tesla (GT200), percentage of peak bandwidth",
-    }]
+    vec![
+        Figure {
+            name: "000-bspline-bandwidth",
+            paper: "Esler et al., CiSE 2012 (paper 000): B-spline orbital evaluation",
+            title: "B-spline VGH: fraction of the memory bandwidth reached",
+            kernel: "bspline",
+            op: "vgh",
+            x: "walkers",
+            measure: Measure::PercentOfCeiling,
+            select: &["grid=64", "basis=bspline"],
+            runs: &[&["--grid", "64", "--orbitals", "256,1024,4096", "--walkers", "16,128,1024", "--variants", "cpu,gpu"]],
+            paper_points: &[pt!(128.0, 75.0, "B-spline, 75% of peak")],
+            paper_hardware: "NVIDIA Tesla (GT200), percentage of peak bandwidth",
+            note: "here the percentage is of the copy bandwidth measured in the same process, not of the datasheet peak",
+        },
+        Figure {
+            name: "001-tables-6.2-6.3",
+            paper: "Rajagopalan, LSU thesis 2013 (paper 001), Tables 6.2 and 6.3",
+            title: "t-J VMC, 32 chains: GPU over one CPU core",
+            kernel: "lattice",
+            op: "vmc",
+            x: "L",
+            measure: Measure::SpeedupOneCore,
+            select: &["chains=32"],
+            runs: &[&["--lattice", "5,9,15", "--chains", "32", "--variants", "cpu,gpu", "--precision", "double"]],
+            paper_points: &[
+                pt!(5.0, 7.10, "bfactor=8"),
+                pt!(9.0, 16.53, "bfactor=8"),
+                pt!(15.0, 16.12, "bfactor=8"),
+                pt!(5.0, 9.14, "bfactor=16"),
+                pt!(9.0, 19.88, "bfactor=16"),
+                pt!(15.0, 19.44, "bfactor=16"),
+            ],
+            paper_hardware: "Tesla M2070 vs one Xeon core, 32 chains back to back",
+            note: "speedups recomputed as CPU time / GPU time from the thesis' times (its printed 7.26 and 16.72 do not match)",
+        },
+        Figure {
+            name: "001-table-6.5",
+            paper: "Rajagopalan, LSU thesis 2013 (paper 001), Table 6.5",
+            title: "t-J VMC, 32 chains: GPU over all CPU cores",
+            kernel: "lattice",
+            op: "vmc",
+            x: "L",
+            measure: Measure::SpeedupAllCores,
+            select: &["chains=32"],
+            runs: &[&["--lattice", "5,9,15", "--chains", "32", "--variants", "cpu,gpu", "--precision", "double"]],
+            paper_points: &[pt!(5.0, 1.53, "vs 32 MPI ranks"), pt!(9.0, 3.66, "vs 32 MPI ranks"), pt!(15.0, 3.85, "vs 32 MPI ranks")],
+            paper_hardware: "Tesla M2070 (bfactor=8) vs the group's Fortran MPI code, one rank per chain",
+            note: "the thesis' MPI code was ~7x slower per chain than its own C++ (seed-001); here the CPU side is this suite's all-core code",
+        },
+        Figure {
+            name: "003-table4-5-p",
+            paper: "Thorpe et al., CASINO on GPUs (paper 003), Tables 4 and 5: long-range Jastrow p term",
+            title: "Jastrow p term (plane-wave stars), move ratios: GPU over all CPU cores",
+            kernel: "jastrow",
+            op: "ratio",
+            x: "electrons",
+            measure: Measure::SpeedupAllCores,
+            select: &["term=p"],
+            runs: &[&["--term", "p", "--electrons", "54,114,162,246,342,514,682,1030,1642,2058", "--walkers", "32", "--variants", "cpu,gpu", "--precision", "double,single"]],
+            paper_points: &[pt!(678.0, 2.42, "DP"), pt!(678.0, 2.82, "SP"), pt!(1290.0, 3.15, "SP"), pt!(150.0, 1.0, "DP break-even")],
+            paper_hardware: "V100 vs 32-core POWER9, whole-VMC p-term timer",
+            note: "the paper times the p term inside whole VMC runs; here the kernel alone, walkers batched",
+        },
+        Figure {
+            name: "003-table4-5-u",
+            paper: "Thorpe et al., CASINO on GPUs (paper 003), Tables 4 and 5: short-range Jastrow u term",
+            title: "Jastrow u term, move ratios: GPU over all CPU cores",
+            kernel: "jastrow",
+            op: "ratio",
+            x: "electrons",
+            measure: Measure::SpeedupAllCores,
+            select: &["term=u"],
+            runs: &[&["--term", "u", "--electrons", "54,114,162,246,342,514,682,1030,1642,2058", "--walkers", "32", "--variants", "cpu,gpu", "--precision", "double,single"]],
+            paper_points: &[pt!(678.0, 1.03, "DP"), pt!(678.0, 1.11, "SP"), pt!(1290.0, 1.14, "SP")],
+            paper_hardware: "V100 vs 32-core POWER9, whole-VMC u-term timer",
+            note: "CASINO kept the u term on the CPU (warp stalls); here one block per walker",
+        },
+        Figure {
+            name: "003-ewald",
+            paper: "Thorpe et al., CASINO on GPUs (paper 003), Fig. 2 and Table 5: Ewald",
+            title: "Ewald energy of the fcc electron gas: GPU over all CPU cores",
+            kernel: "ewald",
+            op: "energy",
+            x: "electrons",
+            measure: Measure::SpeedupAllCores,
+            select: &["lattice=fcc"],
+            runs: &[&["--lattice", "fcc", "--electrons", "14,38,54,118,226,678,1290,1642,1930", "--walkers", "64", "--variants", "cpu,gpu"]],
+            paper_points: &[pt!(350.0, 1.0, "DP break-even"), pt!(678.0, 1.79, "SP"), pt!(1290.0, 3.63, "SP")],
+            paper_hardware: "V100 vs 32-core POWER9",
+            note: "the paper's speedups are of the Ewald timer in whole VMC runs",
+        },
+        Figure {
+            name: "004-fig7-basis",
+            paper: "Anderson, Goddard, Schroeder, CPC 2007 (paper 004), Fig. 7 table: basis-function kernel",
+            title: "Gaussian basis functions (value, gradient, Laplacian): GPU over one CPU core",
+            kernel: "gemm",
+            op: "basis",
+            x: "electrons",
+            measure: Measure::SpeedupOneCore,
+            select: &["walkers=128"],
+            runs: &[
+                &["--op", "basis", "--walkers", "128", "--variants", "cpu,gpu"],
+                &["--op", "basis", "--walkers", "128", "--variants", "cpu", "--threads", "1"],
+            ],
+            paper_points: &[
+                pt!(32.0, 18.2, "basis"),
+                pt!(56.0, 25.9, "basis"),
+                pt!(70.0, 30.2, "basis"),
+                pt!(96.0, 31.6, "basis"),
+                pt!(102.0, 29.2, "basis"),
+                pt!(116.0, 28.5, "basis"),
+                pt!(152.0, 33.3, "basis"),
+            ],
+            paper_hardware: "GeForce 7800 GTX vs one 3.0 GHz Pentium 4, single precision",
+            note: "molecules by electron count: acetic acid 32, benzaldehyde 56, [10]annulene 70, diazobenzene 96, lysine 102, arginine 116, HMX 152",
+        },
+        Figure {
+            name: "004-kahan-gemm",
+            paper: "Anderson, Goddard, Schroeder, CPC 2007 (paper 004), Algorithm 2 and Sec. 5: Kahan-compensated GEMM",
+            title: "Orbital GEMM by algorithm (naive and Kahan single, double, library, TF32)",
+            kernel: "gemm",
+            op: "gemm",
+            x: "electrons",
+            measure: Measure::Throughput,
+            select: &["walkers=128", "inputs=basis"],
+            runs: &[&["--op", "gemm", "--walkers", "128", "--variants", "cpu,gpu"]],
+            paper_points: &[],
+            paper_hardware: "GeForce 7800 GTX",
+            note: "the Fig. 7 table has no GEMM column; its text puts the Kahan (KSF) penalty at 3% to 25% of the whole run, growing with the GEMM's share",
+        },
+    ]
 }
 
 /// Find a figure by name, listing the names on failure.
@@ -111,11 +232,23 @@ pub fn select<'a>(f: &Figure, records: &'a [Record]) -> Vec<&'a Record> {
     latest.into_values().collect()
 }
 
-/// A record's case key without its `threads` parameter: pairs a one-core CPU run with the GPU run of its case.
-fn key_without_threads(r: &Record) -> String {
+/// A record's case key without the parameters that only say how the CPU side ran (`threads`, `mode`): pairs a CPU
+/// baseline with the GPU run of its case.
+fn pair_key(r: &Record) -> String {
     let mut r = r.clone();
     r.params.remove("threads");
+    r.params.remove("mode");
     r.case_key()
+}
+
+/// A CPU record on one core: `--threads 1`, or a mini-app's serial mode (chains one after another).
+fn one_core(r: &Record) -> bool {
+    r.variant == Variant::Cpu && (r.params.get("threads").is_some_and(|t| t == "1") || r.params.get("mode").is_some_and(|m| m == "serial"))
+}
+
+/// A CPU record on every core of the pool.
+fn all_cores(r: &Record) -> bool {
+    r.variant == Variant::Cpu && !r.params.contains_key("threads") && r.params.get("mode").is_none_or(|m| m != "serial")
 }
 
 /// Label of a measured series: precision, variant where it matters, and the sizes and parameters that vary.
@@ -147,24 +280,31 @@ pub fn series(f: &Figure, recs: &[&Record]) -> Vec<Series> {
             values.entry(k.clone()).or_default().insert(v.clone());
         }
     }
-    let varying: Vec<String> = values.into_iter().filter(|(k, v)| v.len() > 1 && k != f.x && k != "threads").map(|(k, _)| k).collect();
-    let all_cores: BTreeMap<String, f64> =
-        recs.iter().filter(|r| r.variant == Variant::Cpu && !r.params.contains_key("threads")).map(|r| (r.case_key(), r.time.median)).collect();
-    let one_core: BTreeMap<String, f64> = recs
-        .iter()
-        .filter(|r| r.variant == Variant::Cpu && r.params.get("threads").is_some_and(|t| t == "1"))
-        .map(|r| (key_without_threads(r), r.time.median))
+    // a size tied to x (e.g. basis functions per molecule) does not name series: only keys with several values at
+    // one x do
+    let mut at_x: BTreeMap<(String, u64), std::collections::BTreeSet<String>> = BTreeMap::new();
+    for r in recs {
+        let Some(&x) = r.sizes.get(f.x) else { continue };
+        for (k, v) in r.sizes.iter().map(|(k, v)| (k, v.to_string())).chain(r.params.iter().map(|(k, v)| (k, v.clone()))) {
+            at_x.entry((k.clone(), x)).or_default().insert(v);
+        }
+    }
+    let varying: Vec<String> = values
+        .into_keys()
+        .filter(|k| k != f.x && k != "threads" && k != "mode" && at_x.iter().any(|((key, _), v)| key == k && v.len() > 1))
         .collect();
+    let all_core_time: BTreeMap<String, f64> = recs.iter().filter(|r| all_cores(r)).map(|r| (pair_key(r), r.time.median)).collect();
+    let one_core_time: BTreeMap<String, f64> = recs.iter().filter(|r| one_core(r)).map(|r| (pair_key(r), r.time.median)).collect();
     let mut out: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
     for r in recs {
         let Some(&x) = r.sizes.get(f.x) else { continue };
         let y = match f.measure {
-            Measure::SpeedupAllCores if r.variant == Variant::Gpu => all_cores.get(&r.case_key()).map(|c| c / r.time.median),
-            Measure::SpeedupOneCore if r.variant == Variant::Gpu => one_core.get(&r.case_key()).map(|c| c / r.time.median),
-            Measure::PercentOfCeiling if r.variant != Variant::CpuRef && !r.params.contains_key("threads") => {
+            Measure::SpeedupAllCores if r.variant == Variant::Gpu => all_core_time.get(&pair_key(r)).map(|c| c / r.time.median),
+            Measure::SpeedupOneCore if r.variant == Variant::Gpu => one_core_time.get(&pair_key(r)).map(|c| c / r.time.median),
+            Measure::PercentOfCeiling if r.variant == Variant::Gpu || all_cores(r) => {
                 r.fraction_of_ceiling.map(|f| 100.0 * f)
             }
-            Measure::Throughput => Some(r.throughput),
+            Measure::Throughput if r.variant == Variant::Gpu || all_cores(r) => Some(r.throughput),
             _ => None,
         };
         if let Some(y) = y {
@@ -205,6 +345,9 @@ pub fn table(f: &Figure, measured: &[Series], hardware: &str) -> String {
     xs.sort_by(|a, b| a.total_cmp(b));
     xs.dedup();
     let mut t = format!("{}: {}\n{}\npaper: {}\nhere:  {hardware}\ny: {}\n", f.name, f.title, f.paper, f.paper_hardware, f.measure.label());
+    if !f.note.is_empty() {
+        t += &format!("note: {}\n", f.note);
+    }
     t += &format!("{:>10}  {:<28} {:>10}  {:<40} {:>10}\n", f.x, "paper series", "paper", "measured series", "measured");
     for x in xs {
         let paper: Vec<&PaperPoint> = f.paper_points.iter().filter(|p| p.x == x).collect();
@@ -267,7 +410,7 @@ mod tests {
         let kernels: Vec<&str> = crate::registry::kernels().iter().map(|k| k.name).collect();
         for f in all() {
             assert!(kernels.contains(&f.kernel), "{} needs kernel {}", f.name, f.kernel);
-            assert!(!f.runs.is_empty() && !f.paper_points.is_empty(), "{}", f.name);
+            assert!(!f.runs.is_empty() && (!f.paper_points.is_empty() || !f.note.is_empty()), "{}", f.name);
         }
     }
 }
