@@ -1,0 +1,1 @@
+//! GPU engine (placeholder while the CPU path is built).
