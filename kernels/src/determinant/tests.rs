@@ -187,7 +187,6 @@ fn a_wrong_update_is_detected() {
     assert!(!Check::compare("inverse", &e.inverse().unwrap(), &t, 1e-6).passed());
 }
 
-/*GPU
 #[test]
 fn gpu_matches_reference_when_present() {
     let g = match crate::gpu::Gpu::open(0) {
@@ -213,5 +212,9 @@ fn gpu_matches_reference_when_present() {
     let (_, logdet, _) = reference::invert_all(&p.a, p.n).unwrap();
     assert!(Check::compare("inverse", &e.inverse().unwrap(), &p.t, 1e-12).passed());
     assert!(Check::compare("logdet", &e.logdets().unwrap().0, &logdet, 1e-12).passed());
+    let mut singular = p.a.clone();
+    let row: Vec<f64> = singular[p.n * p.n..p.n * p.n + p.n].to_vec();
+    singular[p.n * p.n + 7 * p.n..p.n * p.n + 8 * p.n].copy_from_slice(&row);
+    e.load(&singular, &p.t, &[0; 3]).unwrap();
+    assert!(matches!(e.invert(), Err(DetError::Singular { walker: 1, .. })));
 }
-GPU*/
