@@ -5,4 +5,5 @@
 
 pub mod bspline;
 pub mod common;
+pub mod determinant;
 pub mod registry;

@@ -11,7 +11,8 @@ use super::{singular_tolerance, DetError, Engine, MAX_DELAY};
 use crate::gpu::{CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PushKernelArg};
 use crate::Real;
 use cudarc::cublas::sys::cublasOperation_t::{CUBLAS_OP_N, CUBLAS_OP_T};
-use cudarc::cublas::{Gemm, GemmConfig, StridedBatchedConfig};
+pub use cudarc::cublas::Gemm;
+use cudarc::cublas::{GemmConfig, StridedBatchedConfig};
 use std::sync::Arc;
 
 pub const SRC: &str = include_str!("determinant.cu");
