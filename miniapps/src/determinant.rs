@@ -74,64 +74,45 @@ pub fn suite(level: Level) -> &'static [&'static str] {
 
 const OPS: [&str; 6] = ["ratio", "update", "delayed", "invert", "moves", "drift"];
 
-/// One (N, walkers) problem: inputs, initial inverses, and the reference for the checked walkers.
-struct Problem {
-    n: usize,
-    walkers: usize,
-    a: Vec<f64>,
-    prop: Vec<f64>,
-    grad: Vec<f64>,
-    /// Transposed f64 inverses of all walkers (the starting state, from faer).
+/// One (N, walkers) problem with its starting state: the inverses of all walkers (f64, from faer) and the flags,
+/// `ones` all-accepting steps (ratio, update, delayed) followed by the move loop's random ones.
+struct Setup {
+    pb: det::Problem,
     t0: Vec<f64>,
-    /// Flags: `ones` all-accepting steps (ratio, update, delayed), then the move loop's random ones.
     flags: Vec<i32>,
     ones: usize,
-    /// Reference inverses (natural layout), log|det| and signs of the checked walkers.
-    inv: Vec<f64>,
-    logdet: Vec<f64>,
-    sign: Vec<f64>,
-    checked: usize,
 }
 
-impl Problem {
-    fn new(a: &Args, n: usize, walkers: usize, seed: u64) -> Result<Problem> {
-        let m = det::random_matrices(n, walkers, seed);
-        let prop = det::random_matrices(n, walkers, seed ^ 0x9E37);
-        let grad = det::random_gradients(n, walkers, seed);
-        let mut start = CpuDets::<f64, f64>::new(n, &prop[..n * n], &grad[..3 * n], 1);
-        let mut t0 = Vec::with_capacity(m.len());
-        for w in 0..walkers {
-            start.load(&m[w * n * n..(w + 1) * n * n], &m[w * n * n..(w + 1) * n * n], &[])?;
+impl std::ops::Deref for Setup {
+    type Target = det::Problem;
+    fn deref(&self) -> &det::Problem {
+        &self.pb
+    }
+}
+
+impl Setup {
+    fn new(a: &Args, n: usize, walkers: usize, seed: u64) -> Result<Setup> {
+        let pb = det::Problem::new(n, walkers, a.check_walkers, seed)?;
+        let nn = n * n;
+        let mut start = CpuDets::<f64, f64>::new(n, &pb.prop[..nn], &pb.grad[..3 * n], 1);
+        let mut t0 = Vec::with_capacity(pb.a.len());
+        for m in pb.a.chunks(nn) {
+            start.load(m, m, &[])?;
             start.invert()?;
             t0.extend(start.inverse()?);
         }
         let ones = a.delay.iter().copied().max().unwrap_or(1).max(1);
         let mut flags = vec![1; ones * walkers];
         flags.extend(det::accept_flags(a.steps, walkers, a.accept, seed));
-        let checked = walkers.min(a.check_walkers.max(1));
-        let (inv, logdet, sign) = reference::invert_all(&m[..checked * n * n], n)?;
-        Ok(Problem { n, walkers, a: m, prop, grad, t0, flags, ones, inv, logdet, sign, checked })
+        Ok(Setup { pb, t0, flags, ones })
     }
 
     fn nn(&self) -> usize {
         self.n * self.n
     }
 
-    /// Reference after `steps` of the move sequence, for the checked walkers: transposed inverses, last ratios and
-    /// gradient ratios.
     fn moves(&self, steps: std::ops::Range<usize>) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
-        let (n, nn) = (self.n, self.nn());
-        let (mut t, mut r, mut g) = (vec![], vec![], vec![]);
-        for w in 0..self.checked {
-            let mut a = self.a[w * nn..(w + 1) * nn].to_vec();
-            let mut inv = self.inv[w * nn..(w + 1) * nn].to_vec();
-            let f: Vec<i32> = self.flags.iter().skip(w).step_by(self.walkers).copied().collect();
-            let (rw, gw) = reference::moves(&mut a, &mut inv, n, &self.prop[w * nn..(w + 1) * nn], &self.grad[w * 3 * n..(w + 1) * 3 * n], steps.clone(), &f);
-            t.extend(reference::transpose(&inv, n));
-            r.push(rw);
-            g.extend(gw);
-        }
-        (t, r, g)
+        self.pb.moves(steps, &self.flags)
     }
 }
 
@@ -142,7 +123,7 @@ fn tolerance(p: Precision, n: usize, updates: usize) -> f64 {
 }
 
 /// Compare the engine's state with the reference for the checked walkers.
-fn state_checks<E: Engine>(e: &mut E, pb: &Problem, reference: (Vec<f64>, Vec<f64>, Vec<f64>), p: Precision, updates: usize) -> Result<Vec<Check>> {
+fn state_checks<E: Engine>(e: &mut E, pb: &Setup, reference: (Vec<f64>, Vec<f64>, Vec<f64>), p: Precision, updates: usize) -> Result<Vec<Check>> {
     let c = pb.checked;
     let tol = tolerance(p, pb.n, updates);
     let t = e.inverse()?;
@@ -196,7 +177,7 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
             }
             case_no += 1;
             r.step(format!("building {w} matrices of {n} x {n}"));
-            let pb = Problem::new(a, n, w, r.seed(case_no))?;
+            let pb = Setup::new(a, n, w, r.seed(case_no))?;
             if r.runs(Variant::CpuRef) && r.precisions().contains(&Precision::Double) && n <= 256 {
                 reference_timings(r, &pb)?;
             }
@@ -220,7 +201,7 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
     Ok(())
 }
 
-fn case(op: &str, p: Precision, pb: &Problem) -> Case {
+fn case(op: &str, p: Precision, pb: &Setup) -> Case {
     Case::new("determinant", op, p).size("n", pb.n).size("walkers", pb.walkers)
 }
 
@@ -242,7 +223,7 @@ fn reps(r: &Runner, n: usize) -> usize {
 }
 
 /// The plain reference timed on all walkers (small N only): ratio, Sherman-Morrison, inversion.
-fn reference_timings(r: &mut Runner, pb: &Problem) -> Result<()> {
+fn reference_timings(r: &mut Runner, pb: &Setup) -> Result<()> {
     let (n, nn, nw) = (pb.n, pb.nn(), pb.walkers as f64);
     let (mut inv, _, _) = reference::invert_all(&pb.a, n)?;
     let t = r.time_reps(Variant::CpuRef, 3, || -> Result<()> {
@@ -270,7 +251,7 @@ fn reference_timings(r: &mut Runner, pb: &Problem) -> Result<()> {
 }
 
 /// All ops of one problem in one precision, on the CPU and (when present) the GPU.
-fn precision<S: Scalar, A: Scalar>(r: &mut Runner, a: &Args, pb: &Problem, p: Precision) -> Result<()>
+fn precision<S: Scalar, A: Scalar>(r: &mut Runner, a: &Args, pb: &Setup, p: Precision) -> Result<()>
 where
     kernels::gpu::CudaBlas: det::gpu::Gemm<S>,
 {
@@ -287,7 +268,7 @@ where
     Ok(())
 }
 
-fn ops<E: Engine>(r: &mut Runner, a: &Args, pb: &Problem, p: Precision, v: Variant, e: &mut E) -> Result<()> {
+fn ops<E: Engine>(r: &mut Runner, a: &Args, pb: &Setup, p: Precision, v: Variant, e: &mut E) -> Result<()> {
     let (n, nw) = (pb.n, pb.walkers as f64);
     let es = if p == Precision::Double { 8 } else { 4 };
     let has = |o: &str| a.ops.iter().any(|x| x == o);

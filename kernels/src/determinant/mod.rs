@@ -189,6 +189,48 @@ pub fn run_moves<E: Engine>(e: &mut E, steps: std::ops::Range<usize>, delay: usi
     Ok(())
 }
 
+/// A batch of walkers' matrices, proposals and gradient rows, with the f64 reference inverses (natural layout),
+/// log|det| and signs of the first `checked` walkers.
+pub struct Problem {
+    pub n: usize,
+    pub walkers: usize,
+    pub a: Vec<f64>,
+    pub prop: Vec<f64>,
+    pub grad: Vec<f64>,
+    pub inv: Vec<f64>,
+    pub logdet: Vec<f64>,
+    pub sign: Vec<f64>,
+    pub checked: usize,
+}
+
+impl Problem {
+    pub fn new(n: usize, walkers: usize, checked: usize, seed: u64) -> Result<Problem, DetError> {
+        let a = random_matrices(n, walkers, seed);
+        let prop = random_matrices(n, walkers, seed ^ 0x9E37);
+        let grad = random_gradients(n, walkers, seed);
+        let checked = checked.clamp(1, walkers);
+        let (inv, logdet, sign) = reference::invert_all(&a[..checked * n * n], n)?;
+        Ok(Problem { n, walkers, a, prop, grad, inv, logdet, sign, checked })
+    }
+
+    /// The reference after `steps` of a move sequence with acceptance flags `[step][walker]`, for the checked
+    /// walkers: transposed inverses, last ratios and last gradient ratios.
+    pub fn moves(&self, steps: std::ops::Range<usize>, flags: &[i32]) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+        let (n, nn) = (self.n, self.n * self.n);
+        let (mut t, mut r, mut g) = (vec![], vec![], vec![]);
+        for w in 0..self.checked {
+            let mut a = self.a[w * nn..(w + 1) * nn].to_vec();
+            let mut inv = self.inv[w * nn..(w + 1) * nn].to_vec();
+            let f: Vec<i32> = flags.iter().skip(w).step_by(self.walkers).copied().collect();
+            let (rw, gw) = reference::moves(&mut a, &mut inv, n, &self.prop[w * nn..(w + 1) * nn], &self.grad[w * 3 * n..(w + 1) * 3 * n], steps.clone(), &f);
+            t.extend(reference::transpose(&inv, n));
+            r.push(rw);
+            g.extend(gw);
+        }
+        (t, r, g)
+    }
+}
+
 /// Max |A X^T - I| over one walker, with X = t the transposed inverse (f64 products): the residual of an inverse.
 pub fn residual(a: &[f64], t: &[f64], n: usize) -> f64 {
     use faer::linalg::matmul::matmul;

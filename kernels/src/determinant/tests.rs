@@ -1,46 +1,27 @@
 use super::*;
 use crate::Check;
 
-struct Problem {
-    n: usize,
-    walkers: usize,
-    a: Vec<f64>,
-    prop: Vec<f64>,
-    grad: Vec<f64>,
-    /// Reference inverses in the natural layout and transposed.
-    inv: Vec<f64>,
+/// A problem with the reference for every walker, and its transposed inverses as `t`.
+struct Full {
+    p: Problem,
     t: Vec<f64>,
 }
 
-fn problem(n: usize, walkers: usize, seed: u64) -> Problem {
-    let a = random_matrices(n, walkers, seed);
-    let prop = random_matrices(n, walkers, seed + 1);
-    let grad = random_gradients(n, walkers, seed);
-    let (inv, _, _) = reference::invert_all(&a, n).unwrap();
-    let t = reference::transpose(&inv, n);
-    Problem { n, walkers, a, prop, grad, inv, t }
-}
-
-impl Problem {
-    /// The reference after a move sequence: transposed inverses, last ratios and gradient ratios.
-    fn moves(&self, steps: std::ops::Range<usize>, flags: &[i32]) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
-        let (n, nn) = (self.n, self.n * self.n);
-        let (mut inv, mut ratios, mut grads) = (vec![], vec![], vec![]);
-        for w in 0..self.walkers {
-            let mut a = self.a[w * nn..(w + 1) * nn].to_vec();
-            let mut i = self.inv[w * nn..(w + 1) * nn].to_vec();
-            let f: Vec<i32> = flags.iter().skip(w).step_by(self.walkers).copied().collect();
-            let (r, g) = reference::moves(&mut a, &mut i, n, &self.prop[w * nn..(w + 1) * nn], &self.grad[w * 3 * n..(w + 1) * 3 * n], steps.clone(), &f);
-            inv.extend(i);
-            ratios.push(r);
-            grads.extend(g);
-        }
-        (reference::transpose(&inv, n), ratios, grads)
+impl std::ops::Deref for Full {
+    type Target = Problem;
+    fn deref(&self) -> &Problem {
+        &self.p
     }
 }
 
+fn problem(n: usize, walkers: usize, seed: u64) -> Full {
+    let p = Problem::new(n, walkers, walkers, seed).unwrap();
+    let t = reference::transpose(&p.inv, n);
+    Full { p, t }
+}
+
 /// Run a move sequence on an engine and compare inverse, ratios and gradients with the reference.
-fn check_moves<E: Engine>(e: &mut E, p: &Problem, delay: usize, accept: f64, tol: f64) {
+fn check_moves<E: Engine>(e: &mut E, p: &Full, delay: usize, accept: f64, tol: f64) {
     let steps = 0..2 * p.n + 3;
     let flags = accept_flags(steps.end, p.walkers, accept, 5);
     e.load(&p.a, &p.t, &flags).unwrap();
