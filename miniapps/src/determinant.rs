@@ -146,7 +146,7 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
     if let Some(op) = a.ops.iter().find(|o| !OPS.contains(&o.as_str())) {
         bail!("unknown op '{op}': expected one of {}", OPS.join(", "));
     }
-    if let Some(n) = a.n.iter().find(|&&n| n < 2 || n > 16384) {
+    if let Some(n) = a.n.iter().find(|&&n| !(2..=16384).contains(&n)) {
         bail!("--n {n} is out of range: matrices from 2 x 2 to 16384 x 16384 electrons per spin");
     }
     if let Some(k) = a.delay.iter().find(|&&k| k > det::MAX_DELAY) {
@@ -158,7 +158,7 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
     if !(0.0..=1.0).contains(&a.accept) {
         bail!("--accept {} is not a probability (0 to 1)", a.accept);
     }
-    if !(a.max_gb > 0.0) {
+    if a.max_gb.is_nan() || a.max_gb <= 0.0 {
         bail!("--max-gb must be positive");
     }
     let host_mem = r.system.memory_bytes as f64;
@@ -391,7 +391,7 @@ fn drift<S: Scalar, A: Scalar>(r: &mut Runner, a: &Args, n: usize, p: Precision,
             cs = cs.param("recompute", rc);
         }
         let es = std::mem::size_of::<S>();
-        r.record(&cs, Variant::Cpu, t, work_of(scaled(work::rank1(n, es), k as f64), k as f64, "electron moves/s"), &[err.clone()])?;
+        r.record(&cs, Variant::Cpu, t, work_of(scaled(work::rank1(n, es), k as f64), k as f64, "electron moves/s"), std::slice::from_ref(&err))?;
         r.extra("residual_max_abs", res);
         r.extra("error_vs_f64", err.error);
         r.extra("error_in_eps", err.error / S::EPS);

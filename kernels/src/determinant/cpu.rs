@@ -157,9 +157,8 @@ fn delay_accept<S: Real, A: Real>(wk: &mut Walker<S, A>, n: usize, k: usize, q: 
     let y: Vec<A> = (0..m).map(|j| (0..m).map(|l| d[l] * b(l, j)).sum()).collect();
     let s = beta - d.iter().zip(&x).map(|(&a, &c)| a * c).sum::<A>();
     for i in 0..m {
-        for j in 0..m {
-            let bij = A::of(wk.binv[i * k + j].f64());
-            wk.binv[i * k + j] = S::of((bij + x[i] * y[j] / s).f64());
+        for (bij, &yj) in wk.binv[i * k..i * k + m].iter_mut().zip(&y) {
+            *bij = S::of((A::of(bij.f64()) + x[i] * yj / s).f64());
         }
         wk.binv[i * k + m] = S::of((-x[i] / s).f64());
         wk.binv[m * k + i] = S::of((-y[i] / s).f64());

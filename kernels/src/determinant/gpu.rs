@@ -101,7 +101,7 @@ where
     pub fn new(gpu: &Arc<Gpu>, n: usize, prop: &[f64], grad: &[f64], max_delay: usize, steps: usize) -> Result<Self, GpuError> {
         assert!((1..=MAX_DELAY).contains(&max_delay), "determinant gpu: delay out of range");
         let walkers = prop.len() / (n * n);
-        assert!(walkers >= 1 && walkers <= 65535 && n <= 65535, "determinant gpu: walkers and n must fit a grid");
+        assert!((1..=65535).contains(&walkers) && n <= 65535, "determinant gpu: walkers and n must fit a grid");
         let (s, a) = (std::mem::size_of::<S>(), std::mem::size_of::<A>());
         gpu.ensure_fits("the determinant matrices", device_bytes(n, walkers, max_delay, steps, s, a))?;
         let suf = suffix::<S, A>();

@@ -68,8 +68,11 @@ pub fn inverse(a: &[f64], n: usize) -> Result<(Vec<f64>, f64, f64), usize> {
     Ok((inv, logdet, sign))
 }
 
+/// Natural-layout inverses of a batch, log|det| and signs.
+pub type Inverses = (Vec<f64>, Vec<f64>, Vec<f64>);
+
 /// Inverses of a batch `[walker][row][col]`: the natural-layout inverses, log|det| and signs.
-pub fn invert_all(a: &[f64], n: usize) -> Result<(Vec<f64>, Vec<f64>, Vec<f64>), DetError> {
+pub fn invert_all(a: &[f64], n: usize) -> Result<Inverses, DetError> {
     let mut inv = Vec::with_capacity(a.len());
     let (mut logdet, mut sign) = (vec![], vec![]);
     for (w, m) in a.chunks(n * n).enumerate() {

@@ -82,7 +82,7 @@ fn test_matrices_are_diagonally_dominant() {
 fn singular_matrix_is_an_error_not_nans() {
     let n = 6;
     let mut a = random_matrices(n, 2, 4);
-    let (r0, r3) = (n * n + 0, n * n + 3 * n);
+    let (r0, r3) = (n * n, n * n + 3 * n); // rows 0 and 3 of walker 1
     let row: Vec<f64> = a[r0..r0 + n].to_vec();
     a[r3..r3 + n].copy_from_slice(&row); // walker 1: rows 0 and 3 equal
     assert!(reference::inverse(&a[n * n..], n).is_err());
