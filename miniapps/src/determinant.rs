@@ -9,6 +9,9 @@ use harness::cli::{positive, CommonArgs};
 use harness::{Case, Runner, Variant, Work};
 use kernels::determinant::{self as det, cpu::CpuDets, cpu::Scalar, gpu::GpuDets, reference, work, Engine};
 use kernels::{Check, Precision};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
 
 /// Time the determinant kernels of QMC for a batch of walkers (one N x N Slater matrix per walker and spin).
 ///
@@ -81,7 +84,12 @@ struct Setup {
     t0: Vec<f64>,
     flags: Vec<i32>,
     ones: usize,
+    /// Reference results of the move sequences already computed (shared by every precision and variant).
+    cache: RefCell<HashMap<(usize, usize), Rc<Reference>>>,
 }
+
+/// Reference transposed inverses, last ratios and gradient ratios of the checked walkers.
+type Reference = (Vec<f64>, Vec<f64>, Vec<f64>);
 
 impl std::ops::Deref for Setup {
     type Target = det::Problem;
@@ -92,7 +100,9 @@ impl std::ops::Deref for Setup {
 
 impl Setup {
     fn new(a: &Args, n: usize, walkers: usize, seed: u64) -> Result<Setup> {
-        let pb = det::Problem::new(n, walkers, a.check_walkers, seed)?;
+        // the O(N^3) reference runs on one walker only at the largest sizes
+        let checked = if n >= 2048 { 1 } else { a.check_walkers };
+        let pb = det::Problem::new(n, walkers, checked, seed)?;
         let nn = n * n;
         let mut start = CpuDets::<f64, f64>::new(n, &pb.prop[..nn], &pb.grad[..3 * n], 1);
         let mut t0 = Vec::with_capacity(pb.a.len());
@@ -104,15 +114,17 @@ impl Setup {
         let ones = a.delay.iter().copied().max().unwrap_or(1).max(1);
         let mut flags = vec![1; ones * walkers];
         flags.extend(det::accept_flags(a.steps, walkers, a.accept, seed));
-        Ok(Setup { pb, t0, flags, ones })
+        Ok(Setup { pb, t0, flags, ones, cache: RefCell::default() })
     }
 
     fn nn(&self) -> usize {
         self.n * self.n
     }
 
-    fn moves(&self, steps: std::ops::Range<usize>) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
-        self.pb.moves(steps, &self.flags)
+    fn moves(&self, steps: std::ops::Range<usize>) -> Rc<Reference> {
+        let key = (steps.start, steps.end);
+        let mut cache = self.cache.borrow_mut();
+        cache.entry(key).or_insert_with(|| Rc::new(self.pb.moves(steps, &self.flags))).clone()
     }
 }
 
@@ -123,7 +135,7 @@ fn tolerance(p: Precision, n: usize, updates: usize) -> f64 {
 }
 
 /// Compare the engine's state with the reference for the checked walkers.
-fn state_checks<E: Engine>(e: &mut E, pb: &Setup, reference: (Vec<f64>, Vec<f64>, Vec<f64>), p: Precision, updates: usize) -> Result<Vec<Check>> {
+fn state_checks<E: Engine>(e: &mut E, pb: &Setup, reference: &Reference, p: Precision, updates: usize) -> Result<Vec<Check>> {
     let c = pb.checked;
     let tol = tolerance(p, pb.n, updates);
     let t = e.inverse()?;
@@ -278,8 +290,8 @@ fn ops<E: Engine>(r: &mut Runner, a: &Args, pb: &Setup, p: Precision, v: Variant
         e.load(&pb.a, &pb.t0, &pb.flags)?;
         let t = r.time_reps(v, reps, || e.ratio(0))?;
         // the ratio leaves the inverse as it was; its ratios are those of the first move
-        let (_, rr, rg) = pb.moves(0..1);
-        let c = state_checks(e, pb, (reference::transpose(&pb.inv, n), rr, rg), p, 0)?;
+        let first = pb.moves(0..1);
+        let c = state_checks(e, pb, &(reference::transpose(&pb.inv, n), first.1.clone(), first.2.clone()), p, 0)?;
         r.record(&case("ratio", p, pb), v, t, work_of(scaled(work::ratio(n, es), nw), nw, "ratios/s"), &c)?;
     }
     if has("update") {
@@ -288,7 +300,7 @@ fn ops<E: Engine>(r: &mut Runner, a: &Args, pb: &Setup, p: Precision, v: Variant
         let t = r.time_reps(v, reps, || det::run_moves(e, 0..1, 1, &pb.flags, None))?;
         e.load(&pb.a, &pb.t0, &pb.flags)?;
         det::run_moves(e, 0..1, 1, &pb.flags, None)?;
-        let c = state_checks(e, pb, pb.moves(0..1), p, 1)?;
+        let c = state_checks(e, pb, &pb.moves(0..1), p, 1)?;
         r.record(&case("update", p, pb).param("delay", 1), v, t, work_of(scaled(work::rank1(n, es), nw), nw, "electron moves/s"), &c)?;
     }
     if has("delayed") {
@@ -298,7 +310,7 @@ fn ops<E: Engine>(r: &mut Runner, a: &Args, pb: &Setup, p: Precision, v: Variant
             let t = r.time_reps(v, reps, || det::run_moves(e, 0..k, k, &pb.flags, None))?;
             e.load(&pb.a, &pb.t0, &pb.flags)?;
             det::run_moves(e, 0..k, k, &pb.flags, None)?;
-            let c = state_checks(e, pb, pb.moves(0..k), p, k)?;
+            let c = state_checks(e, pb, &pb.moves(0..k), p, k)?;
             let kw = k as f64 * nw;
             r.record(&case("delayed", p, pb).param("delay", k), v, t, work_of(scaled(work::delayed(n, k, es), nw), kw, "electron moves/s"), &c)?;
         }
@@ -329,7 +341,7 @@ fn ops<E: Engine>(r: &mut Runner, a: &Args, pb: &Setup, p: Precision, v: Variant
             let t = r.time_reps(v, reps, || det::run_moves(e, steps.clone(), k, &pb.flags, recompute))?;
             e.load(&pb.a, &pb.t0, &pb.flags)?;
             det::run_moves(e, steps.clone(), k, &pb.flags, recompute)?;
-            let c = state_checks(e, pb, pb.moves(steps.clone()), p, recompute.unwrap_or(a.steps).min(a.steps))?;
+            let c = state_checks(e, pb, &pb.moves(steps.clone()), p, recompute.unwrap_or(a.steps).min(a.steps))?;
             let proposed = a.steps as f64 * nw;
             let ratio = work::ratio(n, es);
             let per_accept = if k == 1 {

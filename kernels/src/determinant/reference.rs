@@ -95,7 +95,13 @@ pub fn ratio(inv: &[f64], n: usize, q: usize, u: &[f64], grad: &[f64]) -> (f64, 
 /// Ainv' = Ainv - (Ainv e_q)(u^T Ainv - e_q^T) / (u^T Ainv e_q).
 pub fn sherman_morrison(a: &mut [f64], inv: &mut [f64], n: usize, q: usize, u: &[f64]) {
     let c: Vec<f64> = (0..n).map(|i| inv[i * n + q]).collect();
-    let mut w: Vec<f64> = (0..n).map(|j| (0..n).map(|i| u[i] * inv[i * n + j]).sum()).collect();
+    // w = u^T Ainv, accumulated row by row (contiguous reads)
+    let mut w = vec![0.0; n];
+    for (i, &ui) in u.iter().enumerate() {
+        for (wj, &x) in w.iter_mut().zip(&inv[i * n..(i + 1) * n]) {
+            *wj += ui * x;
+        }
+    }
     let r = w[q];
     w[q] -= 1.0;
     for i in 0..n {
