@@ -70,7 +70,7 @@ pub fn suite(level: Level) -> &'static [&'static str] {
         Level::Quick => &["--n", "16,64", "--walkers", "4", "--delay", "1,4,16", "--steps", "32", "--recompute", "16", "--drift-updates", "16,64"],
         Level::Full => &[
             "--n", "128,512,1024,2048,4096", "--walkers", "64", "--max-gb", "2", "--delay", "1,4,16,64", "--steps", "128",
-            "--drift-updates", "64,256,1024,4096",
+            "--drift-updates", "64,256,1024",
         ],
     }
 }
