@@ -4,6 +4,7 @@
 //! version (`gpu.rs` with its `.cu` source), generic over [`Real`] and chosen at run time by [`Precision`].
 
 pub mod bspline;
+pub mod determinant;
 pub mod check;
 pub mod gemm;
 pub mod lattice;

@@ -10,4 +10,5 @@ pub mod gemm;
 pub mod jastrow;
 pub mod lattice;
 pub mod ewald;
+pub mod determinant;
 pub mod registry;

@@ -46,6 +46,7 @@ pub fn kernels() -> Vec<Kernel> {
         kernel!(jastrow, "Jastrow factors (B-spline, CASINO u and p, Padé): vgl, move ratios, accepts for a batch of walkers"),
         kernel!(lattice, "t-J model VMC, pair-function determinant, many Markov chains (LSU thesis, paper 001)"),
         kernel!(ewald, "Ewald sums (3D any lattice, 2D) of electron-gas and ion configurations: full energy and one-electron move"),
+        kernel!(determinant, "Slater determinants: ratios, Sherman-Morrison and delayed (rank-k) updates, inversion, drift"),
     ]
 }
 

@@ -1,0 +1,327 @@
+// Slater-determinant kernels for a batch of walkers: ratio (with the delayed-update correction), Sherman-Morrison
+// rank-1 update, delayed-update accept (Schur growth of B^-1), and batched Gauss-Jordan inversion.
+// Layouts (all walkers in one allocation, column index fastest, so adjacent threads read adjacent entries):
+//   a, t, prop: [walker][n][n]   (t = transposed inverse, prop row q = proposed row for electron q)
+//   grad: [walker][3][n]; v, ut: [walker][kmax][n]; binv: [walker][kmax][kmax]; p: [walker][kmax]
+// S: storage type, A: accumulation type (double, float, or float storage with double sums for "mixed").
+
+// Sum of 4 values over the block (blockDim.x a multiple of 32, at most 1024); every thread gets the sums.
+template <typename A> __device__ void block_sum4(A v[4], A* sh /* [4][32] */) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+#pragma unroll
+    for (int c = 0; c < 4; c++) v[c] = warp_sum(v[c]);
+    if (lane == 0)
+        for (int c = 0; c < 4; c++) sh[c * 32 + warp] = v[c];
+    __syncthreads();
+    if (warp == 0) {
+        for (int c = 0; c < 4; c++) {
+            A x = lane < nw ? sh[c * 32 + lane] : A(0);
+            x = warp_sum(x);
+            if (lane == 0) sh[c * 32] = x;
+        }
+    }
+    __syncthreads();
+#pragma unroll
+    for (int c = 0; c < 4; c++) v[c] = sh[c * 32];
+}
+
+// One block per walker. With m pending delayed moves: p = V t[q] (one warp per dot), z = B^-1 p, and column q of
+// the current inverse c = t[q] - U^T z; then ratio = u . c and gradient ratios = (grad . c) / ratio.
+template <typename S, typename A>
+__device__ void ratio(int n, int kmax, int q, const S* __restrict__ t, const S* __restrict__ prop,
+                      const S* __restrict__ grad, const S* __restrict__ v, const S* __restrict__ ut,
+                      const S* __restrict__ binv, const int* __restrict__ count, A* __restrict__ p,
+                      A* __restrict__ ratio_out, A* __restrict__ grad_out) {
+    __shared__ A sp[64], sz[64], sh[4 * 32];
+    const int w = blockIdx.x;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+    const size_t nn = (size_t)n * n;
+    const S* tq = t + w * nn + (size_t)q * n;
+    const S* u = prop + w * nn + (size_t)q * n;
+    const S* g = grad + (size_t)w * 3 * n;
+    const S* uw = ut + (size_t)w * kmax * n;
+    const int m = count[w];
+    if (m > 0) {
+        const S* vw = v + (size_t)w * kmax * n;
+        for (int j = warp; j < m; j += nw) {
+            A s = A(0);
+            for (int i = lane; i < n; i += 32) s += A(vw[(size_t)j * n + i]) * A(tq[i]);
+            s = warp_sum(s);
+            if (lane == 0) {
+                sp[j] = s;
+                p[(size_t)w * kmax + j] = s;
+            }
+        }
+        __syncthreads();
+        if (threadIdx.x < m) {
+            const S* b = binv + (size_t)w * kmax * kmax + (size_t)threadIdx.x * kmax;
+            A s = A(0);
+            for (int l = 0; l < m; l++) s += A(b[l]) * sp[l];
+            sz[threadIdx.x] = s;
+        }
+        __syncthreads();
+    }
+    A acc[4] = {A(0), A(0), A(0), A(0)};
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        A c = A(tq[i]);
+        for (int j = 0; j < m; j++) c -= A(uw[(size_t)j * n + i]) * sz[j];
+        acc[0] += A(u[i]) * c;
+        acc[1] += A(g[i]) * c;
+        acc[2] += A(g[n + i]) * c;
+        acc[3] += A(g[2 * n + i]) * c;
+    }
+    block_sum4(acc, sh);
+    if (threadIdx.x == 0) {
+        ratio_out[w] = acc[0];
+        for (int d = 0; d < 3; d++) grad_out[3 * w + d] = acc[d + 1] / acc[0];
+    }
+}
+
+// Sherman-Morrison, step 1: wv[j] = t[j] . u for every row j (one warp per row); the warp of row q also saves
+// c = t[q] (read by step 2 while row q is rewritten) and sets A's row q to u. Grid (ceil(n/8), walkers), 256 threads.
+template <typename S, typename A>
+__device__ void gemv(int n, int q, int step, int walkers, const S* __restrict__ t, const S* __restrict__ prop,
+                     const int* __restrict__ flags, S* __restrict__ a, A* __restrict__ wv, S* __restrict__ c) {
+    const int w = blockIdx.y;
+    if (!flags[(size_t)step * walkers + w]) return;
+    const int lane = threadIdx.x & 31;
+    const int j = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+    if (j >= n) return;
+    const size_t nn = (size_t)n * n;
+    const S* row = t + w * nn + (size_t)j * n;
+    const S* u = prop + w * nn + (size_t)q * n;
+    A s = A(0);
+    for (int i = lane; i < n; i += 32) s += A(row[i]) * A(u[i]);
+    s = warp_sum(s);
+    if (lane == 0) wv[(size_t)w * n + j] = s;
+    if (j == q) {
+        for (int i = lane; i < n; i += 32) {
+            c[(size_t)w * n + i] = row[i];
+            a[w * nn + (size_t)q * n + i] = u[i];
+        }
+    }
+}
+
+// Sherman-Morrison, step 2: t[j][i] -= ((wv[j] - delta_jq) / wv[q]) c[i]. Grid (ceil(n/256), n, walkers).
+template <typename S, typename A>
+__device__ void rank1(int n, int q, int step, int walkers, S* __restrict__ t, const int* __restrict__ flags,
+                      const A* __restrict__ wv, const S* __restrict__ c) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const int j = blockIdx.y, w = blockIdx.z;
+    if (i >= n || !flags[(size_t)step * walkers + w]) return;
+    const A* ww = wv + (size_t)w * n;
+    A coef = ww[j];
+    if (j == q) coef -= A(1);
+    coef /= ww[q];
+    t[(size_t)w * n * n + (size_t)j * n + i] -= S(coef) * c[(size_t)w * n + i];
+}
+
+// Delayed update, accept: with v = u - a[q], d_j = v . ut[j] (j < m), beta = 1 + v . t[q], x = B^-1 p,
+// y = d^T B^-1, s = beta - d . x: B^-1 grows to [[B^-1 + x y^T / s, -x / s], [-y^T / s, 1 / s]]; V and U^T gain
+// the rows v and t[q]; A's row q becomes u. One block per walker (p is from the ratio of this step).
+template <typename S, typename A>
+__device__ void delay_accept(int n, int kmax, int q, int step, int walkers, const S* __restrict__ t,
+                             const S* __restrict__ prop, const int* __restrict__ flags, S* __restrict__ a,
+                             S* __restrict__ v, S* __restrict__ ut, S* __restrict__ binv, int* __restrict__ count,
+                             const A* __restrict__ p) {
+    __shared__ A sd[65], sx[64], sy[64];
+    const int w = blockIdx.x;
+    if (!flags[(size_t)step * walkers + w]) return;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+    const int m = count[w];
+    const size_t nn = (size_t)n * n;
+    const S* tq = t + w * nn + (size_t)q * n;
+    const S* u = prop + w * nn + (size_t)q * n;
+    S* aq = a + w * nn + (size_t)q * n;
+    S* vw = v + (size_t)w * kmax * n;
+    S* uw = ut + (size_t)w * kmax * n;
+    S* bw = binv + (size_t)w * kmax * kmax;
+    const A* pw = p + (size_t)w * kmax;
+    for (int j = warp; j <= m; j += nw) {
+        const S* row = j < m ? uw + (size_t)j * n : tq;
+        A s = A(0);
+        for (int i = lane; i < n; i += 32) s += A(S(u[i] - aq[i])) * A(row[i]);
+        s = warp_sum(s);
+        if (lane == 0) sd[j] = s;
+    }
+    __syncthreads();
+    if (threadIdx.x < m) {
+        const int r = threadIdx.x;
+        A x = A(0), y = A(0);
+        for (int l = 0; l < m; l++) {
+            x += A(bw[(size_t)r * kmax + l]) * pw[l];
+            y += sd[l] * A(bw[(size_t)l * kmax + r]);
+        }
+        sx[r] = x;
+        sy[r] = y;
+    }
+    __syncthreads();
+    A s = A(1) + sd[m];
+    for (int l = 0; l < m; l++) s -= sd[l] * sx[l];
+    const int m1 = m + 1;
+    for (int idx = threadIdx.x; idx < m1 * m1; idx += blockDim.x) {
+        const int i = idx / m1, j = idx % m1;
+        A val;
+        if (i < m && j < m) val = A(bw[(size_t)i * kmax + j]) + sx[i] * sy[j] / s;
+        else if (i < m) val = -sx[i] / s;
+        else if (j < m) val = -sy[j] / s;
+        else val = A(1) / s;
+        bw[(size_t)i * kmax + j] = S(val);
+    }
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        const S ui = u[i];
+        vw[(size_t)m * n + i] = ui - aq[i];
+        uw[(size_t)m * n + i] = tq[i];
+        aq[i] = ui;
+    }
+    if (threadIdx.x == 0) count[w] = m1;
+}
+
+// Inversion, step 0: work = R(a)^T (32 x 32 tiles through shared memory). Grid (ceil(n/32), ceil(n/32), walkers),
+// block (32, 8). Inverting A^T gives t = (A^T)^-1 = Ainv^T directly.
+template <typename S, typename R>
+__device__ void to_work(int n, const S* __restrict__ a, R* __restrict__ work) {
+    __shared__ R tile[32][33];
+    const size_t off = (size_t)blockIdx.z * n * n;
+    const int bx = blockIdx.x * 32, by = blockIdx.y * 32;
+    for (int k = threadIdx.y; k < 32; k += 8) {
+        const int r = by + k, c = bx + threadIdx.x;
+        if (r < n && c < n) tile[k][threadIdx.x] = R(a[off + (size_t)r * n + c]);
+    }
+    __syncthreads();
+    for (int k = threadIdx.y; k < 32; k += 8) {
+        const int r = bx + k, c = by + threadIdx.x;
+        if (r < n && c < n) work[off + (size_t)r * n + c] = tile[threadIdx.x][k];
+    }
+}
+
+// Gauss-Jordan step p, part 1 (one block per walker): partial pivoting (row swap), log|det| and sign count, row p
+// scaled by 1/pivot (with 1/pivot in place of the pivot), column p saved for part 2. A pivot not above tol marks
+// the walker singular (column p + 1) and stops its elimination.
+template <typename R>
+__device__ void gj_pivot(int n, int p, double tol, R* __restrict__ work, R* __restrict__ col, int* __restrict__ perm,
+                         double* __restrict__ logdet, int* __restrict__ neg, int* __restrict__ singular) {
+    __shared__ R sv[32];
+    __shared__ int si[32];
+    const int w = blockIdx.x;
+    if (singular[w]) return;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+    R* M = work + (size_t)w * n * n;
+    R best = R(-1);
+    int bi = p;
+    for (int i = p + threadIdx.x; i < n; i += blockDim.x) {
+        const R x = fabs(M[(size_t)i * n + p]);
+        if (x > best) { best = x; bi = i; }
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+        const R ob = __shfl_down_sync(0xffffffffu, best, o);
+        const int oi = __shfl_down_sync(0xffffffffu, bi, o);
+        if (ob > best || (ob == best && oi < bi)) { best = ob; bi = oi; }
+    }
+    if (lane == 0) { sv[warp] = best; si[warp] = bi; }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        for (int k = 1; k < nw; k++)
+            if (sv[k] > sv[0] || (sv[k] == sv[0] && si[k] < si[0])) { sv[0] = sv[k]; si[0] = si[k]; }
+    }
+    __syncthreads();
+    const R pmax = sv[0];
+    const int r = si[0];
+    if (!(double(pmax) > tol)) {  // also catches NaN
+        if (threadIdx.x == 0) singular[w] = p + 1;
+        return;
+    }
+    if (r != p)
+        for (int j = threadIdx.x; j < n; j += blockDim.x) {
+            const R x = M[(size_t)p * n + j];
+            M[(size_t)p * n + j] = M[(size_t)r * n + j];
+            M[(size_t)r * n + j] = x;
+        }
+    __syncthreads();
+    const R d = M[(size_t)p * n + p];
+    __syncthreads();  // every thread holds the pivot before it is overwritten
+    for (int j = threadIdx.x; j < n; j += blockDim.x) {
+        if (j == p) M[(size_t)p * n + p] = R(1) / d;
+        else M[(size_t)p * n + j] /= d;
+    }
+    for (int i = threadIdx.x; i < n; i += blockDim.x)
+        if (i != p) col[(size_t)w * n + i] = M[(size_t)i * n + p];
+    if (threadIdx.x == 0) {
+        perm[(size_t)w * n + p] = r;
+        logdet[w] += log(fabs((double)d));
+        neg[w] += (r != p) + (d < R(0));
+    }
+}
+
+// Gauss-Jordan step p, part 2: every row i != p: M[i][j] -= col[i] M[p][j], and M[i][p] = -col[i] / pivot.
+// Grid (ceil(n/256), n, walkers).
+template <typename R>
+__device__ void gj_eliminate(int n, int p, R* __restrict__ work, const R* __restrict__ col,
+                             const int* __restrict__ singular) {
+    const int j = blockIdx.x * blockDim.x + threadIdx.x;
+    const int i = blockIdx.y, w = blockIdx.z;
+    if (j >= n || i == p || singular[w]) return;
+    R* M = work + (size_t)w * n * n;
+    const R f = col[(size_t)w * n + i];
+    if (j == p) M[(size_t)i * n + p] = -f * M[(size_t)p * n + p];
+    else M[(size_t)i * n + j] -= f * M[(size_t)p * n + j];
+}
+
+// Gauss-Jordan, last step: undo the row swaps as column swaps in reverse order. One thread per row.
+template <typename R>
+__device__ void gj_unpermute(int n, R* __restrict__ work, const int* __restrict__ perm) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x, w = blockIdx.y;
+    if (i >= n) return;
+    R* row = work + (size_t)w * n * n + (size_t)i * n;
+    const int* pw = perm + (size_t)w * n;
+    for (int p = n - 1; p >= 0; p--) {
+        const int r = pw[p];
+        if (r != p) { const R x = row[p]; row[p] = row[r]; row[r] = x; }
+    }
+}
+
+template <typename R, typename S>
+__device__ void from_work(u64 total, const R* __restrict__ work, S* __restrict__ t) {
+    for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < total; i += (u64)gridDim.x * blockDim.x)
+        t[i] = S(work[i]);
+}
+
+#define DET_UPDATE_ENTRIES(SUF, S, A)                                                                          \
+    extern "C" __global__ void det_ratio_##SUF(int n, int kmax, int q, const S* t, const S* prop, const S* grad, \
+        const S* v, const S* ut, const S* binv, const int* count, A* p, A* r, A* g) {                          \
+        ratio<S, A>(n, kmax, q, t, prop, grad, v, ut, binv, count, p, r, g);                                   \
+    }                                                                                                          \
+    extern "C" __global__ void det_gemv_##SUF(int n, int q, int step, int walkers, const S* t, const S* prop,   \
+        const int* flags, S* a, A* wv, S* c) {                                                                 \
+        gemv<S, A>(n, q, step, walkers, t, prop, flags, a, wv, c);                                             \
+    }                                                                                                          \
+    extern "C" __global__ void det_rank1_##SUF(int n, int q, int step, int walkers, S* t, const int* flags,     \
+        const A* wv, const S* c) {                                                                             \
+        rank1<S, A>(n, q, step, walkers, t, flags, wv, c);                                                     \
+    }                                                                                                          \
+    extern "C" __global__ void det_accept_##SUF(int n, int kmax, int q, int step, int walkers, const S* t,      \
+        const S* prop, const int* flags, S* a, S* v, S* ut, S* binv, int* count, const A* p) {                 \
+        delay_accept<S, A>(n, kmax, q, step, walkers, t, prop, flags, a, v, ut, binv, count, p);               \
+    }                                                                                                          \
+    extern "C" __global__ void det_to_work_##SUF(int n, const S* a, A* work) { to_work<S, A>(n, a, work); }    \
+    extern "C" __global__ void det_from_work_##SUF(u64 total, const A* work, S* t) {                            \
+        from_work<A, S>(total, work, t);                                                                       \
+    }
+
+#define DET_INVERT_ENTRIES(SUF, R)                                                                             \
+    extern "C" __global__ void det_gj_pivot_##SUF(int n, int p, double tol, R* work, R* col, int* perm,         \
+        double* logdet, int* neg, int* singular) {                                                             \
+        gj_pivot<R>(n, p, tol, work, col, perm, logdet, neg, singular);                                        \
+    }                                                                                                          \
+    extern "C" __global__ void det_gj_eliminate_##SUF(int n, int p, R* work, const R* col, const int* singular) { \
+        gj_eliminate<R>(n, p, work, col, singular);                                                            \
+    }                                                                                                          \
+    extern "C" __global__ void det_gj_unpermute_##SUF(int n, R* work, const int* perm) {                       \
+        gj_unpermute<R>(n, work, perm);                                                                        \
+    }
+
+DET_UPDATE_ENTRIES(f64, double, double)
+DET_UPDATE_ENTRIES(f32, float, float)
+DET_UPDATE_ENTRIES(mixed, float, double)
+DET_INVERT_ENTRIES(f64, double)
+DET_INVERT_ENTRIES(f32, float)

@@ -1,0 +1,326 @@
+//! The GPU engine: every array of all walkers in one device allocation, one launch per step for all walkers,
+//! the delayed update's rank-k apply as three cuBLAS strided-batched GEMMs (one batch entry per walker), and the
+//! inversion as batched Gauss-Jordan (two launches per pivot column) in the accumulation type (f64 for double
+//! and mixed).
+//!
+//! cuBLAS is column-major: a row-major r x c array is its c x r transpose. With T = t (row-major N x N) and
+//! V, U^T, W, Y row-major k x N, the products W = V t^T, Y = B^-T U^T, t -= W^T Y read, in column-major terms,
+//! W^T = op_T(T^T) V^T, Y^T = U^T_cm B_cm^T, T^T -= Y^T (W^T)^T.
+
+use super::{singular_tolerance, DetError, Engine, MAX_DELAY};
+use crate::gpu::{CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PushKernelArg};
+use crate::Real;
+use cudarc::cublas::sys::cublasOperation_t::{CUBLAS_OP_N, CUBLAS_OP_T};
+pub use cudarc::cublas::Gemm;
+use cudarc::cublas::{GemmConfig, StridedBatchedConfig};
+use std::sync::Arc;
+
+pub const SRC: &str = include_str!("determinant.cu");
+
+const BLOCK: u32 = 256;
+
+/// Kernel-name suffix for storage S and accumulation A.
+fn suffix<S: Real, A: Real>() -> &'static str {
+    match (S::NAME, A::NAME) {
+        ("f32", "f64") => "mixed",
+        (_, name) => name,
+    }
+}
+
+struct Funcs {
+    ratio: CudaFunction,
+    gemv: CudaFunction,
+    rank1: CudaFunction,
+    accept: CudaFunction,
+    to_work: CudaFunction,
+    from_work: CudaFunction,
+    pivot: CudaFunction,
+    eliminate: CudaFunction,
+    unpermute: CudaFunction,
+}
+
+/// Buffers of the inversion, allocated on its first use.
+struct InvertBuffers<A> {
+    work: CudaSlice<A>,
+    col: CudaSlice<A>,
+    perm: CudaSlice<i32>,
+    logdet: CudaSlice<f64>,
+    neg: CudaSlice<i32>,
+    singular: CudaSlice<i32>,
+}
+
+/// All walkers' determinants on the GPU (see module docs). Storage S, accumulation and inversion A.
+pub struct GpuDets<S: Real, A: Real> {
+    gpu: Arc<Gpu>,
+    f: Funcs,
+    n: usize,
+    walkers: usize,
+    kmax: usize,
+    delay: usize,
+    /// Largest |A| entry of the loaded matrices: the scale of the singular-pivot test.
+    max_abs: f64,
+    a: CudaSlice<S>,
+    t: CudaSlice<S>,
+    prop: CudaSlice<S>,
+    grad: CudaSlice<S>,
+    flags: CudaSlice<i32>,
+    ratio: CudaSlice<A>,
+    grads: CudaSlice<A>,
+    wv: CudaSlice<A>,
+    c: CudaSlice<S>,
+    v: CudaSlice<S>,
+    ut: CudaSlice<S>,
+    binv: CudaSlice<S>,
+    wbuf: CudaSlice<S>,
+    ybuf: CudaSlice<S>,
+    p: CudaSlice<A>,
+    count: CudaSlice<i32>,
+    inv: Option<InvertBuffers<A>>,
+}
+
+fn conv<S: Real>(x: &[f64]) -> Vec<S> {
+    x.iter().map(|&v| S::of(v)).collect()
+}
+
+fn cfg(grid: (u32, u32, u32), block: (u32, u32, u32)) -> LaunchConfig {
+    LaunchConfig { grid_dim: grid, block_dim: block, shared_mem_bytes: 0 }
+}
+
+/// Device bytes of an engine (to check before allocating, and for the mini-app's size limits).
+pub fn device_bytes(n: usize, walkers: usize, kmax: usize, steps: usize, s: usize, a: usize) -> usize {
+    let nn = n * n * walkers;
+    4 * nn * s + nn * a + 5 * kmax * n * walkers * s + (3 * n + 4) * walkers * s.max(a) + steps * walkers * 4
+}
+
+impl<S: Real, A: Real> GpuDets<S, A>
+where
+    cudarc::cublas::CudaBlas: Gemm<S>,
+{
+    /// Upload the proposals `[walker][row][col]` and gradient rows `[walker][xyz][n]`; room for delays up to
+    /// `max_delay` and acceptance flags of `steps` steps. `load` sets A and the inverse.
+    pub fn new(gpu: &Arc<Gpu>, n: usize, prop: &[f64], grad: &[f64], max_delay: usize, steps: usize) -> Result<Self, GpuError> {
+        assert!((1..=MAX_DELAY).contains(&max_delay), "determinant gpu: delay out of range");
+        let walkers = prop.len() / (n * n);
+        assert!((1..=65535).contains(&walkers) && n <= 65535, "determinant gpu: walkers and n must fit a grid");
+        let (s, a) = (std::mem::size_of::<S>(), std::mem::size_of::<A>());
+        gpu.ensure_fits("the determinant matrices", device_bytes(n, walkers, max_delay, steps, s, a))?;
+        let suf = suffix::<S, A>();
+        let func = |name: &str| gpu.function("determinant", SRC, &format!("det_{name}_{suf}"));
+        let inv_suf = A::NAME;
+        let ifunc = |name: &str| gpu.function("determinant", SRC, &format!("det_{name}_{inv_suf}"));
+        let f = Funcs {
+            ratio: func("ratio")?,
+            gemv: func("gemv")?,
+            rank1: func("rank1")?,
+            accept: func("accept")?,
+            to_work: func("to_work")?,
+            from_work: func("from_work")?,
+            pivot: ifunc("gj_pivot")?,
+            eliminate: ifunc("gj_eliminate")?,
+            unpermute: ifunc("gj_unpermute")?,
+        };
+        let nn = n * n * walkers;
+        let k = max_delay;
+        Ok(GpuDets {
+            a: gpu.zeros("Slater matrices", nn)?,
+            t: gpu.zeros("inverses", nn)?,
+            prop: gpu.upload("proposed rows", &conv::<S>(prop))?,
+            grad: gpu.upload("proposed gradient rows", &conv::<S>(grad))?,
+            flags: gpu.zeros("acceptance flags", steps.max(1) * walkers)?,
+            ratio: gpu.zeros("ratios", walkers)?,
+            grads: gpu.zeros("gradient ratios", 3 * walkers)?,
+            wv: gpu.zeros("rank-1 products", n * walkers)?,
+            c: gpu.zeros("inverse columns", n * walkers)?,
+            v: gpu.zeros("delayed row changes", k * n * walkers)?,
+            ut: gpu.zeros("delayed inverse rows", k * n * walkers)?,
+            binv: gpu.zeros("delayed B inverses", k * k * walkers)?,
+            wbuf: gpu.zeros("delayed products W", k * n * walkers)?,
+            ybuf: gpu.zeros("delayed products Y", k * n * walkers)?,
+            p: gpu.zeros("delayed products p", k * walkers)?,
+            count: gpu.zeros("delayed counts", walkers)?,
+            inv: None,
+            gpu: gpu.clone(),
+            f,
+            n,
+            walkers,
+            kmax: k,
+            delay: 1,
+            max_abs: 0.0,
+        })
+    }
+
+    fn clear_delayed(&mut self) -> Result<(), GpuError> {
+        let s = &self.gpu.stream;
+        s.memset_zeros(&mut self.v).during("clearing delayed moves")?;
+        s.memset_zeros(&mut self.ut).during("clearing delayed moves")?;
+        s.memset_zeros(&mut self.binv).during("clearing delayed moves")?;
+        s.memset_zeros(&mut self.count).during("clearing delayed moves")
+    }
+
+    fn blas_err(e: cudarc::cublas::result::CublasError) -> GpuError {
+        GpuError::Blas { during: "the delayed-update GEMM".into(), message: format!("{e:?}") }
+    }
+}
+
+impl<S: Real, A: Real> Engine for GpuDets<S, A>
+where
+    cudarc::cublas::CudaBlas: Gemm<S>,
+{
+    fn shape(&self) -> (usize, usize) {
+        (self.walkers, self.n)
+    }
+
+    fn set_delay(&mut self, k: usize) {
+        assert!(k >= 1 && k <= self.kmax, "determinant gpu: delay {k} beyond the allocation");
+        self.delay = k;
+    }
+
+    fn load(&mut self, a: &[f64], t: &[f64], flags: &[i32]) -> Result<(), DetError> {
+        assert!(a.len() == self.a.len() && t.len() == self.t.len() && flags.len() <= self.flags.len(), "determinant gpu: load sizes");
+        self.max_abs = a.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+        self.gpu.write(&mut self.a, &conv::<S>(a))?;
+        self.gpu.write(&mut self.t, &conv::<S>(t))?;
+        if !flags.is_empty() {
+            let mut view = self.flags.slice_mut(..flags.len());
+            self.gpu.stream.memcpy_htod(flags, &mut view).during("copying acceptance flags")?;
+        }
+        self.clear_delayed()?;
+        Ok(())
+    }
+
+    fn ratio(&mut self, q: usize) -> Result<(), DetError> {
+        let (n, kmax, q) = (self.n as i32, self.kmax as i32, q as i32);
+        let mut b = self.gpu.stream.launch_builder(&self.f.ratio);
+        b.arg(&n).arg(&kmax).arg(&q).arg(&self.t).arg(&self.prop).arg(&self.grad).arg(&self.v).arg(&self.ut);
+        b.arg(&self.binv).arg(&self.count).arg(&mut self.p).arg(&mut self.ratio).arg(&mut self.grads);
+        // SAFETY: one block per walker; every buffer holds walkers times the per-walker extent the kernel indexes
+        // (n*n, 3n, kmax*n, kmax*kmax, kmax, 1, 3) and count[w] <= kmax <= 64 (the shared arrays' size).
+        unsafe { b.launch(cfg((self.walkers as u32, 1, 1), (BLOCK, 1, 1))) }.during("launching det_ratio")?;
+        Ok(())
+    }
+
+    fn accept(&mut self, q: usize, step: usize) -> Result<(), DetError> {
+        assert!((step + 1) * self.walkers <= self.flags.len(), "determinant gpu: step beyond the flags");
+        let (n, kmax, q, step, nw) = (self.n as i32, self.kmax as i32, q as i32, step as i32, self.walkers as i32);
+        let w = self.walkers as u32;
+        if self.delay == 1 {
+            let mut b = self.gpu.stream.launch_builder(&self.f.gemv);
+            b.arg(&n).arg(&q).arg(&step).arg(&nw).arg(&self.t).arg(&self.prop).arg(&self.flags);
+            b.arg(&mut self.a).arg(&mut self.wv).arg(&mut self.c);
+            // SAFETY: grid (ceil(n/8), walkers) of 8 warps, one row each; rows >= n return; buffers sized as in new.
+            unsafe { b.launch(cfg(((self.n as u32).div_ceil(BLOCK / 32), w, 1), (BLOCK, 1, 1))) }.during("launching det_gemv")?;
+            let mut b = self.gpu.stream.launch_builder(&self.f.rank1);
+            b.arg(&n).arg(&q).arg(&step).arg(&nw).arg(&mut self.t).arg(&self.flags).arg(&self.wv).arg(&self.c);
+            // SAFETY: grid (ceil(n/256), n, walkers): column i < n checked, row j < n and walker w by the grid.
+            unsafe { b.launch(cfg(((self.n as u32).div_ceil(BLOCK), self.n as u32, w), (BLOCK, 1, 1))) }.during("launching det_rank1")?;
+        } else {
+            let mut b = self.gpu.stream.launch_builder(&self.f.accept);
+            b.arg(&n).arg(&kmax).arg(&q).arg(&step).arg(&nw).arg(&self.t).arg(&self.prop).arg(&self.flags);
+            b.arg(&mut self.a).arg(&mut self.v).arg(&mut self.ut).arg(&mut self.binv).arg(&mut self.count).arg(&self.p);
+            // SAFETY: one block per walker; the driver flushes before any walker holds kmax moves, so row
+            // count[w] < kmax of v, ut and binv exists.
+            unsafe { b.launch(cfg((w, 1, 1), (BLOCK, 1, 1))) }.during("launching det_accept")?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self, pending: usize) -> Result<(), DetError> {
+        if pending == 0 {
+            return Ok(());
+        }
+        assert!(pending <= self.kmax, "determinant gpu: more pending moves than the delay allows");
+        let blas = self.gpu.blas()?;
+        let (n, k, kmax) = (self.n as i32, pending as i32, self.kmax as i32);
+        let (nn, kn, kk) = ((self.n * self.n) as i64, (self.kmax * self.n) as i64, (self.kmax * self.kmax) as i64);
+        let batch = self.walkers as i32;
+        let gemm = |transb, m, nc, kk_, alpha, lda, ldb, beta| GemmConfig { transa: CUBLAS_OP_N, transb, m, n: nc, k: kk_, alpha, lda, ldb, beta, ldc: n };
+        // W^T (n x k) = T (op_T of t) * V^T
+        let mut g1 = gemm(CUBLAS_OP_N, n, k, n, S::one(), n, n, S::zero());
+        g1.transa = CUBLAS_OP_T;
+        let c1 = StridedBatchedConfig { gemm: g1, batch_size: batch, stride_a: nn, stride_b: kn, stride_c: kn };
+        // Y^T (n x k) = U^T * B^-1 (op_T of the column-major view of row-major B^-1)
+        let g2 = gemm(CUBLAS_OP_T, n, k, k, S::one(), n, kmax, S::zero());
+        let c2 = StridedBatchedConfig { gemm: g2, batch_size: batch, stride_a: kn, stride_b: kk, stride_c: kn };
+        // t^T (n x n) -= Y^T * W
+        let g3 = gemm(CUBLAS_OP_T, n, n, k, -S::one(), n, n, S::one());
+        let c3 = StridedBatchedConfig { gemm: g3, batch_size: batch, stride_a: kn, stride_b: kn, stride_c: nn };
+        // SAFETY: every operand holds `batch` matrices at the given strides with the given leading dimensions
+        // (t: n x n; v, ut, wbuf, ybuf: kmax rows of n; binv: kmax x kmax), and k <= kmax.
+        unsafe {
+            blas.gemm_strided_batched(c1, &self.t, &self.v, &mut self.wbuf).map_err(Self::blas_err)?;
+            blas.gemm_strided_batched(c2, &self.ut, &self.binv, &mut self.ybuf).map_err(Self::blas_err)?;
+            blas.gemm_strided_batched(c3, &self.ybuf, &self.wbuf, &mut self.t).map_err(Self::blas_err)?;
+        }
+        self.clear_delayed()?;
+        Ok(())
+    }
+
+    fn invert(&mut self) -> Result<(), DetError> {
+        let (n, walkers) = (self.n, self.walkers);
+        if self.inv.is_none() {
+            let g = &self.gpu;
+            self.inv = Some(InvertBuffers {
+                work: g.zeros("inversion workspace", n * n * walkers)?,
+                col: g.zeros("inversion columns", n * walkers)?,
+                perm: g.zeros("pivot rows", n * walkers)?,
+                logdet: g.zeros("log determinants", walkers)?,
+                neg: g.zeros("determinant signs", walkers)?,
+                singular: g.zeros("singular flags", walkers)?,
+            });
+        }
+        let inv = self.inv.as_mut().unwrap();
+        let s = &self.gpu.stream;
+        for z in [&mut inv.neg, &mut inv.singular] {
+            s.memset_zeros(z).during("clearing inversion flags")?;
+        }
+        s.memset_zeros(&mut inv.logdet).during("clearing log determinants")?;
+        let ni = n as i32;
+        let (w, tiles) = (walkers as u32, (n as u32).div_ceil(32));
+        let mut b = s.launch_builder(&self.f.to_work);
+        b.arg(&ni).arg(&self.a).arg(&mut inv.work);
+        // SAFETY: 32 x 32 tiles cover n x n for every walker; entries beyond n are skipped.
+        unsafe { b.launch(cfg((tiles, tiles, w), (32, 8, 1))) }.during("launching det_to_work")?;
+        let tol = singular_tolerance(n, self.max_abs, A::EPS);
+        for p in 0..ni {
+            let mut b = s.launch_builder(&self.f.pivot);
+            b.arg(&ni).arg(&p).arg(&tol).arg(&mut inv.work).arg(&mut inv.col).arg(&mut inv.perm);
+            b.arg(&mut inv.logdet).arg(&mut inv.neg).arg(&mut inv.singular);
+            // SAFETY: one block per walker over its n x n workspace, n-entry column and permutation.
+            unsafe { b.launch(cfg((w, 1, 1), (BLOCK, 1, 1))) }.during("launching det_gj_pivot")?;
+            let mut b = s.launch_builder(&self.f.eliminate);
+            b.arg(&ni).arg(&p).arg(&mut inv.work).arg(&inv.col).arg(&inv.singular);
+            // SAFETY: grid (ceil(n/256), n, walkers); columns >= n return.
+            unsafe { b.launch(cfg(((n as u32).div_ceil(BLOCK), n as u32, w), (BLOCK, 1, 1))) }.during("launching det_gj_eliminate")?;
+        }
+        let mut b = s.launch_builder(&self.f.unpermute);
+        b.arg(&ni).arg(&mut inv.work).arg(&inv.perm);
+        // SAFETY: one thread per (row < n, walker).
+        unsafe { b.launch(cfg(((n as u32).div_ceil(128), w, 1), (128, 1, 1))) }.during("launching det_gj_unpermute")?;
+        let total = (n * n * walkers) as u64;
+        let mut b = s.launch_builder(&self.f.from_work);
+        b.arg(&total).arg(&inv.work).arg(&mut self.t);
+        // SAFETY: grid-stride loop over the `total` entries both buffers hold.
+        unsafe { b.launch(cfg((self.gpu.info.multiprocessors.max(1) as u32 * 8, 1, 1), (BLOCK, 1, 1))) }.during("launching det_from_work")?;
+        let singular = self.gpu.download(&inv.singular)?;
+        if let Some((walker, &c)) = singular.iter().enumerate().find(|(_, &c)| c != 0) {
+            return Err(DetError::Singular { walker, column: c as usize - 1 });
+        }
+        Ok(())
+    }
+
+    fn inverse(&mut self) -> Result<Vec<f64>, DetError> {
+        Ok(self.gpu.download(&self.t)?.iter().map(|x| x.f64()).collect())
+    }
+
+    fn ratios(&mut self) -> Result<(Vec<f64>, Vec<f64>), DetError> {
+        let r = self.gpu.download(&self.ratio)?.iter().map(|x| x.f64()).collect();
+        let g = self.gpu.download(&self.grads)?.iter().map(|x| x.f64()).collect();
+        Ok((r, g))
+    }
+
+    fn logdets(&mut self) -> Result<(Vec<f64>, Vec<f64>), DetError> {
+        let inv = self.inv.as_ref().expect("determinant gpu: logdets before any inversion");
+        let neg = self.gpu.download(&inv.neg)?;
+        Ok((self.gpu.download(&inv.logdet)?, neg.iter().map(|&k| if k % 2 == 0 { 1.0 } else { -1.0 }).collect()))
+    }
+}

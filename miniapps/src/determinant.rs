@@ -1,0 +1,412 @@
+//! `determinant`: Slater-determinant ratios, Sherman-Morrison and delayed (Woodbury) updates, inversion, QMC-like
+//! move loops and the single-precision drift of the inverse, CPU and GPU, every precision, each fast result checked
+//! against the f64 reference. See `kernels::determinant` for the algebra, layouts and test matrices.
+
+use crate::common::KernelArgs;
+use crate::registry::Level;
+use anyhow::{bail, Result};
+use harness::cli::{positive, CommonArgs};
+use harness::{Case, Runner, Variant, Work};
+use kernels::determinant::{self as det, cpu::CpuDets, cpu::Scalar, gpu::GpuDets, reference, work, Engine};
+use kernels::{Check, Precision};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+/// Time the determinant kernels of QMC for a batch of walkers (one N x N Slater matrix per walker and spin).
+///
+/// Ops: ratio (ratio and gradient ratio of a one-row change), update (ratio + Sherman-Morrison rank-1),
+/// delayed (k moves with a Woodbury rank-k update, each --delay), invert (LU / Gauss-Jordan with log|det|),
+/// moves (a QMC-like move loop: propose, ratio, accept with --accept probability, update; rank-1 and each delay),
+/// drift (CPU: error of the inverse after K single-precision rank-1 updates, against a fresh f64 inverse).
+/// Example: determinant --n 2048 --walkers 32 --delay 1,16,64 --ops moves --variants gpu
+#[derive(clap::Parser, Debug)]
+#[command(name = "determinant", version)]
+pub struct Args {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Electrons per spin (matrix size N), comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "128,512")]
+    pub n: Vec<usize>,
+    /// Walkers (one matrix each), comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "16")]
+    pub walkers: Vec<usize>,
+    /// Delays k of the delayed update (1 = Sherman-Morrison), comma-separated, at most 64.
+    #[arg(long, value_delimiter = ',', default_value = "1,4,16,64")]
+    pub delay: Vec<usize>,
+    /// Operations: ratio, update, delayed, invert, moves, drift.
+    #[arg(long, value_delimiter = ',', default_value = "ratio,update,delayed,invert,moves,drift")]
+    pub ops: Vec<String>,
+    /// Acceptance probability of a move in the move loop.
+    #[arg(long, default_value_t = 0.5)]
+    pub accept: f64,
+    /// Proposed moves per walker in one move loop.
+    #[arg(long, default_value_t = 128)]
+    pub steps: usize,
+    /// Mixed precision: moves between re-inversions in f64 (0: never).
+    #[arg(long, default_value_t = 64)]
+    pub recompute: usize,
+    /// Drift: numbers of single-precision rank-1 updates after which the error is measured, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "16,64,256,1024")]
+    pub drift_updates: Vec<usize>,
+    /// Cap on the matrix storage of one case in GB (f64 A, inverse, proposals, workspace): fewer walkers are
+    /// used where a case would exceed it.
+    #[arg(long, default_value_t = 4.0)]
+    pub max_gb: f64,
+    /// Walkers whose results are checked against the f64 reference.
+    #[arg(long, default_value_t = 2)]
+    pub check_walkers: usize,
+}
+
+impl KernelArgs for Args {
+    fn common(&self) -> &CommonArgs {
+        &self.common
+    }
+}
+
+/// Suite command lines.
+pub fn suite(level: Level) -> &'static [&'static str] {
+    match level {
+        Level::Quick => &["--n", "16,64", "--walkers", "4", "--delay", "1,4,16", "--steps", "32", "--recompute", "16", "--drift-updates", "16,64"],
+        Level::Full => &[
+            "--n", "128,512,1024,2048,4096", "--walkers", "64", "--max-gb", "2", "--delay", "1,4,16,64", "--steps", "128",
+            "--drift-updates", "64,256,1024",
+        ],
+    }
+}
+
+const OPS: [&str; 6] = ["ratio", "update", "delayed", "invert", "moves", "drift"];
+
+/// One (N, walkers) problem with its starting state: the inverses of all walkers (f64, from faer) and the flags,
+/// `ones` all-accepting steps (ratio, update, delayed) followed by the move loop's random ones.
+struct Setup {
+    pb: det::Problem,
+    t0: Vec<f64>,
+    flags: Vec<i32>,
+    ones: usize,
+    /// Reference results of the move sequences already computed (shared by every precision and variant).
+    cache: RefCell<HashMap<(usize, usize), Rc<Reference>>>,
+}
+
+/// Reference transposed inverses, last ratios and gradient ratios of the checked walkers.
+type Reference = (Vec<f64>, Vec<f64>, Vec<f64>);
+
+impl std::ops::Deref for Setup {
+    type Target = det::Problem;
+    fn deref(&self) -> &det::Problem {
+        &self.pb
+    }
+}
+
+impl Setup {
+    fn new(a: &Args, n: usize, walkers: usize, seed: u64) -> Result<Setup> {
+        // the O(N^3) reference runs on one walker only at the largest sizes
+        let checked = if n >= 2048 { 1 } else { a.check_walkers };
+        let pb = det::Problem::new(n, walkers, checked, seed)?;
+        let nn = n * n;
+        let mut start = CpuDets::<f64, f64>::new(n, &pb.prop[..nn], &pb.grad[..3 * n], 1);
+        let mut t0 = Vec::with_capacity(pb.a.len());
+        for m in pb.a.chunks(nn) {
+            start.load(m, m, &[])?;
+            start.invert()?;
+            t0.extend(start.inverse()?);
+        }
+        let ones = a.delay.iter().copied().max().unwrap_or(1).max(1);
+        let mut flags = vec![1; ones * walkers];
+        flags.extend(det::accept_flags(a.steps, walkers, a.accept, seed));
+        Ok(Setup { pb, t0, flags, ones, cache: RefCell::default() })
+    }
+
+    fn nn(&self) -> usize {
+        self.n * self.n
+    }
+
+    fn moves(&self, steps: std::ops::Range<usize>) -> Rc<Reference> {
+        let key = (steps.start, steps.end);
+        let mut cache = self.cache.borrow_mut();
+        cache.entry(key).or_insert_with(|| Rc::new(self.pb.moves(steps, &self.flags))).clone()
+    }
+}
+
+/// Tolerance after `updates` updates in precision p: dot products of length N lose about sqrt(N) epsilons, and
+/// independent rounding errors of successive updates add up like a random walk.
+fn tolerance(p: Precision, n: usize, updates: usize) -> f64 {
+    16.0 * p.eps() * (n as f64).sqrt() * (1.0 + updates as f64).sqrt()
+}
+
+/// Compare the engine's state with the reference for the checked walkers.
+fn state_checks<E: Engine>(e: &mut E, pb: &Setup, reference: &Reference, p: Precision, updates: usize) -> Result<Vec<Check>> {
+    let c = pb.checked;
+    let tol = tolerance(p, pb.n, updates);
+    let t = e.inverse()?;
+    let (r, g) = e.ratios()?;
+    Ok(vec![
+        Check::compare("inverse", &t[..c * pb.nn()], &reference.0, tol),
+        Check::compare("ratio", &r[..c], &reference.1, tol),
+        Check::compare("gradient", &g[..3 * c], &reference.2, tol),
+    ])
+}
+
+pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
+    positive("n", &a.n)?;
+    positive("walkers", &a.walkers)?;
+    positive("delay", &a.delay)?;
+    positive("drift-updates", &a.drift_updates)?;
+    if a.steps == 0 {
+        bail!("--steps must be positive");
+    }
+    if let Some(op) = a.ops.iter().find(|o| !OPS.contains(&o.as_str())) {
+        bail!("unknown op '{op}': expected one of {}", OPS.join(", "));
+    }
+    if let Some(n) = a.n.iter().find(|&&n| !(2..=16384).contains(&n)) {
+        bail!("--n {n} is out of range: matrices from 2 x 2 to 16384 x 16384 electrons per spin");
+    }
+    if let Some(k) = a.delay.iter().find(|&&k| k > det::MAX_DELAY) {
+        bail!("--delay {k} is too large: delayed updates go up to rank {}", det::MAX_DELAY);
+    }
+    if let Some(w) = a.walkers.iter().find(|&&w| w > 65535) {
+        bail!("--walkers {w} is more than one launch takes (65535)");
+    }
+    if !(0.0..=1.0).contains(&a.accept) {
+        bail!("--accept {} is not a probability (0 to 1)", a.accept);
+    }
+    if a.max_gb.is_nan() || a.max_gb <= 0.0 {
+        bail!("--max-gb must be positive");
+    }
+    let host_mem = r.system.memory_bytes as f64;
+    let ops = |o: &str| a.ops.iter().any(|x| x == o);
+    let mut case_no = 0;
+    for &n in &a.n {
+        for &w0 in &a.walkers {
+            // f64 A, inverse, proposals and workspace per walker; the host holds about twice that.
+            let per_walker = (4 * n * n * 8) as f64;
+            let w = w0.min(((a.max_gb * 1e9 / per_walker) as usize).max(1));
+            if w < w0 {
+                r.say(&format!("note: n={n}: {w} walkers instead of {w0} (--max-gb {})", a.max_gb));
+            }
+            if host_mem > 0.0 && 2.0 * per_walker * w as f64 > 0.8 * host_mem {
+                bail!("n={n} with {w} walkers needs {:.1} GB of host memory; this machine has {:.1} GB", 2.0 * per_walker * w as f64 / 1e9, host_mem / 1e9);
+            }
+            case_no += 1;
+            r.step(format!("building {w} matrices of {n} x {n}"));
+            let pb = Setup::new(a, n, w, r.seed(case_no))?;
+            if r.runs(Variant::CpuRef) && r.precisions().contains(&Precision::Double) && n <= 256 {
+                reference_timings(r, &pb)?;
+            }
+            for p in r.precisions() {
+                match p {
+                    Precision::Double => precision::<f64, f64>(r, a, &pb, p)?,
+                    Precision::Single => precision::<f32, f32>(r, a, &pb, p)?,
+                    Precision::Mixed => precision::<f32, f64>(r, a, &pb, p)?,
+                }
+            }
+        }
+        if ops("drift") {
+            for p in r.precisions().into_iter().filter(|&p| p != Precision::Double) {
+                match p {
+                    Precision::Single => drift::<f32, f32>(r, a, n, p, None)?,
+                    _ => drift::<f32, f64>(r, a, n, p, (a.recompute > 0).then_some(a.recompute))?,
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn case(op: &str, p: Precision, pb: &Setup) -> Case {
+    Case::new("determinant", op, p).size("n", pb.n).size("walkers", pb.walkers)
+}
+
+fn scaled(b: (f64, f64), times: f64) -> (f64, f64) {
+    (b.0 * times, b.1 * times)
+}
+
+fn work_of(bf: (f64, f64), items: f64, unit: &'static str) -> Work {
+    Work { bytes: bf.0, flops: bf.1, items, unit }
+}
+
+/// Repetitions: fewer for the large cases, whose single runs take long enough to time well.
+fn reps(r: &Runner, n: usize) -> usize {
+    if n >= 2048 {
+        r.args.reps().min(3)
+    } else {
+        r.args.reps()
+    }
+}
+
+/// The plain reference timed on all walkers (small N only): ratio, Sherman-Morrison, inversion.
+fn reference_timings(r: &mut Runner, pb: &Setup) -> Result<()> {
+    let (n, nn, nw) = (pb.n, pb.nn(), pb.walkers as f64);
+    let (mut inv, _, _) = reference::invert_all(&pb.a, n)?;
+    let t = r.time_reps(Variant::CpuRef, 3, || -> Result<()> {
+        for w in 0..pb.walkers {
+            std::hint::black_box(reference::ratio(&inv[w * nn..(w + 1) * nn], n, 0, &pb.prop[w * nn..w * nn + n], &pb.grad[w * 3 * n..(w + 1) * 3 * n]));
+        }
+        Ok(())
+    })?;
+    r.record(&case("ratio", Precision::Double, pb), Variant::CpuRef, t, work_of(scaled(work::ratio(n, 8), nw), nw, "ratios/s"), &[])?;
+    let mut a = pb.a.clone();
+    let t = r.time_reps(Variant::CpuRef, 3, || -> Result<()> {
+        for w in 0..pb.walkers {
+            let u = &pb.prop[w * nn..w * nn + n];
+            reference::sherman_morrison(&mut a[w * nn..(w + 1) * nn], &mut inv[w * nn..(w + 1) * nn], n, 0, u);
+        }
+        Ok(())
+    })?;
+    r.record(&case("update", Precision::Double, pb).param("delay", 1), Variant::CpuRef, t, work_of(scaled(work::rank1(n, 8), nw), nw, "electron moves/s"), &[])?;
+    let t = r.time_reps(Variant::CpuRef, 2, || -> Result<()> {
+        std::hint::black_box(reference::invert_all(&pb.a, n)?);
+        Ok(())
+    })?;
+    r.record(&case("invert", Precision::Double, pb), Variant::CpuRef, t, work_of(scaled(work::invert(n, 8), nw), nw, "inversions/s"), &[])?;
+    Ok(())
+}
+
+/// All ops of one problem in one precision, on the CPU and (when present) the GPU.
+fn precision<S: Scalar, A: Scalar>(r: &mut Runner, a: &Args, pb: &Setup, p: Precision) -> Result<()>
+where
+    kernels::gpu::CudaBlas: det::gpu::Gemm<S>,
+{
+    let kmax = a.delay.iter().copied().max().unwrap().max(1);
+    if r.runs(Variant::Cpu) {
+        let mut e = CpuDets::<S, A>::new(pb.n, &pb.prop, &pb.grad, kmax);
+        ops(r, a, pb, p, Variant::Cpu, &mut e)?;
+    }
+    if r.runs(Variant::Gpu) {
+        let g = r.gpu().expect("gpu variant runs only with a GPU").clone();
+        let mut e = GpuDets::<S, A>::new(&g, pb.n, &pb.prop, &pb.grad, kmax, pb.flags.len() / pb.walkers)?;
+        ops(r, a, pb, p, Variant::Gpu, &mut e)?;
+    }
+    Ok(())
+}
+
+fn ops<E: Engine>(r: &mut Runner, a: &Args, pb: &Setup, p: Precision, v: Variant, e: &mut E) -> Result<()> {
+    let (n, nw) = (pb.n, pb.walkers as f64);
+    let es = if p == Precision::Double { 8 } else { 4 };
+    let has = |o: &str| a.ops.iter().any(|x| x == o);
+    let reps = reps(r, n);
+    r.step(format!("determinant {v} {p} n={n} walkers={}", pb.walkers));
+    if has("ratio") {
+        e.load(&pb.a, &pb.t0, &pb.flags)?;
+        let t = r.time_reps(v, reps, || e.ratio(0))?;
+        // the ratio leaves the inverse as it was; its ratios are those of the first move
+        let first = pb.moves(0..1);
+        let c = state_checks(e, pb, &(reference::transpose(&pb.inv, n), first.1.clone(), first.2.clone()), p, 0)?;
+        r.record(&case("ratio", p, pb), v, t, work_of(scaled(work::ratio(n, es), nw), nw, "ratios/s"), &c)?;
+    }
+    if has("update") {
+        e.load(&pb.a, &pb.t0, &pb.flags)?;
+        e.set_delay(1);
+        let t = r.time_reps(v, reps, || det::run_moves(e, 0..1, 1, &pb.flags, None))?;
+        e.load(&pb.a, &pb.t0, &pb.flags)?;
+        det::run_moves(e, 0..1, 1, &pb.flags, None)?;
+        let c = state_checks(e, pb, &pb.moves(0..1), p, 1)?;
+        r.record(&case("update", p, pb).param("delay", 1), v, t, work_of(scaled(work::rank1(n, es), nw), nw, "electron moves/s"), &c)?;
+    }
+    if has("delayed") {
+        for &k in a.delay.iter().filter(|&&k| k > 1) {
+            e.load(&pb.a, &pb.t0, &pb.flags)?;
+            e.set_delay(k);
+            let t = r.time_reps(v, reps, || det::run_moves(e, 0..k, k, &pb.flags, None))?;
+            e.load(&pb.a, &pb.t0, &pb.flags)?;
+            det::run_moves(e, 0..k, k, &pb.flags, None)?;
+            let c = state_checks(e, pb, &pb.moves(0..k), p, k)?;
+            let kw = k as f64 * nw;
+            r.record(&case("delayed", p, pb).param("delay", k), v, t, work_of(scaled(work::delayed(n, k, es), nw), kw, "electron moves/s"), &c)?;
+        }
+    }
+    if has("invert") {
+        e.load(&pb.a, &pb.t0, &pb.flags)?;
+        let t = r.time_reps(v, reps.min(if n >= 2048 { 2 } else { reps }), || e.invert())?;
+        let ie = if p == Precision::Single { 4 } else { 8 };
+        // mixed inverts in f64, but the matrix it inverts and the inverse are stored in f32
+        let tol = 64.0 * p.eps() * (n as f64).sqrt();
+        let inv_tol = tolerance(p, n, 0).max(tol);
+        let c = pb.checked;
+        let (l, s) = e.logdets()?;
+        let checks = vec![
+            Check::compare("inverse", &e.inverse()?[..c * pb.nn()], &reference::transpose(&pb.inv, n), inv_tol),
+            Check::compare("logdet", &l[..c], &pb.logdet, tol),
+            Check::compare("sign", &s[..c], &pb.sign, 0.0),
+        ];
+        r.record(&case("invert", p, pb), v, t, work_of(scaled(work::invert(n, ie), nw), nw, "inversions/s"), &checks)?;
+    }
+    if has("moves") {
+        let steps = pb.ones..pb.ones + a.steps;
+        let recompute = (p == Precision::Mixed && a.recompute > 0).then_some(a.recompute);
+        let accepted = pb.flags[steps.start * pb.walkers..].iter().filter(|&&f| f != 0).count() as f64;
+        for &k in &a.delay {
+            e.load(&pb.a, &pb.t0, &pb.flags)?;
+            e.set_delay(k);
+            let t = r.time_reps(v, reps, || det::run_moves(e, steps.clone(), k, &pb.flags, recompute))?;
+            e.load(&pb.a, &pb.t0, &pb.flags)?;
+            det::run_moves(e, steps.clone(), k, &pb.flags, recompute)?;
+            let c = state_checks(e, pb, &pb.moves(steps.clone()), p, recompute.unwrap_or(a.steps).min(a.steps))?;
+            let proposed = a.steps as f64 * nw;
+            let ratio = work::ratio(n, es);
+            let per_accept = if k == 1 {
+                let u = work::rank1(n, es);
+                (u.0 - ratio.0, u.1 - ratio.1)
+            } else {
+                let d = work::delayed(n, k, es);
+                ((d.0 - k as f64 * ratio.0) / k as f64, (d.1 - k as f64 * ratio.1) / k as f64)
+            };
+            let bf = (proposed * ratio.0 + accepted * per_accept.0, proposed * ratio.1 + accepted * per_accept.1);
+            let mut cs = case("moves", p, pb).param("delay", k).param("accept", a.accept).param("steps", a.steps);
+            if let Some(rc) = recompute {
+                cs = cs.param("recompute", rc);
+            }
+            r.record(&cs, v, t, work_of(bf, proposed, "electron moves/s"), &c)?;
+        }
+    }
+    Ok(())
+}
+
+/// Drift of the single-precision inverse (CPU, one walker): after K rank-1 updates (all accepted, electrons in
+/// turn), max |A Ainv - I| and the normwise error against a fresh f64 inverse of the same A. With `recompute`
+/// (mixed), the inverse is re-inverted in f64 every that many moves.
+fn drift<S: Scalar, A: Scalar>(r: &mut Runner, a: &Args, n: usize, p: Precision, recompute: Option<usize>) -> Result<()> {
+    if !r.runs(Variant::Cpu) {
+        return Ok(());
+    }
+    let seed = r.seed(0xD1F7 + n as u64);
+    let m = det::random_matrices(n, 1, seed);
+    let prop = det::random_matrices(n, 1, seed ^ 0x9E37);
+    let grad = det::random_gradients(n, 1, seed);
+    let mut fresh = CpuDets::<f64, f64>::new(n, &prop, &grad, 1);
+    fresh.load(&m, &m, &[])?;
+    fresh.invert()?;
+    let t0 = fresh.inverse()?;
+    let kmax = *a.drift_updates.iter().max().unwrap();
+    let flags = vec![1; kmax];
+    let mut e = CpuDets::<S, A>::new(n, &prop, &grad, 1);
+    for &k in &a.drift_updates {
+        r.step(format!("determinant drift {p} n={n} K={k}"));
+        e.load(&m, &t0, &flags)?;
+        let t = r.time_reps(Variant::Cpu, 1, || -> Result<()> {
+            e.load(&m, &t0, &flags)?;
+            Ok(det::run_moves(&mut e, 0..k, 1, &flags, recompute)?)
+        })?;
+        let mut am = m.clone();
+        for s in 0..k {
+            let q = det::row_of_step(s, n);
+            am[q * n..(q + 1) * n].copy_from_slice(&prop[q * n..(q + 1) * n]);
+        }
+        fresh.load(&am, &am, &[])?;
+        fresh.invert()?;
+        let tf = fresh.inverse()?;
+        let ts = e.inverse()?;
+        let err = Check::compare("inverse vs fresh f64", &ts, &tf, 0.01);
+        let res = det::residual(&am, &ts, n);
+        let mut cs = Case::new("determinant", "drift", p).size("n", n).size("walkers", 1).param("updates", k);
+        if let Some(rc) = recompute {
+            cs = cs.param("recompute", rc);
+        }
+        let es = std::mem::size_of::<S>();
+        r.record(&cs, Variant::Cpu, t, work_of(scaled(work::rank1(n, es), k as f64), k as f64, "electron moves/s"), std::slice::from_ref(&err))?;
+        r.extra("residual_max_abs", res);
+        r.extra("error_vs_f64", err.error);
+        r.extra("error_in_eps", err.error / S::EPS);
+    }
+    Ok(())
+}
