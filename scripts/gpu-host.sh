@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run on the GPU host: the measurements of a session in one go. Usage: scripts/gpu-host.sh STAGE...
 #   foundation  ceilings and the B-spline sweep (paper 000's bandwidth claim, tables of 1-8 GB)
-#   kernels     the full suite of every other mini-app, GPU and all-core CPU, plus one-core CPU baselines
+#   <kernel>    that mini-app's full suite, GPU and all-core CPU, plus the one-core CPU baselines its figures need
 # Records go to $OUT/records.tgz (one archive: the host returns at most 8 files), the log to $OUT/log.txt.
 # Unpack locally with scripts/import-results.sh.
 set -uo pipefail
@@ -30,7 +30,7 @@ fail=0
 run() { # run a qmcbench command, keep going on failure, remember it
     echo "+ qmcbench $*"
     local t0=$SECONDS
-    "$BIN" "$@" --quiet --out "$REC" || { echo "FAILED (exit $?): qmcbench $*"; fail=1; }
+    timeout --signal=INT "${STAGE_TIMEOUT:-290}" "$BIN" "$@" --quiet --out "$REC" || { echo "FAILED (exit $?): qmcbench $*"; fail=1; }
     echo "  ($((SECONDS - t0)) s)"
 }
 
@@ -46,11 +46,13 @@ for stage in "$@"; do
         run run bspline --grid 64 --orbitals 1024 --walkers 16,128,1024 --output vgl --variants cpu,gpu
         run run bspline --grid 64 --orbitals 1024 --walkers 16,128,1024 --basis blip --variants cpu,gpu --precision single
         ;;
-    kernels)
-        for k in $("$BIN" list | awk '/^kernels:/{f=1;next} /^devices:/{f=0} f{print $1}'); do
-            [ "$k" = bspline ] && continue
-            run suite --full --kernels "$k" --variants cpu,gpu
-        done
+    determinant | gemm | jastrow | ewald | lattice | qmc | pseudopotential)
+        # the kernel's full suite, GPU and all CPU cores; its one-core baseline where a figure needs one
+        run suite --full --kernels "$stage" --variants cpu,gpu
+        case $stage in
+        gemm) run run gemm --op basis --walkers 128 --variants cpu --threads 1 --reps 3 ;;
+        jastrow) run run jastrow --term p,u --electrons 114,342,682,1030,2058 --walkers 32 --variants cpu --threads 1 --precision double,single --reps 2 ;;
+        esac
         ;;
     *) echo "unknown stage $stage"; fail=1 ;;
     esac
