@@ -56,6 +56,7 @@ for stage in "$@"; do
         ;;
     *) echo "unknown stage $stage"; fail=1 ;;
     esac
+    tar czf "$OUT/records.tgz" -C "$REC" . # after every stage, so a run cut short still returns what it measured
 done
 tar czf "$OUT/records.tgz" -C "$REC" .
 echo "records: $(cat "$REC"/*.jsonl 2>/dev/null | wc -l) in $OUT/records.tgz"
