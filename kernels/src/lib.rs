@@ -6,6 +6,7 @@
 pub mod bspline;
 pub mod check;
 pub mod gpu;
+pub mod qmc;
 pub mod real;
 pub mod rng;
 pub mod simd;

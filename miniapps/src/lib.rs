@@ -5,4 +5,5 @@
 
 pub mod bspline;
 pub mod common;
+pub mod qmc;
 pub mod registry;

@@ -42,6 +42,7 @@ macro_rules! kernel {
 pub fn kernels() -> Vec<Kernel> {
     vec![
         kernel!(bspline, "3D B-spline orbitals (V, VGL, VGH) for a batch of walkers; CASINO blips as --basis blip"),
+        kernel!(qmc, "VMC/DMC driver: He and H2 energies with blocking error bars, validated against exact values"),
     ]
 }
 
