@@ -4,9 +4,11 @@
 //! branching weight
 //!     w = exp(-tau_eff [ (E_L(R) + E_L(R')) / 2 - E_T ]),
 //! and is replaced by floor(w + xi) copies. The small-time-step improvements of UNR:
-//! - the limited drift (`walker::drift`),
-//! - the local energy in the weight enters as E_est - (E_est - E_L) |v_bar| / |v|, which tames the divergence of
-//!   E_L near nodes and nuclei and vanishes as tau -> 0,
+//! - the limited drift (`walker::drift`), UNR's remedy for the divergent drift near nodes and nuclei,
+//! - the local energy in the weight limited to E_est +- 0.2 sqrt(N / tau) (Zen, Sorella, Gillan, Michaelides and
+//!   Alfè 2016), which stops a walker near a node from branching wildly. UNR's own limit, (E_est - E_L) scaled by
+//!   |v_bar| / |v|, was tried first: it acts near the nuclei too, where E_L is finite with cusp-correct orbitals,
+//!   and it added 1.2 mHa of time-step bias to He at tau = 0.04 (-2.9005(4) against -2.9017(5) without it),
 //! - tau_eff = tau x (accepted / proposed mean-square displacement), accumulated over the run, so rejected moves do
 //!   not make walkers branch as though they had diffused.
 //! The trial energy follows the population: E_T = E_est - ln(N / N_target) / (g tau_eff), which pulls the population
@@ -39,6 +41,20 @@ pub struct DmcParams {
 /// bounds the damage, and at the time steps used here w > 4 does not occur).
 const MAX_COPIES: usize = 4;
 
+/// The energy cap of Zen et al., in units of sqrt(N / tau).
+const ENERGY_CAP: f64 = 0.2;
+
+/// The imaginary time DMC spends equilibrating at least, in 1/Ha. The excess of the VMC start over the DMC energy
+/// decays as exp(-gap t), the gap being that to the first excited state of the same symmetry (0.73 Ha for He,
+/// 0.45 Ha for H2): after 10/Ha the 25-35 mHa VMC excess is down to 0.3 mHa (H2) or far less, and still falling.
+/// A run with 50 generations of 0.02 (1/Ha) was 22 mHa off for He.
+pub const MIN_EQUIL_TIME: f64 = 10.0;
+
+/// Generations discarded: --equil, but at least MIN_EQUIL_TIME of imaginary time.
+pub fn equilibration(p: &DmcParams) -> usize {
+    p.equil.max((MIN_EQUIL_TIME / p.tau).ceil() as usize)
+}
+
 /// Why a DMC run stopped.
 #[derive(Debug, thiserror::Error)]
 pub enum DmcError {
@@ -53,22 +69,24 @@ pub enum DmcError {
 /// Run DMC from `walkers` (equilibrated VMC walkers; their number should be the target).
 pub fn run(sys: &System, p: &DmcParams, mut walkers: Vec<Walker>) -> Result<Estimate, DmcError> {
     let target = p.walkers;
-    walkers.par_iter_mut().for_each(|w| w.measure(sys, p.tau));
+    walkers.par_iter_mut().for_each(|w| w.measure(sys));
     let mut e_est = walkers.iter().map(|w| w.e_local).sum::<f64>() / walkers.len() as f64;
     let mut e_trial = e_est;
     let mut recent: Vec<f64> = vec![];
     let (mut series, mut weights, mut var_sum, mut pop_sum) = (vec![], vec![], 0.0, 0.0);
     let (mut moves, mut walker_steps) = (MoveStats::default(), 0u64);
     let mut branch_rng = stream(p.seed, 4, 0, 0);
-    for gen in 0..p.equil + p.steps {
+    let cap = ENERGY_CAP * (sys.n_electrons as f64 / p.tau).sqrt();
+    let equil = equilibration(p);
+    for gen in 0..equil + p.steps {
         let out: Vec<(MoveStats, f64, f64)> = walkers
             .par_iter_mut()
             .enumerate()
             .map(|(k, w)| {
-                let s_old = (e_est - w.e_local) * w.drift_ratio;
+                let s_old = (e_est - w.e_local).clamp(-cap, cap);
                 let m = w.sweep(p.tau, true, &mut stream(p.seed, 3, gen, k));
-                w.measure(sys, p.tau);
-                let s_new = (e_est - w.e_local) * w.drift_ratio;
+                w.measure(sys);
+                let s_new = (e_est - w.e_local).clamp(-cap, cap);
                 (m, 0.5 * (s_old + s_new), w.e_local)
             })
             .collect();
@@ -83,7 +101,7 @@ pub fn run(sys: &System, p: &DmcParams, mut walkers: Vec<Walker>) -> Result<Esti
         if !e_gen.is_finite() {
             return Err(DmcError::NotFinite(e_gen, gen));
         }
-        if gen >= p.equil {
+        if gen >= equil {
             var_sum += w.iter().zip(&out).map(|(w, o)| w * (o.2 - e_gen).powi(2)).sum::<f64>();
             pop_sum += walkers.len() as f64;
             series.push(e_gen);
@@ -109,7 +127,7 @@ pub fn run(sys: &System, p: &DmcParams, mut walkers: Vec<Walker>) -> Result<Esti
         }
         // E_est: during equilibration the mean of the last generations (forgetting the VMC start), then the mean
         // of all measured generations
-        if gen < p.equil {
+        if gen < equil {
             recent.push(e_gen);
             let keep = (recent.len() / 2).max(1);
             e_est = recent[recent.len() - keep..].iter().sum::<f64>() / keep as f64;

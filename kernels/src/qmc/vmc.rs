@@ -65,7 +65,7 @@ pub fn run(sys: &System, p: &VmcParams) -> (Estimate, Vec<Walker>) {
             .enumerate()
             .map(|(k, w)| {
                 let s = w.sweep(p.tau, false, &mut stream(p.seed, 2, step, k));
-                w.measure(sys, 0.0);
+                w.measure(sys);
                 (s, w.e_local)
             })
             .collect();

@@ -58,8 +58,6 @@ pub struct Walker {
     pub wf: Wavefunction,
     /// Local energy at r (valid after `measure`).
     pub e_local: f64,
-    /// |v_bar| / |v| over all electrons at r (1 far from nodes and nuclei): UNR's factor on the branching energy.
-    pub drift_ratio: f64,
     grad: Vec<V3>,
     lap: Vec<f64>,
 }
@@ -67,20 +65,15 @@ pub struct Walker {
 impl Walker {
     pub fn new(sys: &System, r: Vec<V3>) -> Walker {
         let n = r.len();
-        let mut w = Walker { r, wf: sys.trial.clone(), e_local: 0.0, drift_ratio: 1.0, grad: vec![[0.0; 3]; n], lap: vec![0.0; n] };
-        w.measure(sys, 0.0);
+        let mut w = Walker { r, wf: sys.trial.clone(), e_local: 0.0, grad: vec![[0.0; 3]; n], lap: vec![0.0; n] };
+        w.measure(sys);
         w
     }
 
-    /// Full evaluation at the current positions: local energy and, for time step tau, the drift ratio.
-    pub fn measure(&mut self, sys: &System, tau: f64) {
+    /// Full evaluation at the current positions: the local energy.
+    pub fn measure(&mut self, sys: &System) {
         self.wf.evaluate(&self.r, &mut self.grad, &mut self.lap);
         self.e_local = local_energy(&sys.hamiltonian, &self.r, &self.grad, &self.lap);
-        let (v2, vbar2) = self.grad.iter().fold((0.0, 0.0), |(a, b), &g| {
-            let d = drift(g, tau.max(1e-300));
-            (a + dot(g, g), b + dot(d, d) / (tau * tau).max(1e-300))
-        });
-        self.drift_ratio = if v2 > 0.0 && tau > 0.0 { (vbar2 / v2).sqrt() } else { 1.0 };
     }
 
     /// One drift-diffusion proposal per electron, in order. With `fixed_node`, a move that changes the sign of
