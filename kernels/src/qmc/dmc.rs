@@ -3,14 +3,17 @@
 //! drift-diffusion moves accepted by Metropolis-Hastings (fixed-node: a sign change is rejected), then carries the
 //! branching weight
 //!     w = exp(-tau_eff [ (E_L(R) + E_L(R')) / 2 - E_T ]),
-//! and is replaced by floor(w + xi) copies. The small-time-step improvements of UNR:
+//! and is replaced by floor(w + xi) copies. The small-time-step improvements:
+//!
 //! - the limited drift (`walker::drift`), UNR's remedy for the divergent drift near nodes and nuclei,
 //! - the local energy in the weight limited to E_est +- 0.2 sqrt(N / tau) (Zen, Sorella, Gillan, Michaelides and
 //!   Alfè 2016), which stops a walker near a node from branching wildly. UNR's own limit, (E_est - E_L) scaled by
 //!   |v_bar| / |v|, was tried first: it acts near the nuclei too, where E_L is finite with cusp-correct orbitals,
-//!   and it added 1.2 mHa of time-step bias to He at tau = 0.04 (-2.9005(4) against -2.9017(5) without it),
+//!   and it moved He at tau = 0.04 by 1.2 mHa (-2.9005(4) against -2.9017(5) without any limit; -2.9031(3) with
+//!   this one and a full equilibration),
 //! - tau_eff = tau x (accepted / proposed mean-square displacement), accumulated over the run, so rejected moves do
 //!   not make walkers branch as though they had diffused.
+//!
 //! The trial energy follows the population: E_T = E_est - ln(N / N_target) / (g tau_eff), which pulls the population
 //! back to its target over about g generations. The energy is the mixed estimator sum w E_L / sum w per generation,
 //! averaged over the generations after equilibration, with a blocking error bar.

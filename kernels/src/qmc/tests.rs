@@ -140,3 +140,13 @@ fn dmc_of_helium_falls_below_vmc_onto_the_exact_energy() {
     assert!((d.population / 200.0 - 1.0).abs() < 0.1, "{d:?}");
 }
 
+
+#[test]
+fn a_population_left_without_feedback_dies_out_or_explodes_with_a_clear_error() {
+    let sys = System::helium(0.3);
+    let (_, w) = vmc::run(&sys, &VmcParams { walkers: 1, steps: 2, equil: 10, tau: 0.3, seed: 3 });
+    // one walker, no pull back to the target: a random walk of the population that ends at 0 or 10 walkers
+    let e = dmc::run(&sys, &DmcParams { walkers: 1, steps: 100_000, equil: 0, tau: 0.05, seed: 3, feedback: 1e12 }, w).unwrap_err();
+    let m = e.to_string();
+    assert!(m.contains("died out") || m.contains("exploded"), "{m}");
+}
