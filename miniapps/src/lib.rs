@@ -11,4 +11,5 @@ pub mod jastrow;
 pub mod lattice;
 pub mod ewald;
 pub mod determinant;
+pub mod qmc;
 pub mod registry;

@@ -1,0 +1,108 @@
+//! The VMC/DMC engine: walkers, single-electron drift-diffusion moves, variational and diffusion Monte Carlo, the
+//! mixed estimator and blocking analysis, and the small systems that validate it (H, He, H2 in open boundaries).
+//!
+//! The trial wavefunction is a product of [`Component`]s (orbital part, Jastrow factors), each giving ln|psi|, the
+//! gradient and Laplacian of ln psi for every electron, and, for a one-electron move, the ratio psi'/psi with the new
+//! gradient: the calls a QMC driver makes (QMCPACK's evaluateLog / evalGrad / ratioGrad / acceptMove). The potential
+//! comes from a [`Hamiltonian`]. The shared kernels (determinant, jastrow, ewald, gemm) plug in by implementing these
+//! two traits; what lives here for now ([`orbitals`], [`pade`], [`coulomb`]) is the smallest set He and H2 need.
+//!
+//! Everything here is f64: the driver has no single or mixed precision yet.
+
+pub mod blocking;
+pub mod coulomb;
+pub mod dmc;
+pub mod orbitals;
+pub mod pade;
+pub mod systems;
+pub mod vmc;
+pub mod walker;
+
+#[cfg(test)]
+mod tests;
+
+pub use systems::System;
+
+/// A point or vector in 3D.
+pub type V3 = [f64; 3];
+
+pub fn sub(a: V3, b: V3) -> V3 {
+    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
+}
+pub fn add(a: V3, b: V3) -> V3 {
+    [a[0] + b[0], a[1] + b[1], a[2] + b[2]]
+}
+pub fn scale(s: f64, a: V3) -> V3 {
+    [s * a[0], s * a[1], s * a[2]]
+}
+pub fn dot(a: V3, b: V3) -> f64 {
+    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+}
+pub fn norm(a: V3) -> f64 {
+    dot(a, a).sqrt()
+}
+
+/// One factor of the trial wavefunction. Per-walker cached state (e.g. an inverse Slater matrix) lives in the value
+/// itself: each walker owns a clone, and `accept` keeps it in step with the positions.
+pub trait Component: Send + Sync {
+    /// Full evaluation at positions `r`: returns (ln|psi_c|, sign of psi_c) and ADDS grad ln psi_c and
+    /// lap ln psi_c of every electron into `grad` and `lap` (so components can be summed).
+    fn evaluate(&mut self, r: &[V3], grad: &mut [V3], lap: &mut [f64]) -> (f64, f64);
+    /// grad_i ln psi_c at the current positions.
+    fn grad(&self, r: &[V3], i: usize) -> V3;
+    /// psi_c(r with electron i at `new`) / psi_c(r), and grad_i ln psi_c at the new position.
+    fn ratio_grad(&self, r: &[V3], i: usize, new: V3) -> (f64, V3);
+    /// Electron i moves to `new` (r still holds the old position); stateless components need nothing.
+    fn accept(&mut self, _r: &[V3], _i: usize, _new: V3) {}
+    /// A copy for another walker.
+    fn box_clone(&self) -> Box<dyn Component>;
+}
+
+/// The potential energy of a configuration (the kinetic part comes from the wavefunction).
+pub trait Hamiltonian: Send + Sync {
+    fn potential(&self, r: &[V3]) -> f64;
+}
+
+/// psi_T = the product of its components.
+pub struct Wavefunction {
+    pub parts: Vec<Box<dyn Component>>,
+}
+
+impl Clone for Wavefunction {
+    fn clone(&self) -> Self {
+        Wavefunction { parts: self.parts.iter().map(|p| p.box_clone()).collect() }
+    }
+}
+
+impl Wavefunction {
+    /// (ln|psi|, sign), with grad ln psi and lap ln psi of every electron written into `grad` and `lap`.
+    pub fn evaluate(&mut self, r: &[V3], grad: &mut [V3], lap: &mut [f64]) -> (f64, f64) {
+        grad.fill([0.0; 3]);
+        lap.fill(0.0);
+        self.parts.iter_mut().fold((0.0, 1.0), |(l, s), p| {
+            let (lp, sp) = p.evaluate(r, grad, lap);
+            (l + lp, s * sp)
+        })
+    }
+    pub fn grad(&self, r: &[V3], i: usize) -> V3 {
+        self.parts.iter().fold([0.0; 3], |g, p| add(g, p.grad(r, i)))
+    }
+    pub fn ratio_grad(&self, r: &[V3], i: usize, new: V3) -> (f64, V3) {
+        self.parts.iter().fold((1.0, [0.0; 3]), |(q, g), p| {
+            let (qp, gp) = p.ratio_grad(r, i, new);
+            (q * qp, add(g, gp))
+        })
+    }
+    pub fn accept(&mut self, r: &[V3], i: usize, new: V3) {
+        for p in &mut self.parts {
+            p.accept(r, i, new);
+        }
+    }
+}
+
+/// Local energy H psi / psi = -1/2 sum_i (lap_i ln psi + |grad_i ln psi|^2) + V, from the gradients and Laplacians
+/// that `Wavefunction::evaluate` left in `grad` and `lap`.
+pub fn local_energy(h: &dyn Hamiltonian, r: &[V3], grad: &[V3], lap: &[f64]) -> f64 {
+    let kinetic: f64 = grad.iter().zip(lap).map(|(g, l)| l + dot(*g, *g)).sum::<f64>() * -0.5;
+    kinetic + h.potential(r)
+}

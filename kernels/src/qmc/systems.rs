@@ -1,0 +1,112 @@
+//! The validation systems, each with its trial wavefunction, Hamiltonian and exact energy.
+//!
+//! - H atom, psi = exp(-r): an exact eigenfunction, E_L = -1/2 everywhere (a test of the local energy).
+//! - He atom, psi = exp(-2 r1 - 2 r2) exp(u(r12)), Padé u with the e-e cusp: nodeless, like the ground state, so
+//!   DMC is exact up to time-step and population-control bias. Exact: -2.903724377 Ha (Pekeris; Drake).
+//! - H2 at R = 1.4 bohr, psi = sigma_g(r1) sigma_g(r2) exp(u(r12)): the singlet ground state is nodeless too.
+//!   Exact (Born-Oppenheimer, clamped nuclei): -1.174475 Ha (Kolos and Wolniewicz).
+
+use super::coulomb::Coulomb;
+use super::orbitals::{Lcao, OrbitalProduct};
+use super::pade::PadeJastrow;
+use super::{Wavefunction, V3};
+
+/// A system to simulate.
+#[derive(Clone)]
+pub struct System {
+    pub name: &'static str,
+    /// Electrons 0..n_up are spin up, the rest spin down.
+    pub n_up: usize,
+    pub n_electrons: usize,
+    pub hamiltonian: Coulomb,
+    pub trial: Wavefunction,
+    /// The exact ground-state energy in Ha, when known.
+    pub exact: Option<f64>,
+}
+
+/// He exact non-relativistic energy, infinite nuclear mass.
+pub const HE_EXACT: f64 = -2.903724377;
+/// H2 at R = 1.4 bohr, clamped nuclei.
+pub const H2_EXACT: f64 = -1.174475;
+/// H2 bond length of the validation run, bohr.
+pub const H2_BOND: f64 = 1.4;
+
+impl System {
+    /// Look a system up by its command-line name.
+    pub fn by_name(name: &str) -> Option<System> {
+        match name {
+            "h" => Some(System::hydrogen()),
+            "he" => Some(System::helium(HE_JASTROW_B)),
+            "h2" => Some(System::h2(H2_BOND, H2_ZETA, H2_JASTROW_B)),
+            _ => None,
+        }
+    }
+
+    /// The names `by_name` knows.
+    pub const NAMES: [&'static str; 3] = ["h", "he", "h2"];
+
+    /// H atom with its exact 1s orbital.
+    pub fn hydrogen() -> System {
+        let o = V3::default();
+        System {
+            name: "h",
+            n_up: 1,
+            n_electrons: 1,
+            hamiltonian: Coulomb { nuclei: vec![(1.0, o)] },
+            trial: Wavefunction { parts: vec![Box::new(OrbitalProduct { orbitals: vec![Lcao::slater_1s(1.0, o)] })] },
+            exact: Some(-0.5),
+        }
+    }
+
+    /// He with 1s(zeta = 2) orbitals (exact nuclear cusp) and a two-body Padé Jastrow of parameter b.
+    pub fn helium(b: f64) -> System {
+        let o = V3::default();
+        let orb = Lcao::slater_1s(2.0, o);
+        System {
+            name: "he",
+            n_up: 1,
+            n_electrons: 2,
+            hamiltonian: Coulomb { nuclei: vec![(2.0, o)] },
+            trial: Wavefunction {
+                parts: vec![Box::new(OrbitalProduct { orbitals: vec![orb.clone(), orb] }), Box::new(PadeJastrow::two_body(1, b))],
+            },
+            exact: Some(HE_EXACT),
+        }
+    }
+
+    /// H2 with bond length `bond` along z, sigma_g orbitals of exponent zeta and a two-body Padé Jastrow.
+    pub fn h2(bond: f64, zeta: f64, b: f64) -> System {
+        let (a, c) = ([0.0, 0.0, -0.5 * bond], [0.0, 0.0, 0.5 * bond]);
+        let orb = Lcao::sigma_g(zeta, a, c);
+        System {
+            name: "h2",
+            n_up: 1,
+            n_electrons: 2,
+            hamiltonian: Coulomb { nuclei: vec![(1.0, a), (1.0, c)] },
+            trial: Wavefunction {
+                parts: vec![Box::new(OrbitalProduct { orbitals: vec![orb.clone(), orb] }), Box::new(PadeJastrow::two_body(1, b))],
+            },
+            exact: (bond == H2_BOND).then_some(H2_EXACT),
+        }
+    }
+
+    /// Starting positions: electron k near nucleus k mod (number of nuclei), spread by about a bohr.
+    pub fn initial_positions(&self, rng: &mut crate::rng::Rng64) -> Vec<V3> {
+        let n = &self.hamiltonian.nuclei;
+        (0..self.n_electrons)
+            .map(|k| {
+                let c = n[k % n.len()].1;
+                let g = super::walker::gaussian3(rng);
+                [c[0] + g[0], c[1] + g[1], c[2] + g[2]]
+            })
+            .collect()
+    }
+}
+
+/// He Jastrow b: the lowest local-energy variance of a VMC scan over b = 0.1..0.5 (0.084 Ha^2; E_VMC = -2.8707 Ha),
+/// which is what DMC efficiency needs. The lowest VMC energy is near b = 0.15 (-2.8775 Ha).
+pub const HE_JASTROW_B: f64 = 0.3;
+/// H2 orbital exponent: zeta / (1 + exp(-zeta R)) = 1 makes the sigma_g orbital satisfy the nuclear cusp on average.
+pub const H2_ZETA: f64 = 1.19;
+/// H2 Jastrow b: the lowest variance of a scan over 0.3, 0.5, 0.8 at zeta = 1.19 (0.050 Ha^2; E_VMC = -1.1504 Ha).
+pub const H2_JASTROW_B: f64 = 0.5;

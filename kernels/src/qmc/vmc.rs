@@ -1,0 +1,96 @@
+//! Variational Monte Carlo: walkers sample |psi_T|^2 by single-electron drift-diffusion moves with Metropolis-Hastings
+//! acceptance; the energy is the average local energy after equilibration, with a blocking error bar.
+//!
+//! Walkers move in parallel (rayon), in lock-step generations as on a GPU. Walker k draws its random numbers at step
+//! s from its own stream (seed, s, k), so a run is reproducible from its seed whatever the number of threads.
+
+use super::blocking::{blocking, Blocked};
+use super::walker::{MoveStats, Walker};
+use super::System;
+use crate::rng::{rng, Rng64};
+use rayon::prelude::*;
+
+/// Parameters of a VMC run.
+#[derive(Clone, Copy, Debug)]
+pub struct VmcParams {
+    pub walkers: usize,
+    /// Measured steps (one move per electron each) after equilibration.
+    pub steps: usize,
+    /// Steps discarded first.
+    pub equil: usize,
+    pub tau: f64,
+    pub seed: u64,
+}
+
+/// An energy estimate with what a record carries about it.
+#[derive(Clone, Copy, Debug)]
+pub struct Estimate {
+    pub energy: f64,
+    pub error: f64,
+    pub blocked: Blocked,
+    /// Variance of the local energy (zero for an exact eigenfunction).
+    pub variance: f64,
+    pub acceptance: f64,
+    /// The time step the branching used (DMC) or tau (VMC).
+    pub tau_eff: f64,
+    /// Mean number of walkers over the measured steps.
+    pub population: f64,
+    /// Walker steps done, equilibration included (the throughput's numerator).
+    pub walker_steps: u64,
+}
+
+/// The random stream of walker k at step s (purpose `tag`), independent of how walkers are spread over threads.
+pub fn stream(seed: u64, tag: u64, step: usize, k: usize) -> Rng64 {
+    rng(seed ^ tag.wrapping_mul(0xA24B_AED4_963E_E407), ((step as u64) << 24) ^ k as u64)
+}
+
+/// Walkers spread over the system, each already evaluated.
+pub fn initial_walkers(sys: &System, n: usize, seed: u64) -> Vec<Walker> {
+    (0..n)
+        .into_par_iter()
+        .map(|k| {
+            let mut r = stream(seed, 1, 0, k);
+            Walker::new(sys, sys.initial_positions(&mut r))
+        })
+        .collect()
+}
+
+/// Run VMC; returns the estimate and the final walkers (a DMC run starts from them).
+pub fn run(sys: &System, p: &VmcParams) -> (Estimate, Vec<Walker>) {
+    let mut walkers = initial_walkers(sys, p.walkers, p.seed);
+    let (mut series, mut var_sum, mut moves) = (Vec::with_capacity(p.steps), 0.0, MoveStats::default());
+    for step in 0..p.equil + p.steps {
+        let out: Vec<(MoveStats, f64)> = walkers
+            .par_iter_mut()
+            .enumerate()
+            .map(|(k, w)| {
+                let s = w.sweep(p.tau, false, &mut stream(p.seed, 2, step, k));
+                w.measure(sys);
+                (s, w.e_local)
+            })
+            .collect();
+        if step < p.equil {
+            continue;
+        }
+        let n = out.len() as f64;
+        let mean = out.iter().map(|o| o.1).sum::<f64>() / n;
+        var_sum += out.iter().map(|o| (o.1 - mean).powi(2)).sum::<f64>() / n;
+        series.push(mean);
+        for o in &out {
+            moves.add(&o.0);
+        }
+    }
+    let b = blocking(&series);
+    let est = Estimate {
+        energy: b.mean,
+        error: b.error,
+        blocked: b,
+        // within-step variance plus the variance of the step means
+        variance: var_sum / series.len() as f64 + b.variance,
+        acceptance: moves.acceptance(),
+        tau_eff: p.tau,
+        population: p.walkers as f64,
+        walker_steps: (p.walkers * (p.equil + p.steps)) as u64,
+    };
+    (est, walkers)
+}

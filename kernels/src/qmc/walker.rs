@@ -1,0 +1,108 @@
+//! A walker (one configuration of all electrons with its wavefunction state) and the move both VMC and DMC make:
+//! a sweep of single-electron drift-diffusion proposals, each accepted by Metropolis-Hastings with the ratio of the
+//! drift-diffusion Green's functions, so the walk samples |psi_T|^2 exactly whatever the time step.
+
+use super::{add, dot, local_energy, scale, sub, System, Wavefunction, V3};
+use crate::rng::Rng64;
+use rand::Rng;
+
+/// Three independent standard normal numbers (Box-Muller).
+pub fn gaussian3(rng: &mut Rng64) -> V3 {
+    let mut pair = || {
+        let u1: f64 = 1.0 - rng.random::<f64>(); // in (0, 1]: ln is finite
+        let u2: f64 = rng.random::<f64>();
+        let r = (-2.0 * u1.ln()).sqrt();
+        let t = std::f64::consts::TAU * u2;
+        (r * t.cos(), r * t.sin())
+    };
+    let (a, b) = pair();
+    let (c, _) = pair();
+    [a, b, c]
+}
+
+/// The drift displacement tau * v, limited as Umrigar, Nightingale and Runge (1993) with a = 1 (QMCPACK's form):
+/// v_bar = v (-1 + sqrt(1 + 2 v^2 tau)) / (v^2 tau). Near a node or a nucleus |v| diverges and the plain drift would
+/// throw the electron far away; the limited drift tends to sqrt(2 tau) in length, and to tau v where v^2 tau << 1.
+pub fn drift(v: V3, tau: f64) -> V3 {
+    let v2t = dot(v, v) * tau;
+    let f = if v2t < 1e-8 { 1.0 - 0.5 * v2t } else { ((1.0 + 2.0 * v2t).sqrt() - 1.0) / v2t };
+    scale(f * tau, v)
+}
+
+/// What a sweep did, summed so that acceptance and the effective time step can be formed over many walkers.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MoveStats {
+    pub attempted: u64,
+    pub accepted: u64,
+    /// sum of |r' - r|^2 over proposals, and over accepted proposals.
+    pub r2_proposed: f64,
+    pub r2_accepted: f64,
+}
+
+impl MoveStats {
+    pub fn add(&mut self, o: &MoveStats) {
+        self.attempted += o.attempted;
+        self.accepted += o.accepted;
+        self.r2_proposed += o.r2_proposed;
+        self.r2_accepted += o.r2_accepted;
+    }
+    pub fn acceptance(&self) -> f64 {
+        self.accepted as f64 / self.attempted.max(1) as f64
+    }
+}
+
+/// One configuration with its wavefunction state and measured quantities.
+#[derive(Clone)]
+pub struct Walker {
+    pub r: Vec<V3>,
+    pub wf: Wavefunction,
+    /// Local energy at r (valid after `measure`).
+    pub e_local: f64,
+    grad: Vec<V3>,
+    lap: Vec<f64>,
+}
+
+impl Walker {
+    pub fn new(sys: &System, r: Vec<V3>) -> Walker {
+        let n = r.len();
+        let mut w = Walker { r, wf: sys.trial.clone(), e_local: 0.0, grad: vec![[0.0; 3]; n], lap: vec![0.0; n] };
+        w.measure(sys);
+        w
+    }
+
+    /// Full evaluation at the current positions: the local energy.
+    pub fn measure(&mut self, sys: &System) {
+        self.wf.evaluate(&self.r, &mut self.grad, &mut self.lap);
+        self.e_local = local_energy(&sys.hamiltonian, &self.r, &self.grad, &self.lap);
+    }
+
+    /// One drift-diffusion proposal per electron, in order. With `fixed_node`, a move that changes the sign of
+    /// psi_T is rejected (DMC); VMC keeps it when Metropolis accepts it.
+    pub fn sweep(&mut self, tau: f64, fixed_node: bool, rng: &mut Rng64) -> MoveStats {
+        let mut s = MoveStats::default();
+        for i in 0..self.r.len() {
+            let old = self.r[i];
+            let chi = scale(tau.sqrt(), gaussian3(rng));
+            let new = add(add(old, drift(self.wf.grad(&self.r, i), tau)), chi);
+            let (ratio, g_new) = self.wf.ratio_grad(&self.r, i, new);
+            let dr2 = dot(sub(new, old), sub(new, old));
+            s.attempted += 1;
+            s.r2_proposed += dr2;
+            if !(ratio.is_finite() && ratio != 0.0) || (fixed_node && ratio < 0.0) {
+                continue;
+            }
+            // ln G(old <- new) - ln G(new <- old), with G(b <- a) = exp(-|b - a - tau v_bar(a)|^2 / 2 tau)
+            let back = sub(sub(old, new), drift(g_new, tau));
+            let log_green = (dot(chi, chi) - dot(back, back)) / (2.0 * tau);
+            let log_accept = 2.0 * ratio.abs().ln() + log_green;
+            if log_accept >= 0.0 || rng.random::<f64>() < log_accept.exp() {
+                self.wf.accept(&self.r, i, new);
+                self.r[i] = new;
+                s.accepted += 1;
+                s.r2_accepted += dr2;
+            }
+        }
+        s
+    }
+
+}

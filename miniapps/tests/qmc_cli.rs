@@ -1,0 +1,65 @@
+//! The `qmc` driver as a user meets it: bad input gets one clear line and exit status 2, a short valid run exits 0
+//! and writes VMC and DMC records whose energies passed the check against the exact He energy.
+
+use std::process::{Command, Output};
+
+fn qmc(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_qmc")).args(args).output().expect("qmc runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn rejects(o: &Output, needle: &str) {
+    let e = stderr(o);
+    assert_eq!(o.status.code(), Some(2), "expected exit 2, got {:?}; stderr: {e}", o.status.code());
+    assert!(e.contains(needle), "stderr lacks '{needle}': {e}");
+    assert!(!e.contains("panicked"), "panic trace: {e}");
+}
+
+#[test]
+fn bad_input_is_rejected_with_a_sentence() {
+    rejects(&qmc(&["--system", "ne"]), "unknown system 'ne': known systems are h, he, h2");
+    rejects(&qmc(&["--tau", "0"]), "time steps must be positive, got 0");
+    rejects(&qmc(&["--tau=-0.01"]), "time steps must be positive");
+    rejects(&qmc(&["--vmc-tau", "nan"]), "time steps must be positive");
+    rejects(&qmc(&["--tau", "0.5"]), "too large for DMC");
+    rejects(&qmc(&["--walkers", "0"]), "--walkers must be positive");
+    rejects(&qmc(&["--steps", "10"]), "at least 64");
+    rejects(&qmc(&["--method", "afqmc"]), "invalid value 'afqmc'");
+    rejects(&qmc(&["--precision", "single"]), "double precision only");
+    rejects(&qmc(&["--variants", "cpu-ref"]), "cpu variant only");
+    // with a GPU present the driver refuses; without one the runner does: either way one line naming the gpu
+    rejects(&qmc(&["--variants", "gpu"]), "gpu variant");
+    rejects(&qmc(&["--method", "dmc", "--walkers", "1", "--feedback", "1e12", "--steps", "100000", "--tau", "0.05", "--variants", "cpu"]), "DMC population");
+}
+
+#[test]
+fn a_short_run_writes_validated_vmc_and_dmc_records() {
+    let dir = std::env::temp_dir().join(format!("qmc-cli-run-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let o = qmc(&[
+        "--system", "he", "--walkers", "64", "--steps", "300", "--equil", "50", "--tau", "0.04", "--precision", "double",
+        "--quiet", "--out", dir.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // the gpu variant, asked for implicitly, is skipped with one line
+    assert!(stderr(&o).contains("qmc runs the cpu variant only"), "{}", stderr(&o));
+    let text = std::fs::read_to_string(dir.join("qmc.jsonl")).unwrap();
+    let recs: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let ops: Vec<&str> = recs.iter().map(|r| r["op"].as_str().unwrap()).collect();
+    assert_eq!(ops, ["vmc", "dmc"], "{text}");
+    for r in &recs {
+        assert_eq!(r["validation"]["status"], "passed", "{r}");
+        assert_eq!(r["variant"], "cpu");
+        assert_eq!(r["params"]["system"], "he");
+        assert_eq!(r["throughput_unit"], "walker steps/s");
+        let e = r["extra"]["energy"].as_f64().unwrap();
+        let err = r["extra"]["error"].as_f64().unwrap();
+        assert!(e > -2.95 && e < -2.85 && err > 0.0 && err < 0.02, "{r}");
+        assert!(r["extra"]["population"].as_f64().unwrap() > 40.0);
+    }
+    assert!(recs[1]["extra"]["energy"].as_f64() < recs[0]["extra"]["energy"].as_f64(), "DMC below VMC: {text}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
