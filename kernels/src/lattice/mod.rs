@@ -56,7 +56,9 @@ pub mod tally {
     pub const BONDS: usize = 8;
     /// f vectors (N_P^2 each) computed in measurements.
     pub const FVECS: usize = 9;
-    pub const LEN: usize = 10;
+    /// Inverses rebuilt from scratch (periodic recomputes and degenerate swaps), 2 N_P^3 flops each.
+    pub const RECOMPUTES: usize = 10;
+    pub const LEN: usize = 11;
 }
 
 /// The physical problem: cluster, Hamiltonian, pair function.
@@ -281,6 +283,17 @@ pub fn rcond(m: &[f64], inv: &[f64], n: usize) -> f64 {
     1.0 / (norm1(m) * norm1(inv))
 }
 
+/// Below this magnitude of both intermediate ratios an accepted swap rebuilds W from scratch instead of two
+/// Sherman-Morrison updates (which divide by them): 1e-6 in f64 arithmetic, 1e-3 in f32, where dividing by a
+/// smaller ratio would amplify W's rounding (6e-8) beyond 1e-4. gpu.rs passes the value to lattice.cu.
+pub fn degenerate_ratio(eps: f64) -> f64 {
+    if eps > 1e-10 {
+        1e-3
+    } else {
+        1e-6
+    }
+}
+
 /// Smallest reciprocal condition number accepted for a starting configuration (Table 6.1's ConditionNumberMin).
 pub const RCOND_MIN: f64 = 1e-7;
 /// Most random configurations tried per chain (Table 6.1's nattemptmax).
@@ -334,7 +347,8 @@ pub fn flops(m: &Model, tallies: &[[f64; tally::LEN]]) -> f64 {
             + t[tally::SWAPS_ACCEPTED] * 8.0 * np * np
             + t[tally::KIN_RATIOS] * 2.0 * np
             + t[tally::BONDS] * 4.0 * np
-            + t[tally::FVECS] * 2.0 * np * np;
+            + t[tally::FVECS] * 2.0 * np * np
+            + t[tally::RECOMPUTES] * 2.0 * np * np * np;
     }
     f
 }
