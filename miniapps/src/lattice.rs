@@ -220,7 +220,7 @@ fn checks<S: Real>(c: &Ctx, fast: &[ChainResult]) -> (Vec<Check>, f64) {
     // conditioning of M allows, worst chain.
     let m = Model { phi: c.m.phi.iter().map(|&x| S::of(x).f64()).collect(), ..c.m.clone() };
     let rc = recompute(c.a, p);
-    let fresh = rc > 0 && (1 + c.a.check_sweeps) % rc == 0;
+    let fresh = rc > 0 && (1 + c.a.check_sweeps).is_multiple_of(rc);
     let mut inv = Check { quantity: "inverse x rcond".into(), error: 0.0, tolerance: inverse_tolerance(p, fresh) };
     for x in fast {
         let mat = m.matrix(&x.config);

@@ -393,7 +393,8 @@ fn reinvert<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, s: &mut Scratch<A
     }
 }
 
-/// In-place inverse of the n x n row-major `m` by Gauss-Jordan with partial pivoting; false if a pivot is zero.
+/// In-place inverse of the n x n row-major `m` by Gauss-Jordan with partial pivoting; false if a pivot is zero
+/// (then `m` is garbage).
 /// `pivot_row` is scratch of length n.
 #[inline(always)]
 pub fn gauss_jordan<T: Real>(m: &mut [T], n: usize, piv: &mut [usize], pivot_row: &mut [T]) -> bool {
@@ -404,7 +405,8 @@ pub fn gauss_jordan<T: Real>(m: &mut [T], n: usize, piv: &mut [usize], pivot_row
                 p = i;
             }
         }
-        if m[p * n + k] == T::zero() {
+        let pivot = m[p * n + k];
+        if pivot == T::zero() || pivot.is_nan() {
             return false;
         }
         piv[k] = p;

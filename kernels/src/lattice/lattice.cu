@@ -156,7 +156,7 @@ template <typename S, typename A> struct Chain {
                 if (v > best) { best = v; pr = i; }
             }
             block_argmax(best, pr, dscratch, iscratch);
-            if (best == 0.0) { ok = false; break; } // every thread takes the same decision
+            if (!(best > 0.0)) { ok = false; break; } // zero or NaN column; every thread takes the same decision
             if (threadIdx.x == 0) piv[k] = pr;
             if (pr != k)
                 for (int j = threadIdx.x; j < n; j += blockDim.x) {

@@ -215,15 +215,23 @@ fn tally_stats(t: &[[f64; tally::LEN]]) -> (f64, f64) {
     (mean, (var / n).sqrt())
 }
 
+type Starts = Vec<(Config, Vec<f64>)>;
+
+/// Starts (seed 21) of `chains` chains and the energy of the fast f64 code from them (stream seed 8).
+fn double_run(m: &Model, chains: usize, equil: usize, sweeps: usize) -> (Starts, (f64, f64)) {
+    let starts = initial_states(m, 21, chains).unwrap();
+    let mut d = cpu::Ensemble::<f64>::new(m, &starts, 8);
+    d.run::<f64>(equil, sweeps);
+    let e = energy_stats(&d);
+    (starts, e)
+}
+
 #[test]
 fn single_and_mixed_keep_the_energy_with_recomputes() {
     // L = 9: rcond of M ~ 1e-4, where f32 chains without recomputes drift by ~1e-3 in W within 25 sweeps.
     let m = Model::new(9, Params::default()).unwrap();
     let (chains, equil, sweeps) = (16, 5, 30);
-    let starts = initial_states(&m, 21, chains).unwrap();
-    let mut d = cpu::Ensemble::<f64>::new(&m, &starts, 8);
-    d.run::<f64>(equil, sweeps);
-    let (ed, sd) = energy_stats(&d);
+    let (starts, (ed, sd)) = double_run(&m, chains, equil, sweeps);
     let mut single = cpu::Ensemble::<f32>::new(&m, &starts, 8);
     single.recompute = 1;
     single.run::<f32>(equil, sweeps);
@@ -281,10 +289,7 @@ fn gpu_matches_reference_when_present() {
     // Single and mixed with a recompute every sweep: the energy of double, W at f32 level after the last rebuild.
     let m9 = Model::new(9, Params::default()).unwrap();
     let (chains, equil, sweeps) = (64, 5, 30);
-    let starts = initial_states(&m9, 21, chains).unwrap();
-    let mut d = cpu::Ensemble::<f64>::new(&m9, &starts, 8);
-    d.run::<f64>(equil, sweeps);
-    let (ed, sd) = energy_stats(&d);
+    let (starts, (ed, sd)) = double_run(&m9, chains, equil, sweeps);
     let check = |name: &str, res: Vec<ChainResult>, tol: f64| {
         let (ef, sf) = tally_stats(&res.iter().map(|x| x.tally).collect::<Vec<_>>());
         assert!(ef.is_finite() && (ef - ed).abs() < 4.0 * (sf * sf + sd * sd).sqrt(), "gpu {name}: {ef} +- {sf} vs double {ed} +- {sd}");
