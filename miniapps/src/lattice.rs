@@ -6,11 +6,29 @@
 //! core on all cores: the MPI code's layout), `gpu` (one thread block per chain).
 //!
 //! Validation: every variant starts its first `--check-chains` chains from the same configurations with the same
-//! random-number streams as the reference and runs `--check-sweeps` sweeps; the chains must take the same Monte
-//! Carlo decisions (in double every one; single and mixed may part at a near-tie of |R|^2 and u), the per-chain
-//! energies of the chains that agree must match the reference, and W must match a fresh f64 inverse of the final
-//! configuration. Then the timed runs continue the chains: `--equil` sweeps without and `--sweeps` sweeps with an
-//! energy measurement (the thesis' 5000 + 10000 in the ratio 1:2), so `thesis_run_s` = 15000 / (sweeps/s).
+//! random-number streams as the reference and runs 1 + `--check-sweeps` sweeps. Then the timed runs continue the
+//! chains: `--equil` sweeps without and `--sweeps` sweeps with an energy measurement (the thesis' 5000 + 10000 in
+//! the ratio 1:2), so `thesis_run_s` = 15000 / (sweeps/s).
+//! - double: the chains must take the same Monte Carlo decisions as the reference (every one), the per-chain
+//!   energies must match, and W must match a fresh f64 inverse of the final configuration (err x rcond).
+//! - single and mixed: path identity is not a criterion. M is ill conditioned (rcond ~ 1e-4 at L = 9, 1e-6 at
+//!   L = 15), so rounding phi and W to f32 moves ratios by ~ eps_f32 / rcond, far more than the gap between u and
+//!   |R|^2 at some move of a sweep: at L = 15 no f32 chain keeps the reference path for 3 sweeps, at any recompute
+//!   interval, and that is expected, not a bug (the fraction is recorded as `diverged_chains`). The checks are
+//!   (1) `energy (error bars)`: |E - E_ref| over the combined error bar sqrt(s^2 + s_ref^2) of the chain means,
+//!   below 4 (a NaN or a drifted inverse fails it); (2) `inverse x rcond`: W against the f64 inverse of the matrix
+//!   the chain really uses (phi rounded to f32), normwise, times rcond, in units of eps_f32: right after a recompute
+//!   (`--recompute` dividing 1 + `--check-sweeps`) below 1 (measured: 1e-5 mixed, 1e-2 single; without
+//!   recomputes 3 to 20 after a few sweeps), otherwise below 1e3 (drift since the last recompute).
+//!
+//! Recompute (`--recompute N`): W is rebuilt from scratch every N sweeps (0: never), right before the sweep's
+//! measurement, in f64 for double and mixed and in f32 for single. Default 0 in double (the thesis never
+//! re-inverts; the f64 drift stays ~1e-13) and 1 in single and mixed, so every measurement uses an inverse at the
+//! precision's level. Measured (CPU, 8 chains): against the f64 inverse of the matrix a chain uses, W is off by
+//! 3e-8 (mixed) and 1e-5 (single) right after a rebuild, and by 1e-3 (L = 9) and 3e-2 to 4e-1 (L = 15) after one
+//! sweep of f32 Sherman-Morrison updates: eps_f32 / rcond, reached within a sweep, so a longer interval would
+//! measure with that error. The rebuild costs 2 N_P^3 flops per chain: +33 % CPU time at L = 15 with N = 1, +7 %
+//! with N = 4 (2 cores, 32 chains).
 
 use crate::common::KernelArgs;
 use crate::registry::Level;
@@ -62,6 +80,15 @@ pub struct Args {
     /// Timed runs per case at most (each run is long; --reps caps it too).
     #[arg(long, default_value_t = 3)]
     pub max_reps: usize,
+    /// Rebuild every chain's inverse from scratch every N sweeps (0: never); default 0 in double, 1 in single and
+    /// mixed.
+    #[arg(long)]
+    pub recompute: Option<usize>,
+}
+
+/// The recompute interval of precision `p` (see the module docs for the defaults).
+fn recompute(a: &Args, p: Precision) -> usize {
+    a.recompute.unwrap_or(if p == Precision::Double { 0 } else { 1 })
 }
 
 impl KernelArgs for Args {
@@ -87,6 +114,9 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
     positive("chains", &a.chains)?;
     if a.sweeps == 0 || a.check_sweeps == 0 || a.check_chains == 0 || a.max_reps == 0 {
         bail!("--sweeps, --check-sweeps, --check-chains and --max-reps must be positive");
+    }
+    if a.check_chains < 2 || a.chains.iter().any(|&c| c < 2) {
+        bail!("--chains and --check-chains must be at least 2: the energy check needs an error bar over chains");
     }
     if let Some(c) = a.chains.iter().find(|&&c| c > 1 << 20) {
         bail!("--chains {c} is more than this program runs (at most 1048576)");
@@ -163,38 +193,54 @@ fn work(m: &Model, chains: usize, sweeps: usize, elem: usize, tallies: &[[f64; t
     Work { bytes: lat::bytes(m, chains, sweeps, elem), flops: lat::flops(m, tallies) / runs, items: (chains * sweeps) as f64, unit: "chain sweeps/s" }
 }
 
-/// Compare the validation chains of a fast variant with the reference.
-fn checks(c: &Ctx, fast: &[ChainResult]) -> Vec<Check> {
-    let p = c.p;
-    let agree: Vec<usize> = (0..c.refs.len()).filter(|&i| fast[i].config == c.refs[i].config).collect();
-    let diverged = 1.0 - agree.len() as f64 / c.refs.len() as f64;
-    let mean = |x: &ChainResult| x.tally[tally::E_SUM] / x.tally[tally::MEASUREMENTS];
-    let fe: Vec<f64> = agree.iter().map(|&i| mean(&fast[i])).collect();
-    let re: Vec<f64> = agree.iter().map(|&i| mean(&c.refs[i])).collect();
-    let mut energy = Check::compare("energy", &fe, &re, energy_tolerance(p, c.m.pairs));
-    if agree.is_empty() {
-        energy.error = f64::INFINITY;
+/// Compare the validation chains of a fast variant (storage S) with the reference; also the fraction of chains
+/// that left the reference path. See the module docs for the criteria.
+fn checks<S: Real>(c: &Ctx, fast: &[ChainResult]) -> (Vec<Check>, f64) {
+    let (p, n) = (c.p, c.refs.len());
+    let agree: Vec<usize> = (0..n).filter(|&i| fast[i].config == c.refs[i].config).collect();
+    let diverged = 1.0 - agree.len() as f64 / n as f64;
+    let mut out = vec![];
+    if p == Precision::Double {
+        out.push(Check { quantity: "diverged chains".into(), error: diverged, tolerance: 0.0 });
+        let mean = |x: &ChainResult| x.tally[tally::E_SUM] / x.tally[tally::MEASUREMENTS];
+        let fe: Vec<f64> = agree.iter().map(|&i| mean(&fast[i])).collect();
+        let re: Vec<f64> = agree.iter().map(|&i| mean(&c.refs[i])).collect();
+        let mut energy = Check::compare("energy", &fe, &re, energy_tolerance(c.m.pairs));
+        if agree.is_empty() {
+            energy.error = f64::INFINITY;
+        }
+        out.push(energy);
+    } else {
+        let tallies = |x: &[ChainResult]| x.iter().map(|r| r.tally).collect::<Vec<_>>();
+        let ((e, s), (er, sr)) = (energy_stats(&tallies(&fast[..n])), energy_stats(&tallies(c.refs)));
+        let z = (e - er).abs() / (s * s + sr * sr).sqrt();
+        out.push(Check { quantity: "energy (error bars)".into(), error: if z.is_nan() { f64::INFINITY } else { z }, tolerance: 4.0 });
     }
-    // Inverse drift: W against a fresh f64 inverse of the chain's final configuration, relative to what the
-    // condition number of M allows (err * rcond), worst chain.
-    let mut inv = Check { quantity: "inverse x rcond".into(), error: 0.0, tolerance: inverse_tolerance(p) };
+    // W against the f64 inverse of the matrix the chain uses (phi rounded to S), times rcond: the error the
+    // conditioning of M allows, worst chain.
+    let m = Model { phi: c.m.phi.iter().map(|&x| S::of(x).f64()).collect(), ..c.m.clone() };
+    let rc = recompute(c.a, p);
+    let fresh = rc > 0 && (1 + c.a.check_sweeps).is_multiple_of(rc);
+    let mut inv = Check { quantity: "inverse x rcond".into(), error: 0.0, tolerance: inverse_tolerance(p, fresh) };
     for x in fast {
-        let mat = c.m.matrix(&x.config);
-        let e = lat::invert(&mat, c.m.pairs).map_or(f64::INFINITY, |(f, _)| Check::compare("inverse", &x.w, &f, 0.0).error * lat::rcond(&mat, &f, c.m.pairs));
-        inv.error = inv.error.max(e);
+        let mat = m.matrix(&x.config);
+        let e = lat::invert(&mat, m.pairs).map_or(f64::INFINITY, |(f, _)| Check::compare("inverse", &x.w, &f, 0.0).error * lat::rcond(&mat, &f, m.pairs));
+        inv.error = inv.error.max(if e.is_nan() { f64::INFINITY } else { e });
     }
-    vec![Check { quantity: "diverged chains".into(), error: diverged, tolerance: if p == Precision::Double { 0.0 } else { 0.75 } }, energy, inv]
+    out.push(inv);
+    (out, diverged)
 }
 
-/// Per-chain mean energies after a few sweeps: a sum of O(N_S) ratios whose error grows with the updates and the
-/// conditioning of M (seen: 3e-11 at L = 9, 3e-9 at L = 15 in double), so the tolerance grows as N_P^2.
-fn energy_tolerance(p: Precision, pairs: usize) -> f64 {
-    p.eps() * (pairs * pairs) as f64 * if p == Precision::Double { 1e4 } else { 1e2 }
+/// Per-chain mean energies after a few sweeps in double: a sum of O(N_S) ratios whose error grows with the updates
+/// and the conditioning of M (seen: 3e-11 at L = 9, 3e-9 at L = 15), so the tolerance grows as N_P^2.
+fn energy_tolerance(pairs: usize) -> f64 {
+    f64::EPSILON * (pairs * pairs) as f64 * 1e4
 }
 
-/// W after O(N_e) Sherman-Morrison updates per sweep, against a fresh inverse.
-fn inverse_tolerance(p: Precision) -> f64 {
-    p.eps() * 1e3
+/// Normwise error of W times rcond: below eps right after a recompute (`fresh`), else eps x 1e3 (O(N_e)
+/// Sherman-Morrison updates per sweep since the start or the last recompute).
+fn inverse_tolerance(p: Precision, fresh: bool) -> f64 {
+    p.eps() * if fresh { 1.0 } else { 1e3 }
 }
 
 /// Energy mean and error bar over chains (chain means as independent samples).
@@ -206,8 +252,9 @@ fn energy_stats(t: &[[f64; tally::LEN]]) -> (f64, f64) {
     (mean, (var / n).sqrt())
 }
 
-/// Extras every timed record carries: sweeps/s, the thesis-run estimate, acceptance, the energy.
-fn extras(r: &mut Runner, c: &Ctx, t: &[[f64; tally::LEN]]) {
+/// Extras every timed record carries: sweeps/s, the thesis-run estimate, acceptance, the energy, the recompute
+/// interval and the validation chains that left the reference path.
+fn extras(r: &mut Runner, c: &Ctx, t: &[[f64; tally::LEN]], diverged: f64) {
     let rec = r.records.last().expect("a record was just made");
     let sweeps_per_s = (c.a.equil + c.a.sweeps) as f64 / rec.time.median;
     let sum = |k: usize| t.iter().map(|x| x[k]).sum::<f64>();
@@ -218,6 +265,9 @@ fn extras(r: &mut Runner, c: &Ctx, t: &[[f64; tally::LEN]]) {
     r.extra("swap_acceptance", sum(tally::SWAPS_ACCEPTED) / sum(tally::SWAPS).max(1.0));
     r.extra("energy_per_site", e);
     r.extra("energy_error", err);
+    r.extra("recompute_sweeps", recompute(c.a, c.p) as f64);
+    r.extra("recomputes", sum(tally::RECOMPUTES));
+    r.extra("diverged_chains", diverged);
     if let Some(x) = c.exact {
         r.extra("exact_energy_per_site", x);
     }
@@ -250,12 +300,13 @@ fn variants<S: Real, A: Real>(r: &mut Runner, c: &Ctx) -> Result<()> {
         for (mode, pool) in modes {
             r.step(format!("lattice L={} chains={} {} cpu {mode}", m.l, c.chains, c.p));
             let mut e = Ensemble::<S>::new(m, c.starts, c.seed);
+            e.recompute = recompute(a, c.p);
             let go = |e: &mut Ensemble<S>, eq: usize, sw: usize| match &pool {
                 Some(pl) => pl.install(|| e.run::<A>(eq, sw)),
                 None => e.run::<A>(eq, sw),
             };
             go(&mut e, 1, a.check_sweeps);
-            let chk = checks(c, &cpu_results(&e, n));
+            let (chk, diverged) = checks::<S>(c, &cpu_results(&e, n));
             let before = cpu_tallies(&e);
             let t = r.time_reps(Variant::Cpu, a.max_reps, || -> Result<()> {
                 go(&mut e, a.equil, a.sweeps);
@@ -268,19 +319,20 @@ fn variants<S: Real, A: Real>(r: &mut Runner, c: &Ctx) -> Result<()> {
                     rec.system.threads_used = 1;
                 }
             }
-            extras(r, c, &after);
+            extras(r, c, &after, diverged);
         }
     }
     if let (true, Some(gpu)) = (r.runs(Variant::Gpu), r.gpu().cloned()) {
         r.step(format!("lattice L={} chains={} {} gpu", m.l, c.chains, c.p));
         let mut g = GpuEnsemble::<S, A>::new(&gpu, m, c.starts, c.seed)?;
+        g.set_recompute(recompute(a, c.p));
         g.run(1, a.check_sweeps)?;
-        let chk = checks(c, &g.results(n)?);
+        let (chk, diverged) = checks::<S>(c, &g.results(n)?);
         let before = g.tallies()?;
         let t = r.time_reps(Variant::Gpu, a.max_reps, || g.run(a.equil, a.sweeps))?;
         let after = g.tallies()?;
         r.record(&case(m, c.chains, c.p, "block-per-chain"), Variant::Gpu, t, work(m, c.chains, sweeps, es, &diff(&after, &before), runs), &chk)?;
-        extras(r, c, &after);
+        extras(r, c, &after, diverged);
     }
     Ok(())
 }

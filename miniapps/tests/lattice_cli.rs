@@ -14,6 +14,7 @@ fn bad_input_is_refused_with_a_sentence() {
         (vec!["--chains", "0"], "--chains must be positive"),
         (vec!["--lattice", "5", "--sweeps", "0"], "must be positive"),
         (vec!["--lattice", "5", "--doping", "1.5"], "doping"),
+        (vec!["--lattice", "5", "--chains", "1"], "at least 2"),
     ] {
         let out = lattice(&args);
         let err = String::from_utf8_lossy(&out.stderr);
@@ -40,5 +41,13 @@ fn tiny_run_passes_and_writes_records() {
         assert!(r["extra"]["sweeps_per_s"].as_f64().unwrap() > 0.0);
     }
     assert!(recs.iter().any(|r| r["params"]["mode"] == "serial" && r["system"]["threads_used"] == 1));
+    // Single: a rebuilt inverse every sweep by default, and the statistical energy check instead of path identity.
+    for r in recs.iter().filter(|r| r["variant"] == "cpu" && r["precision"] == "single") {
+        assert_eq!(r["extra"]["recompute_sweeps"], 1.0);
+        assert!(r["extra"]["recomputes"].as_f64().unwrap() >= 4.0 * 3.0, "{r}");
+        let checks = r["validation"]["checks"].as_array().unwrap();
+        assert!(checks.iter().any(|c| c["quantity"] == "energy (error bars)" && c["passed"] == true), "{r}");
+        assert!(!checks.iter().any(|c| c["quantity"] == "diverged chains"), "{r}");
+    }
     std::fs::remove_dir_all(&dir).ok();
 }

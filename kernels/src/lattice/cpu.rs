@@ -12,6 +12,11 @@
 //! - An accepted swap is committed as two Sherman-Morrison updates, in the order whose first ratio (f_a or h) is
 //!   larger in magnitude.
 //! W is `[b][a]` row-major: the f vector and the updates stream whole rows (vectorised by `dispatch!`).
+//!
+//! Recompute: every `recompute` sweeps (0: never) W is rebuilt from scratch by `reinvert`, Gauss-Jordan with
+//! partial pivoting in the arithmetic type A (f64 in double and mixed, f32 in single), the same algorithm, pivot
+//! choice and operation order as `reinvert` in lattice.cu. A degenerate accepted swap (both intermediate ratios
+//! nearly zero) takes the same path.
 
 use super::{tally, Config, Model, Stream, HL, UP};
 use crate::Real;
@@ -43,6 +48,10 @@ pub struct Ensemble<S> {
     pub hop: Vec<f64>,
     pub phi: Vec<S>,
     pub chains: Vec<Chain<S>>,
+    /// Sweeps between rebuilds of W from scratch (0: never, the thesis' algorithm).
+    pub recompute: usize,
+    /// Intermediate-ratio magnitude below which an accepted swap rebuilds W; None: `degenerate_ratio` of A.
+    pub degenerate: Option<f64>,
 }
 
 impl<S: Real> Ensemble<S> {
@@ -72,15 +81,24 @@ impl<S: Real> Ensemble<S> {
             hop: m.hop.clone(),
             phi: m.phi.iter().map(|&x| S::of(x)).collect(),
             chains,
+            recompute: 0,
+            degenerate: None,
         }
     }
 
     /// Run every chain on the current rayon pool: `equil` sweeps, then `sweeps` sweeps with a measurement each.
     pub fn run<A: Real>(&mut self, equil: usize, sweeps: usize) {
-        let tables = Tables { sites: self.sites, pairs: self.pairs, j: self.j, nbr: &self.nbr, hop: &self.hop, phi: &self.phi };
-        self.chains.par_iter_mut().for_each(|c| {
+        let (tables, chains) = self.split::<A>();
+        chains.par_iter_mut().for_each(|c| {
             crate::dispatch!(run_chain::<S, A>(&tables, c, equil, sweeps));
         });
+    }
+
+    /// The shared tables and the chains, borrowed apart.
+    fn split<A: Real>(&mut self) -> (Tables<'_, S>, &mut [Chain<S>]) {
+        let degenerate = self.degenerate.unwrap_or(super::degenerate_ratio(A::EPS));
+        let t = Tables { sites: self.sites, pairs: self.pairs, j: self.j, recompute: self.recompute, degenerate, nbr: &self.nbr, hop: &self.hop, phi: &self.phi };
+        (t, &mut self.chains)
     }
 }
 
@@ -88,6 +106,8 @@ struct Tables<'a, S> {
     sites: usize,
     pairs: usize,
     j: f64,
+    recompute: usize,
+    degenerate: f64,
     nbr: &'a [u32],
     hop: &'a [f64],
     phi: &'a [S],
@@ -99,15 +119,28 @@ struct Scratch<A> {
     g: Vec<A>,
     p: Vec<A>,
     row: Vec<A>,
+    /// M, then its inverse, for `reinvert`.
+    m: Vec<A>,
+    piv: Vec<usize>,
+}
+
+impl<A: Real> Scratch<A> {
+    fn new(np: usize) -> Self {
+        let v = vec![A::zero(); np];
+        Scratch { f: v.clone(), g: v.clone(), p: v.clone(), row: v, m: vec![A::zero(); np * np], piv: vec![0; np] }
+    }
 }
 
 #[inline(always)]
 fn run_chain<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, equil: usize, sweeps: usize) {
     let np = t.pairs;
-    let mut s = Scratch { f: vec![A::zero(); np], g: vec![A::zero(); np], p: vec![A::zero(); np], row: vec![A::zero(); np] };
+    let mut s = Scratch::<A>::new(np);
     for k in 0..equil + sweeps {
         for _ in 0..2 * np {
             step(t, c, &mut s);
+        }
+        if t.recompute > 0 && (k + 1) % t.recompute == 0 {
+            reinvert(t, c, &mut s);
         }
         if k >= equil {
             let e = energy(t, c, &mut s);
@@ -257,14 +290,12 @@ fn step<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, s: &mut Scratch<A>) {
 #[allow(clippy::too_many_arguments)]
 fn commit_swap<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, a: usize, x: usize, b: usize, y: usize, h: A, s: &mut Scratch<A>) {
     let np = t.pairs;
-    if s.f[a].abs().max(h.abs()).f64() < 1e-6 {
-        // Both single moves pass through a (nearly) singular matrix (small symmetric clusters): invert afresh.
+    if s.f[a].abs().max(h.abs()).f64() < t.degenerate {
+        // Both single moves pass through a (nearly) singular matrix: Sherman-Morrison would divide W by the small
+        // ratio and amplify its rounding error by as much, so W is rebuilt from scratch instead.
         c.up[a] = y as u32;
         c.dn[b] = x as u32;
-        let m: Vec<f64> = (0..np * np).map(|k| t.phi[c.up[k / np] as usize * t.sites + c.dn[k % np] as usize].f64()).collect();
-        if let Some((w, _)) = super::invert(&m, np) {
-            c.w.iter_mut().zip(w).for_each(|(d, v)| *d = S::of(v));
-        }
+        reinvert(t, c, s);
         return;
     }
     if s.f[a].abs() >= h.abs() {
@@ -343,6 +374,72 @@ fn energy<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, s: &mut Scratch<A>)
     (ekin + ej) / ns as f64
 }
 
+/// Rebuild W = M^-1 of the chain's configuration from scratch in A: M_ab = phi(u_a, d_b), Gauss-Jordan in place
+/// with partial pivoting (the first row of largest |pivot|), then the row interchanges undone as column interchanges
+/// in reverse order. Leaves W as it was if M is exactly singular (it cannot be for a configuration of nonzero
+/// weight). Operation order as in lattice.cu's `reinvert`.
+#[inline(always)]
+fn reinvert<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, s: &mut Scratch<A>) {
+    let np = t.pairs;
+    c.tally[tally::RECOMPUTES] += 1.0;
+    for (a, row) in s.m.chunks_exact_mut(np).enumerate() {
+        let phi_u = &t.phi[c.up[a] as usize * t.sites..(c.up[a] as usize + 1) * t.sites];
+        for (x, &d) in row.iter_mut().zip(&c.dn) {
+            *x = ld(phi_u[d as usize]);
+        }
+    }
+    if gauss_jordan(&mut s.m, np, &mut s.piv, &mut s.row) {
+        c.w.iter_mut().zip(&s.m).for_each(|(w, &x)| *w = S::of(x.f64()));
+    }
+}
+
+/// In-place inverse of the n x n row-major `m` by Gauss-Jordan with partial pivoting; false if a pivot is zero
+/// (then `m` is garbage).
+/// `pivot_row` is scratch of length n.
+#[inline(always)]
+pub fn gauss_jordan<T: Real>(m: &mut [T], n: usize, piv: &mut [usize], pivot_row: &mut [T]) -> bool {
+    for k in 0..n {
+        let mut p = k;
+        for i in k + 1..n {
+            if m[i * n + k].abs() > m[p * n + k].abs() {
+                p = i;
+            }
+        }
+        let pivot = m[p * n + k];
+        if pivot == T::zero() || pivot.is_nan() {
+            return false;
+        }
+        piv[k] = p;
+        if p != k {
+            for j in 0..n {
+                m.swap(p * n + j, k * n + j);
+            }
+        }
+        let d = T::one() / m[k * n + k];
+        m[k * n + k] = T::one();
+        for (x, r) in m[k * n..(k + 1) * n].iter_mut().zip(pivot_row.iter_mut()) {
+            *x *= d;
+            *r = *x;
+        }
+        for i in (0..n).filter(|&i| i != k) {
+            let row = &mut m[i * n..(i + 1) * n];
+            let f = row[k];
+            row[k] = T::zero();
+            for (x, &r) in row.iter_mut().zip(pivot_row.iter()) {
+                *x -= f * r;
+            }
+        }
+    }
+    for k in (0..n).rev() {
+        if piv[k] != k {
+            for row in m.chunks_exact_mut(n) {
+                row.swap(k, piv[k]);
+            }
+        }
+    }
+    true
+}
+
 impl<S: Real> Chain<S> {
     /// The configuration as the reference reports it.
     pub fn config(&self) -> Config {
@@ -352,11 +449,11 @@ impl<S: Real> Chain<S> {
 
 impl<S: Real> Ensemble<S> {
     /// The fast swap ratio of chain `c` for its up electron `a` and down electron `b` (for tests).
-    pub fn swap_ratio<A: Real>(&self, c: usize, a: usize, b: usize) -> f64 {
-        let t = Tables { sites: self.sites, pairs: self.pairs, j: self.j, nbr: &self.nbr, hop: &self.hop, phi: &self.phi };
+    pub fn swap_ratio<A: Real>(&mut self, c: usize, a: usize, b: usize) -> f64 {
         let np = self.pairs;
-        let mut s = Scratch { f: vec![A::zero(); np], g: vec![A::zero(); np], p: vec![A::zero(); np], row: vec![A::zero(); np] };
-        let ch = &self.chains[c];
+        let (t, chains) = self.split::<A>();
+        let mut s = Scratch::<A>::new(np);
+        let ch = &chains[c];
         swap_ratio(&t, ch, a, ch.up[a] as usize, b, ch.dn[b] as usize, &mut s).0.f64()
     }
 }

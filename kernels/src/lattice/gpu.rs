@@ -1,6 +1,7 @@
 //! GPU launch code for the lattice VMC: one thread block per Markov chain, all chains in one launch, the whole run
 //! (equilibration and accumulation sweeps) inside it. The pair function and lattice tables are shared by all chains;
-//! W, configurations, random-number states and tallies of all chains live in one allocation each.
+//! W, configurations, random-number states and tallies of all chains live in one allocation each, as does the
+//! n x n scratch (in the arithmetic type A) where a chain rebuilds its inverse (see `Ensemble::recompute`).
 
 use super::{tally, ChainResult, Config, Model, Stream};
 use crate::gpu::{CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PushKernelArg};
@@ -19,8 +20,9 @@ struct LatticeParams {
     chains: i32,
     equil: i32,
     sweeps: i32,
-    pad: i32,
+    recompute: i32,
     j: f64,
+    degenerate: f64,
 }
 // SAFETY: plain-old-data with the C layout of the kernel's struct.
 unsafe impl DeviceRepr for LatticeParams {}
@@ -39,9 +41,10 @@ pub fn block_threads(pairs: usize) -> u32 {
     (pairs.div_ceil(32) * 32).clamp(32, 256) as u32
 }
 
-/// Dynamic shared memory per block: 64 doubles, f, g, buf and 64 reduction slots in A, the configuration in ints.
+/// Dynamic shared memory per block: 64 doubles, f, g, buf and 64 reduction slots in A, the configuration and the
+/// pivots of `reinvert` in ints.
 pub fn shared_bytes(pairs: usize, sites: usize, a_bytes: usize) -> usize {
-    64 * 8 + (3 * pairs + 64) * a_bytes + (2 * pairs + 2 * sites) * 4
+    64 * 8 + (3 * pairs + 64) * a_bytes + (3 * pairs + 2 * sites) * 4
 }
 
 /// All chains resident on the GPU.
@@ -53,6 +56,8 @@ pub struct GpuEnsemble<S: Real, A: Real> {
     nbr: CudaSlice<i32>,
     hop: CudaSlice<f64>,
     w: CudaSlice<S>,
+    /// Scratch of `reinvert`, n x n per chain.
+    m: CudaSlice<A>,
     up: CudaSlice<i32>,
     dn: CudaSlice<i32>,
     rng: CudaSlice<u64>,
@@ -65,8 +70,8 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
     pub fn new(gpu: &Arc<Gpu>, m: &Model, starts: &[(Config, Vec<f64>)], seed: u64) -> Result<Self, GpuError> {
         let (np, ns, chains) = (m.pairs, m.sites, starts.len());
         assert!((1..=i32::MAX as usize).contains(&chains), "lattice gpu: chain count");
-        let es = std::mem::size_of::<S>();
-        gpu.ensure_fits("the chains' inverse matrices", chains * np * np * es + ns * ns * es)?;
+        let (es, ea) = (std::mem::size_of::<S>(), std::mem::size_of::<A>());
+        gpu.ensure_fits("the chains' inverse matrices and their recompute scratch", chains * np * np * (es + ea) + ns * ns * es)?;
         let func = gpu.function("lattice", SRC, entry::<S, A>())?;
         let w: Vec<S> = starts.iter().flat_map(|(_, w)| w.iter().map(|&x| S::of(x))).collect();
         let up: Vec<i32> = starts.iter().flat_map(|(c, _)| c.up.iter().map(|&s| s as i32)).collect();
@@ -74,12 +79,13 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
         let rng: Vec<u64> = (0..chains as u64).map(|c| Stream::new(seed, c).0).collect();
         let phi: Vec<S> = m.phi.iter().map(|&x| S::of(x)).collect();
         let nbr: Vec<i32> = m.nbr.iter().map(|&x| x as i32).collect();
-        let params = LatticeParams { sites: ns as i32, pairs: np as i32, chains: chains as i32, equil: 0, sweeps: 0, pad: 0, j: m.j };
+        let params = LatticeParams { sites: ns as i32, pairs: np as i32, chains: chains as i32, equil: 0, sweeps: 0, recompute: 0, j: m.j, degenerate: super::degenerate_ratio(A::EPS) };
         Ok(GpuEnsemble {
             phi: gpu.upload("the pair function", &phi)?,
             nbr: gpu.upload("the neighbour table", &nbr)?,
             hop: gpu.upload("the hopping table", &m.hop)?,
             w: gpu.upload("the chains' inverse matrices", &w)?,
+            m: gpu.zeros("the recompute scratch", chains * np * np)?,
             up: gpu.upload("up-electron sites", &up)?,
             dn: gpu.upload("down-electron sites", &dn)?,
             rng: gpu.upload("random-number states", &rng)?,
@@ -89,6 +95,16 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
             params,
             _a: std::marker::PhantomData,
         })
+    }
+
+    /// Sweeps between rebuilds of W from scratch (0: never), as `cpu::Ensemble::recompute`.
+    pub fn set_recompute(&mut self, sweeps: usize) {
+        self.params.recompute = sweeps.min(i32::MAX as usize) as i32;
+    }
+
+    /// Intermediate-ratio magnitude below which an accepted swap rebuilds W (default `degenerate_ratio` of A).
+    pub fn set_degenerate(&mut self, ratio: f64) {
+        self.params.degenerate = ratio;
     }
 
     /// Queue `equil` sweeps, then `sweeps` sweeps with a measurement each, for every chain (one launch).
@@ -103,8 +119,8 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
         };
         let mut b = self.gpu.stream.launch_builder(&self.func);
         b.arg(&self.params).arg(&self.phi).arg(&self.nbr).arg(&self.hop);
-        b.arg(&mut self.w).arg(&mut self.up).arg(&mut self.dn).arg(&mut self.rng).arg(&mut self.tally);
-        // SAFETY: one block per chain; each block indexes its own chain's slices of w (np^2), up/dn (np), rng (1) and
+        b.arg(&mut self.w).arg(&mut self.m).arg(&mut self.up).arg(&mut self.dn).arg(&mut self.rng).arg(&mut self.tally);
+        // SAFETY: one block per chain; each block indexes its own chain's slices of w and m (np^2), up/dn (np), rng (1) and
         // tally (LEN), phi (ns^2), nbr/hop (4 ns), all of the sizes uploaded; shared memory is sized by shared_bytes.
         unsafe { b.launch(cfg) }.during("launching lattice sweeps")?;
         Ok(())

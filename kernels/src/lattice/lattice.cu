@@ -7,14 +7,22 @@
 // lockstep warps. Block size is a multiple of 32, so every warp is full when it shuffles.
 // W of a chain is [b][a] row-major; a thread owns columns a (coalesced rows) in the f vector and the updates, a
 // warp owns rows b in the g vector.
+//
+// Recompute: every p.recompute sweeps (0: never) and after a degenerate accepted swap, W is rebuilt from scratch:
+// M is built in the chain's slice of a global scratch array (A: f64 in double and mixed, f32 in single) and
+// inverted in place by Gauss-Jordan with partial pivoting, the block working on it together (threads over the
+// elements of a row, coalesced); pivots and operation order as cpu.rs's gauss_jordan.
 
 #define OCC_DN 0
 #define OCC_UP 1
 #define OCC_HL 2
+#define TALLY_LEN 11
+#define TALLY_RECOMPUTES 10
 
 struct LatticeParams {
-    int sites, pairs, chains, equil, sweeps, pad;
+    int sites, pairs, chains, equil, sweeps, recompute;
     double j;
+    double degenerate; // both intermediate ratios of an accepted swap below it: rebuild W (mod.rs degenerate_ratio)
 };
 
 __device__ __forceinline__ u64 sm_next(u64& s) {
@@ -41,13 +49,31 @@ template <typename T> __device__ void block_sum2(T& x, T& y, T* scratch) {
     y = sy;
 }
 
+// Largest x and its index over the block, the first index among equal values; to every thread.
+__device__ void block_argmax(double& x, int& i, double* dscratch, int* iscratch) {
+    for (int o = 16; o > 0; o >>= 1) {
+        const double y = __shfl_down_sync(0xffffffffu, x, o);
+        const int j = __shfl_down_sync(0xffffffffu, i, o);
+        if (y > x || (y == x && j < i)) { x = y; i = j; }
+    }
+    const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5, nw = blockDim.x >> 5;
+    __syncthreads(); // earlier readers of the scratch are done
+    if (lane == 0) { dscratch[wid] = x; iscratch[wid] = i; }
+    __syncthreads();
+    x = dscratch[0];
+    i = iscratch[0];
+    for (int k = 1; k < nw; k++)
+        if (dscratch[k] > x || (dscratch[k] == x && iscratch[k] < i)) { x = dscratch[k]; i = iscratch[k]; }
+}
+
 template <typename S, typename A> struct Chain {
     const LatticeParams& p;
     const S* __restrict__ phi;
     S* __restrict__ W;
+    A* __restrict__ M; // this chain's n x n scratch for reinvert
     A *f, *g, *buf, *scratch;
     double* dscratch;
-    int *up, *dn, *occ, *which;
+    int *up, *dn, *occ, *which, *piv, *iscratch;
 
     // f_a = sum_b phi(y, d_b) W_ba for every a (thread per column).
     __device__ void fvec(int y) {
@@ -115,6 +141,54 @@ template <typename S, typename A> struct Chain {
         }
         block_sum2(h, k, scratch);
     }
+    // W = M^-1 from scratch (see the head of the file). Leaves W unchanged if a pivot is exactly zero.
+    __device__ void reinvert() {
+        const int n = p.pairs, nn = n * n;
+        __syncthreads(); // up, dn final; readers of buf and dscratch are done
+        for (int e = threadIdx.x; e < nn; e += blockDim.x) M[e] = A(phi[(size_t)up[e / n] * p.sites + dn[e % n]]);
+        __syncthreads();
+        bool ok = true;
+        for (int k = 0; k < n; k++) {
+            double best = -1.0;
+            int pr = n;
+            for (int i = k + threadIdx.x; i < n; i += blockDim.x) {
+                const double v = fabs((double)M[i * n + k]);
+                if (v > best) { best = v; pr = i; }
+            }
+            block_argmax(best, pr, dscratch, iscratch);
+            if (!(best > 0.0)) { ok = false; break; } // zero or NaN column; every thread takes the same decision
+            if (threadIdx.x == 0) piv[k] = pr;
+            if (pr != k)
+                for (int j = threadIdx.x; j < n; j += blockDim.x) {
+                    const A t = M[pr * n + j];
+                    M[pr * n + j] = M[k * n + j];
+                    M[k * n + j] = t;
+                }
+            __syncthreads();
+            for (int i = threadIdx.x; i < n; i += blockDim.x) buf[i] = M[i * n + k];
+            __syncthreads();
+            const A d = A(1) / buf[k];
+            for (int j = threadIdx.x; j < n; j += blockDim.x) M[k * n + j] = (j == k ? A(1) : M[k * n + j]) * d;
+            __syncthreads();
+            for (int e = threadIdx.x; e < nn; e += blockDim.x) {
+                const int i = e / n, j = e - i * n;
+                if (i != k) M[e] = (j == k ? A(0) : M[e]) - buf[i] * M[k * n + j];
+            }
+            __syncthreads();
+        }
+        if (ok) {
+            // Undo the row interchanges as column interchanges in reverse order; a thread owns whole rows.
+            for (int i = threadIdx.x; i < n; i += blockDim.x) {
+                A* row = M + (size_t)i * n;
+                for (int k = n - 1; k >= 0; k--) {
+                    const int q = piv[k];
+                    if (q != k) { const A t = row[k]; row[k] = row[q]; row[q] = t; }
+                }
+                for (int j = 0; j < n; j++) W[i * n + j] = S(row[j]);
+            }
+        }
+        __syncthreads();
+    }
     // Swap ratio of up electron a on x with down electron b on y (leaves f for y in shared memory).
     __device__ A swap_ratio(int a, int x, int b, int y, A& h) {
         __syncthreads(); // readers of f are done
@@ -127,7 +201,7 @@ template <typename S, typename A> struct Chain {
 
 template <typename S, typename A>
 __device__ void run(const LatticeParams p, const S* __restrict__ phi, const int* __restrict__ nbr,
-                    const double* __restrict__ hop, S* __restrict__ W_all, int* __restrict__ up_all,
+                    const double* __restrict__ hop, S* __restrict__ W_all, A* __restrict__ M_all, int* __restrict__ up_all,
                     int* __restrict__ dn_all, u64* __restrict__ rng_all, double* __restrict__ tally_all) {
     const int c = blockIdx.x;
     if (c >= p.chains) return; // whole block
@@ -142,10 +216,13 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const int*
     int* dn = up + np;
     int* occ = dn + np;
     int* which = occ + ns;
+    int* piv = which + ns;
+    __shared__ int iscratch[32];
     __shared__ int mv[6];
     __shared__ double mv_u;
 
-    Chain<S, A> ch{p, phi, W_all + (size_t)c * np * np, f, g, buf, scratch, dscratch, up, dn, occ, which};
+    Chain<S, A> ch{p,   phi, W_all + (size_t)c * np * np, M_all + (size_t)c * np * np, f, g, buf, scratch, dscratch,
+                   up,  dn,  occ, which, piv, iscratch};
     for (int k = tid; k < ns; k += blockDim.x) occ[k] = OCC_HL;
     for (int k = tid; k < np; k += blockDim.x) {
         up[k] = up_all[(size_t)c * np + k];
@@ -153,12 +230,12 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const int*
     }
     __syncthreads();
     u64 rng = 0;
-    double tl[10];
+    double tl[TALLY_LEN];
     if (tid == 0) {
         for (int a = 0; a < np; a++) { occ[up[a]] = OCC_UP; which[up[a]] = a; }
         for (int b = 0; b < np; b++) { occ[dn[b]] = OCC_DN; which[dn[b]] = b; }
         rng = rng_all[c];
-        for (int k = 0; k < 10; k++) tl[k] = tally_all[(size_t)c * 10 + k];
+        for (int k = 0; k < TALLY_LEN; k++) tl[k] = tally_all[(size_t)c * TALLY_LEN + k];
     }
     __syncthreads();
 
@@ -204,7 +281,11 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const int*
                 const bool accept = u < (double)r * (double)r;
                 if (tid == 0) { tl[5] += 1; tl[6] += accept; }
                 if (accept) {
-                    if (fabs((double)f[a]) >= fabs((double)h)) {
+                    if (fmax(fabs((double)f[a]), fabs((double)h)) < p.degenerate) {
+                        // Both single moves pass through a nearly singular matrix: rebuild W (as cpu.rs).
+                        if (tid == 0) { up[a] = y; dn[b] = x; tl[TALLY_RECOMPUTES] += 1; }
+                        ch.reinvert();
+                    } else if (fabs((double)f[a]) >= fabs((double)h)) {
                         ch.update_up(a, y);
                         ch.gvec(x);
                         ch.update_dn(b, x);
@@ -218,6 +299,10 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const int*
                 }
             }
             __syncthreads();
+        }
+        if (p.recompute > 0 && (sweep + 1) % p.recompute == 0) {
+            if (tid == 0) tl[TALLY_RECOMPUTES] += 1;
+            ch.reinvert();
         }
         if (sweep < p.equil) continue;
 
@@ -283,15 +368,16 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const int*
     }
     if (tid == 0) {
         rng_all[c] = rng;
-        for (int k = 0; k < 10; k++) tally_all[(size_t)c * 10 + k] = tl[k];
+        for (int k = 0; k < TALLY_LEN; k++) tally_all[(size_t)c * TALLY_LEN + k] = tl[k];
     }
 }
 
 #define LATTICE_ENTRY(NAME, S, A)                                                                              \
     extern "C" __global__ void NAME(const LatticeParams p, const S* __restrict__ phi, const int* __restrict__ nbr, \
-                                    const double* __restrict__ hop, S* __restrict__ W, int* __restrict__ up,      \
-                                    int* __restrict__ dn, u64* __restrict__ rng, double* __restrict__ tally) {    \
-        run<S, A>(p, phi, nbr, hop, W, up, dn, rng, tally);                                                    \
+                                    const double* __restrict__ hop, S* __restrict__ W, A* __restrict__ M,         \
+                                    int* __restrict__ up, int* __restrict__ dn, u64* __restrict__ rng,            \
+                                    double* __restrict__ tally) {                                                  \
+        run<S, A>(p, phi, nbr, hop, W, M, up, dn, rng, tally);                                                 \
     }
 
 LATTICE_ENTRY(lattice_sweeps_f64, double, double)

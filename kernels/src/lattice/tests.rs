@@ -1,4 +1,5 @@
 use super::*;
+use crate::Real;
 
 fn small() -> Model {
     // L = 3: 10 sites, 4 pairs at x = 0.2 (3,150 configurations).
@@ -104,8 +105,16 @@ fn fast_chains_follow_the_reference_chain() {
     e.run::<f64>(2, 6);
     let mut mixed = cpu::Ensemble::<f32>::new(&m, &starts, 8);
     mixed.run::<f64>(2, 6);
+    // The degenerate-swap fallback taken for every accepted swap: W rebuilt instead of updated, the same path.
+    let mut fallback = cpu::Ensemble::<f64>::new(&m, &starts, 8);
+    fallback.degenerate = Some(f64::INFINITY);
+    fallback.run::<f64>(2, 6);
     for c in 0..4 {
         assert_eq!(e.chains[c].config(), r[c].config, "chain {c} left the reference path");
+        let t = fallback.chains[c].tally;
+        assert_eq!(fallback.chains[c].config(), r[c].config, "chain {c} with the fallback left the reference path");
+        assert!(t[tally::RECOMPUTES] > 0.0 && t[tally::RECOMPUTES] == t[tally::SWAPS_ACCEPTED]);
+        assert!((t[tally::E_SUM] - r[c].tally[tally::E_SUM]).abs() < 1e-10 * r[c].tally[tally::E_SUM].abs());
         let (x, y) = (e.chains[c].tally, r[c].tally);
         assert!((x[tally::E_SUM] - y[tally::E_SUM]).abs() < 1e-10 * y[tally::E_SUM].abs());
         for k in [tally::HOPS, tally::HOPS_ACCEPTED, tally::SWAPS, tally::SWAPS_ACCEPTED, tally::BONDS, tally::KIN_RATIOS] {
@@ -137,16 +146,17 @@ fn local_energy_matches_h_applied_in_second_quantization() {
     assert!(ex.energy < 0.0 && ex.energy > -4.0, "{}", ex.energy);
 }
 
+/// Mean and error bar of the energy over chains (chain means as independent samples).
+fn energy_stats<S: Real>(e: &cpu::Ensemble<S>) -> (f64, f64) {
+    tally_stats(&e.chains.iter().map(|c| c.tally).collect::<Vec<_>>())
+}
+
 /// Mean and error bar of the VMC energy of `chains` chains of the fast f64 code.
 fn vmc(m: &Model, chains: usize, sweeps: usize) -> (f64, f64) {
     let starts = initial_states(m, 77, chains).unwrap();
     let mut e = cpu::Ensemble::<f64>::new(m, &starts, 77);
     e.run::<f64>(50, sweeps);
-    let means: Vec<f64> = e.chains.iter().map(|c| c.tally[tally::E_SUM] / c.tally[tally::MEASUREMENTS]).collect();
-    let n = means.len() as f64;
-    let mean = means.iter().sum::<f64>() / n;
-    let var = means.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
-    (mean, (var / n).sqrt())
+    energy_stats(&e)
 }
 
 #[test]
@@ -160,6 +170,91 @@ fn vmc_energy_agrees_with_exact_enumeration() {
     let other = Model::new(3, Params { doping: 0.2, j: 0.4, ..Params::default() }).unwrap();
     let e_other = reference::exact(&other).energy;
     assert!((e_other - mean).abs() > 8.0 * err, "J = 0.4 gives {e_other}, J = 0.3 gives {mean} +- {err}");
+}
+
+#[test]
+fn gauss_jordan_inverts_with_pivoting_and_refuses_singular() {
+    let n = 7;
+    let mut r = Stream::new(3, 0);
+    // A zero leading entry forces a row interchange.
+    let mut a: Vec<f64> = (0..n * n).map(|_| r.uniform() - 0.5).collect();
+    a[0] = 0.0;
+    let (want, _) = invert(&a, n).unwrap();
+    let (mut m, mut piv, mut row) = (a.clone(), vec![0; n], vec![0.0; n]);
+    assert!(cpu::gauss_jordan(&mut m, n, &mut piv, &mut row));
+    assert!(piv[0] != 0);
+    assert!(crate::Check::compare("inverse", &m, &want, 0.0).error < 1e-13);
+    let mut m32: Vec<f32> = a.iter().map(|&x| x as f32).collect();
+    let mut row32 = vec![0f32; n];
+    assert!(cpu::gauss_jordan(&mut m32, n, &mut piv, &mut row32));
+    let m32: Vec<f64> = m32.iter().map(|&x| x as f64).collect();
+    assert!(crate::Check::compare("inverse", &m32, &want, 0.0).error < 1e-4);
+    // Two equal rows.
+    let mut s = a.clone();
+    s.copy_within(0..n, n);
+    assert!(!cpu::gauss_jordan(&mut s, n, &mut piv, &mut row));
+}
+
+/// Normwise error of W against the f64 inverse of the matrix a chain of storage S really uses (phi rounded to S).
+fn inverse_error<S: Real>(m: &Model, config: &Config, w: &[f64]) -> f64 {
+    let ms = Model { phi: m.phi.iter().map(|&x| S::of(x).f64()).collect(), ..m.clone() };
+    let (want, _) = invert(&ms.matrix(config), m.pairs).unwrap();
+    crate::Check::compare("inverse", w, &want, 0.0).error
+}
+
+fn chain_inverse_error<S: Real>(m: &Model, ch: &cpu::Chain<S>) -> f64 {
+    inverse_error::<S>(m, &ch.config(), &ch.w.iter().map(|x| x.f64()).collect::<Vec<_>>())
+}
+
+/// Mean and error bar over chains from their tallies.
+fn tally_stats(t: &[[f64; tally::LEN]]) -> (f64, f64) {
+    let means: Vec<f64> = t.iter().map(|t| t[tally::E_SUM] / t[tally::MEASUREMENTS]).collect();
+    let n = means.len() as f64;
+    let mean = means.iter().sum::<f64>() / n;
+    let var = means.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    (mean, (var / n).sqrt())
+}
+
+type Starts = Vec<(Config, Vec<f64>)>;
+
+/// Starts (seed 21) of `chains` chains and the energy of the fast f64 code from them (stream seed 8).
+fn double_run(m: &Model, chains: usize, equil: usize, sweeps: usize) -> (Starts, (f64, f64)) {
+    let starts = initial_states(m, 21, chains).unwrap();
+    let mut d = cpu::Ensemble::<f64>::new(m, &starts, 8);
+    d.run::<f64>(equil, sweeps);
+    let e = energy_stats(&d);
+    (starts, e)
+}
+
+#[test]
+fn single_and_mixed_keep_the_energy_with_recomputes() {
+    // L = 9: rcond of M ~ 1e-4, where f32 chains without recomputes drift by ~1e-3 in W within 25 sweeps.
+    let m = Model::new(9, Params::default()).unwrap();
+    let (chains, equil, sweeps) = (16, 5, 30);
+    let (starts, (ed, sd)) = double_run(&m, chains, equil, sweeps);
+    let mut single = cpu::Ensemble::<f32>::new(&m, &starts, 8);
+    single.recompute = 1;
+    single.run::<f32>(equil, sweeps);
+    let mut mixed = cpu::Ensemble::<f32>::new(&m, &starts, 8);
+    mixed.recompute = 1;
+    mixed.run::<f64>(equil, sweeps);
+    for (name, e, tol) in [("single", &single, 1e-4), ("mixed", &mixed, 1e-6)] {
+        let (ef, sf) = energy_stats(e);
+        assert!(ef.is_finite() && sf.is_finite() && sf > 0.0, "{name}: {ef} +- {sf}");
+        assert!((ef - ed).abs() < 4.0 * (sf * sf + sd * sd).sqrt(), "{name}: {ef} +- {sf} vs double {ed} +- {sd}");
+        for c in &e.chains {
+            // One recompute per sweep, and the last one right before the end: W is the inverse at f32 level.
+            assert!(c.tally[tally::RECOMPUTES] >= (equil + sweeps) as f64);
+            let err = chain_inverse_error(&m, c);
+            assert!(err < tol, "{name}: inverse error {err} right after a recompute");
+        }
+    }
+    // Without recomputes the same mixed chains drift far beyond that (the check above has power).
+    let mut drift = cpu::Ensemble::<f32>::new(&m, &starts[..4], 8);
+    drift.run::<f64>(equil, sweeps);
+    let worst = drift.chains.iter().map(|c| chain_inverse_error(&m, c)).fold(0.0, f64::max);
+    assert!(worst > 1e-4, "mixed without recomputes: inverse error {worst}");
+    assert!(drift.chains.iter().all(|c| c.tally[tally::RECOMPUTES] == 0.0));
 }
 
 #[test]
@@ -181,4 +276,35 @@ fn gpu_matches_reference_when_present() {
         assert_eq!(x.config, r[c].config, "chain {c} left the reference path");
         assert!((x.tally[tally::E_SUM] - r[c].tally[tally::E_SUM]).abs() < 1e-10 * r[c].tally[tally::E_SUM].abs());
     }
+    // The degenerate-swap fallback taken for every accepted swap: the GPU rebuilds W and keeps the path.
+    let mut g = gpu::GpuEnsemble::<f64, f64>::new(&gpu, &m, &starts, 8).unwrap();
+    g.set_degenerate(f64::INFINITY);
+    g.run(2, 6).unwrap();
+    for (c, x) in g.results(4).unwrap().iter().enumerate() {
+        assert_eq!(x.config, r[c].config, "chain {c} with the fallback left the reference path");
+        assert!(x.tally[tally::RECOMPUTES] > 0.0 && x.tally[tally::RECOMPUTES] == x.tally[tally::SWAPS_ACCEPTED]);
+        assert!((x.tally[tally::E_SUM] - r[c].tally[tally::E_SUM]).abs() < 1e-10 * r[c].tally[tally::E_SUM].abs());
+        assert!(inverse_error::<f64>(&m, &x.config, &x.w) < 1e-9);
+    }
+    // Single and mixed with a recompute every sweep: the energy of double, W at f32 level after the last rebuild.
+    let m9 = Model::new(9, Params::default()).unwrap();
+    let (chains, equil, sweeps) = (64, 5, 30);
+    let (starts, (ed, sd)) = double_run(&m9, chains, equil, sweeps);
+    let check = |name: &str, res: Vec<ChainResult>, tol: f64| {
+        let (ef, sf) = tally_stats(&res.iter().map(|x| x.tally).collect::<Vec<_>>());
+        assert!(ef.is_finite() && (ef - ed).abs() < 4.0 * (sf * sf + sd * sd).sqrt(), "gpu {name}: {ef} +- {sf} vs double {ed} +- {sd}");
+        for x in &res {
+            assert!(x.tally[tally::RECOMPUTES] >= (equil + sweeps) as f64);
+            let err = inverse_error::<f32>(&m9, &x.config, &x.w);
+            assert!(err < tol, "gpu {name}: inverse error {err} right after a recompute");
+        }
+    };
+    let mut g = gpu::GpuEnsemble::<f32, f32>::new(&gpu, &m9, &starts, 8).unwrap();
+    g.set_recompute(1);
+    g.run(equil, sweeps).unwrap();
+    check("single", g.results(chains).unwrap(), 1e-4);
+    let mut g = gpu::GpuEnsemble::<f32, f64>::new(&gpu, &m9, &starts, 8).unwrap();
+    g.set_recompute(1);
+    g.run(equil, sweeps).unwrap();
+    check("mixed", g.results(chains).unwrap(), 1e-6);
 }
