@@ -62,6 +62,8 @@ pub struct Runner {
     progress: ProgressBar,
     header_printed: bool,
     last_reps: usize,
+    /// Records already appended to `--out`.
+    written: usize,
 }
 
 impl Runner {
@@ -110,6 +112,7 @@ impl Runner {
             progress,
             header_printed: false,
             last_reps: 0,
+            written: 0,
         })
     }
 
@@ -248,7 +251,24 @@ impl Runner {
         }
         self.say(&output::table_line(&rec));
         self.progress.inc(1);
+        // The previous record is complete (extras are added right after a push): write it now, so a run that is
+        // interrupted keeps everything it measured before.
+        if let Err(e) = self.flush(self.records.len()) {
+            self.say(&format!("warning: {e}"));
+        }
         self.records.push(rec);
+    }
+
+    /// Append records `written..upto` to `--out` (nothing without `--out`).
+    fn flush(&mut self, upto: usize) -> anyhow::Result<Vec<std::path::PathBuf>> {
+        let mut files = vec![];
+        if let Some(dir) = &self.args.out {
+            if upto > self.written {
+                files = output::append(dir, &self.records[self.written..upto])?;
+            }
+        }
+        self.written = upto.max(self.written);
+        Ok(files)
     }
 
     /// Add a measured quantity to the last record.
@@ -259,12 +279,14 @@ impl Runner {
     }
 
     /// Write records (with `--out`) and return the outcome: any failed validation makes it `ValidationFailed`.
-    pub fn finish(self) -> anyhow::Result<Outcome> {
+    pub fn finish(mut self) -> anyhow::Result<Outcome> {
         self.progress.finish_and_clear();
+        self.flush(self.records.len())?;
         if let Some(dir) = &self.args.out {
-            let files = output::append(dir, &self.records)?;
-            for f in files {
-                eprintln!("wrote {}", f.display());
+            let mut kernels: Vec<&str> = self.records.iter().map(|r| r.kernel.as_str()).collect();
+            kernels.dedup();
+            for k in kernels {
+                eprintln!("wrote {}", dir.join(format!("{k}.jsonl")).display());
             }
         }
         let failed: Vec<&Record> = self.records.iter().filter(|r| r.validation.failed()).collect();
@@ -272,5 +294,29 @@ impl Runner {
             eprintln!("FAILED validation: {} ({})", r.key(), r.validation.summary());
         }
         Ok(if failed.is_empty() { Outcome::Passed } else { Outcome::ValidationFailed })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::sample;
+
+    #[test]
+    fn records_reach_the_file_before_the_run_ends() {
+        let dir = std::env::temp_dir().join(format!("qmc-runner-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let args = CommonArgs { variants: Some(vec![Variant::Cpu]), out: Some(dir.clone()), quiet: true, ..Default::default() };
+        let mut r = Runner::new(&args).unwrap();
+        r.push(sample("k", Variant::Cpu, 1, 1.0));
+        r.extra("energy", -2.9);
+        r.push(sample("k", Variant::Cpu, 2, 1.0));
+        // the first record is complete (with its extra) and on disk while the run goes on
+        let on_disk = crate::output::read_file(&dir.join("k.jsonl")).unwrap();
+        assert_eq!(on_disk.len(), 1);
+        assert_eq!(on_disk[0].extra["energy"], -2.9);
+        r.finish().unwrap();
+        assert_eq!(crate::output::read_file(&dir.join("k.jsonl")).unwrap().len(), 2, "finish writes the rest, once");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
