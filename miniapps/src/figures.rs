@@ -22,6 +22,8 @@ pub enum Measure {
     PercentOfCeiling,
     /// Throughput in the record's unit, every variant.
     Throughput,
+    /// The validation error against the f64 reference (largest over the record's checks).
+    Error,
 }
 
 impl Measure {
@@ -31,6 +33,7 @@ impl Measure {
             Measure::SpeedupOneCore => "speedup over one CPU core",
             Measure::PercentOfCeiling => "% of measured copy bandwidth",
             Measure::Throughput => "throughput",
+            Measure::Error => "max |error| / max |reference|",
         }
     }
 }
@@ -205,6 +208,20 @@ pub fn all() -> Vec<Figure> {
             paper_hardware: "GeForce 7800 GTX",
             note: "the Fig. 7 table has no GEMM column; its text puts the Kahan (KSF) penalty at 3% to 25% of the whole run, growing with the GEMM's share",
         },
+        Figure {
+            name: "004-precision",
+            paper: "Anderson, Goddard, Schroeder, CPC 2007 (paper 004), Fig. 5: GEMM error vs inner dimension",
+            title: "GEMM error against the compensated f64 reference vs inner dimension (1024 x k x 1024)",
+            kernel: "gemm",
+            op: "gemm",
+            x: "k",
+            measure: Measure::Error,
+            select: &["molecule=fig5"],
+            runs: &[&["--op", "gemm", "--molecules", "acetic-acid", "--walkers", "1", "--inner", "1024,8192,65536", "--variants", "cpu,gpu"]],
+            paper_points: &[],
+            paper_hardware: "GeForce 7800 GTX (no IEEE denormals)",
+            note: "Kahan single should stay near f32 epsilon (6e-8) as k grows while naive single grows like sqrt(k) eps; TF32 sits near 2^-11",
+        },
     ]
 }
 
@@ -254,7 +271,7 @@ fn all_cores(r: &Record) -> bool {
 /// Label of a measured series: precision, variant where it matters, and the sizes and parameters that vary.
 fn series_label(f: &Figure, r: &Record, varying: &[String]) -> String {
     let mut parts = vec![];
-    if f.measure == Measure::Throughput || f.measure == Measure::PercentOfCeiling {
+    if matches!(f.measure, Measure::Throughput | Measure::PercentOfCeiling | Measure::Error) {
         parts.push(r.variant.name().to_string());
     }
     parts.push(r.precision.clone());
@@ -305,6 +322,9 @@ pub fn series(f: &Figure, recs: &[&Record]) -> Vec<Series> {
                 r.fraction_of_ceiling.map(|f| 100.0 * f)
             }
             Measure::Throughput if r.variant == Variant::Gpu || all_cores(r) => Some(r.throughput),
+            Measure::Error if r.variant == Variant::Gpu || all_cores(r) => {
+                r.validation.checks.iter().filter_map(|c| c.error).fold(None, |m: Option<f64>, e| Some(m.map_or(e, |m| m.max(e))))
+            }
             _ => None,
         };
         if let Some(y) = y {
@@ -353,8 +373,13 @@ pub fn table(f: &Figure, measured: &[Series], hardware: &str) -> String {
         let paper: Vec<&PaperPoint> = f.paper_points.iter().filter(|p| p.x == x).collect();
         let here: Vec<(&str, f64)> = measured.iter().filter_map(|s| s.points.iter().find(|p| p.0 == x).map(|p| (s.name.as_str(), p.1))).collect();
         for i in 0..paper.len().max(here.len()) {
-            let (pl, pv) = paper.get(i).map(|p| (p.label.to_string(), format!("{:.3}", p.y))).unwrap_or_default();
-            let (ml, mv) = here.get(i).map(|(l, v)| (l.to_string(), format!("{v:.3}"))).unwrap_or_default();
+            let num = |v: f64| match v.abs() {
+                a if a >= 1e4 => harness::output::fmt_si(v),
+                a if a < 1e-2 && a > 0.0 => format!("{v:.2e}"),
+                _ => format!("{v:.3}"),
+            };
+            let (pl, pv) = paper.get(i).map(|p| (p.label.to_string(), num(p.y))).unwrap_or_default();
+            let (ml, mv) = here.get(i).map(|(l, v)| (l.to_string(), num(*v))).unwrap_or_default();
             let xl = if i == 0 { format!("{x}") } else { String::new() };
             t += &format!("{xl:>10}  {pl:<28} {pv:>10}  {ml:<40} {mv:>10}\n");
         }
