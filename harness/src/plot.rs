@@ -91,6 +91,8 @@ where
         .map_err(e)?;
     chart
         .configure_mesh()
+        .x_labels(12)
+        .y_labels(12)
         .x_desc(&c.x_label)
         .y_desc(&c.y_label)
         .label_style(("sans-serif", 15))

@@ -351,8 +351,8 @@ pub fn chart(f: &Figure, measured: &[Series], hardware: &str) -> Chart {
     }
     Chart {
         name: f.name.to_string(),
-        title: format!("{} ({hardware})", f.title),
-        x_label: f.x.to_string(),
+        title: f.title.to_string(),
+        x_label: format!("{}   [here: {hardware}]", f.x),
         y_label: f.measure.label().to_string(),
         series: s,
         hline: matches!(f.measure, Measure::SpeedupAllCores | Measure::SpeedupOneCore).then_some(1.0),
