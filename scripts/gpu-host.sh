@@ -45,6 +45,9 @@ for stage in "$@"; do
         run run bspline --grid 64 --orbitals 256,1024,4096 --walkers 128 --variants cpu --threads 1 --reps 3
         run run bspline --grid 64 --orbitals 1024 --walkers 16,128,1024 --output vgl --variants cpu,gpu
         run run bspline --grid 64 --orbitals 1024 --walkers 16,128,1024 --basis blip --variants cpu,gpu --precision single
+        # Tuning sweep: orbitals per GPU thread (load width) at the largest tables.
+        for n in 1 2; do run run bspline --grid 64 --orbitals 1024,4096 --walkers 1024 --variants gpu --per-thread $n; done
+        run run bspline --grid 64 --orbitals 1024,4096 --walkers 1024 --variants gpu --per-thread 4 --precision single,mixed
         ;;
     determinant | gemm | jastrow | ewald | lattice | qmc | pseudopotential)
         # the kernel's full suite, GPU and all CPU cores; its one-core baseline where a figure needs one

@@ -37,6 +37,11 @@ pub struct Args {
     /// Walkers whose outputs are checked against the f64 reference.
     #[arg(long, default_value_t = 8)]
     pub check_walkers: usize,
+    /// GPU: adjacent orbitals each thread evaluates with one load per stencil row (1, 2 or 4; at most 16 bytes, so
+    /// at most 2 in double). Default: 16 bytes' worth. Always recorded as the extra `orbitals_per_thread`; an explicit
+    /// choice is also the parameter `per_thread`, so a tuning sweep keeps one record per choice.
+    #[arg(long)]
+    pub per_thread: Option<usize>,
 }
 
 impl KernelArgs for Args {
@@ -91,6 +96,14 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
     if let Some(w) = a.walkers.iter().find(|&&w| w > 65535) {
         bail!("--walkers {w} is more than one launch takes (65535)");
     }
+    if let Some(n) = a.per_thread {
+        if ![1, 2, 4].contains(&n) {
+            bail!("--per-thread {n}: a thread evaluates 1, 2 or 4 orbitals");
+        }
+        if n == 4 && r.precisions().contains(&Precision::Double) {
+            bail!("--per-thread 4 needs 32-byte loads in double precision (at most 16): use 1 or 2, or --precision single,mixed");
+        }
+    }
     let host_mem = r.system.memory_bytes as usize;
     for &g in &a.grid {
         for &o in &a.orbitals {
@@ -126,7 +139,10 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
 fn sweep<S: Real, A: Real>(r: &mut Runner, a: &Args, t64: &Table<f64>, table: &Table<S>, p: Precision, case_no: u64) -> Result<()> {
     let max_w = *a.walkers.iter().max().unwrap();
     let mut gpu = match r.gpu() {
-        Some(g) if r.runs(Variant::Gpu) => Some(GpuSpline::<S, A>::new(g, table, max_w, a.output)?),
+        Some(g) if r.runs(Variant::Gpu) => {
+            let per_thread = a.per_thread.unwrap_or(kernels::bspline::gpu::default_per_thread(std::mem::size_of::<S>()));
+            Some((GpuSpline::<S, A>::new(g, table, max_w, a.output, per_thread)?, per_thread))
+        }
         _ => None,
     };
     let nc = a.output.components();
@@ -163,13 +179,20 @@ fn sweep<S: Real, A: Real>(r: &mut Runner, a: &Args, t64: &Table<f64>, table: &T
             let c = checks(&out, &refv, a.output, table.stride, nval, p);
             r.record(&case, Variant::Cpu, t, work, &c)?;
         }
-        if let Some(g) = gpu.as_mut() {
+        if let Some((g, per_thread)) = gpu.as_mut() {
+            let per_thread = *per_thread;
             g.set_positions(&pos)?;
             let t = r.time(Variant::Gpu, || g.launch())?;
             g.poison()?;
             g.launch()?;
             let c = checks(&g.outputs()?, &refv, a.output, table.stride, nval, p);
-            r.record(&case, Variant::Gpu, t, work, &c)?;
+            // an explicit choice is part of the case (a tuning sweep keeps one record per choice); the default is not
+            let gcase = match a.per_thread {
+                Some(n) => case.clone().param("per_thread", n),
+                None => case.clone(),
+            };
+            r.record(&gcase, Variant::Gpu, t, work, &c)?;
+            r.extra("orbitals_per_thread", per_thread as f64);
         }
     }
     Ok(())

@@ -45,6 +45,8 @@ fn unknown_precision_variant_and_output_are_rejected() {
     rejects(&bspline(&["--precision", "quad"]), "unknown precision 'quad'");
     rejects(&bspline(&["--variants", "fpga"]), "unknown variant 'fpga'");
     rejects(&bspline(&["--output", "vghh"]), "unknown output");
+    rejects(&bspline(&["--per-thread", "3"]), "1, 2 or 4");
+    rejects(&bspline(&["--per-thread", "4", "--precision", "double"]), "at most 16");
     rejects(&qmcbench(&["run", "nosuchkernel"]), "unknown kernel 'nosuchkernel'");
 }
 

@@ -22,22 +22,25 @@ __device__ __forceinline__ void weights(A t, A* a, A* da, A* d2a) {
 }
 
 // NC = 1 (V), 5 (VGL), 10 (VGH).
-// Coefficients are read 16 bytes at a time (float4 or double2): each thread evaluates N = 16 / sizeof(S) adjacent
-// orbitals, which doubles (f64) or quadruples (f32) the bytes each load instruction keeps in flight. Rows are padded
+// Each thread evaluates N adjacent orbitals with one N-wide load per stencil row (N = 1, 2 or 4, at most 16 bytes):
+// wider loads keep more bytes in flight per instruction, narrower ones leave more threads to hide latency. Which wins
+// is the hardware's business, so N is a run-time choice (`--per-thread`) measured rather than assumed. Rows are padded
 // to 64 entries (ROW_ALIGN), so every vector is aligned and whole.
-template <typename S> struct Vec16;
-template <> struct Vec16<float> { typedef float4 T; static constexpr int N = 4; };
-template <> struct Vec16<double> { typedef double2 T; static constexpr int N = 2; };
+template <typename S, int N> struct VecN;
+template <> struct VecN<float, 1> { typedef float T; };
+template <> struct VecN<float, 2> { typedef float2 T; };
+template <> struct VecN<float, 4> { typedef float4 T; };
+template <> struct VecN<double, 1> { typedef double T; };
+template <> struct VecN<double, 2> { typedef double2 T; };
 
 // NC = 1 (V), 5 (VGL), 10 (VGH).
-template <typename S, typename A, int NC>
+template <typename S, typename A, int NC, int N>
 __device__ void evaluate(const SplineParams p,
                          const S* __restrict__ coefs,    // [nx][ny][nz][stride]
                          const double* __restrict__ pos, // [walkers][3]
                          A* __restrict__ out)            // [walkers][NC][stride]
 {
-    typedef typename Vec16<S>::T V;
-    constexpr int N = Vec16<S>::N;
+    typedef typename VecN<S, N>::T V;
     const int o = (blockIdx.x * blockDim.x + threadIdx.x) * N; // first of this thread's N orbitals
     const int w = blockIdx.y;
     if (o >= p.stride || w >= p.walkers) return;
@@ -109,18 +112,22 @@ __device__ void evaluate(const SplineParams p,
         for (int v = 0; v < N; v++) dst[c * stride + v] = acc[c][v];
 }
 
-#define SPLINE_ENTRY(NAME, S, A, NC)                                                                    \
+#define SPLINE_ENTRY(NAME, S, A, NC, N)                                                                 \
     extern "C" __global__ void NAME(const SplineParams p, const S* __restrict__ coefs,                  \
                                     const double* __restrict__ pos, A* __restrict__ out) {              \
-        evaluate<S, A, NC>(p, coefs, pos, out);                                                         \
+        evaluate<S, A, NC, N>(p, coefs, pos, out);                                                      \
     }
+// bspline_<output>_<precision>_x<orbitals per thread>
+#define SPLINE_OUTPUTS(P, S, A, N)                      \
+    SPLINE_ENTRY(bspline_v_##P##_x##N, S, A, 1, N)      \
+    SPLINE_ENTRY(bspline_vgl_##P##_x##N, S, A, 5, N)    \
+    SPLINE_ENTRY(bspline_vgh_##P##_x##N, S, A, 10, N)
 
-SPLINE_ENTRY(bspline_v_f64, double, double, 1)
-SPLINE_ENTRY(bspline_vgl_f64, double, double, 5)
-SPLINE_ENTRY(bspline_vgh_f64, double, double, 10)
-SPLINE_ENTRY(bspline_v_f32, float, float, 1)
-SPLINE_ENTRY(bspline_vgl_f32, float, float, 5)
-SPLINE_ENTRY(bspline_vgh_f32, float, float, 10)
-SPLINE_ENTRY(bspline_v_mixed, float, double, 1)
-SPLINE_ENTRY(bspline_vgl_mixed, float, double, 5)
-SPLINE_ENTRY(bspline_vgh_mixed, float, double, 10)
+SPLINE_OUTPUTS(f64, double, double, 1)
+SPLINE_OUTPUTS(f64, double, double, 2)
+SPLINE_OUTPUTS(f32, float, float, 1)
+SPLINE_OUTPUTS(f32, float, float, 2)
+SPLINE_OUTPUTS(f32, float, float, 4)
+SPLINE_OUTPUTS(mixed, float, double, 1)
+SPLINE_OUTPUTS(mixed, float, double, 2)
+SPLINE_OUTPUTS(mixed, float, double, 4)

@@ -42,15 +42,26 @@ pub struct GpuSpline<S: Real, A: Real> {
     pos: CudaSlice<f64>,
     out: CudaSlice<A>,
     output: Output,
+    per_thread: u32,
+}
+
+/// Orbitals per GPU thread when the user does not choose: one 16-byte load per stencil row.
+pub fn default_per_thread(storage_bytes: usize) -> usize {
+    16 / storage_bytes
 }
 
 impl<S: Real, A: Real> GpuSpline<S, A> {
-    /// Upload `table`, compile the kernel, allocate position and output buffers.
-    pub fn new(gpu: &Arc<Gpu>, table: &Table<S>, walkers: usize, output: Output) -> Result<Self, GpuError> {
+    /// Upload `table`, compile the kernel, allocate position and output buffers. Each thread evaluates `per_thread`
+    /// adjacent orbitals (1, 2 or 4, at most 16 bytes of storage: see bspline.cu).
+    pub fn new(gpu: &Arc<Gpu>, table: &Table<S>, walkers: usize, output: Output, per_thread: usize) -> Result<Self, GpuError> {
         assert!((1..=65535).contains(&walkers), "bspline gpu: walkers must be 1..=65535 (one grid row each)");
+        assert!(
+            [1, 2, 4].contains(&per_thread) && per_thread * std::mem::size_of::<S>() <= 16,
+            "bspline gpu: orbitals per thread must be 1, 2 or 4 and at most 16 bytes"
+        );
         let out_len = walkers * output.components() * table.stride;
         gpu.ensure_fits("the B-spline table and outputs", table.bytes() + out_len * std::mem::size_of::<A>())?;
-        let name = format!("bspline_{}_{}", output.name(), suffix::<S, A>());
+        let name = format!("bspline_{}_{}_x{per_thread}", output.name(), suffix::<S, A>());
         let func = gpu.function("bspline", SRC, &name)?;
         let g = table.grid;
         let params = SplineParams {
@@ -71,6 +82,7 @@ impl<S: Real, A: Real> GpuSpline<S, A> {
             func,
             params,
             output,
+            per_thread: per_thread as u32,
         })
     }
 
@@ -85,9 +97,9 @@ impl<S: Real, A: Real> GpuSpline<S, A> {
 
     /// Queue one evaluation of all walkers (asynchronous).
     pub fn launch(&mut self) -> Result<(), GpuError> {
-        // Each thread evaluates 16 / sizeof(S) adjacent orbitals (one 16-byte load per stencil row); blocks of up
-        // to 128 threads, no wider than a row needs (the stride is a multiple of 64, so at least 16 threads).
-        let threads = self.params.stride as u32 / (16 / std::mem::size_of::<S>() as u32);
+        // Each thread evaluates `per_thread` adjacent orbitals; blocks of up to 128 threads, no wider than a row
+        // needs (the stride is a multiple of 64, so at least 16 threads).
+        let threads = self.params.stride as u32 / self.per_thread;
         let block = threads.min(128);
         let cfg = LaunchConfig {
             grid_dim: (threads.div_ceil(block), self.params.walkers as u32, 1),

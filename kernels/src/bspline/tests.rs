@@ -125,11 +125,21 @@ fn gpu_matches_reference_when_present() {
     let t64 = random_table::<f64>(grid, 70, Basis::Blip, 1);
     let pos = random_positions(3, &grid, 2);
     let reference = reference::evaluate(&t64, &pos, Output::Vgh);
-    let mut g = gpu::GpuSpline::<f64, f64>::new(&gpu, &t64, 3, Output::Vgh).unwrap();
-    g.poison().unwrap();
-    g.set_positions(&pos).unwrap();
-    g.launch().unwrap();
-    checks(&g.outputs().unwrap(), &reference, Output::Vgh, t64.stride, 1e-13);
+    for per_thread in [1, 2] {
+        let mut g = gpu::GpuSpline::<f64, f64>::new(&gpu, &t64, 3, Output::Vgh, per_thread).unwrap();
+        g.poison().unwrap();
+        g.set_positions(&pos).unwrap();
+        g.launch().unwrap();
+        checks(&g.outputs().unwrap(), &reference, Output::Vgh, t64.stride, 1e-13);
+    }
+    let t32 = t64.convert::<f32>();
+    for per_thread in [1, 2, 4] {
+        let mut g = gpu::GpuSpline::<f32, f32>::new(&gpu, &t32, 3, Output::Vgh, per_thread).unwrap();
+        g.poison().unwrap();
+        g.set_positions(&pos).unwrap();
+        g.launch().unwrap();
+        checks(&g.outputs().unwrap(), &reference, Output::Vgh, t64.stride, 1e-4);
+    }
 }
 
 #[test]
