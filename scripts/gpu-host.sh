@@ -54,7 +54,7 @@ for stage in "$@"; do
         run suite --full --kernels "$stage" --variants cpu,gpu
         case $stage in
         gemm) run run gemm --op basis --walkers 128 --variants cpu --threads 1 --reps 3 ;;
-        jastrow) run run jastrow --term p,u --electrons 114,342,682,1030,2058 --walkers 32 --variants cpu --threads 1 --precision double,single --reps 2 ;;
+        jastrow) run run jastrow --term p,u --electrons 114,342,682,1030,2058 --walkers 32 --ops ratio,accept --variants cpu --threads 1 --precision double,single --reps 2 ;;
         esac
         ;;
     *) echo "unknown stage $stage"; fail=1 ;;
