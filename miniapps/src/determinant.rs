@@ -263,7 +263,7 @@ fn reference_timings(r: &mut Runner, pb: &Setup) -> Result<()> {
 }
 
 /// All ops of one problem in one precision, on the CPU and (when present) the GPU.
-fn precision<S: Scalar, A: Scalar>(r: &mut Runner, a: &Args, pb: &Setup, p: Precision) -> Result<()>
+fn precision<S: Scalar, A: Scalar + det::gpu::BatchedLu>(r: &mut Runner, a: &Args, pb: &Setup, p: Precision) -> Result<()>
 where
     kernels::gpu::CudaBlas: det::gpu::Gemm<S>,
 {
