@@ -1,5 +1,6 @@
 // Slater-determinant kernels for a batch of walkers: ratio (with the delayed-update correction), Sherman-Morrison
-// rank-1 update, delayed-update accept (Schur growth of B^-1), and batched Gauss-Jordan inversion.
+// rank-1 update, delayed-update accept (Schur growth of B^-1), and the layout/determinant steps around cuBLAS's
+// batched LU inversion.
 // Layouts (all walkers in one allocation, column index fastest, so adjacent threads read adjacent entries):
 //   a, t, prop: [walker][n][n]   (t = transposed inverse, prop row q = proposed row for electron q)
 //   grad: [walker][3][n]; v, ut: [walker][kmax][n]; binv: [walker][kmax][kmax]; p: [walker][kmax]
@@ -177,8 +178,9 @@ __device__ void delay_accept(int n, int kmax, int q, int step, int walkers, cons
     if (threadIdx.x == 0) count[w] = m1;
 }
 
-// Inversion, step 0: work = R(a)^T (32 x 32 tiles through shared memory). Grid (ceil(n/32), ceil(n/32), walkers),
-// block (32, 8). Inverting A^T gives t = (A^T)^-1 = Ainv^T directly.
+// Inversion, step 0: work = R(a)^T row-major (32 x 32 tiles through shared memory), which is A itself to
+// column-major cuBLAS; its column-major inverse Ainv is then, row-major, t = Ainv^T: the stored layout.
+// Grid (ceil(n/32), ceil(n/32), walkers), block (32, 8).
 template <typename S, typename R>
 __device__ void to_work(int n, const S* __restrict__ a, R* __restrict__ work) {
     __shared__ R tile[32][33];
@@ -195,88 +197,31 @@ __device__ void to_work(int n, const S* __restrict__ a, R* __restrict__ work) {
     }
 }
 
-// Gauss-Jordan step p, part 1 (one block per walker): partial pivoting (row swap), log|det| and sign count, row p
-// scaled by 1/pivot (with 1/pivot in place of the pivot), column p saved for part 2. A pivot not above tol marks
-// the walker singular (column p + 1) and stops its elimination.
+// After cuBLAS getrfBatched (column-major LU of work, in place; 1-based pivots piv): log|det| = sum log|U_jj|, the
+// sign from the negative pivots and the row interchanges, and singular[w] = 1 + the first column whose pivot is not
+// above tol (or not finite), or getrf's info (the first exact zero pivot). One block per walker.
 template <typename R>
-__device__ void gj_pivot(int n, int p, double tol, R* __restrict__ work, R* __restrict__ col, int* __restrict__ perm,
-                         double* __restrict__ logdet, int* __restrict__ neg, int* __restrict__ singular) {
-    __shared__ R sv[32];
-    __shared__ int si[32];
+__device__ void lu_logdet(int n, double tol, const R* __restrict__ lu, const int* __restrict__ piv,
+                          const int* __restrict__ info, double* __restrict__ logdet, int* __restrict__ neg,
+                          int* __restrict__ singular) {
+    __shared__ double sh[4 * 32];
+    __shared__ int bad;
     const int w = blockIdx.x;
-    if (singular[w]) return;
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
-    R* M = work + (size_t)w * n * n;
-    R best = R(-1);
-    int bi = p;
-    for (int i = p + threadIdx.x; i < n; i += blockDim.x) {
-        const R x = fabs(M[(size_t)i * n + p]);
-        if (x > best) { best = x; bi = i; }
-    }
-    for (int o = 16; o > 0; o >>= 1) {
-        const R ob = __shfl_down_sync(0xffffffffu, best, o);
-        const int oi = __shfl_down_sync(0xffffffffu, bi, o);
-        if (ob > best || (ob == best && oi < bi)) { best = ob; bi = oi; }
-    }
-    if (lane == 0) { sv[warp] = best; si[warp] = bi; }
+    if (threadIdx.x == 0) bad = info[w] > 0 ? info[w] : n + 1;
     __syncthreads();
-    if (threadIdx.x == 0) {
-        for (int k = 1; k < nw; k++)
-            if (sv[k] > sv[0] || (sv[k] == sv[0] && si[k] < si[0])) { sv[0] = sv[k]; si[0] = si[k]; }
-    }
-    __syncthreads();
-    const R pmax = sv[0];
-    const int r = si[0];
-    if (!(double(pmax) > tol)) {  // also catches NaN
-        if (threadIdx.x == 0) singular[w] = p + 1;
-        return;
-    }
-    if (r != p)
-        for (int j = threadIdx.x; j < n; j += blockDim.x) {
-            const R x = M[(size_t)p * n + j];
-            M[(size_t)p * n + j] = M[(size_t)r * n + j];
-            M[(size_t)r * n + j] = x;
-        }
-    __syncthreads();
-    const R d = M[(size_t)p * n + p];
-    __syncthreads();  // every thread holds the pivot before it is overwritten
+    const R* m = lu + (size_t)w * n * n;
+    double acc[4] = {0.0, 0.0, 0.0, 0.0};
     for (int j = threadIdx.x; j < n; j += blockDim.x) {
-        if (j == p) M[(size_t)p * n + p] = R(1) / d;
-        else M[(size_t)p * n + j] /= d;
+        const double d = double(m[(size_t)j * n + j]);
+        if (!(fabs(d) > tol) || !isfinite(d)) atomicMin(&bad, j + 1);
+        acc[0] += log(fabs(d));
+        acc[1] += double((d < 0.0) + (piv[(size_t)w * n + j] != j + 1));
     }
-    for (int i = threadIdx.x; i < n; i += blockDim.x)
-        if (i != p) col[(size_t)w * n + i] = M[(size_t)i * n + p];
+    block_sum4(acc, sh);  // its barriers also order the atomicMin before the read below
     if (threadIdx.x == 0) {
-        perm[(size_t)w * n + p] = r;
-        logdet[w] += log(fabs((double)d));
-        neg[w] += (r != p) + (d < R(0));
-    }
-}
-
-// Gauss-Jordan step p, part 2: every row i != p: M[i][j] -= col[i] M[p][j], and M[i][p] = -col[i] / pivot.
-// Grid (ceil(n/256), n, walkers).
-template <typename R>
-__device__ void gj_eliminate(int n, int p, R* __restrict__ work, const R* __restrict__ col,
-                             const int* __restrict__ singular) {
-    const int j = blockIdx.x * blockDim.x + threadIdx.x;
-    const int i = blockIdx.y, w = blockIdx.z;
-    if (j >= n || i == p || singular[w]) return;
-    R* M = work + (size_t)w * n * n;
-    const R f = col[(size_t)w * n + i];
-    if (j == p) M[(size_t)i * n + p] = -f * M[(size_t)p * n + p];
-    else M[(size_t)i * n + j] -= f * M[(size_t)p * n + j];
-}
-
-// Gauss-Jordan, last step: undo the row swaps as column swaps in reverse order. One thread per row.
-template <typename R>
-__device__ void gj_unpermute(int n, R* __restrict__ work, const int* __restrict__ perm) {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x, w = blockIdx.y;
-    if (i >= n) return;
-    R* row = work + (size_t)w * n * n + (size_t)i * n;
-    const int* pw = perm + (size_t)w * n;
-    for (int p = n - 1; p >= 0; p--) {
-        const int r = pw[p];
-        if (r != p) { const R x = row[p]; row[p] = row[r]; row[r] = x; }
+        logdet[w] = acc[0];
+        neg[w] = int(acc[1]);
+        singular[w] = bad <= n ? bad : 0;
     }
 }
 
@@ -309,15 +254,9 @@ __device__ void from_work(u64 total, const R* __restrict__ work, S* __restrict__
     }
 
 #define DET_INVERT_ENTRIES(SUF, R)                                                                             \
-    extern "C" __global__ void det_gj_pivot_##SUF(int n, int p, double tol, R* work, R* col, int* perm,         \
-        double* logdet, int* neg, int* singular) {                                                             \
-        gj_pivot<R>(n, p, tol, work, col, perm, logdet, neg, singular);                                        \
-    }                                                                                                          \
-    extern "C" __global__ void det_gj_eliminate_##SUF(int n, int p, R* work, const R* col, const int* singular) { \
-        gj_eliminate<R>(n, p, work, col, singular);                                                            \
-    }                                                                                                          \
-    extern "C" __global__ void det_gj_unpermute_##SUF(int n, R* work, const int* perm) {                       \
-        gj_unpermute<R>(n, work, perm);                                                                        \
+    extern "C" __global__ void det_lu_logdet_##SUF(int n, double tol, const R* lu, const int* piv,             \
+        const int* info, double* logdet, int* neg, int* singular) {                                            \
+        lu_logdet<R>(n, tol, lu, piv, info, logdet, neg, singular);                                            \
     }
 
 DET_UPDATE_ENTRIES(f64, double, double)

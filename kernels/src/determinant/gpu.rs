@@ -1,7 +1,11 @@
 //! The GPU engine: every array of all walkers in one device allocation, one launch per step for all walkers,
 //! the delayed update's rank-k apply as three cuBLAS strided-batched GEMMs (one batch entry per walker), and the
-//! inversion as batched Gauss-Jordan (two launches per pivot column) in the accumulation type (f64 for double
-//! and mixed).
+//! inversion as cuBLAS batched LU (`getrfBatched`, then `getriBatched`) in the accumulation type (f64 for double
+//! and mixed), with log|det| and sign from the LU diagonal and pivots.
+//!
+//! The batched LU of cuBLAS is meant for many small matrices; for a few large ones (N in the thousands) a blocked
+//! LU per matrix (cuSOLVER `getrf`) is known to be much faster, so the invert records at large N measure cuBLAS's
+//! batched routines, not the best the GPU can do.
 //!
 //! cuBLAS is column-major: a row-major r x c array is its c x r transpose. With T = t (row-major N x N) and
 //! V, U^T, W, Y row-major k x N, the products W = V t^T, Y = B^-T U^T, t -= W^T Y read, in column-major terms,
@@ -11,6 +15,8 @@ use super::{singular_tolerance, DetError, Engine, MAX_DELAY};
 use crate::gpu::{CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PushKernelArg};
 use crate::Real;
 use cudarc::cublas::sys::cublasOperation_t::{CUBLAS_OP_N, CUBLAS_OP_T};
+use cudarc::cublas::sys;
+use cudarc::driver::DevicePtr;
 pub use cudarc::cublas::Gemm;
 use cudarc::cublas::{GemmConfig, StridedBatchedConfig};
 use std::sync::Arc;
@@ -34,20 +40,48 @@ struct Funcs {
     accept: CudaFunction,
     to_work: CudaFunction,
     from_work: CudaFunction,
-    pivot: CudaFunction,
-    eliminate: CudaFunction,
-    unpermute: CudaFunction,
+    lu_logdet: CudaFunction,
 }
 
-/// Buffers of the inversion, allocated on its first use.
+/// Buffers of the inversion, allocated on its first use: the LU (in place) and the inverse, with the arrays of
+/// per-walker matrix addresses that the batched cuBLAS routines take.
 struct InvertBuffers<A> {
     work: CudaSlice<A>,
-    col: CudaSlice<A>,
-    perm: CudaSlice<i32>,
+    out: CudaSlice<A>,
+    work_ptrs: CudaSlice<u64>,
+    out_ptrs: CudaSlice<u64>,
+    piv: CudaSlice<i32>,
+    info: CudaSlice<i32>,
     logdet: CudaSlice<f64>,
     neg: CudaSlice<i32>,
     singular: CudaSlice<i32>,
 }
+
+/// cuBLAS batched LU factorisation and inversion in f32 or f64.
+pub trait BatchedLu: Real {
+    /// # Safety
+    /// `a` is a device array of `batch` addresses of n x n column-major matrices; `piv` holds n * batch and
+    /// `info` batch ints on the device.
+    unsafe fn getrf(h: sys::cublasHandle_t, n: i32, a: u64, piv: u64, info: u64, batch: i32) -> sys::cublasStatus_t;
+    /// # Safety
+    /// As `getrf`, with `c` the addresses of `batch` output matrices distinct from the inputs.
+    unsafe fn getri(h: sys::cublasHandle_t, n: i32, a: u64, piv: u64, c: u64, info: u64, batch: i32) -> sys::cublasStatus_t;
+}
+
+macro_rules! batched_lu {
+    ($t:ty, $getrf:ident, $getri:ident) => {
+        impl BatchedLu for $t {
+            unsafe fn getrf(h: sys::cublasHandle_t, n: i32, a: u64, piv: u64, info: u64, batch: i32) -> sys::cublasStatus_t {
+                unsafe { sys::$getrf(h, n, a as _, n, piv as _, info as _, batch) }
+            }
+            unsafe fn getri(h: sys::cublasHandle_t, n: i32, a: u64, piv: u64, c: u64, info: u64, batch: i32) -> sys::cublasStatus_t {
+                unsafe { sys::$getri(h, n, a as _, n, piv as _, c as _, n, info as _, batch) }
+            }
+        }
+    };
+}
+batched_lu!(f64, cublasDgetrfBatched, cublasDgetriBatched);
+batched_lu!(f32, cublasSgetrfBatched, cublasSgetriBatched);
 
 /// All walkers' determinants on the GPU (see module docs). Storage S, accumulation and inversion A.
 pub struct GpuDets<S: Real, A: Real> {
@@ -89,10 +123,10 @@ fn cfg(grid: (u32, u32, u32), block: (u32, u32, u32)) -> LaunchConfig {
 /// Device bytes of an engine (to check before allocating, and for the mini-app's size limits).
 pub fn device_bytes(n: usize, walkers: usize, kmax: usize, steps: usize, s: usize, a: usize) -> usize {
     let nn = n * n * walkers;
-    4 * nn * s + nn * a + 5 * kmax * n * walkers * s + (3 * n + 4) * walkers * s.max(a) + steps * walkers * 4
+    4 * nn * s + 2 * nn * a + 5 * kmax * n * walkers * s + (3 * n + 4) * walkers * s.max(a) + steps * walkers * 4
 }
 
-impl<S: Real, A: Real> GpuDets<S, A>
+impl<S: Real, A: BatchedLu> GpuDets<S, A>
 where
     cudarc::cublas::CudaBlas: Gemm<S>,
 {
@@ -115,9 +149,7 @@ where
             accept: func("accept")?,
             to_work: func("to_work")?,
             from_work: func("from_work")?,
-            pivot: ifunc("gj_pivot")?,
-            eliminate: ifunc("gj_eliminate")?,
-            unpermute: ifunc("gj_unpermute")?,
+            lu_logdet: ifunc("lu_logdet")?,
         };
         let nn = n * n * walkers;
         let k = max_delay;
@@ -160,9 +192,17 @@ where
     fn blas_err(e: cudarc::cublas::result::CublasError) -> GpuError {
         GpuError::Blas { during: "the delayed-update GEMM".into(), message: format!("{e:?}") }
     }
+
+    /// Device addresses of the `walkers` n x n matrices of `m`.
+    fn matrix_ptrs(&self, m: &CudaSlice<A>) -> Result<CudaSlice<u64>, GpuError> {
+        let (base, _sync) = m.device_ptr(&self.gpu.stream);
+        let bytes = (self.n * self.n * std::mem::size_of::<A>()) as u64;
+        let ptrs: Vec<u64> = (0..self.walkers as u64).map(|w| base + w * bytes).collect();
+        self.gpu.upload("inversion matrix addresses", &ptrs)
+    }
 }
 
-impl<S: Real, A: Real> Engine for GpuDets<S, A>
+impl<S: Real, A: BatchedLu> Engine for GpuDets<S, A>
 where
     cudarc::cublas::CudaBlas: Gemm<S>,
 {
@@ -259,46 +299,54 @@ where
         let (n, walkers) = (self.n, self.walkers);
         if self.inv.is_none() {
             let g = &self.gpu;
+            let (work, out) = (g.zeros("inversion LU", n * n * walkers)?, g.zeros("inversion output", n * n * walkers)?);
             self.inv = Some(InvertBuffers {
-                work: g.zeros("inversion workspace", n * n * walkers)?,
-                col: g.zeros("inversion columns", n * walkers)?,
-                perm: g.zeros("pivot rows", n * walkers)?,
+                work_ptrs: self.matrix_ptrs(&work)?,
+                out_ptrs: self.matrix_ptrs(&out)?,
+                work,
+                out,
+                piv: g.zeros("pivot rows", n * walkers)?,
+                info: g.zeros("factorisation info", walkers)?,
                 logdet: g.zeros("log determinants", walkers)?,
                 neg: g.zeros("determinant signs", walkers)?,
                 singular: g.zeros("singular flags", walkers)?,
             });
         }
+        let blas = self.gpu.blas()?;
         let inv = self.inv.as_mut().unwrap();
         let s = &self.gpu.stream;
-        for z in [&mut inv.neg, &mut inv.singular] {
-            s.memset_zeros(z).during("clearing inversion flags")?;
-        }
-        s.memset_zeros(&mut inv.logdet).during("clearing log determinants")?;
-        let ni = n as i32;
+        let (ni, nw) = (n as i32, walkers as i32);
         let (w, tiles) = (walkers as u32, (n as u32).div_ceil(32));
         let mut b = s.launch_builder(&self.f.to_work);
         b.arg(&ni).arg(&self.a).arg(&mut inv.work);
         // SAFETY: 32 x 32 tiles cover n x n for every walker; entries beyond n are skipped.
         unsafe { b.launch(cfg((tiles, tiles, w), (32, 8, 1))) }.during("launching det_to_work")?;
-        let tol = singular_tolerance(n, self.max_abs, A::EPS);
-        for p in 0..ni {
-            let mut b = s.launch_builder(&self.f.pivot);
-            b.arg(&ni).arg(&p).arg(&tol).arg(&mut inv.work).arg(&mut inv.col).arg(&mut inv.perm);
-            b.arg(&mut inv.logdet).arg(&mut inv.neg).arg(&mut inv.singular);
-            // SAFETY: one block per walker over its n x n workspace, n-entry column and permutation.
-            unsafe { b.launch(cfg((w, 1, 1), (BLOCK, 1, 1))) }.during("launching det_gj_pivot")?;
-            let mut b = s.launch_builder(&self.f.eliminate);
-            b.arg(&ni).arg(&p).arg(&mut inv.work).arg(&inv.col).arg(&inv.singular);
-            // SAFETY: grid (ceil(n/256), n, walkers); columns >= n return.
-            unsafe { b.launch(cfg(((n as u32).div_ceil(BLOCK), n as u32, w), (BLOCK, 1, 1))) }.during("launching det_gj_eliminate")?;
+        let lu_err = |during: &str, st: sys::cublasStatus_t| GpuError::Blas { during: during.into(), message: format!("{st:?}") };
+        let h = *blas.handle();
+        let ptr = |x: &CudaSlice<i32>| x.device_ptr(s).0;
+        let (piv, info) = (ptr(&inv.piv), ptr(&inv.info));
+        let (wp, op) = (inv.work_ptrs.device_ptr(s).0, inv.out_ptrs.device_ptr(s).0);
+        // SAFETY: work_ptrs and out_ptrs hold the addresses of the `walkers` n x n matrices of work and out (built
+        // from these very allocations, which live as long as the pointer arrays); piv holds n * walkers ints and
+        // info walkers ints; the handle runs on the stream of every launch here.
+        let st = unsafe { A::getrf(h, ni, wp, piv, info, nw) };
+        if st != sys::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
+            return Err(lu_err("the batched LU factorisation (getrfBatched)", st).into());
         }
-        let mut b = s.launch_builder(&self.f.unpermute);
-        b.arg(&ni).arg(&mut inv.work).arg(&inv.perm);
-        // SAFETY: one thread per (row < n, walker).
-        unsafe { b.launch(cfg(((n as u32).div_ceil(128), w, 1), (128, 1, 1))) }.during("launching det_gj_unpermute")?;
+        let tol = singular_tolerance(n, self.max_abs, A::EPS);
+        let mut b = s.launch_builder(&self.f.lu_logdet);
+        b.arg(&ni).arg(&tol).arg(&inv.work).arg(&inv.piv).arg(&inv.info);
+        b.arg(&mut inv.logdet).arg(&mut inv.neg).arg(&mut inv.singular);
+        // SAFETY: one block per walker over its n x n LU, n pivots and one entry of info/logdet/neg/singular.
+        unsafe { b.launch(cfg((w, 1, 1), (BLOCK, 1, 1))) }.during("launching det_lu_logdet")?;
+        // SAFETY: as for getrf; out is a separate allocation from work.
+        let st = unsafe { A::getri(h, ni, wp, piv, op, info, nw) };
+        if st != sys::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
+            return Err(lu_err("the batched LU inversion (getriBatched)", st).into());
+        }
         let total = (n * n * walkers) as u64;
         let mut b = s.launch_builder(&self.f.from_work);
-        b.arg(&total).arg(&inv.work).arg(&mut self.t);
+        b.arg(&total).arg(&inv.out).arg(&mut self.t);
         // SAFETY: grid-stride loop over the `total` entries both buffers hold.
         unsafe { b.launch(cfg((self.gpu.info.multiprocessors.max(1) as u32 * 8, 1, 1), (BLOCK, 1, 1))) }.during("launching det_from_work")?;
         let singular = self.gpu.download(&inv.singular)?;
