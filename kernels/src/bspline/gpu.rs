@@ -114,6 +114,20 @@ impl<S: Real, A: Real> GpuSpline<S, A> {
         self.gpu.write(&mut self.out, &nan)
     }
 
+    /// For callers that compute the points on the GPU (the pseudopotential's quadrature points): set the number
+    /// of points the next launch evaluates (at most the walkers allocated for) and return the position buffer
+    /// (`[point][xyz]`) to fill on the device.
+    pub fn device_positions(&mut self, points: usize) -> &mut CudaSlice<f64> {
+        assert!(points * 3 <= self.pos.len(), "bspline gpu: more points than allocated");
+        self.params.walkers = points as i32;
+        &mut self.pos
+    }
+
+    /// The device output buffer (`[point][component][stride]`), read by a following kernel on the same stream.
+    pub fn device_outputs(&self) -> &CudaSlice<A> {
+        &self.out
+    }
+
     pub fn output(&self) -> Output {
         self.output
     }
