@@ -153,15 +153,15 @@ fn constant_orbital_through_the_whole_pipeline_gives_the_s_channel_sum() {
     }
     let jobs = cpu::jobs(&s, &w);
     assert!(!jobs.is_empty());
-    let mut want = vec![0.0; 2];
+    let mut want = [0.0; 2];
     for j in &jobs {
         want[j.walker] += s.channels.value(0, (j.d.iter().map(|x| x * x).sum::<f64>()).sqrt());
     }
     let re = reference::energies(&s, &w);
     let fast = cpu::energies::<f64, f64>(&s, &w);
-    for k in 0..2 {
-        assert!((re.energy[k] - want[k]).abs() < 1e-11 * want[k].abs(), "{} vs {}", re.energy[k], want[k]);
-        assert!((fast.energy[k] - want[k]).abs() < 1e-11 * want[k].abs());
+    for (k, want) in want.iter().enumerate() {
+        assert!((re.energy[k] - want).abs() < 1e-11 * want.abs(), "{} vs {want}", re.energy[k]);
+        assert!((fast.energy[k] - want).abs() < 1e-11 * want.abs());
     }
     assert!(re.ratios.iter().all(|r| (r - 1.0).abs() < 1e-13));
 }
