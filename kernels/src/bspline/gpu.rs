@@ -25,8 +25,8 @@ struct SplineParams {
 // SAFETY: plain-old-data with the C layout of the kernel's struct.
 unsafe impl DeviceRepr for SplineParams {}
 
-/// Kernel-name suffix for storage S and arithmetic A.
-fn suffix<S: Real, A: Real>() -> &'static str {
+/// Kernel-name suffix for storage S and arithmetic A (`f64`, `f32`, `mixed`; shared by kernels built on this one).
+pub fn suffix<S: Real, A: Real>() -> &'static str {
     match (S::NAME, A::NAME) {
         ("f32", "f64") => "mixed",
         (_, name) => name,

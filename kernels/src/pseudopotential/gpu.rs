@@ -5,7 +5,7 @@
 
 use super::channels::{MAX_L, MAX_TERMS};
 use super::{Setup, Walkers};
-use crate::bspline::gpu::GpuSpline;
+use crate::bspline::gpu::{suffix, GpuSpline};
 use crate::bspline::Output;
 use crate::gpu::{grid_1d, CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, PushKernelArg};
 use crate::Real;
@@ -37,13 +37,6 @@ struct PPParams {
 }
 // SAFETY: plain-old-data with the C layout of the kernel's struct.
 unsafe impl DeviceRepr for PPParams {}
-
-fn suffix<S: Real, A: Real>() -> &'static str {
-    match (S::NAME, A::NAME) {
-        ("f32", "f64") => "mixed",
-        (_, name) => name,
-    }
-}
 
 /// Setup and walkers resident on the GPU.
 pub struct GpuPseudo<S: Real, A: Real> {
