@@ -11,6 +11,7 @@ pub mod lattice;
 pub mod ewald;
 pub mod gpu;
 pub mod jastrow;
+pub mod pseudopotential;
 pub mod qmc;
 pub mod real;
 pub mod rng;

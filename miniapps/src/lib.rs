@@ -8,6 +8,7 @@ pub mod common;
 pub mod figures;
 pub mod gemm;
 pub mod jastrow;
+pub mod pseudopotential;
 pub mod lattice;
 pub mod ewald;
 pub mod determinant;

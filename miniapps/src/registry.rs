@@ -47,6 +47,7 @@ pub fn kernels() -> Vec<Kernel> {
         kernel!(lattice, "t-J model VMC, pair-function determinant, many Markov chains (LSU thesis, paper 001)"),
         kernel!(ewald, "Ewald sums (3D any lattice, 2D) of electron-gas and ion configurations: full energy and one-electron move"),
         kernel!(determinant, "Slater determinants: ratios, Sherman-Morrison and delayed (rank-k) updates, inversion, drift"),
+        kernel!(pseudopotential, "Nonlocal pseudopotential energy (BFD carbon) by spherical quadrature: job list, batched determinant ratios (paper 000)"),
         kernel!(qmc, "VMC/DMC driver: He and H2 energies with blocking error bars, validated against exact values"),
     ]
 }

@@ -25,8 +25,8 @@ struct SplineParams {
 // SAFETY: plain-old-data with the C layout of the kernel's struct.
 unsafe impl DeviceRepr for SplineParams {}
 
-/// Kernel-name suffix for storage S and arithmetic A.
-fn suffix<S: Real, A: Real>() -> &'static str {
+/// Kernel-name suffix for storage S and arithmetic A (`f64`, `f32`, `mixed`; shared by kernels built on this one).
+pub fn suffix<S: Real, A: Real>() -> &'static str {
     match (S::NAME, A::NAME) {
         ("f32", "f64") => "mixed",
         (_, name) => name,
@@ -124,6 +124,20 @@ impl<S: Real, A: Real> GpuSpline<S, A> {
     pub fn poison(&mut self) -> Result<(), GpuError> {
         let nan = vec![A::nan(); self.out.len()];
         self.gpu.write(&mut self.out, &nan)
+    }
+
+    /// For callers that compute the points on the GPU (the pseudopotential's quadrature points): set the number
+    /// of points the next launch evaluates (at most the walkers allocated for) and return the position buffer
+    /// (`[point][xyz]`) to fill on the device.
+    pub fn device_positions(&mut self, points: usize) -> &mut CudaSlice<f64> {
+        assert!(points * 3 <= self.pos.len(), "bspline gpu: more points than allocated");
+        self.params.walkers = points as i32;
+        &mut self.pos
+    }
+
+    /// The device output buffer (`[point][component][stride]`), read by a following kernel on the same stream.
+    pub fn device_outputs(&self) -> &CudaSlice<A> {
+        &self.out
     }
 
     pub fn output(&self) -> Output {

@@ -1,0 +1,213 @@
+//! Nonlocal pseudopotential energy by spherical quadrature (paper 000, "Nonlocal Pseudopotential Evaluation").
+//!
+//! For every electron i within r_c of ion I (distance r, unit vector d = (r_i - R_I) / r):
+//!
+//!   E_NL = sum_{i,I} sum_l (2l+1) dV_l(r) sum_q w_q P_l(u_q . d) Psi(.., R_I + r u_q, ..) / Psi(.., r_i, ..)
+//!
+//! with u_q the points of a rule on the unit sphere (weights summing to 1, see [`quadrature`]) turned by a random
+//! rotation per (walker, ion) and evaluation, and dV_l = V_l - V_loc the radial channels ([`channels`]; BFD carbon
+//! by default). The ratio is the Slater determinant's for a one-electron move: the orbitals at the quadrature point
+//! (B-spline table, [`crate::bspline`]) dotted with row i of the transposed inverse ([`crate::determinant`]'s layout).
+//! No Jastrow factor: with one the ratio is multiplied by J(R')/J(R); left out here (see the mini-app's docs).
+//!
+//! Two phases, as paper 000 does them: (1) the job list, the (walker, electron, ion) triples within r_c with
+//! their minimum-image displacement, ordered by walker, electron, ion; (2) all ratios of all jobs in one batch
+//! (orbital values at every quadrature point, one dot product each) and the sum per walker.
+//!
+//! System: a synthetic carbon-like solid, diamond conventional cells (8 atoms, a = 6.74 bohr) stacked
+//! m1 x m2 x m3, 4 valence electrons per atom (half per spin, both spins sharing the 2 x atoms spatial orbitals),
+//! electrons uniform in the cell, random B-spline coefficients on a grid of 12 points per cell side, and a random
+//! well-conditioned (diagonally dominant) transposed inverse per walker and spin (`determinant::random_matrices`).
+//!
+//! Precision: `double` (f64 table, inverse, spline and dot product), `single` (f32 table and inverse, f32 spline
+//! and dot product), `mixed` (f32 table and inverse, spline and dot product accumulated in f64). Positions, job
+//! list, quadrature points, channel weights and the final sum are f64 in every mode.
+
+pub mod channels;
+pub mod cpu;
+pub mod gpu;
+pub mod quadrature;
+pub mod reference;
+
+pub use channels::Channels;
+pub use quadrature::Rule;
+
+use crate::bspline::{self, Basis, Grid, Table};
+use crate::{rng, Real};
+use rand::Rng;
+
+/// Diamond's conventional cubic cell side in bohr (3.567 Angstrom).
+pub const DIAMOND_A: f64 = 6.74;
+/// B-spline grid points per conventional cell side (0.56 bohr spacing).
+pub const GRID_PER_CELL: usize = 12;
+/// Valence electrons per carbon atom.
+pub const VALENCE: usize = 4;
+
+/// What all walkers share: cell, ions, orbitals, quadrature, channels.
+#[derive(Clone, Debug)]
+pub struct Setup<S> {
+    pub cell: [f64; 3],
+    /// `[ion][xyz]`
+    pub ions: Vec<f64>,
+    pub electrons: usize,
+    /// Orbitals per spin = electrons / 2; rows padded to `table.stride`.
+    pub table: Table<S>,
+    pub rule: Rule,
+    pub channels: Channels,
+}
+
+/// The state of a batch of walkers.
+#[derive(Clone, Debug)]
+pub struct Walkers<S> {
+    pub count: usize,
+    /// `[walker][electron][xyz]`
+    pub pos: Vec<f64>,
+    /// Transposed inverse, `[walker][spin][electron of that spin][stride]` (row i = column i of A^-1, padded with
+    /// zeros like the orbital rows so dot products run over whole rows).
+    pub inv: Vec<S>,
+    /// Random rotation of the rule, `[walker][ion][3x3]`.
+    pub rot: Vec<f64>,
+}
+
+/// One electron-ion pair within the cutoff.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Job {
+    pub walker: usize,
+    pub electron: usize,
+    pub ion: usize,
+    /// r_i - R_I, minimum image.
+    pub d: [f64; 3],
+}
+
+/// Supercell factors m1 >= m2 >= m3 with m1 m2 m3 = cells, as cubic as possible.
+pub fn supercell(cells: usize) -> [usize; 3] {
+    let mut best = [cells, 1, 1];
+    for a in 1..=cells {
+        for b in 1..=a {
+            if cells.is_multiple_of(a * b) {
+                let c = cells / (a * b);
+                if c <= b && a - c < best[0] - best[2] {
+                    best = [a, b, c];
+                }
+            }
+        }
+    }
+    best
+}
+
+impl Setup<f64> {
+    /// The carbon-like solid of `atoms` atoms (a positive multiple of 8).
+    pub fn carbon(atoms: usize, rule: Rule, channels: Channels, seed: u64) -> Result<Setup<f64>, String> {
+        if atoms == 0 || !atoms.is_multiple_of(8) {
+            return Err(format!("{atoms} atoms is not a whole number of 8-atom diamond cells"));
+        }
+        let m = supercell(atoms / 8);
+        let cell = m.map(|k| k as f64 * DIAMOND_A);
+        if 2.0 * channels.rc >= DIAMOND_A {
+            return Err(format!("the cutoff {:.2} bohr exceeds half the cell", channels.rc));
+        }
+        let basis = [[0.0, 0.0, 0.0], [0.0, 0.5, 0.5], [0.5, 0.0, 0.5], [0.5, 0.5, 0.0]];
+        let mut ions = vec![];
+        for i in 0..m[0] {
+            for j in 0..m[1] {
+                for k in 0..m[2] {
+                    for shift in [0.0, 0.25] {
+                        for b in basis {
+                            let c = [i, j, k];
+                            ions.extend((0..3).map(|d| (c[d] as f64 + b[d] + shift) * DIAMOND_A));
+                        }
+                    }
+                }
+            }
+        }
+        let grid = Grid { n: m.map(|k| k * GRID_PER_CELL), cell };
+        let electrons = VALENCE * atoms;
+        let table = bspline::random_table(grid, electrons / 2, Basis::BSpline, seed);
+        Ok(Setup { cell, ions, electrons, table, rule, channels })
+    }
+}
+
+impl<S: Real> Setup<S> {
+    pub fn convert<T: Real>(&self) -> Setup<T> {
+        Setup { table: self.table.convert(), cell: self.cell, ions: self.ions.clone(), electrons: self.electrons, rule: self.rule, channels: self.channels.clone() }
+    }
+    pub fn ion_count(&self) -> usize {
+        self.ions.len() / 3
+    }
+    pub fn per_spin(&self) -> usize {
+        self.electrons / 2
+    }
+    pub fn ion(&self, i: usize) -> [f64; 3] {
+        [self.ions[3 * i], self.ions[3 * i + 1], self.ions[3 * i + 2]]
+    }
+    /// Minimum-image displacement a - b (the cutoff is below half the cell, so one image is enough).
+    #[inline(always)]
+    pub fn displacement(&self, a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
+        [0, 1, 2].map(|k| {
+            let d = a[k] - b[k];
+            d - self.cell[k] * (d / self.cell[k]).round()
+        })
+    }
+    /// Offset of the inverse row of `electron` of `walker` in `Walkers::inv`.
+    pub fn inv_row(&self, walker: usize, electron: usize) -> usize {
+        (walker * self.electrons + electron) * self.table.stride
+    }
+}
+
+impl Walkers<f64> {
+    /// `count` walkers of `setup`: uniform electrons, random well-conditioned inverses, random rotations.
+    pub fn random<S: Real>(setup: &Setup<S>, count: usize, seed: u64) -> Walkers<f64> {
+        let (ne, n, stride) = (setup.electrons, setup.per_spin(), setup.table.stride);
+        let mut r = rng::rng(seed, 0x99);
+        let pos = (0..count * ne * 3).map(|i| r.random_range(0.0..setup.cell[i % 3])).collect();
+        let dense = crate::determinant::random_matrices(n, 2 * count, seed ^ 0x1A);
+        let mut inv = vec![0.0; count * ne * stride];
+        for (row, src) in inv.chunks_exact_mut(stride).zip(dense.chunks_exact(n)) {
+            row[..n].copy_from_slice(src);
+        }
+        let mut r = rng::rng(seed, 0x707);
+        let rot = (0..count * setup.ion_count()).flat_map(|_| quadrature::random_rotation(&mut r)).collect();
+        Walkers { count, pos, inv, rot }
+    }
+}
+
+impl<S: Real> Walkers<S> {
+    pub fn convert<T: Real>(&self) -> Walkers<T> {
+        Walkers { count: self.count, pos: self.pos.clone(), inv: self.inv.iter().map(|x| T::of(x.f64())).collect(), rot: self.rot.clone() }
+    }
+    /// The first `count` walkers.
+    pub fn prefix(&self, count: usize) -> Walkers<S> {
+        let (np, ni, nr) = (self.pos.len() / self.count, self.inv.len() / self.count, self.rot.len() / self.count);
+        Walkers { count, pos: self.pos[..count * np].to_vec(), inv: self.inv[..count * ni].to_vec(), rot: self.rot[..count * nr].to_vec() }
+    }
+    pub fn electron(&self, electrons: usize, w: usize, e: usize) -> [f64; 3] {
+        let o = 3 * (w * electrons + e);
+        [self.pos[o], self.pos[o + 1], self.pos[o + 2]]
+    }
+}
+
+/// Result of one evaluation: the nonlocal energy per walker and every ratio, in job order.
+#[derive(Clone, Debug, Default)]
+pub struct Energies {
+    pub energy: Vec<f64>,
+    /// `[job][quadrature point]`, jobs ordered by walker, electron, ion.
+    pub ratios: Vec<f64>,
+    pub jobs: usize,
+}
+
+/// Flops of one evaluation with `jobs` jobs: spline values at every point (128 per orbital), the dot products,
+/// and the distance tests of the job list (10 per electron-ion pair).
+pub fn flops(jobs: usize, points: usize, orbitals: usize, walkers: usize, electrons: usize, ions: usize) -> f64 {
+    let p = (jobs * points) as f64;
+    bspline::flops(jobs * points, orbitals, bspline::Output::V) + p * 2.0 * orbitals as f64 + 10.0 * (walkers * electrons * ions) as f64
+}
+
+/// Fewest bytes one evaluation moves: the table rows the points touch once each (64 per point, at most the whole
+/// table of `table_bytes`), each inverse row a job uses once (`inverse_rows` distinct walker-electron pairs with
+/// jobs, `row_bytes` each), the electron positions, and one f64 contribution per point.
+pub fn bytes(points: usize, table_bytes: usize, inverse_rows: usize, row_bytes: usize, electrons_total: usize) -> f64 {
+    ((64 * points * row_bytes).min(table_bytes) + inverse_rows * row_bytes + electrons_total * 24 + points * 8) as f64
+}
+
+#[cfg(test)]
+mod tests;

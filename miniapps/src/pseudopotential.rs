@@ -1,0 +1,165 @@
+//! `pseudopotential`: the nonlocal pseudopotential energy of a batch of walkers by spherical quadrature (paper 000):
+//! job list of electron-ion pairs within the cutoff, then all wavefunction ratios in one batch, then the sum per
+//! walker; CPU and GPU in every precision, checked against the f64 reference. See `kernels::pseudopotential`.
+//!
+//! The ratio is the Slater determinant's (B-spline orbitals dotted with the inverse's row); the Jastrow ratio is
+//! not included (no `--jastrow`): the jastrow kernel's move API works on its own walker state and would need an
+//! adapter; its cost per point is one pair sum over the electrons, small beside the orbital evaluation.
+
+use crate::common::KernelArgs;
+use crate::registry::Level;
+use anyhow::{bail, Result};
+use harness::cli::{positive, CommonArgs};
+use harness::{Case, Runner, Variant, Work};
+use kernels::pseudopotential::{self as pp, cpu, gpu::GpuPseudo, reference, Channels, Energies, Rule, Setup, Walkers};
+use kernels::{Check, Precision, Real};
+
+/// Nonlocal pseudopotential energy (BFD carbon) of walkers in a synthetic diamond-like solid: job list, batched
+/// determinant ratios at the quadrature points, sum per walker. Example, 256 atoms and 64 walkers:
+///   pseudopotential --atoms 256 --walkers 64 --quadrature 12
+#[derive(clap::Parser, Debug)]
+#[command(name = "pseudopotential", version)]
+pub struct Args {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Atoms in the cell (multiples of 8: diamond cells), comma-separated; 4 valence electrons each.
+    #[arg(long, value_delimiter = ',', default_value = "8,64")]
+    pub atoms: Vec<usize>,
+    /// Walkers evaluated together, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "1,32")]
+    pub walkers: Vec<usize>,
+    /// Quadrature points on the sphere: 6, 12 (icosahedron, default), 18, 26 or 50.
+    #[arg(long, default_value = "12")]
+    pub quadrature: Rule,
+    /// Walkers whose energies and ratios are checked against the f64 reference.
+    #[arg(long, default_value_t = 1)]
+    pub check_walkers: usize,
+}
+
+impl KernelArgs for Args {
+    fn common(&self) -> &CommonArgs {
+        &self.common
+    }
+}
+
+pub fn suite(level: Level) -> &'static [&'static str] {
+    match level {
+        Level::Quick => &["--atoms", "8,16", "--walkers", "1,8"],
+        Level::Full => &["--atoms", "8,32,128,256", "--walkers", "1,16,64"],
+    }
+}
+
+/// Largest cell: 256 atoms = 512 orbitals per spin; beyond, the f64 reference of one walker takes minutes.
+const MAX_ATOMS: usize = 1024;
+const MAX_WALKERS: usize = 4096;
+
+/// Energies and ratios each sum many terms of both signs in the storage precision.
+fn tolerance(p: Precision) -> f64 {
+    1e3 * p.eps()
+}
+
+fn checks(fast: &Energies, re: &Energies, p: Precision) -> Vec<Check> {
+    let nv = re.energy.len();
+    vec![
+        Check::compare("energy", &fast.energy[..nv], &re.energy, tolerance(p)),
+        Check::compare("ratio", &fast.ratios[..re.ratios.len()], &re.ratios, tolerance(p)),
+    ]
+}
+
+pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
+    positive("atoms", &a.atoms)?;
+    positive("walkers", &a.walkers)?;
+    positive("check-walkers", &[a.check_walkers])?;
+    if let Some(n) = a.atoms.iter().find(|&&n| n % 8 != 0) {
+        bail!("--atoms {n} is not a multiple of 8 (the cell is made of 8-atom diamond cells)");
+    }
+    if let Some(n) = a.atoms.iter().find(|&&n| n > MAX_ATOMS) {
+        bail!("--atoms {n} is more than {MAX_ATOMS}");
+    }
+    if let Some(w) = a.walkers.iter().find(|&&w| w > MAX_WALKERS) {
+        bail!("--walkers {w} is more than {MAX_WALKERS}");
+    }
+    let variants = [Variant::CpuRef, Variant::Cpu, Variant::Gpu].into_iter().filter(|v| r.runs(*v)).count();
+    r.plan(a.atoms.len() * a.walkers.len() * r.precisions().len() * variants);
+    let max_w = *a.walkers.iter().max().unwrap();
+    for (i, &atoms) in a.atoms.iter().enumerate() {
+        r.step(format!("building a {atoms}-atom cell and {max_w} walkers"));
+        let setup = Setup::carbon(atoms, a.quadrature, Channels::carbon_bfd(), r.seed(i as u64 + 1)).map_err(anyhow::Error::msg)?;
+        let walkers = Walkers::random(&setup, max_w, r.seed(1000 + i as u64));
+        let nval = a.check_walkers.min(max_w);
+        let re = reference::energies(&setup, &walkers.prefix(nval));
+        let (s32, w32) = (setup.convert::<f32>(), walkers.convert::<f32>());
+        for p in r.precisions() {
+            match p {
+                Precision::Double => sweep::<f64, f64>(r, a, (&setup, &walkers), &setup, &walkers, &re, p)?,
+                Precision::Single => sweep::<f32, f32>(r, a, (&setup, &walkers), &s32, &w32, &re, p)?,
+                Precision::Mixed => sweep::<f32, f64>(r, a, (&setup, &walkers), &s32, &w32, &re, p)?,
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Every walker count and variant of one cell in one precision: storage S, arithmetic A.
+/// `f64` is the double-precision cell and walkers (for the reference), `re` the reference of the checked walkers.
+fn sweep<S: Real, A: Real>(r: &mut Runner, a: &Args, f64s: (&Setup<f64>, &Walkers<f64>), setup: &Setup<S>, all: &Walkers<S>, re: &Energies, p: Precision) -> Result<()> {
+    let atoms = setup.ion_count();
+    for &nw in &a.walkers {
+        let w = all.prefix(nw);
+        let jobs = cpu::jobs(setup, &w);
+        let nq = setup.rule.points();
+        // the checked walkers' jobs come first in job order
+        let nv = re.energy.len().min(nw);
+        let checked_points = jobs.iter().filter(|j| j.walker < nv).count() * nq;
+        let re_full = Energies { energy: re.energy[..nv].to_vec(), ratios: re.ratios[..checked_points].to_vec(), jobs: 0 };
+        let mut rows: Vec<(usize, usize)> = jobs.iter().map(|j| (j.walker, j.electron)).collect();
+        rows.dedup();
+        let row_bytes = setup.table.stride * std::mem::size_of::<S>();
+        let work = Work {
+            bytes: pp::bytes(jobs.len() * nq, setup.table.bytes(), rows.len(), row_bytes, nw * setup.electrons),
+            flops: pp::flops(jobs.len(), nq, setup.per_spin(), nw, setup.electrons, atoms),
+            items: (jobs.len() * nq) as f64,
+            unit: "ratios/s",
+        };
+        let case = Case::new("pseudopotential", "energy", p).size("atoms", atoms).size("walkers", nw).param("quadrature", nq);
+        r.step(format!("pseudopotential {p} atoms={atoms} walkers={nw} jobs={}", jobs.len()));
+        if r.runs(Variant::CpuRef) && p == Precision::Double && nw <= a.check_walkers {
+            // the reference is timed only where it covers the whole case (its checked walkers)
+            let w64 = f64s.1.prefix(nw);
+            let t = r.time_reps(Variant::CpuRef, 1, || -> Result<()> {
+                std::hint::black_box(reference::energies(f64s.0, &w64));
+                Ok(())
+            })?;
+            r.record(&case, Variant::CpuRef, t, work, &[])?;
+            r.extra("walker_energies_per_s", nw as f64 / t.median);
+        }
+        if r.runs(Variant::Cpu) {
+            // phase 1 alone first: the record takes its repetition count from the last timing
+            let t_jobs = r.time_reps(Variant::Cpu, 3, || -> Result<()> {
+                std::hint::black_box(cpu::jobs(setup, &w));
+                Ok(())
+            })?;
+            let mut out = Energies::default();
+            let t = r.time(Variant::Cpu, || -> Result<()> {
+                out = cpu::energies::<S, A>(setup, &w);
+                Ok(())
+            })?;
+            r.record(&case, Variant::Cpu, t, work, &checks(&out, &re_full, p))?;
+            r.extra("walker_energies_per_s", nw as f64 / t.median);
+            r.extra("joblist_share", t_jobs.median / t.median);
+        }
+        if r.runs(Variant::Gpu) {
+            let Some(gpu) = r.gpu().cloned() else { continue };
+            let mut g = GpuPseudo::<S, A>::new(&gpu, setup, &w)?;
+            let t_jobs = r.time_reps(Variant::Gpu, 3, || g.job_list().map(|_| ()))?;
+            let t = r.time(Variant::Gpu, || g.evaluate().map(|_| ()))?;
+            g.poison()?;
+            let energy = g.evaluate()?;
+            let out = Energies { energy, ratios: g.ratios()?, jobs: g.jobs_count() };
+            r.record(&case, Variant::Gpu, t, work, &checks(&out, &re_full, p))?;
+            r.extra("walker_energies_per_s", nw as f64 / t.median);
+            r.extra("joblist_share", t_jobs.median / t.median);
+        }
+    }
+    Ok(())
+}
