@@ -3,7 +3,8 @@
 //! nodeless system falls below VMC onto the exact energy.
 
 use super::dmc::{self, DmcParams};
-use super::pade::{Pade, PadeJastrow};
+use super::jastrow::TwoBody;
+use crate::jastrow::Radial;
 use super::systems::{System, HE_EXACT};
 use super::vmc::{self, initial_walkers, VmcParams};
 use super::walker::{drift, gaussian3};
@@ -34,8 +35,9 @@ fn the_exact_hydrogen_1s_has_constant_local_energy() {
 /// A He-like wavefunction with every kind of term: orbitals, e-e Padé of both spins, e-n Padé on two centres.
 fn busy_system() -> System {
     let mut sys = System::h2(1.4, 1.1, 0.4);
-    let mut j = PadeJastrow::two_body(2, 0.7);
-    j.nuclei = vec![([0.0, 0.0, -0.7], Pade { a: -0.1, b: 1.3 }), ([0.0, 0.0, 0.7], Pade { a: -0.1, b: 1.3 })];
+    let mut j = TwoBody::pade(2, 0.7);
+    let chi = Radial::pade(-0.1, &[], &[1.3]);
+    j.nuclei = vec![([0.0, 0.0, -0.7], chi.clone()), ([0.0, 0.0, 0.7], chi)];
     sys.trial.parts[1] = Box::new(j);
     // three electrons: two up (like-spin pair) and one down; the orbital part takes one more orbital
     sys.n_up = 2;
