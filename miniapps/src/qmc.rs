@@ -78,13 +78,13 @@ impl KernelArgs for Args {
 }
 
 /// Suite command lines. Quick: He VMC and DMC in a few seconds on 2 cores, error bars of a few mHa, and the
-/// 14-electron gas at r_s = 1 (Hartree-Fock check, Slater-Jastrow VMC and DMC) with 32 walkers. Full: He and H2 with
+/// 14-electron gas at r_s = 1 (Hartree-Fock check, Slater-Jastrow VMC and DMC) with 24 walkers. Full: He and H2 with
 /// error bars below 1 mHa on 16 cores, and the gas with 512 walkers.
 pub fn suite(level: Level) -> &'static [&'static str] {
     match level {
         Level::Quick => &[
             "--system", "he,heg-hf,heg", "--walkers", "1024", "--steps", "2000", "--equil", "200", "--tau", "0.02",
-            "--gas-walkers", "32", "--gas-steps", "200",
+            "--gas-walkers", "24", "--gas-steps", "128",
         ],
         Level::Full => &[
             "--system", "he,h2,heg-hf,heg", "--walkers", "8192", "--steps", "6000", "--equil", "400", "--tau", "0.02,0.01",
