@@ -139,7 +139,7 @@ pub struct Gas {
 
 /// N electrons (closed shells, N/2 per spin) at density r_s.
 pub fn gas(electrons: usize, rs: f64) -> Result<Gas, String> {
-    if electrons % 2 != 0 {
+    if !electrons.is_multiple_of(2) {
         return Err(format!("{electrons} electrons cannot be split into two closed-shell spin channels: use an even number"));
     }
     if !(rs.is_finite() && rs > 0.0) {
