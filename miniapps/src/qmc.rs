@@ -1,6 +1,8 @@
-//! `qmc`: the VMC/DMC driver. Runs variational and diffusion Monte Carlo of a small system (He, H2) with walkers in
-//! parallel on all cores, and validates each run's energy against the exact value: VMC must lie above it, DMC of
-//! these nodeless ground states must reproduce it within 3 error bars plus a stated time-step-bias allowance. See
+//! `qmc`: the VMC/DMC driver. Runs variational and diffusion Monte Carlo of He, H2 and the 3D electron gas with
+//! walkers in parallel on all cores, and validates each run: He and H2 against the exact energies (VMC above it, DMC
+//! of these nodeless ground states on it within 3 error bars plus a stated time-step-bias allowance); the electron
+//! gas against its Hartree-Fock energy (with the Jastrow off VMC must equal E_HF and the local kinetic energy must
+//! be the constant sum k^2/2 to rounding; with it on VMC must lie below E_HF) and DMC below VMC everywhere. See
 //! `kernels::qmc` for the algorithms.
 
 use crate::common::KernelArgs;
@@ -18,7 +20,7 @@ use std::time::Instant;
 
 /// VMC and DMC energies of He and H2, validated against the exact energies. Example, a DMC time-step series:
 ///   qmc --method dmc --system he --walkers 2048 --steps 4000 --tau 0.04,0.02,0.01
-#[derive(clap::Parser, Debug)]
+#[derive(clap::Parser, Debug, Clone)]
 #[command(name = "qmc", version)]
 pub struct Args {
     #[command(flatten)]
@@ -26,12 +28,25 @@ pub struct Args {
     /// Methods to run, comma-separated: vmc, dmc (DMC starts from the VMC walkers).
     #[arg(long, value_delimiter = ',', default_value = "vmc,dmc")]
     pub method: Vec<Method>,
-    /// Systems, comma-separated: he (He atom), h2 (H2 at R = 1.4 bohr), h (H atom, exact trial function).
+    /// Systems, comma-separated: he (He atom), h2 (H2 at R = 1.4 bohr), h (H atom, exact trial function), heg (the
+    /// 3D electron gas, Slater-Jastrow), heg-hf (the electron gas without the Jastrow: the Hartree-Fock check).
     #[arg(long, value_delimiter = ',', default_value = "he")]
     pub system: Vec<String>,
+    /// Electrons of the electron gas: closed shells, 14, 38, 54, 66, 114, ...
+    #[arg(long, default_value_t = 14)]
+    pub electrons: usize,
+    /// Density parameter r_s of the electron gas, bohr.
+    #[arg(long, default_value_t = 1.0)]
+    pub rs: f64,
     /// Walkers (VMC) and target population (DMC).
     #[arg(long, default_value_t = 1024)]
     pub walkers: usize,
+    /// Walkers of the electron gas, whose steps cost O(N^2) more than an atom's (default: --walkers).
+    #[arg(long)]
+    pub gas_walkers: Option<usize>,
+    /// Measured steps of the electron gas (default: --steps).
+    #[arg(long)]
+    pub gas_steps: Option<usize>,
     /// Measured steps (VMC) or generations (DMC) after equilibration.
     #[arg(long, default_value_t = 4000)]
     pub steps: usize,
@@ -62,12 +77,19 @@ impl KernelArgs for Args {
     }
 }
 
-/// Suite command lines. Quick: He VMC and DMC in a few seconds on 2 cores, error bars of a few mHa. Full: He and H2
-/// with error bars below 1 mHa on 16 cores.
+/// Suite command lines. Quick: He VMC and DMC in a few seconds on 2 cores, error bars of a few mHa, and the
+/// 14-electron gas at r_s = 1 (Hartree-Fock check, Slater-Jastrow VMC and DMC) with 24 walkers. Full: He and H2 with
+/// error bars below 1 mHa on 16 cores, and the gas with 512 walkers.
 pub fn suite(level: Level) -> &'static [&'static str] {
     match level {
-        Level::Quick => &["--system", "he", "--walkers", "1024", "--steps", "2000", "--equil", "200", "--tau", "0.02"],
-        Level::Full => &["--system", "he,h2", "--walkers", "8192", "--steps", "6000", "--equil", "400", "--tau", "0.02,0.01"],
+        Level::Quick => &[
+            "--system", "he,heg-hf,heg", "--walkers", "1024", "--steps", "2000", "--equil", "200", "--tau", "0.02",
+            "--gas-walkers", "24", "--gas-steps", "128",
+        ],
+        Level::Full => &[
+            "--system", "he,h2,heg-hf,heg", "--walkers", "8192", "--steps", "6000", "--equil", "400", "--tau", "0.02,0.01",
+            "--gas-walkers", "512", "--gas-steps", "1000",
+        ],
     }
 }
 
@@ -94,12 +116,12 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
     let systems: Vec<System> = a
         .system
         .iter()
-        .map(|s| System::by_name(s).ok_or_else(|| anyhow::anyhow!("unknown system '{s}': known systems are {}", System::NAMES.join(", "))))
+        .map(|s| System::by_name(s, a.electrons, a.rs).map_err(anyhow::Error::msg))
         .collect::<Result<_>>()?;
-    positive("walkers", &[a.walkers])?;
+    positive("walkers", &[a.walkers, a.gas_walkers.unwrap_or(1)])?;
     positive("steps", &[a.steps])?;
-    if a.steps < 64 {
-        bail!("--steps {} is too few for a blocking error bar: use at least 64", a.steps);
+    if let Some(s) = [a.steps, a.gas_steps.unwrap_or(a.steps)].into_iter().find(|s| *s < 64) {
+        bail!("--steps {s} is too few for a blocking error bar: use at least 64");
     }
     if let Some(t) = a.tau.iter().chain([&a.vmc_tau]).find(|t| !(t.is_finite() && **t > 0.0)) {
         bail!("time steps must be positive, got {t}");
@@ -110,8 +132,8 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
     if !(a.feedback.is_finite() && a.feedback >= 1.0) {
         bail!("--feedback must be at least 1 generation, got {}", a.feedback);
     }
-    if a.walkers > 1 << 22 {
-        bail!("--walkers {} is more than this driver holds (4194304)", a.walkers);
+    if let Some(w) = [a.walkers, a.gas_walkers.unwrap_or(0)].into_iter().find(|w| *w > 1 << 22) {
+        bail!("--walkers {w} is more than this driver holds (4194304)");
     }
     // Only the cpu variant exists. Asked for nothing but gpu (or cpu-ref), that is an error; asked for it among
     // others (a suite run with --variants cpu,gpu) or by default, the rest is skipped with one line.
@@ -135,6 +157,7 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
     r.plan(systems.len() * (a.method.contains(&Method::Vmc) as usize + dmc_runs));
     for (i, sys) in systems.iter().enumerate() {
         let seed = r.seed(i as u64 + 1);
+        let a = &if sys.side.is_some() { Args { walkers: a.gas_walkers.unwrap_or(a.walkers), steps: a.gas_steps.unwrap_or(a.steps), ..a.clone() } } else { a.clone() };
         let vp = VmcParams { walkers: a.walkers, steps: a.steps, equil: a.equil, tau: a.vmc_tau, seed };
         let mut vmc_energy = None;
         // DMC starts from VMC walkers: the measured VMC run when asked for, else an equilibration-only one
@@ -143,7 +166,8 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
             let t = Instant::now();
             let (e, w) = vmc::run(sys, &vp);
             let secs = t.elapsed().as_secs_f64();
-            let checks = sys.exact.map(|x| vec![variational(&e, x)]).unwrap_or_default();
+            let mut checks = sys.exact.map(|x| vec![variational(&e, x)]).unwrap_or_default();
+            checks.extend(hartree_fock_checks(sys, &e, &w));
             record(r, a, sys, "vmc", a.vmc_tau, &e, secs, &checks)?;
             vmc_energy = Some(e.energy);
             w
@@ -169,6 +193,24 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
     Ok(())
 }
 
+/// The electron gas against its Hartree-Fock energy. Jastrow off: the local kinetic energy of every walker equals
+/// sum k^2/2 to rounding (the determinant of plane waves is an eigenfunction of the kinetic energy), and E_VMC equals
+/// E_HF within 3 error bars plus the Ewald truncation allowance. Jastrow on: E_VMC lies below E_HF by more than
+/// 3 error bars (a Jastrow with the cusp lowers the energy by most of the correlation energy).
+fn hartree_fock_checks(sys: &System, e: &Estimate, walkers: &[Walker]) -> Vec<Check> {
+    let Some(hf) = sys.hf else { return vec![] };
+    if sys.jastrow {
+        return vec![Check { quantity: "vmc below hf (Ha)".into(), error: (e.energy + 3.0 * e.error - hf.energy).max(0.0), tolerance: 0.0 }];
+    }
+    let worst = walkers.iter().map(|w| (w.kinetic() - hf.kinetic).abs()).fold(0.0, f64::max);
+    let allowance = 10.0 * sys.n_electrons as f64 * kernels::qmc::heg::EWALD_ACCURACY;
+    let d = (e.energy - hf.energy).abs();
+    vec![
+        Check { quantity: "kinetic - sum k^2/2 (Ha)".into(), error: worst, tolerance: 1e-9 * hf.kinetic.abs().max(1.0) },
+        Check { quantity: "vmc vs hf (Ha)".into(), error: if d.is_finite() { d } else { f64::INFINITY }, tolerance: 3.0 * e.error + allowance },
+    ]
+}
+
 /// VMC is variational: E_VMC >= E_exact, to within 3 error bars.
 fn variational(e: &Estimate, exact: f64) -> Check {
     Check { quantity: "vmc above exact (Ha)".into(), error: (exact - e.energy).max(0.0), tolerance: 3.0 * e.error }
@@ -183,12 +225,13 @@ fn exact_within(e: &Estimate, exact: f64, tau: f64) -> Check {
 #[allow(clippy::too_many_arguments)]
 fn record(r: &mut Runner, a: &Args, sys: &System, op: &str, tau: f64, e: &Estimate, secs: f64, checks: &[Check]) -> Result<()> {
     let n = sys.n_electrons as f64;
-    let nuclei = sys.hamiltonian.nuclei.len() as f64;
+    let nuclei = sys.nuclei.len() as f64;
     let case = Case::new("qmc", op, Precision::Double)
         .size("walkers", a.walkers)
         .size("steps", a.steps)
         .size("electrons", sys.n_electrons)
-        .param("system", sys.name)
+        .param("system", sys.name.as_str())
+        .param("rs", if sys.side.is_some() { a.rs.to_string() } else { "-".into() })
         .param("tau", tau);
     // Per walker step: each electron move reads and writes its position and the walker's cached gradient; the
     // flops are a rough count of the Padé/Slater terms (about 40 per pair or electron-nucleus term, 60 for the
@@ -204,10 +247,12 @@ fn record(r: &mut Runner, a: &Args, sys: &System, op: &str, tau: f64, e: &Estima
         rec.reps = 1; // one run, timed whole: a QMC run is its own repetition
     }
     let exact = sys.exact.unwrap_or(f64::NAN);
+    let hf = sys.hf.map_or(f64::NAN, |h| h.energy);
     for (k, v) in [
         ("energy", e.energy),
         ("error", e.error),
         ("exact", exact),
+        ("hf", hf),
         ("variance", e.variance),
         ("acceptance", e.acceptance),
         ("population", e.population),
@@ -219,7 +264,7 @@ fn record(r: &mut Runner, a: &Args, sys: &System, op: &str, tau: f64, e: &Estima
         r.extra(k, v);
     }
     r.say(&format!(
-        "  {op} {}: E = {:.6} +- {:.6} Ha (exact {exact}), variance {:.4}, acceptance {:.3}, population {:.0}, tau_eff {:.4}",
+        "  {op} {}: E = {:.6} +- {:.6} Ha (exact {exact}, hf {hf:.6}), variance {:.4}, acceptance {:.3}, population {:.0}, tau_eff {:.4}",
         sys.name, e.energy, e.error, e.variance, e.acceptance, e.population, e.tau_eff
     ));
     Ok(())

@@ -20,7 +20,11 @@ fn rejects(o: &Output, needle: &str) {
 
 #[test]
 fn bad_input_is_rejected_with_a_sentence() {
-    rejects(&qmc(&["--system", "ne"]), "unknown system 'ne': known systems are h, he, h2");
+    rejects(&qmc(&["--system", "ne"]), "unknown system 'ne': known systems are h, he, h2, heg, heg-hf");
+    rejects(&qmc(&["--system", "heg", "--electrons", "16"]), "16 electrons do not fill closed shells: use one of 2, 14, 38");
+    rejects(&qmc(&["--system", "heg", "--rs", "0"]), "--rs must be positive, got 0");
+    rejects(&qmc(&["--system", "heg", "--gas-walkers", "0"]), "--walkers must be positive");
+    rejects(&qmc(&["--system", "heg", "--gas-steps", "10"]), "at least 64");
     rejects(&qmc(&["--tau", "0"]), "time steps must be positive, got 0");
     rejects(&qmc(&["--tau=-0.01"]), "time steps must be positive");
     rejects(&qmc(&["--vmc-tau", "nan"]), "time steps must be positive");
@@ -61,5 +65,30 @@ fn a_short_run_writes_validated_vmc_and_dmc_records() {
         assert!(r["extra"]["population"].as_f64().unwrap() > 40.0);
     }
     assert!(recs[1]["extra"]["energy"].as_f64() < recs[0]["extra"]["energy"].as_f64(), "DMC below VMC: {text}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_electron_gas_without_jastrow_gives_hartree_fock_and_with_it_lies_below() {
+    let dir = std::env::temp_dir().join(format!("qmc-cli-heg-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let o = qmc(&[
+        "--system", "heg-hf,heg", "--method", "vmc", "--gas-walkers", "16", "--gas-steps", "100", "--equil", "30", "--quiet",
+        "--variants", "cpu", "--out", dir.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(dir.join("qmc.jsonl")).unwrap();
+    let recs: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let systems: Vec<&str> = recs.iter().map(|r| r["params"]["system"].as_str().unwrap()).collect();
+    assert_eq!(systems, ["heg-hf", "heg"], "{text}");
+    for r in &recs {
+        assert_eq!(r["validation"]["status"], "passed", "{r}");
+        assert_eq!(r["sizes"]["electrons"], 14, "{r}");
+        // E_HF of 14 electrons at r_s = 1: 8.49148 Ha (kinetic 15.7286, Madelung -5.1179, exchange -2.1192)
+        assert!((r["extra"]["hf"].as_f64().unwrap() - 8.49148).abs() < 1e-4, "{r}");
+    }
+    let checks = recs[0]["validation"].to_string();
+    assert!(checks.contains("kinetic - sum k^2/2") && checks.contains("vmc vs hf"), "{checks}");
+    assert!(recs[1]["validation"].to_string().contains("vmc below hf"), "{}", recs[1]);
     std::fs::remove_dir_all(&dir).unwrap();
 }

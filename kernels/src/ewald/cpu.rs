@@ -257,6 +257,14 @@ impl<S: Real, A: Real> CpuEwald<S, A> {
         self.sf = sf;
     }
 
+    /// Full energy of one configuration, leaving no state behind (a driver's per-walker call; `energy` is the
+    /// batched one).
+    pub fn energy_one(&self, pos: &[[f64; 3]]) -> A {
+        assert_eq!(pos.len(), self.n, "ewald cpu: positions length");
+        let mut rows = vec![[A::zero(); 2]; self.gvecs.len()];
+        crate::dispatch!(self.walker_energy(pos, &mut rows))
+    }
+
     /// Energy change of one move per walker, from the S(G) of the last [`CpuEwald::energy`] on these positions.
     pub fn moves(&self, pos: &[[f64; 3]], moves: &[Move], out: &mut [A]) {
         let walkers = out.len();

@@ -5,15 +5,19 @@
 //! gradient and Laplacian of ln psi for every electron, and, for a one-electron move, the ratio psi'/psi with the new
 //! gradient: the calls a QMC driver makes (QMCPACK's evaluateLog / evalGrad / ratioGrad / acceptMove). The potential
 //! comes from a [`Hamiltonian`]. The shared kernels (determinant, jastrow, ewald, gemm) plug in by implementing these
-//! two traits; what lives here for now ([`orbitals`], [`pade`], [`coulomb`]) is the smallest set He and H2 need.
+//! two traits: [`slater`] (one determinant per spin through the determinant kernel), [`jastrow`] (the jastrow
+//! kernel's radial functors), [`heg`] (plane waves and the ewald kernel's energy for the electron gas). What is
+//! left of the first version ([`orbitals`], [`coulomb`]) is what He and H2 need in open boundaries.
 //!
 //! Everything here is f64: the driver has no single or mixed precision yet.
 
 pub mod blocking;
 pub mod coulomb;
 pub mod dmc;
+pub mod heg;
+pub mod jastrow;
 pub mod orbitals;
-pub mod pade;
+pub mod slater;
 pub mod systems;
 pub mod vmc;
 pub mod walker;

@@ -7,21 +7,31 @@
 //!   Exact (Born-Oppenheimer, clamped nuclei): -1.174475 Ha (Kolos and Wolniewicz).
 
 use super::coulomb::Coulomb;
+use super::heg::{self, HartreeFock};
+use super::jastrow::TwoBody;
 use super::orbitals::{Lcao, OrbitalProduct};
-use super::pade::PadeJastrow;
-use super::{Wavefunction, V3};
+use super::{Hamiltonian, Wavefunction, V3};
+use std::sync::Arc;
 
 /// A system to simulate.
 #[derive(Clone)]
 pub struct System {
-    pub name: &'static str,
+    pub name: String,
     /// Electrons 0..n_up are spin up, the rest spin down.
     pub n_up: usize,
     pub n_electrons: usize,
-    pub hamiltonian: Coulomb,
+    pub hamiltonian: Arc<dyn Hamiltonian>,
+    /// Nuclei (charge, position): where walkers start in open systems.
+    pub nuclei: Vec<(f64, V3)>,
+    /// Side of the periodic cube (walkers start uniform in it), or None in open boundaries.
+    pub side: Option<f64>,
     pub trial: Wavefunction,
     /// The exact ground-state energy in Ha, when known.
     pub exact: Option<f64>,
+    /// The Hartree-Fock energy of the electron gas's determinant, with its constant kinetic part.
+    pub hf: Option<HartreeFock>,
+    /// Whether psi_T has a Jastrow factor.
+    pub jastrow: bool,
 }
 
 /// He exact non-relativistic energy, infinite nuclear mass.
@@ -32,67 +42,88 @@ pub const H2_EXACT: f64 = -1.174475;
 pub const H2_BOND: f64 = 1.4;
 
 impl System {
-    /// Look a system up by its command-line name.
-    pub fn by_name(name: &str) -> Option<System> {
+    /// Look a system up by its command-line name; the electron gas takes N and r_s. Err: unknown name or bad gas.
+    pub fn by_name(name: &str, electrons: usize, rs: f64) -> Result<System, String> {
         match name {
-            "h" => Some(System::hydrogen()),
-            "he" => Some(System::helium(HE_JASTROW_B)),
-            "h2" => Some(System::h2(H2_BOND, H2_ZETA, H2_JASTROW_B)),
-            _ => None,
+            "h" => Ok(System::hydrogen()),
+            "he" => Ok(System::helium(HE_JASTROW_B)),
+            "h2" => Ok(System::h2(H2_BOND, H2_ZETA, H2_JASTROW_B)),
+            "heg" => System::electron_gas(electrons, rs, true),
+            "heg-hf" => System::electron_gas(electrons, rs, false),
+            _ => Err(format!("unknown system '{name}': known systems are {}", System::NAMES.join(", "))),
         }
     }
 
     /// The names `by_name` knows.
-    pub const NAMES: [&'static str; 3] = ["h", "he", "h2"];
+    pub const NAMES: [&'static str; 5] = ["h", "he", "h2", "heg", "heg-hf"];
+
+    fn open(name: &str, n_up: usize, nuclei: Vec<(f64, V3)>, trial: Wavefunction, exact: Option<f64>) -> System {
+        System {
+            name: name.into(),
+            n_up,
+            n_electrons: nuclei.iter().map(|n| n.0 as usize).sum(), // neutral
+            hamiltonian: Arc::new(Coulomb { nuclei: nuclei.clone() }),
+            nuclei,
+            side: None,
+            jastrow: trial.parts.len() > 1,
+            trial,
+            exact,
+            hf: None,
+        }
+    }
+
+    /// The electron gas of `electrons` electrons (closed shells) at r_s, with or without its Jastrow factor.
+    pub fn electron_gas(electrons: usize, rs: f64, jastrow: bool) -> Result<System, String> {
+        let g = heg::gas(electrons, rs)?;
+        let mut parts: Vec<Box<dyn super::Component>> = vec![Box::new(g.up), Box::new(g.down)];
+        if jastrow {
+            parts.push(Box::new(heg::bspline_jastrow(electrons / 2, g.side, rs)));
+        }
+        Ok(System {
+            name: if jastrow { "heg" } else { "heg-hf" }.into(),
+            n_up: electrons / 2,
+            n_electrons: electrons,
+            hamiltonian: Arc::new(g.potential),
+            nuclei: vec![],
+            side: Some(g.side),
+            trial: Wavefunction { parts },
+            exact: None,
+            hf: Some(g.hf),
+            jastrow,
+        })
+    }
 
     /// H atom with its exact 1s orbital.
     pub fn hydrogen() -> System {
         let o = V3::default();
-        System {
-            name: "h",
-            n_up: 1,
-            n_electrons: 1,
-            hamiltonian: Coulomb { nuclei: vec![(1.0, o)] },
-            trial: Wavefunction { parts: vec![Box::new(OrbitalProduct { orbitals: vec![Lcao::slater_1s(1.0, o)] })] },
-            exact: Some(-0.5),
-        }
+        let trial = Wavefunction { parts: vec![Box::new(OrbitalProduct { orbitals: vec![Lcao::slater_1s(1.0, o)] })] };
+        System::open("h", 1, vec![(1.0, o)], trial, Some(-0.5))
     }
 
     /// He with 1s(zeta = 2) orbitals (exact nuclear cusp) and a two-body Padé Jastrow of parameter b.
     pub fn helium(b: f64) -> System {
         let o = V3::default();
         let orb = Lcao::slater_1s(2.0, o);
-        System {
-            name: "he",
-            n_up: 1,
-            n_electrons: 2,
-            hamiltonian: Coulomb { nuclei: vec![(2.0, o)] },
-            trial: Wavefunction {
-                parts: vec![Box::new(OrbitalProduct { orbitals: vec![orb.clone(), orb] }), Box::new(PadeJastrow::two_body(1, b))],
-            },
-            exact: Some(HE_EXACT),
-        }
+        let trial = Wavefunction { parts: vec![Box::new(OrbitalProduct { orbitals: vec![orb.clone(), orb] }), Box::new(TwoBody::pade(1, b))] };
+        System::open("he", 1, vec![(2.0, o)], trial, Some(HE_EXACT))
     }
 
     /// H2 with bond length `bond` along z, sigma_g orbitals of exponent zeta and a two-body Padé Jastrow.
     pub fn h2(bond: f64, zeta: f64, b: f64) -> System {
         let (a, c) = ([0.0, 0.0, -0.5 * bond], [0.0, 0.0, 0.5 * bond]);
         let orb = Lcao::sigma_g(zeta, a, c);
-        System {
-            name: "h2",
-            n_up: 1,
-            n_electrons: 2,
-            hamiltonian: Coulomb { nuclei: vec![(1.0, a), (1.0, c)] },
-            trial: Wavefunction {
-                parts: vec![Box::new(OrbitalProduct { orbitals: vec![orb.clone(), orb] }), Box::new(PadeJastrow::two_body(1, b))],
-            },
-            exact: (bond == H2_BOND).then_some(H2_EXACT),
-        }
+        let trial = Wavefunction { parts: vec![Box::new(OrbitalProduct { orbitals: vec![orb.clone(), orb] }), Box::new(TwoBody::pade(1, b))] };
+        System::open("h2", 1, vec![(1.0, a), (1.0, c)], trial, (bond == H2_BOND).then_some(H2_EXACT))
     }
 
-    /// Starting positions: electron k near nucleus k mod (number of nuclei), spread by about a bohr.
+    /// Starting positions: uniform in a periodic cube; else electron k near nucleus k mod (number of nuclei), spread
+    /// by about a bohr.
     pub fn initial_positions(&self, rng: &mut crate::rng::Rng64) -> Vec<V3> {
-        let n = &self.hamiltonian.nuclei;
+        use rand::Rng;
+        if let Some(l) = self.side {
+            return (0..self.n_electrons).map(|_| [0, 1, 2].map(|_| rng.random_range(0.0..l))).collect();
+        }
+        let n = &self.nuclei;
         (0..self.n_electrons)
             .map(|k| {
                 let c = n[k % n.len()].1;

@@ -3,7 +3,8 @@
 //! nodeless system falls below VMC onto the exact energy.
 
 use super::dmc::{self, DmcParams};
-use super::pade::{Pade, PadeJastrow};
+use super::jastrow::TwoBody;
+use crate::jastrow::Radial;
 use super::systems::{System, HE_EXACT};
 use super::vmc::{self, initial_walkers, VmcParams};
 use super::walker::{drift, gaussian3};
@@ -34,8 +35,9 @@ fn the_exact_hydrogen_1s_has_constant_local_energy() {
 /// A He-like wavefunction with every kind of term: orbitals, e-e Padé of both spins, e-n Padé on two centres.
 fn busy_system() -> System {
     let mut sys = System::h2(1.4, 1.1, 0.4);
-    let mut j = PadeJastrow::two_body(2, 0.7);
-    j.nuclei = vec![([0.0, 0.0, -0.7], Pade { a: -0.1, b: 1.3 }), ([0.0, 0.0, 0.7], Pade { a: -0.1, b: 1.3 })];
+    let mut j = TwoBody::pade(2, 0.7);
+    let chi = Radial::pade(-0.1, &[], &[1.3]);
+    j.nuclei = vec![([0.0, 0.0, -0.7], chi.clone()), ([0.0, 0.0, 0.7], chi)];
     sys.trial.parts[1] = Box::new(j);
     // three electrons: two up (like-spin pair) and one down; the orbital part takes one more orbital
     sys.n_up = 2;
@@ -83,6 +85,85 @@ fn gradient_and_laplacian_match_finite_differences() {
             assert!(norm(super::sub(g_new, g2[i])) < 1e-12);
         }
     }
+}
+
+/// The electron gas, Slater-Jastrow: plane-wave determinants (determinant kernel) and the periodic B-spline Jastrow.
+#[test]
+fn electron_gas_gradients_laplacians_and_ratios_match_finite_differences() {
+    let sys = System::electron_gas(14, 1.5, true).unwrap();
+    let side = sys.side.unwrap();
+    let mut r = rng(9, 1);
+    let pos = sys.initial_positions(&mut r);
+    assert!(pos.iter().flatten().all(|x| (0.0..side).contains(x)));
+    let mut wf = sys.trial.clone();
+    let n = pos.len();
+    let (mut g, mut l) = (vec![[0.0; 3]; n], vec![0.0; n]);
+    wf.evaluate(&pos, &mut g, &mut l);
+    let h = 1e-4;
+    for i in [0, 6, 7, 13] {
+        let mut lap_fd = 0.0;
+        for d in 0..3 {
+            let (mut rp, mut rm) = (pos.clone(), pos.clone());
+            rp[i][d] += h;
+            rm[i][d] -= h;
+            let (fp, f0, fm) = (log_psi(&wf, &rp), log_psi(&wf, &pos), log_psi(&wf, &rm));
+            assert!(((fp - fm) / (2.0 * h) - g[i][d]).abs() < 1e-6, "grad[{i}][{d}]");
+            lap_fd += (fp - 2.0 * f0 + fm) / (h * h);
+        }
+        assert!((lap_fd - l[i]).abs() < 1e-4 * (1.0 + l[i].abs()), "lap[{i}] {} vs fd {lap_fd}", l[i]);
+        assert!(norm(super::sub(wf.grad(&pos, i), g[i])) < 1e-10);
+        let new = super::add(pos[i], [0.4, -0.3, 0.2]);
+        let (ratio, g_new) = wf.ratio_grad(&pos, i, new);
+        let mut r2 = pos.clone();
+        r2[i] = new;
+        let (mut g2, mut l2) = (vec![[0.0; 3]; n], vec![0.0; n]);
+        let (log2, sign2) = wf.clone().evaluate(&r2, &mut g2, &mut l2);
+        let (log1, sign1) = wf.clone().evaluate(&pos, &mut vec![[0.0; 3]; n], &mut vec![0.0; n]);
+        assert!((ratio.abs().ln() - (log2 - log1)).abs() < 1e-10 && ratio.signum() == sign1 * sign2);
+        assert!(norm(super::sub(g_new, g2[i])) < 1e-9);
+        // after a Sherman-Morrison accept the one-electron calls agree with a fresh evaluation at the new positions
+        let mut moved = wf.clone();
+        moved.accept(&pos, i, new);
+        let j = (i + 1) % n;
+        assert!(norm(super::sub(moved.grad(&r2, j), g2[j])) < 1e-9);
+        // a translation of every electron by a lattice vector changes nothing
+        let shifted: Vec<V3> = pos.iter().map(|p| [p[0] + side, p[1], p[2] - side]).collect();
+        assert!((log_psi(&wf, &shifted) - log1).abs() < 1e-9);
+    }
+}
+
+#[test]
+fn electron_gas_kinetic_energy_of_the_determinant_is_the_constant_sum_of_k2_over_2() {
+    let sys = System::electron_gas(38, 2.0, false).unwrap();
+    let hf = sys.hf.unwrap();
+    // 19 states per spin: |n|^2 = 0, 1, 2 (1 + 6 + 12), k = 2 pi n / L
+    let side = sys.side.unwrap();
+    let k2 = (std::f64::consts::TAU / side).powi(2);
+    assert!((hf.kinetic - 2.0 * 0.5 * k2 * (6.0 + 12.0 * 2.0)).abs() < 1e-12 * hf.kinetic);
+    for w in initial_walkers(&sys, 8, 4) {
+        assert!((w.kinetic() - hf.kinetic).abs() < 1e-9 * hf.kinetic, "{} vs {}", w.kinetic(), hf.kinetic);
+    }
+}
+
+#[test]
+fn two_electron_gas_hartree_fock_energy_is_the_madelung_energy() {
+    // one k = 0 state per spin: no kinetic energy, no exchange; E_HF = v_M, the Madelung energy of a simple cubic
+    // jellium, -2.837297 / L (Fuchs 1935; Nijboer and de Wette 1957)
+    let sys = System::electron_gas(2, 1.0, false).unwrap();
+    let e = sys.hf.unwrap().energy;
+    assert!((e + 2.837297 / sys.side.unwrap()).abs() < 1e-5, "{e}");
+}
+
+#[test]
+fn electron_gas_needs_closed_shells() {
+    assert_eq!(super::heg::occupied(7).unwrap().len(), 7);
+    for n in [14, 38, 54, 66, 114] {
+        assert!(System::electron_gas(n, 1.0, true).is_ok(), "{n}");
+    }
+    let e = System::electron_gas(16, 1.0, true).err().unwrap();
+    assert!(e.contains("16 electrons do not fill closed shells: use one of 2, 14, 38, 54, 66, 114"), "{e}");
+    assert!(System::electron_gas(15, 1.0, true).err().unwrap().contains("even number"));
+    assert!(System::electron_gas(14, 0.0, true).err().unwrap().contains("--rs must be positive"));
 }
 
 #[test]

@@ -73,7 +73,12 @@ impl Walker {
     /// Full evaluation at the current positions: the local energy.
     pub fn measure(&mut self, sys: &System) {
         self.wf.evaluate(&self.r, &mut self.grad, &mut self.lap);
-        self.e_local = local_energy(&sys.hamiltonian, &self.r, &self.grad, &self.lap);
+        self.e_local = local_energy(&*sys.hamiltonian, &self.r, &self.grad, &self.lap);
+    }
+
+    /// The local kinetic energy -1/2 sum_i (lap_i ln psi + |grad_i ln psi|^2) at the last `measure`.
+    pub fn kinetic(&self) -> f64 {
+        -0.5 * self.grad.iter().zip(&self.lap).map(|(g, l)| l + dot(*g, *g)).sum::<f64>()
     }
 
     /// One drift-diffusion proposal per electron, in order. With `fixed_node`, a move that changes the sign of
