@@ -271,8 +271,12 @@ impl Runner {
         Ok(files)
     }
 
-    /// Add a measured quantity to the last record.
+    /// Add a measured quantity to the last record. A non-finite value means "does not apply" and is left out: JSON
+    /// has no NaN, and a record must read back as it was written.
     pub fn extra(&mut self, name: &str, value: f64) {
+        if !value.is_finite() {
+            return;
+        }
         if let Some(r) = self.records.last_mut() {
             r.extra.insert(name.into(), value);
         }

@@ -45,9 +45,16 @@ pub struct GpuSpline<S: Real, A: Real> {
     per_thread: u32,
 }
 
-/// Orbitals per GPU thread when the user does not choose: one 16-byte load per stencil row.
-pub fn default_per_thread(storage_bytes: usize) -> usize {
-    16 / storage_bytes
+/// Orbitals per GPU thread when the user does not choose, from the load-width sweep on an H100 (VGH, 64^3 grid,
+/// 1024 and 4096 orbitals, 1024 walkers; results/nvidia-h100-80gb-hbm3): double and single are fastest with one
+/// orbital per thread (double 96% of the copy bandwidth at 4096 orbitals, against 90% with two), mixed (f32 table,
+/// f64 arithmetic) with two (83%, against 73% with one and 61% with four).
+pub fn default_per_thread<S: Real, A: Real>() -> usize {
+    if S::NAME == "f32" && A::NAME == "f64" {
+        2
+    } else {
+        1
+    }
 }
 
 impl<S: Real, A: Real> GpuSpline<S, A> {

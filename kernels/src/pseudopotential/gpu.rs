@@ -97,7 +97,7 @@ impl<S: Real, A: Real> GpuPseudo<S, A> {
         let ne = w.count * s.electrons;
         gpu.ensure_fits("the walkers' inverses", w.inv.len() * std::mem::size_of::<S>())?;
         let sfx = suffix::<S, A>();
-        let spline = GpuSpline::new(gpu, &s.table, CHUNK, Output::V)?;
+        let spline = GpuSpline::new(gpu, &s.table, CHUNK, Output::V, crate::bspline::gpu::default_per_thread::<S, A>())?;
         Ok(GpuPseudo {
             f_count: gpu.function("pseudopotential", SRC, "pp_count")?,
             f_fill: gpu.function("pseudopotential", SRC, "pp_fill")?,
