@@ -24,6 +24,8 @@ pub enum Measure {
     Throughput,
     /// The validation error against the f64 reference (largest over the record's checks).
     Error,
+    /// Throughput over that of the same case with parameter `.0` set to `.1` (e.g. delayed updates over rank-1).
+    SpeedupOverParam(&'static str, &'static str),
 }
 
 impl Measure {
@@ -34,6 +36,7 @@ impl Measure {
             Measure::PercentOfCeiling => "% of measured copy bandwidth",
             Measure::Throughput => "throughput",
             Measure::Error => "max |error| / max |reference|",
+            Measure::SpeedupOverParam(..) => "throughput over the baseline setting",
         }
     }
 }
@@ -91,6 +94,20 @@ pub fn all() -> Vec<Figure> {
             paper_points: &[pt!(128.0, 75.0, "B-spline, 75% of peak")],
             paper_hardware: "NVIDIA Tesla (GT200), percentage of peak bandwidth",
             note: "here the percentage is of the copy bandwidth measured in the same process, not of the datasheet peak",
+        },
+        Figure {
+            name: "qmcpack-delayed-update",
+            paper: "McDaniel et al. delayed updates as in QMCPACK (anchors-qmc.md); paper 000's rank-1 Sherman-Morrison",
+            title: "Determinant move loop: delayed (Woodbury rank-k) over rank-1 updates",
+            kernel: "determinant",
+            op: "moves",
+            x: "n",
+            measure: Measure::SpeedupOverParam("delay", "1"),
+            select: &[],
+            runs: &[&["--n", "128,512,1024,2048", "--walkers", "64", "--max-gb", "1", "--delay", "1,4,16,64", "--steps", "128", "--variants", "cpu,gpu"]],
+            paper_points: &[pt!(6144.0, 2.0, "QMCPACK GPU, delayed over rank-1")],
+            paper_hardware: "QMCPACK on NVIDIA GPUs (anchors-qmc.md: about 2x at 6144 electrons)",
+            note: "electrons per spin on x; each walker proposes 128 moves, half accepted",
         },
         Figure {
             name: "001-tables-6.2-6.3",
@@ -271,7 +288,7 @@ fn all_cores(r: &Record) -> bool {
 /// Label of a measured series: precision, variant where it matters, and the sizes and parameters that vary.
 fn series_label(f: &Figure, r: &Record, varying: &[String]) -> String {
     let mut parts = vec![];
-    if matches!(f.measure, Measure::Throughput | Measure::PercentOfCeiling | Measure::Error) {
+    if matches!(f.measure, Measure::Throughput | Measure::PercentOfCeiling | Measure::Error | Measure::SpeedupOverParam(..)) {
         parts.push(r.variant.name().to_string());
     }
     parts.push(r.precision.clone());
@@ -312,6 +329,18 @@ pub fn series(f: &Figure, recs: &[&Record]) -> Vec<Series> {
         .collect();
     let all_core_time: BTreeMap<String, f64> = recs.iter().filter(|r| all_cores(r)).map(|r| (pair_key(r), r.time.median)).collect();
     let one_core_time: BTreeMap<String, f64> = recs.iter().filter(|r| one_core(r)).map(|r| (pair_key(r), r.time.median)).collect();
+    // for SpeedupOverParam: the throughput of each case at the baseline setting, keyed without that parameter
+    let without = |r: &Record, p: &str| {
+        let mut r = r.clone();
+        r.params.remove(p);
+        r.key()
+    };
+    let base_throughput: BTreeMap<String, f64> = match f.measure {
+        Measure::SpeedupOverParam(p, v) => {
+            recs.iter().filter(|r| r.params.get(p).is_some_and(|x| x == v)).map(|r| (without(r, p), r.throughput)).collect()
+        }
+        _ => BTreeMap::new(),
+    };
     let mut out: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
     for r in recs {
         let Some(&x) = r.sizes.get(f.x) else { continue };
@@ -322,6 +351,9 @@ pub fn series(f: &Figure, recs: &[&Record]) -> Vec<Series> {
                 r.fraction_of_ceiling.map(|f| 100.0 * f)
             }
             Measure::Throughput if r.variant == Variant::Gpu || all_cores(r) => Some(r.throughput),
+            Measure::SpeedupOverParam(p, v) if (r.variant == Variant::Gpu || all_cores(r)) && r.params.get(p).is_some_and(|x| x != v) => {
+                base_throughput.get(&without(r, p)).map(|b| r.throughput / b)
+            }
             Measure::Error if r.variant == Variant::Gpu || all_cores(r) => {
                 r.validation.checks.iter().filter_map(|c| c.error).fold(None, |m: Option<f64>, e| Some(m.map_or(e, |m| m.max(e))))
             }
