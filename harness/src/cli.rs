@@ -67,6 +67,8 @@ impl Default for CommonArgs {
 pub enum Outcome {
     Passed,
     ValidationFailed,
+    /// `compare` found a slowdown beyond its tolerance.
+    Regression,
 }
 
 /// Run a program body: print its error in one line (with causes) and choose the exit code.
@@ -77,6 +79,7 @@ pub fn main_with(body: impl FnOnce() -> anyhow::Result<Outcome>) -> ExitCode {
             eprintln!("error: validation failed (see the records above); exit status 1");
             ExitCode::from(1)
         }
+        Ok(Outcome::Regression) => ExitCode::from(1),
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::from(2)

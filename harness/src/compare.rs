@@ -28,6 +28,12 @@ impl Comparison {
     pub fn regressions(&self) -> impl Iterator<Item = &Row> {
         self.rows.iter().filter(|r| r.slower)
     }
+
+    /// Geometric mean of new / base over the matched cases: the suite's overall slowdown, far steadier than any one
+    /// case on a shared machine.
+    pub fn geomean(&self) -> Option<f64> {
+        (!self.rows.is_empty()).then(|| (self.rows.iter().map(|r| r.ratio.ln()).sum::<f64>() / self.rows.len() as f64).exp())
+    }
 }
 
 /// Compare medians per case key (latest record of each key wins). `time_of` picks the time to compare, so callers
@@ -66,6 +72,8 @@ mod tests {
         assert!(slow[0].key.contains("orbitals=2"));
         assert_eq!(c.only_base.len(), 1);
         assert_eq!(c.only_new.len(), 1);
+        // matched ratios 1.05 and 1.5
+        assert!((c.geomean().unwrap() - (1.05f64 * 1.5).sqrt()).abs() < 1e-12);
     }
 }
 

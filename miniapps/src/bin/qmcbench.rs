@@ -78,6 +78,10 @@ enum Cmd {
         /// of the machine-to-machine and load difference (for CI machines).
         #[arg(long)]
         normalize: bool,
+        /// Judge the suite as a whole: fail only if the geometric mean of new/base over all matched cases exceeds
+        /// 1 + tolerance (single cases are still listed). For shared machines, where one small case can swing 2x.
+        #[arg(long)]
+        aggregate: bool,
     },
     /// Redraw a paper's chart or table from records, beside the paper's own numbers (`--list` names them). Runs
     /// the mini-app first when the records hold nothing for the figure.
@@ -144,7 +148,7 @@ fn main() -> ExitCode {
         Cmd::List => list(),
         Cmd::Suite { full, kernels, common, .. } => suite(if full { Level::Full } else { Level::Quick }, kernels, common),
         Cmd::Plot { records, out, x, baseline } => plot_cmd(&records, &out, x.as_deref(), baseline),
-        Cmd::Compare { base, new, tolerance, normalize } => compare(&base, &new, tolerance, normalize),
+        Cmd::Compare { base, new, tolerance, normalize, aggregate } => compare(&base, &new, tolerance, normalize, aggregate),
         Cmd::Ceilings { common } => ceilings(common),
         Cmd::Report { records, out, title } => report(&records, &out, &title),
         Cmd::Score { new, reference, variant } => score(&new, &reference, variant),
@@ -306,7 +310,7 @@ fn plot_cmd(paths: &[PathBuf], out: &std::path::Path, x: Option<&str>, baseline:
     Ok(Outcome::Passed)
 }
 
-fn compare(base: &PathBuf, new: &PathBuf, tolerance: f64, normalize: bool) -> Result<Outcome> {
+fn compare(base: &PathBuf, new: &PathBuf, tolerance: f64, normalize: bool, aggregate: bool) -> Result<Outcome> {
     anyhow::ensure!(tolerance.is_finite() && tolerance >= 0.0, "--tolerance must be a non-negative number");
     let b = output::read_records(std::slice::from_ref(base))?;
     let n = output::read_records(std::slice::from_ref(new))?;
@@ -332,9 +336,18 @@ fn compare(base: &PathBuf, new: &PathBuf, tolerance: f64, normalize: bool) -> Re
     }
     anyhow::ensure!(!c.rows.is_empty(), "no case of {} matches a case of {}", new.display(), base.display());
     let slow = c.regressions().count();
+    if aggregate {
+        let g = c.geomean().expect("rows checked above");
+        println!("geometric mean of new/base over {} cases: {g:.3} (limit {:.3})", c.rows.len(), 1.0 + tolerance);
+        if g > 1.0 + tolerance {
+            eprintln!("error: the suite as a whole slowed by {:.0}%, more than {:.0}%", 100.0 * (g - 1.0), 100.0 * tolerance);
+            return Ok(Outcome::Regression);
+        }
+        return Ok(Outcome::Passed);
+    }
     if slow > 0 {
         eprintln!("error: {slow} of {} cases slowed by more than {:.0}%", c.rows.len(), 100.0 * tolerance);
-        return Ok(Outcome::ValidationFailed);
+        return Ok(Outcome::Regression);
     }
     println!("{} cases within {:.0}% of the baseline", c.rows.len(), 100.0 * tolerance);
     Ok(Outcome::Passed)
