@@ -113,14 +113,7 @@ fn spline_of_plane_waves_converges_as_h4() {
 
 #[test]
 fn gpu_matches_reference_when_present() {
-    let gpu = match crate::gpu::Gpu::open(0) {
-        Ok(g) => g,
-        Err(e) => {
-            assert!(std::env::var("QMC_REQUIRE_GPU").is_err(), "QMC_REQUIRE_GPU set but: {e}");
-            eprintln!("SKIPPED: {e}");
-            return;
-        }
-    };
+    let Some(gpu) = crate::gpu::for_test() else { return };
     let grid = Grid { n: [7, 5, 6], cell: [2.0, 2.0, 3.0] };
     let t64 = random_table::<f64>(grid, 70, Basis::Blip, 1);
     let pos = random_positions(3, &grid, 2);

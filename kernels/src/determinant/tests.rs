@@ -170,14 +170,7 @@ fn a_wrong_update_is_detected() {
 
 #[test]
 fn gpu_matches_reference_when_present() {
-    let g = match crate::gpu::Gpu::open(0) {
-        Ok(g) => g,
-        Err(e) => {
-            assert!(std::env::var("QMC_REQUIRE_GPU").is_err(), "QMC_REQUIRE_GPU set but: {e}");
-            eprintln!("SKIPPED: {e}");
-            return;
-        }
-    };
+    let Some(g) = crate::gpu::for_test() else { return };
     let p = problem(40, 3, 12);
     for delay in [1, 5] {
         let mut e = gpu::GpuDets::<f64, f64>::new(&g, p.n, &p.prop, &p.grad, 8, 2 * p.n + 3).unwrap();

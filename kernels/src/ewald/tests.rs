@@ -215,14 +215,7 @@ fn reference_detects_a_wrong_kernel() {
 
 #[test]
 fn gpu_matches_reference_when_present() {
-    let gpu = match crate::gpu::Gpu::open(0) {
-        Ok(g) => g,
-        Err(e) => {
-            assert!(std::env::var("QMC_REQUIRE_GPU").is_err(), "QMC_REQUIRE_GPU set but: {e}");
-            eprintln!("SKIPPED: {e}");
-            return;
-        }
-    };
+    let Some(gpu) = crate::gpu::for_test() else { return };
     fn run<S: Real, A: Real>(gpu: &std::sync::Arc<crate::gpu::Gpu>, e: &Ewald, pos: &[[f64; 3]], moves: &[Move]) -> (Vec<f64>, Vec<f64>) {
         let mut g = gpu::GpuEwald::<S, A>::new(gpu, e, moves.len() + 2).unwrap();
         g.set_positions(pos).unwrap();

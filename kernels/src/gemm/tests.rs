@@ -208,14 +208,7 @@ fn cpu_basis_matches_reference_in_every_precision() {
 
 #[test]
 fn gpu_matches_reference_when_present() {
-    let gpu = match crate::gpu::Gpu::open(0) {
-        Ok(g) => g,
-        Err(e) => {
-            assert!(std::env::var("QMC_REQUIRE_GPU").is_err(), "QMC_REQUIRE_GPU set but: {e}");
-            eprintln!("SKIPPED: {e}");
-            return;
-        }
-    };
+    let Some(gpu) = crate::gpu::for_test() else { return };
     // Not a multiple of any tile in any dimension.
     let ops = Operands::uniform(Shape { m: 131, k: 1000, n: 70 }, 3);
     let s = ops.shape;

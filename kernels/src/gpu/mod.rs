@@ -220,6 +220,19 @@ impl Gpu {
     }
 }
 
+/// GPU 0 for a test, or `None` (with a SKIPPED line) on a machine without one. With `QMC_REQUIRE_GPU` set, as on a
+/// GPU host, a missing GPU fails the test instead of skipping it.
+pub fn for_test() -> Option<Arc<Gpu>> {
+    match Gpu::open(0) {
+        Ok(g) => Some(g),
+        Err(e) => {
+            assert!(std::env::var("QMC_REQUIRE_GPU").is_err(), "QMC_REQUIRE_GPU set but: {e}");
+            eprintln!("SKIPPED: {e}");
+            None
+        }
+    }
+}
+
 /// A one-dimensional launch of `n` threads in blocks of `block`.
 pub fn grid_1d(n: usize, block: u32) -> LaunchConfig {
     LaunchConfig { grid_dim: ((n as u32).div_ceil(block).max(1), 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 }

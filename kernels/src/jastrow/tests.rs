@@ -183,14 +183,7 @@ fn p_term_is_invariant_under_lattice_translations() {
 
 #[test]
 fn gpu_matches_reference_when_present() {
-    let gpu = match crate::gpu::Gpu::open(0) {
-        Ok(g) => g,
-        Err(e) => {
-            assert!(std::env::var("QMC_REQUIRE_GPU").is_err(), "QMC_REQUIRE_GPU set but: {e}");
-            eprintln!("SKIPPED: {e}");
-            return;
-        }
-    };
+    let Some(gpu) = crate::gpu::for_test() else { return };
     for (term, periodic) in cases() {
         let j = setup(term, 37, 3, periodic, 61);
         let (n, walkers) = (j.electrons, 3);

@@ -259,14 +259,7 @@ fn single_and_mixed_keep_the_energy_with_recomputes() {
 
 #[test]
 fn gpu_matches_reference_when_present() {
-    let gpu = match crate::gpu::Gpu::open(0) {
-        Ok(g) => g,
-        Err(e) => {
-            assert!(std::env::var("QMC_REQUIRE_GPU").is_err(), "QMC_REQUIRE_GPU set but: {e}");
-            eprintln!("SKIPPED: {e}");
-            return;
-        }
-    };
+    let Some(gpu) = crate::gpu::for_test() else { return };
     let m = Model::new(5, Params::default()).unwrap();
     let starts = initial_states(&m, 21, 4).unwrap();
     let r = reference::run(&m, &starts, 8, 2, 6);
