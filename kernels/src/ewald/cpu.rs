@@ -7,6 +7,31 @@ use super::{Ewald, Move};
 use crate::Real;
 use rayon::prelude::*;
 
+#[path = "erfc.rs"]
+pub mod erfc;
+
+/// Partners of a real-space row handled together: their displacements and image distances fill short arrays the
+/// vector loops run over.
+const CHUNK: usize = 64;
+/// Lanes of the vector sums.
+const LANES: usize = 8;
+
+/// The other particles of a walker as structure of arrays: fractional coordinates in S and the weight of each pair
+/// term (electrons +1, ions -Z, since an electron has q = -1); electrons first, then ions.
+struct Others<S> {
+    f: [Vec<S>; 3],
+    w: Vec<S>,
+}
+
+/// Per-task scratch of the real-space rows: Cartesian displacements of a chunk, and the squared distances within r_c
+/// (with their weights) packed together so erfc is evaluated only where needed, in full vectors.
+struct Scratch<S> {
+    d: [[S; CHUNK]; 3],
+    r2: [S; CHUNK],
+    near_r2: Vec<S>,
+    near_w: Vec<S>,
+}
+
 /// Compensated (Kahan) sum in A: the careful accumulation of single precision, harmless in double.
 #[derive(Clone, Copy, Default)]
 pub struct Kahan<A> {
@@ -35,8 +60,6 @@ pub struct CpuEwald<S: Real, A: Real> {
     rc2: S,
     a: [[S; 3]; 3],
     images: Vec<[S; 3]>,
-    /// |R| of each image (the list is sorted by it).
-    image_len: Vec<S>,
     ion_frac: Vec<[f64; 3]>,
     ion_q: Vec<S>,
     gvecs: Vec<[i32; 3]>,
@@ -146,7 +169,6 @@ impl<S: Real, A: Real> CpuEwald<S, A> {
             rc2: S::of(e.params.rc * e.params.rc),
             a: e.cell.a.map(s3),
             images: e.images.iter().map(|r| s3(*r)).collect(),
-            image_len: e.images.iter().map(|r| S::of(super::cell::norm(*r))).collect(),
             ion_frac: e.ions.pos.iter().map(|r| e.cell.frac(*r)).collect(),
             ion_q: e.ions.charge.iter().map(|&z| S::of(z)).collect(),
             gvecs: e.gvecs.clone(),
@@ -160,63 +182,98 @@ impl<S: Real, A: Real> CpuEwald<S, A> {
         }
     }
 
-    /// Real-space image sum for a fractional displacement.
-    #[inline(always)]
-    fn phi(&self, f: [S; 3]) -> S {
-        // nearest integer, ties to even: one instruction, where round() (ties away) is a library call
-        let f = f.map(|x| x - S::of(x.f64().round_ties_even()));
-        let a = &self.a;
-        let d = [0, 1, 2].map(|x| f[0] * a[0][x] + f[1] * a[1][x] + f[2] * a[2][x]);
-        // |d - R| >= |R| - |d|: images (sorted by length) beyond |d| + r_c cannot contribute
-        let reach = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt() + self.rc2.sqrt();
-        let mut s = S::zero();
-        for (r, &len) in self.images.iter().zip(&self.image_len) {
-            if len > reach {
-                break;
-            }
-            let (x, y, z) = (d[0] - r[0], d[1] - r[1], d[2] - r[2]);
-            let r2 = x * x + y * y + z * z;
-            if r2 < self.rc2 {
-                let r = r2.sqrt();
-                s += erfc(self.alpha * r) / r;
-            }
-        }
-        s
-    }
-
     #[inline(always)]
     fn fractional(&self, pos: &[[f64; 3]]) -> Vec<[f64; 3]> {
         pos.iter().map(|r| self.system.cell.frac(*r).map(|f| f - f.floor())).collect()
     }
 
-    /// Sum over other particles of the real-space terms of a particle at fractional `f` (electrons with q = -1,
-    /// so electron pairs count +1 and ions -Z), electrons `from..` only, and `skip` left out.
-    #[inline(always)]
-    fn row(&self, f: [f64; 3], fs: &[[S; 3]], from: usize, skip: usize) -> A {
-        let fi = f.map(S::of);
-        let mut acc = Kahan::<A>::default();
-        for (j, fj) in fs.iter().enumerate().skip(from) {
-            if j != skip {
-                acc.add(A::of(self.phi([fi[0] - fj[0], fi[1] - fj[1], fi[2] - fj[2]]).f64()));
-            }
+    /// The other particles of a walker (its electrons at `frac`, then the ions) for [`CpuEwald::row`].
+    fn others(&self, frac: &[[f64; 3]]) -> Others<S> {
+        let all = || frac.iter().chain(&self.ion_frac);
+        Others {
+            f: [0, 1, 2].map(|k| all().map(|f| S::of(f[k])).collect()),
+            w: frac.iter().map(|_| S::one()).chain(self.ion_q.iter().map(|&z| -z)).collect(),
         }
-        for (fi_on, z) in self.ion_frac.iter().zip(&self.ion_q) {
-            let d = [0, 1, 2].map(|k| fi[k] - S::of(fi_on[k]));
-            acc.add(A::of((-*z * self.phi(d)).f64()));
+    }
+
+    fn scratch(&self) -> Scratch<S> {
+        let cap = CHUNK * self.images.len();
+        Scratch { d: [[S::zero(); CHUNK]; 3], r2: [S::zero(); CHUNK], near_r2: vec![S::zero(); cap], near_w: vec![S::zero(); cap] }
+    }
+
+    /// Sum of the real-space terms w_j phi(r_i - r_j) of a particle at fractional `f` with the others in `range`.
+    #[inline(always)]
+    fn row(&self, f: [f64; 3], o: &Others<S>, range: std::ops::Range<usize>, sc: &mut Scratch<S>) -> A {
+        let fi = f.map(S::of);
+        let a = &self.a;
+        // nearest integer, ties to even, by adding and removing 1.5 * 2^p (|x| < 1 here): exact, branch-free and
+        // vectorisable, where round() is a library call
+        let magic = S::of(1.5) * (S::one() / S::epsilon());
+        let wrap = |x: S| x - ((x + magic) - magic);
+        let mut acc = Kahan::<A>::default();
+        let mut start = range.start;
+        while start < range.end {
+            let m = CHUNK.min(range.end - start);
+            let (fx, fy, fz) = (&o.f[0][start..start + m], &o.f[1][start..start + m], &o.f[2][start..start + m]);
+            let w = &o.w[start..start + m];
+            for l in 0..m {
+                let g = [wrap(fi[0] - fx[l]), wrap(fi[1] - fy[l]), wrap(fi[2] - fz[l])];
+                for x in 0..3 {
+                    sc.d[x][l] = g[0] * a[0][x] + g[1] * a[1][x] + g[2] * a[2][x];
+                }
+            }
+            // distances to every image in vectors, then those within r_c packed (branch-free: always store, advance
+            // only when inside)
+            let mut k = 0;
+            for r in &self.images {
+                for l in 0..m {
+                    let (x, y, z) = (sc.d[0][l] - r[0], sc.d[1][l] - r[1], sc.d[2][l] - r[2]);
+                    sc.r2[l] = x * x + y * y + z * z;
+                }
+                for l in 0..m {
+                    sc.near_r2[k] = sc.r2[l];
+                    sc.near_w[k] = w[l];
+                    k += (sc.r2[l] < self.rc2) as usize;
+                }
+            }
+            acc.add(self.terms(&sc.near_r2[..k], &sc.near_w[..k]));
+            start += m;
         }
         acc.value()
+    }
+
+    /// sum_k w_k erfc(alpha r_k) / r_k in LANES lanes of A.
+    #[inline(always)]
+    fn terms(&self, r2: &[S], w: &[S]) -> A {
+        let term = |r2: S, w: S| {
+            let r = r2.sqrt();
+            A::of((w * erfc::erfc(self.alpha * r) / r).f64())
+        };
+        let mut s = [A::zero(); LANES];
+        let full = r2.len() / LANES * LANES;
+        for (r2c, wc) in r2[..full].chunks_exact(LANES).zip(w[..full].chunks_exact(LANES)) {
+            for l in 0..LANES {
+                s[l] += term(r2c[l], wc[l]);
+            }
+        }
+        for (&r2, &w) in r2[full..].iter().zip(&w[full..]) {
+            s[0] += term(r2, w);
+        }
+        s.iter().fold(A::zero(), |t, &x| t + x)
     }
 
     /// The energy of one walker, writing its S(G) into `sf`.
     #[inline(always)]
     fn walker_energy(&self, pos: &[[f64; 3]], sf: &mut [[A; 2]]) -> A {
         let frac = self.fractional(pos);
-        let fs: Vec<[S; 3]> = frac.iter().map(|f| f.map(S::of)).collect();
+        let o = self.others(&frac);
+        let mut sc = self.scratch();
+        let all = o.w.len();
         let mut total = Kahan::<A>::default();
         total.add(self.constant);
         for (i, f) in frac.iter().enumerate() {
             // pairs (i, j > i) and electron i with every ion
-            total.add(self.row(*f, &fs, i + 1, usize::MAX));
+            total.add(self.row(*f, &o, i + 1..all, &mut sc));
         }
         let p = Powers::<S>::new(&frac, self.nmax);
         let mut pr = vec![S::zero(); self.n];
@@ -279,12 +336,17 @@ impl<S: Real, A: Real> CpuEwald<S, A> {
     #[inline(always)]
     fn walker_move(&self, pos: &[[f64; 3]], mv: &Move, sf: &[[A; 2]]) -> A {
         let frac = self.fractional(pos);
-        let fs: Vec<[S; 3]> = frac.iter().map(|f| f.map(S::of)).collect();
+        let o = self.others(&frac);
+        let mut sc = self.scratch();
+        let all = o.w.len();
         let to = self.fractional(&[mv.to])[0];
         let k = mv.electron;
         let mut d = Kahan::<A>::default();
-        d.add(self.row(to, &fs, 0, k));
-        d.add(-self.row(frac[k], &fs, 0, k));
+        // every other particle: electrons before and after k, then the ions
+        for (from, sign) in [(to, A::one()), (frac[k], -A::one())] {
+            d.add(sign * self.row(from, &o, 0..k, &mut sc));
+            d.add(sign * self.row(from, &o, k + 1..all, &mut sc));
+        }
         // e^{iG.r} of the old and new position by the power tables of those two points
         let p = Powers::<S>::new(&[frac[k], to], self.nmax);
         for (g, &m) in self.gvecs.iter().enumerate() {
@@ -296,15 +358,5 @@ impl<S: Real, A: Real> CpuEwald<S, A> {
             d.add(self.coef[g] * change);
         }
         d.value()
-    }
-}
-
-/// erfc in the precision of the term (libm's f32 and f64 versions).
-#[inline(always)]
-fn erfc<S: Real>(x: S) -> S {
-    if S::NAME == "f32" {
-        S::of(libm::erfcf(x.to_f32().unwrap_or(f32::NAN)) as f64)
-    } else {
-        S::of(libm::erfc(x.f64()))
     }
 }
