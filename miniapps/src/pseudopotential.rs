@@ -2,9 +2,9 @@
 //! job list of electron-ion pairs within the cutoff, then all wavefunction ratios in one batch, then the sum per
 //! walker; CPU and GPU in every precision, checked against the f64 reference. See `kernels::pseudopotential`.
 //!
-//! The ratio is the Slater determinant's (B-spline orbitals dotted with the inverse's row); the Jastrow ratio is
-//! not included (no `--jastrow`): the jastrow kernel's move API works on its own walker state and would need an
-//! adapter; its cost per point is one pair sum over the electrons, small beside the orbital evaluation.
+//! The ratio is the Slater determinant's (B-spline orbitals dotted with the inverse's row) times the Jastrow ratio
+//! (two-body and one-body B-spline functors of the jastrow kernel, one sum over the other electrons and the ions per
+//! point); `--jastrow off` leaves determinant ratios only.
 
 use crate::common::KernelArgs;
 use crate::registry::Level;
@@ -31,6 +31,9 @@ pub struct Args {
     /// Quadrature points on the sphere: 6, 12 (icosahedron, default), 18, 26 or 50.
     #[arg(long, default_value = "12")]
     pub quadrature: Rule,
+    /// Multiply each ratio by the Jastrow ratio (two-body and one-body): on or off.
+    #[arg(long, default_value = "on", value_parser = ["on", "off"])]
+    pub jastrow: String,
     /// Walkers whose energies and ratios are checked against the f64 reference.
     #[arg(long, default_value_t = 1)]
     pub check_walkers: usize,
@@ -84,7 +87,10 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
     let max_w = *a.walkers.iter().max().unwrap();
     for (i, &atoms) in a.atoms.iter().enumerate() {
         r.step(format!("building a {atoms}-atom cell and {max_w} walkers"));
-        let setup = Setup::carbon(atoms, a.quadrature, Channels::carbon_bfd(), r.seed(i as u64 + 1)).map_err(anyhow::Error::msg)?;
+        let mut setup = Setup::carbon(atoms, a.quadrature, Channels::carbon_bfd(), r.seed(i as u64 + 1)).map_err(anyhow::Error::msg)?;
+        if a.jastrow == "off" {
+            setup = setup.without_jastrow();
+        }
         let walkers = Walkers::random(&setup, max_w, r.seed(1000 + i as u64));
         let nval = a.check_walkers.min(max_w);
         let re = reference::energies(&setup, &walkers.prefix(nval));
@@ -117,11 +123,11 @@ fn sweep<S: Real, A: Real>(r: &mut Runner, a: &Args, f64s: (&Setup<f64>, &Walker
         let row_bytes = setup.table.stride * std::mem::size_of::<S>();
         let work = Work {
             bytes: pp::bytes(jobs.len() * nq, setup.table.bytes(), rows.len(), row_bytes, nw * setup.electrons),
-            flops: pp::flops(jobs.len(), nq, setup.per_spin(), nw, setup.electrons, atoms),
+            flops: pp::flops(jobs.len(), nq, setup.per_spin(), nw, setup.electrons, atoms, setup.jastrow.is_some()),
             items: (jobs.len() * nq) as f64,
             unit: "ratios/s",
         };
-        let case = Case::new("pseudopotential", "energy", p).size("atoms", atoms).size("walkers", nw).param("quadrature", nq);
+        let case = Case::new("pseudopotential", "energy", p).size("atoms", atoms).size("walkers", nw).param("quadrature", nq).param("jastrow", &a.jastrow);
         r.step(format!("pseudopotential {p} atoms={atoms} walkers={nw} jobs={}", jobs.len()));
         if r.runs(Variant::CpuRef) && p == Precision::Double && nw <= a.check_walkers {
             // the reference is timed only where it covers the whole case (its checked walkers)

@@ -23,6 +23,7 @@ fn bad_input_is_rejected_with_a_sentence() {
     rejects(&pp(&["--walkers", "100000"]), "more than 4096");
     rejects(&pp(&["--quadrature", "7"]), "unknown quadrature '7'");
     rejects(&pp(&["--precision", "quad"]), "unknown precision 'quad'");
+    rejects(&pp(&["--jastrow", "maybe"]), "invalid value 'maybe' for '--jastrow");
 }
 
 #[test]
@@ -37,6 +38,6 @@ fn a_tiny_run_passes_and_writes_records() {
     assert_eq!(lines.len(), 4, "{text}");
     let cpu: Vec<&&str> = lines.iter().filter(|l| l.contains("\"cpu\"")).collect();
     assert_eq!(cpu.len(), 3, "{text}");
-    assert!(cpu.iter().all(|l| l.contains("passed") && l.contains("\"atoms\"")), "{text}");
+    assert!(cpu.iter().all(|l| l.contains("passed") && l.contains("\"atoms\"") && l.contains("\"jastrow\"")), "{text}");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -1,10 +1,12 @@
 //! The fast CPU path, all cores, paper 000's two phases: the job list (rayon over walkers, then concatenated), and
 //! the ratios in batches of jobs (rayon over batches: the B-spline CPU kernel evaluates all orbitals at the batch's
-//! points into a buffer that stays in cache, then one dot product per point with the electron's inverse row).
+//! points into a buffer that stays in cache, then one dot product per point with the electron's inverse row, times
+//! the Jastrow ratio: its old sum once per job, the new sum over the other electrons and the ions per point).
 
 use super::quadrature::{legendre, rotate};
 use super::{Energies, Job, Setup, Walkers};
 use crate::bspline::{cpu as spline, Output};
+use crate::jastrow::Radial;
 use crate::Real;
 use rayon::prelude::*;
 
@@ -59,6 +61,7 @@ pub fn ratios<S: Real, A: Real>(s: &Setup<S>, w: &Walkers<S>, jobs: &[Job]) -> E
     let nodes = s.rule.nodes();
     let nq = nodes.1.len();
     let stride = s.table.stride;
+    let jas = s.jastrow.as_ref().map(|j| Functors::<A> { pair: [j.pair[0].convert(), j.pair[1].convert()], one: j.one.convert() });
     let per_batch: Vec<(Vec<f64>, Vec<f64>)> = jobs
         .par_chunks(BATCH)
         .map(|batch| {
@@ -68,11 +71,20 @@ pub fn ratios<S: Real, A: Real>(s: &Setup<S>, w: &Walkers<S>, jobs: &[Job]) -> E
             }
             let mut phi = vec![A::zero(); factor.len() * stride];
             spline::evaluate::<S, A>(&s.table, &pos, Output::V, &mut phi);
+            let old: Vec<f64> = match &jas {
+                Some(f) => batch.iter().map(|j| f.log(s, w, j.walker, j.electron, w.electron(s.electrons, j.walker, j.electron))).collect(),
+                None => vec![0.0; batch.len()],
+            };
             let mut ratio = Vec::with_capacity(factor.len());
             for (p, row) in phi.chunks_exact(stride).enumerate() {
                 let job = &batch[p / nq];
                 let inv = &w.inv[s.inv_row(job.walker, job.electron)..][..stride];
-                ratio.push(crate::dispatch!(dot::<S, A>(row, inv)).f64());
+                let det = crate::dispatch!(dot::<S, A>(row, inv)).f64();
+                let jastrow = match &jas {
+                    Some(f) => (f.log(s, w, job.walker, job.electron, [pos[3 * p], pos[3 * p + 1], pos[3 * p + 2]]) - old[p / nq]).exp(),
+                    None => 1.0,
+                };
+                ratio.push(det * jastrow);
             }
             let contrib = ratio.iter().zip(&factor).map(|(r, f)| r * f).collect();
             (ratio, contrib)
@@ -93,4 +105,33 @@ pub fn ratios<S: Real, A: Real>(s: &Setup<S>, w: &Walkers<S>, jobs: &[Job]) -> E
 #[inline(always)]
 fn dot<S: Real, A: Real>(phi: &[A], inv: &[S]) -> A {
     phi.iter().zip(inv).fold(A::zero(), |acc, (&a, &b)| acc + a * A::of(b.f64()))
+}
+
+/// The Jastrow functors in the arithmetic type.
+struct Functors<A> {
+    pair: [Radial<A>; 2],
+    one: Radial<A>,
+}
+
+impl<A: Real> Functors<A> {
+    /// sum_{j != e} u(|at - r_j|) + sum_I chi(|at - R_I|), summed in A from f64 minimum-image distances.
+    fn log<S: Real, T: Real>(&self, s: &Setup<S>, w: &Walkers<T>, walker: usize, e: usize, at: [f64; 3]) -> f64 {
+        let (ne, n) = (s.electrons, s.per_spin());
+        let dist = |b: &[f64]| {
+            let d = s.displacement(at, [b[0], b[1], b[2]]);
+            A::of((d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt())
+        };
+        let pos = &w.pos[3 * walker * ne..][..3 * ne];
+        let mut acc = A::zero();
+        // spin up 0..n, spin down n..ne: one functor per half
+        for (range, f) in [(0..n, &self.pair[usize::from(e >= n)]), (n..ne, &self.pair[usize::from(e < n)])] {
+            for o in range.filter(|&o| o != e) {
+                acc += f.eval(dist(&pos[3 * o..][..3])).0;
+            }
+        }
+        for b in s.ions.chunks_exact(3) {
+            acc += self.one.eval(dist(b)).0;
+        }
+        acc.f64()
+    }
 }

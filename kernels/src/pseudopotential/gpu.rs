@@ -1,7 +1,8 @@
 //! GPU launch code: all walkers in one set of buffers, paper 000's two phases. The job list is counted and written
 //! on the device with a host scan between (the paper concatenates on the CPU too); the ratios run in chunks of at
 //! most 65535 points (the B-spline kernel's launch limit), each chunk three launches (points, orbitals, ratios)
-//! on one stream; the contributions come back and the host sums them per walker.
+//! on one stream; the contributions come back and the host sums them per walker. The ratio kernel multiplies in the
+//! Jastrow ratio (B-spline functors only: their coefficients travel in the parameter block).
 
 use super::channels::{MAX_L, MAX_TERMS};
 use super::{Setup, Walkers};
@@ -13,6 +14,9 @@ use cudarc::driver::DeviceRepr;
 use std::sync::Arc;
 
 pub const SRC: &str = include_str!("pseudopotential.cu");
+
+/// Most coefficients of a Jastrow functor (PP_MAX_JC in pseudopotential.cu).
+pub const MAX_JASTROW_COEFS: usize = 16;
 
 /// Points per chunk of phase 2 (one B-spline launch each).
 pub const CHUNK: usize = 65535;
@@ -34,6 +38,11 @@ struct PPParams {
     cell: [f64; 3],
     rc: f64,
     quad: [[f64; 4]; 50],
+    jastrow: i32,
+    jn: [i32; 3],
+    jcut: [f64; 3],
+    jinvh: [f64; 3],
+    jcoef: [[f64; MAX_JASTROW_COEFS]; 3],
 }
 // SAFETY: plain-old-data with the C layout of the kernel's struct.
 unsafe impl DeviceRepr for PPParams {}
@@ -82,7 +91,22 @@ impl<S: Real, A: Real> GpuPseudo<S, A> {
             cell: s.cell,
             rc: ch.rc,
             quad: [[0.0; 4]; 50],
+            jastrow: 0,
+            jn: [0; 3],
+            jcut: [0.0; 3],
+            jinvh: [0.0; 3],
+            jcoef: [[0.0; MAX_JASTROW_COEFS]; 3],
         };
+        if let Some(j) = &s.jastrow {
+            params.jastrow = 1;
+            for (f, u) in [&j.pair[0], &j.pair[1], &j.one].into_iter().enumerate() {
+                assert!(u.form == crate::jastrow::Form::BSpline && u.coefs.len() <= MAX_JASTROW_COEFS, "pseudopotential gpu: Jastrow functors must be B-splines of at most {MAX_JASTROW_COEFS} coefficients");
+                params.jn[f] = u.coefs.len() as i32;
+                params.jcut[f] = u.cutoff;
+                params.jinvh[f] = u.inv_h;
+                params.jcoef[f][..u.coefs.len()].copy_from_slice(&u.coefs);
+            }
+        }
         for (l, terms) in ch.l.iter().enumerate() {
             params.nterms[l] = terms.len() as i32;
             for (k, t) in terms.iter().enumerate() {
@@ -183,8 +207,10 @@ impl<S: Real, A: Real> GpuPseudo<S, A> {
             self.spline.launch()?;
             let phi = self.spline.device_outputs();
             let mut b = self.gpu.stream.launch_builder(&self.f_ratio);
-            b.arg(&self.params).arg(phi).arg(&self.inv).arg(&self.jobs).arg(&self.factor).arg(&first_i).arg(&count_i).arg(&mut self.ratios).arg(&mut self.contrib);
-            // SAFETY: phi holds count*stride values; inverse rows of the jobs' walkers and electrons lie in inv; warp t
+            b.arg(&self.params).arg(phi).arg(&self.inv).arg(&self.jobs).arg(&self.factor).arg(&first_i).arg(&count_i);
+            b.arg(&self.pos).arg(&self.ions).arg(&self.rot).arg(&self.disp).arg(&mut self.ratios).arg(&mut self.contrib);
+            // SAFETY: phi holds count*stride values; inverse rows and positions of the jobs' walkers and electrons lie
+            // in inv and pos, their rotations in rot, their displacements in disp (jobs < total <= cap); warp t
             // writes point first+t < total <= nq*cap. 4 warps per block; warps beyond count return whole.
             unsafe { b.launch(grid_1d(count * 32, 128)) }.during("launching pp_ratio")?;
             first += count;

@@ -8,7 +8,9 @@
 //! rotation per (walker, ion) and evaluation, and dV_l = V_l - V_loc the radial channels ([`channels`]; BFD carbon
 //! by default). The ratio is the Slater determinant's for a one-electron move: the orbitals at the quadrature point
 //! (B-spline table, [`crate::bspline`]) dotted with row i of the transposed inverse ([`crate::determinant`]'s layout).
-//! No Jastrow factor: with one the ratio is multiplied by J(R')/J(R); left out here (see the mini-app's docs).
+//! Times the Jastrow ratio J(R')/J(R) = exp(sum_{j != i} [u(|r' - r_j|) - u(|r_i - r_j|)] + sum_I [chi(|r' - R_I|) -
+//! chi(|r_i - R_I|)]) (minimum image), with u (same and opposite spin) and chi the jastrow kernel's cubic B-spline
+//! radial functors ([`crate::jastrow::Radial`]) cut off at half the diamond cell side; optional ([`Setup::jastrow`]).
 //!
 //! Two phases, as paper 000 does them: (1) the job list, the (walker, electron, ion) triples within r_c with
 //! their minimum-image displacement, ordered by walker, electron, ion; (2) all ratios of all jobs in one batch
@@ -21,7 +23,8 @@
 //!
 //! Precision: `double` (f64 table, inverse, spline and dot product), `single` (f32 table and inverse, f32 spline
 //! and dot product), `mixed` (f32 table and inverse, spline and dot product accumulated in f64). Positions, job
-//! list, quadrature points, channel weights and the final sum are f64 in every mode.
+//! list, quadrature points, channel weights and the final sum are f64 in every mode. The Jastrow functors are
+//! evaluated and summed in the arithmetic type (f32 in `single`, f64 in `double` and `mixed`) from f64 distances.
 
 pub mod channels;
 pub mod cpu;
@@ -33,6 +36,7 @@ pub use channels::Channels;
 pub use quadrature::Rule;
 
 use crate::bspline::{self, Basis, Grid, Table};
+use crate::jastrow::{Form, Radial};
 use crate::{rng, Real};
 use rand::Rng;
 
@@ -54,6 +58,37 @@ pub struct Setup<S> {
     pub table: Table<S>,
     pub rule: Rule,
     pub channels: Channels,
+    /// The Jastrow factor of the ratios; `None`: determinant ratios only.
+    pub jastrow: Option<Jastrow>,
+}
+
+/// Cutoff of the Jastrow functors: half the diamond cell side, the smallest half side of every supercell, so one
+/// minimum image holds every pair within it.
+pub const JASTROW_CUTOFF: f64 = 0.5 * DIAMOND_A;
+
+/// Two-body and one-body Jastrow functors (f64; the fast paths convert them to their arithmetic type).
+#[derive(Clone, Debug)]
+pub struct Jastrow {
+    /// Electron-electron u: [same spin (cusp 1/4), opposite spin (cusp 1/2)].
+    pub pair: [Radial<f64>; 2],
+    /// Electron-ion chi: no cusp (the pseudopotential has no Coulomb singularity at the ion).
+    pub one: Radial<f64>,
+}
+
+impl Jastrow {
+    /// Random physically shaped B-spline functors, as the jastrow kernel draws them.
+    pub fn random(seed: u64) -> Jastrow {
+        let mut r = rng::rng(seed, 0x7A5);
+        let rc = JASTROW_CUTOFF;
+        let pair = [Radial::random(Form::BSpline, rc, 0.25, &mut r), Radial::random(Form::BSpline, rc, 0.5, &mut r)];
+        Jastrow { pair, one: Radial::random(Form::BSpline, rc, 0.0, &mut r) }
+    }
+    /// Functor of the pair of electrons a and b (electrons 0..per_spin are spin up).
+    pub fn pair_of(&self, a: usize, b: usize, per_spin: usize) -> &Radial<f64> {
+        &self.pair[usize::from((a < per_spin) != (b < per_spin))]
+    }
+    /// Flops of one functor evaluation with its minimum-image distance.
+    pub const PAIR_FLOPS: f64 = 35.0;
 }
 
 /// The state of a batch of walkers.
@@ -123,13 +158,23 @@ impl Setup<f64> {
         let grid = Grid { n: m.map(|k| k * GRID_PER_CELL), cell };
         let electrons = VALENCE * atoms;
         let table = bspline::random_table(grid, electrons / 2, Basis::BSpline, seed);
-        Ok(Setup { cell, ions, electrons, table, rule, channels })
+        Ok(Setup { cell, ions, electrons, table, rule, channels, jastrow: Some(Jastrow::random(seed ^ 0x7A57)) })
     }
 }
 
 impl<S: Real> Setup<S> {
     pub fn convert<T: Real>(&self) -> Setup<T> {
-        Setup { table: self.table.convert(), cell: self.cell, ions: self.ions.clone(), electrons: self.electrons, rule: self.rule, channels: self.channels.clone() }
+        Setup { table: self.table.convert(), cell: self.cell, ions: self.ions.clone(), electrons: self.electrons, rule: self.rule, channels: self.channels.clone(), jastrow: self.jastrow.clone() }
+    }
+    /// The same system with determinant ratios only.
+    pub fn without_jastrow(mut self) -> Self {
+        self.jastrow = None;
+        self
+    }
+    /// The same system with the Jastrow factor of `seed`.
+    pub fn with_jastrow(mut self, seed: u64) -> Self {
+        self.jastrow = Some(Jastrow::random(seed));
+        self
     }
     pub fn ion_count(&self) -> usize {
         self.ions.len() / 3
@@ -196,10 +241,12 @@ pub struct Energies {
 }
 
 /// Flops of one evaluation with `jobs` jobs: spline values at every point (128 per orbital), the dot products,
-/// and the distance tests of the job list (10 per electron-ion pair).
-pub fn flops(jobs: usize, points: usize, orbitals: usize, walkers: usize, electrons: usize, ions: usize) -> f64 {
+/// the distance tests of the job list (10 per electron-ion pair), and with the Jastrow one functor per other
+/// electron and ion at every point and at every job's electron (its old value; the fewest, as the CPU does it).
+pub fn flops(jobs: usize, points: usize, orbitals: usize, walkers: usize, electrons: usize, ions: usize, jastrow: bool) -> f64 {
     let p = (jobs * points) as f64;
-    bspline::flops(jobs * points, orbitals, bspline::Output::V) + p * 2.0 * orbitals as f64 + 10.0 * (walkers * electrons * ions) as f64
+    let j = if jastrow { (p + jobs as f64) * (electrons - 1 + ions) as f64 * Jastrow::PAIR_FLOPS } else { 0.0 };
+    bspline::flops(jobs * points, orbitals, bspline::Output::V) + p * 2.0 * orbitals as f64 + 10.0 * (walkers * electrons * ions) as f64 + j
 }
 
 /// Fewest bytes one evaluation moves: the table rows the points touch once each (64 per point, at most the whole

@@ -3,11 +3,15 @@
 //          threads write their jobs at their offsets, so the list is ordered by walker, electron, ion).
 // Phase 2, per chunk of quadrature points: pp_points (one thread per point: position and channel weight), the
 //          B-spline kernel (orbital values at all points), pp_ratio_* (one warp per point: dot product of the values
-//          with the electron's transposed-inverse row, times the weight).
+//          with the electron's transposed-inverse row, times the Jastrow ratio, times the weight).
+// Jastrow ratio: the warp sums u(|r' - r_j|) - u(|r_i - r_j|) over the other electrons and chi(|r' - R_I|) -
+// chi(|r_i - R_I|) over the ions, with the jastrow kernel's cubic B-spline functor (jastrow::Radial, Form::BSpline:
+// coefficient c_k weights basis k around x = r/h, the last interval kept for r just below the cutoff) in A.
 
 #define PP_MAX_Q 50
 #define PP_MAX_L 4
 #define PP_MAX_TERMS 4
+#define PP_MAX_JC 16 // B-spline coefficients of a Jastrow functor
 
 struct PPParams {
     int walkers, electrons, ions, stride, nq, nl;
@@ -18,6 +22,10 @@ struct PPParams {
     double cell[3];
     double rc;
     double quad[PP_MAX_Q][4]; // x, y, z, weight
+    int jastrow;               // 0: determinant ratios only
+    int jn[3];                 // coefficients of the functors: same spin, opposite spin, electron-ion
+    double jcut[3], jinvh[3];
+    double jcoef[3][PP_MAX_JC];
 };
 
 struct PPJob { int walker, electron, ion, pad; };
@@ -63,6 +71,32 @@ extern "C" __global__ void pp_fill(const PPParams p, const double* __restrict__ 
     }
 }
 
+// Unit vector u (rotated node q) and position of point pt; returns the job's |d|.
+__device__ __forceinline__ double point_at(const PPParams& p, const double* ions, const double* rot, const PPJob& j,
+                                           const double* d, int q, double* u, double* at) {
+    const double* R = rot + 9 * ((size_t)j.walker * p.ions + j.ion);
+    const double r = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+#pragma unroll
+    for (int k = 0; k < 3; k++) u[k] = R[3 * k] * p.quad[q][0] + R[3 * k + 1] * p.quad[q][1] + R[3 * k + 2] * p.quad[q][2];
+#pragma unroll
+    for (int k = 0; k < 3; k++) at[k] = ions[3 * j.ion + k] + r * u[k];
+    return r;
+}
+
+// Value of Jastrow functor f at the minimum-image distance between a and b, in A.
+template <typename A> __device__ __forceinline__ A jastrow_u(const PPParams& p, int f, const double* a, const double* b) {
+    double d[3];
+    min_image(p, a, b, d);
+    const double r = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+    if (r >= p.jcut[f]) return A(0);
+    const A x = (A)r * (A)p.jinvh[f];
+    const int i = min((int)x, p.jn[f] - 4); // x >= 0: truncation is the floor
+    const A t = x - (A)i, s = t * t, c = s * t, v = A(1) - t;
+    const double* co = p.jcoef[f] + i;
+    return ((A)co[0] * v * v * v + (A)co[1] * (A(3) * c - A(6) * s + A(4)) +
+            (A)co[2] * (A(-3) * c + A(3) * s + A(3) * t + A(1)) + (A)co[3] * c) * A(1.0 / 6.0);
+}
+
 // Points first .. first + count - 1 (point = job * nq + q): positions into `pts` (chunk-relative), weights into
 // `factor` (absolute index).
 extern "C" __global__ void pp_points(const PPParams p, const double* __restrict__ ions, const double* __restrict__ rot,
@@ -75,13 +109,8 @@ extern "C" __global__ void pp_points(const PPParams p, const double* __restrict_
     const int q = (int)(pt % p.nq);
     const PPJob j = jobs[jb];
     const double* d = disp + 3 * jb;
-    const double* R = rot + 9 * ((size_t)j.walker * p.ions + j.ion);
-    const double r = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
     double u[3];
-#pragma unroll
-    for (int k = 0; k < 3; k++) u[k] = R[3 * k] * p.quad[q][0] + R[3 * k + 1] * p.quad[q][1] + R[3 * k + 2] * p.quad[q][2];
-#pragma unroll
-    for (int k = 0; k < 3; k++) pts[3 * (size_t)t + k] = ions[3 * j.ion + k] + r * u[k];
+    const double r = point_at(p, ions, rot, j, d, q, u, pts + 3 * (size_t)t);
     const double x = (u[0] * d[0] + u[1] * d[1] + u[2] * d[2]) / r;
     const double P[4] = {1.0, x, 0.5 * (3.0 * x * x - 1.0), 0.5 * (5.0 * x * x * x - 3.0 * x)};
     double f = 0.0;
@@ -97,11 +126,12 @@ extern "C" __global__ void pp_points(const PPParams p, const double* __restrict_
     factor[pt] = f * p.quad[q][3];
 }
 
-// One warp per point: ratio = phi(point) . inv_row(electron); contrib = factor * ratio.
+// One warp per point: ratio = phi(point) . inv_row(electron) * J(r')/J(r_i); contrib = factor * ratio.
 template <typename S, typename A>
 __device__ void ratio(const PPParams p, const A* __restrict__ phi, const S* __restrict__ inv, const PPJob* __restrict__ jobs,
-                      const double* __restrict__ factor, long long first, int count, double* __restrict__ ratios,
-                      double* __restrict__ contrib) {
+                      const double* __restrict__ factor, long long first, int count, const double* __restrict__ pos,
+                      const double* __restrict__ ions, const double* __restrict__ rot, const double* __restrict__ disp,
+                      double* __restrict__ ratios, double* __restrict__ contrib) {
     const int lane = threadIdx.x & 31;
     const int t = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     if (t >= count) return; // whole warps leave together: t is the same across a warp
@@ -112,18 +142,37 @@ __device__ void ratio(const PPParams p, const A* __restrict__ phi, const S* __re
     A acc = A(0);
     for (int k = lane; k < p.stride; k += 32) acc += v[k] * A(row[k]);
     acc = warp_sum(acc);
+    double jr = 1.0;
+    if (p.jastrow) {
+        double u[3], at[3];
+        point_at(p, ions, rot, j, disp + 3 * (pt / p.nq), (int)(pt % p.nq), u, at);
+        const double* me = pos + 3 * ((size_t)j.walker * p.electrons + j.electron);
+        const int half = p.electrons / 2;
+        A dlog = A(0);
+        for (int o = lane; o < p.electrons; o += 32) {
+            if (o == j.electron) continue;
+            const double* other = pos + 3 * ((size_t)j.walker * p.electrons + o);
+            const int f = (o < half) != (j.electron < half);
+            dlog += jastrow_u<A>(p, f, at, other) - jastrow_u<A>(p, f, me, other);
+        }
+        for (int i = lane; i < p.ions; i += 32) dlog += jastrow_u<A>(p, 2, at, ions + 3 * i) - jastrow_u<A>(p, 2, me, ions + 3 * i);
+        jr = exp((double)warp_sum(dlog));
+    }
     if (lane == 0) {
-        ratios[pt] = (double)acc;
-        contrib[pt] = factor[pt] * (double)acc;
+        const double rho = (double)acc * jr;
+        ratios[pt] = rho;
+        contrib[pt] = factor[pt] * rho;
     }
 }
 
 #define PP_RATIO(NAME, S, A)                                                                                      \
     extern "C" __global__ void NAME(const PPParams p, const A* __restrict__ phi, const S* __restrict__ inv,       \
                                     const PPJob* __restrict__ jobs, const double* __restrict__ factor,           \
-                                    long long first, int count, double* __restrict__ ratios,                     \
+                                    long long first, int count, const double* __restrict__ pos,                  \
+                                    const double* __restrict__ ions, const double* __restrict__ rot,             \
+                                    const double* __restrict__ disp, double* __restrict__ ratios,                \
                                     double* __restrict__ contrib) {                                              \
-        ratio<S, A>(p, phi, inv, jobs, factor, first, count, ratios, contrib);                                   \
+        ratio<S, A>(p, phi, inv, jobs, factor, first, count, pos, ions, rot, disp, ratios, contrib);             \
     }
 
 PP_RATIO(pp_ratio_f64, double, double)

@@ -1,10 +1,27 @@
 //! The f64 reference: plain loops over walkers, electrons and ions in that order, the orbitals at each quadrature
 //! point from the B-spline reference, the ratio as an explicit sum over orbitals, the channels and Legendre
-//! polynomials evaluated per point.
+//! polynomials evaluated per point, and the Jastrow ratio from both sums of the jastrow kernel's reference
+//! functor (every B-spline coefficient summed) at the old and the new position.
 
 use super::quadrature::{legendre, rotate};
 use super::{Channels, Energies, Rule, Setup, Walkers};
 use crate::bspline::{reference as spline, Output};
+use crate::jastrow::reference::radial;
+
+/// log J with electron `e` of `walker` at `at`, less the terms without electron e: sum_{j != e} u(|at - r_j|) +
+/// sum_I chi(|at - R_I|).
+pub fn log_jastrow_of(s: &Setup<f64>, w: &Walkers<f64>, walker: usize, e: usize, at: [f64; 3]) -> f64 {
+    let Some(j) = &s.jastrow else { return 0.0 };
+    let dist = |d: [f64; 3]| (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
+    let mut log = 0.0;
+    for other in (0..s.electrons).filter(|&o| o != e) {
+        log += radial(j.pair_of(e, other, s.per_spin()), dist(s.displacement(at, w.electron(s.electrons, walker, other)))).0;
+    }
+    for ion in 0..s.ion_count() {
+        log += radial(&j.one, dist(s.displacement(at, s.ion(ion)))).0;
+    }
+    log
+}
 
 /// sum_l (2l+1) dV_l(r) sum_q w_q P_l(u_q . d/r) ratio(R_I + r u_q), for the electron at displacement `d` from
 /// the ion at `ion`, with the rule turned by `rot`. Returns the value and the ratios at the points, in order.
@@ -36,6 +53,7 @@ pub fn energies(s: &Setup<f64>, w: &Walkers<f64>) -> Energies {
         for e in 0..s.electrons {
             let re = w.electron(s.electrons, walker, e);
             let inv = &w.inv[s.inv_row(walker, e)..][..n];
+            let log_old = log_jastrow_of(s, w, walker, e, re);
             for ion in 0..s.ion_count() {
                 let d = s.displacement(re, s.ion(ion));
                 if (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt() >= s.channels.rc {
@@ -44,7 +62,8 @@ pub fn energies(s: &Setup<f64>, w: &Walkers<f64>) -> Energies {
                 let rot = &w.rot[9 * (walker * s.ion_count() + ion)..][..9];
                 let (v, ratios) = project(&s.channels, s.rule, rot, s.ion(ion), d, |p| {
                     let phi = spline::evaluate(&s.table, &p, Output::V);
-                    (0..n).map(|k| phi[k] * inv[k]).sum()
+                    let det: f64 = (0..n).map(|k| phi[k] * inv[k]).sum();
+                    det * (log_jastrow_of(s, w, walker, e, p) - log_old).exp()
                 });
                 e_w += v;
                 out.ratios.extend(ratios);

@@ -142,7 +142,8 @@ fn small(rule: Rule, channels: Channels, walkers: usize, seed: u64) -> (Setup<f6
 fn constant_orbital_through_the_whole_pipeline_gives_the_s_channel_sum() {
     // orbital 0 constant 1 (B-splines sum to one), inverse rows e_0: every ratio is 1, so each walker's energy is
     // the sum of dV_0(r) over its jobs, in cpu and reference alike
-    let (mut s, mut w) = small(Rule::P12, Channels::test_channels(), 2, 5);
+    let (s, mut w) = small(Rule::P12, Channels::test_channels(), 2, 5);
+    let mut s = s.without_jastrow();
     let st = s.table.stride;
     for row in s.table.coefs.chunks_exact_mut(st) {
         row[0] = 1.0;
@@ -171,6 +172,7 @@ fn ratios_equal_determinant_ratios_with_the_true_inverse() {
     use crate::bspline::{reference as spline, Output};
     use crate::determinant::reference as det;
     let (s, mut w) = small(Rule::P12, Channels::carbon_bfd(), 1, 6);
+    let s = s.without_jastrow();
     let n = s.per_spin();
     let st = s.table.stride;
     // the Slater matrix of spin up, A[i][k] = phi_k(r_i), and its true inverse in the transposed layout
@@ -279,4 +281,76 @@ fn run_gpu<S: Real, A: Real>(gpu: &std::sync::Arc<crate::gpu::Gpu>, s: &Setup<S>
     g.poison().unwrap();
     g.ratios_launch().unwrap();
     (g.energies().unwrap(), g.ratios().unwrap())
+}
+
+#[test]
+fn without_the_jastrow_the_results_are_those_of_the_determinant_only_code() {
+    // energies and ratios of the reference and cpu before the Jastrow factor existed (commit 304cac3), to the bit
+    // in the reference and within rounding in the cpu path
+    let (s, w) = small(Rule::P12, Channels::carbon_bfd(), 2, 11);
+    let s = s.without_jastrow();
+    let before = [0.01502757349691139, 0.44780578795815945];
+    let before_ratios = [0.15073780465422468, -0.05693262088013829, -0.03370497654649828];
+    let re = reference::energies(&s, &w);
+    let fast = cpu::energies::<f64, f64>(&s, &w);
+    assert_eq!(re.jobs, 34);
+    assert_eq!(re.energy, before);
+    assert_eq!(&re.ratios[..3], &before_ratios);
+    for (a, b) in fast.energy.iter().zip(&before) {
+        assert!((a - b).abs() < 1e-13, "{a} vs {b}");
+    }
+    // and the Jastrow changes them
+    let on = reference::energies(&s.clone().with_jastrow(11), &w);
+    assert!((on.energy[1] - before[1]).abs() > 1e-6, "{:?}", on.energy);
+}
+
+#[test]
+fn jastrow_ratios_equal_the_jastrow_kernels_full_log_value_difference() {
+    // ratio with the Jastrow / ratio without = J(R')/J(R) for the move of the job's electron to the point, where
+    // log J is the jastrow kernel's reference evaluation from scratch of every pair and ion
+    use crate::jastrow::{self as jk, reference as jref};
+    let (s, w) = small(Rule::P12, Channels::carbon_bfd(), 1, 12);
+    let j = s.jastrow.clone().unwrap();
+    let (ne, ni) = (s.electrons, s.ion_count());
+    let side = s.cell[0];
+    assert!(s.cell.iter().all(|&c| c == side), "the jastrow kernel's cells are cubes");
+    let jk = jk::Jastrow {
+        term: jk::Term::BSpline,
+        cell: jk::Cell { side, periodic: true },
+        electrons: ne,
+        up: s.per_spin(),
+        pair: j.pair.clone(),
+        p: jk::PTerm { b: std::f64::consts::TAU / side, n: vec![], a: vec![], stars: 0, nmax: 0 },
+        ions: (0..3).flat_map(|k| (0..ni).map(move |i| (k, i))).map(|(k, i)| s.ion(i)[k]).collect(),
+        one: j.one.clone(),
+    };
+    // positions in the jastrow kernel's layout, [xyz][electron]
+    let old: Vec<f64> = (0..3).flat_map(|k| (0..ne).map(move |e| (k, e))).map(|(k, e)| w.electron(ne, 0, e)[k]).collect();
+    let log_old = jref::log_value(&jk, &old);
+    let on = reference::energies(&s, &w);
+    let off = reference::energies(&s.clone().without_jastrow(), &w);
+    let jobs = cpu::jobs(&s, &w);
+    let (pts, _) = s.rule.nodes();
+    let (mut checked, mut farthest) = (0, 0.0f64);
+    for (jb, job) in jobs.iter().enumerate() {
+        let rr = job.d.iter().map(|x| x * x).sum::<f64>().sqrt();
+        for (q, u) in pts.iter().enumerate() {
+            let u = rotate(&w.rot[9 * job.ion..][..9], *u);
+            let mut new = old.clone();
+            for k in 0..3 {
+                new[k * ne + job.electron] = s.ion(job.ion)[k] + rr * u[k];
+            }
+            let want = (jref::log_value(&jk, &new) - log_old).exp();
+            let k = jb * pts.len() + q;
+            if off.ratios[k].abs() > 1e-3 {
+                let got = on.ratios[k] / off.ratios[k];
+                assert!((got - want).abs() < 1e-10 * want, "job {jb} point {q}: {got} vs {want}");
+                farthest = farthest.max((want - 1.0).abs());
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 50, "{checked}");
+    // a Jastrow that does matter: some ratios far from 1
+    assert!(farthest > 0.05, "largest |J ratio - 1| = {farthest}");
 }
