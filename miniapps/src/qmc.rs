@@ -106,6 +106,11 @@ pub fn suite(level: Level) -> &'static [&'static str] {
 /// left out, branching with tau instead of tau_eff, too short an equilibration: a 50-generation one was 22 mHa off)
 /// show up as several mHa and fail.
 pub const BIAS_PER_TAU: f64 = 0.05;
+/// The time-step allowance of Be's fixed-node check, Ha per 1/Ha (2 mHa at tau = 0.01). Provisional: four times
+/// He's, for Z = 4 and orbitals without the nuclear cusp (E_L ~ -Z/r near the nucleus raises the O(tau) bias); not
+/// yet backed by a measured time-step series. Measured once: tau 0.01, 2048 walkers, 1000 generations:
+/// -14.6589(26) Ha against -14.6572(2).
+pub const BE_BIAS_PER_TAU: f64 = 0.2;
 /// The largest DMC time step accepted: beyond it the linear bias model behind the allowance does not hold.
 pub const MAX_TAU: f64 = 0.1;
 
@@ -158,7 +163,10 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
     for (i, sys) in systems.iter().enumerate() {
         let seed = r.seed(i as u64 + 1);
         let a = &if sys.side.is_some() { Args { walkers: a.gas_walkers.unwrap_or(a.walkers), steps: a.gas_steps.unwrap_or(a.steps), ..a.clone() } } else { a.clone() };
-        let vp = VmcParams { walkers: a.walkers, steps: a.steps, equil: a.equil, tau: a.vmc_tau, seed };
+        // Core electrons of Z > 2 move on a shorter scale: a proposal of tau 0.3 is accepted 60% of the time for Be.
+        let zmax = sys.nuclei.iter().map(|n| n.0).fold(0.0, f64::max);
+        let vmc_tau = if zmax > 2.0 { a.vmc_tau.min(0.05) } else { a.vmc_tau };
+        let vp = VmcParams { walkers: a.walkers, steps: a.steps, equil: a.equil, tau: vmc_tau, seed };
         let mut vmc_energy = None;
         // DMC starts from VMC walkers: the measured VMC run when asked for, else an equilibration-only one
         let walkers: Vec<Walker> = if a.method.contains(&Method::Vmc) {
@@ -168,7 +176,7 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
             let secs = t.elapsed().as_secs_f64();
             let mut checks = sys.exact.map(|x| vec![variational(&e, x)]).unwrap_or_default();
             checks.extend(hartree_fock_checks(sys, &e, &w));
-            record(r, a, sys, "vmc", a.vmc_tau, &e, secs, &checks)?;
+            record(r, a, sys, "vmc", vmc_tau, &e, secs, &checks)?;
             vmc_energy = Some(e.energy);
             w
         } else {
@@ -181,7 +189,11 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
                 let t = Instant::now();
                 let e = dmc::run(sys, &dp, walkers.clone())?;
                 let secs = t.elapsed().as_secs_f64();
-                let mut checks: Vec<Check> = sys.exact.map(|x| vec![exact_within(&e, x, tau)]).unwrap_or_default();
+                let mut checks: Vec<Check> = match (sys.fixed_node, sys.exact) {
+                    (Some(fixed_node), _) => vec![fixed_node_within(&e, fixed_node, tau)],
+                    (None, Some(x)) => vec![exact_within(&e, x, tau)],
+                    (None, None) => vec![],
+                };
                 if let Some(v) = vmc_energy {
                     // DMC lowers the energy of a variational trial function (a small tolerance for noise)
                     checks.push(Check { quantity: "dmc below vmc (Ha)".into(), error: (e.energy - v).max(0.0), tolerance: 3.0 * e.error });
@@ -199,8 +211,17 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
 /// 3 error bars (a Jastrow with the cusp lowers the energy by most of the correlation energy).
 fn hartree_fock_checks(sys: &System, e: &Estimate, walkers: &[Walker]) -> Vec<Check> {
     let Some(hf) = sys.hf else { return vec![] };
+    if sys.jastrow && sys.side.is_none() {
+        // an atom: the two-body Padé alone gains ~25 mHa over E_HF (Be), so a short run asks only "not above E_HF"
+        return vec![Check { quantity: "vmc not above hf (Ha)".into(), error: (e.energy - hf.energy).max(0.0), tolerance: 3.0 * e.error }];
+    }
     if sys.jastrow {
         return vec![Check { quantity: "vmc below hf (Ha)".into(), error: (e.energy + 3.0 * e.error - hf.energy).max(0.0), tolerance: 0.0 }];
+    }
+    if sys.side.is_none() {
+        // an atom's bare HF determinant: E_VMC = E_HF exactly in expectation (same orbitals, same Hamiltonian)
+        let d = (e.energy - hf.energy).abs();
+        return vec![Check { quantity: "vmc vs hf (Ha)".into(), error: if d.is_finite() { d } else { f64::INFINITY }, tolerance: 3.0 * e.error }];
     }
     let worst = walkers.iter().map(|w| (w.kinetic() - hf.kinetic).abs()).fold(0.0, f64::max);
     let allowance = 10.0 * sys.n_electrons as f64 * kernels::qmc::heg::EWALD_ACCURACY;
@@ -220,6 +241,14 @@ fn variational(e: &Estimate, exact: f64) -> Check {
 fn exact_within(e: &Estimate, exact: f64, tau: f64) -> Check {
     let d = (e.energy - exact).abs();
     Check { quantity: "dmc vs exact (Ha)".into(), error: if d.is_finite() { d } else { f64::INFINITY }, tolerance: 3.0 * e.error + BIAS_PER_TAU * tau }
+}
+
+/// DMC with the nodes of psi_T against the published fixed-node energy of the same nodes:
+/// |E_DMC - E_FN| <= 3 sqrt(sigma^2 + sigma_FN^2) + BE_BIAS_PER_TAU tau.
+fn fixed_node_within(e: &Estimate, (value, error): (f64, f64), tau: f64) -> Check {
+    let d = (e.energy - value).abs();
+    let tolerance = 3.0 * e.error.hypot(error) + BE_BIAS_PER_TAU * tau;
+    Check { quantity: "dmc vs fixed-node (Ha)".into(), error: if d.is_finite() { d } else { f64::INFINITY }, tolerance }
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -20,7 +20,7 @@ fn rejects(o: &Output, needle: &str) {
 
 #[test]
 fn bad_input_is_rejected_with_a_sentence() {
-    rejects(&qmc(&["--system", "ne"]), "unknown system 'ne': known systems are h, he, h2, heg, heg-hf");
+    rejects(&qmc(&["--system", "ne"]), "unknown system 'ne': known systems are h, he, h2, be, be-hf, heg, heg-hf");
     rejects(&qmc(&["--system", "heg", "--electrons", "16"]), "16 electrons do not fill closed shells: use one of 2, 14, 38");
     rejects(&qmc(&["--system", "heg", "--rs", "0"]), "--rs must be positive, got 0");
     rejects(&qmc(&["--system", "heg", "--gas-walkers", "0"]), "--walkers must be positive");
@@ -91,4 +91,21 @@ fn the_electron_gas_without_jastrow_gives_hartree_fock_and_with_it_lies_below() 
     assert!(checks.contains("kinetic - sum k^2/2") && checks.contains("vmc vs hf"), "{checks}");
     assert!(recs[1]["validation"].to_string().contains("vmc below hf"), "{}", recs[1]);
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_short_be_vmc_matches_hartree_fock_and_lies_above_the_exact_energy() {
+    let dir = std::env::temp_dir().join(format!("qmc-cli-be-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let o = qmc(&["--system", "be-hf,be", "--method", "vmc", "--walkers", "64", "--steps", "200", "--equil", "50", "--quiet", "--variants", "cpu", "--out", dir.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(dir.join("qmc.jsonl")).unwrap();
+    let recs: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let systems: Vec<&str> = recs.iter().map(|r| r["params"]["system"].as_str().unwrap()).collect();
+    assert_eq!(systems, ["be-hf", "be"], "{text}");
+    for r in &recs {
+        // be-hf: E_VMC = E_HF of the PySCF file within 3 sigma; be: above the exact -14.66736 and below E_HF
+        assert_eq!(r["validation"]["status"], "passed", "{r}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

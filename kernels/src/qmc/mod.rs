@@ -14,6 +14,7 @@
 pub mod blocking;
 pub mod coulomb;
 pub mod dmc;
+pub mod gaussian;
 pub mod heg;
 pub mod jastrow;
 pub mod orbitals;

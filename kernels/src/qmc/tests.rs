@@ -231,3 +231,25 @@ fn a_population_left_without_feedback_dies_out_or_explodes_with_a_clear_error() 
     let m = e.to_string();
     assert!(m.contains("died out") || m.contains("exploded"), "{m}");
 }
+
+#[test]
+fn be_orbitals_reproduce_pyscf_values_and_bad_files_are_rejected() {
+    use super::gaussian::{HfAtom, BE_HF};
+    use super::slater::Orbitals;
+    let atom = HfAtom::parse(BE_HF).unwrap();
+    assert_eq!(atom.z, 4.0);
+    assert!((atom.kinetic + atom.potential - atom.energy).abs() < 1e-9);
+    assert!(!atom.checks.is_empty());
+    let n = atom.orbitals.len();
+    assert_eq!(n, 2);
+    let (mut v, mut g, mut l) = (vec![0.0; n], vec![0.0; 3 * n], vec![0.0; n]);
+    for (p, want) in &atom.checks {
+        atom.orbitals.vgl(*p, &mut v, &mut g, &mut l);
+        for k in 0..n {
+            assert!((v[k] - want[k]).abs() < 1e-10 * want[k].abs().max(1.0), "orbital {k} at {p:?}: {} vs {}", v[k], want[k]);
+        }
+    }
+    for bad in ["", "energy 1 2\n", "energy 1 2 3\nnucleus 4 0 0 0\nshell 0 2\n1.0 1.0\n", "energy 1 2 3\nnucleus 4 0 0 0\nshell 3 1\n1.0 1.0\norbital 1\n", "bogus\n"] {
+        assert!(HfAtom::parse(bad).is_err(), "accepted: {bad:?}");
+    }
+}
