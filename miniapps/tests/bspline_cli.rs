@@ -1,7 +1,9 @@
 //! The `bspline` and `qmcbench` programs as a user meets them: bad input gets one clear line and exit status 2
 //! (never a panic), a valid quick run exits 0 and writes validated records, and plot/compare read only records.
 
-use std::path::PathBuf;
+mod common;
+
+use common::*;
 use std::process::{Command, Output};
 
 fn bspline(args: &[&str]) -> Output {
@@ -10,26 +12,6 @@ fn bspline(args: &[&str]) -> Output {
 
 fn qmcbench(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_qmcbench")).args(args).output().expect("qmcbench runs")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// A fresh folder under the system temp dir, unique to this test.
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("qmc-cli-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-/// Exit status 2, a message containing `needle`, and no panic trace.
-fn rejects(o: &Output, needle: &str) {
-    let e = stderr(o);
-    assert_eq!(o.status.code(), Some(2), "expected exit 2, got {:?}; stderr: {e}", o.status.code());
-    assert!(e.contains(needle), "stderr lacks '{needle}': {e}");
-    assert!(!e.contains("panicked"), "panic trace: {e}");
 }
 
 #[test]

@@ -1,17 +1,13 @@
 //! The `pseudopotential` program as a user meets it: bad input gets one clear line and exit status 2, a valid
 //! quick run exits 0 and writes validated records.
 
+mod common;
+
+use common::*;
 use std::process::{Command, Output};
 
 fn pp(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_pseudopotential")).args(args).output().expect("pseudopotential runs")
-}
-
-fn rejects(o: &Output, needle: &str) {
-    let e = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "expected exit 2, got {:?}; stderr: {e}", o.status.code());
-    assert!(e.contains(needle), "stderr lacks '{needle}': {e}");
-    assert!(!e.contains("panicked"), "panic trace: {e}");
 }
 
 #[test]

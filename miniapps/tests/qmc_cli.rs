@@ -1,21 +1,13 @@
 //! The `qmc` driver as a user meets it: bad input gets one clear line and exit status 2, a short valid run exits 0
 //! and writes VMC and DMC records whose energies passed the check against the exact He energy.
 
+mod common;
+
+use common::*;
 use std::process::{Command, Output};
 
 fn qmc(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_qmc")).args(args).output().expect("qmc runs")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn rejects(o: &Output, needle: &str) {
-    let e = stderr(o);
-    assert_eq!(o.status.code(), Some(2), "expected exit 2, got {:?}; stderr: {e}", o.status.code());
-    assert!(e.contains(needle), "stderr lacks '{needle}': {e}");
-    assert!(!e.contains("panicked"), "panic trace: {e}");
 }
 
 #[test]
