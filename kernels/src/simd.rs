@@ -26,18 +26,22 @@ macro_rules! dispatch {
         #[cfg(target_arch = "x86_64")]
         {
             #[target_feature(enable = "avx512f,avx2,fma")]
+            #[inline(never)]
             unsafe fn avx512<R>(f: impl FnOnce() -> R) -> R {
                 f()
             }
             #[target_feature(enable = "avx2,fma")]
+            #[inline(never)]
             unsafe fn avx2<R>(f: impl FnOnce() -> R) -> R {
                 f()
             }
+            // The closure must be inlined into the target-feature function, or its body (the hot loop) is compiled
+            // for the baseline ISA and merely called from there: hence #[inline(always)] on the closure itself.
             match $crate::simd::isa() {
                 // SAFETY: the CPU supports the features (checked by isa()).
-                "avx512" => unsafe { avx512(|| $body) },
+                "avx512" => unsafe { avx512(#[inline(always)] || $body) },
                 // SAFETY: as above.
-                "avx2" => unsafe { avx2(|| $body) },
+                "avx2" => unsafe { avx2(#[inline(always)] || $body) },
                 _ => $body,
             }
         }
