@@ -13,6 +13,15 @@ template <typename T> __device__ __forceinline__ T qmc_floor(T x);
 template <> __device__ __forceinline__ float qmc_floor<float>(float x) { return floorf(x); }
 template <> __device__ __forceinline__ double qmc_floor<double>(double x) { return floor(x); }
 
+template <typename T> __device__ __forceinline__ T qmc_erfc(T x);
+template <> __device__ __forceinline__ float qmc_erfc<float>(float x) { return erfcf(x); }
+template <> __device__ __forceinline__ double qmc_erfc<double>(double x) { return erfc(x); }
+
+// Nearest integer, ties to even.
+template <typename T> __device__ __forceinline__ T qmc_rint(T x);
+template <> __device__ __forceinline__ float qmc_rint<float>(float x) { return rintf(x); }
+template <> __device__ __forceinline__ double qmc_rint<double>(double x) { return rint(x); }
+
 template <typename T> __device__ __forceinline__ T qmc_exp(T x);
 template <> __device__ __forceinline__ float qmc_exp<float>(float x) { return expf(x); }
 template <> __device__ __forceinline__ double qmc_exp<double>(double x) { return exp(x); }

@@ -15,14 +15,6 @@ struct EwaldParams {
     double a[9];   // lattice vectors a_k = (a[3k], a[3k+1], a[3k+2])
 };
 
-template <typename T> __device__ __forceinline__ T ew_erfc(T x);
-template <> __device__ __forceinline__ float ew_erfc<float>(float x) { return erfcf(x); }
-template <> __device__ __forceinline__ double ew_erfc<double>(double x) { return erfc(x); }
-
-template <typename T> __device__ __forceinline__ T ew_rint(T x);
-template <> __device__ __forceinline__ float ew_rint<float>(float x) { return rintf(x); }
-template <> __device__ __forceinline__ double ew_rint<double>(double x) { return rint(x); }
-
 // e^{2 pi i t} for t reduced to [-1/2, 1/2]: the reduction is exact, so only the product m.f rounds.
 __device__ __forceinline__ void ew_cis(float t, float* s, float* c) { sincospif(2.0f * (t - rintf(t)), s, c); }
 __device__ __forceinline__ void ew_cis(double t, double* s, double* c) { sincospi(2.0 * (t - rint(t)), s, c); }
@@ -68,9 +60,9 @@ template <typename S> struct Lattice {
     }
     // sum over images R (x, y, z, |R|; sorted by |R|) within r_c of erfc(alpha |d - R|) / |d - R|, d the wrapped fractional displacement f
     __device__ S phi(const S* __restrict__ images, int count, S fx, S fy, S fz) const {
-        fx -= ew_rint(fx);
-        fy -= ew_rint(fy);
-        fz -= ew_rint(fz);
+        fx -= qmc_rint(fx);
+        fy -= qmc_rint(fy);
+        fz -= qmc_rint(fz);
         const S dx = fx * a[0] + fy * a[3] + fz * a[6];
         const S dy = fx * a[1] + fy * a[4] + fz * a[7];
         const S dz = fx * a[2] + fy * a[5] + fz * a[8];
@@ -83,7 +75,7 @@ template <typename S> struct Lattice {
             const S r2 = x * x + y * y + z * z;
             if (r2 < rc2) {
                 const S r = qmc_sqrt(r2);
-                s += ew_erfc(alpha * r) / r;
+                s += qmc_erfc(alpha * r) / r;
             }
         }
         return s;
