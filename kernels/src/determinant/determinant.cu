@@ -253,7 +253,17 @@ __device__ void from_work(u64 total, const R* __restrict__ work, S* __restrict__
         from_work<A, S>(total, work, t);                                                                       \
     }
 
+// The right-hand side of the per-matrix solve: `walkers` n x n identities. Grid-stride loop.
+template <typename R>
+__device__ void identity(int n, u64 total, R* __restrict__ out) {
+    for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < total; i += (u64)gridDim.x * blockDim.x) {
+        const u64 e = i % ((u64)n * n);
+        out[i] = R(e / n == e % n ? 1 : 0);
+    }
+}
+
 #define DET_INVERT_ENTRIES(SUF, R)                                                                             \
+    extern "C" __global__ void det_identity_##SUF(int n, u64 total, R* out) { identity<R>(n, total, out); }     \
     extern "C" __global__ void det_lu_logdet_##SUF(int n, double tol, const R* lu, const int* piv,             \
         const int* info, double* logdet, int* neg, int* singular) {                                            \
         lu_logdet<R>(n, tol, lu, piv, info, logdet, neg, singular);                                            \

@@ -10,6 +10,7 @@ pub use cudarc::driver::{CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStr
 pub use error::{DriverContext, GpuError};
 
 pub use cudarc::cublas::CudaBlas;
+pub use cudarc::cusolver::DnHandle;
 use cudarc::driver::{sys, CudaContext, DeviceRepr, ValidAsZeroBits};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -38,6 +39,7 @@ pub struct Gpu {
     modules: Mutex<HashMap<String, Arc<CudaModule>>>,
     compile_seconds: Mutex<f64>,
     blas: Mutex<Option<Arc<CudaBlas>>>,
+    solver: Mutex<Option<Arc<DnHandle>>>,
 }
 
 fn driver_present() -> bool {
@@ -91,7 +93,7 @@ impl Gpu {
             l2_bytes: attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)?,
             driver_version: version_text(driver_version()?),
         };
-        Ok(Arc::new(Gpu { ctx, stream, info, modules: Mutex::default(), compile_seconds: Mutex::new(0.0), blas: Mutex::default() }))
+        Ok(Arc::new(Gpu { ctx, stream, info, modules: Mutex::default(), compile_seconds: Mutex::new(0.0), blas: Mutex::default(), solver: Mutex::default() }))
     }
 
     /// The module built from `src`, compiled by NVRTC on first use and cached for the life of the process.
@@ -126,6 +128,22 @@ impl Gpu {
         let b = CudaBlas::new(self.stream.clone())
             .map_err(|e| GpuError::Blas { during: "creating a handle".into(), message: format!("{e:?}") })?;
         Ok(slot.insert(Arc::new(b)).clone())
+    }
+
+    /// The process's dense cuSOLVER handle on this device's stream, created on first use; None where libcusolver
+    /// cannot be loaded (callers then fall back to cuBLAS's batched routines).
+    pub fn solver(&self) -> Result<Option<Arc<DnHandle>>, GpuError> {
+        let mut slot = self.solver.lock().unwrap();
+        if let Some(h) = slot.as_ref() {
+            return Ok(Some(h.clone()));
+        }
+        // SAFETY: only tries to dlopen libcusolver; no symbol is called.
+        if !unsafe { cudarc::cusolver::sys::is_culib_present() } {
+            return Ok(None);
+        }
+        let h = DnHandle::new(self.stream.clone())
+            .map_err(|e| GpuError::Blas { during: "creating a cuSOLVER handle".into(), message: format!("{e:?}") })?;
+        Ok(Some(slot.insert(Arc::new(h)).clone()))
     }
 
     /// Seconds spent compiling and loading modules so far (kept apart from kernel timings).
