@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Run on the GPU host: the measurements of a session in one go. Usage: scripts/gpu-host.sh STAGE...
 #   foundation  ceilings and the B-spline sweep (paper 000's bandwidth claim, tables of 1-8 GB)
+#   probe       what the host offers for multi-rank runs (MPI library, launcher, GPUs)
 #   <kernel>    that mini-app's full suite, GPU and all-core CPU, plus the one-core CPU baselines its figures need
 # Records go to $OUT/records.tgz (one archive: the host returns at most 8 files), the log to $OUT/log.txt.
 # Unpack locally with scripts/import-results.sh.
@@ -61,6 +62,14 @@ for stage in "$@"; do
         # the drift table and inversions at the largest sizes (N = 2048, 4096), which the full suite's time limit cuts
         run run determinant --n 2048,4096 --walkers 64 --max-gb 1 --delay 1,16 --steps 128 --recompute 128 \
             --moves-max-n 2048 --drift-updates 64,256,1024 --reps 3 --warmup 1 --variants cpu,gpu
+        ;;
+    probe)
+        # what the host offers for multi-rank runs: an MPI library and launcher, GPUs visible
+        command -v mpirun mpiexec || echo "no mpirun/mpiexec on PATH"
+        ldconfig -p | grep -i -E "libmpi|libmpich" || echo "no libmpi in the linker cache"
+        find / -xdev \( -name "libmpi.so*" -o -name "libmpich.so*" -o -name "mpiexec*" \) 2>/dev/null | head -20
+        python3 -c "import mpi4py, mpi4py.MPI as M; print(mpi4py.get_config()); print(M.Get_library_version())" 2>&1 | tail -3
+        nvidia-smi -L
         ;;
     *) echo "unknown stage $stage"; fail=1 ;;
     esac
