@@ -55,6 +55,7 @@ for stage in "$@"; do
         run suite --full --kernels "$stage" --variants cpu,gpu
         case $stage in
         gemm) run run gemm --op basis --walkers 128 --variants cpu --threads 1 --reps 3 ;;
+        lattice) run run lattice --lattice 9,15 --chains 32 --bfactor 8,16,32 --sweeps 6 --equil 3 --max-reps 3 --variants gpu --precision double ;;
         jastrow) run run jastrow --term p,u --electrons 114,342,682,1030,2058 --walkers 32 --ops ratio,accept --variants cpu --threads 1 --precision double,single --reps 2 ;;
         esac
         ;;

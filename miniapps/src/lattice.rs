@@ -35,7 +35,7 @@ use crate::registry::Level;
 use anyhow::{bail, Result};
 use harness::cli::{positive, CommonArgs};
 use harness::{Case, Runner, Variant, Work};
-use kernels::lattice::{self as lat, cpu::Ensemble, gpu::GpuEnsemble, reference, tally, ChainResult, Config, Model, Params};
+use kernels::lattice::{self as lat, cpu::Ensemble, gpu::{GpuEnsemble, BFACTORS}, reference, tally, ChainResult, Config, Model, Params};
 use kernels::{Check, Precision, Real};
 
 /// Variational Monte Carlo of the t-J model on tilted L^2+1 clusters, many Markov chains.
@@ -80,6 +80,10 @@ pub struct Args {
     /// Timed runs per case at most (each run is long; --reps caps it too).
     #[arg(long, default_value_t = 3)]
     pub max_reps: usize,
+    /// GPU threads per row of the down-electron dot products (the thesis' blocking factor), comma-separated: 8, 16
+    /// or 32 (default: 32, a whole warp). Each value is a GPU record with param `bfactor`.
+    #[arg(long, value_delimiter = ',')]
+    pub bfactor: Vec<usize>,
     /// Rebuild every chain's inverse from scratch every N sweeps (0: never); default 0 in double, 1 in single and
     /// mixed.
     #[arg(long)]
@@ -117,6 +121,9 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
     }
     if a.check_chains < 2 || a.chains.iter().any(|&c| c < 2) {
         bail!("--chains and --check-chains must be at least 2: the energy check needs an error bar over chains");
+    }
+    if let Some(b) = a.bfactor.iter().find(|b| !BFACTORS.contains(b)) {
+        bail!("--bfactor {b} is not supported: use 8, 16 or 32");
     }
     if let Some(c) = a.chains.iter().find(|&&c| c > 1 << 20) {
         bail!("--chains {c} is more than this program runs (at most 1048576)");
@@ -323,16 +330,27 @@ fn variants<S: Real, A: Real>(r: &mut Runner, c: &Ctx) -> Result<()> {
         }
     }
     if let (true, Some(gpu)) = (r.runs(Variant::Gpu), r.gpu().cloned()) {
-        r.step(format!("lattice L={} chains={} {} gpu", m.l, c.chains, c.p));
-        let mut g = GpuEnsemble::<S, A>::new(&gpu, m, c.starts, c.seed)?;
-        g.set_recompute(recompute(a, c.p));
-        g.run(1, a.check_sweeps)?;
-        let (chk, diverged) = checks::<S>(c, &g.results(n)?);
-        let before = g.tallies()?;
-        let t = r.time_reps(Variant::Gpu, a.max_reps, || g.run(a.equil, a.sweeps))?;
-        let after = g.tallies()?;
-        r.record(&case(m, c.chains, c.p, "block-per-chain"), Variant::Gpu, t, work(m, c.chains, sweeps, es, &diff(&after, &before), runs), &chk)?;
-        extras(r, c, &after, diverged);
+        // an explicit --bfactor is a tuning sweep: each value becomes a param of its record
+        let bfactors: Vec<Option<usize>> = if a.bfactor.is_empty() { vec![None] } else { a.bfactor.iter().map(|&b| Some(b)).collect() };
+        for bf in bfactors {
+            r.step(format!("lattice L={} chains={} {} gpu", m.l, c.chains, c.p));
+            let mut g = GpuEnsemble::<S, A>::new(&gpu, m, c.starts, c.seed)?;
+            g.set_recompute(recompute(a, c.p));
+            if let Some(b) = bf {
+                g.set_bfactor(b);
+            }
+            g.run(1, a.check_sweeps)?;
+            let (chk, diverged) = checks::<S>(c, &g.results(n)?);
+            let before = g.tallies()?;
+            let t = r.time_reps(Variant::Gpu, a.max_reps, || g.run(a.equil, a.sweeps))?;
+            let after = g.tallies()?;
+            let mut kase = case(m, c.chains, c.p, "block-per-chain");
+            if let Some(b) = bf {
+                kase = kase.param("bfactor", b);
+            }
+            r.record(&kase, Variant::Gpu, t, work(m, c.chains, sweeps, es, &diff(&after, &before), runs), &chk)?;
+            extras(r, c, &after, diverged);
+        }
     }
     Ok(())
 }

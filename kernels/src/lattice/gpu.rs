@@ -21,6 +21,7 @@ struct LatticeParams {
     equil: i32,
     sweeps: i32,
     recompute: i32,
+    bfactor: i32,
     j: f64,
     degenerate: f64,
 }
@@ -35,6 +36,11 @@ pub fn entry<S: Real, A: Real>() -> &'static str {
         _ => "lattice_sweeps_f64",
     }
 }
+
+/// Threads per row of the down-electron dot products, by default: a whole warp (the thesis used 8 and 16).
+pub const DEFAULT_BFACTOR: usize = 32;
+/// The blocking factors the kernel supports (powers of two that divide a warp, from the thesis' 8 up).
+pub const BFACTORS: [usize; 3] = [8, 16, 32];
 
 /// Threads per block: N_P rounded up to whole warps (a thread per column of W), at most 256.
 pub fn block_threads(pairs: usize) -> u32 {
@@ -79,7 +85,7 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
         let rng: Vec<u64> = (0..chains as u64).map(|c| Stream::new(seed, c).0).collect();
         let phi: Vec<S> = m.phi.iter().map(|&x| S::of(x)).collect();
         let nbr: Vec<i32> = m.nbr.iter().map(|&x| x as i32).collect();
-        let params = LatticeParams { sites: ns as i32, pairs: np as i32, chains: chains as i32, equil: 0, sweeps: 0, recompute: 0, j: m.j, degenerate: super::degenerate_ratio(A::EPS) };
+        let params = LatticeParams { sites: ns as i32, pairs: np as i32, chains: chains as i32, equil: 0, sweeps: 0, recompute: 0, bfactor: DEFAULT_BFACTOR as i32, j: m.j, degenerate: super::degenerate_ratio(A::EPS) };
         Ok(GpuEnsemble {
             phi: gpu.upload("the pair function", &phi)?,
             nbr: gpu.upload("the neighbour table", &nbr)?,
@@ -100,6 +106,12 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
     /// Sweeps between rebuilds of W from scratch (0: never), as `cpu::Ensemble::recompute`.
     pub fn set_recompute(&mut self, sweeps: usize) {
         self.params.recompute = sweeps.min(i32::MAX as usize) as i32;
+    }
+
+    /// Threads per row of the down-electron dot products, one of [`BFACTORS`].
+    pub fn set_bfactor(&mut self, bfactor: usize) {
+        assert!(BFACTORS.contains(&bfactor), "lattice gpu: bfactor {bfactor} is not one of {BFACTORS:?}");
+        self.params.bfactor = bfactor as i32;
     }
 
     /// Intermediate-ratio magnitude below which an accepted swap rebuilds W (default `degenerate_ratio` of A).

@@ -21,6 +21,7 @@
 
 struct LatticeParams {
     int sites, pairs, chains, equil, sweeps, recompute;
+    int bfactor; // threads per row of the down-electron dot products (gvec): 8, 16 or 32 (the thesis' blocking factor)
     double j;
     double degenerate; // both intermediate ratios of an accepted swap below it: rebuild W (mod.rs degenerate_ratio)
 };
@@ -86,15 +87,20 @@ template <typename S, typename A> struct Chain {
         }
         __syncthreads();
     }
-    // g_b = sum_a W_ba phi(u_a, x) for every b (warp per row, lanes over a, shuffle sum).
+    // g_b = sum_a W_ba phi(u_a, x) for every b: bfactor threads per row, over a, with a shuffle sum inside each group
+    // of bfactor lanes (the thesis' blocking factor: 8 threads read 64 contiguous bytes of a row in double, 32 read
+    // 256). Every lane of a warp runs the same number of rounds (blockDim is whole warps), so the full-mask
+    // shuffles are safe.
     __device__ void gvec(int x) {
-        const int np = p.pairs, lane = threadIdx.x & 31;
+        const int np = p.pairs, bf = p.bfactor, lane = threadIdx.x % bf, rows = blockDim.x / bf;
         const S* row = phi + (size_t)x * p.sites;
-        for (int b = threadIdx.x >> 5; b < np; b += blockDim.x >> 5) {
+        for (int b0 = 0; b0 < np; b0 += rows) {
+            const int b = b0 + threadIdx.x / bf;
             A acc = A(0);
-            for (int a = lane; a < np; a += 32) acc += A(W[b * np + a]) * A(row[up[a]]);
-            acc = warp_sum(acc);
-            if (lane == 0) g[b] = acc;
+            if (b < np)
+                for (int a = lane; a < np; a += bf) acc += A(W[b * np + a]) * A(row[up[a]]);
+            for (int o = bf >> 1; o > 0; o >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, o, bf);
+            if (lane == 0 && b < np) g[b] = acc;
         }
         __syncthreads();
     }
