@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Run on the GPU host: the measurements of a session in one go. Usage: scripts/gpu-host.sh STAGE...
 #   foundation  ceilings and the B-spline sweep (paper 000's bandwidth claim, tables of 1-8 GB)
+#   profile     Nsight Compute sections of the B-spline VGH kernel, single vs double
 #   probe       what the host offers for multi-rank runs (MPI library, launcher, GPUs)
 #   <kernel>    that mini-app's full suite, GPU and all-core CPU, plus the one-core CPU baselines its figures need
 # Records go to $OUT/records.tgz (one archive: the host returns at most 8 files), the log to $OUT/log.txt.
@@ -63,6 +64,18 @@ for stage in "$@"; do
         # the drift table and inversions at the largest sizes (N = 2048, 4096), which the full suite's time limit cuts
         run run determinant --n 2048,4096 --walkers 64 --max-gb 1 --delay 1,16 --steps 128 --recompute 128 \
             --moves-max-n 2048 --drift-updates 64,256,1024 --reps 3 --warmup 1 --variants cpu,gpu
+        ;;
+    profile)
+        # Nsight Compute on one VGH launch of the largest table, single vs double: why single stays under 85% of the
+        # copy bandwidth (issue #2). Sections: throughput, memory, occupancy, warp stalls.
+        NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null)
+        for p in single double; do
+            echo "+ ncu bspline vgh $p"
+            timeout 240 "$NCU" -k regex:bspline_vgh --launch-skip 2 --launch-count 1 --section SpeedOfLight \
+                --section MemoryWorkloadAnalysis --section Occupancy --section WarpStateStats --section LaunchStats \
+                "$BIN" run bspline --grid 64 --orbitals 4096 --walkers 1024 --variants gpu --precision $p --reps 3 \
+                --quiet --out /tmp/qmc-ncu 2>&1 | grep -v "^==PROF==" | tail -120 || echo "ncu failed"
+        done
         ;;
     probe)
         # what the host offers for multi-rank runs: an MPI library and launcher, GPUs visible
