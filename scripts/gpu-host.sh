@@ -56,9 +56,16 @@ for stage in "$@"; do
         run suite --full --kernels "$stage" --variants cpu,gpu
         case $stage in
         gemm) run run gemm --op basis --walkers 128 --variants cpu --threads 1 --reps 3 ;;
-        lattice) run run lattice --lattice 9,15 --chains 32 --bfactor 8,16,32 --sweeps 6 --equil 3 --max-reps 3 --variants gpu --precision double ;;
         jastrow) run run jastrow --term p,u --electrons 114,342,682,1030,2058 --walkers 32 --ops ratio,accept --variants cpu --threads 1 --precision double,single --reps 2 ;;
         esac
+        ;;
+    determinant-invert)
+        # the inversion alone at every size of the full suite (cuSOLVER per-matrix LU from N = 128 up)
+        run run determinant --n 32,128,512,1024,2048,4096 --walkers 64 --max-gb 1 --ops invert --reps 3 --warmup 1 --variants cpu,gpu
+        ;;
+    lattice-bfactor)
+        # the thesis' blocking factor: threads per row of the down-electron dot products (Tables 6.2, 6.3)
+        run run lattice --lattice 9,15 --chains 32 --bfactor 8,16,32 --sweeps 6 --equil 3 --max-reps 3 --variants gpu --precision double
         ;;
     determinant-large)
         # the drift table and inversions at the largest sizes (N = 2048, 4096), which the full suite's time limit cuts
