@@ -81,7 +81,7 @@ pub struct Args {
     #[arg(long, default_value_t = 3)]
     pub max_reps: usize,
     /// GPU threads per row of the down-electron dot products (the thesis' blocking factor), comma-separated: 8, 16
-    /// or 32 (default: 32, a whole warp). Each value is a GPU record with param `bfactor`.
+    /// or 32 (default: 8, the fastest measured on an H100). Each value is a GPU record with param `bfactor`.
     #[arg(long, value_delimiter = ',')]
     pub bfactor: Vec<usize>,
     /// Rebuild every chain's inverse from scratch every N sweeps (0: never); default 0 in double, 1 in single and

@@ -61,35 +61,38 @@ fn block<S: Real, A: Real, const NC: usize>(table: &Table<S>, r: [f64; 3], b: us
                 let src: &[S; B] = table.coefs[start..start + B].try_into().unwrap();
                 row.iter_mut().zip(src).for_each(|(d, &s)| *d = A::of(s.f64()));
             }
-            // Weights of each output component for the 4 z points.
-            let (x, y) = (wt.map(|o| o[0][i]), wt.map(|o| o[1][j]));
-            let mut c = [[A::zero(); 4]; NC];
-            for k in 0..4 {
-                let z = wt.map(|o| o[2][k]);
-                let mut w = [0.0f64; 10];
-                w[0] = x[0] * y[0] * z[0];
-                w[1] = x[1] * y[0] * z[0];
-                w[2] = x[0] * y[1] * z[0];
-                w[3] = x[0] * y[0] * z[1];
-                if NC == 5 {
-                    w[4] = x[2] * y[0] * z[0] + x[0] * y[2] * z[0] + x[0] * y[0] * z[2];
-                } else {
-                    w[4] = x[2] * y[0] * z[0];
-                    w[5] = x[1] * y[1] * z[0];
-                    w[6] = x[1] * y[0] * z[1];
-                    w[7] = x[0] * y[2] * z[0];
-                    w[8] = x[0] * y[1] * z[1];
-                    w[9] = x[0] * y[0] * z[2];
-                }
-                for comp in 0..NC {
-                    c[comp][k] = A::of(w[comp]);
+            // z first (as the GPU kernel): reduce the 4 rows with the z weights of each derivative order the
+            // outputs need, then spread over the NC outputs with the x-y weight products.
+            let nz = if NC == 1 { 1 } else { 3 };
+            let mut sz = [[A::zero(); B]; 3];
+            for (q, s_q) in sz.iter_mut().enumerate().take(nz) {
+                let z = wt[q][2].map(A::of);
+                let [r0, r1, r2, r3] = &rows;
+                for o in 0..B {
+                    s_q[o] = z[0] * r0[o] + z[1] * r1[o] + z[2] * r2[o] + z[3] * r3[o];
                 }
             }
-            // Four rows per pass over the accumulators: half the accumulator traffic of one row per pass.
-            let [r0, r1, r2, r3] = &rows;
-            for (acc_c, cw) in acc.iter_mut().zip(&c) {
+            // (x order, y order, z order) of each output: V, gradient, then the Laplacian or the Hessian.
+            let (x, y) = (wt.map(|o| o[0][i]), wt.map(|o| o[1][j]));
+            let xy = |a: usize, b: usize| A::of(x[a] * y[b]);
+            let terms: &[(A, usize)] = match NC {
+                1 => &[(xy(0, 0), 0)],
+                5 => &[(xy(0, 0), 0), (xy(1, 0), 0), (xy(0, 1), 0), (xy(0, 0), 1), (xy(2, 0) + xy(0, 2), 0)],
+                _ => &[
+                    (xy(0, 0), 0), (xy(1, 0), 0), (xy(0, 1), 0), (xy(0, 0), 1), (xy(2, 0), 0),
+                    (xy(1, 1), 0), (xy(1, 0), 1), (xy(0, 2), 0), (xy(0, 1), 1), (xy(0, 0), 2),
+                ],
+            };
+            for (acc_c, &(c, q)) in acc.iter_mut().zip(terms) {
                 for o in 0..B {
-                    acc_c[o] += cw[0] * r0[o] + cw[1] * r1[o] + cw[2] * r2[o] + cw[3] * r3[o];
+                    acc_c[o] += c * sz[q][o];
+                }
+            }
+            // the VGL Laplacian's z part: x y d2z
+            if NC == 5 {
+                let c = xy(0, 0);
+                for o in 0..B {
+                    acc[4][o] += c * sz[2][o];
                 }
             }
         }

@@ -248,9 +248,17 @@ pub fn random_positions(walkers: usize, grid: &Grid, seed: u64) -> Vec<f64> {
     (0..walkers * 3).map(|i| r.random_range(0.0..grid.cell[i % 3])).collect()
 }
 
-/// Flops of one evaluation of `points` points.
+/// Flops of one evaluation of `points` points, as the kernels do it (z first): for each of the 16 (x, y) stencil
+/// points, the 4 z coefficients reduced once per z-derivative order needed (1 for V, 3 otherwise), then one FMA per
+/// output (two for the VGL Laplacian, whose z part has its own term).
 pub fn flops(points: usize, orbitals: usize, output: Output) -> f64 {
-    (points * orbitals * 64 * 2 * output.components()) as f64
+    let nc = output.components();
+    let (nz, extra) = match nc {
+        1 => (1, 0),
+        5 => (3, 1),
+        _ => (3, 0),
+    };
+    (points * orbitals * 16 * (4 * nz + nc + extra) * 2) as f64
 }
 
 /// Distinct table rows the stencils of all points at `pos` touch. Walkers whose stencils overlap share rows, and a

@@ -4,10 +4,20 @@
 //! pivots.
 //!
 //! Two inversion routes, chosen by size: cuBLAS's batched LU (`getrfBatched`, then `getriBatched`) is built for many
-//! small matrices and is the better one up to [`SOLVER_MIN_N`]; above it a blocked LU per matrix (cuSOLVER `getrf`,
-//! then `getrs` against the identity) keeps the GPU busy with large GEMMs inside each factorisation, where the batched
-//! routines fall to one thread block per matrix (measured on an H100 at N = 4096, 64 walkers: 4.2 s in double
-//! through cuBLAS batched). Where libcusolver cannot be loaded the batched route is used at every size.
+//! small matrices; a blocked LU per matrix (cuSOLVER `getrf`, then `getrs` against the identity) keeps the GPU busy
+//! with large GEMMs inside each factorisation but pays a launch sequence per walker. Measured on an H100 (median of
+//! 3, all walkers; batched / per-matrix):
+//!
+//! | N (walkers) | double | single |
+//! | --- | --- | --- |
+//! | 128 (64) | 0.82 / 18.4 ms | 0.69 / 15.9 ms |
+//! | 512 (64) | 15.3 / 89.8 ms | 38.6 / 77.3 ms |
+//! | 1024 (29) | 89.4 / 91.1 ms | 299 / 76 ms |
+//! | 2048 (7) | 588 / 51.6 ms | 2568 / 43.6 ms |
+//! | 4096 (1) | 4251 / 20.1 ms | 18911 / 17.5 ms |
+//!
+//! hence per-matrix from [`SOLVER_MIN_N`] = 1024 up. Where libcusolver cannot be loaded the batched route is used at
+//! every size.
 //!
 //! cuBLAS is column-major: a row-major r x c array is its c x r transpose. With T = t (row-major N x N) and
 //! V, U^T, W, Y row-major k x N, the products W = V t^T, Y = B^-T U^T, t -= W^T Y read, in column-major terms,
@@ -29,7 +39,7 @@ pub const SRC: &str = include_str!("determinant.cu");
 const BLOCK: u32 = 256;
 
 /// From this matrix size up, invert through cuSOLVER's per-matrix LU (see the module docs).
-pub const SOLVER_MIN_N: usize = 128;
+pub const SOLVER_MIN_N: usize = 1024;
 
 /// Kernel-name suffix for storage S and accumulation A.
 fn suffix<S: Real, A: Real>() -> &'static str {
