@@ -1,0 +1,1 @@
+//! GPU engine: see stage B.
