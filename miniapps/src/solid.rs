@@ -110,7 +110,7 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
     if let Some(n) = a.electrons.iter().find(|&&n| n > MAX_ELECTRONS) {
         bail!("--electrons {n} is more than {MAX_ELECTRONS}");
     }
-    if let Some(w) = a.walkers.iter().find(|&&w| w > MAX_WALKERS) {
+    if let Some(w) = a.walkers.iter().chain([&a.check_walkers, &a.cpu_walkers]).find(|&&w| w > MAX_WALKERS) {
         bail!("--walkers {w} is more than {MAX_WALKERS}");
     }
     if !(a.tau > 0.0 && a.tau <= 1.0) {
@@ -167,8 +167,9 @@ fn sizes<S: Scalar, A: Real>(r: &mut Runner, a: &Args, sys: &Solid, params: Para
         let max_w = *a.walkers.iter().max().unwrap();
         r.step(format!("solid gpu {p} electrons={ne}: {max_w} walkers on the host"));
         // one host start for every walker count (prefixes), and the trajectory check against the CPU engine
-        let start = CpuEngine::<S, A>::new(sys, max_w.max(a.check_walkers), params)?;
+        let start = CpuEngine::<S, A>::new(sys, max_w, params)?;
         let traj = trajectory_checks(&gpu, &start, a, p)?;
+        r.say(&format!("solid gpu {p} electrons={ne}: trajectory check {}", traj.iter().map(|c| format!("{} {:.2e}/{:.0e}", c.quantity, c.error, c.tolerance)).collect::<Vec<_>>().join(", ")));
         for &w in &a.walkers {
             r.step(format!("solid gpu {p} electrons={ne} walkers={w}"));
             let mut g = GpuEngine::<S, A>::new(&gpu, &start, w)?;
@@ -178,6 +179,9 @@ fn sizes<S: Scalar, A: Real>(r: &mut Runner, a: &Args, sys: &Solid, params: Para
                 }
                 Ok(())
             })?;
+            // one more step with CUDA events between the classes, for the fractions
+            g.profile = true;
+            g.step()?;
             let (pos, rot, parts, inv) = g.walker(0)?;
             let mut checks = reference_checks(sys, &pos, &rot, parts, &inv, p)?;
             checks.extend(traj.iter().cloned());
@@ -201,11 +205,15 @@ fn reference_checks<S: Real>(sys: &Solid, pos: &[f64], rot: &[f64], parts: solid
 }
 
 /// The GPU engine against the CPU engine from the same start with the same random numbers, step by step: the
-/// number of accepted moves of each walker (exact), and the local energies. Prints what differs.
+/// number of accepted moves of each walker (exact in double), and the local energies. Prints what differs.
+/// Profiled (CUDA events), so the first GPU run exercises every path.
 fn trajectory_checks<S: Scalar, A: Real>(gpu: &std::sync::Arc<kernels::gpu::Gpu>, start: &CpuEngine<S, A>, a: &Args, p: Precision) -> Result<Vec<Check>> {
-    let nw = a.check_walkers.min(start.count());
-    let mut cpu = CpuEngine::<S, A>::new(start.ctx.sys, nw, start.ctx.p)?;
-    let mut g = GpuEngine::<S, A>::new(gpu, start, nw)?;
+    // a re-inversion every second step, so the check goes through the cuBLAS path too
+    let params = Params { recompute: 2, ..start.ctx.p };
+    let nw = a.check_walkers;
+    let mut cpu = CpuEngine::<S, A>::new(start.ctx.sys, nw, params)?;
+    let mut g = GpuEngine::<S, A>::new(gpu, &CpuEngine::<S, A>::new(start.ctx.sys, nw, params)?, nw)?;
+    g.profile = true;
     let (mut worst_e, mut acc_diff) = (0.0f64, 0.0f64);
     for step in 0..a.check_steps {
         cpu.step()?;

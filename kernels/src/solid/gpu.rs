@@ -156,6 +156,9 @@ pub struct GpuEngine<'a, S: Real, A: Real> {
     pub steps: usize,
     pub timers: Timers,
     pub moves: MoveStats,
+    /// Record CUDA events between classes into `timers` (off while the step is timed as a whole: the events and
+    /// their read-out cost host time the step would not otherwise spend).
+    pub profile: bool,
     marks: Marks,
 }
 
@@ -236,6 +239,7 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
             steps: 0,
             timers: Timers::default(),
             moves: MoveStats::default(),
+            profile: false,
             marks: Marks::default(),
             gpu: gpu.clone(),
             p: start.ctx.p,
@@ -248,6 +252,13 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
 
     pub fn count(&self) -> usize {
         self.kp.walkers as usize
+    }
+
+    fn mark(&mut self, c: Class) -> Result<(), GpuError> {
+        if self.profile {
+            self.marks.mark(&self.gpu, c)?;
+        }
+        Ok(())
     }
 
     /// Local energies of all walkers (host copies of the last step's).
@@ -275,7 +286,7 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
         let (nw, ne, ni) = (self.count(), self.kp.electrons as usize, self.kp.ions as usize);
         let step = self.steps;
         let old: Vec<f64> = self.parts.iter().map(Parts::local).collect();
-        self.marks.mark(&self.gpu, Class::Other)?;
+        self.mark(Class::Other)?;
         // the random numbers, in the CPU engine's order, and the rotations
         let seed = self.p.seed;
         self.host_draws.par_chunks_mut(PER_MOVE * ne).zip(self.rot.par_chunks_mut(9 * ni)).enumerate().for_each(|(k, (mv, rot))| draws(seed, step, k, ne, ni, mv, rot));
@@ -285,7 +296,7 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
             self.gpu.write(rot, &self.rot)?;
         }
         self.gpu.write(&mut self.acc, &vec![0i32; nw])?;
-        self.marks.mark(&self.gpu, Class::Other)?;
+        self.mark(Class::Other)?;
         for e in 0..ne {
             self.sweep_electron(e as i32)?;
         }
@@ -293,9 +304,9 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
         let kinetic = self.gpu.download(&self.kin)?;
         let coulomb: Vec<A> = self.ewald.outputs()?;
         let acc = self.gpu.download(&self.acc)?;
-        self.marks.mark(&self.gpu, Class::Other)?;
+        self.mark(Class::Other)?;
         let nonlocal = self.pp.evaluate()?;
-        self.marks.mark(&self.gpu, Class::Pseudopotential)?;
+        self.mark(Class::Pseudopotential)?;
         for k in 0..nw {
             self.parts[k] = Parts { kinetic: kinetic[k], coulomb: coulomb[k].f64(), nonlocal: nonlocal[k] };
             self.accepted[k] = acc[k] as u32;
@@ -304,9 +315,11 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
         self.moves.attempted += (nw * ne) as u64;
         if self.p.dmc {
             self.branch(&old, step)?;
-            self.marks.mark(&self.gpu, Class::Branching)?;
+            self.mark(Class::Branching)?;
         }
-        self.timers = self.timers.merge(self.marks.finish()?);
+        if self.profile {
+            self.timers = self.timers.merge(self.marks.finish()?);
+        }
         self.steps += 1;
         Ok(())
     }
@@ -323,11 +336,11 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
             // SAFETY: block w reads row e of walker w in inv ([w][e][stride]) and dpsi ([w][e][3][stride]), writes g[4w..4w+4].
             unsafe { b.launch(cfg((nw, 1), BLOCK)) }.during("launching solid_det_grad")?;
         }
-        self.marks.mark(&self.gpu, Class::Determinant)?;
+        self.mark(Class::Determinant)?;
         self.jastrow_move(e, 0)?;
-        self.marks.mark(&self.gpu, Class::Jastrow)?;
+        self.mark(Class::Jastrow)?;
         self.spline.launch()?;
-        self.marks.mark(&self.gpu, Class::Orbitals)?;
+        self.mark(Class::Orbitals)?;
         {
             let (_, inv, _) = self.pp.state_mut();
             let mut b = s.launch_builder(&self.f.det_ratio);
@@ -336,9 +349,9 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
             // walker w's inverse; writes urow[w][4][stride] and g[4w..4w+4].
             unsafe { b.launch(cfg((nw, 1), BLOCK)) }.during("launching solid_det_ratio")?;
         }
-        self.marks.mark(&self.gpu, Class::Determinant)?;
+        self.mark(Class::Determinant)?;
         self.jastrow_move(e, 1)?;
-        self.marks.mark(&self.gpu, Class::Jastrow)?;
+        self.mark(Class::Jastrow)?;
         {
             let (_, inv, _) = self.pp.state_mut();
             let mut b = s.launch_builder(&self.f.sm_coef);
@@ -351,7 +364,7 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
             // gradient rows of electron e; coef and tk were written by the launch before on this stream.
             unsafe { b.launch(cfg((n, nw), BLOCK)) }.during("launching solid_sm_apply")?;
         }
-        self.marks.mark(&self.gpu, Class::Determinant)
+        self.mark(Class::Determinant)
     }
 
     /// Phase 0 (old position, proposal into the spline's positions) or 1 (new position, accept).
@@ -403,7 +416,7 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
             // SAFETY: block w sums term[w][0..ne] into kin[w].
             unsafe { b.launch(cfg((nw as u32, 1), BLOCK)) }.during("launching solid_row_sum")?;
         }
-        self.marks.mark(&self.gpu, Class::Jastrow)?;
+        self.mark(Class::Jastrow)?;
         {
             let (pos, _, _) = self.pp.state_mut();
             let frac = self.ewald.device_fractions(nw);
@@ -413,7 +426,7 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
             unsafe { b.launch(cfg((((nw * ne) as u32).div_ceil(BLOCK).min(4096), 1), BLOCK)) }.during("launching solid_fractions")?;
         }
         self.ewald.launch_energy()?;
-        self.marks.mark(&self.gpu, Class::Coulomb)?;
+        self.mark(Class::Coulomb)?;
         Ok(())
     }
 
@@ -431,7 +444,7 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
                 s.memcpy_dtod(&pos.slice(3 * first..3 * (first + count)), &mut sp.slice_mut(..3 * count)).during("copying positions to the spline")?;
             }
             self.spline.launch()?;
-            self.marks.mark(&self.gpu, Class::Orbitals)?;
+            self.mark(Class::Orbitals)?;
             let first_i = first as i64;
             let (_, inv, _) = self.pp.state_mut();
             let mut b = s.launch_builder(&self.f.measure_det);
@@ -444,7 +457,7 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
             // inverse and gradient rows, det4[4 pt..]; mode 1 writes column-major entries of its walker's spin
             // matrix in work (2 n^2 per walker), allocated whenever mode 1 runs.
             unsafe { b.launch(cfg((count as u32, 1), BLOCK)) }.during("launching solid_measure_det")?;
-            self.marks.mark(&self.gpu, Class::Determinant)?;
+            self.mark(Class::Determinant)?;
             first += count;
         }
         Ok(())
@@ -478,14 +491,16 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
         if let Some(k) = info.iter().position(|&i| i != 0) {
             return Err(SolidError::Singular(k / 2));
         }
-        let kp = self.kp;
-        let (_, inv, _) = self.pp.state_mut();
-        let mut b = s.launch_builder(&self.f.from_inverse);
-        b.arg(&kp).arg(&x.out).arg(inv);
-        // SAFETY: grid-stride over the 2 nw n^2 entries of out; each lands in row k < n, column m < n <= stride of
-        // its walker's spin block in inv.
-        unsafe { b.launch(cfg((((2 * nw * n * n) as u32).div_ceil(BLOCK).min(8192), 1), BLOCK)) }.during("launching solid_from_inverse")?;
-        self.marks.mark(&self.gpu, Class::Determinant)?;
+        {
+            let kp = self.kp;
+            let (_, inv, _) = self.pp.state_mut();
+            let mut b = s.launch_builder(&self.f.from_inverse);
+            b.arg(&kp).arg(&x.out).arg(inv);
+            // SAFETY: grid-stride over the 2 nw n^2 entries of out; each lands in row k < n, column m < n <= stride
+            // of its walker's spin block in inv.
+            unsafe { b.launch(cfg((((2 * nw * n * n) as u32).div_ceil(BLOCK).min(8192), 1), BLOCK)) }.during("launching solid_from_inverse")?;
+        }
+        self.mark(Class::Determinant)?;
         Ok(())
     }
 

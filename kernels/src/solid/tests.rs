@@ -91,6 +91,7 @@ fn gpu_matches_cpu_when_present() {
     let start = CpuEngine::<f64, f64>::new(&sys, 3, p).unwrap();
     let mut cpu = CpuEngine::<f64, f64>::new(&sys, 3, p).unwrap();
     let mut g = gpu::GpuEngine::<f64, f64>::new(&gpu, &start, 3).unwrap();
+    g.profile = true;
     for step in 0..3 {
         cpu.step().unwrap();
         g.step().unwrap();
@@ -99,6 +100,7 @@ fn gpu_matches_cpu_when_present() {
             assert!((a - b).abs() <= 1e-9 * cpu.parts[k].magnitude(), "step {step} walker {k}: gpu {a} cpu {b}");
         }
     }
+    assert!(g.timers.0[Class::Orbitals as usize] > 0.0 && g.timers.0[Class::Branching as usize] > 0.0);
     let start = CpuEngine::<f32, f64>::new(&sys, 2, p).unwrap();
     let mut g = gpu::GpuEngine::<f32, f64>::new(&gpu, &start, 2).unwrap();
     for _ in 0..3 {
