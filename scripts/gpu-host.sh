@@ -2,6 +2,7 @@
 # Run on the GPU host: the measurements of a session in one go. Usage: scripts/gpu-host.sh STAGE...
 #   foundation  ceilings and the B-spline sweep (paper 000's bandwidth claim, tables of 1-8 GB)
 #   <kernel>    that mini-app's full suite, GPU and all-core CPU, plus the one-core CPU baselines its figures need
+#   solid-check a small whole-step run of the solid mini-app (GPU engine against the CPU engine and the reference)
 # Records go to $OUT/records.tgz (one archive: the host returns at most 8 files), the log to $OUT/log.txt.
 # Unpack locally with scripts/import-results.sh.
 set -uo pipefail
@@ -49,13 +50,18 @@ for stage in "$@"; do
         for n in 1 2; do run run bspline --grid 64 --orbitals 1024,4096 --walkers 1024 --variants gpu --per-thread $n; done
         run run bspline --grid 64 --orbitals 1024,4096 --walkers 1024 --variants gpu --per-thread 4 --precision single,mixed
         ;;
-    determinant | gemm | jastrow | ewald | lattice | qmc | pseudopotential)
+    determinant | gemm | jastrow | ewald | lattice | qmc | pseudopotential | solid)
         # the kernel's full suite, GPU and all CPU cores; its one-core baseline where a figure needs one
         run suite --full --kernels "$stage" --variants cpu,gpu
         case $stage in
         gemm) run run gemm --op basis --walkers 128 --variants cpu --threads 1 --reps 3 ;;
         jastrow) run run jastrow --term p,u --electrons 114,342,682,1030,2058 --walkers 32 --ops ratio,accept --variants cpu --threads 1 --precision double,single --reps 2 ;;
         esac
+        ;;
+    solid-check)
+        # small whole-step run first: the GPU engine against the CPU engine step by step (trajectory) and against
+        # the f64 reference; its log names every walker and step that differs
+        run run solid --electrons 64,128 --walkers 4,32 --variants cpu,gpu --precision double,mixed --check-steps 3
         ;;
     determinant-large)
         # the drift table and inversions at the largest sizes (N = 2048, 4096), which the full suite's time limit cuts

@@ -79,6 +79,13 @@ pub fn suite(level: Level) -> &'static [&'static str] {
 }
 
 const MAX_ELECTRONS: usize = 2048;
+/// Walker state the host start and the GPU hold at most (1024 walkers of 1024 electrons: 17 GB).
+const MAX_STATE_BYTES: f64 = 40e9;
+
+/// Bytes of the inverse and gradient rows of `walkers` walkers of `electrons` electrons in double.
+fn state_bytes(electrons: usize, walkers: usize) -> f64 {
+    (walkers * electrons * kernels::bspline::stride_for(electrons / 2) * 4 * 8) as f64
+}
 const MAX_WALKERS: usize = 4096;
 
 fn tolerance(p: Precision) -> f64 {
@@ -112,6 +119,10 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
     }
     if let Some(w) = a.walkers.iter().chain([&a.check_walkers, &a.cpu_walkers]).find(|&&w| w > MAX_WALKERS) {
         bail!("--walkers {w} is more than {MAX_WALKERS}");
+    }
+    let max_w = *a.walkers.iter().max().unwrap();
+    if let Some(&ne) = a.electrons.iter().find(|&&ne| state_bytes(ne, max_w) > MAX_STATE_BYTES) {
+        bail!("{max_w} walkers of {ne} electrons need {:.0} GB of walker state (inverses and gradient rows, in double) on the host and the GPU: at most {:.0} GB", state_bytes(ne, max_w) / 1e9, MAX_STATE_BYTES / 1e9);
     }
     if !(a.tau > 0.0 && a.tau <= 1.0) {
         bail!("--tau {} must be in (0, 1]", a.tau);

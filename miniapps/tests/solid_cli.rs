@@ -17,6 +17,7 @@ fn bad_input_is_rejected_with_a_sentence() {
     rejects(&solid(&["--electrons", "4096"]), "more than 2048");
     rejects(&solid(&["--walkers", "100000"]), "more than 4096");
     rejects(&solid(&["--tau", "0"]), "--tau 0 must be in (0, 1]");
+    rejects(&solid(&["--electrons", "2048", "--walkers", "1024"]), "GB of walker state");
     rejects(&solid(&["--method", "rmc"]), "invalid value 'rmc' for '--method");
 }
 
