@@ -17,6 +17,9 @@ use crate::Real;
 use rayon::prelude::*;
 use std::time::Instant;
 
+/// What one walker's task returns: its timers, move statistics, accepted moves, kinetic and Coulomb energies.
+type WalkerStep = (Timers, MoveStats, u32, Result<(f64, f64), SolidError>);
+
 /// Why a step failed.
 #[derive(Debug, thiserror::Error)]
 pub enum SolidError {
@@ -92,11 +95,11 @@ impl<'a, S: Scalar, A: Real> CpuEngine<'a, S, A> {
     pub fn step(&mut self) -> Result<(), SolidError> {
         let (ne, ni, st) = (self.ctx.sys.electrons(), self.ctx.setup.ion_count(), self.ctx.setup.table.stride);
         let step = self.steps;
-        let invert = self.ctx.p.recompute > 0 && (step + 1) % self.ctx.p.recompute == 0;
+        let invert = self.ctx.p.reinverts(step);
         let old: Vec<f64> = self.energies();
         let start = Instant::now();
         let me = &self.ctx;
-        let out: Vec<(Timers, MoveStats, u32, Result<(f64, f64), SolidError>)> = self
+        let out: Vec<WalkerStep> = self
             .w
             .pos
             .par_chunks_mut(3 * ne)

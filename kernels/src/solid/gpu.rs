@@ -119,6 +119,9 @@ fn cfg(grid: (u32, u32), block: u32) -> LaunchConfig {
     LaunchConfig { grid_dim: (grid.0, grid.1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 }
 }
 
+/// One walker downloaded: positions, rotations, energies, inverse rows.
+pub type WalkerState<S> = (Vec<f64>, Vec<f64>, Parts, Vec<S>);
+
 /// All walkers on the GPU. Storage S, arithmetic A (double: f64/f64, mixed: f32/f64).
 pub struct GpuEngine<'a, S: Real, A: Real> {
     gpu: Arc<Gpu>,
@@ -272,7 +275,7 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
     }
 
     /// Walker k's positions, rotations, energies and inverse rows (downloaded), for validation.
-    pub fn walker(&mut self, k: usize) -> Result<(Vec<f64>, Vec<f64>, Parts, Vec<S>), GpuError> {
+    pub fn walker(&mut self, k: usize) -> Result<WalkerState<S>, GpuError> {
         let (ne, st, ni) = (self.kp.electrons as usize, self.kp.stride as usize, self.kp.ions as usize);
         let (pos, inv, _) = self.pp.state_mut();
         let s = &self.gpu.stream;
@@ -300,7 +303,7 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
         for e in 0..ne {
             self.sweep_electron(e as i32)?;
         }
-        self.measure(self.p.recompute > 0 && (step + 1) % self.p.recompute == 0)?;
+        self.measure(self.p.reinverts(step))?;
         let kinetic = self.gpu.download(&self.kin)?;
         let coulomb: Vec<A> = self.ewald.outputs()?;
         let acc = self.gpu.download(&self.acc)?;
@@ -533,7 +536,7 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
 /// Copy walker `from[i]` over walker `to[i]` in `buf` (`walkers` equal slices of 4-byte multiples), one launch.
 fn copy_walkers<T: DeviceRepr>(gpu: &Gpu, f: &CudaFunction, walkers: usize, from: &CudaSlice<i32>, to: &CudaSlice<i32>, buf: &mut CudaSlice<T>) -> Result<(), GpuError> {
     let bytes = buf.len() / walkers * std::mem::size_of::<T>();
-    assert!(bytes % 4 == 0 && buf.len() % walkers == 0, "solid gpu: walker slices of whole words");
+    assert!(bytes.is_multiple_of(4) && buf.len().is_multiple_of(walkers), "solid gpu: walker slices of whole words");
     let (pairs, words) = (from.len() as i32, (bytes / 4) as i64);
     let mut b = gpu.stream.launch_builder(f);
     b.arg(&pairs).arg(&words).arg(from).arg(to).arg(buf);

@@ -87,6 +87,13 @@ pub struct Params {
     pub seed: u64,
 }
 
+impl Params {
+    /// Does step `step` (from 0) end with a re-inversion?
+    pub fn reinverts(&self, step: usize) -> bool {
+        self.recompute > 0 && (step + 1).is_multiple_of(self.recompute)
+    }
+}
+
 /// The kernel classes of paper 000's Fig. 4, plus what falls outside them (random numbers, bookkeeping).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Class {
