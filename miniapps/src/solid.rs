@@ -4,7 +4,8 @@
 //! See `kernels::solid`.
 //!
 //! Records: one per (electrons, walkers, precision, variant); throughput in walker steps/s, `electron_moves_per_s`
-//! and the time fraction of each kernel class (`frac_orbitals`, ...) as extras. The CPU variant runs
+//! and the time fraction of each kernel class (`frac_orbitals`, ...) as extras (CPU: thread time per class over the
+//! timed steps; GPU: CUDA events between classes in one extra step after the timed ones, which run without them). The CPU variant runs
 //! `--cpu-walkers` walkers (default: two per thread) and its time is scaled to the case's walkers (its rate per
 //! walker step does not depend on the walker count once every core is busy; `cpu_walkers_timed` says how many ran).
 //!
