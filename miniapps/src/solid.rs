@@ -23,6 +23,7 @@ use harness::{Case, Runner, Variant, Work};
 use kernels::determinant::cpu::Scalar;
 use kernels::solid::cpu::CpuEngine;
 use kernels::solid::gpu::GpuEngine;
+use kernels::pseudopotential::Setup;
 use kernels::solid::{self, Class, Params, Solid, Timers};
 use kernels::{Check, Precision, Real};
 
@@ -176,15 +177,13 @@ fn sizes<S: Scalar, A: Real>(r: &mut Runner, a: &Args, sys: &Solid, params: Para
     }
     if r.runs(Variant::Gpu) {
         let Some(gpu) = r.gpu().cloned() else { return Ok(()) };
-        let max_w = *a.walkers.iter().max().unwrap();
-        r.step(format!("solid gpu {p} electrons={ne}: {max_w} walkers on the host"));
-        // one host start for every walker count (prefixes), and the trajectory check against the CPU engine
-        let start = CpuEngine::<S, A>::new(sys, max_w, params)?;
-        let traj = trajectory_checks(&gpu, &start, a, p)?;
+        let setup: Setup<S> = sys.setup.convert();
+        r.step(format!("solid gpu {p} electrons={ne}: trajectory check"));
+        let traj = trajectory_checks::<S, A>(&gpu, sys, &setup, params, a, p)?;
         r.say(&format!("solid gpu {p} electrons={ne}: trajectory check {}", traj.iter().map(|c| format!("{} {:.2e}/{:.0e}", c.quantity, c.error, c.tolerance)).collect::<Vec<_>>().join(", ")));
         for &w in &a.walkers {
             r.step(format!("solid gpu {p} electrons={ne} walkers={w}"));
-            let mut g = GpuEngine::<S, A>::new(&gpu, &start, w)?;
+            let mut g = GpuEngine::<S, A>::new(&gpu, sys, &setup, w, params)?;
             let t = r.time_reps(Variant::Gpu, a.max_reps, || -> Result<()> {
                 for _ in 0..a.steps {
                     g.step()?;
@@ -216,15 +215,16 @@ fn reference_checks<S: Real>(sys: &Solid, pos: &[f64], rot: &[f64], parts: solid
     ])
 }
 
-/// The GPU engine against the CPU engine from the same start with the same random numbers, step by step: the
+/// The GPU engine against the CPU engine from the same start positions (each inverts and measures them itself)
+/// with the same random numbers, step by step: the
 /// number of accepted moves of each walker (exact in double), and the local energies. Prints what differs.
 /// Profiled (CUDA events), so the first GPU run exercises every path.
-fn trajectory_checks<S: Scalar, A: Real>(gpu: &std::sync::Arc<kernels::gpu::Gpu>, start: &CpuEngine<S, A>, a: &Args, p: Precision) -> Result<Vec<Check>> {
-    // a re-inversion every second step, so the check goes through the cuBLAS path too
-    let params = Params { recompute: 2, ..start.ctx.p };
+fn trajectory_checks<S: Scalar, A: Real>(gpu: &std::sync::Arc<kernels::gpu::Gpu>, sys: &Solid, setup: &Setup<S>, params: Params, a: &Args, p: Precision) -> Result<Vec<Check>> {
+    // a re-inversion every second step, so the check goes through the cuBLAS path more than at the start
+    let params = Params { recompute: 2, ..params };
     let nw = a.check_walkers;
-    let mut cpu = CpuEngine::<S, A>::new(start.ctx.sys, nw, params)?;
-    let mut g = GpuEngine::<S, A>::new(gpu, &CpuEngine::<S, A>::new(start.ctx.sys, nw, params)?, nw)?;
+    let mut cpu = CpuEngine::<S, A>::new(sys, nw, params)?;
+    let mut g = GpuEngine::<S, A>::new(gpu, sys, setup, nw, params)?;
     g.profile = true;
     let (mut worst_e, mut acc_diff) = (0.0f64, 0.0f64);
     for step in 0..a.check_steps {

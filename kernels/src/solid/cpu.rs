@@ -7,7 +7,7 @@
 //! A_s^-1 for electron e of spin s, the determinant kernel's layout), quadrature rotations `[walker][ion][9]`,
 //! orbital gradients at the current positions `[walker][electron][xyz][stride]`.
 
-use super::{branch, comb_offset, draws, timed, weight, Class, Functors, Params, Parts, Solid, Timers, PER_MOVE};
+use super::{branch, comb_offset, draws, start_walkers, timed, weight, Class, Functors, Params, Parts, Solid, Timers, PER_MOVE};
 use crate::bspline::{cpu as spline, Output};
 use crate::determinant::cpu::{dot, invert_in, Scalar};
 use crate::ewald::cpu::CpuEwald;
@@ -60,7 +60,7 @@ impl<'a, S: Scalar, A: Real> CpuEngine<'a, S, A> {
     /// `count` walkers with uniformly random electrons, inverted and measured.
     pub fn new(sys: &'a Solid, count: usize, p: Params) -> Result<Self, SolidError> {
         let setup: Setup<S> = sys.setup.convert();
-        let w = Walkers::random(&sys.setup, count, p.seed ^ 0x5011D).convert::<S>();
+        let w = start_walkers::<S>(sys, count, &p);
         let st = setup.table.stride;
         let mut e = CpuEngine {
             ctx: Ctx { ewald: CpuEwald::new(&sys.ewald), fun: Functors::new(sys.jastrow()), setup, sys, p },

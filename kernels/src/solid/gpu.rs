@@ -15,10 +15,13 @@
 //! pseudopotential and B-spline kernels take: a branching copy of walker j over walker i is one launch per array for
 //! all pairs together, instead of paper 000's one anonymous buffer per walker.
 //!
-//! Timers: CUDA events between the launches of different classes, summed per class after the step.
+//! Start: the CPU engine's start positions (`start_walkers`), inverted and measured here, so a GPU engine of any
+//! size starts in a moment and the trajectory check compares two independent starts.
+//!
+//! Timers (with `profile`): CUDA events between the launches of different classes, summed per class after the step.
 
-use super::cpu::{CpuEngine, SolidError};
-use super::{branch, comb_offset, draws, weight, Class, Params, Parts, Solid, Timers, PER_MOVE};
+use super::cpu::SolidError;
+use super::{branch, comb_offset, draws, start_walkers, weight, Class, Params, Parts, Solid, Timers, PER_MOVE};
 use crate::bspline::gpu::{default_per_thread, suffix, GpuSpline};
 use crate::bspline::Output;
 use crate::determinant::cpu::Scalar;
@@ -26,6 +29,7 @@ use crate::determinant::gpu::BatchedLu;
 use crate::ewald::gpu::GpuEwald;
 use crate::gpu::{CudaEvent, CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PushKernelArg};
 use crate::pseudopotential::gpu::GpuPseudo;
+use crate::pseudopotential::Setup;
 use crate::qmc::walker::MoveStats;
 use crate::Real;
 use cudarc::driver::{sys, DevicePtr, DeviceRepr};
@@ -166,11 +170,11 @@ pub struct GpuEngine<'a, S: Real, A: Real> {
 }
 
 impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
-    /// The first `walkers` walkers of a CPU engine's start (same positions, inverses and energies), on the GPU.
-    pub fn new(gpu: &Arc<Gpu>, start: &CpuEngine<'a, S, A>, walkers: usize) -> Result<Self, SolidError> {
-        assert!(walkers >= 1 && walkers <= start.count() && walkers <= 65535, "solid gpu: 1..=65535 walkers of the start");
-        let sys = start.ctx.sys;
-        let setup = &start.ctx.setup;
+    /// `walkers` walkers at the CPU engine's start positions (`start_walkers`), inverted (cuBLAS, f64) and
+    /// measured on the GPU: the start `CpuEngine::new` makes, up to rounding.
+    pub fn new(gpu: &Arc<Gpu>, sys: &'a Solid, setup: &Setup<S>, walkers: usize, p: Params) -> Result<Self, SolidError> {
+        assert!((1..=65535).contains(&walkers), "solid gpu: 1..=65535 walkers");
+        let w = start_walkers::<S>(sys, walkers, &p);
         let (ne, n, st, ni) = (sys.electrons(), setup.per_spin(), setup.table.stride, setup.ion_count());
         let j = sys.jastrow();
         let mut kp = SolidParams {
@@ -179,8 +183,8 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
             n: n as i32,
             stride: st as i32,
             ions: ni as i32,
-            dmc: start.ctx.p.dmc as i32,
-            tau: start.ctx.p.tau,
+            dmc: p.dmc as i32,
+            tau: p.tau,
             cell: setup.cell,
             jn: [0; 3],
             pad: 0,
@@ -196,7 +200,7 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
             kp.jcoef[k][..u.coefs.len()].copy_from_slice(&u.coefs);
         }
         let (sb, ab) = (std::mem::size_of::<S>(), std::mem::size_of::<A>());
-        gpu.ensure_fits("the walkers' inverses and gradient rows", walkers * ne * st * 4 * sb)?;
+        gpu.ensure_fits("the walkers' inverses, gradient rows and f64 re-inversion buffers", walkers * ne * st * 4 * sb + 4 * walkers * n * n * 8)?;
         let chunk = (CHUNK_BYTES / (5 * st * ab)).clamp(walkers, 65535).min((walkers * ne).max(walkers));
         let sfx = suffix::<S, A>();
         let func = |name: &str| gpu.function("solid", SRC, &format!("solid_{name}_{sfx}"));
@@ -213,14 +217,12 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
             row_sum: gpu.function("solid", SRC, "solid_row_sum")?,
             copy: gpu.function("solid", SRC, "solid_copy_walkers")?,
         };
-        let parts = start.parts[..walkers].to_vec();
-        let e_est = parts.iter().map(Parts::local).sum::<f64>() / walkers as f64;
-        Ok(GpuEngine {
+        let mut e = GpuEngine {
             spline: GpuSpline::new(gpu, &setup.table, chunk, Output::Vgl, default_per_thread::<S, A>())?,
             ewald: GpuEwald::new(gpu, &sys.ewald, walkers)?,
-            pp: GpuPseudo::new(gpu, setup, &start.w.prefix(walkers))?,
+            pp: GpuPseudo::new(gpu, setup, &w)?,
             ions: gpu.upload("ion positions", &setup.ions)?,
-            dpsi: gpu.upload("gradient rows", &start.dpsi[..walkers * ne * 3 * st])?,
+            dpsi: gpu.zeros("gradient rows", walkers * ne * 3 * st)?,
             draws: gpu.zeros("random numbers", walkers * ne * PER_MOVE)?,
             g: gpu.zeros("ratios and gradients", 4 * walkers)?,
             jold: gpu.zeros("old Jastrow sums", walkers)?,
@@ -236,21 +238,41 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
             inversion: None,
             chunk,
             host_draws: vec![0.0; walkers * ne * PER_MOVE],
-            rot: start.w.rot[..walkers * 9 * ni].to_vec(),
+            rot: w.rot,
             accepted: vec![0; walkers],
-            e_est,
+            e_est: 0.0,
+            parts: vec![Parts::default(); walkers],
             steps: 0,
             timers: Timers::default(),
             moves: MoveStats::default(),
             profile: false,
             marks: Marks::default(),
             gpu: gpu.clone(),
-            p: start.ctx.p,
+            p,
             sys,
             kp,
             f,
-            parts,
-        })
+        };
+        // the measurement with a re-inversion makes the inverses and gradient rows from the positions
+        e.measure(true)?;
+        e.energies_to_host()?;
+        e.e_est = e.parts.iter().map(Parts::local).sum::<f64>() / walkers as f64;
+        Ok(e)
+    }
+
+    /// Kinetic, Ewald and nonlocal energies of the last measurement into `parts`; the accepted counts.
+    fn energies_to_host(&mut self) -> Result<(), GpuError> {
+        let kinetic = self.gpu.download(&self.kin)?;
+        let coulomb: Vec<A> = self.ewald.outputs()?;
+        let acc = self.gpu.download(&self.acc)?;
+        self.mark(Class::Other)?;
+        let nonlocal = self.pp.evaluate()?;
+        self.mark(Class::Pseudopotential)?;
+        for k in 0..self.count() {
+            self.parts[k] = Parts { kinetic: kinetic[k], coulomb: coulomb[k].f64(), nonlocal: nonlocal[k] };
+            self.accepted[k] = acc[k] as u32;
+        }
+        Ok(())
     }
 
     pub fn count(&self) -> usize {
@@ -304,17 +326,8 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
             self.sweep_electron(e as i32)?;
         }
         self.measure(self.p.reinverts(step))?;
-        let kinetic = self.gpu.download(&self.kin)?;
-        let coulomb: Vec<A> = self.ewald.outputs()?;
-        let acc = self.gpu.download(&self.acc)?;
-        self.mark(Class::Other)?;
-        let nonlocal = self.pp.evaluate()?;
-        self.mark(Class::Pseudopotential)?;
-        for k in 0..nw {
-            self.parts[k] = Parts { kinetic: kinetic[k], coulomb: coulomb[k].f64(), nonlocal: nonlocal[k] };
-            self.accepted[k] = acc[k] as u32;
-            self.moves.accepted += acc[k] as u64;
-        }
+        self.energies_to_host()?;
+        self.moves.accepted += self.accepted.iter().map(|&a| a as u64).sum::<u64>();
         self.moves.attempted += (nw * ne) as u64;
         if self.p.dmc {
             self.branch(&old, step)?;

@@ -191,6 +191,12 @@ pub fn draws(seed: u64, step: usize, walker: usize, electrons: usize, ions: usiz
     }
 }
 
+/// The walkers both engines start from: electrons uniform in the cell, quadrature rotations (the inverses are
+/// placeholders: the first measurement inverts the Slater matrices).
+pub fn start_walkers<S: Real>(sys: &Solid, count: usize, p: &Params) -> pp::Walkers<S> {
+    pp::Walkers::random(&sys.setup, count, p.seed ^ 0x5011D).convert()
+}
+
 /// The uniform number of the comb of step `step`.
 pub fn comb_offset(seed: u64, step: usize) -> f64 {
     stream(seed, 0xB4A9, step, 0).random::<f64>()

@@ -88,9 +88,11 @@ fn gpu_matches_cpu_when_present() {
     let sys = Solid::carbon(16, 6).unwrap();
     let mut p = params(true);
     p.recompute = 2;
-    let start = CpuEngine::<f64, f64>::new(&sys, 3, p).unwrap();
     let mut cpu = CpuEngine::<f64, f64>::new(&sys, 3, p).unwrap();
-    let mut g = gpu::GpuEngine::<f64, f64>::new(&gpu, &start, 3).unwrap();
+    let mut g = gpu::GpuEngine::<f64, f64>::new(&gpu, &sys, &sys.setup, 3, p).unwrap();
+    for (k, (a, b)) in g.energies().unwrap().iter().zip(cpu.energies()).enumerate() {
+        assert!((a - b).abs() <= 1e-10 * cpu.parts[k].magnitude(), "start walker {k}: gpu {a} cpu {b}");
+    }
     g.profile = true;
     for step in 0..3 {
         cpu.step().unwrap();
@@ -101,8 +103,7 @@ fn gpu_matches_cpu_when_present() {
         }
     }
     assert!(g.timers.0[Class::Orbitals as usize] > 0.0 && g.timers.0[Class::Branching as usize] > 0.0);
-    let start = CpuEngine::<f32, f64>::new(&sys, 2, p).unwrap();
-    let mut g = gpu::GpuEngine::<f32, f64>::new(&gpu, &start, 2).unwrap();
+    let mut g = gpu::GpuEngine::<f32, f64>::new(&gpu, &sys, &sys.setup.convert(), 2, p).unwrap();
     for _ in 0..3 {
         g.step().unwrap();
     }
