@@ -36,6 +36,11 @@ run() { # run a qmcbench command, keep going on failure, remember it
 
 for stage in "$@"; do
     case $stage in
+    solid-check)
+        # small whole-step run first: the GPU engine against the CPU engine step by step (trajectory) and against
+        # the f64 reference; its log names every walker and step that differs
+        run run solid --electrons 64,128 --walkers 4,32 --variants cpu,gpu --precision double,mixed --check-steps 3
+        ;;
     foundation)
         "$BIN" list
         run ceilings
@@ -61,11 +66,6 @@ for stage in "$@"; do
         # the drift table and inversions at the largest sizes (N = 2048, 4096), which the full suite's time limit cuts
         run run determinant --n 2048,4096 --walkers 64 --max-gb 1 --delay 1,16 --steps 128 --recompute 128 \
             --moves-max-n 2048 --drift-updates 64,256,1024 --reps 3 --warmup 1 --variants cpu,gpu
-        ;;
-    solid-check)
-        # small whole-step run first: the GPU engine against the CPU engine step by step (trajectory) and against
-        # the f64 reference; its log names every walker and step that differs
-        run run solid --electrons 64,128 --walkers 4,32 --variants cpu,gpu --precision double,mixed --check-steps 3
         ;;
     *) echo "unknown stage $stage"; fail=1 ;;
     esac
