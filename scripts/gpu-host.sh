@@ -38,6 +38,11 @@ run() { # run a qmcbench command, keep going on failure, remember it
 
 for stage in "$@"; do
     case $stage in
+    solid-check)
+        # small whole-step run first: the GPU engine against the CPU engine step by step (trajectory) and against
+        # the f64 reference; its log names every walker and step that differs
+        run run solid --electrons 64,128 --walkers 4,32 --variants cpu,gpu --precision double,mixed --check-steps 3
+        ;;
     foundation)
         "$BIN" list
         run ceilings
@@ -51,7 +56,7 @@ for stage in "$@"; do
         for n in 1 2; do run run bspline --grid 64 --orbitals 1024,4096 --walkers 1024 --variants gpu --per-thread $n; done
         run run bspline --grid 64 --orbitals 1024,4096 --walkers 1024 --variants gpu --per-thread 4 --precision single,mixed
         ;;
-    determinant | gemm | jastrow | ewald | lattice | qmc | pseudopotential)
+    determinant | gemm | jastrow | ewald | lattice | qmc | pseudopotential | solid)
         # the kernel's full suite, GPU and all CPU cores; its one-core baseline where a figure needs one
         run suite --full --kernels "$stage" --variants cpu,gpu
         case $stage in

@@ -16,6 +16,7 @@ pub mod qmc;
 pub mod real;
 pub mod rng;
 pub mod simd;
+pub mod solid;
 
 pub use check::Check;
 pub use real::{Precision, Real};

@@ -26,6 +26,8 @@ pub enum Measure {
     Error,
     /// Throughput over that of the same case with parameter `.0` set to `.1` (e.g. delayed updates over rank-1).
     SpeedupOverParam(&'static str, &'static str),
+    /// The named extras of each record (e.g. time fractions per kernel class), one series per name.
+    Extras(&'static [&'static str]),
 }
 
 impl Measure {
@@ -37,6 +39,7 @@ impl Measure {
             Measure::Throughput => "throughput",
             Measure::Error => "max |error| / max |reference|",
             Measure::SpeedupOverParam(..) => "throughput over the baseline setting",
+            Measure::Extras(..) => "fraction of the step's time",
         }
     }
 }
@@ -239,6 +242,34 @@ pub fn all() -> Vec<Figure> {
             paper_hardware: "GeForce 7800 GTX (no IEEE denormals)",
             note: "Kahan single should stay near f32 epsilon (6e-8) as k grows while naive single grows like sqrt(k) eps; TF32 sits near 2^-11",
         },
+        Figure {
+            name: "000-fig3-speedup",
+            paper: "Esler et al., CiSE 2012 (paper 000), Fig. 3: whole-application GPU speedup",
+            title: "Synthetic carbon solid, DMC steps: GPU over all CPU cores vs electrons, per walker count",
+            kernel: "solid",
+            op: "dmc",
+            x: "electrons",
+            measure: Measure::SpeedupAllCores,
+            select: &[],
+            runs: &[&["--electrons", "128,256,512,1024", "--walkers", "32,128,512,1024", "--steps", "1", "--max-reps", "2", "--variants", "cpu,gpu", "--precision", "double,mixed"]],
+            paper_points: &[],
+            paper_hardware: "Tesla S1070 (GT200) vs one quad-core Xeon E5410 (4 threads)",
+            note: "the paper prints no numbers for its Fig. 3: about 10 to 15 times one quad-core socket, rising with electrons and walkers, its GPU in mixed precision against the CPU in double; here each precision is paired with the CPU in the same precision, the CPU time scaled from --cpu-walkers walkers to the case's walkers",
+        },
+        Figure {
+            name: "000-fig4-classes",
+            paper: "Esler et al., CiSE 2012 (paper 000), Fig. 4: time per kernel class",
+            title: "Synthetic carbon solid, DMC steps with 128 walkers: fraction of the time per kernel class, CPU and GPU",
+            kernel: "solid",
+            op: "dmc",
+            x: "electrons",
+            measure: Measure::Extras(&["frac_orbitals", "frac_determinant", "frac_jastrow", "frac_coulomb", "frac_pseudopotential", "frac_branching"]),
+            select: &["walkers=128"],
+            runs: &[&["--electrons", "128,256,512,1024", "--walkers", "128", "--steps", "1", "--max-reps", "2", "--variants", "cpu,gpu", "--precision", "double,mixed"]],
+            paper_points: &[],
+            paper_hardware: "Tesla S1070 (GT200) vs quad-core Xeon E5410",
+            note: "the paper's bars (one system, percentages) show B-splines a smaller share on the GPU and determinant updates a larger one; the rest (random numbers, transfers) is frac_other in the records",
+        },
     ]
 }
 
@@ -288,7 +319,7 @@ fn all_cores(r: &Record) -> bool {
 /// Label of a measured series: precision, variant where it matters, and the sizes and parameters that vary.
 fn series_label(f: &Figure, r: &Record, varying: &[String]) -> String {
     let mut parts = vec![];
-    if matches!(f.measure, Measure::Throughput | Measure::PercentOfCeiling | Measure::Error | Measure::SpeedupOverParam(..)) {
+    if matches!(f.measure, Measure::Throughput | Measure::PercentOfCeiling | Measure::Error | Measure::SpeedupOverParam(..) | Measure::Extras(..)) {
         parts.push(r.variant.name().to_string());
     }
     parts.push(r.precision.clone());
@@ -344,6 +375,16 @@ pub fn series(f: &Figure, recs: &[&Record]) -> Vec<Series> {
     let mut out: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
     for r in recs {
         let Some(&x) = r.sizes.get(f.x) else { continue };
+        if let Measure::Extras(names) = f.measure {
+            if r.variant == Variant::Gpu || all_cores(r) {
+                for name in names {
+                    if let Some(v) = r.extra.get(*name) {
+                        out.entry(format!("{} {name}", series_label(f, r, &varying))).or_default().push((x as f64, *v));
+                    }
+                }
+            }
+            continue;
+        }
         let y = match f.measure {
             Measure::SpeedupAllCores if r.variant == Variant::Gpu => all_core_time.get(&pair_key(r)).map(|c| c / r.time.median),
             Measure::SpeedupOneCore if r.variant == Variant::Gpu => one_core_time.get(&pair_key(r)).map(|c| c / r.time.median),

@@ -14,3 +14,4 @@ pub mod ewald;
 pub mod determinant;
 pub mod qmc;
 pub mod registry;
+pub mod solid;

@@ -49,6 +49,7 @@ pub fn kernels() -> Vec<Kernel> {
         kernel!(determinant, "Slater determinants: ratios, Sherman-Morrison and delayed (rank-k) updates, inversion, drift"),
         kernel!(pseudopotential, "Nonlocal pseudopotential energy (BFD carbon) by spherical quadrature: job list, batched determinant ratios (paper 000)"),
         kernel!(qmc, "VMC/DMC driver: He and H2 energies with blocking error bars, validated against exact values"),
+        kernel!(solid, "Whole VMC/DMC steps of a synthetic carbon solid: orbitals, determinant, Jastrow, Ewald, pseudopotential, branching; time per class (paper 000 Figs. 3, 4)"),
     ]
 }
 

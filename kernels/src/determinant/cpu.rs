@@ -190,7 +190,7 @@ fn delay_apply<S: Scalar, A: Real>(wk: &mut Walker<S, A>, n: usize, k: usize, pa
 }
 
 /// Invert A in precision R (LU with partial pivoting, faer) into t = (A^T)^-1 = Ainv^T; log|det| and sign.
-fn invert_in<S: Real, R: Scalar>(a: &[S], t: &mut [S], n: usize, par: Par) -> Result<(f64, f64), usize> {
+pub fn invert_in<S: Real, R: Scalar>(a: &[S], t: &mut [S], n: usize, par: Par) -> Result<(f64, f64), usize> {
     use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
     use faer::linalg::lu::partial_pivoting::{factor, inverse};
     // Column j of A^T is row j of A: contiguous reads into faer's column-major storage.

@@ -153,6 +153,15 @@ impl<S: Real, A: Real> GpuEwald<S, A> {
         self.gpu.stream.memcpy_htod(&host, &mut view).during("copying positions")
     }
 
+    /// For callers that keep positions on the device (the solid mini-app): the following launches work on `walkers`
+    /// walkers, whose fractional coordinates (`[walker][xyz][electron]`, in [0, 1)) the caller writes into the
+    /// returned buffer.
+    pub fn device_fractions(&mut self, walkers: usize) -> &mut CudaSlice<S> {
+        assert!(walkers <= self.capacity, "ewald gpu: more walkers than allocated");
+        self.p.walkers = walkers as i32;
+        &mut self.frac
+    }
+
     /// Copy one move per walker of the current positions.
     pub fn set_moves(&mut self, moves: &[Move]) -> Result<(), GpuError> {
         assert_eq!(moves.len(), self.p.walkers as usize, "ewald gpu: one move per walker");

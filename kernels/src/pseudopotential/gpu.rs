@@ -246,6 +246,13 @@ impl<S: Real, A: Real> GpuPseudo<S, A> {
         self.gpu.stream.clone_dtoh(&self.ratios.slice(..self.points())).during("copying ratios")
     }
 
+    /// The walkers' state on the device, for a driver that moves the walkers in place (the solid mini-app):
+    /// positions `[walker][electron][xyz]`, transposed inverses `[walker][electron][stride]`, rotations
+    /// `[walker][ion][9]`. The next `evaluate` reads them as they are then.
+    pub fn state_mut(&mut self) -> (&mut CudaSlice<f64>, &mut CudaSlice<S>, &mut CudaSlice<f64>) {
+        (&mut self.pos, &mut self.inv, &mut self.rot)
+    }
+
     /// Poison the outputs so a kernel that fails to write an entry cannot pass validation.
     pub fn poison(&mut self) -> Result<(), GpuError> {
         let nan = vec![f64::NAN; self.contrib.len()];

@@ -1,0 +1,561 @@
+//! The GPU engine: every stage of a step for all walkers at once (paper 000's interchange of the walker and
+//! electron loops). Per electron, seven launches over all walkers (solid.cu): determinant gradient, Jastrow and
+//! proposal, B-spline VGL at the proposals (bspline kernel), determinant ratio, Jastrow ratio and Metropolis-
+//! Hastings, Sherman-Morrison in two halves (coefficients, rank-1 apply) for the accepted walkers. The measurement:
+//! VGL of all electrons in chunks of points (bspline kernel), the determinant's gradient and Laplacian (and every
+//! `recompute` steps an f64 re-inversion by cuBLAS batched LU), the kinetic energy, the Ewald energy (ewald kernel,
+//! fed fractional coordinates on the device), the nonlocal energy (pseudopotential kernel, on the very position and
+//! inverse buffers this engine moves). Then (DMC) the comb on the host and one copy launch per array.
+//!
+//! What crosses to the host per step: the random numbers (uploaded, drawn in the CPU engine's order), the accepted
+//! counts, the kinetic, Ewald and nonlocal energies (the pseudopotential kernel brings back its per-point
+//! contributions and its job-list counts, as paper 000's does), and the branching pairs (uploaded).
+//!
+//! Walker data is walker-major in one allocation per array (positions, inverses, gradient rows), the layout the
+//! pseudopotential and B-spline kernels take: a branching copy of walker j over walker i is one launch per array for
+//! all pairs together, instead of paper 000's one anonymous buffer per walker.
+//!
+//! Start: the CPU engine's start positions (`start_walkers`), inverted and measured here, so a GPU engine of any
+//! size starts in a moment and the trajectory check compares two independent starts.
+//!
+//! Timers (with `profile`): CUDA events between the launches of different classes, summed per class after the step.
+
+use super::cpu::SolidError;
+use super::{branch, comb_offset, draws, start_walkers, weight, Class, Params, Parts, Solid, Timers, PER_MOVE};
+use crate::bspline::gpu::{default_per_thread, suffix, GpuSpline};
+use crate::bspline::Output;
+use crate::determinant::cpu::Scalar;
+use crate::determinant::gpu::BatchedLu;
+use crate::ewald::gpu::GpuEwald;
+use crate::gpu::{CudaEvent, CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PushKernelArg};
+use crate::pseudopotential::gpu::GpuPseudo;
+use crate::pseudopotential::Setup;
+use crate::qmc::walker::MoveStats;
+use crate::Real;
+use cudarc::driver::{sys, DevicePtr, DeviceRepr};
+use rayon::prelude::*;
+use std::sync::Arc;
+
+pub const SRC: &str = include_str!("solid.cu");
+
+/// Most B-spline coefficients of a Jastrow functor (SOLID_MAX_JC in solid.cu).
+const MAX_JC: usize = 16;
+/// Threads per block of every solid.cu kernel (SOLID_BLOCK).
+const BLOCK: u32 = 128;
+/// Most bytes of orbital VGL output per measurement chunk.
+const CHUNK_BYTES: usize = 1 << 30;
+
+/// Mirrors `SolidParams` in solid.cu.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct SolidParams {
+    walkers: i32,
+    electrons: i32,
+    n: i32,
+    stride: i32,
+    ions: i32,
+    dmc: i32,
+    tau: f64,
+    cell: [f64; 3],
+    jn: [i32; 3],
+    pad: i32,
+    jcut: [f64; 3],
+    jinvh: [f64; 3],
+    jcoef: [[f64; MAX_JC]; 3],
+}
+// SAFETY: plain-old-data with the C layout of the kernel's struct.
+unsafe impl DeviceRepr for SolidParams {}
+
+struct Funcs {
+    det_grad: CudaFunction,
+    jastrow_move: CudaFunction,
+    det_ratio: CudaFunction,
+    sm_coef: CudaFunction,
+    sm_apply: CudaFunction,
+    measure_det: CudaFunction,
+    from_inverse: CudaFunction,
+    kinetic: CudaFunction,
+    fractions: CudaFunction,
+    row_sum: CudaFunction,
+    copy: CudaFunction,
+}
+
+/// Buffers of the f64 re-inversion (allocated on first use).
+struct Inversion {
+    work: CudaSlice<f64>,
+    out: CudaSlice<f64>,
+    work_ptrs: CudaSlice<u64>,
+    out_ptrs: CudaSlice<u64>,
+    piv: CudaSlice<i32>,
+    info: CudaSlice<i32>,
+}
+
+/// CUDA events at class boundaries: the time between consecutive marks goes to the class of the later one.
+#[derive(Default)]
+struct Marks {
+    events: Vec<CudaEvent>,
+    classes: Vec<Class>,
+    used: usize,
+}
+
+impl Marks {
+    fn mark(&mut self, gpu: &Gpu, c: Class) -> Result<(), GpuError> {
+        if self.used == self.events.len() {
+            self.events.push(gpu.ctx.new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT)).during("creating an event")?);
+            self.classes.push(c);
+        }
+        self.classes[self.used] = c;
+        self.events[self.used].record(&gpu.stream).during("recording an event")?;
+        self.used += 1;
+        Ok(())
+    }
+    fn finish(&mut self) -> Result<Timers, GpuError> {
+        let mut t = Timers::default();
+        for i in 1..self.used {
+            t.add(self.classes[i], self.events[i - 1].elapsed_ms(&self.events[i]).during("timing with events")? as f64 * 1e-3);
+        }
+        self.used = 0;
+        Ok(t)
+    }
+}
+
+fn cfg(grid: (u32, u32), block: u32) -> LaunchConfig {
+    LaunchConfig { grid_dim: (grid.0, grid.1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 }
+}
+
+/// One walker downloaded: positions, rotations, energies, inverse rows.
+pub type WalkerState<S> = (Vec<f64>, Vec<f64>, Parts, Vec<S>);
+
+/// All walkers on the GPU. Storage S, arithmetic A (double: f64/f64, mixed: f32/f64).
+pub struct GpuEngine<'a, S: Real, A: Real> {
+    gpu: Arc<Gpu>,
+    pub sys: &'a Solid,
+    p: Params,
+    kp: SolidParams,
+    f: Funcs,
+    spline: GpuSpline<S, A>,
+    ewald: GpuEwald<S, A>,
+    /// Holds the positions, inverses and rotations the whole engine works on.
+    pp: GpuPseudo<S, A>,
+    ions: CudaSlice<f64>,
+    dpsi: CudaSlice<S>,
+    draws: CudaSlice<f64>,
+    g: CudaSlice<f64>,
+    jold: CudaSlice<f64>,
+    newpos: CudaSlice<f64>,
+    accept: CudaSlice<i32>,
+    acc: CudaSlice<i32>,
+    urow: CudaSlice<S>,
+    coef: CudaSlice<A>,
+    tk: CudaSlice<A>,
+    det4: CudaSlice<f64>,
+    term: CudaSlice<f64>,
+    kin: CudaSlice<f64>,
+    inversion: Option<Inversion>,
+    /// Points per measurement chunk.
+    chunk: usize,
+    host_draws: Vec<f64>,
+    /// Rotations of the last step, `[walker][ion][9]` (the host drew them).
+    pub rot: Vec<f64>,
+    pub parts: Vec<Parts>,
+    accepted: Vec<u32>,
+    pub e_est: f64,
+    pub steps: usize,
+    pub timers: Timers,
+    pub moves: MoveStats,
+    /// Record CUDA events between classes into `timers` (off while the step is timed as a whole: the events and
+    /// their read-out cost host time the step would not otherwise spend).
+    pub profile: bool,
+    marks: Marks,
+}
+
+impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
+    /// `walkers` walkers at the CPU engine's start positions (`start_walkers`), inverted (cuBLAS, f64) and
+    /// measured on the GPU: the start `CpuEngine::new` makes, up to rounding.
+    pub fn new(gpu: &Arc<Gpu>, sys: &'a Solid, setup: &Setup<S>, walkers: usize, p: Params) -> Result<Self, SolidError> {
+        assert!((1..=65535).contains(&walkers), "solid gpu: 1..=65535 walkers");
+        let w = start_walkers::<S>(sys, walkers, &p);
+        let (ne, n, st, ni) = (sys.electrons(), setup.per_spin(), setup.table.stride, setup.ion_count());
+        let j = sys.jastrow();
+        let mut kp = SolidParams {
+            walkers: walkers as i32,
+            electrons: ne as i32,
+            n: n as i32,
+            stride: st as i32,
+            ions: ni as i32,
+            dmc: p.dmc as i32,
+            tau: p.tau,
+            cell: setup.cell,
+            jn: [0; 3],
+            pad: 0,
+            jcut: [0.0; 3],
+            jinvh: [0.0; 3],
+            jcoef: [[0.0; MAX_JC]; 3],
+        };
+        for (k, u) in [&j.pair[0], &j.pair[1], &j.one].into_iter().enumerate() {
+            assert!(u.form == crate::jastrow::Form::BSpline && u.coefs.len() <= MAX_JC, "solid gpu: Jastrow functors must be B-splines of at most {MAX_JC} coefficients");
+            kp.jn[k] = u.coefs.len() as i32;
+            kp.jcut[k] = u.cutoff;
+            kp.jinvh[k] = u.inv_h;
+            kp.jcoef[k][..u.coefs.len()].copy_from_slice(&u.coefs);
+        }
+        let (sb, ab) = (std::mem::size_of::<S>(), std::mem::size_of::<A>());
+        gpu.ensure_fits("the walkers' inverses, gradient rows and f64 re-inversion buffers", walkers * ne * st * 4 * sb + 4 * walkers * n * n * 8)?;
+        let chunk = (CHUNK_BYTES / (5 * st * ab)).clamp(walkers, 65535).min((walkers * ne).max(walkers));
+        let sfx = suffix::<S, A>();
+        let func = |name: &str| gpu.function("solid", SRC, &format!("solid_{name}_{sfx}"));
+        let f = Funcs {
+            det_grad: func("det_grad")?,
+            jastrow_move: func("jastrow_move")?,
+            det_ratio: func("det_ratio")?,
+            sm_coef: func("sm_coef")?,
+            sm_apply: func("sm_apply")?,
+            measure_det: func("measure_det")?,
+            from_inverse: func("from_inverse")?,
+            kinetic: func("kinetic")?,
+            fractions: func("fractions")?,
+            row_sum: gpu.function("solid", SRC, "solid_row_sum")?,
+            copy: gpu.function("solid", SRC, "solid_copy_walkers")?,
+        };
+        let mut e = GpuEngine {
+            spline: GpuSpline::new(gpu, &setup.table, chunk, Output::Vgl, default_per_thread::<S, A>())?,
+            ewald: GpuEwald::new(gpu, &sys.ewald, walkers)?,
+            pp: GpuPseudo::new(gpu, setup, &w)?,
+            ions: gpu.upload("ion positions", &setup.ions)?,
+            dpsi: gpu.zeros("gradient rows", walkers * ne * 3 * st)?,
+            draws: gpu.zeros("random numbers", walkers * ne * PER_MOVE)?,
+            g: gpu.zeros("ratios and gradients", 4 * walkers)?,
+            jold: gpu.zeros("old Jastrow sums", walkers)?,
+            newpos: gpu.zeros("proposals", 3 * walkers)?,
+            accept: gpu.zeros("accept flags", walkers)?,
+            acc: gpu.zeros("accepted counts", walkers)?,
+            urow: gpu.zeros("proposed rows", 4 * walkers * st)?,
+            coef: gpu.zeros("Sherman-Morrison coefficients", walkers * n)?,
+            tk: gpu.zeros("Sherman-Morrison rows", walkers * st)?,
+            det4: gpu.zeros("determinant derivatives", 4 * walkers * ne)?,
+            term: gpu.zeros("kinetic terms", walkers * ne)?,
+            kin: gpu.zeros("kinetic energies", walkers)?,
+            inversion: None,
+            chunk,
+            host_draws: vec![0.0; walkers * ne * PER_MOVE],
+            rot: w.rot,
+            accepted: vec![0; walkers],
+            e_est: 0.0,
+            parts: vec![Parts::default(); walkers],
+            steps: 0,
+            timers: Timers::default(),
+            moves: MoveStats::default(),
+            profile: false,
+            marks: Marks::default(),
+            gpu: gpu.clone(),
+            p,
+            sys,
+            kp,
+            f,
+        };
+        // the measurement with a re-inversion makes the inverses and gradient rows from the positions
+        e.measure(true)?;
+        e.energies_to_host()?;
+        e.e_est = e.parts.iter().map(Parts::local).sum::<f64>() / walkers as f64;
+        Ok(e)
+    }
+
+    /// Kinetic, Ewald and nonlocal energies of the last measurement into `parts`; the accepted counts.
+    fn energies_to_host(&mut self) -> Result<(), GpuError> {
+        let kinetic = self.gpu.download(&self.kin)?;
+        let coulomb: Vec<A> = self.ewald.outputs()?;
+        let acc = self.gpu.download(&self.acc)?;
+        self.mark(Class::Other)?;
+        let nonlocal = self.pp.evaluate()?;
+        self.mark(Class::Pseudopotential)?;
+        for k in 0..self.count() {
+            self.parts[k] = Parts { kinetic: kinetic[k], coulomb: coulomb[k].f64(), nonlocal: nonlocal[k] };
+            self.accepted[k] = acc[k] as u32;
+        }
+        Ok(())
+    }
+
+    pub fn count(&self) -> usize {
+        self.kp.walkers as usize
+    }
+
+    fn mark(&mut self, c: Class) -> Result<(), GpuError> {
+        if self.profile {
+            self.marks.mark(&self.gpu, c)?;
+        }
+        Ok(())
+    }
+
+    /// Local energies of all walkers (host copies of the last step's).
+    pub fn energies(&self) -> Result<Vec<f64>, GpuError> {
+        Ok(self.parts.iter().map(Parts::local).collect())
+    }
+
+    /// Moves accepted by each walker in the last step.
+    pub fn accepted(&self) -> Result<Vec<u32>, GpuError> {
+        Ok(self.accepted.clone())
+    }
+
+    /// Walker k's positions, rotations, energies and inverse rows (downloaded), for validation.
+    pub fn walker(&mut self, k: usize) -> Result<WalkerState<S>, GpuError> {
+        let (ne, st, ni) = (self.kp.electrons as usize, self.kp.stride as usize, self.kp.ions as usize);
+        let (pos, inv, _) = self.pp.state_mut();
+        let s = &self.gpu.stream;
+        let pos = s.clone_dtoh(&pos.slice(3 * k * ne..3 * (k + 1) * ne)).during("copying positions")?;
+        let inv = s.clone_dtoh(&inv.slice(k * ne * st..(k + 1) * ne * st)).during("copying inverses")?;
+        Ok((pos, self.rot[9 * k * ni..9 * (k + 1) * ni].to_vec(), self.parts[k], inv))
+    }
+
+    /// One step of every walker, as `CpuEngine::step`.
+    pub fn step(&mut self) -> Result<(), SolidError> {
+        let (nw, ne, ni) = (self.count(), self.kp.electrons as usize, self.kp.ions as usize);
+        let step = self.steps;
+        let old: Vec<f64> = self.parts.iter().map(Parts::local).collect();
+        self.mark(Class::Other)?;
+        // the random numbers, in the CPU engine's order, and the rotations
+        let seed = self.p.seed;
+        self.host_draws.par_chunks_mut(PER_MOVE * ne).zip(self.rot.par_chunks_mut(9 * ni)).enumerate().for_each(|(k, (mv, rot))| draws(seed, step, k, ne, ni, mv, rot));
+        self.gpu.write(&mut self.draws, &self.host_draws)?;
+        {
+            let (_, _, rot) = self.pp.state_mut();
+            self.gpu.write(rot, &self.rot)?;
+        }
+        self.gpu.write(&mut self.acc, &vec![0i32; nw])?;
+        self.mark(Class::Other)?;
+        for e in 0..ne {
+            self.sweep_electron(e as i32)?;
+        }
+        self.measure(self.p.reinverts(step))?;
+        self.energies_to_host()?;
+        self.moves.accepted += self.accepted.iter().map(|&a| a as u64).sum::<u64>();
+        self.moves.attempted += (nw * ne) as u64;
+        if self.p.dmc {
+            self.branch(&old, step)?;
+            self.mark(Class::Branching)?;
+        }
+        if self.profile {
+            self.timers = self.timers.merge(self.marks.finish()?);
+        }
+        self.steps += 1;
+        Ok(())
+    }
+
+    /// The seven launches of one electron's move, all walkers.
+    fn sweep_electron(&mut self, e: i32) -> Result<(), GpuError> {
+        let (nw, n) = (self.count() as u32, self.kp.n as u32);
+        let s = self.gpu.stream.clone();
+        let kp = self.kp;
+        {
+            let (_, inv, _) = self.pp.state_mut();
+            let mut b = s.launch_builder(&self.f.det_grad);
+            b.arg(&kp).arg(&e).arg(&*inv).arg(&self.dpsi).arg(&mut self.g);
+            // SAFETY: block w reads row e of walker w in inv ([w][e][stride]) and dpsi ([w][e][3][stride]), writes g[4w..4w+4].
+            unsafe { b.launch(cfg((nw, 1), BLOCK)) }.during("launching solid_det_grad")?;
+        }
+        self.mark(Class::Determinant)?;
+        self.jastrow_move(e, 0)?;
+        self.mark(Class::Jastrow)?;
+        self.spline.launch()?;
+        self.mark(Class::Orbitals)?;
+        {
+            let (_, inv, _) = self.pp.state_mut();
+            let mut b = s.launch_builder(&self.f.det_ratio);
+            b.arg(&kp).arg(&e).arg(self.spline.device_outputs()).arg(&*inv).arg(&mut self.urow).arg(&mut self.g);
+            // SAFETY: block w reads point w of the spline output ([point][5][stride], nw points evaluated) and row e of
+            // walker w's inverse; writes urow[w][4][stride] and g[4w..4w+4].
+            unsafe { b.launch(cfg((nw, 1), BLOCK)) }.during("launching solid_det_ratio")?;
+        }
+        self.mark(Class::Determinant)?;
+        self.jastrow_move(e, 1)?;
+        self.mark(Class::Jastrow)?;
+        {
+            let (_, inv, _) = self.pp.state_mut();
+            let mut b = s.launch_builder(&self.f.sm_coef);
+            b.arg(&kp).arg(&e).arg(&*inv).arg(&self.urow).arg(&self.accept).arg(&self.g).arg(&mut self.coef).arg(&mut self.tk);
+            // SAFETY: block (x, w): 4 warps, rows 4x..4x+3 < n of walker w's spin block; writes coef[w][n], tk[w][stride].
+            unsafe { b.launch(cfg((n.div_ceil(BLOCK / 32), nw), BLOCK)) }.during("launching solid_sm_coef")?;
+            let mut b = s.launch_builder(&self.f.sm_apply);
+            b.arg(&kp).arg(&e).arg(inv).arg(&mut self.dpsi).arg(&self.urow).arg(&self.accept).arg(&self.coef).arg(&self.tk);
+            // SAFETY: block (j, w) rewrites row j < n of walker w's spin block (stride entries) and, for j = 0, the 3
+            // gradient rows of electron e; coef and tk were written by the launch before on this stream.
+            unsafe { b.launch(cfg((n, nw), BLOCK)) }.during("launching solid_sm_apply")?;
+        }
+        self.mark(Class::Determinant)
+    }
+
+    /// Phase 0 (old position, proposal into the spline's positions) or 1 (new position, accept).
+    fn jastrow_move(&mut self, e: i32, phase: i32) -> Result<(), GpuError> {
+        let nw = self.count();
+        let kp = self.kp;
+        let s = self.gpu.stream.clone();
+        let (pos, _, _) = self.pp.state_mut();
+        let sp = self.spline.device_positions(nw);
+        let mut b = s.launch_builder(&self.f.jastrow_move);
+        b.arg(&kp).arg(&e).arg(&phase).arg(pos).arg(&self.ions).arg(&self.draws).arg(&self.g).arg(&mut self.jold);
+        b.arg(&mut self.newpos).arg(sp).arg(&mut self.accept).arg(&mut self.acc);
+        // SAFETY: block w reads walker w's positions and draws row e, the ions; thread 0 writes entry w of jold,
+        // accept, acc, and 3 entries of newpos, the spline positions (room for nw >= w + 1 points) and pos.
+        unsafe { b.launch(cfg((nw as u32, 1), BLOCK)) }.during("launching solid_jastrow_move")?;
+        Ok(())
+    }
+
+    /// Orbitals VGL at every electron in chunks; with `invert` first a pass that fills the Slater matrices and
+    /// re-inverts them in f64; then the determinant derivatives, the kinetic energy and the Ewald energy.
+    fn measure(&mut self, invert: bool) -> Result<(), SolidError> {
+        let (nw, ne, n) = (self.count(), self.kp.electrons as usize, self.kp.n as usize);
+        if invert {
+            if self.inversion.is_none() {
+                let g = &self.gpu;
+                let m = 2 * nw;
+                let (work, out) = (g.zeros::<f64>("Slater matrices", m * n * n)?, g.zeros::<f64>("inverses", m * n * n)?);
+                let ptrs = |x: &CudaSlice<f64>| -> Result<CudaSlice<u64>, GpuError> {
+                    let (base, _sync) = x.device_ptr(&g.stream);
+                    g.upload("matrix addresses", &(0..m as u64).map(|k| base + k * (n * n * 8) as u64).collect::<Vec<_>>())
+                };
+                self.inversion = Some(Inversion { work_ptrs: ptrs(&work)?, out_ptrs: ptrs(&out)?, work, out, piv: g.zeros("pivots", m * n)?, info: g.zeros("inversion info", m)? });
+            }
+            self.measure_chunks(1)?;
+            self.reinvert()?;
+        }
+        self.measure_chunks(0)?;
+        let kp = self.kp;
+        let s = self.gpu.stream.clone();
+        {
+            let (pos, _, _) = self.pp.state_mut();
+            let mut b = s.launch_builder(&self.f.kinetic);
+            b.arg(&kp).arg(&*pos).arg(&self.ions).arg(&self.det4).arg(&mut self.term);
+            // SAFETY: block (e, w) reads walker w's positions and det4[w][e], writes term[w][e].
+            unsafe { b.launch(cfg((ne as u32, nw as u32), BLOCK)) }.during("launching solid_kinetic")?;
+            let len = ne as i32;
+            let mut b = s.launch_builder(&self.f.row_sum);
+            b.arg(&len).arg(&self.term).arg(&mut self.kin);
+            // SAFETY: block w sums term[w][0..ne] into kin[w].
+            unsafe { b.launch(cfg((nw as u32, 1), BLOCK)) }.during("launching solid_row_sum")?;
+        }
+        self.mark(Class::Jastrow)?;
+        {
+            let (pos, _, _) = self.pp.state_mut();
+            let frac = self.ewald.device_fractions(nw);
+            let mut b = s.launch_builder(&self.f.fractions);
+            b.arg(&kp).arg(&*pos).arg(frac);
+            // SAFETY: grid-stride over walkers x electrons; frac holds walkers*3*electrons entries.
+            unsafe { b.launch(cfg((((nw * ne) as u32).div_ceil(BLOCK).min(4096), 1), BLOCK)) }.during("launching solid_fractions")?;
+        }
+        self.ewald.launch_energy()?;
+        self.mark(Class::Coulomb)?;
+        Ok(())
+    }
+
+    /// VGL of all points (walker, electron) in chunks, each followed by solid_measure_det in `mode`.
+    fn measure_chunks(&mut self, mode: i32) -> Result<(), GpuError> {
+        let total = self.count() * self.kp.electrons as usize;
+        let kp = self.kp;
+        let s = self.gpu.stream.clone();
+        let mut first = 0usize;
+        while first < total {
+            let count = self.chunk.min(total - first);
+            {
+                let (pos, _, _) = self.pp.state_mut();
+                let sp = self.spline.device_positions(count);
+                s.memcpy_dtod(&pos.slice(3 * first..3 * (first + count)), &mut sp.slice_mut(..3 * count)).during("copying positions to the spline")?;
+            }
+            self.spline.launch()?;
+            self.mark(Class::Orbitals)?;
+            let first_i = first as i64;
+            let (_, inv, _) = self.pp.state_mut();
+            let mut b = s.launch_builder(&self.f.measure_det);
+            b.arg(&kp).arg(&first_i).arg(&mode).arg(self.spline.device_outputs()).arg(&*inv).arg(&mut self.dpsi).arg(&mut self.det4);
+            match self.inversion.as_mut() {
+                Some(x) => b.arg(&mut x.work),
+                None => b.arg(&mut self.term), // mode 0 never writes it
+            };
+            // SAFETY: block t handles point first + t < total: its spline output row (count points evaluated), its
+            // inverse and gradient rows, det4[4 pt..]; mode 1 writes column-major entries of its walker's spin
+            // matrix in work (2 n^2 per walker), allocated whenever mode 1 runs.
+            unsafe { b.launch(cfg((count as u32, 1), BLOCK)) }.during("launching solid_measure_det")?;
+            self.mark(Class::Determinant)?;
+            first += count;
+        }
+        Ok(())
+    }
+
+    /// cuBLAS batched LU and inverse (f64) of every walker's two Slater matrices, back into the inverse rows.
+    fn reinvert(&mut self) -> Result<(), SolidError> {
+        let (nw, n) = (self.count(), self.kp.n as usize);
+        let x = self.inversion.as_mut().expect("allocated by measure");
+        let blas = self.gpu.blas()?;
+        let s = &self.gpu.stream;
+        let h = *blas.handle();
+        let ptr = |v: &CudaSlice<i32>| v.device_ptr(s).0;
+        let (piv, info) = (ptr(&x.piv), ptr(&x.info));
+        let (wp, op) = (x.work_ptrs.device_ptr(s).0, x.out_ptrs.device_ptr(s).0);
+        let (ni, m) = (n as i32, (2 * nw) as i32);
+        let err = |during: &str, st: cudarc::cublas::sys::cublasStatus_t| GpuError::Blas { during: during.into(), message: format!("{st:?}") };
+        // SAFETY: work_ptrs and out_ptrs hold the addresses of the 2 nw n x n matrices of work and out (these very
+        // allocations, alive as long as the pointer arrays); piv holds n per matrix, info one; the handle runs on
+        // the stream of the launches that filled work.
+        let st = unsafe { <f64 as BatchedLu>::getrf(h, ni, wp, piv, info, m) };
+        if st != cudarc::cublas::sys::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
+            return Err(err("the batched LU factorisation (getrfBatched)", st).into());
+        }
+        // SAFETY: as for getrf; out is a separate allocation from work.
+        let st = unsafe { <f64 as BatchedLu>::getri(h, ni, wp, piv, op, info, m) };
+        if st != cudarc::cublas::sys::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
+            return Err(err("the batched LU inversion (getriBatched)", st).into());
+        }
+        let info = self.gpu.download(&x.info)?;
+        if let Some(k) = info.iter().position(|&i| i != 0) {
+            return Err(SolidError::Singular(k / 2));
+        }
+        {
+            let kp = self.kp;
+            let (_, inv, _) = self.pp.state_mut();
+            let mut b = s.launch_builder(&self.f.from_inverse);
+            b.arg(&kp).arg(&x.out).arg(inv);
+            // SAFETY: grid-stride over the 2 nw n^2 entries of out; each lands in row k < n, column m < n <= stride
+            // of its walker's spin block in inv.
+            unsafe { b.launch(cfg((((2 * nw * n * n) as u32).div_ceil(BLOCK).min(8192), 1), BLOCK)) }.during("launching solid_from_inverse")?;
+        }
+        self.mark(Class::Determinant)?;
+        Ok(())
+    }
+
+    /// DMC: weights and the comb on the host (as `CpuEngine`), then one copy launch per array for all pairs.
+    fn branch(&mut self, old: &[f64], step: usize) -> Result<(), GpuError> {
+        let (ne, ni) = (self.kp.electrons as usize, self.kp.ions as usize);
+        let new: Vec<f64> = self.parts.iter().map(Parts::local).collect();
+        let weights: Vec<f64> = old.iter().zip(&new).map(|(&o, &n)| weight(o, n, self.e_est, self.p.tau, ne)).collect();
+        let wsum: f64 = weights.iter().sum();
+        let e_gen = weights.iter().zip(&new).map(|(w, e)| w * e).sum::<f64>() / wsum;
+        let parents = branch(&weights, comb_offset(self.p.seed, step));
+        let (from, to): (Vec<i32>, Vec<i32>) = parents.iter().enumerate().filter(|(s, f)| s != *f).map(|(s, &f)| (f as i32, s as i32)).unzip();
+        if !from.is_empty() {
+            let (from_d, to_d) = (self.gpu.upload("branching sources", &from)?, self.gpu.upload("branching slots", &to)?);
+            let nw = self.count();
+            let (pos, inv, _) = self.pp.state_mut();
+            copy_walkers(&self.gpu, &self.f.copy, nw, &from_d, &to_d, pos)?;
+            copy_walkers(&self.gpu, &self.f.copy, nw, &from_d, &to_d, inv)?;
+            copy_walkers(&self.gpu, &self.f.copy, nw, &from_d, &to_d, &mut self.dpsi)?;
+        }
+        for (slot, &f) in parents.iter().enumerate().filter(|(s, f)| s != *f) {
+            self.parts[slot] = self.parts[f];
+            self.rot.copy_within(9 * ni * f..9 * ni * (f + 1), 9 * ni * slot);
+        }
+        self.e_est += (e_gen - self.e_est) / (self.steps + 2) as f64;
+        Ok(())
+    }
+}
+
+/// Copy walker `from[i]` over walker `to[i]` in `buf` (`walkers` equal slices of 4-byte multiples), one launch.
+fn copy_walkers<T: DeviceRepr>(gpu: &Gpu, f: &CudaFunction, walkers: usize, from: &CudaSlice<i32>, to: &CudaSlice<i32>, buf: &mut CudaSlice<T>) -> Result<(), GpuError> {
+    let bytes = buf.len() / walkers * std::mem::size_of::<T>();
+    assert!(bytes.is_multiple_of(4) && buf.len().is_multiple_of(walkers), "solid gpu: walker slices of whole words");
+    let (pairs, words) = (from.len() as i32, (bytes / 4) as i64);
+    let mut b = gpu.stream.launch_builder(f);
+    b.arg(&pairs).arg(&words).arg(from).arg(to).arg(buf);
+    let grid = ((words as u32).div_ceil(BLOCK).clamp(1, 1024), (pairs as u32).min(65535));
+    // SAFETY: every source and slot index is below `walkers`; each walker owns `words` words of buf; no slot is a
+    // source (solid::branch), so no block reads what another writes.
+    unsafe { b.launch(cfg(grid, BLOCK)) }.during("launching solid_copy_walkers")?;
+    Ok(())
+}

@@ -1,0 +1,332 @@
+//! A whole QMC step of a synthetic carbon-like solid (paper 000, Figs. 3 and 4): the work of a real VMC or DMC
+//! generation with real-material sizes, as miniqmc imitates it (the energies are not physical, the cost is).
+//!
+//! System: the pseudopotential kernel's cell ([`crate::pseudopotential::Setup::carbon`]): diamond cells of 8 atoms,
+//! 4 valence electrons per atom (half per spin), random B-spline orbitals (bspline kernel table), BFD carbon
+//! nonlocal channels, two-body and one-body B-spline Jastrow functors (jastrow kernel's [`crate::jastrow::Radial`]),
+//! plus the Ewald sum (ewald kernel) of the electrons and the ions of charge 4 in the same orthorhombic cell.
+//!
+//! Wavefunction: Psi = D_up D_down exp(J), D_s = det[phi_k(r_i)] over the electrons of spin s (both spins share the
+//! orbitals), J = sum_{i<j} u(r_ij) + sum_{i,I} chi(r_iI), minimum image.
+//!
+//! One step, every walker (see [`cpu`] and [`gpu`]):
+//! 1. the sweep, electron by electron: drift-diffusion proposal from grad ln Psi (the inverse row dotted with the
+//!    stored orbital gradients, plus the Jastrow gradient), orbitals VGL at the new point (B-spline), determinant
+//!    ratio and gradient (the inverse row), Jastrow ratio and gradient (one O(N) pass over the other electrons and
+//!    the ions at the old and the new point: the cost QMCPACK's stored-row update has), Metropolis-Hastings with
+//!    the drift-diffusion Green's functions (qmc::walker's rule), and on accept the Sherman-Morrison update of the
+//!    transposed inverse and the new gradient row;
+//! 2. the measurement: orbitals VGL at all electrons, grad and Laplacian of ln D from the inverse rows (and the
+//!    refreshed gradient rows), the Jastrow's, the kinetic energy; the Ewald energy (electron-electron,
+//!    electron-ion, ion-ion); the nonlocal pseudopotential energy (pseudopotential kernel, all walkers in one
+//!    batch); every `recompute` steps a fresh f64 inversion of the Slater matrices from the measured values;
+//! 3. DMC only: branching weights and a fixed-population comb ([`branch`]).
+//!
+//! Random numbers: per walker and step one stream (qmc::vmc::stream), drawn in a fixed order ([`draws`]): per
+//! electron three normals and one uniform, then the quadrature rotations of every ion. The GPU engine draws the same
+//! numbers on the host and uploads them, so in double it follows the CPU engine's trajectory.
+//!
+//! Precision: `double` (f64 everywhere), `mixed` (f32 B-spline table, inverse and stored gradients; f64 positions,
+//! dot products, Jastrow, Ewald sums and energies; f64 re-inversion every `recompute` steps). `single` is not
+//! offered: paper 000 keeps the inversion and the sums in double.
+
+pub mod cpu;
+pub mod gpu;
+pub mod reference;
+#[cfg(test)]
+mod tests;
+
+use crate::ewald::{self, Ewald};
+use crate::jastrow::Radial;
+use crate::pseudopotential::{self as pp, quadrature::random_rotation, Channels, Rule, Setup};
+use crate::qmc::vmc::stream;
+use crate::qmc::walker::gaussian3;
+use crate::Real;
+use rand::Rng;
+
+/// Ewald accuracy in Ha per particle (the electron-gas driver's).
+pub const EWALD_ACCURACY: f64 = 1e-6;
+/// Ion charge: carbon's valence with the BFD core removed.
+pub const ION_CHARGE: f64 = 4.0;
+/// Random numbers per electron per sweep: three normals and one uniform.
+pub const PER_MOVE: usize = 4;
+
+/// The system all walkers share.
+#[derive(Clone, Debug)]
+pub struct Solid {
+    pub setup: Setup<f64>,
+    pub ewald: Ewald,
+}
+
+impl Solid {
+    /// The solid of `atoms` atoms (a positive multiple of 8), 12-point quadrature, BFD carbon.
+    pub fn carbon(atoms: usize, seed: u64) -> Result<Solid, String> {
+        let setup = Setup::carbon(atoms, Rule::P12, Channels::carbon_bfd(), seed)?;
+        let c = setup.cell;
+        let cell = ewald::Cell::new(3, [[c[0], 0.0, 0.0], [0.0, c[1], 0.0], [0.0, 0.0, c[2]]]);
+        let ions = ewald::Ions { pos: setup.ions.chunks_exact(3).map(|r| [r[0], r[1], r[2]]).collect(), charge: vec![ION_CHARGE; setup.ion_count()] };
+        let ewald = Ewald::auto(cell, setup.electrons, ions, EWALD_ACCURACY);
+        Ok(Solid { setup, ewald })
+    }
+    pub fn electrons(&self) -> usize {
+        self.setup.electrons
+    }
+    pub fn jastrow(&self) -> &pp::Jastrow {
+        self.setup.jastrow.as_ref().expect("the solid always has a Jastrow factor")
+    }
+}
+
+/// Run parameters of a step.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Params {
+    pub tau: f64,
+    /// DMC: fixed-node moves, branching weights and the comb. VMC otherwise.
+    pub dmc: bool,
+    /// Re-invert the Slater matrices in f64 every this many steps (0: never).
+    pub recompute: usize,
+    pub seed: u64,
+}
+
+impl Params {
+    /// Does step `step` (from 0) end with a re-inversion?
+    pub fn reinverts(&self, step: usize) -> bool {
+        self.recompute > 0 && (step + 1).is_multiple_of(self.recompute)
+    }
+}
+
+/// The kernel classes of paper 000's Fig. 4, plus what falls outside them (random numbers, bookkeeping).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Class {
+    Orbitals,
+    Determinant,
+    Jastrow,
+    Coulomb,
+    Pseudopotential,
+    Branching,
+    Other,
+}
+
+impl Class {
+    pub const ALL: [Class; 7] = [Class::Orbitals, Class::Determinant, Class::Jastrow, Class::Coulomb, Class::Pseudopotential, Class::Branching, Class::Other];
+    pub fn name(self) -> &'static str {
+        match self {
+            Class::Orbitals => "orbitals",
+            Class::Determinant => "determinant",
+            Class::Jastrow => "jastrow",
+            Class::Coulomb => "coulomb",
+            Class::Pseudopotential => "pseudopotential",
+            Class::Branching => "branching",
+            Class::Other => "other",
+        }
+    }
+}
+
+/// Seconds spent per class.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Timers(pub [f64; 7]);
+
+impl Timers {
+    pub fn add(&mut self, c: Class, seconds: f64) {
+        self.0[c as usize] += seconds;
+    }
+    pub fn merge(mut self, o: Timers) -> Timers {
+        self.0.iter_mut().zip(o.0).for_each(|(a, b)| *a += b);
+        self
+    }
+    pub fn total(&self) -> f64 {
+        self.0.iter().sum()
+    }
+    /// Fraction of the total per class.
+    pub fn fractions(&self) -> [f64; 7] {
+        let t = self.total().max(f64::MIN_POSITIVE);
+        self.0.map(|x| x / t)
+    }
+    /// These thread times rescaled to sum to `wall` (a parallel phase split in the proportions its threads spent).
+    pub fn scaled_to(&self, wall: f64) -> Timers {
+        let t = self.total();
+        Timers(if t > 0.0 { self.0.map(|x| x * wall / t) } else { [0.0; 7] })
+    }
+}
+
+/// Time `f` into class `c` of `t`.
+#[inline(always)]
+pub fn timed<R>(t: &mut Timers, c: Class, f: impl FnOnce() -> R) -> R {
+    let start = std::time::Instant::now();
+    let r = f();
+    t.add(c, start.elapsed().as_secs_f64());
+    r
+}
+
+/// The energy of one walker, by part.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Parts {
+    pub kinetic: f64,
+    /// Ewald: electron-electron, electron-ion, ion-ion.
+    pub coulomb: f64,
+    pub nonlocal: f64,
+}
+
+impl Parts {
+    pub fn local(&self) -> f64 {
+        self.kinetic + self.coulomb + self.nonlocal
+    }
+    /// The scale errors are measured against: a relative error of the sum of parts of both signs would be
+    /// meaningless where they cancel.
+    pub fn magnitude(&self) -> f64 {
+        self.kinetic.abs() + self.coulomb.abs() + self.nonlocal.abs()
+    }
+}
+
+/// The random numbers of one walker for one step: per electron (chi_x, chi_y, chi_z, u) with chi standard normal
+/// and u uniform in [0, 1), then one 3x3 rotation per ion for the quadrature.
+pub fn draws(seed: u64, step: usize, walker: usize, electrons: usize, ions: usize, moves: &mut [f64], rot: &mut [f64]) {
+    let mut r = stream(seed, 0x501D, step, walker);
+    for m in moves[..PER_MOVE * electrons].chunks_exact_mut(PER_MOVE) {
+        let chi = gaussian3(&mut r);
+        m[..3].copy_from_slice(&chi);
+        m[3] = r.random::<f64>();
+    }
+    for q in rot[..9 * ions].chunks_exact_mut(9) {
+        q.copy_from_slice(&random_rotation(&mut r));
+    }
+}
+
+/// The walkers both engines start from: electrons uniform in the cell, quadrature rotations (the inverses are
+/// placeholders: the first measurement inverts the Slater matrices).
+pub fn start_walkers<S: Real>(sys: &Solid, count: usize, p: &Params) -> pp::Walkers<S> {
+    pp::Walkers::random(&sys.setup, count, p.seed ^ 0x5011D).convert()
+}
+
+/// The uniform number of the comb of step `step`.
+pub fn comb_offset(seed: u64, step: usize) -> f64 {
+    stream(seed, 0xB4A9, step, 0).random::<f64>()
+}
+
+/// Branching with a fixed population (the comb): walker j gets about weight_j * count / sum copies, drawn with one
+/// uniform `xi` for all teeth. Returns, per slot, the walker whose state goes there: survivors keep their own slot,
+/// extra copies fill the slots of walkers that died, so the copies can be made in place in any order (no source is
+/// overwritten). The population-control step of a distributed DMC can replace this function.
+pub fn branch(weights: &[f64], xi: f64) -> Vec<usize> {
+    let n = weights.len();
+    let total: f64 = weights.iter().sum();
+    let mut copies = vec![0usize; n];
+    let (mut acc, mut j) = (0.0, 0usize);
+    for k in 0..n {
+        let tooth = (k as f64 + xi) * total / n as f64;
+        while j + 1 < n && acc + weights[j] <= tooth {
+            acc += weights[j];
+            j += 1;
+        }
+        copies[j] += 1;
+    }
+    let mut parent: Vec<usize> = (0..n).collect();
+    let mut free = (0..n).filter(|&s| copies[s] == 0);
+    for (j, &c) in copies.iter().enumerate() {
+        for _ in 1..c {
+            parent[free.next().expect("the comb makes exactly n copies")] = j;
+        }
+    }
+    parent
+}
+
+/// The DMC weight of a walker whose local energy went from `old` to `new`: exp(-tau (mean of the capped
+/// E_L - E_est)), with qmc::dmc's cap of Zen et al. (0.2 sqrt(N / tau)).
+pub fn weight(old: f64, new: f64, e_est: f64, tau: f64, electrons: usize) -> f64 {
+    let cap = 0.2 * (electrons as f64 / tau).sqrt();
+    let s = |e: f64| (e - e_est).clamp(-cap, cap);
+    (-tau * 0.5 * (s(old) + s(new))).exp()
+}
+
+/// The Jastrow functors in the arithmetic type A.
+#[derive(Clone, Debug)]
+pub struct Functors<A> {
+    pub pair: [Radial<A>; 2],
+    pub one: Radial<A>,
+}
+
+impl<A: Real> Functors<A> {
+    pub fn new(j: &pp::Jastrow) -> Self {
+        Functors { pair: [j.pair[0].convert(), j.pair[1].convert()], one: j.one.convert() }
+    }
+
+    /// The terms of log J that contain electron `e` placed at `at` (the others at `pos`, `[electron][xyz]`):
+    /// value sum_{j != e} u(|at - r_j|) + sum_I chi(|at - R_I|), its gradient and Laplacian with respect to `at`.
+    /// Distances in f64, functors and sums in A.
+    pub fn electron(&self, s: &Setup<f64>, pos: &[f64], e: usize, at: [f64; 3]) -> (f64, [f64; 3], f64) {
+        let (ne, n) = (s.electrons, s.per_spin());
+        let (mut v, mut g, mut l) = (A::zero(), [A::zero(); 3], A::zero());
+        let mut add = |f: &Radial<A>, b: [f64; 3]| {
+            let d = s.displacement(at, b);
+            let r = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
+            let (u, du, d2u) = f.eval(A::of(r));
+            let dr = du / A::of(r);
+            v += u;
+            (0..3).for_each(|k| g[k] += dr * A::of(d[k]));
+            l += d2u + A::of(2.0) * dr;
+        };
+        for (range, f) in [(0..n, &self.pair[usize::from(e >= n)]), (n..ne, &self.pair[usize::from(e < n)])] {
+            for o in range.filter(|&o| o != e) {
+                add(f, [pos[3 * o], pos[3 * o + 1], pos[3 * o + 2]]);
+            }
+        }
+        for b in s.ions.chunks_exact(3) {
+            add(&self.one, [b[0], b[1], b[2]]);
+        }
+        (v.f64(), g.map(|x| x.f64()), l.f64())
+    }
+}
+
+/// Expected nonlocal jobs of one walker: electrons times ions times the chance of being within r_c of an ion.
+pub fn expected_jobs(sys: &Solid) -> f64 {
+    let s = &sys.setup;
+    let vol: f64 = s.cell.iter().product();
+    let sphere = 4.0 / 3.0 * std::f64::consts::PI * s.channels.rc.powi(3);
+    (s.electrons * s.ion_count()) as f64 * sphere / vol
+}
+
+/// Flops of one walker step at acceptance `acc` (for the record's GFLOP/s): per move the VGL spline (2 x 64 x 5
+/// per orbital), ratio and gradients (8 per orbital), two Jastrow passes, on accept the Sherman-Morrison update
+/// (4 n^2); the measurement's spline, dot products and one Jastrow pass per electron; the Ewald energy; the
+/// nonlocal ratios of the expected jobs.
+pub fn step_flops(sys: &Solid, acc: f64) -> f64 {
+    let s = &sys.setup;
+    let (ne, n, ions) = (s.electrons as f64, s.per_spin() as f64, s.ion_count() as f64);
+    let jas = (ne - 1.0 + ions) * pp::Jastrow::PAIR_FLOPS;
+    let spline = crate::bspline::flops(1, s.per_spin(), crate::bspline::Output::Vgl);
+    let moves = ne * (spline + 8.0 * n + 2.0 * jas + acc * 4.0 * n * n);
+    let measure = ne * (spline + 10.0 * n + jas);
+    let jobs = expected_jobs(sys).round() as usize;
+    moves + measure + sys.ewald.energy_flops() + pp::flops(jobs, s.rule.points(), s.per_spin(), 1, s.electrons, s.ion_count(), true)
+}
+
+/// Fewest bytes of one walker step with element size `e` (table, inverse, gradient rows) at acceptance `acc`: per
+/// move 64 table rows and the inverse and gradient rows read, on accept the spin's inverse read and written and
+/// the gradient row written; the measurement's 64 rows per electron and the inverse read; the nonlocal points' rows.
+pub fn step_bytes(sys: &Solid, e: usize, acc: f64) -> f64 {
+    let s = &sys.setup;
+    let (ne, n, row) = (s.electrons as f64, s.per_spin() as f64, (s.table.stride * e) as f64);
+    let moves = ne * (64.0 * row + 4.0 * row + acc * (2.0 * n * row + 3.0 * row));
+    let measure = ne * (64.0 * row + 4.0 * row);
+    moves + measure + expected_jobs(sys) * s.rule.points() as f64 * 65.0 * row
+}
+
+/// A walker's energies and inverse rows (`[electron][stride]`, f64) against the reference from scratch:
+/// (largest error of the local energy and of each part, relative to the reference's magnitude; normwise error of
+/// the inverse rows). Err(electron) if the reference finds a Slater matrix singular.
+pub fn compare(sys: &Solid, pos: &[f64], rot: &[f64], parts: Parts, inv: &[f64]) -> Result<(Parts, f64, f64), usize> {
+    let (re, rows) = reference::energy(sys, pos, rot)?;
+    let m = re.magnitude();
+    let e = [(parts.kinetic, re.kinetic), (parts.coulomb, re.coulomb), (parts.nonlocal, re.nonlocal), (parts.local(), re.local())]
+        .iter()
+        .map(|(a, b)| if a.is_finite() { (a - b).abs() / m } else { f64::INFINITY })
+        .fold(0.0, f64::max);
+    let c = crate::Check::compare("inverse", inv, &rows, 0.0);
+    Ok((re, e, c.error))
+}
+
+/// Largest error of a mixed-precision energy (relative to the magnitude of its parts) against the reference: f32
+/// orbitals and inverse give about 1e-6 per term; sums over hundreds of electrons and Sherman-Morrison updates
+/// between re-inversions grow it by two orders.
+pub const MIXED_TOLERANCE: f64 = 1e-4;
+/// The same for double (the 1e-8).
+pub const DOUBLE_TOLERANCE: f64 = 1e-8;

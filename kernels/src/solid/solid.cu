@@ -1,0 +1,373 @@
+// Whole QMC step of the synthetic solid, every walker at once (paper 000's loop interchange): the kernels of the
+// sweep (one launch per stage per electron, all walkers) and of the measurement, around the bspline kernel (orbitals),
+// the ewald kernel (Coulomb) and the pseudopotential kernel (nonlocal energy), which the Rust side launches.
+// Layouts, walker-major: pos [w][e][3] f64; inv [w][e][stride] S (transposed inverse rows, spin blocks of n rows);
+// dpsi [w][e][3][stride] S (orbital gradients at the current positions); moves [w][e][4] f64 (3 normals, 1 uniform,
+// drawn on the host in the CPU engine's order); phi [point][5][stride] A (bspline VGL output).
+// S: storage type, A: arithmetic type (double/double, or float/double for "mixed"). Each kernel mirrors a line of
+// solid/cpu.rs, in the same arithmetic, so a double run follows the CPU engine's trajectory.
+
+#define SOLID_MAX_JC 16
+#define SOLID_BLOCK 128
+
+struct SolidParams {
+    int walkers, electrons, n, stride, ions, dmc;
+    double tau;
+    double cell[3];
+    int jn[3];          // coefficients of the functors: same spin, opposite spin, electron-ion
+    int pad;
+    double jcut[3], jinvh[3];
+    double jcoef[3][SOLID_MAX_JC];
+};
+
+// Sum of N values over the block (SOLID_BLOCK threads); thread 0 gets the sums.
+template <typename A, int N> __device__ void block_sum(A v[N]) {
+    __shared__ A sh[N][SOLID_BLOCK / 32];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+    for (int c = 0; c < N; c++) v[c] = warp_sum(v[c]);
+    if (lane == 0)
+        for (int c = 0; c < N; c++) sh[c][warp] = v[c];
+    __syncthreads();
+    if (threadIdx.x == 0)
+        for (int c = 0; c < N; c++) {
+            A s = A(0);
+            for (int k = 0; k < SOLID_BLOCK / 32; k++) s += sh[c][k];
+            v[c] = s;
+        }
+    __syncthreads();
+}
+
+// u, u', u'' of functor f at r (jastrow::Radial::eval, Form::BSpline), in A.
+template <typename A> __device__ __forceinline__ void functor(const SolidParams& p, int f, A r, A out[3]) {
+    out[0] = out[1] = out[2] = A(0);
+    if (r >= (A)p.jcut[f]) return;
+    const A ih = (A)p.jinvh[f];
+    const A x = r * ih;
+    const int i = min((int)qmc_floor(x), p.jn[f] - 4);
+    const A t = x - (A)i, t2 = t * t, t3 = t2 * t, u = A(1) - t, s = A(1.0 / 6.0);
+    const A a[4] = {u * u * u * s, (A(3) * t3 - A(6) * t2 + A(4)) * s, (A(-3) * t3 + A(3) * t2 + A(3) * t + A(1)) * s, t3 * s};
+    const A da[4] = {A(-0.5) * u * u, A(1.5) * t2 - A(2) * t, A(-1.5) * t2 + t + A(0.5), A(0.5) * t2};
+    const A d2a[4] = {u, A(3) * t - A(2), A(1) - A(3) * t, t};
+    const double* c = p.jcoef[f] + i;
+    A v = A(0), d = A(0), d2 = A(0);
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        v += (A)c[k] * a[k];
+        d += (A)c[k] * da[k];
+        d2 += (A)c[k] * d2a[k];
+    }
+    out[0] = v;
+    out[1] = d * ih;
+    out[2] = d2 * ih * ih;
+}
+
+// This thread's share of sum_{j != e} u(|at - r_j|) + sum_I chi(|at - R_I|): value, gradient, Laplacian.
+template <typename A>
+__device__ void jastrow_terms(const SolidParams& p, const double* __restrict__ pw, const double* __restrict__ ions,
+                              int e, const double at[3], A acc[5]) {
+    const int half = p.n;
+    const int total = p.electrons + p.ions;
+    for (int o = threadIdx.x; o < total; o += blockDim.x) {
+        if (o == e) continue;
+        const double* b = o < p.electrons ? pw + 3 * (size_t)o : ions + 3 * (size_t)(o - p.electrons);
+        const int f = o < p.electrons ? ((o < half) != (e < half)) : 2;
+        double d[3];
+#pragma unroll
+        for (int k = 0; k < 3; k++) {
+            const double x = at[k] - b[k];
+            d[k] = x - p.cell[k] * rint(x / p.cell[k]);
+        }
+        const double r = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+        A u[3];
+        functor<A>(p, f, (A)r, u);
+        const A dr = u[1] / (A)r;
+        acc[0] += u[0];
+#pragma unroll
+        for (int k = 0; k < 3; k++) acc[1 + k] += dr * (A)d[k];
+        acc[4] += u[2] + A(2) * dr;
+    }
+}
+
+// qmc::walker::drift: the limited drift displacement tau v_bar.
+__device__ __forceinline__ void drift(const double v[3], double tau, double out[3]) {
+    const double v2t = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) * tau;
+    const double f = v2t < 1e-8 ? 1.0 - 0.5 * v2t : (sqrt(1.0 + 2.0 * v2t) - 1.0) / v2t;
+    for (int k = 0; k < 3; k++) out[k] = f * tau * v[k];
+}
+
+// solid::cpu::accept: Metropolis-Hastings with the drift-diffusion Green's functions.
+__device__ bool mh_accept(double ratio, int fixed_node, const double old[3], const double nw[3], const double chi[3],
+                          const double g_new[3], double tau, double u) {
+    if (!isfinite(ratio) || ratio == 0.0 || (fixed_node && ratio < 0.0)) return false;
+    double dn[3], back[3];
+    drift(g_new, tau, dn);
+    for (int k = 0; k < 3; k++) back[k] = old[k] - nw[k] - dn[k];
+    const double c2 = chi[0] * chi[0] + chi[1] * chi[1] + chi[2] * chi[2];
+    const double b2 = back[0] * back[0] + back[1] * back[1] + back[2] * back[2];
+    const double log_accept = 2.0 * log(fabs(ratio)) + (c2 - b2) / (2.0 * tau);
+    return log_accept >= 0.0 || u < exp(log_accept);
+}
+
+// grad ln D of electron e at its position: the stored gradient rows dotted with the inverse row -> g[w][1..3].
+template <typename S, typename A>
+__device__ void det_grad(const SolidParams p, int e, const S* __restrict__ inv, const S* __restrict__ dpsi, double* __restrict__ g) {
+    const int w = blockIdx.x;
+    const size_t we = (size_t)w * p.electrons + e;
+    const S* row = inv + we * p.stride;
+    const S* d = dpsi + we * 3 * p.stride;
+    A acc[3] = {A(0), A(0), A(0)};
+    for (int i = threadIdx.x; i < p.stride; i += blockDim.x) {
+        const A r = (A)row[i];
+#pragma unroll
+        for (int k = 0; k < 3; k++) acc[k] += (A)d[(size_t)k * p.stride + i] * r;
+    }
+    block_sum<A, 3>(acc);
+    if (threadIdx.x == 0)
+        for (int k = 0; k < 3; k++) g[4 * w + 1 + k] = (double)acc[k];
+}
+
+// Phase 0: Jastrow at the old position, then the proposal r' = r + drift(grad ln Psi) + sqrt(tau) chi.
+// Phase 1: Jastrow at r', the ratio, Metropolis-Hastings; on accept the position moves and the count grows.
+template <typename A>
+__device__ void jastrow_move(const SolidParams p, int e, int phase, double* __restrict__ pos, const double* __restrict__ ions,
+                             const double* __restrict__ moves, const double* __restrict__ g, double* __restrict__ jold,
+                             double* __restrict__ newpos, double* __restrict__ spline_pos, int* __restrict__ accept,
+                             int* __restrict__ acc) {
+    const int w = blockIdx.x;
+    double* pw = pos + 3 * (size_t)w * p.electrons;
+    const double* mv = moves + ((size_t)w * p.electrons + e) * 4;
+    double at[3];
+    for (int k = 0; k < 3; k++) at[k] = phase == 0 ? pw[3 * e + k] : newpos[3 * w + k];
+    A s[5] = {A(0), A(0), A(0), A(0), A(0)};
+    jastrow_terms<A>(p, pw, ions, e, at, s);
+    block_sum<A, 5>(s);
+    if (threadIdx.x != 0) return;
+    const double st = sqrt(p.tau);
+    const double chi[3] = {st * mv[0], st * mv[1], st * mv[2]};
+    double grad[3];
+    for (int k = 0; k < 3; k++) grad[k] = g[4 * w + 1 + k] + (double)s[1 + k];
+    if (phase == 0) {
+        double dr[3];
+        drift(grad, p.tau, dr);
+        jold[w] = (double)s[0];
+        for (int k = 0; k < 3; k++) {
+            const double x = at[k] + dr[k] + chi[k];
+            newpos[3 * w + k] = x;
+            spline_pos[3 * w + k] = x;
+        }
+    } else {
+        const double old[3] = {pw[3 * e], pw[3 * e + 1], pw[3 * e + 2]};
+        const double ratio = g[4 * w] * exp((double)s[0] - jold[w]);
+        const bool a = mh_accept(ratio, p.dmc, old, at, chi, grad, p.tau, mv[3]);
+        accept[w] = a;
+        if (a) {
+            for (int k = 0; k < 3; k++) pw[3 * e + k] = at[k];
+            acc[w] += 1;
+        }
+    }
+}
+
+// Ratio det(A')/det(A) and grad ln D' at the proposal: the VGL rows (rounded to S, the row Sherman-Morrison writes)
+// dotted with the inverse row -> g[w][0] = ratio, g[w][1..3] = gradient; the S rows are kept in urow [w][4][stride].
+template <typename S, typename A>
+__device__ void det_ratio(const SolidParams p, int e, const A* __restrict__ phi, const S* __restrict__ inv,
+                          S* __restrict__ urow, double* __restrict__ g) {
+    const int w = blockIdx.x;
+    const S* row = inv + ((size_t)w * p.electrons + e) * p.stride;
+    const A* ph = phi + (size_t)w * 5 * p.stride;
+    S* u = urow + (size_t)w * 4 * p.stride;
+    A acc[4] = {A(0), A(0), A(0), A(0)};
+    for (int i = threadIdx.x; i < p.stride; i += blockDim.x) {
+        const A r = (A)row[i];
+#pragma unroll
+        for (int c = 0; c < 4; c++) {
+            const S x = (S)ph[(size_t)c * p.stride + i];
+            u[(size_t)c * p.stride + i] = x;
+            acc[c] += (A)x * r;
+        }
+    }
+    block_sum<A, 4>(acc);
+    if (threadIdx.x == 0) {
+        g[4 * w] = (double)acc[0];
+        for (int k = 0; k < 3; k++) g[4 * w + 1 + k] = (double)(acc[1 + k] / acc[0]);
+    }
+}
+
+// Sherman-Morrison, first half (accepted walkers): coef_j = (t[j] . u - delta_jk) / ratio, one warp per row of the
+// spin block, and t[k] saved (the second half overwrites it).
+template <typename S, typename A>
+__device__ void sm_coef(const SolidParams p, int e, const S* __restrict__ inv, const S* __restrict__ urow,
+                        const int* __restrict__ accept, const double* __restrict__ g, A* __restrict__ coef, A* __restrict__ tk) {
+    const int w = blockIdx.y;
+    if (!accept[w]) return;
+    const int s = e / p.n, k = e % p.n;
+    const S* t = inv + ((size_t)w * p.electrons + (size_t)s * p.n) * p.stride;
+    const S* u = urow + (size_t)w * 4 * p.stride;
+    if (blockIdx.x == 0)
+        for (int i = threadIdx.x; i < p.stride; i += blockDim.x) tk[(size_t)w * p.stride + i] = (A)t[(size_t)k * p.stride + i];
+    const int lane = threadIdx.x & 31;
+    const int j = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+    if (j >= p.n) return;
+    A c = A(0);
+    for (int i = lane; i < p.stride; i += 32) c += (A)t[(size_t)j * p.stride + i] * (A)u[i];
+    c = warp_sum(c);
+    if (lane == 0) {
+        if (j == k) c -= A(1);
+        coef[(size_t)w * p.n + j] = c / (A)g[4 * w];
+    }
+}
+
+// Sherman-Morrison, second half: t[j] -= coef_j t[k] (block j of the spin block); block 0 also stores the new
+// gradient rows of electron e.
+template <typename S, typename A>
+__device__ void sm_apply(const SolidParams p, int e, S* __restrict__ inv, S* __restrict__ dpsi, const S* __restrict__ urow,
+                         const int* __restrict__ accept, const A* __restrict__ coef, const A* __restrict__ tk) {
+    const int w = blockIdx.y, j = blockIdx.x;
+    if (!accept[w]) return;
+    const int s = e / p.n;
+    S* t = inv + ((size_t)w * p.electrons + (size_t)s * p.n + j) * p.stride;
+    const A c = coef[(size_t)w * p.n + j];
+    const A* x = tk + (size_t)w * p.stride;
+    for (int i = threadIdx.x; i < p.stride; i += blockDim.x) t[i] = (S)((A)t[i] - c * x[i]);
+    if (j == 0) {
+        S* d = dpsi + ((size_t)w * p.electrons + e) * 3 * p.stride;
+        const S* u = urow + (size_t)w * 4 * p.stride + p.stride;
+        for (int i = threadIdx.x; i < 3 * p.stride; i += blockDim.x) d[i] = u[i];
+    }
+}
+
+// Measurement of points first .. first + count - 1 (point = walker * electrons + electron), one block each.
+// mode 0: refresh the gradient rows and det4[point] = (grad D / D, lap D / D) from the inverse row;
+// mode 1: write the Slater matrices' values (rounded to S) column-major into work [walker][spin][n][n] for cuBLAS.
+template <typename S, typename A>
+__device__ void measure_det(const SolidParams p, long long first, int mode, const A* __restrict__ phi, const S* __restrict__ inv,
+                            S* __restrict__ dpsi, double* __restrict__ det4, double* __restrict__ work) {
+    const long long pt = first + blockIdx.x;
+    const int w = (int)(pt / p.electrons), e = (int)(pt % p.electrons);
+    const A* ph = phi + (size_t)blockIdx.x * 5 * p.stride;
+    if (mode == 1) {
+        const int s = e / p.n, i = e % p.n;
+        double* m = work + ((size_t)w * 2 + s) * p.n * p.n;
+        for (int j = threadIdx.x; j < p.n; j += blockDim.x) m[i + (size_t)j * p.n] = (double)(S)ph[j];
+        return;
+    }
+    const S* row = inv + ((size_t)w * p.electrons + e) * p.stride;
+    S* d = dpsi + ((size_t)w * p.electrons + e) * 3 * p.stride;
+    A acc[4] = {A(0), A(0), A(0), A(0)};
+    for (int i = threadIdx.x; i < p.stride; i += blockDim.x) {
+        const A r = (A)row[i];
+#pragma unroll
+        for (int c = 0; c < 4; c++) {
+            const S x = (S)ph[(size_t)(c + 1) * p.stride + i];
+            if (c < 3) d[(size_t)c * p.stride + i] = x;
+            acc[c] += (A)x * r;
+        }
+    }
+    block_sum<A, 4>(acc);
+    if (threadIdx.x == 0)
+        for (int c = 0; c < 4; c++) det4[4 * pt + c] = (double)acc[c];
+}
+
+// The inverses cuBLAS wrote (column-major A^-1 = row-major transposed inverse) back into the strided rows, in S.
+template <typename S> __device__ void from_inverse(const SolidParams p, const double* __restrict__ out, S* __restrict__ inv) {
+    const size_t nn = (size_t)p.n * p.n, total = (size_t)p.walkers * 2 * nn;
+    for (size_t x = blockIdx.x * (size_t)blockDim.x + threadIdx.x; x < total; x += (size_t)gridDim.x * blockDim.x) {
+        const size_t ws = x / nn, r = x % nn;
+        const size_t w = ws / 2, s = ws % 2, k = r / p.n, m = r % p.n;
+        inv[(w * p.electrons + s * p.n + k) * p.stride + m] = (S)out[x];
+    }
+}
+
+// Kinetic term of electron blockIdx.x of walker blockIdx.y: -1/2 (lap ln Psi + |grad ln Psi|^2) (solid::cpu::kinetic_term).
+template <typename A>
+__device__ void kinetic(const SolidParams p, const double* __restrict__ pos, const double* __restrict__ ions,
+                        const double* __restrict__ det4, double* __restrict__ term) {
+    const int e = blockIdx.x, w = blockIdx.y;
+    const double* pw = pos + 3 * (size_t)w * p.electrons;
+    const double at[3] = {pw[3 * e], pw[3 * e + 1], pw[3 * e + 2]};
+    A s[5] = {A(0), A(0), A(0), A(0), A(0)};
+    jastrow_terms<A>(p, pw, ions, e, at, s);
+    block_sum<A, 5>(s);
+    if (threadIdx.x != 0) return;
+    const double* d = det4 + 4 * ((size_t)w * p.electrons + e);
+    double g[3], g2 = 0.0, gd2 = 0.0;
+    for (int k = 0; k < 3; k++) {
+        g[k] = d[k] + (double)s[1 + k];
+        g2 += g[k] * g[k];
+        gd2 += d[k] * d[k];
+    }
+    const double lap = d[3] - gd2 + (double)s[4];
+    term[(size_t)w * p.electrons + e] = -0.5 * (lap + g2);
+}
+
+// Sum of each walker's row of `len` values (one block per walker).
+extern "C" __global__ void solid_row_sum(int len, const double* __restrict__ x, double* __restrict__ out) {
+    double v[1] = {0.0};
+    for (int i = threadIdx.x; i < len; i += blockDim.x) v[0] += x[(size_t)blockIdx.x * len + i];
+    block_sum<double, 1>(v);
+    if (threadIdx.x == 0) out[blockIdx.x] = v[0];
+}
+
+// Fractional coordinates for the ewald kernel, [w][xyz][e] in S, wrapped into [0, 1).
+template <typename S> __device__ void fractions(const SolidParams p, const double* __restrict__ pos, S* __restrict__ frac) {
+    const size_t total = (size_t)p.walkers * p.electrons;
+    for (size_t x = blockIdx.x * (size_t)blockDim.x + threadIdx.x; x < total; x += (size_t)gridDim.x * blockDim.x) {
+        const size_t w = x / p.electrons, e = x % p.electrons;
+        for (int k = 0; k < 3; k++) {
+            const double f = pos[3 * x + k] / p.cell[k];
+            frac[(w * 3 + k) * p.electrons + e] = (S)(f - floor(f));
+        }
+    }
+}
+
+// Branching: copy walker from[i] over walker to[i] for i < pairs, `words` 4-byte words per walker (one launch per
+// array for all copies; sources are never destinations, see solid::branch).
+extern "C" __global__ void solid_copy_walkers(int pairs, long long words, const int* __restrict__ from, const int* __restrict__ to,
+                                              unsigned int* __restrict__ buf) {
+    for (int i = blockIdx.y; i < pairs; i += gridDim.y) {
+        const unsigned int* src = buf + (size_t)from[i] * words;
+        unsigned int* dst = buf + (size_t)to[i] * words;
+        for (long long x = blockIdx.x * (long long)blockDim.x + threadIdx.x; x < words; x += (long long)gridDim.x * blockDim.x) dst[x] = src[x];
+    }
+}
+
+#define SOLID_ENTRIES(SUF, S, A)                                                                                       \
+    extern "C" __global__ void solid_det_grad_##SUF(const SolidParams p, int e, const S* inv, const S* dpsi, double* g) { \
+        det_grad<S, A>(p, e, inv, dpsi, g);                                                                              \
+    }                                                                                                                    \
+    extern "C" __global__ void solid_jastrow_move_##SUF(const SolidParams p, int e, int phase, double* pos,              \
+                                                        const double* ions, const double* moves, const double* g,        \
+                                                        double* jold, double* newpos, double* spline_pos, int* accept,   \
+                                                        int* acc) {                                                      \
+        jastrow_move<A>(p, e, phase, pos, ions, moves, g, jold, newpos, spline_pos, accept, acc);                       \
+    }                                                                                                                    \
+    extern "C" __global__ void solid_det_ratio_##SUF(const SolidParams p, int e, const A* phi, const S* inv, S* urow,   \
+                                                     double* g) {                                                        \
+        det_ratio<S, A>(p, e, phi, inv, urow, g);                                                                        \
+    }                                                                                                                    \
+    extern "C" __global__ void solid_sm_coef_##SUF(const SolidParams p, int e, const S* inv, const S* urow,             \
+                                                   const int* accept, const double* g, A* coef, A* tk) {                 \
+        sm_coef<S, A>(p, e, inv, urow, accept, g, coef, tk);                                                             \
+    }                                                                                                                    \
+    extern "C" __global__ void solid_sm_apply_##SUF(const SolidParams p, int e, S* inv, S* dpsi, const S* urow,         \
+                                                    const int* accept, const A* coef, const A* tk) {                     \
+        sm_apply<S, A>(p, e, inv, dpsi, urow, accept, coef, tk);                                                         \
+    }                                                                                                                    \
+    extern "C" __global__ void solid_measure_det_##SUF(const SolidParams p, long long first, int mode, const A* phi,    \
+                                                       const S* inv, S* dpsi, double* det4, double* work) {              \
+        measure_det<S, A>(p, first, mode, phi, inv, dpsi, det4, work);                                                   \
+    }                                                                                                                    \
+    extern "C" __global__ void solid_from_inverse_##SUF(const SolidParams p, const double* out, S* inv) {              \
+        from_inverse<S>(p, out, inv);                                                                                    \
+    }                                                                                                                    \
+    extern "C" __global__ void solid_kinetic_##SUF(const SolidParams p, const double* pos, const double* ions,          \
+                                                   const double* det4, double* term) {                                   \
+        kinetic<A>(p, pos, ions, det4, term);                                                                            \
+    }                                                                                                                    \
+    extern "C" __global__ void solid_fractions_##SUF(const SolidParams p, const double* pos, S* frac) {                 \
+        fractions<S>(p, pos, frac);                                                                                      \
+    }
+
+SOLID_ENTRIES(f64, double, double)
+SOLID_ENTRIES(mixed, float, double)

@@ -1,0 +1,267 @@
+//! `solid`: whole VMC/DMC steps of a synthetic carbon-like solid (paper 000, Figs. 3 and 4): every stage of a real
+//! step (B-spline orbitals, determinant ratios and Sherman-Morrison updates, Jastrow, Ewald, nonlocal
+//! pseudopotential, branching) for all walkers, on all CPU cores and on the GPU, with per-stage timers.
+//! See `kernels::solid`.
+//!
+//! Records: one per (electrons, walkers, precision, variant); throughput in walker steps/s, `electron_moves_per_s`
+//! and the time fraction of each kernel class (`frac_orbitals`, ...) as extras (CPU: thread time per class over the
+//! timed steps; GPU: CUDA events between classes in one extra step after the timed ones, which run without them). The CPU variant runs
+//! `--cpu-walkers` walkers (default: two per thread) and its time is scaled to the case's walkers (its rate per
+//! walker step does not depend on the walker count once every core is busy; `cpu_walkers_timed` says how many ran).
+//!
+//! Validation: every record compares walker 0's energies (kinetic, Ewald, nonlocal, local) and inverse rows at the
+//! end of the timed steps with the f64 reference from scratch (`kernels::solid::reference`). The GPU record also
+//! follows the CPU engine of the same precision from the same start for `--check-steps` steps with the same random
+//! numbers: the acceptances must be identical and the local energies equal within the tolerance.
+
+use crate::common::KernelArgs;
+use crate::registry::Level;
+use anyhow::{bail, Result};
+use harness::cli::{positive, CommonArgs};
+use harness::timing::Stats;
+use harness::{Case, Runner, Variant, Work};
+use kernels::determinant::cpu::Scalar;
+use kernels::solid::cpu::CpuEngine;
+use kernels::solid::gpu::GpuEngine;
+use kernels::pseudopotential::Setup;
+use kernels::solid::{self, Class, Params, Solid, Timers};
+use kernels::{Check, Precision, Real};
+
+/// Whole VMC/DMC steps of a synthetic carbon solid (random B-spline orbitals, Slater-Jastrow, Ewald, BFD nonlocal
+/// pseudopotential): GPU speedup over all cores and time per kernel class. Example, 512 electrons, 128 walkers:
+///   solid --electrons 512 --walkers 128 --precision double,mixed
+#[derive(clap::Parser, Debug)]
+#[command(name = "solid", version)]
+pub struct Args {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Electrons (4 per carbon atom, multiples of 32: 8-atom diamond cells), comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "128")]
+    pub electrons: Vec<usize>,
+    /// Walkers (per GPU), comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "32")]
+    pub walkers: Vec<usize>,
+    /// Walkers the CPU variant runs (0: two per thread, at most the case's walkers).
+    #[arg(long, default_value_t = 0)]
+    pub cpu_walkers: usize,
+    /// Steps per timed repetition (each step: one sweep of every electron, the measurement, DMC branching).
+    #[arg(long, default_value_t = 1)]
+    pub steps: usize,
+    /// Timed repetitions at most (the harness' --reps caps it too).
+    #[arg(long, default_value_t = 3)]
+    pub max_reps: usize,
+    /// vmc or dmc.
+    #[arg(long, default_value = "dmc", value_parser = ["vmc", "dmc"])]
+    pub method: String,
+    /// Time step (1/Ha).
+    #[arg(long, default_value_t = 0.02)]
+    pub tau: f64,
+    /// Re-invert the Slater matrices in f64 every this many steps (0: never).
+    #[arg(long, default_value_t = 8)]
+    pub recompute: usize,
+    /// Steps the GPU engine is followed step by step against the CPU engine (same start, same random numbers).
+    #[arg(long, default_value_t = 2)]
+    pub check_steps: usize,
+    /// Walkers in that check.
+    #[arg(long, default_value_t = 4)]
+    pub check_walkers: usize,
+}
+
+impl KernelArgs for Args {
+    fn common(&self) -> &CommonArgs {
+        &self.common
+    }
+}
+
+pub fn suite(level: Level) -> &'static [&'static str] {
+    match level {
+        Level::Quick => &["--electrons", "64", "--walkers", "4", "--cpu-walkers", "4", "--check-steps", "1", "--check-walkers", "2"],
+        Level::Full => &["--electrons", "128,256,512,1024", "--walkers", "32,128,512,1024", "--steps", "1", "--max-reps", "2"],
+    }
+}
+
+const MAX_ELECTRONS: usize = 2048;
+/// Walker state the host start and the GPU hold at most (1024 walkers of 1024 electrons: 17 GB).
+const MAX_STATE_BYTES: f64 = 40e9;
+
+/// Bytes of the inverse and gradient rows of `walkers` walkers of `electrons` electrons in double.
+fn state_bytes(electrons: usize, walkers: usize) -> f64 {
+    (walkers * electrons * kernels::bspline::stride_for(electrons / 2) * 4 * 8) as f64
+}
+const MAX_WALKERS: usize = 4096;
+
+fn tolerance(p: Precision) -> f64 {
+    if p == Precision::Double {
+        solid::DOUBLE_TOLERANCE
+    } else {
+        solid::MIXED_TOLERANCE
+    }
+}
+
+/// The inverse drifts by the Sherman-Morrison rounding between re-inversions.
+fn inverse_tolerance(p: Precision) -> f64 {
+    if p == Precision::Double {
+        1e-8
+    } else {
+        1e-3
+    }
+}
+
+pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
+    positive("electrons", &a.electrons)?;
+    positive("walkers", &a.walkers)?;
+    positive("steps", &[a.steps])?;
+    positive("max-reps", &[a.max_reps])?;
+    positive("check-walkers", &[a.check_walkers])?;
+    if let Some(n) = a.electrons.iter().find(|&&n| n % 32 != 0) {
+        bail!("--electrons {n} is not a multiple of 32 (4 electrons per atom, 8-atom diamond cells)");
+    }
+    if let Some(n) = a.electrons.iter().find(|&&n| n > MAX_ELECTRONS) {
+        bail!("--electrons {n} is more than {MAX_ELECTRONS}");
+    }
+    if let Some(w) = a.walkers.iter().chain([&a.check_walkers, &a.cpu_walkers]).find(|&&w| w > MAX_WALKERS) {
+        bail!("--walkers {w} is more than {MAX_WALKERS}");
+    }
+    let max_w = *a.walkers.iter().max().unwrap();
+    if let Some(&ne) = a.electrons.iter().find(|&&ne| state_bytes(ne, max_w) > MAX_STATE_BYTES) {
+        bail!("{max_w} walkers of {ne} electrons need {:.0} GB of walker state (inverses and gradient rows, in double) on the host and the GPU: at most {:.0} GB", state_bytes(ne, max_w) / 1e9, MAX_STATE_BYTES / 1e9);
+    }
+    if !(a.tau > 0.0 && a.tau <= 1.0) {
+        bail!("--tau {} must be in (0, 1]", a.tau);
+    }
+    let precisions: Vec<Precision> = r.precisions().into_iter().filter(|&p| p != Precision::Single).collect();
+    if precisions.len() < r.precisions().len() {
+        r.say("note: solid runs double and mixed only (paper 000 keeps inversion and sums in double); single skipped");
+    }
+    let variants = [Variant::Cpu, Variant::Gpu].into_iter().filter(|v| r.runs(*v)).count();
+    r.plan(a.electrons.len() * a.walkers.len() * precisions.len() * variants);
+    for (i, &ne) in a.electrons.iter().enumerate() {
+        r.step(format!("building the {}-atom solid", ne / 4));
+        let sys = Solid::carbon(ne / 4, r.seed(i as u64 + 1)).map_err(anyhow::Error::msg)?;
+        for &p in &precisions {
+            let params = Params { tau: a.tau, dmc: a.method == "dmc", recompute: a.recompute, seed: r.seed(100 + i as u64) };
+            match p {
+                Precision::Double => sizes::<f64, f64>(r, a, &sys, params, p)?,
+                _ => sizes::<f32, f64>(r, a, &sys, params, p)?,
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Every walker count of one system in one precision: storage S, arithmetic A.
+fn sizes<S: Scalar, A: Real>(r: &mut Runner, a: &Args, sys: &Solid, params: Params, p: Precision) -> Result<()> {
+    let ne = sys.electrons();
+    let case = |w: usize| Case::new("solid", &a.method, p).size("electrons", ne).size("walkers", w).param("tau", a.tau).param("steps", a.steps);
+    if r.runs(Variant::Cpu) {
+        let max_w = *a.walkers.iter().max().unwrap();
+        let cw = if a.cpu_walkers > 0 { a.cpu_walkers } else { 2 * rayon::current_num_threads() }.min(max_w);
+        r.step(format!("solid cpu {p} electrons={ne} walkers={cw}"));
+        let mut e = CpuEngine::<S, A>::new(sys, cw, params)?;
+        let t = r.time_reps(Variant::Cpu, a.max_reps, || -> Result<()> {
+            for _ in 0..a.steps {
+                e.step()?;
+            }
+            Ok(())
+        })?;
+        let checks = reference_checks(sys, &e.w.pos, &e.w.rot, e.parts[0], &e.w.inv, p)?;
+        let acc = e.moves.acceptance();
+        for &w in &a.walkers {
+            // time of the case's walkers at the measured rate per walker step
+            let f = w as f64 / cw as f64;
+            let t = Stats { min: t.min * f, median: t.median * f, max: t.max * f };
+            r.record(&case(w), Variant::Cpu, t, work::<S>(sys, w, a.steps, acc), &checks)?;
+            extras(r, &e.timers, ne, w * a.steps, t.median, acc);
+            r.extra("cpu_walkers_timed", cw as f64);
+        }
+    }
+    if r.runs(Variant::Gpu) {
+        let Some(gpu) = r.gpu().cloned() else { return Ok(()) };
+        let setup: Setup<S> = sys.setup.convert();
+        r.step(format!("solid gpu {p} electrons={ne}: trajectory check"));
+        let traj = trajectory_checks::<S, A>(&gpu, sys, &setup, params, a, p)?;
+        r.say(&format!("solid gpu {p} electrons={ne}: trajectory check {}", traj.iter().map(|c| format!("{} {:.2e}/{:.0e}", c.quantity, c.error, c.tolerance)).collect::<Vec<_>>().join(", ")));
+        for &w in &a.walkers {
+            r.step(format!("solid gpu {p} electrons={ne} walkers={w}"));
+            let mut g = GpuEngine::<S, A>::new(&gpu, sys, &setup, w, params)?;
+            let t = r.time_reps(Variant::Gpu, a.max_reps, || -> Result<()> {
+                for _ in 0..a.steps {
+                    g.step()?;
+                }
+                Ok(())
+            })?;
+            // one more step with CUDA events between the classes, for the fractions
+            g.profile = true;
+            g.step()?;
+            let (pos, rot, parts, inv) = g.walker(0)?;
+            let mut checks = reference_checks(sys, &pos, &rot, parts, &inv, p)?;
+            checks.extend(traj.iter().cloned());
+            let acc = g.moves.acceptance();
+            r.record(&case(w), Variant::Gpu, t, work::<S>(sys, w, a.steps, acc), &checks)?;
+            extras(r, &g.timers, ne, w * a.steps, t.median, acc);
+        }
+    }
+    Ok(())
+}
+
+/// Walker 0's energies and inverse rows (the first walker's data at the start of each array) against the reference.
+fn reference_checks<S: Real>(sys: &Solid, pos: &[f64], rot: &[f64], parts: solid::Parts, inv: &[S], p: Precision) -> Result<Vec<Check>> {
+    let (ne, ni, st) = (sys.electrons(), sys.setup.ion_count(), sys.setup.table.stride);
+    let rows: Vec<f64> = inv[..ne * st].iter().map(|x| x.f64()).collect();
+    let (_, de, di) = solid::compare(sys, &pos[..3 * ne], &rot[..9 * ni], parts, &rows).map_err(|e| anyhow::anyhow!("the reference found the Slater matrix of electron {e}'s spin singular"))?;
+    Ok(vec![
+        Check { quantity: "local energy vs reference".into(), error: de, tolerance: tolerance(p) },
+        Check { quantity: "inverse vs reference".into(), error: di, tolerance: inverse_tolerance(p) },
+    ])
+}
+
+/// The GPU engine against the CPU engine from the same start positions (each inverts and measures them itself)
+/// with the same random numbers, step by step: the
+/// number of accepted moves of each walker (exact in double), and the local energies. Prints what differs.
+/// Profiled (CUDA events), so the first GPU run exercises every path.
+fn trajectory_checks<S: Scalar, A: Real>(gpu: &std::sync::Arc<kernels::gpu::Gpu>, sys: &Solid, setup: &Setup<S>, params: Params, a: &Args, p: Precision) -> Result<Vec<Check>> {
+    // a re-inversion every second step, so the check goes through the cuBLAS path more than at the start
+    let params = Params { recompute: 2, ..params };
+    let nw = a.check_walkers;
+    let mut cpu = CpuEngine::<S, A>::new(sys, nw, params)?;
+    let mut g = GpuEngine::<S, A>::new(gpu, sys, setup, nw, params)?;
+    g.profile = true;
+    let (mut worst_e, mut acc_diff) = (0.0f64, 0.0f64);
+    for step in 0..a.check_steps {
+        cpu.step()?;
+        g.step()?;
+        let (ge, ga) = (g.energies()?, g.accepted()?);
+        for k in 0..nw {
+            let (ce, ca) = (cpu.energies()[k], cpu.accepted[k]);
+            let err = if ge[k].is_finite() { (ge[k] - ce).abs() / cpu.parts[k].magnitude() } else { f64::INFINITY };
+            if err > tolerance(p) || ga[k] != ca {
+                eprintln!("solid gpu {p} trajectory step {step} walker {k}: cpu E_L {ce:.12e} accepted {ca}, gpu E_L {:.12e} accepted {}, relative error {err:.3e}", ge[k], ga[k]);
+            }
+            worst_e = worst_e.max(err);
+            acc_diff = acc_diff.max((ga[k] as f64 - ca as f64).abs());
+        }
+    }
+    Ok(vec![
+        Check { quantity: "gpu vs cpu local energy (trajectory)".into(), error: worst_e, tolerance: tolerance(p) },
+        Check { quantity: "gpu vs cpu accepted moves (trajectory)".into(), error: acc_diff, tolerance: if p == Precision::Double { 0.0 } else { 2.0 } },
+    ])
+}
+
+fn work<S>(sys: &Solid, walkers: usize, steps: usize, acc: f64) -> Work {
+    let n = (walkers * steps) as f64;
+    Work {
+        bytes: n * solid::step_bytes(sys, std::mem::size_of::<S>(), acc),
+        flops: n * solid::step_flops(sys, acc),
+        items: n,
+        unit: "walker steps/s",
+    }
+}
+
+/// Throughput extras and the time fraction of each kernel class.
+fn extras(r: &mut Runner, t: &Timers, electrons: usize, walker_steps: usize, seconds: f64, acc: f64) {
+    r.extra("electron_moves_per_s", (walker_steps * electrons) as f64 / seconds);
+    r.extra("acceptance", acc);
+    for (c, f) in Class::ALL.iter().zip(t.fractions()) {
+        r.extra(&format!("frac_{}", c.name()), f);
+    }
+}
