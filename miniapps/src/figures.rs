@@ -26,6 +26,8 @@ pub enum Measure {
     Error,
     /// Throughput over that of the same case with parameter `.0` set to `.1` (e.g. delayed updates over rank-1).
     SpeedupOverParam(&'static str, &'static str),
+    /// A quantity the mini-app added to its records (`Runner::extra`), every variant.
+    Extra(&'static str),
 }
 
 impl Measure {
@@ -37,6 +39,7 @@ impl Measure {
             Measure::Throughput => "throughput",
             Measure::Error => "max |error| / max |reference|",
             Measure::SpeedupOverParam(..) => "throughput over the baseline setting",
+            Measure::Extra(name) => name,
         }
     }
 }
@@ -77,6 +80,9 @@ macro_rules! pt {
         PaperPoint { x: $x, y: $y, label: $label }
     };
 }
+
+/// The pseudopotential size sweep (the records of the `000-pseudopotential-*` figures over cell size).
+const PP_SIZES: &[&str] = &["--pairs", "8:64,16:64,32:64,64:64,128:64,256:64", "--variants", "cpu,gpu"];
 
 /// Every figure the suite can draw.
 pub fn all() -> Vec<Figure> {
@@ -239,6 +245,90 @@ pub fn all() -> Vec<Figure> {
             paper_hardware: "GeForce 7800 GTX (no IEEE denormals)",
             note: "Kahan single should stay near f32 epsilon (6e-8) as k grows while naive single grows like sqrt(k) eps; TF32 sits near 2^-11",
         },
+        Figure {
+            name: "000-pseudopotential-speedup",
+            paper: "Esler et al., CiSE 2012 (paper 000): nonlocal pseudopotential, job list and batched ratios",
+            title: "Nonlocal pseudopotential energy, 64 walkers: GPU over all CPU cores vs cell size",
+            kernel: "pseudopotential",
+            op: "energy",
+            x: "atoms",
+            measure: Measure::SpeedupAllCores,
+            select: &["walkers=64", "jastrow=on", "quadrature=12"],
+            runs: &[PP_SIZES],
+            paper_points: &[],
+            paper_hardware: "paper 000 gives no separate pseudopotential speedup (its Fig. 4 splits whole-DMC time by kernel)",
+            note: "carbon-like cell, 4 electrons per atom, BFD channels, 12-point rule, Slater-Jastrow ratios",
+        },
+        Figure {
+            name: "000-pseudopotential-ratios",
+            paper: "Esler et al., CiSE 2012 (paper 000): nonlocal pseudopotential, job list and batched ratios",
+            title: "Nonlocal pseudopotential, 64 walkers: wavefunction ratios per second vs cell size",
+            kernel: "pseudopotential",
+            op: "energy",
+            x: "atoms",
+            measure: Measure::Throughput,
+            select: &["walkers=64", "jastrow=on", "quadrature=12"],
+            runs: &[PP_SIZES],
+            paper_points: &[],
+            paper_hardware: "no printed numbers",
+            note: "a ratio is one quadrature point of one electron-ion pair within r_c: spline orbitals, dot with the inverse row, Jastrow ratio",
+        },
+        Figure {
+            name: "000-pseudopotential-energies",
+            paper: "Esler et al., CiSE 2012 (paper 000): nonlocal pseudopotential, job list and batched ratios",
+            title: "Nonlocal pseudopotential, 64 walkers: whole nonlocal energies per walker per second vs cell size",
+            kernel: "pseudopotential",
+            op: "energy",
+            x: "atoms",
+            measure: Measure::Extra("walker_energies_per_s"),
+            select: &["walkers=64", "jastrow=on", "quadrature=12"],
+            runs: &[PP_SIZES],
+            paper_points: &[],
+            paper_hardware: "no printed numbers",
+            note: "both phases (job list and ratios) and the sum, per walker",
+        },
+        Figure {
+            name: "000-pseudopotential-joblist",
+            paper: "Esler et al., CiSE 2012 (paper 000): nonlocal pseudopotential, job list and batched ratios",
+            title: "Nonlocal pseudopotential, 64 walkers: fraction of the time in the job list (the rest: the ratios)",
+            kernel: "pseudopotential",
+            op: "energy",
+            x: "atoms",
+            measure: Measure::Extra("joblist_share"),
+            select: &["walkers=64", "jastrow=on", "quadrature=12"],
+            runs: &[PP_SIZES],
+            paper_points: &[],
+            paper_hardware: "no printed numbers",
+            note: "job-list time (timed alone) over the whole evaluation; the paper builds the list on the GPU and concatenates it on the CPU, as here",
+        },
+        Figure {
+            name: "000-pseudopotential-walkers-32",
+            paper: "Esler et al., CiSE 2012 (paper 000): nonlocal pseudopotential, walkers batched",
+            title: "Nonlocal pseudopotential, 32 atoms: wavefunction ratios per second vs walkers",
+            kernel: "pseudopotential",
+            op: "energy",
+            x: "walkers",
+            measure: Measure::Throughput,
+            select: &["atoms=32", "jastrow=on", "quadrature=12"],
+            runs: &[&["--pairs", "32:1,32:4,32:16,32:64,32:256,32:1024", "--variants", "cpu,gpu"]],
+            paper_points: &[],
+            paper_hardware: "no printed numbers",
+            note: "the GPU needs many walkers in one launch to fill; the CPU is flat once every core has walkers",
+        },
+        Figure {
+            name: "000-pseudopotential-walkers-128",
+            paper: "Esler et al., CiSE 2012 (paper 000): nonlocal pseudopotential, walkers batched",
+            title: "Nonlocal pseudopotential, 128 atoms: wavefunction ratios per second vs walkers",
+            kernel: "pseudopotential",
+            op: "energy",
+            x: "walkers",
+            measure: Measure::Throughput,
+            select: &["atoms=128", "jastrow=on", "quadrature=12"],
+            runs: &[&["--pairs", "128:1,128:4,128:16,128:64,128:256,128:1024", "--variants", "cpu,gpu"]],
+            paper_points: &[],
+            paper_hardware: "no printed numbers",
+            note: "the GPU needs many walkers in one launch to fill; the CPU is flat once every core has walkers",
+        },
     ]
 }
 
@@ -288,7 +378,7 @@ fn all_cores(r: &Record) -> bool {
 /// Label of a measured series: precision, variant where it matters, and the sizes and parameters that vary.
 fn series_label(f: &Figure, r: &Record, varying: &[String]) -> String {
     let mut parts = vec![];
-    if matches!(f.measure, Measure::Throughput | Measure::PercentOfCeiling | Measure::Error | Measure::SpeedupOverParam(..)) {
+    if matches!(f.measure, Measure::Throughput | Measure::PercentOfCeiling | Measure::Error | Measure::SpeedupOverParam(..) | Measure::Extra(_)) {
         parts.push(r.variant.name().to_string());
     }
     parts.push(r.precision.clone());
@@ -354,6 +444,7 @@ pub fn series(f: &Figure, recs: &[&Record]) -> Vec<Series> {
             Measure::SpeedupOverParam(p, v) if (r.variant == Variant::Gpu || all_cores(r)) && r.params.get(p).is_some_and(|x| x != v) => {
                 base_throughput.get(&without(r, p)).map(|b| r.throughput / b)
             }
+            Measure::Extra(name) if r.variant == Variant::Gpu || all_cores(r) => r.extra.get(name).copied(),
             Measure::Error if r.variant == Variant::Gpu || all_cores(r) => {
                 r.validation.checks.iter().filter_map(|c| c.error).fold(None, |m: Option<f64>, e| Some(m.map_or(e, |m| m.max(e))))
             }
