@@ -81,9 +81,6 @@ macro_rules! pt {
     };
 }
 
-/// The pseudopotential size sweep (the records of the `000-pseudopotential-*` figures over cell size).
-const PP_SIZES: &[&str] = &["--pairs", "8:64,16:64,32:64,64:64,128:64,256:64", "--variants", "cpu,gpu"];
-
 /// Every figure the suite can draw.
 pub fn all() -> Vec<Figure> {
     vec![
@@ -245,91 +242,73 @@ pub fn all() -> Vec<Figure> {
             paper_hardware: "GeForce 7800 GTX (no IEEE denormals)",
             note: "Kahan single should stay near f32 epsilon (6e-8) as k grows while naive single grows like sqrt(k) eps; TF32 sits near 2^-11",
         },
-        Figure {
-            name: "000-pseudopotential-speedup",
-            paper: "Esler et al., CiSE 2012 (paper 000): nonlocal pseudopotential, job list and batched ratios",
-            title: "Nonlocal pseudopotential energy, 64 walkers: GPU over all CPU cores vs cell size",
-            kernel: "pseudopotential",
-            op: "energy",
-            x: "atoms",
-            measure: Measure::SpeedupAllCores,
-            select: &["walkers=64", "jastrow=on", "quadrature=12"],
-            runs: &[PP_SIZES],
-            paper_points: &[],
-            paper_hardware: "paper 000 gives no separate pseudopotential speedup (its Fig. 4 splits whole-DMC time by kernel)",
-            note: "carbon-like cell, 4 electrons per atom, BFD channels, 12-point rule, Slater-Jastrow ratios",
-        },
-        Figure {
-            name: "000-pseudopotential-ratios",
-            paper: "Esler et al., CiSE 2012 (paper 000): nonlocal pseudopotential, job list and batched ratios",
-            title: "Nonlocal pseudopotential, 64 walkers: wavefunction ratios per second vs cell size",
-            kernel: "pseudopotential",
-            op: "energy",
-            x: "atoms",
-            measure: Measure::Throughput,
-            select: &["walkers=64", "jastrow=on", "quadrature=12"],
-            runs: &[PP_SIZES],
-            paper_points: &[],
-            paper_hardware: "no printed numbers",
-            note: "a ratio is one quadrature point of one electron-ion pair within r_c: spline orbitals, dot with the inverse row, Jastrow ratio",
-        },
-        Figure {
-            name: "000-pseudopotential-energies",
-            paper: "Esler et al., CiSE 2012 (paper 000): nonlocal pseudopotential, job list and batched ratios",
-            title: "Nonlocal pseudopotential, 64 walkers: whole nonlocal energies per walker per second vs cell size",
-            kernel: "pseudopotential",
-            op: "energy",
-            x: "atoms",
-            measure: Measure::Extra("walker_energies_per_s"),
-            select: &["walkers=64", "jastrow=on", "quadrature=12"],
-            runs: &[PP_SIZES],
-            paper_points: &[],
-            paper_hardware: "no printed numbers",
-            note: "both phases (job list and ratios) and the sum, per walker",
-        },
-        Figure {
-            name: "000-pseudopotential-joblist",
-            paper: "Esler et al., CiSE 2012 (paper 000): nonlocal pseudopotential, job list and batched ratios",
-            title: "Nonlocal pseudopotential, 64 walkers: fraction of the time in the job list (the rest: the ratios)",
-            kernel: "pseudopotential",
-            op: "energy",
-            x: "atoms",
-            measure: Measure::Extra("joblist_share"),
-            select: &["walkers=64", "jastrow=on", "quadrature=12"],
-            runs: &[PP_SIZES],
-            paper_points: &[],
-            paper_hardware: "no printed numbers",
-            note: "job-list time (timed alone) over the whole evaluation; the paper builds the list on the GPU and concatenates it on the CPU, as here",
-        },
-        Figure {
-            name: "000-pseudopotential-walkers-32",
-            paper: "Esler et al., CiSE 2012 (paper 000): nonlocal pseudopotential, walkers batched",
-            title: "Nonlocal pseudopotential, 32 atoms: wavefunction ratios per second vs walkers",
-            kernel: "pseudopotential",
-            op: "energy",
-            x: "walkers",
-            measure: Measure::Throughput,
-            select: &["atoms=32", "jastrow=on", "quadrature=12"],
-            runs: &[&["--pairs", "32:1,32:4,32:16,32:64,32:256,32:1024", "--variants", "cpu,gpu"]],
-            paper_points: &[],
-            paper_hardware: "no printed numbers",
-            note: "the GPU needs many walkers in one launch to fill; the CPU is flat once every core has walkers",
-        },
-        Figure {
-            name: "000-pseudopotential-walkers-128",
-            paper: "Esler et al., CiSE 2012 (paper 000): nonlocal pseudopotential, walkers batched",
-            title: "Nonlocal pseudopotential, 128 atoms: wavefunction ratios per second vs walkers",
-            kernel: "pseudopotential",
-            op: "energy",
-            x: "walkers",
-            measure: Measure::Throughput,
-            select: &["atoms=128", "jastrow=on", "quadrature=12"],
-            runs: &[&["--pairs", "128:1,128:4,128:16,128:64,128:256,128:1024", "--variants", "cpu,gpu"]],
-            paper_points: &[],
-            paper_hardware: "no printed numbers",
-            note: "the GPU needs many walkers in one launch to fill; the CPU is flat once every core has walkers",
-        },
+        pp_figure(
+            "000-pseudopotential-speedup",
+            "Nonlocal pseudopotential energy, 64 walkers: GPU over all CPU cores vs cell size",
+            "atoms",
+            Measure::SpeedupAllCores,
+            "carbon-like cell, 4 electrons per atom, BFD channels, 12-point rule, Slater-Jastrow ratios",
+        ),
+        pp_figure(
+            "000-pseudopotential-ratios",
+            "Nonlocal pseudopotential, 64 walkers: wavefunction ratios per second vs cell size",
+            "atoms",
+            Measure::Throughput,
+            "a ratio is one quadrature point of one electron-ion pair within r_c: spline orbitals, dot with the inverse row, Jastrow ratio",
+        ),
+        pp_figure(
+            "000-pseudopotential-energies",
+            "Nonlocal pseudopotential, 64 walkers: whole nonlocal energies per walker per second vs cell size",
+            "atoms",
+            Measure::Extra("walker_energies_per_s"),
+            "both phases (job list and ratios) and the sum, per walker",
+        ),
+        pp_figure(
+            "000-pseudopotential-joblist",
+            "Nonlocal pseudopotential, 64 walkers: fraction of the time in the job list (the rest: the ratios)",
+            "atoms",
+            Measure::Extra("joblist_share"),
+            "job-list time (timed alone) over the whole evaluation; the paper builds the list on the GPU and concatenates it on the CPU, as here",
+        ),
+        pp_figure(
+            "000-pseudopotential-walkers-32",
+            "Nonlocal pseudopotential, 32 atoms: wavefunction ratios per second vs walkers",
+            "walkers",
+            Measure::Throughput,
+            "the GPU needs many walkers in one launch to fill; the CPU is flat once every core has walkers",
+        ),
+        pp_figure(
+            "000-pseudopotential-walkers-128",
+            "Nonlocal pseudopotential, 128 atoms: wavefunction ratios per second vs walkers",
+            "walkers",
+            Measure::Throughput,
+            "the GPU needs many walkers in one launch to fill; the CPU is flat once every core has walkers",
+        ),
     ]
+}
+
+/// A figure of the pseudopotential mini-app (paper 000 prints no numbers for it): over cell size at 64 walkers, or
+/// over walkers at the cell size in the name's last field.
+fn pp_figure(name: &'static str, title: &'static str, x: &'static str, measure: Measure, note: &'static str) -> Figure {
+    let (select, runs): (&'static [&'static str], &'static [&'static [&'static str]]) = match (x, name.rsplit('-').next()) {
+        ("walkers", Some("32")) => (&["atoms=32", "jastrow=on", "quadrature=12"], &[&["--pairs", "32:1,32:4,32:16,32:64,32:256,32:1024", "--variants", "cpu,gpu"]]),
+        ("walkers", _) => (&["atoms=128", "jastrow=on", "quadrature=12"], &[&["--pairs", "128:1,128:4,128:16,128:64,128:256,128:1024", "--variants", "cpu,gpu"]]),
+        _ => (&["walkers=64", "jastrow=on", "quadrature=12"], &[&["--pairs", "8:64,16:64,32:64,64:64,128:64,256:64", "--variants", "cpu,gpu"]]),
+    };
+    Figure {
+        name,
+        paper: "Esler et al., CiSE 2012 (paper 000): nonlocal pseudopotential, job list and batched ratios",
+        title,
+        kernel: "pseudopotential",
+        op: "energy",
+        x,
+        measure,
+        select,
+        runs,
+        paper_points: &[],
+        paper_hardware: "no printed numbers (its Fig. 4 splits whole-DMC time by kernel)",
+        note,
+    }
 }
 
 /// Find a figure by name, listing the names on failure.
