@@ -527,6 +527,20 @@ mod tests {
     }
 
     #[test]
+    fn an_extra_measure_reads_the_records_extra_of_gpu_and_all_core_cpu_records() {
+        let mut recs = vec![rec(Variant::Cpu, 16, 1.0, None), rec(Variant::Cpu, 16, 8.0, Some("1")), rec(Variant::Gpu, 16, 0.1, None)];
+        for (r, share) in recs.iter_mut().zip([0.02, 0.5, 0.3]) {
+            r.extra.insert("joblist_share".into(), share);
+        }
+        let mut f = find("000-bspline-bandwidth").unwrap();
+        f.measure = Measure::Extra("joblist_share");
+        let s = series(&f, &select(&f, &recs));
+        let points: Vec<(&str, Vec<(f64, f64)>)> = s.iter().map(|s| (s.name.split(' ').next().unwrap(), s.points.clone())).collect();
+        // the one-core run is not drawn
+        assert_eq!(points, vec![("cpu", vec![(16.0, 0.02)]), ("gpu", vec![(16.0, 0.3)])]);
+    }
+
+    #[test]
     fn unknown_figure_lists_the_known_ones() {
         let e = find("nope").err().unwrap().to_string();
         assert!(e.contains("000-bspline-bandwidth"), "{e}");
