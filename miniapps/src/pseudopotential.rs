@@ -172,7 +172,7 @@ fn sweep<S: Real, A: Real>(r: &mut Runner, a: &Args, counts: &[usize], f64s: (&S
         let row_bytes = setup.table.stride * std::mem::size_of::<S>();
         let work = Work {
             bytes: pp::bytes(jobs.len() * nq, setup.table.bytes(), rows.len(), row_bytes, nw * setup.electrons),
-            flops: pp::flops(jobs.len(), rows.len(), nq, setup.per_spin(), nw, setup.electrons, atoms, setup.jastrow.is_some()),
+            flops: pp::flops(setup, jobs.len(), rows.len(), nw),
             items: (jobs.len() * nq) as f64,
             unit: "ratios/s",
         };
