@@ -26,8 +26,9 @@ pub enum Measure {
     Error,
     /// Throughput over that of the same case with parameter `.0` set to `.1` (e.g. delayed updates over rank-1).
     SpeedupOverParam(&'static str, &'static str),
-    /// The named extras of each record (e.g. time fractions per kernel class), one series per name.
-    Extras(&'static [&'static str]),
+    /// Quantities the mini-app added to its records (`Runner::extra`), one series per name, of GPU and all-core CPU
+    /// records; `.0` is the axis label.
+    Extras(&'static str, &'static [&'static str]),
 }
 
 impl Measure {
@@ -39,7 +40,7 @@ impl Measure {
             Measure::Throughput => "throughput",
             Measure::Error => "max |error| / max |reference|",
             Measure::SpeedupOverParam(..) => "throughput over the baseline setting",
-            Measure::Extras(..) => "fraction of the step's time",
+            Measure::Extras(label, _) => label,
         }
     }
 }
@@ -263,14 +264,80 @@ pub fn all() -> Vec<Figure> {
             kernel: "solid",
             op: "dmc",
             x: "electrons",
-            measure: Measure::Extras(&["frac_orbitals", "frac_determinant", "frac_jastrow", "frac_coulomb", "frac_pseudopotential", "frac_branching"]),
+            measure: Measure::Extras("fraction of the step's time", &["frac_orbitals", "frac_determinant", "frac_jastrow", "frac_coulomb", "frac_pseudopotential", "frac_branching"]),
             select: &["walkers=128"],
             runs: &[&["--electrons", "128,256,512,1024", "--walkers", "128", "--steps", "1", "--max-reps", "2", "--variants", "cpu,gpu", "--precision", "double,mixed"]],
             paper_points: &[],
             paper_hardware: "Tesla S1070 (GT200) vs quad-core Xeon E5410",
             note: "the paper's bars (one system, percentages) show B-splines a smaller share on the GPU and determinant updates a larger one; the rest (random numbers, transfers) is frac_other in the records",
         },
+        pp_figure(
+            "000-pseudopotential-speedup",
+            "Nonlocal pseudopotential energy, 64 walkers: GPU over all CPU cores vs cell size",
+            "atoms",
+            Measure::SpeedupAllCores,
+            "carbon-like cell, 4 electrons per atom, BFD channels, 12-point rule, Slater-Jastrow ratios",
+        ),
+        pp_figure(
+            "000-pseudopotential-ratios",
+            "Nonlocal pseudopotential, 64 walkers: wavefunction ratios per second vs cell size",
+            "atoms",
+            Measure::Throughput,
+            "a ratio is one quadrature point of one electron-ion pair within r_c: spline orbitals, dot with the inverse row, Jastrow ratio",
+        ),
+        pp_figure(
+            "000-pseudopotential-energies",
+            "Nonlocal pseudopotential, 64 walkers: whole nonlocal energies per walker per second vs cell size",
+            "atoms",
+            Measure::Extras("walker energies per second", &["walker_energies_per_s"]),
+            "both phases (job list and ratios) and the sum, per walker",
+        ),
+        pp_figure(
+            "000-pseudopotential-joblist",
+            "Nonlocal pseudopotential, 64 walkers: fraction of the time in the job list (the rest: the ratios)",
+            "atoms",
+            Measure::Extras("job-list share of the time", &["joblist_share"]),
+            "job-list time (timed alone) over the whole evaluation; the paper builds the list on the GPU and concatenates it on the CPU, as here",
+        ),
+        pp_figure(
+            "000-pseudopotential-walkers-32",
+            "Nonlocal pseudopotential, 32 atoms: wavefunction ratios per second vs walkers",
+            "walkers",
+            Measure::Throughput,
+            "the GPU needs many walkers in one launch to fill; the CPU is flat once every core has walkers",
+        ),
+        pp_figure(
+            "000-pseudopotential-walkers-128",
+            "Nonlocal pseudopotential, 128 atoms: wavefunction ratios per second vs walkers",
+            "walkers",
+            Measure::Throughput,
+            "the GPU needs many walkers in one launch to fill; the CPU is flat once every core has walkers",
+        ),
     ]
+}
+
+/// A figure of the pseudopotential mini-app (paper 000 prints no numbers for it): over cell size at 64 walkers, or
+/// over walkers at the cell size in the name's last field.
+fn pp_figure(name: &'static str, title: &'static str, x: &'static str, measure: Measure, note: &'static str) -> Figure {
+    let (select, runs): (&'static [&'static str], &'static [&'static [&'static str]]) = match (x, name.rsplit('-').next()) {
+        ("walkers", Some("32")) => (&["atoms=32", "jastrow=on", "quadrature=12"], &[&["--pairs", "32:1,32:4,32:16,32:64,32:256,32:1024", "--variants", "cpu,gpu"]]),
+        ("walkers", _) => (&["atoms=128", "jastrow=on", "quadrature=12"], &[&["--pairs", "128:1,128:4,128:16,128:64,128:256,128:1024", "--variants", "cpu,gpu"]]),
+        _ => (&["walkers=64", "jastrow=on", "quadrature=12"], &[&["--pairs", "8:64,16:64,32:64,64:64,128:64,256:64", "--variants", "cpu,gpu"]]),
+    };
+    Figure {
+        name,
+        paper: "Esler et al., CiSE 2012 (paper 000): nonlocal pseudopotential, job list and batched ratios",
+        title,
+        kernel: "pseudopotential",
+        op: "energy",
+        x,
+        measure,
+        select,
+        runs,
+        paper_points: &[],
+        paper_hardware: "no printed numbers (its Fig. 4 splits whole-DMC time by kernel)",
+        note,
+    }
 }
 
 /// Find a figure by name, listing the names on failure.
@@ -375,7 +442,7 @@ pub fn series(f: &Figure, recs: &[&Record]) -> Vec<Series> {
     let mut out: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
     for r in recs {
         let Some(&x) = r.sizes.get(f.x) else { continue };
-        if let Measure::Extras(names) = f.measure {
+        if let Measure::Extras(_, names) = f.measure {
             if r.variant == Variant::Gpu || all_cores(r) {
                 for name in names {
                     if let Some(v) = r.extra.get(*name) {
@@ -495,6 +562,20 @@ mod tests {
         assert_eq!(s[0].points, vec![(16.0, 80.0)], "only the case with a one-core run");
         let t = table(&f, &s, "test machine");
         assert!(t.contains("80.000") && t.contains("75.000") && t.contains("test machine"), "{t}");
+    }
+
+    #[test]
+    fn an_extra_measure_reads_the_records_extra_of_gpu_and_all_core_cpu_records() {
+        let mut recs = vec![rec(Variant::Cpu, 16, 1.0, None), rec(Variant::Cpu, 16, 8.0, Some("1")), rec(Variant::Gpu, 16, 0.1, None)];
+        for (r, share) in recs.iter_mut().zip([0.02, 0.5, 0.3]) {
+            r.extra.insert("joblist_share".into(), share);
+        }
+        let mut f = find("000-bspline-bandwidth").unwrap();
+        f.measure = Measure::Extras("job-list share", &["joblist_share"]);
+        let s = series(&f, &select(&f, &recs));
+        let points: Vec<(&str, Vec<(f64, f64)>)> = s.iter().map(|s| (s.name.split(' ').next().unwrap(), s.points.clone())).collect();
+        // the one-core run is not drawn
+        assert_eq!(points, vec![("cpu", vec![(16.0, 0.02)]), ("gpu", vec![(16.0, 0.3)])]);
     }
 
     #[test]

@@ -5,6 +5,10 @@
 //! The ratio is the Slater determinant's (B-spline orbitals dotted with the inverse's row) times the Jastrow ratio
 //! (two-body and one-body B-spline functors of the jastrow kernel, one sum over the other electrons and the ions per
 //! point); `--jastrow off` leaves determinant ratios only.
+//!
+//! Sizes: every `--atoms` x `--walkers` combination, or the explicit `--pairs` (the full suite: a size sweep at 64
+//! walkers and walker sweeps to 1024 at 32 and 128 atoms, without the costly corner of large cells and many walkers,
+//! whose CPU baseline alone would take minutes).
 
 use crate::common::KernelArgs;
 use crate::registry::Level;
@@ -28,6 +32,10 @@ pub struct Args {
     /// Walkers evaluated together, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "1,32")]
     pub walkers: Vec<usize>,
+    /// Explicit cases ATOMS:WALKERS, comma-separated (e.g. 32:1024,256:64), instead of every --atoms x --walkers
+    /// combination.
+    #[arg(long, value_delimiter = ',', conflicts_with_all = ["atoms", "walkers"])]
+    pub pairs: Vec<Pair>,
     /// Quadrature points on the sphere: 6, 12 (icosahedron, default), 18, 26 or 50.
     #[arg(long, default_value = "12")]
     pub quadrature: Rule,
@@ -39,6 +47,42 @@ pub struct Args {
     pub check_walkers: usize,
 }
 
+/// One case of `--pairs`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pair {
+    pub atoms: usize,
+    pub walkers: usize,
+}
+
+impl std::str::FromStr for Pair {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Pair, String> {
+        let parse = |(a, w): (&str, &str)| Some(Pair { atoms: a.trim().parse().ok()?, walkers: w.trim().parse().ok()? });
+        s.split_once(':').and_then(parse).ok_or_else(|| format!("'{s}' is not ATOMS:WALKERS (e.g. 32:1024)"))
+    }
+}
+
+impl Args {
+    /// The cases to run, by cell: (atoms, walker counts ascending), cells in the order given.
+    fn cases(&self) -> Vec<(usize, Vec<usize>)> {
+        if self.pairs.is_empty() {
+            return self.atoms.iter().map(|&n| (n, self.walkers.clone())).collect();
+        }
+        let mut out: Vec<(usize, Vec<usize>)> = vec![];
+        for p in &self.pairs {
+            match out.iter_mut().find(|(n, _)| *n == p.atoms) {
+                Some((_, w)) => w.push(p.walkers),
+                None => out.push((p.atoms, vec![p.walkers])),
+            }
+        }
+        for (_, w) in &mut out {
+            w.sort_unstable();
+            w.dedup();
+        }
+        out
+    }
+}
+
 impl KernelArgs for Args {
     fn common(&self) -> &CommonArgs {
         &self.common
@@ -48,7 +92,8 @@ impl KernelArgs for Args {
 pub fn suite(level: Level) -> &'static [&'static str] {
     match level {
         Level::Quick => &["--atoms", "8,16", "--walkers", "1,8"],
-        Level::Full => &["--atoms", "8,32,128,256", "--walkers", "1,16,64"],
+        // size sweep at 64 walkers; walker sweeps 1..1024 at 32 and 128 atoms
+        Level::Full => &["--pairs", "8:64,16:64,32:64,64:64,128:64,256:64,32:1,32:4,32:16,32:256,32:1024,128:1,128:4,128:16,128:256,128:1024"],
     }
 }
 
@@ -70,22 +115,25 @@ fn checks(fast: &Energies, re: &Energies, p: Precision) -> Vec<Check> {
 }
 
 pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
-    positive("atoms", &a.atoms)?;
-    positive("walkers", &a.walkers)?;
+    let cases = a.cases();
+    let all_atoms: Vec<usize> = cases.iter().map(|c| c.0).collect();
+    let all_walkers: Vec<usize> = cases.iter().flat_map(|c| c.1.iter().copied()).collect();
+    positive("atoms", &all_atoms)?;
+    positive("walkers", &all_walkers)?;
     positive("check-walkers", &[a.check_walkers])?;
-    if let Some(n) = a.atoms.iter().find(|&&n| n % 8 != 0) {
+    if let Some(n) = all_atoms.iter().find(|&&n| n % 8 != 0) {
         bail!("--atoms {n} is not a multiple of 8 (the cell is made of 8-atom diamond cells)");
     }
-    if let Some(n) = a.atoms.iter().find(|&&n| n > MAX_ATOMS) {
+    if let Some(n) = all_atoms.iter().find(|&&n| n > MAX_ATOMS) {
         bail!("--atoms {n} is more than {MAX_ATOMS}");
     }
-    if let Some(w) = a.walkers.iter().find(|&&w| w > MAX_WALKERS) {
+    if let Some(w) = all_walkers.iter().find(|&&w| w > MAX_WALKERS) {
         bail!("--walkers {w} is more than {MAX_WALKERS}");
     }
     let variants = [Variant::CpuRef, Variant::Cpu, Variant::Gpu].into_iter().filter(|v| r.runs(*v)).count();
-    r.plan(a.atoms.len() * a.walkers.len() * r.precisions().len() * variants);
-    let max_w = *a.walkers.iter().max().unwrap();
-    for (i, &atoms) in a.atoms.iter().enumerate() {
+    r.plan(all_walkers.len() * r.precisions().len() * variants);
+    for (i, (atoms, walker_counts)) in cases.iter().enumerate() {
+        let (atoms, max_w) = (*atoms, *walker_counts.iter().max().unwrap());
         r.step(format!("building a {atoms}-atom cell and {max_w} walkers"));
         let mut setup = Setup::carbon(atoms, a.quadrature, Channels::carbon_bfd(), r.seed(i as u64 + 1)).map_err(anyhow::Error::msg)?;
         if a.jastrow == "off" {
@@ -97,20 +145,21 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
         let (s32, w32) = (setup.convert::<f32>(), walkers.convert::<f32>());
         for p in r.precisions() {
             match p {
-                Precision::Double => sweep::<f64, f64>(r, a, (&setup, &walkers), &setup, &walkers, &re, p)?,
-                Precision::Single => sweep::<f32, f32>(r, a, (&setup, &walkers), &s32, &w32, &re, p)?,
-                Precision::Mixed => sweep::<f32, f64>(r, a, (&setup, &walkers), &s32, &w32, &re, p)?,
+                Precision::Double => sweep::<f64, f64>(r, a, walker_counts, (&setup, &walkers), &setup, &walkers, &re, p)?,
+                Precision::Single => sweep::<f32, f32>(r, a, walker_counts, (&setup, &walkers), &s32, &w32, &re, p)?,
+                Precision::Mixed => sweep::<f32, f64>(r, a, walker_counts, (&setup, &walkers), &s32, &w32, &re, p)?,
             }
         }
     }
     Ok(())
 }
 
-/// Every walker count and variant of one cell in one precision: storage S, arithmetic A.
+/// The walker counts `counts` of one cell with every variant in one precision: storage S, arithmetic A.
 /// `f64` is the double-precision cell and walkers (for the reference), `re` the reference of the checked walkers.
-fn sweep<S: Real, A: Real>(r: &mut Runner, a: &Args, f64s: (&Setup<f64>, &Walkers<f64>), setup: &Setup<S>, all: &Walkers<S>, re: &Energies, p: Precision) -> Result<()> {
+#[allow(clippy::too_many_arguments)]
+fn sweep<S: Real, A: Real>(r: &mut Runner, a: &Args, counts: &[usize], f64s: (&Setup<f64>, &Walkers<f64>), setup: &Setup<S>, all: &Walkers<S>, re: &Energies, p: Precision) -> Result<()> {
     let atoms = setup.ion_count();
-    for &nw in &a.walkers {
+    for &nw in counts {
         let w = all.prefix(nw);
         let jobs = cpu::jobs(setup, &w);
         let nq = setup.rule.points();
@@ -123,7 +172,7 @@ fn sweep<S: Real, A: Real>(r: &mut Runner, a: &Args, f64s: (&Setup<f64>, &Walker
         let row_bytes = setup.table.stride * std::mem::size_of::<S>();
         let work = Work {
             bytes: pp::bytes(jobs.len() * nq, setup.table.bytes(), rows.len(), row_bytes, nw * setup.electrons),
-            flops: pp::flops(jobs.len(), nq, setup.per_spin(), nw, setup.electrons, atoms, setup.jastrow.is_some()),
+            flops: pp::flops(setup, jobs.len(), rows.len(), nw),
             items: (jobs.len() * nq) as f64,
             unit: "ratios/s",
         };

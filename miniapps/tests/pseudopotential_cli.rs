@@ -20,6 +20,30 @@ fn bad_input_is_rejected_with_a_sentence() {
     rejects(&pp(&["--quadrature", "7"]), "unknown quadrature '7'");
     rejects(&pp(&["--precision", "quad"]), "unknown precision 'quad'");
     rejects(&pp(&["--jastrow", "maybe"]), "invalid value 'maybe' for '--jastrow");
+    rejects(&pp(&["--pairs", "8x4"]), "'8x4' is not ATOMS:WALKERS");
+    rejects(&pp(&["--pairs", "12:4"]), "not a multiple of 8");
+    rejects(&pp(&["--pairs", "8:0"]), "--walkers must be positive");
+    rejects(&pp(&["--pairs", "8:4", "--walkers", "2"]), "cannot be used with");
+}
+
+#[test]
+fn pairs_run_exactly_the_cases_given() {
+    let dir = std::env::temp_dir().join(format!("qmc-cli-pseudopotential-pairs-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let o = pp(&["--pairs", "16:1,8:3,8:1,8:3", "--variants", "cpu", "--precision", "double", "--reps", "1", "--quiet", "--out", dir.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(dir.join("pseudopotential.jsonl")).unwrap();
+    let cases: Vec<(&str, &str)> = text
+        .lines()
+        .map(|l| {
+            assert!(l.contains("passed"), "{l}");
+            let size = |k: &str| l.split(&format!("\"{k}\":")).nth(1).and_then(|r| r.split([',', '}']).next()).unwrap();
+            (size("atoms"), size("walkers"))
+        })
+        .collect();
+    // cells in the order given, each cell's walker counts ascending and once
+    assert_eq!(cases, [("16", "1"), ("8", "1"), ("8", "3")], "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -1,7 +1,8 @@
 //! The fast CPU path, all cores, paper 000's two phases: the job list (rayon over walkers, then concatenated), and
 //! the ratios in batches of jobs (rayon over batches: the B-spline CPU kernel evaluates all orbitals at the batch's
 //! points into a buffer that stays in cache, then one dot product per point with the electron's inverse row, times
-//! the Jastrow ratio: its old sum once per job, the new sum over the other electrons and the ions per point).
+//! the Jastrow ratio: its old sum once per (walker, electron), the new sum over the other electrons and the ions per
+//! point, both over structure-of-arrays positions in blocks whose distance tests vectorise).
 
 use super::quadrature::{legendre, rotate};
 use super::{Energies, Job, Setup, Walkers};
@@ -61,27 +62,37 @@ pub fn ratios<S: Real, A: Real>(s: &Setup<S>, w: &Walkers<S>, jobs: &[Job]) -> E
     let nodes = s.rule.nodes();
     let nq = nodes.1.len();
     let stride = s.table.stride;
-    let jas = s.jastrow.as_ref().map(|j| Functors::<A> { pair: [j.pair[0].convert(), j.pair[1].convert()], one: j.one.convert() });
+    let jas = s.jastrow.as_ref().map(|j| Functors::<A>::new(s, w, j));
+    // the old Jastrow sum once per (walker, electron) with jobs; `row[k]`: job k's entry
+    let mut row = Vec::with_capacity(jobs.len());
+    let mut rows: Vec<(usize, usize)> = vec![];
+    for j in jobs {
+        if rows.last() != Some(&(j.walker, j.electron)) {
+            rows.push((j.walker, j.electron));
+        }
+        row.push(rows.len() - 1);
+    }
+    let old: Vec<f64> = match &jas {
+        Some(f) => rows.par_iter().map(|&(walker, e)| f.log(walker, e, w.electron(s.electrons, walker, e))).collect(),
+        None => vec![0.0; rows.len()],
+    };
     let per_batch: Vec<(Vec<f64>, Vec<f64>)> = jobs
         .par_chunks(BATCH)
-        .map(|batch| {
+        .zip(row.par_chunks(BATCH))
+        .map(|(batch, batch_row)| {
             let (mut pos, mut factor) = (Vec::with_capacity(3 * nq * BATCH), Vec::with_capacity(nq * BATCH));
             for job in batch {
                 points(s, &nodes, &w.rot[9 * (job.walker * s.ion_count() + job.ion)..][..9], job, &mut pos, &mut factor);
             }
             let mut phi = vec![A::zero(); factor.len() * stride];
             spline::evaluate::<S, A>(&s.table, &pos, Output::V, &mut phi);
-            let old: Vec<f64> = match &jas {
-                Some(f) => batch.iter().map(|j| f.log(s, w, j.walker, j.electron, w.electron(s.electrons, j.walker, j.electron))).collect(),
-                None => vec![0.0; batch.len()],
-            };
             let mut ratio = Vec::with_capacity(factor.len());
-            for (p, row) in phi.chunks_exact(stride).enumerate() {
+            for (p, phi_p) in phi.chunks_exact(stride).enumerate() {
                 let job = &batch[p / nq];
                 let inv = &w.inv[s.inv_row(job.walker, job.electron)..][..stride];
-                let det = crate::dispatch!(dot::<S, A>(row, inv)).f64();
+                let det = crate::dispatch!(dot::<S, A>(phi_p, inv)).f64();
                 let jastrow = match &jas {
-                    Some(f) => (f.log(s, w, job.walker, job.electron, [pos[3 * p], pos[3 * p + 1], pos[3 * p + 2]]) - old[p / nq]).exp(),
+                    Some(f) => (f.log(job.walker, job.electron, [pos[3 * p], pos[3 * p + 1], pos[3 * p + 2]]) - old[batch_row[p / nq]]).exp(),
                     None => 1.0,
                 };
                 ratio.push(det * jastrow);
@@ -107,31 +118,103 @@ fn dot<S: Real, A: Real>(phi: &[A], inv: &[S]) -> A {
     phi.iter().zip(inv).fold(A::zero(), |acc, (&a, &b)| acc + a * A::of(b.f64()))
 }
 
-/// The Jastrow functors in the arithmetic type.
+/// Points per block of the Jastrow sums: the distance test runs over whole blocks (the loop the compiler
+/// vectorises), the functor only where a block has a point within the cutoff.
+const LANES: usize = 16;
+
+/// Points as structure of arrays (x block, y block, z block per group), each group padded to whole blocks with
+/// NaN, which fails every cutoff test.
+struct Soa {
+    xyz: Vec<f64>,
+    /// Padded length of one group.
+    len: usize,
+}
+
+impl Soa {
+    /// `groups` groups of `n` points each from `[point][xyz]`.
+    fn new(pts: &[f64], groups: usize, n: usize) -> Soa {
+        let len = n.div_ceil(LANES) * LANES;
+        let mut xyz = vec![f64::NAN; groups * 3 * len];
+        for (g, out) in xyz.chunks_exact_mut(3 * len).enumerate() {
+            for (i, p) in pts[3 * g * n..][..3 * n].chunks_exact(3).enumerate() {
+                (0..3).for_each(|k| out[k * len + i] = p[k]);
+            }
+        }
+        Soa { xyz, len }
+    }
+    /// Group g: its x, y and z blocks.
+    fn group(&self, g: usize) -> [&[f64]; 3] {
+        let o = 3 * g * self.len;
+        [0, 1, 2].map(|k| &self.xyz[o + k * self.len..][..self.len])
+    }
+}
+
+/// The Jastrow functors in the arithmetic type, with what their sums read: the ions, and every walker's electrons
+/// by spin (group 2w: walker w's spin up, 2w + 1 its spin down).
 struct Functors<A> {
     pair: [Radial<A>; 2],
     one: Radial<A>,
+    /// Squared cutoffs (f64, the distances' type) of pair[0], pair[1], one.
+    cut2: [f64; 3],
+    cell: [f64; 3],
+    inv_cell: [f64; 3],
+    ions: Soa,
+    electrons: Soa,
+    per_spin: usize,
 }
 
 impl<A: Real> Functors<A> {
+    fn new<S: Real, T: Real>(s: &Setup<S>, w: &Walkers<T>, j: &super::Jastrow) -> Self {
+        let cut2 = [j.pair[0].cutoff, j.pair[1].cutoff, j.one.cutoff].map(|c| c * c);
+        Functors {
+            pair: [j.pair[0].convert(), j.pair[1].convert()],
+            one: j.one.convert(),
+            cut2,
+            cell: s.cell,
+            inv_cell: s.cell.map(|c| 1.0 / c),
+            ions: Soa::new(&s.ions, 1, s.ion_count()),
+            electrons: Soa::new(&w.pos, 2 * w.count, s.per_spin()),
+            per_spin: s.per_spin(),
+        }
+    }
+
     /// sum_{j != e} u(|at - r_j|) + sum_I chi(|at - R_I|), summed in A from f64 minimum-image distances.
-    fn log<S: Real, T: Real>(&self, s: &Setup<S>, w: &Walkers<T>, walker: usize, e: usize, at: [f64; 3]) -> f64 {
-        let (ne, n) = (s.electrons, s.per_spin());
-        let dist = |b: &[f64]| {
-            let d = s.displacement(at, [b[0], b[1], b[2]]);
-            A::of((d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt())
-        };
-        let pos = &w.pos[3 * walker * ne..][..3 * ne];
+    fn log(&self, walker: usize, e: usize, at: [f64; 3]) -> f64 {
+        crate::dispatch!(self.log_here(walker, e, at))
+    }
+
+    #[inline(always)]
+    fn log_here(&self, walker: usize, e: usize, at: [f64; 3]) -> f64 {
+        let n = self.per_spin;
+        let mine = usize::from(e >= n);
+        // same spin: electron e skipped; opposite spin: nothing skipped (the index is out of range)
+        let same = self.sum(&self.pair[0], self.cut2[0], at, self.electrons.group(2 * walker + mine), e - mine * n);
+        let other = self.sum(&self.pair[1], self.cut2[1], at, self.electrons.group(2 * walker + 1 - mine), usize::MAX);
+        let ions = self.sum(&self.one, self.cut2[2], at, self.ions.group(0), usize::MAX);
+        (same + other + ions).f64()
+    }
+
+    /// sum over the points k != skip of f(|at - p_k|): the squared minimum-image distances of a block of points in
+    /// one pass (vectorised: no branch, round-to-even and a multiply instead of a division), then the functor at
+    /// those within the cutoff.
+    #[inline(always)]
+    fn sum(&self, f: &Radial<A>, cut2: f64, at: [f64; 3], [x, y, z]: [&[f64]; 3], skip: usize) -> A {
+        let image = |d: f64, k: usize| d - self.cell[k] * (d * self.inv_cell[k]).round_ties_even();
         let mut acc = A::zero();
-        // spin up 0..n, spin down n..ne: one functor per half
-        for (range, f) in [(0..n, &self.pair[usize::from(e >= n)]), (n..ne, &self.pair[usize::from(e < n)])] {
-            for o in range.filter(|&o| o != e) {
-                acc += f.eval(dist(&pos[3 * o..][..3])).0;
+        for (b, ((xb, yb), zb)) in x.chunks_exact(LANES).zip(y.chunks_exact(LANES)).zip(z.chunks_exact(LANES)).enumerate() {
+            let mut r2 = [0.0; LANES];
+            for l in 0..LANES {
+                let (dx, dy, dz) = (image(at[0] - xb[l], 0), image(at[1] - yb[l], 1), image(at[2] - zb[l], 2));
+                r2[l] = dx * dx + dy * dy + dz * dz;
+            }
+            if r2.iter().fold(false, |hit, &v| hit | (v < cut2)) {
+                for (l, &v) in r2.iter().enumerate() {
+                    if v < cut2 && b * LANES + l != skip {
+                        acc += f.eval(A::of(v.sqrt())).0;
+                    }
+                }
             }
         }
-        for b in s.ions.chunks_exact(3) {
-            acc += self.one.eval(dist(b)).0;
-        }
-        acc.f64()
+        acc
     }
 }

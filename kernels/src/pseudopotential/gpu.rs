@@ -2,7 +2,8 @@
 //! on the device with a host scan between (the paper concatenates on the CPU too); the ratios run in chunks of at
 //! most 65535 points (the B-spline kernel's launch limit), each chunk three launches (points, orbitals, ratios)
 //! on one stream; the contributions come back and the host sums them per walker. The ratio kernel multiplies in the
-//! Jastrow ratio (B-spline functors only: their coefficients travel in the parameter block).
+//! Jastrow ratio (B-spline functors only: their coefficients travel in the parameter block), whose old sum (at the
+//! electron's own position) one launch before the chunks computes once per walker-electron with jobs.
 
 use super::channels::{MAX_L, MAX_TERMS};
 use super::{Setup, Walkers};
@@ -56,12 +57,15 @@ pub struct GpuPseudo<S: Real, A: Real> {
     f_fill: CudaFunction,
     f_points: CudaFunction,
     f_ratio: CudaFunction,
+    f_old: CudaFunction,
     ions: CudaSlice<f64>,
     pos: CudaSlice<f64>,
     rot: CudaSlice<f64>,
     inv: CudaSlice<S>,
     counts: CudaSlice<i32>,
     offsets: CudaSlice<i32>,
+    /// The Jastrow sum of each walker-electron at its own position (written for those with jobs).
+    old: CudaSlice<f64>,
     /// Jobs as (walker, electron, ion, pad) and their displacements, with room for `cap` jobs.
     jobs: CudaSlice<i32>,
     disp: CudaSlice<f64>,
@@ -127,12 +131,14 @@ impl<S: Real, A: Real> GpuPseudo<S, A> {
             f_fill: gpu.function("pseudopotential", SRC, "pp_fill")?,
             f_points: gpu.function("pseudopotential", SRC, "pp_points")?,
             f_ratio: gpu.function("pseudopotential", SRC, &format!("pp_ratio_{sfx}"))?,
+            f_old: gpu.function("pseudopotential", SRC, &format!("pp_old_{sfx}"))?,
             ions: gpu.upload("ion positions", &s.ions)?,
             pos: gpu.upload("electron positions", &w.pos)?,
             rot: gpu.upload("rotations", &w.rot)?,
             inv: gpu.upload("inverses", &w.inv)?,
             counts: gpu.zeros("job counts", ne)?,
             offsets: gpu.zeros("job offsets", ne)?,
+            old: gpu.zeros("old Jastrow sums", ne)?,
             jobs: gpu.zeros("jobs", 4)?,
             disp: gpu.zeros("displacements", 3)?,
             factor: gpu.zeros("weights", 1)?,
@@ -195,6 +201,14 @@ impl<S: Real, A: Real> GpuPseudo<S, A> {
     /// Phase 2: all ratios and contributions of the current job list (asynchronous).
     pub fn ratios_launch(&mut self) -> Result<(), GpuError> {
         let total = self.points();
+        if self.params.jastrow != 0 && total > 0 {
+            let ne = (self.params.walkers * self.params.electrons) as usize;
+            let mut b = self.gpu.stream.launch_builder(&self.f_old);
+            b.arg(&self.params).arg(&self.pos).arg(&self.ions).arg(&self.counts).arg(&mut self.old);
+            // SAFETY: warp t < ne reads pos (3 ne), ions, counts (ne) of the last job list and writes old[t] (ne);
+            // warps beyond ne return whole.
+            unsafe { b.launch(grid_1d(ne * 32, 128)) }.during("launching pp_old")?;
+        }
         let mut first = 0usize;
         while first < total {
             let count = CHUNK.min(total - first);
@@ -208,10 +222,11 @@ impl<S: Real, A: Real> GpuPseudo<S, A> {
             let phi = self.spline.device_outputs();
             let mut b = self.gpu.stream.launch_builder(&self.f_ratio);
             b.arg(&self.params).arg(phi).arg(&self.inv).arg(&self.jobs).arg(&self.factor).arg(&first_i).arg(&count_i);
-            b.arg(&self.pos).arg(&self.ions).arg(&self.rot).arg(&self.disp).arg(&mut self.ratios).arg(&mut self.contrib);
-            // SAFETY: phi holds count*stride values; inverse rows and positions of the jobs' walkers and electrons lie
-            // in inv and pos, their rotations in rot, their displacements in disp (jobs < total <= cap); warp t
-            // writes point first+t < total <= nq*cap. 4 warps per block; warps beyond count return whole.
+            b.arg(&self.pos).arg(&self.ions).arg(&self.rot).arg(&self.disp).arg(&self.old).arg(&mut self.ratios).arg(&mut self.contrib);
+            // SAFETY: phi holds count*stride values; inverse rows, positions and old sums of the jobs' walkers and
+            // electrons lie in inv, pos and old (pp_old above wrote those with jobs), their rotations in rot, their
+            // displacements in disp (jobs < total <= cap); warp t writes point first+t < total <= nq*cap. 4 warps per
+            // block; warps beyond count return whole.
             unsafe { b.launch(grid_1d(count * 32, 128)) }.during("launching pp_ratio")?;
             first += count;
         }
@@ -255,8 +270,10 @@ impl<S: Real, A: Real> GpuPseudo<S, A> {
 
     /// Poison the outputs so a kernel that fails to write an entry cannot pass validation.
     pub fn poison(&mut self) -> Result<(), GpuError> {
-        let nan = vec![f64::NAN; self.contrib.len()];
-        self.gpu.write(&mut self.contrib, &nan)?;
-        self.gpu.write(&mut self.ratios, &nan)
+        let (nc, no) = (self.contrib.len(), self.old.len());
+        let nan = vec![f64::NAN; nc.max(no)];
+        self.gpu.write(&mut self.contrib, &nan[..nc])?;
+        self.gpu.write(&mut self.old, &nan[..no])?;
+        self.gpu.write(&mut self.ratios, &nan[..nc])
     }
 }

@@ -240,13 +240,15 @@ pub struct Energies {
     pub jobs: usize,
 }
 
-/// Flops of one evaluation with `jobs` jobs: spline values at every point (128 per orbital), the dot products,
-/// the distance tests of the job list (10 per electron-ion pair), and with the Jastrow one functor per other
-/// electron and ion at every point and at every job's electron (its old value; the fewest, as the CPU does it).
-pub fn flops(jobs: usize, points: usize, orbitals: usize, walkers: usize, electrons: usize, ions: usize, jastrow: bool) -> f64 {
-    let p = (jobs * points) as f64;
-    let j = if jastrow { (p + jobs as f64) * (electrons - 1 + ions) as f64 * Jastrow::PAIR_FLOPS } else { 0.0 };
-    bspline::flops(jobs * points, orbitals, bspline::Output::V) + p * 2.0 * orbitals as f64 + 10.0 * (walkers * electrons * ions) as f64 + j
+/// Flops of one evaluation of `walkers` walkers with `jobs` jobs of `rows` distinct walker-electron pairs: spline
+/// values at every point (`bspline::flops`), the dot products, the distance tests of the job list (10 per
+/// electron-ion pair), and with the Jastrow one functor per other electron and ion at every point and at each of the
+/// `rows` electrons (its old value, once per electron with jobs, as the CPU and GPU do it).
+pub fn flops<S: Real>(s: &Setup<S>, jobs: usize, rows: usize, walkers: usize) -> f64 {
+    let (electrons, ions, orbitals) = (s.electrons, s.ion_count(), s.per_spin());
+    let p = (jobs * s.rule.points()) as f64;
+    let j = if s.jastrow.is_some() { (p + rows as f64) * (electrons - 1 + ions) as f64 * Jastrow::PAIR_FLOPS } else { 0.0 };
+    bspline::flops(jobs * s.rule.points(), orbitals, bspline::Output::V) + p * 2.0 * orbitals as f64 + 10.0 * (walkers * electrons * ions) as f64 + j
 }
 
 /// Fewest bytes one evaluation moves: the table rows the points touch once each (64 per point, at most the whole

@@ -1,12 +1,14 @@
 // Nonlocal pseudopotential, paper 000's two GPU phases.
 // Phase 1: pp_count (one thread per walker-electron: ions within r_c), a scan on the host, pp_fill (the same
 //          threads write their jobs at their offsets, so the list is ordered by walker, electron, ion).
-// Phase 2, per chunk of quadrature points: pp_points (one thread per point: position and channel weight), the
-//          B-spline kernel (orbital values at all points), pp_ratio_* (one warp per point: dot product of the values
-//          with the electron's transposed-inverse row, times the Jastrow ratio, times the weight).
-// Jastrow ratio: the warp sums u(|r' - r_j|) - u(|r_i - r_j|) over the other electrons and chi(|r' - R_I|) -
-// chi(|r_i - R_I|) over the ions, with the jastrow kernel's cubic B-spline functor (jastrow::Radial, Form::BSpline:
-// coefficient c_k weights basis k around x = r/h, the last interval kept for r just below the cutoff) in A.
+// Phase 2: pp_old_* once (with the Jastrow: one warp per walker-electron with jobs, its current sum), then per chunk
+//          of quadrature points: pp_points (one thread per point: position and channel weight), the B-spline kernel
+//          (orbital values at all points), pp_ratio_* (one warp per point: dot product of the values with the
+//          electron's transposed-inverse row, times the Jastrow ratio, times the weight).
+// Jastrow ratio: exp(new - old), new = sum_{j != i} u(|r' - r_j|) + sum_I chi(|r' - R_I|) summed by the point's warp,
+// old the same at r_i from pp_old (an electron's jobs share it: computed once, not at each of its points), with the
+// jastrow kernel's cubic B-spline functor (jastrow::Radial, Form::BSpline: coefficient c_k weights basis k around
+// x = r/h, the last interval kept for r just below the cutoff) in A.
 
 #define PP_MAX_Q 50
 #define PP_MAX_L 4
@@ -126,19 +128,49 @@ extern "C" __global__ void pp_points(const PPParams p, const double* __restrict_
     factor[pt] = f * p.quad[q][3];
 }
 
+// log J terms of electron e of walker w placed at `at`: sum_{o != e} u(|at - r_o|) + sum_I chi(|at - R_I|), summed by
+// the lanes of a warp (the total is in lane 0).
+template <typename A>
+__device__ __forceinline__ A jastrow_sum(const PPParams& p, const double* __restrict__ pos, const double* __restrict__ ions,
+                                         int w, int e, const double* at, int lane) {
+    const int half = p.electrons / 2;
+    A s = A(0);
+    for (int o = lane; o < p.electrons; o += 32) {
+        if (o == e) continue;
+        s += jastrow_u<A>(p, (o < half) != (e < half), at, pos + 3 * ((size_t)w * p.electrons + o));
+    }
+    for (int i = lane; i < p.ions; i += 32) s += jastrow_u<A>(p, 2, at, ions + 3 * i);
+    return warp_sum(s);
+}
+
+// One warp per walker-electron t < walkers * electrons: old[t] = its Jastrow sum at its own position, for those with
+// jobs (counts[t] > 0; the others are never read).
+template <typename A>
+__device__ void old_sum(const PPParams p, const double* __restrict__ pos, const double* __restrict__ ions,
+                        const int* __restrict__ counts, double* __restrict__ old) {
+    const int lane = threadIdx.x & 31;
+    const long long t = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    // whole warps leave together: t and counts[t] are the same across a warp
+    if (t >= (long long)p.walkers * p.electrons || counts[t] == 0) return;
+    const int w = (int)(t / p.electrons), e = (int)(t % p.electrons);
+    const A s = jastrow_sum<A>(p, pos, ions, w, e, pos + 3 * t, lane);
+    if (lane == 0) old[t] = (double)s;
+}
+
 // One warp per point: ratio = phi(point) . inv_row(electron) * J(r')/J(r_i); contrib = factor * ratio.
 template <typename S, typename A>
 __device__ void ratio(const PPParams p, const A* __restrict__ phi, const S* __restrict__ inv, const PPJob* __restrict__ jobs,
                       const double* __restrict__ factor, long long first, int count, const double* __restrict__ pos,
                       const double* __restrict__ ions, const double* __restrict__ rot, const double* __restrict__ disp,
-                      double* __restrict__ ratios, double* __restrict__ contrib) {
+                      const double* __restrict__ old, double* __restrict__ ratios, double* __restrict__ contrib) {
     const int lane = threadIdx.x & 31;
-    const int t = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const long long t = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     if (t >= count) return; // whole warps leave together: t is the same across a warp
     const long long pt = first + t;
     const PPJob j = jobs[pt / p.nq];
     const A* v = phi + (size_t)t * p.stride;
-    const S* row = inv + ((size_t)j.walker * p.electrons + j.electron) * p.stride;
+    const size_t me = (size_t)j.walker * p.electrons + j.electron;
+    const S* row = inv + me * p.stride;
     A acc = A(0);
     for (int k = lane; k < p.stride; k += 32) acc += v[k] * A(row[k]);
     acc = warp_sum(acc);
@@ -146,17 +178,7 @@ __device__ void ratio(const PPParams p, const A* __restrict__ phi, const S* __re
     if (p.jastrow) {
         double u[3], at[3];
         point_at(p, ions, rot, j, disp + 3 * (pt / p.nq), (int)(pt % p.nq), u, at);
-        const double* me = pos + 3 * ((size_t)j.walker * p.electrons + j.electron);
-        const int half = p.electrons / 2;
-        A dlog = A(0);
-        for (int o = lane; o < p.electrons; o += 32) {
-            if (o == j.electron) continue;
-            const double* other = pos + 3 * ((size_t)j.walker * p.electrons + o);
-            const int f = (o < half) != (j.electron < half);
-            dlog += jastrow_u<A>(p, f, at, other) - jastrow_u<A>(p, f, me, other);
-        }
-        for (int i = lane; i < p.ions; i += 32) dlog += jastrow_u<A>(p, 2, at, ions + 3 * i) - jastrow_u<A>(p, 2, me, ions + 3 * i);
-        jr = exp((double)warp_sum(dlog));
+        jr = exp((double)jastrow_sum<A>(p, pos, ions, j.walker, j.electron, at, lane) - old[me]);
     }
     if (lane == 0) {
         const double rho = (double)acc * jr;
@@ -170,11 +192,23 @@ __device__ void ratio(const PPParams p, const A* __restrict__ phi, const S* __re
                                     const PPJob* __restrict__ jobs, const double* __restrict__ factor,           \
                                     long long first, int count, const double* __restrict__ pos,                  \
                                     const double* __restrict__ ions, const double* __restrict__ rot,             \
-                                    const double* __restrict__ disp, double* __restrict__ ratios,                \
-                                    double* __restrict__ contrib) {                                              \
-        ratio<S, A>(p, phi, inv, jobs, factor, first, count, pos, ions, rot, disp, ratios, contrib);             \
+                                    const double* __restrict__ disp, const double* __restrict__ old,             \
+                                    double* __restrict__ ratios, double* __restrict__ contrib) {                 \
+        ratio<S, A>(p, phi, inv, jobs, factor, first, count, pos, ions, rot, disp, old, ratios, contrib);        \
     }
 
 PP_RATIO(pp_ratio_f64, double, double)
 PP_RATIO(pp_ratio_f32, float, float)
 PP_RATIO(pp_ratio_mixed, float, double)
+
+#define PP_OLD(NAME, A)                                                                                           \
+    extern "C" __global__ void NAME(const PPParams p, const double* __restrict__ pos,                            \
+                                    const double* __restrict__ ions, const int* __restrict__ counts,             \
+                                    double* __restrict__ old) {                                                  \
+        old_sum<A>(p, pos, ions, counts, old);                                                                   \
+    }
+
+// the Jastrow's arithmetic type: f32 in single, f64 in double and mixed
+PP_OLD(pp_old_f64, double)
+PP_OLD(pp_old_f32, float)
+PP_OLD(pp_old_mixed, double)

@@ -284,8 +284,8 @@ pub fn expected_jobs(sys: &Solid) -> f64 {
     (s.electrons * s.ion_count()) as f64 * sphere / vol
 }
 
-/// Flops of one walker step at acceptance `acc` (for the record's GFLOP/s): per move the VGL spline (2 x 64 x 5
-/// per orbital), ratio and gradients (8 per orbital), two Jastrow passes, on accept the Sherman-Morrison update
+/// Flops of one walker step at acceptance `acc` (for the record's GFLOP/s): per move the VGL spline
+/// (`bspline::flops`), ratio and gradients (8 per orbital), two Jastrow passes, on accept the Sherman-Morrison update
 /// (4 n^2); the measurement's spline, dot products and one Jastrow pass per electron; the Ewald energy; the
 /// nonlocal ratios of the expected jobs.
 pub fn step_flops(sys: &Solid, acc: f64) -> f64 {
@@ -296,7 +296,7 @@ pub fn step_flops(sys: &Solid, acc: f64) -> f64 {
     let moves = ne * (spline + 8.0 * n + 2.0 * jas + acc * 4.0 * n * n);
     let measure = ne * (spline + 10.0 * n + jas);
     let jobs = expected_jobs(sys).round() as usize;
-    moves + measure + sys.ewald.energy_flops() + pp::flops(jobs, s.rule.points(), s.per_spin(), 1, s.electrons, s.ion_count(), true)
+    moves + measure + sys.ewald.energy_flops() + pp::flops(s, jobs, jobs.min(s.electrons), 1)
 }
 
 /// Fewest bytes of one walker step with element size `e` (table, inverse, gradient rows) at acceptance `acc`: per
