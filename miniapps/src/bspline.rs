@@ -38,7 +38,7 @@ pub struct Args {
     #[arg(long, default_value_t = 8)]
     pub check_walkers: usize,
     /// GPU: adjacent orbitals each thread evaluates with one load per stencil row (1, 2 or 4; at most 16 bytes, so
-    /// at most 2 in double). Default: the fastest measured on an H100 (1 in double and single, 2 in mixed). Always recorded as the extra `orbitals_per_thread`; an explicit
+    /// at most 2 in double). Default: the fastest measured on an H100 (2 in double and mixed, 4 in single). Always recorded as the extra `orbitals_per_thread`; an explicit
     /// choice is also the parameter `per_thread`, so a tuning sweep keeps one record per choice.
     #[arg(long)]
     pub per_thread: Option<usize>,

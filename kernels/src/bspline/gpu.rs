@@ -45,15 +45,20 @@ pub struct GpuSpline<S: Real, A: Real> {
     per_thread: u32,
 }
 
-/// Orbitals per GPU thread when the user does not choose, from the load-width sweep on an H100 (VGH, 64^3 grid,
-/// 1024 and 4096 orbitals, 1024 walkers; results/nvidia-h100-80gb-hbm3): double and single are fastest with one
-/// orbital per thread (double 96% of the copy bandwidth at 4096 orbitals, against 90% with two), mixed (f32 table,
-/// f64 arithmetic) with two (83%, against 73% with one and 61% with four).
+/// Orbitals per GPU thread when the user does not choose, from the load-width sweep on an H100 after the z-first
+/// change (VGH, 64^3 grid, 1024 walkers; % of the copy bandwidth at 4096 / 1024 orbitals; results/nvidia-h100-80gb-hbm3):
+///
+/// | per thread | double | single | mixed |
+/// | --- | --- | --- | --- |
+/// | 1 | 94 / 88 | 77 / 72 | 83 / 78 |
+/// | 2 | 96 / 91 | 93 / 76 | 96 / 89 |
+/// | 4 | - | 95 / 86 | 94 / 77 |
+///
+/// so two for double and mixed, four for single (a 16-byte load each but in double, which 2 already fills).
 pub fn default_per_thread<S: Real, A: Real>() -> usize {
-    if S::NAME == "f32" && A::NAME == "f64" {
-        2
-    } else {
-        1
+    match (S::NAME, A::NAME) {
+        ("f32", "f32") => 4,
+        _ => 2,
     }
 }
 
