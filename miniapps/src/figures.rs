@@ -26,6 +26,9 @@ pub enum Measure {
     Error,
     /// Throughput over that of the same case with parameter `.0` set to `.1` (e.g. delayed updates over rank-1).
     SpeedupOverParam(&'static str, &'static str),
+    /// GPU speedup over the all-core CPU record of the same case in precision `.0` (paper 000 pairs its mixed-precision
+    /// GPU with a double-precision CPU).
+    SpeedupOverCpuIn(&'static str),
     /// Quantities the mini-app added to its records (`Runner::extra`), one series per name, of GPU and all-core CPU
     /// records; `.0` is the axis label.
     Extras(&'static str, &'static [&'static str]),
@@ -40,6 +43,7 @@ impl Measure {
             Measure::Throughput => "throughput",
             Measure::Error => "max |error| / max |reference|",
             Measure::SpeedupOverParam(..) => "throughput over the baseline setting",
+            Measure::SpeedupOverCpuIn(_) => "speedup over all CPU cores in double",
             Measure::Extras(label, _) => label,
         }
     }
@@ -426,6 +430,11 @@ pub fn series(f: &Figure, recs: &[&Record]) -> Vec<Series> {
         .filter(|k| k != f.x && k != "threads" && k != "mode" && at_x.iter().any(|((key, _), v)| key == k && v.len() > 1))
         .collect();
     let all_core_time: BTreeMap<String, f64> = recs.iter().filter(|r| all_cores(r)).map(|r| (pair_key(r), r.time.median)).collect();
+    let in_precision = |r: &Record, p: &str| {
+        let mut r = r.clone();
+        r.precision = p.to_string();
+        pair_key(&r)
+    };
     let one_core_time: BTreeMap<String, f64> = recs.iter().filter(|r| one_core(r)).map(|r| (pair_key(r), r.time.median)).collect();
     // for SpeedupOverParam: the throughput of each case at the baseline setting, keyed without that parameter
     let without = |r: &Record, p: &str| {
@@ -455,6 +464,7 @@ pub fn series(f: &Figure, recs: &[&Record]) -> Vec<Series> {
         let y = match f.measure {
             Measure::SpeedupAllCores if r.variant == Variant::Gpu => all_core_time.get(&pair_key(r)).map(|c| c / r.time.median),
             Measure::SpeedupOneCore if r.variant == Variant::Gpu => one_core_time.get(&pair_key(r)).map(|c| c / r.time.median),
+            Measure::SpeedupOverCpuIn(p) if r.variant == Variant::Gpu => all_core_time.get(&in_precision(r, p)).map(|c| c / r.time.median),
             Measure::PercentOfCeiling if r.variant == Variant::Gpu || all_cores(r) => {
                 r.fraction_of_ceiling.map(|f| 100.0 * f)
             }
