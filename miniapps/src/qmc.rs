@@ -223,7 +223,7 @@ fn hartree_fock_checks(sys: &System, e: &Estimate, walkers: &[Walker]) -> Vec<Ch
         let d = (e.energy - hf.energy).abs();
         return vec![Check { quantity: "vmc vs hf (Ha)".into(), error: if d.is_finite() { d } else { f64::INFINITY }, tolerance: 3.0 * e.error }];
     }
-    let worst = walkers.iter().map(|w| (w.kinetic() - hf.kinetic).abs()).fold(0.0, f64::max);
+    let worst = walkers.iter().map(|w| (w.kinetic(sys) - hf.kinetic).abs()).fold(0.0, f64::max);
     let allowance = 10.0 * sys.n_electrons as f64 * kernels::qmc::heg::EWALD_ACCURACY;
     let d = (e.energy - hf.energy).abs();
     vec![
