@@ -1,9 +1,18 @@
-//! `qmc`: the VMC/DMC driver. Runs variational and diffusion Monte Carlo of He, H2 and the 3D electron gas with
-//! walkers in parallel on all cores, and validates each run: He and H2 against the exact energies (VMC above it, DMC
-//! of these nodeless ground states on it within 3 error bars plus a stated time-step-bias allowance); the electron
-//! gas against its Hartree-Fock energy (with the Jastrow off VMC must equal E_HF and the local kinetic energy must
-//! be the constant sum k^2/2 to rounding; with it on VMC must lie below E_HF) and DMC below VMC everywhere. See
-//! `kernels::qmc` for the algorithms.
+//! `qmc`: the VMC/DMC driver. Runs variational and diffusion Monte Carlo of He, H2, Be and the 3D electron gas
+//! with walkers in parallel on all cores, and validates each run: He and H2 against the exact energies (VMC above
+//! it, DMC of these nodeless ground states on it within 3 error bars plus a stated time-step-bias allowance); Be
+//! DMC against the published fixed-node energy of Hartree-Fock nodes; the electron gas against its Hartree-Fock
+//! energy (with the Jastrow off VMC must equal E_HF and the local kinetic energy must be the constant sum k^2/2 to
+//! rounding; with it on VMC must lie below E_HF) and DMC below VMC everywhere.
+//!
+//! `--precision double,single,mixed` builds each system's components in that precision (`kernels::qmc` module
+//! docs say exactly what runs in f32: mixed = the wavefunction in f32 with the Slater inverses recomputed in f64
+//! every step and the local energy in f64; single = also the inversion and the per-walker local energy in f32;
+//! accumulation over walkers and generations is f64 in all). Every check above applies in every precision, with
+//! rounding allowances in units of the precision's epsilon where a check is exact in exact arithmetic; and single
+//! and mixed are checked against double of the same system, method and time step: |E_p - E_double| <=
+//! 3 sqrt(sigma_p^2 + sigma_double^2) (independent runs, each precision with its own seed). See `kernels::qmc` for
+//! the algorithms.
 
 use crate::common::KernelArgs;
 use crate::registry::Level;
@@ -24,7 +33,8 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::time::Instant;
 
-/// VMC and DMC energies of He and H2, validated against the exact energies. Example, a DMC time-step series:
+/// VMC and DMC energies of He, H2, Be and the electron gas, validated against exact, fixed-node and Hartree-Fock
+/// energies, in double, single and mixed precision. Example, a DMC time-step series:
 ///   qmc --method dmc --system he --walkers 2048 --steps 4000 --tau 0.04,0.02,0.01
 #[derive(clap::Parser, Debug, Clone)]
 #[command(name = "qmc", version)]
@@ -419,5 +429,14 @@ mod tests {
         assert!(variational(&estimate(x + 0.03, 0.001), x).passed());
         assert!(variational(&estimate(x - 0.002, 0.001), x).passed());
         assert!(!variational(&estimate(x - 0.004, 0.001), x).passed());
+    }
+
+    #[test]
+    fn precision_comparison_passes_agreement_and_catches_a_shift() {
+        let d = estimate(-2.9035, 0.0003);
+        // 3 sqrt(0.3^2 + 0.4^2) mHa = 1.5 mHa
+        assert!(equal_to_double(&estimate(-2.9049, 0.0004), &d).passed());
+        assert!(!equal_to_double(&estimate(-2.9051, 0.0004), &d).passed());
+        assert!(!equal_to_double(&estimate(f64::NAN, 0.0004), &d).passed());
     }
 }

@@ -122,7 +122,7 @@ fn the_electron_gas_without_jastrow_gives_hartree_fock_and_with_it_lies_below() 
     let dir = std::env::temp_dir().join(format!("qmc-cli-heg-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let o = qmc(&[
-        "--system", "heg-hf,heg", "--method", "vmc", "--gas-walkers", "16", "--gas-steps", "100", "--equil", "30", "--quiet",
+        "--system", "heg-hf,heg", "--method", "vmc", "--gas-walkers", "16", "--gas-steps", "100", "--equil", "30", "--quiet", "--precision", "double",
         "--variants", "cpu", "--out", dir.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -146,7 +146,7 @@ fn the_electron_gas_without_jastrow_gives_hartree_fock_and_with_it_lies_below() 
 fn a_short_be_vmc_matches_hartree_fock_and_lies_above_the_exact_energy() {
     let dir = std::env::temp_dir().join(format!("qmc-cli-be-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let o = qmc(&["--system", "be-hf,be", "--method", "vmc", "--walkers", "64", "--steps", "200", "--equil", "50", "--quiet", "--variants", "cpu", "--out", dir.to_str().unwrap()]);
+    let o = qmc(&["--system", "be-hf,be", "--method", "vmc", "--walkers", "64", "--steps", "200", "--equil", "50", "--quiet", "--precision", "double", "--variants", "cpu", "--out", dir.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = std::fs::read_to_string(dir.join("qmc.jsonl")).unwrap();
     let recs: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
