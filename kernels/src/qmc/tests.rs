@@ -256,8 +256,8 @@ fn be_orbitals_reproduce_pyscf_values_and_bad_files_are_rejected() {
 
 /// Single and mixed precision against double at the same configuration (the reference twin of the components):
 /// ln psi, gradients, Laplacians, local energy, a move's ratio and new gradient, and the accepted move's
-/// Sherman-Morrison update (ratios of a second move) agree to a tolerance in units of f32 epsilon; and a component
-/// left in double would be caught (the differences are not zero).
+/// Sherman-Morrison update (ratios of a later move) agree to a tolerance in units of f32 epsilon; and a system
+/// built wholly in double would be caught (the local energies must differ).
 #[test]
 fn single_and_mixed_components_match_double_to_f32_rounding() {
     use super::systems::Setup;
