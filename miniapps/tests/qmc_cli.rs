@@ -24,11 +24,68 @@ fn bad_input_is_rejected_with_a_sentence() {
     rejects(&qmc(&["--walkers", "0"]), "--walkers must be positive");
     rejects(&qmc(&["--steps", "10"]), "at least 64");
     rejects(&qmc(&["--method", "afqmc"]), "invalid value 'afqmc'");
-    rejects(&qmc(&["--precision", "single"]), "double precision only");
+    rejects(&qmc(&["--system", "be", "--atom-walkers", "0"]), "--walkers must be positive");
+    rejects(&qmc(&["--system", "be", "--atom-steps", "10"]), "at least 64");
     rejects(&qmc(&["--variants", "cpu-ref"]), "cpu variant only");
     // with a GPU present the driver refuses; without one the runner does: either way one line naming the gpu
     rejects(&qmc(&["--variants", "gpu"]), "gpu variant");
     rejects(&qmc(&["--method", "dmc", "--walkers", "1", "--feedback", "1e12", "--steps", "100000", "--tau", "0.05", "--variants", "cpu"]), "DMC population");
+}
+
+#[test]
+fn a_missing_or_malformed_orbital_file_is_rejected_with_a_sentence() {
+    let dir = scratch("orbitals");
+    let missing = dir.join("none.txt");
+    rejects(&qmc(&["--system", "be", "--orbitals", missing.to_str().unwrap()]), &format!("cannot read the orbital file {}", missing.display()));
+    // the committed file with one coefficient cut off the first orbital line
+    let good = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../kernels/src/qmc/data/be-hf.txt")).unwrap();
+    let mut cut = false;
+    let bad: String = good
+        .lines()
+        .map(|l| {
+            if l.starts_with("orbital") && !cut {
+                cut = true;
+                return l.rsplit_once(' ').unwrap().0.to_string() + "\n";
+            }
+            l.to_string() + "\n"
+        })
+        .collect();
+    let path = dir.join("cut.txt");
+    std::fs::write(&path, bad).unwrap();
+    rejects(&qmc(&["--system", "be", "--orbitals", path.to_str().unwrap()]), "is malformed: an orbital has");
+    std::fs::write(&path, "energy 1 2\n").unwrap();
+    rejects(&qmc(&["--system", "be-hf", "--orbitals", path.to_str().unwrap()]), "is malformed: line 1: expected 3 numbers, found 2");
+    // a well-formed file of another atom: He-like, Z = 2 with one orbital
+    let he = good.replace("nucleus 4", "nucleus 2");
+    std::fs::write(&path, he).unwrap();
+    let o = qmc(&["--system", "be", "--orbitals", path.to_str().unwrap()]);
+    rejects(&o, "be needs Z = 4 with 2");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn single_and_mixed_precision_equal_double_within_error_bars() {
+    let dir = scratch("precision");
+    let o = qmc(&[
+        "--system", "he,heg-hf", "--walkers", "64", "--steps", "200", "--equil", "50", "--tau", "0.04", "--gas-walkers", "8",
+        "--gas-steps", "64", "--method", "vmc", "--precision", "double,single,mixed", "--quiet", "--variants", "cpu", "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(dir.join("qmc.jsonl")).unwrap();
+    let recs: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let got: Vec<(&str, &str)> = recs.iter().map(|r| (r["params"]["system"].as_str().unwrap(), r["precision"].as_str().unwrap())).collect();
+    assert_eq!(got, [("he", "double"), ("he", "single"), ("he", "mixed"), ("heg-hf", "double"), ("heg-hf", "single"), ("heg-hf", "mixed")], "{text}");
+    for r in &recs {
+        assert_eq!(r["validation"]["status"], "passed", "{r}");
+        // single and mixed carry the comparison with double; the gas also its Hartree-Fock checks in that precision
+        let checks = r["validation"].to_string();
+        assert_eq!(checks.contains("vs double"), r["precision"] != "double", "{r}");
+        if r["params"]["system"] == "heg-hf" {
+            assert!(checks.contains("kinetic - sum k^2/2") && checks.contains("vmc vs hf"), "{r}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -65,7 +122,7 @@ fn the_electron_gas_without_jastrow_gives_hartree_fock_and_with_it_lies_below() 
     let dir = std::env::temp_dir().join(format!("qmc-cli-heg-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let o = qmc(&[
-        "--system", "heg-hf,heg", "--method", "vmc", "--gas-walkers", "16", "--gas-steps", "100", "--equil", "30", "--quiet",
+        "--system", "heg-hf,heg", "--method", "vmc", "--gas-walkers", "16", "--gas-steps", "100", "--equil", "30", "--quiet", "--precision", "double",
         "--variants", "cpu", "--out", dir.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -89,7 +146,7 @@ fn the_electron_gas_without_jastrow_gives_hartree_fock_and_with_it_lies_below() 
 fn a_short_be_vmc_matches_hartree_fock_and_lies_above_the_exact_energy() {
     let dir = std::env::temp_dir().join(format!("qmc-cli-be-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let o = qmc(&["--system", "be-hf,be", "--method", "vmc", "--walkers", "64", "--steps", "200", "--equil", "50", "--quiet", "--variants", "cpu", "--out", dir.to_str().unwrap()]);
+    let o = qmc(&["--system", "be-hf,be", "--method", "vmc", "--walkers", "64", "--steps", "200", "--equil", "50", "--quiet", "--precision", "double", "--variants", "cpu", "--out", dir.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = std::fs::read_to_string(dir.join("qmc.jsonl")).unwrap();
     let recs: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();

@@ -132,17 +132,22 @@ fn rank1<S: Real, A: Real>(wk: &mut Walker<S, A>, n: usize, q: usize) {
     let u = &wk.prop[q * n..(q + 1) * n];
     let c: Vec<S> = wk.t[q * n..(q + 1) * n].to_vec();
     let r: A = dot(u, &c);
-    wk.t.par_chunks_mut(n).with_min_len(16).enumerate().for_each(|(j, row)| {
-        let mut coef = dot::<S, A>(row, u);
-        if j == q {
-            coef -= A::one();
-        }
-        let coef = S::of((coef / r).f64());
-        for (x, &ci) in row.iter_mut().zip(&c) {
-            *x -= coef * ci;
-        }
-    });
+    wk.t.par_chunks_mut(n).with_min_len(16).enumerate().for_each(|(j, row)| rank1_row(row, j, u, &c, q, r));
     wk.a[q * n..(q + 1) * n].copy_from_slice(u);
+}
+
+/// Row j of [`rank1`]'s update (c = the old row q of t, r = u . c): the one formula both the batched engine and a
+/// single small determinant (the QMC driver's, one walker per thread, no nested parallelism) use.
+#[inline(always)]
+pub fn rank1_row<S: Real, A: Real>(row: &mut [S], j: usize, u: &[S], c: &[S], q: usize, r: A) {
+    let mut coef = dot::<S, A>(row, u);
+    if j == q {
+        coef -= A::one();
+    }
+    let coef = S::of((coef / r).f64());
+    for (x, &ci) in row.iter_mut().zip(c) {
+        *x -= coef * ci;
+    }
 }
 
 /// Append an accepted move to the delayed update: grow B^-1 by its Schur complement (O(m^2)).

@@ -2,7 +2,7 @@
 //! 1s and 2s from PySCF (`scripts/pyscf-orbitals.py` writes `data/be-hf.txt`, included at compile time).
 //!
 //! The basis functions are the gemm kernel's contracted Cartesian Gaussians ([`BasisSet`], evaluated with value,
-//! gradient and Laplacian by `gemm::reference::basis`); an orbital is phi_k = sum_f C_kf chi_f, the product that
+//! gradient and Laplacian by `gemm::cpu::basis` in the run's precision); an orbital is phi_k = sum_f C_kf chi_f, the product that
 //! the gemm kernel batches over walkers, done here one electron at a time (one point, n x nf: a dot product each).
 //!
 //! Gaussians have zero slope at the nucleus, so these orbitals miss Kato's cusp: alone, E_L diverges like -Z/r there.
@@ -11,7 +11,8 @@
 use super::slater::Orbitals;
 use super::V3;
 use crate::gemm::basis::{BasisSet, Function};
-use crate::gemm::{reference, COMPONENTS};
+use crate::gemm::{cpu, COMPONENTS};
+use crate::Real;
 use std::sync::Arc;
 
 /// The committed PySCF output for Be.
@@ -112,13 +113,13 @@ impl Orbitals for GaussianOrbitals {
     fn len(&self) -> usize {
         self.coef.len()
     }
-    fn vgl(&self, r: V3, v: &mut [f64], g: &mut [f64], l: &mut [f64]) {
+    fn vgl<T: Real>(&self, r: V3, v: &mut [T], g: &mut [T], l: &mut [T]) {
         let n = self.coef.len();
         let nf = self.basis.len();
-        // [component][function] at this one point
-        let chi = reference::basis(&self.basis, &r);
-        debug_assert_eq!(chi.len(), COMPONENTS * nf);
-        let dot = |k: usize, comp: usize| -> f64 { self.coef[k].iter().zip(&chi[comp * nf..(comp + 1) * nf]).map(|(c, x)| c * x).sum() };
+        // [component][function] at this one point, by the gemm kernel's CPU basis in T
+        let mut chi = vec![T::zero(); COMPONENTS * nf];
+        cpu::basis::<T, T>(&self.basis, &r, &mut chi);
+        let dot = |k: usize, comp: usize| -> T { self.coef[k].iter().zip(&chi[comp * nf..(comp + 1) * nf]).map(|(&c, &x)| T::of(c) * x).sum() };
         for k in 0..n {
             v[k] = dot(k, 0);
             for d in 0..3 {

@@ -17,12 +17,13 @@
 //! energy check is E_VMC = E_HF within its error bar.
 
 use super::jastrow::TwoBody;
-use super::slater::{Orbitals, Slater};
+use super::slater::Orbitals;
 use super::{dot, Hamiltonian, V3};
 use crate::ewald::cpu::CpuEwald;
 use crate::ewald::reference::Reference;
 use crate::ewald::{electron_gas_cell, Cell, Ewald, Ions, Lattice};
 use crate::jastrow::Radial;
+use crate::Real;
 use std::f64::consts::{PI, TAU};
 
 /// Absolute accuracy of the Ewald sums per particle, Ha.
@@ -38,17 +39,19 @@ impl Orbitals for PlaneWaves {
     fn len(&self) -> usize {
         self.k.len()
     }
-    fn vgl(&self, r: V3, v: &mut [f64], g: &mut [f64], l: &mut [f64]) {
+    fn vgl<T: Real>(&self, r: V3, v: &mut [T], g: &mut [T], l: &mut [T]) {
         let n = self.k.len();
+        let r = r.map(T::of);
         for (j, &(k, sine)) in self.k.iter().enumerate() {
-            let (s, c) = dot(k, r).sin_cos();
+            let k = k.map(T::of);
+            let (s, c) = (k[0] * r[0] + k[1] * r[1] + k[2] * r[2]).sin_cos();
             // cos: grad -sin k; sin: grad cos k; both: lap = -k^2 value
             let (val, dval) = if sine { (s, c) } else { (c, -s) };
             v[j] = val;
             for d in 0..3 {
                 g[d * n + j] = dval * k[d];
             }
-            l[j] = -dot(k, k) * val;
+            l[j] = -(k[0] * k[0] + k[1] * k[1] + k[2] * k[2]) * val;
         }
     }
 }
@@ -92,14 +95,15 @@ pub fn plane_waves(occ: &[[i32; 3]], side: f64) -> PlaneWaves {
     PlaneWaves { k }
 }
 
-/// The Ewald energy of the electrons and background, one configuration at a time.
-pub struct EwaldPotential {
-    pub ewald: CpuEwald<f64, f64>,
+/// The Ewald energy of the electrons and background, one configuration at a time: terms in S, sums in A (the
+/// `ewald` kernel's CPU code; f64/f64 for double and mixed, f32/f32 for single).
+pub struct EwaldPotential<S: Real = f64, A: Real = f64> {
+    pub ewald: CpuEwald<S, A>,
 }
 
-impl Hamiltonian for EwaldPotential {
+impl<S: Real, A: Real> Hamiltonian for EwaldPotential<S, A> {
     fn potential(&self, r: &[V3]) -> f64 {
-        self.ewald.energy_one(r)
+        self.ewald.energy_one(r).f64()
     }
 }
 
@@ -128,12 +132,12 @@ pub fn hartree_fock(occ: &[[i32; 3]], cell: &Cell, ewald: &Ewald) -> HartreeFock
     HartreeFock { energy: kinetic + 0.5 * n * v_m + exchange, kinetic }
 }
 
-/// The parts of an electron-gas system.
+/// The parts of an electron-gas system (the precision-specific components are made from them in `systems`).
 pub struct Gas {
     pub side: f64,
-    pub up: Slater<PlaneWaves>,
-    pub down: Slater<PlaneWaves>,
-    pub potential: EwaldPotential,
+    /// The orbitals of each spin (the same closed shell).
+    pub orbitals: PlaneWaves,
+    pub ewald: Ewald,
     pub hf: HartreeFock,
 }
 
@@ -150,14 +154,7 @@ pub fn gas(electrons: usize, rs: f64) -> Result<Gas, String> {
     let side = cell.a[0][0];
     let ewald = Ewald::auto(cell.clone(), electrons, Ions::default(), EWALD_ACCURACY);
     let hf = hartree_fock(&occ, &cell, &ewald);
-    let pw = plane_waves(&occ, side);
-    Ok(Gas {
-        side,
-        up: Slater::new(pw.clone(), 0),
-        down: Slater::new(pw, electrons / 2),
-        potential: EwaldPotential { ewald: CpuEwald::new(&ewald) },
-        hf,
-    })
+    Ok(Gas { side, orbitals: plane_waves(&occ, side), ewald, hf })
 }
 
 /// The two-body B-spline Jastrow of the gas: 8 intervals up to half the side, cusps 1/4 (like) and 1/2 (opposite),

@@ -9,7 +9,21 @@
 //! kernel's radial functors), [`heg`] (plane waves and the ewald kernel's energy for the electron gas). What is
 //! left of the first version ([`orbitals`], [`coulomb`]) is what He and H2 need in open boundaries.
 //!
-//! Everything here is f64: the driver has no single or mixed precision yet.
+//! Precision (`System::precision`, chosen when the system is built; the walker, VMC and DMC code is the same for all):
+//! the [`Component`] and [`Hamiltonian`] interfaces stay f64 (positions, returned ln psi, ratios, gradients and
+//! Laplacians), and each component converts at its boundary and computes inside in its own type.
+//!
+//! - double: everything in f64.
+//! - mixed (paper 000's mixed precision): the wavefunction is evaluated and stored in f32: orbital values,
+//!   gradients and Laplacians, the Slater matrices and their inverses with the Sherman-Morrison updates of accepted
+//!   moves, the ratios and drift gradients, and the Jastrow pair terms. The inverse of each Slater matrix is recomputed
+//!   from its f32 matrix with an f64 LU once every step (the full evaluation before the local energy), which bounds
+//!   the drift of the f32 updates. The local energy (the kinetic sum over electrons and the potential: Coulomb or
+//!   Ewald) is f64, and so is all accumulation: energies, weights, populations, blocking.
+//! - single: as mixed, plus the inversion in f32 and the local-energy pieces of each walker in f32 (the Coulomb or
+//!   Ewald potential and the kinetic sum over electrons). Positions stay f64 in the walker, and sums across walkers
+//!   and generations (the energy estimators, DMC weights and blocking) stay f64, as in every kernel of the suite:
+//!   single precision is the per-walker arithmetic.
 
 pub mod blocking;
 pub mod coulomb;
@@ -27,6 +41,8 @@ pub mod walker;
 mod tests;
 
 pub use systems::System;
+
+use crate::{Precision, Real};
 
 /// A point or vector in 3D.
 pub type V3 = [f64; 3];
@@ -107,7 +123,20 @@ impl Wavefunction {
 
 /// Local energy H psi / psi = -1/2 sum_i (lap_i ln psi + |grad_i ln psi|^2) + V, from the gradients and Laplacians
 /// that `Wavefunction::evaluate` left in `grad` and `lap`.
-pub fn local_energy(h: &dyn Hamiltonian, r: &[V3], grad: &[V3], lap: &[f64]) -> f64 {
-    let kinetic: f64 = grad.iter().zip(lap).map(|(g, l)| l + dot(*g, *g)).sum::<f64>() * -0.5;
-    kinetic + h.potential(r)
+pub fn local_energy(p: Precision, h: &dyn Hamiltonian, r: &[V3], grad: &[V3], lap: &[f64]) -> f64 {
+    kinetic(p, grad, lap) + h.potential(r)
+}
+
+/// The local kinetic energy -1/2 sum_i (lap_i ln psi + |grad_i ln psi|^2): summed over electrons in f32 in single
+/// precision (a per-walker quantity), in f64 otherwise.
+pub fn kinetic(p: Precision, grad: &[V3], lap: &[f64]) -> f64 {
+    fn sum<T: Real>(grad: &[V3], lap: &[f64]) -> f64 {
+        let half = T::of(-0.5);
+        let s: T = grad.iter().zip(lap).map(|(g, &l)| T::of(l) + g.iter().map(|&x| T::of(x) * T::of(x)).sum::<T>()).sum();
+        (half * s).f64()
+    }
+    match p {
+        Precision::Single => sum::<f32>(grad, lap),
+        Precision::Double | Precision::Mixed => sum::<f64>(grad, lap),
+    }
 }

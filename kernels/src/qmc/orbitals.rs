@@ -4,7 +4,9 @@
 //! atoms with more electrons per spin need the `determinant` kernel, which replaces [`OrbitalProduct`].
 //! Normalisation is left out: QMC needs psi only up to a constant.
 
-use super::{add, dot, norm, scale, sub, Component, V3};
+use super::{add, Component, V3};
+use crate::Real;
+use std::marker::PhantomData;
 
 /// sum_k c_k exp(-zeta_k |r - A_k|).
 #[derive(Clone, Debug)]
@@ -23,55 +25,67 @@ impl Lcao {
         Lcao { terms: vec![(1.0, zeta, a), (1.0, zeta, b)] }
     }
 
-    /// Value, gradient and Laplacian of the orbital at r: for one term, grad = -zeta e r_hat and
+    /// Value, gradient and Laplacian of the orbital at r, computed in T: for one term, grad = -zeta e r_hat and
     /// lap = e (zeta^2 - 2 zeta / |r - A|).
-    pub fn vgl(&self, r: V3) -> (f64, V3, f64) {
-        let (mut v, mut g, mut l) = (0.0, [0.0; 3], 0.0);
+    pub fn vgl<T: Real>(&self, r: V3) -> (T, [T; 3], T) {
+        let (mut v, mut g, mut l) = (T::zero(), [T::zero(); 3], T::zero());
         for &(c, z, a) in &self.terms {
-            let d = sub(r, a);
-            let dist = norm(d).max(1e-300);
+            let (c, z) = (T::of(c), T::of(z));
+            let d = [0, 1, 2].map(|k| T::of(r[k]) - T::of(a[k]));
+            let dist = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt().max(T::min_positive_value());
             let e = c * (-z * dist).exp();
             v += e;
-            g = add(g, scale(-z * e / dist, d));
-            l += e * (z * z - 2.0 * z / dist);
+            for k in 0..3 {
+                g[k] -= z * e / dist * d[k];
+            }
+            l += e * (z * z - T::of(2.0) * z / dist);
         }
         (v, g, l)
     }
+}
 
-    pub fn value(&self, r: V3) -> f64 {
-        self.terms.iter().map(|&(c, z, a)| c * (-z * norm(sub(r, a))).exp()).sum()
+/// psi = prod_i phi_{o(i)}(r_i): one orbital per electron, evaluated in T.
+#[derive(Clone, Debug)]
+pub struct OrbitalProduct<T = f64> {
+    pub orbitals: Vec<Lcao>,
+    pub precision: PhantomData<T>,
+}
+
+impl<T: Real> OrbitalProduct<T> {
+    pub fn new(orbitals: Vec<Lcao>) -> Self {
+        OrbitalProduct { orbitals, precision: PhantomData }
+    }
+
+    /// grad ln phi = grad phi / phi, in T.
+    fn grad_log(v: T, g: [T; 3]) -> [T; 3] {
+        g.map(|x| x / v)
     }
 }
 
-/// psi = prod_i phi_{o(i)}(r_i): one orbital per electron.
-#[derive(Clone, Debug)]
-pub struct OrbitalProduct {
-    pub orbitals: Vec<Lcao>,
-}
-
-impl Component for OrbitalProduct {
+impl<T: Real> Component for OrbitalProduct<T> {
     fn evaluate(&mut self, r: &[V3], grad: &mut [V3], lap: &mut [f64]) -> (f64, f64) {
-        let (mut log, mut sign) = (0.0, 1.0);
+        let (mut log, mut sign) = (T::zero(), 1.0);
         for (i, o) in self.orbitals.iter().enumerate() {
-            let (v, g, l) = o.vgl(r[i]);
-            let gl = scale(1.0 / v, g);
+            let (v, g, l) = o.vgl::<T>(r[i]);
+            let gl = Self::grad_log(v, g);
             log += v.abs().ln();
-            sign *= v.signum();
-            grad[i] = add(grad[i], gl);
+            sign *= v.signum().f64();
+            grad[i] = add(grad[i], gl.map(|x| x.f64()));
             // lap ln phi = lap phi / phi - |grad ln phi|^2
-            lap[i] += l / v - dot(gl, gl);
+            lap[i] += (l / v - gl.iter().map(|&x| x * x).sum::<T>()).f64();
         }
-        (log, sign)
+        (log.f64(), sign)
     }
 
     fn grad(&self, r: &[V3], i: usize) -> V3 {
-        let (v, g, _) = self.orbitals[i].vgl(r[i]);
-        scale(1.0 / v, g)
+        let (v, g, _) = self.orbitals[i].vgl::<T>(r[i]);
+        Self::grad_log(v, g).map(|x| x.f64())
     }
 
     fn ratio_grad(&self, r: &[V3], i: usize, new: V3) -> (f64, V3) {
-        let (v, g, _) = self.orbitals[i].vgl(new);
-        (v / self.orbitals[i].value(r[i]), scale(1.0 / v, g))
+        let (v, g, _) = self.orbitals[i].vgl::<T>(new);
+        let (v_old, _, _) = self.orbitals[i].vgl::<T>(r[i]);
+        ((v / v_old).f64(), Self::grad_log(v, g).map(|x| x.f64()))
     }
 
     fn box_clone(&self) -> Box<dyn Component> {

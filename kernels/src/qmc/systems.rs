@@ -13,11 +13,14 @@
 
 use super::coulomb::Coulomb;
 use super::gaussian::{HfAtom, BE_HF};
-use super::slater::Slater;
-use super::heg::{self, HartreeFock};
+use super::heg::{self, EwaldPotential, HartreeFock};
 use super::jastrow::TwoBody;
 use super::orbitals::{Lcao, OrbitalProduct};
-use super::{Hamiltonian, Wavefunction, V3};
+use super::slater::{Orbitals, Slater};
+use super::{Component, Hamiltonian, Wavefunction, V3};
+use crate::ewald::cpu::CpuEwald;
+use crate::ewald::Ewald;
+use crate::Precision;
 use std::sync::Arc;
 
 /// A system to simulate.
@@ -41,6 +44,57 @@ pub struct System {
     pub jastrow: bool,
     /// The published fixed-node DMC energy of psi_T's nodes (value, its error bar), when DMC cannot reach `exact`.
     pub fixed_node: Option<(f64, f64)>,
+    /// The precision psi_T and the local energy are evaluated in (see the `qmc` module docs).
+    pub precision: Precision,
+}
+
+/// What a system is built from besides its name: the electron gas's N and r_s, the precision, and the atom's
+/// orbitals (None: the committed Be file).
+#[derive(Clone, Debug)]
+pub struct Setup {
+    pub electrons: usize,
+    pub rs: f64,
+    pub precision: Precision,
+    pub atom: Option<HfAtom>,
+}
+
+/// The determinant of electrons `first..first + n` in the precision's types: evaluation/storage T, inversion R.
+fn slater<O: Orbitals>(p: Precision, orb: O, first: usize) -> Box<dyn Component> {
+    match p {
+        Precision::Double => Box::new(Slater::<O, f64, f64>::new(orb, first)),
+        Precision::Mixed => Box::new(Slater::<O, f32, f64>::new(orb, first)),
+        Precision::Single => Box::new(Slater::<O, f32, f32>::new(orb, first)),
+    }
+}
+
+/// A Jastrow factor (built in f64) in the precision's evaluation type.
+fn jastrow(p: Precision, j: TwoBody) -> Box<dyn Component> {
+    match p {
+        Precision::Double => Box::new(j),
+        Precision::Single | Precision::Mixed => Box::new(j.convert::<f32>()),
+    }
+}
+
+fn product(p: Precision, orbitals: Vec<Lcao>) -> Box<dyn Component> {
+    match p {
+        Precision::Double => Box::new(OrbitalProduct::<f64>::new(orbitals)),
+        Precision::Single | Precision::Mixed => Box::new(OrbitalProduct::<f32>::new(orbitals)),
+    }
+}
+
+/// The potential: f64 in double and mixed (the local energy is a double-precision quantity there), f32 in single.
+fn coulomb(p: Precision, nuclei: Vec<(f64, V3)>) -> Arc<dyn Hamiltonian> {
+    match p {
+        Precision::Single => Arc::new(Coulomb::<f32>::new(nuclei)),
+        Precision::Double | Precision::Mixed => Arc::new(Coulomb::<f64>::new(nuclei)),
+    }
+}
+
+fn ewald(p: Precision, e: &Ewald) -> Arc<dyn Hamiltonian> {
+    match p {
+        Precision::Single => Arc::new(EwaldPotential { ewald: CpuEwald::<f32, f32>::new(e) }),
+        Precision::Double | Precision::Mixed => Arc::new(EwaldPotential { ewald: CpuEwald::<f64, f64>::new(e) }),
+    }
 }
 
 /// He exact non-relativistic energy, infinite nuclear mass.
@@ -59,16 +113,24 @@ pub const BE_EXACT: f64 = -14.66736;
 pub const BE_FIXED_NODE: (f64, f64) = (-14.6572, 0.0002);
 
 impl System {
-    /// Look a system up by its command-line name; the electron gas takes N and r_s. Err: unknown name or bad gas.
+    /// Look a system up by its command-line name, in double precision; the electron gas takes N and r_s.
+    /// Err: unknown name or bad gas.
     pub fn by_name(name: &str, electrons: usize, rs: f64) -> Result<System, String> {
+        System::by_name_with(name, &Setup { electrons, rs, precision: Precision::Double, atom: None })
+    }
+
+    /// Look a system up by name with everything `Setup` holds.
+    pub fn by_name_with(name: &str, s: &Setup) -> Result<System, String> {
+        let p = s.precision;
+        let atom = || s.atom.clone().unwrap_or_else(be_hf);
         match name {
-            "h" => Ok(System::hydrogen()),
-            "he" => Ok(System::helium(HE_JASTROW_B)),
-            "h2" => Ok(System::h2(H2_BOND, H2_ZETA, H2_JASTROW_B)),
-            "heg" => System::electron_gas(electrons, rs, true),
-            "heg-hf" => System::electron_gas(electrons, rs, false),
-            "be" => Ok(System::beryllium(Some(BE_JASTROW_B))),
-            "be-hf" => Ok(System::beryllium(None)),
+            "h" => Ok(System::hydrogen_in(p)),
+            "he" => Ok(System::helium_in(HE_JASTROW_B, p)),
+            "h2" => Ok(System::h2_in(H2_BOND, H2_ZETA, H2_JASTROW_B, p)),
+            "heg" => System::electron_gas_in(s.electrons, s.rs, true, p),
+            "heg-hf" => System::electron_gas_in(s.electrons, s.rs, false, p),
+            "be" => Ok(System::atom_in(atom(), Some(BE_JASTROW_B), p)),
+            "be-hf" => Ok(System::atom_in(atom(), None, p)),
             _ => Err(format!("unknown system '{name}': known systems are {}", System::NAMES.join(", "))),
         }
     }
@@ -76,12 +138,12 @@ impl System {
     /// The names `by_name` knows.
     pub const NAMES: [&'static str; 7] = ["h", "he", "h2", "be", "be-hf", "heg", "heg-hf"];
 
-    fn open(name: &str, n_up: usize, nuclei: Vec<(f64, V3)>, trial: Wavefunction, exact: Option<f64>) -> System {
+    fn open(name: &str, n_up: usize, nuclei: Vec<(f64, V3)>, trial: Wavefunction, exact: Option<f64>, p: Precision) -> System {
         System {
             name: name.into(),
             n_up,
             n_electrons: nuclei.iter().map(|n| n.0 as usize).sum(), // neutral
-            hamiltonian: Arc::new(Coulomb { nuclei: nuclei.clone() }),
+            hamiltonian: coulomb(p, nuclei.clone()),
             nuclei,
             side: None,
             jastrow: trial.parts.len() > 1,
@@ -89,66 +151,92 @@ impl System {
             exact,
             hf: None,
             fixed_node: None,
+            precision: p,
         }
     }
 
-    /// The electron gas of `electrons` electrons (closed shells) at r_s, with or without its Jastrow factor.
+    /// The electron gas in double precision (see `electron_gas_in`).
     pub fn electron_gas(electrons: usize, rs: f64, jastrow: bool) -> Result<System, String> {
+        System::electron_gas_in(electrons, rs, jastrow, Precision::Double)
+    }
+
+    /// The electron gas of `electrons` electrons (closed shells) at r_s, with or without its Jastrow factor.
+    pub fn electron_gas_in(electrons: usize, rs: f64, with_jastrow: bool, p: Precision) -> Result<System, String> {
         let g = heg::gas(electrons, rs)?;
-        let mut parts: Vec<Box<dyn super::Component>> = vec![Box::new(g.up), Box::new(g.down)];
-        if jastrow {
-            parts.push(Box::new(heg::bspline_jastrow(electrons / 2, g.side, rs)));
+        let mut parts = vec![slater(p, g.orbitals.clone(), 0), slater(p, g.orbitals, electrons / 2)];
+        if with_jastrow {
+            parts.push(jastrow(p, heg::bspline_jastrow(electrons / 2, g.side, rs)));
         }
         Ok(System {
-            name: if jastrow { "heg" } else { "heg-hf" }.into(),
+            name: if with_jastrow { "heg" } else { "heg-hf" }.into(),
             n_up: electrons / 2,
             n_electrons: electrons,
-            hamiltonian: Arc::new(g.potential),
+            hamiltonian: ewald(p, &g.ewald),
             nuclei: vec![],
             side: Some(g.side),
             trial: Wavefunction { parts },
             exact: None,
             hf: Some(g.hf),
-            jastrow,
+            jastrow: with_jastrow,
             fixed_node: None,
+            precision: p,
         })
     }
 
-    /// H atom with its exact 1s orbital.
+    /// H atom with its exact 1s orbital, in double precision.
     pub fn hydrogen() -> System {
+        System::hydrogen_in(Precision::Double)
+    }
+
+    pub fn hydrogen_in(p: Precision) -> System {
         let o = V3::default();
-        let trial = Wavefunction { parts: vec![Box::new(OrbitalProduct { orbitals: vec![Lcao::slater_1s(1.0, o)] })] };
-        System::open("h", 1, vec![(1.0, o)], trial, Some(-0.5))
+        let trial = Wavefunction { parts: vec![product(p, vec![Lcao::slater_1s(1.0, o)])] };
+        System::open("h", 1, vec![(1.0, o)], trial, Some(-0.5), p)
+    }
+
+    /// He in double precision (see `helium_in`).
+    pub fn helium(b: f64) -> System {
+        System::helium_in(b, Precision::Double)
     }
 
     /// He with 1s(zeta = 2) orbitals (exact nuclear cusp) and a two-body Padé Jastrow of parameter b.
-    pub fn helium(b: f64) -> System {
+    pub fn helium_in(b: f64, p: Precision) -> System {
         let o = V3::default();
         let orb = Lcao::slater_1s(2.0, o);
-        let trial = Wavefunction { parts: vec![Box::new(OrbitalProduct { orbitals: vec![orb.clone(), orb] }), Box::new(TwoBody::pade(1, b))] };
-        System::open("he", 1, vec![(2.0, o)], trial, Some(HE_EXACT))
+        let trial = Wavefunction { parts: vec![product(p, vec![orb.clone(), orb]), jastrow(p, TwoBody::pade(1, b))] };
+        System::open("he", 1, vec![(2.0, o)], trial, Some(HE_EXACT), p)
+    }
+
+    /// H2 in double precision (see `h2_in`).
+    pub fn h2(bond: f64, zeta: f64, b: f64) -> System {
+        System::h2_in(bond, zeta, b, Precision::Double)
     }
 
     /// H2 with bond length `bond` along z, sigma_g orbitals of exponent zeta and a two-body Padé Jastrow.
-    pub fn h2(bond: f64, zeta: f64, b: f64) -> System {
+    pub fn h2_in(bond: f64, zeta: f64, b: f64, p: Precision) -> System {
         let (a, c) = ([0.0, 0.0, -0.5 * bond], [0.0, 0.0, 0.5 * bond]);
         let orb = Lcao::sigma_g(zeta, a, c);
-        let trial = Wavefunction { parts: vec![Box::new(OrbitalProduct { orbitals: vec![orb.clone(), orb] }), Box::new(TwoBody::pade(1, b))] };
-        System::open("h2", 1, vec![(1.0, a), (1.0, c)], trial, (bond == H2_BOND).then_some(H2_EXACT))
+        let trial = Wavefunction { parts: vec![product(p, vec![orb.clone(), orb]), jastrow(p, TwoBody::pade(1, b))] };
+        System::open("h2", 1, vec![(1.0, a), (1.0, c)], trial, (bond == H2_BOND).then_some(H2_EXACT), p)
     }
 
-    /// Be with PySCF's RHF orbitals, and with `jastrow` = Some(b) the Padé two-body term of parameter b; None: the
-    /// bare Hartree-Fock determinant.
+    /// Be with the committed PySCF orbitals, in double precision (see `atom_in`).
     pub fn beryllium(jastrow: Option<f64>) -> System {
-        let atom = HfAtom::parse(BE_HF).expect("the committed Be orbital file parses (a unit test checks it)");
-        let mut parts: Vec<Box<dyn super::Component>> = vec![Box::new(Slater::new(atom.orbitals.clone(), 0)), Box::new(Slater::new(atom.orbitals.clone(), 2))];
-        if let Some(b) = jastrow {
-            parts.push(Box::new(TwoBody::pade(2, b)));
+        System::atom_in(be_hf(), jastrow, Precision::Double)
+    }
+
+    /// Be with the RHF orbitals of `atom`, and with `with_jastrow` = Some(b) the Padé two-body term of parameter b;
+    /// None: the bare Hartree-Fock determinant.
+    pub fn atom_in(atom: HfAtom, with_jastrow: Option<f64>, p: Precision) -> System {
+        let mut parts = vec![slater(p, atom.orbitals.clone(), 0), slater(p, atom.orbitals.clone(), 2)];
+        if let Some(b) = with_jastrow {
+            parts.push(jastrow(p, TwoBody::pade(2, b)));
         }
-        let mut sys = System::open(if jastrow.is_some() { "be" } else { "be-hf" }, 2, vec![(atom.z, atom.center)], Wavefunction { parts }, Some(BE_EXACT));
+        let name = if with_jastrow.is_some() { "be" } else { "be-hf" };
+        let mut sys = System::open(name, 2, vec![(atom.z, atom.center)], Wavefunction { parts }, Some(BE_EXACT), p);
         sys.hf = Some(HartreeFock { energy: atom.energy, kinetic: atom.kinetic });
         sys.fixed_node = Some(BE_FIXED_NODE);
-        sys.jastrow = jastrow.is_some();
+        sys.jastrow = with_jastrow.is_some();
         sys
     }
 
@@ -168,6 +256,11 @@ impl System {
             })
             .collect()
     }
+}
+
+/// The committed Be orbitals.
+fn be_hf() -> HfAtom {
+    HfAtom::parse(BE_HF).expect("the committed Be orbital file parses (a unit test checks it)")
 }
 
 /// He Jastrow b: the lowest local-energy variance of a VMC scan over b = 0.1..0.5 (0.084 Ha^2; E_VMC = -2.8707 Ha),

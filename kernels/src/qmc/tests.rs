@@ -50,7 +50,7 @@ fn gradient_and_laplacian_match_finite_differences() {
     let mut sys = busy_system();
     if let Some(p) = sys.trial.parts.first_mut() {
         let o = super::orbitals::Lcao::sigma_g(1.1, [0.0, 0.0, -0.7], [0.0, 0.0, 0.7]);
-        *p = Box::new(super::orbitals::OrbitalProduct { orbitals: vec![o.clone(), o.clone(), o] });
+        *p = Box::new(super::orbitals::OrbitalProduct::<f64>::new(vec![o.clone(), o.clone(), o]));
     }
     for (seed, wf) in [(1, &sys.trial), (2, &sys.trial), (3, &System::helium(0.3).trial)] {
         let n = if seed < 3 { 3 } else { 2 };
@@ -141,7 +141,7 @@ fn electron_gas_kinetic_energy_of_the_determinant_is_the_constant_sum_of_k2_over
     let k2 = (std::f64::consts::TAU / side).powi(2);
     assert!((hf.kinetic - 2.0 * 0.5 * k2 * (6.0 + 12.0 * 2.0)).abs() < 1e-12 * hf.kinetic);
     for w in initial_walkers(&sys, 8, 4) {
-        assert!((w.kinetic() - hf.kinetic).abs() < 1e-9 * hf.kinetic, "{} vs {}", w.kinetic(), hf.kinetic);
+        assert!((w.kinetic(&sys) - hf.kinetic).abs() < 1e-9 * hf.kinetic, "{} vs {}", w.kinetic(&sys), hf.kinetic);
     }
 }
 
@@ -251,5 +251,47 @@ fn be_orbitals_reproduce_pyscf_values_and_bad_files_are_rejected() {
     }
     for bad in ["", "energy 1 2\n", "energy 1 2 3\nnucleus 4 0 0 0\nshell 0 2\n1.0 1.0\n", "energy 1 2 3\nnucleus 4 0 0 0\nshell 3 1\n1.0 1.0\norbital 1\n", "bogus\n"] {
         assert!(HfAtom::parse(bad).is_err(), "accepted: {bad:?}");
+    }
+}
+
+/// Single and mixed precision against double at the same configuration (the reference twin of the components):
+/// ln psi, gradients, Laplacians, local energy, a move's ratio and new gradient, and the accepted move's
+/// Sherman-Morrison update (ratios of a later move) agree to a tolerance in units of f32 epsilon; and a system
+/// built wholly in double would be caught (the local energies must differ).
+#[test]
+fn single_and_mixed_components_match_double_to_f32_rounding() {
+    use super::systems::Setup;
+    use super::walker::Walker;
+    use crate::Precision;
+    for name in ["he", "h2", "be", "heg"] {
+        let build = |precision| System::by_name_with(name, &Setup { electrons: 14, rs: 1.0, precision, atom: None }).unwrap();
+        let double = build(Precision::Double);
+        let pos = double.initial_positions(&mut rng(21, 2));
+        let n = pos.len();
+        let wd = Walker::new(&double, pos.clone());
+        for p in [Precision::Single, Precision::Mixed] {
+            let sys = build(p);
+            assert_eq!(sys.precision, p);
+            let mut w = Walker::new(&sys, pos.clone());
+            // relative to the local energy's scale (kinetic and potential are each larger than their sum)
+            let scale = wd.e_local.abs() + wd.kinetic(&double).abs();
+            let de = (w.e_local - wd.e_local).abs();
+            assert!(de < 1e4 * p.eps() * scale && de > 0.0, "{name} {p}: E_L {} vs {}", w.e_local, wd.e_local);
+            let (mut wf_d, mut wf) = (wd.wf.clone(), w.wf.clone());
+            let mut pos = pos.clone();
+            for (i, step) in [(0, [0.1, -0.05, 0.08]), (n - 1, [-0.07, 0.04, 0.02]), (0, [0.03, 0.06, -0.04])] {
+                let new = super::add(pos[i], step);
+                let (rd, gd) = wf_d.ratio_grad(&pos, i, new);
+                let (rp, gp) = wf.ratio_grad(&pos, i, new);
+                assert!((rp - rd).abs() < 1e3 * p.eps() * rd.abs(), "{name} {p}: ratio {rp} vs {rd}");
+                assert!(norm(super::sub(gp, gd)) < 1e3 * p.eps() * (1.0 + norm(gd)), "{name} {p}: grad {gp:?} vs {gd:?}");
+                // accept into both; the next ratio (of electron 0 again) uses the updated inverses
+                wf_d.accept(&pos, i, new);
+                wf.accept(&pos, i, new);
+                pos[i] = new;
+            }
+            w.measure(&sys);
+            assert!(w.e_local.is_finite());
+        }
     }
 }

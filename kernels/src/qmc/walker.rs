@@ -2,7 +2,7 @@
 //! a sweep of single-electron drift-diffusion proposals, each accepted by Metropolis-Hastings with the ratio of the
 //! drift-diffusion Green's functions, so the walk samples |psi_T|^2 exactly whatever the time step.
 
-use super::{add, dot, local_energy, scale, sub, System, Wavefunction, V3};
+use super::{add, dot, kinetic, local_energy, scale, sub, System, Wavefunction, V3};
 use crate::rng::Rng64;
 use rand::Rng;
 
@@ -73,12 +73,13 @@ impl Walker {
     /// Full evaluation at the current positions: the local energy.
     pub fn measure(&mut self, sys: &System) {
         self.wf.evaluate(&self.r, &mut self.grad, &mut self.lap);
-        self.e_local = local_energy(&*sys.hamiltonian, &self.r, &self.grad, &self.lap);
+        self.e_local = local_energy(sys.precision, &*sys.hamiltonian, &self.r, &self.grad, &self.lap);
     }
 
-    /// The local kinetic energy -1/2 sum_i (lap_i ln psi + |grad_i ln psi|^2) at the last `measure`.
-    pub fn kinetic(&self) -> f64 {
-        -0.5 * self.grad.iter().zip(&self.lap).map(|(g, l)| l + dot(*g, *g)).sum::<f64>()
+    /// The local kinetic energy -1/2 sum_i (lap_i ln psi + |grad_i ln psi|^2) at the last `measure`, in the
+    /// system's precision.
+    pub fn kinetic(&self, sys: &System) -> f64 {
+        kinetic(sys.precision, &self.grad, &self.lap)
     }
 
     /// One drift-diffusion proposal per electron, in order. With `fixed_node`, a move that changes the sign of
