@@ -108,8 +108,9 @@ impl KernelArgs for Args {
 /// compared with double. Quick (about 10 s on 2 cores): He VMC and DMC with error bars of 1-2 mHa, and the
 /// 14-electron gas at r_s = 1 without its Jastrow (the Hartree-Fock checks in every precision) with 16 walkers; the
 /// Slater-Jastrow gas is left to the full suite, its DMC equilibration (10/Ha) being the costliest part. Full: He and
-/// H2 with error bars below 1 mHa on 16 cores, Be (PySCF orbitals) with 1024 walkers and 1000 generations (its
-/// core electrons make a step cost about 20 He steps), and the gas with and without its Jastrow, 512 walkers.
+/// H2 with error bars below 1 mHa on 16 cores at tau = 0.01, Be (PySCF orbitals) with 1024 walkers and 1000
+/// generations (its core electrons make a step cost about 20 He steps), and the gas with and without its Jastrow,
+/// 256 walkers; three precisions make it three runs, hence one time step (the series: --tau 0.02,0.01,...).
 pub fn suite(level: Level) -> &'static [&'static str] {
     match level {
         Level::Quick => &[
@@ -117,8 +118,8 @@ pub fn suite(level: Level) -> &'static [&'static str] {
             "--gas-walkers", "16", "--gas-steps", "192",
         ],
         Level::Full => &[
-            "--system", "he,h2,be,heg-hf,heg", "--walkers", "8192", "--steps", "6000", "--equil", "400", "--tau", "0.02,0.01",
-            "--atom-walkers", "1024", "--atom-steps", "1000", "--gas-walkers", "512", "--gas-steps", "1000",
+            "--system", "he,h2,be,heg-hf,heg", "--walkers", "4096", "--steps", "4000", "--equil", "400", "--tau", "0.01",
+            "--atom-walkers", "1024", "--atom-steps", "1000", "--gas-walkers", "256", "--gas-steps", "1000",
         ],
     }
 }
