@@ -30,6 +30,8 @@ pub mod erfc;
 
 /// Lanes of the vector loops: partners of a real-space block, partial sums (one 512-bit register of f32, two of f64).
 const W: usize = 16;
+/// Partners of the one-image path whose terms are evaluated together.
+const B: usize = 64;
 /// Partners packed at a time in the several-images path.
 const CHUNK: usize = 64;
 /// Pairs per parallel task of the real-space energy (rows are grouped to about this many).
@@ -38,8 +40,8 @@ const PAIRS_PER_TASK: usize = 32768;
 const TERMS_PER_TASK: usize = 1 << 17;
 
 /// The particles of a walker as structure of arrays: fractional coordinates in S and the weight of each pair term
-/// with an electron (electrons +1, ions -Z, since an electron has q = -1); electrons first, then ions, then W
-/// zero-weight entries so a block of W partners can always be read whole.
+/// with an electron (electrons +1, ions -Z, since an electron has q = -1); electrons first, then ions, then B
+/// zero-weight entries so a block of partners can always be read whole.
 #[derive(Clone, Default)]
 struct Others<S> {
     f: [Vec<S>; 3],
@@ -302,11 +304,11 @@ impl<S: Real, A: Real> CpuEwald<S, A> {
 
     /// The particles of a walker (its electrons at `frac`, then the ions, then W padding entries).
     fn others(&self, frac: &[[f64; 3]]) -> Others<S> {
-        let pad = [[0.0; 3]; W];
+        let pad = [[0.0; 3]; B];
         let all = || frac.iter().chain(&self.ion_frac).chain(&pad);
         Others {
             f: [0, 1, 2].map(|k| all().map(|f| S::of(f[k])).collect()),
-            w: frac.iter().map(|_| S::one()).chain(self.ion_q.iter().map(|&z| -z)).chain([S::zero(); W]).collect(),
+            w: frac.iter().map(|_| S::one()).chain(self.ion_q.iter().map(|&z| -z)).chain([S::zero(); B]).collect(),
         }
     }
 
@@ -332,31 +334,46 @@ impl<S: Real, A: Real> CpuEwald<S, A> {
     }
 
     /// One-image path: sum of w_j erfc(alpha r) / r over partners j in lo..hi except `skip`, r the distance to the
-    /// nearest image, terms beyond r_c (and r = 0) dropped by a select.
+    /// nearest image, terms beyond r_c (and r = 0) dropped by a select. Distances go W partners at a time into a
+    /// buffer of up to B, and erfc then runs over the buffer: several independent vectors in flight hide the
+    /// latency of its long polynomial chains.
     #[inline(always)]
     fn row_single(&self, fi: [S; 3], o: &Others<S>, lo: usize, hi: usize, skip: usize) -> A {
         let mut acc = [A::zero(); W];
         let mut j0 = lo;
         while j0 < hi {
-            let d = self.displacements(fi, o, j0);
-            let mut r2 = [S::infinity(); W];
-            for r in &self.images {
+            let len = B.min((hi - j0).div_ceil(W) * W);
+            // squared distances to the nearest image, 0 for partners not wanted (beyond r_c, outside lo..hi, skip)
+            let mut r2 = [S::zero(); B];
+            for (b, r2) in r2[..len].chunks_exact_mut(W).enumerate() {
+                let jb = j0 + b * W;
+                let d = self.displacements(fi, o, jb);
+                let mut m = [S::infinity(); W];
+                for r in &self.images {
+                    for l in 0..W {
+                        let (x, y, z) = (d[0][l] - r[0], d[1][l] - r[1], d[2][l] - r[2]);
+                        let s = z.mul_add(z, y.mul_add(y, x * x));
+                        m[l] = if s < m[l] { s } else { m[l] };
+                    }
+                }
                 for l in 0..W {
-                    let (x, y, z) = (d[0][l] - r[0], d[1][l] - r[1], d[2][l] - r[2]);
-                    let s = z.mul_add(z, y.mul_add(y, x * x));
-                    r2[l] = if s < r2[l] { s } else { r2[l] };
+                    let j = jb + l;
+                    r2[l] = if m[l] < self.rc2 && j < hi && j != skip { m[l] } else { S::zero() };
                 }
             }
-            let w = &o.w[j0..j0 + W];
-            for l in 0..W {
-                let j = j0 + l;
-                let inside = r2[l] < self.rc2 && r2[l] > S::zero() && j < hi && j != skip;
+            let mut t = [S::zero(); B];
+            for ((t, &r2), &w) in t[..len].iter_mut().zip(&r2[..len]).zip(&o.w[j0..j0 + len]) {
                 // erfc runs on every lane (a vector select keeps the wanted ones); r_c where unwanted keeps it finite
-                let r = (if inside { r2[l] } else { self.rc2 }).sqrt();
-                let t = w[l] * erfc::erfc(self.alpha * r) / r;
-                acc[l] += A::of((if inside { t } else { S::zero() }).f64());
+                let keep = r2 > S::zero();
+                let v = w * erfc::erfc_over_r(self.alpha, if keep { r2 } else { self.rc2 });
+                *t = if keep { v } else { S::zero() };
             }
-            j0 += W;
+            for c in blocks(&t[..len]) {
+                for l in 0..W {
+                    acc[l] += A::of(c[l].f64());
+                }
+            }
+            j0 += len;
         }
         fold(&acc)
     }
@@ -386,8 +403,7 @@ impl<S: Real, A: Real> CpuEwald<S, A> {
             for (r2c, wc) in near_r2[..k].chunks(CHUNK).zip(near_w[..k].chunks(CHUNK)) {
                 let mut t = [S::zero(); CHUNK];
                 for ((t, &r2), &w) in t.iter_mut().zip(r2c).zip(wc) {
-                    let r = r2.sqrt();
-                    *t = w * erfc::erfc(self.alpha * r) / r;
+                    *t = w * erfc::erfc_over_r(self.alpha, r2);
                 }
                 for (i, &x) in t[..r2c.len()].iter().enumerate() {
                     acc[i % W] += A::of(x.f64());

@@ -28,8 +28,22 @@ const C32: [f32; 13] = [
 #[inline(always)]
 pub fn erfc_f64(x: f64) -> f64 {
     let x = x.min(26.0);
-    // one reciprocal for t and the final 1 / (K + x)
     let q = 1.0 / (x + K);
+    scaled_f64(x, q) * q
+}
+
+/// erfc(alpha r) / r from r^2 in f64, with one division (for 1 / (K + x) and 1 / r together).
+#[inline(always)]
+pub fn erfc_over_r_f64(alpha: f64, r2: f64) -> f64 {
+    let r = r2.sqrt();
+    let x = (alpha * r).min(26.0);
+    let inv = 1.0 / ((x + K) * r);
+    scaled_f64(x, inv * r) * inv
+}
+
+/// erfc(x) (K + x) = e^{-x^2} g(t) for x in [0, 26], given q = 1 / (K + x).
+#[inline(always)]
+fn scaled_f64(x: f64, q: f64) -> f64 {
     let t = (x - K) * q;
     let t2 = t + t;
     let (mut b1, mut b2) = (0.0, 0.0);
@@ -42,7 +56,7 @@ pub fn erfc_f64(x: f64) -> f64 {
     // x^2 = hi + lo exactly (the fused multiply-add gives the rounding error of x * x)
     let hi = x * x;
     let lo = x.mul_add(x, -hi);
-    exp_neg_f64(hi) * (1.0 - lo) * g * q
+    exp_neg_f64(hi) * (1.0 - lo) * g
 }
 
 /// e^{-y} for 0 <= y <= 700: y ln2-reduced by rounding with a magic constant (no float-to-int conversion, which
@@ -76,10 +90,24 @@ const INV_FACT: [f64; 14] = {
 /// erfc(x) for x >= 0 in f32 (relative error ~1e-7; x is clamped at 9, where erfc is 4e-37).
 #[inline(always)]
 pub fn erfc_f32(x: f32) -> f32 {
-    let k = K as f32;
     let x = x.min(9.0);
-    let q = 1.0 / (x + k);
-    let t = (x - k) * q;
+    let q = 1.0 / (x + K as f32);
+    scaled_f32(x, q) * q
+}
+
+/// erfc(alpha r) / r from r^2 in f32, with one division.
+#[inline(always)]
+pub fn erfc_over_r_f32(alpha: f32, r2: f32) -> f32 {
+    let r = r2.sqrt();
+    let x = (alpha * r).min(9.0);
+    let inv = 1.0 / ((x + K as f32) * r);
+    scaled_f32(x, inv * r) * inv
+}
+
+/// erfc(x) (K + x) for x in [0, 9] in f32, given q = 1 / (K + x).
+#[inline(always)]
+fn scaled_f32(x: f32, q: f32) -> f32 {
+    let t = (x - K as f32) * q;
     let t2 = t + t;
     let (mut b1, mut b2) = (0.0f32, 0.0f32);
     for &c in C32[1..].iter().rev() {
@@ -90,7 +118,7 @@ pub fn erfc_f32(x: f32) -> f32 {
     let g = t.mul_add(b1, C32[0] - b2);
     let hi = x * x;
     let lo = x.mul_add(x, -hi);
-    exp_neg_f32(hi) * (1.0 - lo) * g * q
+    exp_neg_f32(hi) * (1.0 - lo) * g
 }
 
 /// e^{-y} for 0 <= y <= 85 in f32, as [`exp_neg_f64`] with a degree-7 polynomial.
@@ -117,5 +145,15 @@ pub fn erfc<S: crate::Real>(x: S) -> S {
         S::of(erfc_f32(x.f64() as f32) as f64)
     } else {
         S::of(erfc_f64(x.f64()))
+    }
+}
+
+/// erfc(alpha r) / r from r^2 in the precision S.
+#[inline(always)]
+pub fn erfc_over_r<S: crate::Real>(alpha: S, r2: S) -> S {
+    if std::mem::size_of::<S>() == 4 {
+        S::of(erfc_over_r_f32(alpha.f64() as f32, r2.f64() as f32) as f64)
+    } else {
+        S::of(erfc_over_r_f64(alpha.f64(), r2.f64()))
     }
 }
