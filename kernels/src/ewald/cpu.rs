@@ -32,6 +32,8 @@ pub mod erfc;
 const W: usize = 16;
 /// Partners of the one-image path whose terms are evaluated together.
 const B: usize = 64;
+/// Lanes of one erfc evaluation: enough independent vectors to hide the latency of its polynomial chains.
+const E: usize = 32;
 /// Partners packed at a time in the several-images path.
 const CHUNK: usize = 64;
 /// Pairs per parallel task of the real-space energy (rows are grouped to about this many).
@@ -102,6 +104,7 @@ pub struct CpuEwald<S: Real, A: Real> {
 
 /// e^{i m 2 pi f} for m = 0..=nmax, by the recurrence e^{i m t} = e^{i (m-1) t} e^{i t} in f64 (error ~m f64
 /// epsilons), over a slice of fractional coordinates f: row m of `re`/`im` holds particle j at m * f.len() + j.
+#[inline(always)]
 fn power_rows(f: &[f64], nmax: i32, re: &mut [f64], im: &mut [f64]) {
     let n = f.len();
     for (j, &x) in f.iter().enumerate() {
@@ -170,30 +173,58 @@ impl<S: Real> Powers<S> {
     }
 }
 
-/// Whole blocks of W entries (as arrays, so the lane loops have no bounds checks).
+/// erfc(alpha r) / r of L lanes of r^2 in S (the erfc module's f32 or f64 code; the conversions vanish).
 #[inline(always)]
-fn blocks<S>(x: &[S]) -> impl Iterator<Item = &[S; W]> {
-    x.chunks_exact(W).map(|c| c.try_into().unwrap())
-}
-
-/// sum_j (pr + i pi)_j (er + i ei)_j in W lanes of A (vectorisable, and a pairwise-like error growth): the terms
-/// in S, widened to A for the fused multiply-adds into the sums.
-#[inline(always)]
-fn complex_dot<S: Real, A: Real>(pr: &[S], pi: &[S], er: &[S], ei: &[S]) -> (A, A) {
-    let mut sr = [A::zero(); W];
-    let mut si = [A::zero(); W];
-    for (((a, b), x), y) in blocks(pr).zip(blocks(pi)).zip(blocks(er)).zip(blocks(ei)) {
-        for l in 0..W {
-            let (a, b, x, y) = (A::of(a[l].f64()), A::of(b[l].f64()), A::of(x[l].f64()), A::of(y[l].f64()));
-            sr[l] = (-b).mul_add(y, a.mul_add(x, sr[l]));
-            si[l] = b.mul_add(x, a.mul_add(y, si[l]));
+fn erfc_over_r<S: Real, const L: usize>(alpha: S, r2: &[S; L]) -> [S; L] {
+    // plain loops: array::map would not be inlined into the vector-ISA copies
+    let mut out = [S::zero(); L];
+    if std::mem::size_of::<S>() == 4 {
+        // one lane at a time, which the compiler vectorises across lanes (faster here than the lane arrays in f32)
+        for l in 0..L {
+            out[l] = S::of(erfc::erfc_over_r(alpha.f64() as f32, &[r2[l].f64() as f32])[0] as f64);
+        }
+    } else {
+        let mut x = [0.0f64; L];
+        for l in 0..L {
+            x[l] = r2[l].f64();
+        }
+        let v = erfc::erfc_over_r(alpha.f64(), &x);
+        for l in 0..L {
+            out[l] = S::of(v[l]);
         }
     }
-    for j in pr.len() / W * W..pr.len() {
-        sr[0] += A::of((pr[j] * er[j] - pi[j] * ei[j]).f64());
-        si[0] += A::of((pr[j] * ei[j] + pi[j] * er[j]).f64());
+    out
+}
+
+/// Whole blocks of L entries (as arrays, so the lane loops have no bounds checks).
+#[inline(always)]
+fn blocks<S, const L: usize>(x: &[S]) -> impl Iterator<Item = &[S; L]> {
+    x.chunks_exact(L).map(|c| c.try_into().unwrap())
+}
+
+/// sum_j (pr + i pi)_j (er + i ei)_j in lanes of A (vectorisable, and a pairwise-like error growth): the terms
+/// in S, widened to A for the fused multiply-adds into the sums. Four separate sums of 2W lanes (the four real
+/// products) keep enough independent multiply-add chains in flight to run at the units' throughput, not latency.
+#[inline(always)]
+fn complex_dot<S: Real, A: Real>(pr: &[S], pi: &[S], er: &[S], ei: &[S]) -> (A, A) {
+    const L: usize = 2 * W;
+    // four separate arrays (not one 2D array), which the compiler keeps in registers
+    let (mut ax, mut by, mut ay, mut bx) = ([A::zero(); L], [A::zero(); L], [A::zero(); L], [A::zero(); L]);
+    for (((a, b), x), y) in blocks::<S, L>(pr).zip(blocks::<S, L>(pi)).zip(blocks::<S, L>(er)).zip(blocks::<S, L>(ei)) {
+        for l in 0..L {
+            let (a, b, x, y) = (A::of(a[l].f64()), A::of(b[l].f64()), A::of(x[l].f64()), A::of(y[l].f64()));
+            ax[l] = a.mul_add(x, ax[l]);
+            by[l] = b.mul_add(y, by[l]);
+            ay[l] = a.mul_add(y, ay[l]);
+            bx[l] = b.mul_add(x, bx[l]);
+        }
     }
-    (fold(&sr), fold(&si))
+    let (mut re, mut im) = (fold(&ax) - fold(&by), fold(&ay) + fold(&bx));
+    for j in pr.len() / L * L..pr.len() {
+        re += A::of((pr[j] * er[j] - pi[j] * ei[j]).f64());
+        im += A::of((pr[j] * ei[j] + pi[j] * er[j]).f64());
+    }
+    (re, im)
 }
 
 /// Distance from the point `r` to the half parallelepiped H = { sum_k g_k a_k : g_0 in [0, 1/2], g_k in
@@ -342,7 +373,7 @@ impl<S: Real, A: Real> CpuEwald<S, A> {
         let mut acc = [A::zero(); W];
         let mut j0 = lo;
         while j0 < hi {
-            let len = B.min((hi - j0).div_ceil(W) * W);
+            let len = B.min((hi - j0).div_ceil(E) * E);
             // squared distances to the nearest image, 0 for partners not wanted (beyond r_c, outside lo..hi, skip)
             let mut r2 = [S::zero(); B];
             for (b, r2) in r2[..len].chunks_exact_mut(W).enumerate() {
@@ -361,14 +392,19 @@ impl<S: Real, A: Real> CpuEwald<S, A> {
                     r2[l] = if m[l] < self.rc2 && j < hi && j != skip { m[l] } else { S::zero() };
                 }
             }
+            // erfc runs on every lane (a select keeps the wanted ones); r_c where unwanted keeps it finite
             let mut t = [S::zero(); B];
-            for ((t, &r2), &w) in t[..len].iter_mut().zip(&r2[..len]).zip(&o.w[j0..j0 + len]) {
-                // erfc runs on every lane (a vector select keeps the wanted ones); r_c where unwanted keeps it finite
-                let keep = r2 > S::zero();
-                let v = w * erfc::erfc_over_r(self.alpha, if keep { r2 } else { self.rc2 });
-                *t = if keep { v } else { S::zero() };
+            for ((t, r2), w) in t[..len].chunks_exact_mut(E).zip(r2[..len].chunks_exact(E)).zip(o.w[j0..j0 + len].chunks_exact(E)) {
+                let mut x = [S::zero(); E];
+                for l in 0..E {
+                    x[l] = if r2[l] > S::zero() { r2[l] } else { self.rc2 };
+                }
+                let v = erfc_over_r(self.alpha, &x);
+                for l in 0..E {
+                    t[l] = if r2[l] > S::zero() { w[l] * v[l] } else { S::zero() };
+                }
             }
-            for c in blocks(&t[..len]) {
+            for c in blocks::<S, W>(&t[..len]) {
                 for l in 0..W {
                     acc[l] += A::of(c[l].f64());
                 }
@@ -403,7 +439,7 @@ impl<S: Real, A: Real> CpuEwald<S, A> {
             for (r2c, wc) in near_r2[..k].chunks(CHUNK).zip(near_w[..k].chunks(CHUNK)) {
                 let mut t = [S::zero(); CHUNK];
                 for ((t, &r2), &w) in t.iter_mut().zip(r2c).zip(wc) {
-                    *t = w * erfc::erfc_over_r(self.alpha, r2);
+                    *t = w * erfc_over_r(self.alpha, &[r2])[0];
                 }
                 for (i, &x) in t[..r2c.len()].iter().enumerate() {
                     acc[i % W] += A::of(x.f64());
