@@ -3,23 +3,30 @@
 //! displacement is wrapped with one rounding per axis; hot loops over fixed-width lane arrays compiled for
 //! AVX-512/AVX2 by `crate::dispatch!`.
 //!
-//! Real space. When r_c is below half the shortest lattice vector (every size of the electron-gas suite from ~50
-//! electrons up), at most one image of a pair lies within r_c: the kernel takes the minimum over the image list of
-//! |d - R|^2 for W partners at once and evaluates erfc(alpha r) / r for all of them, keeping the terms inside r_c by
-//! a select. Most pairs are inside there (60-70% at the suite's sizes), so evaluating erfc everywhere wastes less
-//! than packing the inside pairs would cost. Cells smaller than 2 r_c (a few electrons) keep several images per
-//! pair within r_c but few of the candidates: there the distances within r_c are packed first and erfc runs over
-//! the packed list.
+//! Real space. A displacement is wrapped in fractional coordinates and flipped into the half cell g_0 >= 0 (the
+//! sums depend on |d - R| over images symmetric under R -> -R), and only the images within r_c of that half cell are
+//! tried (6 of the 19 within r_c + the longest wrapped displacement for the fcc suite). When r_c is below half the
+//! shortest lattice vector (the suite's sizes from ~100 electrons up), at most one image lies within r_c: the kernel
+//! takes the minimum of |d - R|^2 over the images for W partners at once and evaluates erfc(alpha r) / r for every
+//! pair, keeping those inside r_c by a select. Most pairs are inside (58-69% at the suite's large sizes), so
+//! evaluating erfc everywhere costs less than packing the inside pairs would. erfc runs over E lanes at a time
+//! (several independent vectors hide the latency of its polynomial chains). Cells smaller than 2 r_c (a few
+//! electrons) keep several images per pair within r_c: there the distances within r_c are packed first and erfc
+//! runs over the packed list.
 //!
 //! Reciprocal space. The structure factor by CASINO's power trick (Eq. 8): per particle the per-axis powers
 //! e^{i n b_k . r} built by a complex recurrence in f64 from one sine and cosine per axis (no sin/cos per G),
 //! so e^{iG.r} costs one complex product per G, the product of the first two axes being shared by a run of G vectors
-//! with the same (m1, m2); S(G) is then a complex dot product over particles per G (lanes of A).
+//! with the same (m1, m2); S(G) is then a complex dot product over particles per G, terms in S and multiply-adds
+//! into lanes of A. A move's change is vectorised over each run's consecutive m3.
 //!
-//! Sums: terms in lanes of A (W partial sums per row or G list), rows and blocks combined with a compensated sum.
-//! In double, 16 lanes over at most a few thousand terms round far below the 1e-8 Ha accuracy; in single the
+//! Sums: terms in lanes of A (16 to 32 partial sums per row or G), rows and blocks combined with a compensated sum.
+//! In double, lanes of at most a few hundred terms each round far below the 1e-8 Ha accuracy; in single the
 //! compensation across rows keeps the error near the terms' own rounding. Results do not depend on the thread count
 //! (blocks are summed in order).
+//!
+//! The moves use the S(G) and the particles (structure of arrays) kept by the last energy of the same walkers, as a
+//! QMC code keeps them between moves.
 
 use super::{Ewald, Move};
 use crate::Real;
