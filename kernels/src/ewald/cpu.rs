@@ -135,10 +135,12 @@ fn power_rows(f: &[f64], nmax: i32, re: &mut [f64], im: &mut [f64]) {
     }
 }
 
-/// Per-axis tables e^{i m 2 pi f_k} for m in -nmax_k..=nmax_k, each `[k][m][particle]` as separate re and im in S.
+/// Per-axis tables e^{i m 2 pi f_k} for m in -nmax_k..=nmax_k, each `[k][m][particle]` as separate re and im in S,
+/// rows padded with zeros to a multiple of the complex dot's lanes (no scalar remainder; zeros add nothing).
 struct Powers<S> {
     re: Vec<S>,
     im: Vec<S>,
+    /// Row length: the particles rounded up to 2W.
     n: usize,
     offset: [usize; 3],
     nmax: [i32; 3],
@@ -148,8 +150,9 @@ impl<S: Real> Powers<S> {
     #[inline(always)]
     fn new(frac: &[[f64; 3]], nmax: [i32; 3]) -> Powers<S> {
         let n = frac.len();
+        let stride = n.div_ceil(2 * W) * 2 * W;
         let rows: usize = nmax.iter().map(|m| 2 * *m as usize + 1).sum();
-        let mut p = Powers { re: vec![S::zero(); rows * n], im: vec![S::zero(); rows * n], n, offset: [0; 3], nmax };
+        let mut p = Powers { re: vec![S::zero(); rows * stride], im: vec![S::zero(); rows * stride], n: stride, offset: [0; 3], nmax };
         let mut row = 0;
         for k in 0..3 {
             p.offset[k] = row;
@@ -159,7 +162,7 @@ impl<S: Real> Powers<S> {
             power_rows(&f, nmax[k], &mut re, &mut im);
             // row m at nmax + m, and its conjugate at nmax - m
             for i in 0..=m {
-                let (up, down) = ((row + m + i) * n, (row + m - i) * n);
+                let (up, down) = ((row + m + i) * stride, (row + m - i) * stride);
                 for j in 0..n {
                     let (c, s) = (S::of(re[i * n + j]), S::of(im[i * n + j]));
                     p.re[up + j] = c;
@@ -486,13 +489,13 @@ impl<S: Real, A: Real> CpuEwald<S, A> {
     #[inline(always)]
     fn structure_factor(&self, p: &Powers<S>, runs: &[std::ops::Range<usize>], sf: &mut [[A; 2]]) -> A {
         let g0 = runs[0].start;
-        let mut pr = vec![S::zero(); self.n];
-        let mut pi = vec![S::zero(); self.n];
+        let mut pr = vec![S::zero(); p.n];
+        let mut pi = vec![S::zero(); p.n];
         let mut sum = Kahan::<A>::default();
         for run in runs {
             let [m1, m2, _] = self.gvecs[run.start];
             let ((r1, i1), (r2, i2)) = (p.row(0, m1), p.row(1, m2));
-            for j in 0..self.n {
+            for j in 0..p.n {
                 pr[j] = r1[j].mul_add(r2[j], -(i1[j] * i2[j]));
                 pi[j] = r1[j].mul_add(i2[j], i1[j] * r2[j]);
             }
