@@ -3,7 +3,10 @@
 //! whole of x >= 0 (t in [-1, 1)), from K at x = 0 to 1/sqrt(pi) at infinity, so one Chebyshev series in t gives a
 //! uniform relative error. The coefficients were fitted (at 64 Chebyshev nodes, with erfcx evaluated in 60+ digit
 //! decimal arithmetic) for this project; 22 terms reach 5e-15 relative (the fit's noise floor) and 13 terms ~1e-8. e^{-x^2} uses x^2 split into
-//! its rounded value and the exact remainder, so the rounding of x^2 (relative 1e-16 times x^2) does not show.
+//! its rounded value and the exact remainder (by a fused multiply-add), so the rounding of x^2 (relative 1e-16 times
+//! x^2) does not show. One generic code for f32 and f64 ([`Lane`] holds the constants), over arrays of lanes so the
+//! vector loops keep several polynomial chains in flight. Fused multiply-adds throughout: the callers compile these for AVX2/AVX-512 with FMA
+//! (`crate::dispatch!`); on a CPU without FMA they would be slow library calls, but still right.
 
 const K: f64 = 4.0;
 
@@ -22,42 +25,124 @@ const C32: [f32; 13] = [
     3.791967134e-09,
 ];
 
-/// erfc(x) for x >= 0 in f64 (relative error below 5.2e-15 on [0, 12]; x is clamped at 26, where erfc is 1e-296).
-#[inline(always)]
-pub fn erfc_f64(x: f64) -> f64 {
-    let x = x.min(26.0);
-    let t = (x - K) / (x + K);
-    let (mut b1, mut b2) = (0.0, 0.0);
-    for &c in C64[1..].iter().rev() {
-        let b = c + 2.0 * t * b1 - b2;
-        b2 = b1;
-        b1 = b;
-    }
-    let g = C64[0] + t * b1 - b2;
-    // x^2 = hi + lo exactly (Dekker's split of x into 26-bit halves)
-    let s = x * 134217729.0;
-    let xh = s - (s - x);
-    let xl = x - xh;
-    let hi = x * x;
-    let lo = ((xh * xh - hi) + 2.0 * xh * xl) + xl * xl;
-    exp_neg_f64(hi) * (1.0 - lo) * g / (K + x)
+/// The constants of one precision: the Chebyshev series of g, the clamp of x, and e^{-y}'s reduction and Taylor
+/// polynomial (degree 13 in f64, 7 in f32).
+pub trait Lane: crate::Real {
+    const CHEB: &'static [Self];
+    const CLAMP: Self;
+    /// 1.5 * 2^p: adding it rounds to an integer held in the low bits (no float-to-int conversion, which AVX-512F
+    /// lacks for 64-bit integers).
+    const MAGIC: Self;
+    /// ln 2 in two parts, the first with few enough bits that n * LN2_HI is exact.
+    const LN2_HI: Self;
+    const LN2_LO: Self;
+    /// 1/k!, k = 0..=degree.
+    const TAYLOR: &'static [Self];
+    /// 2^n for the integer n held in the low bits of `big` (= n + MAGIC), built in the exponent bits.
+    fn pow2(big: Self) -> Self;
 }
 
-/// e^{-y} for 0 <= y <= 700: y ln2-reduced by rounding with a magic constant (no float-to-int conversion, which
-/// AVX-512F lacks for 64-bit integers), a degree-13 Taylor polynomial, and 2^n built in the exponent bits.
-#[inline(always)]
-fn exp_neg_f64(y: f64) -> f64 {
-    const MAGIC: f64 = 6755399441055744.0; // 1.5 * 2^52: adding it rounds to an integer held in the low bits
-    const LN2_HI: f64 = 0.693_147_180_369_123_816_49; // 32 significant bits, so n * LN2_HI is exact
+impl Lane for f64 {
+    const CHEB: &'static [f64] = &C64;
+    const CLAMP: f64 = 26.0;
+    const MAGIC: f64 = 6755399441055744.0;
+    const LN2_HI: f64 = 0.693_147_180_369_123_816_49; // 32 significant bits
     const LN2_LO: f64 = 1.908_214_929_270_587_7e-10;
-    let big = -y * std::f64::consts::LOG2_E + MAGIC;
-    let n = big - MAGIC;
-    let r = (-y - n * LN2_HI) - n * LN2_LO;
-    let mut p = INV_FACT[13];
-    for &c in INV_FACT[..13].iter().rev() {
-        p = p * r + c;
+    const TAYLOR: &'static [f64] = &INV_FACT;
+    #[inline(always)]
+    fn pow2(big: f64) -> f64 {
+        f64::from_bits(big.to_bits().wrapping_add(1023) << 52)
     }
-    p * f64::from_bits(big.to_bits().wrapping_add(1023) << 52)
+}
+
+impl Lane for f32 {
+    const CHEB: &'static [f32] = &C32;
+    const CLAMP: f32 = 9.0;
+    const MAGIC: f32 = 12582912.0;
+    const LN2_HI: f32 = 0.693_145_751_953_125;
+    const LN2_LO: f32 = 1.428_606_765_330_187e-6;
+    const TAYLOR: &'static [f32] = &[1.0, 1.0, 1.0 / 2.0, 1.0 / 6.0, 1.0 / 24.0, 1.0 / 120.0, 1.0 / 720.0, 1.0 / 5040.0];
+    #[inline(always)]
+    fn pow2(big: f32) -> f32 {
+        f32::from_bits(big.to_bits().wrapping_add(127) << 23)
+    }
+}
+
+/// erfc(x) (K + x) = e^{-x^2} g(t) for L lanes of x in [0, CLAMP], given q = 1 / (K + x). The loops over the
+/// coefficients are outside the loops over lanes, so L independent multiply-add chains run side by side (one lane
+/// alone would wait on each step's latency).
+#[inline(always)]
+fn scaled<T: Lane, const L: usize>(x: &[T; L], q: &[T; L]) -> [T; L] {
+    // (plain loops over lanes: array::from_fn would not be inlined into the vector-ISA copies of the callers)
+    let k = T::of(K);
+    let mut t = [T::zero(); L];
+    for l in 0..L {
+        t[l] = (x[l] - k) * q[l];
+    }
+    let (mut b1, mut b2) = ([T::zero(); L], [T::zero(); L]);
+    for &c in T::CHEB[1..].iter().rev() {
+        for l in 0..L {
+            let b = (t[l] + t[l]).mul_add(b1[l], c - b2[l]);
+            b2[l] = b1[l];
+            b1[l] = b;
+        }
+    }
+    // e^{-y}, y = x^2 = hi + lo exactly (the fused multiply-add gives the rounding error of x * x): y ln2-reduced,
+    // a Taylor polynomial, and 2^n in the exponent bits; the exact remainder lo by e^{-lo} = 1 - lo
+    let (mut hi, mut big, mut r) = ([T::zero(); L], [T::zero(); L], [T::zero(); L]);
+    for l in 0..L {
+        hi[l] = x[l] * x[l];
+        big[l] = (-hi[l]).mul_add(T::of(std::f64::consts::LOG2_E), T::MAGIC);
+        let n = big[l] - T::MAGIC;
+        r[l] = n.mul_add(-T::LN2_LO, n.mul_add(-T::LN2_HI, -hi[l]));
+    }
+    let degree = T::TAYLOR.len() - 1;
+    let mut p = [T::TAYLOR[degree]; L];
+    for &c in T::TAYLOR[..degree].iter().rev() {
+        for l in 0..L {
+            p[l] = p[l].mul_add(r[l], c);
+        }
+    }
+    for l in 0..L {
+        let g = t[l].mul_add(b1[l], T::CHEB[0] - b2[l]);
+        let lo = x[l].mul_add(x[l], -hi[l]);
+        p[l] = p[l] * T::pow2(big[l]) * (T::one() - lo) * g;
+    }
+    p
+}
+
+/// erfc(x) for x >= 0 (f64: relative error below 5.2e-15 on [0, 12], x clamped at 26 where erfc is 1e-296;
+/// f32: ~1e-7, clamped at 9 where erfc is 4e-37).
+#[inline(always)]
+pub fn erfc<T: Lane>(x: T) -> T {
+    let x = x.min(T::CLAMP);
+    let q = T::one() / (x + T::of(K));
+    scaled(&[x], &[q])[0] * q
+}
+
+pub fn erfc_f64(x: f64) -> f64 {
+    erfc(x)
+}
+
+pub fn erfc_f32(x: f32) -> f32 {
+    erfc(x)
+}
+
+/// erfc(alpha r) / r of L lanes of r^2, with one division per lane (for 1 / (K + x) and 1 / r together).
+#[inline(always)]
+pub fn erfc_over_r<T: Lane, const L: usize>(alpha: T, r2: &[T; L]) -> [T; L] {
+    let (mut x, mut inv, mut q) = ([T::zero(); L], [T::zero(); L], [T::zero(); L]);
+    for l in 0..L {
+        let r = r2[l].sqrt();
+        x[l] = (alpha * r).min(T::CLAMP);
+        inv[l] = T::one() / ((x[l] + T::of(K)) * r);
+        q[l] = inv[l] * r;
+    }
+    let mut s = scaled(&x, &q);
+    for l in 0..L {
+        s[l] = s[l] * inv[l];
+    }
+    s
 }
 
 /// 1/k! for k = 0..=13.
@@ -70,51 +155,3 @@ const INV_FACT: [f64; 14] = {
     }
     c
 };
-
-/// erfc(x) for x >= 0 in f32 (relative error ~1e-7; x is clamped at 9, where erfc is 4e-37).
-#[inline(always)]
-pub fn erfc_f32(x: f32) -> f32 {
-    let k = K as f32;
-    let x = x.min(9.0);
-    let t = (x - k) / (x + k);
-    let (mut b1, mut b2) = (0.0f32, 0.0f32);
-    for &c in C32[1..].iter().rev() {
-        let b = c + 2.0 * t * b1 - b2;
-        b2 = b1;
-        b1 = b;
-    }
-    let g = C32[0] + t * b1 - b2;
-    let s = x * 4097.0;
-    let xh = s - (s - x);
-    let xl = x - xh;
-    let hi = x * x;
-    let lo = ((xh * xh - hi) + 2.0 * xh * xl) + xl * xl;
-    exp_neg_f32(hi) * (1.0 - lo) * g / (k + x)
-}
-
-/// e^{-y} for 0 <= y <= 85 in f32, as [`exp_neg_f64`] with a degree-7 polynomial.
-#[inline(always)]
-fn exp_neg_f32(y: f32) -> f32 {
-    const MAGIC: f32 = 12582912.0; // 1.5 * 2^23
-    const LN2_HI: f32 = 0.693_145_751_953_125;
-    const LN2_LO: f32 = 1.428_606_765_330_187e-6;
-    let big = -y * std::f32::consts::LOG2_E + MAGIC;
-    let n = big - MAGIC;
-    let r = (-y - n * LN2_HI) - n * LN2_LO;
-    const INV: [f32; 8] = [1.0, 1.0, 1.0 / 2.0, 1.0 / 6.0, 1.0 / 24.0, 1.0 / 120.0, 1.0 / 720.0, 1.0 / 5040.0];
-    let mut p = INV[7];
-    for &c in INV[..7].iter().rev() {
-        p = p * r + c;
-    }
-    p * f32::from_bits(big.to_bits().wrapping_add(127) << 23)
-}
-
-/// erfc in the precision S (f32 or f64), dispatched at compile time.
-#[inline(always)]
-pub fn erfc<S: crate::Real>(x: S) -> S {
-    if std::mem::size_of::<S>() == 4 {
-        S::of(erfc_f32(x.f64() as f32) as f64)
-    } else {
-        S::of(erfc_f64(x.f64()))
-    }
-}

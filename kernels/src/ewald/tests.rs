@@ -157,6 +157,32 @@ fn cpu_matches_reference_in_every_precision() {
 }
 
 #[test]
+fn cpu_one_image_path_matches_reference() {
+    // Cells larger than 2 r_c take the one-image real-space path (nearest image, erfc over every pair with a
+    // select); the small cells of the other tests take the several-images path. Both must match the reference.
+    let (cell, ions, _) = small(Lattice::Fcc, 1, 61);
+    assert!(!cpu::CpuEwald::<f64, f64>::new(&Ewald::auto(cell, 8, ions, 1e-8)).single_image());
+    for lattice in [Lattice::Fcc, Lattice::Triclinic, Lattice::Triangular] {
+        let n = 40;
+        let cell = electron_gas_cell(lattice, n, 2.0);
+        let ions = Ions::random(&cell, 2, n as f64 / 2.0, 62);
+        let pos = random_configs(&cell, 3, n, 63);
+        // a large alpha: r_c well below half the cell (the automatic choice gets there from ~100 electrons)
+        let e = Ewald::with_alpha(cell.clone(), 10.0 / cell.volume.powf(1.0 / cell.dim as f64), n, ions, 1e-8);
+        assert!(cpu::CpuEwald::<f64, f64>::new(&e).single_image(), "{} with {n} electrons", lattice.name());
+        let moves = random_moves(&cell, &pos, 3, 1.0, 64);
+        let (re, rm) = reference_results(&e, &pos, &moves);
+        let (ce, cm) = cpu_results::<f64, f64>(&e, &pos, &moves);
+        assert_close("energy f64", &ce, &re, 1e-11);
+        assert_close("move f64", &cm, &rm, 1e-10);
+        for (ce, cm) in [cpu_results::<f32, f32>(&e, &pos, &moves), cpu_results::<f32, f64>(&e, &pos, &moves)] {
+            assert_close("energy f32", &ce, &re, 5e-5);
+            assert_close("move f32", &cm, &rm, 5e-4);
+        }
+    }
+}
+
+#[test]
 fn move_change_is_the_difference_of_two_energies() {
     for lattice in [Lattice::Bcc, Lattice::Triangular] {
         let (cell, ions, pos) = small(lattice, 3, 21);
