@@ -12,17 +12,23 @@
 //! Everything here is f64: the driver has no single or mixed precision yet.
 
 pub mod blocking;
+pub mod checkpoint;
+pub mod comm;
 pub mod coulomb;
 pub mod dmc;
 pub mod gaussian;
 pub mod heg;
 pub mod jastrow;
 pub mod orbitals;
+pub mod pack;
+pub mod population;
 pub mod slater;
 pub mod systems;
 pub mod vmc;
 pub mod walker;
 
+#[cfg(test)]
+mod scale_tests;
 #[cfg(test)]
 mod tests;
 
