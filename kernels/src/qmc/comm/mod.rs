@@ -70,6 +70,69 @@ pub fn share(total: usize, rank: usize, size: usize) -> (usize, usize) {
     (rank * base + rank.min(extra), base + (rank < extra) as usize)
 }
 
+/// The ranks this process runs: what a driver's `--ranks` option (or an `mpirun` launch) chooses.
+pub enum Ranks {
+    Solo,
+    /// N ranks as threads of this process.
+    Threads(usize),
+    /// This process's rank of an MPI launch.
+    #[cfg(feature = "mpi")]
+    Mpi(mpi::Mpi),
+}
+
+impl Ranks {
+    /// MPI when launched by mpirun with the `mpi` feature, else `threads` ranks as threads (one: Solo).
+    pub fn choose(threads: usize) -> Result<Ranks, String> {
+        #[cfg(feature = "mpi")]
+        if let Some(m) = mpi::Mpi::launched() {
+            if threads > 1 {
+                return Err(format!("--ranks {threads} asks for threads inside an MPI launch of {} ranks: use one or the other", m.size()));
+            }
+            return Ok(Ranks::Mpi(m));
+        }
+        Ok(match threads {
+            0 => return Err("--ranks must be at least 1".into()),
+            1 => Ranks::Solo,
+            n => Ranks::Threads(n),
+        })
+    }
+    /// Ranks in all.
+    pub fn size(&self) -> usize {
+        match self {
+            Ranks::Solo => 1,
+            Ranks::Threads(n) => *n,
+            #[cfg(feature = "mpi")]
+            Ranks::Mpi(m) => m.size(),
+        }
+    }
+    /// Whether this process holds rank 0 (the one that prints and records).
+    pub fn root(&self) -> bool {
+        match self {
+            #[cfg(feature = "mpi")]
+            Ranks::Mpi(m) => m.rank() == 0,
+            _ => true,
+        }
+    }
+    pub fn transport(&self) -> &'static str {
+        match self {
+            Ranks::Solo => "solo",
+            Ranks::Threads(_) => "threads",
+            #[cfg(feature = "mpi")]
+            Ranks::Mpi(_) => "mpi",
+        }
+    }
+    /// Run `f` on every rank this process holds (all of them for threads, its own for MPI), with the rank's slot
+    /// among them; the results in slot order.
+    pub fn each<R: Send>(&self, f: impl Fn(&dyn Comm, usize) -> R + Sync) -> Vec<R> {
+        match self {
+            Ranks::Solo => vec![f(&Solo, 0)],
+            Ranks::Threads(n) => Threads::run(*n, |c| f(c, c.rank())),
+            #[cfg(feature = "mpi")]
+            Ranks::Mpi(m) => vec![f(m, 0)],
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
