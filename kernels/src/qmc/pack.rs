@@ -56,7 +56,7 @@ impl<'a> Reader<'a> {
     /// A length that must fit in the bytes left (a corrupt length must not allocate terabytes).
     fn len(&mut self, width: usize) -> Result<usize, Truncated> {
         let n = self.u64()? as usize;
-        if n.checked_mul(width).map_or(true, |b| b > self.rest.len()) {
+        if !n.checked_mul(width).is_some_and(|b| b <= self.rest.len()) {
             return Err(Truncated);
         }
         Ok(n)

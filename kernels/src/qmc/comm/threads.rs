@@ -27,11 +27,11 @@ impl Threads {
         // channel (s, d) carries messages from rank s to rank d
         let mut senders: Vec<Vec<Sender<Vec<u8>>>> = (0..n).map(|_| Vec::with_capacity(n)).collect();
         let mut receivers: Vec<Vec<Mutex<Receiver<Vec<u8>>>>> = (0..n).map(|_| Vec::with_capacity(n)).collect();
-        for s in 0..n {
-            for d in 0..n {
+        for to in senders.iter_mut() {
+            for from in receivers.iter_mut() {
                 let (tx, rx) = channel();
-                senders[s].push(tx);
-                receivers[d].push(Mutex::new(rx));
+                to.push(tx);
+                from.push(Mutex::new(rx));
             }
         }
         senders
