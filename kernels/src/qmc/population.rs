@@ -6,6 +6,15 @@
 //! [`share`] of the total. Ranks above their goal send their last walkers to ranks below it, matched in rank order
 //! ([`plan`]): the fewest walkers move, a rank either sends or receives, and since every rank takes its transfers
 //! in the same global order, blocking sends cannot deadlock. Every rank computes the same plan from the same counts.
+//!
+//! Cost per generation on P ranks, the model behind a projection to many GPUs (the DMC records carry each term,
+//! measured): t_gen = t_compute(N / P) + t_sum(P) + t_migrate. t_compute is the walker moves of a rank's share;
+//! t_sum is four element-wise sums (moves, energies, the population vector of P entries, the checkpoint flag only
+//! when writing), each a latency-bound all-reduce of about alpha log2 P plus the wait for the slowest rank; t_migrate
+//! is the surplus walkers (branching changes a rank's population by about sqrt(N / P) per generation, so a few
+//! walkers per rank) times the bytes of a walker over the link bandwidth. The population vector grows with P; at
+//! thousands of ranks an all-gather of counts, or a prefix sum of surpluses, should replace the sum of a one-hot
+//! vector.
 
 use super::comm::{share, Comm};
 use super::pack::{frames, pack_all, unpack_all, Pack};
