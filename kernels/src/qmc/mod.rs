@@ -10,6 +10,9 @@
 //! left of the first version ([`orbitals`], [`coulomb`]) is what He and H2 need in open boundaries.
 //!
 //! Everything here is f64: the driver has no single or mixed precision yet.
+//!
+//! Scale-out: [`comm`] (how ranks talk: one rank, threads, MPI), [`population`] (branching and walker migration,
+//! generic over anything that [`pack`]s itself to bytes), [`checkpoint`] (atomic files a DMC run restarts from).
 
 pub mod blocking;
 pub mod checkpoint;
