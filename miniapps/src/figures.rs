@@ -32,6 +32,9 @@ pub enum Measure {
     /// Quantities the mini-app added to its records (`Runner::extra`), one series per name, of GPU and all-core CPU
     /// records; `.0` is the axis label.
     Extras(&'static str, &'static [&'static str]),
+    /// DMC parallel efficiency over `ranks` from the per-generation time: weak (W walkers on R ranks against W / R
+    /// on one) t1 / t, strong (W walkers on R ranks against W on one) t1 / (R t).
+    ScalingEfficiency,
 }
 
 impl Measure {
@@ -45,6 +48,7 @@ impl Measure {
             Measure::SpeedupOverParam(..) => "throughput over the baseline setting",
             Measure::SpeedupOverCpuIn(_) => "speedup over all CPU cores in double",
             Measure::Extras(label, _) => label,
+            Measure::ScalingEfficiency => "parallel efficiency (1 = perfect)",
         }
     }
 }
@@ -331,6 +335,24 @@ pub fn all() -> Vec<Figure> {
             Measure::Throughput,
             "the GPU needs many walkers in one launch to fill; the CPU is flat once every core has walkers",
         ),
+        Figure {
+            name: "dmc-scaling",
+            paper: "Issue 11 after papers 000 and 002: DMC over ranks with walker migration (paper 002: at least 85% strong-scaling efficiency at 2,000 nodes)",
+            title: "DMC parallel efficiency over ranks (weak: fixed walkers per rank; strong: fixed population)",
+            kernel: "qmc",
+            op: "dmc",
+            x: "ranks",
+            measure: Measure::ScalingEfficiency,
+            select: &[],
+            runs: &[
+                &["--method", "dmc", "--system", "heg", "--gas-walkers", "256", "--gas-steps", "200", "--tau", "0.02", "--ranks", "1", "--threads", "1"],
+                &["--method", "dmc", "--system", "heg", "--gas-walkers", "512", "--gas-steps", "200", "--tau", "0.02", "--ranks", "2", "--threads", "2"],
+                &["--method", "dmc", "--system", "heg", "--gas-walkers", "1024", "--gas-steps", "200", "--tau", "0.02", "--ranks", "4", "--threads", "4"],
+            ],
+            paper_points: &[pt!(2.0, 0.95, "issue 11 target: weak, 2 GPUs")],
+            paper_hardware: "target, not a measurement",
+            note: "scripts/scaling.sh OUT [MAX_RANKS] makes the full set (threads or MPI=1 mpirun); a point needs the one-rank run of the same population (strong) or of one rank's share (weak)",
+        },
     ]
 }
 
@@ -420,6 +442,9 @@ fn series_label(f: &Figure, r: &Record, varying: &[String]) -> String {
 
 /// The measured series of a figure: (label, [(x, y)]) sorted by x.
 pub fn series(f: &Figure, recs: &[&Record]) -> Vec<Series> {
+    if f.measure == Measure::ScalingEfficiency {
+        return scaling_series(recs);
+    }
     // sizes and params (other than x, threads and the selected ones) that take several values name the series
     let mut values: BTreeMap<String, std::collections::BTreeSet<String>> = BTreeMap::new();
     for r in recs {
@@ -493,6 +518,46 @@ pub fn series(f: &Figure, recs: &[&Record]) -> Vec<Series> {
         };
         if let Some(y) = y {
             out.entry(series_label(f, r, &varying)).or_default().push((x as f64, y));
+        }
+    }
+    out.into_iter()
+        .map(|(name, mut points)| {
+            points.sort_by(|a, b| a.0.total_cmp(&b.0));
+            Series { name, points }
+        })
+        .collect()
+}
+
+/// Weak and strong scaling series (see `Measure::ScalingEfficiency`). A run of W walkers on R ranks is a point of
+/// the strong series of W walkers when one rank ran W, and of the weak series of W / R walkers per rank when one
+/// rank ran W / R. The time of a generation is the run's time over the generations it ran.
+fn scaling_series(recs: &[&Record]) -> Vec<Series> {
+    let gen_time = |r: &Record| r.extra.get("generations_run").filter(|g| **g > 0.0).map(|g| r.time.median / g);
+    // the case without what scaling varies
+    let case = |r: &Record| {
+        let mut r = r.clone();
+        for k in ["ranks", "walkers"] {
+            r.sizes.remove(k);
+        }
+        for k in ["transport", "threads"] {
+            r.params.remove(k);
+        }
+        r.key()
+    };
+    let system = |r: &Record| r.params.get("system").cloned().unwrap_or_default();
+    let one: BTreeMap<(String, u64), f64> = recs
+        .iter()
+        .filter(|r| r.sizes.get("ranks") == Some(&1))
+        .filter_map(|r| Some(((case(r), *r.sizes.get("walkers")?), gen_time(r)?)))
+        .collect();
+    let mut out: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+    for r in recs {
+        let (Some(&ranks), Some(&w), Some(t)) = (r.sizes.get("ranks"), r.sizes.get("walkers"), gen_time(r)) else { continue };
+        if let Some(t1) = one.get(&(case(r), w)) {
+            out.entry(format!("{} strong, {w} walkers", system(r))).or_default().push((ranks as f64, t1 / (ranks as f64 * t)));
+        }
+        if let Some(t1) = one.get(&(case(r), w / ranks)).filter(|_| w % ranks == 0) {
+            out.entry(format!("{} weak, {} walkers per rank", system(r), w / ranks)).or_default().push((ranks as f64, t1 / t));
         }
     }
     out.into_iter()
@@ -600,6 +665,29 @@ mod tests {
         let points: Vec<(&str, Vec<(f64, f64)>)> = s.iter().map(|s| (s.name.split(' ').next().unwrap(), s.points.clone())).collect();
         // the one-core run is not drawn
         assert_eq!(points, vec![("cpu", vec![(16.0, 0.02)]), ("gpu", vec![(16.0, 0.3)])]);
+    }
+
+    #[test]
+    fn scaling_efficiency_pairs_runs_with_their_one_rank_baseline() {
+        let run = |ranks: u64, walkers: u64, seconds: f64| {
+            let mut r = rec(Variant::Cpu, walkers, seconds, Some(&ranks.to_string()));
+            r.kernel = "qmc".into();
+            r.op = "dmc".into();
+            r.sizes.insert("ranks".into(), ranks);
+            r.extra.insert("generations_run".into(), 100.0);
+            r
+        };
+        // one rank: 100 walkers 1 s, 200 walkers 2 s; two ranks: 200 walkers 1.25 s
+        let recs = vec![run(1, 100, 1.0), run(1, 200, 2.0), run(2, 200, 1.25)];
+        let f = find("dmc-scaling").unwrap();
+        let s = series(&f, &select(&f, &recs));
+        let close = |name: &str, want: [(f64, f64); 2]| {
+            let got = &s.iter().find(|x| x.name.contains(name)).unwrap().points;
+            assert!(got.len() == 2 && got.iter().zip(want).all(|(g, w)| g.0 == w.0 && (g.1 - w.1).abs() < 1e-12), "{name}: {got:?}");
+        };
+        // strong: 2 s on one rank against 2 x 1.25 s; weak: 1 s for 100 walkers against 1.25 s for 100 per rank
+        close("strong, 200 walkers", [(1.0, 1.0), (2.0, 0.8)]);
+        close("weak, 100 walkers per rank", [(1.0, 1.0), (2.0, 0.8)]);
     }
 
     #[test]

@@ -20,7 +20,8 @@ use anyhow::{bail, Result};
 use harness::cli::{positive, CommonArgs};
 use harness::timing::Stats;
 use harness::{Case, Runner, Variant, Work};
-use kernels::qmc::dmc::{self, DmcParams};
+use kernels::qmc::comm::Ranks;
+use kernels::qmc::dmc::{self, Checkpointing, DmcParams, Report};
 use kernels::qmc::vmc::{self, Estimate, VmcParams};
 use kernels::qmc::walker::Walker;
 use kernels::qmc::gaussian::HfAtom;
@@ -30,12 +31,17 @@ use kernels::qmc::systems::Setup;
 use kernels::qmc::System;
 use kernels::{Check, Precision};
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// VMC and DMC energies of He, H2, Be and the electron gas, validated against exact, fixed-node and Hartree-Fock
 /// energies, in double, single and mixed precision. Example, a DMC time-step series:
 ///   qmc --method dmc --system he --walkers 2048 --steps 4000 --tau 0.04,0.02,0.01
+/// Across ranks (threads of this process, or MPI under mpirun with the `mpi` feature), with a checkpoint every
+/// 500 generations that a later run continues from:
+///   qmc --system he --tau 0.02 --ranks 4 --checkpoint he.ckpt --checkpoint-every 500
+///   qmc --system he --tau 0.02 --ranks 4 --restart he.ckpt --checkpoint he.ckpt
+///   mpirun -n 2 qmc --system he --tau 0.02     (built with: cargo build --release --features mpi)
 #[derive(clap::Parser, Debug, Clone)]
 #[command(name = "qmc", version)]
 pub struct Args {
@@ -89,6 +95,29 @@ pub struct Args {
     /// Generations over which the trial-energy feedback pulls the population back to its target.
     #[arg(long, default_value_t = 10.0)]
     pub feedback: f64,
+    /// Ranks as threads of this process, each propagating its share of the walkers (energies and populations summed
+    /// over ranks every generation, walkers migrating after branching). Under mpirun (the `mpi` feature) the MPI
+    /// ranks are used instead and this stays 1.
+    #[arg(long, default_value_t = 1)]
+    pub ranks: usize,
+    /// Write the DMC state (walkers, accumulators, generation; the random streams follow from the seed and the
+    /// generation) to this file every --checkpoint-every generations, atomically: a crash mid-write leaves the
+    /// previous checkpoint whole. If the population dies out or explodes, the last good generation is written.
+    /// One system and one --tau per run.
+    #[arg(long, value_name = "FILE")]
+    pub checkpoint: Option<PathBuf>,
+    /// Generations between checkpoints.
+    #[arg(long, default_value_t = 1000, value_name = "N")]
+    pub checkpoint_every: usize,
+    /// Continue the DMC run saved in FILE (VMC is skipped): same system, --walkers, --seed, --tau, --feedback and
+    /// --equil, as many or more --steps. With the same number of ranks the result is bit-identical to a run never
+    /// stopped; with another number of ranks the walkers are re-spread and the chains continue statistically.
+    #[arg(long, value_name = "FILE")]
+    pub restart: Option<PathBuf>,
+    /// Write the checkpoint and stop after this many DMC generations (equilibration included), e.g. to end a job
+    /// before its time limit; continue with --restart.
+    #[arg(long, value_name = "GEN", requires = "checkpoint")]
+    pub stop_after: Option<usize>,
 }
 
 /// Monte Carlo method.
@@ -186,6 +215,18 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
     if let Some(w) = [a.walkers, a.gas_walkers.unwrap_or(0), a.atom_walkers.unwrap_or(0)].into_iter().find(|w| *w > 1 << 22) {
         bail!("--walkers {w} is more than this driver holds (4194304)");
     }
+    let ranks = Ranks::choose(a.ranks).map_err(anyhow::Error::msg)?;
+    if let Some(w) = [a.walkers, a.gas_walkers.unwrap_or(a.walkers), a.atom_walkers.unwrap_or(a.walkers)].into_iter().find(|w| *w < ranks.size()) {
+        bail!("--walkers {w} is fewer than the {} ranks: every rank needs walkers", ranks.size());
+    }
+    if a.checkpoint.is_some() || a.restart.is_some() {
+        if !a.method.contains(&Method::Dmc) || systems.len() > 1 || a.tau.len() > 1 || r.precisions().len() > 1 {
+            bail!("--checkpoint and --restart save one DMC run: give --method dmc (or vmc,dmc), one --system, one --tau and one --precision");
+        }
+        if a.checkpoint_every == 0 {
+            bail!("--checkpoint-every must be at least 1 generation");
+        }
+    }
     // Only the cpu variant exists. Asked for nothing but gpu (or cpu-ref), that is an error; asked for it among
     // others (a suite run with --variants cpu,gpu) or by default, the rest is skipped with one line.
     match r.args.variants.as_deref() {
@@ -222,27 +263,50 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
             let vp = VmcParams { walkers: a.walkers, steps: a.steps, equil: a.equil, tau: vmc_tau, seed };
             let mut vmc_energy = None;
             // DMC starts from VMC walkers: the measured VMC run when asked for, else an equilibration-only one
-            let walkers: Vec<Walker> = if a.method.contains(&Method::Vmc) {
+            // (each rank's share; none needed when DMC restarts from a checkpoint)
+            let walkers: Vec<Vec<Walker>> = if a.restart.is_some() {
+                eprintln!("note: qmc --restart continues DMC from the checkpoint; VMC is skipped");
+                vec![]
+            } else if a.method.contains(&Method::Vmc) {
                 r.step(format!("vmc {} {} walkers={}", sys.name, sys.precision, a.walkers));
                 let t = Instant::now();
-                let (e, w) = vmc::run(sys, &vp);
+                let (mut e, w): (Vec<Estimate>, Vec<Vec<Walker>>) = ranks.each(|c, _| vmc::run_on(sys, &vp, c)).into_iter().unzip();
                 let secs = t.elapsed().as_secs_f64();
+                let e = e.swap_remove(0);
                 let mut checks = sys.exact.map(|x| vec![variational(&e, x)]).unwrap_or_default();
-                checks.extend(hartree_fock_checks(sys, &e, &w));
+                checks.extend(hartree_fock_checks(sys, &e, &w.concat()));
                 compared("vmc", vmc_tau, &e, &mut checks);
-                record(r, a, sys, "vmc", vmc_tau, &e, secs, &checks)?;
+                if ranks.root() {
+                    record(r, a, sys, "vmc", vmc_tau, &e, secs, &checks, &ranks, None)?;
+                }
                 vmc_energy = Some(e.energy);
                 w
             } else {
-                vmc::run(sys, &VmcParams { steps: 2, ..vp }).1
+                ranks.each(|c, _| vmc::run_on(sys, &VmcParams { steps: 2, ..vp }, c).1)
             };
             if a.method.contains(&Method::Dmc) {
                 for (k, &tau) in a.tau.iter().enumerate() {
                     r.step(format!("dmc {} {} walkers={} tau={tau}", sys.name, sys.precision, a.walkers));
                     let dp = DmcParams { walkers: a.walkers, steps: a.steps, equil: a.equil, tau, seed: seed + k as u64, feedback: a.feedback };
+                    let label = if sys.side.is_some() {
+                        format!("{} {} electrons={} rs={}", sys.name, sys.precision, sys.n_electrons, a.rs)
+                    } else {
+                        format!("{} {}", sys.name, sys.precision)
+                    };
+                    let ckpt = a.checkpoint.clone().map(|path| Checkpointing { path, every: a.checkpoint_every, stop_after: a.stop_after });
                     let t = Instant::now();
-                    let e = dmc::run(sys, &dp, walkers.clone())?;
+                    let mut out = ranks.each(|c, slot| match &a.restart {
+                        Some(path) => dmc::restart(sys, &dp, c, &label, path)
+                            .and_then(|(acc, w)| dmc::run_on(sys, &dp, c, w, Some(acc), ckpt.as_ref(), &label)),
+                        None => dmc::run_on(sys, &dp, c, walkers[slot].clone(), None, ckpt.as_ref(), &label),
+                    });
                     let secs = t.elapsed().as_secs_f64();
+                    let report = out.swap_remove(0)?;
+                    let Some(e) = report.estimate else {
+                        let path = a.checkpoint.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
+                        r.say(&format!("  dmc {}: stopped after generation {} as asked; continue with --restart {path}", sys.name, report.generations));
+                        continue;
+                    };
                     let mut checks: Vec<Check> = match (sys.fixed_node, sys.exact) {
                         (Some(fixed_node), _) => vec![fixed_node_within(&e, fixed_node, tau)],
                         (None, Some(x)) => vec![exact_within(&e, x, tau)],
@@ -253,7 +317,9 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
                         checks.push(Check { quantity: "dmc below vmc (Ha)".into(), error: (e.energy - v).max(0.0), tolerance: 3.0 * e.error });
                     }
                     compared("dmc", tau, &e, &mut checks);
-                    record(r, a, sys, "dmc", tau, &e, secs, &checks)?;
+                    if ranks.root() {
+                        record(r, a, sys, "dmc", tau, &e, secs, &checks, &ranks, Some(&report))?;
+                    }
                 }
             }
         }
@@ -362,7 +428,7 @@ fn fixed_node_within(e: &Estimate, (value, error): (f64, f64), tau: f64) -> Chec
 }
 
 #[allow(clippy::too_many_arguments)]
-fn record(r: &mut Runner, a: &Args, sys: &System, op: &str, tau: f64, e: &Estimate, secs: f64, checks: &[Check]) -> Result<()> {
+fn record(r: &mut Runner, a: &Args, sys: &System, op: &str, tau: f64, e: &Estimate, secs: f64, checks: &[Check], ranks: &Ranks, dmc: Option<&Report>) -> Result<()> {
     let n = sys.n_electrons as f64;
     let nuclei = sys.nuclei.len() as f64;
     let case = Case::new("qmc", op, sys.precision)
@@ -371,7 +437,9 @@ fn record(r: &mut Runner, a: &Args, sys: &System, op: &str, tau: f64, e: &Estima
         .size("electrons", sys.n_electrons)
         .param("system", sys.name.as_str())
         .param("rs", if sys.side.is_some() { a.rs.to_string() } else { "-".into() })
-        .param("tau", tau);
+        .param("tau", tau)
+        .size("ranks", ranks.size())
+        .param("transport", ranks.transport());
     // Per walker step: each electron move reads and writes its position and the walker's cached gradient; the
     // flops are a rough count of the Padé/Slater terms (about 40 per pair or electron-nucleus term, 60 for the
     // move itself), the same for the full evaluation at the end of the step.
@@ -401,6 +469,24 @@ fn record(r: &mut Runner, a: &Args, sys: &System, op: &str, tau: f64, e: &Estima
         ("time_per_step_s", secs / (a.equil + a.steps) as f64),
     ] {
         r.extra(k, v);
+    }
+    // DMC across ranks: per generation, the mean over ranks of the time in walker moves, in sums over ranks (with
+    // the wait for the slowest rank) and in migration, and the walkers and bytes a rank moved: the inputs of the
+    // projection to many GPUs. A restarted run counts only the generations it ran.
+    if let Some(d) = dmc {
+        let g = d.timing.generations.max(1) as f64;
+        let t = &d.timing;
+        for (k, v) in [
+            ("compute_per_gen_s", t.compute_s / g),
+            ("reduce_per_gen_s", t.reduce_s / g),
+            ("migrate_per_gen_s", t.migrate_s / g),
+            ("checkpoint_s", t.checkpoint_s),
+            ("migrated_per_gen", t.migrated as f64 / g),
+            ("migrated_bytes_per_gen", t.migrated_bytes as f64 / g),
+            ("generations_run", g),
+        ] {
+            r.extra(k, v);
+        }
     }
     r.say(&format!(
         "  {op} {}: E = {:.6} +- {:.6} Ha (exact {exact}, hf {hf:.6}), variance {:.4}, acceptance {:.3}, population {:.0}, tau_eff {:.4}",

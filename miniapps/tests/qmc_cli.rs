@@ -158,3 +158,84 @@ fn a_short_be_vmc_matches_hartree_fock_and_lies_above_the_exact_energy() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The records of a run in `dir`, as JSON values.
+fn records(dir: &std::path::Path) -> Vec<serde_json::Value> {
+    let text = std::fs::read_to_string(dir.join("qmc.jsonl")).unwrap();
+    text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+/// A short He DMC in double (the scale-out tests compare runs of one precision).
+const HE_DMC: [&str; 16] = ["--method", "dmc", "--system", "he", "--walkers", "64", "--steps", "200", "--tau", "0.04", "--precision", "double", "--quiet", "--variants", "cpu", "--out"];
+
+#[test]
+fn two_thread_ranks_run_dmc_and_record_their_traffic() {
+    let dir = std::env::temp_dir().join(format!("qmc-cli-ranks-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let o = qmc(&[&HE_DMC[..], &[dir.to_str().unwrap(), "--ranks", "2"]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let recs = records(&dir);
+    assert_eq!(recs.len(), 1);
+    let r = &recs[0];
+    assert_eq!(r["validation"]["status"], "passed", "{r}");
+    assert_eq!(r["sizes"]["ranks"], 2, "{r}");
+    assert_eq!(r["params"]["transport"], "threads", "{r}");
+    assert!(r["extra"]["migrated_per_gen"].as_f64().unwrap() > 0.0, "{r}");
+    assert!(r["extra"]["compute_per_gen_s"].as_f64().unwrap() > 0.0, "{r}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_run_stopped_at_a_checkpoint_and_restarted_ends_where_an_unstopped_one_does() {
+    let dir = std::env::temp_dir().join(format!("qmc-cli-restart-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let (whole, part, ck) = (dir.join("whole"), dir.join("part"), dir.join("he.ckpt"));
+    let (ws, ps) = (whole.to_str().unwrap(), part.to_str().unwrap());
+    let o = qmc(&[&HE_DMC[..], &[ws]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = qmc(&[&HE_DMC[..], &[ps, "--checkpoint", ck.to_str().unwrap(), "--checkpoint-every", "100", "--stop-after", "300"]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(ck.exists() && !part.join("qmc.jsonl").exists(), "a stopped run writes its checkpoint and no record");
+    let o = qmc(&[&HE_DMC[..], &[ps, "--restart", ck.to_str().unwrap()]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (a, b) = (&records(&whole)[0], &records(&part)[0]);
+    assert_eq!(b["validation"]["status"], "passed", "{b}");
+    assert_eq!(a["extra"]["energy"], b["extra"]["energy"], "bit-identical energies:\n{a}\n{b}");
+    assert_eq!(a["extra"]["error"], b["extra"]["error"]);
+    // a checkpoint of He refused for H2, for another tau, and a non-checkpoint refused: exit 2, file untouched
+    let before = std::fs::read(&ck).unwrap();
+    let c = ck.to_str().unwrap();
+    rejects(&qmc(&["--method", "dmc", "--system", "h2", "--walkers", "64", "--tau", "0.04", "--precision", "double", "--variants", "cpu", "--restart", c]), "belongs to another run: it was written with system he double, this run has h2 double");
+    rejects(&qmc(&["--method", "dmc", "--walkers", "64", "--tau", "0.04", "--precision", "mixed", "--variants", "cpu", "--restart", c]), "system he double, this run has he mixed");
+    rejects(&qmc(&["--method", "dmc", "--walkers", "64", "--tau", "0.02", "--precision", "double", "--variants", "cpu", "--restart", c]), "tau 0.04, this run has 0.02");
+    std::fs::write(dir.join("cut.ckpt"), &before[..before.len() - 10]).unwrap();
+    rejects(&qmc(&["--method", "dmc", "--walkers", "64", "--tau", "0.04", "--precision", "double", "--variants", "cpu", "--restart", dir.join("cut.ckpt").to_str().unwrap()]), "truncated or damaged");
+    rejects(&qmc(&["--method", "dmc", "--walkers", "64", "--tau", "0.04", "--precision", "double", "--variants", "cpu", "--restart", "Cargo.toml"]), "is not a qmc DMC checkpoint");
+    assert_eq!(std::fs::read(&ck).unwrap(), before);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn scale_out_options_reject_what_they_cannot_do() {
+    rejects(&qmc(&["--ranks", "0"]), "--ranks must be at least 1");
+    rejects(&qmc(&["--walkers", "2", "--ranks", "3"]), "fewer than the 3 ranks");
+    rejects(&qmc(&["--system", "he,h2", "--checkpoint", "x.ckpt"]), "one --system, one --tau");
+    rejects(&qmc(&["--tau", "0.02,0.01", "--restart", "x.ckpt"]), "one --system, one --tau");
+    rejects(&qmc(&["--precision", "double,mixed", "--checkpoint", "x.ckpt"]), "one --precision");
+    rejects(&qmc(&["--precision", "double", "--checkpoint", "x.ckpt", "--checkpoint-every", "0"]), "--checkpoint-every must be at least 1");
+    rejects(&qmc(&["--stop-after", "10"]), "--checkpoint");
+}
+
+#[test]
+fn a_population_that_dies_out_leaves_its_last_good_generation_in_the_checkpoint() {
+    let dir = std::env::temp_dir().join(format!("qmc-cli-death-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let ck = dir.join("dying.ckpt");
+    let o = qmc(&["--method", "dmc", "--walkers", "1", "--feedback", "1e12", "--steps", "100000", "--tau", "0.05", "--precision", "double", "--variants", "cpu", "--checkpoint", ck.to_str().unwrap()]);
+    rejects(&o, "died out");
+    assert!(stderr(&o).contains(&format!("is saved in {}", ck.display())), "{}", stderr(&o));
+    assert!(std::fs::metadata(&ck).unwrap().len() > 100);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -17,18 +17,31 @@
 //! The trial energy follows the population: E_T = E_est - ln(N / N_target) / (g tau_eff), which pulls the population
 //! back to its target over about g generations. The energy is the mixed estimator sum w E_L / sum w per generation,
 //! averaged over the generations after equilibration, with a blocking error bar.
+//!
+//! Across ranks ([`comm`](super::comm)): each rank propagates its share of the walkers; the generation's energy,
+//! weight, move statistics and population are summed over ranks, so the trial energy is global; after branching,
+//! [`population::migrate`] moves walkers point to point until every rank holds its share again. Walker k of the
+//! global order (rank 0's first) draws its moves and its branching number from streams named by (seed, generation,
+//! k): with a given number of ranks a run is reproducible, and a run restarted from a checkpoint continues the same
+//! chains bit for bit.
 
 use super::blocking::blocking;
+use super::checkpoint::{self, Header};
+use super::comm::{share, Comm, Solo};
+use super::pack::{pack_all, put_f64, put_f64s, put_u64, unpack_all, Pack, Reader, Truncated};
+use super::population::{branch, copies, counts, migrate, Traffic};
 use super::vmc::{stream, Estimate};
 use super::walker::{MoveStats, Walker};
 use super::System;
 use rand::Rng;
 use rayon::prelude::*;
+use std::path::PathBuf;
+use std::time::Instant;
 
 /// Parameters of a DMC run.
 #[derive(Clone, Copy, Debug)]
 pub struct DmcParams {
-    /// Target population.
+    /// Target population (over all ranks).
     pub walkers: usize,
     /// Measured generations after equilibration.
     pub steps: usize,
@@ -39,10 +52,6 @@ pub struct DmcParams {
     /// Population feedback time g, in generations.
     pub feedback: f64,
 }
-
-/// Most copies one walker may make in one generation (a walker that would make more is a sign of trouble; the cap
-/// bounds the damage, and at the time steps used here w > 4 does not occur).
-const MAX_COPIES: usize = 4;
 
 /// The energy cap of Zen et al., in units of sqrt(N / tau).
 const ENERGY_CAP: f64 = 0.2;
@@ -67,89 +76,304 @@ pub enum DmcError {
     Exploded(usize, usize, usize),
     #[error("the DMC local energy became {0} at generation {1}")]
     NotFinite(f64, usize),
+    /// A failure after which the last good generation was written to a checkpoint.
+    #[error("{0}; the state after generation {1} (the last good one) is saved in {2}")]
+    Saved(Box<DmcError>, usize, String),
+    #[error("{0}")]
+    Checkpoint(String),
 }
 
-/// Run DMC from `walkers` (equilibrated VMC walkers; their number should be the target).
-pub fn run(sys: &System, p: &DmcParams, mut walkers: Vec<Walker>) -> Result<Estimate, DmcError> {
+/// Everything of a DMC run that carries from one generation to the next besides the walkers; a checkpoint holds
+/// it. Every rank holds the same copy: it is built from sums over ranks.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Accumulators {
+    /// Generations done.
+    pub gen: usize,
+    /// Walkers on all ranks.
+    pub population: usize,
+    pub e_est: f64,
+    pub e_trial: f64,
+    /// Generation energies during equilibration (E_est forgets the VMC start).
+    pub recent: Vec<f64>,
+    /// Measured generations: mixed-estimator energy and total weight.
+    pub series: Vec<f64>,
+    pub weights: Vec<f64>,
+    pub var_sum: f64,
+    pub pop_sum: f64,
+    pub moves: MoveStats,
+    pub walker_steps: u64,
+}
+
+impl Pack for Accumulators {
+    type Context = ();
+    fn pack(&self, out: &mut Vec<u8>) {
+        for v in [self.gen as u64, self.population as u64, self.moves.attempted, self.moves.accepted, self.walker_steps] {
+            put_u64(out, v);
+        }
+        for v in [self.e_est, self.e_trial, self.var_sum, self.pop_sum, self.moves.r2_proposed, self.moves.r2_accepted] {
+            put_f64(out, v);
+        }
+        for v in [&self.recent, &self.series, &self.weights] {
+            put_f64s(out, v);
+        }
+    }
+    fn unpack(_: &(), r: &mut Reader) -> Result<Accumulators, Truncated> {
+        let (gen, population, attempted, accepted, walker_steps) = (r.u64()?, r.u64()?, r.u64()?, r.u64()?, r.u64()?);
+        let (e_est, e_trial, var_sum, pop_sum, r2_proposed, r2_accepted) = (r.f64()?, r.f64()?, r.f64()?, r.f64()?, r.f64()?, r.f64()?);
+        let (recent, series, weights) = (r.f64s()?, r.f64s()?, r.f64s()?);
+        let moves = MoveStats { attempted, accepted, r2_proposed, r2_accepted };
+        let (gen, population) = (gen as usize, population as usize);
+        Ok(Accumulators { gen, population, e_est, e_trial, recent, series, weights, var_sum, pop_sum, moves, walker_steps })
+    }
+}
+
+/// Where and how often a run writes its checkpoint.
+#[derive(Clone, Debug)]
+pub struct Checkpointing {
+    pub path: PathBuf,
+    /// Write after every this many generations (and after the last).
+    pub every: usize,
+    /// Write and stop after this generation (a job that must end before its time limit; the restart test).
+    pub stop_after: Option<usize>,
+}
+
+/// Where the time of one rank went, summed over generations. Compute is the walker moves; reduce is the sums over
+/// ranks (which include waiting for the slowest rank); migrate is packing, exchanging and rebuilding walkers.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Timing {
+    pub generations: u64,
+    pub compute_s: f64,
+    pub reduce_s: f64,
+    pub migrate_s: f64,
+    pub checkpoint_s: f64,
+    /// Walkers and bytes this rank sent or received.
+    pub migrated: u64,
+    pub migrated_bytes: u64,
+}
+
+impl Timing {
+    /// The mean over ranks (every rank gets the same).
+    fn mean_over(mut self, comm: &dyn Comm) -> Timing {
+        let mut v = [self.compute_s, self.reduce_s, self.migrate_s, self.checkpoint_s, self.migrated as f64, self.migrated_bytes as f64];
+        comm.sum(&mut v);
+        let n = comm.size() as f64;
+        (self.compute_s, self.reduce_s, self.migrate_s, self.checkpoint_s) = (v[0] / n, v[1] / n, v[2] / n, v[3] / n);
+        (self.migrated, self.migrated_bytes) = ((v[4] / n) as u64, (v[5] / n) as u64);
+        self
+    }
+    fn add(&mut self, t: &Traffic) {
+        self.migrate_s += t.seconds;
+        self.migrated += t.walkers;
+        self.migrated_bytes += t.bytes;
+    }
+}
+
+/// What a run returns: the estimate (None when it stopped early at `stop_after`) and where the time went.
+#[derive(Clone, Debug)]
+pub struct Report {
+    pub estimate: Option<Estimate>,
+    pub timing: Timing,
+    /// Generations done, counting those before a restart.
+    pub generations: usize,
+}
+
+/// Run DMC on one rank from `walkers` (equilibrated VMC walkers; their number should be the target).
+pub fn run(sys: &System, p: &DmcParams, walkers: Vec<Walker>) -> Result<Estimate, DmcError> {
+    Ok(run_on(sys, p, &Solo, walkers, None, None, &sys.name)?.estimate.expect("a run without stop_after finishes"))
+}
+
+/// The header a checkpoint of this run carries; `system` names the system with its parameters.
+pub fn header(system: &str, p: &DmcParams) -> Header {
+    Header { system: system.into(), walkers: p.walkers as u64, seed: p.seed, tau: p.tau, feedback: p.feedback, equil: equilibration(p) as u64 }
+}
+
+/// Read a checkpoint of this run: the state, and this rank's share of the walkers (as many ranks as wrote it gives
+/// each rank the walkers it held).
+pub fn restart(sys: &System, p: &DmcParams, comm: &dyn Comm, system: &str, path: &std::path::Path) -> Result<(Accumulators, Vec<Walker>), DmcError> {
+    let l = checkpoint::load(path, &header(system, p)).map_err(DmcError::Checkpoint)?;
+    let damaged = || DmcError::Checkpoint(format!("checkpoint {} is damaged: its walkers do not fit {}", path.display(), sys.name));
+    let acc = Accumulators::unpack(&(), &mut Reader::new(&l.state)).map_err(|_| damaged())?;
+    if l.walkers.len() != acc.population {
+        return Err(damaged());
+    }
+    let total = equilibration(p) + p.steps;
+    if acc.gen >= total {
+        return Err(DmcError::Checkpoint(format!(
+            "checkpoint {} is at generation {}, the end of a run of {total} generations: ask for more --steps to extend it",
+            path.display(),
+            acc.gen
+        )));
+    }
+    let (first, n) = share(acc.population, comm.rank(), comm.size());
+    let mine: Vec<&[u8]> = l.walkers[first..first + n].iter().map(|w| w.as_slice()).collect();
+    let walkers = unpack_all(sys, &mine).map_err(|_| damaged())?;
+    Ok((acc, walkers))
+}
+
+/// Gather every rank's packed walkers on rank 0, which writes the checkpoint; every rank returns the same result.
+fn save(comm: &dyn Comm, c: &Checkpointing, head: &Header, acc: &Accumulators, mine: Vec<u8>) -> Result<(), DmcError> {
+    let mut failed = String::new();
+    if comm.rank() == 0 {
+        let mut all = vec![mine];
+        all.extend((1..comm.size()).map(|r| comm.recv(r)));
+        let mut state = vec![];
+        acc.pack(&mut state);
+        failed = match checkpoint::merge(&all) {
+            Ok(walkers) => checkpoint::save(&c.path, head, &state, &walkers)
+                .err()
+                .map(|e| format!("cannot write checkpoint {}: {e} (the previous one, if any, is intact)", c.path.display()))
+                .unwrap_or_default(),
+            Err(_) => "walkers gathered for the checkpoint arrived damaged".into(),
+        };
+    } else {
+        comm.send(0, mine);
+    }
+    let mut flag = [!failed.is_empty() as u8 as f64];
+    comm.sum(&mut flag);
+    if flag[0] > 0.0 {
+        return Err(DmcError::Checkpoint(if failed.is_empty() { "rank 0 could not write the checkpoint".into() } else { failed }));
+    }
+    Ok(())
+}
+
+/// Run DMC on this rank's `walkers`, with the other ranks of `comm` doing the same on theirs. `resume` is the state
+/// read from a checkpoint (with `walkers` read from it too), or None for a start from VMC walkers.
+pub fn run_on(
+    sys: &System,
+    p: &DmcParams,
+    comm: &dyn Comm,
+    mut walkers: Vec<Walker>,
+    resume: Option<Accumulators>,
+    ckpt: Option<&Checkpointing>,
+    system: &str,
+) -> Result<Report, DmcError> {
     let target = p.walkers;
-    walkers.par_iter_mut().for_each(|w| w.measure(sys));
-    let mut e_est = walkers.iter().map(|w| w.e_local).sum::<f64>() / walkers.len() as f64;
-    let mut e_trial = e_est;
-    let mut recent: Vec<f64> = vec![];
-    let (mut series, mut weights, mut var_sum, mut pop_sum) = (vec![], vec![], 0.0, 0.0);
-    let (mut moves, mut walker_steps) = (MoveStats::default(), 0u64);
-    let mut branch_rng = stream(p.seed, 4, 0, 0);
     let cap = ENERGY_CAP * (sys.n_electrons as f64 / p.tau).sqrt();
     let equil = equilibration(p);
-    for gen in 0..equil + p.steps {
+    let head = header(system, p);
+    let mut acc = match resume {
+        Some(a) => a,
+        None => {
+            walkers.par_iter_mut().for_each(|w| w.measure(sys));
+            let mut s = [walkers.iter().map(|w| w.e_local).sum::<f64>(), walkers.len() as f64];
+            comm.sum(&mut s);
+            let e = s[0] / s[1];
+            Accumulators { population: s[1] as usize, e_est: e, e_trial: e, ..Default::default() }
+        }
+    };
+    let mut timing = Timing::default();
+    while acc.gen < equil + p.steps {
+        let gen = acc.gen;
+        let first = share(acc.population, comm.rank(), comm.size()).0;
+        // what a checkpoint of the last good generation needs, should this one fail
+        let last_good = ckpt.map(|_| pack_all(&walkers));
+        let t = Instant::now();
+        let (e_est, e_trial) = (acc.e_est, acc.e_trial);
         let out: Vec<(MoveStats, f64, f64)> = walkers
             .par_iter_mut()
             .enumerate()
             .map(|(k, w)| {
                 let s_old = (e_est - w.e_local).clamp(-cap, cap);
-                let m = w.sweep(p.tau, true, &mut stream(p.seed, 3, gen, k));
+                let m = w.sweep(p.tau, true, &mut stream(p.seed, 3, gen, first + k));
                 w.measure(sys);
                 let s_new = (e_est - w.e_local).clamp(-cap, cap);
                 (m, 0.5 * (s_old + s_new), w.e_local)
             })
             .collect();
-        walker_steps += out.len() as u64;
+        timing.compute_s += t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        let mut m = MoveStats::default();
         for o in &out {
-            moves.add(&o.0);
+            m.add(&o.0);
         }
+        let mut v = [m.attempted as f64, m.accepted as f64, m.r2_proposed, m.r2_accepted];
+        comm.sum(&mut v);
+        let mut moves = acc.moves;
+        moves.add(&MoveStats { attempted: v[0] as u64, accepted: v[1] as u64, r2_proposed: v[2], r2_accepted: v[3] });
         let tau_eff = p.tau * moves.r2_accepted / moves.r2_proposed.max(f64::MIN_POSITIVE);
         let w: Vec<f64> = out.iter().map(|o| (tau_eff * (o.1 + e_trial - e_est)).exp()).collect();
-        let wsum: f64 = w.iter().sum();
-        let e_gen = w.iter().zip(&out).map(|(w, o)| w * o.2).sum::<f64>() / wsum;
-        if !e_gen.is_finite() {
-            return Err(DmcError::NotFinite(e_gen, gen));
+        let n: Vec<usize> = w.iter().enumerate().map(|(k, wk)| copies(*wk, stream(p.seed, 4, gen, first + k).random())).collect();
+        // sum w, sum w E_L, sum w (E_L - E_est)^2 over all walkers of all ranks (E_est, known to all, keeps the
+        // variance free of cancellation)
+        let mut s = [0.0; 3];
+        for (wk, o) in w.iter().zip(&out) {
+            s[0] += wk;
+            s[1] += wk * o.2;
+            s[2] += wk * (o.2 - e_est).powi(2);
+        }
+        comm.sum(&mut s);
+        let counts = counts(comm, n.iter().sum());
+        timing.reduce_s += t.elapsed().as_secs_f64();
+        let total: usize = counts.iter().sum();
+        let e_gen = s[1] / s[0];
+        let failure = if !e_gen.is_finite() {
+            Some(DmcError::NotFinite(e_gen, gen))
+        } else if total == 0 {
+            Some(DmcError::DiedOut(gen, target))
+        } else if total > 10 * target {
+            Some(DmcError::Exploded(total, gen, target))
+        } else {
+            None
+        };
+        if let Some(e) = failure {
+            // acc is still the state after generation gen - 1: save it with the walkers as they were then
+            return Err(match (ckpt, last_good) {
+                (Some(c), Some(bytes)) => match save(comm, c, &head, &acc, bytes) {
+                    Ok(()) => DmcError::Saved(Box::new(e), gen, c.path.display().to_string()),
+                    Err(why) => DmcError::Checkpoint(format!("{e}; and saving the last good state failed: {why}")),
+                },
+                _ => e,
+            });
         }
         if gen >= equil {
-            var_sum += w.iter().zip(&out).map(|(w, o)| w * (o.2 - e_gen).powi(2)).sum::<f64>();
-            pop_sum += walkers.len() as f64;
-            series.push(e_gen);
-            weights.push(wsum);
+            acc.var_sum += s[2] - s[0] * (e_gen - e_est).powi(2); // sum w (E_L - e_gen)^2
+            acc.pop_sum += acc.population as f64;
+            acc.series.push(e_gen);
+            acc.weights.push(s[0]);
         }
-        // birth and death: floor(w + xi) copies of each walker, drawn in walker order (deterministic)
-        let mut next = Vec::with_capacity(walkers.len() + walkers.len() / 8);
-        for (walker, wk) in walkers.into_iter().zip(&w) {
-            let copies = ((wk + branch_rng.random::<f64>()) as usize).min(MAX_COPIES);
-            for _ in 1..copies {
-                next.push(walker.clone());
-            }
-            if copies > 0 {
-                next.push(walker);
-            }
-        }
-        walkers = next;
-        if walkers.is_empty() {
-            return Err(DmcError::DiedOut(gen, target));
-        }
-        if walkers.len() > 10 * target {
-            return Err(DmcError::Exploded(walkers.len(), gen, target));
-        }
+        acc.walker_steps += acc.population as u64;
+        acc.moves = moves;
+        walkers = branch(walkers, &n);
+        timing.add(&migrate(comm, &mut walkers, &counts, sys));
         // E_est: during equilibration the mean of the last generations (forgetting the VMC start), then the mean
         // of all measured generations
         if gen < equil {
-            recent.push(e_gen);
-            let keep = (recent.len() / 2).max(1);
-            e_est = recent[recent.len() - keep..].iter().sum::<f64>() / keep as f64;
+            acc.recent.push(e_gen);
+            let keep = (acc.recent.len() / 2).max(1);
+            acc.e_est = acc.recent[acc.recent.len() - keep..].iter().sum::<f64>() / keep as f64;
         } else {
-            let wsum: f64 = weights.iter().sum();
-            e_est = series.iter().zip(&weights).map(|(e, w)| e * w).sum::<f64>() / wsum;
+            let wsum: f64 = acc.weights.iter().sum();
+            acc.e_est = acc.series.iter().zip(&acc.weights).map(|(e, w)| e * w).sum::<f64>() / wsum;
         }
-        e_trial = e_est - (walkers.len() as f64 / target as f64).ln() / (p.feedback * tau_eff);
+        acc.population = total;
+        acc.e_trial = acc.e_est - (total as f64 / target as f64).ln() / (p.feedback * tau_eff);
+        acc.gen += 1;
+        timing.generations += 1;
+        if let Some(c) = ckpt {
+            let stop = c.stop_after == Some(acc.gen);
+            if acc.gen % c.every == 0 || stop || acc.gen == equil + p.steps {
+                let t = Instant::now();
+                save(comm, c, &head, &acc, pack_all(&walkers))?;
+                timing.checkpoint_s += t.elapsed().as_secs_f64();
+            }
+            if stop {
+                return Ok(Report { estimate: None, timing: timing.mean_over(comm), generations: acc.gen });
+            }
+        }
     }
-    let b = blocking(&series);
-    let wsum: f64 = weights.iter().sum();
-    Ok(Estimate {
-        energy: series.iter().zip(&weights).map(|(e, w)| e * w).sum::<f64>() / wsum,
+    let timing = timing.mean_over(comm);
+    let a = &acc;
+    let b = blocking(&a.series);
+    let wsum: f64 = a.weights.iter().sum();
+    let estimate = Estimate {
+        energy: a.series.iter().zip(&a.weights).map(|(e, w)| e * w).sum::<f64>() / wsum,
         error: b.error,
         blocked: b,
-        variance: var_sum / wsum,
-        acceptance: moves.acceptance(),
-        tau_eff: p.tau * moves.r2_accepted / moves.r2_proposed.max(f64::MIN_POSITIVE),
-        population: pop_sum / series.len() as f64,
-        walker_steps,
-    })
+        variance: a.var_sum / wsum,
+        acceptance: a.moves.acceptance(),
+        tau_eff: p.tau * a.moves.r2_accepted / a.moves.r2_proposed.max(f64::MIN_POSITIVE),
+        population: a.pop_sum / a.series.len() as f64,
+        walker_steps: a.walker_steps,
+    };
+    Ok(Report { estimate: Some(estimate), timing, generations: acc.gen })
 }

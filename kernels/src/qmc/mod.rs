@@ -24,19 +24,28 @@
 //!   Ewald potential and the kinetic sum over electrons). Positions stay f64 in the walker, and sums across walkers
 //!   and generations (the energy estimators, DMC weights and blocking) stay f64, as in every kernel of the suite:
 //!   single precision is the per-walker arithmetic.
+//!
+//! Scale-out: [`comm`] (how ranks talk: one rank, threads, MPI), [`population`] (branching and walker migration,
+//! generic over anything that [`pack`]s itself to bytes), [`checkpoint`] (atomic files a DMC run restarts from).
 
 pub mod blocking;
+pub mod checkpoint;
+pub mod comm;
 pub mod coulomb;
 pub mod dmc;
 pub mod gaussian;
 pub mod heg;
 pub mod jastrow;
 pub mod orbitals;
+pub mod pack;
+pub mod population;
 pub mod slater;
 pub mod systems;
 pub mod vmc;
 pub mod walker;
 
+#[cfg(test)]
+mod scale_tests;
 #[cfg(test)]
 mod tests;
 

@@ -5,6 +5,7 @@
 //! s from its own stream (seed, s, k), so a run is reproducible from its seed whatever the number of threads.
 
 use super::blocking::{blocking, Blocked};
+use super::comm::{share, Comm, Solo};
 use super::walker::{MoveStats, Walker};
 use super::System;
 use crate::rng::{rng, Rng64};
@@ -46,8 +47,12 @@ pub fn stream(seed: u64, tag: u64, step: usize, k: usize) -> Rng64 {
 
 /// Walkers spread over the system, each already evaluated.
 pub fn initial_walkers(sys: &System, n: usize, seed: u64) -> Vec<Walker> {
-    (0..n)
-        .into_par_iter()
+    initial_walkers_in(sys, 0..n, seed)
+}
+
+/// Walkers `ks` of the global order (one rank's share), each already evaluated.
+pub fn initial_walkers_in(sys: &System, ks: std::ops::Range<usize>, seed: u64) -> Vec<Walker> {
+    ks.into_par_iter()
         .map(|k| {
             let mut r = stream(seed, 1, 0, k);
             Walker::new(sys, sys.initial_positions(&mut r))
@@ -57,14 +62,22 @@ pub fn initial_walkers(sys: &System, n: usize, seed: u64) -> Vec<Walker> {
 
 /// Run VMC; returns the estimate and the final walkers (a DMC run starts from them).
 pub fn run(sys: &System, p: &VmcParams) -> (Estimate, Vec<Walker>) {
-    let mut walkers = initial_walkers(sys, p.walkers, p.seed);
+    run_on(sys, p, &Solo)
+}
+
+/// Run VMC on this rank's share of the walkers (walker k of the global order keeps stream k whatever the number
+/// of ranks, so the estimate does not depend on it beyond rounding); returns the global estimate and this rank's
+/// final walkers.
+pub fn run_on(sys: &System, p: &VmcParams, comm: &dyn Comm) -> (Estimate, Vec<Walker>) {
+    let (first, n) = share(p.walkers, comm.rank(), comm.size());
+    let mut walkers = initial_walkers_in(sys, first..first + n, p.seed);
     let (mut series, mut var_sum, mut moves) = (Vec::with_capacity(p.steps), 0.0, MoveStats::default());
     for step in 0..p.equil + p.steps {
         let out: Vec<(MoveStats, f64)> = walkers
             .par_iter_mut()
             .enumerate()
             .map(|(k, w)| {
-                let s = w.sweep(p.tau, false, &mut stream(p.seed, 2, step, k));
+                let s = w.sweep(p.tau, false, &mut stream(p.seed, 2, step, first + k));
                 w.measure(sys);
                 (s, w.e_local)
             })
@@ -72,13 +85,20 @@ pub fn run(sys: &System, p: &VmcParams) -> (Estimate, Vec<Walker>) {
         if step < p.equil {
             continue;
         }
-        let n = out.len() as f64;
-        let mean = out.iter().map(|o| o.1).sum::<f64>() / n;
-        var_sum += out.iter().map(|o| (o.1 - mean).powi(2)).sum::<f64>() / n;
-        series.push(mean);
+        let mut m = MoveStats::default();
         for o in &out {
-            moves.add(&o.0);
+            m.add(&o.0);
         }
+        // sums over ranks: E_L and the move statistics, then (E_L - mean)^2
+        let mut s = [out.iter().map(|o| o.1).sum::<f64>(), m.attempted as f64, m.accepted as f64, m.r2_proposed, m.r2_accepted];
+        comm.sum(&mut s);
+        let n = p.walkers as f64;
+        let mean = s[0] / n;
+        let mut v = [out.iter().map(|o| (o.1 - mean).powi(2)).sum::<f64>()];
+        comm.sum(&mut v);
+        var_sum += v[0] / n;
+        series.push(mean);
+        moves.add(&MoveStats { attempted: s[1] as u64, accepted: s[2] as u64, r2_proposed: s[3], r2_accepted: s[4] });
     }
     let b = blocking(&series);
     let est = Estimate {

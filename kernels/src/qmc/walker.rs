@@ -2,6 +2,7 @@
 //! a sweep of single-electron drift-diffusion proposals, each accepted by Metropolis-Hastings with the ratio of the
 //! drift-diffusion Green's functions, so the walk samples |psi_T|^2 exactly whatever the time step.
 
+use super::pack::{put_f64, Pack, Reader, Truncated};
 use super::{add, dot, kinetic, local_energy, scale, sub, System, Wavefunction, V3};
 use crate::rng::Rng64;
 use rand::Rng;
@@ -30,7 +31,7 @@ pub fn drift(v: V3, tau: f64) -> V3 {
 }
 
 /// What a sweep did, summed so that acceptance and the effective time step can be formed over many walkers.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct MoveStats {
     pub attempted: u64,
     pub accepted: u64,
@@ -111,4 +112,22 @@ impl Walker {
         s
     }
 
+}
+
+/// A walker travels as its positions: everything else (the wavefunction's cached state, the local energy) is a
+/// function of them that `measure` recomputes from scratch, so the rebuilt walker is bit-identical to the sent one.
+impl Pack for Walker {
+    type Context = System;
+    fn pack(&self, out: &mut Vec<u8>) {
+        for x in self.r.iter().flatten() {
+            put_f64(out, *x);
+        }
+    }
+    fn unpack(sys: &System, bytes: &mut Reader) -> Result<Walker, Truncated> {
+        let r = (0..sys.n_electrons).map(|_| Ok([bytes.f64()?, bytes.f64()?, bytes.f64()?])).collect::<Result<Vec<V3>, Truncated>>()?;
+        if !bytes.rest.is_empty() {
+            return Err(Truncated);
+        }
+        Ok(Walker::new(sys, r))
+    }
 }

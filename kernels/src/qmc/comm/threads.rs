@@ -1,0 +1,132 @@
+//! N ranks as threads of one process: sums through shared slots read in rank order (so every rank gets the same
+//! bits, and the same bits as an MPI run summing in rank order would), messages through channels.
+
+use super::Comm;
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::{Arc, Barrier, Mutex};
+
+struct Shared {
+    barrier: Barrier,
+    slots: Mutex<Vec<Vec<f64>>>,
+}
+
+/// One rank of a group of threads.
+pub struct Threads {
+    rank: usize,
+    size: usize,
+    shared: Arc<Shared>,
+    /// to[r] sends to rank r; from[r] receives from rank r.
+    to: Vec<Sender<Vec<u8>>>,
+    from: Vec<Mutex<Receiver<Vec<u8>>>>,
+}
+
+impl Threads {
+    /// The handles of a group of `n` ranks, one per thread.
+    pub fn group(n: usize) -> Vec<Threads> {
+        let shared = Arc::new(Shared { barrier: Barrier::new(n), slots: Mutex::new(vec![vec![]; n]) });
+        // channel (s, d) carries messages from rank s to rank d
+        let mut senders: Vec<Vec<Sender<Vec<u8>>>> = (0..n).map(|_| Vec::with_capacity(n)).collect();
+        let mut receivers: Vec<Vec<Mutex<Receiver<Vec<u8>>>>> = (0..n).map(|_| Vec::with_capacity(n)).collect();
+        for to in senders.iter_mut() {
+            for from in receivers.iter_mut() {
+                let (tx, rx) = channel();
+                to.push(tx);
+                from.push(Mutex::new(rx));
+            }
+        }
+        senders
+            .into_iter()
+            .zip(receivers)
+            .enumerate()
+            .map(|(rank, (to, from))| Threads { rank, size: n, shared: shared.clone(), to, from })
+            .collect()
+    }
+
+    /// Run `f` on `n` ranks, one thread each, and return what each rank returned, in rank order. A rank that panics
+    /// stops the process with its message (the others would otherwise wait for it forever).
+    pub fn run<R: Send>(n: usize, f: impl Fn(&Threads) -> R + Sync) -> Vec<R> {
+        let f = &f;
+        std::thread::scope(|s| {
+            let handles: Vec<_> = Threads::group(n)
+                .into_iter()
+                .map(|c| {
+                    s.spawn(move || match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&c))) {
+                        Ok(r) => r,
+                        Err(e) => {
+                            let msg = e.downcast_ref::<String>().cloned().or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()));
+                            c.abort(&format!("rank {} failed: {}", c.rank, msg.unwrap_or_default()))
+                        }
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().expect("a rank thread")).collect()
+        })
+    }
+}
+
+impl Comm for Threads {
+    fn rank(&self) -> usize {
+        self.rank
+    }
+    fn size(&self) -> usize {
+        self.size
+    }
+    fn sum(&self, x: &mut [f64]) {
+        self.shared.slots.lock().unwrap()[self.rank] = x.to_vec();
+        self.shared.barrier.wait();
+        {
+            let slots = self.shared.slots.lock().unwrap();
+            for (i, v) in x.iter_mut().enumerate() {
+                *v = slots[0][i];
+                for s in &slots[1..] {
+                    *v += s[i];
+                }
+            }
+        }
+        // nobody writes its slot for the next sum before everyone has read this one
+        self.shared.barrier.wait();
+    }
+    fn send(&self, to: usize, bytes: Vec<u8>) {
+        self.to[to].send(bytes).expect("the receiving rank is alive");
+    }
+    fn recv(&self, from: usize) -> Vec<u8> {
+        self.from[from].lock().unwrap().recv().expect("the sending rank is alive")
+    }
+    fn barrier(&self) {
+        self.shared.barrier.wait();
+    }
+    fn abort(&self, msg: &str) -> ! {
+        eprintln!("error: {msg}");
+        std::process::exit(2)
+    }
+    fn transport(&self) -> &'static str {
+        "threads"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sums_are_the_same_on_every_rank_and_messages_arrive_in_order() {
+        let out = Threads::run(3, |c| {
+            let mut x = vec![c.rank() as f64 + 0.1, 1.0];
+            c.sum(&mut x);
+            // a ring: each rank sends two messages to the next and reads two from the previous
+            let (next, prev) = ((c.rank() + 1) % 3, (c.rank() + 2) % 3);
+            c.send(next, vec![c.rank() as u8, 1]);
+            c.send(next, vec![c.rank() as u8, 2]);
+            let got = [c.recv(prev), c.recv(prev)];
+            c.barrier();
+            (x, got)
+        });
+        for (r, (x, got)) in out.iter().enumerate() {
+            assert_eq!(x, &out[0].0);
+            assert_eq!(x[1], 3.0);
+            assert!((x[0] - 3.3).abs() < 1e-12);
+            let prev = ((r + 2) % 3) as u8;
+            assert_eq!(got, &[vec![prev, 1], vec![prev, 2]]);
+        }
+    }
+}

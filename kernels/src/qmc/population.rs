@@ -1,0 +1,189 @@
+//! Population control across ranks, generic over the walker type (the QMC driver's walkers, the synthetic solid's):
+//! branching, and the load balancing of paper 000: "we redistribute walkers between nodes with point-to-point
+//! transfers after each branching step".
+//!
+//! After branching, every rank knows every rank's population (one sum of a one-hot vector). Each rank's goal is its
+//! [`share`] of the total. Ranks above their goal send their last walkers to ranks below it, matched in rank order
+//! ([`plan`]): the fewest walkers move, a rank either sends or receives, and since every rank takes its transfers
+//! in the same global order, blocking sends cannot deadlock. Every rank computes the same plan from the same counts.
+//!
+//! Cost per generation on P ranks, the model behind a projection to many GPUs (the DMC records carry each term,
+//! measured): t_gen = t_compute(N / P) + t_sum(P) + t_migrate. t_compute is the walker moves of a rank's share;
+//! t_sum is four element-wise sums (moves, energies, the population vector of P entries, the checkpoint flag only
+//! when writing), each a latency-bound all-reduce of about alpha log2 P plus the wait for the slowest rank; t_migrate
+//! is the surplus walkers (branching changes a rank's population by about sqrt(N / P) per generation, so a few
+//! walkers per rank) times the bytes of a walker over the link bandwidth. The population vector grows with P; at
+//! thousands of ranks an all-gather of counts, or a prefix sum of surpluses, should replace the sum of a one-hot
+//! vector.
+
+use super::comm::{share, Comm};
+use super::pack::{frames, pack_all, unpack_all, Pack};
+use std::time::Instant;
+
+/// Most copies one walker may make in one generation (a walker that would make more is a sign of trouble; the cap
+/// bounds the damage).
+pub const MAX_COPIES: usize = 4;
+
+/// floor(w + xi) copies of a walker of weight w, xi uniform in [0, 1): the expected number is w.
+pub fn copies(weight: f64, xi: f64) -> usize {
+    ((weight + xi) as usize).min(MAX_COPIES)
+}
+
+/// Replace each walker by `n[k]` copies of itself, in walker order (a dead walker leaves none).
+pub fn branch<W: Clone>(walkers: Vec<W>, n: &[usize]) -> Vec<W> {
+    let mut next = Vec::with_capacity(n.iter().sum());
+    for (w, &c) in walkers.into_iter().zip(n) {
+        for _ in 1..c {
+            next.push(w.clone());
+        }
+        if c > 0 {
+            next.push(w);
+        }
+    }
+    next
+}
+
+/// One point-to-point transfer of `n` walkers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Transfer {
+    pub from: usize,
+    pub to: usize,
+    pub n: usize,
+}
+
+/// The transfers that bring populations `counts` to each rank's share of their total, surplus ranks matched with
+/// deficit ranks in rank order.
+pub fn plan(counts: &[usize]) -> Vec<Transfer> {
+    let total: usize = counts.iter().sum();
+    let goal = |r| share(total, r, counts.len()).1;
+    let mut surplus: Vec<(usize, usize)> = (0..counts.len()).filter(|&r| counts[r] > goal(r)).map(|r| (r, counts[r] - goal(r))).collect();
+    let mut deficit: Vec<(usize, usize)> = (0..counts.len()).filter(|&r| counts[r] < goal(r)).map(|r| (r, goal(r) - counts[r])).collect();
+    let (mut s, mut d, mut out) = (0, 0, vec![]);
+    while s < surplus.len() && d < deficit.len() {
+        let n = surplus[s].1.min(deficit[d].1);
+        out.push(Transfer { from: surplus[s].0, to: deficit[d].0, n });
+        surplus[s].1 -= n;
+        deficit[d].1 -= n;
+        s += (surplus[s].1 == 0) as usize;
+        d += (deficit[d].1 == 0) as usize;
+    }
+    out
+}
+
+/// What one rank's migration moved and cost.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Traffic {
+    /// Walkers sent plus received by this rank.
+    pub walkers: u64,
+    /// Bytes sent plus received by this rank.
+    pub bytes: u64,
+    /// Seconds spent packing, exchanging and rebuilding walkers.
+    pub seconds: f64,
+}
+
+/// Balance the populations: `counts[r]` is rank r's population after branching (the same on every rank). Sent
+/// walkers leave from the end of `walkers`; received ones are appended in sender order.
+pub fn migrate<W: Pack + Send>(comm: &dyn Comm, walkers: &mut Vec<W>, counts: &[usize], ctx: &W::Context) -> Traffic {
+    let t = Instant::now();
+    let me = comm.rank();
+    let mut traffic = Traffic::default();
+    let moves = plan(counts);
+    // the walkers this rank sends, in transfer order, are the last ones it holds
+    let outgoing: usize = moves.iter().filter(|m| m.from == me).map(|m| m.n).sum();
+    let mut leaving = walkers.split_off(walkers.len() - outgoing).into_iter();
+    for m in &moves {
+        if m.from == me {
+            let batch: Vec<W> = leaving.by_ref().take(m.n).collect();
+            let bytes = pack_all(&batch);
+            traffic.walkers += m.n as u64;
+            traffic.bytes += bytes.len() as u64;
+            comm.send(m.to, bytes);
+        } else if m.to == me {
+            let bytes = comm.recv(m.from);
+            traffic.walkers += m.n as u64;
+            traffic.bytes += bytes.len() as u64;
+            match frames(&bytes).and_then(|f| unpack_all(ctx, &f)) {
+                Ok(w) if w.len() == m.n => walkers.extend(w),
+                _ => comm.abort(&format!("rank {me}: walkers from rank {} arrived damaged", m.from)),
+            }
+        }
+    }
+    traffic.seconds = t.elapsed().as_secs_f64();
+    traffic
+}
+
+/// Every rank's population, from each rank's own (one sum of a one-hot vector, exact in f64 below 2^53).
+pub fn counts(comm: &dyn Comm, mine: usize) -> Vec<usize> {
+    let mut v = vec![0.0; comm.size()];
+    v[comm.rank()] = mine as f64;
+    comm.sum(&mut v);
+    v.into_iter().map(|c| c as usize).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::comm::Threads;
+    use super::super::pack::{put_u64, Reader, Truncated};
+    use super::*;
+
+    #[test]
+    fn the_plan_balances_with_the_fewest_moves() {
+        for counts in [vec![10, 2, 6], vec![0, 0, 9], vec![5, 5], vec![7], vec![1, 8, 0, 3, 3], vec![0, 0, 0]] {
+            let total: usize = counts.iter().sum();
+            let moves = plan(&counts);
+            let mut after = counts.clone();
+            for m in &moves {
+                assert!(m.n > 0 && counts[m.from] > share(total, m.from, counts.len()).1);
+                after[m.from] -= m.n;
+                after[m.to] += m.n;
+            }
+            for (r, a) in after.iter().enumerate() {
+                assert_eq!(*a, share(total, r, counts.len()).1, "{counts:?} -> {after:?}");
+            }
+            // the minimum: every surplus walker moves once
+            let moved: usize = moves.iter().map(|m| m.n).sum();
+            let surplus: usize = (0..counts.len()).map(|r| counts[r].saturating_sub(share(total, r, counts.len()).1)).sum();
+            assert_eq!(moved, surplus);
+        }
+    }
+
+    #[test]
+    fn branching_makes_the_asked_copies_in_order() {
+        assert_eq!(branch(vec!['a', 'b', 'c', 'd'], &[2, 0, 1, 3]), ['a', 'a', 'c', 'd', 'd', 'd']);
+        assert_eq!(copies(0.3, 0.69), 0);
+        assert_eq!(copies(0.3, 0.71), 1);
+        assert_eq!(copies(1e9, 0.5), MAX_COPIES);
+    }
+
+    /// A tagged item, to follow where each one goes.
+    #[derive(Clone, Debug, PartialEq)]
+    struct Item(u64);
+    impl Pack for Item {
+        type Context = ();
+        fn pack(&self, out: &mut Vec<u8>) {
+            put_u64(out, self.0);
+        }
+        fn unpack(_: &(), r: &mut Reader) -> Result<Item, Truncated> {
+            Ok(Item(r.u64()?))
+        }
+    }
+
+    #[test]
+    fn migration_over_threads_loses_and_duplicates_nothing() {
+        let start = [9usize, 0, 4, 1];
+        let out = Threads::run(4, |c| {
+            let mut items: Vec<Item> = (0..start[c.rank()]).map(|i| Item((c.rank() * 100 + i) as u64)).collect();
+            let n = counts(c, items.len());
+            assert_eq!(n, start);
+            migrate(c, &mut items, &n, &());
+            items
+        });
+        let sizes: Vec<usize> = out.iter().map(|v| v.len()).collect();
+        assert_eq!(sizes, [4, 4, 3, 3]);
+        let mut all: Vec<u64> = out.into_iter().flatten().map(|i| i.0).collect();
+        all.sort();
+        let mut want: Vec<u64> = (0..4).flat_map(|r| (0..start[r]).map(move |i| (r * 100 + i) as u64)).collect();
+        want.sort();
+        assert_eq!(all, want);
+    }
+}

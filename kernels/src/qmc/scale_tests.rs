@@ -1,0 +1,118 @@
+//! Tests of DMC across ranks and of checkpoint/restart: a two-rank run agrees with a one-rank run within error
+//! bars; a run stopped at a checkpoint and restarted ends bit-identical to one never stopped (one rank and two);
+//! checkpoints of another run are refused; a population that dies out leaves its last good generation on disk.
+
+use super::comm::{Comm, Solo, Threads};
+use super::dmc::{self, Checkpointing, DmcError, DmcParams, Report};
+use super::systems::{System, HE_EXACT};
+use super::vmc::{self, Estimate, VmcParams};
+use std::path::{Path, PathBuf};
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("qmc-scale-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+const DMC: DmcParams = DmcParams { walkers: 96, steps: 300, equil: 0, tau: 0.04, seed: 11, feedback: 10.0 };
+
+/// VMC then DMC of He on this rank, optionally stopping at `stop` or restarting from `restart`.
+fn he_dmc(comm: &dyn Comm, p: &DmcParams, ckpt: Option<&Checkpointing>, restart: Option<&Path>) -> Result<Report, DmcError> {
+    let sys = System::by_name("he", 0, 0.0).unwrap();
+    let (acc, walkers) = match restart {
+        Some(path) => {
+            let (a, w) = dmc::restart(&sys, p, comm, "he", path)?;
+            (Some(a), w)
+        }
+        None => (None, vmc::run_on(&sys, &VmcParams { walkers: p.walkers, steps: 2, equil: 50, tau: 0.3, seed: p.seed }, comm).1),
+    };
+    dmc::run_on(&sys, p, comm, walkers, acc, ckpt, "he")
+}
+
+fn bits(e: &Estimate) -> [u64; 5] {
+    [e.energy, e.error, e.variance, e.tau_eff, e.population].map(f64::to_bits)
+}
+
+#[test]
+fn two_ranks_agree_with_one_within_error_bars() {
+    let one = he_dmc(&Solo, &DMC, None, None).unwrap().estimate.unwrap();
+    let two = Threads::run(2, |c| he_dmc(c, &DMC, None, None).unwrap());
+    let e2 = two[0].estimate.unwrap();
+    // every rank ends with the same estimate, and the ranks exchanged walkers
+    assert_eq!(bits(&e2), bits(&two[1].estimate.unwrap()));
+    assert!(two[0].timing.migrated > 0, "{:?}", two[0].timing);
+    let sigma = one.error.hypot(e2.error);
+    assert!((one.energy - e2.energy).abs() < 4.0 * sigma, "one rank {one:?}, two ranks {e2:?}");
+    for e in [one, e2] {
+        assert!((e.energy - HE_EXACT).abs() < 4.0 * e.error + 0.005, "{e:?}");
+        assert!((e.population - DMC.walkers as f64).abs() < 0.2 * DMC.walkers as f64, "{e:?}");
+    }
+}
+
+#[test]
+fn a_stopped_and_restarted_run_is_bit_identical_to_an_unstopped_one() {
+    let dir = scratch("restart");
+    for ranks in [1usize, 2] {
+        let path = dir.join(format!("he-{ranks}.ckpt"));
+        let ck = |stop| Checkpointing { path: path.clone(), every: 40, stop_after: stop };
+        let whole = Threads::run(ranks, |c| he_dmc(c, &DMC, None, None).unwrap().estimate.unwrap());
+        // stopped after generation 130 (a checkpoint written every 40 and at the stop), then restarted
+        let stopped = Threads::run(ranks, |c| he_dmc(c, &DMC, Some(&ck(Some(130))), None).unwrap());
+        assert!(stopped[0].estimate.is_none() && stopped[0].generations == 130);
+        let resumed = Threads::run(ranks, |c| he_dmc(c, &DMC, Some(&ck(None)), Some(&path)).unwrap());
+        assert_eq!(resumed[0].generations, dmc::equilibration(&DMC) + DMC.steps);
+        for r in 0..ranks {
+            assert_eq!(bits(&resumed[r].estimate.unwrap()), bits(&whole[0]), "{ranks} ranks: {:?} vs {:?}", resumed[r].estimate, whole[0]);
+        }
+        // the run's end is checkpointed too: restarting from it asks for more steps
+        let e = Threads::run(ranks, |c| he_dmc(c, &DMC, None, Some(&path)).unwrap_err().to_string());
+        assert!(e[0].contains("the end of a run") && e[0].contains("--steps"), "{}", e[0]);
+    }
+    // a restart with more steps continues the same chains
+    let longer = DmcParams { steps: DMC.steps + 40, ..DMC };
+    let extended = he_dmc(&Solo, &longer, None, Some(&dir.join("he-1.ckpt"))).unwrap().estimate.unwrap();
+    assert_eq!(bits(&extended), bits(&he_dmc(&Solo, &longer, None, None).unwrap().estimate.unwrap()));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_checkpoint_of_another_run_is_refused_and_left_intact() {
+    let dir = scratch("foreign");
+    let path = dir.join("he.ckpt");
+    let ck = Checkpointing { path: path.clone(), every: 1000, stop_after: Some(30) };
+    he_dmc(&Solo, &DMC, Some(&ck), None).unwrap();
+    let before = std::fs::read(&path).unwrap();
+    let other = DmcParams { tau: 0.02, ..DMC };
+    let e = he_dmc(&Solo, &other, None, Some(&path)).unwrap_err().to_string();
+    assert!(e.contains("belongs to another run: it was written with tau 0.04, this run has 0.02"), "{e}");
+    let sys = System::by_name("h2", 0, 0.0).unwrap();
+    let e = dmc::restart(&sys, &DMC, &Solo, "h2", &path).err().unwrap().to_string();
+    assert!(e.contains("system he, this run has h2"), "{e}");
+    std::fs::write(dir.join("cut.ckpt"), &before[..before.len() / 2]).unwrap();
+    let e = he_dmc(&Solo, &DMC, None, Some(&dir.join("cut.ckpt"))).unwrap_err().to_string();
+    assert!(e.contains("truncated or damaged"), "{e}");
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_population_that_dies_out_saves_the_last_good_generation() {
+    // one walker and no feedback: the population dies out after a few generations
+    let dir = scratch("death");
+    let path = dir.join("dying.ckpt");
+    let p = DmcParams { walkers: 1, steps: 100_000, equil: 0, tau: 0.05, seed: 3, feedback: 1e12 };
+    let ck = Checkpointing { path: path.clone(), every: 1_000_000, stop_after: None };
+    let e = he_dmc(&Solo, &p, Some(&ck), None).unwrap_err();
+    let DmcError::Saved(cause, gen, saved) = &e else { panic!("{e}") };
+    assert!(matches!(**cause, DmcError::DiedOut(..)), "{e}");
+    assert_eq!(saved, &path.display().to_string());
+    assert!(e.to_string().contains("died out") && e.to_string().contains("is saved in"), "{e}");
+    // the saved state is that before the fatal generation: restarting from it dies in that same generation
+    let sys = System::by_name("he", 0, 0.0).unwrap();
+    let (acc, walkers) = dmc::restart(&sys, &p, &Solo, "he", &path).unwrap();
+    assert_eq!((acc.gen, walkers.len()), (*gen, 1));
+    let again = dmc::run_on(&sys, &p, &Solo, walkers, Some(acc), None, "he").unwrap_err();
+    assert!(matches!(again, DmcError::DiedOut(g, 1) if g == *gen), "{again}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

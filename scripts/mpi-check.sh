@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The DMC driver across two MPI ranks: build `qmc` with the `mpi` feature, run a small He DMC on one rank and under
+# `mpirun -n 2`, and check that the two energies agree within error bars and that the two-rank record says so.
+# Needs an MPI library and libclang (Debian: libopenmpi-dev openmpi-bin libclang-dev; .ci/run installs them).
+# Usage: scripts/mpi-check.sh [out-dir]   (a dev-profile build: it reuses the dependencies the tests compiled)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${1:-target/mpi-check}
+rm -rf "$out"
+cargo build --locked --quiet --features mpi --bin qmc
+bin=${CARGO_TARGET_DIR:-target}/debug/qmc
+# OpenMPI refuses to run as root (CI containers) unless told twice
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+args=(--method dmc --system he --walkers 512 --steps 1500 --tau 0.04 --precision double --variants cpu --quiet)
+"$bin" "${args[@]}" --out "$out/one"
+mpirun --oversubscribe -n 2 "$bin" "${args[@]}" --out "$out/two"
+# energy and error of a record file's one record
+field() { grep -o "\"$2\":[-0-9.e+]*" "$1/qmc.jsonl" | tail -1 | cut -d: -f2; }  # the last: extra (the checks come first)
+grep -q '"ranks":2' "$out/two/qmc.jsonl" && grep -q '"transport":"mpi"' "$out/two/qmc.jsonl" \
+    || { echo "mpi-check: the mpirun record does not say 2 MPI ranks" >&2; exit 1; }
+awk -v e1="$(field "$out/one" energy)" -v s1="$(field "$out/one" error)" \
+    -v e2="$(field "$out/two" energy)" -v s2="$(field "$out/two" error)" 'BEGIN {
+    d = e1 - e2; if (d < 0) d = -d; tol = 4 * sqrt(s1 * s1 + s2 * s2)
+    printf "mpi-check: one rank %.5f +- %.5f, two MPI ranks %.5f +- %.5f: |diff| %.5f, allowed %.5f\n", e1, s1, e2, s2, d, tol
+    exit !(d < tol) }'

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# DMC weak and strong scaling over CPU ranks, with records and an efficiency table.
+#
+#   scripts/scaling.sh OUT [MAX_RANKS]           ranks as threads of one process (--ranks R), each rank one core
+#   MPI=1 scripts/scaling.sh OUT [MAX_RANKS]     ranks as MPI processes (mpirun -n R; build with --features mpi)
+#   QMC="path/to/qmcbench run qmc" ...           a built program instead of cargo (the GPU host has no cargo)
+#
+# Weak: WEAK walkers per rank (default 256), so the work grows with the ranks. Strong: STRONG walkers in all
+# (default 4096), split over the ranks. Ranks 1, 2, 4, ... up to MAX_RANKS (default: the logical cores); with
+# threads the pool has R threads (--threads R), so R ranks use R cores. SYSTEM (default heg: the 14-electron gas,
+# whose generation costs enough that communication is a fair fraction), STEPS (default 200), TAU (default 0.02;
+# DMC equilibrates at least 10/Ha first, 500 generations at 0.02, which the timings include).
+# Records go to OUT/qmc.jsonl (sizes.ranks, params.transport, extra.compute/reduce/migrate_per_gen_s); the table
+# OUT/scaling.csv has per-generation times and efficiencies: weak t(1)/t(R), strong t(1)/(R t(R)).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${1:?usage: scripts/scaling.sh OUT [MAX_RANKS]}
+max=${2:-$(nproc)}
+weak=${WEAK:-256} strong=${STRONG:-4096} system=${SYSTEM:-heg} steps=${STEPS:-200} tau=${TAU:-0.02}
+mkdir -p "$out"
+[ -n "${MPI:-}" ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+if [ -n "${QMC:-}" ]; then
+    read -r -a bin <<< "$QMC"
+else
+    cargo build --release --locked --quiet ${MPI:+--features mpi} --bin qmc
+    bin=("${CARGO_TARGET_DIR:-target}/release/qmc")
+fi
+run() { # ranks walkers
+    local common=(--method dmc --system "$system" --walkers "$2" --gas-walkers "$2" --steps "$steps" --gas-steps "$steps"
+        --equil 0 --tau "$tau" --precision double --variants cpu --quiet --out "$out")
+    if [ -n "${MPI:-}" ]; then
+        mpirun --oversubscribe -n "$1" "${bin[@]}" "${common[@]}" --threads 1
+    else
+        "${bin[@]}" "${common[@]}" --ranks "$1" --threads "$1"
+    fi
+}
+echo "scaling,ranks,walkers,compute_per_gen_s,reduce_per_gen_s,migrate_per_gen_s,gen_s,efficiency" > "$out/scaling.csv"
+for kind in weak strong; do
+    t1=""
+    for ((r = 1; r <= max; r *= 2)); do
+        w=$([ $kind = weak ] && echo $((weak * r)) || echo "$strong")
+        # a run too short for its error bar may fail validation: its timings still count, so go on
+        run "$r" "$w" || echo "warning: the run on $r ranks exited with status $?" >&2
+        # the last record is this run's: per-generation times from its extras
+        line=$(tail -1 "$out/qmc.jsonl")
+        get() { grep -o "\"$1\":[-0-9.e+]*" <<< "$line" | tail -1 | cut -d: -f2; }
+        c=$(get compute_per_gen_s) d=$(get reduce_per_gen_s) m=$(get migrate_per_gen_s)
+        g=$(awk -v c="$c" -v d="$d" -v m="$m" 'BEGIN { printf "%.6g", c + d + m }')
+        t1=${t1:-$g}
+        eff=$(awk -v t1="$t1" -v g="$g" -v r="$r" -v k=$kind 'BEGIN { printf "%.3f", k == "weak" ? t1 / g : t1 / (r * g) }')
+        echo "$kind,$r,$w,$c,$d,$m,$g,$eff" | tee -a "$out/scaling.csv"
+    done
+done
