@@ -241,8 +241,25 @@ fn trajectory_checks<S: Scalar, A: Real>(gpu: &std::sync::Arc<kernels::gpu::Gpu>
             acc_diff = acc_diff.max((ga[k] as f64 - ca as f64).abs());
         }
     }
+    // In mixed precision two f32 engines differ by about what f32 itself costs at these configurations, which grows
+    // with the conditioning of the Slater matrices (random orbitals, 512 per spin: 6e-4 of the energy scale seen
+    // between the engines on an H100, each passing 1e-4 against the reference at other configurations). So the
+    // allowance is the larger of the fixed one and 3x the CPU engine's own error against the f64 reference at the
+    // last step (walker 0, both engines at the same positions: their accepted moves agree).
+    let mut energy_tol = tolerance(p);
+    if p != Precision::Double {
+        let (pos, rot, _, inv) = g.walker(0)?;
+        let (ne, ni, st) = (sys.electrons(), sys.setup.ion_count(), sys.setup.table.stride);
+        let rows: Vec<f64> = inv[..ne * st].iter().map(|x| x.f64()).collect();
+        let cpu_parts = cpu.parts[0];
+        let (re, _, _) = solid::compare(sys, &pos[..3 * ne], &rot[..9 * ni], cpu_parts, &rows)
+            .map_err(|e| anyhow::anyhow!("the reference found the Slater matrix of electron {e}'s spin singular"))?;
+        let own = (cpu_parts.local() - re.local()).abs() / re.magnitude();
+        energy_tol = energy_tol.max(3.0 * own);
+        eprintln!("solid gpu {p} trajectory: the cpu engine's own error against the f64 reference {own:.2e}: energy allowance {energy_tol:.2e}");
+    }
     Ok(vec![
-        Check { quantity: "gpu vs cpu local energy (trajectory)".into(), error: worst_e, tolerance: tolerance(p) },
+        Check { quantity: "gpu vs cpu local energy (trajectory)".into(), error: worst_e, tolerance: energy_tol },
         Check { quantity: "gpu vs cpu accepted moves (trajectory)".into(), error: acc_diff, tolerance: if p == Precision::Double { 0.0 } else { 2.0 } },
     ])
 }
