@@ -89,6 +89,17 @@ for stage in "$@"; do
                 --quiet --out /tmp/qmc-ncu 2>&1 | grep -v "^==PROF==" | tail -120 || echo "ncu failed"
         done
         ;;
+    scaling)
+        # DMC over CPU ranks (issue #11): weak and strong scaling of the 14-electron gas, threads then MPI processes
+        QMC="$BIN run qmc" STEPS=200 timeout 280 bash scripts/scaling.sh "$REC" 16 || { echo "FAILED: scaling (threads)"; fail=1; }
+        if command -v mpirun >/dev/null; then
+            MPI=1 QMC="$BIN run qmc" STEPS=200 timeout 200 bash scripts/scaling.sh "$REC" 16 || { echo "FAILED: scaling (mpi)"; fail=1; }
+        fi
+        ;;
+    solid-mixed-large)
+        # the mixed-precision GPU records at 1024 electrons with the conditioning-aware trajectory allowance
+        run run solid --electrons 1024 --walkers 32,128,512,1024 --steps 1 --max-reps 2 --variants gpu --precision mixed
+        ;;
     probe)
         # what the host offers for multi-rank runs: an MPI library and launcher, GPUs visible
         command -v mpirun mpiexec || echo "no mpirun/mpiexec on PATH"

@@ -11,7 +11,7 @@
 # whose generation costs enough that communication is a fair fraction), STEPS (default 200), TAU (default 0.02;
 # DMC equilibrates at least 10/Ha first, 500 generations at 0.02, which the timings include).
 # Records go to OUT/qmc.jsonl (sizes.ranks, params.transport, extra.compute/reduce/migrate_per_gen_s); the table
-# OUT/scaling.csv has per-generation times and efficiencies: weak t(1)/t(R), strong t(1)/(R t(R)).
+# OUT/scaling-threads.csv (or -mpi) has per-generation times and efficiencies: weak t(1)/t(R), strong t(1)/(R t(R)).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: scripts/scaling.sh OUT [MAX_RANKS]}
@@ -34,7 +34,8 @@ run() { # ranks walkers
         "${bin[@]}" "${common[@]}" --ranks "$1" --threads "$1"
     fi
 }
-echo "scaling,ranks,walkers,compute_per_gen_s,reduce_per_gen_s,migrate_per_gen_s,gen_s,efficiency" > "$out/scaling.csv"
+csv="$out/scaling-$([ -n "${MPI:-}" ] && echo mpi || echo threads).csv"
+echo "scaling,ranks,walkers,compute_per_gen_s,reduce_per_gen_s,migrate_per_gen_s,gen_s,efficiency" > "$csv"
 for kind in weak strong; do
     t1=""
     for ((r = 1; r <= max; r *= 2)); do
@@ -48,6 +49,6 @@ for kind in weak strong; do
         g=$(awk -v c="$c" -v d="$d" -v m="$m" 'BEGIN { printf "%.6g", c + d + m }')
         t1=${t1:-$g}
         eff=$(awk -v t1="$t1" -v g="$g" -v r="$r" -v k=$kind 'BEGIN { printf "%.3f", k == "weak" ? t1 / g : t1 / (r * g) }')
-        echo "$kind,$r,$w,$c,$d,$m,$g,$eff" | tee -a "$out/scaling.csv"
+        echo "$kind,$r,$w,$c,$d,$m,$g,$eff" | tee -a "$csv"
     done
 done
