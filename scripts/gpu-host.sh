@@ -91,9 +91,9 @@ for stage in "$@"; do
         ;;
     scaling)
         # DMC over CPU ranks (issue #11): weak and strong scaling of the 14-electron gas, threads then MPI processes
-        QMC="$BIN run qmc" STEPS=200 timeout 280 bash scripts/scaling.sh "$REC" 16 || { echo "FAILED: scaling (threads)"; fail=1; }
+        QMC="$BIN run qmc" STEPS=200 WEAK=128 STRONG=1024 timeout 200 bash scripts/scaling.sh "$REC" 16 || { echo "FAILED: scaling (threads)"; fail=1; }
         if command -v mpirun >/dev/null; then
-            MPI=1 QMC="$BIN run qmc" STEPS=200 timeout 200 bash scripts/scaling.sh "$REC" 16 || { echo "FAILED: scaling (mpi)"; fail=1; }
+            MPI=1 QMC="$BIN run qmc" STEPS=200 WEAK=128 STRONG=1024 timeout 200 bash scripts/scaling.sh "$REC" 16 || { echo "FAILED: scaling (mpi)"; fail=1; }
         fi
         ;;
     solid-mixed-large)
