@@ -349,4 +349,27 @@ mod tests {
         }
         out.iter().map(|o| o.2).sum()
     }
+
+    /// A walker put into another slot comes out whole (every array, including the gradient rows that only the
+    /// next sweep's drift reads), on the CPU and, where there is one, on the GPU.
+    #[test]
+    fn take_and_put_move_the_whole_walker() {
+        let sys = Solid::carbon(16, 3).unwrap();
+        let p = Params { tau: 0.02, dmc: true, recompute: 0, seed: 9, first: 0 };
+        let mut e = CpuEngine::<f32, f64>::new(&sys, 3, p).unwrap();
+        round_trip(&mut e);
+        if let Some(gpu) = crate::gpu::for_test() {
+            let setup = sys.setup.convert();
+            round_trip(&mut GpuEngine::<f64, f64>::new(&gpu, &sys, &setup, 3, p).unwrap());
+        }
+    }
+
+    fn round_trip(e: &mut dyn Engine) {
+        let (a, b) = (e.take(1).unwrap(), e.take(2).unwrap());
+        assert_ne!(a, b);
+        e.put(2, &a).unwrap();
+        assert_eq!(e.take(2).unwrap(), a);
+        assert_eq!(e.energies()[2], a.parts.local());
+        assert_eq!(e.take(1).unwrap(), a, "the source stays");
+    }
 }
