@@ -97,12 +97,12 @@ for stage in "$@"; do
         G=$(nvidia-smi -L 2>/dev/null | wc -l)
         for R in $(seq 1 "$G"); do
             W=$( (echo 512; echo $((256 * R)); [ "$R" = 1 ] && echo 256) | sort -nu | paste -sd, -)
-            STAGE_TIMEOUT=${STAGE_TIMEOUT_SCALING:-110} run run solid --electrons 256,512 --walkers "$W" --ranks "$R" --steps 4 --variants gpu --precision mixed
+            STAGE_TIMEOUT=${STAGE_TIMEOUT_SCALING:-100} run run solid --electrons 256,512 --walkers "$W" --ranks "$R" --steps 4 --variants gpu --precision mixed
         done
         # the same over MPI (one process per GPU), where the binary was built with the mpi feature
         if [ "$G" -ge 2 ] && command -v mpirun >/dev/null && ldd "$BIN" 2>/dev/null | grep -q libmpi; then
             echo "+ mpirun -n 2 qmcbench run solid (mpi transport)"
-            OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout --signal=INT 100 mpirun --allow-run-as-root --oversubscribe -n 2 \
+            OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout --signal=INT 80 mpirun --allow-run-as-root --oversubscribe -n 2 \
                 "$BIN" run solid --electrons 256 --walkers 512 --ranks 1 --steps 4 --variants gpu --precision mixed --quiet --out "$REC" \
                 || { echo "FAILED: mpirun solid"; fail=1; }
         else

@@ -13,6 +13,9 @@
 //! end of the timed steps with the f64 reference from scratch (`kernels::solid::reference`). The GPU record also
 //! follows the CPU engine of the same precision from the same start for `--check-steps` steps with the same random
 //! numbers: the acceptances must be identical and the local energies equal within the tolerance.
+//!
+//! With `--ranks N` (or under mpirun): DMC over ranks, one per GPU, `--walkers` being the population over all
+//! ranks; see `solid_ranks` for what those records hold and check.
 
 use crate::common::KernelArgs;
 use crate::registry::Level;
@@ -39,7 +42,7 @@ pub struct Args {
     /// Electrons (4 per carbon atom, multiples of 32: 8-atom diamond cells), comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "128")]
     pub electrons: Vec<usize>,
-    /// Walkers (per GPU), comma-separated.
+    /// Walkers (per GPU; with --ranks, over all ranks), comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "32")]
     pub walkers: Vec<usize>,
     /// Walkers the CPU variant runs (0: two per thread, at most the case's walkers).

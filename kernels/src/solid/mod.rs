@@ -20,7 +20,8 @@
 //!    refreshed gradient rows), the Jastrow's, the kinetic energy; the Ewald energy (electron-electron,
 //!    electron-ion, ion-ion); the nonlocal pseudopotential energy (pseudopotential kernel, all walkers in one
 //!    batch); every `recompute` steps a fresh f64 inversion of the Slater matrices from the measured values;
-//! 3. DMC only: branching weights and a fixed-population comb ([`branch`]).
+//! 3. DMC only: branching weights and a fixed-population comb ([`branch`]); over several ranks (one per GPU or
+//!    core group) one comb over all ranks' walkers and walker migration ([`ranks`]).
 //!
 //! Random numbers: per walker and step one stream (qmc::vmc::stream), drawn in a fixed order ([`draws`]): per
 //! electron three normals and one uniform, then the quadrature rotations of every ion. The GPU engine draws the same
