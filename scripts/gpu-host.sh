@@ -3,6 +3,7 @@
 #   foundation  ceilings and the B-spline sweep (paper 000's bandwidth claim, tables of 1-8 GB)
 #   profile     Nsight Compute sections of the B-spline VGH kernel, single vs double
 #   probe       what the host offers for multi-rank runs (MPI library, launcher, GPUs)
+#   solid-scaling  synthetic-solid DMC over 1..G GPUs (weak and strong scaling, threads transport; one mpirun run)
 #   <kernel>    that mini-app's full suite, GPU and all-core CPU, plus the one-core CPU baselines its figures need
 # Records go to $OUT/records.tgz (one archive: the host returns at most 8 files), the log to $OUT/log.txt.
 # Unpack locally with scripts/import-results.sh.
@@ -99,6 +100,25 @@ for stage in "$@"; do
     solid-mixed-large)
         # the mixed-precision GPU records at 1024 electrons with the conditioning-aware trajectory allowance
         run run solid --electrons 1024 --walkers 32,128,512,1024 --steps 1 --max-reps 2 --variants gpu --precision mixed
+        ;;
+    solid-scaling)
+        # DMC of the synthetic solid, one rank (thread) per GPU, 256 and 512 electrons, mixed precision, 4 timed
+        # generations: weak scaling at 256 walkers per GPU, strong scaling at 512 walkers in all. One process per
+        # rank count (each compiles the kernels once); the 1-GPU run holds both baselines.
+        G=$(nvidia-smi -L 2>/dev/null | wc -l)
+        for R in $(seq 1 "$G"); do
+            W=$( (echo 512; echo $((256 * R)); [ "$R" = 1 ] && echo 256) | sort -nu | paste -sd, -)
+            STAGE_TIMEOUT=${STAGE_TIMEOUT_SCALING:-100} run run solid --electrons 256,512 --walkers "$W" --ranks "$R" --steps 4 --variants gpu --precision mixed
+        done
+        # the same over MPI (one process per GPU), where the binary was built with the mpi feature
+        if [ "$G" -ge 2 ] && command -v mpirun >/dev/null && ldd "$BIN" 2>/dev/null | grep -q libmpi; then
+            echo "+ mpirun -n 2 qmcbench run solid (mpi transport)"
+            OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout --signal=INT 80 mpirun --allow-run-as-root --oversubscribe -n 2 \
+                "$BIN" run solid --electrons 256 --walkers 512 --ranks 1 --steps 4 --variants gpu --precision mixed --quiet --out "$REC" \
+                || { echo "FAILED: mpirun solid"; fail=1; }
+        else
+            echo "solid-scaling: no mpirun run (needs 2 GPUs, mpirun, and a binary linked with MPI)"
+        fi
         ;;
     probe)
         # what the host offers for multi-rank runs: an MPI library and launcher, GPUs visible

@@ -353,6 +353,23 @@ pub fn all() -> Vec<Figure> {
             paper_hardware: "target, not a measurement",
             note: "scripts/scaling.sh OUT [MAX_RANKS] makes the full set (threads or MPI=1 mpirun); a point needs the one-rank run of the same population (strong) or of one rank's share (weak)",
         },
+        Figure {
+            name: "solid-scaling",
+            paper: "Issue 13 after papers 000 and 002: whole DMC steps of the synthetic carbon solid over GPUs, one rank per GPU, global comb and walker migration",
+            title: "Synthetic-solid DMC parallel efficiency over GPUs (weak: fixed walkers per GPU; strong: fixed population)",
+            kernel: "solid",
+            op: "dmc",
+            x: "ranks",
+            measure: Measure::ScalingEfficiency,
+            select: &[],
+            runs: &[
+                &["--electrons", "256,512", "--walkers", "256,512", "--ranks", "1", "--steps", "4", "--variants", "gpu", "--precision", "mixed"],
+                &["--electrons", "256,512", "--walkers", "512", "--ranks", "2", "--steps", "4", "--variants", "gpu", "--precision", "mixed"],
+            ],
+            paper_points: &[pt!(2.0, 0.95, "issue 11 target: weak, 2 GPUs")],
+            paper_hardware: "target, not a measurement",
+            note: "scripts/gpu-host.sh solid-scaling makes the set on a host's GPUs (threads transport, one thread per GPU); a point needs the one-rank run of the same population (strong) or of one rank's share (weak)",
+        },
     ]
 }
 

@@ -15,3 +15,4 @@ pub mod determinant;
 pub mod qmc;
 pub mod registry;
 pub mod solid;
+pub mod solid_ranks;

@@ -13,6 +13,9 @@
 //! end of the timed steps with the f64 reference from scratch (`kernels::solid::reference`). The GPU record also
 //! follows the CPU engine of the same precision from the same start for `--check-steps` steps with the same random
 //! numbers: the acceptances must be identical and the local energies equal within the tolerance.
+//!
+//! With `--ranks N` (or under mpirun): DMC over ranks, one per GPU, `--walkers` being the population over all
+//! ranks; see `solid_ranks` for what those records hold and check.
 
 use crate::common::KernelArgs;
 use crate::registry::Level;
@@ -21,6 +24,7 @@ use harness::cli::{positive, CommonArgs};
 use harness::timing::Stats;
 use harness::{Case, Runner, Variant, Work};
 use kernels::determinant::cpu::Scalar;
+use kernels::qmc::comm::Ranks;
 use kernels::solid::cpu::CpuEngine;
 use kernels::solid::gpu::GpuEngine;
 use kernels::pseudopotential::Setup;
@@ -38,7 +42,7 @@ pub struct Args {
     /// Electrons (4 per carbon atom, multiples of 32: 8-atom diamond cells), comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "128")]
     pub electrons: Vec<usize>,
-    /// Walkers (per GPU), comma-separated.
+    /// Walkers (per GPU; with --ranks, over all ranks), comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "32")]
     pub walkers: Vec<usize>,
     /// Walkers the CPU variant runs (0: two per thread, at most the case's walkers).
@@ -65,6 +69,12 @@ pub struct Args {
     /// Walkers in that check.
     #[arg(long, default_value_t = 4)]
     pub check_walkers: usize,
+    /// DMC over this many ranks (threads of this process: one per GPU with the gpu variant, one per core group
+    /// with the cpu variant), --walkers being the population over all ranks; population control over all ranks
+    /// with walker migration. Under mpirun (the `mpi` feature) the MPI ranks are used and this stays unset.
+    /// Records carry sizes.ranks and params.transport (see `solid_ranks`).
+    #[arg(long)]
+    pub ranks: Option<usize>,
 }
 
 impl KernelArgs for Args {
@@ -90,7 +100,7 @@ fn state_bytes(electrons: usize, walkers: usize) -> f64 {
 }
 const MAX_WALKERS: usize = 4096;
 
-fn tolerance(p: Precision) -> f64 {
+pub(crate) fn tolerance(p: Precision) -> f64 {
     if p == Precision::Double {
         solid::DOUBLE_TOLERANCE
     } else {
@@ -99,7 +109,7 @@ fn tolerance(p: Precision) -> f64 {
 }
 
 /// The inverse drifts by the Sherman-Morrison rounding between re-inversions.
-fn inverse_tolerance(p: Precision) -> f64 {
+pub(crate) fn inverse_tolerance(p: Precision) -> f64 {
     if p == Precision::Double {
         1e-8
     } else {
@@ -133,13 +143,17 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
     if precisions.len() < r.precisions().len() {
         r.say("note: solid runs double and mixed only (paper 000 keeps inversion and sums in double); single skipped");
     }
+    let ranks = Ranks::choose(a.ranks.unwrap_or(1)).map_err(anyhow::Error::msg)?;
+    if a.ranks.is_some() || ranks.transport() == "mpi" {
+        return crate::solid_ranks::run(r, a, &ranks, &precisions);
+    }
     let variants = [Variant::Cpu, Variant::Gpu].into_iter().filter(|v| r.runs(*v)).count();
     r.plan(a.electrons.len() * a.walkers.len() * precisions.len() * variants);
     for (i, &ne) in a.electrons.iter().enumerate() {
         r.step(format!("building the {}-atom solid", ne / 4));
         let sys = Solid::carbon(ne / 4, r.seed(i as u64 + 1)).map_err(anyhow::Error::msg)?;
         for &p in &precisions {
-            let params = Params { tau: a.tau, dmc: a.method == "dmc", recompute: a.recompute, seed: r.seed(100 + i as u64) };
+            let params = Params { tau: a.tau, dmc: a.method == "dmc", recompute: a.recompute, seed: r.seed(100 + i as u64), first: 0 };
             match p {
                 Precision::Double => sizes::<f64, f64>(r, a, &sys, params, p)?,
                 _ => sizes::<f32, f64>(r, a, &sys, params, p)?,
@@ -205,7 +219,7 @@ fn sizes<S: Scalar, A: Real>(r: &mut Runner, a: &Args, sys: &Solid, params: Para
 }
 
 /// Walker 0's energies and inverse rows (the first walker's data at the start of each array) against the reference.
-fn reference_checks<S: Real>(sys: &Solid, pos: &[f64], rot: &[f64], parts: solid::Parts, inv: &[S], p: Precision) -> Result<Vec<Check>> {
+pub(crate) fn reference_checks<S: Real>(sys: &Solid, pos: &[f64], rot: &[f64], parts: solid::Parts, inv: &[S], p: Precision) -> Result<Vec<Check>> {
     let (ne, ni, st) = (sys.electrons(), sys.setup.ion_count(), sys.setup.table.stride);
     let rows: Vec<f64> = inv[..ne * st].iter().map(|x| x.f64()).collect();
     let (_, de, di) = solid::compare(sys, &pos[..3 * ne], &rot[..9 * ni], parts, &rows).map_err(|e| anyhow::anyhow!("the reference found the Slater matrix of electron {e}'s spin singular"))?;
@@ -264,7 +278,7 @@ fn trajectory_checks<S: Scalar, A: Real>(gpu: &std::sync::Arc<kernels::gpu::Gpu>
     ])
 }
 
-fn work<S>(sys: &Solid, walkers: usize, steps: usize, acc: f64) -> Work {
+pub(crate) fn work<S>(sys: &Solid, walkers: usize, steps: usize, acc: f64) -> Work {
     let n = (walkers * steps) as f64;
     Work {
         bytes: n * solid::step_bytes(sys, std::mem::size_of::<S>(), acc),

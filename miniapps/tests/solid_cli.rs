@@ -19,6 +19,28 @@ fn bad_input_is_rejected_with_a_sentence() {
     rejects(&solid(&["--tau", "0"]), "--tau 0 must be in (0, 1]");
     rejects(&solid(&["--electrons", "2048", "--walkers", "1024"]), "GB of walker state");
     rejects(&solid(&["--method", "rmc"]), "invalid value 'rmc' for '--method");
+    rejects(&solid(&["--ranks", "0"]), "--ranks must be at least 1");
+    rejects(&solid(&["--ranks", "3", "--walkers", "8,2", "--variants", "cpu"]), "--walkers 2 is fewer than the 3 ranks: every rank needs walkers");
+    rejects(&solid(&["--ranks", "2", "--method", "vmc", "--variants", "cpu"]), "--ranks runs DMC");
+}
+
+/// Two thread ranks of the cpu variant: one record per precision with the scaling extras, validated (walker 0 and
+/// migrated walkers against the reference on every rank, one trial energy on all ranks).
+#[test]
+fn a_two_rank_run_records_the_scaling_extras() {
+    let dir = std::env::temp_dir().join(format!("qmc-cli-solid-ranks-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let o = solid(&["--electrons", "64", "--walkers", "6", "--ranks", "2", "--steps", "3", "--tau", "0.3", "--variants", "cpu", "--precision", "double,mixed", "--quiet", "--out", dir.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(dir.join("solid.jsonl")).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    for l in &lines {
+        for want in ["passed", "\"ranks\":2", "\"transport\":\"threads\"", "\"compute_per_gen_s\"", "\"migrate_per_gen_s\"", "\"generations_run\":3", "E_est spread"] {
+            assert!(l.contains(want), "{want} missing: {l}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -93,10 +93,22 @@ impl<'a, S: Scalar, A: Real> CpuEngine<'a, S, A> {
 
     /// One step of every walker (sweep, measurement, nonlocal energy, DMC branching); adds to `timers`.
     pub fn step(&mut self) -> Result<(), SolidError> {
+        let (step, old) = (self.steps, self.energies());
+        self.advance()?;
+        if self.ctx.p.dmc {
+            let start = Instant::now();
+            self.branch(&old, step);
+            self.timers.add(Class::Branching, start.elapsed().as_secs_f64());
+        }
+        Ok(())
+    }
+
+    /// The step without branching: sweep, measurement and nonlocal energy of every walker (what each rank does
+    /// before the population control over ranks, `super::ranks`).
+    pub fn advance(&mut self) -> Result<(), SolidError> {
         let (ne, ni, st) = (self.ctx.sys.electrons(), self.ctx.setup.ion_count(), self.ctx.setup.table.stride);
         let step = self.steps;
         let invert = self.ctx.p.reinverts(step);
-        let old: Vec<f64> = self.energies();
         let start = Instant::now();
         let me = &self.ctx;
         let out: Vec<WalkerStep> = self
@@ -110,7 +122,7 @@ impl<'a, S: Scalar, A: Real> CpuEngine<'a, S, A> {
             .map(|(k, (((pos, inv), dpsi), rot))| {
                 let mut t = Timers::default();
                 let mut mv = vec![0.0; PER_MOVE * ne];
-                timed(&mut t, Class::Other, || draws(me.p.seed, step, k, ne, ni, &mut mv, rot));
+                timed(&mut t, Class::Other, || draws(me.p.seed, step, me.p.first + k, ne, ni, &mut mv, rot));
                 let (stats, acc) = me.sweep(pos, inv, dpsi, &mv, &mut t);
                 let m = me.measure_walker(pos, inv, dpsi, invert, &mut t).map_err(|_| SolidError::Singular(k));
                 (t, stats, acc, m)
@@ -130,11 +142,6 @@ impl<'a, S: Scalar, A: Real> CpuEngine<'a, S, A> {
         let start = Instant::now();
         self.nonlocal();
         self.timers.add(Class::Pseudopotential, start.elapsed().as_secs_f64());
-        if self.ctx.p.dmc {
-            let start = Instant::now();
-            self.branch(&old, step);
-            self.timers.add(Class::Branching, start.elapsed().as_secs_f64());
-        }
         self.steps += 1;
         Ok(())
     }
@@ -169,21 +176,29 @@ impl<'a, S: Scalar, A: Real> CpuEngine<'a, S, A> {
     /// DMC: weights from the old and new local energies, the comb, the copies (in place: see `branch`), and the
     /// estimate of the energy the weights refer to.
     fn branch(&mut self, old: &[f64], step: usize) {
-        let (ne, st, ni) = (self.ctx.sys.electrons(), self.ctx.setup.table.stride, self.ctx.setup.ion_count());
+        let ne = self.ctx.sys.electrons();
         let new = self.energies();
         self.weights = old.iter().zip(&new).map(|(&o, &n)| weight(o, n, self.e_est, self.ctx.p.tau, ne)).collect();
         let wsum: f64 = self.weights.iter().sum();
         let e_gen = self.weights.iter().zip(&new).map(|(w, e)| w * e).sum::<f64>() / wsum;
         self.parents = branch(&self.weights, comb_offset(self.ctx.p.seed, step));
-        for (slot, &from) in self.parents.iter().enumerate().filter(|(s, f)| s != *f) {
+        let parents = std::mem::take(&mut self.parents);
+        self.copy_slots(&parents);
+        self.parents = parents;
+        // the energy estimate the weights are measured from: running mean of the generations
+        self.e_est += (e_gen - self.e_est) / (step + 2) as f64;
+    }
+
+    /// Slot s takes the state of walker `parents[s]` (no parent's own slot is overwritten: see `branch`).
+    pub fn copy_slots(&mut self, parents: &[usize]) {
+        let (ne, st, ni) = (self.ctx.sys.electrons(), self.ctx.setup.table.stride, self.ctx.setup.ion_count());
+        for (slot, &from) in parents.iter().enumerate().filter(|(s, f)| s != *f) {
             copy_slot(&mut self.w.pos, 3 * ne, from, slot);
             copy_slot(&mut self.w.inv, ne * st, from, slot);
             copy_slot(&mut self.w.rot, 9 * ni, from, slot);
             copy_slot(&mut self.dpsi, 3 * ne * st, from, slot);
             copy_slot(&mut self.parts, 1, from, slot);
         }
-        // the energy estimate the weights are measured from: running mean of the generations
-        self.e_est += (e_gen - self.e_est) / (self.steps + 2) as f64;
     }
 }
 

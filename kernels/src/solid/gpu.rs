@@ -21,6 +21,7 @@
 //! Timers (with `profile`): CUDA events between the launches of different classes, summed per class after the step.
 
 use super::cpu::SolidError;
+use super::ranks::Walker;
 use super::{branch, comb_offset, draws, start_walkers, weight, Class, Params, Parts, Solid, Timers, PER_MOVE};
 use crate::bspline::gpu::{default_per_thread, suffix, GpuSpline};
 use crate::bspline::Output;
@@ -308,13 +309,26 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
 
     /// One step of every walker, as `CpuEngine::step`.
     pub fn step(&mut self) -> Result<(), SolidError> {
+        let (step, old) = (self.steps, self.energies()?);
+        self.advance()?;
+        if self.p.dmc {
+            self.branch(&old, step)?;
+            self.mark(Class::Branching)?;
+        }
+        if self.profile {
+            self.timers = self.timers.merge(self.marks.finish()?);
+        }
+        Ok(())
+    }
+
+    /// The step without branching, as `CpuEngine::advance` (with `profile`, the marks are read by `step`).
+    pub fn advance(&mut self) -> Result<(), SolidError> {
         let (nw, ne, ni) = (self.count(), self.kp.electrons as usize, self.kp.ions as usize);
         let step = self.steps;
-        let old: Vec<f64> = self.parts.iter().map(Parts::local).collect();
         self.mark(Class::Other)?;
         // the random numbers, in the CPU engine's order, and the rotations
-        let seed = self.p.seed;
-        self.host_draws.par_chunks_mut(PER_MOVE * ne).zip(self.rot.par_chunks_mut(9 * ni)).enumerate().for_each(|(k, (mv, rot))| draws(seed, step, k, ne, ni, mv, rot));
+        let (seed, first) = (self.p.seed, self.p.first);
+        self.host_draws.par_chunks_mut(PER_MOVE * ne).zip(self.rot.par_chunks_mut(9 * ni)).enumerate().for_each(|(k, (mv, rot))| draws(seed, step, first + k, ne, ni, mv, rot));
         self.gpu.write(&mut self.draws, &self.host_draws)?;
         {
             let (_, _, rot) = self.pp.state_mut();
@@ -329,13 +343,6 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
         self.energies_to_host()?;
         self.moves.accepted += self.accepted.iter().map(|&a| a as u64).sum::<u64>();
         self.moves.attempted += (nw * ne) as u64;
-        if self.p.dmc {
-            self.branch(&old, step)?;
-            self.mark(Class::Branching)?;
-        }
-        if self.profile {
-            self.timers = self.timers.merge(self.marks.finish()?);
-        }
         self.steps += 1;
         Ok(())
     }
@@ -522,12 +529,21 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
 
     /// DMC: weights and the comb on the host (as `CpuEngine`), then one copy launch per array for all pairs.
     fn branch(&mut self, old: &[f64], step: usize) -> Result<(), GpuError> {
-        let (ne, ni) = (self.kp.electrons as usize, self.kp.ions as usize);
+        let ne = self.kp.electrons as usize;
         let new: Vec<f64> = self.parts.iter().map(Parts::local).collect();
         let weights: Vec<f64> = old.iter().zip(&new).map(|(&o, &n)| weight(o, n, self.e_est, self.p.tau, ne)).collect();
         let wsum: f64 = weights.iter().sum();
         let e_gen = weights.iter().zip(&new).map(|(w, e)| w * e).sum::<f64>() / wsum;
         let parents = branch(&weights, comb_offset(self.p.seed, step));
+        self.copy_slots(&parents)?;
+        self.e_est += (e_gen - self.e_est) / (step + 2) as f64;
+        Ok(())
+    }
+
+    /// Slot s takes the state of walker `parents[s]` (no parent's own slot is overwritten: see `branch`): one copy
+    /// launch per device array for all pairs, the host's rotations and energies.
+    pub fn copy_slots(&mut self, parents: &[usize]) -> Result<(), GpuError> {
+        let ni = self.kp.ions as usize;
         let (from, to): (Vec<i32>, Vec<i32>) = parents.iter().enumerate().filter(|(s, f)| s != *f).map(|(s, &f)| (f as i32, s as i32)).unzip();
         if !from.is_empty() {
             let (from_d, to_d) = (self.gpu.upload("branching sources", &from)?, self.gpu.upload("branching slots", &to)?);
@@ -541,7 +557,28 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
             self.parts[slot] = self.parts[f];
             self.rot.copy_within(9 * ni * f..9 * ni * (f + 1), 9 * ni * slot);
         }
-        self.e_est += (e_gen - self.e_est) / (self.steps + 2) as f64;
+        Ok(())
+    }
+
+    /// Walker k's whole state (positions, rotations, energies, inverse and gradient rows in f64), for migration.
+    pub fn take(&mut self, k: usize) -> Result<Walker, GpuError> {
+        let (ne, st) = (self.kp.electrons as usize, self.kp.stride as usize);
+        let (pos, rot, parts, inv) = self.walker(k)?;
+        let dpsi = self.gpu.stream.clone_dtoh(&self.dpsi.slice(k * 3 * ne * st..(k + 1) * 3 * ne * st)).during("copying gradient rows")?;
+        Ok(Walker { pos, rot, parts, inv: inv.iter().map(|x| x.f64()).collect(), dpsi: dpsi.iter().map(|x| x.f64()).collect() })
+    }
+
+    /// Slot k takes the state `w` (a walker that migrated from another rank).
+    pub fn put(&mut self, k: usize, w: &Walker) -> Result<(), GpuError> {
+        let (ne, st, ni) = (self.kp.electrons as usize, self.kp.stride as usize, self.kp.ions as usize);
+        let s = self.gpu.stream.clone();
+        let (inv_h, dpsi_h): (Vec<S>, Vec<S>) = (w.inv.iter().map(|&x| S::of(x)).collect(), w.dpsi.iter().map(|&x| S::of(x)).collect());
+        let (pos, inv, _) = self.pp.state_mut();
+        s.memcpy_htod(&w.pos, &mut pos.slice_mut(3 * k * ne..3 * (k + 1) * ne)).during("copying positions to the device")?;
+        s.memcpy_htod(&inv_h, &mut inv.slice_mut(k * ne * st..(k + 1) * ne * st)).during("copying inverses to the device")?;
+        s.memcpy_htod(&dpsi_h, &mut self.dpsi.slice_mut(k * 3 * ne * st..(k + 1) * 3 * ne * st)).during("copying gradient rows to the device")?;
+        self.rot[9 * k * ni..9 * (k + 1) * ni].copy_from_slice(&w.rot);
+        self.parts[k] = w.parts;
         Ok(())
     }
 }

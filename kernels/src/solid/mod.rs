@@ -20,7 +20,8 @@
 //!    refreshed gradient rows), the Jastrow's, the kinetic energy; the Ewald energy (electron-electron,
 //!    electron-ion, ion-ion); the nonlocal pseudopotential energy (pseudopotential kernel, all walkers in one
 //!    batch); every `recompute` steps a fresh f64 inversion of the Slater matrices from the measured values;
-//! 3. DMC only: branching weights and a fixed-population comb ([`branch`]).
+//! 3. DMC only: branching weights and a fixed-population comb ([`branch`]); over several ranks (one per GPU or
+//!    core group) one comb over all ranks' walkers and walker migration ([`ranks`]).
 //!
 //! Random numbers: per walker and step one stream (qmc::vmc::stream), drawn in a fixed order ([`draws`]): per
 //! electron three normals and one uniform, then the quadrature rotations of every ion. The GPU engine draws the same
@@ -32,6 +33,7 @@
 
 pub mod cpu;
 pub mod gpu;
+pub mod ranks;
 pub mod reference;
 #[cfg(test)]
 mod tests;
@@ -85,6 +87,9 @@ pub struct Params {
     /// Re-invert the Slater matrices in f64 every this many steps (0: never).
     pub recompute: usize,
     pub seed: u64,
+    /// The index of this engine's walker 0 among all ranks' walkers: walker k draws the random numbers and starts
+    /// at the positions of global walker `first + k`, so ranks never share a stream (0 for a single engine).
+    pub first: usize,
 }
 
 impl Params {
@@ -191,10 +196,19 @@ pub fn draws(seed: u64, step: usize, walker: usize, electrons: usize, ions: usiz
     }
 }
 
-/// The walkers both engines start from: electrons uniform in the cell, quadrature rotations (the inverses are
-/// placeholders: the first measurement inverts the Slater matrices).
+/// The walkers both engines start from: electrons uniform in the cell, quadrature rotations, each walker from its
+/// own stream indexed by its global index (`p.first + k`), so a population split over ranks starts where one engine
+/// of all the walkers would. The inverses are zero placeholders: the first measurement inverts the Slater matrices.
 pub fn start_walkers<S: Real>(sys: &Solid, count: usize, p: &Params) -> pp::Walkers<S> {
-    pp::Walkers::random(&sys.setup, count, p.seed ^ 0x5011D).convert()
+    let s = &sys.setup;
+    let (ne, ni) = (s.electrons, s.ion_count());
+    let (mut pos, mut rot) = (Vec::with_capacity(3 * ne * count), Vec::with_capacity(9 * ni * count));
+    for k in 0..count {
+        let mut r = stream(p.seed, 0x5011D, 0, p.first + k);
+        pos.extend((0..3 * ne).map(|i| r.random_range(0.0..s.cell[i % 3])));
+        rot.extend((0..ni).flat_map(|_| random_rotation(&mut r)));
+    }
+    pp::Walkers { count, pos, inv: vec![S::zero(); count * ne * s.table.stride], rot }
 }
 
 /// The uniform number of the comb of step `step`.

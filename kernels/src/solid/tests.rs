@@ -2,7 +2,7 @@ use super::cpu::CpuEngine;
 use super::*;
 
 fn params(dmc: bool) -> Params {
-    Params { tau: 0.02, dmc, recompute: 0, seed: 11 }
+    Params { tau: 0.02, dmc, recompute: 0, seed: 11, first: 0 }
 }
 
 /// Every walker's energies and inverse against the reference; returns the worst errors.

@@ -1,0 +1,375 @@
+//! The solid's DMC over ranks (one per GPU, or per CPU core group): each rank's engine owns its share of the
+//! walkers (`comm::share` of the total, global walker indices from `Params::first`, so no two ranks share a random
+//! stream) and propagates them; population control is global.
+//!
+//! Per generation ([`generation`]):
+//! 1. compute: every rank's engine advances its walkers (sweep, measurement, nonlocal energy; `advance`);
+//! 2. reduce: one element-wise sum of [W_0, ..., W_{P-1}, sum w E_L] (each rank fills its own weight total W_r and
+//!    its part of the weighted energy), so every rank knows every rank's weight total and the generation's energy;
+//!    the trial energy E_est (the running mean of the generations' energies, as the single engine keeps it) is
+//!    updated identically on every rank;
+//! 3. population: one comb over all ranks' walkers in rank order ([`teeth`]: tooth k at (k + xi) W / N, xi from
+//!    the run's seed, the same on every rank), so rank r's walkers receive exactly the copies the single engine's
+//!    `branch` would give them in one population; each rank makes its copies in place (survivors keep their slots,
+//!    extra copies fill the slots of the dead); a rank with more copies than slots sends the surplus, a rank with
+//!    fewer receives, by `qmc::population::migrate` (the transfer plan from the per-rank copy counts, which every
+//!    rank derives from the same sums, so no further reduction is needed). The total population stays N and every
+//!    rank ends with its share again, so the engines keep their fixed sizes.
+//!
+//! A migrating walker carries its whole state (positions, rotations, energies, inverse and gradient rows, in f64),
+//! so it continues on its new rank exactly as it would have on its old one; nothing is re-measured.
+
+use super::cpu::{CpuEngine, SolidError};
+use super::gpu::GpuEngine;
+use super::{comb_offset, weight, Parts};
+use crate::determinant::cpu::Scalar;
+use crate::qmc::comm::Comm;
+use crate::qmc::pack::{put_f64, put_f64s, Pack, Reader, Truncated};
+use crate::qmc::population::migrate;
+use crate::Real;
+use std::time::Instant;
+
+/// One walker's whole state, as it travels between ranks.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Walker {
+    pub pos: Vec<f64>,
+    pub rot: Vec<f64>,
+    pub parts: Parts,
+    pub inv: Vec<f64>,
+    pub dpsi: Vec<f64>,
+}
+
+impl Pack for Walker {
+    type Context = ();
+    fn pack(&self, out: &mut Vec<u8>) {
+        for v in [&self.pos, &self.rot, &self.inv, &self.dpsi] {
+            put_f64s(out, v);
+        }
+        for x in [self.parts.kinetic, self.parts.coulomb, self.parts.nonlocal] {
+            put_f64(out, x);
+        }
+    }
+    fn unpack(_: &(), r: &mut Reader) -> Result<Walker, Truncated> {
+        let (pos, rot, inv, dpsi) = (r.f64s()?, r.f64s()?, r.f64s()?, r.f64s()?);
+        let parts = Parts { kinetic: r.f64()?, coulomb: r.f64()?, nonlocal: r.f64()? };
+        Ok(Walker { pos, rot, parts, inv, dpsi })
+    }
+}
+
+/// What the population control needs of an engine (CPU or GPU).
+pub trait Engine {
+    fn count(&self) -> usize;
+    /// One step without branching (sweep, measurement, nonlocal energy).
+    fn advance(&mut self) -> Result<(), SolidError>;
+    /// Local energies of all walkers.
+    fn energies(&self) -> Vec<f64>;
+    /// Slot s takes the state of walker `parents[s]`; no parent's own slot is a target.
+    fn copy_slots(&mut self, parents: &[usize]) -> Result<(), SolidError>;
+    fn take(&mut self, k: usize) -> Result<Walker, SolidError>;
+    fn put(&mut self, k: usize, w: &Walker) -> Result<(), SolidError>;
+}
+
+impl<S: Scalar, A: Real> Engine for CpuEngine<'_, S, A> {
+    fn count(&self) -> usize {
+        CpuEngine::count(self)
+    }
+    fn advance(&mut self) -> Result<(), SolidError> {
+        CpuEngine::advance(self)
+    }
+    fn energies(&self) -> Vec<f64> {
+        CpuEngine::energies(self)
+    }
+    fn copy_slots(&mut self, parents: &[usize]) -> Result<(), SolidError> {
+        CpuEngine::copy_slots(self, parents);
+        Ok(())
+    }
+    fn take(&mut self, k: usize) -> Result<Walker, SolidError> {
+        let (ne, st, ni) = (self.ctx.sys.electrons(), self.ctx.setup.table.stride, self.ctx.setup.ion_count());
+        let f = |v: &[S], len: usize| v[k * len..(k + 1) * len].iter().map(|x| x.f64()).collect();
+        Ok(Walker {
+            pos: self.w.pos[3 * ne * k..3 * ne * (k + 1)].to_vec(),
+            rot: self.w.rot[9 * ni * k..9 * ni * (k + 1)].to_vec(),
+            parts: self.parts[k],
+            inv: f(&self.w.inv, ne * st),
+            dpsi: f(&self.dpsi, 3 * ne * st),
+        })
+    }
+    fn put(&mut self, k: usize, w: &Walker) -> Result<(), SolidError> {
+        let (ne, st, ni) = (self.ctx.sys.electrons(), self.ctx.setup.table.stride, self.ctx.setup.ion_count());
+        let set = |v: &mut [S], len: usize, src: &[f64]| v[k * len..(k + 1) * len].iter_mut().zip(src).for_each(|(x, &y)| *x = S::of(y));
+        self.w.pos[3 * ne * k..3 * ne * (k + 1)].copy_from_slice(&w.pos);
+        self.w.rot[9 * ni * k..9 * ni * (k + 1)].copy_from_slice(&w.rot);
+        set(&mut self.w.inv, ne * st, &w.inv);
+        set(&mut self.dpsi, 3 * ne * st, &w.dpsi);
+        self.parts[k] = w.parts;
+        Ok(())
+    }
+}
+
+impl<S: Scalar, A: Real> Engine for GpuEngine<'_, S, A> {
+    fn count(&self) -> usize {
+        GpuEngine::count(self)
+    }
+    fn advance(&mut self) -> Result<(), SolidError> {
+        GpuEngine::advance(self)
+    }
+    fn energies(&self) -> Vec<f64> {
+        self.parts.iter().map(Parts::local).collect()
+    }
+    fn copy_slots(&mut self, parents: &[usize]) -> Result<(), SolidError> {
+        Ok(GpuEngine::copy_slots(self, parents)?)
+    }
+    fn take(&mut self, k: usize) -> Result<Walker, SolidError> {
+        Ok(GpuEngine::take(self, k)?)
+    }
+    fn put(&mut self, k: usize, w: &Walker) -> Result<(), SolidError> {
+        Ok(GpuEngine::put(self, k, w)?)
+    }
+}
+
+/// For each rank, the range of comb teeth (out of `n`, tooth k at (k + xi) W / n, W the sum of `totals`) that fall
+/// on its walkers' weights, which lie after those of the ranks before it. The ranges partition 0..n exactly on every
+/// rank (they are computed from the same numbers in the same order).
+pub fn teeth(totals: &[f64], n: usize, xi: f64) -> Vec<std::ops::Range<usize>> {
+    let total: f64 = totals.iter().sum();
+    let below = |x: f64| (0..n).filter(|&k| (k as f64 + xi) * total / (n as f64) < x).count();
+    let mut edge = 0.0;
+    let mut lo = 0;
+    (0..totals.len())
+        .map(|r| {
+            edge += totals[r];
+            let hi = if r + 1 == totals.len() { n } else { below(edge).max(lo) };
+            let range = lo..hi;
+            lo = hi;
+            range
+        })
+        .collect()
+}
+
+/// Copies of each of `weights` (one rank's walkers, whose weights start at `before` in the global order) under the
+/// teeth `mine` of a comb of `n` teeth over the global total `total`: the single engine's `branch` rule.
+pub fn copies(weights: &[f64], before: f64, total: f64, n: usize, xi: f64, mine: std::ops::Range<usize>) -> Vec<usize> {
+    let mut c = vec![0usize; weights.len()];
+    let (mut acc, mut j) = (before, 0usize);
+    for k in mine {
+        let tooth = (k as f64 + xi) * total / n as f64;
+        while j + 1 < weights.len() && acc + weights[j] <= tooth {
+            acc += weights[j];
+            j += 1;
+        }
+        c[j] += 1;
+    }
+    c
+}
+
+/// Where copies go on one rank: `parents[s]` the walker whose state slot s takes, `send` the walkers whose
+/// surplus copies leave, `open` the slots left for arriving walkers.
+pub struct Placement {
+    pub parents: Vec<usize>,
+    pub send: Vec<usize>,
+    pub open: Vec<usize>,
+}
+
+/// Survivors keep their slots, extra copies fill the dead walkers' slots in order (as `super::branch` does); what
+/// does not fit leaves, what stays empty waits for arrivals.
+pub fn place(copies: &[usize]) -> Placement {
+    let mut parents: Vec<usize> = (0..copies.len()).collect();
+    let free: Vec<usize> = (0..copies.len()).filter(|&s| copies[s] == 0).collect();
+    let extras: Vec<usize> = copies.iter().enumerate().flat_map(|(j, &c)| std::iter::repeat_n(j, c.saturating_sub(1))).collect();
+    let fit = extras.len().min(free.len());
+    for (&slot, &from) in free.iter().zip(&extras) {
+        parents[slot] = from;
+    }
+    Placement { parents, send: extras[fit..].to_vec(), open: free[fit..].to_vec() }
+}
+
+/// Per-generation times and traffic of one rank.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Timing {
+    pub compute_s: f64,
+    pub reduce_s: f64,
+    pub migrate_s: f64,
+    pub migrated: u64,
+    pub migrated_bytes: u64,
+}
+
+/// The global DMC state every rank holds identically.
+#[derive(Clone, Debug)]
+pub struct Dmc {
+    /// Walkers over all ranks.
+    pub total: usize,
+    pub tau: f64,
+    pub electrons: usize,
+    pub seed: u64,
+    pub e_est: f64,
+    /// Generations run.
+    pub steps: usize,
+    /// Each generation's weighted mean local energy over all ranks.
+    pub energies: Vec<f64>,
+    /// The slot of the last walker that arrived on this rank (to validate: it crossed ranks).
+    pub arrived: Option<usize>,
+    pub timing: Timing,
+}
+
+impl Dmc {
+    /// The state at the start, from every rank's start energies (one sum).
+    pub fn start(comm: &dyn Comm, e: &dyn Engine, total: usize, tau: f64, electrons: usize, seed: u64) -> Dmc {
+        let mut s = [e.energies().iter().sum::<f64>()];
+        comm.sum(&mut s);
+        Dmc { total, tau, electrons, seed, e_est: s[0] / total as f64, steps: 0, energies: vec![], arrived: None, timing: Timing::default() }
+    }
+}
+
+/// One DMC generation of this rank's engine with population control over all ranks (module docs).
+pub fn generation(comm: &dyn Comm, e: &mut dyn Engine, d: &mut Dmc) -> Result<(), SolidError> {
+    let (me, size) = (comm.rank(), comm.size());
+    let t = Instant::now();
+    let old = e.energies();
+    e.advance()?;
+    let new = e.energies();
+    let w: Vec<f64> = old.iter().zip(&new).map(|(&o, &n)| weight(o, n, d.e_est, d.tau, d.electrons)).collect();
+    d.timing.compute_s += t.elapsed().as_secs_f64();
+
+    let t = Instant::now();
+    let mut v = vec![0.0; size + 1];
+    v[me] = w.iter().sum();
+    v[size] = w.iter().zip(&new).map(|(w, e)| w * e).sum();
+    comm.sum(&mut v);
+    d.timing.reduce_s += t.elapsed().as_secs_f64();
+
+    let t = Instant::now();
+    let totals = &v[..size];
+    let total: f64 = totals.iter().sum();
+    let e_gen = v[size] / total;
+    let xi = comb_offset(d.seed, d.steps);
+    let ranges = teeth(totals, d.total, xi);
+    let before: f64 = totals[..me].iter().sum();
+    let c = copies(&w, before, total, d.total, xi, ranges[me].clone());
+    let p = place(&c);
+    let mut leaving = p.send.iter().map(|&j| e.take(j)).collect::<Result<Vec<_>, _>>()?;
+    e.copy_slots(&p.parents)?;
+    let counts: Vec<usize> = ranges.iter().map(|r| r.len()).collect();
+    let traffic = migrate(comm, &mut leaving, &counts, &());
+    if leaving.len() != p.open.len() {
+        comm.abort(&format!("rank {me}: {} walkers arrived for {} open slots", leaving.len(), p.open.len()));
+    }
+    for (&slot, w) in p.open.iter().zip(&leaving) {
+        e.put(slot, w)?;
+        d.arrived = Some(slot);
+    }
+    d.timing.migrate_s += t.elapsed().as_secs_f64();
+    d.timing.migrated += traffic.walkers;
+    d.timing.migrated_bytes += traffic.bytes;
+
+    d.e_est += (e_gen - d.e_est) / (d.steps + 2) as f64;
+    d.energies.push(e_gen);
+    d.steps += 1;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{branch, compare, Params, Solid, DOUBLE_TOLERANCE};
+    use crate::qmc::comm::share;
+    use super::*;
+    use crate::qmc::comm::Threads;
+
+    #[test]
+    fn the_global_comb_gives_every_walker_the_single_comb_copies() {
+        let weights = [0.3, 1.7, 0.9, 0.05, 2.2, 1.0, 0.6, 1.25];
+        for xi in [0.0, 0.37, 0.999] {
+            let mut want = vec![0usize; weights.len()];
+            for &p in &branch(&weights, xi) {
+                want[p] += 1;
+            }
+            for split in [vec![8], vec![3, 5], vec![1, 1, 6], vec![4, 0, 4]] {
+                let parts: Vec<&[f64]> = split.iter().scan(0, |at, &n| Some((*at, *at += n).0)).zip(&split).map(|(a, &n)| &weights[a..a + n]).collect();
+                let totals: Vec<f64> = parts.iter().map(|p| p.iter().sum()).collect();
+                let ranges = teeth(&totals, weights.len(), xi);
+                assert_eq!(ranges.iter().map(|r| r.len()).sum::<usize>(), weights.len());
+                let got: Vec<usize> = (0..split.len()).flat_map(|r| copies(parts[r], totals[..r].iter().sum(), totals.iter().sum(), weights.len(), xi, ranges[r].clone())).collect();
+                assert_eq!(got, want, "xi {xi} split {split:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn placement_keeps_survivors_and_counts_what_leaves_and_arrives() {
+        let p = place(&[0, 3, 1, 0]);
+        assert_eq!(p.parents, [1, 1, 2, 1]);
+        assert!(p.send.is_empty() && p.open.is_empty());
+        let p = place(&[0, 4, 1, 0]);
+        assert_eq!((p.parents, p.send, p.open), (vec![1, 1, 2, 1], vec![1], vec![]));
+        let p = place(&[0, 2, 0, 0]);
+        assert_eq!((p.parents, p.send, p.open), (vec![1, 1, 2, 3], vec![], vec![2, 3]));
+    }
+
+    /// Two ranks of two walkers against one engine of four: the same start (global walker indices), the same random
+    /// numbers, so after one generation the same energy estimate, and the same walkers (by local energy) across the
+    /// ranks after the comb and migration, each rank holding two; a walker that crossed ranks still matches the
+    /// f64 reference. A long time step spreads the weights, so some seeds make a rank send walkers.
+    #[test]
+    fn two_ranks_make_the_one_engine_generation() {
+        let sys = Solid::carbon(16, 3).unwrap();
+        let mut migrated = 0;
+        for seed in 1..=4 {
+            migrated += one_generation(&sys, Params { tau: 0.5, dmc: true, recompute: 0, seed, first: 0 });
+        }
+        assert!(migrated > 0, "no seed moved a walker between ranks: the test did not exercise migration");
+    }
+
+    /// Walkers that crossed ranks.
+    fn one_generation(sys: &Solid, p: Params) -> u64 {
+        let mut one = CpuEngine::<f64, f64>::new(sys, 4, p).unwrap();
+        let e0 = one.e_est;
+        one.step().unwrap();
+        let mut want = one.energies();
+        let out = Threads::run(2, |c| {
+            let (first, n) = share(4, c.rank(), 2);
+            let mut e = CpuEngine::<f64, f64>::new(sys, n, Params { first, ..p }).unwrap();
+            let mut d = Dmc::start(c, &e, 4, p.tau, sys.electrons(), p.seed);
+            assert!((d.e_est - e0).abs() < 1e-10 * e0.abs(), "start {} vs {e0}", d.e_est);
+            generation(c, &mut e, &mut d).unwrap();
+            if let Some(k) = d.arrived {
+                let w = e.take(k).unwrap();
+                let (_, de, di) = compare(sys, &w.pos, &w.rot, w.parts, &w.inv).unwrap();
+                assert!(de < DOUBLE_TOLERANCE && di < 1e-8, "walker that arrived: energy error {de:.2e}, inverse error {di:.2e}");
+            }
+            (e.energies(), d.e_est, d.timing.migrated)
+        });
+        for (_, e_est, _) in &out {
+            assert!((e_est - one.e_est).abs() < 1e-10 * one.e_est.abs(), "E_est {e_est} vs {}", one.e_est);
+        }
+        let mut got: Vec<f64> = out.iter().flat_map(|(e, _, _)| e.clone()).collect();
+        assert_eq!(out.iter().map(|(e, _, _)| e.len()).collect::<Vec<_>>(), [2, 2]);
+        got.sort_by(f64::total_cmp);
+        want.sort_by(f64::total_cmp);
+        for (g, w) in got.iter().zip(&want) {
+            assert!((g - w).abs() < 1e-10 * w.abs(), "walkers after the generation: {got:?} vs {want:?}");
+        }
+        out.iter().map(|o| o.2).sum()
+    }
+
+    /// A walker put into another slot comes out whole (every array, including the gradient rows that only the
+    /// next sweep's drift reads), on the CPU and, where there is one, on the GPU.
+    #[test]
+    fn take_and_put_move_the_whole_walker() {
+        let sys = Solid::carbon(16, 3).unwrap();
+        let p = Params { tau: 0.02, dmc: true, recompute: 0, seed: 9, first: 0 };
+        let mut e = CpuEngine::<f32, f64>::new(&sys, 3, p).unwrap();
+        round_trip(&mut e);
+        if let Some(gpu) = crate::gpu::for_test() {
+            let setup = sys.setup.convert();
+            round_trip(&mut GpuEngine::<f64, f64>::new(&gpu, &sys, &setup, 3, p).unwrap());
+        }
+    }
+
+    fn round_trip(e: &mut dyn Engine) {
+        let (a, b) = (e.take(1).unwrap(), e.take(2).unwrap());
+        assert_ne!(a, b);
+        e.put(2, &a).unwrap();
+        assert_eq!(e.take(2).unwrap(), a);
+        assert_eq!(e.energies()[2], a.parts.local());
+        assert_eq!(e.take(1).unwrap(), a, "the source stays");
+    }
+}
