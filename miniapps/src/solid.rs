@@ -262,7 +262,7 @@ fn trajectory_checks<S: Scalar, A: Real>(gpu: &std::sync::Arc<kernels::gpu::Gpu>
     // last step (walker 0, both engines at the same positions: their accepted moves agree).
     let mut energy_tol = tolerance(p);
     if p != Precision::Double {
-        let (pos, rot, _, inv) = g.walker(0)?;
+        let (pos, rot, gpu_parts, inv) = g.walker(0)?;
         let (ne, ni, st) = (sys.electrons(), sys.setup.ion_count(), sys.setup.table.stride);
         let rows: Vec<f64> = inv[..ne * st].iter().map(|x| x.f64()).collect();
         let cpu_parts = cpu.parts[0];
@@ -271,6 +271,8 @@ fn trajectory_checks<S: Scalar, A: Real>(gpu: &std::sync::Arc<kernels::gpu::Gpu>
         let own = (cpu_parts.local() - re.local()).abs() / re.magnitude();
         energy_tol = energy_tol.max(3.0 * own);
         eprintln!("solid gpu {p} trajectory: the cpu engine's own error against the f64 reference {own:.2e}: energy allowance {energy_tol:.2e}");
+        let show = |x: solid::Parts| format!("kinetic {:.9e} coulomb {:.9e} nonlocal {:.9e}", x.kinetic, x.coulomb, x.nonlocal);
+        eprintln!("  walker 0 reference {}\n  walker 0 cpu       {}\n  walker 0 gpu       {}", show(re), show(cpu_parts), show(gpu_parts));
     }
     Ok(vec![
         Check { quantity: "gpu vs cpu local energy (trajectory)".into(), error: worst_e, tolerance: energy_tol },
