@@ -97,6 +97,10 @@ for stage in "$@"; do
             MPI=1 QMC="$BIN run qmc" STEPS=200 WEAK=128 STRONG=1024 timeout 200 bash scripts/scaling.sh "$REC" 16 || { echo "FAILED: scaling (mpi)"; fail=1; }
         fi
         ;;
+    scaling-strong)
+        # strong scaling alone, at a population one rank finishes in about 25 s (the 1024 of `scaling` took 100 s)
+        QMC="$BIN run qmc" STEPS=200 STRONG=256 KINDS=strong timeout 150 bash scripts/scaling.sh "$REC" 16 || { echo "FAILED: scaling-strong"; fail=1; }
+        ;;
     solid-mixed-large)
         # the mixed-precision GPU records at 1024 electrons with the conditioning-aware trajectory allowance
         run run solid --electrons 1024 --walkers 32,128,512,1024 --steps 1 --max-reps 2 --variants gpu --precision mixed

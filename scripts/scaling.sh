@@ -6,7 +6,7 @@
 #   QMC="path/to/qmcbench run qmc" ...           a built program instead of cargo (the GPU host has no cargo)
 #
 # Weak: WEAK walkers per rank (default 256), so the work grows with the ranks. Strong: STRONG walkers in all
-# (default 4096), split over the ranks. Ranks 1, 2, 4, ... up to MAX_RANKS (default: the logical cores); with
+# (default 4096), split over the ranks; KINDS="weak" or "strong" runs one of them. Ranks 1, 2, 4, ... up to MAX_RANKS (default: the logical cores); with
 # threads the pool has R threads (--threads R), so R ranks use R cores. SYSTEM (default heg: the 14-electron gas,
 # whose generation costs enough that communication is a fair fraction), STEPS (default 200), TAU (default 0.02;
 # DMC equilibrates at least 10/Ha first, 500 generations at 0.02, which the timings include).
@@ -34,9 +34,10 @@ run() { # ranks walkers
         "${bin[@]}" "${common[@]}" --ranks "$1" --threads "$1"
     fi
 }
-csv="$out/scaling-$([ -n "${MPI:-}" ] && echo mpi || echo threads).csv"
+kinds=${KINDS:-weak strong}
+csv="$out/scaling-$([ -n "${MPI:-}" ] && echo mpi || echo threads)${KINDS:+-${kinds// /-}}.csv"
 echo "scaling,ranks,walkers,compute_per_gen_s,reduce_per_gen_s,migrate_per_gen_s,gen_s,efficiency" > "$csv"
-for kind in weak strong; do
+for kind in $kinds; do
     t1=""
     for ((r = 1; r <= max; r *= 2)); do
         w=$([ $kind = weak ] && echo $((weak * r)) || echo "$strong")
