@@ -19,6 +19,20 @@ pub const SRC: &str = include_str!("pseudopotential.cu");
 /// Most coefficients of a Jastrow functor (PP_MAX_JC in pseudopotential.cu).
 pub const MAX_JASTROW_COEFS: usize = 16;
 
+/// The three B-spline functors of `j` (pair same spin, pair opposite spin, one-body) as the kernels' parameter arrays:
+/// coefficient counts, cutoffs, inverse knot spacings and coefficients. `who` names the caller in the panic message.
+pub fn jastrow_tables(j: &super::Jastrow, who: &str) -> ([i32; 3], [f64; 3], [f64; 3], [[f64; MAX_JASTROW_COEFS]; 3]) {
+    let (mut n, mut cut, mut inv_h, mut coef) = ([0; 3], [0.0; 3], [0.0; 3], [[0.0; MAX_JASTROW_COEFS]; 3]);
+    for (f, u) in [&j.pair[0], &j.pair[1], &j.one].into_iter().enumerate() {
+        assert!(u.form == crate::jastrow::Form::BSpline && u.coefs.len() <= MAX_JASTROW_COEFS, "{who}: Jastrow functors must be B-splines of at most {MAX_JASTROW_COEFS} coefficients");
+        n[f] = u.coefs.len() as i32;
+        cut[f] = u.cutoff;
+        inv_h[f] = u.inv_h;
+        coef[f][..u.coefs.len()].copy_from_slice(&u.coefs);
+    }
+    (n, cut, inv_h, coef)
+}
+
 /// Points per chunk of phase 2 (one B-spline launch each).
 pub const CHUNK: usize = 65535;
 
@@ -103,13 +117,7 @@ impl<S: Real, A: Real> GpuPseudo<S, A> {
         };
         if let Some(j) = &s.jastrow {
             params.jastrow = 1;
-            for (f, u) in [&j.pair[0], &j.pair[1], &j.one].into_iter().enumerate() {
-                assert!(u.form == crate::jastrow::Form::BSpline && u.coefs.len() <= MAX_JASTROW_COEFS, "pseudopotential gpu: Jastrow functors must be B-splines of at most {MAX_JASTROW_COEFS} coefficients");
-                params.jn[f] = u.coefs.len() as i32;
-                params.jcut[f] = u.cutoff;
-                params.jinvh[f] = u.inv_h;
-                params.jcoef[f][..u.coefs.len()].copy_from_slice(&u.coefs);
-            }
+            (params.jn, params.jcut, params.jinvh, params.jcoef) = jastrow_tables(j, "pseudopotential gpu");
         }
         for (l, terms) in ch.l.iter().enumerate() {
             params.nterms[l] = terms.len() as i32;

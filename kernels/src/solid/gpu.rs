@@ -29,7 +29,7 @@ use crate::determinant::cpu::Scalar;
 use crate::determinant::gpu::BatchedLu;
 use crate::ewald::gpu::GpuEwald;
 use crate::gpu::{CudaEvent, CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PushKernelArg};
-use crate::pseudopotential::gpu::GpuPseudo;
+use crate::pseudopotential::gpu::{jastrow_tables, GpuPseudo, MAX_JASTROW_COEFS};
 use crate::pseudopotential::Setup;
 use crate::qmc::walker::MoveStats;
 use crate::Real;
@@ -39,8 +39,8 @@ use std::sync::Arc;
 
 pub const SRC: &str = include_str!("solid.cu");
 
-/// Most B-spline coefficients of a Jastrow functor (SOLID_MAX_JC in solid.cu).
-const MAX_JC: usize = 16;
+/// Most B-spline coefficients of a Jastrow functor: the pseudopotential kernel's packing (SOLID_MAX_JC in solid.cu).
+const MAX_JC: usize = MAX_JASTROW_COEFS;
 /// Threads per block of every solid.cu kernel (SOLID_BLOCK).
 const BLOCK: u32 = 128;
 /// Most bytes of orbital VGL output per measurement chunk.
@@ -178,7 +178,8 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
         let w = start_walkers::<S>(sys, walkers, &p);
         let (ne, n, st, ni) = (sys.electrons(), setup.per_spin(), setup.table.stride, setup.ion_count());
         let j = sys.jastrow();
-        let mut kp = SolidParams {
+        let (jn, jcut, jinvh, jcoef) = jastrow_tables(j, "solid gpu");
+        let kp = SolidParams {
             walkers: walkers as i32,
             electrons: ne as i32,
             n: n as i32,
@@ -187,19 +188,12 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
             dmc: p.dmc as i32,
             tau: p.tau,
             cell: setup.cell,
-            jn: [0; 3],
+            jn,
             pad: 0,
-            jcut: [0.0; 3],
-            jinvh: [0.0; 3],
-            jcoef: [[0.0; MAX_JC]; 3],
+            jcut,
+            jinvh,
+            jcoef,
         };
-        for (k, u) in [&j.pair[0], &j.pair[1], &j.one].into_iter().enumerate() {
-            assert!(u.form == crate::jastrow::Form::BSpline && u.coefs.len() <= MAX_JC, "solid gpu: Jastrow functors must be B-splines of at most {MAX_JC} coefficients");
-            kp.jn[k] = u.coefs.len() as i32;
-            kp.jcut[k] = u.cutoff;
-            kp.jinvh[k] = u.inv_h;
-            kp.jcoef[k][..u.coefs.len()].copy_from_slice(&u.coefs);
-        }
         let (sb, ab) = (std::mem::size_of::<S>(), std::mem::size_of::<A>());
         gpu.ensure_fits("the walkers' inverses, gradient rows and f64 re-inversion buffers", walkers * ne * st * 4 * sb + 4 * walkers * n * n * 8)?;
         let chunk = (CHUNK_BYTES / (5 * st * ab)).clamp(walkers, 65535).min((walkers * ne).max(walkers));
