@@ -114,12 +114,16 @@ for stage in "$@"; do
             W=$( (echo 512; echo $((256 * R)); [ "$R" = 1 ] && echo 256) | sort -nu | paste -sd, -)
             STAGE_TIMEOUT=${STAGE_TIMEOUT_SCALING:-100} run run solid --electrons 256,512 --walkers "$W" --ranks "$R" --steps 4 --variants gpu --precision mixed
         done
-        # the same over MPI (one process per GPU), where the binary was built with the mpi feature
+        # the same over MPI (one process per GPU) on 2 and on all GPUs, weak and strong at both sizes, where the
+        # binary was built with the mpi feature
         if [ "$G" -ge 2 ] && command -v mpirun >/dev/null && ldd "$BIN" 2>/dev/null | grep -q libmpi; then
-            echo "+ mpirun -n 2 qmcbench run solid (mpi transport)"
-            OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout --signal=INT 80 mpirun --allow-run-as-root --oversubscribe -n 2 \
-                "$BIN" run solid --electrons 256 --walkers 512 --ranks 1 --steps 4 --variants gpu --precision mixed --quiet --out "$REC" \
-                || { echo "FAILED: mpirun solid"; fail=1; }
+            for R in $( (echo 2; echo "$G") | sort -nu); do
+                W=$( (echo 512; echo $((256 * R))) | sort -nu | paste -sd, -)
+                echo "+ mpirun -n $R qmcbench run solid --electrons 256,512 --walkers $W (mpi transport)"
+                OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout --signal=INT 120 mpirun --allow-run-as-root --oversubscribe -n "$R" \
+                    "$BIN" run solid --electrons 256,512 --walkers "$W" --ranks 1 --steps 4 --variants gpu --precision mixed --quiet --out "$REC" \
+                    || { echo "FAILED: mpirun -n $R solid"; fail=1; }
+            done
         else
             echo "solid-scaling: no mpirun run (needs 2 GPUs, mpirun, and a binary linked with MPI)"
         fi
