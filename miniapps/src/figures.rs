@@ -414,8 +414,13 @@ fn has(r: &Record, sel: &str) -> bool {
 
 /// The records a figure draws on (latest per key).
 pub fn select<'a>(f: &Figure, records: &'a [Record]) -> Vec<&'a Record> {
+    let chosen = records.iter().filter(|r| r.kernel == f.kernel && r.op == f.op && f.select.iter().all(|s| has(r, s)));
+    if f.measure == Measure::ScalingEfficiency {
+        // every run in file order: a scaling point pairs a run with the one-rank run of its own commit
+        return chosen.collect();
+    }
     let mut latest: BTreeMap<String, &Record> = BTreeMap::new();
-    for r in records.iter().filter(|r| r.kernel == f.kernel && r.op == f.op && f.select.iter().all(|s| has(r, s))) {
+    for r in chosen {
         latest.insert(r.key(), r);
     }
     latest.into_values().collect()
@@ -562,21 +567,38 @@ fn scaling_series(recs: &[&Record]) -> Vec<Series> {
         r.key()
     };
     let system = |r: &Record| r.params.get("system").cloned().unwrap_or_default();
-    let one: BTreeMap<(String, u64), f64> = recs
+    let transport = |r: &Record| r.params.get("transport").cloned().unwrap_or_default();
+    // the one-rank baselines of each commit's runs, per transport: "solo" (no communication layer) for every
+    // transport, and a transport's own one-rank run (mpirun -n 1) where there is one, which then takes precedence.
+    // Records come in file order: a later run of the same case replaces an earlier one.
+    let one: BTreeMap<(String, String, String, u64), f64> = recs
         .iter()
         .filter(|r| r.sizes.get("ranks") == Some(&1))
-        .filter_map(|r| Some(((case(r), *r.sizes.get("walkers")?), gen_time(r)?)))
+        .filter_map(|r| Some(((r.commit.clone(), transport(r), case(r), *r.sizes.get("walkers")?), gen_time(r)?)))
         .collect();
-    let mut out: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+    let base = |tr: &str, r: &Record, w: u64| {
+        let key = |t: &str| (r.commit.clone(), t.to_string(), case(r), w);
+        one.get(&key(tr)).or_else(|| one.get(&key("solo")))
+    };
+    // each transport its own series, starting at efficiency 1 on one rank; per series and rank count the latest
+    // run that has a baseline of its own commit
+    let mut points: BTreeMap<String, BTreeMap<u64, f64>> = BTreeMap::new();
     for r in recs {
         let (Some(&ranks), Some(&w), Some(t)) = (r.sizes.get("ranks"), r.sizes.get("walkers"), gen_time(r)) else { continue };
-        if let Some(t1) = one.get(&(case(r), w)) {
-            out.entry(format!("{} strong, {w} walkers", system(r))).or_default().push((ranks as f64, t1 / (ranks as f64 * t)));
+        if ranks < 2 {
+            continue;
         }
-        if let Some(t1) = one.get(&(case(r), w / ranks)).filter(|_| w % ranks == 0) {
-            out.entry(format!("{} weak, {} walkers per rank", system(r), w / ranks)).or_default().push((ranks as f64, t1 / t));
+        let tr = transport(r);
+        if let Some(t1) = base(&tr, r, w) {
+            points.entry(format!("{} strong, {w} walkers, {tr}", system(r))).or_default().insert(ranks, t1 / (ranks as f64 * t));
+        }
+        if let Some(t1) = base(&tr, r, w / ranks).filter(|_| w % ranks == 0) {
+            points.entry(format!("{} weak, {} walkers per rank, {tr}", system(r), w / ranks)).or_default().insert(ranks, t1 / t);
         }
     }
+    let mut out: BTreeMap<String, Vec<(f64, f64)>> =
+        points.into_iter().map(|(name, p)| (name, p.into_iter().map(|(n, e)| (n as f64, e)).collect())).collect();
+    out.values_mut().for_each(|p| p.push((1.0, 1.0)));
     out.into_iter()
         .map(|(name, mut points)| {
             points.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -686,25 +708,48 @@ mod tests {
 
     #[test]
     fn scaling_efficiency_pairs_runs_with_their_one_rank_baseline() {
-        let run = |ranks: u64, walkers: u64, seconds: f64| {
+        fn close(s: &[Series], name: &str, want: [(f64, f64); 2]) {
+            let got = &s.iter().find(|x| x.name.ends_with(name)).unwrap_or_else(|| panic!("no series {name} in {s:?}")).points;
+            assert!(got.len() == 2 && got.iter().zip(want).all(|(g, w)| g.0 == w.0 && (g.1 - w.1).abs() < 1e-12), "{name}: {got:?}");
+        }
+        let run = |ranks: u64, walkers: u64, seconds: f64, transport: &str| {
             let mut r = rec(Variant::Cpu, walkers, seconds, Some(&ranks.to_string()));
             r.kernel = "qmc".into();
             r.op = "dmc".into();
             r.sizes.insert("ranks".into(), ranks);
+            r.params.insert("transport".into(), transport.into());
             r.extra.insert("generations_run".into(), 100.0);
             r
         };
-        // one rank: 100 walkers 1 s, 200 walkers 2 s; two ranks: 200 walkers 1.25 s
-        let recs = vec![run(1, 100, 1.0), run(1, 200, 2.0), run(2, 200, 1.25)];
+        // one rank: 100 walkers 1 s, 200 walkers 2 s, and 100 walkers 1.6 s under mpirun -n 1; two ranks: 200
+        // walkers 1.25 s over threads, 2 s over MPI
+        let recs = vec![
+            run(1, 100, 1.0, "solo"),
+            run(1, 200, 2.0, "solo"),
+            run(1, 100, 1.6, "mpi"),
+            run(2, 200, 1.25, "threads"),
+            run(2, 200, 2.0, "mpi"),
+        ];
         let f = find("dmc-scaling").unwrap();
         let s = series(&f, &select(&f, &recs));
-        let close = |name: &str, want: [(f64, f64); 2]| {
-            let got = &s.iter().find(|x| x.name.contains(name)).unwrap().points;
-            assert!(got.len() == 2 && got.iter().zip(want).all(|(g, w)| g.0 == w.0 && (g.1 - w.1).abs() < 1e-12), "{name}: {got:?}");
+        // strong: 2 s on one rank against 2 x 1.25 s; weak: 1 s for 100 walkers against 1.25 s for 100 per rank;
+        // each transport its own series, against its own one-rank run where there is one (MPI weak: 1.6 s / 2 s)
+        close(&s, "strong, 200 walkers, threads", [(1.0, 1.0), (2.0, 0.8)]);
+        close(&s, "weak, 100 walkers per rank, threads", [(1.0, 1.0), (2.0, 0.8)]);
+        close(&s, "strong, 200 walkers, mpi", [(1.0, 1.0), (2.0, 0.5)]);
+        close(&s, "weak, 100 walkers per rank, mpi", [(1.0, 1.0), (2.0, 0.8)]);
+        assert_eq!(s.len(), 4, "no series without a multi-rank point: {s:?}");
+        // a later commit's runs pair with their own one-rank runs: its strong point replaces the earlier one, and
+        // its 2-rank run of 200 walkers does not become a weak point against the earlier commit's 100-walker run
+        let later = |mut r: Record| {
+            r.commit = "later".into();
+            r
         };
-        // strong: 2 s on one rank against 2 x 1.25 s; weak: 1 s for 100 walkers against 1.25 s for 100 per rank
-        close("strong, 200 walkers", [(1.0, 1.0), (2.0, 0.8)]);
-        close("weak, 100 walkers per rank", [(1.0, 1.0), (2.0, 0.8)]);
+        let mut recs = recs;
+        recs.extend([later(run(1, 200, 1.0, "solo")), later(run(2, 200, 0.5, "threads"))]);
+        let s = series(&f, &select(&f, &recs));
+        close(&s, "strong, 200 walkers, threads", [(1.0, 1.0), (2.0, 1.0)]);
+        close(&s, "weak, 100 walkers per rank, threads", [(1.0, 1.0), (2.0, 0.8)]);
     }
 
     #[test]
