@@ -206,7 +206,7 @@ fn sweep<S: Real, A: Real>(r: &mut Runner, a: &Args, counts: &[usize], f64s: (&S
         if r.runs(Variant::Gpu) {
             let Some(gpu) = r.gpu().cloned() else { continue };
             let mut g = GpuPseudo::<S, A>::new(&gpu, setup, &w)?;
-            let t_jobs = r.time_reps(Variant::Gpu, 3, || g.job_list().map(|_| ()))?;
+            let t_jobs = r.time_reps(Variant::Gpu, 3, || g.job_list())?;
             let t = r.time(Variant::Gpu, || g.evaluate().map(|_| ()))?;
             g.poison()?;
             let energy = g.evaluate()?;

@@ -193,6 +193,13 @@ impl<S: Real> Setup<S> {
             d - self.cell[k] * (d / self.cell[k]).round()
         })
     }
+    /// Expected jobs of one walker with uniform electrons: electrons times ions times the chance of lying within r_c
+    /// of an ion (the sphere's share of the cell).
+    pub fn expected_jobs(&self) -> f64 {
+        let vol: f64 = self.cell.iter().product();
+        let sphere = 4.0 / 3.0 * std::f64::consts::PI * self.channels.rc.powi(3);
+        (self.electrons * self.ion_count()) as f64 * sphere / vol
+    }
     /// Offset of the inverse row of `electron` of `walker` in `Walkers::inv`.
     pub fn inv_row(&self, walker: usize, electron: usize) -> usize {
         (walker * self.electrons + electron) * self.table.stride

@@ -1,10 +1,16 @@
 // Nonlocal pseudopotential, paper 000's two GPU phases.
-// Phase 1: pp_count (one thread per walker-electron: ions within r_c), a scan on the host, pp_fill (the same
-//          threads write their jobs at their offsets, so the list is ordered by walker, electron, ion).
+// Phase 1: pp_count (one thread per walker-electron: ions within r_c), the exclusive scan on the device
+//          (pp_scan_walkers: one block per walker over its electrons' counts, leaving each walker's total in
+//          wbase[w]; pp_scan_totals: one block over the walker totals, in place, wbase[walkers] = all jobs), pp_fill
+//          (the same threads write their jobs at wbase[w] + offset, so the list is ordered by walker, electron, ion;
+//          jobs at or beyond the capacity `cap` are dropped: the host sees the total and runs again with more room).
 // Phase 2: pp_old_* once (with the Jastrow: one warp per walker-electron with jobs, its current sum), then per chunk
-//          of quadrature points: pp_points (one thread per point: position and channel weight), the B-spline kernel
-//          (orbital values at all points), pp_ratio_* (one warp per point: dot product of the values with the
-//          electron's transposed-inverse row, times the Jastrow ratio, times the weight).
+//          of quadrature points up to the capacity (the host does not know the total yet): pp_points (one thread
+//          per point: position and channel weight), the B-spline kernel (orbital values at all points), pp_ratio_*
+//          (one warp per point: dot product of the values with the electron's transposed-inverse row, times the
+//          Jastrow ratio, times the weight); points at or beyond the device's total return.
+// Then pp_energies: one block per walker sums its points' contributions in a fixed order (f64), and writes the
+// total job count after the energies, so one download brings both.
 // Jastrow ratio: exp(new - old), new = sum_{j != i} u(|r' - r_j|) + sum_I chi(|r' - R_I|) summed by the point's warp,
 // old the same at r_i from pp_old (an electron's jobs share it: computed once, not at each of its points), with the
 // jastrow kernel's cubic B-spline functor (jastrow::Radial, Form::BSpline: coefficient c_k weights basis k around
@@ -54,13 +60,69 @@ extern "C" __global__ void pp_count(const PPParams p, const double* __restrict__
     counts[t] = c;
 }
 
+// Exclusive scan of x[0..n) into y[0..n) by one block (blockDim.x a multiple of 32, at most 1024) in tiles of
+// blockDim.x, in T; returns the sum of all n to every thread. y may be x (each thread reads its entry before writing
+// it, and only its own).
+template <typename In, typename T> __device__ T block_scan(const In* x, T* y, int n) {
+    __shared__ T warps[32];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+    T carry = T(0);
+    for (int base = 0; base < n; base += blockDim.x) { // the same trip count in every thread
+        const int i = base + threadIdx.x;
+        const T v = i < n ? (T)x[i] : T(0);
+        T inc = v;
+#pragma unroll
+        for (int o = 1; o < 32; o <<= 1) {
+            const T u = __shfl_up_sync(0xffffffffu, inc, o);
+            if (lane >= o) inc += u;
+        }
+        if (lane == 31) warps[warp] = inc;
+        __syncthreads();
+        if (warp == 0) {
+            T s = lane < nw ? warps[lane] : T(0);
+#pragma unroll
+            for (int o = 1; o < 32; o <<= 1) {
+                const T u = __shfl_up_sync(0xffffffffu, s, o);
+                if (lane >= o) s += u;
+            }
+            if (lane < nw) warps[lane] = s;
+        }
+        __syncthreads();
+        if (i < n) y[i] = carry + (warp > 0 ? warps[warp - 1] : T(0)) + inc - v;
+        carry += warps[nw - 1];
+        __syncthreads(); // everyone has read warps before the next tile writes it
+    }
+    return carry;
+}
+
+// Block w: offsets[w E + e] = jobs of walker w's electrons before e; wbase[w] = walker w's jobs.
+extern "C" __global__ void pp_scan_walkers(const PPParams p, const int* __restrict__ counts, int* __restrict__ offsets,
+                                           long long* __restrict__ wbase) {
+    const size_t o = (size_t)blockIdx.x * p.electrons;
+    // at most electrons x ions jobs per walker: int is enough within a walker
+    const int total = block_scan<int, int>(counts + o, offsets + o, p.electrons);
+    if (threadIdx.x == 0) wbase[blockIdx.x] = total;
+}
+
+// One block: wbase[0..walkers) from walker totals to the index of each walker's first job; wbase[walkers] = all jobs.
+extern "C" __global__ void pp_scan_totals(const PPParams p, long long* wbase) {
+    const long long total = block_scan<long long, long long>(wbase, wbase, p.walkers);
+    if (threadIdx.x == 0) wbase[p.walkers] = total;
+}
+
+// Jobs the list holds: all of them unless the capacity cut it.
+__device__ __forceinline__ long long jobs_held(const PPParams& p, const long long* wbase, long long cap) {
+    return min(wbase[p.walkers], cap);
+}
+
 extern "C" __global__ void pp_fill(const PPParams p, const double* __restrict__ pos, const double* __restrict__ ions,
-                                   const int* __restrict__ offsets, PPJob* __restrict__ jobs, double* __restrict__ disp) {
+                                   const int* __restrict__ offsets, const long long* __restrict__ wbase, long long cap,
+                                   PPJob* __restrict__ jobs, double* __restrict__ disp) {
     const int t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= p.walkers * p.electrons) return;
     const double* r = pos + 3 * (size_t)t;
-    int o = offsets[t];
-    for (int i = 0; i < p.ions; i++) {
+    long long o = wbase[t / p.electrons] + offsets[t];
+    for (int i = 0; i < p.ions && o < cap; i++) {
         double d[3];
         min_image(p, r, ions + 3 * i, d);
         if (d[0] * d[0] + d[1] * d[1] + d[2] * d[2] < p.rc * p.rc) {
@@ -99,13 +161,14 @@ template <typename A> __device__ __forceinline__ A jastrow_u(const PPParams& p, 
             (A)co[2] * (A(-3) * c + A(3) * s + A(3) * t + A(1)) + (A)co[3] * c) * A(1.0 / 6.0);
 }
 
-// Points first .. first + count - 1 (point = job * nq + q): positions into `pts` (chunk-relative), weights into
-// `factor` (absolute index).
+// Points first .. first + count - 1 (point = job * nq + q) that the list holds: positions into `pts` (chunk-relative),
+// weights into `factor` (absolute index). The B-spline kernel evaluates the rest of the chunk at stale positions.
 extern "C" __global__ void pp_points(const PPParams p, const double* __restrict__ ions, const double* __restrict__ rot,
                                      const PPJob* __restrict__ jobs, const double* __restrict__ disp, long long first,
-                                     int count, double* __restrict__ pts, double* __restrict__ factor) {
+                                     int count, const long long* __restrict__ wbase, long long cap,
+                                     double* __restrict__ pts, double* __restrict__ factor) {
     const int t = blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= count) return;
+    if (t >= count || first + t >= jobs_held(p, wbase, cap) * p.nq) return;
     const long long pt = first + t;
     const long long jb = pt / p.nq;
     const int q = (int)(pt % p.nq);
@@ -160,12 +223,14 @@ __device__ void old_sum(const PPParams p, const double* __restrict__ pos, const 
 // One warp per point: ratio = phi(point) . inv_row(electron) * J(r')/J(r_i); contrib = factor * ratio.
 template <typename S, typename A>
 __device__ void ratio(const PPParams p, const A* __restrict__ phi, const S* __restrict__ inv, const PPJob* __restrict__ jobs,
-                      const double* __restrict__ factor, long long first, int count, const double* __restrict__ pos,
-                      const double* __restrict__ ions, const double* __restrict__ rot, const double* __restrict__ disp,
-                      const double* __restrict__ old, double* __restrict__ ratios, double* __restrict__ contrib) {
+                      const double* __restrict__ factor, long long first, int count, const long long* __restrict__ wbase,
+                      long long cap, const double* __restrict__ pos, const double* __restrict__ ions,
+                      const double* __restrict__ rot, const double* __restrict__ disp, const double* __restrict__ old,
+                      double* __restrict__ ratios, double* __restrict__ contrib) {
     const int lane = threadIdx.x & 31;
     const long long t = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-    if (t >= count) return; // whole warps leave together: t is the same across a warp
+    // whole warps leave together: t is the same across a warp
+    if (t >= count || first + t >= jobs_held(p, wbase, cap) * p.nq) return;
     const long long pt = first + t;
     const PPJob j = jobs[pt / p.nq];
     const A* v = phi + (size_t)t * p.stride;
@@ -190,11 +255,13 @@ __device__ void ratio(const PPParams p, const A* __restrict__ phi, const S* __re
 #define PP_RATIO(NAME, S, A)                                                                                      \
     extern "C" __global__ void NAME(const PPParams p, const A* __restrict__ phi, const S* __restrict__ inv,       \
                                     const PPJob* __restrict__ jobs, const double* __restrict__ factor,           \
-                                    long long first, int count, const double* __restrict__ pos,                  \
+                                    long long first, int count, const long long* __restrict__ wbase,             \
+                                    long long cap, const double* __restrict__ pos,                               \
                                     const double* __restrict__ ions, const double* __restrict__ rot,             \
                                     const double* __restrict__ disp, const double* __restrict__ old,             \
                                     double* __restrict__ ratios, double* __restrict__ contrib) {                 \
-        ratio<S, A>(p, phi, inv, jobs, factor, first, count, pos, ions, rot, disp, old, ratios, contrib);        \
+        ratio<S, A>(p, phi, inv, jobs, factor, first, count, wbase, cap, pos, ions, rot, disp, old, ratios,      \
+                    contrib);                                                                                    \
     }
 
 PP_RATIO(pp_ratio_f64, double, double)
@@ -212,3 +279,25 @@ PP_RATIO(pp_ratio_mixed, float, double)
 PP_OLD(pp_old_f64, double)
 PP_OLD(pp_old_f32, float)
 PP_OLD(pp_old_mixed, double)
+
+// Block w (128 threads): out[w] = the sum of walker w's contributions, in a fixed order (each thread a fixed stride,
+// then the warps, then the four warp sums in turn), so a run repeats to the bit. Block 0 writes the total job count
+// (exact in a double) to out[walkers]. With the list cut by the capacity the energies are wrong and the host runs
+// again with more room.
+extern "C" __global__ void pp_energies(const PPParams p, const long long* __restrict__ wbase, long long cap,
+                                       const double* __restrict__ contrib, double* __restrict__ out) {
+    __shared__ double sh[32];
+    const int w = blockIdx.x, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const long long a = min(wbase[w], cap) * p.nq, b = min(wbase[w + 1], cap) * p.nq;
+    double s = 0.0;
+    for (long long x = a + threadIdx.x; x < b; x += blockDim.x) s += contrib[x];
+    s = warp_sum(s);
+    if (lane == 0) sh[warp] = s;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        double t = 0.0;
+        for (int k = 0; k < (int)(blockDim.x >> 5); k++) t += sh[k];
+        out[w] = t;
+        if (w == 0) out[p.walkers] = (double)wbase[p.walkers];
+    }
+}

@@ -263,24 +263,35 @@ fn gpu_matches_reference_when_present() {
     let (s, w) = small(Rule::P12, Channels::test_channels(), 3, 9);
     let re = reference::energies(&s, &w);
     let (s32, w32) = (s.convert::<f32>(), w.convert::<f32>());
-    for p in Precision::ALL {
-        let (energy, ratios) = match p {
-            Precision::Double => run_gpu::<f64, f64>(&gpu, &s, &w),
-            Precision::Single => run_gpu::<f32, f32>(&gpu, &s32, &w32),
-            Precision::Mixed => run_gpu::<f32, f64>(&gpu, &s32, &w32),
+    // each precision with the estimated capacity, and double once more from a capacity of one job, so the list
+    // overflows and the evaluation runs again with room for it
+    for (p, cap) in Precision::ALL.into_iter().map(|p| (p, None)).chain([(Precision::Double, Some(1))]) {
+        let (energy, ratios, jobs) = match p {
+            Precision::Double => run_gpu::<f64, f64>(&gpu, &s, &w, cap),
+            Precision::Single => run_gpu::<f32, f32>(&gpu, &s32, &w32, cap),
+            Precision::Mixed => run_gpu::<f32, f64>(&gpu, &s32, &w32, cap),
         };
+        assert_eq!(jobs, re.jobs, "gpu {p} capacity {cap:?}: job count");
         for c in [Check::compare("energy", &energy, &re.energy, tolerance(p)), Check::compare("ratio", &ratios, &re.ratios, tolerance(p))] {
-            assert!(c.passed(), "gpu {p}: {c:?}");
+            assert!(c.passed(), "gpu {p} capacity {cap:?}: {c:?}");
         }
     }
 }
 
-fn run_gpu<S: Real, A: Real>(gpu: &std::sync::Arc<crate::gpu::Gpu>, s: &Setup<S>, w: &Walkers<S>) -> (Vec<f64>, Vec<f64>) {
+fn run_gpu<S: Real, A: Real>(gpu: &std::sync::Arc<crate::gpu::Gpu>, s: &Setup<S>, w: &Walkers<S>, cap: Option<usize>) -> (Vec<f64>, Vec<f64>, usize) {
     let mut g = gpu::GpuPseudo::<S, A>::new(gpu, s, w).unwrap();
-    g.job_list().unwrap();
+    if let Some(c) = cap {
+        g.set_capacity(c).unwrap();
+    }
     g.poison().unwrap();
-    g.ratios_launch().unwrap();
-    (g.energies().unwrap(), g.ratios().unwrap())
+    let energy = g.evaluate().unwrap();
+    assert!(g.capacity() >= g.jobs_count(), "the capacity grew to the job count");
+    let ratios = g.ratios().unwrap();
+    // only the energies and the count came down, then the ratios asked for here
+    let (nw, points) = (w.count as u64, ratios.len() as u64);
+    let evaluations = if cap.is_some() { 2 } else { 1 };
+    assert_eq!(g.traffic.to_host, 8 * (evaluations * (nw + 1) + points), "bytes to the host");
+    (energy, ratios, g.jobs_count())
 }
 
 #[test]

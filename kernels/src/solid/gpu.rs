@@ -7,9 +7,10 @@
 //! fed fractional coordinates on the device), the nonlocal energy (pseudopotential kernel, on the very position and
 //! inverse buffers this engine moves). Then (DMC) the comb on the host and one copy launch per array.
 //!
-//! What crosses to the host per step: the random numbers (uploaded, drawn in the CPU engine's order), the accepted
-//! counts, the kinetic, Ewald and nonlocal energies (the pseudopotential kernel brings back its per-point
-//! contributions and its job-list counts, as paper 000's does), and the branching pairs (uploaded).
+//! What crosses between host and device per step (counted: `traffic`): the random numbers (uploaded, drawn in the
+//! CPU engine's order so a double run follows the CPU engine), the accepted counts, the kinetic, Ewald and nonlocal
+//! energies (the pseudopotential kernel builds its job list and sums its contributions on the device: one download
+//! of the energies and the job count), the re-inversion's status flags, and the branching pairs (uploaded).
 //!
 //! Walker data is walker-major in one allocation per array (positions, inverses, gradient rows), the layout the
 //! pseudopotential and B-spline kernels take: a branching copy of walker j over walker i is one launch per array for
@@ -28,7 +29,7 @@ use crate::bspline::Output;
 use crate::determinant::cpu::Scalar;
 use crate::determinant::gpu::BatchedLu;
 use crate::ewald::gpu::GpuEwald;
-use crate::gpu::{CudaEvent, CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PushKernelArg};
+use crate::gpu::{CudaEvent, CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PushKernelArg, Traffic};
 use crate::pseudopotential::gpu::{jastrow_tables, GpuPseudo, MAX_JASTROW_COEFS};
 use crate::pseudopotential::Setup;
 use crate::qmc::walker::MoveStats;
@@ -168,6 +169,8 @@ pub struct GpuEngine<'a, S: Real, A: Real> {
     /// their read-out cost host time the step would not otherwise spend).
     pub profile: bool,
     marks: Marks,
+    /// Bytes this engine moved between host and device in its steps (the pseudopotential kernel's apart).
+    traffic: Traffic,
 }
 
 impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
@@ -242,6 +245,7 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
             moves: MoveStats::default(),
             profile: false,
             marks: Marks::default(),
+            traffic: Traffic::default(),
             gpu: gpu.clone(),
             p,
             sys,
@@ -252,6 +256,8 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
         e.measure(true)?;
         e.energies_to_host()?;
         e.e_est = e.parts.iter().map(Parts::local).sum::<f64>() / walkers as f64;
+        // the start's transfers are not a step's
+        (e.traffic, e.pp.traffic) = (Traffic::default(), Traffic::default());
         Ok(e)
     }
 
@@ -260,6 +266,9 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
         let kinetic = self.gpu.download(&self.kin)?;
         let coulomb: Vec<A> = self.ewald.outputs()?;
         let acc = self.gpu.download(&self.acc)?;
+        self.traffic.down::<f64>(kinetic.len());
+        self.traffic.down::<A>(coulomb.len());
+        self.traffic.down::<i32>(acc.len());
         self.mark(Class::Other)?;
         let nonlocal = self.pp.evaluate()?;
         self.mark(Class::Pseudopotential)?;
@@ -272,6 +281,11 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
 
     pub fn count(&self) -> usize {
         self.kp.walkers as usize
+    }
+
+    /// Bytes moved between host and device by the steps so far (all stages).
+    pub fn traffic(&self) -> Traffic {
+        self.traffic.merge(self.pp.traffic)
     }
 
     fn mark(&mut self, c: Class) -> Result<(), GpuError> {
@@ -328,7 +342,8 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
             let (_, _, rot) = self.pp.state_mut();
             self.gpu.write(rot, &self.rot)?;
         }
-        self.gpu.write(&mut self.acc, &vec![0i32; nw])?;
+        self.traffic.up::<f64>(self.host_draws.len() + self.rot.len());
+        self.gpu.stream.memset_zeros(&mut self.acc).during("clearing the accepted counts")?;
         self.mark(Class::Other)?;
         for e in 0..ne {
             self.sweep_electron(e as i32)?;
@@ -505,6 +520,7 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
             return Err(err("the batched LU inversion (getriBatched)", st).into());
         }
         let info = self.gpu.download(&x.info)?;
+        self.traffic.down::<i32>(info.len());
         if let Some(k) = info.iter().position(|&i| i != 0) {
             return Err(SolidError::Singular(k / 2));
         }
@@ -541,6 +557,7 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
         let (from, to): (Vec<i32>, Vec<i32>) = parents.iter().enumerate().filter(|(s, f)| s != *f).map(|(s, &f)| (f as i32, s as i32)).unzip();
         if !from.is_empty() {
             let (from_d, to_d) = (self.gpu.upload("branching sources", &from)?, self.gpu.upload("branching slots", &to)?);
+            self.traffic.up::<i32>(2 * from.len());
             let nw = self.count();
             let (pos, inv, _) = self.pp.state_mut();
             copy_walkers(&self.gpu, &self.f.copy, nw, &from_d, &to_d, pos)?;
