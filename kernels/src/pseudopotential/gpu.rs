@@ -4,12 +4,14 @@
 //! each chunk three launches (points, orbitals, ratios) on one stream, over a capacity of jobs estimated from the
 //! geometry (the host does not wait for the count); one block per walker sums its contributions. The only
 //! download is the energies with the job count: a count above the capacity makes `evaluate` run again with room
-//! for it (rare: the estimate is 10% above the uniform expectation), and the capacity stays grown. The ratio kernel multiplies in the
+//! for it (rare: the estimate is 10% above the uniform expectation), and the capacity stays grown.
+//! The walkers (positions, rotations, inverse rows) are a [`Slab`] the caller owns and passes to each phase. The ratio kernel multiplies in the
 //! Jastrow ratio (B-spline functors only: their coefficients travel in the parameter block), whose old sum (at the
 //! electron's own position) one launch before the chunks computes once per walker-electron with jobs.
 
 use super::channels::{MAX_L, MAX_TERMS};
-use super::{Setup, Walkers};
+use super::slab::{Slab, SlabLayout};
+use super::Setup;
 use crate::bspline::gpu::{suffix, GpuSpline};
 use crate::bspline::Output;
 use crate::gpu::{grid_1d, CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PushKernelArg, Traffic};
@@ -61,11 +63,13 @@ struct PPParams {
     jcut: [f64; 3],
     jinvh: [f64; 3],
     jcoef: [[f64; MAX_JASTROW_COEFS]; 3],
+    slab: SlabLayout,
 }
 // SAFETY: plain-old-data with the C layout of the kernel's struct.
 unsafe impl DeviceRepr for PPParams {}
 
-/// Setup and walkers resident on the GPU.
+/// The setup and the work buffers on the GPU, for the walkers of one slab (`slab`: positions, rotations, inverse
+/// rows), which every phase takes as an argument: the solid engine moves them in place between evaluations.
 pub struct GpuPseudo<S: Real, A: Real> {
     gpu: Arc<Gpu>,
     spline: GpuSpline<S, A>,
@@ -79,9 +83,6 @@ pub struct GpuPseudo<S: Real, A: Real> {
     f_old: CudaFunction,
     f_energies: CudaFunction,
     ions: CudaSlice<f64>,
-    pos: CudaSlice<f64>,
-    rot: CudaSlice<f64>,
-    inv: CudaSlice<S>,
     counts: CudaSlice<i32>,
     /// Each walker-electron's first job among its walker's.
     offsets: CudaSlice<i32>,
@@ -111,7 +112,7 @@ fn job_bytes(nq: usize) -> usize {
 }
 
 impl<S: Real, A: Real> GpuPseudo<S, A> {
-    pub fn new(gpu: &Arc<Gpu>, s: &Setup<S>, w: &Walkers<S>) -> Result<Self, GpuError> {
+    pub fn new(gpu: &Arc<Gpu>, s: &Setup<S>, w: &Slab<S>) -> Result<Self, GpuError> {
         let ch = &s.channels;
         let (pts, wts) = s.rule.nodes();
         let mut params = PPParams {
@@ -133,6 +134,7 @@ impl<S: Real, A: Real> GpuPseudo<S, A> {
             jcut: [0.0; 3],
             jinvh: [0.0; 3],
             jcoef: [[0.0; MAX_JASTROW_COEFS]; 3],
+            slab: w.layout,
         };
         if let Some(j) = &s.jastrow {
             params.jastrow = 1;
@@ -150,7 +152,6 @@ impl<S: Real, A: Real> GpuPseudo<S, A> {
             params.quad[q] = [u[0], u[1], u[2], *wt];
         }
         let ne = w.count * s.electrons;
-        gpu.ensure_fits("the walkers' inverses", w.inv.len() * std::mem::size_of::<S>())?;
         let sfx = suffix::<S, A>();
         let spline = GpuSpline::new(gpu, &s.table, CHUNK, Output::V, crate::bspline::gpu::default_per_thread::<S, A>())?;
         let f = |name: &str| gpu.function("pseudopotential", SRC, name);
@@ -164,9 +165,6 @@ impl<S: Real, A: Real> GpuPseudo<S, A> {
             f_old: f(&format!("pp_old_{sfx}"))?,
             f_energies: f("pp_energies")?,
             ions: gpu.upload("ion positions", &s.ions)?,
-            pos: gpu.upload("electron positions", &w.pos)?,
-            rot: gpu.upload("rotations", &w.rot)?,
-            inv: gpu.upload("inverses", &w.inv)?,
             counts: gpu.zeros("job counts", ne)?,
             offsets: gpu.zeros("job offsets", ne)?,
             wbase: gpu.zeros("walker job offsets", w.count + 1)?,
@@ -226,14 +224,15 @@ impl<S: Real, A: Real> GpuPseudo<S, A> {
     }
 
     /// Phase 1: the job list, on the device (asynchronous: the total comes back with the energies).
-    pub fn job_list(&mut self) -> Result<(), GpuError> {
+    pub fn job_list(&mut self, w: &Slab<S>) -> Result<(), GpuError> {
+        self.check(w);
         let (nw, ne) = (self.params.walkers as usize, (self.params.walkers * self.params.electrons) as usize);
         let cfg = grid_1d(ne, 128);
         let cap = self.cap as i64;
         let s = self.gpu.stream.clone();
         let mut b = s.launch_builder(&self.f_count);
-        b.arg(&self.params).arg(&self.pos).arg(&self.ions).arg(&mut self.counts);
-        // SAFETY: pos holds ne*3 entries, ions ions*3, counts ne; threads beyond ne return.
+        b.arg(&self.params).arg(&w.buf).arg(&self.ions).arg(&mut self.counts);
+        // SAFETY: the slab holds the walkers' positions (3 per electron at p.slab.pos), ions ions*3, counts ne; threads beyond ne return.
         unsafe { b.launch(cfg) }.during("launching pp_count")?;
         let mut b = s.launch_builder(&self.f_scan_walkers);
         b.arg(&self.params).arg(&self.counts).arg(&mut self.offsets).arg(&mut self.wbase);
@@ -245,22 +244,23 @@ impl<S: Real, A: Real> GpuPseudo<S, A> {
         // SAFETY: one block of 1024 threads scans wbase[0..walkers] in place and writes wbase[walkers].
         unsafe { b.launch(LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1024, 1, 1), shared_mem_bytes: 0 }) }.during("launching pp_scan_totals")?;
         let mut b = s.launch_builder(&self.f_fill);
-        b.arg(&self.params).arg(&self.pos).arg(&self.ions).arg(&self.offsets).arg(&self.wbase).arg(&cap).arg(&mut self.jobs).arg(&mut self.disp);
+        b.arg(&self.params).arg(&w.buf).arg(&self.ions).arg(&self.offsets).arg(&self.wbase).arg(&cap).arg(&mut self.jobs).arg(&mut self.disp);
         // SAFETY: a job's index wbase[w] + offset + k is written only below cap, so it fits jobs (4 cap) and disp
-        // (3 cap); offsets and pos hold ne entries (3 ne), wbase walkers + 1.
+        // (3 cap); offsets hold ne entries, wbase walkers + 1, the slab every walker's positions.
         unsafe { b.launch(cfg) }.during("launching pp_fill")?;
         Ok(())
     }
 
     /// Phase 2: all ratios and contributions of the current job list (asynchronous), over the capacity in chunks.
-    pub fn ratios_launch(&mut self) -> Result<(), GpuError> {
+    pub fn ratios_launch(&mut self, w: &Slab<S>) -> Result<(), GpuError> {
+        self.check(w);
         let nq = self.params.nq as usize;
         let (total, cap) = (self.cap * nq, self.cap as i64);
         if self.params.jastrow != 0 {
             let ne = (self.params.walkers * self.params.electrons) as usize;
             let mut b = self.gpu.stream.launch_builder(&self.f_old);
-            b.arg(&self.params).arg(&self.pos).arg(&self.ions).arg(&self.counts).arg(&mut self.old);
-            // SAFETY: warp t < ne reads pos (3 ne), ions, counts (ne) of the last job list and writes old[t] (ne);
+            b.arg(&self.params).arg(&w.buf).arg(&self.ions).arg(&self.counts).arg(&mut self.old);
+            // SAFETY: warp t < ne reads its walker's positions in the slab, ions, counts (ne) of the last job list and writes old[t] (ne);
             // warps beyond ne return whole.
             unsafe { b.launch(grid_1d(ne * 32, 128)) }.during("launching pp_old")?;
         }
@@ -270,7 +270,7 @@ impl<S: Real, A: Real> GpuPseudo<S, A> {
             let (first_i, count_i) = (first as i64, count as i32);
             let pts = self.spline.device_positions(count);
             let mut b = self.gpu.stream.launch_builder(&self.f_points);
-            b.arg(&self.params).arg(&self.ions).arg(&self.rot).arg(&self.jobs).arg(&self.disp).arg(&first_i).arg(&count_i);
+            b.arg(&self.params).arg(&self.ions).arg(&w.buf).arg(&self.jobs).arg(&self.disp).arg(&first_i).arg(&count_i);
             b.arg(&self.wbase).arg(&cap).arg(pts).arg(&mut self.factor);
             // SAFETY: points first..first+count lie below cap*nq; those beyond the list's jobs return; pts holds
             // CHUNK*3 >= count*3 entries.
@@ -278,11 +278,11 @@ impl<S: Real, A: Real> GpuPseudo<S, A> {
             self.spline.launch()?;
             let phi = self.spline.device_outputs();
             let mut b = self.gpu.stream.launch_builder(&self.f_ratio);
-            b.arg(&self.params).arg(phi).arg(&self.inv).arg(&self.jobs).arg(&self.factor).arg(&first_i).arg(&count_i).arg(&self.wbase).arg(&cap);
-            b.arg(&self.pos).arg(&self.ions).arg(&self.rot).arg(&self.disp).arg(&self.old).arg(&mut self.ratios).arg(&mut self.contrib);
+            b.arg(&self.params).arg(phi).arg(&w.buf).arg(&self.jobs).arg(&self.factor).arg(&first_i).arg(&count_i).arg(&self.wbase).arg(&cap);
+            b.arg(&self.ions).arg(&self.disp).arg(&self.old).arg(&mut self.ratios).arg(&mut self.contrib);
             // SAFETY: phi holds count*stride values; warps of points beyond the list's jobs return; the others read
-            // jobs the list holds, whose inverse rows, positions and old sums lie in inv, pos and old (pp_old above
-            // wrote those with jobs), rotations in rot, displacements in disp (jobs < cap); warp t writes point
+            // jobs the list holds, whose inverse rows, positions and rotations lie in their walkers' slabs,
+            // old sums in old (pp_old above wrote those with jobs), displacements in disp (jobs < cap); warp t writes point
             // first+t < nq*cap. 4 warps per block; warps beyond count return whole.
             unsafe { b.launch(grid_1d(count * 32, 128)) }.during("launching pp_ratio")?;
             first += count;
@@ -292,10 +292,10 @@ impl<S: Real, A: Real> GpuPseudo<S, A> {
 
     /// Both phases and the per-walker sums on the device: the nonlocal energy of every walker. The only download
     /// is the energies with the job count; when the count exceeds the capacity, once more with room for it.
-    pub fn evaluate(&mut self) -> Result<Vec<f64>, GpuError> {
+    pub fn evaluate(&mut self, w: &Slab<S>) -> Result<Vec<f64>, GpuError> {
         loop {
-            self.job_list()?;
-            self.ratios_launch()?;
+            self.job_list(w)?;
+            self.ratios_launch(w)?;
             let e = self.sums()?;
             if self.total <= self.cap {
                 return Ok(e);
@@ -328,11 +328,9 @@ impl<S: Real, A: Real> GpuPseudo<S, A> {
         self.gpu.stream.clone_dtoh(&self.ratios.slice(..self.points())).during("copying ratios")
     }
 
-    /// The walkers' state on the device, for a driver that moves the walkers in place (the solid mini-app):
-    /// positions `[walker][electron][xyz]`, transposed inverses `[walker][electron][stride]`, rotations
-    /// `[walker][ion][9]`. The next `evaluate` reads them as they are then.
-    pub fn state_mut(&mut self) -> (&mut CudaSlice<f64>, &mut CudaSlice<S>, &mut CudaSlice<f64>) {
-        (&mut self.pos, &mut self.inv, &mut self.rot)
+    /// The kernels index walkers and arrays by this layout and count.
+    fn check(&self, w: &Slab<S>) {
+        assert!(w.layout == self.params.slab && w.count == self.params.walkers as usize, "pseudopotential gpu: a slab of another layout");
     }
 
     /// Poison the outputs so a kernel that fails to write an entry cannot pass validation.

@@ -31,6 +31,7 @@ pub mod cpu;
 pub mod gpu;
 pub mod quadrature;
 pub mod reference;
+pub mod slab;
 
 pub use channels::Channels;
 pub use quadrature::Rule;

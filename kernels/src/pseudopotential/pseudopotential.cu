@@ -1,4 +1,5 @@
-// Nonlocal pseudopotential, paper 000's two GPU phases.
+// Nonlocal pseudopotential, paper 000's two GPU phases. The walkers' positions, rotations and inverse rows lie in
+// their slabs (`walkers`, layout p.slab: see slab.rs and WalkerSlab in common.cuh).
 // Phase 1: pp_count (one thread per walker-electron: ions within r_c), the exclusive scan on the device
 //          (pp_scan_walkers: one block per walker over its electrons' counts, leaving each walker's total in
 //          wbase[w]; pp_scan_totals: one block over the walker totals, in place, wbase[walkers] = all jobs), pp_fill
@@ -34,6 +35,7 @@ struct PPParams {
     int jn[3];                 // coefficients of the functors: same spin, opposite spin, electron-ion
     double jcut[3], jinvh[3];
     double jcoef[3][PP_MAX_JC];
+    WalkerSlab slab; // positions, rotations and inverse rows of each walker
 };
 
 struct PPJob { int walker, electron, ion, pad; };
@@ -46,11 +48,16 @@ __device__ __forceinline__ void min_image(const PPParams& p, const double* a, co
     }
 }
 
-extern "C" __global__ void pp_count(const PPParams p, const double* __restrict__ pos, const double* __restrict__ ions,
+// Walker-electron t's position in the slabs.
+__device__ __forceinline__ const double* electron_at(const PPParams& p, unsigned char* walkers, int t) {
+    return slab_at<const double>(walkers, p.slab, t / p.electrons, p.slab.pos) + 3 * (t % p.electrons);
+}
+
+extern "C" __global__ void pp_count(const PPParams p, unsigned char* __restrict__ walkers, const double* __restrict__ ions,
                                     int* __restrict__ counts) {
     const int t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= p.walkers * p.electrons) return;
-    const double* r = pos + 3 * (size_t)t;
+    const double* r = electron_at(p, walkers, t);
     int c = 0;
     for (int i = 0; i < p.ions; i++) {
         double d[3];
@@ -115,12 +122,12 @@ __device__ __forceinline__ long long jobs_held(const PPParams& p, const long lon
     return min(wbase[p.walkers], cap);
 }
 
-extern "C" __global__ void pp_fill(const PPParams p, const double* __restrict__ pos, const double* __restrict__ ions,
+extern "C" __global__ void pp_fill(const PPParams p, unsigned char* __restrict__ walkers, const double* __restrict__ ions,
                                    const int* __restrict__ offsets, const long long* __restrict__ wbase, long long cap,
                                    PPJob* __restrict__ jobs, double* __restrict__ disp) {
     const int t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= p.walkers * p.electrons) return;
-    const double* r = pos + 3 * (size_t)t;
+    const double* r = electron_at(p, walkers, t);
     long long o = wbase[t / p.electrons] + offsets[t];
     for (int i = 0; i < p.ions && o < cap; i++) {
         double d[3];
@@ -136,9 +143,9 @@ extern "C" __global__ void pp_fill(const PPParams p, const double* __restrict__ 
 }
 
 // Unit vector u (rotated node q) and position of point pt; returns the job's |d|.
-__device__ __forceinline__ double point_at(const PPParams& p, const double* ions, const double* rot, const PPJob& j,
+__device__ __forceinline__ double point_at(const PPParams& p, const double* ions, unsigned char* walkers, const PPJob& j,
                                            const double* d, int q, double* u, double* at) {
-    const double* R = rot + 9 * ((size_t)j.walker * p.ions + j.ion);
+    const double* R = slab_at<const double>(walkers, p.slab, j.walker, p.slab.rot) + 9 * j.ion;
     const double r = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
 #pragma unroll
     for (int k = 0; k < 3; k++) u[k] = R[3 * k] * p.quad[q][0] + R[3 * k + 1] * p.quad[q][1] + R[3 * k + 2] * p.quad[q][2];
@@ -163,7 +170,7 @@ template <typename A> __device__ __forceinline__ A jastrow_u(const PPParams& p, 
 
 // Points first .. first + count - 1 (point = job * nq + q) that the list holds: positions into `pts` (chunk-relative),
 // weights into `factor` (absolute index). The B-spline kernel evaluates the rest of the chunk at stale positions.
-extern "C" __global__ void pp_points(const PPParams p, const double* __restrict__ ions, const double* __restrict__ rot,
+extern "C" __global__ void pp_points(const PPParams p, const double* __restrict__ ions, unsigned char* __restrict__ walkers,
                                      const PPJob* __restrict__ jobs, const double* __restrict__ disp, long long first,
                                      int count, const long long* __restrict__ wbase, long long cap,
                                      double* __restrict__ pts, double* __restrict__ factor) {
@@ -175,7 +182,7 @@ extern "C" __global__ void pp_points(const PPParams p, const double* __restrict_
     const PPJob j = jobs[jb];
     const double* d = disp + 3 * jb;
     double u[3];
-    const double r = point_at(p, ions, rot, j, d, q, u, pts + 3 * (size_t)t);
+    const double r = point_at(p, ions, walkers, j, d, q, u, pts + 3 * (size_t)t);
     const double x = (u[0] * d[0] + u[1] * d[1] + u[2] * d[2]) / r;
     const double P[4] = {1.0, x, 0.5 * (3.0 * x * x - 1.0), 0.5 * (5.0 * x * x * x - 3.0 * x)};
     double f = 0.0;
@@ -194,13 +201,14 @@ extern "C" __global__ void pp_points(const PPParams p, const double* __restrict_
 // log J terms of electron e of walker w placed at `at`: sum_{o != e} u(|at - r_o|) + sum_I chi(|at - R_I|), summed by
 // the lanes of a warp (the total is in lane 0).
 template <typename A>
-__device__ __forceinline__ A jastrow_sum(const PPParams& p, const double* __restrict__ pos, const double* __restrict__ ions,
+__device__ __forceinline__ A jastrow_sum(const PPParams& p, unsigned char* __restrict__ walkers, const double* __restrict__ ions,
                                          int w, int e, const double* at, int lane) {
     const int half = p.electrons / 2;
+    const double* pos = slab_at<const double>(walkers, p.slab, w, p.slab.pos);
     A s = A(0);
     for (int o = lane; o < p.electrons; o += 32) {
         if (o == e) continue;
-        s += jastrow_u<A>(p, (o < half) != (e < half), at, pos + 3 * ((size_t)w * p.electrons + o));
+        s += jastrow_u<A>(p, (o < half) != (e < half), at, pos + 3 * o);
     }
     for (int i = lane; i < p.ions; i += 32) s += jastrow_u<A>(p, 2, at, ions + 3 * i);
     return warp_sum(s);
@@ -209,24 +217,24 @@ __device__ __forceinline__ A jastrow_sum(const PPParams& p, const double* __rest
 // One warp per walker-electron t < walkers * electrons: old[t] = its Jastrow sum at its own position, for those with
 // jobs (counts[t] > 0; the others are never read).
 template <typename A>
-__device__ void old_sum(const PPParams p, const double* __restrict__ pos, const double* __restrict__ ions,
+__device__ void old_sum(const PPParams p, unsigned char* __restrict__ walkers, const double* __restrict__ ions,
                         const int* __restrict__ counts, double* __restrict__ old) {
     const int lane = threadIdx.x & 31;
     const long long t = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     // whole warps leave together: t and counts[t] are the same across a warp
     if (t >= (long long)p.walkers * p.electrons || counts[t] == 0) return;
     const int w = (int)(t / p.electrons), e = (int)(t % p.electrons);
-    const A s = jastrow_sum<A>(p, pos, ions, w, e, pos + 3 * t, lane);
+    const A s = jastrow_sum<A>(p, walkers, ions, w, e, electron_at(p, walkers, (int)t), lane);
     if (lane == 0) old[t] = (double)s;
 }
 
 // One warp per point: ratio = phi(point) . inv_row(electron) * J(r')/J(r_i); contrib = factor * ratio.
 template <typename S, typename A>
-__device__ void ratio(const PPParams p, const A* __restrict__ phi, const S* __restrict__ inv, const PPJob* __restrict__ jobs,
-                      const double* __restrict__ factor, long long first, int count, const long long* __restrict__ wbase,
-                      long long cap, const double* __restrict__ pos, const double* __restrict__ ions,
-                      const double* __restrict__ rot, const double* __restrict__ disp, const double* __restrict__ old,
-                      double* __restrict__ ratios, double* __restrict__ contrib) {
+__device__ void ratio(const PPParams p, const A* __restrict__ phi, unsigned char* __restrict__ walkers,
+                      const PPJob* __restrict__ jobs, const double* __restrict__ factor, long long first, int count,
+                      const long long* __restrict__ wbase, long long cap, const double* __restrict__ ions,
+                      const double* __restrict__ disp, const double* __restrict__ old, double* __restrict__ ratios,
+                      double* __restrict__ contrib) {
     const int lane = threadIdx.x & 31;
     const long long t = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     // whole warps leave together: t is the same across a warp
@@ -235,15 +243,15 @@ __device__ void ratio(const PPParams p, const A* __restrict__ phi, const S* __re
     const PPJob j = jobs[pt / p.nq];
     const A* v = phi + (size_t)t * p.stride;
     const size_t me = (size_t)j.walker * p.electrons + j.electron;
-    const S* row = inv + me * p.stride;
+    const S* row = slab_at<const S>(walkers, p.slab, j.walker, p.slab.inv) + (size_t)j.electron * p.stride;
     A acc = A(0);
     for (int k = lane; k < p.stride; k += 32) acc += v[k] * A(row[k]);
     acc = warp_sum(acc);
     double jr = 1.0;
     if (p.jastrow) {
         double u[3], at[3];
-        point_at(p, ions, rot, j, disp + 3 * (pt / p.nq), (int)(pt % p.nq), u, at);
-        jr = exp((double)jastrow_sum<A>(p, pos, ions, j.walker, j.electron, at, lane) - old[me]);
+        point_at(p, ions, walkers, j, disp + 3 * (pt / p.nq), (int)(pt % p.nq), u, at);
+        jr = exp((double)jastrow_sum<A>(p, walkers, ions, j.walker, j.electron, at, lane) - old[me]);
     }
     if (lane == 0) {
         const double rho = (double)acc * jr;
@@ -253,15 +261,14 @@ __device__ void ratio(const PPParams p, const A* __restrict__ phi, const S* __re
 }
 
 #define PP_RATIO(NAME, S, A)                                                                                      \
-    extern "C" __global__ void NAME(const PPParams p, const A* __restrict__ phi, const S* __restrict__ inv,       \
-                                    const PPJob* __restrict__ jobs, const double* __restrict__ factor,           \
-                                    long long first, int count, const long long* __restrict__ wbase,             \
-                                    long long cap, const double* __restrict__ pos,                               \
-                                    const double* __restrict__ ions, const double* __restrict__ rot,             \
-                                    const double* __restrict__ disp, const double* __restrict__ old,             \
-                                    double* __restrict__ ratios, double* __restrict__ contrib) {                 \
-        ratio<S, A>(p, phi, inv, jobs, factor, first, count, wbase, cap, pos, ions, rot, disp, old, ratios,      \
-                    contrib);                                                                                    \
+    extern "C" __global__ void NAME(const PPParams p, const A* __restrict__ phi,                                  \
+                                    unsigned char* __restrict__ walkers, const PPJob* __restrict__ jobs,         \
+                                    const double* __restrict__ factor, long long first, int count,               \
+                                    const long long* __restrict__ wbase, long long cap,                          \
+                                    const double* __restrict__ ions, const double* __restrict__ disp,            \
+                                    const double* __restrict__ old, double* __restrict__ ratios,                 \
+                                    double* __restrict__ contrib) {                                              \
+        ratio<S, A>(p, phi, walkers, jobs, factor, first, count, wbase, cap, ions, disp, old, ratios, contrib);  \
     }
 
 PP_RATIO(pp_ratio_f64, double, double)
@@ -269,10 +276,10 @@ PP_RATIO(pp_ratio_f32, float, float)
 PP_RATIO(pp_ratio_mixed, float, double)
 
 #define PP_OLD(NAME, A)                                                                                           \
-    extern "C" __global__ void NAME(const PPParams p, const double* __restrict__ pos,                            \
+    extern "C" __global__ void NAME(const PPParams p, unsigned char* __restrict__ walkers,                      \
                                     const double* __restrict__ ions, const int* __restrict__ counts,             \
                                     double* __restrict__ old) {                                                  \
-        old_sum<A>(p, pos, ions, counts, old);                                                                   \
+        old_sum<A>(p, walkers, ions, counts, old);                                                               \
     }
 
 // the Jastrow's arithmetic type: f32 in single, f64 in double and mixed

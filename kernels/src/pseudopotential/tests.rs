@@ -279,12 +279,13 @@ fn gpu_matches_reference_when_present() {
 }
 
 fn run_gpu<S: Real, A: Real>(gpu: &std::sync::Arc<crate::gpu::Gpu>, s: &Setup<S>, w: &Walkers<S>, cap: Option<usize>) -> (Vec<f64>, Vec<f64>, usize) {
-    let mut g = gpu::GpuPseudo::<S, A>::new(gpu, s, w).unwrap();
+    let slab = super::slab::Slab::upload(gpu, s, w, false).unwrap();
+    let mut g = gpu::GpuPseudo::<S, A>::new(gpu, s, &slab).unwrap();
     if let Some(c) = cap {
         g.set_capacity(c).unwrap();
     }
     g.poison().unwrap();
-    let energy = g.evaluate().unwrap();
+    let energy = g.evaluate(&slab).unwrap();
     assert!(g.capacity() >= g.jobs_count(), "the capacity grew to the job count");
     let ratios = g.ratios().unwrap();
     // only the energies and the count came down, then the ratios asked for here
