@@ -45,3 +45,8 @@ template <typename T>
 __device__ __forceinline__ T* slab_at(unsigned char* base, const WalkerSlab& s, long long w, long long offset) {
     return (T*)(base + w * s.bytes + offset);
 }
+// The same for kernels that only read the slabs (a const base gives const arrays, read through the read-only path).
+template <typename T>
+__device__ __forceinline__ const T* slab_at(const unsigned char* base, const WalkerSlab& s, long long w, long long offset) {
+    return (const T*)(base + w * s.bytes + offset);
+}

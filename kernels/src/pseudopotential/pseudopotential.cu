@@ -49,11 +49,11 @@ __device__ __forceinline__ void min_image(const PPParams& p, const double* a, co
 }
 
 // Walker-electron t's position in the slabs.
-__device__ __forceinline__ const double* electron_at(const PPParams& p, unsigned char* walkers, int t) {
+__device__ __forceinline__ const double* electron_at(const PPParams& p, const unsigned char* walkers, int t) {
     return slab_at<const double>(walkers, p.slab, t / p.electrons, p.slab.pos) + 3 * (t % p.electrons);
 }
 
-extern "C" __global__ void pp_count(const PPParams p, unsigned char* __restrict__ walkers, const double* __restrict__ ions,
+extern "C" __global__ void pp_count(const PPParams p, const unsigned char* __restrict__ walkers, const double* __restrict__ ions,
                                     int* __restrict__ counts) {
     const int t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= p.walkers * p.electrons) return;
@@ -122,7 +122,7 @@ __device__ __forceinline__ long long jobs_held(const PPParams& p, const long lon
     return min(wbase[p.walkers], cap);
 }
 
-extern "C" __global__ void pp_fill(const PPParams p, unsigned char* __restrict__ walkers, const double* __restrict__ ions,
+extern "C" __global__ void pp_fill(const PPParams p, const unsigned char* __restrict__ walkers, const double* __restrict__ ions,
                                    const int* __restrict__ offsets, const long long* __restrict__ wbase, long long cap,
                                    PPJob* __restrict__ jobs, double* __restrict__ disp) {
     const int t = blockIdx.x * blockDim.x + threadIdx.x;
@@ -143,7 +143,7 @@ extern "C" __global__ void pp_fill(const PPParams p, unsigned char* __restrict__
 }
 
 // Unit vector u (rotated node q) and position of point pt; returns the job's |d|.
-__device__ __forceinline__ double point_at(const PPParams& p, const double* ions, unsigned char* walkers, const PPJob& j,
+__device__ __forceinline__ double point_at(const PPParams& p, const double* ions, const unsigned char* walkers, const PPJob& j,
                                            const double* d, int q, double* u, double* at) {
     const double* R = slab_at<const double>(walkers, p.slab, j.walker, p.slab.rot) + 9 * j.ion;
     const double r = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
@@ -170,7 +170,7 @@ template <typename A> __device__ __forceinline__ A jastrow_u(const PPParams& p, 
 
 // Points first .. first + count - 1 (point = job * nq + q) that the list holds: positions into `pts` (chunk-relative),
 // weights into `factor` (absolute index). The B-spline kernel evaluates the rest of the chunk at stale positions.
-extern "C" __global__ void pp_points(const PPParams p, const double* __restrict__ ions, unsigned char* __restrict__ walkers,
+extern "C" __global__ void pp_points(const PPParams p, const double* __restrict__ ions, const unsigned char* __restrict__ walkers,
                                      const PPJob* __restrict__ jobs, const double* __restrict__ disp, long long first,
                                      int count, const long long* __restrict__ wbase, long long cap,
                                      double* __restrict__ pts, double* __restrict__ factor) {
@@ -201,7 +201,7 @@ extern "C" __global__ void pp_points(const PPParams p, const double* __restrict_
 // log J terms of electron e of walker w placed at `at`: sum_{o != e} u(|at - r_o|) + sum_I chi(|at - R_I|), summed by
 // the lanes of a warp (the total is in lane 0).
 template <typename A>
-__device__ __forceinline__ A jastrow_sum(const PPParams& p, unsigned char* __restrict__ walkers, const double* __restrict__ ions,
+__device__ __forceinline__ A jastrow_sum(const PPParams& p, const unsigned char* __restrict__ walkers, const double* __restrict__ ions,
                                          int w, int e, const double* at, int lane) {
     const int half = p.electrons / 2;
     const double* pos = slab_at<const double>(walkers, p.slab, w, p.slab.pos);
@@ -217,7 +217,7 @@ __device__ __forceinline__ A jastrow_sum(const PPParams& p, unsigned char* __res
 // One warp per walker-electron t < walkers * electrons: old[t] = its Jastrow sum at its own position, for those with
 // jobs (counts[t] > 0; the others are never read).
 template <typename A>
-__device__ void old_sum(const PPParams p, unsigned char* __restrict__ walkers, const double* __restrict__ ions,
+__device__ void old_sum(const PPParams p, const unsigned char* __restrict__ walkers, const double* __restrict__ ions,
                         const int* __restrict__ counts, double* __restrict__ old) {
     const int lane = threadIdx.x & 31;
     const long long t = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
@@ -230,7 +230,7 @@ __device__ void old_sum(const PPParams p, unsigned char* __restrict__ walkers, c
 
 // One warp per point: ratio = phi(point) . inv_row(electron) * J(r')/J(r_i); contrib = factor * ratio.
 template <typename S, typename A>
-__device__ void ratio(const PPParams p, const A* __restrict__ phi, unsigned char* __restrict__ walkers,
+__device__ void ratio(const PPParams p, const A* __restrict__ phi, const unsigned char* __restrict__ walkers,
                       const PPJob* __restrict__ jobs, const double* __restrict__ factor, long long first, int count,
                       const long long* __restrict__ wbase, long long cap, const double* __restrict__ ions,
                       const double* __restrict__ disp, const double* __restrict__ old, double* __restrict__ ratios,
@@ -262,7 +262,7 @@ __device__ void ratio(const PPParams p, const A* __restrict__ phi, unsigned char
 
 #define PP_RATIO(NAME, S, A)                                                                                      \
     extern "C" __global__ void NAME(const PPParams p, const A* __restrict__ phi,                                  \
-                                    unsigned char* __restrict__ walkers, const PPJob* __restrict__ jobs,         \
+                                    const unsigned char* __restrict__ walkers, const PPJob* __restrict__ jobs,         \
                                     const double* __restrict__ factor, long long first, int count,               \
                                     const long long* __restrict__ wbase, long long cap,                          \
                                     const double* __restrict__ ions, const double* __restrict__ disp,            \
@@ -276,7 +276,7 @@ PP_RATIO(pp_ratio_f32, float, float)
 PP_RATIO(pp_ratio_mixed, float, double)
 
 #define PP_OLD(NAME, A)                                                                                           \
-    extern "C" __global__ void NAME(const PPParams p, unsigned char* __restrict__ walkers,                      \
+    extern "C" __global__ void NAME(const PPParams p, const unsigned char* __restrict__ walkers,                      \
                                     const double* __restrict__ ions, const int* __restrict__ counts,             \
                                     double* __restrict__ old) {                                                  \
         old_sum<A>(p, walkers, ions, counts, old);                                                               \

@@ -22,13 +22,13 @@ struct SolidParams {
     WalkerSlab slab;
 };
 
-template <typename T> __device__ __forceinline__ T* pos_of(const SolidParams& p, unsigned char* walkers, long long w) {
+template <typename T, typename B> __device__ __forceinline__ T* pos_of(const SolidParams& p, B* walkers, long long w) {
     return slab_at<T>(walkers, p.slab, w, p.slab.pos);
 }
-template <typename T> __device__ __forceinline__ T* inv_of(const SolidParams& p, unsigned char* walkers, long long w) {
+template <typename T, typename B> __device__ __forceinline__ T* inv_of(const SolidParams& p, B* walkers, long long w) {
     return slab_at<T>(walkers, p.slab, w, p.slab.inv);
 }
-template <typename T> __device__ __forceinline__ T* dpsi_of(const SolidParams& p, unsigned char* walkers, long long w) {
+template <typename T, typename B> __device__ __forceinline__ T* dpsi_of(const SolidParams& p, B* walkers, long long w) {
     return slab_at<T>(walkers, p.slab, w, p.slab.dpsi);
 }
 
@@ -123,7 +123,7 @@ __device__ bool mh_accept(double ratio, int fixed_node, const double old[3], con
 
 // grad ln D of electron e at its position: the stored gradient rows dotted with the inverse row -> g[w][1..3].
 template <typename S, typename A>
-__device__ void det_grad(const SolidParams p, int e, unsigned char* __restrict__ walkers, double* __restrict__ g) {
+__device__ void det_grad(const SolidParams p, int e, const unsigned char* __restrict__ walkers, double* __restrict__ g) {
     const int w = blockIdx.x;
     const S* row = inv_of<const S>(p, walkers, w) + (size_t)e * p.stride;
     const S* d = dpsi_of<const S>(p, walkers, w) + (size_t)e * 3 * p.stride;
@@ -182,7 +182,7 @@ __device__ void jastrow_move(const SolidParams p, int e, int phase, unsigned cha
 // Ratio det(A')/det(A) and grad ln D' at the proposal: the VGL rows (rounded to S, the row Sherman-Morrison writes)
 // dotted with the inverse row -> g[w][0] = ratio, g[w][1..3] = gradient; the S rows are kept in urow [w][4][stride].
 template <typename S, typename A>
-__device__ void det_ratio(const SolidParams p, int e, const A* __restrict__ phi, unsigned char* __restrict__ walkers,
+__device__ void det_ratio(const SolidParams p, int e, const A* __restrict__ phi, const unsigned char* __restrict__ walkers,
                           S* __restrict__ urow, double* __restrict__ g) {
     const int w = blockIdx.x;
     const S* row = inv_of<const S>(p, walkers, w) + (size_t)e * p.stride;
@@ -208,7 +208,7 @@ __device__ void det_ratio(const SolidParams p, int e, const A* __restrict__ phi,
 // Sherman-Morrison, first half (accepted walkers): coef_j = (t[j] . u - delta_jk) / ratio, one warp per row of the
 // spin block, and t[k] saved (the second half overwrites it).
 template <typename S, typename A>
-__device__ void sm_coef(const SolidParams p, int e, unsigned char* __restrict__ walkers, const S* __restrict__ urow,
+__device__ void sm_coef(const SolidParams p, int e, const unsigned char* __restrict__ walkers, const S* __restrict__ urow,
                         const int* __restrict__ accept, const double* __restrict__ g, A* __restrict__ coef, A* __restrict__ tk) {
     const int w = blockIdx.y;
     if (!accept[w]) return;
@@ -292,7 +292,7 @@ template <typename S> __device__ void from_inverse(const SolidParams p, const do
 
 // Kinetic term of electron blockIdx.x of walker blockIdx.y: -1/2 (lap ln Psi + |grad ln Psi|^2) (solid::cpu::kinetic_term).
 template <typename A>
-__device__ void kinetic(const SolidParams p, unsigned char* __restrict__ walkers, const double* __restrict__ ions,
+__device__ void kinetic(const SolidParams p, const unsigned char* __restrict__ walkers, const double* __restrict__ ions,
                         const double* __restrict__ det4, double* __restrict__ term) {
     const int e = blockIdx.x, w = blockIdx.y;
     const double* pw = pos_of<const double>(p, walkers, w);
@@ -321,7 +321,7 @@ extern "C" __global__ void solid_row_sum(int len, const double* __restrict__ x, 
 }
 
 // Fractional coordinates for the ewald kernel, [w][xyz][e] in S, wrapped into [0, 1).
-template <typename S> __device__ void fractions(const SolidParams p, unsigned char* __restrict__ walkers, S* __restrict__ frac) {
+template <typename S> __device__ void fractions(const SolidParams p, const unsigned char* __restrict__ walkers, S* __restrict__ frac) {
     const size_t total = (size_t)p.walkers * p.electrons;
     for (size_t x = blockIdx.x * (size_t)blockDim.x + threadIdx.x; x < total; x += (size_t)gridDim.x * blockDim.x) {
         const size_t w = x / p.electrons, e = x % p.electrons;
@@ -333,7 +333,7 @@ template <typename S> __device__ void fractions(const SolidParams p, unsigned ch
 }
 
 // Positions of points first .. first + count - 1 (point = walker * electrons + electron) for the B-spline kernel.
-extern "C" __global__ void solid_gather_positions(const SolidParams p, long long first, int count, unsigned char* __restrict__ walkers,
+extern "C" __global__ void solid_gather_positions(const SolidParams p, long long first, int count, const unsigned char* __restrict__ walkers,
                                                   double* __restrict__ out) {
     const int t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= count) return;
@@ -343,7 +343,7 @@ extern "C" __global__ void solid_gather_positions(const SolidParams p, long long
 }
 
 #define SOLID_ENTRIES(SUF, S, A)                                                                                       \
-    extern "C" __global__ void solid_det_grad_##SUF(const SolidParams p, int e, unsigned char* walkers, double* g) {     \
+    extern "C" __global__ void solid_det_grad_##SUF(const SolidParams p, int e, const unsigned char* walkers, double* g) { \
         det_grad<S, A>(p, e, walkers, g);                                                                                \
     }                                                                                                                    \
     extern "C" __global__ void solid_jastrow_move_##SUF(const SolidParams p, int e, int phase, unsigned char* walkers,  \
@@ -352,11 +352,11 @@ extern "C" __global__ void solid_gather_positions(const SolidParams p, long long
                                                         int* acc) {                                                      \
         jastrow_move<A>(p, e, phase, walkers, ions, moves, g, jold, newpos, spline_pos, accept, acc);                   \
     }                                                                                                                    \
-    extern "C" __global__ void solid_det_ratio_##SUF(const SolidParams p, int e, const A* phi, unsigned char* walkers,  \
+    extern "C" __global__ void solid_det_ratio_##SUF(const SolidParams p, int e, const A* phi, const unsigned char* walkers, \
                                                      S* urow, double* g) {                                               \
         det_ratio<S, A>(p, e, phi, walkers, urow, g);                                                                    \
     }                                                                                                                    \
-    extern "C" __global__ void solid_sm_coef_##SUF(const SolidParams p, int e, unsigned char* walkers, const S* urow,   \
+    extern "C" __global__ void solid_sm_coef_##SUF(const SolidParams p, int e, const unsigned char* walkers, const S* urow, \
                                                    const int* accept, const double* g, A* coef, A* tk) {                 \
         sm_coef<S, A>(p, e, walkers, urow, accept, g, coef, tk);                                                         \
     }                                                                                                                    \
@@ -371,11 +371,11 @@ extern "C" __global__ void solid_gather_positions(const SolidParams p, long long
     extern "C" __global__ void solid_from_inverse_##SUF(const SolidParams p, const double* out, unsigned char* walkers) { \
         from_inverse<S>(p, out, walkers);                                                                                \
     }                                                                                                                    \
-    extern "C" __global__ void solid_kinetic_##SUF(const SolidParams p, unsigned char* walkers, const double* ions,     \
+    extern "C" __global__ void solid_kinetic_##SUF(const SolidParams p, const unsigned char* walkers, const double* ions, \
                                                    const double* det4, double* term) {                                   \
         kinetic<A>(p, walkers, ions, det4, term);                                                                        \
     }                                                                                                                    \
-    extern "C" __global__ void solid_fractions_##SUF(const SolidParams p, unsigned char* walkers, S* frac) {            \
+    extern "C" __global__ void solid_fractions_##SUF(const SolidParams p, const unsigned char* walkers, S* frac) { \
         fractions<S>(p, walkers, frac);                                                                                  \
     }
 
