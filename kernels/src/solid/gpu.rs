@@ -4,8 +4,8 @@
 //! Hastings, Sherman-Morrison in two halves (coefficients, rank-1 apply) for the accepted walkers. The measurement:
 //! VGL of all electrons in chunks of points (bspline kernel), the determinant's gradient and Laplacian (and every
 //! `recompute` steps an f64 re-inversion by cuBLAS batched LU), the kinetic energy, the Ewald energy (ewald kernel,
-//! fed fractional coordinates on the device), the nonlocal energy (pseudopotential kernel, on the very position and
-//! inverse buffers this engine moves). Then (DMC) the comb on the host and one copy launch per array.
+//! fed fractional coordinates on the device), the nonlocal energy (pseudopotential kernel, on the very walker slabs
+//! this engine moves). Then (DMC) the comb on the host and one slab copy per walker that dies.
 //!
 //! What crosses between host and device per step (counted: `traffic`): the random numbers (uploaded, drawn in the
 //! CPU engine's order so a double run follows the CPU engine), the accepted counts, the kinetic, Ewald and nonlocal
