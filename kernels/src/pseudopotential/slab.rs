@@ -100,6 +100,8 @@ impl<S: Real> Slab<S> {
             return Ok(());
         }
         let stream = gpu.stream.clone();
+        // the raw call below needs the context current on this thread (a rank's thread, with several GPUs)
+        gpu.ctx.bind_to_thread().during("binding the GPU context")?;
         let (dst, _sync) = self.buf.device_ptr_mut(&stream);
         let copy = sys::CUDA_MEMCPY2D {
             srcXInBytes: 0,
