@@ -278,6 +278,23 @@ fn gpu_matches_reference_when_present() {
     }
 }
 
+/// The device's job list over several scan tiles: 160 electrons per walker (two tiles of the per-walker block scan
+/// of 128 threads) and 1030 walkers (two tiles of the scan over walker totals, 1024 threads): the job count and every
+/// walker's energy as the CPU path gives them.
+#[test]
+fn gpu_job_list_over_several_scan_tiles_when_present() {
+    let Some(gpu) = crate::gpu::for_test() else { return };
+    let s = Setup::carbon(40, Rule::P12, Channels::carbon_bfd(), 3).unwrap();
+    let w = Walkers::random(&s, 1030, 4);
+    let want = cpu::energies::<f64, f64>(&s, &w);
+    let slab = super::slab::Slab::upload(&gpu, &s, &w, false).unwrap();
+    let mut g = gpu::GpuPseudo::<f64, f64>::new(&gpu, &s, &slab).unwrap();
+    let got = g.evaluate(&slab).unwrap();
+    assert_eq!(g.jobs_count(), want.jobs);
+    let c = Check::compare("energy", &got, &want.energy, tolerance(Precision::Double));
+    assert!(c.passed(), "{c:?}");
+}
+
 fn run_gpu<S: Real, A: Real>(gpu: &std::sync::Arc<crate::gpu::Gpu>, s: &Setup<S>, w: &Walkers<S>, cap: Option<usize>) -> (Vec<f64>, Vec<f64>, usize) {
     let slab = super::slab::Slab::upload(gpu, s, w, false).unwrap();
     let mut g = gpu::GpuPseudo::<S, A>::new(gpu, s, &slab).unwrap();
