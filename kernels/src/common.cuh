@@ -37,3 +37,16 @@ template <typename T> __device__ __forceinline__ T warp_sum(T v) {
 extern "C" __global__ void qmc_copy_f4(const float4* __restrict__ src, float4* __restrict__ dst, u64 n) {
     for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x) dst[i] = src[i];
 }
+
+// Paper 000's walker layout (pseudopotential/slab.rs): each walker's arrays in one slab, all slabs in one allocation;
+// walker w's array at base + w * bytes + offset (byte offsets, multiples of 256).
+struct WalkerSlab { long long bytes, pos, rot, inv, dpsi; };
+template <typename T>
+__device__ __forceinline__ T* slab_at(unsigned char* base, const WalkerSlab& s, long long w, long long offset) {
+    return (T*)(base + w * s.bytes + offset);
+}
+// The same for kernels that only read the slabs (a const base gives const arrays, read through the read-only path).
+template <typename T>
+__device__ __forceinline__ const T* slab_at(const unsigned char* base, const WalkerSlab& s, long long w, long long offset) {
+    return (const T*)(base + w * s.bytes + offset);
+}

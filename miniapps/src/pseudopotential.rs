@@ -15,7 +15,7 @@ use crate::registry::Level;
 use anyhow::{bail, Result};
 use harness::cli::{positive, CommonArgs};
 use harness::{Case, Runner, Variant, Work};
-use kernels::pseudopotential::{self as pp, cpu, gpu::GpuPseudo, reference, Channels, Energies, Rule, Setup, Walkers};
+use kernels::pseudopotential::{self as pp, cpu, gpu::GpuPseudo, reference, slab::Slab, Channels, Energies, Rule, Setup, Walkers};
 use kernels::{Check, Precision, Real};
 
 /// Nonlocal pseudopotential energy (BFD carbon) of walkers in a synthetic diamond-like solid: job list, batched
@@ -205,11 +205,12 @@ fn sweep<S: Real, A: Real>(r: &mut Runner, a: &Args, counts: &[usize], f64s: (&S
         }
         if r.runs(Variant::Gpu) {
             let Some(gpu) = r.gpu().cloned() else { continue };
-            let mut g = GpuPseudo::<S, A>::new(&gpu, setup, &w)?;
-            let t_jobs = r.time_reps(Variant::Gpu, 3, || g.job_list().map(|_| ()))?;
-            let t = r.time(Variant::Gpu, || g.evaluate().map(|_| ()))?;
+            let slab = Slab::upload(&gpu, setup, &w, false)?;
+            let mut g = GpuPseudo::<S, A>::new(&gpu, setup, &slab)?;
+            let t_jobs = r.time_reps(Variant::Gpu, 3, || g.job_list(&slab))?;
+            let t = r.time(Variant::Gpu, || g.evaluate(&slab).map(|_| ()))?;
             g.poison()?;
-            let energy = g.evaluate()?;
+            let energy = g.evaluate(&slab)?;
             let out = Energies { energy, ratios: g.ratios()?, jobs: g.jobs_count() };
             r.record(&case, Variant::Gpu, t, work, &checks(&out, &re_full, p))?;
             r.extra("walker_energies_per_s", nw as f64 / t.median);

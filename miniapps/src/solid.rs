@@ -213,6 +213,9 @@ fn sizes<S: Scalar, A: Real>(r: &mut Runner, a: &Args, sys: &Solid, params: Para
             let acc = g.moves.acceptance();
             r.record(&case(w), Variant::Gpu, t, work::<S>(sys, w, a.steps, acc), &checks)?;
             extras(r, &g.timers, ne, w * a.steps, t.median, acc);
+            let bytes = g.traffic();
+            r.extra("host_bytes_per_step", bytes.total() as f64 / g.steps as f64);
+            r.extra("to_host_bytes_per_step", bytes.to_host as f64 / g.steps as f64);
         }
     }
     Ok(())

@@ -238,6 +238,30 @@ impl Gpu {
     }
 }
 
+/// Bytes copied between host and device, counted by an engine at its transfers (to show what crosses per step).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Traffic {
+    pub to_device: u64,
+    pub to_host: u64,
+}
+
+impl Traffic {
+    pub fn total(&self) -> u64 {
+        self.to_device + self.to_host
+    }
+    pub fn merge(self, o: Traffic) -> Traffic {
+        Traffic { to_device: self.to_device + o.to_device, to_host: self.to_host + o.to_host }
+    }
+    /// Count `n` elements of T to the host.
+    pub fn down<T>(&mut self, n: usize) {
+        self.to_host += (n * std::mem::size_of::<T>()) as u64;
+    }
+    /// Count `n` elements of T to the device.
+    pub fn up<T>(&mut self, n: usize) {
+        self.to_device += (n * std::mem::size_of::<T>()) as u64;
+    }
+}
+
 /// GPU 0 for a test, or `None` (with a SKIPPED line) on a machine without one. With `QMC_REQUIRE_GPU` set, as on a
 /// GPU host, a missing GPU fails the test instead of skipping it.
 pub fn for_test() -> Option<Arc<Gpu>> {

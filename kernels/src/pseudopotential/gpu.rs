@@ -1,15 +1,20 @@
-//! GPU launch code: all walkers in one set of buffers, paper 000's two phases. The job list is counted and written
-//! on the device with a host scan between (the paper concatenates on the CPU too); the ratios run in chunks of at
-//! most 65535 points (the B-spline kernel's launch limit), each chunk three launches (points, orbitals, ratios)
-//! on one stream; the contributions come back and the host sums them per walker. The ratio kernel multiplies in the
+//! GPU launch code: all walkers in one set of buffers, paper 000's two phases, all on the device: the job list is
+//! counted, scanned (a block scan per walker, then one over the walkers' totals) and written there (paper 000
+//! concatenates on the CPU); the ratios run in chunks of at most 65535 points (the B-spline kernel's launch limit),
+//! each chunk three launches (points, orbitals, ratios) on one stream, over a capacity of jobs estimated from the
+//! geometry (the host does not wait for the count); one block per walker sums its contributions. The only
+//! download is the energies with the job count: a count above the capacity makes `evaluate` run again with room
+//! for it (rare: the estimate is 10% above the uniform expectation), and the capacity stays grown.
+//! The walkers (positions, rotations, inverse rows) are a [`Slab`] the caller owns and passes to each phase. The ratio kernel multiplies in the
 //! Jastrow ratio (B-spline functors only: their coefficients travel in the parameter block), whose old sum (at the
 //! electron's own position) one launch before the chunks computes once per walker-electron with jobs.
 
 use super::channels::{MAX_L, MAX_TERMS};
-use super::{Setup, Walkers};
+use super::slab::{Slab, SlabLayout};
+use super::Setup;
 use crate::bspline::gpu::{suffix, GpuSpline};
 use crate::bspline::Output;
-use crate::gpu::{grid_1d, CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, PushKernelArg};
+use crate::gpu::{grid_1d, CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PushKernelArg, Traffic};
 use crate::Real;
 use cudarc::driver::DeviceRepr;
 use std::sync::Arc;
@@ -58,26 +63,31 @@ struct PPParams {
     jcut: [f64; 3],
     jinvh: [f64; 3],
     jcoef: [[f64; MAX_JASTROW_COEFS]; 3],
+    slab: SlabLayout,
 }
 // SAFETY: plain-old-data with the C layout of the kernel's struct.
 unsafe impl DeviceRepr for PPParams {}
 
-/// Setup and walkers resident on the GPU.
+/// The setup and the work buffers on the GPU, for the walkers of one slab (`slab`: positions, rotations, inverse
+/// rows), which every phase takes as an argument: the solid engine moves them in place between evaluations.
 pub struct GpuPseudo<S: Real, A: Real> {
     gpu: Arc<Gpu>,
     spline: GpuSpline<S, A>,
     params: PPParams,
     f_count: CudaFunction,
+    f_scan_walkers: CudaFunction,
+    f_scan_totals: CudaFunction,
     f_fill: CudaFunction,
     f_points: CudaFunction,
     f_ratio: CudaFunction,
     f_old: CudaFunction,
+    f_energies: CudaFunction,
     ions: CudaSlice<f64>,
-    pos: CudaSlice<f64>,
-    rot: CudaSlice<f64>,
-    inv: CudaSlice<S>,
     counts: CudaSlice<i32>,
+    /// Each walker-electron's first job among its walker's.
     offsets: CudaSlice<i32>,
+    /// Each walker's first job, then the total (walkers + 1).
+    wbase: CudaSlice<i64>,
     /// The Jastrow sum of each walker-electron at its own position (written for those with jobs).
     old: CudaSlice<f64>,
     /// Jobs as (walker, electron, ion, pad) and their displacements, with room for `cap` jobs.
@@ -86,13 +96,23 @@ pub struct GpuPseudo<S: Real, A: Real> {
     factor: CudaSlice<f64>,
     ratios: CudaSlice<f64>,
     contrib: CudaSlice<f64>,
+    /// The walkers' energies, then the total job count (walkers + 1): the one download of an evaluation.
+    out: CudaSlice<f64>,
+    /// Jobs the list has room for; phase 2 launches cover that many (the host learns the total only at the end).
     cap: usize,
-    /// Host copy of the offsets plus the total: walker w's jobs are offsets[w E] .. offsets[(w+1) E].
-    host_offsets: Vec<i32>,
+    /// Jobs of the last evaluation (may exceed `cap` until `evaluate` has run again with more room).
+    total: usize,
+    /// Bytes this kernel moved between host and device since it was made.
+    pub traffic: Traffic,
+}
+
+/// Bytes of device memory per job of capacity: the job, its displacement, weight, ratio and contribution per point.
+fn job_bytes(nq: usize) -> usize {
+    16 + 24 + 24 * nq
 }
 
 impl<S: Real, A: Real> GpuPseudo<S, A> {
-    pub fn new(gpu: &Arc<Gpu>, s: &Setup<S>, w: &Walkers<S>) -> Result<Self, GpuError> {
+    pub fn new(gpu: &Arc<Gpu>, s: &Setup<S>, w: &Slab<S>) -> Result<Self, GpuError> {
         let ch = &s.channels;
         let (pts, wts) = s.rule.nodes();
         let mut params = PPParams {
@@ -114,6 +134,7 @@ impl<S: Real, A: Real> GpuPseudo<S, A> {
             jcut: [0.0; 3],
             jinvh: [0.0; 3],
             jcoef: [[0.0; MAX_JASTROW_COEFS]; 3],
+            slab: w.layout,
         };
         if let Some(j) = &s.jastrow {
             params.jastrow = 1;
@@ -131,89 +152,115 @@ impl<S: Real, A: Real> GpuPseudo<S, A> {
             params.quad[q] = [u[0], u[1], u[2], *wt];
         }
         let ne = w.count * s.electrons;
-        gpu.ensure_fits("the walkers' inverses", w.inv.len() * std::mem::size_of::<S>())?;
         let sfx = suffix::<S, A>();
         let spline = GpuSpline::new(gpu, &s.table, CHUNK, Output::V, crate::bspline::gpu::default_per_thread::<S, A>())?;
-        Ok(GpuPseudo {
-            f_count: gpu.function("pseudopotential", SRC, "pp_count")?,
-            f_fill: gpu.function("pseudopotential", SRC, "pp_fill")?,
-            f_points: gpu.function("pseudopotential", SRC, "pp_points")?,
-            f_ratio: gpu.function("pseudopotential", SRC, &format!("pp_ratio_{sfx}"))?,
-            f_old: gpu.function("pseudopotential", SRC, &format!("pp_old_{sfx}"))?,
+        let f = |name: &str| gpu.function("pseudopotential", SRC, name);
+        let mut g = GpuPseudo {
+            f_count: f("pp_count")?,
+            f_scan_walkers: f("pp_scan_walkers")?,
+            f_scan_totals: f("pp_scan_totals")?,
+            f_fill: f("pp_fill")?,
+            f_points: f("pp_points")?,
+            f_ratio: f(&format!("pp_ratio_{sfx}"))?,
+            f_old: f(&format!("pp_old_{sfx}"))?,
+            f_energies: f("pp_energies")?,
             ions: gpu.upload("ion positions", &s.ions)?,
-            pos: gpu.upload("electron positions", &w.pos)?,
-            rot: gpu.upload("rotations", &w.rot)?,
-            inv: gpu.upload("inverses", &w.inv)?,
             counts: gpu.zeros("job counts", ne)?,
             offsets: gpu.zeros("job offsets", ne)?,
+            wbase: gpu.zeros("walker job offsets", w.count + 1)?,
             old: gpu.zeros("old Jastrow sums", ne)?,
             jobs: gpu.zeros("jobs", 4)?,
             disp: gpu.zeros("displacements", 3)?,
             factor: gpu.zeros("weights", 1)?,
             ratios: gpu.zeros("ratios", 1)?,
             contrib: gpu.zeros("contributions", 1)?,
+            out: gpu.zeros("nonlocal energies", w.count + 1)?,
             cap: 0,
-            host_offsets: vec![],
+            total: 0,
+            traffic: Traffic::default(),
             gpu: gpu.clone(),
             spline,
             params,
-        })
+        };
+        // uniform electrons give about the expected count with a relative spread of 1/sqrt(jobs): 10% and eight
+        // spreads above it rarely overflow; a walker population that gathers near the ions grows it once
+        let m = w.count as f64 * s.expected_jobs();
+        let most = ne * s.ion_count();
+        g.set_capacity(((1.1 * m + 8.0 * m.sqrt()).ceil() as usize + 256).min(most))?;
+        Ok(g)
     }
 
+    /// Room for `jobs` jobs (the list keeps at most that many; phase 2 launches cover them all).
+    pub fn set_capacity(&mut self, jobs: usize) -> Result<(), GpuError> {
+        let (cap, nq) = (jobs.max(1), self.params.nq as usize);
+        assert!(cap < i32::MAX as usize / 4, "pseudopotential gpu: too many jobs for 32-bit job fields");
+        // free the old list before asking for room for the new one
+        for b in [&mut self.disp, &mut self.factor, &mut self.ratios, &mut self.contrib] {
+            *b = self.gpu.zeros("a placeholder", 1)?;
+        }
+        self.jobs = self.gpu.zeros("a placeholder", 4)?;
+        self.gpu.ensure_fits("the job list", cap * job_bytes(nq))?;
+        self.jobs = self.gpu.zeros("jobs", 4 * cap)?;
+        self.disp = self.gpu.zeros("displacements", 3 * cap)?;
+        self.factor = self.gpu.zeros("weights", nq * cap)?;
+        self.ratios = self.gpu.zeros("ratios", nq * cap)?;
+        self.contrib = self.gpu.zeros("contributions", nq * cap)?;
+        self.cap = cap;
+        Ok(())
+    }
+
+    pub fn capacity(&self) -> usize {
+        self.cap
+    }
+
+    /// Points of the last evaluation that the list held.
     fn points(&self) -> usize {
-        self.jobs_count() * self.params.nq as usize
+        self.total.min(self.cap) * self.params.nq as usize
     }
 
+    /// Jobs of the last evaluation.
     pub fn jobs_count(&self) -> usize {
-        self.host_offsets.last().map_or(0, |&t| t as usize)
+        self.total
     }
 
-    /// Phase 1: the job list. Returns the number of jobs.
-    pub fn job_list(&mut self) -> Result<usize, GpuError> {
-        let ne = (self.params.walkers * self.params.electrons) as usize;
+    /// Phase 1: the job list, on the device (asynchronous: the total comes back with the energies).
+    pub fn job_list(&mut self, w: &Slab<S>) -> Result<(), GpuError> {
+        self.check(w);
+        let (nw, ne) = (self.params.walkers as usize, (self.params.walkers * self.params.electrons) as usize);
         let cfg = grid_1d(ne, 128);
-        let mut b = self.gpu.stream.launch_builder(&self.f_count);
-        b.arg(&self.params).arg(&self.pos).arg(&self.ions).arg(&mut self.counts);
-        // SAFETY: pos holds ne*3 entries, ions ions*3, counts ne; threads beyond ne return.
+        let cap = self.cap as i64;
+        let s = self.gpu.stream.clone();
+        let mut b = s.launch_builder(&self.f_count);
+        b.arg(&self.params).arg(&w.buf).arg(&self.ions).arg(&mut self.counts);
+        // SAFETY: the slab holds the walkers' positions (3 per electron at p.slab.pos), ions ions*3, counts ne; threads beyond ne return.
         unsafe { b.launch(cfg) }.during("launching pp_count")?;
-        let counts = self.gpu.download(&self.counts)?;
-        let mut offsets = Vec::with_capacity(ne + 1);
-        let mut total = 0i64;
-        for c in counts {
-            offsets.push(total as i32);
-            total += c as i64;
-        }
-        assert!(total < i32::MAX as i64 / 4, "pseudopotential gpu: too many jobs for 32-bit offsets");
-        offsets.push(total as i32);
-        let total = total as usize;
-        self.gpu.write(&mut self.offsets, &offsets[..ne])?;
-        if total > self.cap {
-            let cap = total + total / 4 + 1;
-            let nq = self.params.nq as usize;
-            self.gpu.ensure_fits("the job list", cap * (16 + 24 + 24 * nq))?;
-            self.jobs = self.gpu.zeros("jobs", 4 * cap)?;
-            self.disp = self.gpu.zeros("displacements", 3 * cap)?;
-            self.factor = self.gpu.zeros("weights", nq * cap)?;
-            self.ratios = self.gpu.zeros("ratios", nq * cap)?;
-            self.contrib = self.gpu.zeros("contributions", nq * cap)?;
-            self.cap = cap;
-        }
-        let mut b = self.gpu.stream.launch_builder(&self.f_fill);
-        b.arg(&self.params).arg(&self.pos).arg(&self.ions).arg(&self.offsets).arg(&mut self.jobs).arg(&mut self.disp);
-        // SAFETY: offsets[t] + count[t] <= total <= cap, so every job written fits jobs (4 cap) and disp (3 cap).
+        let mut b = s.launch_builder(&self.f_scan_walkers);
+        b.arg(&self.params).arg(&self.counts).arg(&mut self.offsets).arg(&mut self.wbase);
+        // SAFETY: block w < walkers scans counts[w E..(w+1) E] into the same range of offsets (ne each) and writes
+        // wbase[w] (walkers + 1 entries); 128 threads, a multiple of 32 as block_scan needs.
+        unsafe { b.launch(LaunchConfig { grid_dim: (nw as u32, 1, 1), block_dim: (128, 1, 1), shared_mem_bytes: 0 }) }.during("launching pp_scan_walkers")?;
+        let mut b = s.launch_builder(&self.f_scan_totals);
+        b.arg(&self.params).arg(&mut self.wbase);
+        // SAFETY: one block of 1024 threads scans wbase[0..walkers] in place and writes wbase[walkers].
+        unsafe { b.launch(LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1024, 1, 1), shared_mem_bytes: 0 }) }.during("launching pp_scan_totals")?;
+        let mut b = s.launch_builder(&self.f_fill);
+        b.arg(&self.params).arg(&w.buf).arg(&self.ions).arg(&self.offsets).arg(&self.wbase).arg(&cap).arg(&mut self.jobs).arg(&mut self.disp);
+        // SAFETY: a job's index wbase[w] + offset + k is written only below cap, so it fits jobs (4 cap) and disp
+        // (3 cap); offsets hold ne entries, wbase walkers + 1, the slab every walker's positions.
         unsafe { b.launch(cfg) }.during("launching pp_fill")?;
-        self.host_offsets = offsets;
-        Ok(total)
+        Ok(())
     }
 
-    /// Phase 2: all ratios and contributions of the current job list (asynchronous).
-    pub fn ratios_launch(&mut self) -> Result<(), GpuError> {
-        let total = self.points();
-        if self.params.jastrow != 0 && total > 0 {
+    /// Phase 2: all ratios and contributions of the current job list (asynchronous), over the capacity in chunks.
+    pub fn ratios_launch(&mut self, w: &Slab<S>) -> Result<(), GpuError> {
+        self.check(w);
+        let nq = self.params.nq as usize;
+        let (total, cap) = (self.cap * nq, self.cap as i64);
+        if self.params.jastrow != 0 {
             let ne = (self.params.walkers * self.params.electrons) as usize;
             let mut b = self.gpu.stream.launch_builder(&self.f_old);
-            b.arg(&self.params).arg(&self.pos).arg(&self.ions).arg(&self.counts).arg(&mut self.old);
-            // SAFETY: warp t < ne reads pos (3 ne), ions, counts (ne) of the last job list and writes old[t] (ne);
+            b.arg(&self.params).arg(&w.buf).arg(&self.ions).arg(&self.counts).arg(&mut self.old);
+            // SAFETY: warp t < ne reads its walker's positions in the slab, ions, counts (ne) of the last job list and writes old[t] (ne);
             // warps beyond ne return whole.
             unsafe { b.launch(grid_1d(ne * 32, 128)) }.during("launching pp_old")?;
         }
@@ -223,57 +270,67 @@ impl<S: Real, A: Real> GpuPseudo<S, A> {
             let (first_i, count_i) = (first as i64, count as i32);
             let pts = self.spline.device_positions(count);
             let mut b = self.gpu.stream.launch_builder(&self.f_points);
-            b.arg(&self.params).arg(&self.ions).arg(&self.rot).arg(&self.jobs).arg(&self.disp).arg(&first_i).arg(&count_i).arg(pts).arg(&mut self.factor);
-            // SAFETY: points first..first+count belong to jobs < total <= cap; pts holds CHUNK*3 >= count*3 entries.
+            b.arg(&self.params).arg(&self.ions).arg(&w.buf).arg(&self.jobs).arg(&self.disp).arg(&first_i).arg(&count_i);
+            b.arg(&self.wbase).arg(&cap).arg(pts).arg(&mut self.factor);
+            // SAFETY: points first..first+count lie below cap*nq; those beyond the list's jobs return; pts holds
+            // CHUNK*3 >= count*3 entries.
             unsafe { b.launch(grid_1d(count, 128)) }.during("launching pp_points")?;
             self.spline.launch()?;
             let phi = self.spline.device_outputs();
             let mut b = self.gpu.stream.launch_builder(&self.f_ratio);
-            b.arg(&self.params).arg(phi).arg(&self.inv).arg(&self.jobs).arg(&self.factor).arg(&first_i).arg(&count_i);
-            b.arg(&self.pos).arg(&self.ions).arg(&self.rot).arg(&self.disp).arg(&self.old).arg(&mut self.ratios).arg(&mut self.contrib);
-            // SAFETY: phi holds count*stride values; inverse rows, positions and old sums of the jobs' walkers and
-            // electrons lie in inv, pos and old (pp_old above wrote those with jobs), their rotations in rot, their
-            // displacements in disp (jobs < total <= cap); warp t writes point first+t < total <= nq*cap. 4 warps per
-            // block; warps beyond count return whole.
+            b.arg(&self.params).arg(phi).arg(&w.buf).arg(&self.jobs).arg(&self.factor).arg(&first_i).arg(&count_i).arg(&self.wbase).arg(&cap);
+            b.arg(&self.ions).arg(&self.disp).arg(&self.old).arg(&mut self.ratios).arg(&mut self.contrib);
+            // SAFETY: phi holds count*stride values; warps of points beyond the list's jobs return; the others read
+            // jobs the list holds, whose inverse rows, positions and rotations lie in their walkers' slabs,
+            // old sums in old (pp_old above wrote those with jobs), displacements in disp (jobs < cap); warp t writes point
+            // first+t < nq*cap. 4 warps per block; warps beyond count return whole.
             unsafe { b.launch(grid_1d(count * 32, 128)) }.during("launching pp_ratio")?;
             first += count;
         }
         Ok(())
     }
 
-    /// Both phases and the per-walker sum on the host: the nonlocal energy of every walker.
-    pub fn evaluate(&mut self) -> Result<Vec<f64>, GpuError> {
-        self.job_list()?;
-        self.ratios_launch()?;
-        self.energies()
+    /// Both phases and the per-walker sums on the device: the nonlocal energy of every walker. The only download
+    /// is the energies with the job count; when the count exceeds the capacity, once more with room for it.
+    pub fn evaluate(&mut self, w: &Slab<S>) -> Result<Vec<f64>, GpuError> {
+        loop {
+            self.job_list(w)?;
+            self.ratios_launch(w)?;
+            let e = self.sums()?;
+            if self.total <= self.cap {
+                return Ok(e);
+            }
+            self.set_capacity(self.total + self.total / 8 + 256)?;
+        }
     }
 
-    /// Download the contributions and sum them per walker.
-    pub fn energies(&self) -> Result<Vec<f64>, GpuError> {
-        let nq = self.params.nq as usize;
-        let contrib = if self.points() > 0 { self.gpu.stream.clone_dtoh(&self.contrib.slice(..self.points())).during("copying contributions")? } else { vec![] };
-        let ne = self.params.electrons as usize;
-        Ok((0..self.params.walkers as usize)
-            .map(|w| {
-                let (a, b) = (self.host_offsets[w * ne] as usize, self.host_offsets[(w + 1) * ne] as usize);
-                contrib[a * nq..b * nq].iter().sum()
-            })
-            .collect())
+    /// Sum the contributions per walker on the device and download the sums with the job count.
+    fn sums(&mut self) -> Result<Vec<f64>, GpuError> {
+        let nw = self.params.walkers as usize;
+        let cap = self.cap as i64;
+        let mut b = self.gpu.stream.launch_builder(&self.f_energies);
+        b.arg(&self.params).arg(&self.wbase).arg(&cap).arg(&self.contrib).arg(&mut self.out);
+        // SAFETY: block w < walkers reads wbase[w], wbase[w+1] and the contributions between them clamped to cap*nq
+        // (all within contrib); writes out[w] and (block 0) out[walkers]: walkers + 1 entries. 128 threads.
+        unsafe { b.launch(LaunchConfig { grid_dim: (nw as u32, 1, 1), block_dim: (128, 1, 1), shared_mem_bytes: 0 }) }.during("launching pp_energies")?;
+        let mut out = self.gpu.download(&self.out)?;
+        self.traffic.down::<f64>(out.len());
+        self.total = out.pop().expect("walkers + 1 entries") as usize;
+        Ok(out)
     }
 
     /// All ratios of the last evaluation, in job order.
-    pub fn ratios(&self) -> Result<Vec<f64>, GpuError> {
+    pub fn ratios(&mut self) -> Result<Vec<f64>, GpuError> {
         if self.points() == 0 {
             return Ok(vec![]);
         }
+        self.traffic.down::<f64>(self.points());
         self.gpu.stream.clone_dtoh(&self.ratios.slice(..self.points())).during("copying ratios")
     }
 
-    /// The walkers' state on the device, for a driver that moves the walkers in place (the solid mini-app):
-    /// positions `[walker][electron][xyz]`, transposed inverses `[walker][electron][stride]`, rotations
-    /// `[walker][ion][9]`. The next `evaluate` reads them as they are then.
-    pub fn state_mut(&mut self) -> (&mut CudaSlice<f64>, &mut CudaSlice<S>, &mut CudaSlice<f64>) {
-        (&mut self.pos, &mut self.inv, &mut self.rot)
+    /// The kernels index walkers and arrays by this layout and count.
+    fn check(&self, w: &Slab<S>) {
+        assert!(w.layout == self.params.slab && w.count == self.params.walkers as usize, "pseudopotential gpu: a slab of another layout");
     }
 
     /// Poison the outputs so a kernel that fails to write an entry cannot pass validation.

@@ -31,6 +31,7 @@ pub mod cpu;
 pub mod gpu;
 pub mod quadrature;
 pub mod reference;
+pub mod slab;
 
 pub use channels::Channels;
 pub use quadrature::Rule;
@@ -192,6 +193,13 @@ impl<S: Real> Setup<S> {
             let d = a[k] - b[k];
             d - self.cell[k] * (d / self.cell[k]).round()
         })
+    }
+    /// Expected jobs of one walker with uniform electrons: electrons times ions times the chance of lying within r_c
+    /// of an ion (the sphere's share of the cell).
+    pub fn expected_jobs(&self) -> f64 {
+        let vol: f64 = self.cell.iter().product();
+        let sphere = 4.0 / 3.0 * std::f64::consts::PI * self.channels.rc.powi(3);
+        (self.electrons * self.ion_count()) as f64 * sphere / vol
     }
     /// Offset of the inverse row of `electron` of `walker` in `Walkers::inv`.
     pub fn inv_row(&self, walker: usize, electron: usize) -> usize {

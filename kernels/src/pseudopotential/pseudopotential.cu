@@ -1,10 +1,17 @@
-// Nonlocal pseudopotential, paper 000's two GPU phases.
-// Phase 1: pp_count (one thread per walker-electron: ions within r_c), a scan on the host, pp_fill (the same
-//          threads write their jobs at their offsets, so the list is ordered by walker, electron, ion).
+// Nonlocal pseudopotential, paper 000's two GPU phases. The walkers' positions, rotations and inverse rows lie in
+// their slabs (`walkers`, layout p.slab: see slab.rs and WalkerSlab in common.cuh).
+// Phase 1: pp_count (one thread per walker-electron: ions within r_c), the exclusive scan on the device
+//          (pp_scan_walkers: one block per walker over its electrons' counts, leaving each walker's total in
+//          wbase[w]; pp_scan_totals: one block over the walker totals, in place, wbase[walkers] = all jobs), pp_fill
+//          (the same threads write their jobs at wbase[w] + offset, so the list is ordered by walker, electron, ion;
+//          jobs at or beyond the capacity `cap` are dropped: the host sees the total and runs again with more room).
 // Phase 2: pp_old_* once (with the Jastrow: one warp per walker-electron with jobs, its current sum), then per chunk
-//          of quadrature points: pp_points (one thread per point: position and channel weight), the B-spline kernel
-//          (orbital values at all points), pp_ratio_* (one warp per point: dot product of the values with the
-//          electron's transposed-inverse row, times the Jastrow ratio, times the weight).
+//          of quadrature points up to the capacity (the host does not know the total yet): pp_points (one thread
+//          per point: position and channel weight), the B-spline kernel (orbital values at all points), pp_ratio_*
+//          (one warp per point: dot product of the values with the electron's transposed-inverse row, times the
+//          Jastrow ratio, times the weight); points at or beyond the device's total return.
+// Then pp_energies: one block per walker sums its points' contributions in a fixed order (f64), and writes the
+// total job count after the energies, so one download brings both.
 // Jastrow ratio: exp(new - old), new = sum_{j != i} u(|r' - r_j|) + sum_I chi(|r' - R_I|) summed by the point's warp,
 // old the same at r_i from pp_old (an electron's jobs share it: computed once, not at each of its points), with the
 // jastrow kernel's cubic B-spline functor (jastrow::Radial, Form::BSpline: coefficient c_k weights basis k around
@@ -28,6 +35,7 @@ struct PPParams {
     int jn[3];                 // coefficients of the functors: same spin, opposite spin, electron-ion
     double jcut[3], jinvh[3];
     double jcoef[3][PP_MAX_JC];
+    WalkerSlab slab; // positions, rotations and inverse rows of each walker
 };
 
 struct PPJob { int walker, electron, ion, pad; };
@@ -40,11 +48,16 @@ __device__ __forceinline__ void min_image(const PPParams& p, const double* a, co
     }
 }
 
-extern "C" __global__ void pp_count(const PPParams p, const double* __restrict__ pos, const double* __restrict__ ions,
+// Walker-electron t's position in the slabs.
+__device__ __forceinline__ const double* electron_at(const PPParams& p, const unsigned char* walkers, int t) {
+    return slab_at<const double>(walkers, p.slab, t / p.electrons, p.slab.pos) + 3 * (t % p.electrons);
+}
+
+extern "C" __global__ void pp_count(const PPParams p, const unsigned char* __restrict__ walkers, const double* __restrict__ ions,
                                     int* __restrict__ counts) {
     const int t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= p.walkers * p.electrons) return;
-    const double* r = pos + 3 * (size_t)t;
+    const double* r = electron_at(p, walkers, t);
     int c = 0;
     for (int i = 0; i < p.ions; i++) {
         double d[3];
@@ -54,13 +67,69 @@ extern "C" __global__ void pp_count(const PPParams p, const double* __restrict__
     counts[t] = c;
 }
 
-extern "C" __global__ void pp_fill(const PPParams p, const double* __restrict__ pos, const double* __restrict__ ions,
-                                   const int* __restrict__ offsets, PPJob* __restrict__ jobs, double* __restrict__ disp) {
+// Exclusive scan of x[0..n) into y[0..n) by one block (blockDim.x a multiple of 32, at most 1024) in tiles of
+// blockDim.x, in T; returns the sum of all n to every thread. y may be x (each thread reads its entry before writing
+// it, and only its own).
+template <typename In, typename T> __device__ T block_scan(const In* x, T* y, int n) {
+    __shared__ T warps[32];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+    T carry = T(0);
+    for (int base = 0; base < n; base += blockDim.x) { // the same trip count in every thread
+        const int i = base + threadIdx.x;
+        const T v = i < n ? (T)x[i] : T(0);
+        T inc = v;
+#pragma unroll
+        for (int o = 1; o < 32; o <<= 1) {
+            const T u = __shfl_up_sync(0xffffffffu, inc, o);
+            if (lane >= o) inc += u;
+        }
+        if (lane == 31) warps[warp] = inc;
+        __syncthreads();
+        if (warp == 0) {
+            T s = lane < nw ? warps[lane] : T(0);
+#pragma unroll
+            for (int o = 1; o < 32; o <<= 1) {
+                const T u = __shfl_up_sync(0xffffffffu, s, o);
+                if (lane >= o) s += u;
+            }
+            if (lane < nw) warps[lane] = s;
+        }
+        __syncthreads();
+        if (i < n) y[i] = carry + (warp > 0 ? warps[warp - 1] : T(0)) + inc - v;
+        carry += warps[nw - 1];
+        __syncthreads(); // everyone has read warps before the next tile writes it
+    }
+    return carry;
+}
+
+// Block w: offsets[w E + e] = jobs of walker w's electrons before e; wbase[w] = walker w's jobs.
+extern "C" __global__ void pp_scan_walkers(const PPParams p, const int* __restrict__ counts, int* __restrict__ offsets,
+                                           long long* __restrict__ wbase) {
+    const size_t o = (size_t)blockIdx.x * p.electrons;
+    // at most electrons x ions jobs per walker: int is enough within a walker
+    const int total = block_scan<int, int>(counts + o, offsets + o, p.electrons);
+    if (threadIdx.x == 0) wbase[blockIdx.x] = total;
+}
+
+// One block: wbase[0..walkers) from walker totals to the index of each walker's first job; wbase[walkers] = all jobs.
+extern "C" __global__ void pp_scan_totals(const PPParams p, long long* wbase) {
+    const long long total = block_scan<long long, long long>(wbase, wbase, p.walkers);
+    if (threadIdx.x == 0) wbase[p.walkers] = total;
+}
+
+// Jobs the list holds: all of them unless the capacity cut it.
+__device__ __forceinline__ long long jobs_held(const PPParams& p, const long long* wbase, long long cap) {
+    return min(wbase[p.walkers], cap);
+}
+
+extern "C" __global__ void pp_fill(const PPParams p, const unsigned char* __restrict__ walkers, const double* __restrict__ ions,
+                                   const int* __restrict__ offsets, const long long* __restrict__ wbase, long long cap,
+                                   PPJob* __restrict__ jobs, double* __restrict__ disp) {
     const int t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= p.walkers * p.electrons) return;
-    const double* r = pos + 3 * (size_t)t;
-    int o = offsets[t];
-    for (int i = 0; i < p.ions; i++) {
+    const double* r = electron_at(p, walkers, t);
+    long long o = wbase[t / p.electrons] + offsets[t];
+    for (int i = 0; i < p.ions && o < cap; i++) {
         double d[3];
         min_image(p, r, ions + 3 * i, d);
         if (d[0] * d[0] + d[1] * d[1] + d[2] * d[2] < p.rc * p.rc) {
@@ -74,9 +143,9 @@ extern "C" __global__ void pp_fill(const PPParams p, const double* __restrict__ 
 }
 
 // Unit vector u (rotated node q) and position of point pt; returns the job's |d|.
-__device__ __forceinline__ double point_at(const PPParams& p, const double* ions, const double* rot, const PPJob& j,
+__device__ __forceinline__ double point_at(const PPParams& p, const double* ions, const unsigned char* walkers, const PPJob& j,
                                            const double* d, int q, double* u, double* at) {
-    const double* R = rot + 9 * ((size_t)j.walker * p.ions + j.ion);
+    const double* R = slab_at<const double>(walkers, p.slab, j.walker, p.slab.rot) + 9 * j.ion;
     const double r = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
 #pragma unroll
     for (int k = 0; k < 3; k++) u[k] = R[3 * k] * p.quad[q][0] + R[3 * k + 1] * p.quad[q][1] + R[3 * k + 2] * p.quad[q][2];
@@ -99,20 +168,21 @@ template <typename A> __device__ __forceinline__ A jastrow_u(const PPParams& p, 
             (A)co[2] * (A(-3) * c + A(3) * s + A(3) * t + A(1)) + (A)co[3] * c) * A(1.0 / 6.0);
 }
 
-// Points first .. first + count - 1 (point = job * nq + q): positions into `pts` (chunk-relative), weights into
-// `factor` (absolute index).
-extern "C" __global__ void pp_points(const PPParams p, const double* __restrict__ ions, const double* __restrict__ rot,
+// Points first .. first + count - 1 (point = job * nq + q) that the list holds: positions into `pts` (chunk-relative),
+// weights into `factor` (absolute index). The B-spline kernel evaluates the rest of the chunk at stale positions.
+extern "C" __global__ void pp_points(const PPParams p, const double* __restrict__ ions, const unsigned char* __restrict__ walkers,
                                      const PPJob* __restrict__ jobs, const double* __restrict__ disp, long long first,
-                                     int count, double* __restrict__ pts, double* __restrict__ factor) {
+                                     int count, const long long* __restrict__ wbase, long long cap,
+                                     double* __restrict__ pts, double* __restrict__ factor) {
     const int t = blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= count) return;
+    if (t >= count || first + t >= jobs_held(p, wbase, cap) * p.nq) return;
     const long long pt = first + t;
     const long long jb = pt / p.nq;
     const int q = (int)(pt % p.nq);
     const PPJob j = jobs[jb];
     const double* d = disp + 3 * jb;
     double u[3];
-    const double r = point_at(p, ions, rot, j, d, q, u, pts + 3 * (size_t)t);
+    const double r = point_at(p, ions, walkers, j, d, q, u, pts + 3 * (size_t)t);
     const double x = (u[0] * d[0] + u[1] * d[1] + u[2] * d[2]) / r;
     const double P[4] = {1.0, x, 0.5 * (3.0 * x * x - 1.0), 0.5 * (5.0 * x * x * x - 3.0 * x)};
     double f = 0.0;
@@ -131,13 +201,14 @@ extern "C" __global__ void pp_points(const PPParams p, const double* __restrict_
 // log J terms of electron e of walker w placed at `at`: sum_{o != e} u(|at - r_o|) + sum_I chi(|at - R_I|), summed by
 // the lanes of a warp (the total is in lane 0).
 template <typename A>
-__device__ __forceinline__ A jastrow_sum(const PPParams& p, const double* __restrict__ pos, const double* __restrict__ ions,
+__device__ __forceinline__ A jastrow_sum(const PPParams& p, const unsigned char* __restrict__ walkers, const double* __restrict__ ions,
                                          int w, int e, const double* at, int lane) {
     const int half = p.electrons / 2;
+    const double* pos = slab_at<const double>(walkers, p.slab, w, p.slab.pos);
     A s = A(0);
     for (int o = lane; o < p.electrons; o += 32) {
         if (o == e) continue;
-        s += jastrow_u<A>(p, (o < half) != (e < half), at, pos + 3 * ((size_t)w * p.electrons + o));
+        s += jastrow_u<A>(p, (o < half) != (e < half), at, pos + 3 * o);
     }
     for (int i = lane; i < p.ions; i += 32) s += jastrow_u<A>(p, 2, at, ions + 3 * i);
     return warp_sum(s);
@@ -146,39 +217,41 @@ __device__ __forceinline__ A jastrow_sum(const PPParams& p, const double* __rest
 // One warp per walker-electron t < walkers * electrons: old[t] = its Jastrow sum at its own position, for those with
 // jobs (counts[t] > 0; the others are never read).
 template <typename A>
-__device__ void old_sum(const PPParams p, const double* __restrict__ pos, const double* __restrict__ ions,
+__device__ void old_sum(const PPParams p, const unsigned char* __restrict__ walkers, const double* __restrict__ ions,
                         const int* __restrict__ counts, double* __restrict__ old) {
     const int lane = threadIdx.x & 31;
     const long long t = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     // whole warps leave together: t and counts[t] are the same across a warp
     if (t >= (long long)p.walkers * p.electrons || counts[t] == 0) return;
     const int w = (int)(t / p.electrons), e = (int)(t % p.electrons);
-    const A s = jastrow_sum<A>(p, pos, ions, w, e, pos + 3 * t, lane);
+    const A s = jastrow_sum<A>(p, walkers, ions, w, e, electron_at(p, walkers, (int)t), lane);
     if (lane == 0) old[t] = (double)s;
 }
 
 // One warp per point: ratio = phi(point) . inv_row(electron) * J(r')/J(r_i); contrib = factor * ratio.
 template <typename S, typename A>
-__device__ void ratio(const PPParams p, const A* __restrict__ phi, const S* __restrict__ inv, const PPJob* __restrict__ jobs,
-                      const double* __restrict__ factor, long long first, int count, const double* __restrict__ pos,
-                      const double* __restrict__ ions, const double* __restrict__ rot, const double* __restrict__ disp,
-                      const double* __restrict__ old, double* __restrict__ ratios, double* __restrict__ contrib) {
+__device__ void ratio(const PPParams p, const A* __restrict__ phi, const unsigned char* __restrict__ walkers,
+                      const PPJob* __restrict__ jobs, const double* __restrict__ factor, long long first, int count,
+                      const long long* __restrict__ wbase, long long cap, const double* __restrict__ ions,
+                      const double* __restrict__ disp, const double* __restrict__ old, double* __restrict__ ratios,
+                      double* __restrict__ contrib) {
     const int lane = threadIdx.x & 31;
     const long long t = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-    if (t >= count) return; // whole warps leave together: t is the same across a warp
+    // whole warps leave together: t is the same across a warp
+    if (t >= count || first + t >= jobs_held(p, wbase, cap) * p.nq) return;
     const long long pt = first + t;
     const PPJob j = jobs[pt / p.nq];
     const A* v = phi + (size_t)t * p.stride;
     const size_t me = (size_t)j.walker * p.electrons + j.electron;
-    const S* row = inv + me * p.stride;
+    const S* row = slab_at<const S>(walkers, p.slab, j.walker, p.slab.inv) + (size_t)j.electron * p.stride;
     A acc = A(0);
     for (int k = lane; k < p.stride; k += 32) acc += v[k] * A(row[k]);
     acc = warp_sum(acc);
     double jr = 1.0;
     if (p.jastrow) {
         double u[3], at[3];
-        point_at(p, ions, rot, j, disp + 3 * (pt / p.nq), (int)(pt % p.nq), u, at);
-        jr = exp((double)jastrow_sum<A>(p, pos, ions, j.walker, j.electron, at, lane) - old[me]);
+        point_at(p, ions, walkers, j, disp + 3 * (pt / p.nq), (int)(pt % p.nq), u, at);
+        jr = exp((double)jastrow_sum<A>(p, walkers, ions, j.walker, j.electron, at, lane) - old[me]);
     }
     if (lane == 0) {
         const double rho = (double)acc * jr;
@@ -188,13 +261,14 @@ __device__ void ratio(const PPParams p, const A* __restrict__ phi, const S* __re
 }
 
 #define PP_RATIO(NAME, S, A)                                                                                      \
-    extern "C" __global__ void NAME(const PPParams p, const A* __restrict__ phi, const S* __restrict__ inv,       \
-                                    const PPJob* __restrict__ jobs, const double* __restrict__ factor,           \
-                                    long long first, int count, const double* __restrict__ pos,                  \
-                                    const double* __restrict__ ions, const double* __restrict__ rot,             \
-                                    const double* __restrict__ disp, const double* __restrict__ old,             \
-                                    double* __restrict__ ratios, double* __restrict__ contrib) {                 \
-        ratio<S, A>(p, phi, inv, jobs, factor, first, count, pos, ions, rot, disp, old, ratios, contrib);        \
+    extern "C" __global__ void NAME(const PPParams p, const A* __restrict__ phi,                                  \
+                                    const unsigned char* __restrict__ walkers, const PPJob* __restrict__ jobs,         \
+                                    const double* __restrict__ factor, long long first, int count,               \
+                                    const long long* __restrict__ wbase, long long cap,                          \
+                                    const double* __restrict__ ions, const double* __restrict__ disp,            \
+                                    const double* __restrict__ old, double* __restrict__ ratios,                 \
+                                    double* __restrict__ contrib) {                                              \
+        ratio<S, A>(p, phi, walkers, jobs, factor, first, count, wbase, cap, ions, disp, old, ratios, contrib);  \
     }
 
 PP_RATIO(pp_ratio_f64, double, double)
@@ -202,13 +276,35 @@ PP_RATIO(pp_ratio_f32, float, float)
 PP_RATIO(pp_ratio_mixed, float, double)
 
 #define PP_OLD(NAME, A)                                                                                           \
-    extern "C" __global__ void NAME(const PPParams p, const double* __restrict__ pos,                            \
+    extern "C" __global__ void NAME(const PPParams p, const unsigned char* __restrict__ walkers,                      \
                                     const double* __restrict__ ions, const int* __restrict__ counts,             \
                                     double* __restrict__ old) {                                                  \
-        old_sum<A>(p, pos, ions, counts, old);                                                                   \
+        old_sum<A>(p, walkers, ions, counts, old);                                                               \
     }
 
 // the Jastrow's arithmetic type: f32 in single, f64 in double and mixed
 PP_OLD(pp_old_f64, double)
 PP_OLD(pp_old_f32, float)
 PP_OLD(pp_old_mixed, double)
+
+// Block w (128 threads): out[w] = the sum of walker w's contributions, in a fixed order (each thread a fixed stride,
+// then the warps, then the four warp sums in turn), so a run repeats to the bit. Block 0 writes the total job count
+// (exact in a double) to out[walkers]. With the list cut by the capacity the energies are wrong and the host runs
+// again with more room.
+extern "C" __global__ void pp_energies(const PPParams p, const long long* __restrict__ wbase, long long cap,
+                                       const double* __restrict__ contrib, double* __restrict__ out) {
+    __shared__ double sh[32];
+    const int w = blockIdx.x, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const long long a = min(wbase[w], cap) * p.nq, b = min(wbase[w + 1], cap) * p.nq;
+    double s = 0.0;
+    for (long long x = a + threadIdx.x; x < b; x += blockDim.x) s += contrib[x];
+    s = warp_sum(s);
+    if (lane == 0) sh[warp] = s;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        double t = 0.0;
+        for (int k = 0; k < (int)(blockDim.x >> 5); k++) t += sh[k];
+        out[w] = t;
+        if (w == 0) out[p.walkers] = (double)wbase[p.walkers];
+    }
+}

@@ -263,24 +263,53 @@ fn gpu_matches_reference_when_present() {
     let (s, w) = small(Rule::P12, Channels::test_channels(), 3, 9);
     let re = reference::energies(&s, &w);
     let (s32, w32) = (s.convert::<f32>(), w.convert::<f32>());
-    for p in Precision::ALL {
-        let (energy, ratios) = match p {
-            Precision::Double => run_gpu::<f64, f64>(&gpu, &s, &w),
-            Precision::Single => run_gpu::<f32, f32>(&gpu, &s32, &w32),
-            Precision::Mixed => run_gpu::<f32, f64>(&gpu, &s32, &w32),
+    // each precision with the estimated capacity, and double once more from a capacity of one job, so the list
+    // overflows and the evaluation runs again with room for it
+    for (p, cap) in Precision::ALL.into_iter().map(|p| (p, None)).chain([(Precision::Double, Some(1))]) {
+        let (energy, ratios, jobs) = match p {
+            Precision::Double => run_gpu::<f64, f64>(&gpu, &s, &w, cap),
+            Precision::Single => run_gpu::<f32, f32>(&gpu, &s32, &w32, cap),
+            Precision::Mixed => run_gpu::<f32, f64>(&gpu, &s32, &w32, cap),
         };
+        assert_eq!(jobs, re.jobs, "gpu {p} capacity {cap:?}: job count");
         for c in [Check::compare("energy", &energy, &re.energy, tolerance(p)), Check::compare("ratio", &ratios, &re.ratios, tolerance(p))] {
-            assert!(c.passed(), "gpu {p}: {c:?}");
+            assert!(c.passed(), "gpu {p} capacity {cap:?}: {c:?}");
         }
     }
 }
 
-fn run_gpu<S: Real, A: Real>(gpu: &std::sync::Arc<crate::gpu::Gpu>, s: &Setup<S>, w: &Walkers<S>) -> (Vec<f64>, Vec<f64>) {
-    let mut g = gpu::GpuPseudo::<S, A>::new(gpu, s, w).unwrap();
-    g.job_list().unwrap();
+/// The device's job list over several scan tiles: 160 electrons per walker (two tiles of the per-walker block scan
+/// of 128 threads) and 1030 walkers (two tiles of the scan over walker totals, 1024 threads): the job count and every
+/// walker's energy as the CPU path gives them.
+#[test]
+fn gpu_job_list_over_several_scan_tiles_when_present() {
+    let Some(gpu) = crate::gpu::for_test() else { return };
+    let s = Setup::carbon(40, Rule::P12, Channels::carbon_bfd(), 3).unwrap();
+    let w = Walkers::random(&s, 1030, 4);
+    let want = cpu::energies::<f64, f64>(&s, &w);
+    let slab = super::slab::Slab::upload(&gpu, &s, &w, false).unwrap();
+    let mut g = gpu::GpuPseudo::<f64, f64>::new(&gpu, &s, &slab).unwrap();
+    let got = g.evaluate(&slab).unwrap();
+    assert_eq!(g.jobs_count(), want.jobs);
+    let c = Check::compare("energy", &got, &want.energy, tolerance(Precision::Double));
+    assert!(c.passed(), "{c:?}");
+}
+
+fn run_gpu<S: Real, A: Real>(gpu: &std::sync::Arc<crate::gpu::Gpu>, s: &Setup<S>, w: &Walkers<S>, cap: Option<usize>) -> (Vec<f64>, Vec<f64>, usize) {
+    let slab = super::slab::Slab::upload(gpu, s, w, false).unwrap();
+    let mut g = gpu::GpuPseudo::<S, A>::new(gpu, s, &slab).unwrap();
+    if let Some(c) = cap {
+        g.set_capacity(c).unwrap();
+    }
     g.poison().unwrap();
-    g.ratios_launch().unwrap();
-    (g.energies().unwrap(), g.ratios().unwrap())
+    let energy = g.evaluate(&slab).unwrap();
+    assert!(g.capacity() >= g.jobs_count(), "the capacity grew to the job count");
+    let ratios = g.ratios().unwrap();
+    // only the energies and the count came down, then the ratios asked for here
+    let (nw, points) = (w.count as u64, ratios.len() as u64);
+    let evaluations = if cap.is_some() { 2 } else { 1 };
+    assert_eq!(g.traffic.to_host, 8 * (evaluations * (nw + 1) + points), "bytes to the host");
+    (energy, ratios, g.jobs_count())
 }
 
 #[test]

@@ -4,16 +4,19 @@
 //! Hastings, Sherman-Morrison in two halves (coefficients, rank-1 apply) for the accepted walkers. The measurement:
 //! VGL of all electrons in chunks of points (bspline kernel), the determinant's gradient and Laplacian (and every
 //! `recompute` steps an f64 re-inversion by cuBLAS batched LU), the kinetic energy, the Ewald energy (ewald kernel,
-//! fed fractional coordinates on the device), the nonlocal energy (pseudopotential kernel, on the very position and
-//! inverse buffers this engine moves). Then (DMC) the comb on the host and one copy launch per array.
+//! fed fractional coordinates on the device), the nonlocal energy (pseudopotential kernel, on the very walker slabs
+//! this engine moves). Then (DMC) the comb on the host and one slab copy per walker that dies.
 //!
-//! What crosses to the host per step: the random numbers (uploaded, drawn in the CPU engine's order), the accepted
-//! counts, the kinetic, Ewald and nonlocal energies (the pseudopotential kernel brings back its per-point
-//! contributions and its job-list counts, as paper 000's does), and the branching pairs (uploaded).
+//! What crosses between host and device per step (counted: `traffic`): the random numbers (uploaded, drawn in the
+//! CPU engine's order so a double run follows the CPU engine), the accepted counts, the kinetic, Ewald and nonlocal
+//! energies (the pseudopotential kernel builds its job list and sums its contributions on the device: one download
+//! of the energies and the job count), and the re-inversion's status flags. Branching copies stay on the device.
 //!
-//! Walker data is walker-major in one allocation per array (positions, inverses, gradient rows), the layout the
-//! pseudopotential and B-spline kernels take: a branching copy of walker j over walker i is one launch per array for
-//! all pairs together, instead of paper 000's one anonymous buffer per walker.
+//! Walker data in paper 000's layout (`pseudopotential::slab`): each walker's positions, rotations, transposed
+//! inverse and gradient rows contiguous in one slab, all slabs in one allocation at a fixed walker stride, which
+//! every kernel here and the pseudopotential kernel index: a branching copy of walker j over walker i is one
+//! device-to-device copy, a migration one transfer each way (`take`, `put`), and the per-step rotations one
+//! pitched copy into all slabs.
 //!
 //! Start: the CPU engine's start positions (`start_walkers`), inverted and measured here, so a GPU engine of any
 //! size starts in a moment and the trajectory check compares two independent starts.
@@ -28,8 +31,9 @@ use crate::bspline::Output;
 use crate::determinant::cpu::Scalar;
 use crate::determinant::gpu::BatchedLu;
 use crate::ewald::gpu::GpuEwald;
-use crate::gpu::{CudaEvent, CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PushKernelArg};
+use crate::gpu::{CudaEvent, CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PushKernelArg, Traffic};
 use crate::pseudopotential::gpu::{jastrow_tables, GpuPseudo, MAX_JASTROW_COEFS};
+use crate::pseudopotential::slab::{Field, HostWalker, Slab, SlabLayout};
 use crate::pseudopotential::Setup;
 use crate::qmc::walker::MoveStats;
 use crate::Real;
@@ -63,6 +67,7 @@ struct SolidParams {
     jcut: [f64; 3],
     jinvh: [f64; 3],
     jcoef: [[f64; MAX_JC]; 3],
+    slab: SlabLayout,
 }
 // SAFETY: plain-old-data with the C layout of the kernel's struct.
 unsafe impl DeviceRepr for SolidParams {}
@@ -78,7 +83,7 @@ struct Funcs {
     kinetic: CudaFunction,
     fractions: CudaFunction,
     row_sum: CudaFunction,
-    copy: CudaFunction,
+    gather: CudaFunction,
 }
 
 /// Buffers of the f64 re-inversion (allocated on first use).
@@ -136,10 +141,10 @@ pub struct GpuEngine<'a, S: Real, A: Real> {
     f: Funcs,
     spline: GpuSpline<S, A>,
     ewald: GpuEwald<S, A>,
-    /// Holds the positions, inverses and rotations the whole engine works on.
     pp: GpuPseudo<S, A>,
+    /// Every walker's positions, rotations, inverse and gradient rows.
+    slab: Slab<S>,
     ions: CudaSlice<f64>,
-    dpsi: CudaSlice<S>,
     draws: CudaSlice<f64>,
     g: CudaSlice<f64>,
     jold: CudaSlice<f64>,
@@ -156,8 +161,8 @@ pub struct GpuEngine<'a, S: Real, A: Real> {
     /// Points per measurement chunk.
     chunk: usize,
     host_draws: Vec<f64>,
-    /// Rotations of the last step, `[walker][ion][9]` (the host drew them).
-    pub rot: Vec<f64>,
+    /// Rotations of the step, `[walker][ion][9]`, as the host drew them (then copied into the slabs).
+    rot: Vec<f64>,
     pub parts: Vec<Parts>,
     accepted: Vec<u32>,
     pub e_est: f64,
@@ -168,6 +173,8 @@ pub struct GpuEngine<'a, S: Real, A: Real> {
     /// their read-out cost host time the step would not otherwise spend).
     pub profile: bool,
     marks: Marks,
+    /// Bytes this engine moved between host and device in its steps (the pseudopotential kernel's apart).
+    traffic: Traffic,
 }
 
 impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
@@ -193,9 +200,11 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
             jcut,
             jinvh,
             jcoef,
+            slab: SlabLayout::new(setup, true),
         };
-        let (sb, ab) = (std::mem::size_of::<S>(), std::mem::size_of::<A>());
-        gpu.ensure_fits("the walkers' inverses, gradient rows and f64 re-inversion buffers", walkers * ne * st * 4 * sb + 4 * walkers * n * n * 8)?;
+        let ab = std::mem::size_of::<A>();
+        gpu.ensure_fits("the walkers' slabs and f64 re-inversion buffers", walkers * kp.slab.bytes as usize + 4 * walkers * n * n * 8)?;
+        let slab = Slab::upload(gpu, setup, &w, true)?;
         let chunk = (CHUNK_BYTES / (5 * st * ab)).clamp(walkers, 65535).min((walkers * ne).max(walkers));
         let sfx = suffix::<S, A>();
         let func = |name: &str| gpu.function("solid", SRC, &format!("solid_{name}_{sfx}"));
@@ -210,14 +219,14 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
             kinetic: func("kinetic")?,
             fractions: func("fractions")?,
             row_sum: gpu.function("solid", SRC, "solid_row_sum")?,
-            copy: gpu.function("solid", SRC, "solid_copy_walkers")?,
+            gather: gpu.function("solid", SRC, "solid_gather_positions")?,
         };
         let mut e = GpuEngine {
             spline: GpuSpline::new(gpu, &setup.table, chunk, Output::Vgl, default_per_thread::<S, A>())?,
             ewald: GpuEwald::new(gpu, &sys.ewald, walkers)?,
-            pp: GpuPseudo::new(gpu, setup, &w)?,
+            pp: GpuPseudo::new(gpu, setup, &slab)?,
+            slab,
             ions: gpu.upload("ion positions", &setup.ions)?,
-            dpsi: gpu.zeros("gradient rows", walkers * ne * 3 * st)?,
             draws: gpu.zeros("random numbers", walkers * ne * PER_MOVE)?,
             g: gpu.zeros("ratios and gradients", 4 * walkers)?,
             jold: gpu.zeros("old Jastrow sums", walkers)?,
@@ -242,6 +251,7 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
             moves: MoveStats::default(),
             profile: false,
             marks: Marks::default(),
+            traffic: Traffic::default(),
             gpu: gpu.clone(),
             p,
             sys,
@@ -252,6 +262,8 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
         e.measure(true)?;
         e.energies_to_host()?;
         e.e_est = e.parts.iter().map(Parts::local).sum::<f64>() / walkers as f64;
+        // the start's transfers are not a step's
+        (e.traffic, e.pp.traffic) = (Traffic::default(), Traffic::default());
         Ok(e)
     }
 
@@ -260,8 +272,11 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
         let kinetic = self.gpu.download(&self.kin)?;
         let coulomb: Vec<A> = self.ewald.outputs()?;
         let acc = self.gpu.download(&self.acc)?;
+        self.traffic.down::<f64>(kinetic.len());
+        self.traffic.down::<A>(coulomb.len());
+        self.traffic.down::<i32>(acc.len());
         self.mark(Class::Other)?;
-        let nonlocal = self.pp.evaluate()?;
+        let nonlocal = self.pp.evaluate(&self.slab)?;
         self.mark(Class::Pseudopotential)?;
         for k in 0..self.count() {
             self.parts[k] = Parts { kinetic: kinetic[k], coulomb: coulomb[k].f64(), nonlocal: nonlocal[k] };
@@ -272,6 +287,11 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
 
     pub fn count(&self) -> usize {
         self.kp.walkers as usize
+    }
+
+    /// Bytes moved between host and device by the steps so far (all stages).
+    pub fn traffic(&self) -> Traffic {
+        self.traffic.merge(self.pp.traffic)
     }
 
     fn mark(&mut self, c: Class) -> Result<(), GpuError> {
@@ -291,14 +311,10 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
         Ok(self.accepted.clone())
     }
 
-    /// Walker k's positions, rotations, energies and inverse rows (downloaded), for validation.
+    /// Walker k's positions, rotations, energies and inverse rows (its slab downloaded), for validation.
     pub fn walker(&mut self, k: usize) -> Result<WalkerState<S>, GpuError> {
-        let (ne, st, ni) = (self.kp.electrons as usize, self.kp.stride as usize, self.kp.ions as usize);
-        let (pos, inv, _) = self.pp.state_mut();
-        let s = &self.gpu.stream;
-        let pos = s.clone_dtoh(&pos.slice(3 * k * ne..3 * (k + 1) * ne)).during("copying positions")?;
-        let inv = s.clone_dtoh(&inv.slice(k * ne * st..(k + 1) * ne * st)).during("copying inverses")?;
-        Ok((pos, self.rot[9 * k * ni..9 * (k + 1) * ni].to_vec(), self.parts[k], inv))
+        let h = self.slab.take(&self.gpu, k)?;
+        Ok((h.pos, h.rot, self.parts[k], h.inv.into_iter().map(S::of).collect()))
     }
 
     /// One step of every walker, as `CpuEngine::step`.
@@ -324,11 +340,9 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
         let (seed, first) = (self.p.seed, self.p.first);
         self.host_draws.par_chunks_mut(PER_MOVE * ne).zip(self.rot.par_chunks_mut(9 * ni)).enumerate().for_each(|(k, (mv, rot))| draws(seed, step, first + k, ne, ni, mv, rot));
         self.gpu.write(&mut self.draws, &self.host_draws)?;
-        {
-            let (_, _, rot) = self.pp.state_mut();
-            self.gpu.write(rot, &self.rot)?;
-        }
-        self.gpu.write(&mut self.acc, &vec![0i32; nw])?;
+        self.slab.write_all(&self.gpu, Field::Rot, &self.rot)?;
+        self.traffic.up::<f64>(self.host_draws.len() + self.rot.len());
+        self.gpu.stream.memset_zeros(&mut self.acc).during("clearing the accepted counts")?;
         self.mark(Class::Other)?;
         for e in 0..ne {
             self.sweep_electron(e as i32)?;
@@ -347,10 +361,10 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
         let s = self.gpu.stream.clone();
         let kp = self.kp;
         {
-            let (_, inv, _) = self.pp.state_mut();
             let mut b = s.launch_builder(&self.f.det_grad);
-            b.arg(&kp).arg(&e).arg(&*inv).arg(&self.dpsi).arg(&mut self.g);
-            // SAFETY: block w reads row e of walker w in inv ([w][e][stride]) and dpsi ([w][e][3][stride]), writes g[4w..4w+4].
+            b.arg(&kp).arg(&e).arg(&self.slab.buf).arg(&mut self.g);
+            // SAFETY: block w < walkers reads row e of walker w's inverse ([e][stride]) and gradient rows
+            // ([e][3][stride]) in its slab, writes g[4w..4w+4].
             unsafe { b.launch(cfg((nw, 1), BLOCK)) }.during("launching solid_det_grad")?;
         }
         self.mark(Class::Determinant)?;
@@ -359,9 +373,8 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
         self.spline.launch()?;
         self.mark(Class::Orbitals)?;
         {
-            let (_, inv, _) = self.pp.state_mut();
             let mut b = s.launch_builder(&self.f.det_ratio);
-            b.arg(&kp).arg(&e).arg(self.spline.device_outputs()).arg(&*inv).arg(&mut self.urow).arg(&mut self.g);
+            b.arg(&kp).arg(&e).arg(self.spline.device_outputs()).arg(&self.slab.buf).arg(&mut self.urow).arg(&mut self.g);
             // SAFETY: block w reads point w of the spline output ([point][5][stride], nw points evaluated) and row e of
             // walker w's inverse; writes urow[w][4][stride] and g[4w..4w+4].
             unsafe { b.launch(cfg((nw, 1), BLOCK)) }.during("launching solid_det_ratio")?;
@@ -370,13 +383,12 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
         self.jastrow_move(e, 1)?;
         self.mark(Class::Jastrow)?;
         {
-            let (_, inv, _) = self.pp.state_mut();
             let mut b = s.launch_builder(&self.f.sm_coef);
-            b.arg(&kp).arg(&e).arg(&*inv).arg(&self.urow).arg(&self.accept).arg(&self.g).arg(&mut self.coef).arg(&mut self.tk);
+            b.arg(&kp).arg(&e).arg(&self.slab.buf).arg(&self.urow).arg(&self.accept).arg(&self.g).arg(&mut self.coef).arg(&mut self.tk);
             // SAFETY: block (x, w): 4 warps, rows 4x..4x+3 < n of walker w's spin block; writes coef[w][n], tk[w][stride].
             unsafe { b.launch(cfg((n.div_ceil(BLOCK / 32), nw), BLOCK)) }.during("launching solid_sm_coef")?;
             let mut b = s.launch_builder(&self.f.sm_apply);
-            b.arg(&kp).arg(&e).arg(inv).arg(&mut self.dpsi).arg(&self.urow).arg(&self.accept).arg(&self.coef).arg(&self.tk);
+            b.arg(&kp).arg(&e).arg(&mut self.slab.buf).arg(&self.urow).arg(&self.accept).arg(&self.coef).arg(&self.tk);
             // SAFETY: block (j, w) rewrites row j < n of walker w's spin block (stride entries) and, for j = 0, the 3
             // gradient rows of electron e; coef and tk were written by the launch before on this stream.
             unsafe { b.launch(cfg((n, nw), BLOCK)) }.during("launching solid_sm_apply")?;
@@ -389,10 +401,9 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
         let nw = self.count();
         let kp = self.kp;
         let s = self.gpu.stream.clone();
-        let (pos, _, _) = self.pp.state_mut();
         let sp = self.spline.device_positions(nw);
         let mut b = s.launch_builder(&self.f.jastrow_move);
-        b.arg(&kp).arg(&e).arg(&phase).arg(pos).arg(&self.ions).arg(&self.draws).arg(&self.g).arg(&mut self.jold);
+        b.arg(&kp).arg(&e).arg(&phase).arg(&mut self.slab.buf).arg(&self.ions).arg(&self.draws).arg(&self.g).arg(&mut self.jold);
         b.arg(&mut self.newpos).arg(sp).arg(&mut self.accept).arg(&mut self.acc);
         // SAFETY: block w reads walker w's positions and draws row e, the ions; thread 0 writes entry w of jold,
         // accept, acc, and 3 entries of newpos, the spline positions (room for nw >= w + 1 points) and pos.
@@ -422,9 +433,8 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
         let kp = self.kp;
         let s = self.gpu.stream.clone();
         {
-            let (pos, _, _) = self.pp.state_mut();
             let mut b = s.launch_builder(&self.f.kinetic);
-            b.arg(&kp).arg(&*pos).arg(&self.ions).arg(&self.det4).arg(&mut self.term);
+            b.arg(&kp).arg(&self.slab.buf).arg(&self.ions).arg(&self.det4).arg(&mut self.term);
             // SAFETY: block (e, w) reads walker w's positions and det4[w][e], writes term[w][e].
             unsafe { b.launch(cfg((ne as u32, nw as u32), BLOCK)) }.during("launching solid_kinetic")?;
             let len = ne as i32;
@@ -435,10 +445,9 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
         }
         self.mark(Class::Jastrow)?;
         {
-            let (pos, _, _) = self.pp.state_mut();
             let frac = self.ewald.device_fractions(nw);
             let mut b = s.launch_builder(&self.f.fractions);
-            b.arg(&kp).arg(&*pos).arg(frac);
+            b.arg(&kp).arg(&self.slab.buf).arg(frac);
             // SAFETY: grid-stride over walkers x electrons; frac holds walkers*3*electrons entries.
             unsafe { b.launch(cfg((((nw * ne) as u32).div_ceil(BLOCK).min(4096), 1), BLOCK)) }.during("launching solid_fractions")?;
         }
@@ -456,16 +465,19 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
         while first < total {
             let count = self.chunk.min(total - first);
             {
-                let (pos, _, _) = self.pp.state_mut();
                 let sp = self.spline.device_positions(count);
-                s.memcpy_dtod(&pos.slice(3 * first..3 * (first + count)), &mut sp.slice_mut(..3 * count)).during("copying positions to the spline")?;
+                let (first_i, count_i) = (first as i64, count as i32);
+                let mut b = s.launch_builder(&self.f.gather);
+                b.arg(&kp).arg(&first_i).arg(&count_i).arg(&self.slab.buf).arg(sp);
+                // SAFETY: thread t < count reads the position of point first + t < walkers * electrons in its
+                // walker's slab and writes 3 entries of sp, which holds chunk >= count points.
+                unsafe { b.launch(cfg(((count as u32).div_ceil(BLOCK), 1), BLOCK)) }.during("launching solid_gather_positions")?;
             }
             self.spline.launch()?;
             self.mark(Class::Orbitals)?;
             let first_i = first as i64;
-            let (_, inv, _) = self.pp.state_mut();
             let mut b = s.launch_builder(&self.f.measure_det);
-            b.arg(&kp).arg(&first_i).arg(&mode).arg(self.spline.device_outputs()).arg(&*inv).arg(&mut self.dpsi).arg(&mut self.det4);
+            b.arg(&kp).arg(&first_i).arg(&mode).arg(self.spline.device_outputs()).arg(&mut self.slab.buf).arg(&mut self.det4);
             match self.inversion.as_mut() {
                 Some(x) => b.arg(&mut x.work),
                 None => b.arg(&mut self.term), // mode 0 never writes it
@@ -505,14 +517,14 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
             return Err(err("the batched LU inversion (getriBatched)", st).into());
         }
         let info = self.gpu.download(&x.info)?;
+        self.traffic.down::<i32>(info.len());
         if let Some(k) = info.iter().position(|&i| i != 0) {
             return Err(SolidError::Singular(k / 2));
         }
         {
             let kp = self.kp;
-            let (_, inv, _) = self.pp.state_mut();
             let mut b = s.launch_builder(&self.f.from_inverse);
-            b.arg(&kp).arg(&x.out).arg(inv);
+            b.arg(&kp).arg(&x.out).arg(&mut self.slab.buf);
             // SAFETY: grid-stride over the 2 nw n^2 entries of out; each lands in row k < n, column m < n <= stride
             // of its walker's spin block in inv.
             unsafe { b.launch(cfg((((2 * nw * n * n) as u32).div_ceil(BLOCK).min(8192), 1), BLOCK)) }.during("launching solid_from_inverse")?;
@@ -521,7 +533,7 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
         Ok(())
     }
 
-    /// DMC: weights and the comb on the host (as `CpuEngine`), then one copy launch per array for all pairs.
+    /// DMC: weights and the comb on the host (as `CpuEngine`), then one slab copy per walker that dies.
     fn branch(&mut self, old: &[f64], step: usize) -> Result<(), GpuError> {
         let ne = self.kp.electrons as usize;
         let new: Vec<f64> = self.parts.iter().map(Parts::local).collect();
@@ -534,59 +546,28 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
         Ok(())
     }
 
-    /// Slot s takes the state of walker `parents[s]` (no parent's own slot is overwritten: see `branch`): one copy
-    /// launch per device array for all pairs, the host's rotations and energies.
+    /// Slot s takes the state of walker `parents[s]` (no parent's own slot is overwritten: see `branch`): one slab
+    /// copy per pair on the device, the host's energies.
     pub fn copy_slots(&mut self, parents: &[usize]) -> Result<(), GpuError> {
-        let ni = self.kp.ions as usize;
-        let (from, to): (Vec<i32>, Vec<i32>) = parents.iter().enumerate().filter(|(s, f)| s != *f).map(|(s, &f)| (f as i32, s as i32)).unzip();
-        if !from.is_empty() {
-            let (from_d, to_d) = (self.gpu.upload("branching sources", &from)?, self.gpu.upload("branching slots", &to)?);
-            let nw = self.count();
-            let (pos, inv, _) = self.pp.state_mut();
-            copy_walkers(&self.gpu, &self.f.copy, nw, &from_d, &to_d, pos)?;
-            copy_walkers(&self.gpu, &self.f.copy, nw, &from_d, &to_d, inv)?;
-            copy_walkers(&self.gpu, &self.f.copy, nw, &from_d, &to_d, &mut self.dpsi)?;
-        }
         for (slot, &f) in parents.iter().enumerate().filter(|(s, f)| s != *f) {
+            self.slab.copy(&self.gpu, f, slot)?;
             self.parts[slot] = self.parts[f];
-            self.rot.copy_within(9 * ni * f..9 * ni * (f + 1), 9 * ni * slot);
         }
         Ok(())
     }
 
-    /// Walker k's whole state (positions, rotations, energies, inverse and gradient rows in f64), for migration.
+    /// Walker k's whole state (positions, rotations, energies, inverse and gradient rows in f64), for migration:
+    /// its slab in one transfer.
     pub fn take(&mut self, k: usize) -> Result<Walker, GpuError> {
-        let (ne, st) = (self.kp.electrons as usize, self.kp.stride as usize);
-        let (pos, rot, parts, inv) = self.walker(k)?;
-        let dpsi = self.gpu.stream.clone_dtoh(&self.dpsi.slice(k * 3 * ne * st..(k + 1) * 3 * ne * st)).during("copying gradient rows")?;
-        Ok(Walker { pos, rot, parts, inv: inv.iter().map(|x| x.f64()).collect(), dpsi: dpsi.iter().map(|x| x.f64()).collect() })
+        let h = self.slab.take(&self.gpu, k)?;
+        Ok(Walker { pos: h.pos, rot: h.rot, parts: self.parts[k], inv: h.inv, dpsi: h.dpsi })
     }
 
-    /// Slot k takes the state `w` (a walker that migrated from another rank).
+    /// Slot k takes the state `w` (a walker that migrated from another rank): its slab in one transfer.
     pub fn put(&mut self, k: usize, w: &Walker) -> Result<(), GpuError> {
-        let (ne, st, ni) = (self.kp.electrons as usize, self.kp.stride as usize, self.kp.ions as usize);
-        let s = self.gpu.stream.clone();
-        let (inv_h, dpsi_h): (Vec<S>, Vec<S>) = (w.inv.iter().map(|&x| S::of(x)).collect(), w.dpsi.iter().map(|&x| S::of(x)).collect());
-        let (pos, inv, _) = self.pp.state_mut();
-        s.memcpy_htod(&w.pos, &mut pos.slice_mut(3 * k * ne..3 * (k + 1) * ne)).during("copying positions to the device")?;
-        s.memcpy_htod(&inv_h, &mut inv.slice_mut(k * ne * st..(k + 1) * ne * st)).during("copying inverses to the device")?;
-        s.memcpy_htod(&dpsi_h, &mut self.dpsi.slice_mut(k * 3 * ne * st..(k + 1) * 3 * ne * st)).during("copying gradient rows to the device")?;
-        self.rot[9 * k * ni..9 * (k + 1) * ni].copy_from_slice(&w.rot);
+        let h = HostWalker { pos: w.pos.clone(), rot: w.rot.clone(), inv: w.inv.clone(), dpsi: w.dpsi.clone() };
+        self.slab.put(&self.gpu, k, &h)?;
         self.parts[k] = w.parts;
         Ok(())
     }
-}
-
-/// Copy walker `from[i]` over walker `to[i]` in `buf` (`walkers` equal slices of 4-byte multiples), one launch.
-fn copy_walkers<T: DeviceRepr>(gpu: &Gpu, f: &CudaFunction, walkers: usize, from: &CudaSlice<i32>, to: &CudaSlice<i32>, buf: &mut CudaSlice<T>) -> Result<(), GpuError> {
-    let bytes = buf.len() / walkers * std::mem::size_of::<T>();
-    assert!(bytes.is_multiple_of(4) && buf.len().is_multiple_of(walkers), "solid gpu: walker slices of whole words");
-    let (pairs, words) = (from.len() as i32, (bytes / 4) as i64);
-    let mut b = gpu.stream.launch_builder(f);
-    b.arg(&pairs).arg(&words).arg(from).arg(to).arg(buf);
-    let grid = ((words as u32).div_ceil(BLOCK).clamp(1, 1024), (pairs as u32).min(65535));
-    // SAFETY: every source and slot index is below `walkers`; each walker owns `words` words of buf; no slot is a
-    // source (solid::branch), so no block reads what another writes.
-    unsafe { b.launch(cfg(grid, BLOCK)) }.during("launching solid_copy_walkers")?;
-    Ok(())
 }

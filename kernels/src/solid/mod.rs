@@ -292,10 +292,7 @@ impl<A: Real> Functors<A> {
 
 /// Expected nonlocal jobs of one walker: electrons times ions times the chance of being within r_c of an ion.
 pub fn expected_jobs(sys: &Solid) -> f64 {
-    let s = &sys.setup;
-    let vol: f64 = s.cell.iter().product();
-    let sphere = 4.0 / 3.0 * std::f64::consts::PI * s.channels.rc.powi(3);
-    (s.electrons * s.ion_count()) as f64 * sphere / vol
+    sys.setup.expected_jobs()
 }
 
 /// Flops of one walker step at acceptance `acc` (for the record's GFLOP/s): per move the VGL spline

@@ -1,9 +1,10 @@
 // Whole QMC step of the synthetic solid, every walker at once (paper 000's loop interchange): the kernels of the
 // sweep (one launch per stage per electron, all walkers) and of the measurement, around the bspline kernel (orbitals),
 // the ewald kernel (Coulomb) and the pseudopotential kernel (nonlocal energy), which the Rust side launches.
-// Layouts, walker-major: pos [w][e][3] f64; inv [w][e][stride] S (transposed inverse rows, spin blocks of n rows);
-// dpsi [w][e][3][stride] S (orbital gradients at the current positions); moves [w][e][4] f64 (3 normals, 1 uniform,
-// drawn on the host in the CPU engine's order); phi [point][5][stride] A (bspline VGL output).
+// Walker data: each walker's arrays in its slab (`walkers`, layout p.slab, see pseudopotential/slab.rs): pos [e][3]
+// f64; rot [ion][9] f64 (quadrature rotations); inv [e][stride] S (transposed inverse rows, spin blocks of n rows);
+// dpsi [e][3][stride] S (orbital gradients at the current positions). Per step: moves [w][e][4] f64 (3 normals,
+// 1 uniform, drawn on the host in the CPU engine's order); phi [point][5][stride] A (bspline VGL output).
 // S: storage type, A: arithmetic type (double/double, or float/double for "mixed"). Each kernel mirrors a line of
 // solid/cpu.rs, in the same arithmetic, so a double run follows the CPU engine's trajectory.
 
@@ -18,7 +19,18 @@ struct SolidParams {
     int pad;
     double jcut[3], jinvh[3];
     double jcoef[3][SOLID_MAX_JC];
+    WalkerSlab slab;
 };
+
+template <typename T, typename B> __device__ __forceinline__ T* pos_of(const SolidParams& p, B* walkers, long long w) {
+    return slab_at<T>(walkers, p.slab, w, p.slab.pos);
+}
+template <typename T, typename B> __device__ __forceinline__ T* inv_of(const SolidParams& p, B* walkers, long long w) {
+    return slab_at<T>(walkers, p.slab, w, p.slab.inv);
+}
+template <typename T, typename B> __device__ __forceinline__ T* dpsi_of(const SolidParams& p, B* walkers, long long w) {
+    return slab_at<T>(walkers, p.slab, w, p.slab.dpsi);
+}
 
 // Sum of N values over the block (SOLID_BLOCK threads); thread 0 gets the sums.
 template <typename A, int N> __device__ void block_sum(A v[N]) {
@@ -111,11 +123,10 @@ __device__ bool mh_accept(double ratio, int fixed_node, const double old[3], con
 
 // grad ln D of electron e at its position: the stored gradient rows dotted with the inverse row -> g[w][1..3].
 template <typename S, typename A>
-__device__ void det_grad(const SolidParams p, int e, const S* __restrict__ inv, const S* __restrict__ dpsi, double* __restrict__ g) {
+__device__ void det_grad(const SolidParams p, int e, const unsigned char* __restrict__ walkers, double* __restrict__ g) {
     const int w = blockIdx.x;
-    const size_t we = (size_t)w * p.electrons + e;
-    const S* row = inv + we * p.stride;
-    const S* d = dpsi + we * 3 * p.stride;
+    const S* row = inv_of<const S>(p, walkers, w) + (size_t)e * p.stride;
+    const S* d = dpsi_of<const S>(p, walkers, w) + (size_t)e * 3 * p.stride;
     A acc[3] = {A(0), A(0), A(0)};
     for (int i = threadIdx.x; i < p.stride; i += blockDim.x) {
         const A r = (A)row[i];
@@ -130,12 +141,12 @@ __device__ void det_grad(const SolidParams p, int e, const S* __restrict__ inv, 
 // Phase 0: Jastrow at the old position, then the proposal r' = r + drift(grad ln Psi) + sqrt(tau) chi.
 // Phase 1: Jastrow at r', the ratio, Metropolis-Hastings; on accept the position moves and the count grows.
 template <typename A>
-__device__ void jastrow_move(const SolidParams p, int e, int phase, double* __restrict__ pos, const double* __restrict__ ions,
+__device__ void jastrow_move(const SolidParams p, int e, int phase, unsigned char* __restrict__ walkers, const double* __restrict__ ions,
                              const double* __restrict__ moves, const double* __restrict__ g, double* __restrict__ jold,
                              double* __restrict__ newpos, double* __restrict__ spline_pos, int* __restrict__ accept,
                              int* __restrict__ acc) {
     const int w = blockIdx.x;
-    double* pw = pos + 3 * (size_t)w * p.electrons;
+    double* pw = pos_of<double>(p, walkers, w);
     const double* mv = moves + ((size_t)w * p.electrons + e) * 4;
     double at[3];
     for (int k = 0; k < 3; k++) at[k] = phase == 0 ? pw[3 * e + k] : newpos[3 * w + k];
@@ -171,10 +182,10 @@ __device__ void jastrow_move(const SolidParams p, int e, int phase, double* __re
 // Ratio det(A')/det(A) and grad ln D' at the proposal: the VGL rows (rounded to S, the row Sherman-Morrison writes)
 // dotted with the inverse row -> g[w][0] = ratio, g[w][1..3] = gradient; the S rows are kept in urow [w][4][stride].
 template <typename S, typename A>
-__device__ void det_ratio(const SolidParams p, int e, const A* __restrict__ phi, const S* __restrict__ inv,
+__device__ void det_ratio(const SolidParams p, int e, const A* __restrict__ phi, const unsigned char* __restrict__ walkers,
                           S* __restrict__ urow, double* __restrict__ g) {
     const int w = blockIdx.x;
-    const S* row = inv + ((size_t)w * p.electrons + e) * p.stride;
+    const S* row = inv_of<const S>(p, walkers, w) + (size_t)e * p.stride;
     const A* ph = phi + (size_t)w * 5 * p.stride;
     S* u = urow + (size_t)w * 4 * p.stride;
     A acc[4] = {A(0), A(0), A(0), A(0)};
@@ -197,12 +208,12 @@ __device__ void det_ratio(const SolidParams p, int e, const A* __restrict__ phi,
 // Sherman-Morrison, first half (accepted walkers): coef_j = (t[j] . u - delta_jk) / ratio, one warp per row of the
 // spin block, and t[k] saved (the second half overwrites it).
 template <typename S, typename A>
-__device__ void sm_coef(const SolidParams p, int e, const S* __restrict__ inv, const S* __restrict__ urow,
+__device__ void sm_coef(const SolidParams p, int e, const unsigned char* __restrict__ walkers, const S* __restrict__ urow,
                         const int* __restrict__ accept, const double* __restrict__ g, A* __restrict__ coef, A* __restrict__ tk) {
     const int w = blockIdx.y;
     if (!accept[w]) return;
     const int s = e / p.n, k = e % p.n;
-    const S* t = inv + ((size_t)w * p.electrons + (size_t)s * p.n) * p.stride;
+    const S* t = inv_of<const S>(p, walkers, w) + (size_t)s * p.n * p.stride;
     const S* u = urow + (size_t)w * 4 * p.stride;
     if (blockIdx.x == 0)
         for (int i = threadIdx.x; i < p.stride; i += blockDim.x) tk[(size_t)w * p.stride + i] = (A)t[(size_t)k * p.stride + i];
@@ -221,17 +232,17 @@ __device__ void sm_coef(const SolidParams p, int e, const S* __restrict__ inv, c
 // Sherman-Morrison, second half: t[j] -= coef_j t[k] (block j of the spin block); block 0 also stores the new
 // gradient rows of electron e.
 template <typename S, typename A>
-__device__ void sm_apply(const SolidParams p, int e, S* __restrict__ inv, S* __restrict__ dpsi, const S* __restrict__ urow,
+__device__ void sm_apply(const SolidParams p, int e, unsigned char* __restrict__ walkers, const S* __restrict__ urow,
                          const int* __restrict__ accept, const A* __restrict__ coef, const A* __restrict__ tk) {
     const int w = blockIdx.y, j = blockIdx.x;
     if (!accept[w]) return;
     const int s = e / p.n;
-    S* t = inv + ((size_t)w * p.electrons + (size_t)s * p.n + j) * p.stride;
+    S* t = inv_of<S>(p, walkers, w) + ((size_t)s * p.n + j) * p.stride;
     const A c = coef[(size_t)w * p.n + j];
     const A* x = tk + (size_t)w * p.stride;
     for (int i = threadIdx.x; i < p.stride; i += blockDim.x) t[i] = (S)((A)t[i] - c * x[i]);
     if (j == 0) {
-        S* d = dpsi + ((size_t)w * p.electrons + e) * 3 * p.stride;
+        S* d = dpsi_of<S>(p, walkers, w) + (size_t)e * 3 * p.stride;
         const S* u = urow + (size_t)w * 4 * p.stride + p.stride;
         for (int i = threadIdx.x; i < 3 * p.stride; i += blockDim.x) d[i] = u[i];
     }
@@ -241,8 +252,8 @@ __device__ void sm_apply(const SolidParams p, int e, S* __restrict__ inv, S* __r
 // mode 0: refresh the gradient rows and det4[point] = (grad D / D, lap D / D) from the inverse row;
 // mode 1: write the Slater matrices' values (rounded to S) column-major into work [walker][spin][n][n] for cuBLAS.
 template <typename S, typename A>
-__device__ void measure_det(const SolidParams p, long long first, int mode, const A* __restrict__ phi, const S* __restrict__ inv,
-                            S* __restrict__ dpsi, double* __restrict__ det4, double* __restrict__ work) {
+__device__ void measure_det(const SolidParams p, long long first, int mode, const A* __restrict__ phi,
+                            unsigned char* __restrict__ walkers, double* __restrict__ det4, double* __restrict__ work) {
     const long long pt = first + blockIdx.x;
     const int w = (int)(pt / p.electrons), e = (int)(pt % p.electrons);
     const A* ph = phi + (size_t)blockIdx.x * 5 * p.stride;
@@ -252,8 +263,8 @@ __device__ void measure_det(const SolidParams p, long long first, int mode, cons
         for (int j = threadIdx.x; j < p.n; j += blockDim.x) m[i + (size_t)j * p.n] = (double)(S)ph[j];
         return;
     }
-    const S* row = inv + ((size_t)w * p.electrons + e) * p.stride;
-    S* d = dpsi + ((size_t)w * p.electrons + e) * 3 * p.stride;
+    const S* row = inv_of<const S>(p, walkers, w) + (size_t)e * p.stride;
+    S* d = dpsi_of<S>(p, walkers, w) + (size_t)e * 3 * p.stride;
     A acc[4] = {A(0), A(0), A(0), A(0)};
     for (int i = threadIdx.x; i < p.stride; i += blockDim.x) {
         const A r = (A)row[i];
@@ -270,21 +281,21 @@ __device__ void measure_det(const SolidParams p, long long first, int mode, cons
 }
 
 // The inverses cuBLAS wrote (column-major A^-1 = row-major transposed inverse) back into the strided rows, in S.
-template <typename S> __device__ void from_inverse(const SolidParams p, const double* __restrict__ out, S* __restrict__ inv) {
+template <typename S> __device__ void from_inverse(const SolidParams p, const double* __restrict__ out, unsigned char* __restrict__ walkers) {
     const size_t nn = (size_t)p.n * p.n, total = (size_t)p.walkers * 2 * nn;
     for (size_t x = blockIdx.x * (size_t)blockDim.x + threadIdx.x; x < total; x += (size_t)gridDim.x * blockDim.x) {
         const size_t ws = x / nn, r = x % nn;
         const size_t w = ws / 2, s = ws % 2, k = r / p.n, m = r % p.n;
-        inv[(w * p.electrons + s * p.n + k) * p.stride + m] = (S)out[x];
+        inv_of<S>(p, walkers, w)[(s * p.n + k) * p.stride + m] = (S)out[x];
     }
 }
 
 // Kinetic term of electron blockIdx.x of walker blockIdx.y: -1/2 (lap ln Psi + |grad ln Psi|^2) (solid::cpu::kinetic_term).
 template <typename A>
-__device__ void kinetic(const SolidParams p, const double* __restrict__ pos, const double* __restrict__ ions,
+__device__ void kinetic(const SolidParams p, const unsigned char* __restrict__ walkers, const double* __restrict__ ions,
                         const double* __restrict__ det4, double* __restrict__ term) {
     const int e = blockIdx.x, w = blockIdx.y;
-    const double* pw = pos + 3 * (size_t)w * p.electrons;
+    const double* pw = pos_of<const double>(p, walkers, w);
     const double at[3] = {pw[3 * e], pw[3 * e + 1], pw[3 * e + 2]};
     A s[5] = {A(0), A(0), A(0), A(0), A(0)};
     jastrow_terms<A>(p, pw, ions, e, at, s);
@@ -310,63 +321,62 @@ extern "C" __global__ void solid_row_sum(int len, const double* __restrict__ x, 
 }
 
 // Fractional coordinates for the ewald kernel, [w][xyz][e] in S, wrapped into [0, 1).
-template <typename S> __device__ void fractions(const SolidParams p, const double* __restrict__ pos, S* __restrict__ frac) {
+template <typename S> __device__ void fractions(const SolidParams p, const unsigned char* __restrict__ walkers, S* __restrict__ frac) {
     const size_t total = (size_t)p.walkers * p.electrons;
     for (size_t x = blockIdx.x * (size_t)blockDim.x + threadIdx.x; x < total; x += (size_t)gridDim.x * blockDim.x) {
         const size_t w = x / p.electrons, e = x % p.electrons;
         for (int k = 0; k < 3; k++) {
-            const double f = pos[3 * x + k] / p.cell[k];
+            const double f = pos_of<const double>(p, walkers, w)[3 * e + k] / p.cell[k];
             frac[(w * 3 + k) * p.electrons + e] = (S)(f - floor(f));
         }
     }
 }
 
-// Branching: copy walker from[i] over walker to[i] for i < pairs, `words` 4-byte words per walker (one launch per
-// array for all copies; sources are never destinations, see solid::branch).
-extern "C" __global__ void solid_copy_walkers(int pairs, long long words, const int* __restrict__ from, const int* __restrict__ to,
-                                              unsigned int* __restrict__ buf) {
-    for (int i = blockIdx.y; i < pairs; i += gridDim.y) {
-        const unsigned int* src = buf + (size_t)from[i] * words;
-        unsigned int* dst = buf + (size_t)to[i] * words;
-        for (long long x = blockIdx.x * (long long)blockDim.x + threadIdx.x; x < words; x += (long long)gridDim.x * blockDim.x) dst[x] = src[x];
-    }
+// Positions of points first .. first + count - 1 (point = walker * electrons + electron) for the B-spline kernel.
+extern "C" __global__ void solid_gather_positions(const SolidParams p, long long first, int count, const unsigned char* __restrict__ walkers,
+                                                  double* __restrict__ out) {
+    const int t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= count) return;
+    const long long pt = first + t;
+    const double* r = pos_of<const double>(p, walkers, pt / p.electrons) + 3 * (pt % p.electrons);
+    for (int k = 0; k < 3; k++) out[3 * (size_t)t + k] = r[k];
 }
 
 #define SOLID_ENTRIES(SUF, S, A)                                                                                       \
-    extern "C" __global__ void solid_det_grad_##SUF(const SolidParams p, int e, const S* inv, const S* dpsi, double* g) { \
-        det_grad<S, A>(p, e, inv, dpsi, g);                                                                              \
+    extern "C" __global__ void solid_det_grad_##SUF(const SolidParams p, int e, const unsigned char* walkers, double* g) { \
+        det_grad<S, A>(p, e, walkers, g);                                                                                \
     }                                                                                                                    \
-    extern "C" __global__ void solid_jastrow_move_##SUF(const SolidParams p, int e, int phase, double* pos,              \
+    extern "C" __global__ void solid_jastrow_move_##SUF(const SolidParams p, int e, int phase, unsigned char* walkers,  \
                                                         const double* ions, const double* moves, const double* g,        \
                                                         double* jold, double* newpos, double* spline_pos, int* accept,   \
                                                         int* acc) {                                                      \
-        jastrow_move<A>(p, e, phase, pos, ions, moves, g, jold, newpos, spline_pos, accept, acc);                       \
+        jastrow_move<A>(p, e, phase, walkers, ions, moves, g, jold, newpos, spline_pos, accept, acc);                   \
     }                                                                                                                    \
-    extern "C" __global__ void solid_det_ratio_##SUF(const SolidParams p, int e, const A* phi, const S* inv, S* urow,   \
-                                                     double* g) {                                                        \
-        det_ratio<S, A>(p, e, phi, inv, urow, g);                                                                        \
+    extern "C" __global__ void solid_det_ratio_##SUF(const SolidParams p, int e, const A* phi, const unsigned char* walkers, \
+                                                     S* urow, double* g) {                                               \
+        det_ratio<S, A>(p, e, phi, walkers, urow, g);                                                                    \
     }                                                                                                                    \
-    extern "C" __global__ void solid_sm_coef_##SUF(const SolidParams p, int e, const S* inv, const S* urow,             \
+    extern "C" __global__ void solid_sm_coef_##SUF(const SolidParams p, int e, const unsigned char* walkers, const S* urow, \
                                                    const int* accept, const double* g, A* coef, A* tk) {                 \
-        sm_coef<S, A>(p, e, inv, urow, accept, g, coef, tk);                                                             \
+        sm_coef<S, A>(p, e, walkers, urow, accept, g, coef, tk);                                                         \
     }                                                                                                                    \
-    extern "C" __global__ void solid_sm_apply_##SUF(const SolidParams p, int e, S* inv, S* dpsi, const S* urow,         \
+    extern "C" __global__ void solid_sm_apply_##SUF(const SolidParams p, int e, unsigned char* walkers, const S* urow,  \
                                                     const int* accept, const A* coef, const A* tk) {                     \
-        sm_apply<S, A>(p, e, inv, dpsi, urow, accept, coef, tk);                                                         \
+        sm_apply<S, A>(p, e, walkers, urow, accept, coef, tk);                                                           \
     }                                                                                                                    \
     extern "C" __global__ void solid_measure_det_##SUF(const SolidParams p, long long first, int mode, const A* phi,    \
-                                                       const S* inv, S* dpsi, double* det4, double* work) {              \
-        measure_det<S, A>(p, first, mode, phi, inv, dpsi, det4, work);                                                   \
+                                                       unsigned char* walkers, double* det4, double* work) {             \
+        measure_det<S, A>(p, first, mode, phi, walkers, det4, work);                                                     \
     }                                                                                                                    \
-    extern "C" __global__ void solid_from_inverse_##SUF(const SolidParams p, const double* out, S* inv) {              \
-        from_inverse<S>(p, out, inv);                                                                                    \
+    extern "C" __global__ void solid_from_inverse_##SUF(const SolidParams p, const double* out, unsigned char* walkers) { \
+        from_inverse<S>(p, out, walkers);                                                                                \
     }                                                                                                                    \
-    extern "C" __global__ void solid_kinetic_##SUF(const SolidParams p, const double* pos, const double* ions,          \
+    extern "C" __global__ void solid_kinetic_##SUF(const SolidParams p, const unsigned char* walkers, const double* ions, \
                                                    const double* det4, double* term) {                                   \
-        kinetic<A>(p, pos, ions, det4, term);                                                                            \
+        kinetic<A>(p, walkers, ions, det4, term);                                                                        \
     }                                                                                                                    \
-    extern "C" __global__ void solid_fractions_##SUF(const SolidParams p, const double* pos, S* frac) {                 \
-        fractions<S>(p, pos, frac);                                                                                      \
+    extern "C" __global__ void solid_fractions_##SUF(const SolidParams p, const unsigned char* walkers, S* frac) { \
+        fractions<S>(p, walkers, frac);                                                                                  \
     }
 
 SOLID_ENTRIES(f64, double, double)

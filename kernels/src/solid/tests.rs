@@ -103,6 +103,9 @@ fn gpu_matches_cpu_when_present() {
         }
     }
     assert!(g.timers.0[Class::Orbitals as usize] > 0.0 && g.timers.0[Class::Branching as usize] > 0.0);
+    // to the host only energies, accepted counts, the job count and the re-inversion's status flags (step 1)
+    let w = 3u64;
+    assert_eq!(g.traffic().to_host, 3 * (8 * w + 8 * w + 4 * w + 8 * (w + 1)) + 4 * 2 * w, "bytes to the host in 3 steps");
     let mut g = gpu::GpuEngine::<f32, f64>::new(&gpu, &sys, &sys.setup.convert(), 2, p).unwrap();
     for _ in 0..3 {
         g.step().unwrap();

@@ -1,0 +1,250 @@
+//! Paper 000's walker layout on the GPU: each walker's persistent data (electron positions, quadrature rotations,
+//! transposed inverse, stored orbital gradient rows) contiguous in one slab, all slabs in one allocation at a fixed
+//! walker stride, so a branching copy is one device-to-device copy and a migration one host transfer per walker.
+//! Inside a slab each array keeps the layout the kernels read coalesced: positions `[electron][xyz]` f64, rotations
+//! `[ion][3x3]` f64, inverse rows `[electron][stride]` S, gradient rows `[electron][xyz][stride]` S. Every array
+//! and the walker stride are multiples of 256 bytes, so each array starts aligned for wide loads.
+//!
+//! Kernels take the allocation's base and the layout (`WalkerSlab` in common.cuh: walker w's array at
+//! base + w * bytes + offset).
+
+use super::{Setup, Walkers};
+use crate::gpu::{CudaSlice, DriverContext, Gpu, GpuError};
+use crate::Real;
+use cudarc::driver::{sys, DevicePtrMut, DeviceRepr};
+use std::marker::PhantomData;
+
+/// Alignment of every array and of the walker stride.
+const ALIGN: usize = 256;
+
+/// Byte offsets of one walker's arrays and the walker stride; mirrors `WalkerSlab` in common.cuh.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SlabLayout {
+    /// Walker stride.
+    pub bytes: i64,
+    pub pos: i64,
+    pub rot: i64,
+    pub inv: i64,
+    /// Gradient rows (empty where the kernel keeps none: the pseudopotential mini-app's walkers).
+    pub dpsi: i64,
+}
+// SAFETY: plain-old-data with the C layout of the kernels' struct.
+unsafe impl DeviceRepr for SlabLayout {}
+
+impl SlabLayout {
+    /// The slab of a walker of `s` with storage S, with or without gradient rows.
+    pub fn new<S: Real>(s: &Setup<S>, gradients: bool) -> SlabLayout {
+        let (ne, st, sb) = (s.electrons, s.table.stride, std::mem::size_of::<S>());
+        let up = |x: usize| x.next_multiple_of(ALIGN);
+        let rot = up(24 * ne);
+        let inv = up(rot + 72 * s.ion_count());
+        let dpsi = up(inv + ne * st * sb);
+        let end = up(dpsi + if gradients { 3 * ne * st * sb } else { 0 });
+        SlabLayout { bytes: end as i64, pos: 0, rot: rot as i64, inv: inv as i64, dpsi: dpsi as i64 }
+    }
+    fn len(&self, field: i64) -> usize {
+        let next = [self.pos, self.rot, self.inv, self.dpsi, self.bytes].into_iter().filter(|&o| o > field).min().unwrap_or(self.bytes);
+        (next - field) as usize
+    }
+}
+
+/// One walker's arrays on the host (positions, rotations, inverse and gradient rows in f64).
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostWalker {
+    pub pos: Vec<f64>,
+    pub rot: Vec<f64>,
+    pub inv: Vec<f64>,
+    pub dpsi: Vec<f64>,
+}
+
+/// All walkers' slabs in one device allocation.
+pub struct Slab<S> {
+    pub buf: CudaSlice<u8>,
+    pub layout: SlabLayout,
+    pub count: usize,
+    /// Elements of each array per walker: positions, rotations, inverse, gradient rows.
+    lens: [usize; 4],
+    _s: PhantomData<S>,
+}
+
+impl<S: Real> Slab<S> {
+    /// `count` zeroed walkers of `s` (with gradient rows if `gradients`).
+    pub fn zeros(gpu: &Gpu, s: &Setup<S>, count: usize, gradients: bool) -> Result<Self, GpuError> {
+        let layout = SlabLayout::new(s, gradients);
+        let (ne, st) = (s.electrons, s.table.stride);
+        let lens = [3 * ne, 9 * s.ion_count(), ne * st, if gradients { 3 * ne * st } else { 0 }];
+        Ok(Slab { buf: gpu.zeros("the walkers' slabs", count * layout.bytes as usize)?, layout, count, lens, _s: PhantomData })
+    }
+
+    /// The walkers `w` (positions, rotations, inverses) in new slabs: three pitched copies.
+    pub fn upload(gpu: &Gpu, s: &Setup<S>, w: &Walkers<S>, gradients: bool) -> Result<Self, GpuError> {
+        let mut slab = Slab::zeros(gpu, s, w.count, gradients)?;
+        slab.write_all(gpu, Field::Pos, &w.pos)?;
+        slab.write_all(gpu, Field::Rot, &w.rot)?;
+        slab.write_all(gpu, Field::Inv, &w.inv)?;
+        Ok(slab)
+    }
+
+    pub fn walker_bytes(&self) -> usize {
+        self.layout.bytes as usize
+    }
+
+    /// Array `f` of every walker from `host` (`[walker][array]`), in one pitched copy (cuMemcpy2DAsync): the
+    /// per-step rotations cost one transfer, not one per walker.
+    pub fn write_all<T: DeviceRepr>(&mut self, gpu: &Gpu, f: Field, host: &[T]) -> Result<(), GpuError> {
+        let off = f.offset(&self.layout) as usize;
+        let width = std::mem::size_of_val(host) / self.count;
+        assert!(host.len() == self.lens[f as usize] * self.count && width <= self.layout.len(off as i64), "slab: array size");
+        if width == 0 {
+            return Ok(());
+        }
+        let stream = gpu.stream.clone();
+        // the raw call below needs the context current on this thread (a rank's thread, with several GPUs)
+        gpu.ctx.bind_to_thread().during("binding the GPU context")?;
+        let (dst, _sync) = self.buf.device_ptr_mut(&stream);
+        let copy = sys::CUDA_MEMCPY2D {
+            srcXInBytes: 0,
+            srcY: 0,
+            srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_HOST,
+            srcHost: host.as_ptr() as *const std::ffi::c_void,
+            srcDevice: 0,
+            srcArray: std::ptr::null_mut(),
+            srcPitch: width,
+            dstXInBytes: off,
+            dstY: 0,
+            dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+            dstHost: std::ptr::null_mut(),
+            dstDevice: dst,
+            dstArray: std::ptr::null_mut(),
+            dstPitch: self.layout.bytes as usize,
+            WidthInBytes: width,
+            Height: self.count,
+        };
+        // SAFETY: the source is `count` rows of `width` bytes of `host` (checked above), alive for the call; from
+        // pageable memory the driver has staged it before returning. The destination rows lie at offset `off` of
+        // each walker's slab, `width` bytes inside the array (checked), all within buf (count * bytes).
+        unsafe { sys::cuMemcpy2DAsync_v2(&copy, stream.cu_stream()) }.result().during("copying an array of every walker to the slabs")
+    }
+
+    /// Walker `from`'s slab over walker `to`'s: one device-to-device copy.
+    pub fn copy(&mut self, gpu: &Gpu, from: usize, to: usize) -> Result<(), GpuError> {
+        assert!(from < self.count && to < self.count, "slab: walker index");
+        if from == to {
+            return Ok(());
+        }
+        let b = self.walker_bytes();
+        let (mut lo, mut hi) = self.buf.split_at_mut(from.max(to) * b);
+        let (src, mut dst) = if from < to { (lo.slice(from * b..(from + 1) * b), hi.slice_mut(..b)) } else { (hi.slice(..b), lo.slice_mut(to * b..(to + 1) * b)) };
+        gpu.stream.memcpy_dtod(&src, &mut dst).during("copying a walker's slab")
+    }
+
+    /// Walker k's arrays, in one transfer to the host.
+    pub fn take(&self, gpu: &Gpu, k: usize) -> Result<HostWalker, GpuError> {
+        let b = self.walker_bytes();
+        let raw = gpu.stream.clone_dtoh(&self.buf.slice(k * b..(k + 1) * b)).during("copying a walker's slab")?;
+        let get = |f: Field| -> Vec<f64> {
+            let (off, n) = (f.offset(&self.layout) as usize, self.lens[f as usize]);
+            let bytes = &raw[off..];
+            match f.size::<S>() {
+                8 => bytes.chunks_exact(8).take(n).map(|c| f64::from_ne_bytes(c.try_into().unwrap())).collect(),
+                _ => bytes.chunks_exact(4).take(n).map(|c| f32::from_ne_bytes(c.try_into().unwrap()) as f64).collect(),
+            }
+        };
+        Ok(HostWalker { pos: get(Field::Pos), rot: get(Field::Rot), inv: get(Field::Inv), dpsi: get(Field::Dpsi) })
+    }
+
+    /// Slot k takes the arrays `w` (rounded to S where stored in S), in one transfer to the device.
+    pub fn put(&mut self, gpu: &Gpu, k: usize, w: &HostWalker) -> Result<(), GpuError> {
+        let b = self.walker_bytes();
+        let mut raw = vec![0u8; b];
+        for (f, v) in [(Field::Pos, &w.pos), (Field::Rot, &w.rot), (Field::Inv, &w.inv), (Field::Dpsi, &w.dpsi)] {
+            assert_eq!(v.len(), self.lens[f as usize], "slab: walker array size");
+            let at = &mut raw[f.offset(&self.layout) as usize..];
+            match f.size::<S>() {
+                8 => at.chunks_exact_mut(8).zip(v.iter()).for_each(|(c, x)| c.copy_from_slice(&x.to_ne_bytes())),
+                _ => at.chunks_exact_mut(4).zip(v.iter()).for_each(|(c, x)| c.copy_from_slice(&(S::of(*x).f64() as f32).to_ne_bytes())),
+            }
+        }
+        gpu.stream.memcpy_htod(&raw, &mut self.buf.slice_mut(k * b..(k + 1) * b)).during("copying a walker's slab")
+    }
+}
+
+/// The arrays of a slab.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Field {
+    Pos,
+    Rot,
+    Inv,
+    Dpsi,
+}
+
+impl Field {
+    fn offset(self, l: &SlabLayout) -> i64 {
+        match self {
+            Field::Pos => l.pos,
+            Field::Rot => l.rot,
+            Field::Inv => l.inv,
+            Field::Dpsi => l.dpsi,
+        }
+    }
+    /// Bytes of an element: f64 positions and rotations, S rows.
+    fn size<S>(self) -> usize {
+        match self {
+            Field::Pos | Field::Rot => 8,
+            Field::Inv | Field::Dpsi => std::mem::size_of::<S>(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Channels, Rule};
+    use super::*;
+
+    #[test]
+    fn layout_is_aligned_and_holds_every_array() {
+        let s = Setup::<f64>::carbon(8, Rule::P12, Channels::carbon_bfd(), 1).unwrap().convert::<f32>();
+        for gradients in [false, true] {
+            let l = SlabLayout::new(&s, gradients);
+            let (ne, st) = (s.electrons, s.table.stride);
+            for o in [l.pos, l.rot, l.inv, l.dpsi, l.bytes] {
+                assert_eq!(o % ALIGN as i64, 0);
+            }
+            assert!(l.pos == 0 && l.rot >= 24 * ne as i64 && l.inv >= l.rot + 72 * s.ion_count() as i64);
+            assert!(l.dpsi >= l.inv + (ne * st * 4) as i64);
+            let dpsi = if gradients { 3 * ne * st * 4 } else { 0 };
+            assert!(l.bytes >= l.dpsi + dpsi as i64 && l.bytes < l.dpsi + dpsi as i64 + ALIGN as i64);
+            assert_eq!(l.len(l.inv), (l.dpsi - l.inv) as usize);
+        }
+    }
+
+    /// Walkers uploaded with pitched copies come back whole, one slab copied over another in either direction
+    /// moves every array, and a walker put into a slot comes back as it went in (rounded to f32 where stored so).
+    #[test]
+    fn slabs_copy_take_and_put_whole_walkers_when_present() {
+        let Some(gpu) = crate::gpu::for_test() else { return };
+        let s = Setup::<f64>::carbon(8, Rule::P12, Channels::carbon_bfd(), 2).unwrap().convert::<f32>();
+        let w = Walkers::random(&s, 3, 5).convert::<f32>();
+        let mut slab = Slab::upload(&gpu, &s, &w, true).unwrap();
+        let (ne, ni, st) = (s.electrons, s.ion_count(), s.table.stride);
+        let host = |k: usize| HostWalker {
+            pos: w.pos[3 * ne * k..3 * ne * (k + 1)].to_vec(),
+            rot: w.rot[9 * ni * k..9 * ni * (k + 1)].to_vec(),
+            inv: w.inv[ne * st * k..ne * st * (k + 1)].iter().map(|x| x.f64()).collect(),
+            dpsi: vec![0.0; 3 * ne * st],
+        };
+        for k in 0..3 {
+            assert_eq!(slab.take(&gpu, k).unwrap(), host(k), "walker {k} as uploaded");
+        }
+        slab.copy(&gpu, 2, 0).unwrap();
+        slab.copy(&gpu, 1, 2).unwrap();
+        assert_eq!(slab.take(&gpu, 0).unwrap(), host(2));
+        assert_eq!(slab.take(&gpu, 2).unwrap(), host(1));
+        let mut moved = host(0);
+        moved.dpsi.iter_mut().enumerate().for_each(|(i, x)| *x = f32::from(i as u16).into());
+        slab.put(&gpu, 1, &moved).unwrap();
+        assert_eq!(slab.take(&gpu, 1).unwrap(), moved);
+        assert_eq!(slab.take(&gpu, 0).unwrap(), host(2), "the neighbours stay");
+    }
+}
