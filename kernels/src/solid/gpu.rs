@@ -20,6 +20,7 @@
 //!
 //! Timers (with `profile`): CUDA events between the launches of different classes, summed per class after the step.
 
+use super::conditioning::{device_norms, reinverts};
 use super::cpu::SolidError;
 use super::ranks::Walker;
 use super::{branch, comb_offset, draws, start_walkers, weight, Class, Params, Parts, Solid, Timers, PER_MOVE};
@@ -159,6 +160,11 @@ pub struct GpuEngine<'a, S: Real, A: Real> {
     /// Rotations of the last step, `[walker][ion][9]` (the host drew them).
     pub rot: Vec<f64>,
     pub parts: Vec<Parts>,
+    /// Each walker's condition number at the last f64 re-inversion: all walkers re-invert when one needs it
+    /// (`conditioning::reinverts`), since they do so in one batch.
+    pub cond: Vec<f64>,
+    /// Walker re-inversions in the steps so far.
+    pub reinversions: u64,
     accepted: Vec<u32>,
     pub e_est: f64,
     pub steps: usize,
@@ -237,6 +243,8 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
             accepted: vec![0; walkers],
             e_est: 0.0,
             parts: vec![Parts::default(); walkers],
+            cond: vec![f64::INFINITY; walkers],
+            reinversions: 0,
             steps: 0,
             timers: Timers::default(),
             moves: MoveStats::default(),
@@ -333,7 +341,9 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
         for e in 0..ne {
             self.sweep_electron(e as i32)?;
         }
-        self.measure(self.p.reinverts(step))?;
+        let invert = self.cond.iter().any(|&c| reinverts(&self.p, step, S::EPS, c));
+        self.measure(invert)?;
+        self.reinversions += if invert { nw as u64 } else { 0 };
         self.energies_to_host()?;
         self.moves.accepted += self.accepted.iter().map(|&a| a as u64).sum::<u64>();
         self.moves.attempted += (nw * ne) as u64;
@@ -490,6 +500,7 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
         let ptr = |v: &CudaSlice<i32>| v.device_ptr(s).0;
         let (piv, info) = (ptr(&x.piv), ptr(&x.info));
         let (wp, op) = (x.work_ptrs.device_ptr(s).0, x.out_ptrs.device_ptr(s).0);
+        let norms = device_norms(&self.gpu, &x.work, n, 2 * nw)?;
         let (ni, m) = (n as i32, (2 * nw) as i32);
         let err = |during: &str, st: cudarc::cublas::sys::cublasStatus_t| GpuError::Blas { during: during.into(), message: format!("{st:?}") };
         // SAFETY: work_ptrs and out_ptrs hold the addresses of the 2 nw n x n matrices of work and out (these very
@@ -505,6 +516,10 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
             return Err(err("the batched LU inversion (getriBatched)", st).into());
         }
         let info = self.gpu.download(&x.info)?;
+        let inv_norms = device_norms(&self.gpu, &x.out, n, 2 * nw)?;
+        for (k, c) in self.cond.iter_mut().enumerate() {
+            *c = (0..2).map(|s| norms[2 * k + s] * inv_norms[2 * k + s]).fold(0.0, f64::max);
+        }
         if let Some(k) = info.iter().position(|&i| i != 0) {
             return Err(SolidError::Singular(k / 2));
         }
@@ -549,6 +564,7 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
         }
         for (slot, &f) in parents.iter().enumerate().filter(|(s, f)| s != *f) {
             self.parts[slot] = self.parts[f];
+            self.cond[slot] = self.cond[f];
             self.rot.copy_within(9 * ni * f..9 * ni * (f + 1), 9 * ni * slot);
         }
         Ok(())
@@ -559,7 +575,7 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
         let (ne, st) = (self.kp.electrons as usize, self.kp.stride as usize);
         let (pos, rot, parts, inv) = self.walker(k)?;
         let dpsi = self.gpu.stream.clone_dtoh(&self.dpsi.slice(k * 3 * ne * st..(k + 1) * 3 * ne * st)).during("copying gradient rows")?;
-        Ok(Walker { pos, rot, parts, inv: inv.iter().map(|x| x.f64()).collect(), dpsi: dpsi.iter().map(|x| x.f64()).collect() })
+        Ok(Walker { pos, rot, parts, inv: inv.iter().map(|x| x.f64()).collect(), dpsi: dpsi.iter().map(|x| x.f64()).collect(), cond: self.cond[k] })
     }
 
     /// Slot k takes the state `w` (a walker that migrated from another rank).
@@ -573,6 +589,7 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
         s.memcpy_htod(&dpsi_h, &mut self.dpsi.slice_mut(k * 3 * ne * st..(k + 1) * 3 * ne * st)).during("copying gradient rows to the device")?;
         self.rot[9 * k * ni..9 * (k + 1) * ni].copy_from_slice(&w.rot);
         self.parts[k] = w.parts;
+        self.cond[k] = w.cond;
         Ok(())
     }
 }
