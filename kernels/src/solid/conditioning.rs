@@ -36,7 +36,8 @@ pub const MIXED_CAP: f64 = 1e-4;
 /// Steps a walker of condition number `cond` in storage precision `eps` may go between f64 re-inversions: 1 where
 /// `recompute` steps of [`GROWTH`] would pass [`MIXED_CAP`] (or `cond` is unknown), else `recompute`.
 pub fn interval(eps: f64, cond: f64, recompute: usize) -> usize {
-    if !(GROWTH * recompute as f64 * eps * cond <= MIXED_CAP) {
+    let drift = GROWTH * recompute as f64 * eps * cond;
+    if drift.is_nan() || drift > MIXED_CAP {
         1
     } else {
         recompute

@@ -19,7 +19,8 @@
 //! 2. the measurement: orbitals VGL at all electrons, grad and Laplacian of ln D from the inverse rows (and the
 //!    refreshed gradient rows), the Jastrow's, the kinetic energy; the Ewald energy (electron-electron,
 //!    electron-ion, ion-ion); the nonlocal pseudopotential energy (pseudopotential kernel, all walkers in one
-//!    batch); every `recompute` steps a fresh f64 inversion of the Slater matrices from the measured values;
+//!    batch); every `recompute` steps (every step for an ill-conditioned walker in mixed precision:
+//!    [`conditioning::reinverts`]) a fresh f64 inversion of the Slater matrices from the measured values;
 //! 3. DMC only: branching weights and a fixed-population comb ([`branch`]); over several ranks (one per GPU or
 //!    core group) one comb over all ranks' walkers and walker migration ([`ranks`]).
 //!
