@@ -12,7 +12,9 @@
 //! (`migrate_per_gen_s`), and `generations_run`: what the `solid-scaling` figure turns into efficiencies.
 //!
 //! Validation, on every rank: walker 0, and the last walker that arrived from another rank, against the f64
-//! reference (the record keeps the worst rank); and every rank holds the same trial energy (`E_est spread`).
+//! reference, each within the tolerances of its condition number (`kernels::solid::conditioning`; the record keeps
+//! the worst rank's error over its tolerance, and the largest condition number as the extra `cond`); and every
+//! rank holds the same trial energy (`E_est spread`).
 
 use crate::solid::{reference_checks, work, Args};
 use anyhow::{bail, Result};
@@ -30,7 +32,7 @@ use kernels::{Check, Precision, Real};
 use std::time::Instant;
 
 /// What each rank reports, in one vector summed over ranks (each rank fills its own block).
-const SLOTS: usize = 13;
+const SLOTS: usize = 15;
 
 /// Threads transport with the gpu variant: one GPU per rank.
 pub fn gpus_for_ranks(ranks: usize, gpus: usize) -> Result<()> {
@@ -91,7 +93,7 @@ fn on_rank<S: Scalar, A: Real>(c: &dyn Comm, sys: &Solid, params: Params, total:
             let mut g = GpuEngine::<S, A>::new(&gpu, sys, &setup, n, params).unwrap_or_else(|e| fail(&e));
             let energy = drive(c, &mut g, sys, params, total, steps, &mut mine).unwrap_or_else(|e| fail(&e));
             let (pos, rot, parts, inv) = g.walker(0).unwrap_or_else(|e| fail(&e));
-            validate(sys, &pos, &rot, parts, &inv, mine[11] as usize, &mut g, p, &mut mine).unwrap_or_else(|e| fail(&e));
+            validate(sys, &pos, &rot, parts, &inv, mine[11] as usize, &mut g, p, params.recompute, &mut mine).unwrap_or_else(|e| fail(&e));
             mine[10] = g.moves.acceptance();
             energy
         }
@@ -99,7 +101,7 @@ fn on_rank<S: Scalar, A: Real>(c: &dyn Comm, sys: &Solid, params: Params, total:
             let mut e = CpuEngine::<S, A>::new(sys, n, params).unwrap_or_else(|e| fail(&e));
             let energy = drive(c, &mut e, sys, params, total, steps, &mut mine).unwrap_or_else(|e| fail(&e));
             let (pos, rot, parts, inv) = (e.w.pos.clone(), e.w.rot.clone(), e.parts[0], e.w.inv.clone());
-            validate(sys, &pos, &rot, parts, &inv, mine[11] as usize, &mut e, p, &mut mine).unwrap_or_else(|e| fail(&e));
+            validate(sys, &pos, &rot, parts, &inv, mine[11] as usize, &mut e, p, params.recompute, &mut mine).unwrap_or_else(|e| fail(&e));
             mine[10] = e.moves.acceptance();
             energy
         }
@@ -110,7 +112,8 @@ fn on_rank<S: Scalar, A: Real>(c: &dyn Comm, sys: &Solid, params: Params, total:
     (all, energy)
 }
 
-/// Report block of a rank: [0..4] walker 0's energy and inverse errors, the arrived walker's (or -1: none);
+/// Report block of a rank: [0..4] walker 0's energy and inverse errors over their tolerances, the arrived
+/// walker's (or -1: none); [13], [14] their condition numbers;
 /// [4] E_est; [5..8] compute, reduce, migrate seconds; [8..10] walkers and bytes migrated; [10] acceptance; [11]
 /// the slot of the last arrival plus one (0: none); [12] the wall time of the timed generations.
 fn drive(c: &dyn Comm, e: &mut dyn Engine, sys: &Solid, p: Params, total: usize, steps: usize, mine: &mut [f64]) -> Result<f64> {
@@ -134,17 +137,18 @@ fn drive(c: &dyn Comm, e: &mut dyn Engine, sys: &Solid, p: Params, total: usize,
 
 /// Walker 0 and the last arrival against the reference into the report block.
 #[allow(clippy::too_many_arguments)]
-fn validate<S: Real>(sys: &Solid, pos: &[f64], rot: &[f64], parts: kernels::solid::Parts, inv: &[S], arrived: usize, e: &mut dyn Engine, p: Precision, mine: &mut [f64]) -> Result<()> {
-    let w0 = reference_checks(sys, pos, rot, parts, inv, p)?;
+fn validate<S: Real>(sys: &Solid, pos: &[f64], rot: &[f64], parts: kernels::solid::Parts, inv: &[S], arrived: usize, e: &mut dyn Engine, p: Precision, recompute: usize, mine: &mut [f64]) -> Result<()> {
+    let scaled = |v: &crate::solid::Validated| [v.checks[0].error / v.checks[0].tolerance, v.checks[1].error / v.checks[1].tolerance, v.cond];
+    let w0 = scaled(&reference_checks(sys, pos, rot, parts, inv, p, recompute)?);
     let arr = match arrived.checked_sub(1) {
         Some(k) => {
             let w = e.take(k)?;
-            let x = reference_checks(sys, &w.pos, &w.rot, w.parts, &w.inv, p)?;
-            [x[0].error, x[1].error]
+            scaled(&reference_checks(sys, &w.pos, &w.rot, w.parts, &w.inv, p, recompute)?)
         }
-        None => [-1.0, -1.0],
+        None => [-1.0, -1.0, -1.0],
     };
-    mine[..4].copy_from_slice(&[w0[0].error, w0[1].error, arr[0], arr[1]]);
+    mine[..4].copy_from_slice(&[w0[0], w0[1], arr[0], arr[1]]);
+    mine[13..15].copy_from_slice(&[w0[2], arr[2]]);
     Ok(())
 }
 
@@ -154,14 +158,13 @@ fn record(r: &mut Runner, a: &Args, sys: &Solid, p: Precision, v: Variant, total
     let blocks: Vec<&[f64]> = all.chunks_exact(SLOTS).collect();
     let worst = |i: usize| blocks.iter().map(|b| b[i]).fold(f64::NEG_INFINITY, f64::max);
     let mean = |i: usize| blocks.iter().map(|b| b[i]).sum::<f64>() / size as f64;
-    let (tol, inv_tol) = (crate::solid::tolerance(p), crate::solid::inverse_tolerance(p));
     let mut checks = vec![
-        Check { quantity: "walker 0 local energy vs reference (worst rank)".into(), error: worst(0), tolerance: tol },
-        Check { quantity: "walker 0 inverse vs reference (worst rank)".into(), error: worst(1), tolerance: inv_tol },
+        Check { quantity: "walker 0 local energy vs reference (error / cond tolerance, worst rank)".into(), error: worst(0), tolerance: 1.0 },
+        Check { quantity: "walker 0 inverse vs reference (error / cond tolerance, worst rank)".into(), error: worst(1), tolerance: 1.0 },
     ];
     if worst(2) >= 0.0 {
-        checks.push(Check { quantity: "migrated walker local energy vs reference (worst rank)".into(), error: worst(2), tolerance: tol });
-        checks.push(Check { quantity: "migrated walker inverse vs reference (worst rank)".into(), error: worst(3), tolerance: inv_tol });
+        checks.push(Check { quantity: "migrated walker local energy vs reference (error / cond tolerance, worst rank)".into(), error: worst(2), tolerance: 1.0 });
+        checks.push(Check { quantity: "migrated walker inverse vs reference (error / cond tolerance, worst rank)".into(), error: worst(3), tolerance: 1.0 });
     }
     let e_est: Vec<f64> = blocks.iter().map(|b| b[4]).collect();
     let spread = e_est.iter().fold(f64::NEG_INFINITY, |m, &x| m.max(x)) - e_est.iter().fold(f64::INFINITY, |m, &x| m.min(x));
@@ -191,6 +194,7 @@ fn record(r: &mut Runner, a: &Args, sys: &Solid, p: Precision, v: Variant, total
         ("energy", energy),
         ("e_est", e_est[0]),
         ("acceptance", acc),
+        ("cond", worst(13).max(worst(14))),
     ] {
         r.extra(k, x);
     }

@@ -7,6 +7,7 @@
 //! A_s^-1 for electron e of spin s, the determinant kernel's layout), quadrature rotations `[walker][ion][9]`,
 //! orbital gradients at the current positions `[walker][electron][xyz][stride]`.
 
+use super::conditioning::{cond_1, reinverts};
 use super::{branch, comb_offset, draws, start_walkers, timed, weight, Class, Functors, Params, Parts, Solid, Timers, PER_MOVE};
 use crate::bspline::{cpu as spline, Output};
 use crate::determinant::cpu::{dot, invert_in, Scalar};
@@ -17,8 +18,11 @@ use crate::Real;
 use rayon::prelude::*;
 use std::time::Instant;
 
-/// What one walker's task returns: its timers, move statistics, accepted moves, kinetic and Coulomb energies.
-type WalkerStep = (Timers, MoveStats, u32, Result<(f64, f64), SolidError>);
+/// What one walker's task returns: its timers, move statistics, accepted moves, kinetic and Coulomb energies and
+/// whether it re-inverted.
+type WalkerStep = (Timers, MoveStats, u32, Result<(f64, f64, bool), SolidError>);
+/// Kinetic and Coulomb energies of one walker's measurement, and the condition number if it re-inverted.
+type Measured = (f64, f64, Option<f64>);
 
 /// Why a step failed.
 #[derive(Debug, thiserror::Error)]
@@ -36,6 +40,11 @@ pub struct CpuEngine<'a, S: Scalar, A: Real> {
     /// Orbital gradients at the current positions, `[walker][electron][xyz][stride]`.
     pub dpsi: Vec<S>,
     pub parts: Vec<Parts>,
+    /// 1-norm condition number of each walker's worse Slater matrix at its last f64 re-inversion (decides the next:
+    /// `conditioning::reinverts`).
+    pub cond: Vec<f64>,
+    /// Walker re-inversions in the steps so far.
+    pub reinversions: u64,
     /// Moves accepted by each walker in the last step.
     pub accepted: Vec<u32>,
     /// Branching weights and the parent of each slot in the last step (DMC).
@@ -66,6 +75,8 @@ impl<'a, S: Scalar, A: Real> CpuEngine<'a, S, A> {
             ctx: Ctx { ewald: CpuEwald::new(&sys.ewald), fun: Functors::new(sys.jastrow()), setup, sys, p },
             dpsi: vec![S::zero(); count * sys.electrons() * 3 * st],
             parts: vec![Parts::default(); count],
+            cond: vec![f64::INFINITY; count],
+            reinversions: 0,
             accepted: vec![0; count],
             weights: vec![1.0; count],
             parents: (0..count).collect(),
@@ -108,7 +119,6 @@ impl<'a, S: Scalar, A: Real> CpuEngine<'a, S, A> {
     pub fn advance(&mut self) -> Result<(), SolidError> {
         let (ne, ni, st) = (self.ctx.sys.electrons(), self.ctx.setup.ion_count(), self.ctx.setup.table.stride);
         let step = self.steps;
-        let invert = self.ctx.p.reinverts(step);
         let start = Instant::now();
         let me = &self.ctx;
         let out: Vec<WalkerStep> = self
@@ -118,13 +128,19 @@ impl<'a, S: Scalar, A: Real> CpuEngine<'a, S, A> {
             .zip(self.w.inv.par_chunks_mut(ne * st))
             .zip(self.dpsi.par_chunks_mut(ne * 3 * st))
             .zip(self.w.rot.par_chunks_mut(9 * ni))
+            .zip(self.cond.par_iter_mut())
             .enumerate()
-            .map(|(k, (((pos, inv), dpsi), rot))| {
+            .map(|(k, ((((pos, inv), dpsi), rot), cond))| {
                 let mut t = Timers::default();
                 let mut mv = vec![0.0; PER_MOVE * ne];
                 timed(&mut t, Class::Other, || draws(me.p.seed, step, me.p.first + k, ne, ni, &mut mv, rot));
                 let (stats, acc) = me.sweep(pos, inv, dpsi, &mv, &mut t);
+                let invert = reinverts(&me.p, step, S::EPS, *cond);
                 let m = me.measure_walker(pos, inv, dpsi, invert, &mut t).map_err(|_| SolidError::Singular(k));
+                let m = m.map(|(kinetic, coulomb, c)| {
+                    *cond = c.unwrap_or(*cond);
+                    (kinetic, coulomb, invert)
+                });
                 (t, stats, acc, m)
             })
             .collect();
@@ -134,7 +150,8 @@ impl<'a, S: Scalar, A: Real> CpuEngine<'a, S, A> {
             threads = threads.merge(t);
             self.moves.add(&stats);
             self.accepted[k] = acc;
-            let (kinetic, coulomb) = m?;
+            let (kinetic, coulomb, inverted) = m?;
+            self.reinversions += u64::from(inverted);
             self.parts[k].kinetic = kinetic;
             self.parts[k].coulomb = coulomb;
         }
@@ -146,11 +163,18 @@ impl<'a, S: Scalar, A: Real> CpuEngine<'a, S, A> {
         Ok(())
     }
 
+    /// All energies of every walker at its positions again, with or without an f64 re-inversion first.
+    pub fn remeasure(&mut self, invert: bool) -> Result<(), SolidError> {
+        self.measure(invert)?;
+        self.nonlocal();
+        Ok(())
+    }
+
     /// Measurement of every walker (all walkers in parallel), with or without re-inversion.
     fn measure(&mut self, invert: bool) -> Result<(), SolidError> {
         let (ne, st) = (self.ctx.sys.electrons(), self.ctx.setup.table.stride);
         let me = &self.ctx;
-        let out: Vec<Result<(f64, f64), SolidError>> = self
+        let out: Vec<Result<Measured, SolidError>> = self
             .w
             .pos
             .par_chunks(3 * ne)
@@ -159,8 +183,10 @@ impl<'a, S: Scalar, A: Real> CpuEngine<'a, S, A> {
             .enumerate()
             .map(|(k, ((pos, inv), dpsi))| me.measure_walker(pos, inv, dpsi, invert, &mut Timers::default()).map_err(|_| SolidError::Singular(k)))
             .collect();
-        for (p, m) in self.parts.iter_mut().zip(out) {
-            (p.kinetic, p.coulomb) = m?;
+        for ((p, cond), m) in self.parts.iter_mut().zip(&mut self.cond).zip(out) {
+            let c;
+            (p.kinetic, p.coulomb, c) = m?;
+            *cond = c.unwrap_or(*cond);
         }
         Ok(())
     }
@@ -198,6 +224,7 @@ impl<'a, S: Scalar, A: Real> CpuEngine<'a, S, A> {
             copy_slot(&mut self.w.rot, 9 * ni, from, slot);
             copy_slot(&mut self.dpsi, 3 * ne * st, from, slot);
             copy_slot(&mut self.parts, 1, from, slot);
+            copy_slot(&mut self.cond, 1, from, slot);
         }
     }
 }
@@ -250,13 +277,16 @@ impl<S: Scalar, A: Real> Ctx<'_, S, A> {
     }
 
     /// Kinetic and Coulomb energy of one walker at its positions; refreshes its gradient rows, and with `invert`
-    /// its inverses (f64 inversion of the Slater matrices of the measured values).
-    fn measure_walker(&self, pos: &[f64], inv: &mut [S], dpsi: &mut [S], invert: bool, t: &mut Timers) -> Result<(f64, f64), usize> {
+    /// its inverses (f64 inversion of the Slater matrices of the measured values) and returns their larger
+    /// condition number.
+    fn measure_walker(&self, pos: &[f64], inv: &mut [S], dpsi: &mut [S], invert: bool, t: &mut Timers) -> Result<Measured, usize> {
         let (ne, n, st) = (self.sys.electrons(), self.setup.per_spin(), self.setup.table.stride);
         let mut vgl = vec![A::zero(); ne * 5 * st];
         timed(t, Class::Orbitals, || spline::evaluate::<S, A>(&self.setup.table, pos, Output::Vgl, &mut vgl));
+        let mut cond = None;
         let det = timed(t, Class::Determinant, || -> Result<Vec<[f64; 4]>, usize> {
             if invert {
+                let mut worst = 0.0f64;
                 let mut a = vec![S::zero(); n * n];
                 let mut tr = vec![S::zero(); n * n];
                 for s in 0..2 {
@@ -266,10 +296,12 @@ impl<S: Scalar, A: Real> Ctx<'_, S, A> {
                         }
                     }
                     invert_in::<S, f64>(&a, &mut tr, n, faer::Par::Seq)?;
+                    worst = worst.max(cond_1(&a, &tr, n, n));
                     for i in 0..n {
                         inv[(s * n + i) * st..][..n].copy_from_slice(&tr[i * n..(i + 1) * n]);
                     }
                 }
+                cond = Some(worst);
             }
             // grad and Laplacian of ln D at each electron: (row . inverse row), the ratio at the current point is 1
             let mut rows = vec![S::zero(); 5 * st];
@@ -294,7 +326,7 @@ impl<S: Scalar, A: Real> Ctx<'_, S, A> {
             let r: Vec<[f64; 3]> = pos.chunks_exact(3).map(|x| [x[0], x[1], x[2]]).collect();
             self.ewald.energy_one(&r).f64()
         });
-        Ok((kinetic, coulomb))
+        Ok((kinetic, coulomb, cond))
     }
 }
 

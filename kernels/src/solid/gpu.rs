@@ -23,6 +23,7 @@
 //!
 //! Timers (with `profile`): CUDA events between the launches of different classes, summed per class after the step.
 
+use super::conditioning::{device_norms, reinverts};
 use super::cpu::SolidError;
 use super::ranks::Walker;
 use super::{branch, comb_offset, draws, start_walkers, weight, Class, Params, Parts, Solid, Timers, PER_MOVE};
@@ -164,6 +165,11 @@ pub struct GpuEngine<'a, S: Real, A: Real> {
     /// Rotations of the step, `[walker][ion][9]`, as the host drew them (then copied into the slabs).
     rot: Vec<f64>,
     pub parts: Vec<Parts>,
+    /// Each walker's condition number at the last f64 re-inversion: all walkers re-invert when one needs it
+    /// (`conditioning::reinverts`), since they do so in one batch.
+    pub cond: Vec<f64>,
+    /// Walker re-inversions in the steps so far.
+    pub reinversions: u64,
     accepted: Vec<u32>,
     pub e_est: f64,
     pub steps: usize,
@@ -246,6 +252,8 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
             accepted: vec![0; walkers],
             e_est: 0.0,
             parts: vec![Parts::default(); walkers],
+            cond: vec![f64::INFINITY; walkers],
+            reinversions: 0,
             steps: 0,
             timers: Timers::default(),
             moves: MoveStats::default(),
@@ -347,7 +355,9 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
         for e in 0..ne {
             self.sweep_electron(e as i32)?;
         }
-        self.measure(self.p.reinverts(step))?;
+        let invert = self.cond.iter().any(|&c| reinverts(&self.p, step, S::EPS, c));
+        self.measure(invert)?;
+        self.reinversions += if invert { nw as u64 } else { 0 };
         self.energies_to_host()?;
         self.moves.accepted += self.accepted.iter().map(|&a| a as u64).sum::<u64>();
         self.moves.attempted += (nw * ne) as u64;
@@ -502,6 +512,8 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
         let ptr = |v: &CudaSlice<i32>| v.device_ptr(s).0;
         let (piv, info) = (ptr(&x.piv), ptr(&x.info));
         let (wp, op) = (x.work_ptrs.device_ptr(s).0, x.out_ptrs.device_ptr(s).0);
+        let norms = device_norms(&self.gpu, &x.work, n, 2 * nw)?;
+        self.traffic.down::<f64>(norms.len());
         let (ni, m) = (n as i32, (2 * nw) as i32);
         let err = |during: &str, st: cudarc::cublas::sys::cublasStatus_t| GpuError::Blas { during: during.into(), message: format!("{st:?}") };
         // SAFETY: work_ptrs and out_ptrs hold the addresses of the 2 nw n x n matrices of work and out (these very
@@ -518,6 +530,11 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
         }
         let info = self.gpu.download(&x.info)?;
         self.traffic.down::<i32>(info.len());
+        let inv_norms = device_norms(&self.gpu, &x.out, n, 2 * nw)?;
+        self.traffic.down::<f64>(inv_norms.len());
+        for (k, c) in self.cond.iter_mut().enumerate() {
+            *c = (0..2).map(|s| norms[2 * k + s] * inv_norms[2 * k + s]).fold(0.0, f64::max);
+        }
         if let Some(k) = info.iter().position(|&i| i != 0) {
             return Err(SolidError::Singular(k / 2));
         }
@@ -552,6 +569,7 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
         for (slot, &f) in parents.iter().enumerate().filter(|(s, f)| s != *f) {
             self.slab.copy(&self.gpu, f, slot)?;
             self.parts[slot] = self.parts[f];
+            self.cond[slot] = self.cond[f];
         }
         Ok(())
     }
@@ -560,7 +578,7 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
     /// its slab in one transfer.
     pub fn take(&mut self, k: usize) -> Result<Walker, GpuError> {
         let h = self.slab.take(&self.gpu, k)?;
-        Ok(Walker { pos: h.pos, rot: h.rot, parts: self.parts[k], inv: h.inv, dpsi: h.dpsi })
+        Ok(Walker { pos: h.pos, rot: h.rot, parts: self.parts[k], inv: h.inv, dpsi: h.dpsi, cond: self.cond[k] })
     }
 
     /// Slot k takes the state `w` (a walker that migrated from another rank): its slab in one transfer.
@@ -568,6 +586,7 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
         let h = HostWalker { pos: w.pos.clone(), rot: w.rot.clone(), inv: w.inv.clone(), dpsi: w.dpsi.clone() };
         self.slab.put(&self.gpu, k, &h)?;
         self.parts[k] = w.parts;
+        self.cond[k] = w.cond;
         Ok(())
     }
 }

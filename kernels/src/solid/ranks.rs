@@ -37,6 +37,8 @@ pub struct Walker {
     pub parts: Parts,
     pub inv: Vec<f64>,
     pub dpsi: Vec<f64>,
+    /// Condition number at its last f64 re-inversion (`conditioning::reinverts` goes on deciding with it).
+    pub cond: f64,
 }
 
 impl Pack for Walker {
@@ -45,14 +47,14 @@ impl Pack for Walker {
         for v in [&self.pos, &self.rot, &self.inv, &self.dpsi] {
             put_f64s(out, v);
         }
-        for x in [self.parts.kinetic, self.parts.coulomb, self.parts.nonlocal] {
+        for x in [self.parts.kinetic, self.parts.coulomb, self.parts.nonlocal, self.cond] {
             put_f64(out, x);
         }
     }
     fn unpack(_: &(), r: &mut Reader) -> Result<Walker, Truncated> {
         let (pos, rot, inv, dpsi) = (r.f64s()?, r.f64s()?, r.f64s()?, r.f64s()?);
         let parts = Parts { kinetic: r.f64()?, coulomb: r.f64()?, nonlocal: r.f64()? };
-        Ok(Walker { pos, rot, parts, inv, dpsi })
+        Ok(Walker { pos, rot, parts, inv, dpsi, cond: r.f64()? })
     }
 }
 
@@ -92,6 +94,7 @@ impl<S: Scalar, A: Real> Engine for CpuEngine<'_, S, A> {
             parts: self.parts[k],
             inv: f(&self.w.inv, ne * st),
             dpsi: f(&self.dpsi, 3 * ne * st),
+            cond: self.cond[k],
         })
     }
     fn put(&mut self, k: usize, w: &Walker) -> Result<(), SolidError> {
@@ -102,6 +105,7 @@ impl<S: Scalar, A: Real> Engine for CpuEngine<'_, S, A> {
         set(&mut self.w.inv, ne * st, &w.inv);
         set(&mut self.dpsi, 3 * ne * st, &w.dpsi);
         self.parts[k] = w.parts;
+        self.cond[k] = w.cond;
         Ok(())
     }
 }
@@ -332,8 +336,8 @@ mod tests {
             generation(c, &mut e, &mut d).unwrap();
             if let Some(k) = d.arrived {
                 let w = e.take(k).unwrap();
-                let (_, de, di) = compare(sys, &w.pos, &w.rot, w.parts, &w.inv).unwrap();
-                assert!(de < DOUBLE_TOLERANCE && di < 1e-8, "walker that arrived: energy error {de:.2e}, inverse error {di:.2e}");
+                let c = compare(sys, &w.pos, &w.rot, w.parts, &w.inv).unwrap();
+                assert!(c.energy < DOUBLE_TOLERANCE && c.inverse < 1e-8, "walker that arrived: energy error {:.2e}, inverse error {:.2e}", c.energy, c.inverse);
             }
             (e.energies(), d.e_est, d.timing.migrated)
         });

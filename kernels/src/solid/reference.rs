@@ -13,18 +13,20 @@ use crate::jastrow::reference::radial;
 use crate::pseudopotential::{reference as pp, Walkers};
 
 /// Local energy by parts of the configuration `pos` (`[electron][xyz]`) with quadrature rotations `rot`
-/// (`[ion][9]`), and the transposed inverse rows `[electron][stride]`; Err(electron) if a Slater matrix is singular.
-pub fn energy(sys: &Solid, pos: &[f64], rot: &[f64]) -> Result<(Parts, Vec<f64>), usize> {
+/// (`[ion][9]`), the transposed inverse rows `[electron][stride]`, and the larger 1-norm condition number
+/// ||A|| ||A^-1|| of the two Slater matrices; Err(electron) if a Slater matrix is singular.
+pub fn energy(sys: &Solid, pos: &[f64], rot: &[f64]) -> Result<(Parts, Vec<f64>, f64), usize> {
     let s = &sys.setup;
     let (ne, n, st) = (s.electrons, s.per_spin(), s.table.stride);
     let vgl = spline::evaluate(&s.table, pos, Output::Vgl);
     let at = |e: usize, c: usize, j: usize| vgl[(e * 5 + c) * st + j];
     let mut rows = vec![0.0; ne * st];
-    let mut kinetic = 0.0;
+    let (mut kinetic, mut cond) = (0.0, 0.0f64);
     let j = sys.jastrow();
     for spin in 0..2 {
         let a: Vec<f64> = (0..n * n).map(|x| at(spin * n + x / n, 0, x % n)).collect();
         let (ainv, _, _) = inverse(&a, n).map_err(|_| spin * n)?;
+        cond = cond.max(1.0 / crate::lattice::rcond(&a, &ainv, n));
         for k in 0..n {
             let e = spin * n + k;
             // grad D / D and lap D / D: column k of the inverse against the derivative rows
@@ -58,5 +60,5 @@ pub fn energy(sys: &Solid, pos: &[f64], rot: &[f64]) -> Result<(Parts, Vec<f64>)
     let coulomb = Reference::new(&sys.ewald.cell, sys.ewald.params).energy(&r, &sys.ewald.ions).total();
     let w = Walkers { count: 1, pos: pos.to_vec(), inv: rows.clone(), rot: rot.to_vec() };
     let nonlocal = pp::energies(s, &w).energy[0];
-    Ok((Parts { kinetic, coulomb, nonlocal }, rows))
+    Ok((Parts { kinetic, coulomb, nonlocal }, rows, cond))
 }

@@ -1,21 +1,28 @@
+use super::conditioning::{cond_1, energy_tolerance, interval, inverse_tolerance, reinverts, GROWTH, MIXED_CAP, MIXED_FLOOR};
 use super::cpu::CpuEngine;
 use super::*;
+
+const EPS32: f64 = f32::EPSILON as f64;
 
 fn params(dmc: bool) -> Params {
     Params { tau: 0.02, dmc, recompute: 0, seed: 11, first: 0 }
 }
 
-/// Every walker's energies and inverse against the reference; returns the worst errors.
-fn worst<S: crate::determinant::cpu::Scalar, A: Real>(e: &CpuEngine<S, A>) -> (f64, f64) {
+/// Every walker's energies and inverse against the reference.
+fn comparisons<S: crate::determinant::cpu::Scalar, A: Real>(e: &CpuEngine<S, A>) -> Vec<Comparison> {
     let sys = e.ctx.sys;
     let (ne, ni, st) = (sys.electrons(), sys.setup.ion_count(), sys.setup.table.stride);
-    let mut out = (0.0f64, 0.0f64);
-    for k in 0..e.count() {
-        let inv: Vec<f64> = e.w.inv[k * ne * st..(k + 1) * ne * st].iter().map(|x| x.f64()).collect();
-        let (_, de, di) = compare(sys, &e.w.pos[3 * k * ne..3 * (k + 1) * ne], &e.w.rot[9 * k * ni..9 * (k + 1) * ni], e.parts[k], &inv).unwrap();
-        out = (out.0.max(de), out.1.max(di));
-    }
-    out
+    (0..e.count())
+        .map(|k| {
+            let inv: Vec<f64> = e.w.inv[k * ne * st..(k + 1) * ne * st].iter().map(|x| x.f64()).collect();
+            compare(sys, &e.w.pos[3 * k * ne..3 * (k + 1) * ne], &e.w.rot[9 * k * ni..9 * (k + 1) * ni], e.parts[k], &inv).unwrap()
+        })
+        .collect()
+}
+
+/// The worst energy and inverse errors over the walkers.
+fn worst<S: crate::determinant::cpu::Scalar, A: Real>(e: &CpuEngine<S, A>) -> (f64, f64) {
+    comparisons(e).iter().fold((0.0f64, 0.0f64), |w, c| (w.0.max(c.energy), w.1.max(c.inverse)))
 }
 
 #[test]
@@ -51,18 +58,93 @@ fn cpu_double_matches_reference_each_step() {
     }
 }
 
+/// Mixed at 128 electrons (cond ~1e3): every walker within the tolerances of its condition number, each step,
+/// and the engine's condition estimate after a re-inversion is the reference's.
 #[test]
 fn cpu_mixed_within_tolerance_and_reinverts() {
-    let sys = Solid::carbon(8, 4).unwrap();
+    let sys = Solid::carbon(32, 4).unwrap();
     let mut p = params(true);
     p.recompute = 2;
     let mut e = CpuEngine::<f32, f64>::new(&sys, 2, p).unwrap();
+    for (k, c) in comparisons(&e).iter().enumerate() {
+        assert!((e.cond[k] - c.cond).abs() < 1e-3 * c.cond, "walker {k}: engine cond {:e}, reference {:e}", e.cond[k], c.cond);
+    }
     for step in 0..3 {
         e.step().unwrap();
-        let (de, di) = worst(&e);
-        assert!(de < MIXED_TOLERANCE, "step {step}: energy error {de:e}");
-        assert!(di < 1e-3, "step {step}: inverse error {di:e}");
+        for (k, c) in comparisons(&e).iter().enumerate() {
+            let (tol, inv_tol) = (energy_tolerance(EPS32, c.cond, p.recompute), inverse_tolerance(EPS32, c.cond, p.recompute));
+            assert!(c.energy < tol, "step {step} walker {k}: energy error {:e}, tolerance {tol:e} at cond {:e}", c.energy, c.cond);
+            assert!(c.inverse < inv_tol, "step {step} walker {k}: inverse error {:e}, tolerance {inv_tol:e}", c.inverse);
+            assert!(c.cond > 10.0 && c.cond < 1e6, "walker {k}: cond {:e}", c.cond);
+        }
     }
+    assert_eq!(e.reinversions, 2, "the step-1 re-inversion of both walkers, none for the conditioning");
+}
+
+#[test]
+fn rule_reinverts_ill_conditioned_walkers_every_step() {
+    let p = Params { recompute: 8, ..params(false) };
+    // well conditioned: only every 8th step; so ill conditioned that 8 steps of drift could pass the cap: every step
+    let cond_ok = 0.5 * MIXED_CAP / (GROWTH * 8.0 * EPS32);
+    assert_eq!((0..16).filter(|&s| reinverts(&p, s, EPS32, cond_ok)).collect::<Vec<_>>(), [7, 15]);
+    assert!((0..16).all(|s| reinverts(&p, s, EPS32, 2.0 * cond_ok * 2.0)));
+    assert!((0..16).all(|s| reinverts(&p, s, EPS32, f64::INFINITY)), "unknown conditioning re-inverts");
+    // double never needs it; recompute 0 never re-inverts
+    assert_eq!((0..16).filter(|&s| reinverts(&p, s, f64::EPSILON, 1e9)).count(), 2);
+    assert!(!(0..16).any(|s| reinverts(&Params { recompute: 0, ..p }, s, EPS32, 1e9)));
+    assert_eq!((interval(EPS32, cond_ok, 8), interval(EPS32, 4.0 * cond_ok, 8)), (8, 1));
+    // in the engine: walker 0 planted as ill conditioned re-inverts at step 0 (not a scheduled one), walker 1 not,
+    // and walker 0's estimate becomes its true one
+    let sys = Solid::carbon(8, 4).unwrap();
+    let mut e = CpuEngine::<f32, f64>::new(&sys, 2, p).unwrap();
+    let true_cond = e.cond[0];
+    e.cond[0] = 1e9;
+    e.step().unwrap();
+    assert_eq!(e.reinversions, 1);
+    assert!(e.cond[0] < 1e6 && e.cond[0] != true_cond, "cond {:e} (start {true_cond:e})", e.cond[0]);
+    let di = comparisons(&e)[0].inverse;
+    assert!(di < 1e-5, "walker 0 freshly re-inverted: inverse error {di:e}");
+}
+
+#[test]
+fn tolerance_follows_the_condition_number_within_floor_and_cap() {
+    assert_eq!(energy_tolerance(f64::EPSILON, 1e8, 8), DOUBLE_TOLERANCE);
+    assert_eq!(energy_tolerance(EPS32, 10.0, 8), MIXED_FLOOR);
+    // in between: the growth bound over the interval, linear in cond
+    let mid = 2.0 * MIXED_FLOOR / (GROWTH * 8.0 * EPS32);
+    assert!((energy_tolerance(EPS32, mid, 8) - 2.0 * MIXED_FLOOR).abs() < 1e-12);
+    // every-step walkers: one step of growth; never above the cap, however ill conditioned
+    let every = 4.0 * MIXED_CAP / (GROWTH * 8.0 * EPS32);
+    assert!((energy_tolerance(EPS32, every, 8) - GROWTH * EPS32 * every).abs() < 1e-12);
+    assert_eq!(energy_tolerance(EPS32, 1e12, 8), MIXED_CAP);
+    assert_eq!(energy_tolerance(EPS32, f64::INFINITY, 8), MIXED_CAP);
+    assert_eq!(energy_tolerance(EPS32, 10.0, 0), MIXED_CAP);
+    assert!(inverse_tolerance(EPS32, 1e3, 8) < inverse_tolerance(EPS32, 1e6, 8) && inverse_tolerance(EPS32, 1e12, 8) == 1e-2);
+    assert_eq!(inverse_tolerance(f64::EPSILON, 1e8, 8), 1e-8);
+}
+
+#[test]
+fn cond_1_matches_the_definition() {
+    // A = [[2, -1], [1, 3]]: A^-1 = [[3, 1], [-1, 2]] / 7; ||A||_1 = 4, ||A^-1||_1 = 4 / 7
+    let a = [2.0, -1.0, 1.0, 3.0];
+    let t = [3.0 / 7.0, -1.0 / 7.0, 9.9, 1.0 / 7.0, 2.0 / 7.0, 9.9]; // transposed inverse rows, stride 3
+    assert!((cond_1(&a, &t, 2, 3) - 16.0 / 7.0).abs() < 1e-14);
+    let inv = [3.0 / 7.0, 1.0 / 7.0, -1.0 / 7.0, 2.0 / 7.0];
+    assert!((1.0 / crate::lattice::rcond(&a, &inv, 2) - 16.0 / 7.0).abs() < 1e-14);
+}
+
+/// A mixed energy off by twice its tolerance fails the check the mini-app makes; within it, it passes.
+#[test]
+fn planted_mixed_error_fails_the_check() {
+    let sys = Solid::carbon(8, 5).unwrap();
+    let mut e = CpuEngine::<f32, f64>::new(&sys, 1, Params { recompute: 8, ..params(false) }).unwrap();
+    e.step().unwrap();
+    let c = comparisons(&e)[0];
+    let tol = energy_tolerance(EPS32, c.cond, 8);
+    assert!(c.energy < tol, "unplanted: {:e} vs {tol:e}", c.energy);
+    e.parts[0].kinetic += 2.0 * tol * c.reference.magnitude();
+    let c = comparisons(&e)[0];
+    assert!(c.energy > tol && c.parts[0] > tol && c.parts[1] < tol, "planted: {:e} (parts {:?}) vs {tol:e}", c.energy, c.parts);
 }
 
 #[test]
@@ -112,6 +194,6 @@ fn gpu_matches_cpu_when_present() {
     }
     let (pos, rot, parts, inv) = g.walker(1).unwrap();
     let inv: Vec<f64> = inv.iter().map(|x| x.f64()).collect();
-    let (_, de, di) = compare(&sys, &pos, &rot, parts, &inv).unwrap();
-    assert!(de < MIXED_TOLERANCE && di < 1e-3, "mixed gpu: energy {de:e}, inverse {di:e}");
+    let c = compare(&sys, &pos, &rot, parts, &inv).unwrap();
+    assert!(c.energy < MIXED_TOLERANCE && c.inverse < 1e-3, "mixed gpu: energy {:e}, inverse {:e}", c.energy, c.inverse);
 }

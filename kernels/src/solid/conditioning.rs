@@ -1,0 +1,108 @@
+//! The conditioning of the Slater matrices, and what mixed precision can promise with it.
+//!
+//! Random B-spline orbitals make ill-conditioned Slater matrices: the 1-norm condition number
+//! cond = ||A||_1 ||A^-1||_1 (the worse spin) of uniformly placed electrons is 2e4..5e5 at 512 and 3e4..3e5 at
+//! 1024 electrons; along the trajectories it is 1e3..7e4 (256), 4e3..5e4 (512), 1e4..4e4 (1024)
+//! (`examples/solid_mixed.rs` prints issue 10's measurement). In mixed precision (f32 table, inverse and
+//! gradient rows, f64 sums) an energy term that is a row dotted with the inverse rows is off by up to
+//! eps_f32 cond times the size of its summands. Measured on the CPU engine (largest error of a part, relative to
+//! the magnitude of the parts; the Coulomb part stays below 6e-8 at every size and conditioning):
+//! - right after an f64 re-inversion: 1e-10..5e-8 along the trajectories, up to 1.9e-6 at the start (cond 7e4
+//!   at 256 electrons, 5e5 at 512), at most 2.3e-4 eps cond; most of it is the f32 table itself (the reference
+//!   with the table rounded to f32 is off by up to 7e-7 there): a slightly different wavefunction;
+//! - then the kinetic and nonlocal errors wander with the f32 Sherman-Morrison updates, by at most 5.6e-4
+//!   eps cond per step since the re-inversion (cond at the measurement; 1.3e-4 with the largest cond since the
+//!   re-inversion), without growing steadily: the largest after up to 8 steps is 1.4e-6 (512 electrons) and
+//!   7e-7 (1024); the inverse rows' normwise error grows by 7e-6 (256) to 4e-5 (512, 1024) per step.
+//!
+//! Hence the rule ([`reinverts`]): re-invert every `recompute` steps, and every step while `recompute` steps of
+//! the growth bound [`GROWTH`] eps cond would pass [`MIXED_CAP`] (cond > 1.05e5 at the default 8); and the
+//! tolerance of a walker's energy against the reference ([`energy_tolerance`]): that bound over the steps the
+//! walker may go without a re-inversion, never below [`MIXED_FLOOR`] and never above [`MIXED_CAP`]. Over
+//! every measured point the largest error was 6% of its tolerance (energy and inverse). Double: 1e-8 as before.
+
+use super::Params;
+use crate::gpu::{CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PushKernelArg};
+use crate::Real;
+
+pub const SRC: &str = include_str!("conditioning.cu");
+
+/// Bound on the energy error per step since an f64 re-inversion (the fresh error included), in units of eps_S
+/// cond: above the largest growth measured (5.6e-4 per step, 2.3e-4 fresh).
+pub const GROWTH: f64 = 1e-3;
+/// Least tolerance of a mixed-precision energy (relative to the magnitude of its parts): what f32 storage costs a
+/// well-conditioned walker (seen: up to 4.6e-6 at 64 electrons, 1e-8 in the Coulomb part at every size).
+pub const MIXED_FLOOR: f64 = 3e-5;
+/// Most tolerance of a mixed-precision energy: what issue 10's mixed precision must meet at any conditioning.
+/// The largest error measured up to 1024 electrons was 1.9e-6 (the old fixed 1e-4 held it with a fiftyfold
+/// margin); the fresh error (2.3e-4 eps cond) reaches it only at cond ~4e6, where an f32 inverse keeps about one
+/// digit, and a walker re-inverted every step stays below it up to cond ~1e6 by the growth bound.
+pub const MIXED_CAP: f64 = 1e-4;
+
+/// Steps a walker of condition number `cond` in storage precision `eps` may go between f64 re-inversions: 1 where
+/// `recompute` steps of [`GROWTH`] would pass [`MIXED_CAP`] (or `cond` is unknown), else `recompute`.
+pub fn interval(eps: f64, cond: f64, recompute: usize) -> usize {
+    let drift = GROWTH * recompute as f64 * eps * cond;
+    if drift.is_nan() || drift > MIXED_CAP {
+        1
+    } else {
+        recompute
+    }
+}
+
+/// Does a walker whose Slater matrices had condition number `cond` at its last f64 re-inversion, stored in
+/// precision `eps`, re-invert at the end of step `step`? Every `recompute` steps ([`Params::reinverts`]), and
+/// every step where [`interval`] is 1. Never with `recompute` 0.
+pub fn reinverts(p: &Params, step: usize, eps: f64, cond: f64) -> bool {
+    p.recompute > 0 && (p.reinverts(step) || interval(eps, cond, p.recompute) == 1)
+}
+
+/// Tolerance of a walker's energy (largest error of the parts and the local energy, relative to the magnitude
+/// of the parts) against the f64 reference, stored in precision `eps` with condition number `cond` and
+/// re-inverted by [`reinverts`]: the double engines' 1e-8; in mixed precision [`GROWTH`] eps cond per step of the
+/// interval, between [`MIXED_FLOOR`] and [`MIXED_CAP`] (with `recompute` 0, never re-inverted, the cap).
+pub fn energy_tolerance(eps: f64, cond: f64, recompute: usize) -> f64 {
+    if eps < 1e-10 {
+        return super::DOUBLE_TOLERANCE;
+    }
+    if recompute == 0 {
+        return MIXED_CAP;
+    }
+    (GROWTH * interval(eps, cond, recompute) as f64 * eps * cond).clamp(MIXED_FLOOR, MIXED_CAP)
+}
+
+/// Tolerance of the inverse rows (normwise) against the reference's: the inverse of the f32-rounded matrix is
+/// off by up to eps cond (measured: 3.5e-4 eps cond), and each step of Sherman-Morrison updates adds up to 4e-5
+/// (about 350 eps); here 1e-2 eps cond plus 1000 eps per step of the interval, at most 1e-2.
+/// Double: 1e-8.
+pub fn inverse_tolerance(eps: f64, cond: f64, recompute: usize) -> f64 {
+    if eps < 1e-10 {
+        return 1e-8;
+    }
+    let steps = if recompute == 0 { 8 } else { interval(eps, cond, recompute) };
+    (1e-2 * eps * cond + 1e3 * eps * steps as f64).min(1e-2)
+}
+
+/// 1-norm condition number of the n x n row-major matrix `a` from its transposed inverse rows `t` (row i of
+/// `t`, `stride` apart, is column i of A^-1): ||A||_1 ||A^-1||_1, the largest column sum of |A| times the largest
+/// row sum of |t|. O(n^2), beside the O(n^3) inversion that produced `t`.
+pub fn cond_1<S: Real>(a: &[S], t: &[S], n: usize, stride: usize) -> f64 {
+    let mut cols = vec![0.0f64; n];
+    for row in a.chunks_exact(n).take(n) {
+        cols.iter_mut().zip(row).for_each(|(c, x)| *c += x.f64().abs());
+    }
+    let inv = t.chunks(stride).take(n).map(|r| r[..n].iter().map(|x| x.f64().abs()).sum::<f64>()).fold(0.0, f64::max);
+    cols.into_iter().fold(0.0, f64::max) * inv
+}
+
+/// 1-norms of `count` column-major n x n f64 matrices on the device (conditioning.cu), downloaded.
+pub fn device_norms(gpu: &Gpu, mats: &CudaSlice<f64>, n: usize, count: usize) -> Result<Vec<f64>, GpuError> {
+    let f = gpu.function("solid_conditioning", SRC, "solid_norm1")?;
+    let mut out = gpu.zeros::<f64>("matrix norms", count)?;
+    let (ni, ci) = (n as i32, count as i32);
+    let mut b = gpu.stream.launch_builder(&f);
+    b.arg(&ni).arg(&ci).arg(mats).arg(&mut out);
+    // SAFETY: block b < count reads matrix b (n^2 entries of mats, which holds count of them) and writes out[b].
+    unsafe { b.launch(LaunchConfig { grid_dim: (count as u32, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 }) }.during("launching solid_norm1")?;
+    gpu.download(&out)
+}
