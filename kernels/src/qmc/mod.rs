@@ -33,6 +33,8 @@ pub mod checkpoint;
 pub mod comm;
 pub mod coulomb;
 pub mod dmc;
+pub mod engine;
+pub mod gpu;
 pub mod gaussian;
 pub mod heg;
 pub mod jastrow;
