@@ -26,9 +26,7 @@ fn bad_input_is_rejected_with_a_sentence() {
     rejects(&qmc(&["--method", "afqmc"]), "invalid value 'afqmc'");
     rejects(&qmc(&["--system", "be", "--atom-walkers", "0"]), "--walkers must be positive");
     rejects(&qmc(&["--system", "be", "--atom-steps", "10"]), "at least 64");
-    rejects(&qmc(&["--variants", "cpu-ref"]), "cpu variant only");
-    // with a GPU present the driver refuses; without one the runner does: either way one line naming the gpu
-    rejects(&qmc(&["--variants", "gpu"]), "gpu variant");
+    rejects(&qmc(&["--variants", "cpu-ref"]), "qmc runs the cpu and gpu variants");
     rejects(&qmc(&["--method", "dmc", "--walkers", "1", "--feedback", "1e12", "--steps", "100000", "--tau", "0.05", "--variants", "cpu"]), "DMC population");
 }
 
@@ -214,6 +212,18 @@ fn a_run_stopped_at_a_checkpoint_and_restarted_ends_where_an_unstopped_one_does(
     rejects(&qmc(&["--method", "dmc", "--walkers", "64", "--tau", "0.04", "--precision", "double", "--variants", "cpu", "--restart", "Cargo.toml"]), "is not a qmc DMC checkpoint");
     assert_eq!(std::fs::read(&ck).unwrap(), before);
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_gpu_variant_needs_a_gpu_and_one_rank_without_checkpoints() {
+    if kernels::gpu::Gpu::open(0).is_err() {
+        rejects(&qmc(&["--variants", "gpu"]), "the gpu variant was asked for, but");
+        rejects(&qmc(&["--variants", "cpu,gpu", "--method", "vmc", "--steps", "64"]), "the gpu variant was asked for, but");
+    } else {
+        rejects(&qmc(&["--variants", "gpu", "--ranks", "2"]), "the gpu variant runs one rank without checkpoints");
+        rejects(&qmc(&["--variants", "gpu", "--precision", "double", "--checkpoint", "x.ckpt"]), "the gpu variant runs one rank without checkpoints");
+        rejects(&qmc(&["--variants", "gpu", "--system", "heg", "--gas-walkers", "40000"]), "more than the gpu variant holds for the electron gas");
+    }
 }
 
 #[test]

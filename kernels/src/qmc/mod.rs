@@ -47,6 +47,8 @@ pub mod vmc;
 pub mod walker;
 
 #[cfg(test)]
+mod gpu_tests;
+#[cfg(test)]
 mod scale_tests;
 #[cfg(test)]
 mod tests;
