@@ -13,6 +13,17 @@
 //! and mixed are checked against double of the same system, method and time step: |E_p - E_double| <=
 //! 3 sqrt(sigma_p^2 + sigma_double^2) (independent runs, each precision with its own seed). See `kernels::qmc` for
 //! the algorithms.
+//!
+//! `--variants gpu` (or `cpu,gpu`; by default the gpu variant runs wherever a GPU is found) runs the same systems
+//! with the walkers resident on GPU 0 (`kernels::qmc::gpu`: one thread per walker sweeps and measures its walker in
+//! one launch per step; the electron gas's Ewald energy by the ewald kernel's GPU code), driven by the same VMC and
+//! DMC code, with every check above (single and mixed against the gpu variant's own double). Before a system's GPU
+//! runs, a trajectory check: 8 walkers make 5 VMC steps on CPU and GPU in double from one seed, and their local
+//! energies must agree to 1e-9 relative (the GPU draws the CPU's random numbers); it is a check of every GPU record
+//! of that system, and its line in the log names the first walker and step that diverged. The gpu variant runs one
+//! rank without checkpoints. A GPU-filling run (atoms 16384 walkers, the gas 16384):
+//!   qmc --variants gpu --system he,h2,be,heg-hf,heg --walkers 16384 --steps 4000 --equil 400 --tau 0.01
+//!       --atom-walkers 16384 --atom-steps 2000 --gas-walkers 16384 --gas-steps 2000
 
 use crate::common::KernelArgs;
 use crate::registry::Level;
@@ -45,6 +56,8 @@ use std::time::Instant;
 ///   qmc --system he --tau 0.02 --ranks 4 --checkpoint he.ckpt --checkpoint-every 500
 ///   qmc --system he --tau 0.02 --ranks 4 --restart he.ckpt --checkpoint he.ckpt
 ///   mpirun -n 2 qmc --system he --tau 0.02     (built with: cargo build --release --features mpi)
+/// On the GPU (walkers resident on the device; one rank, no checkpoints), filling it with walkers:
+///   qmc --variants gpu --system he,be,heg --walkers 16384 --gas-walkers 16384 --tau 0.01
 #[derive(clap::Parser, Debug, Clone)]
 #[command(name = "qmc", version)]
 pub struct Args {
