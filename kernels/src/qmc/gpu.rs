@@ -460,7 +460,9 @@ impl Population for GpuWalkers {
         let parents: Vec<i32> = n.iter().enumerate().flat_map(|(k, &c)| std::iter::repeat_n(k as i32, c)).collect();
         let (m, old_cap) = (parents.len(), self.capacity());
         if m > old_cap {
-            self.grow(m.max(old_cap + old_cap / 4))?;
+            // room for the next swings too, within what the Ewald sums hold
+            let want = m.max(old_cap + old_cap / 4);
+            self.grow(if self.ewald.is_some() { want.min(MAX_EWALD_WALKERS).max(m) } else { want })?;
         }
         let cap = self.capacity();
         self.energies = parents.iter().map(|&k| self.energies[k as usize]).collect();
