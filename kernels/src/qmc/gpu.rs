@@ -114,6 +114,7 @@ enum Potential {
 }
 
 /// Fractional coordinates from the engine's positions, then the Ewald energy of every walker.
+#[allow(clippy::too_many_arguments)]
 fn ewald_energies<S: Real>(e: &mut GpuEwald<S, S>, gpu: &Gpu, f: &CudaFunction, cell: &CellB, pos: &CudaSlice<f64>, count: usize, cap: usize, ne: usize) -> Result<Vec<f64>, GpuError> {
     let frac = e.device_fractions(count);
     let (ne, n, c) = (ne as i32, count as i32, cap as i32);
@@ -185,8 +186,18 @@ fn radial(f: &crate::jastrow::Radial<f64>) -> Result<Radial, EngineError> {
     Ok(Radial { form, power: f.power as i32, ncoef: f.coefs.len() as i32, pad: 0, cutoff: f.cutoff, inv_h: f.inv_h, coef })
 }
 
-/// The integer and f64 tables of the orbitals (see `orbitals` in qmc.cu), the orbital kind and (nf, coef_off).
-fn orbital_tables(set: &OrbitalSet, n_up: usize, ne: usize) -> Result<(Vec<i32>, Vec<f64>, i32, i32, i32), EngineError> {
+/// The orbitals as qmc.cu's `orbitals` reads them.
+struct Tables {
+    itab: Vec<i32>,
+    dtab: Vec<f64>,
+    /// 0 LCAO product, 1 Gaussian basis, 2 plane waves.
+    kind: i32,
+    /// Basis functions, and where the orbital coefficients start in dtab (Gaussian basis).
+    nf: i32,
+    coef_off: i32,
+}
+
+fn orbital_tables(set: &OrbitalSet, n_up: usize, ne: usize) -> Result<Tables, EngineError> {
     let (mut it, mut dt) = (vec![], vec![]);
     Ok(match set {
         OrbitalSet::Product(orbs) => {
@@ -200,7 +211,7 @@ fn orbital_tables(set: &OrbitalSet, n_up: usize, ne: usize) -> Result<(Vec<i32>,
                 }
                 it.push((dt.len() / 5) as i32);
             }
-            (it, dt, 0, 0, 0)
+            Tables { itab: it, dtab: dt, kind: 0, nf: 0, coef_off: 0 }
         }
         OrbitalSet::Gaussian(g) => {
             let b = &g.basis;
@@ -215,14 +226,14 @@ fn orbital_tables(set: &OrbitalSet, n_up: usize, ne: usize) -> Result<(Vec<i32>,
             for row in g.coef.iter() {
                 dt.extend(row);
             }
-            (it, dt, 1, b.functions.len() as i32, off)
+            Tables { itab: it, dtab: dt, kind: 1, nf: b.functions.len() as i32, coef_off: off }
         }
         OrbitalSet::PlaneWaves(pw) => {
             for (k, sine) in &pw.k {
                 dt.extend([k[0], k[1], k[2], *sine as u8 as f64]);
             }
             it.push(0);
-            (it, dt, 2, 0, 0)
+            Tables { itab: it, dtab: dt, kind: 2, nf: 0, coef_off: 0 }
         }
     })
 }
@@ -236,7 +247,7 @@ impl GpuWalkers {
             return Err(EngineError::Unsupported(format!("{} has {n_up} + {n_dn} electrons: the GPU engine holds at most {MAX_PER_SPIN} per spin", sys.name)));
         }
         let bp = &sys.blueprint;
-        let (itab, dtab, kind, nf, coef_off) = orbital_tables(&bp.orbitals, n_up, ne)?;
+        let Tables { itab, dtab, kind, nf, coef_off } = orbital_tables(&bp.orbitals, n_up, ne)?;
         let zero = Radial { form: 1, power: 0, ncoef: 0, pad: 0, cutoff: 0.0, inv_h: 0.0, coef: [0.0; MAX_COEFS] };
         let (pair, side) = match &bp.jastrow {
             Some(j) => {

@@ -62,7 +62,7 @@ fn the_device_generator_is_the_cpu_stream() {
         let g = gaussian3(&mut cpu);
         let (u1, u2, u3, u4) = (1.0 - twin_uniform(&mut dev), twin_uniform(&mut dev), 1.0 - twin_uniform(&mut dev), twin_uniform(&mut dev));
         let (r1, r2) = ((-2.0 * u1.ln()).sqrt(), (-2.0 * u3.ln()).sqrt());
-        let tau = 6.283185307179586;
+        let tau = std::f64::consts::TAU;
         assert_eq!(g, [r1 * (tau * u2).cos(), r1 * (tau * u2).sin(), r2 * (tau * u4).cos()]);
         assert_eq!(cpu.next_u64(), twin_next(&mut dev));
     }
