@@ -12,6 +12,9 @@
 //! The random numbers are drawn on the device from the CPU's streams (xoshiro256++ seeded as `crate::rng::rng`,
 //! `vmc::stream(seed, tag, step, k)`, Box-Muller as `walker::gaussian3`, the Metropolis uniform drawn only when the
 //! CPU draws it), so in double precision a GPU walker follows its CPU twin's trajectory: [`trajectory_check`].
+//! Without a GPU, `scripts/qmc-cu-on-host.sh` compiles qmc.cu's step kernel for the host with g++ and runs it one
+//! walker at a time against the CPU driver on every system (double: 5 steps to 1e-9, with the same accepted moves;
+//! single and mixed: the first measurement to f32 rounding).
 //!
 //! What crosses the bus per step: per walker the kinetic energy and potential (and the Ewald energy), the move
 //! counts and the squared displacements; for DMC the parent list of branching (uploaded), after which one copy
@@ -238,57 +241,74 @@ fn orbital_tables(set: &OrbitalSet, n_up: usize, ne: usize) -> Result<Tables, En
     })
 }
 
+/// The kernel parameters and orbital tables of a system (no device needed).
+fn plan(sys: &System) -> Result<(Params, Tables), EngineError> {
+    let (ne, n_up) = (sys.n_electrons, sys.n_up);
+    let n_dn = ne - n_up;
+    if n_up > MAX_PER_SPIN || n_dn > MAX_PER_SPIN {
+        return Err(EngineError::Unsupported(format!("{} has {n_up} + {n_dn} electrons: the GPU engine holds at most {MAX_PER_SPIN} per spin", sys.name)));
+    }
+    let bp = &sys.blueprint;
+    let tables = orbital_tables(&bp.orbitals, n_up, ne)?;
+    let zero = Radial { form: 1, power: 0, ncoef: 0, pad: 0, cutoff: 0.0, inv_h: 0.0, coef: [0.0; MAX_COEFS] };
+    let (pair, side) = match &bp.jastrow {
+        Some(j) => {
+            if !j.nuclei.is_empty() {
+                return Err(EngineError::Unsupported("the GPU engine has no one-body Jastrow terms".into()));
+            }
+            ([radial(&j.pair[0])?, radial(&j.pair[1])?], j.side)
+        }
+        None => ([zero, zero], None),
+    };
+    if sys.nuclei.len() > MAX_NUCLEI {
+        return Err(EngineError::Unsupported(format!("{} nuclei: the GPU engine holds at most {MAX_NUCLEI}", sys.nuclei.len())));
+    }
+    let mut nuc = [0.0; MAX_NUCLEI * 4];
+    for (k, (z, a)) in sys.nuclei.iter().enumerate() {
+        nuc[4 * k..4 * k + 4].copy_from_slice(&[*z, a[0], a[1], a[2]]);
+    }
+    let side = side.or(sys.side).unwrap_or(1.0);
+    let p = Params {
+        walkers: 0,
+        capacity: 0,
+        electrons: ne as i32,
+        n_up: n_up as i32,
+        orbitals: tables.kind,
+        jastrow: bp.jastrow.is_some() as i32,
+        periodic: bp.ewald.is_some() as i32,
+        nuclei: sys.nuclei.len() as i32,
+        nf: tables.nf,
+        coef_off: tables.coef_off,
+        fixed_node: 0,
+        sweep: 0,
+        tau: 0.0,
+        side,
+        inv_side: 1.0 / side,
+        nuclear_repulsion: super::coulomb::Coulomb::<f64>::new(sys.nuclei.clone()).nuclear_repulsion(),
+        nuc,
+        pair,
+        seed_mix: 0,
+        step: 0,
+        first: 0,
+    };
+    Ok((p, tables))
+}
+
+/// For a host build of qmc.cu (scripts/qmc-cu-on-host.sh): the parameter block as the kernel reads it, and the
+/// orbital tables.
+pub fn host_plan(sys: &System) -> Result<(Vec<u8>, Vec<i32>, Vec<f64>), EngineError> {
+    let (p, t) = plan(sys)?;
+    // SAFETY: Params is plain-old-data (repr(C), no padding holes the kernel reads).
+    let bytes = unsafe { std::slice::from_raw_parts(&p as *const Params as *const u8, std::mem::size_of::<Params>()) }.to_vec();
+    Ok((bytes, t.itab, t.dtab))
+}
+
 impl GpuWalkers {
     /// Walkers at `positions` (walker k is walker `first + k` of the run), measured.
     pub fn new(gpu: &Arc<Gpu>, sys: &System, positions: &[Vec<V3>]) -> Result<GpuWalkers, EngineError> {
-        let (ne, n_up) = (sys.n_electrons, sys.n_up);
-        let n_dn = ne - n_up;
-        if n_up > MAX_PER_SPIN || n_dn > MAX_PER_SPIN {
-            return Err(EngineError::Unsupported(format!("{} has {n_up} + {n_dn} electrons: the GPU engine holds at most {MAX_PER_SPIN} per spin", sys.name)));
-        }
+        let (p, Tables { itab, dtab, .. }) = plan(sys)?;
         let bp = &sys.blueprint;
-        let Tables { itab, dtab, kind, nf, coef_off } = orbital_tables(&bp.orbitals, n_up, ne)?;
-        let zero = Radial { form: 1, power: 0, ncoef: 0, pad: 0, cutoff: 0.0, inv_h: 0.0, coef: [0.0; MAX_COEFS] };
-        let (pair, side) = match &bp.jastrow {
-            Some(j) => {
-                if !j.nuclei.is_empty() {
-                    return Err(EngineError::Unsupported("the GPU engine has no one-body Jastrow terms".into()));
-                }
-                ([radial(&j.pair[0])?, radial(&j.pair[1])?], j.side)
-            }
-            None => ([zero, zero], None),
-        };
-        if sys.nuclei.len() > MAX_NUCLEI {
-            return Err(EngineError::Unsupported(format!("{} nuclei: the GPU engine holds at most {MAX_NUCLEI}", sys.nuclei.len())));
-        }
-        let mut nuc = [0.0; MAX_NUCLEI * 4];
-        for (k, (z, a)) in sys.nuclei.iter().enumerate() {
-            nuc[4 * k..4 * k + 4].copy_from_slice(&[*z, a[0], a[1], a[2]]);
-        }
-        let side = side.or(sys.side).unwrap_or(1.0);
-        let p = Params {
-            walkers: 0,
-            capacity: 0,
-            electrons: ne as i32,
-            n_up: n_up as i32,
-            orbitals: kind,
-            jastrow: bp.jastrow.is_some() as i32,
-            periodic: bp.ewald.is_some() as i32,
-            nuclei: sys.nuclei.len() as i32,
-            nf,
-            coef_off,
-            fixed_node: 0,
-            sweep: 0,
-            tau: 0.0,
-            side,
-            inv_side: 1.0 / side,
-            nuclear_repulsion: super::coulomb::Coulomb::<f64>::new(sys.nuclei.clone()).nuclear_repulsion(),
-            nuc,
-            pair,
-            seed_mix: 0,
-            step: 0,
-            first: 0,
-        };
+        let (n_up, n_dn) = (sys.n_up, sys.n_electrons - sys.n_up);
         let (suffix, t_bytes, r_bytes) = match sys.precision {
             Precision::Double => ("f64", 8, 8),
             Precision::Mixed => ("mixed", 4, 8),

@@ -104,3 +104,52 @@ fn gpu_matches_cpu_when_present() {
     // and a wrong energy is detected by the check
     assert!(!crate::Check::compare("e", &[g.energy + 1e-6], &[cpu.energy], 1e-9).passed());
 }
+
+/// What `scripts/qmc-cu-on-host.sh` needs to run qmc.cu's step kernel compiled for the host (one walker at a time)
+/// against the CPU driver without a GPU: per system the kernel parameters, the orbital tables, the start positions
+/// of 8 walkers and the CPU's kinetic and local energies and accepted moves at the start and after each of 5 VMC
+/// steps (seed 17, tau 0.3); in single and mixed precision the start only (f32 rounding lets trajectories part).
+/// Run by the script (`QMC_HOST_DUMP=dir cargo test ... -- --ignored`).
+#[test]
+#[ignore]
+fn dump_for_the_host_build() {
+    use super::gpu::host_plan;
+    let Ok(dir) = std::env::var("QMC_HOST_DUMP") else { return };
+    let dir = std::path::PathBuf::from(dir);
+    let (walkers, seed) = (8, 17u64);
+    for (name, p) in System::NAMES.iter().flat_map(|n| [Precision::Double, Precision::Single, Precision::Mixed].map(|p| (*n, p))) {
+        let sys = system(name, p);
+        let (params, itab, dtab) = host_plan(&sys).unwrap();
+        let d = dir.join(format!("{name}-{p}"));
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("params.bin"), params).unwrap();
+        std::fs::write(d.join("itab.bin"), itab.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()).unwrap();
+        std::fs::write(d.join("dtab.bin"), dtab.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()).unwrap();
+        let pos = start_positions(&sys, 0..walkers, seed);
+        let ne = sys.n_electrons;
+        let mut em = vec![0.0f64; 3 * ne * walkers];
+        for (w, r) in pos.iter().enumerate() {
+            for (e, x) in r.iter().enumerate() {
+                for k in 0..3 {
+                    em[(3 * e + k) * walkers + w] = x[k];
+                }
+            }
+        }
+        std::fs::write(d.join("pos.bin"), em.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()).unwrap();
+        let mut cpu = initial_walkers(&sys, walkers, seed);
+        let steps = if p == Precision::Double { 5 } else { 0 };
+        let mut lines = vec![format!("{} {} {} {p} {steps}", ne, sys.n_up, seed ^ 2u64.wrapping_mul(0xA24B_AED4_963E_E407))];
+        let mut emit = |step: i64, cpu: &Vec<super::walker::Walker>, acc: &[u64]| {
+            for (w, x) in cpu.iter().enumerate() {
+                lines.push(format!("{step} {w} {:.17e} {:.17e} {}", x.kinetic(&sys), x.e_local, acc[w]));
+            }
+        };
+        emit(-1, &cpu, &[0; 8]);
+        for step in 0..steps {
+            let out = infallible(cpu.advance(&sys, 0.3, false, seed, 2, step, 0));
+            let acc: Vec<u64> = out.iter().map(|o| o.0.accepted).collect();
+            emit(step as i64, &cpu, &acc);
+        }
+        std::fs::write(d.join("expect.txt"), lines.join("\n") + "\n").unwrap();
+    }
+}
