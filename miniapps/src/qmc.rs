@@ -13,6 +13,17 @@
 //! and mixed are checked against double of the same system, method and time step: |E_p - E_double| <=
 //! 3 sqrt(sigma_p^2 + sigma_double^2) (independent runs, each precision with its own seed). See `kernels::qmc` for
 //! the algorithms.
+//!
+//! `--variants gpu` (or `cpu,gpu`; by default the gpu variant runs wherever a GPU is found) runs the same systems
+//! with the walkers resident on GPU 0 (`kernels::qmc::gpu`: one thread per walker sweeps and measures its walker in
+//! one launch per step; the electron gas's Ewald energy by the ewald kernel's GPU code), driven by the same VMC and
+//! DMC code, with every check above (single and mixed against the gpu variant's own double). Before a system's GPU
+//! runs, a trajectory check: 8 walkers make 5 VMC steps on CPU and GPU in double from one seed, and their local
+//! energies must agree to 1e-9 relative (the GPU draws the CPU's random numbers); it is a check of every GPU record
+//! of that system, and its line in the log names the first walker and step that diverged. The gpu variant runs one
+//! rank without checkpoints. A GPU-filling run (atoms 16384 walkers, the gas 16384):
+//!   qmc --variants gpu --system he,h2,be,heg-hf,heg --walkers 16384 --steps 4000 --equil 400 --tau 0.01
+//!       --atom-walkers 16384 --atom-steps 2000 --gas-walkers 16384 --gas-steps 2000
 
 use crate::common::KernelArgs;
 use crate::registry::Level;
@@ -20,7 +31,9 @@ use anyhow::{bail, Result};
 use harness::cli::{positive, CommonArgs};
 use harness::timing::Stats;
 use harness::{Case, Runner, Variant, Work};
-use kernels::qmc::comm::Ranks;
+use kernels::gpu::Gpu;
+use kernels::qmc::comm::{Ranks, Solo};
+use kernels::qmc::gpu::{trajectory_check, GpuWalkers, MAX_EWALD_WALKERS};
 use kernels::qmc::dmc::{self, Checkpointing, DmcParams, Report};
 use kernels::qmc::vmc::{self, Estimate, VmcParams};
 use kernels::qmc::walker::Walker;
@@ -32,6 +45,7 @@ use kernels::qmc::System;
 use kernels::{Check, Precision};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// VMC and DMC energies of He, H2, Be and the electron gas, validated against exact, fixed-node and Hartree-Fock
@@ -42,6 +56,8 @@ use std::time::Instant;
 ///   qmc --system he --tau 0.02 --ranks 4 --checkpoint he.ckpt --checkpoint-every 500
 ///   qmc --system he --tau 0.02 --ranks 4 --restart he.ckpt --checkpoint he.ckpt
 ///   mpirun -n 2 qmc --system he --tau 0.02     (built with: cargo build --release --features mpi)
+/// On the GPU (walkers resident on the device; one rank, no checkpoints), filling it with walkers:
+///   qmc --variants gpu --system he,be,heg --walkers 16384 --gas-walkers 16384 --tau 0.01
 #[derive(clap::Parser, Debug, Clone)]
 #[command(name = "qmc", version)]
 pub struct Args {
@@ -179,6 +195,12 @@ pub const BIAS_PER_TAU: f64 = 0.05;
 /// local-energy variance was 49 Ha^2 against 9 at the smaller steps (rare walkers near the nucleus), so runs that
 /// must be tight use tau <= 0.01.
 pub const BE_BIAS_PER_TAU: f64 = 0.7;
+/// The GPU engine's trajectory check: walkers and VMC steps run on CPU and GPU in double from one seed, and the
+/// largest relative difference of their local energies allowed (rounding differences of a few steps, far below any
+/// divergence: a walker whose move is accepted on one side and rejected on the other differs at once by ~1e-2).
+pub const TRAJECTORY_WALKERS: usize = 8;
+pub const TRAJECTORY_STEPS: usize = 5;
+pub const TRAJECTORY_TOLERANCE: f64 = 1e-9;
 /// The largest DMC time step accepted: beyond it the linear bias model behind the allowance does not hold.
 pub const MAX_TAU: f64 = 0.1;
 
@@ -227,104 +249,168 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
             bail!("--checkpoint-every must be at least 1 generation");
         }
     }
-    // Only the cpu variant exists. Asked for nothing but gpu (or cpu-ref), that is an error; asked for it among
-    // others (a suite run with --variants cpu,gpu) or by default, the rest is skipped with one line.
-    match r.args.variants.as_deref() {
-        Some(v) if v.contains(&Variant::Cpu) => {
-            if v.len() > 1 {
-                eprintln!("note: qmc runs the cpu variant only (no gpu variant yet; the reference is the exact energy)");
-            }
+    // The cpu and gpu variants (the harness has already refused --variants gpu without a GPU, and by default
+    // skipped the gpu variant with one line); cpu-ref has no meaning here: the reference is the exact energy.
+    let variants: Vec<Variant> = [Variant::Cpu, Variant::Gpu].into_iter().filter(|v| r.runs(*v)).collect();
+    if variants.is_empty() {
+        bail!("qmc runs the cpu and gpu variants (its reference is the exact energy; a one-core run is --threads 1): use --variants cpu or gpu");
+    }
+    if variants.contains(&Variant::Gpu) {
+        if ranks.size() > 1 || a.checkpoint.is_some() || a.restart.is_some() {
+            bail!("the gpu variant runs one rank without checkpoints: drop --ranks, --checkpoint and --restart, or use --variants cpu");
         }
-        Some(v) if v.contains(&Variant::Gpu) => bail!("qmc has no gpu variant yet (GPU walkers are future work): use --variants cpu"),
-        Some(_) => bail!("qmc runs the cpu variant only (its reference is the exact energy; a one-core run is --threads 1): use --variants cpu"),
-        None => eprintln!("note: qmc runs the cpu variant only (no gpu variant yet; the reference is the exact energy)"),
+        if let Some(w) = a.system.iter().any(|s| s.starts_with("heg")).then(|| a.gas_walkers.unwrap_or(a.walkers)).filter(|w| *w > MAX_EWALD_WALKERS / 2) {
+            bail!("--gas-walkers {w} is more than the gpu variant holds for the electron gas (at most {}, room for DMC population swings)", MAX_EWALD_WALKERS / 2);
+        }
     }
     let dmc_runs = if a.method.contains(&Method::Dmc) { a.tau.len() } else { 0 };
-    r.plan(systems.len() * r.precisions().len() * (a.method.contains(&Method::Vmc) as usize + dmc_runs));
-    // (system, op, tau) -> the double-precision estimate, which single and mixed runs are compared with
-    let mut double: HashMap<(String, &str, u64), Estimate> = HashMap::new();
+    r.plan(variants.len() * systems.len() * r.precisions().len() * (a.method.contains(&Method::Vmc) as usize + dmc_runs));
+    // (system, op, tau, variant) -> the double-precision estimate, which single and mixed runs are compared with
+    let mut double: HashMap<(String, &str, u64, Variant), Estimate> = HashMap::new();
     for (i, (name, in_precisions)) in a.system.iter().zip(&systems).enumerate() {
-        for sys in in_precisions {
-            // an independent seed per precision: the comparison with double treats the runs as independent
-            let seed = r.seed(i as u64 + 1) + 7919 * sys.precision as u64;
-            let a = &sized(a, sys);
-            let mut compared = |op: &'static str, tau: f64, e: &Estimate, checks: &mut Vec<Check>| {
-                let key = (name.clone(), op, tau.to_bits());
-                match (sys.precision, double.get(&key)) {
-                    (Precision::Double, _) => {
-                        double.insert(key, *e);
+        for &variant in &variants {
+            // the GPU engine's trajectory check, once per system before its GPU runs: in double, CPU and GPU walkers
+            // from the same start and seed must give the same local energies step after step
+            let trajectory = match (variant, r.gpu()) {
+                (Variant::Gpu, Some(gpu)) => {
+                    let double_sys = System::by_name_with(name, &Setup { electrons: a.electrons, rs: a.rs, precision: Precision::Double, atom: atom.clone() }).map_err(anyhow::Error::msg)?;
+                    let (check, note) = trajectory_check(gpu, &double_sys, TRAJECTORY_WALKERS, TRAJECTORY_STEPS, r.seed(i as u64 + 1), TRAJECTORY_TOLERANCE)?;
+                    r.say(&format!("  trajectory check {}: {note}", if check.passed() { "passed" } else { "FAILED" }));
+                    Some(check)
+                }
+                _ => None,
+            };
+            for sys in in_precisions {
+                // an independent seed per precision: the comparison with double treats the runs as independent
+                let seed = r.seed(i as u64 + 1) + 7919 * sys.precision as u64;
+                let a = &sized(a, sys);
+                let mut compared = |op: &'static str, tau: f64, e: &Estimate, checks: &mut Vec<Check>| {
+                    checks.extend(trajectory.clone());
+                    let key = (name.clone(), op, tau.to_bits(), variant);
+                    match (sys.precision, double.get(&key)) {
+                        (Precision::Double, _) => {
+                            double.insert(key, *e);
+                        }
+                        (_, Some(d)) => checks.push(equal_to_double(e, d)),
+                        (_, None) => {}
                     }
-                    (_, Some(d)) => checks.push(equal_to_double(e, d)),
-                    (_, None) => {}
-                }
-            };
-            // Core electrons of Z > 2 move on a shorter scale: a proposal of tau 0.3 is accepted 60% of the time for Be.
-            let vmc_tau = if atom_z(sys) > 2.0 { a.vmc_tau.min(0.05) } else { a.vmc_tau };
-            let vp = VmcParams { walkers: a.walkers, steps: a.steps, equil: a.equil, tau: vmc_tau, seed };
-            let mut vmc_energy = None;
-            // DMC starts from VMC walkers: the measured VMC run when asked for, else an equilibration-only one
-            // (each rank's share; none needed when DMC restarts from a checkpoint)
-            let walkers: Vec<Vec<Walker>> = if a.restart.is_some() {
-                eprintln!("note: qmc --restart continues DMC from the checkpoint; VMC is skipped");
-                vec![]
-            } else if a.method.contains(&Method::Vmc) {
-                r.step(format!("vmc {} {} walkers={}", sys.name, sys.precision, a.walkers));
-                let t = Instant::now();
-                let (mut e, w): (Vec<Estimate>, Vec<Vec<Walker>>) = ranks.each(|c, _| vmc::run_on(sys, &vp, c)).into_iter().unzip();
-                let secs = t.elapsed().as_secs_f64();
-                let e = e.swap_remove(0);
-                let mut checks = sys.exact.map(|x| vec![variational(&e, x)]).unwrap_or_default();
-                checks.extend(hartree_fock_checks(sys, &e, &w.concat()));
-                compared("vmc", vmc_tau, &e, &mut checks);
-                if ranks.root() {
-                    record(r, a, sys, "vmc", vmc_tau, &e, secs, &checks, &ranks, None)?;
-                }
-                vmc_energy = Some(e.energy);
-                w
-            } else {
-                ranks.each(|c, _| vmc::run_on(sys, &VmcParams { steps: 2, ..vp }, c).1)
-            };
-            if a.method.contains(&Method::Dmc) {
-                for (k, &tau) in a.tau.iter().enumerate() {
-                    r.step(format!("dmc {} {} walkers={} tau={tau}", sys.name, sys.precision, a.walkers));
-                    let dp = DmcParams { walkers: a.walkers, steps: a.steps, equil: a.equil, tau, seed: seed + k as u64, feedback: a.feedback };
-                    let label = if sys.side.is_some() {
-                        format!("{} {} electrons={} rs={}", sys.name, sys.precision, sys.n_electrons, a.rs)
+                };
+                // Core electrons of Z > 2 move on a shorter scale: a proposal of tau 0.3 is accepted 60% of the time for Be.
+                let vmc_tau = if atom_z(sys) > 2.0 { a.vmc_tau.min(0.05) } else { a.vmc_tau };
+                let vp = VmcParams { walkers: a.walkers, steps: a.steps, equil: a.equil, tau: vmc_tau, seed };
+                let mut vmc_energy = None;
+                // DMC starts from VMC walkers: the measured VMC run when asked for, else an equilibration-only one
+                // (each rank's share; none needed when DMC restarts from a checkpoint)
+                if variant == Variant::Gpu {
+                    let gpu = r.gpu().expect("the gpu variant runs only with a GPU").clone();
+                    let start = if a.method.contains(&Method::Vmc) {
+                        r.step(format!("vmc {} {} gpu walkers={}", sys.name, sys.precision, a.walkers));
+                        let t = Instant::now();
+                        let (e, pop) = gpu_vmc(&gpu, sys, &vp)?;
+                        let secs = t.elapsed().as_secs_f64();
+                        let mut checks = sys.exact.map(|x| vec![variational(&e, x)]).unwrap_or_default();
+                        checks.extend(hartree_fock_checks(sys, &e, &pop.kinetic()?));
+                        compared("vmc", vmc_tau, &e, &mut checks);
+                        record(r, a, sys, "vmc", vmc_tau, &e, secs, &checks, &ranks, None, variant)?;
+                        vmc_energy = Some(e.energy);
+                        pop
                     } else {
-                        format!("{} {}", sys.name, sys.precision)
+                        gpu_vmc(&gpu, sys, &VmcParams { steps: 2, ..vp })?.1
                     };
-                    let ckpt = a.checkpoint.clone().map(|path| Checkpointing { path, every: a.checkpoint_every, stop_after: a.stop_after });
-                    let t = Instant::now();
-                    let mut out = ranks.each(|c, slot| match &a.restart {
-                        Some(path) => dmc::restart(sys, &dp, c, &label, path)
-                            .and_then(|(acc, w)| dmc::run_on(sys, &dp, c, w, Some(acc), ckpt.as_ref(), &label)),
-                        None => dmc::run_on(sys, &dp, c, walkers[slot].clone(), None, ckpt.as_ref(), &label),
-                    });
-                    let secs = t.elapsed().as_secs_f64();
-                    let report = out.swap_remove(0)?;
-                    let Some(e) = report.estimate else {
-                        let path = a.checkpoint.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
-                        r.say(&format!("  dmc {}: stopped after generation {} as asked; continue with --restart {path}", sys.name, report.generations));
-                        continue;
-                    };
-                    let mut checks: Vec<Check> = match (sys.fixed_node, sys.exact) {
-                        (Some(fixed_node), _) => vec![fixed_node_within(&e, fixed_node, tau)],
-                        (None, Some(x)) => vec![exact_within(&e, x, tau)],
-                        (None, None) => vec![],
-                    };
-                    if let Some(v) = vmc_energy {
-                        // DMC lowers the energy of a variational trial function (a small tolerance for noise)
-                        checks.push(Check { quantity: "dmc below vmc (Ha)".into(), error: (e.energy - v).max(0.0), tolerance: 3.0 * e.error });
+                    if a.method.contains(&Method::Dmc) {
+                        let positions = start.positions()?;
+                        drop(start);
+                        for (k, &tau) in a.tau.iter().enumerate() {
+                            r.step(format!("dmc {} {} gpu walkers={} tau={tau}", sys.name, sys.precision, a.walkers));
+                            let dp = DmcParams { walkers: a.walkers, steps: a.steps, equil: a.equil, tau, seed: seed + k as u64, feedback: a.feedback };
+                            let t = Instant::now();
+                            let mut pop = GpuWalkers::new(&gpu, sys, &positions)?;
+                            let report = dmc::run_with(sys, &dp, &Solo, &mut pop, None, None, &sys.name)?;
+                            let secs = t.elapsed().as_secs_f64();
+                            let e = report.estimate.expect("a run without stop_after finishes");
+                            let mut checks = dmc_checks(sys, &e, tau, vmc_energy);
+                            compared("dmc", tau, &e, &mut checks);
+                            record(r, a, sys, "dmc", tau, &e, secs, &checks, &ranks, Some(&report), variant)?;
+                        }
                     }
-                    compared("dmc", tau, &e, &mut checks);
+                    continue;
+                }
+                let walkers: Vec<Vec<Walker>> = if a.restart.is_some() {
+                    eprintln!("note: qmc --restart continues DMC from the checkpoint; VMC is skipped");
+                    vec![]
+                } else if a.method.contains(&Method::Vmc) {
+                    r.step(format!("vmc {} {} walkers={}", sys.name, sys.precision, a.walkers));
+                    let t = Instant::now();
+                    let (mut e, w): (Vec<Estimate>, Vec<Vec<Walker>>) = ranks.each(|c, _| vmc::run_on(sys, &vp, c)).into_iter().unzip();
+                    let secs = t.elapsed().as_secs_f64();
+                    let e = e.swap_remove(0);
+                    let mut checks = sys.exact.map(|x| vec![variational(&e, x)]).unwrap_or_default();
+                    let kinetic: Vec<f64> = w.iter().flatten().map(|w| w.kinetic(sys)).collect();
+                    checks.extend(hartree_fock_checks(sys, &e, &kinetic));
+                    compared("vmc", vmc_tau, &e, &mut checks);
                     if ranks.root() {
-                        record(r, a, sys, "dmc", tau, &e, secs, &checks, &ranks, Some(&report))?;
+                        record(r, a, sys, "vmc", vmc_tau, &e, secs, &checks, &ranks, None, variant)?;
+                    }
+                    vmc_energy = Some(e.energy);
+                    w
+                } else {
+                    ranks.each(|c, _| vmc::run_on(sys, &VmcParams { steps: 2, ..vp }, c).1)
+                };
+                if a.method.contains(&Method::Dmc) {
+                    for (k, &tau) in a.tau.iter().enumerate() {
+                        r.step(format!("dmc {} {} walkers={} tau={tau}", sys.name, sys.precision, a.walkers));
+                        let dp = DmcParams { walkers: a.walkers, steps: a.steps, equil: a.equil, tau, seed: seed + k as u64, feedback: a.feedback };
+                        let label = if sys.side.is_some() {
+                            format!("{} {} electrons={} rs={}", sys.name, sys.precision, sys.n_electrons, a.rs)
+                        } else {
+                            format!("{} {}", sys.name, sys.precision)
+                        };
+                        let ckpt = a.checkpoint.clone().map(|path| Checkpointing { path, every: a.checkpoint_every, stop_after: a.stop_after });
+                        let t = Instant::now();
+                        let mut out = ranks.each(|c, slot| match &a.restart {
+                            Some(path) => dmc::restart(sys, &dp, c, &label, path)
+                                .and_then(|(acc, w)| dmc::run_on(sys, &dp, c, w, Some(acc), ckpt.as_ref(), &label)),
+                            None => dmc::run_on(sys, &dp, c, walkers[slot].clone(), None, ckpt.as_ref(), &label),
+                        });
+                        let secs = t.elapsed().as_secs_f64();
+                        let report = out.swap_remove(0)?;
+                        let Some(e) = report.estimate else {
+                            let path = a.checkpoint.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
+                            r.say(&format!("  dmc {}: stopped after generation {} as asked; continue with --restart {path}", sys.name, report.generations));
+                            continue;
+                        };
+                        let mut checks = dmc_checks(sys, &e, tau, vmc_energy);
+                        compared("dmc", tau, &e, &mut checks);
+                        if ranks.root() {
+                            record(r, a, sys, "dmc", tau, &e, secs, &checks, &ranks, Some(&report), variant)?;
+                        }
                     }
                 }
             }
         }
     }
     Ok(())
+}
+
+/// VMC on the GPU from the CPU's start positions; the engine holds the final walkers.
+fn gpu_vmc(gpu: &Arc<Gpu>, sys: &System, vp: &VmcParams) -> Result<(Estimate, GpuWalkers)> {
+    let mut pop = GpuWalkers::new(gpu, sys, &vmc::start_positions(sys, 0..vp.walkers, vp.seed))?;
+    let e = vmc::run_with(sys, vp, &Solo, &mut pop, 0)?;
+    Ok((e, pop))
+}
+
+/// The checks of a DMC energy: against the fixed-node or exact energy, and below the VMC energy when there is one.
+fn dmc_checks(sys: &System, e: &Estimate, tau: f64, vmc_energy: Option<f64>) -> Vec<Check> {
+    let mut checks: Vec<Check> = match (sys.fixed_node, sys.exact) {
+        (Some(fixed_node), _) => vec![fixed_node_within(e, fixed_node, tau)],
+        (None, Some(x)) => vec![exact_within(e, x, tau)],
+        (None, None) => vec![],
+    };
+    if let Some(v) = vmc_energy {
+        // DMC lowers the energy of a variational trial function (a small tolerance for noise)
+        checks.push(Check { quantity: "dmc below vmc (Ha)".into(), error: (e.energy - v).max(0.0), tolerance: 3.0 * e.error });
+    }
+    checks
 }
 
 /// The largest nuclear charge of an open system (0 for the electron gas).
@@ -366,7 +452,7 @@ fn equal_to_double(e: &Estimate, d: &Estimate) -> Check {
 /// sum k^2/2 to rounding (the determinant of plane waves is an eigenfunction of the kinetic energy), and E_VMC equals
 /// E_HF within 3 error bars plus the Ewald truncation allowance. Jastrow on: E_VMC lies below E_HF by more than
 /// 3 error bars (a Jastrow with the cusp lowers the energy by most of the correlation energy).
-fn hartree_fock_checks(sys: &System, e: &Estimate, walkers: &[Walker]) -> Vec<Check> {
+fn hartree_fock_checks(sys: &System, e: &Estimate, kinetic: &[f64]) -> Vec<Check> {
     let Some(hf) = sys.hf else { return vec![] };
     if sys.jastrow && sys.side.is_none() {
         // an atom: the two-body Padé alone gains ~25 mHa over E_HF (Be), so a short run asks only "not above E_HF"
@@ -380,7 +466,7 @@ fn hartree_fock_checks(sys: &System, e: &Estimate, walkers: &[Walker]) -> Vec<Ch
         let d = (e.energy - hf.energy).abs();
         return vec![Check { quantity: "vmc vs hf (Ha)".into(), error: if d.is_finite() { d } else { f64::INFINITY }, tolerance: 3.0 * e.error + rounding(sys, hf) }];
     }
-    let worst = walkers.iter().map(|w| (w.kinetic(sys) - hf.kinetic).abs()).fold(0.0, f64::max);
+    let worst = kinetic.iter().map(|k| (k - hf.kinetic).abs()).fold(0.0, f64::max);
     let allowance = 10.0 * sys.n_electrons as f64 * kernels::qmc::heg::EWALD_ACCURACY + rounding(sys, hf);
     let d = (e.energy - hf.energy).abs();
     vec![
@@ -428,7 +514,7 @@ fn fixed_node_within(e: &Estimate, (value, error): (f64, f64), tau: f64) -> Chec
 }
 
 #[allow(clippy::too_many_arguments)]
-fn record(r: &mut Runner, a: &Args, sys: &System, op: &str, tau: f64, e: &Estimate, secs: f64, checks: &[Check], ranks: &Ranks, dmc: Option<&Report>) -> Result<()> {
+fn record(r: &mut Runner, a: &Args, sys: &System, op: &str, tau: f64, e: &Estimate, secs: f64, checks: &[Check], ranks: &Ranks, dmc: Option<&Report>, variant: Variant) -> Result<()> {
     let n = sys.n_electrons as f64;
     let nuclei = sys.nuclei.len() as f64;
     let case = Case::new("qmc", op, sys.precision)
@@ -449,7 +535,7 @@ fn record(r: &mut Runner, a: &Args, sys: &System, op: &str, tau: f64, e: &Estima
         items: e.walker_steps as f64,
         unit: "walker steps/s",
     };
-    r.record(&case, Variant::Cpu, Stats::from_samples(&[secs]), work, checks)?;
+    r.record(&case, variant, Stats::from_samples(&[secs]), work, checks)?;
     if let Some(rec) = r.records.last_mut() {
         rec.reps = 1; // one run, timed whole: a QMC run is its own repetition
     }
@@ -489,7 +575,7 @@ fn record(r: &mut Runner, a: &Args, sys: &System, op: &str, tau: f64, e: &Estima
         }
     }
     r.say(&format!(
-        "  {op} {}: E = {:.6} +- {:.6} Ha (exact {exact}, hf {hf:.6}), variance {:.4}, acceptance {:.3}, population {:.0}, tau_eff {:.4}",
+        "  {op} {} {variant:?}: E = {:.6} +- {:.6} Ha (exact {exact}, hf {hf:.6}), variance {:.4}, acceptance {:.3}, population {:.0}, tau_eff {:.4}",
         sys.name, e.energy, e.error, e.variance, e.acceptance, e.population, e.tau_eff
     ));
     Ok(())

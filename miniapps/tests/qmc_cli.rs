@@ -26,9 +26,7 @@ fn bad_input_is_rejected_with_a_sentence() {
     rejects(&qmc(&["--method", "afqmc"]), "invalid value 'afqmc'");
     rejects(&qmc(&["--system", "be", "--atom-walkers", "0"]), "--walkers must be positive");
     rejects(&qmc(&["--system", "be", "--atom-steps", "10"]), "at least 64");
-    rejects(&qmc(&["--variants", "cpu-ref"]), "cpu variant only");
-    // with a GPU present the driver refuses; without one the runner does: either way one line naming the gpu
-    rejects(&qmc(&["--variants", "gpu"]), "gpu variant");
+    rejects(&qmc(&["--variants", "cpu-ref"]), "qmc runs the cpu and gpu variants");
     rejects(&qmc(&["--method", "dmc", "--walkers", "1", "--feedback", "1e12", "--steps", "100000", "--tau", "0.05", "--variants", "cpu"]), "DMC population");
 }
 
@@ -97,15 +95,17 @@ fn a_short_run_writes_validated_vmc_and_dmc_records() {
         "--quiet", "--out", dir.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    // the gpu variant, asked for implicitly, is skipped with one line
-    assert!(stderr(&o).contains("qmc runs the cpu variant only"), "{}", stderr(&o));
+    // the gpu variant, asked for implicitly, runs after the cpu one where there is a GPU and is skipped with one line
+    // where there is none
+    let gpu = kernels::gpu::Gpu::open(0).is_ok();
+    assert!(gpu || stderr(&o).contains("GPU variants skipped"), "{}", stderr(&o));
     let text = std::fs::read_to_string(dir.join("qmc.jsonl")).unwrap();
     let recs: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    let ops: Vec<&str> = recs.iter().map(|r| r["op"].as_str().unwrap()).collect();
-    assert_eq!(ops, ["vmc", "dmc"], "{text}");
+    let runs: Vec<(&str, &str)> = recs.iter().map(|r| (r["variant"].as_str().unwrap(), r["op"].as_str().unwrap())).collect();
+    let want: &[(&str, &str)] = if gpu { &[("cpu", "vmc"), ("cpu", "dmc"), ("gpu", "vmc"), ("gpu", "dmc")] } else { &[("cpu", "vmc"), ("cpu", "dmc")] };
+    assert_eq!(runs, want, "{text}");
     for r in &recs {
         assert_eq!(r["validation"]["status"], "passed", "{r}");
-        assert_eq!(r["variant"], "cpu");
         assert_eq!(r["params"]["system"], "he");
         assert_eq!(r["throughput_unit"], "walker steps/s");
         let e = r["extra"]["energy"].as_f64().unwrap();
@@ -214,6 +214,18 @@ fn a_run_stopped_at_a_checkpoint_and_restarted_ends_where_an_unstopped_one_does(
     rejects(&qmc(&["--method", "dmc", "--walkers", "64", "--tau", "0.04", "--precision", "double", "--variants", "cpu", "--restart", "Cargo.toml"]), "is not a qmc DMC checkpoint");
     assert_eq!(std::fs::read(&ck).unwrap(), before);
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_gpu_variant_needs_a_gpu_and_one_rank_without_checkpoints() {
+    if kernels::gpu::Gpu::open(0).is_err() {
+        rejects(&qmc(&["--variants", "gpu"]), "the gpu variant was asked for, but");
+        rejects(&qmc(&["--variants", "cpu,gpu", "--method", "vmc", "--steps", "64"]), "the gpu variant was asked for, but");
+    } else {
+        rejects(&qmc(&["--variants", "gpu", "--ranks", "2"]), "the gpu variant runs one rank without checkpoints");
+        rejects(&qmc(&["--variants", "gpu", "--precision", "double", "--checkpoint", "x.ckpt"]), "the gpu variant runs one rank without checkpoints");
+        rejects(&qmc(&["--variants", "gpu", "--system", "heg", "--gas-walkers", "40000"]), "more than the gpu variant holds for the electron gas");
+    }
 }
 
 #[test]

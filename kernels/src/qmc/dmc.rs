@@ -28,13 +28,13 @@
 use super::blocking::blocking;
 use super::checkpoint::{self, Header};
 use super::comm::{share, Comm, Solo};
-use super::pack::{pack_all, put_f64, put_f64s, put_u64, unpack_all, Pack, Reader, Truncated};
-use super::population::{branch, copies, counts, migrate, Traffic};
+use super::engine::Population;
+use super::pack::{put_f64, put_f64s, put_u64, unpack_all, Pack, Reader, Truncated};
+use super::population::{copies, counts, Traffic};
 use super::vmc::{stream, Estimate};
 use super::walker::{MoveStats, Walker};
 use super::System;
 use rand::Rng;
-use rayon::prelude::*;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -81,6 +81,9 @@ pub enum DmcError {
     Saved(Box<DmcError>, usize, String),
     #[error("{0}")]
     Checkpoint(String),
+    /// The walker population's own failure (a GPU driver error).
+    #[error("{0}")]
+    Device(String),
 }
 
 /// Everything of a DMC run that carries from one generation to the next besides the walkers; a checkpoint holds
@@ -247,6 +250,20 @@ pub fn run_on(
     ckpt: Option<&Checkpointing>,
     system: &str,
 ) -> Result<Report, DmcError> {
+    run_with(sys, p, comm, &mut walkers, resume, ckpt, system)
+}
+
+/// `run_on` for any walker population (the CPU walkers, the GPU engine).
+pub fn run_with<P: Population>(
+    sys: &System,
+    p: &DmcParams,
+    comm: &dyn Comm,
+    pop: &mut P,
+    resume: Option<Accumulators>,
+    ckpt: Option<&Checkpointing>,
+    system: &str,
+) -> Result<Report, DmcError> {
+    let device = |e: P::Error| DmcError::Device(e.to_string());
     let target = p.walkers;
     let cap = ENERGY_CAP * (sys.n_electrons as f64 / p.tau).sqrt();
     let equil = equilibration(p);
@@ -254,8 +271,8 @@ pub fn run_on(
     let mut acc = match resume {
         Some(a) => a,
         None => {
-            walkers.par_iter_mut().for_each(|w| w.measure(sys));
-            let mut s = [walkers.iter().map(|w| w.e_local).sum::<f64>(), walkers.len() as f64];
+            pop.measure(sys).map_err(device)?;
+            let mut s = [pop.energies().map_err(device)?.iter().sum::<f64>(), pop.len() as f64];
             comm.sum(&mut s);
             let e = s[0] / s[1];
             Accumulators { population: s[1] as usize, e_est: e, e_trial: e, ..Default::default() }
@@ -266,18 +283,19 @@ pub fn run_on(
         let gen = acc.gen;
         let first = share(acc.population, comm.rank(), comm.size()).0;
         // what a checkpoint of the last good generation needs, should this one fail
-        let last_good = ckpt.map(|_| pack_all(&walkers));
+        let last_good = ckpt.map(|_| pop.packed()).transpose().map_err(device)?;
         let t = Instant::now();
         let (e_est, e_trial) = (acc.e_est, acc.e_trial);
-        let out: Vec<(MoveStats, f64, f64)> = walkers
-            .par_iter_mut()
-            .enumerate()
-            .map(|(k, w)| {
-                let s_old = (e_est - w.e_local).clamp(-cap, cap);
-                let m = w.sweep(p.tau, true, &mut stream(p.seed, 3, gen, first + k));
-                w.measure(sys);
-                let s_new = (e_est - w.e_local).clamp(-cap, cap);
-                (m, 0.5 * (s_old + s_new), w.e_local)
+        let old = pop.energies().map_err(device)?;
+        let out: Vec<(MoveStats, f64, f64)> = pop
+            .advance(sys, p.tau, true, p.seed, 3, gen, first)
+            .map_err(device)?
+            .into_iter()
+            .zip(old)
+            .map(|((m, e), e_old)| {
+                let s_old = (e_est - e_old).clamp(-cap, cap);
+                let s_new = (e_est - e).clamp(-cap, cap);
+                (m, 0.5 * (s_old + s_new), e)
             })
             .collect();
         timing.compute_s += t.elapsed().as_secs_f64();
@@ -333,8 +351,8 @@ pub fn run_on(
         }
         acc.walker_steps += acc.population as u64;
         acc.moves = moves;
-        walkers = branch(walkers, &n);
-        timing.add(&migrate(comm, &mut walkers, &counts, sys));
+        pop.branch(&n).map_err(device)?;
+        timing.add(&pop.migrate(comm, &counts, sys).map_err(device)?);
         // E_est: during equilibration the mean of the last generations (forgetting the VMC start), then the mean
         // of all measured generations
         if gen < equil {
@@ -353,7 +371,7 @@ pub fn run_on(
             let stop = c.stop_after == Some(acc.gen);
             if acc.gen % c.every == 0 || stop || acc.gen == equil + p.steps {
                 let t = Instant::now();
-                save(comm, c, &head, &acc, pack_all(&walkers))?;
+                save(comm, c, &head, &acc, pop.packed().map_err(device)?)?;
                 timing.checkpoint_s += t.elapsed().as_secs_f64();
             }
             if stop {

@@ -27,12 +27,19 @@
 //!
 //! Scale-out: [`comm`] (how ranks talk: one rank, threads, MPI), [`population`] (branching and walker migration,
 //! generic over anything that [`pack`]s itself to bytes), [`checkpoint`] (atomic files a DMC run restarts from).
+//!
+//! Engines: VMC and DMC drive any [`engine::Population`]: the CPU walkers (`Vec<Walker>`, rayon over walkers) or
+//! [`gpu::GpuWalkers`] (every walker resident on one GPU, one thread per walker, rebuilt from the system's
+//! [`systems::Blueprint`]; in double it follows the CPU trajectories, the same random numbers being drawn on the
+//! device).
 
 pub mod blocking;
 pub mod checkpoint;
 pub mod comm;
 pub mod coulomb;
 pub mod dmc;
+pub mod engine;
+pub mod gpu;
 pub mod gaussian;
 pub mod heg;
 pub mod jastrow;
@@ -44,6 +51,8 @@ pub mod systems;
 pub mod vmc;
 pub mod walker;
 
+#[cfg(test)]
+mod gpu_tests;
 #[cfg(test)]
 mod scale_tests;
 #[cfg(test)]

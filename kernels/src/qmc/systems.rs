@@ -12,8 +12,8 @@
 //!   fixed-node value, not the exact one. `be-hf` is the bare determinant: its VMC energy is E_HF.
 
 use super::coulomb::Coulomb;
-use super::gaussian::{HfAtom, BE_HF};
-use super::heg::{self, EwaldPotential, HartreeFock};
+use super::gaussian::{GaussianOrbitals, HfAtom, BE_HF};
+use super::heg::{self, EwaldPotential, HartreeFock, PlaneWaves};
 use super::jastrow::TwoBody;
 use super::orbitals::{Lcao, OrbitalProduct};
 use super::slater::{Orbitals, Slater};
@@ -46,6 +46,30 @@ pub struct System {
     pub fixed_node: Option<(f64, f64)>,
     /// The precision psi_T and the local energy are evaluated in (see the `qmc` module docs).
     pub precision: Precision,
+    /// psi_T and the potential as plain data, for engines that cannot run the CPU components (the GPU engine).
+    pub blueprint: Blueprint,
+}
+
+/// The trial function and potential as the constructors build them, in data: the CPU components are trait objects,
+/// and the GPU engine (`qmc::gpu`) rebuilds the same wavefunction from this.
+#[derive(Clone, Debug)]
+pub struct Blueprint {
+    pub orbitals: OrbitalSet,
+    /// The two-body Jastrow factor in f64 (None: psi_T has none).
+    pub jastrow: Option<TwoBody>,
+    /// The electron gas's Ewald sums (None: open boundaries, direct Coulomb).
+    pub ewald: Option<Ewald>,
+}
+
+/// The orbital part of psi_T: one determinant per spin (electrons 0..n_up and n_up..).
+#[derive(Clone, Debug)]
+pub enum OrbitalSet {
+    /// One orbital per electron, in electron order (`OrbitalProduct`: 1x1 determinants).
+    Product(Vec<Lcao>),
+    /// The same Gaussian-basis orbitals for both spins.
+    Gaussian(GaussianOrbitals),
+    /// The same plane waves for both spins.
+    PlaneWaves(PlaneWaves),
 }
 
 /// What a system is built from besides its name: the electron gas's N and r_s, the precision, and the atom's
@@ -138,7 +162,7 @@ impl System {
     /// The names `by_name` knows.
     pub const NAMES: [&'static str; 7] = ["h", "he", "h2", "be", "be-hf", "heg", "heg-hf"];
 
-    fn open(name: &str, n_up: usize, nuclei: Vec<(f64, V3)>, trial: Wavefunction, exact: Option<f64>, p: Precision) -> System {
+    fn open(name: &str, n_up: usize, nuclei: Vec<(f64, V3)>, trial: Wavefunction, exact: Option<f64>, p: Precision, blueprint: Blueprint) -> System {
         System {
             name: name.into(),
             n_up,
@@ -152,6 +176,7 @@ impl System {
             hf: None,
             fixed_node: None,
             precision: p,
+            blueprint,
         }
     }
 
@@ -163,10 +188,12 @@ impl System {
     /// The electron gas of `electrons` electrons (closed shells) at r_s, with or without its Jastrow factor.
     pub fn electron_gas_in(electrons: usize, rs: f64, with_jastrow: bool, p: Precision) -> Result<System, String> {
         let g = heg::gas(electrons, rs)?;
-        let mut parts = vec![slater(p, g.orbitals.clone(), 0), slater(p, g.orbitals, electrons / 2)];
-        if with_jastrow {
-            parts.push(jastrow(p, heg::bspline_jastrow(electrons / 2, g.side, rs)));
+        let mut parts = vec![slater(p, g.orbitals.clone(), 0), slater(p, g.orbitals.clone(), electrons / 2)];
+        let two_body = with_jastrow.then(|| heg::bspline_jastrow(electrons / 2, g.side, rs));
+        if let Some(j) = &two_body {
+            parts.push(jastrow(p, j.clone()));
         }
+        let blueprint = Blueprint { orbitals: OrbitalSet::PlaneWaves(g.orbitals), jastrow: two_body, ewald: Some(g.ewald.clone()) };
         Ok(System {
             name: if with_jastrow { "heg" } else { "heg-hf" }.into(),
             n_up: electrons / 2,
@@ -180,6 +207,7 @@ impl System {
             jastrow: with_jastrow,
             fixed_node: None,
             precision: p,
+            blueprint,
         })
     }
 
@@ -190,8 +218,10 @@ impl System {
 
     pub fn hydrogen_in(p: Precision) -> System {
         let o = V3::default();
-        let trial = Wavefunction { parts: vec![product(p, vec![Lcao::slater_1s(1.0, o)])] };
-        System::open("h", 1, vec![(1.0, o)], trial, Some(-0.5), p)
+        let orbitals = vec![Lcao::slater_1s(1.0, o)];
+        let trial = Wavefunction { parts: vec![product(p, orbitals.clone())] };
+        let blueprint = Blueprint { orbitals: OrbitalSet::Product(orbitals), jastrow: None, ewald: None };
+        System::open("h", 1, vec![(1.0, o)], trial, Some(-0.5), p, blueprint)
     }
 
     /// He in double precision (see `helium_in`).
@@ -203,8 +233,10 @@ impl System {
     pub fn helium_in(b: f64, p: Precision) -> System {
         let o = V3::default();
         let orb = Lcao::slater_1s(2.0, o);
-        let trial = Wavefunction { parts: vec![product(p, vec![orb.clone(), orb]), jastrow(p, TwoBody::pade(1, b))] };
-        System::open("he", 1, vec![(2.0, o)], trial, Some(HE_EXACT), p)
+        let (orbitals, j) = (vec![orb.clone(), orb], TwoBody::pade(1, b));
+        let trial = Wavefunction { parts: vec![product(p, orbitals.clone()), jastrow(p, j.clone())] };
+        let blueprint = Blueprint { orbitals: OrbitalSet::Product(orbitals), jastrow: Some(j), ewald: None };
+        System::open("he", 1, vec![(2.0, o)], trial, Some(HE_EXACT), p, blueprint)
     }
 
     /// H2 in double precision (see `h2_in`).
@@ -216,8 +248,10 @@ impl System {
     pub fn h2_in(bond: f64, zeta: f64, b: f64, p: Precision) -> System {
         let (a, c) = ([0.0, 0.0, -0.5 * bond], [0.0, 0.0, 0.5 * bond]);
         let orb = Lcao::sigma_g(zeta, a, c);
-        let trial = Wavefunction { parts: vec![product(p, vec![orb.clone(), orb]), jastrow(p, TwoBody::pade(1, b))] };
-        System::open("h2", 1, vec![(1.0, a), (1.0, c)], trial, (bond == H2_BOND).then_some(H2_EXACT), p)
+        let (orbitals, j) = (vec![orb.clone(), orb], TwoBody::pade(1, b));
+        let trial = Wavefunction { parts: vec![product(p, orbitals.clone()), jastrow(p, j.clone())] };
+        let blueprint = Blueprint { orbitals: OrbitalSet::Product(orbitals), jastrow: Some(j), ewald: None };
+        System::open("h2", 1, vec![(1.0, a), (1.0, c)], trial, (bond == H2_BOND).then_some(H2_EXACT), p, blueprint)
     }
 
     /// Be with the committed PySCF orbitals, in double precision (see `atom_in`).
@@ -229,11 +263,13 @@ impl System {
     /// None: the bare Hartree-Fock determinant.
     pub fn atom_in(atom: HfAtom, with_jastrow: Option<f64>, p: Precision) -> System {
         let mut parts = vec![slater(p, atom.orbitals.clone(), 0), slater(p, atom.orbitals.clone(), 2)];
-        if let Some(b) = with_jastrow {
-            parts.push(jastrow(p, TwoBody::pade(2, b)));
+        let two_body = with_jastrow.map(|b| TwoBody::pade(2, b));
+        if let Some(j) = &two_body {
+            parts.push(jastrow(p, j.clone()));
         }
         let name = if with_jastrow.is_some() { "be" } else { "be-hf" };
-        let mut sys = System::open(name, 2, vec![(atom.z, atom.center)], Wavefunction { parts }, Some(BE_EXACT), p);
+        let blueprint = Blueprint { orbitals: OrbitalSet::Gaussian(atom.orbitals.clone()), jastrow: two_body, ewald: None };
+        let mut sys = System::open(name, 2, vec![(atom.z, atom.center)], Wavefunction { parts }, Some(BE_EXACT), p, blueprint);
         sys.hf = Some(HartreeFock { energy: atom.energy, kinetic: atom.kinetic });
         sys.fixed_node = Some(BE_FIXED_NODE);
         sys.jastrow = with_jastrow.is_some();

@@ -1,13 +1,15 @@
 //! Variational Monte Carlo: walkers sample |psi_T|^2 by single-electron drift-diffusion moves with Metropolis-Hastings
 //! acceptance; the energy is the average local energy after equilibration, with a blocking error bar.
 //!
-//! Walkers move in parallel (rayon), in lock-step generations as on a GPU. Walker k draws its random numbers at step
+//! Walkers move in lock-step generations (in parallel: rayon over the CPU walkers, or the GPU engine; see
+//! [`engine`](super::engine)). Walker k draws its random numbers at step
 //! s from its own stream (seed, s, k), so a run is reproducible from its seed whatever the number of threads.
 
 use super::blocking::{blocking, Blocked};
 use super::comm::{share, Comm, Solo};
+use super::engine::{infallible, Population};
 use super::walker::{MoveStats, Walker};
-use super::System;
+use super::{System, V3};
 use crate::rng::{rng, Rng64};
 use rayon::prelude::*;
 
@@ -52,12 +54,12 @@ pub fn initial_walkers(sys: &System, n: usize, seed: u64) -> Vec<Walker> {
 
 /// Walkers `ks` of the global order (one rank's share), each already evaluated.
 pub fn initial_walkers_in(sys: &System, ks: std::ops::Range<usize>, seed: u64) -> Vec<Walker> {
-    ks.into_par_iter()
-        .map(|k| {
-            let mut r = stream(seed, 1, 0, k);
-            Walker::new(sys, sys.initial_positions(&mut r))
-        })
-        .collect()
+    start_positions(sys, ks, seed).into_par_iter().map(|r| Walker::new(sys, r)).collect()
+}
+
+/// The start positions of walkers `ks` of the global order (walker k from stream (seed, 1, 0, k)).
+pub fn start_positions(sys: &System, ks: std::ops::Range<usize>, seed: u64) -> Vec<Vec<V3>> {
+    ks.into_par_iter().map(|k| sys.initial_positions(&mut stream(seed, 1, 0, k))).collect()
 }
 
 /// Run VMC; returns the estimate and the final walkers (a DMC run starts from them).
@@ -71,17 +73,16 @@ pub fn run(sys: &System, p: &VmcParams) -> (Estimate, Vec<Walker>) {
 pub fn run_on(sys: &System, p: &VmcParams, comm: &dyn Comm) -> (Estimate, Vec<Walker>) {
     let (first, n) = share(p.walkers, comm.rank(), comm.size());
     let mut walkers = initial_walkers_in(sys, first..first + n, p.seed);
+    let est = infallible(run_with(sys, p, comm, &mut walkers, first));
+    (est, walkers)
+}
+
+/// Run VMC on `pop`, this rank's share of the walkers (walker k being walker `first + k` of the global order),
+/// already measured; the population ends where the run ends (a DMC run starts from it).
+pub fn run_with<P: Population>(sys: &System, p: &VmcParams, comm: &dyn Comm, pop: &mut P, first: usize) -> Result<Estimate, P::Error> {
     let (mut series, mut var_sum, mut moves) = (Vec::with_capacity(p.steps), 0.0, MoveStats::default());
     for step in 0..p.equil + p.steps {
-        let out: Vec<(MoveStats, f64)> = walkers
-            .par_iter_mut()
-            .enumerate()
-            .map(|(k, w)| {
-                let s = w.sweep(p.tau, false, &mut stream(p.seed, 2, step, first + k));
-                w.measure(sys);
-                (s, w.e_local)
-            })
-            .collect();
+        let out = pop.advance(sys, p.tau, false, p.seed, 2, step, first)?;
         if step < p.equil {
             continue;
         }
@@ -101,7 +102,7 @@ pub fn run_on(sys: &System, p: &VmcParams, comm: &dyn Comm) -> (Estimate, Vec<Wa
         moves.add(&MoveStats { attempted: s[1] as u64, accepted: s[2] as u64, r2_proposed: s[3], r2_accepted: s[4] });
     }
     let b = blocking(&series);
-    let est = Estimate {
+    Ok(Estimate {
         energy: b.mean,
         error: b.error,
         blocked: b,
@@ -111,6 +112,5 @@ pub fn run_on(sys: &System, p: &VmcParams, comm: &dyn Comm) -> (Estimate, Vec<Wa
         tau_eff: p.tau,
         population: p.walkers as f64,
         walker_steps: (p.walkers * (p.equil + p.steps)) as u64,
-    };
-    (est, walkers)
+    })
 }

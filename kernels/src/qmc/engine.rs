@@ -1,0 +1,80 @@
+//! What VMC and DMC need from a population of walkers, so that one driver (accumulators, branching, trial energy,
+//! checkpoints) runs the CPU walkers (`Vec<Walker>`, rayon over walkers) and the GPU engine (`gpu::GpuWalkers`,
+//! walkers resident on the device) alike. Every method works in the global walker order: walker k of this rank is
+//! walker `first + k` of the run and draws its moves from `vmc::stream(seed, tag, step, first + k)`.
+
+use super::comm::Comm;
+use super::pack::pack_all;
+use super::population::{branch, migrate, Traffic};
+use super::vmc::stream;
+use super::walker::{MoveStats, Walker};
+use super::System;
+use rayon::prelude::*;
+
+/// A population of walkers that moves in lock-step generations.
+pub trait Population {
+    /// Why an operation failed (the CPU population never fails; the GPU one reports driver errors).
+    type Error: std::fmt::Display;
+    /// Walkers held.
+    fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Full evaluation of every walker (the local energies become valid).
+    fn measure(&mut self, sys: &System) -> Result<(), Self::Error>;
+    /// The local energies of the last measurement, in walker order.
+    fn energies(&self) -> Result<Vec<f64>, Self::Error>;
+    /// One sweep of every walker (walker k with stream (seed, tag, step, first + k)) and its measurement: per walker
+    /// the move statistics and the new local energy.
+    #[allow(clippy::too_many_arguments)]
+    fn advance(&mut self, sys: &System, tau: f64, fixed_node: bool, seed: u64, tag: u64, step: usize, first: usize) -> Result<Vec<(MoveStats, f64)>, Self::Error>;
+    /// Replace walker k by `n[k]` copies of itself, in walker order.
+    fn branch(&mut self, n: &[usize]) -> Result<(), Self::Error>;
+    /// Balance the populations over ranks after branching (`counts`: every rank's population).
+    fn migrate(&mut self, comm: &dyn Comm, counts: &[usize], sys: &System) -> Result<Traffic, Self::Error>;
+    /// The walkers as the checkpoint stores them (`pack::pack_all` of `Walker`s: positions only).
+    fn packed(&self) -> Result<Vec<u8>, Self::Error>;
+}
+
+impl Population for Vec<Walker> {
+    type Error = std::convert::Infallible;
+    fn len(&self) -> usize {
+        self.as_slice().len()
+    }
+    fn measure(&mut self, sys: &System) -> Result<(), Self::Error> {
+        self.par_iter_mut().for_each(|w| w.measure(sys));
+        Ok(())
+    }
+    fn energies(&self) -> Result<Vec<f64>, Self::Error> {
+        Ok(self.iter().map(|w| w.e_local).collect())
+    }
+    fn advance(&mut self, sys: &System, tau: f64, fixed_node: bool, seed: u64, tag: u64, step: usize, first: usize) -> Result<Vec<(MoveStats, f64)>, Self::Error> {
+        Ok(self
+            .par_iter_mut()
+            .enumerate()
+            .map(|(k, w)| {
+                let s = w.sweep(tau, fixed_node, &mut stream(seed, tag, step, first + k));
+                w.measure(sys);
+                (s, w.e_local)
+            })
+            .collect())
+    }
+    fn branch(&mut self, n: &[usize]) -> Result<(), Self::Error> {
+        *self = branch(std::mem::take(self), n);
+        Ok(())
+    }
+    fn migrate(&mut self, comm: &dyn Comm, counts: &[usize], sys: &System) -> Result<Traffic, Self::Error> {
+        Ok(migrate(comm, self, counts, sys))
+    }
+    fn packed(&self) -> Result<Vec<u8>, Self::Error> {
+        Ok(pack_all(self))
+    }
+}
+
+/// The value of a result that cannot fail.
+pub fn infallible<T>(r: Result<T, std::convert::Infallible>) -> T {
+    match r {
+        Ok(v) => v,
+        Err(never) => match never {},
+    }
+}

@@ -1,0 +1,497 @@
+// The VMC/DMC driver's walkers on the GPU: one thread per walker runs the whole step of its walker (a sweep of
+// single-electron drift-diffusion moves with Metropolis-Hastings and Sherman-Morrison updates, then the full
+// evaluation: Slater inverses from scratch, grad and Laplacian of ln psi, the local kinetic energy and, in open
+// boundaries, the Coulomb potential). The arithmetic mirrors the CPU driver (kernels/src/qmc: walker.rs, slater.rs,
+// orbitals.rs, gaussian.rs, heg.rs, jastrow.rs, coulomb.rs) operation by operation, and the random numbers are the
+// CPU's (xoshiro256++ seeded as crate::rng::rng and vmc::stream), so in double a walker follows the CPU trajectory.
+//
+// Layout: every per-walker array is element-major, walker-minor (x[elem * capacity + w]): a warp reads consecutive
+// addresses. Positions f64 [3 * electron + axis]; the transposed inverses t = Ainv^T of both spins in T (spin up's
+// n_up^2 entries, then spin down's); the inversion workspace in R (n^2 of the larger spin).
+// Precisions: T the wavefunction (orbitals, inverses, Sherman-Morrison, ratios, Jastrow), R the full inversion,
+// E the per-walker local energy (kinetic sum and Coulomb): double <f64, f64, f64>, mixed <f32, f64, f64>,
+// single <f32, f32, f32>.
+
+#define QMC_MAXN 32   // electrons per spin
+#define QMC_MAXC 16   // coefficients of a radial functor
+#define QMC_MAXNUC 4  // nuclei of an open system
+
+// Mirrors `Radial` in gpu.rs: form 0 = B-spline, 1 = Padé (power = number of numerator coefficients).
+struct QmcRadial {
+    int form, power, ncoef, pad;
+    double cutoff, inv_h;
+    double coef[QMC_MAXC];
+};
+
+// Mirrors `Params` in gpu.rs.
+struct QmcParams {
+    int walkers, capacity, electrons, n_up;
+    int orbitals, jastrow, periodic, nuclei;  // orbitals: 0 LCAO of 1s Slater functions, 1 Gaussian basis, 2 plane waves
+    int nf, coef_off, fixed_node, sweep;      // nf: basis functions; coef_off: orbital coefficients in dtab
+    double tau, side, inv_side, nuclear_repulsion;
+    double nuc[QMC_MAXNUC * 4];                // charge, x, y, z
+    QmcRadial pair[2];                         // like spins, opposite spins
+    unsigned long long seed_mix, step, first;  // vmc::stream's seed ^ tag * C, the step, the global index of walker 0
+};
+
+template <typename T> struct Lim;
+template <> struct Lim<double> {
+    static __device__ __forceinline__ double tiny() { return 2.2250738585072014e-308; }
+    static __device__ __forceinline__ double eps() { return 2.220446049250313e-16; }
+};
+template <> struct Lim<float> {
+    static __device__ __forceinline__ float tiny() { return 1.17549435e-38f; }
+    static __device__ __forceinline__ float eps() { return 1.1920929e-7f; }
+};
+__device__ __forceinline__ void qsc(double x, double* s, double* c) { sincos(x, s, c); }
+__device__ __forceinline__ void qsc(float x, float* s, float* c) { sincosf(x, s, c); }
+__device__ __forceinline__ double qround(double x) { return round(x); }
+__device__ __forceinline__ float qround(float x) { return roundf(x); }
+__device__ __forceinline__ double qabs(double x) { return fabs(x); }
+__device__ __forceinline__ float qabs(float x) { return fabsf(x); }
+
+// ---- random numbers: rand_xoshiro's Xoshiro256PlusPlus, seeded as crate::rng::rng(seed, stream) ----
+struct Xoshiro {
+    u64 s[4];
+};
+__device__ __forceinline__ u64 rotl(u64 x, int k) { return (x << k) | (x >> (64 - k)); }
+__device__ __forceinline__ u64 splitmix_next(u64* x) {
+    *x += 0x9e3779b97f4a7c15ull;
+    u64 z = *x;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+// crate::rng::rng: mix (seed, stream), then seed_from_u64 (SplitMix64 fills the four words, little-endian).
+__device__ Xoshiro rng_seed(u64 seed, u64 stream) {
+    u64 z = seed ^ (stream * 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    u64 x = z ^ (z >> 31);
+    Xoshiro r;
+    for (int k = 0; k < 4; k++) r.s[k] = splitmix_next(&x);
+    if ((r.s[0] | r.s[1] | r.s[2] | r.s[3]) == 0) {  // rand_xoshiro's zero-seed rule: seed_from_u64(0)
+        u64 y = 0;
+        for (int k = 0; k < 4; k++) r.s[k] = splitmix_next(&y);
+    }
+    return r;
+}
+__device__ __forceinline__ u64 next_u64(Xoshiro& r) {
+    u64 out = rotl(r.s[0] + r.s[3], 23) + r.s[0];
+    u64 t = r.s[1] << 17;
+    r.s[2] ^= r.s[0];
+    r.s[3] ^= r.s[1];
+    r.s[1] ^= r.s[2];
+    r.s[0] ^= r.s[3];
+    r.s[2] ^= t;
+    r.s[3] = rotl(r.s[3], 45);
+    return out;
+}
+// rand's StandardUniform f64: the top 53 bits times 2^-53, in [0, 1).
+__device__ __forceinline__ double uniform(Xoshiro& r) { return (double)(next_u64(r) >> 11) * 1.1102230246251565e-16; }
+// walker::gaussian3: two Box-Muller pairs, the second's sine unused.
+__device__ void gaussian3(Xoshiro& r, double* g) {
+    const double tau = 6.283185307179586;
+    double u1 = 1.0 - uniform(r), u2 = uniform(r);
+    double rr = sqrt(-2.0 * log(u1)), t = tau * u2;
+    g[0] = rr * cos(t);
+    g[1] = rr * sin(t);
+    u1 = 1.0 - uniform(r);
+    u2 = uniform(r);
+    rr = sqrt(-2.0 * log(u1));
+    t = tau * u2;
+    g[2] = rr * cos(t);
+}
+
+// ---- orbitals: values, gradients and Laplacians of the n orbitals of one spin at r, in T ----
+template <typename T> struct Vgl {
+    T v[QMC_MAXN], gx[QMC_MAXN], gy[QMC_MAXN], gz[QMC_MAXN], l[QMC_MAXN];
+};
+
+template <typename T> __device__ __forceinline__ T ipow(T x, int e) {
+    T p = e < 0 ? (T)0 : (T)1;
+    for (int k = 0; k < e; k++) p = p * x;
+    return p;
+}
+
+template <typename T>
+__device__ void orbitals(const QmcParams& P, const int* __restrict__ itab, const double* __restrict__ dtab, int spin, int n, const double* r,
+                         Vgl<T>& o) {
+    if (P.orbitals == 0) {
+        // orbitals.rs Lcao::vgl: orbital j of this spin is the product's orbital of electron spin * n_up + j
+        for (int j = 0; j < n; j++) {
+            int idx = spin * P.n_up + j;
+            T v = 0, gx = 0, gy = 0, gz = 0, l = 0;
+            for (int q = itab[idx]; q < itab[idx + 1]; q++) {
+                const double* c5 = dtab + 5 * q;
+                T c = (T)c5[0], z = (T)c5[1];
+                T dx = (T)r[0] - (T)c5[2], dy = (T)r[1] - (T)c5[3], dz = (T)r[2] - (T)c5[4];
+                T dist = qmc_sqrt<T>(dx * dx + dy * dy + dz * dz);
+                dist = dist > Lim<T>::tiny() ? dist : Lim<T>::tiny();
+                T e = c * qmc_exp<T>(-z * dist);
+                v += e;
+                gx -= z * e / dist * dx;
+                gy -= z * e / dist * dy;
+                gz -= z * e / dist * dz;
+                l += e * (z * z - (T)2 * z / dist);
+            }
+            o.v[j] = v, o.gx[j] = gx, o.gy[j] = gy, o.gz[j] = gz, o.l[j] = l;
+        }
+    } else if (P.orbitals == 1) {
+        // gaussian.rs: basis functions (gemm::cpu::basis_point) accumulated into phi_k = sum_f C_kf chi_f in f order
+        for (int j = 0; j < n; j++) o.v[j] = 0, o.gx[j] = 0, o.gy[j] = 0, o.gz[j] = 0, o.l[j] = 0;
+        const T two = 2;
+        for (int f = 0; f < P.nf; f++) {
+            const int* fi = itab + 5 * f;
+            const double* cen = dtab + 3 * f;
+            T d[3] = {(T)(r[0] - cen[0]), (T)(r[1] - cen[1]), (T)(r[2] - cen[2])};
+            T r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+            T s0 = 0, s1 = 0, s2 = 0;
+            for (int q = fi[3]; q < fi[4]; q++) {
+                T ex = (T)dtab[3 * P.nf + 2 * q], co = (T)dtab[3 * P.nf + 2 * q + 1];
+                T g = co * qmc_exp<T>(-ex * r2);
+                s0 += g;
+                s1 += ex * g;
+                s2 += ex * ex * g;
+            }
+            T p0[3], p1[3], p2[3];
+            for (int k = 0; k < 3; k++) {
+                int e = fi[k];
+                p0[k] = ipow<T>(d[k], e);
+                p1[k] = (T)e * ipow<T>(d[k], e - 1);
+                p2[k] = (T)(e * (e - 1)) * ipow<T>(d[k], e - 2);
+            }
+            T poly = p0[0] * p0[1] * p0[2];
+            T lsum = (T)(fi[0] + fi[1] + fi[2]);
+            T c0 = poly * s0;
+            T cx = p1[0] * p0[1] * p0[2] * s0 - two * d[0] * poly * s1;
+            T cy = p0[0] * p1[1] * p0[2] * s0 - two * d[1] * poly * s1;
+            T cz = p0[0] * p0[1] * p1[2] * s0 - two * d[2] * poly * s1;
+            T d2 = p2[0] * p0[1] * p0[2] + p0[0] * p2[1] * p0[2] + p0[0] * p0[1] * p2[2];
+            T cl = d2 * s0 - two * (two * lsum + (T)3) * poly * s1 + (T)4 * r2 * poly * s2;
+            for (int j = 0; j < n; j++) {
+                T c = (T)dtab[P.coef_off + j * P.nf + f];
+                o.v[j] += c * c0, o.gx[j] += c * cx, o.gy[j] += c * cy, o.gz[j] += c * cz, o.l[j] += c * cl;
+            }
+        }
+    } else {
+        // heg.rs PlaneWaves::vgl: cos(k.r) or sin(k.r)
+        T x = (T)r[0], y = (T)r[1], z = (T)r[2];
+        for (int j = 0; j < n; j++) {
+            const double* k4 = dtab + 4 * j;
+            T kx = (T)k4[0], ky = (T)k4[1], kz = (T)k4[2];
+            T s, c;
+            qsc(kx * x + ky * y + kz * z, &s, &c);
+            T val = k4[3] != 0.0 ? s : c, dval = k4[3] != 0.0 ? c : -s;
+            o.v[j] = val, o.gx[j] = dval * kx, o.gy[j] = dval * ky, o.gz[j] = dval * kz;
+            o.l[j] = -(kx * kx + ky * ky + kz * kz) * val;
+        }
+    }
+}
+
+// ---- the Jastrow factor (jastrow.rs TwoBody with jastrow::Radial functors) ----
+template <typename T> __device__ void radial(const QmcRadial& R, T r, T& u, T& du, T& d2u) {
+    if (R.form == 0) {
+        if (r >= (T)R.cutoff) {
+            u = 0, du = 0, d2u = 0;
+            return;
+        }
+        T ih = (T)R.inv_h;
+        T x = r * ih;
+        T fl = qmc_floor<T>(x), last = (T)(R.ncoef - 4);
+        T i = fl < last ? fl : last;
+        T t = x - i, t2 = t * t, um = (T)1 - t, t3 = t2 * t, s = (T)(1.0 / 6.0);
+        T a[4] = {um * um * um * s, ((T)3 * t3 - (T)6 * t2 + (T)4) * s, ((T)-3 * t3 + (T)3 * t2 + (T)3 * t + (T)1) * s, t3 * s};
+        T da[4] = {(T)-0.5 * um * um, (T)1.5 * t2 - (T)2 * t, (T)-1.5 * t2 + t + (T)0.5, (T)0.5 * t2};
+        T d2a[4] = {um, (T)3 * t - (T)2, (T)1 - (T)3 * t, t};
+        int k = (int)i;
+        T c0 = (T)R.coef[k], c1 = (T)R.coef[k + 1], c2 = (T)R.coef[k + 2], c3 = (T)R.coef[k + 3];
+        u = c0 * a[0] + c1 * a[1] + c2 * a[2] + c3 * a[3];
+        du = (c0 * da[0] + c1 * da[1] + c2 * da[2] + c3 * da[3]) * ih;
+        d2u = (c0 * d2a[0] + c1 * d2a[1] + c2 * d2a[2] + c3 * d2a[3]) * ih * ih;
+    } else {
+        // Padé: A = r (a_1 + a_2 r + ...), B = 1 + r (b_1 + ...), both by Horner with two derivatives
+        T p = 0, p1 = 0, p2 = 0, q = 0, q1 = 0, q2 = 0;
+        for (int k = R.power - 1; k >= 0; k--) {
+            p2 = p2 * r + p1;
+            p1 = p1 * r + p;
+            p = p * r + (T)R.coef[k];
+        }
+        p2 = (T)2 * p2;
+        if (R.ncoef > R.power) {
+            for (int k = R.ncoef - 1; k >= R.power; k--) {
+                q2 = q2 * r + q1;
+                q1 = q1 * r + q;
+                q = q * r + (T)R.coef[k];
+            }
+            q2 = (T)2 * q2;
+        }
+        const T two = 2;
+        T a = r * p, a1 = p + r * p1, a2 = two * p1 + r * p2;
+        T b = (T)1 + r * q, b1 = q + r * q1, b2 = two * q1 + r * q2;
+        T ib = (T)1 / b;
+        u = a * ib;
+        du = (a1 - u * b1) * ib;
+        d2u = (a2 - u * b2 - two * du * b1) * ib;
+    }
+}
+
+__device__ __forceinline__ double px(const double* __restrict__ pos, int cap, int w, int e, int k) { return pos[(3 * e + k) * cap + w]; }
+
+// Every pair term of electron i placed at p: sum of u, gradient, Laplacian (TwoBody::terms).
+template <typename T>
+__device__ void jastrow_terms(const QmcParams& P, const double* __restrict__ pos, int w, int i, const double* p, T& u, T* g, T& l) {
+    u = 0, g[0] = 0, g[1] = 0, g[2] = 0, l = 0;
+    const T side = (T)P.side, inv = (T)P.inv_side, two = 2;
+    for (int j = 0; j < P.electrons; j++) {
+        if (j == i) continue;
+        T d[3];
+        for (int k = 0; k < 3; k++) {
+            T x = (T)p[k] - (T)px(pos, P.capacity, w, j, k);
+            d[k] = P.periodic ? x - side * qround(x * inv) : x;
+        }
+        T dist = qmc_sqrt<T>(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+        dist = dist > Lim<T>::tiny() ? dist : Lim<T>::tiny();
+        T v, dv, d2v;
+        radial<T>(P.pair[((i < P.n_up) != (j < P.n_up)) ? 1 : 0], dist, v, dv, d2v);
+        u += v;
+        for (int k = 0; k < 3; k++) g[k] += dv / dist * d[k];
+        l += d2v + two * dv / dist;
+    }
+}
+
+template <typename T> __device__ __forceinline__ T trow_dot(const T* x, const T* __restrict__ t, int base, int n, int cap, int w) {
+    T s = 0;
+    for (int j = 0; j < n; j++) s += x[j] * t[(base + j) * cap + w];
+    return s;
+}
+
+// In-place Gauss-Jordan inversion with partial pivoting of the n x n matrix m[(i * n + j) * cap + w]; false when a
+// pivot is below tol (determinant::cpu::invert_in's singularity rule).
+template <typename R> __device__ bool invert(R* __restrict__ m, int n, int cap, int w, R tol) {
+    int piv[QMC_MAXN];
+#define M(i, j) m[((i) * n + (j)) * cap + w]
+    for (int k = 0; k < n; k++) {
+        int p = k;
+        R best = qabs(M(k, k));
+        for (int i = k + 1; i < n; i++) {
+            R a = qabs(M(i, k));
+            if (a > best) best = a, p = i;
+        }
+        if (!(best > tol)) return false;
+        piv[k] = p;
+        if (p != k)
+            for (int j = 0; j < n; j++) {
+                R x = M(k, j);
+                M(k, j) = M(p, j);
+                M(p, j) = x;
+            }
+        R d = (R)1 / M(k, k);
+        M(k, k) = 1;
+        for (int j = 0; j < n; j++) M(k, j) *= d;
+        for (int i = 0; i < n; i++) {
+            if (i == k) continue;
+            R f = M(i, k);
+            M(i, k) = 0;
+            for (int j = 0; j < n; j++) M(i, j) -= f * M(k, j);
+        }
+    }
+    for (int k = n - 1; k >= 0; k--)
+        if (piv[k] != k)
+            for (int i = 0; i < n; i++) {
+                R x = M(i, k);
+                M(i, k) = M(i, piv[k]);
+                M(i, piv[k]) = x;
+            }
+#undef M
+    return true;
+}
+
+// walker::drift: tau v limited as Umrigar, Nightingale and Runge.
+__device__ void drift(const double* v, double tau, double* out) {
+    double v2t = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) * tau;
+    double f = v2t < 1e-8 ? 1.0 - 0.5 * v2t : (sqrt(1.0 + 2.0 * v2t) - 1.0) / v2t;
+    for (int k = 0; k < 3; k++) out[k] = f * tau * v[k];
+}
+
+template <typename T, typename R, typename E>
+__device__ void step(const QmcParams P, const int* __restrict__ itab, const double* __restrict__ dtab, double* __restrict__ pos, T* __restrict__ t,
+                     R* __restrict__ work, double* __restrict__ kin, double* __restrict__ pot, int* __restrict__ counts, double* __restrict__ r2) {
+    const int w = blockIdx.x * blockDim.x + threadIdx.x;
+    if (w >= P.walkers) return;
+    const int cap = P.capacity, ne = P.electrons;
+    const int nspin[2] = {P.n_up, ne - P.n_up}, tbase[2] = {0, P.n_up * P.n_up};
+    Vgl<T> o;
+    T c[QMC_MAXN];
+    int attempted = 0, accepted = 0;
+    double r2p = 0.0, r2a = 0.0;
+    if (P.sweep) {
+        Xoshiro rng = rng_seed(P.seed_mix, (P.step << 24) ^ (P.first + (u64)w));
+        const double tau = P.tau, st = sqrt(P.tau);
+        for (int i = 0; i < ne; i++) {
+            const int s = i < P.n_up ? 0 : 1, n = nspin[s], q = i - s * P.n_up, tq = tbase[s] + q * n;
+            double old[3] = {px(pos, cap, w, i, 0), px(pos, cap, w, i, 1), px(pos, cap, w, i, 2)};
+            // grad ln psi at the old position: determinant + Jastrow
+            orbitals<T>(P, itab, dtab, s, n, old, o);
+            double grad[3] = {(double)trow_dot<T>(o.gx, t, tq, n, cap, w), (double)trow_dot<T>(o.gy, t, tq, n, cap, w),
+                              (double)trow_dot<T>(o.gz, t, tq, n, cap, w)};
+            T u_old = 0, gj[3], lj;
+            if (P.jastrow) {
+                jastrow_terms<T>(P, pos, w, i, old, u_old, gj, lj);
+                for (int k = 0; k < 3; k++) grad[k] += (double)gj[k];
+            }
+            double chi[3], dr[3], nw[3];
+            gaussian3(rng, chi);
+            drift(grad, tau, dr);
+            for (int k = 0; k < 3; k++) {
+                chi[k] = st * chi[k];
+                nw[k] = old[k] + dr[k] + chi[k];
+            }
+            // ratio and grad ln psi at the new position
+            orbitals<T>(P, itab, dtab, s, n, nw, o);
+            T rs = trow_dot<T>(o.v, t, tq, n, cap, w);
+            double ratio = (double)rs;
+            double gnew[3] = {(double)(trow_dot<T>(o.gx, t, tq, n, cap, w) / rs), (double)(trow_dot<T>(o.gy, t, tq, n, cap, w) / rs),
+                              (double)(trow_dot<T>(o.gz, t, tq, n, cap, w) / rs)};
+            if (P.jastrow) {
+                T u_new;
+                jastrow_terms<T>(P, pos, w, i, nw, u_new, gj, lj);
+                ratio = ratio * (double)qmc_exp<T>(u_new - u_old);
+                for (int k = 0; k < 3; k++) gnew[k] += (double)gj[k];
+            }
+            double d[3] = {nw[0] - old[0], nw[1] - old[1], nw[2] - old[2]};
+            double dr2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+            attempted++;
+            r2p += dr2;
+            if (!(isfinite(ratio) && ratio != 0.0) || (P.fixed_node && ratio < 0.0)) continue;
+            double db[3], back[3];
+            drift(gnew, tau, db);
+            for (int k = 0; k < 3; k++) back[k] = (old[k] - nw[k]) - db[k];
+            double log_green = ((chi[0] * chi[0] + chi[1] * chi[1] + chi[2] * chi[2]) - (back[0] * back[0] + back[1] * back[1] + back[2] * back[2])) / (2.0 * tau);
+            double log_accept = 2.0 * log(fabs(ratio)) + log_green;
+            if (log_accept >= 0.0 || uniform(rng) < exp(log_accept)) {
+                // Sherman-Morrison (determinant::cpu::rank1_row) with the orbital values at the new position (o.v)
+                for (int j = 0; j < n; j++) c[j] = t[(tq + j) * cap + w];
+                T rr = 0;
+                for (int j = 0; j < n; j++) rr += o.v[j] * c[j];
+                for (int j = 0; j < n; j++) {
+                    const int row = tbase[s] + j * n;
+                    T coef = trow_dot<T>(o.v, t, row, n, cap, w);
+                    if (j == q) coef -= (T)1;
+                    coef = coef / rr;
+                    for (int k = 0; k < n; k++) t[(row + k) * cap + w] -= coef * c[k];
+                }
+                for (int k = 0; k < 3; k++) pos[(3 * i + k) * cap + w] = nw[k];
+                accepted++;
+                r2a += dr2;
+            }
+        }
+    }
+    // full evaluation: each spin's inverse from scratch (M = A^T in R, inverted; t = M^-1 in T)
+    bool ok[2] = {true, true};
+    for (int s = 0; s < 2; s++) {
+        const int n = nspin[s];
+        if (n == 0) continue;
+        double amax = 0.0;
+        for (int q = 0; q < n; q++) {
+            const int e = s * P.n_up + q;
+            double r[3] = {px(pos, cap, w, e, 0), px(pos, cap, w, e, 1), px(pos, cap, w, e, 2)};
+            orbitals<T>(P, itab, dtab, s, n, r, o);
+            for (int j = 0; j < n; j++) {
+                work[(j * n + q) * cap + w] = (R)o.v[j];
+                amax = fmax(amax, fabs((double)o.v[j]));
+            }
+        }
+        ok[s] = invert<R>(work, n, cap, w, (R)(n * (double)Lim<R>::eps() * amax));
+        if (ok[s])
+            for (int k = 0; k < n * n; k++) t[(tbase[s] + k) * cap + w] = (T)work[k * cap + w];
+    }
+    // the local kinetic energy -1/2 sum_i (lap_i + |grad_i|^2), electron by electron (mod.rs kinetic)
+    E sum = 0;
+    for (int i = 0; i < ne; i++) {
+        const int s = i < P.n_up ? 0 : 1, n = nspin[s], tq = tbase[s] + (i - s * P.n_up) * n;
+        double r[3] = {px(pos, cap, w, i, 0), px(pos, cap, w, i, 1), px(pos, cap, w, i, 2)};
+        double g[3] = {0.0, 0.0, 0.0}, l = 0.0;
+        if (ok[s]) {
+            orbitals<T>(P, itab, dtab, s, n, r, o);
+            T gq[3] = {trow_dot<T>(o.gx, t, tq, n, cap, w), trow_dot<T>(o.gy, t, tq, n, cap, w), trow_dot<T>(o.gz, t, tq, n, cap, w)};
+            T lq = trow_dot<T>(o.l, t, tq, n, cap, w) - (gq[0] * gq[0] + gq[1] * gq[1] + gq[2] * gq[2]);
+            for (int k = 0; k < 3; k++) g[k] = (double)gq[k];
+            l = (double)lq;
+        }
+        if (P.jastrow) {
+            T u, gj[3], lj;
+            jastrow_terms<T>(P, pos, w, i, r, u, gj, lj);
+            for (int k = 0; k < 3; k++) g[k] += (double)gj[k];
+            l += (double)lj;
+        }
+        sum += (E)l + ((E)g[0] * (E)g[0] + (E)g[1] * (E)g[1] + (E)g[2] * (E)g[2]);
+    }
+    kin[w] = (double)((E)-0.5 * sum);
+    // Coulomb in open boundaries (coulomb.rs); the electron gas's Ewald energy is added on the host
+    E v = 0;
+    if (!P.periodic) {
+        v = (E)P.nuclear_repulsion;
+        for (int i = 0; i < ne; i++) {
+            E xi = (E)px(pos, cap, w, i, 0), yi = (E)px(pos, cap, w, i, 1), zi = (E)px(pos, cap, w, i, 2);
+            for (int a = 0; a < P.nuclei; a++) {
+                const double* nu = P.nuc + 4 * a;
+                E dx = xi - (E)nu[1], dy = yi - (E)nu[2], dz = zi - (E)nu[3];
+                v -= (E)nu[0] / qmc_sqrt<E>(dx * dx + dy * dy + dz * dz);
+            }
+            for (int j = i + 1; j < ne; j++) {
+                E dx = xi - (E)px(pos, cap, w, j, 0), dy = yi - (E)px(pos, cap, w, j, 1), dz = zi - (E)px(pos, cap, w, j, 2);
+                v += (E)1 / qmc_sqrt<E>(dx * dx + dy * dy + dz * dz);
+            }
+        }
+    }
+    pot[w] = (double)v;
+    counts[w] = attempted;
+    counts[cap + w] = accepted;
+    r2[w] = r2p;
+    r2[cap + w] = r2a;
+}
+
+#define QMC_STEP(SUF, T, R, E)                                                                                                 \
+    extern "C" __global__ void qmc_step_##SUF(const QmcParams P, const int* itab, const double* dtab, double* pos, T* t, R* work, \
+                                              double* kin, double* pot, int* counts, double* r2) {                            \
+        step<T, R, E>(P, itab, dtab, pos, t, work, kin, pot, counts, r2);                                                      \
+    }
+QMC_STEP(f64, double, double, double)
+QMC_STEP(mixed, float, double, double)
+QMC_STEP(f32, float, float, float)
+
+// Branching: slot w of the new population is a copy of walker parent[w] of the old (elements of U: 8 or 4 bytes;
+// strides the capacities of the two buffers).
+template <typename U>
+__device__ void copy(const U* __restrict__ src, U* __restrict__ dst, const int* __restrict__ parent, int elems, int count, int src_cap, int dst_cap) {
+    const u64 total = (u64)elems * count;
+    for (u64 x = blockIdx.x * (u64)blockDim.x + threadIdx.x; x < total; x += (u64)gridDim.x * blockDim.x) {
+        const int e = (int)(x / count), w = (int)(x % count);
+        dst[(u64)e * dst_cap + w] = src[(u64)e * src_cap + parent[w]];
+    }
+}
+extern "C" __global__ void qmc_copy_u64(const u64* src, u64* dst, const int* parent, int elems, int count, int src_cap, int dst_cap) {
+    copy<u64>(src, dst, parent, elems, count, src_cap, dst_cap);
+}
+extern "C" __global__ void qmc_copy_u32(const unsigned* src, unsigned* dst, const int* parent, int elems, int count, int src_cap, int dst_cap) {
+    copy<unsigned>(src, dst, parent, elems, count, src_cap, dst_cap);
+}
+
+// Fractional coordinates for the ewald kernel ([w][xyz][e] in S, wrapped into [0, 1)): Cell::frac = b_k . r / 2 pi.
+template <typename S> __device__ void fractions(const double* __restrict__ pos, S* __restrict__ frac, const double* b, int ne, int count, int cap) {
+    const u64 total = (u64)ne * count;
+    for (u64 x = blockIdx.x * (u64)blockDim.x + threadIdx.x; x < total; x += (u64)gridDim.x * blockDim.x) {
+        const int e = (int)(x / count), w = (int)(x % count);
+        double r[3] = {pos[(3 * e) * cap + w], pos[(3 * e + 1) * cap + w], pos[(3 * e + 2) * cap + w]};
+        for (int k = 0; k < 3; k++) {
+            double f = (b[3 * k] * r[0] + b[3 * k + 1] * r[1] + b[3 * k + 2] * r[2]) / 6.283185307179586;
+            frac[((u64)w * 3 + k) * ne + e] = (S)(f - floor(f));
+        }
+    }
+}
+struct QmcCell {
+    double b[9];
+};
+extern "C" __global__ void qmc_fractions_f64(const QmcCell c, const double* pos, double* frac, int ne, int count, int cap) { fractions<double>(pos, frac, c.b, ne, count, cap); }
+extern "C" __global__ void qmc_fractions_f32(const QmcCell c, const double* pos, float* frac, int ne, int count, int cap) { fractions<float>(pos, frac, c.b, ne, count, cap); }
