@@ -3,6 +3,8 @@
 #   foundation  ceilings and the B-spline sweep (paper 000's bandwidth claim, tables of 1-8 GB)
 #   profile     Nsight Compute sections of the B-spline VGH kernel, single vs double
 #   probe       what the host offers for multi-rank runs (MPI library, launcher, GPUs)
+#   qmc-check   the driver's GPU walkers at small sizes (trajectory check against the CPU first)
+#   qmc-gpu     the driver's GPU walkers at 16384 walkers, every system and precision
 #   solid-scaling  synthetic-solid DMC over 1..G GPUs (weak and strong scaling, threads transport; one mpirun run)
 #   <kernel>    that mini-app's full suite, GPU and all-core CPU, plus the one-core CPU baselines its figures need
 # Records go to $OUT/records.tgz (one archive: the host returns at most 8 files), the log to $OUT/log.txt.
@@ -100,6 +102,17 @@ for stage in "$@"; do
     scaling-strong)
         # strong scaling alone, at a population one rank finishes in about 25 s (the 1024 of `scaling` took 100 s)
         QMC="$BIN run qmc" STEPS=200 STRONG=256 KINDS=strong timeout 150 bash scripts/scaling.sh "$REC" 16 || { echo "FAILED: scaling-strong"; fail=1; }
+        ;;
+    qmc-check)
+        # the driver's GPU walkers at small sizes first: before each system the GPU follows the CPU trajectory in
+        # double (8 walkers, 5 steps, 1e-9); its log names the first step and walker that differ
+        run run qmc --variants cpu,gpu --system he,h2,be,heg-hf,heg --walkers 1024 --steps 200 --equil 100 --tau 0.02 \
+            --atom-steps 100 --gas-walkers 256 --gas-steps 100
+        ;;
+    qmc-gpu)
+        # the driver's GPU walkers at populations that fill the GPU (16384), tight error bars; CPU pairing in `qmc`
+        run run qmc --variants gpu --system he,h2,be,heg-hf,heg --walkers 16384 --steps 4000 --equil 400 --tau 0.01 \
+            --atom-walkers 16384 --atom-steps 2000 --gas-walkers 16384 --gas-steps 2000
         ;;
     solid-mixed-large)
         # the mixed-precision GPU records at 1024 electrons with the conditioning-aware trajectory allowance
