@@ -117,6 +117,10 @@ for stage in "$@"; do
         run run qmc --variants gpu --system he,h2,be,heg-hf,heg --walkers 16384 --steps 4000 --equil 400 --tau 0.01 \
             --atom-walkers 16384 --atom-steps 2000 --gas-walkers 16384 --gas-steps 2000
         ;;
+    solid-2048)
+        # the largest solid the mini-app takes (2048 electrons, 512 carbon atoms): CPU and GPU, double and mixed
+        run run solid --electrons 2048 --walkers 32,128 --steps 1 --max-reps 1 --variants cpu,gpu --precision double,mixed
+        ;;
     solid-mixed-large)
         # the mixed-precision GPU records at 1024 electrons with the conditioning-aware trajectory allowance
         run run solid --electrons 1024 --walkers 32,128,512,1024 --steps 1 --max-reps 2 --variants gpu --precision mixed
