@@ -231,6 +231,11 @@ fn sizes<S: Scalar, A: Real>(r: &mut Runner, a: &Args, sys: &Solid, params: Para
     Ok(())
 }
 
+/// A walker's energy by part, for the logs of failed checks.
+fn show_parts(x: &solid::Parts) -> String {
+    format!("kinetic {:.12e} coulomb {:.12e} nonlocal {:.12e}", x.kinetic, x.coulomb, x.nonlocal)
+}
+
 /// Walker 0's energies and inverse rows (the first walker's data at the start of each array) against the reference,
 /// with the tolerances of its condition number (re-inverted every `recompute` steps or more often).
 pub(crate) fn reference_checks<S: Real>(sys: &Solid, pos: &[f64], rot: &[f64], parts: solid::Parts, inv: &[S], p: Precision, recompute: usize) -> Result<Validated> {
@@ -278,7 +283,10 @@ fn trajectory_checks<S: Scalar, A: Real>(gpu: &std::sync::Arc<kernels::gpu::Gpu>
             for (k, (ge, ce)) in g.energies()?.iter().zip(cpu.energies()).enumerate() {
                 let err = if ge.is_finite() { (ge - ce).abs() / cpu.parts[k].magnitude() } else { f64::INFINITY };
                 if err > solid::DOUBLE_TOLERANCE {
+                    // by part, so the log says which stage parted (kinetic: orbitals and inverse; coulomb: Ewald;
+                    // nonlocal: the pseudopotential's job list and ratios)
                     eprintln!("solid gpu {p} trajectory step {step} walker {k}: cpu E_L {ce:.12e}, gpu E_L {ge:.12e}, relative error {err:.3e}");
+                    eprintln!("  cpu {}\n  gpu {}", show_parts(&cpu.parts[k]), show_parts(&g.parts[k]));
                 }
                 worst_e = worst_e.max(err);
             }
@@ -315,7 +323,6 @@ fn trajectory_checks<S: Scalar, A: Real>(gpu: &std::sync::Arc<kernels::gpu::Gpu>
         })
         .collect();
     let (mut worst_cpu, mut worst_gpu, mut worst_pair, mut parted) = (0.0f64, 0.0f64, 0.0f64, 0usize);
-    let show = |x: solid::Parts| format!("kinetic {:.9e} coulomb {:.9e} nonlocal {:.9e}", x.kinetic, x.coulomb, x.nonlocal);
     for (k, res) in results.into_iter().enumerate() {
         let (c, gc) = res?;
         let (cpu_tol, gpu_tol) = (tol(c.cond), tol(gc.cond));
@@ -333,7 +340,7 @@ fn trajectory_checks<S: Scalar, A: Real>(gpu: &std::sync::Arc<kernels::gpu::Gpu>
         }
         eprintln!("solid gpu {p} trajectory walker {k}: cond {:.2e} (gpu {:.2e}), error vs reference cpu {:.2e} gpu {:.2e} (tolerance {:.1e}), configurations {} ({apart:.1e} bohr)", c.cond, gc.cond, c.energy, gc.energy, cpu_tol, if same { "agree" } else { "parted" });
         if c.energy > cpu_tol || gc.energy > gpu_tol {
-            eprintln!("  reference {}\n  cpu       {}\n  gpu ref.  {}\n  gpu       {}", show(c.reference), show(cpu.parts[k]), show(gc.reference), show(*gparts));
+            eprintln!("  reference {}\n  cpu       {}\n  gpu ref.  {}\n  gpu       {}", show_parts(&c.reference), show_parts(&cpu.parts[k]), show_parts(&gc.reference), show_parts(gparts));
         }
     }
     if parted > 0 {
