@@ -154,11 +154,12 @@ impl<S: Real> Slab<S> {
         Ok(HostWalker { pos: get(Field::Pos), rot: get(Field::Rot), inv: get(Field::Inv), dpsi: get(Field::Dpsi) })
     }
 
-    /// Slot k takes the arrays `w` (rounded to S where stored in S), in one transfer to the device.
-    pub fn put(&mut self, gpu: &Gpu, k: usize, w: &HostWalker) -> Result<(), GpuError> {
+    /// Slot k takes the arrays (positions, rotations, inverse rows, gradient rows; rounded to S where stored in S),
+    /// in one transfer to the device. Borrowed, so a migrating walker is not copied on the host first.
+    pub fn put(&mut self, gpu: &Gpu, k: usize, [pos, rot, inv, dpsi]: [&[f64]; 4]) -> Result<(), GpuError> {
         let b = self.walker_bytes();
         let mut raw = vec![0u8; b];
-        for (f, v) in [(Field::Pos, &w.pos), (Field::Rot, &w.rot), (Field::Inv, &w.inv), (Field::Dpsi, &w.dpsi)] {
+        for (f, v) in [(Field::Pos, pos), (Field::Rot, rot), (Field::Inv, inv), (Field::Dpsi, dpsi)] {
             assert_eq!(v.len(), self.lens[f as usize], "slab: walker array size");
             let at = &mut raw[f.offset(&self.layout) as usize..];
             match f.size::<S>() {
@@ -243,7 +244,7 @@ mod tests {
         assert_eq!(slab.take(&gpu, 2).unwrap(), host(1));
         let mut moved = host(0);
         moved.dpsi.iter_mut().enumerate().for_each(|(i, x)| *x = f32::from(i as u16).into());
-        slab.put(&gpu, 1, &moved).unwrap();
+        slab.put(&gpu, 1, [&moved.pos, &moved.rot, &moved.inv, &moved.dpsi]).unwrap();
         assert_eq!(slab.take(&gpu, 1).unwrap(), moved);
         assert_eq!(slab.take(&gpu, 0).unwrap(), host(2), "the neighbours stay");
     }

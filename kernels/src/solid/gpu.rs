@@ -34,7 +34,7 @@ use crate::determinant::gpu::BatchedLu;
 use crate::ewald::gpu::GpuEwald;
 use crate::gpu::{CudaEvent, CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PushKernelArg, Traffic};
 use crate::pseudopotential::gpu::{jastrow_tables, GpuPseudo, MAX_JASTROW_COEFS};
-use crate::pseudopotential::slab::{Field, HostWalker, Slab, SlabLayout};
+use crate::pseudopotential::slab::{Field, Slab, SlabLayout};
 use crate::pseudopotential::Setup;
 use crate::qmc::walker::MoveStats;
 use crate::Real;
@@ -583,8 +583,7 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
 
     /// Slot k takes the state `w` (a walker that migrated from another rank): its slab in one transfer.
     pub fn put(&mut self, k: usize, w: &Walker) -> Result<(), GpuError> {
-        let h = HostWalker { pos: w.pos.clone(), rot: w.rot.clone(), inv: w.inv.clone(), dpsi: w.dpsi.clone() };
-        self.slab.put(&self.gpu, k, &h)?;
+        self.slab.put(&self.gpu, k, [&w.pos, &w.rot, &w.inv, &w.dpsi])?;
         self.parts[k] = w.parts;
         self.cond[k] = w.cond;
         Ok(())
