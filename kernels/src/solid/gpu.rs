@@ -2,8 +2,9 @@
 //! electron loops). Per electron, seven launches over all walkers (solid.cu): determinant gradient, Jastrow and
 //! proposal, B-spline VGL at the proposals (bspline kernel), determinant ratio, Jastrow ratio and Metropolis-
 //! Hastings, Sherman-Morrison in two halves (coefficients, rank-1 apply) for the accepted walkers. The measurement:
-//! VGL of all electrons in chunks of points (bspline kernel), the determinant's gradient and Laplacian (and every
-//! `recompute` steps an f64 re-inversion by cuBLAS batched LU), the kinetic energy, the Ewald energy (ewald kernel,
+//! VGL of all electrons in chunks of points (bspline kernel), the determinant's gradient and Laplacian (and first,
+//! for the walkers that re-invert (`conditioning::reinverts`, walker by walker as on the CPU) an f64 LU: cuBLAS
+//! batched below n = 1024 per spin, cuSOLVER per matrix from there), the kinetic energy, the Ewald energy (ewald kernel,
 //! fed fractional coordinates on the device), the nonlocal energy (pseudopotential kernel, on the very walker slabs
 //! this engine moves). Then (DMC) the comb on the host and one slab copy per walker that dies.
 //!
@@ -30,7 +31,7 @@ use super::{branch, comb_offset, draws, start_walkers, weight, Class, Params, Pa
 use crate::bspline::gpu::{default_per_thread, suffix, GpuSpline};
 use crate::bspline::Output;
 use crate::determinant::cpu::Scalar;
-use crate::determinant::gpu::BatchedLu;
+use crate::determinant::gpu::{BatchedLu, SOLVER_MIN_N};
 use crate::ewald::gpu::GpuEwald;
 use crate::gpu::{CudaEvent, CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PushKernelArg, Traffic};
 use crate::pseudopotential::gpu::{jastrow_tables, GpuPseudo, MAX_JASTROW_COEFS};
@@ -38,6 +39,7 @@ use crate::pseudopotential::slab::{Field, Slab, SlabLayout};
 use crate::pseudopotential::Setup;
 use crate::qmc::walker::MoveStats;
 use crate::Real;
+use cudarc::cusolver::sys as dn;
 use cudarc::driver::{sys, DevicePtr, DeviceRepr};
 use rayon::prelude::*;
 use std::sync::Arc;
@@ -85,16 +87,26 @@ struct Funcs {
     fractions: CudaFunction,
     row_sum: CudaFunction,
     gather: CudaFunction,
+    identity: CudaFunction,
+    matrix_ptrs: CudaFunction,
 }
 
 /// Buffers of the f64 re-inversion (allocated on first use).
 struct Inversion {
+    /// Both spins' Slater matrices of every walker, `[walker][spin][n][n]` column-major (the LU works in place).
     work: CudaSlice<f64>,
+    /// Their inverses, same layout.
     out: CudaSlice<f64>,
-    work_ptrs: CudaSlice<u64>,
-    out_ptrs: CudaSlice<u64>,
+    /// cuBLAS's batched route: the addresses of the listed matrices of work, then of out.
+    ptrs: CudaSlice<u64>,
+    /// Pivots and status per listed matrix; getrs's status apart from getrf's (after the first 2 walkers entries).
     piv: CudaSlice<i32>,
     info: CudaSlice<i32>,
+    /// Every walker in order (the measurement's list), and the walkers that re-invert this step (first entries).
+    all: CudaSlice<i32>,
+    chosen: CudaSlice<i32>,
+    /// cuSOLVER's getrf workspace (sized on first use).
+    dn_work: Option<CudaSlice<f64>>,
 }
 
 /// CUDA events at class boundaries: the time between consecutive marks goes to the class of the later one.
@@ -165,8 +177,8 @@ pub struct GpuEngine<'a, S: Real, A: Real> {
     /// Rotations of the step, `[walker][ion][9]`, as the host drew them (then copied into the slabs).
     rot: Vec<f64>,
     pub parts: Vec<Parts>,
-    /// Each walker's condition number at the last f64 re-inversion: all walkers re-invert when one needs it
-    /// (`conditioning::reinverts`), since they do so in one batch.
+    /// Each walker's condition number at its last f64 re-inversion, which decides when it re-inverts next
+    /// (`conditioning::reinverts`).
     pub cond: Vec<f64>,
     /// Walker re-inversions in the steps so far.
     pub reinversions: u64,
@@ -226,6 +238,8 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
             fractions: func("fractions")?,
             row_sum: gpu.function("solid", SRC, "solid_row_sum")?,
             gather: gpu.function("solid", SRC, "solid_gather_positions")?,
+            identity: gpu.function("solid", SRC, "solid_identity")?,
+            matrix_ptrs: gpu.function("solid", SRC, "solid_matrix_ptrs")?,
         };
         let mut e = GpuEngine {
             spline: GpuSpline::new(gpu, &setup.table, chunk, Output::Vgl, default_per_thread::<S, A>())?,
@@ -267,7 +281,7 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
             f,
         };
         // the measurement with a re-inversion makes the inverses and gradient rows from the positions
-        e.measure(true)?;
+        e.measure(&(0..walkers).collect::<Vec<_>>())?;
         e.energies_to_host()?;
         e.e_est = e.parts.iter().map(Parts::local).sum::<f64>() / walkers as f64;
         // the start's transfers are not a step's
@@ -355,9 +369,10 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
         for e in 0..ne {
             self.sweep_electron(e as i32)?;
         }
-        let invert = self.cond.iter().any(|&c| reinverts(&self.p, step, S::EPS, c));
-        self.measure(invert)?;
-        self.reinversions += if invert { nw as u64 } else { 0 };
+        // walker by walker, as the CPU engine
+        let chosen: Vec<usize> = (0..nw).filter(|&k| reinverts(&self.p, step, S::EPS, self.cond[k])).collect();
+        self.measure(&chosen)?;
+        self.reinversions += chosen.len() as u64;
         self.energies_to_host()?;
         self.moves.accepted += self.accepted.iter().map(|&a| a as u64).sum::<u64>();
         self.moves.attempted += (nw * ne) as u64;
@@ -421,25 +436,33 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
         Ok(())
     }
 
-    /// Orbitals VGL at every electron in chunks; with `invert` first a pass that fills the Slater matrices and
-    /// re-inverts them in f64; then the determinant derivatives, the kinetic energy and the Ewald energy.
-    fn measure(&mut self, invert: bool) -> Result<(), SolidError> {
+    /// Orbitals VGL at every electron in chunks; first, for the walkers in `chosen`, a pass that fills their Slater
+    /// matrices and re-inverts them in f64; then the determinant derivatives, the kinetic energy and the Ewald energy.
+    fn measure(&mut self, chosen: &[usize]) -> Result<(), SolidError> {
         let (nw, ne, n) = (self.count(), self.kp.electrons as usize, self.kp.n as usize);
-        if invert {
-            if self.inversion.is_none() {
-                let g = &self.gpu;
-                let m = 2 * nw;
-                let (work, out) = (g.zeros::<f64>("Slater matrices", m * n * n)?, g.zeros::<f64>("inverses", m * n * n)?);
-                let ptrs = |x: &CudaSlice<f64>| -> Result<CudaSlice<u64>, GpuError> {
-                    let (base, _sync) = x.device_ptr(&g.stream);
-                    g.upload("matrix addresses", &(0..m as u64).map(|k| base + k * (n * n * 8) as u64).collect::<Vec<_>>())
-                };
-                self.inversion = Some(Inversion { work_ptrs: ptrs(&work)?, out_ptrs: ptrs(&out)?, work, out, piv: g.zeros("pivots", m * n)?, info: g.zeros("inversion info", m)? });
-            }
-            self.measure_chunks(1)?;
-            self.reinvert()?;
+        if self.inversion.is_none() {
+            let g = &self.gpu;
+            let m = 2 * nw;
+            self.inversion = Some(Inversion {
+                work: g.zeros("Slater matrices", m * n * n)?,
+                out: g.zeros("inverses", m * n * n)?,
+                ptrs: g.zeros("matrix addresses", 2 * m)?,
+                piv: g.zeros("pivots", m * n)?,
+                info: g.zeros("inversion info", 2 * m)?,
+                all: g.upload("walker list", &(0..nw as i32).collect::<Vec<_>>())?,
+                chosen: g.zeros("re-inverting walkers", nw)?,
+                dn_work: None,
+            });
         }
-        self.measure_chunks(0)?;
+        if !chosen.is_empty() {
+            let list: Vec<i32> = chosen.iter().map(|&k| k as i32).collect();
+            let x = self.inversion.as_mut().unwrap();
+            self.gpu.stream.memcpy_htod(&list, &mut x.chosen.slice_mut(..list.len())).during("copying the re-inverting walkers")?;
+            self.traffic.up::<i32>(list.len());
+            self.measure_chunks(1, chosen.len())?;
+            self.reinvert(chosen)?;
+        }
+        self.measure_chunks(0, nw)?;
         let kp = self.kp;
         let s = self.gpu.stream.clone();
         {
@@ -466,11 +489,14 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
         Ok(())
     }
 
-    /// VGL of all points (walker, electron) in chunks, each followed by solid_measure_det in `mode`.
-    fn measure_chunks(&mut self, mode: i32) -> Result<(), GpuError> {
-        let total = self.count() * self.kp.electrons as usize;
+    /// VGL of the points (walker, electron) of the first `walkers` walkers listed (mode 0: every walker in order;
+    /// mode 1: those that re-invert) in chunks, each followed by solid_measure_det in `mode`.
+    fn measure_chunks(&mut self, mode: i32, walkers: usize) -> Result<(), GpuError> {
+        let total = walkers * self.kp.electrons as usize;
         let kp = self.kp;
         let s = self.gpu.stream.clone();
+        let x = self.inversion.as_mut().expect("allocated by measure");
+        let list = if mode == 1 { &x.chosen } else { &x.all };
         let mut first = 0usize;
         while first < total {
             let count = self.chunk.min(total - first);
@@ -478,73 +504,125 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
                 let sp = self.spline.device_positions(count);
                 let (first_i, count_i) = (first as i64, count as i32);
                 let mut b = s.launch_builder(&self.f.gather);
-                b.arg(&kp).arg(&first_i).arg(&count_i).arg(&self.slab.buf).arg(sp);
-                // SAFETY: thread t < count reads the position of point first + t < walkers * electrons in its
-                // walker's slab and writes 3 entries of sp, which holds chunk >= count points.
+                b.arg(&kp).arg(&first_i).arg(&count_i).arg(list).arg(&self.slab.buf).arg(sp);
+                // SAFETY: thread t < count reads the position of point first + t < walkers * electrons (its walker
+                // from list, which holds `walkers` entries) in that walker's slab and writes 3 entries of sp, which
+                // holds chunk >= count points.
                 unsafe { b.launch(cfg(((count as u32).div_ceil(BLOCK), 1), BLOCK)) }.during("launching solid_gather_positions")?;
             }
             self.spline.launch()?;
-            self.mark(Class::Orbitals)?;
+            if self.profile {
+                self.marks.mark(&self.gpu, Class::Orbitals)?;
+            }
             let first_i = first as i64;
             let mut b = s.launch_builder(&self.f.measure_det);
-            b.arg(&kp).arg(&first_i).arg(&mode).arg(self.spline.device_outputs()).arg(&mut self.slab.buf).arg(&mut self.det4);
-            match self.inversion.as_mut() {
-                Some(x) => b.arg(&mut x.work),
-                None => b.arg(&mut self.term), // mode 0 never writes it
-            };
-            // SAFETY: block t handles point first + t < total: its spline output row (count points evaluated), its
-            // inverse and gradient rows, det4[4 pt..]; mode 1 writes column-major entries of its walker's spin
-            // matrix in work (2 n^2 per walker), allocated whenever mode 1 runs.
+            b.arg(&kp).arg(&first_i).arg(&mode).arg(list).arg(self.spline.device_outputs()).arg(&mut self.slab.buf).arg(&mut self.det4).arg(&mut x.work);
+            // SAFETY: block t handles point first + t < total of the listed walkers: its spline output row (count
+            // points evaluated), its inverse and gradient rows, det4[4 pt..] (mode 0, where list is every walker in
+            // order); mode 1 writes column-major entries of its walker's spin matrix in work (2 n^2 per walker).
             unsafe { b.launch(cfg((count as u32, 1), BLOCK)) }.during("launching solid_measure_det")?;
-            self.mark(Class::Determinant)?;
+            if self.profile {
+                self.marks.mark(&self.gpu, Class::Determinant)?;
+            }
             first += count;
         }
         Ok(())
     }
 
-    /// cuBLAS batched LU and inverse (f64) of every walker's two Slater matrices, back into the inverse rows.
-    fn reinvert(&mut self) -> Result<(), SolidError> {
-        let (nw, n) = (self.count(), self.kp.n as usize);
+    /// f64 LU and inverse of both Slater matrices of each walker in `chosen` (listed on the device by `measure`),
+    /// back into their inverse rows, with each one's condition number. cuBLAS's batched LU below
+    /// [`SOLVER_MIN_N`], cuSOLVER's blocked LU and solves against the identity per matrix from there (as the
+    /// determinant kernel): at n = 1024 the batched getri's inverse lost digits with the condition number (9.6e-8
+    /// off the CPU engine at cond 1e5, where CPU and reference agree to 1.6e-13).
+    fn reinvert(&mut self, chosen: &[usize]) -> Result<(), SolidError> {
+        let (n, c) = (self.kp.n as usize, chosen.len());
+        let m = 2 * c;
+        let solver = if n >= SOLVER_MIN_N { self.gpu.solver()? } else { None };
+        let s = self.gpu.stream.clone();
         let x = self.inversion.as_mut().expect("allocated by measure");
-        let blas = self.gpu.blas()?;
-        let s = &self.gpu.stream;
-        let h = *blas.handle();
-        let ptr = |v: &CudaSlice<i32>| v.device_ptr(s).0;
-        let (piv, info) = (ptr(&x.piv), ptr(&x.info));
-        let (wp, op) = (x.work_ptrs.device_ptr(s).0, x.out_ptrs.device_ptr(s).0);
-        let norms = device_norms(&self.gpu, &x.work, n, 2 * nw)?;
+        let norms = device_norms(&self.gpu, &x.work, n, &x.chosen, c)?;
         self.traffic.down::<f64>(norms.len());
-        let (ni, m) = (n as i32, (2 * nw) as i32);
-        let err = |during: &str, st: cudarc::cublas::sys::cublasStatus_t| GpuError::Blas { during: during.into(), message: format!("{st:?}") };
-        // SAFETY: work_ptrs and out_ptrs hold the addresses of the 2 nw n x n matrices of work and out (these very
-        // allocations, alive as long as the pointer arrays); piv holds n per matrix, info one; the handle runs on
-        // the stream of the launches that filled work.
-        let st = unsafe { <f64 as BatchedLu>::getrf(h, ni, wp, piv, info, m) };
-        if st != cudarc::cublas::sys::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
-            return Err(err("the batched LU factorisation (getrfBatched)", st).into());
+        let ptr = |v: &CudaSlice<i32>| v.device_ptr(&s).0;
+        let (piv, info) = (ptr(&x.piv), ptr(&x.info));
+        let (work, out) = (x.work.device_ptr(&s).0, x.out.device_ptr(&s).0);
+        let (ni, ci, mi) = (n as i32, c as i32, m as i32);
+        let (mat, ints) = ((n * n * 8) as u64, (n * 4) as u64);
+        // matrix q of the list: spin q % 2 of walker chosen[q / 2] (listed_matrix in solid.cu)
+        let matrix = |q: usize| (2 * chosen[q / 2] + q % 2) as u64 * mat;
+        let spread = cfg((((m * n * n) as u32).div_ceil(BLOCK).min(8192), 1), BLOCK);
+        if let Some(h) = &solver {
+            let h = h.cu();
+            let dn_err = |during: &str, st: dn::cusolverStatus_t| GpuError::Blas { during: during.into(), message: format!("{st:?}") };
+            let ok = dn::cusolverStatus_t::CUSOLVER_STATUS_SUCCESS;
+            if x.dn_work.is_none() {
+                let mut lwork = 0i32;
+                // SAFETY: work holds at least one n x n matrix; lwork is a host int.
+                let st = unsafe { <f64 as BatchedLu>::dn_getrf_size(h, ni, work, &mut lwork) };
+                if st != ok {
+                    return Err(dn_err("sizing cuSOLVER's LU workspace (getrf_bufferSize)", st).into());
+                }
+                x.dn_work = Some(self.gpu.zeros("cuSOLVER workspace", lwork.max(1) as usize)?);
+            }
+            let ws = x.dn_work.as_ref().unwrap().device_ptr(&s).0;
+            for q in 0..m {
+                // SAFETY: matrix(q) is a whole n x n matrix of work; piv and info hold n ints and one int per listed
+                // matrix; ws is the workspace getrf_bufferSize asked for; the handle runs on this stream.
+                let st = unsafe { <f64 as BatchedLu>::dn_getrf(h, ni, work + matrix(q), ws, piv + q as u64 * ints, info + 4 * q as u64) };
+                if st != ok {
+                    return Err(dn_err("the LU factorisation (cuSOLVER getrf)", st).into());
+                }
+            }
+            let mut b = s.launch_builder(&self.f.identity);
+            b.arg(&ni).arg(&x.chosen).arg(&ci).arg(&mut x.out);
+            // SAFETY: grid-stride over the 2 c n^2 entries of the listed matrices of out.
+            unsafe { b.launch(spread) }.during("launching solid_identity")?;
+            for q in 0..m {
+                // SAFETY: as for getrf; out's matrix(q) is the right-hand side, solved in place; getrs's status goes
+                // after getrf's (info holds 2 m ints) so a singular factor stays flagged.
+                let st = unsafe { <f64 as BatchedLu>::dn_getrs(h, ni, work + matrix(q), piv + q as u64 * ints, out + matrix(q), info + 4 * (m + q) as u64) };
+                if st != ok {
+                    return Err(dn_err("the LU solve (cuSOLVER getrs)", st).into());
+                }
+            }
+        } else {
+            let blas = self.gpu.blas()?;
+            let h = *blas.handle();
+            let err = |during: &str, st: cudarc::cublas::sys::cublasStatus_t| GpuError::Blas { during: during.into(), message: format!("{st:?}") };
+            let mut b = s.launch_builder(&self.f.matrix_ptrs);
+            b.arg(&ni).arg(&x.chosen).arg(&ci).arg(&work).arg(&out).arg(&mut x.ptrs);
+            // SAFETY: thread q < 2c writes ptrs[q] and ptrs[2c + q]; ptrs holds 4 walkers entries.
+            unsafe { b.launch(cfg(((m as u32).div_ceil(BLOCK), 1), BLOCK)) }.during("launching solid_matrix_ptrs")?;
+            let (wp, op) = (x.ptrs.device_ptr(&s).0, x.ptrs.device_ptr(&s).0 + 8 * m as u64);
+            // SAFETY: wp and op hold the addresses of the m listed n x n matrices of work and out (written by the
+            // launch before, on this stream); piv holds n ints per listed matrix, info one; the handle runs on the
+            // stream of the launches that filled work.
+            let st = unsafe { <f64 as BatchedLu>::getrf(h, ni, wp, piv, info, mi) };
+            if st != cudarc::cublas::sys::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
+                return Err(err("the batched LU factorisation (getrfBatched)", st).into());
+            }
+            // SAFETY: as for getrf; out is a separate allocation from work.
+            let st = unsafe { <f64 as BatchedLu>::getri(h, ni, wp, piv, op, info, mi) };
+            if st != cudarc::cublas::sys::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
+                return Err(err("the batched LU inversion (getriBatched)", st).into());
+            }
         }
-        // SAFETY: as for getrf; out is a separate allocation from work.
-        let st = unsafe { <f64 as BatchedLu>::getri(h, ni, wp, piv, op, info, m) };
-        if st != cudarc::cublas::sys::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
-            return Err(err("the batched LU inversion (getriBatched)", st).into());
-        }
-        let info = self.gpu.download(&x.info)?;
+        let info = s.clone_dtoh(&x.info.slice(..m)).during("copying the inversion status")?;
         self.traffic.down::<i32>(info.len());
-        let inv_norms = device_norms(&self.gpu, &x.out, n, 2 * nw)?;
+        let inv_norms = device_norms(&self.gpu, &x.out, n, &x.chosen, c)?;
         self.traffic.down::<f64>(inv_norms.len());
-        for (k, c) in self.cond.iter_mut().enumerate() {
-            *c = (0..2).map(|s| norms[2 * k + s] * inv_norms[2 * k + s]).fold(0.0, f64::max);
+        for (j, &k) in chosen.iter().enumerate() {
+            self.cond[k] = (0..2).map(|s| norms[2 * j + s] * inv_norms[2 * j + s]).fold(0.0, f64::max);
         }
-        if let Some(k) = info.iter().position(|&i| i != 0) {
-            return Err(SolidError::Singular(k / 2));
+        if let Some(q) = info.iter().position(|&i| i != 0) {
+            return Err(SolidError::Singular(chosen[q / 2]));
         }
         {
             let kp = self.kp;
             let mut b = s.launch_builder(&self.f.from_inverse);
-            b.arg(&kp).arg(&x.out).arg(&mut self.slab.buf);
-            // SAFETY: grid-stride over the 2 nw n^2 entries of out; each lands in row k < n, column m < n <= stride
-            // of its walker's spin block in inv.
-            unsafe { b.launch(cfg((((2 * nw * n * n) as u32).div_ceil(BLOCK).min(8192), 1), BLOCK)) }.during("launching solid_from_inverse")?;
+            b.arg(&kp).arg(&x.chosen).arg(&ci).arg(&x.out).arg(&mut self.slab.buf);
+            // SAFETY: grid-stride over the 2 c n^2 entries of the listed matrices of out; each lands in row k < n,
+            // column m < n <= stride of its walker's spin block in inv.
+            unsafe { b.launch(spread) }.during("launching solid_from_inverse")?;
         }
         self.mark(Class::Determinant)?;
         Ok(())

@@ -248,14 +248,15 @@ __device__ void sm_apply(const SolidParams p, int e, unsigned char* __restrict__
     }
 }
 
-// Measurement of points first .. first + count - 1 (point = walker * electrons + electron), one block each.
-// mode 0: refresh the gradient rows and det4[point] = (grad D / D, lap D / D) from the inverse row;
-// mode 1: write the Slater matrices' values (rounded to S) column-major into work [walker][spin][n][n] for cuBLAS.
+// Measurement of points first .. first + count - 1 of the walkers in `list` (point = position in list * electrons +
+// electron), one block each. mode 0 (list: every walker in order): refresh the gradient rows and det4[point] =
+// (grad D / D, lap D / D) from the inverse row; mode 1 (list: the walkers that re-invert): write the Slater
+// matrices' values (rounded to S) column-major into work [walker][spin][n][n] for the LU.
 template <typename S, typename A>
-__device__ void measure_det(const SolidParams p, long long first, int mode, const A* __restrict__ phi,
+__device__ void measure_det(const SolidParams p, long long first, int mode, const int* __restrict__ list, const A* __restrict__ phi,
                             unsigned char* __restrict__ walkers, double* __restrict__ det4, double* __restrict__ work) {
     const long long pt = first + blockIdx.x;
-    const int w = (int)(pt / p.electrons), e = (int)(pt % p.electrons);
+    const int w = list[pt / p.electrons], e = (int)(pt % p.electrons);
     const A* ph = phi + (size_t)blockIdx.x * 5 * p.stride;
     if (mode == 1) {
         const int s = e / p.n, i = e % p.n;
@@ -280,14 +281,38 @@ __device__ void measure_det(const SolidParams p, long long first, int mode, cons
         for (int c = 0; c < 4; c++) det4[4 * pt + c] = (double)acc[c];
 }
 
-// The inverses cuBLAS wrote (column-major A^-1 = row-major transposed inverse) back into the strided rows, in S.
-template <typename S> __device__ void from_inverse(const SolidParams p, const double* __restrict__ out, unsigned char* __restrict__ walkers) {
-    const size_t nn = (size_t)p.n * p.n, total = (size_t)p.walkers * 2 * nn;
+// Matrix q of a re-inversion list: spin q % 2 of walker list[q / 2] (work and out hold [walker][spin][n][n]).
+__device__ __forceinline__ size_t listed_matrix(const int* __restrict__ list, size_t q) { return 2 * (size_t)list[q / 2] + q % 2; }
+
+// The inverses the LU wrote (column-major A^-1 = row-major transposed inverse) for the `count` walkers in `list` back
+// into their strided rows, in S.
+template <typename S>
+__device__ void from_inverse(const SolidParams p, const int* __restrict__ list, int count, const double* __restrict__ out,
+                             unsigned char* __restrict__ walkers) {
+    const size_t nn = (size_t)p.n * p.n, total = (size_t)count * 2 * nn;
     for (size_t x = blockIdx.x * (size_t)blockDim.x + threadIdx.x; x < total; x += (size_t)gridDim.x * blockDim.x) {
-        const size_t ws = x / nn, r = x % nn;
+        const size_t q = x / nn, r = x % nn, ws = listed_matrix(list, q);
         const size_t w = ws / 2, s = ws % 2, k = r / p.n, m = r % p.n;
-        inv_of<S>(p, walkers, w)[(s * p.n + k) * p.stride + m] = (S)out[x];
+        inv_of<S>(p, walkers, w)[(s * p.n + k) * p.stride + m] = (S)out[ws * nn + r];
     }
+}
+
+// The identity in the 2 count listed matrices of out (the right-hand sides of cuSOLVER's getrs).
+extern "C" __global__ void solid_identity(int n, const int* __restrict__ list, int count, double* __restrict__ out) {
+    const size_t nn = (size_t)n * n, total = (size_t)count * 2 * nn;
+    for (size_t x = blockIdx.x * (size_t)blockDim.x + threadIdx.x; x < total; x += (size_t)gridDim.x * blockDim.x) {
+        const size_t r = x % nn;
+        out[listed_matrix(list, x / nn) * nn + r] = r / n == r % n ? 1.0 : 0.0;
+    }
+}
+
+// Addresses of the 2 count listed matrices of work, then of out, for cuBLAS's batched LU.
+extern "C" __global__ void solid_matrix_ptrs(int n, const int* __restrict__ list, int count, u64 work, u64 out, u64* __restrict__ ptrs) {
+    const int q = blockIdx.x * blockDim.x + threadIdx.x;
+    if (q >= 2 * count) return;
+    const u64 at = listed_matrix(list, q) * (u64)n * n * sizeof(double);
+    ptrs[q] = work + at;
+    ptrs[2 * count + q] = out + at;
 }
 
 // Kinetic term of electron blockIdx.x of walker blockIdx.y: -1/2 (lap ln Psi + |grad ln Psi|^2) (solid::cpu::kinetic_term).
@@ -332,13 +357,13 @@ template <typename S> __device__ void fractions(const SolidParams p, const unsig
     }
 }
 
-// Positions of points first .. first + count - 1 (point = walker * electrons + electron) for the B-spline kernel.
-extern "C" __global__ void solid_gather_positions(const SolidParams p, long long first, int count, const unsigned char* __restrict__ walkers,
-                                                  double* __restrict__ out) {
+// Positions of points first .. first + count - 1 of the walkers in `list` (as measure_det) for the B-spline kernel.
+extern "C" __global__ void solid_gather_positions(const SolidParams p, long long first, int count, const int* __restrict__ list,
+                                                  const unsigned char* __restrict__ walkers, double* __restrict__ out) {
     const int t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= count) return;
     const long long pt = first + t;
-    const double* r = pos_of<const double>(p, walkers, pt / p.electrons) + 3 * (pt % p.electrons);
+    const double* r = pos_of<const double>(p, walkers, list[pt / p.electrons]) + 3 * (pt % p.electrons);
     for (int k = 0; k < 3; k++) out[3 * (size_t)t + k] = r[k];
 }
 
@@ -364,12 +389,13 @@ extern "C" __global__ void solid_gather_positions(const SolidParams p, long long
                                                     const int* accept, const A* coef, const A* tk) {                     \
         sm_apply<S, A>(p, e, walkers, urow, accept, coef, tk);                                                           \
     }                                                                                                                    \
-    extern "C" __global__ void solid_measure_det_##SUF(const SolidParams p, long long first, int mode, const A* phi,    \
-                                                       unsigned char* walkers, double* det4, double* work) {             \
-        measure_det<S, A>(p, first, mode, phi, walkers, det4, work);                                                     \
+    extern "C" __global__ void solid_measure_det_##SUF(const SolidParams p, long long first, int mode, const int* list, \
+                                                       const A* phi, unsigned char* walkers, double* det4, double* work) { \
+        measure_det<S, A>(p, first, mode, list, phi, walkers, det4, work);                                               \
     }                                                                                                                    \
-    extern "C" __global__ void solid_from_inverse_##SUF(const SolidParams p, const double* out, unsigned char* walkers) { \
-        from_inverse<S>(p, out, walkers);                                                                                \
+    extern "C" __global__ void solid_from_inverse_##SUF(const SolidParams p, const int* list, int count, const double* out, \
+                                                        unsigned char* walkers) {                                        \
+        from_inverse<S>(p, list, count, out, walkers);                                                                   \
     }                                                                                                                    \
     extern "C" __global__ void solid_kinetic_##SUF(const SolidParams p, const unsigned char* walkers, const double* ions, \
                                                    const double* det4, double* term) {                                   \
