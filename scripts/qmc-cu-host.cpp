@@ -1,30 +1,7 @@
 // qmc.cu's step kernel compiled for the host, one walker at a time, against the CPU driver's energies (see
-// scripts/qmc-cu-on-host.sh): a check of the device code's arithmetic and random numbers on a machine without a GPU.
-#include <math.h>
-#include <stdio.h>
-#include <string.h>
-#include <fstream>
-#include <sstream>
-#include <string>
-#include <vector>
-#define __device__
-#define __global__
-#define __forceinline__ inline
-#define __restrict__ __restrict
-struct Idx { unsigned x = 0, y = 0, z = 0; };
-static Idx threadIdx, blockIdx, blockDim, gridDim;
-template <typename T> T __shfl_down_sync(unsigned, T v, int) { return v; }
-struct float4 { float x, y, z, w; };
-#include "../kernels/src/common.cuh"
+// scripts/cu-on-host.sh): a check of the device code's arithmetic and random numbers on a machine without a GPU.
+#include "cu-host.h"
 #include "../kernels/src/qmc/qmc.cu"
-
-template <typename T> std::vector<T> load(const std::string& path) {
-    std::ifstream f(path, std::ios::binary);
-    std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    std::vector<T> v(s.size() / sizeof(T));
-    memcpy(v.data(), s.data(), v.size() * sizeof(T));
-    return v;
-}
 
 int main(int argc, char** argv) {
     std::string d = argv[1];

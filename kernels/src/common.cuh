@@ -50,3 +50,93 @@ template <typename T>
 __device__ __forceinline__ const T* slab_at(const unsigned char* base, const WalkerSlab& s, long long w, long long offset) {
     return (const T*)(base + w * s.bytes + offset);
 }
+
+// ---- random numbers: the host's streams on the device, bit for bit ----
+// rand_xoshiro's Xoshiro256PlusPlus seeded as crate::rng::rng(seed, stream), and the draws of rand 0.9 the kernels'
+// CPU twins make, so a double-precision GPU run follows the CPU trajectory. NVRTC contracts a * b + c into an FMA
+// (-fmad=true); Rust never does: where that could change the bits, the roundings are spelled out (__dmul_rn ...).
+struct Xoshiro {
+    u64 s[4];
+};
+__device__ __forceinline__ u64 rotl(u64 x, int k) { return (x << k) | (x >> (64 - k)); }
+__device__ __forceinline__ u64 splitmix_next(u64* x) {
+    *x += 0x9e3779b97f4a7c15ull;
+    u64 z = *x;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+// crate::rng::rng: mix (seed, stream), then seed_from_u64 (SplitMix64 fills the four words, little-endian).
+__device__ Xoshiro rng_seed(u64 seed, u64 stream) {
+    u64 z = seed ^ (stream * 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    u64 x = z ^ (z >> 31);
+    Xoshiro r;
+    for (int k = 0; k < 4; k++) r.s[k] = splitmix_next(&x);
+    if ((r.s[0] | r.s[1] | r.s[2] | r.s[3]) == 0) {  // rand_xoshiro's zero-seed rule: seed_from_u64(0)
+        u64 y = 0;
+        for (int k = 0; k < 4; k++) r.s[k] = splitmix_next(&y);
+    }
+    return r;
+}
+// qmc::vmc::stream: walker k's stream at step `step` for purpose `tag` (the shift and xor wrap as in Rust's u64).
+__device__ __forceinline__ Xoshiro walker_stream(u64 seed, u64 tag, u64 step, u64 k) {
+    return rng_seed(seed ^ (tag * 0xA24BAED4963EE407ull), (step << 24) ^ k);
+}
+__device__ __forceinline__ u64 next_u64(Xoshiro& r) {
+    u64 out = rotl(r.s[0] + r.s[3], 23) + r.s[0];
+    u64 t = r.s[1] << 17;
+    r.s[2] ^= r.s[0];
+    r.s[3] ^= r.s[1];
+    r.s[1] ^= r.s[2];
+    r.s[0] ^= r.s[3];
+    r.s[2] ^= t;
+    r.s[3] = rotl(r.s[3], 45);
+    return out;
+}
+// rand's StandardUniform f64: the top 53 bits times 2^-53, in [0, 1) (exact: a contraction cannot change it).
+__device__ __forceinline__ double uniform(Xoshiro& r) { return (double)(next_u64(r) >> 11) * 1.1102230246251565e-16; }
+// rand's random_range(lo..hi) for f64 (uniform_float.rs, sample_single): 52 random bits as the mantissa of a double
+// in [1, 2), minus 1, times (hi - lo), plus lo; rounded after the product as Rust rounds it.
+__device__ __forceinline__ double uniform_range(Xoshiro& r, double lo, double hi) {
+    const double one_two = __longlong_as_double((long long)((next_u64(r) >> 12) | 0x3FF0000000000000ull));
+    return __dadd_rn(__dmul_rn(one_two - 1.0, hi - lo), lo);
+}
+// qmc::walker::gaussian3: two Box-Muller pairs, the second's sine unused.
+__device__ void gaussian3(Xoshiro& r, double* g) {
+    const double tau = 6.283185307179586;
+    double u1 = 1.0 - uniform(r), u2 = uniform(r);
+    double rr = sqrt(-2.0 * log(u1)), t = tau * u2;
+    g[0] = rr * cos(t);
+    g[1] = rr * sin(t);
+    u1 = 1.0 - uniform(r);
+    u2 = uniform(r);
+    rr = sqrt(-2.0 * log(u1));
+    t = tau * u2;
+    g[2] = rr * cos(t);
+}
+// pseudopotential::quadrature::random_rotation: a unit quaternion by rejection in the 4-ball, as a row-major 3x3
+// rotation, every sum in Rust's order and rounding.
+__device__ void random_rotation(Xoshiro& r, double* rot) {
+    double q[4] = {0.0, 0.0, 0.0, 0.0}, n2 = 0.0;
+    while (!(n2 >= 1e-6 && n2 <= 1.0)) {
+        for (int k = 0; k < 4; k++) q[k] = uniform_range(r, -1.0, 1.0);
+        n2 = 0.0;
+        for (int k = 0; k < 4; k++) n2 = __dadd_rn(n2, __dmul_rn(q[k], q[k]));
+    }
+    const double n = sqrt(n2);
+    const double a = q[0] / n, b = q[1] / n, c = q[2] / n, d = q[3] / n;
+    const double aa = __dmul_rn(a, a), bb = __dmul_rn(b, b), cc = __dmul_rn(c, c), dd = __dmul_rn(d, d);
+    const double ab = __dmul_rn(a, b), ac = __dmul_rn(a, c), ad = __dmul_rn(a, d);
+    const double bc = __dmul_rn(b, c), bd = __dmul_rn(b, d), cd = __dmul_rn(c, d);
+    rot[0] = __dsub_rn(__dsub_rn(__dadd_rn(aa, bb), cc), dd);
+    rot[1] = 2.0 * __dsub_rn(bc, ad);
+    rot[2] = 2.0 * __dadd_rn(bd, ac);
+    rot[3] = 2.0 * __dadd_rn(bc, ad);
+    rot[4] = __dsub_rn(__dadd_rn(__dsub_rn(aa, bb), cc), dd);
+    rot[5] = 2.0 * __dsub_rn(cd, ab);
+    rot[6] = 2.0 * __dsub_rn(bd, ac);
+    rot[7] = 2.0 * __dadd_rn(cd, ab);
+    rot[8] = __dadd_rn(__dsub_rn(__dsub_rn(aa, bb), cc), dd);
+}

@@ -38,6 +38,12 @@ fn every_cu_file_compiles_for_hopper() {
     }
     // The prelude alone (the copy kernel used for the bandwidth ceiling).
     gpu::compile("qmc_common", "", gpu::arch_name(9, 0)).unwrap();
+    // A module the GPU layer builds from several files, whole.
+    for arch in [gpu::arch_name(9, 0), gpu::arch_name(8, 0)] {
+        if let Err(e) = gpu::compile("solid", kernels::solid::gpu::SRC, arch) {
+            panic!("the solid module (draws.cu and solid.cu) does not compile for {arch}: {e}");
+        }
+    }
 }
 
 #[test]

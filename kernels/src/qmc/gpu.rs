@@ -12,7 +12,7 @@
 //! The random numbers are drawn on the device from the CPU's streams (xoshiro256++ seeded as `crate::rng::rng`,
 //! `vmc::stream(seed, tag, step, k)`, Box-Muller as `walker::gaussian3`, the Metropolis uniform drawn only when the
 //! CPU draws it), so in double precision a GPU walker follows its CPU twin's trajectory: [`trajectory_check`].
-//! Without a GPU, `scripts/qmc-cu-on-host.sh` compiles qmc.cu's step kernel for the host with g++ and runs it one
+//! Without a GPU, `scripts/cu-on-host.sh` compiles qmc.cu's step kernel for the host with g++ and runs it one
 //! walker at a time against the CPU driver on every system (double: 5 steps to 1e-9, with the same accepted moves;
 //! single and mixed: the first measurement to f32 rounding).
 //!
@@ -294,7 +294,7 @@ fn plan(sys: &System) -> Result<(Params, Tables), EngineError> {
     Ok((p, tables))
 }
 
-/// For a host build of qmc.cu (scripts/qmc-cu-on-host.sh): the parameter block as the kernel reads it, and the
+/// For a host build of qmc.cu (scripts/cu-on-host.sh): the parameter block as the kernel reads it, and the
 /// orbital tables.
 pub fn host_plan(sys: &System) -> Result<(Vec<u8>, Vec<i32>, Vec<f64>), EngineError> {
     let (p, t) = plan(sys)?;

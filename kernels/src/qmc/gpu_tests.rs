@@ -105,7 +105,7 @@ fn gpu_matches_cpu_when_present() {
     assert!(!crate::Check::compare("e", &[g.energy + 1e-6], &[cpu.energy], 1e-9).passed());
 }
 
-/// What `scripts/qmc-cu-on-host.sh` needs to run qmc.cu's step kernel compiled for the host (one walker at a time)
+/// What `scripts/cu-on-host.sh` needs to run qmc.cu's step kernel compiled for the host (one walker at a time)
 /// against the CPU driver without a GPU: per system the kernel parameters, the orbital tables, the start positions
 /// of 8 walkers and the CPU's kinetic and local energies and accepted moves at the start and after each of 5 VMC
 /// steps (seed 17, tau 0.3); in single and mixed precision the start only (f32 rounding lets trajectories part).

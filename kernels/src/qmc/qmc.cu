@@ -3,7 +3,8 @@
 // evaluation: Slater inverses from scratch, grad and Laplacian of ln psi, the local kinetic energy and, in open
 // boundaries, the Coulomb potential). The arithmetic mirrors the CPU driver (kernels/src/qmc: walker.rs, slater.rs,
 // orbitals.rs, gaussian.rs, heg.rs, jastrow.rs, coulomb.rs) operation by operation, and the random numbers are the
-// CPU's (xoshiro256++ seeded as crate::rng::rng and vmc::stream), so in double a walker follows the CPU trajectory.
+// CPU's (common.cuh: xoshiro256++ seeded as crate::rng::rng and vmc::stream), so in double a walker follows the CPU
+// trajectory.
 //
 // Layout: every per-walker array is element-major, walker-minor (x[elem * capacity + w]): a warp reads consecutive
 // addresses. Positions f64 [3 * electron + axis]; the transposed inverses t = Ainv^T of both spins in T (spin up's
@@ -49,59 +50,6 @@ __device__ __forceinline__ double qround(double x) { return round(x); }
 __device__ __forceinline__ float qround(float x) { return roundf(x); }
 __device__ __forceinline__ double qabs(double x) { return fabs(x); }
 __device__ __forceinline__ float qabs(float x) { return fabsf(x); }
-
-// ---- random numbers: rand_xoshiro's Xoshiro256PlusPlus, seeded as crate::rng::rng(seed, stream) ----
-struct Xoshiro {
-    u64 s[4];
-};
-__device__ __forceinline__ u64 rotl(u64 x, int k) { return (x << k) | (x >> (64 - k)); }
-__device__ __forceinline__ u64 splitmix_next(u64* x) {
-    *x += 0x9e3779b97f4a7c15ull;
-    u64 z = *x;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-// crate::rng::rng: mix (seed, stream), then seed_from_u64 (SplitMix64 fills the four words, little-endian).
-__device__ Xoshiro rng_seed(u64 seed, u64 stream) {
-    u64 z = seed ^ (stream * 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    u64 x = z ^ (z >> 31);
-    Xoshiro r;
-    for (int k = 0; k < 4; k++) r.s[k] = splitmix_next(&x);
-    if ((r.s[0] | r.s[1] | r.s[2] | r.s[3]) == 0) {  // rand_xoshiro's zero-seed rule: seed_from_u64(0)
-        u64 y = 0;
-        for (int k = 0; k < 4; k++) r.s[k] = splitmix_next(&y);
-    }
-    return r;
-}
-__device__ __forceinline__ u64 next_u64(Xoshiro& r) {
-    u64 out = rotl(r.s[0] + r.s[3], 23) + r.s[0];
-    u64 t = r.s[1] << 17;
-    r.s[2] ^= r.s[0];
-    r.s[3] ^= r.s[1];
-    r.s[1] ^= r.s[2];
-    r.s[0] ^= r.s[3];
-    r.s[2] ^= t;
-    r.s[3] = rotl(r.s[3], 45);
-    return out;
-}
-// rand's StandardUniform f64: the top 53 bits times 2^-53, in [0, 1).
-__device__ __forceinline__ double uniform(Xoshiro& r) { return (double)(next_u64(r) >> 11) * 1.1102230246251565e-16; }
-// walker::gaussian3: two Box-Muller pairs, the second's sine unused.
-__device__ void gaussian3(Xoshiro& r, double* g) {
-    const double tau = 6.283185307179586;
-    double u1 = 1.0 - uniform(r), u2 = uniform(r);
-    double rr = sqrt(-2.0 * log(u1)), t = tau * u2;
-    g[0] = rr * cos(t);
-    g[1] = rr * sin(t);
-    u1 = 1.0 - uniform(r);
-    u2 = uniform(r);
-    rr = sqrt(-2.0 * log(u1));
-    t = tau * u2;
-    g[2] = rr * cos(t);
-}
 
 // ---- orbitals: values, gradients and Laplacians of the n orbitals of one spin at r, in T ----
 template <typename T> struct Vgl {

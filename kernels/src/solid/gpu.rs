@@ -8,16 +8,16 @@
 //! fed fractional coordinates on the device), the nonlocal energy (pseudopotential kernel, on the very walker slabs
 //! this engine moves). Then (DMC) the comb on the host and one slab copy per walker that dies.
 //!
-//! What crosses between host and device per step (counted: `traffic`): the random numbers (uploaded, drawn in the
-//! CPU engine's order so a double run follows the CPU engine), the accepted counts, the kinetic, Ewald and nonlocal
-//! energies (the pseudopotential kernel builds its job list and sums its contributions on the device: one download
-//! of the energies and the job count), and the re-inversion's status flags. Branching copies stay on the device.
+//! What crosses between host and device per step (counted: `traffic`): the accepted counts, the kinetic, Ewald and
+//! nonlocal energies (the pseudopotential kernel builds its job list and sums its contributions on the device: one
+//! download of the energies and the job count), and the re-inversion's status flags. The random numbers do not: the
+//! device draws them (`solid_draws`, draws.cu) from the CPU engine's streams in its order, moves and quadrature
+//! rotations, so a double run follows the CPU engine. Branching copies stay on the device.
 //!
 //! Walker data in paper 000's layout (`pseudopotential::slab`): each walker's positions, rotations, transposed
 //! inverse and gradient rows contiguous in one slab, all slabs in one allocation at a fixed walker stride, which
 //! every kernel here and the pseudopotential kernel index: a branching copy of walker j over walker i is one
-//! device-to-device copy, a migration one transfer each way (`take`, `put`), and the per-step rotations one
-//! pitched copy into all slabs.
+//! device-to-device copy, a migration one transfer each way (`take`, `put`).
 //!
 //! Start: the CPU engine's start positions (`start_walkers`), inverted and measured here, so a GPU engine of any
 //! size starts in a moment and the trajectory check compares two independent starts.
@@ -27,7 +27,7 @@
 use super::conditioning::{device_norms, reinverts};
 use super::cpu::SolidError;
 use super::ranks::Walker;
-use super::{branch, comb_offset, draws, start_walkers, weight, Class, Params, Parts, Solid, Timers, PER_MOVE};
+use super::{branch, comb_offset, start_walkers, weight, Class, Params, Parts, Solid, Timers, PER_MOVE};
 use crate::bspline::gpu::{default_per_thread, suffix, GpuSpline};
 use crate::bspline::Output;
 use crate::determinant::cpu::Scalar;
@@ -35,21 +35,24 @@ use crate::determinant::gpu::{BatchedLu, SOLVER_MIN_N};
 use crate::ewald::gpu::GpuEwald;
 use crate::gpu::{CudaEvent, CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PushKernelArg, Traffic};
 use crate::pseudopotential::gpu::{jastrow_tables, GpuPseudo, MAX_JASTROW_COEFS};
-use crate::pseudopotential::slab::{Field, Slab, SlabLayout};
+use crate::pseudopotential::slab::{Slab, SlabLayout};
 use crate::pseudopotential::Setup;
 use crate::qmc::walker::MoveStats;
 use crate::Real;
 use cudarc::cusolver::sys as dn;
 use cudarc::driver::{sys, DevicePtr, DeviceRepr};
-use rayon::prelude::*;
 use std::sync::Arc;
 
-pub const SRC: &str = include_str!("solid.cu");
+/// The solid's kernels: the per-walker random draws (draws.cu, a file of its own so that g++ builds it for the host
+/// check, scripts/solid-draws-host.cpp) before solid.cu.
+pub const SRC: &str = concat!("#line 1 \"draws.cu\"\n", include_str!("draws.cu"), "#line 1 \"solid.cu\"\n", include_str!("solid.cu"));
 
 /// Most B-spline coefficients of a Jastrow functor: the pseudopotential kernel's packing (SOLID_MAX_JC in solid.cu).
 const MAX_JC: usize = MAX_JASTROW_COEFS;
 /// Threads per block of every solid.cu kernel (SOLID_BLOCK).
 const BLOCK: u32 = 128;
+/// Threads per block of solid_draws: one warp, the walkers' sequential draws spread over many SMs.
+const DRAW_BLOCK: u32 = 32;
 /// Most bytes of orbital VGL output per measurement chunk.
 const CHUNK_BYTES: usize = 1 << 30;
 
@@ -89,6 +92,7 @@ struct Funcs {
     gather: CudaFunction,
     identity: CudaFunction,
     matrix_ptrs: CudaFunction,
+    draws: CudaFunction,
 }
 
 /// Buffers of the f64 re-inversion (allocated on first use).
@@ -173,9 +177,6 @@ pub struct GpuEngine<'a, S: Real, A: Real> {
     inversion: Option<Inversion>,
     /// Points per measurement chunk.
     chunk: usize,
-    host_draws: Vec<f64>,
-    /// Rotations of the step, `[walker][ion][9]`, as the host drew them (then copied into the slabs).
-    rot: Vec<f64>,
     pub parts: Vec<Parts>,
     /// Each walker's condition number at its last f64 re-inversion, which decides when it re-inverts next
     /// (`conditioning::reinverts`).
@@ -240,6 +241,7 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
             gather: gpu.function("solid", SRC, "solid_gather_positions")?,
             identity: gpu.function("solid", SRC, "solid_identity")?,
             matrix_ptrs: gpu.function("solid", SRC, "solid_matrix_ptrs")?,
+            draws: gpu.function("solid", SRC, "solid_draws")?,
         };
         let mut e = GpuEngine {
             spline: GpuSpline::new(gpu, &setup.table, chunk, Output::Vgl, default_per_thread::<S, A>())?,
@@ -261,8 +263,6 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
             kin: gpu.zeros("kinetic energies", walkers)?,
             inversion: None,
             chunk,
-            host_draws: vec![0.0; walkers * ne * PER_MOVE],
-            rot: w.rot,
             accepted: vec![0; walkers],
             e_est: 0.0,
             parts: vec![Parts::default(); walkers],
@@ -355,15 +355,21 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
 
     /// The step without branching, as `CpuEngine::advance` (with `profile`, the marks are read by `step`).
     pub fn advance(&mut self) -> Result<(), SolidError> {
-        let (nw, ne, ni) = (self.count(), self.kp.electrons as usize, self.kp.ions as usize);
+        let (nw, ne) = (self.count(), self.kp.electrons as usize);
         let step = self.steps;
         self.mark(Class::Other)?;
-        // the random numbers, in the CPU engine's order, and the rotations
-        let (seed, first) = (self.p.seed, self.p.first);
-        self.host_draws.par_chunks_mut(PER_MOVE * ne).zip(self.rot.par_chunks_mut(9 * ni)).enumerate().for_each(|(k, (mv, rot))| draws(seed, step, first + k, ne, ni, mv, rot));
-        self.gpu.write(&mut self.draws, &self.host_draws)?;
-        self.slab.write_all(&self.gpu, Field::Rot, &self.rot)?;
-        self.traffic.up::<f64>(self.host_draws.len() + self.rot.len());
+        {
+            // the random numbers on the device, in the CPU engine's order: the moves, and the rotations into the slabs
+            let kp = self.kp;
+            let (seed, step, first) = (self.p.seed, step as u64, self.p.first as u64);
+            let s = self.gpu.stream.clone();
+            let mut b = s.launch_builder(&self.f.draws);
+            b.arg(&kp.walkers).arg(&kp.electrons).arg(&kp.ions).arg(&kp.slab).arg(&seed).arg(&step).arg(&first);
+            b.arg(&mut self.draws).arg(&mut self.slab.buf);
+            // SAFETY: thread w < walkers writes draws[w][electrons][4] (the buffer holds walkers * electrons * 4) and
+            // the ions * 9 rotations of walker w's slab.
+            unsafe { b.launch(cfg(((nw as u32).div_ceil(DRAW_BLOCK), 1), DRAW_BLOCK)) }.during("launching solid_draws")?;
+        }
         self.gpu.stream.memset_zeros(&mut self.acc).during("clearing the accepted counts")?;
         self.mark(Class::Other)?;
         for e in 0..ne {

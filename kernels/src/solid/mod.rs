@@ -26,7 +26,8 @@
 //!
 //! Random numbers: per walker and step one stream (qmc::vmc::stream), drawn in a fixed order ([`draws`]): per
 //! electron three normals and one uniform, then the quadrature rotations of every ion. The GPU engine draws the same
-//! numbers on the host and uploads them, so in double it follows the CPU engine's trajectory.
+//! numbers on the device (solid/draws.cu, bit for bit as [`draws`]: scripts/cu-on-host.sh checks it), so in double
+//! it follows the CPU engine's trajectory.
 //!
 //! Precision: `double` (f64 everywhere), `mixed` (f32 B-spline table, inverse and stored gradients; f64 positions,
 //! dot products, Jastrow, Ewald sums and energies; f64 re-inversion every `recompute` steps, and every step for a

@@ -4,7 +4,8 @@
 // Walker data: each walker's arrays in its slab (`walkers`, layout p.slab, see pseudopotential/slab.rs): pos [e][3]
 // f64; rot [ion][9] f64 (quadrature rotations); inv [e][stride] S (transposed inverse rows, spin blocks of n rows);
 // dpsi [e][3][stride] S (orbital gradients at the current positions). Per step: moves [w][e][4] f64 (3 normals,
-// 1 uniform, drawn on the host in the CPU engine's order); phi [point][5][stride] A (bspline VGL output).
+// 1 uniform, drawn with the rotations by solid_draws in the CPU engine's order); phi [point][5][stride] A (bspline
+// VGL output).
 // S: storage type, A: arithmetic type (double/double, or float/double for "mixed"). Each kernel mirrors a line of
 // solid/cpu.rs, in the same arithmetic, so a double run follows the CPU engine's trajectory.
 

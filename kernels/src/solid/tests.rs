@@ -188,6 +188,7 @@ fn gpu_matches_cpu_when_present() {
     // to the host only energies, accepted counts, the job count and the re-inversion's status flags (step 1)
     let w = 3u64;
     assert_eq!(g.traffic().to_host, 3 * (8 * w + 8 * w + 4 * w + 8 * (w + 1)) + 4 * 2 * w, "bytes to the host in 3 steps");
+    assert_eq!(g.traffic().to_device, 0, "nothing uploaded in the steps: the device draws the random numbers");
     let mut g = gpu::GpuEngine::<f32, f64>::new(&gpu, &sys, &sys.setup.convert(), 2, p).unwrap();
     for _ in 0..3 {
         g.step().unwrap();
@@ -196,4 +197,33 @@ fn gpu_matches_cpu_when_present() {
     let inv: Vec<f64> = inv.iter().map(|x| x.f64()).collect();
     let c = compare(&sys, &pos, &rot, parts, &inv).unwrap();
     assert!(c.energy < MIXED_TOLERANCE && c.inverse < 1e-3, "mixed gpu: energy {:e}, inverse {:e}", c.energy, c.inverse);
+}
+
+/// What `scripts/cu-on-host.sh` needs to check draws.cu compiled for the host against `draws`: per case
+/// (seed, step, walker, electrons, ions) a line of `cases.txt` and `case-<i>.bin`, the moves then the rotations as
+/// little-endian f64. The cases reach past 2^31 and 2^40 steps (the stream's `step << 24` wraps), walkers past 2^16,
+/// a zero seed and the largest one, and the solid's largest size. Run by the script (`SOLID_DRAWS_DUMP=dir cargo
+/// test ... -- --ignored`).
+#[test]
+#[ignore]
+fn dump_draws_for_the_host_build() {
+    let Ok(dir) = std::env::var("SOLID_DRAWS_DUMP") else { return };
+    let dir = std::path::PathBuf::from(dir);
+    let cases: [(u64, usize, usize, usize, usize); 6] = [
+        (11, 0, 0, 32, 8),
+        (0, 1, 1, 1, 1),
+        (0x9E37_79B9_7F4A_7C15, 3, 5, 64, 16),
+        (7, (1 << 33) + 5, 1023, 128, 32),
+        (u64::MAX, (1 << 40) + 123, 70_000, 16, 4),
+        (11, 2, 3, 2048, 512),
+    ];
+    let mut lines = Vec::new();
+    for (i, &(seed, step, walker, ne, ni)) in cases.iter().enumerate() {
+        let (mut moves, mut rot) = (vec![0.0; PER_MOVE * ne], vec![0.0; 9 * ni]);
+        draws(seed, step, walker, ne, ni, &mut moves, &mut rot);
+        let bytes: Vec<u8> = moves.iter().chain(&rot).flat_map(|x| x.to_le_bytes()).collect();
+        std::fs::write(dir.join(format!("case-{i}.bin")), bytes).unwrap();
+        lines.push(format!("{seed} {step} {walker} {ne} {ni}"));
+    }
+    std::fs::write(dir.join("cases.txt"), lines.join("\n") + "\n").unwrap();
 }

@@ -1,0 +1,19 @@
+#!/bin/sh
+# Device code compiled for the host with g++ (scripts/cu-host.h supplies CUDA's vocabulary) and run against the Rust
+# code it mirrors, so the device arithmetic, random numbers and draw order are checked before the GPU host runs them:
+# - qmc.cu's step kernel against the CPU driver on every system and precision (scripts/qmc-cu-host.cpp);
+# - the synthetic solid's per-walker random draws (kernels/src/solid/draws.cu) against solid::draws, bit for bit
+#   (scripts/solid-draws-host.cpp).
+# Usage: scripts/cu-on-host.sh   (from the repository root)
+set -e
+dir=$(mktemp -d)
+mkdir "$dir/qmc" "$dir/draws"
+QMC_HOST_DUMP="$dir/qmc" SOLID_DRAWS_DUMP="$dir/draws" cargo test -q -p kernels --lib -- --ignored \
+    qmc::gpu_tests::dump_for_the_host_build solid::tests::dump_draws_for_the_host_build >/dev/null
+g++ -O1 -std=c++17 -o "$dir/qmc-host" scripts/qmc-cu-host.cpp
+g++ -O1 -std=c++17 -o "$dir/draws-host" scripts/solid-draws-host.cpp
+status=0
+for s in "$dir"/qmc/*/; do "$dir/qmc-host" "${s%/}" || status=1; done
+"$dir/draws-host" "$dir/draws" || status=1
+rm -rf "$dir"
+exit $status
