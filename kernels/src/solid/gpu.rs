@@ -10,7 +10,8 @@
 //!
 //! What crosses between host and device per step (counted: `traffic`): the accepted counts, the kinetic, Ewald and
 //! nonlocal energies (the pseudopotential kernel builds its job list and sums its contributions on the device: one
-//! download of the energies and the job count), and the re-inversion's status flags. The random numbers do not: the
+//! download of the energies and the job count), and for a re-inversion the list of its walkers (up) and their
+//! status flags and matrix norms (down). The random numbers do not cross: the
 //! device draws them (`solid_draws`, draws.cu) from the CPU engine's streams in its order, moves and quadrature
 //! rotations, so a double run follows the CPU engine. Branching copies stay on the device.
 //!
