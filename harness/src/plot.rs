@@ -17,7 +17,7 @@ pub struct Series {
     pub points: Vec<(f64, f64)>,
 }
 
-/// A chart with log-scaled axes.
+/// A chart with log-scaled axes, or (with `bars`) stacked bars of shares.
 #[derive(Clone, Debug)]
 pub struct Chart {
     /// File stem (no extension), e.g. "bspline-vgh-speedup-orbitals".
@@ -28,6 +28,9 @@ pub struct Chart {
     pub series: Vec<Series>,
     /// A dashed horizontal reference line (1 for speedups: the break-even).
     pub hline: Option<f64>,
+    /// Stacked bars instead of lines where not empty: one bar per name here, left to right; a series point (i, v)
+    /// is that series' share v in bar i, stacked in series order on a linear axis.
+    pub bars: Vec<String>,
 }
 
 const COLORS: [RGBColor; 10] = [
@@ -70,10 +73,78 @@ fn range(values: impl Iterator<Item = f64>) -> (f64, f64) {
     }
 }
 
+/// Stacked bars (`Chart::bars`): each bar's shares from the bottom in series order, a legend of the series.
+fn render_bars<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, c: &Chart) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let e = |e: DrawingAreaErrorKind<DB::ErrorType>| anyhow!("drawing {}: {e:?}", c.name);
+    root.fill(&WHITE).map_err(e)?;
+    let n = c.bars.len();
+    let share = |s: &Series, i: usize| s.points.iter().find(|p| p.0 as usize == i).map_or(0.0, |p| p.1.max(0.0));
+    let top = (0..n).map(|i| c.series.iter().map(|s| share(s, i)).sum::<f64>()).fold(1.0f64, f64::max);
+    // room above the bars for the legend
+    let mut chart = ChartBuilder::on(&root)
+        .caption(&c.title, ("sans-serif", 22))
+        .margin(18)
+        .x_label_area_size(48)
+        .y_label_area_size(78)
+        .build_cartesian_2d((0..n as i32 - 1).into_segmented(), 0.0..top * 1.45)
+        .map_err(e)?;
+    let bars = c.bars.clone();
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(n)
+        .y_labels(10)
+        .x_desc(&c.x_label)
+        .y_desc(&c.y_label)
+        .label_style(("sans-serif", 13))
+        .axis_desc_style(("sans-serif", 17))
+        .x_label_formatter(&move |v| match v {
+            SegmentValue::CenterOf(i) => bars.get(*i as usize).cloned().unwrap_or_default(),
+            _ => String::new(),
+        })
+        .y_label_formatter(&|v| tick(*v))
+        .draw()
+        .map_err(e)?;
+    let mut base = vec![0.0; n];
+    for (k, s) in c.series.iter().enumerate() {
+        let color = COLORS[k % COLORS.len()];
+        let rects: Vec<_> = (0..n)
+            .map(|i| {
+                let (y0, y1) = (base[i], base[i] + share(s, i));
+                base[i] = y1;
+                let mut r = Rectangle::new([(SegmentValue::Exact(i as i32), y0), (SegmentValue::Exact(i as i32 + 1), y1)], color.filled());
+                r.set_margin(0, 0, 6, 6);
+                r
+            })
+            .collect();
+        chart
+            .draw_series(rects)
+            .map_err(e)?
+            .label(&s.name)
+            .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 16, y + 6)], color.filled()));
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK.mix(0.4))
+        .label_font(("sans-serif", 14))
+        .position(SeriesLabelPosition::UpperRight)
+        .draw()
+        .map_err(e)?;
+    root.present().map_err(e)?;
+    Ok(())
+}
+
 fn render<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, c: &Chart) -> Result<()>
 where
     DB::ErrorType: 'static,
 {
+    if !c.bars.is_empty() {
+        return render_bars(root, c);
+    }
     let e = |e: DrawingAreaErrorKind<DB::ErrorType>| anyhow!("drawing {}: {e:?}", c.name);
     root.fill(&WHITE).map_err(e)?;
     let (x0, x1) = range(c.series.iter().flat_map(|s| s.points.iter().map(|p| p.0)));
@@ -126,6 +197,11 @@ where
     Ok(())
 }
 
+/// Pixels of a chart: 960 x 640, wider where many bars need room for their names (72 px a bar).
+fn size(chart: &Chart) -> (u32, u32) {
+    (960.max(140 + 72 * chart.bars.len() as u32), 640)
+}
+
 /// Draw `chart` into `<dir>/<name>.png` and `.svg` (each written to a temporary name, then renamed).
 pub fn draw(chart: &Chart, dir: &Path) -> Result<Vec<PathBuf>> {
     register_font();
@@ -133,7 +209,7 @@ pub fn draw(chart: &Chart, dir: &Path) -> Result<Vec<PathBuf>> {
     let png = dir.join(format!("{}.png", chart.name));
     let svg = dir.join(format!("{}.svg", chart.name));
     let tmp_png = dir.join(format!(".{}.{}.png", chart.name, std::process::id()));
-    render(BitMapBackend::new(&tmp_png, (960, 640)).into_drawing_area(), chart)?;
+    render(BitMapBackend::new(&tmp_png, size(chart)).into_drawing_area(), chart)?;
     std::fs::rename(&tmp_png, &png).map_err(|e| anyhow!("cannot write {}: {e}", png.display()))?;
     write_atomic(&svg, svg_text(chart)?.as_bytes())?;
     Ok(vec![png, svg])
@@ -143,7 +219,7 @@ pub fn draw(chart: &Chart, dir: &Path) -> Result<Vec<PathBuf>> {
 pub fn svg_text(chart: &Chart) -> Result<String> {
     register_font();
     let mut text = String::new();
-    render(SVGBackend::with_string(&mut text, (960, 640)).into_drawing_area(), chart)?;
+    render(SVGBackend::with_string(&mut text, size(chart)).into_drawing_area(), chart)?;
     Ok(text)
 }
 
@@ -217,6 +293,7 @@ pub fn speedup_charts(records: &[Record], x: Option<&str>, baseline: Option<Vari
             y_label: format!("speedup over {} on {host}", base_v.name()),
             series: sorted(series),
             hline: Some(1.0),
+            bars: vec![],
         });
     }
     charts
@@ -245,6 +322,7 @@ pub fn throughput_charts(records: &[Record], x: Option<&str>) -> Vec<Chart> {
             y_label: unit,
             series: sorted(series),
             hline: None,
+            bars: vec![],
         });
     }
     charts
@@ -286,5 +364,28 @@ mod tests {
         let svg = std::fs::read_to_string(&files[1]).unwrap();
         assert!(svg.contains("<svg") && svg.contains("speedup"));
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn stacked_bars_name_each_bar_and_widen_with_them() {
+        let share = |name: &str, v: [f64; 3]| Series { name: name.into(), points: v.iter().enumerate().map(|(i, &y)| (i as f64, y)).collect() };
+        let chart = Chart {
+            name: "shares".into(),
+            title: "time per class".into(),
+            x_label: "bar".into(),
+            y_label: "fraction".into(),
+            series: vec![share("orbitals", [0.25, 0.5, 0.1]), share("determinant", [0.75, 0.5, 0.9])],
+            hline: None,
+            bars: vec!["cpu-d 128".into(), "gpu-d 128".into(), "gpu-m 128".into()],
+        };
+        let svg = svg_text(&chart).unwrap();
+        for name in ["cpu-d 128", "gpu-d 128", "gpu-m 128", "orbitals", "determinant"] {
+            assert!(svg.contains(name), "{name} missing from the chart");
+        }
+        // six stacked rectangles (two series x three bars) besides the legend's two
+        assert!(svg.matches("<rect").count() >= 8, "{}", svg.matches("<rect").count());
+        assert_eq!(size(&chart), (960, 640));
+        let many = Chart { bars: (0..20).map(|i| format!("bar {i}")).collect(), ..chart };
+        assert_eq!(size(&many), (140 + 72 * 20, 640));
     }
 }

@@ -32,6 +32,9 @@ pub enum Measure {
     /// Quantities the mini-app added to its records (`Runner::extra`), one series per name, of GPU and all-core CPU
     /// records; `.0` is the axis label.
     Extras(&'static str, &'static [&'static str]),
+    /// Shares of a whole (e.g. of the step's time) the mini-app added to its records: the series as for `Extras`,
+    /// drawn as stacked bars, one bar per variant, precision and x; `.0` is the axis label.
+    Shares(&'static str, &'static [&'static str]),
     /// DMC parallel efficiency over `ranks` from the per-generation time: weak (W walkers on R ranks against W / R
     /// on one) t1 / t, strong (W walkers on R ranks against W on one) t1 / (R t).
     ScalingEfficiency,
@@ -47,7 +50,7 @@ impl Measure {
             Measure::Error => "max |error| / max |reference|",
             Measure::SpeedupOverParam(..) => "throughput over the baseline setting",
             Measure::SpeedupOverCpuIn(_) => "speedup over all CPU cores in double",
-            Measure::Extras(label, _) => label,
+            Measure::Extras(label, _) | Measure::Shares(label, _) => label,
             Measure::ScalingEfficiency => "parallel efficiency (1 = perfect)",
         }
     }
@@ -72,7 +75,7 @@ pub struct Figure {
     /// The size on the x axis.
     pub x: &'static str,
     pub measure: Measure,
-    /// Sizes or parameters a record must have (`name=value`), e.g. `walkers=1024`.
+    /// Sizes or parameters a record must have (`name=value`, or `name>=number`), e.g. `walkers=1024`.
     pub select: &'static [&'static str],
     /// `qmcbench run <kernel>` flags that produce the records (each line one run).
     pub runs: &'static [&'static [&'static str]],
@@ -259,7 +262,8 @@ pub fn all() -> Vec<Figure> {
             op: "dmc",
             x: "electrons",
             measure: Measure::SpeedupAllCores,
-            select: &[],
+            // the paper's sizes: the smoke runs' 64 electrons and 4 walkers (scripts/gpu-host.sh solid-check) stay out
+            select: &["electrons>=128", "walkers>=32"],
             runs: &[&["--electrons", "128,256,512,1024", "--walkers", "32,128,512,1024", "--steps", "1", "--max-reps", "2", "--variants", "cpu,gpu", "--precision", "double,mixed"]],
             paper_points: &[],
             paper_hardware: "Tesla S1070 (GT200) vs one quad-core Xeon E5410 (4 threads)",
@@ -273,7 +277,7 @@ pub fn all() -> Vec<Figure> {
             op: "dmc",
             x: "electrons",
             measure: Measure::SpeedupOverCpuIn("double"),
-            select: &[],
+            select: &["electrons>=128", "walkers>=32"],
             runs: &[&["--electrons", "128,256,512,1024", "--walkers", "32,128,512,1024", "--steps", "1", "--max-reps", "2", "--variants", "cpu,gpu", "--precision", "double,mixed"]],
             paper_points: &[],
             paper_hardware: "Tesla S1070 (GT200) vs one quad-core Xeon E5410 (4 threads)",
@@ -286,8 +290,8 @@ pub fn all() -> Vec<Figure> {
             kernel: "solid",
             op: "dmc",
             x: "electrons",
-            measure: Measure::Extras("fraction of the step's time", &["frac_orbitals", "frac_determinant", "frac_jastrow", "frac_coulomb", "frac_pseudopotential", "frac_branching"]),
-            select: &["walkers=128"],
+            measure: Measure::Shares("fraction of the step's time", &["frac_orbitals", "frac_determinant", "frac_jastrow", "frac_coulomb", "frac_pseudopotential", "frac_branching"]),
+            select: &["walkers=128", "electrons>=128"],
             runs: &[&["--electrons", "128,256,512,1024", "--walkers", "128", "--steps", "1", "--max-reps", "2", "--variants", "cpu,gpu", "--precision", "double,mixed"]],
             paper_points: &[],
             paper_hardware: "Tesla S1070 (GT200) vs quad-core Xeon E5410",
@@ -407,9 +411,15 @@ pub fn find(name: &str) -> Result<Figure> {
     }
 }
 
+/// Does record `r` have the size or parameter `sel`: `name=value`, or `name>=number` (at least that number)?
 fn has(r: &Record, sel: &str) -> bool {
+    let value = |k: &str| r.sizes.get(k).map(|x| x.to_string()).or_else(|| r.params.get(k).cloned());
+    if let Some((k, least)) = sel.split_once(">=") {
+        let least: f64 = least.parse().expect("figure select: a number after >=");
+        return value(k).and_then(|x| x.parse::<f64>().ok()).is_some_and(|x| x >= least);
+    }
     let (k, v) = sel.split_once('=').unwrap_or((sel, ""));
-    r.sizes.get(k).map(|x| x.to_string() == v).unwrap_or(false) || r.params.get(k).map(|x| x == v).unwrap_or(false)
+    value(k).is_some_and(|x| x == v)
 }
 
 /// The records a figure draws on (latest per key).
@@ -448,7 +458,7 @@ fn all_cores(r: &Record) -> bool {
 /// Label of a measured series: precision, variant where it matters, and the sizes and parameters that vary.
 fn series_label(f: &Figure, r: &Record, varying: &[String]) -> String {
     let mut parts = vec![];
-    if matches!(f.measure, Measure::Throughput | Measure::PercentOfCeiling | Measure::Error | Measure::SpeedupOverParam(..) | Measure::Extras(..)) {
+    if matches!(f.measure, Measure::Throughput | Measure::PercentOfCeiling | Measure::Error | Measure::SpeedupOverParam(..) | Measure::Extras(..) | Measure::Shares(..)) {
         parts.push(r.variant.name().to_string());
     }
     parts.push(r.precision.clone());
@@ -512,7 +522,7 @@ pub fn series(f: &Figure, recs: &[&Record]) -> Vec<Series> {
     let mut out: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
     for r in recs {
         let Some(&x) = r.sizes.get(f.x) else { continue };
-        if let Measure::Extras(_, names) = f.measure {
+        if let Measure::Extras(_, names) | Measure::Shares(_, names) = f.measure {
             if r.variant == Variant::Gpu || all_cores(r) {
                 for name in names {
                     if let Some(v) = r.extra.get(*name) {
@@ -609,6 +619,9 @@ fn scaling_series(recs: &[&Record]) -> Vec<Series> {
 
 /// The chart: measured series plus the paper's points as their own series.
 pub fn chart(f: &Figure, measured: &[Series], hardware: &str) -> Chart {
+    if let Measure::Shares(label, names) = f.measure {
+        return shares_chart(f, label, names, measured, hardware);
+    }
     let mut s = measured.to_vec();
     let mut paper: BTreeMap<&str, Vec<(f64, f64)>> = BTreeMap::new();
     for p in f.paper_points {
@@ -624,6 +637,47 @@ pub fn chart(f: &Figure, measured: &[Series], hardware: &str) -> Chart {
         y_label: f.measure.label().to_string(),
         series: s,
         hline: matches!(f.measure, Measure::SpeedupAllCores | Measure::SpeedupOneCore).then_some(1.0),
+        bars: vec![],
+    }
+}
+
+/// Stacked bars of `Measure::Shares`: one bar per (x, variant and precision) in order of x, one stacked series per
+/// share name (the series of `series` are named "<variant> <precision> <name>").
+fn shares_chart(f: &Figure, label: &str, names: &[&str], measured: &[Series], hardware: &str) -> Chart {
+    let mut bars: Vec<(f64, String)> = vec![];
+    for s in measured {
+        let Some((who, _)) = s.name.rsplit_once(' ') else { continue };
+        for p in &s.points {
+            if !bars.iter().any(|b| b.0 == p.0 && b.1 == who) {
+                bars.push((p.0, who.to_string()));
+            }
+        }
+    }
+    bars.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    let series = names
+        .iter()
+        .map(|name| Series {
+            name: name.trim_start_matches("frac_").to_string(),
+            points: bars
+                .iter()
+                .enumerate()
+                .filter_map(|(i, (x, who))| {
+                    let s = measured.iter().find(|s| s.name == format!("{who} {name}"))?;
+                    s.points.iter().find(|p| p.0 == *x).map(|p| (i as f64, p.1))
+                })
+                .collect(),
+        })
+        .collect();
+    // "cpu double" -> "cpu-d": short enough to sit under a bar
+    let short = |who: &str| who.split(' ').enumerate().map(|(k, w)| if k == 0 { w.to_string() } else { w[..1].to_string() }).collect::<Vec<_>>().join("-");
+    Chart {
+        name: f.name.to_string(),
+        title: f.title.to_string(),
+        x_label: format!("{} and variant-precision (d double, m mixed, s single)   [here: {hardware}]", f.x),
+        y_label: label.to_string(),
+        series,
+        hline: None,
+        bars: bars.iter().map(|(x, who)| format!("{} {x}", short(who))).collect(),
     }
 }
 
@@ -750,6 +804,15 @@ mod tests {
         let s = series(&f, &select(&f, &recs));
         close(&s, "strong, 200 walkers, threads", [(1.0, 1.0), (2.0, 1.0)]);
         close(&s, "weak, 100 walkers per rank, threads", [(1.0, 1.0), (2.0, 0.8)]);
+    }
+
+    #[test]
+    fn select_takes_values_and_least_numbers() {
+        let r = rec(Variant::Gpu, 32, 1.0, Some("4"));
+        assert!(has(&r, "walkers=32") && !has(&r, "walkers=3"));
+        assert!(has(&r, "walkers>=32") && has(&r, "walkers>=4") && !has(&r, "walkers>=33"));
+        assert!(has(&r, "threads>=4") && !has(&r, "threads>=5"), "parameters too");
+        assert!(!has(&r, "nonesuch>=1"));
     }
 
     #[test]
