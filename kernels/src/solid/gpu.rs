@@ -1,7 +1,7 @@
 //! The GPU engine: every stage of a step for all walkers at once (paper 000's interchange of the walker and
-//! electron loops). Per electron, seven launches over all walkers (solid.cu): determinant gradient, Jastrow and
+//! electron loops). Per electron, six launches over all walkers (solid.cu): determinant gradient, Jastrow and
 //! proposal, B-spline VGL at the proposals (bspline kernel), determinant ratio, Jastrow ratio and Metropolis-
-//! Hastings, Sherman-Morrison in two halves (coefficients, rank-1 apply) for the accepted walkers. The measurement:
+//! Hastings, Sherman-Morrison (each row's coefficient and rank-1 update in one pass) for the accepted walkers. The measurement:
 //! VGL of all electrons in chunks of points (bspline kernel), the determinant's gradient and Laplacian (and first,
 //! for the walkers that re-invert (`conditioning::reinverts`, walker by walker as on the CPU) an f64 LU: cuBLAS
 //! batched below n = 1024 per spin, cuSOLVER per matrix from there), the kinetic energy, the Ewald energy (ewald kernel,
@@ -83,8 +83,7 @@ struct Funcs {
     det_grad: CudaFunction,
     jastrow_move: CudaFunction,
     det_ratio: CudaFunction,
-    sm_coef: CudaFunction,
-    sm_apply: CudaFunction,
+    sm_update: CudaFunction,
     measure_det: CudaFunction,
     from_inverse: CudaFunction,
     kinetic: CudaFunction,
@@ -170,7 +169,7 @@ pub struct GpuEngine<'a, S: Real, A: Real> {
     accept: CudaSlice<i32>,
     acc: CudaSlice<i32>,
     urow: CudaSlice<S>,
-    coef: CudaSlice<A>,
+    /// Each walker's inverse row of the moving electron (Sherman-Morrison's pivot row).
     tk: CudaSlice<A>,
     det4: CudaSlice<f64>,
     term: CudaSlice<f64>,
@@ -232,8 +231,7 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
             det_grad: func("det_grad")?,
             jastrow_move: func("jastrow_move")?,
             det_ratio: func("det_ratio")?,
-            sm_coef: func("sm_coef")?,
-            sm_apply: func("sm_apply")?,
+            sm_update: func("sm_update")?,
             measure_det: func("measure_det")?,
             from_inverse: func("from_inverse")?,
             kinetic: func("kinetic")?,
@@ -257,7 +255,6 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
             accept: gpu.zeros("accept flags", walkers)?,
             acc: gpu.zeros("accepted counts", walkers)?,
             urow: gpu.zeros("proposed rows", 4 * walkers * st)?,
-            coef: gpu.zeros("Sherman-Morrison coefficients", walkers * n)?,
             tk: gpu.zeros("Sherman-Morrison rows", walkers * st)?,
             det4: gpu.zeros("determinant derivatives", 4 * walkers * ne)?,
             term: gpu.zeros("kinetic terms", walkers * ne)?,
@@ -387,7 +384,7 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
         Ok(())
     }
 
-    /// The seven launches of one electron's move, all walkers.
+    /// The six launches of one electron's move, all walkers.
     fn sweep_electron(&mut self, e: i32) -> Result<(), GpuError> {
         let (nw, n) = (self.count() as u32, self.kp.n as u32);
         let s = self.gpu.stream.clone();
@@ -406,24 +403,21 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
         self.mark(Class::Orbitals)?;
         {
             let mut b = s.launch_builder(&self.f.det_ratio);
-            b.arg(&kp).arg(&e).arg(self.spline.device_outputs()).arg(&self.slab.buf).arg(&mut self.urow).arg(&mut self.g);
+            b.arg(&kp).arg(&e).arg(self.spline.device_outputs()).arg(&self.slab.buf).arg(&mut self.urow).arg(&mut self.g).arg(&mut self.tk);
             // SAFETY: block w reads point w of the spline output ([point][5][stride], nw points evaluated) and row e of
-            // walker w's inverse; writes urow[w][4][stride] and g[4w..4w+4].
+            // walker w's inverse; writes urow[w][4][stride], g[4w..4w+4] and tk[w][stride].
             unsafe { b.launch(cfg((nw, 1), BLOCK)) }.during("launching solid_det_ratio")?;
         }
         self.mark(Class::Determinant)?;
         self.jastrow_move(e, 1)?;
         self.mark(Class::Jastrow)?;
         {
-            let mut b = s.launch_builder(&self.f.sm_coef);
-            b.arg(&kp).arg(&e).arg(&self.slab.buf).arg(&self.urow).arg(&self.accept).arg(&self.g).arg(&mut self.coef).arg(&mut self.tk);
-            // SAFETY: block (x, w): 4 warps, rows 4x..4x+3 < n of walker w's spin block; writes coef[w][n], tk[w][stride].
-            unsafe { b.launch(cfg((n.div_ceil(BLOCK / 32), nw), BLOCK)) }.during("launching solid_sm_coef")?;
-            let mut b = s.launch_builder(&self.f.sm_apply);
-            b.arg(&kp).arg(&e).arg(&mut self.slab.buf).arg(&self.urow).arg(&self.accept).arg(&self.coef).arg(&self.tk);
-            // SAFETY: block (j, w) rewrites row j < n of walker w's spin block (stride entries) and, for j = 0, the 3
-            // gradient rows of electron e; coef and tk were written by the launch before on this stream.
-            unsafe { b.launch(cfg((n, nw), BLOCK)) }.during("launching solid_sm_apply")?;
+            let mut b = s.launch_builder(&self.f.sm_update);
+            b.arg(&kp).arg(&e).arg(&mut self.slab.buf).arg(&self.urow).arg(&self.accept).arg(&self.g).arg(&self.tk);
+            // SAFETY: block (x, w): 4 warps, each rewrites its row 4x..4x+3 < n of walker w's spin block (stride
+            // entries, reading only that row, urow and tk, which det_ratio wrote before on this stream); block 0 also
+            // the 3 gradient rows of electron e.
+            unsafe { b.launch(cfg((n.div_ceil(BLOCK / 32), nw), BLOCK)) }.during("launching solid_sm_update")?;
         }
         self.mark(Class::Determinant)
     }

@@ -181,10 +181,11 @@ __device__ void jastrow_move(const SolidParams p, int e, int phase, unsigned cha
 }
 
 // Ratio det(A')/det(A) and grad ln D' at the proposal: the VGL rows (rounded to S, the row Sherman-Morrison writes)
-// dotted with the inverse row -> g[w][0] = ratio, g[w][1..3] = gradient; the S rows are kept in urow [w][4][stride].
+// dotted with the inverse row -> g[w][0] = ratio, g[w][1..3] = gradient; the S rows are kept in urow [w][4][stride],
+// the inverse row itself in tk [w][stride] (Sherman-Morrison's pivot row, which its own update overwrites).
 template <typename S, typename A>
 __device__ void det_ratio(const SolidParams p, int e, const A* __restrict__ phi, const unsigned char* __restrict__ walkers,
-                          S* __restrict__ urow, double* __restrict__ g) {
+                          S* __restrict__ urow, double* __restrict__ g, A* __restrict__ tk) {
     const int w = blockIdx.x;
     const S* row = inv_of<const S>(p, walkers, w) + (size_t)e * p.stride;
     const A* ph = phi + (size_t)w * 5 * p.stride;
@@ -192,6 +193,7 @@ __device__ void det_ratio(const SolidParams p, int e, const A* __restrict__ phi,
     A acc[4] = {A(0), A(0), A(0), A(0)};
     for (int i = threadIdx.x; i < p.stride; i += blockDim.x) {
         const A r = (A)row[i];
+        tk[(size_t)w * p.stride + i] = r;
 #pragma unroll
         for (int c = 0; c < 4; c++) {
             const S x = (S)ph[(size_t)c * p.stride + i];
@@ -206,47 +208,33 @@ __device__ void det_ratio(const SolidParams p, int e, const A* __restrict__ phi,
     }
 }
 
-// Sherman-Morrison, first half (accepted walkers): coef_j = (t[j] . u - delta_jk) / ratio, one warp per row of the
-// spin block, and t[k] saved (the second half overwrites it).
+// Sherman-Morrison for the accepted walkers, one warp per row j of the spin block: coef_j = (t[j] . u - delta_jk) /
+// ratio, then t[j] -= coef_j t[k] with t[k] as det_ratio saved it (tk), so each row is read once for its
+// coefficient and again (from cache) for its update, in one launch; block 0 also stores the new gradient rows of
+// electron e. (Two launches, coefficients then updates, read the spin block from memory twice.)
 template <typename S, typename A>
-__device__ void sm_coef(const SolidParams p, int e, const unsigned char* __restrict__ walkers, const S* __restrict__ urow,
-                        const int* __restrict__ accept, const double* __restrict__ g, A* __restrict__ coef, A* __restrict__ tk) {
+__device__ void sm_update(const SolidParams p, int e, unsigned char* __restrict__ walkers, const S* __restrict__ urow,
+                          const int* __restrict__ accept, const double* __restrict__ g, const A* __restrict__ tk) {
     const int w = blockIdx.y;
     if (!accept[w]) return;
     const int s = e / p.n, k = e % p.n;
-    const S* t = inv_of<const S>(p, walkers, w) + (size_t)s * p.n * p.stride;
     const S* u = urow + (size_t)w * 4 * p.stride;
-    if (blockIdx.x == 0)
-        for (int i = threadIdx.x; i < p.stride; i += blockDim.x) tk[(size_t)w * p.stride + i] = (A)t[(size_t)k * p.stride + i];
+    if (blockIdx.x == 0) {
+        S* d = dpsi_of<S>(p, walkers, w) + (size_t)e * 3 * p.stride;
+        for (int i = threadIdx.x; i < 3 * p.stride; i += blockDim.x) d[i] = u[p.stride + i];
+    }
     const int lane = threadIdx.x & 31;
     const int j = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
     if (j >= p.n) return;
-    A c = A(0);
-    for (int i = lane; i < p.stride; i += 32) c += (A)t[(size_t)j * p.stride + i] * (A)u[i];
-    c = warp_sum(c);
-    if (lane == 0) {
-        if (j == k) c -= A(1);
-        coef[(size_t)w * p.n + j] = c / (A)g[4 * w];
-    }
-}
-
-// Sherman-Morrison, second half: t[j] -= coef_j t[k] (block j of the spin block); block 0 also stores the new
-// gradient rows of electron e.
-template <typename S, typename A>
-__device__ void sm_apply(const SolidParams p, int e, unsigned char* __restrict__ walkers, const S* __restrict__ urow,
-                         const int* __restrict__ accept, const A* __restrict__ coef, const A* __restrict__ tk) {
-    const int w = blockIdx.y, j = blockIdx.x;
-    if (!accept[w]) return;
-    const int s = e / p.n;
     S* t = inv_of<S>(p, walkers, w) + ((size_t)s * p.n + j) * p.stride;
-    const A c = coef[(size_t)w * p.n + j];
+    A c = A(0);
+    for (int i = lane; i < p.stride; i += 32) c += (A)t[i] * (A)u[i];
+    c = warp_sum(c);
+    c = __shfl_sync(0xffffffffu, c, 0);
+    if (j == k) c -= A(1);
+    c /= (A)g[4 * w];
     const A* x = tk + (size_t)w * p.stride;
-    for (int i = threadIdx.x; i < p.stride; i += blockDim.x) t[i] = (S)((A)t[i] - c * x[i]);
-    if (j == 0) {
-        S* d = dpsi_of<S>(p, walkers, w) + (size_t)e * 3 * p.stride;
-        const S* u = urow + (size_t)w * 4 * p.stride + p.stride;
-        for (int i = threadIdx.x; i < 3 * p.stride; i += blockDim.x) d[i] = u[i];
-    }
+    for (int i = lane; i < p.stride; i += 32) t[i] = (S)((A)t[i] - c * x[i]);
 }
 
 // Measurement of points first .. first + count - 1 of the walkers in `list` (point = position in list * electrons +
@@ -379,16 +367,12 @@ extern "C" __global__ void solid_gather_positions(const SolidParams p, long long
         jastrow_move<A>(p, e, phase, walkers, ions, moves, g, jold, newpos, spline_pos, accept, acc);                   \
     }                                                                                                                    \
     extern "C" __global__ void solid_det_ratio_##SUF(const SolidParams p, int e, const A* phi, const unsigned char* walkers, \
-                                                     S* urow, double* g) {                                               \
-        det_ratio<S, A>(p, e, phi, walkers, urow, g);                                                                    \
+                                                     S* urow, double* g, A* tk) {                                        \
+        det_ratio<S, A>(p, e, phi, walkers, urow, g, tk);                                                                \
     }                                                                                                                    \
-    extern "C" __global__ void solid_sm_coef_##SUF(const SolidParams p, int e, const unsigned char* walkers, const S* urow, \
-                                                   const int* accept, const double* g, A* coef, A* tk) {                 \
-        sm_coef<S, A>(p, e, walkers, urow, accept, g, coef, tk);                                                         \
-    }                                                                                                                    \
-    extern "C" __global__ void solid_sm_apply_##SUF(const SolidParams p, int e, unsigned char* walkers, const S* urow,  \
-                                                    const int* accept, const A* coef, const A* tk) {                     \
-        sm_apply<S, A>(p, e, walkers, urow, accept, coef, tk);                                                           \
+    extern "C" __global__ void solid_sm_update_##SUF(const SolidParams p, int e, unsigned char* walkers, const S* urow, \
+                                                     const int* accept, const double* g, const A* tk) {                  \
+        sm_update<S, A>(p, e, walkers, urow, accept, g, tk);                                                             \
     }                                                                                                                    \
     extern "C" __global__ void solid_measure_det_##SUF(const SolidParams p, long long first, int mode, const int* list, \
                                                        const A* phi, unsigned char* walkers, double* det4, double* work) { \
