@@ -209,11 +209,15 @@ __device__ void det_ratio(const SolidParams p, int e, const A* __restrict__ phi,
 }
 
 // Sherman-Morrison for the accepted walkers, one warp per row j of the spin block: coef_j = (t[j] . u - delta_jk) /
-// ratio, then t[j] -= coef_j t[k] with t[k] as det_ratio saved it (tk), in one launch: a row of up to
-// 32 SOLID_SM_HELD entries is held in registers between the two (read from memory once), a longer one re-read from
-// cache. Block 0 also stores the new gradient rows of electron e. (Two launches, coefficients then updates, read the
-// spin block from memory twice; measured on the H100 one launch is 1.04-1.39x faster per step.)
+// ratio, then t[j] -= coef_j t[k] with t[k] as det_ratio saved it (tk), in one launch, each row read for its
+// coefficient and again, from cache, for its update. Block 0 also stores the new gradient rows of electron e.
+// Measured on the H100 (results/nvidia-h100-80gb-hbm3, runs 14 and 15): one launch is 1.04-1.39x faster per step than
+// two (coefficients, then updates, which read the spin block from memory twice); holding the row in registers
+// between the two passes is 1.07-1.14x faster again for 4 KB rows (512 doubles), where the cache lets the row go,
+// and 2-20% slower for rows of 2 KB or less (f32 rows, or fewer orbitals), where it keeps them; so rows of more than
+// SOLID_SM_CACHED_BYTES and at most 32 SOLID_SM_HELD entries are held.
 #define SOLID_SM_HELD 16
+#define SOLID_SM_CACHED_BYTES 2048
 template <typename S, typename A>
 __device__ void sm_update(const SolidParams p, int e, unsigned char* __restrict__ walkers, const S* __restrict__ urow,
                           const int* __restrict__ accept, const double* __restrict__ g, const A* __restrict__ tk) {
@@ -231,7 +235,7 @@ __device__ void sm_update(const SolidParams p, int e, unsigned char* __restrict_
     S* t = inv_of<S>(p, walkers, w) + ((size_t)s * p.n + j) * p.stride;
     const A* x = tk + (size_t)w * p.stride;
     A c = A(0);
-    if (p.stride <= 32 * SOLID_SM_HELD) {
+    if (p.stride * sizeof(S) > SOLID_SM_CACHED_BYTES && p.stride <= 32 * SOLID_SM_HELD) {
         // the row held in registers between its dot product and its update: read from memory once
         S held[SOLID_SM_HELD];
 #pragma unroll
