@@ -54,6 +54,10 @@ const MAX_JC: usize = MAX_JASTROW_COEFS;
 const BLOCK: u32 = 128;
 /// Threads per block of solid_draws: one warp, the walkers' sequential draws spread over many SMs.
 const DRAW_BLOCK: u32 = 32;
+/// Sherman-Morrison holds a row in registers between its two passes when it is longer than this (the cache keeps
+/// shorter ones) and at most `SM_HELD_MAX` entries (32 SOLID_SM_HELD in solid.cu): measured on the H100.
+const SM_CACHED_BYTES: usize = 2048;
+const SM_HELD_MAX: usize = 512;
 /// Most bytes of orbital VGL output per measurement chunk.
 const CHUNK_BYTES: usize = 1 << 30;
 
@@ -231,7 +235,8 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
             det_grad: func("det_grad")?,
             jastrow_move: func("jastrow_move")?,
             det_ratio: func("det_ratio")?,
-            sm_update: func("sm_update")?,
+            // rows over 2 KB and of at most 512 entries held in registers (solid.cu, sm_update)
+            sm_update: func(if st * std::mem::size_of::<S>() > SM_CACHED_BYTES && st <= SM_HELD_MAX { "sm_update_held" } else { "sm_update" })?,
             measure_det: func("measure_det")?,
             from_inverse: func("from_inverse")?,
             kinetic: func("kinetic")?,

@@ -215,10 +215,10 @@ __device__ void det_ratio(const SolidParams p, int e, const A* __restrict__ phi,
 // two (coefficients, then updates, which read the spin block from memory twice); holding the row in registers
 // between the two passes is 1.07-1.14x faster again for 4 KB rows (512 doubles), where the cache lets the row go,
 // and 2-20% slower for rows of 2 KB or less (f32 rows, or fewer orbitals), where it keeps them; so rows of more than
-// SOLID_SM_CACHED_BYTES and at most 32 SOLID_SM_HELD entries are held.
+// 2 KB (SM_CACHED_BYTES in gpu.rs) and at most 32 SOLID_SM_HELD entries are held (solid_sm_update_held_*: a kernel of its own,
+// so the registers it holds the row in do not cut the occupancy of the other).
 #define SOLID_SM_HELD 16
-#define SOLID_SM_CACHED_BYTES 2048
-template <typename S, typename A>
+template <typename S, typename A, bool HELD>
 __device__ void sm_update(const SolidParams p, int e, unsigned char* __restrict__ walkers, const S* __restrict__ urow,
                           const int* __restrict__ accept, const double* __restrict__ g, const A* __restrict__ tk) {
     const int w = blockIdx.y;
@@ -235,7 +235,7 @@ __device__ void sm_update(const SolidParams p, int e, unsigned char* __restrict_
     S* t = inv_of<S>(p, walkers, w) + ((size_t)s * p.n + j) * p.stride;
     const A* x = tk + (size_t)w * p.stride;
     A c = A(0);
-    if (p.stride * sizeof(S) > SOLID_SM_CACHED_BYTES && p.stride <= 32 * SOLID_SM_HELD) {
+    if (HELD) {
         // the row held in registers between its dot product and its update: read from memory once
         S held[SOLID_SM_HELD];
 #pragma unroll
@@ -398,7 +398,11 @@ extern "C" __global__ void solid_gather_positions(const SolidParams p, long long
     }                                                                                                                    \
     extern "C" __global__ void solid_sm_update_##SUF(const SolidParams p, int e, unsigned char* walkers, const S* urow, \
                                                      const int* accept, const double* g, const A* tk) {                  \
-        sm_update<S, A>(p, e, walkers, urow, accept, g, tk);                                                             \
+        sm_update<S, A, false>(p, e, walkers, urow, accept, g, tk);                                                      \
+    }                                                                                                                    \
+    extern "C" __global__ void solid_sm_update_held_##SUF(const SolidParams p, int e, unsigned char* walkers,          \
+                                                          const S* urow, const int* accept, const double* g, const A* tk) { \
+        sm_update<S, A, true>(p, e, walkers, urow, accept, g, tk);                                                       \
     }                                                                                                                    \
     extern "C" __global__ void solid_measure_det_##SUF(const SolidParams p, long long first, int mode, const int* list, \
                                                        const A* phi, unsigned char* walkers, double* det4, double* work) { \
