@@ -55,7 +55,7 @@ const BLOCK: u32 = 128;
 /// Threads per block of solid_draws: one warp, the walkers' sequential draws spread over many SMs.
 const DRAW_BLOCK: u32 = 32;
 /// Sherman-Morrison holds a row in registers between its two passes when it is longer than this (the cache keeps
-/// shorter ones) and at most `SM_HELD_MAX` entries (32 SOLID_SM_HELD in solid.cu): measured on the H100.
+/// shorter ones) and at most `SM_HELD_MAX` entries (32 SOLID_SM_HELD in solid.cu): measured on the H100 (solid.cu).
 const SM_CACHED_BYTES: usize = 2048;
 const SM_HELD_MAX: usize = 512;
 /// Most bytes of orbital VGL output per measurement chunk.

@@ -211,12 +211,13 @@ __device__ void det_ratio(const SolidParams p, int e, const A* __restrict__ phi,
 // Sherman-Morrison for the accepted walkers, one warp per row j of the spin block: coef_j = (t[j] . u - delta_jk) /
 // ratio, then t[j] -= coef_j t[k] with t[k] as det_ratio saved it (tk), in one launch, each row read for its
 // coefficient and again, from cache, for its update. Block 0 also stores the new gradient rows of electron e.
-// Measured on the H100 (results/nvidia-h100-80gb-hbm3, runs 14 and 15): one launch is 1.04-1.39x faster per step than
-// two (coefficients, then updates, which read the spin block from memory twice); holding the row in registers
-// between the two passes is 1.07-1.14x faster again for 4 KB rows (512 doubles), where the cache lets the row go,
-// and 2-20% slower for rows of 2 KB or less (f32 rows, or fewer orbitals), where it keeps them; so rows of more than
-// 2 KB (SM_CACHED_BYTES in gpu.rs) and at most 32 SOLID_SM_HELD entries are held (solid_sm_update_held_*: a kernel of its own,
-// so the registers it holds the row in do not cut the occupancy of the other).
+// Measured on the H100 (results/nvidia-h100-80gb-hbm3, runs 14, 15, 18): one launch is 1.04-1.39x faster per step
+// than two (coefficients, then updates, which read the spin block from memory twice). Holding the row in registers
+// between the two passes gains another 1.1x for 4 KB rows (512 doubles, 1024 electrons), where the cache lets the row
+// go; compiled into the same kernel it made every other case up to 20% slower (its registers cut the occupancy), and
+// f32 rows of 2 KB held that way ran 1.64 s against 1.36 s (occupancy and hold not told apart). So it is a kernel of
+// its own, solid_sm_update_held_*, used for rows of more than 2 KB (SM_CACHED_BYTES in gpu.rs) and at most
+// 32 SOLID_SM_HELD entries.
 #define SOLID_SM_HELD 16
 template <typename S, typename A, bool HELD>
 __device__ void sm_update(const SolidParams p, int e, unsigned char* __restrict__ walkers, const S* __restrict__ urow,
