@@ -138,6 +138,26 @@ where
     Ok(())
 }
 
+/// The corner of a log-log chart over `xr` x `yr` where the legend hides the fewest points: each corner's box
+/// spans 40% of either axis (log scale); ties go to the upper left, then upper right.
+fn legend_corner(series: &[Series], xr: (f64, f64), yr: (f64, f64)) -> SeriesLabelPosition {
+    let at = |v: f64, (lo, hi): (f64, f64)| (v.ln() - lo.ln()) / (hi.ln() - lo.ln());
+    let points: Vec<(f64, f64)> = series.iter().flat_map(|s| s.points.iter()).filter(|p| p.0 > 0.0 && p.1 > 0.0).map(|p| (at(p.0, xr), at(p.1, yr))).collect();
+    let hidden = |left: bool, top: bool| {
+        points.iter().filter(|(x, y)| (if left { *x < 0.4 } else { *x > 0.6 }) && (if top { *y > 0.6 } else { *y < 0.4 })).count()
+    };
+    [
+        (SeriesLabelPosition::UpperLeft, hidden(true, true)),
+        (SeriesLabelPosition::UpperRight, hidden(false, true)),
+        (SeriesLabelPosition::LowerRight, hidden(false, false)),
+        (SeriesLabelPosition::LowerLeft, hidden(true, false)),
+    ]
+    .into_iter()
+    .min_by_key(|c| c.1)
+    .map(|c| c.0)
+    .unwrap_or(SeriesLabelPosition::UpperLeft)
+}
+
 fn render<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, c: &Chart) -> Result<()>
 where
     DB::ErrorType: 'static,
@@ -190,7 +210,7 @@ where
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK.mix(0.4))
         .label_font(("sans-serif", 14))
-        .position(SeriesLabelPosition::UpperLeft)
+        .position(legend_corner(&c.series, (x0, x1), (y0, y1)))
         .draw()
         .map_err(e)?;
     root.present().map_err(e)?;
@@ -387,5 +407,17 @@ mod tests {
         assert_eq!(size(&chart), (960, 640));
         let many = Chart { bars: (0..20).map(|i| format!("bar {i}")).collect(), ..chart };
         assert_eq!(size(&many), (140 + 72 * 20, 640));
+    }
+
+    #[test]
+    fn the_legend_goes_where_the_fewest_points_are() {
+        let s = |pts: &[(f64, f64)]| vec![Series { name: "a".into(), points: pts.to_vec() }];
+        let (xr, yr) = ((1.0, 1000.0), (1.0, 1000.0));
+        // points in the upper left: the legend moves to the upper right
+        assert!(matches!(legend_corner(&s(&[(2.0, 500.0), (3.0, 600.0)]), xr, yr), SeriesLabelPosition::UpperRight));
+        // both upper corners taken: lower right
+        assert!(matches!(legend_corner(&s(&[(2.0, 500.0), (900.0, 900.0), (2.0, 2.0), (3.0, 3.0)]), xr, yr), SeriesLabelPosition::LowerRight));
+        // nothing in the way: upper left, as before
+        assert!(matches!(legend_corner(&s(&[(30.0, 30.0)]), xr, yr), SeriesLabelPosition::UpperLeft));
     }
 }
