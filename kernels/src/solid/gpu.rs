@@ -99,7 +99,7 @@ struct Funcs {
     draws: CudaFunction,
 }
 
-/// Buffers of the f64 re-inversion (allocated on first use).
+/// Buffers of the f64 re-inversion, and the walker lists the measurement goes through.
 struct Inversion {
     /// Both spins' Slater matrices of every walker, `[walker][spin][n][n]` column-major (the LU works in place).
     work: CudaSlice<f64>,
@@ -115,6 +115,22 @@ struct Inversion {
     chosen: CudaSlice<i32>,
     /// cuSOLVER's getrf workspace (sized on first use).
     dn_work: Option<CudaSlice<f64>>,
+}
+
+impl Inversion {
+    fn new(gpu: &Gpu, walkers: usize, n: usize) -> Result<Self, GpuError> {
+        let m = 2 * walkers;
+        Ok(Inversion {
+            work: gpu.zeros("Slater matrices", m * n * n)?,
+            out: gpu.zeros("inverses", m * n * n)?,
+            ptrs: gpu.zeros("matrix addresses", 2 * m)?,
+            piv: gpu.zeros("pivots", m * n)?,
+            info: gpu.zeros("inversion info", 2 * m)?,
+            all: gpu.upload("walker list", &(0..walkers as i32).collect::<Vec<_>>())?,
+            chosen: gpu.zeros("re-inverting walkers", walkers)?,
+            dn_work: None,
+        })
+    }
 }
 
 /// CUDA events at class boundaries: the time between consecutive marks goes to the class of the later one.
@@ -178,7 +194,7 @@ pub struct GpuEngine<'a, S: Real, A: Real> {
     det4: CudaSlice<f64>,
     term: CudaSlice<f64>,
     kin: CudaSlice<f64>,
-    inversion: Option<Inversion>,
+    inversion: Inversion,
     /// Points per measurement chunk.
     chunk: usize,
     pub parts: Vec<Parts>,
@@ -264,7 +280,7 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
             det4: gpu.zeros("determinant derivatives", 4 * walkers * ne)?,
             term: gpu.zeros("kinetic terms", walkers * ne)?,
             kin: gpu.zeros("kinetic energies", walkers)?,
-            inversion: None,
+            inversion: Inversion::new(gpu, walkers, n)?,
             chunk,
             accepted: vec![0; walkers],
             e_est: 0.0,
@@ -445,25 +461,10 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
     /// Orbitals VGL at every electron in chunks; first, for the walkers in `chosen`, a pass that fills their Slater
     /// matrices and re-inverts them in f64; then the determinant derivatives, the kinetic energy and the Ewald energy.
     fn measure(&mut self, chosen: &[usize]) -> Result<(), SolidError> {
-        let (nw, ne, n) = (self.count(), self.kp.electrons as usize, self.kp.n as usize);
-        if self.inversion.is_none() {
-            let g = &self.gpu;
-            let m = 2 * nw;
-            self.inversion = Some(Inversion {
-                work: g.zeros("Slater matrices", m * n * n)?,
-                out: g.zeros("inverses", m * n * n)?,
-                ptrs: g.zeros("matrix addresses", 2 * m)?,
-                piv: g.zeros("pivots", m * n)?,
-                info: g.zeros("inversion info", 2 * m)?,
-                all: g.upload("walker list", &(0..nw as i32).collect::<Vec<_>>())?,
-                chosen: g.zeros("re-inverting walkers", nw)?,
-                dn_work: None,
-            });
-        }
+        let (nw, ne) = (self.count(), self.kp.electrons as usize);
         if !chosen.is_empty() {
             let list: Vec<i32> = chosen.iter().map(|&k| k as i32).collect();
-            let x = self.inversion.as_mut().unwrap();
-            self.gpu.stream.memcpy_htod(&list, &mut x.chosen.slice_mut(..list.len())).during("copying the re-inverting walkers")?;
+            self.gpu.stream.memcpy_htod(&list, &mut self.inversion.chosen.slice_mut(..list.len())).during("copying the re-inverting walkers")?;
             self.traffic.up::<i32>(list.len());
             self.measure_chunks(1, chosen.len())?;
             self.reinvert(chosen)?;
@@ -501,14 +502,14 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
         let total = walkers * self.kp.electrons as usize;
         let kp = self.kp;
         let s = self.gpu.stream.clone();
-        let x = self.inversion.as_mut().expect("allocated by measure");
-        let list = if mode == 1 { &x.chosen } else { &x.all };
         let mut first = 0usize;
         while first < total {
             let count = self.chunk.min(total - first);
             {
                 let sp = self.spline.device_positions(count);
                 let (first_i, count_i) = (first as i64, count as i32);
+                let x = &self.inversion;
+                let list = if mode == 1 { &x.chosen } else { &x.all };
                 let mut b = s.launch_builder(&self.f.gather);
                 b.arg(&kp).arg(&first_i).arg(&count_i).arg(list).arg(&self.slab.buf).arg(sp);
                 // SAFETY: thread t < count reads the position of point first + t < walkers * electrons (its walker
@@ -517,19 +518,17 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
                 unsafe { b.launch(cfg(((count as u32).div_ceil(BLOCK), 1), BLOCK)) }.during("launching solid_gather_positions")?;
             }
             self.spline.launch()?;
-            if self.profile {
-                self.marks.mark(&self.gpu, Class::Orbitals)?;
-            }
+            self.mark(Class::Orbitals)?;
             let first_i = first as i64;
+            let x = &mut self.inversion;
+            let list = if mode == 1 { &x.chosen } else { &x.all };
             let mut b = s.launch_builder(&self.f.measure_det);
             b.arg(&kp).arg(&first_i).arg(&mode).arg(list).arg(self.spline.device_outputs()).arg(&mut self.slab.buf).arg(&mut self.det4).arg(&mut x.work);
             // SAFETY: block t handles point first + t < total of the listed walkers: its spline output row (count
             // points evaluated), its inverse and gradient rows, det4[4 pt..] (mode 0, where list is every walker in
             // order); mode 1 writes column-major entries of its walker's spin matrix in work (2 n^2 per walker).
             unsafe { b.launch(cfg((count as u32, 1), BLOCK)) }.during("launching solid_measure_det")?;
-            if self.profile {
-                self.marks.mark(&self.gpu, Class::Determinant)?;
-            }
+            self.mark(Class::Determinant)?;
             first += count;
         }
         Ok(())
@@ -545,7 +544,7 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
         let m = 2 * c;
         let solver = if n >= SOLVER_MIN_N { self.gpu.solver()? } else { None };
         let s = self.gpu.stream.clone();
-        let x = self.inversion.as_mut().expect("allocated by measure");
+        let x = &mut self.inversion;
         let norms = device_norms(&self.gpu, &x.work, n, &x.chosen, c)?;
         self.traffic.down::<f64>(norms.len());
         let ptr = |v: &CudaSlice<i32>| v.device_ptr(&s).0;
