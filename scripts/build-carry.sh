@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Build the release `qmcbench` binary (it runs every mini-app: `qmcbench run <kernel>`) and put it in .carry/ for the
+# Build the release `qmcbench` binary (it runs every mini-app: `qmcbench run <kernel>`) and the kernels' unit-test
+# binary, and put them in .carry/ for the
 # GPU host. cudarc loads libcuda, libnvrtc, libcublas and libcusolver at run time, so this machine needs no CUDA
 # toolkit. With MPI=1 it is built with the `mpi` feature (needs libopenmpi-dev and libclang here; the host has
 # Open MPI 4.1, the same libmpi.so.40 ABI), so `mpirun -n R .carry/qmcbench run qmc|solid ...` runs R ranks.
@@ -8,4 +9,10 @@ cd "$(dirname "$0")/.."
 cargo build --release --locked -p miniapps ${MPI:+--features mpi} --bin qmcbench
 mkdir -p .carry
 cp target/release/qmcbench .carry/qmcbench
+# The kernels' test binary (every unit test, GPU tests included), for `scripts/gpu-host.sh tests`: built with the
+# release profile (the f64 references in the tests run 5-20x faster than at opt-level 1) and stripped to fit the
+# carry limit.
+exe=$(cargo test --release --locked -p kernels --lib --no-run --message-format=json 2>/dev/null \
+    | python3 -c 'import json,sys; print([m["executable"] for m in map(json.loads, sys.stdin) if m.get("executable")][-1])')
+strip -o .carry/kernels-tests "$exe"
 echo "built .carry/qmcbench from $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!results' || echo -dirty)"

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # Run on the GPU host: the measurements of a session in one go. Usage: scripts/gpu-host.sh STAGE...
+#   tests       the kernels' unit tests with QMC_REQUIRE_GPU=1 (every GPU test runs on the device or fails); a failure
+#               stops the run before any measuring stage (name it first: `scripts/gpu-host.sh tests solid ...`)
 #   foundation  ceilings and the B-spline sweep (paper 000's bandwidth claim, tables of 1-8 GB)
 #   profile     Nsight Compute sections of the B-spline VGH kernel, single vs double
 #   probe       what the host offers for multi-rank runs (MPI library, launcher, GPUs)
@@ -41,6 +43,20 @@ run() { # run a qmcbench command, keep going on failure, remember it
 
 for stage in "$@"; do
     case $stage in
+    tests)
+        # Every GPU test on the GPU: a test that finds no device fails instead of skipping (QMC_REQUIRE_GPU). Numbers
+        # measured after a failing GPU test mean nothing, so a failure ends the run here.
+        echo "+ kernels-tests (QMC_REQUIRE_GPU=1)"
+        t0=$SECONDS
+        if ! QMC_REQUIRE_GPU=1 QMC_REQUIRE_NVRTC=1 timeout "${STAGE_TIMEOUT:-290}" .carry/kernels-tests --test-threads 4 2>&1 \
+            | tee "$OUT/tests.txt" | grep -E "^test .*(FAILED|ok)$|^test result|panicked|SKIPPED" | grep -v " ok$"; then :; fi
+        if ! grep -q "^test result: ok" "$OUT/tests.txt"; then
+            echo "FAILED: the GPU tests (log in tests.txt); no measuring stage runs after a failing GPU test"
+            exit 1
+        fi
+        grep -q SKIPPED "$OUT/tests.txt" && { echo "FAILED: a GPU test skipped with QMC_REQUIRE_GPU=1"; exit 1; }
+        echo "  GPU tests passed ($((SECONDS - t0)) s): $(grep -c '^test .* ok$' "$OUT/tests.txt") tests"
+        ;;
     solid-check)
         # small whole-step run first: the GPU engine against the CPU engine step by step (trajectory) and against
         # the f64 reference; its log names every walker and step that differs
