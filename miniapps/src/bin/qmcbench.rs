@@ -126,6 +126,15 @@ enum Cmd {
         #[arg(long, default_value = "qmc-bench report")]
         title: String,
     },
+    /// Bring a GPU host's records into results/<gpu>/: every record must name a clean commit, be new to the folder
+    /// and be a run of the folder's machine, or nothing is written. Prints the folder.
+    Import {
+        /// The records: a records.tgz from scripts/gpu-host.sh, a folder of *.jsonl, or one .jsonl file.
+        source: PathBuf,
+        /// The folder [default: results/<the GPU of the records, in lower case, e.g. nvidia-h100-80gb-hbm3>].
+        #[arg(long)]
+        into: Option<PathBuf>,
+    },
     /// Measure the copy bandwidth of the CPU (all threads) and the GPU; --out writes them as records.
     Ceilings {
         #[command(flatten)]
@@ -150,6 +159,7 @@ fn main() -> ExitCode {
         Cmd::Plot { records, out, x, baseline } => plot_cmd(&records, &out, x.as_deref(), baseline),
         Cmd::Compare { base, new, tolerance, normalize, aggregate } => compare(&base, &new, tolerance, normalize, aggregate),
         Cmd::Ceilings { common } => ceilings(common),
+        Cmd::Import { source, into } => import(&source, into.as_deref()),
         Cmd::Report { records, out, title } => report(&records, &out, &title),
         Cmd::Score { new, reference, variant } => score(&new, &reference, variant),
         Cmd::Figure { name, list, records, out, run } => figure(name.as_deref(), list, &records, out, run),
@@ -261,6 +271,16 @@ fn figure(name: Option<&str>, list: bool, paths: &[PathBuf], out: Option<PathBuf
     output::write_atomic(&dir.join(format!("{}.txt", f.name)), table.as_bytes())?;
     print!("{table}");
     Ok(outcome)
+}
+
+fn import(source: &std::path::Path, into: Option<&std::path::Path>) -> Result<Outcome> {
+    use harness::import;
+    let records = import::read_source(source)?;
+    let dir = import::destination(&records, into, std::path::Path::new("results"))?;
+    let n = import::import(&records, &dir)?;
+    eprintln!("imported {n} records from {} into {}", source.display(), dir.display());
+    println!("{}", dir.display());
+    Ok(Outcome::Passed)
 }
 
 fn score(new: &PathBuf, reference: &PathBuf, variant: Option<Variant>) -> Result<Outcome> {
