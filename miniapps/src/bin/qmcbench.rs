@@ -126,6 +126,16 @@ enum Cmd {
         #[arg(long, default_value = "qmc-bench report")]
         title: String,
     },
+    /// The README's headline tables from records: each number with its commit and device, from passed records of
+    /// the folder's machine, the two records of a ratio of one commit. Prints the Markdown, or with --write replaces
+    /// the section between the README's headline markers.
+    Headlines {
+        /// Record folders, one set of tables each [default: the folders the README shows].
+        folders: Vec<String>,
+        /// Replace the generated section of this file (README.md) instead of printing it.
+        #[arg(long)]
+        write: Option<PathBuf>,
+    },
     /// Bring a GPU host's records into results/<gpu>/: every record must name a clean commit, be new to the folder
     /// and be a run of the folder's machine, or nothing is written. Prints the folder.
     Import {
@@ -160,6 +170,7 @@ fn main() -> ExitCode {
         Cmd::Compare { base, new, tolerance, normalize, aggregate } => compare(&base, &new, tolerance, normalize, aggregate),
         Cmd::Ceilings { common } => ceilings(common),
         Cmd::Import { source, into } => import(&source, into.as_deref()),
+        Cmd::Headlines { folders, write } => headlines(&folders, write.as_deref()),
         Cmd::Report { records, out, title } => report(&records, &out, &title),
         Cmd::Score { new, reference, variant } => score(&new, &reference, variant),
         Cmd::Figure { name, list, records, out, run } => figure(name.as_deref(), list, &records, out, run),
@@ -271,6 +282,21 @@ fn figure(name: Option<&str>, list: bool, paths: &[PathBuf], out: Option<PathBuf
     output::write_atomic(&dir.join(format!("{}.txt", f.name)), table.as_bytes())?;
     print!("{table}");
     Ok(outcome)
+}
+
+fn headlines(folders: &[String], write: Option<&std::path::Path>) -> Result<Outcome> {
+    use miniapps::headlines;
+    let folders: Vec<&str> = if folders.is_empty() { headlines::README_FOLDERS.to_vec() } else { folders.iter().map(String::as_str).collect() };
+    let section = headlines::section(std::path::Path::new("."), &folders)?;
+    match write {
+        None => println!("{section}"),
+        Some(path) => {
+            let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+            output::write_atomic(path, headlines::replace_section(&text, &section)?.as_bytes())?;
+            eprintln!("wrote the headline tables of {} into {}", folders.join(", "), path.display());
+        }
+    }
+    Ok(Outcome::Passed)
 }
 
 fn import(source: &std::path::Path, into: Option<&std::path::Path>) -> Result<Outcome> {
