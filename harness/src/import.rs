@@ -45,7 +45,7 @@ pub fn read_source(source: &Path) -> Result<Vec<Record>, ImportError> {
     std::fs::create_dir_all(&tmp).map_err(|e| unpack(e.to_string()))?;
     let out = std::process::Command::new("tar").arg("-xzf").arg(source).arg("-C").arg(&tmp).output();
     let records = match out {
-        Ok(o) if o.status.success() => read_records(&[tmp.clone()]).map_err(ImportError::from),
+        Ok(o) if o.status.success() => read_records(std::slice::from_ref(&tmp)).map_err(ImportError::from),
         Ok(o) => Err(unpack(String::from_utf8_lossy(&o.stderr).trim().to_string())),
         Err(e) => Err(unpack(format!("running tar: {e}"))),
     };
@@ -124,10 +124,10 @@ mod tests {
         let dir = destination(&recs, None, &results).unwrap();
         assert_eq!(dir, results.join("nvidia-h100-80gb-hbm3"));
         assert_eq!(import(&recs, &dir).unwrap(), 2);
-        assert_eq!(read_records(&[dir.clone()]).unwrap(), recs);
+        assert_eq!(read_records(std::slice::from_ref(&dir)).unwrap(), recs);
         // a second import of the same archive is refused, and nothing is added
         assert!(matches!(import(&recs, &dir), Err(ImportError::Duplicates { n: 2, .. })));
-        assert_eq!(read_records(&[dir.clone()]).unwrap().len(), 2);
+        assert_eq!(read_records(std::slice::from_ref(&dir)).unwrap().len(), 2);
         std::fs::remove_dir_all(&root).unwrap();
     }
 
