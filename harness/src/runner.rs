@@ -343,6 +343,23 @@ mod tests {
     }
 
     #[test]
+    fn a_record_says_what_its_bytes_count_and_what_built_it() {
+        let args = CommonArgs { variants: Some(vec![Variant::Cpu]), quiet: true, ..Default::default() };
+        let mut r = Runner::new(&args).unwrap();
+        let case = Case::new("k", "update", kernels::Precision::Double);
+        let time = Stats { min: 1e-3, median: 1e-3, max: 1e-3 };
+        let work = Work { bytes: 1e9, model: BytesModel::Passes, flops: 0.0, items: 1.0, unit: "moves/s" };
+        r.record(&case, Variant::Cpu, time, work, &[]).unwrap();
+        let rec = &r.records[0];
+        assert_eq!((rec.schema, rec.bytes_model), (2, Some(BytesModel::Passes)));
+        assert!(rec.system.rustc.starts_with("rustc 1.") && rec.system.cudarc.split('.').count() == 3, "{:?}", rec.system);
+        assert!(rec.system.host_gpus.is_some() && rec.system.host != "vm" && !rec.system.host.is_empty());
+        assert!(output::table_line(rec).contains("%p"), "a passes-model fraction is marked: {}", output::table_line(rec));
+        let csv = output::to_csv(&r.records);
+        assert!(csv.starts_with("kernel,") && csv.contains(",bytes_model,") && csv.contains(",passes,"), "{csv}");
+    }
+
+    #[test]
     fn a_run_into_another_machines_folder_is_refused_before_it_measures() {
         // a folder named for a GPU no machine has
         let dir = std::env::temp_dir().join(format!("qmc-runner-{}/nvidia-x9000", std::process::id()));
