@@ -19,4 +19,21 @@ fn main() {
         }
     }
     println!("cargo:rerun-if-env-changed=QMC_COMMIT");
+    // the toolchain and the CUDA bindings the records were built with
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let version = Command::new(rustc).arg("--version").output().ok().filter(|o| o.status.success());
+    let version = version.map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string()).unwrap_or_else(|| "unknown".into());
+    println!("cargo:rustc-env=QMC_RUSTC_VERSION={version}");
+    let lock = std::path::Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("../Cargo.lock");
+    let cudarc = std::fs::read_to_string(&lock).ok().and_then(|t| locked_version(&t, "cudarc")).unwrap_or_else(|| "unknown".into());
+    println!("cargo:rustc-env=QMC_CUDARC_VERSION={cudarc}");
+    println!("cargo:rerun-if-changed={}", lock.display());
+}
+
+/// The version of package `name` in a Cargo.lock: the `version = "..."` line after its `name = "..."` line.
+fn locked_version(lock: &str, name: &str) -> Option<String> {
+    let mut lines = lock.lines();
+    lines.find(|l| l.trim() == format!("name = \"{name}\""))?;
+    let v = lines.next()?.trim().strip_prefix("version = \"")?.strip_suffix('"')?;
+    Some(v.to_string())
 }

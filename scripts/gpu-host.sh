@@ -4,6 +4,8 @@
 #               stops the run before any measuring stage (name it first: `scripts/gpu-host.sh tests solid ...`)
 #   foundation  ceilings and the B-spline sweep (paper 000's bandwidth claim, tables of 1-8 GB)
 #   profile     Nsight Compute sections of the B-spline VGH kernel, single vs double
+#   dram-bytes  Nsight Compute's DRAM byte counters beside the record's byte model, for the GPU case above 100% of
+#               the copy ceiling (B-spline VGH, 4096 orbitals, 1024 walkers, double)
 #   probe       what the host offers for multi-rank runs (MPI library, launcher, GPUs)
 #   qmc-check   the driver's GPU walkers at small sizes (trajectory check against the CPU first)
 #   qmc-gpu     the driver's GPU walkers at 16384 walkers, every system and precision
@@ -107,6 +109,19 @@ for stage in "$@"; do
                 "$BIN" run bspline --grid 64 --orbitals 4096 --walkers 1024 --variants gpu --precision $p --reps 3 \
                 --quiet --out /tmp/qmc-ncu 2>&1 | grep -v "^==PROF==" | tail -120 || echo "ncu failed"
         done
+        ;;
+    dram-bytes)
+        # The record counts compulsory bytes (distinct table rows once, outputs once) and reports 104% of the copy
+        # ceiling here; the counters say how many bytes DRAM really moved in one launch (issue #22). Compare
+        # dram__bytes_read.sum + dram__bytes_write.sum with the record's "bytes" printed after it.
+        NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null)
+        echo "+ ncu dram bytes: bspline vgh double, grid 64, 4096 orbitals, 1024 walkers"
+        rm -rf /tmp/qmc-dram
+        timeout 240 "$NCU" -k regex:bspline_vgh --launch-skip 2 --launch-count 1 \
+            --metrics dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum \
+            "$BIN" run bspline --grid 64 --orbitals 4096 --walkers 1024 --variants gpu --precision double --reps 3 \
+            --quiet --out /tmp/qmc-dram 2>&1 | grep -E "dram__|gpu__time|bspline_vgh" || echo "ncu failed"
+        grep -o '"bytes":[0-9.e+]*\|"fraction_of_ceiling":[0-9.e+-]*' /tmp/qmc-dram/bspline.jsonl || true
         ;;
     scaling)
         # DMC over CPU ranks (issue #11): weak and strong scaling of the 14-electron gas, threads then MPI processes

@@ -4,6 +4,8 @@
 //! - [`system`]: what machine ran (CPU, cores used, memory, GPU).
 //! - [`record`]: the one result record (DESIGN.md) and its case key.
 //! - [`output`]: table on stdout, JSON lines and CSV written atomically, reading records back.
+//! - [`import`]: records of a GPU host brought into `results/<gpu>/`, each checked.
+//! - [`machine`]: which machine a record came from, and which records a folder may take.
 //! - [`runner`]: the run context a mini-app gets: chosen variants, the GPU if any, ceilings, the records so far.
 //! - [`ceilings`]: copy bandwidth of the CPU and GPU, measured in the same process.
 //! - [`plot`], [`compare`]: charts and regression checks, reading only records.
@@ -12,6 +14,8 @@
 pub mod ceilings;
 pub mod cli;
 pub mod compare;
+pub mod import;
+pub mod machine;
 pub mod output;
 pub mod plot;
 pub mod record;
@@ -20,6 +24,6 @@ pub mod runner;
 pub mod system;
 pub mod timing;
 
-pub use record::{Record, Validation, Variant};
+pub use record::{BytesModel, Record, Validation, Variant};
 pub use runner::{Case, Runner, Work};
 pub use timing::{Clock, Stats};

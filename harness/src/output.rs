@@ -1,6 +1,7 @@
 //! Writers and readers of records: a table on stdout, JSON lines and CSV files (written whole, then renamed, so an
 //! interrupted run never leaves half a file and earlier records are kept), and reading record sets back.
 
+use crate::machine::{Identity, Mismatch};
 use crate::record::Record;
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -17,18 +18,28 @@ pub enum RecordsError {
     Empty(PathBuf),
     #[error("cannot write {path}: {source}")]
     Unwritable { path: PathBuf, source: std::io::Error },
+    #[error("refusing to write to {dir}: {msg} (a records folder holds only runs of the machine it names)")]
+    WrongMachine { dir: PathBuf, msg: String },
 }
 
 /// Write `bytes` to `path` atomically: a temporary file in the same folder, then a rename.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), RecordsError> {
+    let tmp = write_temporary(path, bytes)?;
+    std::fs::rename(&tmp, path).map_err(|source| RecordsError::Unwritable { path: path.to_path_buf(), source })
+}
+
+/// Write `bytes` to a temporary file beside `path` (synced), for a rename into place; returns its path.
+fn write_temporary(path: &Path, bytes: &[u8]) -> Result<PathBuf, RecordsError> {
     let err = |source| RecordsError::Unwritable { path: path.to_path_buf(), source };
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(err)?;
     }
-    let tmp = path.with_extension(format!("{}.tmp", std::process::id()));
+    // the whole name kept (k.jsonl and k.csv wait for their renames side by side)
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = path.with_file_name(format!("{name}.{}.tmp", std::process::id()));
     let mut f = std::fs::File::create(&tmp).map_err(err)?;
     f.write_all(bytes).and_then(|_| f.sync_all()).map_err(err)?;
-    std::fs::rename(&tmp, path).map_err(err)
+    Ok(tmp)
 }
 
 /// Parse one JSON-lines file of records.
@@ -83,36 +94,83 @@ fn collect_jsonl(dir: &Path, files: &mut Vec<PathBuf>) -> Result<(), RecordsErro
     Ok(())
 }
 
-/// Append `records` to `<dir>/<kernel>.jsonl` and rewrite `<dir>/<kernel>.csv` from the whole file, per kernel.
-/// Existing records are kept; a malformed existing file stops the write rather than being overwritten.
-pub fn append(dir: &Path, records: &[Record]) -> Result<Vec<PathBuf>, RecordsError> {
-    let mut by_kernel: BTreeMap<&str, Vec<&Record>> = BTreeMap::new();
-    for r in records {
-        by_kernel.entry(&r.kernel).or_default().push(r);
-    }
-    let mut written = Vec::new();
-    for (kernel, new) in by_kernel {
-        let jsonl = dir.join(format!("{kernel}.jsonl"));
-        let mut all = if jsonl.exists() { read_file(&jsonl)? } else { Vec::new() };
-        all.extend(new.into_iter().cloned());
-        let mut text = String::new();
-        for r in &all {
-            text.push_str(&serde_json::to_string(r).expect("records serialise"));
-            text.push('\n');
+/// A records folder (`--out`): its machine (see [`crate::machine`]), and appends that keep it to that machine.
+pub struct Folder {
+    dir: PathBuf,
+    identity: Identity,
+}
+
+impl Folder {
+    /// The folder at `dir` (it need not exist yet), with the identity of the records it holds.
+    pub fn open(dir: &Path) -> Result<Folder, RecordsError> {
+        let mut existing = Vec::new();
+        if dir.is_dir() {
+            let rd = std::fs::read_dir(dir).map_err(|source| RecordsError::Unreadable { path: dir.into(), source })?;
+            let mut files: Vec<PathBuf> = rd.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "jsonl")).collect();
+            files.sort();
+            for f in files {
+                existing.extend(read_file(&f)?);
+            }
         }
-        write_atomic(&jsonl, text.as_bytes())?;
-        let csv = dir.join(format!("{kernel}.csv"));
-        write_atomic(&csv, to_csv(&all).as_bytes())?;
-        written.push(jsonl);
-        written.push(csv);
+        let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        Ok(Folder { dir: dir.to_path_buf(), identity: Identity::new(&name, &existing) })
     }
-    Ok(written)
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Would records of system `s` belong here? (A run checks before it measures anything.)
+    pub fn check(&self, s: &crate::system::System, what: &str) -> Result<(), RecordsError> {
+        self.identity.clone().admit_system(s, what).map_err(|m| self.refused(m))
+    }
+
+    fn refused(&self, m: Mismatch) -> RecordsError {
+        RecordsError::WrongMachine { dir: self.dir.clone(), msg: m.to_string() }
+    }
+
+    /// Append `records` to `<dir>/<kernel>.jsonl` and rewrite `<dir>/<kernel>.csv` from the whole file, per kernel.
+    /// Every record must belong to the folder's machine, or nothing is written. Existing records are kept; a
+    /// malformed existing file stops the write rather than being overwritten. Each file is written whole and renamed
+    /// into place, all of them only once every one is ready.
+    pub fn append(&mut self, records: &[Record]) -> Result<Vec<PathBuf>, RecordsError> {
+        let mut identity = self.identity.clone();
+        identity.admit_all(records).map_err(|m| self.refused(m))?;
+        let mut by_kernel: BTreeMap<&str, Vec<&Record>> = BTreeMap::new();
+        for r in records {
+            by_kernel.entry(&r.kernel).or_default().push(r);
+        }
+        let mut files = Vec::new();
+        for (kernel, new) in by_kernel {
+            let jsonl = self.dir.join(format!("{kernel}.jsonl"));
+            let mut all = if jsonl.exists() { read_file(&jsonl)? } else { Vec::new() };
+            all.extend(new.into_iter().cloned());
+            let mut text = String::new();
+            for r in &all {
+                text.push_str(&serde_json::to_string(r).expect("records serialise"));
+                text.push('\n');
+            }
+            files.push((jsonl, text));
+            files.push((self.dir.join(format!("{kernel}.csv")), to_csv(&all)));
+        }
+        let tmps = files.iter().map(|(path, text)| write_temporary(path, text.as_bytes())).collect::<Result<Vec<_>, _>>()?;
+        for ((path, _), tmp) in files.iter().zip(tmps) {
+            std::fs::rename(&tmp, path).map_err(|source| RecordsError::Unwritable { path: path.clone(), source })?;
+        }
+        self.identity = identity;
+        Ok(files.into_iter().map(|(p, _)| p).collect())
+    }
+}
+
+/// Append `records` to the folder `dir` (see [`Folder::append`]).
+pub fn append(dir: &Path, records: &[Record]) -> Result<Vec<PathBuf>, RecordsError> {
+    Folder::open(dir)?.append(records)
 }
 
 /// CSV with one row per record; sizes and params as `name=value;...` cells.
 pub fn to_csv(records: &[Record]) -> String {
     let mut s = String::from(
-        "kernel,op,variant,precision,sizes,params,reps,time_min_s,time_median_s,time_max_s,throughput,throughput_unit,bytes,flops,gbytes_per_s,gflops,ceiling_gbytes_per_s,fraction_of_ceiling,validation,compile_s,seed,cpu_model,threads_used,gpu,commit,timestamp\n",
+        "kernel,op,variant,precision,sizes,params,reps,time_min_s,time_median_s,time_max_s,throughput,throughput_unit,bytes,bytes_model,flops,gbytes_per_s,gflops,ceiling_gbytes_per_s,fraction_of_ceiling,validation,compile_s,seed,cpu_model,threads_used,gpu,commit,timestamp\n",
     );
     for r in records {
         let kv = |m: Vec<String>| m.join(";");
@@ -131,6 +189,7 @@ pub fn to_csv(records: &[Record]) -> String {
             format!("{:e}", r.throughput),
             r.throughput_unit.clone(),
             format!("{:e}", r.bytes),
+            r.bytes_model.map(|m| m.name().to_string()).unwrap_or_default(),
             format!("{:e}", r.flops),
             format!("{:.3}", r.gbytes_per_s),
             format!("{:.3}", r.gflops),
@@ -180,7 +239,9 @@ pub fn fmt_si(x: f64) -> String {
 pub fn table_line(r: &Record) -> String {
     let sizes: Vec<String> = r.sizes.iter().map(|(k, v)| format!("{k}={v}")).collect();
     let params: Vec<String> = r.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    let ceil = r.fraction_of_ceiling.map(|f| format!("{:>5.1}%", 100.0 * f)).unwrap_or_else(|| "    - ".into());
+    // "p": the bytes count every pass over the operands, cache-served re-reads included (BytesModel::Passes)
+    let mark = if r.bytes_model == Some(crate::record::BytesModel::Passes) { "p" } else { " " };
+    let ceil = r.fraction_of_ceiling.map(|f| format!("{:>5.1}%{mark}", 100.0 * f)).unwrap_or_else(|| "    -  ".into());
     format!(
         "{:<18} {:<7} {:<6} {:<40} {:>11} {:>28} {:>9.1} GB/s {:>9.1} GF/s {}  {}",
         format!("{}/{}", r.kernel, r.op),
@@ -199,7 +260,7 @@ pub fn table_line(r: &Record) -> String {
 /// Header of the table printed by [`table_line`].
 pub fn table_header() -> String {
     format!(
-        "{:<18} {:<7} {:<6} {:<40} {:>11} {:>28} {:>14} {:>14} {:>6}  {}",
+        "{:<18} {:<7} {:<6} {:<40} {:>11} {:>28} {:>14} {:>14} {:>7}  {}",
         "kernel/op", "variant", "prec", "case", "median", "throughput", "bandwidth", "flop rate", "%ceil", "validation"
     )
 }
@@ -224,6 +285,7 @@ mod tests {
             throughput: 1.0 / median,
             throughput_unit: "evals/s".into(),
             bytes: 1e6,
+            bytes_model: Some(crate::record::BytesModel::Compulsory),
             flops: 1e6,
             gbytes_per_s: 1e-3 / median,
             gflops: 1e-3 / median,
@@ -268,6 +330,33 @@ mod tests {
         assert!(append(&dir, &[sample("k", Variant::Cpu, 1, 1.0)]).is_err());
         assert!(std::fs::read_to_string(dir.join("k.jsonl")).unwrap().contains("\"kernel\": 3"));
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_record_of_another_machine_is_refused_and_nothing_written() {
+        let dir = std::env::temp_dir().join(format!("qmc-mine-{}", std::process::id())).join("nvidia-h200");
+        let _ = std::fs::remove_dir_all(&dir);
+        let mut gpu = sample("gemm", Variant::Gpu, 64, 1e-4);
+        gpu.system.cpu_model = "Intel(R) Xeon(R) Processor".into();
+        gpu.system.cpu_physical = Some(16);
+        gpu.system.gpu = Some(crate::system::GpuSystem { name: "NVIDIA H200".into(), ..Default::default() });
+        append(&dir, &[gpu]).unwrap();
+        // the misfiled case: a CPU-only run of the 2-core build machine into the H200 folder
+        let mut build = sample("gemm", Variant::Cpu, 64, 1e-3);
+        build.system.cpu_model = "AMD EPYC".into();
+        build.system.cpu_physical = Some(2);
+        build.system.host_gpus = Some(vec![]);
+        let before = std::fs::read_to_string(dir.join("gemm.jsonl")).unwrap();
+        let e = append(&dir, &[build.clone()]).unwrap_err();
+        assert!(matches!(e, RecordsError::WrongMachine { .. }), "{e}");
+        assert!(e.to_string().contains("AMD EPYC (2 cores), a host without NVIDIA H200"), "{e}");
+        assert_eq!(std::fs::read_to_string(dir.join("gemm.jsonl")).unwrap(), before);
+        // a whole batch is refused for one record of it
+        let mut ok = sample("gemm", Variant::Gpu, 128, 1e-4);
+        ok.system = read_file(&dir.join("gemm.jsonl")).unwrap()[0].system.clone();
+        assert!(append(&dir, &[ok, build]).is_err());
+        assert_eq!(read_file(&dir.join("gemm.jsonl")).unwrap().len(), 1);
+        std::fs::remove_dir_all(dir.parent().unwrap()).unwrap();
     }
 
     #[test]

@@ -9,8 +9,38 @@ use crate::timing::Stats;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// Version of the record layout; bump when a field changes meaning.
-pub const SCHEMA: u32 = 1;
+/// Version of the record layout; bump when a field changes meaning. 2: `system.host` is a hash of the machine id (it
+/// was the host name), and records say what their bytes count (`bytes_model`), the host's GPUs, CPU signature,
+/// compiler, cudarc, NVRTC and driver release. Records of schema 1 still read (the new fields empty).
+pub const SCHEMA: u32 = 2;
+
+/// What a record's `bytes` count, so that its GB/s and its fraction of the copy ceiling can be read. The ceiling is
+/// a copy (half reads, half writes) of buffers far larger than the caches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BytesModel {
+    /// Each datum one repetition needs, read or written once (distinct table rows, inputs, outputs): the least
+    /// memory traffic of a repetition that finds nothing in cache. Above 100% of the copy ceiling means data stayed
+    /// in cache from the previous repetition (a working set smaller than the last-level cache) or read-only traffic
+    /// outran a copy (a few percent on a GPU).
+    Compulsory,
+    /// Every pass of the algorithm over its operands, re-reads included (a walker's inverse read and written by each
+    /// update, the table rows of each move): the traffic through the memory hierarchy, much of which the caches
+    /// serve, so it can be several times the copy ceiling where the operands fit in cache.
+    Passes,
+    /// A copy of buffers larger than every cache, read and write each counted (the ceilings themselves).
+    Copy,
+}
+
+impl BytesModel {
+    pub fn name(self) -> &'static str {
+        match self {
+            BytesModel::Compulsory => "compulsory",
+            BytesModel::Passes => "passes",
+            BytesModel::Copy => "copy",
+        }
+    }
+}
 
 /// Which implementation produced a record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -137,8 +167,11 @@ pub struct Record {
     /// Work per second at the median time, in `throughput_unit`.
     pub throughput: f64,
     pub throughput_unit: String,
-    /// Fewest bytes moved and flops done per repetition.
+    /// Bytes moved (as `bytes_model` counts them) and flops done per repetition.
     pub bytes: f64,
+    /// What `bytes` count (None in records before schema 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes_model: Option<BytesModel>,
     pub flops: f64,
     pub gbytes_per_s: f64,
     pub gflops: f64,

@@ -5,7 +5,7 @@
 use crate::ceilings;
 use crate::cli::{CommonArgs, Outcome};
 use crate::output;
-use crate::record::{self, Record, Validation, Variant, SCHEMA};
+use crate::record::{self, BytesModel, Record, Validation, Variant, SCHEMA};
 use crate::system::{GpuSystem, System};
 use crate::timing::{self, Clock, Stats};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -41,8 +41,9 @@ impl Case {
 /// The work of one repetition.
 #[derive(Clone, Copy, Debug)]
 pub struct Work {
-    /// Fewest bytes moved through memory.
+    /// Bytes moved through memory, counted as `model` says.
     pub bytes: f64,
+    pub model: BytesModel,
     /// Floating-point operations.
     pub flops: f64,
     /// Items in the field's unit (orbital evaluations, electron moves, ...).
@@ -64,6 +65,8 @@ pub struct Runner {
     last_reps: usize,
     /// Records already appended to `--out`.
     written: usize,
+    /// The `--out` folder, opened (and checked to belong to this machine) before anything is measured.
+    folder: Option<output::Folder>,
 }
 
 impl Runner {
@@ -96,6 +99,19 @@ impl Runner {
                 }
             }
         }
+        // a records folder holds only runs of its machine: refuse at once, not after an hour of measuring
+        let folder = match &args.out {
+            Some(dir) => {
+                let f = output::Folder::open(dir)?;
+                let cpu_only = System { gpu: None, ..system.clone() };
+                f.check(&cpu_only, "a CPU run of this machine")?;
+                if system.gpu.is_some() {
+                    f.check(&system, "a GPU run of this machine")?;
+                }
+                Some(f)
+            }
+            None => None,
+        };
         let progress = if args.quiet { ProgressBar::hidden() } else { ProgressBar::new(0) };
         progress.set_style(
             ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}")
@@ -113,6 +129,7 @@ impl Runner {
             header_printed: false,
             last_reps: 0,
             written: 0,
+            folder,
         })
     }
 
@@ -211,6 +228,7 @@ impl Runner {
             throughput: work.items / time.median,
             throughput_unit: work.unit.into(),
             bytes: work.bytes,
+            bytes_model: Some(work.model),
             flops: work.flops,
             gbytes_per_s: gbs,
             gflops: work.flops / time.median / 1e9,
@@ -262,9 +280,9 @@ impl Runner {
     /// Append records `written..upto` to `--out` (nothing without `--out`).
     fn flush(&mut self, upto: usize) -> anyhow::Result<Vec<std::path::PathBuf>> {
         let mut files = vec![];
-        if let Some(dir) = &self.args.out {
+        if let Some(folder) = &mut self.folder {
             if upto > self.written {
-                files = output::append(dir, &self.records[self.written..upto])?;
+                files = folder.append(&self.records[self.written..upto])?;
             }
         }
         self.written = upto.max(self.written);
@@ -322,5 +340,33 @@ mod tests {
         r.finish().unwrap();
         assert_eq!(crate::output::read_file(&dir.join("k.jsonl")).unwrap().len(), 2, "finish writes the rest, once");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_record_says_what_its_bytes_count_and_what_built_it() {
+        let args = CommonArgs { variants: Some(vec![Variant::Cpu]), quiet: true, ..Default::default() };
+        let mut r = Runner::new(&args).unwrap();
+        let case = Case::new("k", "update", kernels::Precision::Double);
+        let time = Stats { min: 1e-3, median: 1e-3, max: 1e-3 };
+        let work = Work { bytes: 1e9, model: BytesModel::Passes, flops: 0.0, items: 1.0, unit: "moves/s" };
+        r.record(&case, Variant::Cpu, time, work, &[]).unwrap();
+        let rec = &r.records[0];
+        assert_eq!((rec.schema, rec.bytes_model), (2, Some(BytesModel::Passes)));
+        assert!(rec.system.rustc.starts_with("rustc 1.") && rec.system.cudarc.split('.').count() == 3, "{:?}", rec.system);
+        assert!(rec.system.host_gpus.is_some() && rec.system.host != "vm" && !rec.system.host.is_empty());
+        assert!(output::table_line(rec).contains("%p"), "a passes-model fraction is marked: {}", output::table_line(rec));
+        let csv = output::to_csv(&r.records);
+        assert!(csv.starts_with("kernel,") && csv.contains(",bytes_model,") && csv.contains(",passes,"), "{csv}");
+    }
+
+    #[test]
+    fn a_run_into_another_machines_folder_is_refused_before_it_measures() {
+        // a folder named for a GPU no machine has
+        let dir = std::env::temp_dir().join(format!("qmc-runner-{}/nvidia-x9000", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let args = CommonArgs { variants: Some(vec![Variant::Cpu]), out: Some(dir.clone()), quiet: true, ..Default::default() };
+        let e = Runner::new(&args).err().expect("refused").to_string();
+        assert!(e.contains("refusing to write to") && e.contains("a host without a GPU named nvidia-x9000"), "{e}");
+        assert!(!dir.exists(), "nothing written");
     }
 }

@@ -57,3 +57,16 @@ fn a_broken_kernel_reports_the_nvrtc_log() {
         .to_string();
     assert!(err.contains("broken") && err.contains("undeclared"), "{err}");
 }
+
+#[test]
+fn nvrtc_reports_its_version() {
+    if !gpu::nvrtc_available() {
+        assert!(std::env::var("QMC_REQUIRE_NVRTC").is_err(), "QMC_REQUIRE_NVRTC is set but libnvrtc is not loadable");
+        eprintln!("SKIPPED: libnvrtc not found");
+        assert_eq!(gpu::nvrtc_version(), None);
+        return;
+    }
+    let v = gpu::nvrtc_version().expect("a loadable NVRTC says its version");
+    let (major, minor) = v.split_once('.').expect("major.minor");
+    assert!(major.parse::<u32>().unwrap() >= 12 && minor.parse::<u32>().is_ok(), "{v}");
+}

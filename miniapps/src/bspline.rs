@@ -156,6 +156,7 @@ fn sweep<S: Real, A: Real>(r: &mut Runner, a: &Args, t64: &Table<f64>, table: &T
         let nval = w.min(a.check_walkers.max(1));
         let refv = reference::evaluate(t64, &pos[..3 * nval], a.output);
         let work = Work {
+            model: harness::BytesModel::Compulsory,
             bytes: bs::bytes(w, bs::stencil_rows(&t64.grid, &pos), table.stride, a.output, std::mem::size_of::<S>(), std::mem::size_of::<A>()),
             flops: bs::flops(w, t64.orbitals, a.output),
             items: (w * t64.orbitals) as f64,

@@ -6,7 +6,7 @@ use crate::common::KernelArgs;
 use crate::registry::Level;
 use anyhow::{bail, Result};
 use harness::cli::{positive, CommonArgs};
-use harness::{Case, Runner, Variant, Work};
+use harness::{BytesModel, Case, Runner, Variant, Work};
 use kernels::ewald::{self as ew, cpu::CpuEwald, gpu::GpuEwald, reference::Reference, Ewald, Ions, Lattice, Move};
 use kernels::{Check, Precision, Real};
 
@@ -200,9 +200,9 @@ fn case(a: &Args, e: &Ewald, op: &str, p: Precision, walkers: usize) -> Case {
 fn work(e: &Ewald, op: &str, walkers: usize, s: usize, a: usize) -> Work {
     let w = walkers as f64;
     if op == "energy" {
-        Work { bytes: w * e.energy_bytes(s, a), flops: w * e.energy_flops(), items: w, unit: "energies/s" }
+        Work { bytes: w * e.energy_bytes(s, a), model: BytesModel::Compulsory, flops: w * e.energy_flops(), items: w, unit: "energies/s" }
     } else {
-        Work { bytes: w * e.move_bytes(s, a), flops: w * e.move_flops(), items: w, unit: "electron moves/s" }
+        Work { bytes: w * e.move_bytes(s, a), model: BytesModel::Compulsory, flops: w * e.move_flops(), items: w, unit: "electron moves/s" }
     }
 }
 

@@ -411,8 +411,12 @@ pub fn find(name: &str) -> Result<Figure> {
     }
 }
 
-/// Does record `r` have the size or parameter `sel`: `name=value`, or `name>=number` (at least that number)?
-fn has(r: &Record, sel: &str) -> bool {
+/// Does record `r` have the size or parameter `sel`: `name=value`, `name>=number` (at least that number), or lack it
+/// (`!name`)?
+pub(crate) fn has(r: &Record, sel: &str) -> bool {
+    if let Some(name) = sel.strip_prefix('!') {
+        return !r.sizes.contains_key(name) && !r.params.contains_key(name);
+    }
     let value = |k: &str| r.sizes.get(k).map(|x| x.to_string()).or_else(|| r.params.get(k).cloned());
     if let Some((k, least)) = sel.split_once(">=") {
         let least: f64 = least.parse().expect("figure select: a number after >=");
@@ -438,7 +442,7 @@ pub fn select<'a>(f: &Figure, records: &'a [Record]) -> Vec<&'a Record> {
 
 /// A record's case key without the parameters that only say how the CPU side ran (`threads`, `mode`): pairs a CPU
 /// baseline with the GPU run of its case.
-fn pair_key(r: &Record) -> String {
+pub(crate) fn pair_key(r: &Record) -> String {
     let mut r = r.clone();
     r.params.remove("threads");
     r.params.remove("mode");
@@ -446,12 +450,12 @@ fn pair_key(r: &Record) -> String {
 }
 
 /// A CPU record on one core: `--threads 1`, or a mini-app's serial mode (chains one after another).
-fn one_core(r: &Record) -> bool {
+pub(crate) fn one_core(r: &Record) -> bool {
     r.variant == Variant::Cpu && (r.params.get("threads").is_some_and(|t| t == "1") || r.params.get("mode").is_some_and(|m| m == "serial"))
 }
 
 /// A CPU record on every core of the pool.
-fn all_cores(r: &Record) -> bool {
+pub(crate) fn all_cores(r: &Record) -> bool {
     r.variant == Variant::Cpu && !r.params.contains_key("threads") && r.params.get("mode").is_none_or(|m| m != "serial")
 }
 
@@ -813,6 +817,7 @@ mod tests {
         assert!(has(&r, "walkers>=32") && has(&r, "walkers>=4") && !has(&r, "walkers>=33"));
         assert!(has(&r, "threads>=4") && !has(&r, "threads>=5"), "parameters too");
         assert!(!has(&r, "nonesuch>=1"));
+        assert!(has(&r, "!nonesuch") && !has(&r, "!walkers") && !has(&r, "!threads"), "absent sizes and parameters");
     }
 
     #[test]

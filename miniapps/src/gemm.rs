@@ -9,7 +9,7 @@ use crate::common::KernelArgs;
 use crate::registry::Level;
 use anyhow::{bail, Result};
 use harness::cli::{positive, CommonArgs};
-use harness::{Case, Runner, Variant, Work};
+use harness::{BytesModel, Case, Runner, Variant, Work};
 use kernels::gemm::basis::BasisSet;
 use kernels::gemm::gpu::{GpuBasis, GpuGemm};
 use kernels::gemm::{self as gm, cpu, reference, Algo, Molecule, Operands, Shape, COMPONENTS};
@@ -205,7 +205,7 @@ fn basis_case(r: &mut Runner, a: &Args, mol: Molecule, walkers: usize, case_no: 
 fn basis_variants<T: Real, O: Real>(r: &mut Runner, case: &Case, set: &BasisSet, pos: &[f64], refv: &[f64], nval: usize) -> Result<()> {
     let points = pos.len() / 3;
     let nf = set.len();
-    let work = Work { bytes: set.bytes(points, std::mem::size_of::<O>()), flops: set.flops(points), items: (points * nf) as f64, unit: "basis evals/s" };
+    let work = Work { bytes: set.bytes(points, std::mem::size_of::<O>()), model: BytesModel::Compulsory, flops: set.flops(points), items: (points * nf) as f64, unit: "basis evals/s" };
     // The single-core reference is timed only where it takes well under a second.
     if r.runs(Variant::CpuRef) && case.precision == Precision::Double && points * nf <= 1 << 21 {
         let t = r.time_reps(Variant::CpuRef, 2, || -> Result<()> {
@@ -273,7 +273,7 @@ fn gemm_case(r: &mut Runner, a: &Args, mol: Option<Molecule>, label: &str, shape
             }
             let case = case.param("molecule", label).param("algo", algo.name());
             let (in_b, out_b) = (if algo.f64_inputs() { 8 } else { 4 }, if algo.f64_output() { 8 } else { 4 });
-            let work = Work { bytes: shape.bytes(in_b, out_b), flops: shape.flops(), items: (shape.m * shape.n) as f64, unit: "orbital entries/s" };
+            let work = Work { bytes: shape.bytes(in_b, out_b), model: BytesModel::Compulsory, flops: shape.flops(), items: (shape.m * shape.n) as f64, unit: "orbital entries/s" };
             let tol = algo.tolerance(shape.k);
             r.step(format!("gemm {label} {}x{}x{} {algo}", shape.m, shape.k, shape.n));
             let cap = if matches!(algo, Algo::BlasF32 | Algo::BlasF64) { 20.0 * a.cpu_max_gflop } else { a.cpu_max_gflop };

@@ -7,7 +7,7 @@ use crate::common::KernelArgs;
 use crate::registry::Level;
 use anyhow::{bail, Result};
 use harness::cli::{positive, CommonArgs};
-use harness::{Case, Runner, Variant, Work};
+use harness::{BytesModel, Case, Runner, Variant, Work};
 use kernels::jastrow::cpu::{self, Batch, Fast, MovesT};
 use kernels::jastrow::gpu::GpuJastrow;
 use kernels::jastrow::{self as jw, reference, Jastrow, Moves, Setup, Term, COMPONENTS};
@@ -229,7 +229,7 @@ fn sweep<T: Real, A: Real>(r: &mut Runner, c: &Ctx, inp: &Inputs, p: Precision) 
             case = case.size("g_vectors", j.p.n.len());
         }
         let (items, unit) = if op == "vgl" { (w as f64, "walker evals/s") } else { (w as f64 * nm as f64, "electron moves/s") };
-        let work = Work { bytes: jw::bytes(op, w, n, nm, std::mem::size_of::<T>(), std::mem::size_of::<A>()), flops: jw::flops(j, op, w, nm), items, unit };
+        let work = Work { bytes: jw::bytes(op, w, n, nm, std::mem::size_of::<T>(), std::mem::size_of::<A>()), model: BytesModel::Compulsory, flops: jw::flops(j, op, w, nm), items, unit };
         r.step(format!("jastrow {op} {} {p} electrons={n} walkers={w}", j.term.name()));
         if c.variants.contains(&Variant::CpuRef) && p == Precision::Double && op != "accept" {
             let t = r.time_reps(Variant::CpuRef, 1, || -> Result<()> {

@@ -34,7 +34,7 @@ use crate::common::KernelArgs;
 use crate::registry::Level;
 use anyhow::{bail, Result};
 use harness::cli::{positive, CommonArgs};
-use harness::{Case, Runner, Variant, Work};
+use harness::{BytesModel, Case, Runner, Variant, Work};
 use kernels::lattice::{self as lat, cpu::Ensemble, gpu::{GpuEnsemble, BFACTORS}, reference, tally, ChainResult, Config, Model, Params};
 use kernels::{Check, Precision, Real};
 
@@ -197,7 +197,8 @@ fn case(m: &Model, chains: usize, p: Precision, mode: &str) -> Case {
 
 /// Work of one run from the tally increments it made (divided by the number of runs they cover).
 fn work(m: &Model, chains: usize, sweeps: usize, elem: usize, tallies: &[[f64; tally::LEN]], runs: f64) -> Work {
-    Work { bytes: lat::bytes(m, chains, sweeps, elem), flops: lat::flops(m, tallies) / runs, items: (chains * sweeps) as f64, unit: "chain sweeps/s" }
+    // every sweep's pass over W counted, though a chain's W stays in the block's shared memory or cache
+    Work { bytes: lat::bytes(m, chains, sweeps, elem), model: BytesModel::Passes, flops: lat::flops(m, tallies) / runs, items: (chains * sweeps) as f64, unit: "chain sweeps/s" }
 }
 
 /// Compare the validation chains of a fast variant (storage S) with the reference; also the fraction of chains

@@ -7,6 +7,7 @@ pub mod bspline;
 pub mod common;
 pub mod figures;
 pub mod gemm;
+pub mod headlines;
 pub mod jastrow;
 pub mod pseudopotential;
 pub mod lattice;

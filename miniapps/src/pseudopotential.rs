@@ -14,7 +14,7 @@ use crate::common::KernelArgs;
 use crate::registry::Level;
 use anyhow::{bail, Result};
 use harness::cli::{positive, CommonArgs};
-use harness::{Case, Runner, Variant, Work};
+use harness::{BytesModel, Case, Runner, Variant, Work};
 use kernels::pseudopotential::{self as pp, cpu, gpu::GpuPseudo, reference, slab::Slab, Channels, Energies, Rule, Setup, Walkers};
 use kernels::{Check, Precision, Real};
 
@@ -170,7 +170,9 @@ fn sweep<S: Real, A: Real>(r: &mut Runner, a: &Args, counts: &[usize], f64s: (&S
         let mut rows: Vec<(usize, usize)> = jobs.iter().map(|j| (j.walker, j.electron)).collect();
         rows.dedup();
         let row_bytes = setup.table.stride * std::mem::size_of::<S>();
+        // 64 table rows per point, overlapping stencils counted again (up to the whole table): passes
         let work = Work {
+            model: BytesModel::Passes,
             bytes: pp::bytes(jobs.len() * nq, setup.table.bytes(), rows.len(), row_bytes, nw * setup.electrons),
             flops: pp::flops(setup, jobs.len(), rows.len(), nw),
             items: (jobs.len() * nq) as f64,

@@ -30,7 +30,7 @@ use crate::registry::Level;
 use anyhow::{bail, Result};
 use harness::cli::{positive, CommonArgs};
 use harness::timing::Stats;
-use harness::{Case, Runner, Variant, Work};
+use harness::{BytesModel, Case, Runner, Variant, Work};
 use kernels::gpu::Gpu;
 use kernels::qmc::comm::{Ranks, Solo};
 use kernels::qmc::gpu::{trajectory_check, GpuWalkers, MAX_EWALD_WALKERS};
@@ -535,6 +535,7 @@ fn record(r: &mut Runner, a: &Args, sys: &System, op: &str, tau: f64, e: &Estima
     // move itself), the same for the full evaluation at the end of the step.
     let work = Work {
         bytes: e.walker_steps as f64 * n * 4.0 * 24.0,
+        model: BytesModel::Passes,
         flops: e.walker_steps as f64 * 2.0 * n * (60.0 + 40.0 * (n - 1.0) + 40.0 * nuclei),
         items: e.walker_steps as f64,
         unit: "walker steps/s",

@@ -364,8 +364,10 @@ fn trajectory_checks<S: Scalar, A: Real>(gpu: &std::sync::Arc<kernels::gpu::Gpu>
 
 pub(crate) fn work<S>(sys: &Solid, walkers: usize, steps: usize, acc: f64) -> Work {
     let n = (walkers * steps) as f64;
+    // the table rows of every move and the inverse of every accept counted: cache-served re-reads included
     Work {
         bytes: n * solid::step_bytes(sys, std::mem::size_of::<S>(), acc),
+        model: harness::BytesModel::Passes,
         flops: n * solid::step_flops(sys, acc),
         items: n,
         unit: "walker steps/s",

@@ -30,6 +30,18 @@ pub fn nvrtc_available() -> bool {
     unsafe { cudarc::nvrtc::sys::is_culib_present() }
 }
 
+/// The version of the NVRTC library this process loads ("13.0"), or None where it cannot be loaded. Records carry it:
+/// the PTX a kernel runs is NVRTC's, so a different NVRTC can change the timings.
+pub fn nvrtc_version() -> Option<String> {
+    if !nvrtc_available() {
+        return None;
+    }
+    let (mut major, mut minor) = (0, 0);
+    // SAFETY: libnvrtc is loadable (checked above); both pointers are to live locals.
+    let r = unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut major, &mut minor) };
+    (r == cudarc::nvrtc::sys::nvrtcResult::NVRTC_SUCCESS).then(|| format!("{major}.{minor}"))
+}
+
 /// Compile `src` (with the prelude) to PTX for `arch`.
 pub fn compile(module: &str, src: &str, arch: &'static str) -> Result<Ptx, GpuError> {
     if !nvrtc_available() {

@@ -5,7 +5,7 @@
 mod compile;
 mod error;
 
-pub use compile::{arch_name, compile, nvrtc_available, OPTIONS_TEXT, PRELUDE};
+pub use compile::{arch_name, compile, nvrtc_available, nvrtc_version, OPTIONS_TEXT, PRELUDE};
 pub use cudarc::driver::{CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 pub use error::{DriverContext, GpuError};
 
@@ -54,6 +54,13 @@ fn driver_version() -> Result<i32, GpuError> {
     Ok(v)
 }
 
+/// The version in the first line of /proc/driver/nvidia/version ("NVRM version: NVIDIA UNIX x86_64 Kernel Module
+/// 580.82.07  Tue ..."): the first word made of digits and dots, with a dot.
+fn module_version(text: &str) -> Option<String> {
+    let line = text.lines().next()?;
+    line.split_whitespace().find(|w| w.contains('.') && w.chars().all(|c| c.is_ascii_digit() || c == '.')).map(str::to_string)
+}
+
 fn version_text(v: i32) -> String {
     format!("{}.{}", v / 1000, (v % 1000) / 10)
 }
@@ -70,6 +77,21 @@ impl Gpu {
             return Err(GpuError::DriverTooOld { found: version_text(v), needed: version_text(NEEDED_DRIVER) });
         }
         Ok(CudaContext::device_count().during("counting devices")? as usize)
+    }
+
+    /// The names of the CUDA devices of this machine, without creating a context (empty where there is no usable
+    /// driver). Every record carries them, so a CPU-only record made on a GPU host says which host it was.
+    pub fn names() -> Vec<String> {
+        let Ok(n) = Self::count() else { return vec![] };
+        use cudarc::driver::result::device;
+        (0..n as i32).filter_map(|i| device::get(i).and_then(device::get_name).ok()).collect()
+    }
+
+    /// The version of the NVIDIA kernel module ("580.82.07"), where the OS says (Linux: /proc/driver/nvidia/version);
+    /// `DeviceInfo::driver_version` is the CUDA version that driver supports.
+    pub fn kernel_module_version() -> Option<String> {
+        let text = std::fs::read_to_string("/proc/driver/nvidia/version").ok()?;
+        module_version(&text)
     }
 
     /// Open device `ordinal` with one stream.
@@ -278,4 +300,14 @@ pub fn for_test() -> Option<Arc<Gpu>> {
 /// A one-dimensional launch of `n` threads in blocks of `block`.
 pub fn grid_1d(n: usize, block: u32) -> LaunchConfig {
     LaunchConfig { grid_dim: ((n as u32).div_ceil(block).max(1), 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn module_version_reads_the_kernel_module_line() {
+        let text = "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.82.07  Fri Aug 29 00:00:00 UTC 2025\nGCC version:  gcc version 13.3.0\n";
+        assert_eq!(super::module_version(text).as_deref(), Some("580.82.07"));
+        assert_eq!(super::module_version("garbage\n"), None);
+    }
 }

@@ -126,6 +126,25 @@ enum Cmd {
         #[arg(long, default_value = "qmc-bench report")]
         title: String,
     },
+    /// The README's headline tables from records: each number with its commit and device, from passed records of
+    /// the folder's machine, the two records of a ratio of one commit. Prints the Markdown, or with --write replaces
+    /// the section between the README's headline markers.
+    Headlines {
+        /// Record folders, one set of tables each [default: the folders the README shows].
+        folders: Vec<String>,
+        /// Replace the generated section of this file (README.md) instead of printing it.
+        #[arg(long)]
+        write: Option<PathBuf>,
+    },
+    /// Bring a GPU host's records into results/<gpu>/: every record must name a clean commit, be new to the folder
+    /// and be a run of the folder's machine, or nothing is written. Prints the folder.
+    Import {
+        /// The records: a records.tgz from scripts/gpu-host.sh, a folder of *.jsonl, or one .jsonl file.
+        source: PathBuf,
+        /// The folder [default: results/<the GPU of the records, in lower case, e.g. nvidia-h100-80gb-hbm3>].
+        #[arg(long)]
+        into: Option<PathBuf>,
+    },
     /// Measure the copy bandwidth of the CPU (all threads) and the GPU; --out writes them as records.
     Ceilings {
         #[command(flatten)]
@@ -150,6 +169,8 @@ fn main() -> ExitCode {
         Cmd::Plot { records, out, x, baseline } => plot_cmd(&records, &out, x.as_deref(), baseline),
         Cmd::Compare { base, new, tolerance, normalize, aggregate } => compare(&base, &new, tolerance, normalize, aggregate),
         Cmd::Ceilings { common } => ceilings(common),
+        Cmd::Import { source, into } => import(&source, into.as_deref()),
+        Cmd::Headlines { folders, write } => headlines(&folders, write.as_deref()),
         Cmd::Report { records, out, title } => report(&records, &out, &title),
         Cmd::Score { new, reference, variant } => score(&new, &reference, variant),
         Cmd::Figure { name, list, records, out, run } => figure(name.as_deref(), list, &records, out, run),
@@ -263,6 +284,31 @@ fn figure(name: Option<&str>, list: bool, paths: &[PathBuf], out: Option<PathBuf
     Ok(outcome)
 }
 
+fn headlines(folders: &[String], write: Option<&std::path::Path>) -> Result<Outcome> {
+    use miniapps::headlines;
+    let folders: Vec<&str> = if folders.is_empty() { headlines::README_FOLDERS.to_vec() } else { folders.iter().map(String::as_str).collect() };
+    let section = headlines::section(std::path::Path::new("."), &folders)?;
+    match write {
+        None => println!("{section}"),
+        Some(path) => {
+            let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+            output::write_atomic(path, headlines::replace_section(&text, &section)?.as_bytes())?;
+            eprintln!("wrote the headline tables of {} into {}", folders.join(", "), path.display());
+        }
+    }
+    Ok(Outcome::Passed)
+}
+
+fn import(source: &std::path::Path, into: Option<&std::path::Path>) -> Result<Outcome> {
+    use harness::import;
+    let records = import::read_source(source)?;
+    let dir = import::destination(&records, into, std::path::Path::new("results"))?;
+    let n = import::import(&records, &dir)?;
+    eprintln!("imported {n} records from {} into {}", source.display(), dir.display());
+    println!("{}", dir.display());
+    Ok(Outcome::Passed)
+}
+
 fn score(new: &PathBuf, reference: &PathBuf, variant: Option<Variant>) -> Result<Outcome> {
     let n = output::read_records(std::slice::from_ref(new))?;
     let r = output::read_records(std::slice::from_ref(reference))?;
@@ -364,7 +410,7 @@ fn ceilings(common: CommonArgs) -> Result<Outcome> {
         let bytes = 2.0 * if v == Variant::Gpu { (1u64 << 30) as f64 } else { (256u64 << 20) as f64 };
         let case = harness::Case::new("ceilings", "copy", kernels::Precision::Double);
         let time = harness::Stats { min: bytes / bw, median: bytes / bw, max: bytes / bw };
-        runner.record(&case, v, time, harness::Work { bytes, flops: 0.0, items: bytes, unit: "B/s" }, &[])?;
+        runner.record(&case, v, time, harness::Work { bytes, model: harness::BytesModel::Copy, flops: 0.0, items: bytes, unit: "B/s" }, &[])?;
     }
     runner.finish()
 }
