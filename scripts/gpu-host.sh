@@ -51,7 +51,7 @@ for stage in "$@"; do
         # measured after a failing GPU test mean nothing, so a failure ends the run here.
         echo "+ kernels-tests (QMC_REQUIRE_GPU=1)"
         t0=$SECONDS
-        if ! QMC_REQUIRE_GPU=1 QMC_REQUIRE_NVRTC=1 timeout "${STAGE_TIMEOUT:-290}" .carry/kernels-tests --test-threads 4 2>&1 \
+        if ! QMC_REQUIRE_GPU=1 QMC_REQUIRE_NVRTC=1 timeout "${STAGE_TIMEOUT:-290}" "${TESTS:-.carry/kernels-tests}" --test-threads 4 2>&1 \
             | tee "$OUT/tests.txt" | grep -E "^test .*(FAILED|ok)$|^test result|panicked|SKIPPED" | grep -v " ok$"; then :; fi
         if ! grep -q "^test result: ok" "$OUT/tests.txt"; then
             echo "FAILED: the GPU tests (log in tests.txt); no measuring stage runs after a failing GPU test"
