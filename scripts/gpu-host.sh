@@ -17,7 +17,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/qmc-out}
-REC=/tmp/qmc-records
+REC=${REC:-/tmp/qmc-records}
 BIN=${BIN:-.carry/qmcbench}
 mkdir -p "$OUT" "$REC"
 exec > >(tee -a "$OUT/log.txt") 2>&1
