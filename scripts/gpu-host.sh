@@ -4,6 +4,7 @@
 #   profile     Nsight Compute sections of the B-spline VGH kernel, single vs double
 #   probe       what the host offers for multi-rank runs (MPI library, launcher, GPUs)
 #   qmc-check   the driver's GPU walkers at small sizes (trajectory check against the CPU first)
+#   tests       the kernels' GPU unit tests on the GPU (QMC_REQUIRE_GPU=1; binary from TESTS=1 scripts/build-carry.sh)
 #   qmc-gpu     the driver's GPU walkers at 16384 walkers, every system and precision
 #   solid-scaling  synthetic-solid DMC over 1..G GPUs (weak and strong scaling, threads transport; one mpirun run)
 #   <kernel>    that mini-app's full suite, GPU and all-core CPU, plus the one-core CPU baselines its figures need
@@ -41,6 +42,16 @@ run() { # run a qmcbench command, keep going on failure, remember it
 
 for stage in "$@"; do
     case $stage in
+    tests)
+        # every GPU unit test of the kernels (those that call gpu::for_test, named "..._when_present"), each made to
+        # fail, not skip, if it cannot open the GPU
+        T=${TESTS_BIN:-.carry/kernels-tests}
+        echo "+ QMC_REQUIRE_GPU=1 $T when_present"
+        t0=$SECONDS
+        QMC_REQUIRE_GPU=1 timeout "${STAGE_TIMEOUT:-290}" "$T" when_present \
+            || { echo "FAILED (exit $?): GPU unit tests"; fail=1; }
+        echo "  ($((SECONDS - t0)) s)"
+        ;;
     solid-check)
         # small whole-step run first: the GPU engine against the CPU engine step by step (trajectory) and against
         # the f64 reference; its log names every walker and step that differs

@@ -369,7 +369,7 @@ mod tests {
     /// A walker put into another slot comes out whole (every array, including the gradient rows that only the
     /// next sweep's drift reads), on the CPU and, where there is one, on the GPU.
     #[test]
-    fn take_and_put_move_the_whole_walker() {
+    fn take_and_put_move_the_whole_walker_gpu_too_when_present() {
         let sys = Solid::carbon(16, 3).unwrap();
         let p = Params { tau: 0.02, dmc: true, recompute: 0, seed: 9, first: 0 };
         let mut e = CpuEngine::<f32, f64>::new(&sys, 3, p).unwrap();
