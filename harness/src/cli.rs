@@ -1,5 +1,6 @@
-//! The flags every program shares, and the exit-code convention: 0 all good, 1 a validation failed, 2 an error
-//! (bad input, no GPU when one was demanded, unreadable files). Errors print one line, never a panic trace.
+//! The flags every program shares, and the exit-code convention: 0 every record validated (or a measurement with
+//! nothing to check, said so), 1 a validation failed or a record was not checked, 2 an error (bad input, no GPU
+//! when one was demanded, unreadable files). Errors print one line, never a panic trace.
 
 use crate::record::Variant;
 use clap::Args;
@@ -67,6 +68,8 @@ impl Default for CommonArgs {
 pub enum Outcome {
     Passed,
     ValidationFailed,
+    /// No record failed, but some were not checked: that must not look like a pass.
+    Unchecked,
     /// `compare` found a slowdown beyond its tolerance.
     Regression,
 }
@@ -77,6 +80,10 @@ pub fn main_with(body: impl FnOnce() -> anyhow::Result<Outcome>) -> ExitCode {
         Ok(Outcome::Passed) => ExitCode::SUCCESS,
         Ok(Outcome::ValidationFailed) => {
             eprintln!("error: validation failed (see the records above); exit status 1");
+            ExitCode::from(1)
+        }
+        Ok(Outcome::Unchecked) => {
+            eprintln!("error: some records were not checked against a reference (UNCHECKED above); exit status 1");
             ExitCode::from(1)
         }
         Ok(Outcome::Regression) => ExitCode::from(1),

@@ -89,10 +89,11 @@ pub struct KernelScore {
 /// A single-number summary of a machine against a reference machine, as SPEC does: per kernel the geometric mean of
 /// throughput ratios over the cases both record sets measured (same key: kernel, op, variant, precision, sizes,
 /// parameters), then the geometric mean over kernels, so every kernel weighs the same however many cases it has.
+/// Only trusted records count: passed, or measure-only; a failed or unchecked one is no number to buy by.
 pub fn score(reference: &[Record], new: &[Record], variant: Option<crate::record::Variant>) -> (Option<f64>, Vec<KernelScore>) {
     let index = |rs: &[Record]| -> BTreeMap<String, (String, f64)> {
         rs.iter()
-            .filter(|r| variant.is_none_or(|v| r.variant == v) && r.throughput > 0.0 && !r.validation.failed())
+            .filter(|r| variant.is_none_or(|v| r.variant == v) && r.throughput > 0.0 && r.validation.trusted())
             .map(|r| (r.key(), (r.kernel.clone(), r.throughput)))
             .collect()
     };
@@ -129,5 +130,10 @@ mod score_tests {
         assert!((total.unwrap() - 1.0).abs() < 1e-12);
         let (none, _) = score(&base, &new, Some(Variant::Cpu));
         assert!(none.is_none(), "no CPU cases to score");
+        // an unchecked record is left out as a failed one is (it used to count)
+        let mut new = new;
+        new[2].validation = crate::record::Validation::from_checks(&[]);
+        let (_, per) = score(&base, &new, Some(Variant::Gpu));
+        assert_eq!(per.len(), 1, "kernel b's only case was not checked");
     }
 }

@@ -291,7 +291,7 @@ mod tests {
             gflops: 1e-3 / median,
             ceiling_gbytes_per_s: None,
             fraction_of_ceiling: None,
-            validation: Validation::skipped("test"),
+            validation: Validation::from_checks(&[kernels::Check::scalar("test", 1.0, 1.0, 0.0)]),
             compile_s: None,
             compile_options: None,
             extra: Default::default(),

@@ -11,7 +11,8 @@ use std::collections::BTreeMap;
 
 /// Version of the record layout; bump when a field changes meaning. 2: `system.host` is a hash of the machine id (it
 /// was the host name), and records say what their bytes count (`bytes_model`), the host's GPUs, CPU signature,
-/// compiler, cudarc, NVRTC and driver release. Records of schema 1 still read (the new fields empty).
+/// compiler, cudarc, NVRTC and driver release; validation statuses "unchecked" and "measure-only" replace
+/// "skipped", and each check carries `compared`. Records of schema 1 still read (the new fields empty).
 pub const SCHEMA: u32 = 2;
 
 /// What a record's `bytes` count, so that its GB/s and its fraction of the copy ceiling can be read. The ceiling is
@@ -93,12 +94,22 @@ pub struct CheckRecord {
     pub error: Option<f64>,
     pub tolerance: f64,
     pub passed: bool,
+    /// Items compared (entries, walkers, walker-steps); absent in records written before it was counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compared: Option<u64>,
 }
 
-/// Validation outcome of a record.
+/// Validation outcome of a record. `status` is one of:
+/// - "passed": at least one check, and every check passed;
+/// - "failed": a check failed (a NaN anywhere, an error beyond tolerance, nothing compared);
+/// - "measure-only": a measurement with nothing to check against, said in `note` (the f64 reference itself, a
+///   bandwidth ceiling): a valid measurement, but not a validated one;
+/// - "unchecked": no check was made although one should have been (`note` says why). Never counted as passed: a
+///   run with an unchecked record exits 1 (`Runner::finish`).
+///
+/// Records of schema 1 wrote "skipped" for the last two; such a record reads as unchecked.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct Validation {
-    /// "passed", "failed", or "skipped" (with the reason in `note`).
     pub status: String,
     pub checks: Vec<CheckRecord>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -106,30 +117,62 @@ pub struct Validation {
 }
 
 impl Validation {
+    pub const PASSED: &'static str = "passed";
+    pub const FAILED: &'static str = "failed";
+    pub const MEASURE_ONLY: &'static str = "measure-only";
+    pub const UNCHECKED: &'static str = "unchecked";
+
+    /// Passed when every check passed; no check at all is unchecked, not passed.
     pub fn from_checks(checks: &[kernels::Check]) -> Validation {
-        let checks: Vec<CheckRecord> = checks
-            .iter()
-            .map(|c| CheckRecord {
-                quantity: c.quantity.clone(),
-                error: c.error.is_finite().then_some(c.error),
-                tolerance: c.tolerance,
-                passed: c.passed(),
-            })
-            .collect();
-        let status = if checks.is_empty() {
-            "skipped"
-        } else if checks.iter().all(|c| c.passed) {
-            "passed"
-        } else {
-            "failed"
-        };
-        Validation { status: status.into(), checks, note: None }
+        let mut v = Validation::unchecked("no check was made");
+        for c in checks {
+            v.add(c);
+        }
+        v
     }
-    pub fn skipped(why: &str) -> Validation {
-        Validation { status: "skipped".into(), checks: vec![], note: Some(why.into()) }
+    /// A measurement with nothing to compare: `why` says so.
+    pub fn measure_only(why: &str) -> Validation {
+        Validation { status: Self::MEASURE_ONLY.into(), checks: vec![], note: Some(why.into()) }
+    }
+    pub fn unchecked(why: &str) -> Validation {
+        Validation { status: Self::UNCHECKED.into(), checks: vec![], note: Some(why.into()) }
+    }
+    /// Add a check: a failing one fails the record; the first passing one makes an unchecked record passed.
+    pub fn add(&mut self, c: &kernels::Check) {
+        let passed = c.passed();
+        self.checks.push(CheckRecord {
+            quantity: c.quantity.clone(),
+            error: c.error.is_finite().then_some(c.error),
+            tolerance: c.tolerance,
+            passed,
+            compared: Some(c.compared as u64),
+        });
+        if !passed {
+            self.status = Self::FAILED.into();
+        } else if self.is_unchecked() {
+            self.status = Self::PASSED.into();
+            self.note = None;
+        }
+    }
+    /// Every check passed (and there was at least one). The only status that counts as validated.
+    pub fn passed(&self) -> bool {
+        self.status == Self::PASSED
     }
     pub fn failed(&self) -> bool {
-        self.status == "failed"
+        self.status == Self::FAILED
+    }
+    /// A measurement with nothing to check against, said so explicitly.
+    pub fn is_measure_only(&self) -> bool {
+        self.status == Self::MEASURE_ONLY
+    }
+    /// Not checked, though it should have been (any status other than the three above, "skipped" of schema 1
+    /// included).
+    pub fn is_unchecked(&self) -> bool {
+        !(self.passed() || self.failed() || self.is_measure_only())
+    }
+    /// A number one may use: passed its checks, or a measurement that has none to pass.
+    pub fn trusted(&self) -> bool {
+        self.passed() || self.is_measure_only()
     }
     /// The worst error relative to its tolerance, for tables.
     pub fn summary(&self) -> String {
@@ -246,14 +289,45 @@ mod tests {
 
     #[test]
     fn validation_status() {
-        let ok = kernels::Check { quantity: "v".into(), error: 1e-9, tolerance: 1e-8 };
-        let bad = kernels::Check { quantity: "g".into(), error: f64::INFINITY, tolerance: 1e-8 };
-        assert_eq!(Validation::from_checks(&[ok.clone()]).status, "passed");
-        let v = Validation::from_checks(&[ok, bad]);
-        assert!(v.failed());
+        let ok = kernels::Check { quantity: "v".into(), error: 1e-9, tolerance: 1e-8, compared: 4 };
+        let bad = kernels::Check { quantity: "g".into(), error: f64::INFINITY, tolerance: 1e-8, compared: 4 };
+        let v = Validation::from_checks(std::slice::from_ref(&ok));
+        assert!(v.passed() && v.trusted() && v.note.is_none());
+        assert_eq!(v.status, "passed");
+        assert_eq!(v.checks[0].compared, Some(4), "the count reaches the record");
+        let v = Validation::from_checks(&[ok.clone(), bad]);
+        assert!(v.failed() && !v.passed());
         assert_eq!(v.checks[1].error, None);
         assert!(v.summary().contains("NaN"));
-        assert_eq!(Validation::from_checks(&[]).status, "skipped");
+        // a check that compared nothing fails the record
+        let empty = kernels::Check { compared: 0, ..ok };
+        assert!(Validation::from_checks(&[empty]).failed());
+    }
+
+    /// Without checks a record used to be "skipped" and counted by nobody as failed: it is unchecked, never passed.
+    #[test]
+    fn a_record_without_checks_is_unchecked_not_passed() {
+        let v = Validation::from_checks(&[]);
+        assert_eq!(v.status, "unchecked");
+        assert!(v.is_unchecked() && !v.passed() && !v.failed() && !v.trusted());
+        let old: Validation = serde_json::from_str(r#"{"status":"skipped","checks":[]}"#).unwrap();
+        assert!(old.is_unchecked() && !old.passed(), "schema 1's skipped reads as unchecked");
+        let m = Validation::measure_only("a bandwidth ceiling");
+        assert!(m.is_measure_only() && m.trusted() && !m.passed() && !m.is_unchecked());
+        assert_eq!(m.status, "measure-only");
+        // a non-finite measured extra fails even a measure-only record
+        let mut m = m;
+        m.add(&kernels::Check::finite("extra energy", &[f64::NAN]));
+        assert!(m.failed());
+    }
+
+    #[test]
+    fn check_counts_round_trip_and_old_records_read() {
+        let v = Validation::from_checks(&[kernels::Check::compare("v", &[1.0f64, 2.0], &[1.0, 2.0], 0.0)]);
+        let back: Validation = serde_json::from_str(&serde_json::to_string(&v).unwrap()).unwrap();
+        assert_eq!(back, v);
+        let old: CheckRecord = serde_json::from_str(r#"{"quantity":"v","error":0.0,"tolerance":0.0,"passed":true}"#).unwrap();
+        assert_eq!(old.compared, None);
     }
 
     #[test]

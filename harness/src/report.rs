@@ -46,7 +46,7 @@ fn summary(records: &[Record]) -> String {
     }
     let mut rows = String::new();
     for (kernel, recs) in by_kernel {
-        let count = |st: &str| recs.iter().filter(|r| r.validation.status == st).count();
+        let count = |f: fn(&crate::record::Validation) -> bool| recs.iter().filter(|r| f(&r.validation)).count();
         let best = |v: Variant| {
             recs.iter().filter(|r| r.variant == v).filter_map(|r| r.fraction_of_ceiling).fold(None, |m: Option<f64>, f| Some(m.map_or(f, |m| m.max(f))))
         };
@@ -61,16 +61,17 @@ fn summary(records: &[Record]) -> String {
             .filter(|r| r.variant == Variant::Gpu)
             .filter_map(|r| cpu.get(&r.case_key()).map(|c| c / r.time.median))
             .fold(None, |m: Option<f64>, s| Some(m.map_or(s, |m| m.max(s))));
-        let failed = count("failed");
+        let (failed, unchecked) = (count(|v| v.failed()), count(|v| v.is_unchecked()));
         let _ = write!(
             rows,
-            "<tr><td>{}</td><td>{}</td><td class=\"{}\">{} passed, {} failed, {} skipped</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td class=\"{}\">{} passed, {} failed, {} unchecked, {} measure-only</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             esc(kernel),
             recs.len(),
-            if failed > 0 { "bad" } else { "good" },
-            count("passed"),
+            if failed + unchecked > 0 { "bad" } else { "good" },
+            count(|v| v.passed()),
             failed,
-            count("skipped"),
+            unchecked,
+            count(|v| v.is_measure_only()),
             pct(best(Variant::Cpu)),
             pct(best(Variant::Gpu)),
             speedup.map(|s| format!("{s:.1}x")).unwrap_or_else(|| "-".into()),
@@ -87,10 +88,13 @@ fn record_table(records: &[Record]) -> String {
     let mut rows = String::new();
     for r in records {
         let case: Vec<String> = r.sizes.iter().map(|(k, v)| format!("{k}={v}")).chain(r.params.iter().map(|(k, v)| format!("{k}={v}"))).collect();
-        let cls = match r.validation.status.as_str() {
-            "failed" => "bad",
-            "passed" => "good",
-            _ => "",
+        let v = &r.validation;
+        let cls = if v.passed() {
+            "good"
+        } else if v.failed() || v.is_unchecked() {
+            "bad"
+        } else {
+            ""
         };
         let _ = write!(
             rows,
@@ -132,10 +136,15 @@ pub fn html(title: &str, records: &[Record], charts: &[Chart]) -> Result<String>
         let _ = write!(figures, "<figure id=\"{}\">{svg}<figcaption>{}</figcaption></figure>", esc(&c.name), esc(&c.title));
     }
     let failed = records.iter().filter(|r| r.validation.failed()).count();
-    let verdict = if failed == 0 {
-        "<p class=\"good\">Every validated record passed its check against the f64 reference.</p>".to_string()
-    } else {
-        format!("<p class=\"bad\">{failed} record(s) FAILED validation against the f64 reference.</p>")
+    let unchecked = records.iter().filter(|r| r.validation.is_unchecked()).count();
+    let verdict = match (failed, unchecked) {
+        (0, 0) => "<p class=\"good\">Every record passed its checks against the f64 reference (measure-only records, \
+                   the reference itself and bandwidth ceilings, have none).</p>"
+            .to_string(),
+        _ => format!(
+            "<p class=\"bad\">{failed} record(s) FAILED validation against the f64 reference; {unchecked} record(s) were \
+             not checked at all.</p>"
+        ),
     };
     Ok(format!(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{t}</title><style>{STYLE}</style></head><body>\
@@ -172,9 +181,14 @@ mod tests {
         assert!(page.contains("test &lt;report&gt;"));
         assert!(page.contains("20.0x"), "best speedup 4e-3 / 2e-4");
         assert!(!page.contains("src=\"http") && !page.contains("href=\"http") && !page.contains("<script"), "nothing to fetch or run");
-        assert!(page.contains("Every validated record passed"));
+        assert!(page.contains("Every record passed"));
         recs[1].validation.status = "failed".into();
         let page = html("t", &recs, &[]).unwrap();
         assert!(page.contains("1 record(s) FAILED"));
+        // a record without checks is not a pass, in the verdict or the summary
+        recs[1].validation = crate::record::Validation::from_checks(&[]);
+        let page = html("t", &recs, &[]).unwrap();
+        assert!(page.contains("1 record(s) were not checked") && !page.contains("Every record passed"), "{page}");
+        assert!(page.contains("3 passed, 0 failed, 1 unchecked, 0 measure-only"));
     }
 }

@@ -203,8 +203,23 @@ impl Runner {
         })
     }
 
-    /// Turn a timed case into a record: rates, ceiling fraction, validation. Prints it and keeps it.
+    /// Turn a timed case into a record: rates, ceiling fraction, validation. Prints it and keeps it. A fast variant
+    /// without checks is unchecked (the run then exits 1); the f64 reference without checks is measure-only.
     pub fn record(&mut self, case: &Case, v: Variant, time: Stats, work: Work, checks: &[Check]) -> anyhow::Result<()> {
+        let validation = if v == Variant::CpuRef && checks.is_empty() {
+            Validation::measure_only("the f64 reference itself: the other variants are checked against it")
+        } else {
+            Validation::from_checks(checks)
+        };
+        self.record_as(case, v, time, work, validation)
+    }
+
+    /// A record of a measurement with nothing to check against (a bandwidth ceiling): `why` says so in the record.
+    pub fn record_measurement(&mut self, case: &Case, v: Variant, time: Stats, work: Work, why: &str) -> anyhow::Result<()> {
+        self.record_as(case, v, time, work, Validation::measure_only(why))
+    }
+
+    fn record_as(&mut self, case: &Case, v: Variant, time: Stats, work: Work, validation: Validation) -> anyhow::Result<()> {
         let ceiling = self.ceiling(v)?;
         let gbs = work.bytes / time.median / 1e9;
         let mut system = self.system.clone();
@@ -234,11 +249,7 @@ impl Runner {
             gflops: work.flops / time.median / 1e9,
             ceiling_gbytes_per_s: Some(ceiling / 1e9),
             fraction_of_ceiling: Some(gbs * 1e9 / ceiling),
-            validation: if v == Variant::CpuRef {
-                Validation::skipped("this is the reference")
-            } else {
-                Validation::from_checks(checks)
-            },
+            validation,
             compile_s: gpu_compile,
             compile_options: (v == Variant::Gpu).then(|| OPTIONS_TEXT.to_string()),
             extra: BTreeMap::new(),
@@ -289,18 +300,22 @@ impl Runner {
         Ok(files)
     }
 
-    /// Add a measured quantity to the last record. A non-finite value means "does not apply" and is left out: JSON
-    /// has no NaN, and a record must read back as it was written.
+    /// Add a measured quantity to the last record. A measured result that is not finite (a NaN energy) fails the
+    /// record with a check naming it, and is left out of `extra` (JSON has no NaN, and a record must read back as it
+    /// was written). A quantity that does not apply to this case is not passed at all: don't call `extra` for it.
     pub fn extra(&mut self, name: &str, value: f64) {
-        if !value.is_finite() {
-            return;
-        }
         if let Some(r) = self.records.last_mut() {
-            r.extra.insert(name.into(), value);
+            if value.is_finite() {
+                r.extra.insert(name.into(), value);
+            } else {
+                r.validation.add(&Check::finite(&format!("extra {name} is finite (it is {value})"), &[value]));
+            }
         }
     }
 
-    /// Write records (with `--out`) and return the outcome: any failed validation makes it `ValidationFailed`.
+    /// Write records (with `--out`) and return the outcome: any failed validation makes it `ValidationFailed`, else
+    /// any unchecked record `Unchecked` (both exit 1: a record that was not checked must not look passed);
+    /// measure-only records (the reference, ceilings) count as neither.
     pub fn finish(mut self) -> anyhow::Result<Outcome> {
         self.progress.finish_and_clear();
         self.flush(self.records.len())?;
@@ -311,11 +326,28 @@ impl Runner {
                 eprintln!("wrote {}", dir.join(format!("{k}.jsonl")).display());
             }
         }
-        let failed: Vec<&Record> = self.records.iter().filter(|r| r.validation.failed()).collect();
-        for r in &failed {
+        Ok(verdict(&self.records))
+    }
+}
+
+/// The outcome of a run's records, with one line per record that failed or was not checked.
+fn verdict(records: &[Record]) -> Outcome {
+    let (mut failed, mut unchecked) = (0, 0);
+    for r in records {
+        if r.validation.failed() {
             eprintln!("FAILED validation: {} ({})", r.key(), r.validation.summary());
+            failed += 1;
+        } else if r.validation.is_unchecked() {
+            eprintln!("UNCHECKED: {} ({})", r.key(), r.validation.note.as_deref().unwrap_or("no check was made"));
+            unchecked += 1;
         }
-        Ok(if failed.is_empty() { Outcome::Passed } else { Outcome::ValidationFailed })
+    }
+    if failed > 0 {
+        Outcome::ValidationFailed
+    } else if unchecked > 0 {
+        Outcome::Unchecked
+    } else {
+        Outcome::Passed
     }
 }
 
@@ -368,5 +400,51 @@ mod tests {
         let e = Runner::new(&args).err().expect("refused").to_string();
         assert!(e.contains("refusing to write to") && e.contains("a host without a GPU named nvidia-x9000"), "{e}");
         assert!(!dir.exists(), "nothing written");
+    }
+
+    /// The runner used to drop a non-finite extra without a word: a NaN energy left a passed record.
+    #[test]
+    fn a_non_finite_measured_extra_fails_the_record() {
+        let args = CommonArgs { variants: Some(vec![Variant::Cpu]), quiet: true, ..Default::default() };
+        let mut r = Runner::new(&args).unwrap();
+        r.push(sample("k", Variant::Cpu, 1, 1.0));
+        r.extra("energy", f64::NAN);
+        r.extra("weight", f64::INFINITY);
+        r.extra("acceptance", 0.5);
+        let v = &r.records[0].validation;
+        assert!(v.failed(), "{v:?}");
+        assert!(v.checks.iter().any(|c| c.quantity.contains("extra energy") && !c.passed), "{v:?}");
+        assert!(v.checks.iter().any(|c| c.quantity.contains("extra weight")), "{v:?}");
+        assert!(!r.records[0].extra.contains_key("energy") && r.records[0].extra["acceptance"] == 0.5);
+        assert!(matches!(r.finish().unwrap(), Outcome::ValidationFailed));
+    }
+
+    #[test]
+    fn unchecked_records_make_the_run_exit_1_and_measurements_do_not() {
+        let mut unchecked = sample("k", Variant::Cpu, 1, 1.0);
+        unchecked.validation = Validation::from_checks(&[]);
+        let mut reference = sample("k", Variant::CpuRef, 1, 1.0);
+        reference.validation = Validation::measure_only("the reference");
+        let passed = sample("k", Variant::Cpu, 2, 1.0);
+        assert!(matches!(verdict(&[passed.clone(), reference.clone()]), Outcome::Passed));
+        assert!(matches!(verdict(&[passed.clone(), unchecked.clone()]), Outcome::Unchecked));
+        let mut failed = passed;
+        failed.validation.add(&Check::finite("e", &[f64::NAN]));
+        assert!(matches!(verdict(&[failed, unchecked]), Outcome::ValidationFailed));
+    }
+
+    #[test]
+    fn the_reference_is_measure_only_and_a_fast_variant_without_checks_unchecked() {
+        let args = CommonArgs { variants: Some(vec![Variant::CpuRef, Variant::Cpu]), quiet: true, ..Default::default() };
+        let mut r = Runner::new(&args).unwrap();
+        let case = Case::new("k", "op", kernels::Precision::Double).size("n", 1);
+        let t = Stats { min: 1.0, median: 1.0, max: 1.0 };
+        let w = Work { bytes: 1.0, model: BytesModel::Compulsory, flops: 1.0, items: 1.0, unit: "items/s" };
+        r.record(&case, Variant::CpuRef, t, w, &[]).unwrap();
+        r.record(&case, Variant::Cpu, t, w, &[]).unwrap();
+        r.record_measurement(&case, Variant::Cpu, t, w, "a ceiling").unwrap();
+        let st: Vec<&str> = r.records.iter().map(|x| x.validation.status.as_str()).collect();
+        assert_eq!(st, ["measure-only", "unchecked", "measure-only"]);
+        assert_eq!(r.records[2].validation.note.as_deref(), Some("a ceiling"));
     }
 }

@@ -209,27 +209,24 @@ fn checks<S: Real>(c: &Ctx, fast: &[ChainResult]) -> (Vec<Check>, f64) {
     let diverged = 1.0 - agree.len() as f64 / n as f64;
     let mut out = vec![];
     if p == Precision::Double {
-        out.push(Check { quantity: "diverged chains".into(), error: diverged, tolerance: 0.0 });
+        out.push(Check { quantity: "diverged chains".into(), error: diverged, tolerance: 0.0, compared: n });
         let mean = |x: &ChainResult| x.tally[tally::E_SUM] / x.tally[tally::MEASUREMENTS];
         let fe: Vec<f64> = agree.iter().map(|&i| mean(&fast[i])).collect();
         let re: Vec<f64> = agree.iter().map(|&i| mean(&c.refs[i])).collect();
-        let mut energy = Check::compare("energy", &fe, &re, energy_tolerance(c.m.pairs));
-        if agree.is_empty() {
-            energy.error = f64::INFINITY;
-        }
-        out.push(energy);
+        // the chains that kept the reference's configurations (none compared fails)
+        out.push(Check::compare("energy", &fe, &re, energy_tolerance(c.m.pairs)));
     } else {
         let tallies = |x: &[ChainResult]| x.iter().map(|r| r.tally).collect::<Vec<_>>();
         let ((e, s), (er, sr)) = (energy_stats(&tallies(&fast[..n])), energy_stats(&tallies(c.refs)));
         let z = (e - er).abs() / (s * s + sr * sr).sqrt();
-        out.push(Check { quantity: "energy (error bars)".into(), error: if z.is_nan() { f64::INFINITY } else { z }, tolerance: 4.0 });
+        out.push(Check { quantity: "energy (error bars)".into(), error: if z.is_nan() { f64::INFINITY } else { z }, tolerance: 4.0, compared: n });
     }
     // W against the f64 inverse of the matrix the chain uses (phi rounded to S), times rcond: the error the
     // conditioning of M allows, worst chain.
     let m = Model { phi: c.m.phi.iter().map(|&x| S::of(x).f64()).collect(), ..c.m.clone() };
     let rc = recompute(c.a, p);
     let fresh = rc > 0 && (1 + c.a.check_sweeps).is_multiple_of(rc);
-    let mut inv = Check { quantity: "inverse x rcond".into(), error: 0.0, tolerance: inverse_tolerance(p, fresh) };
+    let mut inv = Check { quantity: "inverse x rcond".into(), error: 0.0, tolerance: inverse_tolerance(p, fresh), compared: fast.len() };
     for x in fast {
         let mat = m.matrix(&x.config);
         let e = lat::invert(&mat, m.pairs).map_or(f64::INFINITY, |(f, _)| Check::compare("inverse", &x.w, &f, 0.0).error * lat::rcond(&mat, &f, m.pairs));

@@ -408,7 +408,7 @@ fn dmc_checks(sys: &System, e: &Estimate, tau: f64, vmc_energy: Option<f64>) -> 
     };
     if let Some(v) = vmc_energy {
         // DMC lowers the energy of a variational trial function (a small tolerance for noise)
-        checks.push(Check { quantity: "dmc below vmc (Ha)".into(), error: (e.energy - v).max(0.0), tolerance: 3.0 * e.error });
+        checks.push(Check { quantity: "dmc below vmc (Ha)".into(), error: (e.energy - v).max(0.0), tolerance: 3.0 * e.error, compared: 1 });
     }
     checks
 }
@@ -445,7 +445,7 @@ fn load_orbitals(path: &Path) -> Result<HfAtom> {
 /// |E_p - E_double| <= 3 sqrt(sigma_p^2 + sigma_double^2), the two runs being independent (their own seeds).
 fn equal_to_double(e: &Estimate, d: &Estimate) -> Check {
     let diff = (e.energy - d.energy).abs();
-    Check { quantity: "vs double (Ha)".into(), error: if diff.is_finite() { diff } else { f64::INFINITY }, tolerance: 3.0 * e.error.hypot(d.error) }
+    Check { quantity: "vs double (Ha)".into(), error: if diff.is_finite() { diff } else { f64::INFINITY }, tolerance: 3.0 * e.error.hypot(d.error), compared: 1 }
 }
 
 /// The electron gas against its Hartree-Fock energy. Jastrow off: the local kinetic energy of every walker equals
@@ -456,15 +456,15 @@ fn hartree_fock_checks(sys: &System, e: &Estimate, kinetic: &[f64]) -> Vec<Check
     let Some(hf) = sys.hf else { return vec![] };
     if sys.jastrow && sys.side.is_none() {
         // an atom: the two-body Padé alone gains ~25 mHa over E_HF (Be), so a short run asks only "not above E_HF"
-        return vec![Check { quantity: "vmc not above hf (Ha)".into(), error: (e.energy - hf.energy).max(0.0), tolerance: 3.0 * e.error }];
+        return vec![Check { quantity: "vmc not above hf (Ha)".into(), error: (e.energy - hf.energy).max(0.0), tolerance: 3.0 * e.error, compared: 1 }];
     }
     if sys.jastrow {
-        return vec![Check { quantity: "vmc below hf (Ha)".into(), error: (e.energy + 3.0 * e.error - hf.energy).max(0.0), tolerance: 0.0 }];
+        return vec![Check { quantity: "vmc below hf (Ha)".into(), error: (e.energy + 3.0 * e.error - hf.energy).max(0.0), tolerance: 0.0, compared: 1 }];
     }
     if sys.side.is_none() {
         // an atom's bare HF determinant: E_VMC = E_HF exactly in expectation (same orbitals, same Hamiltonian)
         let d = (e.energy - hf.energy).abs();
-        return vec![Check { quantity: "vmc vs hf (Ha)".into(), error: if d.is_finite() { d } else { f64::INFINITY }, tolerance: 3.0 * e.error + rounding(sys, hf) }];
+        return vec![Check { quantity: "vmc vs hf (Ha)".into(), error: if d.is_finite() { d } else { f64::INFINITY }, tolerance: 3.0 * e.error + rounding(sys, hf), compared: 1 }];
     }
     // the spread over walkers, as an rms: "zero variance" to rounding. The largest single deviation grows with the
     // number of walkers (some stand near a node, where the Slater matrix is ill-conditioned: 3e-13 Ha in double
@@ -473,8 +473,8 @@ fn hartree_fock_checks(sys: &System, e: &Estimate, kinetic: &[f64]) -> Vec<Check
     let allowance = 10.0 * sys.n_electrons as f64 * kernels::qmc::heg::EWALD_ACCURACY + rounding(sys, hf);
     let d = (e.energy - hf.energy).abs();
     vec![
-        Check { quantity: "kinetic - sum k^2/2, rms over walkers (Ha)".into(), error: if rms.is_finite() { rms } else { f64::INFINITY }, tolerance: kinetic_rounding(sys, hf) },
-        Check { quantity: "vmc vs hf (Ha)".into(), error: if d.is_finite() { d } else { f64::INFINITY }, tolerance: 3.0 * e.error + allowance },
+        Check { quantity: "kinetic - sum k^2/2, rms over walkers (Ha)".into(), error: if rms.is_finite() { rms } else { f64::INFINITY }, tolerance: kinetic_rounding(sys, hf), compared: kinetic.len() },
+        Check { quantity: "vmc vs hf (Ha)".into(), error: if d.is_finite() { d } else { f64::INFINITY }, tolerance: 3.0 * e.error + allowance, compared: 1 },
     ]
 }
 
@@ -500,13 +500,13 @@ fn kinetic_rounding(sys: &System, hf: HartreeFock) -> f64 {
 
 /// VMC is variational: E_VMC >= E_exact, to within 3 error bars.
 fn variational(e: &Estimate, exact: f64) -> Check {
-    Check { quantity: "vmc above exact (Ha)".into(), error: (exact - e.energy).max(0.0), tolerance: 3.0 * e.error }
+    Check { quantity: "vmc above exact (Ha)".into(), error: (exact - e.energy).max(0.0), tolerance: 3.0 * e.error, compared: 1 }
 }
 
 /// |E_DMC - E_exact| <= 3 sigma + BIAS_PER_TAU tau (NaN fails: the error becomes infinite).
 fn exact_within(e: &Estimate, exact: f64, tau: f64) -> Check {
     let d = (e.energy - exact).abs();
-    Check { quantity: "dmc vs exact (Ha)".into(), error: if d.is_finite() { d } else { f64::INFINITY }, tolerance: 3.0 * e.error + BIAS_PER_TAU * tau }
+    Check { quantity: "dmc vs exact (Ha)".into(), error: if d.is_finite() { d } else { f64::INFINITY }, tolerance: 3.0 * e.error + BIAS_PER_TAU * tau, compared: 1 }
 }
 
 /// DMC with the nodes of psi_T against the published fixed-node energy of the same nodes:
@@ -514,7 +514,7 @@ fn exact_within(e: &Estimate, exact: f64, tau: f64) -> Check {
 fn fixed_node_within(e: &Estimate, (value, error): (f64, f64), tau: f64) -> Check {
     let d = (e.energy - value).abs();
     let tolerance = 3.0 * e.error.hypot(error) + BE_BIAS_PER_TAU * tau;
-    Check { quantity: "dmc vs fixed-node (Ha)".into(), error: if d.is_finite() { d } else { f64::INFINITY }, tolerance }
+    Check { quantity: "dmc vs fixed-node (Ha)".into(), error: if d.is_finite() { d } else { f64::INFINITY }, tolerance, compared: 1 }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -549,8 +549,6 @@ fn record(r: &mut Runner, a: &Args, sys: &System, op: &str, tau: f64, e: &Estima
     for (k, v) in [
         ("energy", e.energy),
         ("error", e.error),
-        ("exact", exact),
-        ("hf", hf),
         ("variance", e.variance),
         ("acceptance", e.acceptance),
         ("population", e.population),
@@ -560,6 +558,12 @@ fn record(r: &mut Runner, a: &Args, sys: &System, op: &str, tau: f64, e: &Estima
         ("time_per_step_s", secs / (a.equil + a.steps) as f64),
     ] {
         r.extra(k, v);
+    }
+    // references this system has (a NaN extra fails the record: what does not apply is left out)
+    for (k, v) in [("exact", sys.exact), ("hf", sys.hf.map(|h| h.energy))] {
+        if let Some(v) = v {
+            r.extra(k, v);
+        }
     }
     // DMC across ranks: per generation, the mean over ranks of the time in walker moves, in sums over ranks (with
     // the wait for the slowest rank) and in migration, and the walkers and bytes a rank moved: the inputs of the

@@ -9,11 +9,15 @@
 //! `--cpu-walkers` walkers (default: two per thread) and its time is scaled to the case's walkers (its rate per
 //! walker step does not depend on the walker count once every core is busy; `cpu_walkers_timed` says how many ran).
 //!
-//! Validation: every record compares walker 0's energies (kinetic, Ewald, nonlocal, local) and inverse rows at the
-//! end of the timed steps with the f64 reference from scratch (`kernels::solid::reference`): double within 1e-8,
-//! mixed within a tolerance that follows from the walker's condition number (`kernels::solid::conditioning`:
-//! between 2e-5 and the cap 1e-4), recorded as the extras `cond` (1-norm, the worse spin) and
-//! `energy_tolerance`; `reinversions_per_step` is the fraction of walkers re-inverted per step. The GPU record also
+//! Validation, every record: every walker's local energy and branching weight finite at every step
+//! (`kernels::solid::validate::Finite`: a NaN weight would send every comb copy to walker 0), and a sample of the
+//! walkers (the first, the last and two seeded others, the seed the case's: `kernels::check::sample`) against the
+//! f64 reference from scratch (`kernels::solid::reference`) at the end of the timed steps: energies (kinetic,
+//! Ewald, nonlocal, local) and inverse rows, each walker within the tolerances of its condition number
+//! (`kernels::solid::conditioning`: double 1e-8; mixed between 2e-5 and the cap 1e-4), the record keeping the
+//! worst error over its tolerance, the walkers it compared, and as extras the largest condition number `cond`
+//! (1-norm, the worse spin) and the energy tolerance at it (`energy_tolerance`); `reinversions_per_step` is the
+//! fraction of walkers re-inverted per step. The GPU record also
 //! follows the CPU engine of the same precision from the same start for `--check-steps` steps with the same random
 //! numbers, and holds every walker of both engines against the reference at its own configuration. Double:
 //! identical acceptances, positions within 1e-4 bohr, and the two engines' local energies within 1e-8 where their
@@ -23,7 +27,9 @@
 //! walkers are held against the reference alone. Mixed: a Metropolis decision near its threshold may flip on f32
 //! rounding and the walkers then part (and their energies with them), so the total accepted moves of the two
 //! engines must agree within 5 binomial standard deviations (parted walkers accept like independent walks), and the
-//! two engines' energies are compared where their configurations agree to 1e-6 bohr.
+//! two engines' energies are compared where their configurations agree to 1e-6 bohr. The pair check records how
+//! many walkers agreed; where none did (seen at 1024 and 1536 electrons in mixed, 2048 in double) it says so and
+//! holds each engine against the reference at its own configuration instead, never passing on nothing compared.
 //!
 //! With `--ranks N` (or under mpirun): DMC over ranks, one per GPU, `--walkers` being the population over all
 //! ranks; see `solid_ranks` for what those records hold and check.
@@ -39,7 +45,10 @@ use kernels::qmc::comm::Ranks;
 use kernels::solid::cpu::CpuEngine;
 use kernels::solid::gpu::GpuEngine;
 use kernels::pseudopotential::Setup;
+use kernels::solid::ranks::Engine;
+use kernels::solid::validate::{self, RANDOM_WALKERS};
 use kernels::solid::{self, conditioning, Class, Params, Solid, Timers};
+use kernels::check::{self, worse};
 use rayon::prelude::*;
 use kernels::{Check, Precision, Real};
 
@@ -112,17 +121,30 @@ fn state_bytes(electrons: usize, walkers: usize) -> f64 {
 }
 const MAX_WALKERS: usize = 4096;
 
-/// A walker against the reference: the energy and inverse checks, with tolerances from its condition number.
+/// The checks of one engine's record (module docs), with the conditioning they saw.
 pub(crate) struct Validated {
     pub checks: Vec<Check>,
     pub cond: f64,
+    pub energy_tolerance: f64,
 }
 
 impl Validated {
+    /// Every walker's energies and weights finite at every step so far, and the first, the last and
+    /// `RANDOM_WALKERS` walkers drawn with `seed` against the reference.
+    pub(crate) fn of(sys: &Solid, e: &mut dyn Engine, p: Precision, recompute: usize, seed: u64) -> Result<Validated> {
+        let n = e.count();
+        let which = check::sample(n, RANDOM_WALKERS, seed);
+        let s = validate::sampled(sys, e, &which, p.eps(), recompute)?;
+        let list: Vec<String> = which.iter().map(|k| k.to_string()).collect();
+        let mut checks = s.checks(&format!("walkers {} of {n}", list.join(", "))).to_vec();
+        checks.push(e.finite().check());
+        Ok(Validated { checks, cond: s.cond, energy_tolerance: s.energy_tolerance })
+    }
+
     /// The condition number and the energy tolerance as extras of the last record.
     fn extras(&self, r: &mut Runner) {
         r.extra("cond", self.cond);
-        r.extra("energy_tolerance", self.checks[0].tolerance);
+        r.extra("energy_tolerance", self.energy_tolerance);
     }
 }
 
@@ -187,7 +209,7 @@ fn sizes<S: Scalar, A: Real>(r: &mut Runner, a: &Args, sys: &Solid, params: Para
             }
             Ok(())
         })?;
-        let v = reference_checks(sys, &e.w.pos, &e.w.rot, e.parts[0], &e.w.inv, p, params.recompute)?;
+        let v = Validated::of(sys, &mut e, p, params.recompute, params.seed)?;
         let acc = e.moves.acceptance();
         let reinverted = e.reinversions as f64 / (cw * e.steps) as f64;
         for &w in &a.walkers {
@@ -219,8 +241,7 @@ fn sizes<S: Scalar, A: Real>(r: &mut Runner, a: &Args, sys: &Solid, params: Para
             // one more step with CUDA events between the classes, for the fractions
             g.profile = true;
             g.step()?;
-            let (pos, rot, parts, inv) = g.walker(0)?;
-            let mut v = reference_checks(sys, &pos, &rot, parts, &inv, p, params.recompute)?;
+            let mut v = Validated::of(sys, &mut g, p, params.recompute, params.seed)?;
             v.checks.extend(traj.iter().cloned());
             let acc = g.moves.acceptance();
             r.record(&case(w), Variant::Gpu, t, work::<S>(sys, w, a.steps, acc), &v.checks)?;
@@ -238,19 +259,6 @@ fn sizes<S: Scalar, A: Real>(r: &mut Runner, a: &Args, sys: &Solid, params: Para
 /// A walker's energy by part, for the logs of failed checks.
 fn show_parts(x: &solid::Parts) -> String {
     format!("kinetic {:.12e} coulomb {:.12e} nonlocal {:.12e}", x.kinetic, x.coulomb, x.nonlocal)
-}
-
-/// Walker 0's energies and inverse rows (the first walker's data at the start of each array) against the reference,
-/// with the tolerances of its condition number (re-inverted every `recompute` steps or more often).
-pub(crate) fn reference_checks<S: Real>(sys: &Solid, pos: &[f64], rot: &[f64], parts: solid::Parts, inv: &[S], p: Precision, recompute: usize) -> Result<Validated> {
-    let c = compare_walker(sys, pos, rot, parts, inv)?;
-    Ok(Validated {
-        checks: vec![
-            Check { quantity: "local energy vs reference".into(), error: c.energy, tolerance: conditioning::energy_tolerance(p.eps(), c.cond, recompute) },
-            Check { quantity: "inverse vs reference".into(), error: c.inverse, tolerance: conditioning::inverse_tolerance(p.eps(), c.cond, recompute) },
-        ],
-        cond: c.cond,
-    })
 }
 
 /// The walker at the start of the arrays (positions, rotations, inverse rows) against the reference.
@@ -299,13 +307,15 @@ fn trajectory_checks<S: Scalar, A: Real>(gpu: &std::sync::Arc<kernels::gpu::Gpu>
     // walkers part and their acceptances differ like those of independent walks, so the totals over all walkers
     // must agree within 5 binomial standard deviations of the difference of two such walks (a systematic error in
     // the acceptance, e.g. a wrong Green's function factor, shifts the total by far more at these move counts).
+    let walker_steps = nw * a.check_steps;
     let acceptance = if p == Precision::Double {
-        Check { quantity: "gpu vs cpu accepted moves (trajectory)".into(), error: acc_diff, tolerance: 0.0 }
+        Check { quantity: "gpu vs cpu accepted moves (trajectory)".into(), error: acc_diff, tolerance: 0.0, compared: walker_steps }
     } else {
         let moves = (nw * a.check_steps * sys.electrons()) as f64;
         let pa = cpu_total / moves;
         let tolerance = (5.0 * (2.0 * pa * (1.0 - pa) * moves).sqrt()).max(2.0);
-        Check { quantity: "gpu vs cpu accepted moves, all walkers (trajectory, 5 binomial sigma)".into(), error: (gpu_total - cpu_total).abs(), tolerance }
+        let error = (gpu_total - cpu_total).abs();
+        Check { quantity: "gpu vs cpu accepted moves, all walkers (trajectory, 5 binomial sigma)".into(), error, tolerance, compared: walker_steps }
     };
     let mut checks = vec![acceptance];
     // every walker of both engines against the reference at its own configuration (error over the tolerance of its
@@ -321,45 +331,55 @@ fn trajectory_checks<S: Scalar, A: Real>(gpu: &std::sync::Arc<kernels::gpu::Gpu>
             Ok((c, compare_walker(sys, pos, rot, *parts, inv)?))
         })
         .collect();
-    let (mut worst_cpu, mut worst_gpu, mut worst_pair, mut parted, mut widest) = (0.0f64, 0.0f64, 0.0f64, 0usize, 0.0f64);
+    let (mut worst_cpu, mut worst_gpu, mut worst_pair, mut agreed, mut widest) = (0.0f64, 0.0f64, 0.0f64, 0usize, 0.0f64);
     // double: agreeing configurations are equal to rounding (1e-15 bohr a step; the drift's rounding grows with the
     // conditioning, see the module docs); mixed: one flipped move parts them by a step (0.1 bohr)
     let agree = if p == Precision::Double { 1e-10 } else { 1e-6 };
     for (k, res) in results.into_iter().enumerate() {
         let (c, gc) = res?;
         let (cpu_tol, gpu_tol) = (tol(c.cond), tol(gc.cond));
-        worst_cpu = worst_cpu.max(c.energy / cpu_tol);
-        worst_gpu = worst_gpu.max(gc.energy / gpu_tol);
+        worst_cpu = worse(worst_cpu, c.energy / cpu_tol);
+        worst_gpu = worse(worst_gpu, gc.energy / gpu_tol);
         let (gpos, _, gparts, _) = &gpu_walkers[k];
-        let apart = gpos.iter().zip(&cpu.w.pos[3 * k * ne..3 * (k + 1) * ne]).fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
-        widest = widest.max(apart);
+        let apart = gpos.iter().zip(&cpu.w.pos[3 * k * ne..3 * (k + 1) * ne]).fold(0.0f64, |m, (a, b)| worse(m, (a - b).abs()));
+        widest = worse(widest, apart);
         let same = apart < agree;
         if same {
             let err = (gparts.local() - cpu.parts[k].local()).abs() / c.reference.magnitude();
-            worst_pair = worst_pair.max(err / (cpu_tol + gpu_tol));
-        } else {
-            parted += 1;
+            worst_pair = worse(worst_pair, err / (cpu_tol + gpu_tol));
+            agreed += 1;
         }
         eprintln!("solid gpu {p} trajectory walker {k}: cond {:.2e} (gpu {:.2e}), error vs reference cpu {:.2e} gpu {:.2e} (tolerance {:.1e}), configurations {} ({apart:.1e} bohr)", c.cond, gc.cond, c.energy, gc.energy, cpu_tol, if same { "agree" } else { "parted" });
         if c.energy > cpu_tol || gc.energy > gpu_tol {
             eprintln!("  reference {}\n  cpu       {}\n  gpu ref.  {}\n  gpu       {}", show_parts(&c.reference), show_parts(&cpu.parts[k]), show_parts(&gc.reference), show_parts(gparts));
         }
     }
-    if parted > 0 {
+    if agreed < nw {
         let why = if p == Precision::Double { "rounding grown along the trajectory" } else { "a Metropolis decision flipped on f32 rounding" };
-        eprintln!("solid gpu {p} trajectory: {parted} of {nw} walkers parted ({why}): each was held against the reference alone");
+        eprintln!("solid gpu {p} trajectory: {} of {nw} walkers parted ({why}): each was held against the reference alone", nw - agreed);
     }
     if p == Precision::Double {
         // the same decisions move both engines' electrons by the same steps: a wrong drift or proposal parts them by
         // a sizeable fraction of a step (sqrt(tau) ~ 0.14 bohr) even where no decision flips; measured at most 3e-6
-        checks.push(Check { quantity: "gpu vs cpu positions (trajectory, bohr)".into(), error: widest, tolerance: 1e-4 });
+        checks.push(Check { quantity: "gpu vs cpu positions (trajectory, bohr)".into(), error: widest, tolerance: 1e-4, compared: nw });
     }
-    checks.extend([
-        Check { quantity: "cpu walkers vs reference (trajectory, error / cond tolerance)".into(), error: worst_cpu, tolerance: 1.0 },
-        Check { quantity: "gpu walkers vs reference (trajectory, error / cond tolerance)".into(), error: worst_gpu, tolerance: 1.0 },
-        Check { quantity: "gpu vs cpu local energy where configurations agree (trajectory, error / both tolerances)".into(), error: worst_pair, tolerance: 1.0 },
-    ]);
+    let each = |engine: &str, error: f64| Check { quantity: format!("{engine} walkers vs reference (trajectory, error / cond tolerance)"), error, tolerance: 1.0, compared: nw };
+    checks.extend([each("cpu", worst_cpu), each("gpu", worst_gpu), pair_check(agreed, nw, worst_pair, worse(worst_cpu, worst_gpu))]);
     Ok(checks)
+}
+
+/// The engines' local energies against each other where `agreed` of `nw` walkers kept the same configurations
+/// (worst error over both tolerances `pair`). Where every walker parted there is no pair to compare: the check says
+/// so and holds each engine against the reference at its own configurations (`each`, the worse of the two) rather
+/// than pass on nothing.
+fn pair_check(agreed: usize, nw: usize, pair: f64, each: f64) -> Check {
+    if agreed > 0 {
+        let quantity = format!("gpu vs cpu local energy where configurations agree, {agreed} of {nw} walkers (trajectory, error / both tolerances)");
+        Check { quantity, error: pair, tolerance: 1.0, compared: agreed }
+    } else {
+        let quantity = format!("gpu vs cpu local energy: all {nw} walkers parted, so each engine vs reference at its own configuration instead (trajectory, error / cond tolerance)");
+        Check { quantity, error: each, tolerance: 1.0, compared: 2 * nw }
+    }
 }
 
 pub(crate) fn work<S>(sys: &Solid, walkers: usize, steps: usize, acc: f64) -> Work {
@@ -380,5 +400,22 @@ fn extras(r: &mut Runner, t: &Timers, electrons: usize, walker_steps: usize, sec
     r.extra("acceptance", acc);
     for (c, f) in Class::ALL.iter().zip(t.fractions()) {
         r.extra(&format!("frac_{}", c.name()), f);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pair_check;
+
+    /// Where every walker parted the old pair check compared nothing and recorded error 0, passed. Now it says so
+    /// and holds the engines against the reference: a bad engine fails it.
+    #[test]
+    fn the_pair_check_falls_back_when_every_walker_parted() {
+        let c = pair_check(3, 4, 0.2, 0.5);
+        assert!(c.passed() && c.compared == 3 && c.error == 0.2 && c.quantity.contains("3 of 4 walkers"), "{c:?}");
+        let c = pair_check(0, 4, 0.0, 0.5);
+        assert!(c.passed() && c.compared == 8 && c.error == 0.5 && c.quantity.contains("all 4 walkers parted"), "{c:?}");
+        assert!(!pair_check(0, 4, 0.0, 2.0).passed(), "the fallback compares something real");
+        assert!(!pair_check(0, 4, 0.0, f64::INFINITY).passed());
     }
 }

@@ -11,12 +11,14 @@
 //! (`reduce_per_gen_s`, including the wait for the slowest rank) and in branching and migration
 //! (`migrate_per_gen_s`), and `generations_run`: what the `solid-scaling` figure turns into efficiencies.
 //!
-//! Validation, on every rank: walker 0, and the last walker that arrived from another rank, against the f64
-//! reference, each within the tolerances of its condition number (`kernels::solid::conditioning`; the record keeps
-//! the worst rank's error over its tolerance, and the largest condition number as the extra `cond`); and every
-//! rank holds the same trial energy (`E_est spread`).
+//! Validation, on every rank: every walker's local energy and weight finite at every generation
+//! (`kernels::solid::validate::Finite`), a sample of its walkers (the first, the last and two seeded others) and
+//! the last walker that arrived from another rank against the f64 reference, each within the tolerances of its
+//! condition number (`kernels::solid::conditioning`; the record keeps the worst rank's error over its tolerance,
+//! the walkers compared over all ranks, and the largest condition number as the extra `cond`); and every rank
+//! holds the same trial energy (`E_est spread`).
 
-use crate::solid::{reference_checks, work, Args};
+use crate::solid::{work, Args};
 use anyhow::{bail, Result};
 use harness::timing::Stats;
 use harness::{Case, Runner, Variant};
@@ -26,13 +28,15 @@ use kernels::pseudopotential::Setup;
 use kernels::qmc::comm::{share, Comm, Ranks};
 use kernels::solid::cpu::CpuEngine;
 use kernels::solid::gpu::GpuEngine;
+use kernels::check::{sample, worse};
 use kernels::solid::ranks::{generation, Dmc, Engine};
+use kernels::solid::validate::{sampled, Finite, RANDOM_WALKERS};
 use kernels::solid::{Params, Solid};
 use kernels::{Check, Precision, Real};
 use std::time::Instant;
 
 /// What each rank reports, in one vector summed over ranks (each rank fills its own block).
-const SLOTS: usize = 15;
+const SLOTS: usize = 18;
 
 /// Threads transport with the gpu variant: one GPU per rank.
 pub fn gpus_for_ranks(ranks: usize, gpus: usize) -> Result<()> {
@@ -92,16 +96,14 @@ fn on_rank<S: Scalar, A: Real>(c: &dyn Comm, sys: &Solid, params: Params, total:
             let setup: Setup<S> = sys.setup.convert();
             let mut g = GpuEngine::<S, A>::new(&gpu, sys, &setup, n, params).unwrap_or_else(|e| fail(&e));
             let energy = drive(c, &mut g, sys, params, total, steps, &mut mine).unwrap_or_else(|e| fail(&e));
-            let (pos, rot, parts, inv) = g.walker(0).unwrap_or_else(|e| fail(&e));
-            validate(sys, &pos, &rot, parts, &inv, mine[11] as usize, &mut g, p, params.recompute, &mut mine).unwrap_or_else(|e| fail(&e));
+            validate(sys, &mut g, p, params, c.rank(), &mut mine).unwrap_or_else(|e| fail(&e));
             mine[10] = g.moves.acceptance();
             energy
         }
         _ => {
             let mut e = CpuEngine::<S, A>::new(sys, n, params).unwrap_or_else(|e| fail(&e));
             let energy = drive(c, &mut e, sys, params, total, steps, &mut mine).unwrap_or_else(|e| fail(&e));
-            let (pos, rot, parts, inv) = (e.w.pos.clone(), e.w.rot.clone(), e.parts[0], e.w.inv.clone());
-            validate(sys, &pos, &rot, parts, &inv, mine[11] as usize, &mut e, p, params.recompute, &mut mine).unwrap_or_else(|e| fail(&e));
+            validate(sys, &mut e, p, params, c.rank(), &mut mine).unwrap_or_else(|e| fail(&e));
             mine[10] = e.moves.acceptance();
             energy
         }
@@ -112,8 +114,9 @@ fn on_rank<S: Scalar, A: Real>(c: &dyn Comm, sys: &Solid, params: Params, total:
     (all, energy)
 }
 
-/// Report block of a rank: [0..4] walker 0's energy and inverse errors over their tolerances, the arrived
-/// walker's (or -1: none); [13], [14] their condition numbers;
+/// Report block of a rank: [0..4] the sampled walkers' worst energy and inverse errors over their tolerances, the
+/// arrived walker's (or -1: none); [13], [14] their largest condition numbers; [15] walkers sampled; [16], [17]
+/// energies and weights checked finite, and those that were not;
 /// [4] E_est; [5..8] compute, reduce, migrate seconds; [8..10] walkers and bytes migrated; [10] acceptance; [11]
 /// the slot of the last arrival plus one (0: none); [12] the wall time of the timed generations.
 fn drive(c: &dyn Comm, e: &mut dyn Engine, sys: &Solid, p: Params, total: usize, steps: usize, mine: &mut [f64]) -> Result<f64> {
@@ -135,20 +138,20 @@ fn drive(c: &dyn Comm, e: &mut dyn Engine, sys: &Solid, p: Params, total: usize,
     Ok(d.energies[1..].iter().sum::<f64>() / steps as f64)
 }
 
-/// Walker 0 and the last arrival against the reference into the report block.
-#[allow(clippy::too_many_arguments)]
-fn validate<S: Real>(sys: &Solid, pos: &[f64], rot: &[f64], parts: kernels::solid::Parts, inv: &[S], arrived: usize, e: &mut dyn Engine, p: Precision, recompute: usize, mine: &mut [f64]) -> Result<()> {
-    let scaled = |v: &crate::solid::Validated| [v.checks[0].error / v.checks[0].tolerance, v.checks[1].error / v.checks[1].tolerance, v.cond];
-    let w0 = scaled(&reference_checks(sys, pos, rot, parts, inv, p, recompute)?);
-    let arr = match arrived.checked_sub(1) {
+/// The sampled walkers, the last arrival and the finite tally into the report block.
+fn validate(sys: &Solid, e: &mut dyn Engine, p: Precision, params: Params, rank: usize, mine: &mut [f64]) -> Result<()> {
+    let which = sample(e.count(), RANDOM_WALKERS, params.seed.wrapping_add(rank as u64));
+    let s = sampled(sys, e, &which, p.eps(), params.recompute)?;
+    let arr = match (mine[11] as usize).checked_sub(1) {
         Some(k) => {
-            let w = e.take(k)?;
-            scaled(&reference_checks(sys, &w.pos, &w.rot, w.parts, &w.inv, p, recompute)?)
+            let a = sampled(sys, e, &[k], p.eps(), params.recompute)?;
+            [a.energy, a.inverse, a.cond]
         }
         None => [-1.0, -1.0, -1.0],
     };
-    mine[..4].copy_from_slice(&[w0[0], w0[1], arr[0], arr[1]]);
-    mine[13..15].copy_from_slice(&[w0[2], arr[2]]);
+    mine[..4].copy_from_slice(&[s.energy, s.inverse, arr[0], arr[1]]);
+    let f = *e.finite();
+    mine[13..18].copy_from_slice(&[s.cond, arr[2], s.walkers as f64, f.checked as f64, f.bad as f64]);
     Ok(())
 }
 
@@ -156,19 +159,29 @@ fn validate<S: Real>(sys: &Solid, pos: &[f64], rot: &[f64], parts: kernels::soli
 fn record(r: &mut Runner, a: &Args, sys: &Solid, p: Precision, v: Variant, total: usize, ranks: &Ranks, all: &[f64], energy: f64) -> Result<()> {
     let (ne, size) = (sys.electrons(), ranks.size());
     let blocks: Vec<&[f64]> = all.chunks_exact(SLOTS).collect();
-    let worst = |i: usize| blocks.iter().map(|b| b[i]).fold(f64::NEG_INFINITY, f64::max);
+    // NaN-safe: f64::max would drop a rank's NaN
+    let worst = |i: usize| blocks.iter().map(|b| b[i]).fold(f64::NEG_INFINITY, worse);
     let mean = |i: usize| blocks.iter().map(|b| b[i]).sum::<f64>() / size as f64;
+    let count = |i: usize| blocks.iter().map(|b| b[i]).sum::<f64>() as usize;
+    let sampled = count(15);
+    let check = |quantity: &str, error: f64, compared: usize| Check { quantity: quantity.into(), error, tolerance: 1.0, compared };
     let mut checks = vec![
-        Check { quantity: "walker 0 local energy vs reference (error / cond tolerance, worst rank)".into(), error: worst(0), tolerance: 1.0 },
-        Check { quantity: "walker 0 inverse vs reference (error / cond tolerance, worst rank)".into(), error: worst(1), tolerance: 1.0 },
+        check("sampled walkers' local energy vs reference, first, last and 2 random of each rank (error / cond tolerance, worst rank)", worst(0), sampled),
+        check("sampled walkers' inverse vs reference, first, last and 2 random of each rank (error / cond tolerance, worst rank)", worst(1), sampled),
     ];
-    if worst(2) >= 0.0 {
-        checks.push(Check { quantity: "migrated walker local energy vs reference (error / cond tolerance, worst rank)".into(), error: worst(2), tolerance: 1.0 });
-        checks.push(Check { quantity: "migrated walker inverse vs reference (error / cond tolerance, worst rank)".into(), error: worst(3), tolerance: 1.0 });
+    let arrivals = blocks.iter().filter(|b| b[11] > 0.0).count();
+    if arrivals > 0 {
+        checks.push(check("migrated walker local energy vs reference (error / cond tolerance, worst rank)", worst(2), arrivals));
+        checks.push(check("migrated walker inverse vs reference (error / cond tolerance, worst rank)", worst(3), arrivals));
     }
+    checks.push(Finite { checked: count(16) as u64, bad: count(17) as u64, first: None }.check());
     let e_est: Vec<f64> = blocks.iter().map(|b| b[4]).collect();
-    let spread = e_est.iter().fold(f64::NEG_INFINITY, |m, &x| m.max(x)) - e_est.iter().fold(f64::INFINITY, |m, &x| m.min(x));
-    checks.push(Check { quantity: "E_est spread over ranks (Ha)".into(), error: spread, tolerance: 0.0 });
+    let spread = if e_est.iter().all(|x| x.is_finite()) {
+        e_est.iter().fold(f64::NEG_INFINITY, |m, &x| m.max(x)) - e_est.iter().fold(f64::INFINITY, |m, &x| m.min(x))
+    } else {
+        f64::INFINITY
+    };
+    checks.push(Check { quantity: "E_est spread over ranks (Ha)".into(), error: spread, tolerance: 0.0, compared: size });
     let secs = blocks[0][12];
     let case = Case::new("solid", "dmc", p)
         .size("electrons", ne)
@@ -194,7 +207,7 @@ fn record(r: &mut Runner, a: &Args, sys: &Solid, p: Precision, v: Variant, total
         ("energy", energy),
         ("e_est", e_est[0]),
         ("acceptance", acc),
-        ("cond", worst(13).max(worst(14))),
+        ("cond", worse(worst(13), worst(14))),
     ] {
         r.extra(k, x);
     }
@@ -210,10 +223,49 @@ fn work_of(sys: &Solid, p: Precision, walkers: usize, steps: usize, acc: f64) ->
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use clap::Parser;
+    use harness::cli::CommonArgs;
+
+    /// One rank's report block: sampled walkers within tolerance, no arrival, E_est -5, 4 walkers sampled, 8
+    /// energies and weights checked finite.
+    fn block() -> Vec<f64> {
+        let mut b = vec![0.0; SLOTS];
+        b[..5].copy_from_slice(&[0.1, 0.1, -1.0, -1.0, -5.0]);
+        (b[12], b[13], b[14], b[15], b[16]) = (1.0, 100.0, -1.0, 4.0, 8.0);
+        b
+    }
+
+    fn verdict(blocks: [Vec<f64>; 2]) -> harness::record::Validation {
+        let a = Args::parse_from(["solid", "--ranks", "2", "--quiet"]);
+        let mut r = Runner::new(&CommonArgs { variants: Some(vec![Variant::Cpu]), quiet: true, ..Default::default() }).unwrap();
+        let sys = Solid::carbon(8, 1).unwrap();
+        record(&mut r, &a, &sys, Precision::Double, Variant::Cpu, 8, &Ranks::Threads(2), &blocks.concat(), -5.0).unwrap();
+        r.records.pop().unwrap().validation
+    }
+
+    /// The old fold (f64::max) dropped a rank's NaN, and nothing counted non-finite weights: both passed.
+    #[test]
+    fn a_nan_on_any_rank_fails_the_record() {
+        let v = verdict([block(), block()]);
+        assert!(v.passed(), "{v:?}");
+        assert_eq!(v.checks[0].compared, Some(8), "4 walkers sampled on each rank");
+        let mut nan = block();
+        nan[0] = f64::NAN;
+        assert!(verdict([block(), nan]).failed());
+        let mut weight = block();
+        weight[17] = 1.0;
+        let v = verdict([weight, block()]);
+        assert!(v.failed() && v.checks.iter().any(|c| c.quantity.contains("finite") && !c.passed), "{v:?}");
+        let mut e_est = block();
+        e_est[4] = f64::NAN;
+        assert!(verdict([block(), e_est]).failed(), "a NaN trial energy on one rank is no spread of 0");
+    }
+
     #[test]
     fn more_ranks_than_gpus_is_refused_in_a_sentence() {
-        assert!(super::gpus_for_ranks(2, 2).is_ok());
-        let e = super::gpus_for_ranks(2, 1).unwrap_err().to_string();
+        assert!(gpus_for_ranks(2, 2).is_ok());
+        let e = gpus_for_ranks(2, 1).unwrap_err().to_string();
         assert_eq!(e, "--ranks 2 with the gpu variant needs one GPU per rank, but 1 GPU(s) are visible");
     }
 }

@@ -285,7 +285,8 @@ impl Traffic {
 }
 
 /// GPU 0 for a test, or `None` (with a SKIPPED line) on a machine without one. With `QMC_REQUIRE_GPU` set, as on a
-/// GPU host, a missing GPU fails the test instead of skipping it.
+/// GPU host, a missing GPU fails the test instead of skipping it. Tests that call it end in `_when_present`: the
+/// GPU host's `tests` stage (scripts/gpu-host.sh) runs them by that name.
 pub fn for_test() -> Option<Arc<Gpu>> {
     match Gpu::open(0) {
         Ok(g) => Some(g),

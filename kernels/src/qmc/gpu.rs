@@ -560,7 +560,7 @@ pub fn trajectory_check(gpu: &Arc<Gpu>, sys: &System, walkers: usize, steps: usi
         let g = dev.advance(sys, 0.3, false, seed, 2, step, 0)?;
         compare(&format!("step {step}"), &c, &g);
     }
-    let check = Check { quantity: "gpu vs cpu trajectory (relative E_L)".into(), error: worst, tolerance };
+    let check = Check { quantity: "gpu vs cpu trajectory (relative E_L)".into(), error: worst, tolerance, compared: walkers * (steps + 1) };
     let note = if first_bad.is_empty() { format!("{}: {walkers} walkers, {steps} steps, largest relative difference {worst:.2e}", sys.name) } else { first_bad };
     Ok((check, note))
 }

@@ -8,6 +8,7 @@
 //! orbital gradients at the current positions `[walker][electron][xyz][stride]`.
 
 use super::conditioning::{cond_1, reinverts};
+use super::validate::Finite;
 use super::{branch, comb_offset, draws, start_walkers, timed, weight, Class, Functors, Params, Parts, Solid, Timers, PER_MOVE};
 use crate::bspline::{cpu as spline, Output};
 use crate::determinant::cpu::{dot, invert_in, Scalar};
@@ -54,6 +55,8 @@ pub struct CpuEngine<'a, S: Scalar, A: Real> {
     pub steps: usize,
     pub timers: Timers,
     pub moves: MoveStats,
+    /// Every walker's local energy and weight checked finite at every step (`validate`).
+    pub finite: Finite,
 }
 
 /// What every walker's task reads: the system in S and A, and the parameters.
@@ -84,6 +87,7 @@ impl<'a, S: Scalar, A: Real> CpuEngine<'a, S, A> {
             steps: 0,
             timers: Timers::default(),
             moves: MoveStats::default(),
+            finite: Finite::default(),
             w,
         };
         e.measure(true)?;
@@ -106,6 +110,7 @@ impl<'a, S: Scalar, A: Real> CpuEngine<'a, S, A> {
     pub fn step(&mut self) -> Result<(), SolidError> {
         let (step, old) = (self.steps, self.energies());
         self.advance()?;
+        self.finite.tally(step, &self.energies());
         if self.ctx.p.dmc {
             let start = Instant::now();
             self.branch(&old, step);
@@ -205,6 +210,7 @@ impl<'a, S: Scalar, A: Real> CpuEngine<'a, S, A> {
         let ne = self.ctx.sys.electrons();
         let new = self.energies();
         self.weights = old.iter().zip(&new).map(|(&o, &n)| weight(o, n, self.e_est, self.ctx.p.tau, ne)).collect();
+        self.finite.tally(step, &self.weights);
         let wsum: f64 = self.weights.iter().sum();
         let e_gen = self.weights.iter().zip(&new).map(|(w, e)| w * e).sum::<f64>() / wsum;
         self.parents = branch(&self.weights, comb_offset(self.ctx.p.seed, step));

@@ -28,6 +28,7 @@
 use super::conditioning::{device_norms, reinverts};
 use super::cpu::SolidError;
 use super::ranks::Walker;
+use super::validate::Finite;
 use super::{branch, comb_offset, start_walkers, weight, Class, Params, Parts, Solid, Timers, PER_MOVE};
 use crate::bspline::gpu::{default_per_thread, suffix, GpuSpline};
 use crate::bspline::Output;
@@ -214,6 +215,9 @@ pub struct GpuEngine<'a, S: Real, A: Real> {
     marks: Marks,
     /// Bytes this engine moved between host and device in its steps (the pseudopotential kernel's apart).
     traffic: Traffic,
+    /// Every walker's local energy and weight checked finite at every step (`validate`: on the host copies the
+    /// comb needs anyway).
+    pub finite: Finite,
 }
 
 impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
@@ -293,6 +297,7 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
             profile: false,
             marks: Marks::default(),
             traffic: Traffic::default(),
+            finite: Finite::default(),
             gpu: gpu.clone(),
             p,
             sys,
@@ -362,6 +367,7 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
     pub fn step(&mut self) -> Result<(), SolidError> {
         let (step, old) = (self.steps, self.energies()?);
         self.advance()?;
+        self.finite.tally(step, &self.energies()?);
         if self.p.dmc {
             self.branch(&old, step)?;
             self.mark(Class::Branching)?;
@@ -638,6 +644,7 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
         let ne = self.kp.electrons as usize;
         let new: Vec<f64> = self.parts.iter().map(Parts::local).collect();
         let weights: Vec<f64> = old.iter().zip(&new).map(|(&o, &n)| weight(o, n, self.e_est, self.p.tau, ne)).collect();
+        self.finite.tally(step, &weights);
         let wsum: f64 = weights.iter().sum();
         let e_gen = weights.iter().zip(&new).map(|(w, e)| w * e).sum::<f64>() / wsum;
         let parents = branch(&weights, comb_offset(self.p.seed, step));

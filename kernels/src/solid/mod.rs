@@ -39,6 +39,7 @@ pub mod cpu;
 pub mod gpu;
 pub mod ranks;
 pub mod reference;
+pub mod validate;
 #[cfg(test)]
 mod tests;
 

@@ -21,6 +21,7 @@
 
 use super::cpu::{CpuEngine, SolidError};
 use super::gpu::GpuEngine;
+use super::validate::Finite;
 use super::{comb_offset, weight, Parts};
 use crate::determinant::cpu::Scalar;
 use crate::qmc::comm::Comm;
@@ -69,6 +70,8 @@ pub trait Engine {
     fn copy_slots(&mut self, parents: &[usize]) -> Result<(), SolidError>;
     fn take(&mut self, k: usize) -> Result<Walker, SolidError>;
     fn put(&mut self, k: usize, w: &Walker) -> Result<(), SolidError>;
+    /// The engine's tally of energies and weights checked finite.
+    fn finite(&mut self) -> &mut Finite;
 }
 
 impl<S: Scalar, A: Real> Engine for CpuEngine<'_, S, A> {
@@ -108,6 +111,9 @@ impl<S: Scalar, A: Real> Engine for CpuEngine<'_, S, A> {
         self.cond[k] = w.cond;
         Ok(())
     }
+    fn finite(&mut self) -> &mut Finite {
+        &mut self.finite
+    }
 }
 
 impl<S: Scalar, A: Real> Engine for GpuEngine<'_, S, A> {
@@ -128,6 +134,9 @@ impl<S: Scalar, A: Real> Engine for GpuEngine<'_, S, A> {
     }
     fn put(&mut self, k: usize, w: &Walker) -> Result<(), SolidError> {
         Ok(GpuEngine::put(self, k, w)?)
+    }
+    fn finite(&mut self) -> &mut Finite {
+        &mut self.finite
     }
 }
 
@@ -232,6 +241,8 @@ pub fn generation(comm: &dyn Comm, e: &mut dyn Engine, d: &mut Dmc) -> Result<()
     e.advance()?;
     let new = e.energies();
     let w: Vec<f64> = old.iter().zip(&new).map(|(&o, &n)| weight(o, n, d.e_est, d.tau, d.electrons)).collect();
+    e.finite().tally(d.steps, &new);
+    e.finite().tally(d.steps, &w);
     d.timing.compute_s += t.elapsed().as_secs_f64();
 
     let t = Instant::now();
@@ -334,6 +345,7 @@ mod tests {
             let mut d = Dmc::start(c, &e, 4, p.tau, sys.electrons(), p.seed);
             assert!((d.e_est - e0).abs() < 1e-10 * e0.abs(), "start {} vs {e0}", d.e_est);
             generation(c, &mut e, &mut d).unwrap();
+            assert_eq!((e.finite.checked, e.finite.bad), (4, 0), "both walkers' energy and weight checked finite");
             if let Some(k) = d.arrived {
                 let w = e.take(k).unwrap();
                 let c = compare(sys, &w.pos, &w.rot, w.parts, &w.inv).unwrap();
@@ -357,7 +369,7 @@ mod tests {
     /// A walker put into another slot comes out whole (every array, including the gradient rows that only the
     /// next sweep's drift reads), on the CPU and, where there is one, on the GPU.
     #[test]
-    fn take_and_put_move_the_whole_walker() {
+    fn take_and_put_move_the_whole_walker_gpu_too_when_present() {
         let sys = Solid::carbon(16, 3).unwrap();
         let p = Params { tau: 0.02, dmc: true, recompute: 0, seed: 9, first: 0 };
         let mut e = CpuEngine::<f32, f64>::new(&sys, 3, p).unwrap();

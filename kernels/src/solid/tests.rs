@@ -185,10 +185,23 @@ fn gpu_matches_cpu_when_present() {
         }
     }
     assert!(g.timers.0[Class::Orbitals as usize] > 0.0 && g.timers.0[Class::Branching as usize] > 0.0);
-    // to the host only energies, accepted counts, the job count and the re-inversion's status flags (step 1)
+    // To the host, every step: the kinetic and Ewald energies (8 bytes a walker each), the accepted counts (4), the
+    // nonlocal energies with the job count (8 (w + 1)); at the step-1 re-inversion of all 3 walkers (recompute 2) the
+    // status flags of the 2 w matrices (4 each) and the 1-norms of the matrices and of their inverses
+    // (conditioning::device_norms, 8 each: the condition numbers that decide the next re-inversion). Up: only the
+    // list of the re-inverting walkers (4 each); the device draws the random numbers. The finite check of every
+    // energy and weight reads the host copies and moves nothing.
     let w = 3u64;
-    assert_eq!(g.traffic().to_host, 3 * (8 * w + 8 * w + 4 * w + 8 * (w + 1)) + 4 * 2 * w, "bytes to the host in 3 steps");
-    assert_eq!(g.traffic().to_device, 0, "nothing uploaded in the steps: the device draws the random numbers");
+    let every_step = 8 * w + 8 * w + 4 * w + 8 * (w + 1);
+    let reinversion = 4 * 2 * w + 2 * 8 * 2 * w;
+    assert_eq!(g.traffic().to_host, 3 * every_step + reinversion, "bytes to the host in 3 steps");
+    assert_eq!(g.traffic().to_device, 4 * w, "bytes to the device in 3 steps: the re-inverting walkers");
+    // every walker's energy and weight was checked finite every step; a NaN weight on walker 1 (not 0) fails it
+    assert!(g.finite.check().passed() && g.finite.checked == 3 * 2 * w, "{:?}", g.finite);
+    g.parts[1].kinetic = f64::NAN;
+    g.step().unwrap();
+    let c = g.finite.check();
+    assert!(!c.passed() && c.quantity.contains("step 3, walker 1"), "{c:?}");
     let mut g = gpu::GpuEngine::<f32, f64>::new(&gpu, &sys, &sys.setup.convert(), 2, p).unwrap();
     for _ in 0..3 {
         g.step().unwrap();
