@@ -252,7 +252,9 @@ pub fn side(workload: &Workload, path: &Path, records: &[Record]) -> Result<Side
     let mut cases = vec![];
     let mut missing = vec![];
     for (v, spec) in workload.cases() {
-        let mine: Vec<&Record> = scoring.iter().copied().filter(|r| r.variant == v && spec.matches(r)).collect();
+        let mut mine: Vec<&Record> = scoring.iter().copied().filter(|r| r.variant == v && spec.matches(r)).collect();
+        // a record imported twice is one measurement
+        mine.dedup_by(|a, b| a.timestamp == b.timestamp && a.time == b.time && a.key() == b.key());
         let mut keys: Vec<String> = mine.iter().map(|r| r.key()).collect();
         keys.sort();
         keys.dedup();
@@ -602,13 +604,72 @@ pub fn pct(f: Option<f64>) -> String {
     f.map(|x| format!("{:.0}%", 100.0 * x)).unwrap_or_else(|| "-".into())
 }
 
-/// The scoring records of a synthetic machine, for the tests here and in the report module.
-#[cfg(test)]
-pub(crate) mod synthetic {
+/// Test support: scoring records of made-up machines, for the tests here, in the report module and of the programs
+/// (feature `testing`, which only their dev-dependencies turn on).
+#[cfg(any(test, feature = "testing"))]
+pub mod testing {
     use super::*;
     use crate::record::{Validation, SCHEMA};
     use crate::system::{GpuSystem, System};
     use crate::timing::Stats;
+
+    /// How one run measured one case on one machine.
+    pub struct Measured<'a> {
+        pub gpu: &'a str,
+        pub cpu: &'a str,
+        pub commit: &'a str,
+        /// Run number (minutes into the made-up hour: the records' time stamps order the runs).
+        pub run: usize,
+        pub median: f64,
+        /// Repetitions spanned median x (1 -+ spread).
+        pub spread: f64,
+        /// Bytes of one repetition and the copy bandwidth of the device (GB/s).
+        pub bytes: f64,
+        pub ceiling: f64,
+    }
+
+    /// A passed scoring record of workload `version` for `case` on variant `v`.
+    pub fn record(case: &CaseSpec, v: Variant, version: &str, m: &Measured) -> Record {
+        let gbs = m.bytes / m.median / 1e9;
+        Record {
+            schema: SCHEMA,
+            kernel: case.kernel.into(),
+            op: case.op.into(),
+            variant: v,
+            precision: case.precision.into(),
+            sizes: case.sizes.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            params: case.params.iter().map(|(k, v)| (k.to_string(), v.to_string())).chain([(PARAM.to_string(), version.to_string())]).collect(),
+            reps: 5,
+            time: Stats { min: m.median * (1.0 - m.spread), median: m.median, max: m.median * (1.0 + m.spread) },
+            throughput: 1.0 / m.median,
+            throughput_unit: "items/s".into(),
+            bytes: m.bytes,
+            flops: 0.0,
+            gbytes_per_s: gbs,
+            gflops: 0.0,
+            ceiling_gbytes_per_s: Some(m.ceiling),
+            fraction_of_ceiling: Some(gbs / m.ceiling),
+            validation: Validation { status: "passed".into(), checks: vec![], note: None },
+            compile_s: None,
+            compile_options: None,
+            extra: Default::default(),
+            seed: 1,
+            system: System {
+                cpu_model: m.cpu.into(),
+                gpu: (v == Variant::Gpu).then(|| GpuSystem { name: m.gpu.into(), ..Default::default() }),
+                ..Default::default()
+            },
+            commit: m.commit.into(),
+            timestamp: format!("2026-11-25T00:{:02}:00Z", m.run),
+        }
+    }
+}
+
+/// A small workload and machines made up for the tests here and in the report module.
+#[cfg(test)]
+pub(crate) mod synthetic {
+    use super::testing::{record, Measured};
+    use super::*;
 
     /// Three kernels: `stream` (bandwidth-bound, two cases), `flops` and `tiny` (arithmetic-bound).
     pub const CASES: &[CaseSpec] = &[
@@ -637,45 +698,13 @@ pub(crate) mod synthetic {
             .enumerate()
             .map(|(i, (v, c))| {
                 let bw_bound = c.kernel == "stream";
-                let ceiling = if v == Variant::Gpu { m.bw.0 } else { m.bw.1 };
                 let base = 1e-3 * (1 + i % 3) as f64;
-                let median = base * if bw_bound { m.time_bw } else { m.time_flops } * jitter(i);
                 // the same work on every machine: 90% (bandwidth-bound) or 5% of the reference's copy bandwidth
                 let reference_bw = if v == Variant::Gpu { H100.bw.0 } else { H100.bw.1 };
                 let bytes = if bw_bound { 0.9 } else { 0.05 } * reference_bw * 1e9 * base;
-                let gbs = bytes / median / 1e9;
-                let system = System {
-                    cpu_model: m.cpu.into(),
-                    gpu: (v == Variant::Gpu).then(|| GpuSystem { name: m.gpu.into(), ..Default::default() }),
-                    ..Default::default()
-                };
-                Record {
-                    schema: SCHEMA,
-                    kernel: c.kernel.into(),
-                    op: c.op.into(),
-                    variant: v,
-                    precision: c.precision.into(),
-                    sizes: c.sizes.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
-                    params: c.params.iter().map(|(k, v)| (k.to_string(), v.to_string())).chain([(PARAM.to_string(), "v1".to_string())]).collect(),
-                    reps: 5,
-                    time: Stats { min: median * (1.0 - spread), median, max: median * (1.0 + spread) },
-                    throughput: 1.0 / median,
-                    throughput_unit: "items/s".into(),
-                    bytes,
-                    flops: 0.0,
-                    gbytes_per_s: gbs,
-                    gflops: 0.0,
-                    ceiling_gbytes_per_s: Some(ceiling),
-                    fraction_of_ceiling: Some(gbs / ceiling),
-                    validation: Validation { status: "passed".into(), checks: vec![], note: None },
-                    compile_s: None,
-                    compile_options: None,
-                    extra: Default::default(),
-                    seed: 1,
-                    system,
-                    commit: "0123456789abcdef".into(),
-                    timestamp: format!("2026-11-25T00:{run:02}:00Z"),
-                }
+                let median = base * if bw_bound { m.time_bw } else { m.time_flops } * jitter(i);
+                let ceiling = if v == Variant::Gpu { m.bw.0 } else { m.bw.1 };
+                record(c, v, "v1", &Measured { gpu: m.gpu, cpu: m.cpu, commit: "0123456789abcdef", run, median, spread, bytes, ceiling })
             })
             .collect()
     }
@@ -788,6 +817,11 @@ mod tests {
         recs.retain(|r| !(r.kernel == "flops" && r.variant == Variant::Cpu));
         let e = refusal("incomplete", &H100, &recs);
         assert!(e.contains("incomplete scoring run: 1 of the workload's 8 cases are missing") && e.contains("flops/fma double [n=2] [algo=x] cpu"), "{e}");
+        // the same run imported twice is one run
+        let mut recs = runs(&H100, &[0.0, 0.01], 0.01);
+        recs.extend(recs.clone());
+        let s = side(&WORKLOAD, &folder("twice", &H100), &recs).unwrap();
+        assert_eq!((s.runs, s.partial), (2, 0));
         // a second run cut short after two cases: the first run is scored alone, and it says so
         let mut recs = runs(&H100, &[0.0], 0.01);
         recs.extend(run(&H100, 1, 0.01, |_| 1.0).into_iter().take(2));

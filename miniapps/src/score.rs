@@ -23,7 +23,21 @@
 //! workload are) and `qmc` (the driver's runs are timed once whole, their length set by the error bars they need,
 //! and its atoms do not fill a GPU; the solid is the whole step).
 //!
-//! How long: ESTIMATE
+//! How long: each case estimated from the committed H100-host records (`results/nvidia-h100-80gb-hbm3`: medians of
+//! the same or the nearest sizes, times 5 repetitions and 2 warm-ups, plus the setup and checks seen as the gaps
+//! between the records' time stamps in the full-suite runs), in seconds of one run on the H100 host (16 cores):
+//!
+//! | kernel | s | from |
+//! | --- | --- | --- |
+//! | `bspline` | 7 | table building about 1.5 ms per orbital and precision (the 64^3 sweeps took 19-31 s for 256+1024+4096 orbitals in 3 precisions); VGL at 1024 orbitals 7.8 ms (CPU), 0.2 ms (GPU), twice that at 2048 |
+//! | `determinant` | 12 | CPU moves 0.165 / 0.042 s (double, delay 1 / 16), 0.070 / 0.027 s (f32 storage), inversion 0.23 / 0.17 s; GPU 26 / 6 ms and 91 ms; 7 runs each, then the checks |
+//! | `jastrow` | 8 | p term CPU VGL 0.30 s (double), 0.20 s (f32), ratios and accepts 7-18 ms; u term 57 ms; GPU 0.2-9 ms; the 1030-electron blocks of the full suite took 4-5 s (p) and 1-2 s (u) |
+//! | `ewald` | 3 | the 678-electron block of the full suite took 1-2 s in three precisions |
+//! | `pseudopotential` | 8 | CPU 0.33-0.44 s at 128 atoms and 256 walkers, 7 runs per precision, 12 ms on the GPU; the reference walker |
+//! | `gemm` | 12 | CPU basis about 0.3 s (one core: 0.47 s at 128 walkers), 7 runs per precision; CPU products 0.11-0.29 s, one repetition and 2 warm-ups; the HMX and square blocks of the full suite 4-5 s and 2 s |
+//! | `solid` | 28 | 512 electrons: CPU 0.39 s a step (32 walkers), 5 steps plus building and the reference check about 4 s a precision; GPU trajectory check and the 512-walker engine 9-11 s a precision |
+//! | NVRTC | 25 | `compile_s` of the records: solid 8-13 s, jastrow 5 s, determinant 2 s, ewald 1.3 s, gemm 1.2 s, the others under 3 s |
+//! | one run | about 105 | three runs (`scripts/gpu-host.sh score`) about 5.3 minutes |
 //!
 //! A new workload version is a new list (and new presets): records of different versions are never compared.
 
