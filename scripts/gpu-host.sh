@@ -12,6 +12,7 @@
 #   solid-scaling  synthetic-solid DMC over 1..G GPUs (weak and strong scaling, threads transport; one mpirun run)
 #   lattice-tune  the lattice GPU kernel's threads per chain, blocking factor and chain count (issue #26)
 #   <kernel>    that mini-app's full suite, GPU and all-core CPU, plus the one-core CPU baselines its figures need
+#   score       the procurement workload (qmcbench suite --score) three times: what `qmcbench score` compares
 # Records go to $OUT/records.tgz (one archive: the host returns at most 8 files), the log to $OUT/log.txt.
 # Unpack locally with scripts/import-results.sh.
 set -uo pipefail
@@ -85,6 +86,17 @@ for stage in "$@"; do
         gemm) run run gemm --op basis --walkers 128 --variants cpu --threads 1 --reps 3 ;;
         jastrow) run run jastrow --term p,u --electrons 114,342,682,1030,2058 --walkers 32 --ops ratio,accept --variants cpu --threads 1 --precision double,single --reps 2 ;;
         esac
+        ;;
+    score)
+        # the scoring workload (issue 27; its cases: miniapps/src/score.rs), three whole runs, each its own process:
+        # the spread between runs, not the repetitions inside one, gives the score's interval (harness::score).
+        # Estimated from the H100 records at about 105 s a run, under 6 minutes in all; SCORE_RUNS=2 where time is
+        # short (the interval then rests on two runs).
+        nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv || true
+        for k in $(seq 1 "${SCORE_RUNS:-3}"); do
+            echo "score run $k of ${SCORE_RUNS:-3}"
+            run suite --score
+        done
         ;;
     determinant-invert)
         # the inversion alone at every size of the full suite (cuSOLVER per-matrix LU from N = 128 up)

@@ -9,6 +9,8 @@
 //! - [`runner`]: the run context a mini-app gets: chosen variants, the GPU if any, ceilings, the records so far.
 //! - [`ceilings`]: copy bandwidth of the CPU and GPU, measured in the same process.
 //! - [`plot`], [`compare`]: charts and regression checks, reading only records.
+//! - [`score`], [`score_report`]: the procurement score of a machine against a reference machine on a fixed
+//!   workload, by rule and with an interval, as text and as one HTML page.
 //! - [`cli`]: the flags every program shares and the exit-code convention.
 
 pub mod ceilings;
@@ -21,6 +23,8 @@ pub mod plot;
 pub mod record;
 pub mod report;
 pub mod runner;
+pub mod score;
+pub mod score_report;
 pub mod system;
 pub mod timing;
 

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 /// Escape text for HTML.
-fn esc(s: &str) -> String {
+pub(crate) fn esc(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
@@ -120,7 +120,7 @@ fn record_table(records: &[Record]) -> String {
     )
 }
 
-const STYLE: &str = "body{font-family:sans-serif;margin:2em;max-width:1400px;color:#222}\
+pub(crate) const STYLE: &str = "body{font-family:sans-serif;margin:2em;max-width:1400px;color:#222}\
 table{border-collapse:collapse;margin:1em 0;font-size:13px}td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}\
 th{background:#f0f0f0}.good{color:#176317}.bad{color:#b00;font-weight:bold}\
 figure{display:inline-block;margin:0.5em;border:1px solid #ddd}figure svg{width:640px;height:auto}\

@@ -67,6 +67,8 @@ pub struct Runner {
     written: usize,
     /// The `--out` folder, opened (and checked to belong to this machine) before anything is measured.
     folder: Option<output::Folder>,
+    /// Parameters every record gets from now on (see [`Runner::mark`]).
+    marks: BTreeMap<String, String>,
 }
 
 impl Runner {
@@ -130,7 +132,31 @@ impl Runner {
             last_reps: 0,
             written: 0,
             folder,
+            marks: BTreeMap::new(),
         })
+    }
+
+    /// Add the parameter `name=value` to every record kept from now on: a scoring run marks its records with the
+    /// workload version (`score=v1`), which also keeps them apart from other runs of the same cases.
+    pub fn mark(&mut self, name: &str, value: &str) {
+        self.marks.insert(name.into(), value.into());
+    }
+
+    /// Run `f` with the variants, precisions and repetitions narrowed by `by` (a suite's per-kernel flags: its
+    /// `--variants`, `--precision` and `--reps`), then put them back: a suite runs every kernel in one runner, and
+    /// each kernel's preset says which of the suite's variants and precisions it measures.
+    pub fn narrowed<T>(&mut self, by: &CommonArgs, f: impl FnOnce(&mut Runner) -> T) -> T {
+        let saved = (self.variants.clone(), self.args.precision.clone(), self.args.reps);
+        if let Some(vs) = &by.variants {
+            self.variants.retain(|v| vs.contains(v));
+        }
+        self.args.precision.retain(|p| by.precision.contains(p));
+        if by.reps.is_some() {
+            self.args.reps = by.reps;
+        }
+        let out = f(self);
+        (self.variants, self.args.precision, self.args.reps) = saved;
+        out
     }
 
     /// Is this variant to be run?
@@ -273,7 +299,8 @@ impl Runner {
     }
 
     /// Keep a record built elsewhere (e.g. with extra fields) and print its table line.
-    pub fn push(&mut self, rec: Record) {
+    pub fn push(&mut self, mut rec: Record) {
+        rec.params.extend(self.marks.iter().map(|(k, v)| (k.clone(), v.clone())));
         if !self.header_printed {
             self.say(&output::table_header());
             self.header_printed = true;
@@ -446,5 +473,21 @@ mod tests {
         let st: Vec<&str> = r.records.iter().map(|x| x.validation.status.as_str()).collect();
         assert_eq!(st, ["measure-only", "unchecked", "measure-only"]);
         assert_eq!(r.records[2].validation.note.as_deref(), Some("a ceiling"));
+    }
+
+    #[test]
+    fn marks_reach_every_later_record_and_narrowing_is_undone() {
+        let args = CommonArgs { variants: Some(vec![Variant::CpuRef, Variant::Cpu]), quiet: true, reps: Some(7), ..Default::default() };
+        let mut r = Runner::new(&args).unwrap();
+        r.push(sample("k", Variant::Cpu, 1, 1.0));
+        r.mark("score", "v1");
+        r.push(sample("k", Variant::Cpu, 2, 1.0));
+        assert!(!r.records[0].params.contains_key("score"));
+        assert_eq!(r.records[1].params["score"], "v1");
+        assert!(r.records[1].key().contains("score=v1"), "a scoring record is a case of its own");
+        let by = CommonArgs { variants: Some(vec![Variant::Cpu, Variant::Gpu]), precision: vec![Precision::Double, Precision::Mixed], reps: Some(3), ..Default::default() };
+        let inside = r.narrowed(&by, |r| (r.runs(Variant::CpuRef), r.runs(Variant::Cpu), r.precisions(), r.args.reps()));
+        assert_eq!(inside, (false, true, vec![Precision::Double, Precision::Mixed], 3));
+        assert!(r.runs(Variant::CpuRef) && r.precisions().len() == 3 && r.args.reps() == 7, "put back afterwards");
     }
 }

@@ -55,6 +55,7 @@ pub fn suite(level: Level) -> &'static [&'static str] {
     match level {
         Level::Quick => &["--grid", "16", "--orbitals", "64,256", "--walkers", "4,32"],
         Level::Full => &["--grid", "64", "--orbitals", "256,1024,4096", "--walkers", "16,128,1024"],
+        Level::Score => &["--grid", "64", "--orbitals", "2048", "--walkers", "1024", "--output", "vgl", "--precision", "double,mixed"],
     }
 }
 

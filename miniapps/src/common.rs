@@ -21,11 +21,17 @@ pub fn kernel_main<A: KernelArgs>(argv: Vec<OsString>, run: fn(&mut Runner, &A) 
     })
 }
 
-/// Run a mini-app inside an existing runner (the suite) from a command line of its own flags.
-pub fn run_in<A: KernelArgs>(runner: &mut Runner, name: &str, argv: &[&str], run: fn(&mut Runner, &A) -> anyhow::Result<()>) -> anyhow::Result<()> {
+/// A mini-app's arguments from a command line of its own flags (a suite preset), or why they do not parse.
+pub fn parse<A: KernelArgs>(name: &str, argv: &[&str]) -> anyhow::Result<A> {
     let full: Vec<&str> = std::iter::once(name).chain(argv.iter().copied()).collect();
-    let args = A::try_parse_from(&full).map_err(|e| anyhow::anyhow!("suite arguments of {name}: {e}"))?;
-    run(runner, &args)
+    A::try_parse_from(&full).map_err(|e| anyhow::anyhow!("suite arguments of {name}: {e}"))
+}
+
+/// Run a mini-app inside an existing runner (the suite) from a command line of its own flags; its `--variants`,
+/// `--precision` and `--reps` narrow the runner's for this kernel.
+pub fn run_in<A: KernelArgs>(runner: &mut Runner, name: &str, argv: &[&str], run: fn(&mut Runner, &A) -> anyhow::Result<()>) -> anyhow::Result<()> {
+    let args = parse::<A>(name, argv)?;
+    runner.narrowed(args.common(), |r| run(r, &args))
 }
 
 /// Every combination of the given size lists, in order (the outer list varies slowest).

@@ -79,6 +79,11 @@ pub fn suite(level: Level) -> &'static [&'static str] {
             "--n", "128,512,1024,2048,4096", "--walkers", "64", "--max-gb", "1", "--delay", "1,4,16,64", "--steps", "128",
             "--recompute", "128", "--moves-max-n", "2048", "--drift-updates", "64,256,1024", "--reps", "5", "--warmup", "1",
         ],
+        // the move loop without re-inversion (a code amortises one over thousands of moves; `invert` times it)
+        Level::Score => &[
+            "--n", "1024", "--walkers", "32", "--delay", "1,16", "--ops", "moves,invert", "--steps", "128", "--recompute", "0",
+            "--precision", "double,mixed",
+        ],
     }
 }
 

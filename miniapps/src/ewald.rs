@@ -63,6 +63,7 @@ pub fn suite(level: Level) -> &'static [&'static str] {
     match level {
         Level::Quick => &["--lattice", "fcc", "--electrons", "14,38", "--ions", "2", "--walkers", "8"],
         Level::Full => &["--lattice", "fcc", "--electrons", "14,38,54,118,226,678,1290,1642,1930", "--walkers", "64", "--check-walkers", "1"],
+        Level::Score => &["--lattice", "fcc", "--electrons", "678", "--walkers", "64", "--check-walkers", "1", "--precision", "double,mixed"],
     }
 }
 

@@ -67,6 +67,10 @@ pub fn suite(level: Level) -> &'static [&'static str] {
     match level {
         Level::Quick => &["--molecules", "acetic-acid,benzaldehyde", "--walkers", "1,4", "--square", "96", "--check-rows", "16"],
         Level::Full => &["--walkers", "1,16,128,1024", "--square", "1024,2048,4096,8192", "--inner", "1024,8192,65536"],
+        Level::Score => &[
+            "--op", "basis,gemm", "--molecules", "hmx", "--walkers", "1024", "--square", "4096", "--algo", "blas-f64,blas-f32",
+            "--precision", "double,single",
+        ],
     }
 }
 

@@ -71,6 +71,7 @@ pub fn suite(level: Level) -> &'static [&'static str] {
             "--term", "p,u", "--electrons", "54,114,162,246,342,514,682,1030,1642,2058", "--walkers", "32", "--moves", "16",
             "--precision", "double,single", "--variants", "cpu,gpu", "--reps", "3",
         ],
+        Level::Score => &["--term", "u,p", "--electrons", "1030", "--walkers", "32", "--moves", "16", "--precision", "double,mixed"],
     }
 }
 
@@ -148,10 +149,9 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
     if a.ions > 100_000 {
         bail!("--ions {} is more than this benchmark supports (100000)", a.ions);
     }
-    // the suite's own --variants/--precision/--reps narrow the shared runner's
-    let variants: Vec<Variant> = Variant::ALL.into_iter().filter(|v| r.runs(*v) && a.common.variants.as_ref().map_or(true, |vs| vs.contains(v))).collect();
-    let precisions: Vec<Precision> = r.precisions().into_iter().filter(|p| a.common.precision.contains(p)).collect();
-    let reps = a.common.reps.unwrap_or(r.args.reps());
+    let variants: Vec<Variant> = Variant::ALL.into_iter().filter(|v| r.runs(*v)).collect();
+    let precisions = r.precisions();
+    let reps = r.args.reps();
     let ops: Vec<&str> = OPS.into_iter().filter(|o| a.ops.iter().any(|x| x == o)).collect();
     r.plan(a.term.len() * a.electrons.len() * a.walkers.len() * ops.len() * precisions.len() * variants.len());
     let mut case_no = 0u64;

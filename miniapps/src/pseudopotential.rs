@@ -94,6 +94,7 @@ pub fn suite(level: Level) -> &'static [&'static str] {
         Level::Quick => &["--atoms", "8,16", "--walkers", "1,8"],
         // size sweep at 64 walkers; walker sweeps 1..1024 at 32 and 128 atoms
         Level::Full => &["--pairs", "8:64,16:64,32:64,64:64,128:64,256:64,32:1,32:4,32:16,32:256,32:1024,128:1,128:4,128:16,128:256,128:1024"],
+        Level::Score => &["--pairs", "128:256", "--precision", "double,mixed"],
     }
 }
 

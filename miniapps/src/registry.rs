@@ -1,6 +1,6 @@
 //! The kernels `qmcbench` knows. Adding a mini-app takes one line here (and its module and binary).
 
-use crate::common::{kernel_main, run_in};
+use crate::common::{kernel_main, parse, run_in};
 use harness::Runner;
 use std::ffi::OsString;
 use std::process::ExitCode;
@@ -12,6 +12,9 @@ pub enum Level {
     Quick,
     /// The sizes of the papers' figures (for a GPU host).
     Full,
+    /// The fixed procurement workload (`crate::score`): GPU and all host cores, the precisions a user runs, sizes
+    /// that fit a GPU of 40 GB.
+    Score,
 }
 
 /// One mini-app as `qmcbench` sees it.
@@ -24,6 +27,8 @@ pub struct Kernel {
     pub run_in: fn(&mut Runner, &[&str]) -> anyhow::Result<()>,
     /// Its flags at each suite level.
     pub suite: fn(Level) -> &'static [&'static str],
+    /// Check a command line of its flags without running anything (the suite presets are checked by tests).
+    pub parses: fn(&[&str]) -> anyhow::Result<()>,
 }
 
 macro_rules! kernel {
@@ -34,6 +39,7 @@ macro_rules! kernel {
             main: |argv| kernel_main(argv, crate::$m::run),
             run_in: |r, argv| run_in(r, stringify!($m), argv, crate::$m::run),
             suite: crate::$m::suite,
+            parses: |argv| parse::<crate::$m::Args>(stringify!($m), argv).map(drop),
         }
     };
 }

@@ -108,6 +108,7 @@ pub fn suite(level: Level) -> &'static [&'static str] {
     match level {
         Level::Quick => &["--electrons", "64", "--walkers", "4", "--cpu-walkers", "4", "--check-steps", "1", "--check-walkers", "2"],
         Level::Full => &["--electrons", "128,256,512,1024", "--walkers", "32,128,512,1024", "--steps", "1", "--max-reps", "2"],
+        Level::Score => &["--electrons", "512", "--walkers", "512", "--steps", "1", "--max-reps", "3", "--precision", "double,mixed"],
     }
 }
 

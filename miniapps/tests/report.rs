@@ -1,20 +1,12 @@
 //! `qmcbench report` as a reader meets it: the page is opened in headless Chromium and every chart must be in the
 //! rendered document. Skipped without Chromium unless QMC_REQUIRE_CHROMIUM is set (CI installs it and sets it).
 
-use std::path::Path;
-use std::process::Command;
+mod common;
 
-fn chromium() -> Option<&'static str> {
-    ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"].into_iter().find(|p| Path::new(p).exists())
-}
+use std::process::Command;
 
 #[test]
 fn report_opens_in_a_browser_with_every_chart() {
-    let Some(browser) = chromium() else {
-        assert!(std::env::var("QMC_REQUIRE_CHROMIUM").is_err(), "QMC_REQUIRE_CHROMIUM is set but no Chromium was found");
-        eprintln!("SKIPPED: no Chromium (apt-get install chromium)");
-        return;
-    };
     let dir = std::env::temp_dir().join(format!("qmc-report-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let run = Command::new(env!("CARGO_BIN_EXE_bspline"))
@@ -30,15 +22,7 @@ fn report_opens_in_a_browser_with_every_chart() {
     let charts = html.matches("<figure").count();
     assert!(charts >= 2, "a speedup and a throughput chart at least, found {charts}");
 
-    let profile = dir.join("chromium-profile");
-    let dom = Command::new(browser)
-        .args(["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--dump-dom"])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .arg(format!("file://{}", page.display()))
-        .output()
-        .unwrap();
-    assert!(dom.status.success(), "{}", String::from_utf8_lossy(&dom.stderr));
-    let dom = String::from_utf8_lossy(&dom.stdout);
+    let Some(dom) = common::browser_dom(&page, &dir.join("chromium-profile")) else { return };
     // The browser parsed the page into a document holding every figure with its SVG chart and the record table.
     assert_eq!(dom.matches("<figure").count(), charts, "figures in the rendered document");
     assert_eq!(dom.matches("<svg").count(), charts, "inline SVG charts in the rendered document");

@@ -6,6 +6,7 @@ use clap::{Parser, Subcommand};
 use harness::cli::{main_with, CommonArgs, Outcome};
 use harness::{output, plot, Record, Runner, Variant};
 use miniapps::registry::{self, Level};
+use miniapps::score::WORKLOAD;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -16,6 +17,8 @@ use std::process::ExitCode;
 ///   qmcbench run bspline --help         one mini-app with its own sizes
 ///   qmcbench plot results/local         charts from records
 ///   qmcbench compare base/ new/         fail if any case slowed by more than --tolerance
+///   qmcbench suite --score              the procurement workload (GPU host; run it three times)
+///   qmcbench score results/a --reference results/b    GPU and host scores of machine a against machine b
 #[derive(Parser)]
 #[command(name = "qmcbench", version)]
 struct Cli {
@@ -36,14 +39,19 @@ enum Cmd {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
-    /// Run every kernel at preset sizes and draw the charts.
+    /// Run every kernel at preset sizes and draw the charts (or, with --score, run the procurement workload).
     Suite {
         /// Small sizes: about a minute on a 2-core machine without a GPU (the default).
-        #[arg(long, conflicts_with = "full")]
+        #[arg(long, conflicts_with_all = ["full", "score"])]
         quick: bool,
         /// The papers' sizes (for a GPU host).
-        #[arg(long)]
+        #[arg(long, conflicts_with = "score")]
         full: bool,
+        /// The scoring workload (its cases and why: `miniapps::score`, the README), as a rule: GPU and all host
+        /// cores, its own precisions, repetitions and seed; every record marked score=<version>; no charts. About
+        /// 2 minutes on an H100 host; `qmcbench score` wants three such runs per machine in one folder.
+        #[arg(long, conflicts_with = "kernels")]
+        score: bool,
         /// Only these kernels, comma-separated.
         #[arg(long, value_delimiter = ',')]
         kernels: Option<Vec<String>>,
@@ -102,17 +110,26 @@ enum Cmd {
         #[arg(long)]
         run: bool,
     },
-    /// One number for a machine, for procurement: the geometric mean over kernels of each kernel's geometric-mean
-    /// throughput ratio against a reference machine's records (cases measured by both), with the breakdown.
+    /// Procurement: a machine's GPU score and host score against a reference machine on the scoring workload
+    /// (`qmcbench suite --score`), each the geometric mean over kernels of throughput ratios, with a 95% interval
+    /// (bootstrap over whole runs) and per kernel its ratio, interval and fraction of the copy bandwidth (whether
+    /// it is bandwidth-bound). Refused (exit 2, one sentence) unless both folders hold complete scoring runs of the
+    /// same workload version, every record passed, each measured on the machine its folder is named for.
     Score {
-        /// Records of the machine to score (file or folder).
+        /// Records of the machine to score: its results folder, e.g. results/nvidia-h200.
         new: PathBuf,
         /// Records of the reference machine, e.g. results/nvidia-h100-80gb-hbm3.
         #[arg(long)]
         reference: PathBuf,
-        /// Score only this variant (gpu to compare GPUs, cpu to compare hosts) [default: every variant].
+        /// Also print the combined score (geometric mean of the GPU and host scores).
         #[arg(long)]
-        variant: Option<Variant>,
+        combined: bool,
+        /// Also print every case's ratio.
+        #[arg(long)]
+        cases: bool,
+        /// Write the one-page procurement report (self-contained HTML) to this file.
+        #[arg(long)]
+        html: Option<PathBuf>,
     },
     /// Write one self-contained HTML page (machines, summary, every chart, every record) from record files.
     Report {
@@ -165,6 +182,7 @@ fn main() -> ExitCode {
     }
     main_with(|| match cli.cmd {
         Cmd::List => list(),
+        Cmd::Suite { score: true, common, .. } => score_suite(common),
         Cmd::Suite { full, kernels, common, .. } => suite(if full { Level::Full } else { Level::Quick }, kernels, common),
         Cmd::Plot { records, out, x, baseline } => plot_cmd(&records, &out, x.as_deref(), baseline),
         Cmd::Compare { base, new, tolerance, normalize, aggregate } => compare(&base, &new, tolerance, normalize, aggregate),
@@ -172,7 +190,7 @@ fn main() -> ExitCode {
         Cmd::Import { source, into } => import(&source, into.as_deref()),
         Cmd::Headlines { folders, write } => headlines(&folders, write.as_deref()),
         Cmd::Report { records, out, title } => report(&records, &out, &title),
-        Cmd::Score { new, reference, variant } => score(&new, &reference, variant),
+        Cmd::Score { new, reference, combined, cases, html } => score(&new, &reference, combined, cases, html.as_deref()),
         Cmd::Figure { name, list, records, out, run } => figure(name.as_deref(), list, &records, out, run),
         Cmd::Run { .. } => unreachable!("handled above"),
     })
@@ -225,6 +243,33 @@ fn suite(level: Level, only: Option<Vec<String>>, mut common: CommonArgs) -> Res
     let records = runner.records.clone();
     let outcome = runner.finish()?;
     draw_all(&records, &out.join("plots"), None, None)?;
+    Ok(outcome)
+}
+
+/// One run of the scoring workload, by its rule: every kernel of the workload with its preset, GPU and all cores,
+/// records marked with the workload version; at the end the run checks that it holds every case of the workload.
+fn score_suite(mut common: CommonArgs) -> Result<Outcome> {
+    let d = CommonArgs::default();
+    anyhow::ensure!(
+        common.variants.is_none() && common.precision == d.precision && common.reps.is_none() && common.threads.is_none() && common.warmup == d.warmup && common.seed == d.seed,
+        "--score runs the workload as defined (GPU and all cores, its precisions, repetitions and seed): leave out --variants, --precision, --reps, --threads, --warmup and --seed"
+    );
+    common.variants = Some(vec![Variant::Cpu, Variant::Gpu]);
+    common.reps = Some(miniapps::score::REPS);
+    let out = common.out.get_or_insert_with(|| PathBuf::from("results/local")).clone();
+    let mut runner = Runner::new(&common)?;
+    runner.mark(harness::score::PARAM, WORKLOAD.version);
+    for name in WORKLOAD.kernels() {
+        let k = registry::find(name)?;
+        let flags = (k.suite)(Level::Score);
+        runner.say(&format!("== {} {}", k.name, flags.join(" ")));
+        (k.run_in)(&mut runner, flags).with_context(|| format!("suite --score: {}", k.name))?;
+    }
+    let records = runner.records.clone();
+    let outcome = runner.finish()?;
+    let missing = WORKLOAD.missing(&records);
+    anyhow::ensure!(missing.is_empty(), "this scoring run lacks {} of the workload's {} cases (the first: {}): the kernels' presets and miniapps::score disagree", missing.len(), WORKLOAD.cases().count(), missing[0]);
+    eprintln!("scoring run of workload {} complete: {} records in {}", WORKLOAD.version, records.len(), out.display());
     Ok(outcome)
 }
 
@@ -309,23 +354,13 @@ fn import(source: &std::path::Path, into: Option<&std::path::Path>) -> Result<Ou
     Ok(Outcome::Passed)
 }
 
-fn score(new: &PathBuf, reference: &PathBuf, variant: Option<Variant>) -> Result<Outcome> {
-    let n = output::read_records(std::slice::from_ref(new))?;
-    let r = output::read_records(std::slice::from_ref(reference))?;
-    let (total, per) = harness::compare::score(&r, &n, variant);
-    let Some(total) = total else {
-        anyhow::bail!("no case of {} was also measured in {}: nothing to score", new.display(), reference.display());
-    };
-    let label = |rs: &[Record]| {
-        rs.iter().find(|x| x.variant == Variant::Gpu).map(|x| x.system.label(true)).unwrap_or_else(|| rs[0].system.label(false))
-    };
-    println!("machine:   {} ({})", label(&n), new.display());
-    println!("reference: {} ({})", label(&r), reference.display());
-    println!("{:<16} {:>8} {:>14}", "kernel", "cases", "throughput x");
-    for k in &per {
-        println!("{:<16} {:>8} {:>14.3}", k.kernel, k.cases, k.ratio);
+fn score(new: &std::path::Path, reference: &std::path::Path, combined: bool, cases: bool, html: Option<&std::path::Path>) -> Result<Outcome> {
+    let s = harness::score::score_folders(&WORKLOAD, new, reference)?;
+    print!("{}", harness::score::text(&s, combined, cases));
+    if let Some(page) = html {
+        output::write_atomic(page, harness::score_report::html(&s, combined).as_bytes())?;
+        eprintln!("wrote {}", page.display());
     }
-    println!("{:<16} {:>8} {:>14.3}   (geometric mean over kernels; > 1 is faster than the reference)", "SCORE", per.iter().map(|k| k.cases).sum::<usize>(), total);
     Ok(Outcome::Passed)
 }
 
