@@ -158,6 +158,37 @@ pub fn commits_phrase<'a>(commits: impl IntoIterator<Item = &'a str>) -> String 
     }
 }
 
+/// At most this many panels in one generic chart; more are split into charts of their own.
+const MAX_PANELS: usize = 12;
+
+/// A generic chart whose series need more than `MAX_PANELS` panels, split into one chart per value of the panel
+/// attribute with the fewest values (recursively): records of many experiments under one kernel and operation read
+/// better as several charts than as one of hundreds of panels.
+fn split_panels(c: Chart) -> Vec<Chart> {
+    let enc = layout::encode(&c.series);
+    if layout::panel_count(&c.series, &enc.facets) <= MAX_PANELS {
+        return vec![c];
+    }
+    let values = |k: &String| c.series.iter().map(|s| s.get(k).unwrap_or("")).collect::<BTreeSet<_>>().len();
+    let Some(key) = enc.facets.iter().filter(|k| values(k) > 1).min_by_key(|k| values(k)).cloned() else { return vec![c] };
+    let mut parts: BTreeMap<String, Vec<Series>> = BTreeMap::new();
+    for s in &c.series {
+        parts.entry(s.get(&key).unwrap_or("").to_string()).or_default().push(s.clone());
+    }
+    let safe = |v: &str| if v.is_empty() { "none".to_string() } else { v.chars().map(|ch| if ch.is_ascii_alphanumeric() || ch == '-' || ch == '.' { ch } else { '_' }).collect() };
+    parts
+        .into_iter()
+        .flat_map(|(v, series)| {
+            split_panels(Chart {
+                name: format!("{}-{key}-{}", c.name, safe(&v)),
+                title: format!("{}, {}", c.title, layout::attr_label(&key, &v)),
+                series,
+                ..c.clone()
+            })
+        })
+        .collect()
+}
+
 /// The size parameter with the most distinct values among `recs` (the natural x axis).
 pub fn default_x(recs: &[&Record]) -> Option<String> {
     let mut distinct: BTreeMap<&str, BTreeSet<u64>> = BTreeMap::new();
@@ -223,7 +254,7 @@ pub fn speedup_charts(records: &[Record], x: Option<&str>, baseline: Option<Vari
             Some(d) => format!("{d} against {} on {host}; passed records of {commits}", base_v.name()),
             None => format!("{host}; passed records of {commits}"),
         };
-        charts.push(Chart {
+        charts.extend(split_panels(Chart {
             name: format!("{kernel}-{op}-speedup-{x}"),
             title: format!("{kernel} {op}: speedup over {}", base_v.name()),
             subtitle,
@@ -232,7 +263,7 @@ pub fn speedup_charts(records: &[Record], x: Option<&str>, baseline: Option<Vari
             series: sorted(series),
             lines: vec![RefLine { y: 1.0, label: "break-even (1x)".into() }],
             ..Default::default()
-        });
+        }));
     }
     charts
 }
@@ -253,7 +284,7 @@ pub fn throughput_charts(records: &[Record], x: Option<&str>) -> Vec<Chart> {
         let unit = recs[0].throughput_unit.clone();
         let machine = recs.iter().find(|r| r.variant == Variant::Gpu).map(|r| format!("{} + {}", r.system.label(true), r.system.label(false)));
         let machine = machine.unwrap_or_else(|| recs[0].system.label(false));
-        charts.push(Chart {
+        charts.extend(split_panels(Chart {
             name: format!("{kernel}-{op}-throughput-{x}"),
             title: format!("{kernel} {op}: throughput"),
             subtitle: format!("{machine}; passed records of {}", commits_phrase(chosen.values().map(|r| r.commit.as_str()))),
@@ -261,7 +292,7 @@ pub fn throughput_charts(records: &[Record], x: Option<&str>) -> Vec<Chart> {
             y_label: unit,
             series: sorted(series),
             ..Default::default()
-        });
+        }));
     }
     charts
 }
@@ -333,6 +364,33 @@ mod tests {
     }
 
     #[test]
+    fn charts_of_many_experiments_split_into_charts_of_few_panels() {
+        // 3 precisions x 2 variants x 4 walker counts x 5 molecules x 3 algorithms: far more than 12 panels
+        let mut series = vec![];
+        for p in ["double", "single", "mixed"] {
+            for v in ["cpu", "gpu"] {
+                for w in ["1", "4", "16", "128"] {
+                    for m in ["a", "b", "c", "d", "e"] {
+                        for a in ["x", "y", "z"] {
+                            let attrs = [("variant", v), ("precision", p), ("walkers", w), ("molecule", m), ("algo", a)];
+                            series.push(Series::new(attrs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(), vec![(1.0, 1.0), (2.0, 2.0)]));
+                        }
+                    }
+                }
+            }
+        }
+        let c = Chart { name: "g".into(), title: "g".into(), series, ..Default::default() };
+        let parts = split_panels(c.clone());
+        assert!(parts.len() > 1);
+        assert_eq!(parts.iter().map(|p| p.series.len()).sum::<usize>(), c.series.len(), "every series in one chart");
+        for p in &parts {
+            let l = layout(p);
+            assert!(l.panels.len() <= MAX_PANELS, "{}: {} panels", p.name, l.panels.len());
+            assert!(p.name.starts_with("g-") && p.title.starts_with("g, "), "{} / {}", p.name, p.title);
+        }
+    }
+
+    #[test]
     fn draws_png_and_svg() {
         let recs: Vec<Record> = vec![
             sample("k", Variant::CpuRef, 64, 1e-3),
@@ -372,6 +430,7 @@ mod tests {
         assert_eq!(l.panels.len(), 2);
         assert_eq!(l.panels[1].bars, vec![2, 3]);
         assert_eq!((l.y.lo, l.y.hi), (0.0, 1.0), "fractions that end at 1 on an axis that ends at 1");
+        assert_eq!((l.y.ticks.first(), l.y.ticks.last()), (Some(&0.0), Some(&1.0)), "{:?}", l.y.ticks);
         assert!(l.problems(&chart).is_empty(), "{:#?}", l.problems(&chart));
         let svg = svg_text(&chart).unwrap();
         for name in ["cpu d", "gpu d", "128 electrons", "orbitals", "determinant"] {

@@ -9,6 +9,7 @@
 //! one-sentence reading says what the figure shows against which paper.
 
 use anyhow::{bail, Result};
+use harness::plot::style::value_order;
 use harness::plot::{Bar, Chart, PaperMark, RefLine, Series};
 use harness::report::FigureSection;
 use harness::{Record, Variant};
@@ -689,12 +690,18 @@ fn gather(points: impl IntoIterator<Item = (Vec<(String, String)>, f64, f64, Str
             None => pts.push(Point { x, y, commit, stamp }),
         }
     }
-    best.into_iter()
+    let mut out: Vec<Measured> = best
+        .into_iter()
         .map(|(attrs, mut points)| {
             points.sort_by(|a, b| a.x.total_cmp(&b.x));
             Measured { attrs, points }
         })
-        .collect()
+        .collect();
+    // series in value order of their attributes (walkers=32 before walkers=128)
+    out.sort_by(|a, b| {
+        a.attrs.iter().zip(&b.attrs).map(|(x, y)| x.0.cmp(&y.0).then(value_order(&x.1, &y.1))).find(|o| o.is_ne()).unwrap_or(a.attrs.len().cmp(&b.attrs.len()))
+    });
+    out
 }
 
 /// The measured series of a figure from its selected records (`select`): each point from records of one commit.
@@ -937,7 +944,18 @@ fn num(v: f64) -> String {
         a if a < 1e-2 && a > 0.0 => format!("{v:.2e}"),
         a if a >= 100.0 => format!("{v:.0}"),
         a if a >= 10.0 => format!("{v:.1}"),
+        a if a >= 1.0 => format!("{v:.2}"),
         _ => format!("{v:.3}"),
+    }
+}
+
+/// "256 electrons", or "n = 1024" for a size named by a letter.
+fn at_x(f: &Figure, x: f64) -> String {
+    let x = harness::plot::ticks::format_tick(x);
+    if f.x.chars().count() == 1 {
+        format!("{} = {x}", f.x)
+    } else {
+        format!("{x} {}", f.x)
     }
 }
 
@@ -971,11 +989,12 @@ pub fn table(f: &Figure, measured: &[Measured], recs: &[&Record]) -> String {
     t += &format!("records: passed only, {}\n", harness::plot::commits_phrase(commits(measured).iter().map(|c| c.as_str())));
     t += &format!("y: {}\n", f.measure.label());
     for r in f.paper_ranges {
-        let range = if r.hi > r.lo { format!("{}-{}", num(r.lo), num(r.hi)) } else { num(r.lo) };
+        let tick = harness::plot::ticks::format_tick;
+        let range = if r.hi > r.lo { format!("{}-{}", tick(r.lo), tick(r.hi)) } else { tick(r.lo) };
         t += &format!("paper range: {range} ({})\n", r.label);
     }
     for (y, label) in f.goals {
-        t += &format!("goal: {} ({label})\n", num(*y));
+        t += &format!("goal: {} ({label})\n", harness::plot::ticks::format_tick(*y));
     }
     if !f.note.is_empty() {
         t += &format!("note: {}\n", f.note);
@@ -1017,21 +1036,19 @@ pub fn reading(f: &Figure, measured: &[Measured]) -> String {
             }
         }
         let parts: Vec<String> = top.iter().map(|(who, (v, q))| format!("{who} {q} {:.0}%", 100.0 * v)).collect();
-        format!("at {} {}, the largest share: {}", num(xmax), f.x, parts.join(", "))
+        format!("at {}, the largest share: {}", at_x(f, xmax), parts.join(", "))
     } else {
         let lo = all.iter().min_by(|a, b| a.1.y.total_cmp(&b.1.y));
         let hi = all.iter().max_by(|a, b| a.1.y.total_cmp(&b.1.y));
         match (lo, hi) {
             (Some(lo), Some(hi)) => {
-                let unit = if f.measure.is_speedup() { "x" } else { "" };
-                format!(
-                    "here {}{unit} to {}{unit}, the highest for {} at {} {}",
-                    num(lo.1.y),
-                    num(hi.1.y),
-                    hi.0.label(),
-                    f.x,
-                    num(hi.1.x)
-                )
+                let unit = match f.measure {
+                    m if m.is_speedup() => "x",
+                    Measure::PercentOfCeiling => "%",
+                    _ => "",
+                };
+                let range = if num(lo.1.y) == num(hi.1.y) { format!("{}{unit}", num(hi.1.y)) } else { format!("{}{unit} to {}{unit}", num(lo.1.y), num(hi.1.y)) };
+                format!("here {range}, the highest for {} at {}", hi.0.label(), at_x(f, hi.1.x))
             }
             _ => "nothing measured here yet".into(),
         }
@@ -1094,6 +1111,7 @@ mod tests {
         assert_eq!(points(&s[0]), vec![(16.0, 80.0)], "only the case with a one-core run");
         let t = table(&f, &s, &sel);
         assert!(t.contains("80.0") && t.contains("75% of peak") && t.contains("NVIDIA"), "{t}");
+        assert!(t.contains("the highest for double at 16 walkers"), "{t}");
     }
 
     #[test]

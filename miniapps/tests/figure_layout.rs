@@ -83,21 +83,3 @@ fn the_readme_figures_come_from_the_h100_records() {
         assert!(s.chart.subtitle.contains("commit"), "{name}: names its commits");
     }
 }
-
-#[test]
-#[ignore]
-fn list_panels() {
-    for dir in results() {
-        let Ok(records): Result<Vec<Record>, _> = output::read_records(std::slice::from_ref(&dir)) else { continue };
-        for f in figures::all() {
-            if let Some(s) = figures::section(&f, &records) {
-                let l = layout(&s.chart);
-                println!("{} fig {} panels={} series={} {}x{} problems={}", dir.display(), s.chart.name, l.panels.len(), s.chart.series.len(), l.width, l.height, l.problems(&s.chart).len());
-            }
-        }
-        for c in plot::speedup_charts(&records, None, None).iter().chain(&plot::throughput_charts(&records, None)) {
-            let l = layout(c);
-            println!("{} plot {} panels={} series={} {}x{} problems={}", dir.display(), c.name, l.panels.len(), c.series.len(), l.width, l.height, l.problems(c).len());
-        }
-    }
-}

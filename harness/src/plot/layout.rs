@@ -262,6 +262,11 @@ fn panels_of(series: &[Series], facets: &[String]) -> Vec<Vec<usize>> {
     groups.into_iter().map(|g| g.1).collect()
 }
 
+/// How many panels `series` take when split by `facets`.
+pub fn panel_count(series: &[Series], facets: &[String]) -> usize {
+    panels_of(series, facets).len()
+}
+
 /// Assign channels by meaning: hue to the precision (or, without one, to an algorithm-like attribute, else the
 /// variant), line style to the variant, marker and shade to the size with most values; every other attribute that
 /// varies splits panels, and so do the encoded ones (precision first) while a panel would hold more than six series.
@@ -445,11 +450,18 @@ pub fn layout(c: &Chart) -> Layout {
         let xr = x.clone();
         ticks::choose(&mut x, preferred, 10, |t, l| {
             let boxes: Vec<(f64, f64)> = t.iter().zip(l).map(|(v, s)| (xr.frac(*v) * pw, text_width(s, TICK))).collect();
-            boxes.windows(2).all(|w| w[1].0 - w[1].1 / 2.0 - (w[0].0 + w[0].1 / 2.0) >= 10.0)
+            // apart from each other, and from the next panel's labels and the y labels at the corner
+            let inside = boxes.iter().all(|(x, w)| x - w / 2.0 >= 6.0 - GAP_X / 2.0 && x + w / 2.0 <= pw + GAP_X / 2.0 - 6.0);
+            inside && boxes.windows(2).all(|w| w[1].0 - w[1].1 / 2.0 - (w[0].0 + w[0].1 / 2.0) >= 10.0)
         });
     }
     let yr = y.clone();
-    ticks::choose(&mut y, None, 11, |t, _| t.windows(2).all(|w| (yr.frac(w[1]) - yr.frac(w[0])) * ph >= TICK + 4.0));
+    // apart from each other, and (lines; bar labels stand clear of the corner) none hanging over the panel's bottom
+    // or top edge onto the x labels or a title
+    ticks::choose(&mut y, None, 11, |t, _| {
+        let edge = |v: &f64| bars || (yr.frac(*v) * ph >= 0.6 * TICK && (1.0 - yr.frac(*v)) * ph >= 0.6 * TICK);
+        t.iter().all(edge) && t.windows(2).all(|w| (yr.frac(w[1]) - yr.frac(w[0])) * ph >= TICK + 4.0)
+    });
     let ytick_w = y.labels.iter().map(|l| text_width(l, TICK)).fold(0.0, f64::max);
 
     // the legend's entries (text wrapped later, once its width is known)

@@ -240,8 +240,15 @@ fn figure(name: Option<&str>, list: bool, paths: &[PathBuf], out: Option<PathBuf
             }
         }
     }
-    let existing: Vec<PathBuf> = paths.iter().filter(|p| p.exists()).cloned().collect();
-    let records = if existing.is_empty() { vec![] } else { output::read_records(&existing)? };
+    // a folder that does not exist yet or holds no records is a figure with nothing to draw, said below
+    let mut records = vec![];
+    for p in paths.iter().filter(|p| p.exists()) {
+        match output::read_records(std::slice::from_ref(p)) {
+            Ok(r) => records.extend(r),
+            Err(output::RecordsError::Empty(_)) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
     let sel = figures::select(&f, &records);
     let measured = figures::series(&f, &sel);
     if measured.is_empty() {
