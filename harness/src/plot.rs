@@ -200,8 +200,11 @@ pub fn default_x(recs: &[&Record]) -> Option<String> {
     distinct.into_iter().max_by_key(|(_, s)| s.len()).map(|(k, _)| k.to_string())
 }
 
+/// What identifies a series (see `Series::attrs`).
+type Attrs = Vec<(String, String)>;
+
 /// Everything that identifies a series: the variant, the precision, and all sizes and parameters except `x`.
-fn series_attrs(r: &Record, x: &str) -> Vec<(String, String)> {
+fn series_attrs(r: &Record, x: &str) -> Attrs {
     let mut attrs = vec![("variant".to_string(), r.variant.name().to_string()), ("precision".to_string(), r.precision.clone())];
     attrs.extend(r.sizes.iter().filter(|(k, _)| k.as_str() != x).map(|(k, v)| (k.clone(), v.to_string())));
     attrs.extend(r.params.iter().map(|(k, v)| (k.clone(), v.clone())));
@@ -216,7 +219,7 @@ fn groups(records: &[Record]) -> BTreeMap<(String, String), Vec<&Record>> {
     g
 }
 
-fn sorted(m: BTreeMap<Vec<(String, String)>, BTreeMap<u64, f64>>) -> Vec<Series> {
+fn sorted(m: BTreeMap<Attrs, BTreeMap<u64, f64>>) -> Vec<Series> {
     m.into_iter().map(|(attrs, p)| Series::new(attrs, p.into_iter().map(|(x, y)| (x as f64, y)).collect())).collect()
 }
 
@@ -231,7 +234,7 @@ pub fn speedup_charts(records: &[Record], x: Option<&str>, baseline: Option<Vari
         let Some(x) = x.map(String::from).or_else(|| default_x(&recs)) else { continue };
         let base = latest(recs.iter().copied().filter(|r| r.variant == base_v), |r| (r.commit.clone(), r.case_key()));
         // per series and x, the pair of the latest commit
-        let mut best: BTreeMap<(Vec<(String, String)>, u64), (&str, f64, &str)> = BTreeMap::new();
+        let mut best: BTreeMap<(Attrs, u64), (&str, f64, &str)> = BTreeMap::new();
         for r in recs.iter().filter(|r| r.variant != base_v) {
             let (Some(b), Some(&xv)) = (base.get(&(r.commit.clone(), r.case_key())), r.sizes.get(&x)) else { continue };
             let stamp = r.timestamp.as_str().max(b.timestamp.as_str());
@@ -244,7 +247,7 @@ pub fn speedup_charts(records: &[Record], x: Option<&str>, baseline: Option<Vari
             continue;
         }
         let commits = commits_phrase(best.values().map(|v| v.2));
-        let mut series: BTreeMap<Vec<(String, String)>, BTreeMap<u64, f64>> = BTreeMap::new();
+        let mut series: BTreeMap<Attrs, BTreeMap<u64, f64>> = BTreeMap::new();
         for ((attrs, xv), (_, y, _)) in best {
             series.entry(attrs).or_default().insert(xv, y);
         }
@@ -275,7 +278,7 @@ pub fn throughput_charts(records: &[Record], x: Option<&str>) -> Vec<Chart> {
     for ((kernel, op), recs) in groups(records) {
         let Some(x) = x.map(String::from).or_else(|| default_x(&recs)) else { continue };
         let chosen = latest(recs.iter().copied(), |r| r.key());
-        let mut series: BTreeMap<Vec<(String, String)>, BTreeMap<u64, f64>> = BTreeMap::new();
+        let mut series: BTreeMap<Attrs, BTreeMap<u64, f64>> = BTreeMap::new();
         for r in chosen.values() {
             if let Some(&xv) = r.sizes.get(&x) {
                 series.entry(series_attrs(r, &x)).or_default().insert(xv, r.throughput);

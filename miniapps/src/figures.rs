@@ -1166,7 +1166,7 @@ mod tests {
 
     #[test]
     fn the_cpu_side_timed_on_fewer_walkers_is_stated() {
-        let mut recs = vec![rec(Variant::Cpu, 1024, 1.0, None), rec(Variant::Gpu, 1024, 0.1, None)];
+        let mut recs = [rec(Variant::Cpu, 1024, 1.0, None), rec(Variant::Gpu, 1024, 0.1, None)];
         recs[0].extra.insert("cpu_walkers_timed".into(), 32.0);
         let sel: Vec<&Record> = recs.iter().collect();
         let notes = record_notes(&sel);

@@ -338,7 +338,7 @@ fn looks(series: &[Series], enc: &Encoding) -> Vec<Look> {
 /// Label of an attribute value in legends and panel titles: precision and variant bare, others "name=value".
 pub fn attr_label(key: &str, value: &str) -> String {
     match key {
-        "precision" | "variant" | "share" | "" => value.to_string(),
+        "precision" | "variant" | "share" | "quantity" | "" => value.to_string(),
         _ if value.is_empty() => format!("no {key}"),
         _ => format!("{key}={value}"),
     }
@@ -448,7 +448,7 @@ pub fn layout(c: &Chart) -> Layout {
         data_x.dedup();
         let preferred = (data_x.len() <= 10 && data_x.iter().all(|v| v.fract() == 0.0)).then_some(data_x);
         let xr = x.clone();
-        ticks::choose(&mut x, preferred, 10, |t, l| {
+        ticks::choose(&mut x, preferred, 10, |_| true, |t, l| {
             let boxes: Vec<(f64, f64)> = t.iter().zip(l).map(|(v, s)| (xr.frac(*v) * pw, text_width(s, TICK))).collect();
             // apart from each other, and from the next panel's labels and the y labels at the corner
             let inside = boxes.iter().all(|(x, w)| x - w / 2.0 >= 6.0 - GAP_X / 2.0 && x + w / 2.0 <= pw + GAP_X / 2.0 - 6.0);
@@ -458,10 +458,8 @@ pub fn layout(c: &Chart) -> Layout {
     let yr = y.clone();
     // apart from each other, and (lines; bar labels stand clear of the corner) none hanging over the panel's bottom
     // or top edge onto the x labels or a title
-    ticks::choose(&mut y, None, 11, |t, _| {
-        let edge = |v: &f64| bars || (yr.frac(*v) * ph >= 0.6 * TICK && (1.0 - yr.frac(*v)) * ph >= 0.6 * TICK);
-        t.iter().all(edge) && t.windows(2).all(|w| (yr.frac(w[1]) - yr.frac(w[0])) * ph >= TICK + 4.0)
-    });
+    let clear = |v: f64| bars || (yr.frac(v) * ph >= 0.6 * TICK && (1.0 - yr.frac(v)) * ph >= 0.6 * TICK);
+    ticks::choose(&mut y, None, 11, clear, |t, _| t.windows(2).all(|w| (yr.frac(w[1]) - yr.frac(w[0])) * ph >= TICK + 4.0));
     let ytick_w = y.labels.iter().map(|l| text_width(l, TICK)).fold(0.0, f64::max);
 
     // the legend's entries (text wrapped later, once its width is known)

@@ -114,12 +114,16 @@ fn linear_candidates(lo: f64, hi: f64) -> Vec<Vec<f64>> {
     out
 }
 
-/// Choose ticks: the first candidate (densest first) with at least two ticks, distinct labels, no more than `most`
-/// ticks, and labels that `fits` (no collisions); `preferred` (e.g. the data's own x values) is tried first. With
-/// nothing that fits, the sparsest candidate with a tick, so the axis is never bare.
-pub fn choose(axis: &mut Axis, preferred: Option<Vec<f64>>, most: usize, fits: impl Fn(&[f64], &[String]) -> bool) {
+/// Choose ticks: the first candidate (densest first), less the ticks `keep` refuses (e.g. too near an edge), with at
+/// least two ticks, distinct labels, no more than `most` ticks, and labels that `fits` (no collisions); `preferred`
+/// (e.g. the data's own x values) is tried first. With nothing that fits, the sparsest candidate with a tick, so the
+/// axis is never bare.
+pub fn choose(axis: &mut Axis, preferred: Option<Vec<f64>>, most: usize, keep: impl Fn(f64) -> bool, fits: impl Fn(&[f64], &[String]) -> bool) {
     let mut candidates: Vec<Vec<f64>> = preferred.into_iter().collect();
     candidates.extend(if axis.log { log_candidates(axis.lo, axis.hi) } else { linear_candidates(axis.lo, axis.hi) });
+    for c in candidates.iter_mut() {
+        c.retain(|v| keep(*v));
+    }
     let labelled = |c: &Vec<f64>| -> Vec<String> { c.iter().map(|v| format_tick(*v)).collect() };
     let distinct = |l: &[String]| l.windows(2).all(|w| w[0] != w[1]);
     for c in &candidates {
@@ -157,20 +161,24 @@ mod tests {
     fn ticks_thin_out_until_they_fit() {
         // room for at most four labels
         let mut a = Axis::new(1.0, 1000.0, true);
-        choose(&mut a, None, 20, |t, _| t.len() <= 4);
+        choose(&mut a, None, 20, |_| true, |t, _| t.len() <= 4);
         assert_eq!(a.ticks, vec![1.0, 10.0, 100.0, 1000.0]);
         // room for many: 1, 2, 5 per decade is not the densest; every mantissa is
         let mut a = Axis::new(1.0, 100.0, true);
-        choose(&mut a, None, 30, |_, _| true);
+        choose(&mut a, None, 30, |_| true, |_, _| true);
         assert_eq!(a.ticks.len(), 19);
         // the data's own values first when they fit
         let mut a = Axis::new(100.0, 3000.0, true);
-        choose(&mut a, Some(vec![128.0, 256.0, 512.0, 1024.0, 2048.0]), 10, |_, _| true);
+        choose(&mut a, Some(vec![128.0, 256.0, 512.0, 1024.0, 2048.0]), 10, |_| true, |_, _| true);
         assert_eq!(a.labels, ["128", "256", "512", "1024", "2048"]);
         // less than a decade: linear ticks inside it
         let mut a = Axis::new(2.2, 3.3, true);
-        choose(&mut a, None, 10, |t, _| t.len() <= 4);
+        choose(&mut a, None, 10, |_| true, |t, _| t.len() <= 4);
         assert!(a.ticks.len() >= 2 && a.ticks.iter().all(|t| (2.2..=3.3).contains(t)), "{:?}", a.ticks);
+        // a tick refused (too near an edge) leaves the rest of its set
+        let mut a = Axis::new(1.0, 1e4, true);
+        choose(&mut a, None, 20, |v| v != 1e4, |t, _| t.len() <= 4);
+        assert_eq!(a.ticks, vec![1.0, 10.0, 100.0, 1000.0]);
     }
 
     #[test]
