@@ -1,50 +1,99 @@
 //! Charts drawn from records only: speedup of each fast variant over a baseline vs a size, and throughput vs a
-//! size, one series per precision and fixed parameters (walkers, ...). Each chart is written as PNG and SVG, in one
-//! plot style. The font is embedded (DejaVu Sans), so plotting needs no system fonts.
+//! size; the papers' figures (miniapps::figures) build their charts with the same types. Every chart is laid out
+//! first (`layout`: panels, ticks, texts and the legend, each with its box, checked by `Layout::problems`), then
+//! drawn exactly there (`render`) as PNG and SVG. The font is embedded (DejaVu Sans), so plotting needs no system
+//! fonts.
+
+pub mod layout;
+mod render;
+pub mod style;
+pub mod ticks;
 
 use crate::output::write_atomic;
 use crate::record::{Record, Variant};
 use anyhow::{anyhow, Result};
-use plotters::coord::Shift;
 use plotters::prelude::*;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// One line of a chart.
-#[derive(Clone, Debug)]
+pub use layout::{layout, Layout};
+
+/// One line of a chart (or, in a bar chart, one stacked share: point (i, v) is its value in bar i).
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Series {
-    pub name: String,
+    /// What identifies it, e.g. [("precision", "mixed"), ("walkers", "1024")]: the chart shows these by meaning
+    /// (colour for the precision, line style for the variant, marker for a size) and splits panels by them.
+    pub attrs: Vec<(String, String)>,
     pub points: Vec<(f64, f64)>,
 }
 
-/// A chart with log-scaled axes, or (with `bars`) stacked bars of shares.
-#[derive(Clone, Debug)]
+impl Series {
+    pub fn new(attrs: Vec<(String, String)>, points: Vec<(f64, f64)>) -> Series {
+        Series { attrs, points }
+    }
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.attrs.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+    }
+    /// "gpu mixed walkers=1024": precision and variant bare, other attributes as name=value.
+    pub fn label(&self) -> String {
+        self.attrs.iter().map(|(k, v)| layout::attr_label(k, v)).collect::<Vec<_>>().join(" ")
+    }
+    /// The value at x (bar charts: the share in bar x), 0 where there is none.
+    pub fn at(&self, x: f64) -> f64 {
+        self.points.iter().find(|p| p.0 == x).map_or(0.0, |p| p.1)
+    }
+}
+
+/// Numbers a paper printed, drawn in one style in every chart: hollow markers at its points, or a shaded band
+/// across the panel for a range it gives without an x (a single level when both ends are equal).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PaperMark {
+    /// Names the paper, the quantity and the paper's hardware.
+    pub label: String,
+    /// What it is comparable with (e.g. precision=single): its colour, and the panels it appears in.
+    pub attrs: Vec<(String, String)>,
+    pub points: Vec<(f64, f64)>,
+    pub band: Option<(f64, f64)>,
+}
+
+impl PaperMark {
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.attrs.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+    }
+}
+
+/// A labelled horizontal line: the break-even of a speedup, a bandwidth ceiling, a goal.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RefLine {
+    pub y: f64,
+    pub label: String,
+}
+
+/// One bar of a stacked-bar chart: the panel it stands in and its name under it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Bar {
+    pub panel: String,
+    pub label: String,
+}
+
+/// A chart: log-log lines (split into panels of at most six series), or, with `bars`, stacked shares on a linear
+/// axis, one panel per distinct `Bar::panel`.
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Chart {
     /// File stem (no extension), e.g. "bspline-vgh-speedup-orbitals".
     pub name: String,
     pub title: String,
+    /// Under the title: the machine and the commits the records came from.
+    pub subtitle: String,
     pub x_label: String,
     pub y_label: String,
     pub series: Vec<Series>,
-    /// A dashed horizontal reference line (1 for speedups: the break-even).
-    pub hline: Option<f64>,
-    /// Stacked bars instead of lines where not empty: one bar per name here, left to right; a series point (i, v)
-    /// is that series' share v in bar i, stacked in series order on a linear axis.
-    pub bars: Vec<String>,
+    pub paper: Vec<PaperMark>,
+    pub lines: Vec<RefLine>,
+    pub bars: Vec<Bar>,
+    /// Under the chart: what a reader must know to read it (e.g. how the CPU side was timed).
+    pub notes: Vec<String>,
 }
-
-const COLORS: [RGBColor; 10] = [
-    RGBColor(31, 119, 180),
-    RGBColor(255, 127, 14),
-    RGBColor(44, 160, 44),
-    RGBColor(214, 39, 40),
-    RGBColor(148, 103, 189),
-    RGBColor(140, 86, 75),
-    RGBColor(227, 119, 194),
-    RGBColor(127, 127, 127),
-    RGBColor(188, 189, 34),
-    RGBColor(23, 190, 207),
-];
 
 fn register_font() {
     static ONCE: std::sync::Once = std::sync::Once::new();
@@ -54,182 +103,19 @@ fn register_font() {
     });
 }
 
-/// Axis tick text with about three significant digits.
-fn tick(v: f64) -> String {
-    match v.abs() {
-        a if a >= 1e5 || (a < 1e-2 && a > 0.0) => format!("{v:.1e}"),
-        a if a >= 10.0 => format!("{v:.0}"),
-        a if a >= 1.0 => format!("{v:.1}"),
-        _ => format!("{v:.2}"),
-    }
-}
-
-fn range(values: impl Iterator<Item = f64>) -> (f64, f64) {
-    let (lo, hi) = values.filter(|v| v.is_finite() && *v > 0.0).fold((f64::MAX, f64::MIN), |(a, b), v| (a.min(v), b.max(v)));
-    if lo > hi {
-        (0.1, 10.0)
-    } else {
-        (lo / 1.3, hi * 1.3)
-    }
-}
-
-/// Stacked bars (`Chart::bars`): each bar's shares from the bottom in series order, a legend of the series.
-fn render_bars<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, c: &Chart) -> Result<()>
-where
-    DB::ErrorType: 'static,
-{
-    let e = |e: DrawingAreaErrorKind<DB::ErrorType>| anyhow!("drawing {}: {e:?}", c.name);
-    root.fill(&WHITE).map_err(e)?;
-    let n = c.bars.len();
-    let share = |s: &Series, i: usize| s.points.iter().find(|p| p.0 as usize == i).map_or(0.0, |p| p.1.max(0.0));
-    let top = (0..n).map(|i| c.series.iter().map(|s| share(s, i)).sum::<f64>()).fold(1.0f64, f64::max);
-    // room above the bars for the legend
-    let mut chart = ChartBuilder::on(&root)
-        .caption(&c.title, ("sans-serif", 22))
-        .margin(18)
-        .x_label_area_size(48)
-        .y_label_area_size(78)
-        .build_cartesian_2d((0..n as i32 - 1).into_segmented(), 0.0..top * 1.45)
-        .map_err(e)?;
-    let bars = c.bars.clone();
-    chart
-        .configure_mesh()
-        .disable_x_mesh()
-        .x_labels(n)
-        .y_labels(10)
-        .x_desc(&c.x_label)
-        .y_desc(&c.y_label)
-        .label_style(("sans-serif", 13))
-        .axis_desc_style(("sans-serif", 17))
-        .x_label_formatter(&move |v| match v {
-            SegmentValue::CenterOf(i) => bars.get(*i as usize).cloned().unwrap_or_default(),
-            _ => String::new(),
-        })
-        .y_label_formatter(&|v| tick(*v))
-        .draw()
-        .map_err(e)?;
-    let mut base = vec![0.0; n];
-    for (k, s) in c.series.iter().enumerate() {
-        let color = COLORS[k % COLORS.len()];
-        let rects: Vec<_> = (0..n)
-            .map(|i| {
-                let (y0, y1) = (base[i], base[i] + share(s, i));
-                base[i] = y1;
-                let mut r = Rectangle::new([(SegmentValue::Exact(i as i32), y0), (SegmentValue::Exact(i as i32 + 1), y1)], color.filled());
-                r.set_margin(0, 0, 6, 6);
-                r
-            })
-            .collect();
-        chart
-            .draw_series(rects)
-            .map_err(e)?
-            .label(&s.name)
-            .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 16, y + 6)], color.filled()));
-    }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK.mix(0.4))
-        .label_font(("sans-serif", 14))
-        .position(SeriesLabelPosition::UpperRight)
-        .draw()
-        .map_err(e)?;
-    root.present().map_err(e)?;
-    Ok(())
-}
-
-/// The corner of a log-log chart over `xr` x `yr` where the legend hides the fewest points: each corner's box
-/// spans 40% of either axis (log scale); ties go to the upper left, then upper right.
-fn legend_corner(series: &[Series], xr: (f64, f64), yr: (f64, f64)) -> SeriesLabelPosition {
-    let at = |v: f64, (lo, hi): (f64, f64)| (v.ln() - lo.ln()) / (hi.ln() - lo.ln());
-    let points: Vec<(f64, f64)> = series.iter().flat_map(|s| s.points.iter()).filter(|p| p.0 > 0.0 && p.1 > 0.0).map(|p| (at(p.0, xr), at(p.1, yr))).collect();
-    let hidden = |left: bool, top: bool| {
-        points.iter().filter(|(x, y)| (if left { *x < 0.4 } else { *x > 0.6 }) && (if top { *y > 0.6 } else { *y < 0.4 })).count()
-    };
-    [
-        (SeriesLabelPosition::UpperLeft, hidden(true, true)),
-        (SeriesLabelPosition::UpperRight, hidden(false, true)),
-        (SeriesLabelPosition::LowerRight, hidden(false, false)),
-        (SeriesLabelPosition::LowerLeft, hidden(true, false)),
-    ]
-    .into_iter()
-    .min_by_key(|c| c.1)
-    .map(|c| c.0)
-    .unwrap_or(SeriesLabelPosition::UpperLeft)
-}
-
-fn render<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, c: &Chart) -> Result<()>
-where
-    DB::ErrorType: 'static,
-{
-    if !c.bars.is_empty() {
-        return render_bars(root, c);
-    }
-    let e = |e: DrawingAreaErrorKind<DB::ErrorType>| anyhow!("drawing {}: {e:?}", c.name);
-    root.fill(&WHITE).map_err(e)?;
-    let (x0, x1) = range(c.series.iter().flat_map(|s| s.points.iter().map(|p| p.0)));
-    let (mut y0, mut y1) = range(c.series.iter().flat_map(|s| s.points.iter().map(|p| p.1)));
-    if let Some(h) = c.hline {
-        y0 = y0.min(h / 1.3);
-        y1 = y1.max(h * 1.3);
-    }
-    let mut chart = ChartBuilder::on(&root)
-        .caption(&c.title, ("sans-serif", 22))
-        .margin(18)
-        .x_label_area_size(48)
-        .y_label_area_size(78)
-        .build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale())
-        .map_err(e)?;
-    chart
-        .configure_mesh()
-        .x_labels(12)
-        .y_labels(12)
-        .x_desc(&c.x_label)
-        .y_desc(&c.y_label)
-        .label_style(("sans-serif", 15))
-        .axis_desc_style(("sans-serif", 17))
-        .x_label_formatter(&|v| tick(*v))
-        .y_label_formatter(&|v| tick(*v))
-        .draw()
-        .map_err(e)?;
-    if let Some(h) = c.hline {
-        let dash = DashedLineSeries::new(vec![(x0, h), (x1, h)], 6, 4, BLACK.mix(0.5).stroke_width(1));
-        chart.draw_series(dash).map_err(e)?;
-    }
-    for (i, s) in c.series.iter().enumerate() {
-        let color = COLORS[i % COLORS.len()];
-        chart
-            .draw_series(LineSeries::new(s.points.clone(), color.stroke_width(2)))
-            .map_err(e)?
-            .label(&s.name)
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 22, y)], color.stroke_width(2)));
-        chart.draw_series(s.points.iter().map(|p| Circle::new(*p, 4, color.filled()))).map_err(e)?;
-    }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK.mix(0.4))
-        .label_font(("sans-serif", 14))
-        .position(legend_corner(&c.series, (x0, x1), (y0, y1)))
-        .draw()
-        .map_err(e)?;
-    root.present().map_err(e)?;
-    Ok(())
-}
-
-/// Pixels of a chart: 960 x 640, wider where many bars need room for their names (72 px a bar).
-fn size(chart: &Chart) -> (u32, u32) {
-    (960.max(140 + 72 * chart.bars.len() as u32), 640)
+fn pixels(l: &Layout) -> (u32, u32) {
+    (l.width as u32, l.height as u32)
 }
 
 /// Draw `chart` into `<dir>/<name>.png` and `.svg` (each written to a temporary name, then renamed).
 pub fn draw(chart: &Chart, dir: &Path) -> Result<Vec<PathBuf>> {
     register_font();
     std::fs::create_dir_all(dir).map_err(|e| anyhow!("cannot create {}: {e}", dir.display()))?;
+    let l = layout(chart);
     let png = dir.join(format!("{}.png", chart.name));
     let svg = dir.join(format!("{}.svg", chart.name));
     let tmp_png = dir.join(format!(".{}.{}.png", chart.name, std::process::id()));
-    render(BitMapBackend::new(&tmp_png, size(chart)).into_drawing_area(), chart)?;
+    render::render(BitMapBackend::new(&tmp_png, pixels(&l)).into_drawing_area(), chart, &l)?;
     std::fs::rename(&tmp_png, &png).map_err(|e| anyhow!("cannot write {}: {e}", png.display()))?;
     write_atomic(&svg, svg_text(chart)?.as_bytes())?;
     Ok(vec![png, svg])
@@ -238,14 +124,74 @@ pub fn draw(chart: &Chart, dir: &Path) -> Result<Vec<PathBuf>> {
 /// The chart as SVG text (for pages that embed their charts).
 pub fn svg_text(chart: &Chart) -> Result<String> {
     register_font();
+    let l = layout(chart);
     let mut text = String::new();
-    render(SVGBackend::with_string(&mut text, size(chart)).into_drawing_area(), chart)?;
+    render::render(SVGBackend::with_string(&mut text, pixels(&l)).into_drawing_area(), chart, &l)?;
     Ok(text)
+}
+
+/// A record a chart may draw: one that passed its check, or the reference itself (the baseline of the checks).
+pub fn usable(r: &Record) -> bool {
+    r.validation.status == "passed" || r.variant == Variant::CpuRef
+}
+
+/// Of records sharing a key, the latest (by time stamp; the later in the list on a tie).
+pub fn latest<'a, K: Ord>(recs: impl IntoIterator<Item = &'a Record>, key: impl Fn(&Record) -> K) -> BTreeMap<K, &'a Record> {
+    let mut out: BTreeMap<K, &Record> = BTreeMap::new();
+    for r in recs {
+        let k = key(r);
+        if out.get(&k).is_none_or(|o| o.timestamp <= r.timestamp) {
+            out.insert(k, r);
+        }
+    }
+    out
+}
+
+/// "commit abc1234" or "commits abc1234, def5678": the first 7 hex digits of each.
+pub fn commits_phrase<'a>(commits: impl IntoIterator<Item = &'a str>) -> String {
+    let set: BTreeSet<&str> = commits.into_iter().map(|c| c.get(..7).unwrap_or(c)).collect();
+    let list: Vec<&str> = set.into_iter().collect();
+    match list.len() {
+        0 => "no records".into(),
+        1 => format!("commit {}", list[0]),
+        _ => format!("commits {}", list.join(", ")),
+    }
+}
+
+/// At most this many panels in one generic chart; more are split into charts of their own.
+const MAX_PANELS: usize = 12;
+
+/// A generic chart whose series need more than `MAX_PANELS` panels, split into one chart per value of the panel
+/// attribute with the fewest values (recursively): records of many experiments under one kernel and operation read
+/// better as several charts than as one of hundreds of panels.
+fn split_panels(c: Chart) -> Vec<Chart> {
+    let enc = layout::encode(&c.series);
+    if layout::panel_count(&c.series, &enc.facets) <= MAX_PANELS {
+        return vec![c];
+    }
+    let values = |k: &String| c.series.iter().map(|s| s.get(k).unwrap_or("")).collect::<BTreeSet<_>>().len();
+    let Some(key) = enc.facets.iter().filter(|k| values(k) > 1).min_by_key(|k| values(k)).cloned() else { return vec![c] };
+    let mut parts: BTreeMap<String, Vec<Series>> = BTreeMap::new();
+    for s in &c.series {
+        parts.entry(s.get(&key).unwrap_or("").to_string()).or_default().push(s.clone());
+    }
+    let safe = |v: &str| if v.is_empty() { "none".to_string() } else { v.chars().map(|ch| if ch.is_ascii_alphanumeric() || ch == '-' || ch == '.' { ch } else { '_' }).collect() };
+    parts
+        .into_iter()
+        .flat_map(|(v, series)| {
+            split_panels(Chart {
+                name: format!("{}-{key}-{}", c.name, safe(&v)),
+                title: format!("{}, {}", c.title, layout::attr_label(&key, &v)),
+                series,
+                ..c.clone()
+            })
+        })
+        .collect()
 }
 
 /// The size parameter with the most distinct values among `recs` (the natural x axis).
 pub fn default_x(recs: &[&Record]) -> Option<String> {
-    let mut distinct: BTreeMap<&str, std::collections::BTreeSet<u64>> = BTreeMap::new();
+    let mut distinct: BTreeMap<&str, BTreeSet<u64>> = BTreeMap::new();
     for r in recs {
         for (k, v) in &r.sizes {
             distinct.entry(k).or_default().insert(*v);
@@ -254,96 +200,102 @@ pub fn default_x(recs: &[&Record]) -> Option<String> {
     distinct.into_iter().max_by_key(|(_, s)| s.len()).map(|(k, _)| k.to_string())
 }
 
-/// Label of everything that identifies a series: the precision and all sizes/params except `x`.
-fn series_label(r: &Record, x: &str) -> String {
-    let mut parts = vec![r.precision.clone()];
-    parts.extend(r.sizes.iter().filter(|(k, _)| k.as_str() != x).map(|(k, v)| format!("{k}={v}")));
-    parts.extend(r.params.iter().map(|(k, v)| format!("{k}={v}")));
-    parts.join(" ")
+/// What identifies a series (see `Series::attrs`).
+type Attrs = Vec<(String, String)>;
+
+/// Everything that identifies a series: the variant, the precision, and all sizes and parameters except `x`.
+fn series_attrs(r: &Record, x: &str) -> Attrs {
+    let mut attrs = vec![("variant".to_string(), r.variant.name().to_string()), ("precision".to_string(), r.precision.clone())];
+    attrs.extend(r.sizes.iter().filter(|(k, _)| k.as_str() != x).map(|(k, v)| (k.clone(), v.to_string())));
+    attrs.extend(r.params.iter().map(|(k, v)| (k.clone(), v.clone())));
+    attrs
 }
 
 fn groups(records: &[Record]) -> BTreeMap<(String, String), Vec<&Record>> {
     let mut g: BTreeMap<(String, String), Vec<&Record>> = BTreeMap::new();
-    for r in records {
+    for r in records.iter().filter(|r| usable(r)) {
         g.entry((r.kernel.clone(), r.op.clone())).or_default().push(r);
     }
     g
 }
 
-fn sorted(mut m: BTreeMap<String, Vec<(f64, f64)>>) -> Vec<Series> {
-    m.iter_mut().for_each(|(_, p)| p.sort_by(|a, b| a.0.total_cmp(&b.0)));
-    m.into_iter().map(|(name, points)| Series { name, points }).collect()
+fn sorted(m: BTreeMap<Attrs, BTreeMap<u64, f64>>) -> Vec<Series> {
+    m.into_iter().map(|(attrs, p)| Series::new(attrs, p.into_iter().map(|(x, y)| (x as f64, y)).collect())).collect()
 }
 
-/// Speedup charts: for each kernel/op, each variant other than `baseline` over `baseline` at the same case.
-/// With no baseline given: `cpu` when there are GPU records, else `cpu-ref`.
+/// Speedup charts: for each kernel/op, each variant other than `baseline` over `baseline` at the same case and
+/// commit (passed records only; of several commits, each point from the latest pair). With no baseline given: `cpu`
+/// when there are GPU records, else `cpu-ref`.
 pub fn speedup_charts(records: &[Record], x: Option<&str>, baseline: Option<Variant>) -> Vec<Chart> {
     let mut charts = vec![];
     for ((kernel, op), recs) in groups(records) {
         let has_gpu = recs.iter().any(|r| r.variant == Variant::Gpu);
         let base_v = baseline.unwrap_or(if has_gpu { Variant::Cpu } else { Variant::CpuRef });
         let Some(x) = x.map(String::from).or_else(|| default_x(&recs)) else { continue };
-        // latest record of each (variant, case)
-        let mut latest: BTreeMap<(Variant, String), &Record> = BTreeMap::new();
-        for r in &recs {
-            latest.insert((r.variant, r.case_key()), r);
-        }
-        let mut series: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
-        for ((v, key), r) in &latest {
-            if *v == base_v {
-                continue;
+        let base = latest(recs.iter().copied().filter(|r| r.variant == base_v), |r| (r.commit.clone(), r.case_key()));
+        // per series and x, the pair of the latest commit
+        let mut best: BTreeMap<(Attrs, u64), (&str, f64, &str)> = BTreeMap::new();
+        for r in recs.iter().filter(|r| r.variant != base_v) {
+            let (Some(b), Some(&xv)) = (base.get(&(r.commit.clone(), r.case_key())), r.sizes.get(&x)) else { continue };
+            let stamp = r.timestamp.as_str().max(b.timestamp.as_str());
+            let key = (series_attrs(r, &x), xv);
+            if best.get(&key).is_none_or(|o| o.0 <= stamp) {
+                best.insert(key, (stamp, b.time.median / r.time.median, r.commit.as_str()));
             }
-            let (Some(base), Some(&xv)) = (latest.get(&(base_v, key.clone())), r.sizes.get(&x)) else { continue };
-            let label = format!("{} {}", v.name(), series_label(r, &x));
-            series.entry(label).or_default().push((xv as f64, base.time.median / r.time.median));
         }
-        if series.is_empty() {
+        if best.is_empty() {
             continue;
+        }
+        let commits = commits_phrase(best.values().map(|v| v.2));
+        let mut series: BTreeMap<Attrs, BTreeMap<u64, f64>> = BTreeMap::new();
+        for ((attrs, xv), (_, y, _)) in best {
+            series.entry(attrs).or_default().insert(xv, y);
         }
         let host = recs.iter().find(|r| r.variant == base_v).map(|r| r.system.label(false)).unwrap_or_default();
         let dev = recs.iter().find(|r| r.variant == Variant::Gpu).map(|r| r.system.label(true));
-        let title = match dev {
-            Some(d) if base_v != Variant::Gpu => format!("{kernel} {op}: {d} vs {}", base_v.name()),
-            _ => format!("{kernel} {op}: speedup over {}", base_v.name()),
+        let subtitle = match dev {
+            Some(d) => format!("{d} against {} on {host}; passed records of {commits}", base_v.name()),
+            None => format!("{host}; passed records of {commits}"),
         };
-        charts.push(Chart {
+        charts.extend(split_panels(Chart {
             name: format!("{kernel}-{op}-speedup-{x}"),
-            title,
+            title: format!("{kernel} {op}: speedup over {}", base_v.name()),
+            subtitle,
             x_label: x.clone(),
-            y_label: format!("speedup over {} on {host}", base_v.name()),
+            y_label: format!("speedup over {}", base_v.name()),
             series: sorted(series),
-            hline: Some(1.0),
-            bars: vec![],
-        });
+            lines: vec![RefLine { y: 1.0, label: "break-even (1x)".into() }],
+            ..Default::default()
+        }));
     }
     charts
 }
 
-/// Throughput charts: for each kernel/op, throughput vs `x`, one series per variant, precision and fixed sizes.
+/// Throughput charts: for each kernel/op, throughput vs `x`, one series per variant, precision and fixed sizes
+/// (passed records only, the latest of each case).
 pub fn throughput_charts(records: &[Record], x: Option<&str>) -> Vec<Chart> {
     let mut charts = vec![];
     for ((kernel, op), recs) in groups(records) {
         let Some(x) = x.map(String::from).or_else(|| default_x(&recs)) else { continue };
-        let mut latest: BTreeMap<String, &Record> = BTreeMap::new();
-        for r in &recs {
-            latest.insert(r.key(), r);
-        }
-        let mut series: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
-        for r in latest.values() {
+        let chosen = latest(recs.iter().copied(), |r| r.key());
+        let mut series: BTreeMap<Attrs, BTreeMap<u64, f64>> = BTreeMap::new();
+        for r in chosen.values() {
             if let Some(&xv) = r.sizes.get(&x) {
-                series.entry(format!("{} {}", r.variant.name(), series_label(r, &x))).or_default().push((xv as f64, r.throughput));
+                series.entry(series_attrs(r, &x)).or_default().insert(xv, r.throughput);
             }
         }
         let unit = recs[0].throughput_unit.clone();
-        charts.push(Chart {
+        let machine = recs.iter().find(|r| r.variant == Variant::Gpu).map(|r| format!("{} + {}", r.system.label(true), r.system.label(false)));
+        let machine = machine.unwrap_or_else(|| recs[0].system.label(false));
+        charts.extend(split_panels(Chart {
             name: format!("{kernel}-{op}-throughput-{x}"),
             title: format!("{kernel} {op}: throughput"),
+            subtitle: format!("{machine}; passed records of {}", commits_phrase(chosen.values().map(|r| r.commit.as_str()))),
             x_label: x,
             y_label: unit,
             series: sorted(series),
-            hline: None,
-            bars: vec![],
-        });
+            ..Default::default()
+        }));
     }
     charts
 }
@@ -353,14 +305,22 @@ mod tests {
     use super::*;
     use crate::output::sample;
 
+    fn passed(mut r: Record) -> Record {
+        r.validation.status = "passed".into();
+        r
+    }
+
     #[test]
     fn speedup_pairs_matching_cases() {
-        let recs = vec![
+        let recs: Vec<Record> = vec![
             sample("bspline", Variant::Cpu, 64, 1e-3),
             sample("bspline", Variant::Gpu, 64, 1e-4),
             sample("bspline", Variant::Cpu, 256, 4e-3),
             sample("bspline", Variant::Gpu, 256, 2e-4),
-        ];
+        ]
+        .into_iter()
+        .map(passed)
+        .collect();
         let charts = speedup_charts(&recs, None, None);
         assert_eq!(charts.len(), 1);
         let s = &charts[0].series;
@@ -368,12 +328,82 @@ mod tests {
         assert_eq!(s[0].points.len(), 2);
         assert!((s[0].points[0].1 - 10.0).abs() < 1e-9);
         assert!((s[0].points[1].1 - 20.0).abs() < 1e-9);
-        assert!(s[0].name.contains("walkers=8"), "{}", s[0].name);
+        assert_eq!(s[0].get("walkers"), Some("8"));
+        assert!(charts[0].subtitle.contains("commit abc"), "{}", charts[0].subtitle);
+    }
+
+    #[test]
+    fn ratios_pair_passed_records_of_one_commit() {
+        let at = |v: Variant, orbitals: u64, median: f64, commit: &str, stamp: &str| {
+            let mut r = passed(sample("bspline", v, orbitals, median));
+            r.commit = commit.into();
+            r.timestamp = stamp.into();
+            r
+        };
+        let mut recs = vec![
+            at(Variant::Cpu, 64, 1e-3, "old", "2026-01-01T00:00:00Z"),
+            at(Variant::Gpu, 64, 1e-4, "old", "2026-01-01T00:00:01Z"),
+            // a later GPU run whose commit has no CPU record: it pairs with nothing (the old code divided it by
+            // the old commit's CPU time)
+            at(Variant::Gpu, 64, 1e-5, "new", "2026-01-02T00:00:00Z"),
+            // a failed record is never drawn, however late
+            at(Variant::Cpu, 64, 1.0, "old", "2026-01-03T00:00:00Z"),
+        ];
+        recs[3].validation.status = "failed".into();
+        let charts = speedup_charts(&recs, Some("orbitals"), None);
+        assert_eq!(charts[0].series[0].points, vec![(64.0, 10.0)]);
+        assert!(charts[0].subtitle.contains("commit old"), "{}", charts[0].subtitle);
+        // once the new commit has its CPU record, its pair is the later one
+        recs.push(at(Variant::Cpu, 64, 2e-4, "new", "2026-01-02T00:00:01Z"));
+        let charts = speedup_charts(&recs, Some("orbitals"), None);
+        assert!((charts[0].series[0].points[0].1 - 20.0).abs() < 1e-9, "{:?}", charts[0].series);
+        // a record not yet checked ("unchecked", "skipped") is not drawn either
+        let mut r = at(Variant::Gpu, 128, 1e-6, "new", "2026-01-04T00:00:00Z");
+        r.validation.status = "unchecked".into();
+        recs.push(r);
+        recs.push(at(Variant::Cpu, 128, 1e-3, "new", "2026-01-04T00:00:00Z"));
+        assert_eq!(speedup_charts(&recs, Some("orbitals"), None)[0].series[0].points.len(), 1);
+        assert!(throughput_charts(&recs, Some("orbitals"))[0].series.iter().all(|s| s.points.iter().all(|p| p.0 != 128.0 || s.get("variant") == Some("cpu"))));
+    }
+
+    #[test]
+    fn charts_of_many_experiments_split_into_charts_of_few_panels() {
+        // 3 precisions x 2 variants x 4 walker counts x 5 molecules x 3 algorithms: far more than 12 panels
+        let mut series = vec![];
+        for p in ["double", "single", "mixed"] {
+            for v in ["cpu", "gpu"] {
+                for w in ["1", "4", "16", "128"] {
+                    for m in ["a", "b", "c", "d", "e"] {
+                        for a in ["x", "y", "z"] {
+                            let attrs = [("variant", v), ("precision", p), ("walkers", w), ("molecule", m), ("algo", a)];
+                            series.push(Series::new(attrs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(), vec![(1.0, 1.0), (2.0, 2.0)]));
+                        }
+                    }
+                }
+            }
+        }
+        let c = Chart { name: "g".into(), title: "g".into(), series, ..Default::default() };
+        let parts = split_panels(c.clone());
+        assert!(parts.len() > 1);
+        assert_eq!(parts.iter().map(|p| p.series.len()).sum::<usize>(), c.series.len(), "every series in one chart");
+        for p in &parts {
+            let l = layout(p);
+            assert!(l.panels.len() <= MAX_PANELS, "{}: {} panels", p.name, l.panels.len());
+            assert!(p.name.starts_with("g-") && p.title.starts_with("g, "), "{} / {}", p.name, p.title);
+        }
     }
 
     #[test]
     fn draws_png_and_svg() {
-        let recs = vec![sample("k", Variant::CpuRef, 64, 1e-3), sample("k", Variant::Cpu, 64, 1e-4), sample("k", Variant::Cpu, 128, 1e-4), sample("k", Variant::CpuRef, 128, 2e-3)];
+        let recs: Vec<Record> = vec![
+            sample("k", Variant::CpuRef, 64, 1e-3),
+            sample("k", Variant::Cpu, 64, 1e-4),
+            sample("k", Variant::Cpu, 128, 1e-4),
+            sample("k", Variant::CpuRef, 128, 2e-3),
+        ]
+        .into_iter()
+        .map(|r| if r.variant == Variant::Cpu { passed(r) } else { r })
+        .collect();
         let dir = std::env::temp_dir().join(format!("qmc-plot-{}", std::process::id()));
         let charts = speedup_charts(&recs, None, None);
         assert_eq!(charts.len(), 1, "cpu over cpu-ref when there is no GPU");
@@ -387,37 +417,27 @@ mod tests {
     }
 
     #[test]
-    fn stacked_bars_name_each_bar_and_widen_with_them() {
-        let share = |name: &str, v: [f64; 3]| Series { name: name.into(), points: v.iter().enumerate().map(|(i, &y)| (i as f64, y)).collect() };
+    fn stacked_bars_stand_in_panels_and_name_each_bar() {
+        let share = |name: &str, v: [f64; 4]| Series::new(vec![("share".into(), name.into())], v.iter().enumerate().map(|(i, &y)| (i as f64, y)).collect());
+        let bar = |panel: &str, label: &str| Bar { panel: panel.into(), label: label.into() };
         let chart = Chart {
             name: "shares".into(),
             title: "time per class".into(),
-            x_label: "bar".into(),
+            x_label: "variant".into(),
             y_label: "fraction".into(),
-            series: vec![share("orbitals", [0.25, 0.5, 0.1]), share("determinant", [0.75, 0.5, 0.9])],
-            hline: None,
-            bars: vec!["cpu-d 128".into(), "gpu-d 128".into(), "gpu-m 128".into()],
+            series: vec![share("orbitals", [0.25, 0.5, 0.1, 0.2]), share("determinant", [0.75, 0.5, 0.9, 0.8])],
+            bars: vec![bar("128 electrons", "cpu d"), bar("128 electrons", "gpu d"), bar("256 electrons", "cpu d"), bar("256 electrons", "gpu d")],
+            ..Default::default()
         };
+        let l = layout(&chart);
+        assert_eq!(l.panels.len(), 2);
+        assert_eq!(l.panels[1].bars, vec![2, 3]);
+        assert_eq!((l.y.lo, l.y.hi), (0.0, 1.0), "fractions that end at 1 on an axis that ends at 1");
+        assert_eq!((l.y.ticks.first(), l.y.ticks.last()), (Some(&0.0), Some(&1.0)), "{:?}", l.y.ticks);
+        assert!(l.problems(&chart).is_empty(), "{:#?}", l.problems(&chart));
         let svg = svg_text(&chart).unwrap();
-        for name in ["cpu-d 128", "gpu-d 128", "gpu-m 128", "orbitals", "determinant"] {
+        for name in ["cpu d", "gpu d", "128 electrons", "orbitals", "determinant"] {
             assert!(svg.contains(name), "{name} missing from the chart");
         }
-        // six stacked rectangles (two series x three bars) besides the legend's two
-        assert!(svg.matches("<rect").count() >= 8, "{}", svg.matches("<rect").count());
-        assert_eq!(size(&chart), (960, 640));
-        let many = Chart { bars: (0..20).map(|i| format!("bar {i}")).collect(), ..chart };
-        assert_eq!(size(&many), (140 + 72 * 20, 640));
-    }
-
-    #[test]
-    fn the_legend_goes_where_the_fewest_points_are() {
-        let s = |pts: &[(f64, f64)]| vec![Series { name: "a".into(), points: pts.to_vec() }];
-        let (xr, yr) = ((1.0, 1000.0), (1.0, 1000.0));
-        // points in the upper left: the legend moves to the upper right
-        assert!(matches!(legend_corner(&s(&[(2.0, 500.0), (3.0, 600.0)]), xr, yr), SeriesLabelPosition::UpperRight));
-        // both upper corners taken: lower right
-        assert!(matches!(legend_corner(&s(&[(2.0, 500.0), (900.0, 900.0), (2.0, 2.0), (3.0, 3.0)]), xr, yr), SeriesLabelPosition::LowerRight));
-        // nothing in the way: upper left, as before
-        assert!(matches!(legend_corner(&s(&[(30.0, 30.0)]), xr, yr), SeriesLabelPosition::UpperLeft));
     }
 }

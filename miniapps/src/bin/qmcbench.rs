@@ -91,8 +91,9 @@ enum Cmd {
         #[arg(long)]
         aggregate: bool,
     },
-    /// Redraw a paper's chart or table from records, beside the paper's own numbers (`--list` names them). Runs
-    /// the mini-app first when the records hold nothing for the figure.
+    /// Redraw a paper's chart or table from records, beside the paper's own numbers (`--list` names them). Draws
+    /// only what the records hold (passed records; a ratio pairs records of one commit) and measures nothing unless
+    /// asked: with no records for the figure it says so and exits 2; `--measure` runs the mini-app first.
     Figure {
         /// Figure name (see --list).
         #[arg(required_unless_present = "list")]
@@ -100,15 +101,15 @@ enum Cmd {
         /// List the figures.
         #[arg(long)]
         list: bool,
-        /// Record files or folders to read; missing records are measured into the first folder.
+        /// Record files or folders to read; --measure writes into the first folder.
         #[arg(long, default_value = "results/local")]
         records: Vec<PathBuf>,
         /// Folder for the chart (PNG, SVG) and the side-by-side table (TXT) [default: <first records folder>/figures].
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Measure even when records exist.
+        /// Run the figure's mini-app command lines on this machine first (records into the first records folder).
         #[arg(long)]
-        run: bool,
+        measure: bool,
     },
     /// Procurement: a machine's GPU score and host score against a reference machine on the scoring workload
     /// (`qmcbench suite --score`), each the geometric mean over kernels of throughput ratios, with a 95% interval
@@ -131,7 +132,8 @@ enum Cmd {
         #[arg(long)]
         html: Option<PathBuf>,
     },
-    /// Write one self-contained HTML page (machines, summary, every chart, every record) from record files.
+    /// Write one self-contained HTML page (machines, summary, the papers' figures each beside its reading and table,
+    /// every chart, every record) from record files.
     Report {
         /// Record files (*.jsonl) or folders holding them.
         #[arg(required = true)]
@@ -191,7 +193,7 @@ fn main() -> ExitCode {
         Cmd::Headlines { folders, write } => headlines(&folders, write.as_deref()),
         Cmd::Report { records, out, title } => report(&records, &out, &title),
         Cmd::Score { new, reference, combined, cases, html } => score(&new, &reference, combined, cases, html.as_deref()),
-        Cmd::Figure { name, list, records, out, run } => figure(name.as_deref(), list, &records, out, run),
+        Cmd::Figure { name, list, records, out, measure } => figure(name.as_deref(), list, &records, out, measure),
         Cmd::Run { .. } => unreachable!("handled above"),
     })
 }
@@ -279,7 +281,7 @@ fn charts(records: &[Record], x: Option<&str>, baseline: Option<Variant>) -> Vec
     charts
 }
 
-fn figure(name: Option<&str>, list: bool, paths: &[PathBuf], out: Option<PathBuf>, run: bool) -> Result<Outcome> {
+fn figure(name: Option<&str>, list: bool, paths: &[PathBuf], out: Option<PathBuf>, measure: bool) -> Result<Outcome> {
     use miniapps::figures;
     if list {
         for f in figures::all() {
@@ -288,15 +290,10 @@ fn figure(name: Option<&str>, list: bool, paths: &[PathBuf], out: Option<PathBuf
         return Ok(Outcome::Passed);
     }
     let f = figures::find(name.expect("clap requires a name without --list"))?;
-    let read = || -> Result<Vec<Record>> {
-        let existing: Vec<PathBuf> = paths.iter().filter(|p| p.exists()).cloned().collect();
-        Ok(if existing.is_empty() { vec![] } else { output::read_records(&existing)? })
-    };
-    let mut records = read()?;
     let mut outcome = Outcome::Passed;
-    if run || figures::select(&f, &records).is_empty() {
+    if measure {
         let dir = paths[0].clone();
-        eprintln!("measuring {} into {} (no records for it yet, or --run)", f.name, dir.display());
+        eprintln!("measuring {} into {} (--measure)", f.name, dir.display());
         let k = registry::find(f.kernel)?;
         for flags in f.runs {
             let argv: Vec<std::ffi::OsString> = std::iter::once(format!("qmcbench run {}", f.kernel))
@@ -304,26 +301,37 @@ fn figure(name: Option<&str>, list: bool, paths: &[PathBuf], out: Option<PathBuf
                 .chain(["--out".to_string(), dir.display().to_string()])
                 .map(Into::into)
                 .collect();
-            let code = (k.main)(argv);
-            if code != ExitCode::SUCCESS {
+            if (k.main)(argv) != ExitCode::SUCCESS {
                 outcome = Outcome::ValidationFailed;
             }
         }
-        records = read()?;
+    }
+    // a folder that does not exist yet or holds no records is a figure with nothing to draw, said below
+    let mut records = vec![];
+    for p in paths.iter().filter(|p| p.exists()) {
+        match output::read_records(std::slice::from_ref(p)) {
+            Ok(r) => records.extend(r),
+            Err(output::RecordsError::Empty(_)) => {}
+            Err(e) => return Err(e.into()),
+        }
     }
     let sel = figures::select(&f, &records);
-    anyhow::ensure!(!sel.is_empty(), "no records for {} in {}", f.name, paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "));
-    let hardware = sel
-        .iter()
-        .find(|r| r.variant == Variant::Gpu)
-        .map(|r| format!("{} + {}", r.system.label(true), r.system.label(false)))
-        .unwrap_or_else(|| sel[0].system.label(false));
     let measured = figures::series(&f, &sel);
+    if measured.is_empty() {
+        let runs: Vec<String> = f.runs.iter().map(|r| format!("qmcbench run {} {}", f.kernel, r.join(" "))).collect();
+        anyhow::bail!(
+            "no passed records for {} in {} (nothing measured: `qmcbench figure {} --measure` runs {} here first)",
+            f.name,
+            paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "),
+            f.name,
+            runs.join("; ")
+        );
+    }
     let dir = out.unwrap_or_else(|| paths[0].join("figures"));
-    for p in plot::draw(&figures::chart(&f, &measured, &hardware), &dir)? {
+    for p in plot::draw(&figures::chart(&f, &measured, &sel), &dir)? {
         eprintln!("wrote {}", p.display());
     }
-    let table = figures::table(&f, &measured, &hardware);
+    let table = figures::table(&f, &measured, &sel);
     output::write_atomic(&dir.join(format!("{}.txt", f.name)), table.as_bytes())?;
     print!("{table}");
     Ok(outcome)
@@ -366,7 +374,8 @@ fn score(new: &std::path::Path, reference: &std::path::Path, combined: bool, cas
 
 fn report(paths: &[PathBuf], out: &std::path::Path, title: &str) -> Result<Outcome> {
     let records = output::read_records(paths)?;
-    let page = harness::report::html(title, &records, &charts(&records, None, None))?;
+    let figures: Vec<_> = miniapps::figures::all().iter().filter_map(|f| miniapps::figures::section(f, &records)).collect();
+    let page = harness::report::html(title, &records, &figures, &charts(&records, None, None))?;
     output::write_atomic(out, page.as_bytes())?;
     eprintln!("wrote {} ({} records)", out.display(), records.len());
     Ok(Outcome::Passed)
