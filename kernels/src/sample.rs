@@ -54,19 +54,16 @@ impl Sample {
         Sample { items: (0..total).collect(), total }
     }
 
-    /// `count` items of `0..total` (all when `count >= total`): the first, the last, one drawn in each of `chunks`
-    /// that holds neither (more than `count` when there are many chunks: every chunk is covered), and the rest
-    /// uniformly at random without repetition. The same arguments give the same sample.
+    /// `count` items of `0..total` (all when `count >= total`): the first, the last (from a count of 2), one drawn
+    /// in each of `chunks` that holds neither (more than `count` when there are many chunks: every chunk is
+    /// covered), and the rest uniformly at random without repetition. The same arguments give the same sample.
     pub fn new(total: usize, count: usize, chunks: &[Range<usize>], seed: u64) -> Sample {
         if count >= total {
             return Sample::all(total);
         }
         let mut r = rng::rng(seed, 0x5A3B1E);
         let mut chosen = BTreeSet::new();
-        if count > 0 {
-            chosen.insert(0);
-            chosen.insert(total - 1);
-        }
+        chosen.extend([0, total - 1].into_iter().take(count));
         for c in chunks {
             let c = c.start.min(total)..c.end.min(total);
             if !c.is_empty() && chosen.range(c.clone()).next().is_none() {
@@ -124,7 +121,8 @@ mod tests {
         assert_eq!(s, Sample::new(1000, 10, &[], 7));
         assert_ne!(s, Sample::new(1000, 10, &[], 8));
         assert_eq!(Sample::new(5, 9, &[], 1).items, vec![0, 1, 2, 3, 4]);
-        assert_eq!(Sample::new(5, 1, &[], 1).items, vec![0, 4]);
+        assert_eq!(Sample::new(5, 1, &[], 1).items, vec![0]);
+        assert_eq!(Sample::new(5, 2, &[], 1).items, vec![0, 4]);
         assert!(Sample::new(0, 3, &[], 1).is_empty());
     }
 
