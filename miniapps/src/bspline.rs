@@ -128,11 +128,13 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
             case_no += 1;
             r.step(format!("building a {g}^3 x {o} table"));
             let t64 = bs::random_table::<f64>(grid, o, a.basis, r.seed(case_no));
+            r.step(format!("reference of a {g}^3 x {o} table"));
+            let inputs: Vec<Inputs> = a.walkers.iter().map(|&w| Inputs::new(a, &t64, w, r.seed(case_no * 7919 + w as u64))).collect();
             for p in r.precisions() {
                 match p {
-                    Precision::Double => sweep::<f64, f64>(r, a, &t64, &t64, p, case_no)?,
-                    Precision::Single => sweep::<f32, f32>(r, a, &t64, &t64.convert(), p, case_no)?,
-                    Precision::Mixed => sweep::<f32, f64>(r, a, &t64, &t64.convert(), p, case_no)?,
+                    Precision::Double => sweep::<f64, f64>(r, a, &t64, &t64, p, &inputs)?,
+                    Precision::Single => sweep::<f32, f32>(r, a, &t64, &t64.convert(), p, &inputs)?,
+                    Precision::Mixed => sweep::<f32, f64>(r, a, &t64, &t64.convert(), p, &inputs)?,
                 }
             }
         }
@@ -140,8 +142,25 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
     Ok(())
 }
 
+/// One walker count's positions, its checked walkers and their reference outputs (shared by every precision).
+struct Inputs {
+    walkers: usize,
+    pos: Vec<f64>,
+    checked: Sample,
+    refv: Vec<f64>,
+}
+
+impl Inputs {
+    fn new(a: &Args, t64: &Table<f64>, walkers: usize, seed: u64) -> Inputs {
+        let pos = bs::random_positions(walkers, &t64.grid, seed);
+        let checked = checked_walkers(walkers, t64.orbitals, a.check_walkers, seed ^ 0xC4EC);
+        let refv = checked.par_flat_map(|w| reference::evaluate(t64, &pos[3 * w..3 * w + 3], a.output));
+        Inputs { walkers, pos, checked, refv }
+    }
+}
+
 /// All walker counts and variants of one table in one precision: storage S, arithmetic A.
-fn sweep<S: Real, A: Real>(r: &mut Runner, a: &Args, t64: &Table<f64>, table: &Table<S>, p: Precision, case_no: u64) -> Result<()> {
+fn sweep<S: Real, A: Real>(r: &mut Runner, a: &Args, t64: &Table<f64>, table: &Table<S>, p: Precision, inputs: &[Inputs]) -> Result<()> {
     let max_w = *a.walkers.iter().max().unwrap();
     let mut gpu = match r.gpu() {
         Some(g) if r.runs(Variant::Gpu) => {
@@ -151,18 +170,15 @@ fn sweep<S: Real, A: Real>(r: &mut Runner, a: &Args, t64: &Table<f64>, table: &T
         _ => None,
     };
     let nc = a.output.components();
-    for &w in &a.walkers {
+    for Inputs { walkers: w, pos, checked, refv } in inputs {
+        let w = *w;
         let case = Case::new("bspline", a.output.name(), p)
             .size("grid", t64.grid.n[0])
             .size("orbitals", t64.orbitals)
             .size("walkers", w)
             .param("basis", a.basis.name());
-        let seed = r.seed(case_no * 7919 + w as u64);
-        let pos = bs::random_positions(w, &t64.grid, seed);
-        let checked = checked_walkers(w, t64.orbitals, a.check_walkers, seed ^ 0xC4EC);
-        let refv = checked.par_flat_map(|w| reference::evaluate(t64, &pos[3 * w..3 * w + 3], a.output));
         let work = Work {
-            bytes: bs::bytes(w, bs::stencil_rows(&t64.grid, &pos), table.stride, a.output, std::mem::size_of::<S>(), std::mem::size_of::<A>()),
+            bytes: bs::bytes(w, bs::stencil_rows(&t64.grid, pos), table.stride, a.output, std::mem::size_of::<S>(), std::mem::size_of::<A>()),
             flops: bs::flops(w, t64.orbitals, a.output),
             items: (w * t64.orbitals) as f64,
             unit: "orbital evals/s",
@@ -171,7 +187,7 @@ fn sweep<S: Real, A: Real>(r: &mut Runner, a: &Args, t64: &Table<f64>, table: &T
         if r.runs(Variant::CpuRef) && p == Precision::Double {
             let mut out = vec![];
             let t = r.time_reps(Variant::CpuRef, 2, || -> Result<()> {
-                out = reference::evaluate(t64, &pos, a.output);
+                out = reference::evaluate(t64, pos, a.output);
                 Ok(())
             })?;
             r.record(&case, Variant::CpuRef, t, work, &[])?;
@@ -179,20 +195,20 @@ fn sweep<S: Real, A: Real>(r: &mut Runner, a: &Args, t64: &Table<f64>, table: &T
         if r.runs(Variant::Cpu) {
             let mut out = vec![A::nan(); w * nc * table.stride];
             let t = r.time(Variant::Cpu, || -> Result<()> {
-                cpu::evaluate::<S, A>(table, &pos, a.output, &mut out);
+                cpu::evaluate::<S, A>(table, pos, a.output, &mut out);
                 Ok(())
             })?;
-            let c = checks(&out, &refv, a.output, table.stride, &checked, p);
+            let c = checks(&out, refv, a.output, table.stride, checked, p);
             r.record(&case, Variant::Cpu, t, work, &c)?;
             r.extra("checked_walkers", checked.len() as f64);
         }
         if let Some((g, per_thread)) = gpu.as_mut() {
             let per_thread = *per_thread;
-            g.set_positions(&pos)?;
+            g.set_positions(pos)?;
             let t = r.time(Variant::Gpu, || g.launch())?;
             g.poison()?;
             g.launch()?;
-            let c = checks(&g.outputs()?, &refv, a.output, table.stride, &checked, p);
+            let c = checks(&g.outputs()?, refv, a.output, table.stride, checked, p);
             // an explicit choice is part of the case (a tuning sweep keeps one record per choice); the default is not
             let gcase = match a.per_thread {
                 Some(n) => case.clone().param("per_thread", n),
