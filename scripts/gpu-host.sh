@@ -11,6 +11,8 @@
 #   qmc-gpu     the driver's GPU walkers at 16384 walkers, every system and precision
 #   solid-scaling  synthetic-solid DMC over 1..G GPUs (weak and strong scaling, threads transport; one mpirun run)
 #   lattice-tune  the lattice GPU kernel's threads per chain, blocking factor and chain count (issue #26)
+#   sampling    the sampled checks where the GPU works in pieces: every pseudopotential launch, chains across 2048,
+#               product rows and basis electrons across a tall product, the own-LU reference inverse to N = 4096
 #   <kernel>    that mini-app's full suite, GPU and all-core CPU, plus the one-core CPU baselines its figures need
 #   score       the procurement workload (qmcbench suite --score) three times: what `qmcbench score` compares
 # Records go to $OUT/records.tgz (one archive: the host returns at most 8 files), the log to $OUT/log.txt.
@@ -97,6 +99,15 @@ for stage in "$@"; do
             echo "score run $k of ${SCORE_RUNS:-3}"
             run suite --score
         done
+        ;;
+    sampling)
+        # every record must pass with checked_* extras > 2 where the case is large: pseudopotential 128:1024 runs
+        # about 35 ratio launches of 65535 points, each with a checked walker; lattice checks chains across 2048
+        # blocks; gemm rows and basis electrons across 778240 rows; determinant inverts against its own f64 LU
+        run run pseudopotential --pairs 32:1024,128:1024 --variants gpu --precision double,mixed
+        run run lattice --lattice 9,15 --chains 2048 --sweeps 2 --equil 1 --max-reps 1 --variants gpu --precision double,single
+        run run gemm --molecules hmx --walkers 1024 --variants gpu --precision double,single
+        run run determinant --n 1024,4096 --walkers 8 --max-gb 1 --ops invert --reps 1 --warmup 0 --variants cpu,gpu --precision double
         ;;
     determinant-invert)
         # the inversion alone at every size of the full suite (cuSOLVER per-matrix LU from N = 128 up)

@@ -15,6 +15,7 @@ pub mod pseudopotential;
 pub mod qmc;
 pub mod real;
 pub mod rng;
+pub mod sample;
 pub mod simd;
 pub mod solid;
 

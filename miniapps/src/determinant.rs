@@ -8,6 +8,7 @@ use anyhow::{bail, Result};
 use harness::cli::{positive, CommonArgs};
 use harness::{BytesModel, Case, Runner, Variant, Work};
 use kernels::determinant::{self as det, cpu::CpuDets, cpu::Scalar, gpu::GpuDets, reference, work, Engine};
+use kernels::sample::Sample;
 use kernels::{Check, Precision};
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -18,7 +19,7 @@ use std::rc::Rc;
 /// Ops: ratio (ratio and gradient ratio of a one-row change), update (ratio + Sherman-Morrison rank-1),
 /// delayed (k moves with a Woodbury rank-k update, each --delay), invert (LU: faer / cuBLAS batched below N = 1024, cuSOLVER per matrix from there, log|det|),
 /// moves (a QMC-like move loop: propose, ratio, accept with --accept probability, update; rank-1 and each delay),
-/// drift (CPU: error of the inverse after K single-precision rank-1 updates, against a fresh f64 inverse).
+/// drift (CPU: error of the inverse after K single-precision rank-1 updates, against the f64 reference inverse).
 /// Example: determinant --n 2048 --walkers 32 --delay 1,16,64 --ops moves --variants gpu
 #[derive(clap::Parser, Debug)]
 #[command(name = "determinant", version)]
@@ -53,9 +54,10 @@ pub struct Args {
     /// used where a case would exceed it.
     #[arg(long, default_value_t = 4.0)]
     pub max_gb: f64,
-    /// Walkers whose results are checked against the f64 reference.
-    #[arg(long, default_value_t = 2)]
-    pub check_walkers: usize,
+    /// Walkers whose results are checked against the f64 reference: the first, the last and a seeded random rest
+    /// (default: as many as about a second of reference work affords, at least the first and the last).
+    #[arg(long)]
+    pub check_walkers: Option<usize>,
     /// Largest N for the O(N^2) ops (ratio, update, delayed, moves); larger N run only invert and drift.
     #[arg(long, default_value_t = 16384)]
     pub moves_max_n: usize,
@@ -89,12 +91,10 @@ pub fn suite(level: Level) -> &'static [&'static str] {
 
 const OPS: [&str; 6] = ["ratio", "update", "delayed", "invert", "moves", "drift"];
 
-/// Above this N the naive O(N^3) reference inversion would take minutes: the checks start from faer's f64 inverse
-/// (the move sequences are still replayed by the reference), and inversions are judged by their residual.
-const REFERENCE_INVERSE_MAX_N: usize = 1024;
-
-/// One (N, walkers) problem with its starting state: the inverses of all walkers (f64, from faer) and the flags,
-/// `ones` all-accepting steps (ratio, update, delayed) followed by the move loop's random ones.
+/// One (N, walkers) problem with its starting state: the inverses of all walkers (f64, from faer: the engines'
+/// input, not a reference) and the flags, `ones` all-accepting steps (ratio, update, delayed) followed by the move
+/// loop's random ones. The checked walkers' reference inverses are the plain f64 LU's (`reference::inverse`), at
+/// every N.
 struct Setup {
     pb: det::Problem,
     t0: Vec<f64>,
@@ -114,10 +114,23 @@ impl std::ops::Deref for Setup {
     }
 }
 
+/// Reference flops per checked walker: the inversion (LU 2/3 N^3, substitutions 2 N^3) and the move sequences
+/// replayed by Sherman-Morrison (about 5 N^2 a step: the first move, each delay's moves, the move loop).
+fn reference_cost(a: &Args, n: usize) -> f64 {
+    let steps = 1 + a.delay.iter().sum::<usize>() + a.steps;
+    let n = n as f64;
+    8.0 / 3.0 * n.powi(3) + 5.0 * n * n * steps as f64
+}
+
+/// The walkers a case checks: first, last and a seeded random rest, as many as the budget (or --check-walkers) says.
+fn checked_walkers(a: &Args, n: usize, walkers: usize, seed: u64) -> Sample {
+    Sample::budgeted(walkers, reference_cost(a, n), a.check_walkers, &[], seed ^ 0xC4EC)
+}
+
 impl Setup {
     fn new(a: &Args, n: usize, walkers: usize, seed: u64) -> Result<Setup> {
-        let large = n > REFERENCE_INVERSE_MAX_N;
-        let mut pb = det::Problem::new(n, walkers, if large { 0 } else { a.check_walkers }, seed)?;
+        let checked = checked_walkers(a, n, walkers, seed);
+        let pb = det::Problem::new(n, walkers, &checked.items, seed)?;
         let nn = n * n;
         let mut start = CpuDets::<f64, f64>::new(n, &pb.prop[..nn], &pb.grad[..3 * n], 1);
         let mut t0 = Vec::with_capacity(pb.a.len());
@@ -125,11 +138,6 @@ impl Setup {
             start.load(m, m, &[])?;
             start.invert()?;
             t0.extend(start.inverse()?);
-            if large && pb.checked == 0 {
-                pb.checked = 1;
-                pb.inv = reference::transpose(&t0, n);
-                (pb.logdet, pb.sign) = start.logdets()?;
-            }
         }
         let ones = a.delay.iter().copied().max().unwrap_or(1).max(1);
         let mut flags = vec![1; ones * walkers];
@@ -139,6 +147,11 @@ impl Setup {
 
     fn nn(&self) -> usize {
         self.n * self.n
+    }
+
+    /// The checked walkers' entries of a `[walker][per]` array, in order.
+    fn gather(&self, v: &[f64], per: usize) -> Vec<f64> {
+        Sample { items: self.checked.clone(), total: self.walkers }.gather(v, per)
     }
 
     fn moves(&self, steps: std::ops::Range<usize>) -> Rc<Reference> {
@@ -156,15 +169,35 @@ fn tolerance(p: Precision, n: usize, updates: usize) -> f64 {
 
 /// Compare the engine's state with the reference for the checked walkers.
 fn state_checks<E: Engine>(e: &mut E, pb: &Setup, reference: &Reference, p: Precision, updates: usize) -> Result<Vec<Check>> {
-    let c = pb.checked;
     let tol = tolerance(p, pb.n, updates);
     let t = e.inverse()?;
     let (r, g) = e.ratios()?;
     Ok(vec![
-        Check::compare("inverse", &t[..c * pb.nn()], &reference.0, tol),
-        Check::compare("ratio", &r[..c], &reference.1, tol),
-        Check::compare("gradient", &g[..3 * c], &reference.2, tol),
+        Check::compare("inverse", &pb.gather(&t, pb.nn()), &reference.0, tol),
+        Check::compare("ratio", &pb.gather(&r, 1), &reference.1, tol),
+        Check::compare("gradient", &pb.gather(&g, 3), &reference.2, tol),
     ])
+}
+
+/// Checks of an inversion of every walker (`x` the transposed inverses, `l` and `s` log|det| and signs): the
+/// residual, inverse, log|det| and sign of the checked walkers against the reference.
+fn invert_checks(pb: &Setup, x: &[f64], l: &[f64], s: &[f64], p: Precision) -> Vec<Check> {
+    let (n, nn) = (pb.n, pb.nn());
+    // mixed inverts in f64, but the matrix it inverts and the inverse are stored in f32
+    let tol = 64.0 * p.eps() * (n as f64).sqrt();
+    let inv_tol = tolerance(p, n, 0).max(tol);
+    let residual = pb.checked.iter().map(|&w| det::residual(&pb.a[w * nn..(w + 1) * nn], &x[w * nn..(w + 1) * nn], n)).fold(0.0, f64::max);
+    vec![
+        Check::compare("residual |A X - I|", &[residual], &[0.0], inv_tol),
+        Check::compare("inverse", &pb.gather(x, nn), &reference::transpose(&pb.inv, n), inv_tol),
+        Check::compare("logdet", &pb.gather(l, 1), &pb.logdet, tol),
+        Check::compare("sign", &pb.gather(s, 1), &pb.sign, 0.0),
+    ]
+}
+
+/// The record just made checked these walkers (their number; which ones follows from the seed).
+fn record_checked(r: &mut Runner, pb: &Setup) {
+    r.extra("checked_walkers", pb.checked.len() as f64);
 }
 
 pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
@@ -221,11 +254,14 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
                 }
             }
         }
-        if ops("drift") {
-            for p in r.precisions().into_iter().filter(|&p| p != Precision::Double) {
+        let drifts: Vec<Precision> = r.precisions().into_iter().filter(|&p| p != Precision::Double).collect();
+        if ops("drift") && !drifts.is_empty() && r.runs(Variant::Cpu) {
+            r.step(format!("determinant drift n={n}: reference inverses"));
+            let d = Drift::new(a, n, r.seed(0xD1F7 + n as u64))?;
+            for p in drifts {
                 match p {
-                    Precision::Single => drift::<f32, f32>(r, a, n, p, None)?,
-                    _ => drift::<f32, f64>(r, a, n, p, (a.recompute > 0).then_some(a.recompute))?,
+                    Precision::Single => drift::<f32, f32>(r, a, &d, p, None)?,
+                    _ => drift::<f32, f64>(r, a, &d, p, (a.recompute > 0).then_some(a.recompute))?,
                 }
             }
         }
@@ -316,6 +352,7 @@ fn ops<E: Engine>(r: &mut Runner, a: &Args, pb: &Setup, p: Precision, v: Variant
         let first = pb.moves(0..1);
         let c = state_checks(e, pb, &(reference::transpose(&pb.inv, n), first.1.clone(), first.2.clone()), p, 0)?;
         r.record(&case("ratio", p, pb), v, t, work_of(scaled(work::ratio(n, es), nw), BytesModel::Compulsory, nw, "ratios/s"), &c)?;
+        record_checked(r, pb);
     }
     if has("update") {
         e.load(&pb.a, &pb.t0, &pb.flags)?;
@@ -325,6 +362,7 @@ fn ops<E: Engine>(r: &mut Runner, a: &Args, pb: &Setup, p: Precision, v: Variant
         det::run_moves(e, 0..1, 1, &pb.flags, None)?;
         let c = state_checks(e, pb, &pb.moves(0..1), p, 1)?;
         r.record(&case("update", p, pb).param("delay", 1), v, t, work_of(scaled(work::rank1(n, es), nw), BytesModel::Passes, nw, "electron moves/s"), &c)?;
+        record_checked(r, pb);
     }
     if has("delayed") {
         for &k in a.delay.iter().filter(|&&k| k > 1) {
@@ -336,26 +374,17 @@ fn ops<E: Engine>(r: &mut Runner, a: &Args, pb: &Setup, p: Precision, v: Variant
             let c = state_checks(e, pb, &pb.moves(0..k), p, k)?;
             let kw = k as f64 * nw;
             r.record(&case("delayed", p, pb).param("delay", k), v, t, work_of(scaled(work::delayed(n, k, es), nw), BytesModel::Passes, kw, "electron moves/s"), &c)?;
+            record_checked(r, pb);
         }
     }
     if has("invert") {
         e.load(&pb.a, &pb.t0, &pb.flags)?;
         let t = r.time_reps(v, reps.min(if n >= 4096 { 1 } else if n >= 2048 { 2 } else { reps }), || e.invert())?;
         let ie = if p == Precision::Single { 4 } else { 8 };
-        // mixed inverts in f64, but the matrix it inverts and the inverse are stored in f32
-        let tol = 64.0 * p.eps() * (n as f64).sqrt();
-        let inv_tol = tolerance(p, n, 0).max(tol);
-        let c = pb.checked;
         let (l, s) = e.logdets()?;
-        let x = e.inverse()?;
-        let residual = det::residual(&pb.a[..pb.nn()], &x[..pb.nn()], n);
-        let checks = vec![
-            Check::compare("residual |A X - I|", &[residual], &[0.0], inv_tol),
-            Check::compare("inverse", &x[..c * pb.nn()], &reference::transpose(&pb.inv, n), inv_tol),
-            Check::compare("logdet", &l[..c], &pb.logdet, tol),
-            Check::compare("sign", &s[..c], &pb.sign, 0.0),
-        ];
+        let checks = invert_checks(pb, &e.inverse()?, &l, &s, p);
         r.record(&case("invert", p, pb), v, t, work_of(scaled(work::invert(n, ie), nw), BytesModel::Compulsory, nw, "inversions/s"), &checks)?;
+        record_checked(r, pb);
     }
     if has("moves") {
         let steps = pb.ones..pb.ones + a.steps;
@@ -383,47 +412,66 @@ fn ops<E: Engine>(r: &mut Runner, a: &Args, pb: &Setup, p: Precision, v: Variant
                 cs = cs.param("recompute", rc);
             }
             r.record(&cs, v, t, work_of(bf, BytesModel::Passes, proposed, "electron moves/s"), &c)?;
+            record_checked(r, pb);
         }
     }
     Ok(())
 }
 
-/// Drift of the single-precision inverse (CPU, one walker): after K rank-1 updates (all accepted, electrons in
-/// turn), max |A Ainv - I| and the normwise error against a fresh f64 inverse of the same A. With `recompute`
-/// (mixed), the inverse is re-inverted in f64 every that many moves.
-fn drift<S: Scalar, A: Scalar>(r: &mut Runner, a: &Args, n: usize, p: Precision, recompute: Option<usize>) -> Result<()> {
-    if !r.runs(Variant::Cpu) {
-        return Ok(());
+/// The drift study's matrix (one walker), its proposals, its starting inverse (faer's f64: the engines' input) and
+/// the reference inverses (plain f64 LU, transposed) of the matrix after each number of updates, shared by both
+/// precisions.
+struct Drift {
+    m: Vec<f64>,
+    prop: Vec<f64>,
+    grad: Vec<f64>,
+    t0: Vec<f64>,
+    /// (updates, the changed matrix, its reference transposed inverse)
+    after: Vec<(usize, Vec<f64>, Vec<f64>)>,
+}
+
+impl Drift {
+    fn new(a: &Args, n: usize, seed: u64) -> Result<Drift> {
+        let m = det::random_matrices(n, 1, seed);
+        let prop = det::random_matrices(n, 1, seed ^ 0x9E37);
+        let grad = det::random_gradients(n, 1, seed);
+        let mut start = CpuDets::<f64, f64>::new(n, &prop, &grad, 1);
+        start.load(&m, &m, &[])?;
+        start.invert()?;
+        let t0 = start.inverse()?;
+        let mut after = vec![];
+        for &k in &a.drift_updates {
+            let mut am = m.clone();
+            for s in 0..k {
+                let q = det::row_of_step(s, n);
+                am[q * n..(q + 1) * n].copy_from_slice(&prop[q * n..(q + 1) * n]);
+            }
+            let (inv, _, _) = reference::inverse(&am, n).map_err(|column| det::DetError::Singular { walker: 0, column })?;
+            after.push((k, am, reference::transpose(&inv, n)));
+        }
+        Ok(Drift { m, prop, grad, t0, after })
     }
-    let seed = r.seed(0xD1F7 + n as u64);
-    let m = det::random_matrices(n, 1, seed);
-    let prop = det::random_matrices(n, 1, seed ^ 0x9E37);
-    let grad = det::random_gradients(n, 1, seed);
-    let mut fresh = CpuDets::<f64, f64>::new(n, &prop, &grad, 1);
-    fresh.load(&m, &m, &[])?;
-    fresh.invert()?;
-    let t0 = fresh.inverse()?;
+}
+
+/// Drift of the single-precision inverse (CPU, one walker): after K rank-1 updates (all accepted, electrons in
+/// turn), max |A Ainv - I| and the normwise error against the f64 reference inverse of the same A. With `recompute`
+/// (mixed), the inverse is re-inverted in f64 every that many moves.
+fn drift<S: Scalar, A: Scalar>(r: &mut Runner, a: &Args, d: &Drift, p: Precision, recompute: Option<usize>) -> Result<()> {
+    let n = d.grad.len() / 3;
     let kmax = *a.drift_updates.iter().max().unwrap();
     let flags = vec![1; kmax];
-    let mut e = CpuDets::<S, A>::new(n, &prop, &grad, 1);
-    for &k in &a.drift_updates {
+    let mut e = CpuDets::<S, A>::new(n, &d.prop, &d.grad, 1);
+    for (k, am, tf) in &d.after {
+        let k = *k;
         r.step(format!("determinant drift {p} n={n} K={k}"));
-        e.load(&m, &t0, &flags)?;
+        e.load(&d.m, &d.t0, &flags)?;
         let t = r.time_reps(Variant::Cpu, 1, || -> Result<()> {
-            e.load(&m, &t0, &flags)?;
+            e.load(&d.m, &d.t0, &flags)?;
             Ok(det::run_moves(&mut e, 0..k, 1, &flags, recompute)?)
         })?;
-        let mut am = m.clone();
-        for s in 0..k {
-            let q = det::row_of_step(s, n);
-            am[q * n..(q + 1) * n].copy_from_slice(&prop[q * n..(q + 1) * n]);
-        }
-        fresh.load(&am, &am, &[])?;
-        fresh.invert()?;
-        let tf = fresh.inverse()?;
         let ts = e.inverse()?;
-        let err = Check::compare("inverse vs fresh f64", &ts, &tf, 0.01);
-        let res = det::residual(&am, &ts, n);
+        let err = Check::compare("inverse vs fresh f64", &ts, tf, 0.01);
+        let res = det::residual(am, &ts, n);
         let mut cs = Case::new("determinant", "drift", p).size("n", n).size("walkers", 1).param("updates", k);
         if let Some(rc) = recompute {
             cs = cs.param("recompute", rc);
@@ -435,4 +483,52 @@ fn drift<S: Scalar, A: Scalar>(r: &mut Runner, a: &Args, n: usize, p: Precision,
         r.extra("error_in_eps", err.error / S::EPS);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn args(extra: &[&str]) -> Args {
+        Args::try_parse_from(["determinant"].iter().chain(extra)).unwrap()
+    }
+
+    /// Inverses, log|det| and signs of every walker from the CPU engine in double precision.
+    fn inverted(pb: &Setup) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+        let mut e = CpuDets::<f64, f64>::new(pb.n, &pb.prop, &pb.grad, 1);
+        e.load(&pb.a, &pb.t0, &pb.flags).unwrap();
+        e.invert().unwrap();
+        let (l, s) = e.logdets().unwrap();
+        (e.inverse().unwrap(), l, s)
+    }
+
+    #[test]
+    fn a_wrong_inverse_of_the_last_or_a_middle_walker_fails() {
+        let pb = Setup::new(&args(&["--check-walkers", "4"]), 24, 9, 5).unwrap();
+        assert_eq!(pb.checked.len(), 4);
+        let middle = *pb.checked.iter().find(|&&w| (2..8).contains(&w)).expect("two middle walkers, one past the first two");
+        let (x, l, s) = inverted(&pb);
+        assert!(invert_checks(&pb, &x, &l, &s, Precision::Double).iter().all(Check::passed));
+        // the rule before: the first 2 walkers (the same matrices)
+        let old = Setup { pb: det::Problem::new(24, 9, &[0, 1], 5).unwrap(), t0: vec![], flags: vec![], ones: 1, cache: Default::default() };
+        let nn = pb.nn();
+        for w in [8, middle] {
+            let mut bad = x.clone();
+            bad[w * nn + 5 * 24 + 7] += 1e-9;
+            assert!(!invert_checks(&pb, &bad, &l, &s, Precision::Double).iter().all(Check::passed), "walker {w}");
+            assert!(invert_checks(&old, &bad, &l, &s, Precision::Double).iter().all(Check::passed), "walker {w}");
+        }
+    }
+
+    #[test]
+    fn the_reference_inverse_is_never_the_engines_own() {
+        // CPU errors of exactly 0 at large N came from comparing faer with itself; the reference is an independent LU
+        let pb = Setup::new(&args(&[]), 40, 3, 7).unwrap();
+        let (x, l, s) = inverted(&pb);
+        let c = invert_checks(&pb, &x, &l, &s, Precision::Double);
+        assert!(c.iter().all(Check::passed));
+        assert!(c[1].error > 0.0, "the inverse matched the reference bit for bit");
+        assert_eq!(pb.checked, vec![0, 1, 2], "a small case checks every walker");
+    }
 }

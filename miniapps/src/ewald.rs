@@ -8,7 +8,9 @@ use anyhow::{bail, Result};
 use harness::cli::{positive, CommonArgs};
 use harness::{BytesModel, Case, Runner, Variant, Work};
 use kernels::ewald::{self as ew, cpu::CpuEwald, gpu::GpuEwald, reference::Reference, Ewald, Ions, Lattice, Move};
+use kernels::sample::Sample;
 use kernels::{Check, Precision, Real};
+use std::collections::BTreeMap;
 
 /// Ewald sums of periodic Coulomb systems as CASINO evaluates them in electron-gas runs (paper 003).
 ///
@@ -46,9 +48,10 @@ pub struct Args {
     /// Operations: energy (full energy of each walker), move (change for one electron move per walker).
     #[arg(long, value_delimiter = ',', default_value = "energy,move")]
     pub ops: Vec<String>,
-    /// Walkers checked against the f64 reference (and timed for cpu-ref).
-    #[arg(long, default_value_t = 2)]
-    pub check_walkers: usize,
+    /// Walkers checked against the f64 reference: the first, the last and a seeded random rest (default: as many
+    /// as about a second of reference work affords, at least the first and the last). cpu-ref times walker 0.
+    #[arg(long)]
+    pub check_walkers: Option<usize>,
 }
 
 impl KernelArgs for Args {
@@ -62,8 +65,8 @@ impl KernelArgs for Args {
 pub fn suite(level: Level) -> &'static [&'static str] {
     match level {
         Level::Quick => &["--lattice", "fcc", "--electrons", "14,38", "--ions", "2", "--walkers", "8"],
-        Level::Full => &["--lattice", "fcc", "--electrons", "14,38,54,118,226,678,1290,1642,1930", "--walkers", "64", "--check-walkers", "1"],
-        Level::Score => &["--lattice", "fcc", "--electrons", "678", "--walkers", "64", "--check-walkers", "1", "--precision", "double,mixed"],
+        Level::Full => &["--lattice", "fcc", "--electrons", "14,38,54,118,226,678,1290,1642,1930", "--walkers", "64"],
+        Level::Score => &["--lattice", "fcc", "--electrons", "678", "--walkers", "64", "--precision", "double,mixed"],
     }
 }
 
@@ -129,37 +132,35 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
         ));
         let pos = ew::random_configs(&cell, max_w, n, seed + 1);
         let moves = ew::random_moves(&cell, &pos, max_w, a.rs, seed + 2);
-        let nval = a.check_walkers.clamp(1, max_w);
         r.step(format!("reference for {n} electrons"));
         let reference = Reference::new(&cell, e.params);
         let configs = |w: usize| &pos[w * n..(w + 1) * n];
-        let mut ref_e: Vec<f64> = vec![];
-        let mut ref_m: Vec<f64> = vec![];
-        for op in ["energy", "move"] {
-            let mut eval = || -> Result<()> {
-                if op == "energy" {
-                    ref_e = (0..nval).map(|w| reference.energy(configs(w), &e.ions).total()).collect();
-                } else {
-                    ref_m = (0..nval).map(|w| reference.move_change(configs(w), &e.ions, &moves[w])).collect();
-                }
-                Ok(())
-            };
-            if r.runs(Variant::CpuRef) && a.ops.iter().any(|o| o == op) {
-                // single-threaded, one repetition: the reference is slow and only its results matter much
-                let t = r.time_reps(Variant::CpuRef, 1, eval)?;
-                let case = case(a, &e, op, Precision::Double, nval);
-                r.record(&case, Variant::CpuRef, t, work(&e, op, nval, 8, 8), &[])?;
-            } else {
-                eval()?;
+        // each walker count checks its own sample; the reference runs once for their union, walkers in parallel
+        let cost = reference.cost(n, e.ions.len());
+        let checked: BTreeMap<usize, Sample> = a.walkers.iter().map(|&w| (w, Sample::budgeted(w, cost, a.check_walkers, &[], seed ^ 0xC4EC ^ w as u64))).collect();
+        let union = Sample { items: checked.values().flat_map(|s| s.items.iter().copied()).collect::<std::collections::BTreeSet<_>>().into_iter().collect(), total: max_w };
+        let values = union.par_flat_map(|w| vec![(reference.energy(configs(w), &e.ions).total(), reference.move_change(configs(w), &e.ions, &moves[w]))]);
+        let refs: BTreeMap<usize, (f64, f64)> = union.items.iter().copied().zip(values).collect();
+        if r.runs(Variant::CpuRef) {
+            for op in a.ops.iter().map(String::as_str) {
+                // single-threaded, one repetition, walker 0: the reference is slow and only its results matter much
+                let t = r.time_reps(Variant::CpuRef, 1, || -> Result<()> {
+                    std::hint::black_box(match op {
+                        "energy" => reference.energy(configs(0), &e.ions).total(),
+                        _ => reference.move_change(configs(0), &e.ions, &moves[0]),
+                    });
+                    Ok(())
+                })?;
+                r.record(&case(a, &e, op, Precision::Double, 1), Variant::CpuRef, t, work(&e, op, 1, 8, 8), &[])?;
             }
         }
         // With a given alpha, the energy must equal the one of the automatic choice within the accuracy.
         let alpha_check = a.alpha.map(|_| {
             let auto = Ewald::auto(cell.clone(), n, e.ions.clone(), a.accuracy);
             let other = Reference::new(&cell, auto.params).energy(configs(0), &e.ions).total();
-            Check::scalar("energy vs automatic alpha", ref_e[0], other, 2.0 * a.accuracy * n as f64 / other.abs())
+            Check::scalar("energy vs automatic alpha", refs[&0].0, other, 2.0 * a.accuracy * n as f64 / other.abs())
         });
-        let sys = System { a, e: &e, pos: &pos, moves: &moves, ref_e: &ref_e, ref_m: &ref_m, alpha_check };
+        let sys = System { a, e: &e, pos: &pos, moves: &moves, refs: &refs, checked: &checked, alpha_check };
         for p in r.precisions() {
             match p {
                 Precision::Double => sys.sweep::<f64, f64>(r, p)?,
@@ -177,8 +178,10 @@ struct System<'a> {
     e: &'a Ewald,
     pos: &'a [[f64; 3]],
     moves: &'a [Move],
-    ref_e: &'a [f64],
-    ref_m: &'a [f64],
+    /// Reference energy and move change of every walker some sample holds.
+    refs: &'a BTreeMap<usize, (f64, f64)>,
+    /// The walkers checked at each walker count.
+    checked: &'a BTreeMap<usize, Sample>,
     alpha_check: Option<Check>,
 }
 
@@ -216,10 +219,12 @@ impl System<'_> {
         work(self.e, op, walkers, s, a)
     }
 
-    fn checks<A: Real>(&self, op: &str, out: &[A], p: Precision) -> Vec<Check> {
-        let reference = if op == "energy" { self.ref_e } else { self.ref_m };
-        let fast: Vec<f64> = out[..reference.len()].iter().map(|x| x.f64()).collect();
-        let mut c = vec![Check::compare(op, &fast, reference, tolerance(op, p, self.e.electrons))];
+    /// Checks of one op's outputs of all `w` walkers (`out`, `[walker]`) on the walkers sampled for that count.
+    fn checks<A: Real>(&self, op: &str, out: &[A], p: Precision, w: usize) -> Vec<Check> {
+        let s = &self.checked[&w];
+        let reference: Vec<f64> = s.items.iter().map(|i| if op == "energy" { self.refs[i].0 } else { self.refs[i].1 }).collect();
+        let fast: Vec<f64> = s.gather(out, 1).iter().map(|x| x.f64()).collect();
+        let mut c = vec![Check::compare(op, &fast, &reference, tolerance(op, p, self.e.electrons))];
         if op == "energy" {
             c.extend(self.alpha_check.clone());
         }
@@ -262,7 +267,8 @@ impl System<'_> {
                         })?
                     };
                     let out = if op == "energy" { &energy } else { &change };
-                    r.record(&self.case(op, p, w), Variant::Cpu, t, self.work(op, w, sb, ab), &self.checks(op, out, p))?;
+                    r.record(&self.case(op, p, w), Variant::Cpu, t, self.work(op, w, sb, ab), &self.checks(op, out, p, w))?;
+                    r.extra("checked_walkers", self.checked[&w].len() as f64);
                     // One core: the same kernel on a one-thread pool for a couple of walkers, scaled to the batch.
                     r.extra("one_core_s", one_core::<S, A>(op, self.e, pos, moves)? * w as f64);
                 }
@@ -284,7 +290,8 @@ impl System<'_> {
                         g.launch_move()?;
                     }
                     let out = g.outputs()?;
-                    r.record(&self.case(op, p, w), Variant::Gpu, t, self.work(op, w, sb, ab), &self.checks(op, &out, p))?;
+                    r.record(&self.case(op, p, w), Variant::Gpu, t, self.work(op, w, sb, ab), &self.checks(op, &out, p, w))?;
+                    r.extra("checked_walkers", self.checked[&w].len() as f64);
                 }
             }
         }
@@ -313,4 +320,40 @@ fn one_core<S: Real, A: Real>(op: &str, e: &Ewald, pos: &[[f64; 3]], moves: &[Mo
         }
     });
     Ok(best)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[test]
+    fn a_wrong_energy_of_the_last_or_a_middle_walker_fails() {
+        let a = Args::try_parse_from(["ewald", "--walkers", "12", "--check-walkers", "4"]).unwrap();
+        let (n, w) = (8, 12);
+        let cell = ew::electron_gas_cell(Lattice::Fcc, n, 2.0);
+        let e = Ewald::auto(cell.clone(), n, Ions::default(), 1e-8);
+        let pos = ew::random_configs(&cell, w, n, 1);
+        let moves = ew::random_moves(&cell, &pos, w, 2.0, 2);
+        let reference = Reference::new(&cell, e.params);
+        let s = Sample::budgeted(w, 1.0, a.check_walkers, &[], 3);
+        // the rule before: the first 2 walkers
+        let old = Sample { items: vec![0, 1], total: w };
+        let refs: BTreeMap<usize, (f64, f64)> = (0..w).map(|i| (i, (reference.energy(&pos[i * n..(i + 1) * n], &e.ions).total(), 0.0))).collect();
+        let mut energy = vec![0.0f64; w];
+        CpuEwald::<f64, f64>::new(&e).energy(&pos, &mut energy);
+        let passes = |s: &Sample, out: &[f64]| {
+            let checked = BTreeMap::from([(w, s.clone())]);
+            let sys = System { a: &a, e: &e, pos: &pos, moves: &moves, refs: &refs, checked: &checked, alpha_check: None };
+            sys.checks("energy", out, Precision::Double, w).iter().all(Check::passed)
+        };
+        assert!(passes(&s, &energy));
+        let middle = *s.items.iter().find(|&&i| (2..w - 1).contains(&i)).expect("a middle walker past the first two");
+        for bad_walker in [w - 1, middle] {
+            let mut bad = energy.clone();
+            bad[bad_walker] *= 1.0 + 1e-9;
+            assert!(!passes(&s, &bad), "walker {bad_walker}");
+            assert!(passes(&old, &bad), "walker {bad_walker}");
+        }
+    }
 }

@@ -13,6 +13,7 @@ use harness::{BytesModel, Case, Runner, Variant, Work};
 use kernels::gemm::basis::BasisSet;
 use kernels::gemm::gpu::{GpuBasis, GpuGemm};
 use kernels::gemm::{self as gm, cpu, reference, Algo, Molecule, Operands, Shape, COMPONENTS};
+use kernels::sample::Sample;
 use kernels::{Check, Precision, Real};
 
 /// Gaussian-basis orbitals and the precision of their matrix product: naive vs Kahan single vs double vs library.
@@ -48,9 +49,10 @@ pub struct Args {
     /// "QMC-distributed" Fig. 6) or uniform (on [0,1), Fig. 5). Square products are always uniform.
     #[arg(long, default_value = "basis")]
     pub inputs: String,
-    /// Rows of each product (and electrons of each basis batch) checked against the reference.
-    #[arg(long, default_value_t = 64)]
-    pub check_rows: usize,
+    /// Rows of each product (and electrons of each basis batch) checked against the reference: the first, the last
+    /// and a seeded random rest (default: as many as about a second of reference work affords, at least 2).
+    #[arg(long)]
+    pub check_rows: Option<usize>,
     /// CPU hand-written GEMMs are skipped above this many GFLOP per product (the library gets 20 times more).
     #[arg(long, default_value_t = 8.0)]
     pub cpu_max_gflop: f64,
@@ -65,7 +67,7 @@ impl KernelArgs for Args {
 /// Suite command lines.
 pub fn suite(level: Level) -> &'static [&'static str] {
     match level {
-        Level::Quick => &["--molecules", "acetic-acid,benzaldehyde", "--walkers", "1,4", "--square", "96", "--check-rows", "16"],
+        Level::Quick => &["--molecules", "acetic-acid,benzaldehyde", "--walkers", "1,4", "--square", "96"],
         Level::Full => &["--walkers", "1,16,128,1024", "--square", "1024,2048,4096,8192", "--inner", "1024,8192,65536"],
         Level::Score => &[
             "--op", "basis,gemm", "--molecules", "hmx", "--walkers", "1024", "--square", "4096", "--algo", "blas-f64,blas-f32",
@@ -82,7 +84,9 @@ const FIG5_SIDE: usize = 1024;
 
 pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
     positive("walkers", &a.walkers)?;
-    positive("check-rows", &[a.check_rows])?;
+    if let Some(n) = a.check_rows {
+        positive("check-rows", &[n])?;
+    }
     if !a.square.is_empty() {
         positive("square", &a.square)?;
     }
@@ -170,6 +174,17 @@ fn basis_tolerance(component: usize, p: Precision) -> f64 {
     units * p.eps()
 }
 
+/// Reference flops of one row of a product: a Dot2 of length k (about 10 flops a term) per column.
+fn gemm_row_cost(s: Shape) -> f64 {
+    10.0 * (s.k * s.n) as f64
+}
+
+/// Reference flops of one electron's basis functions: about 100 flops (an exponential and the polynomial's
+/// derivatives) per primitive of every function.
+fn basis_point_cost(set: &BasisSet) -> f64 {
+    100.0 * set.functions.iter().map(|f| f.prims.len()).sum::<usize>() as f64
+}
+
 /// One check per component kind over `points` points of output `[point][5][nf]`.
 fn basis_checks(out: &[f64], refv: &[f64], nf: usize, p: Precision) -> Vec<Check> {
     [("value", 0..1), ("gradient", 1..4), ("laplacian", 4..5)]
@@ -187,8 +202,8 @@ fn basis_case(r: &mut Runner, a: &Args, mol: Molecule, walkers: usize, case_no: 
     let set = BasisSet::synthetic(mol, r.seed(case_no));
     let points = walkers * mol.electrons;
     let pos = set.electrons(walkers, mol.electrons, r.seed(case_no) ^ 0xE);
-    let nval = points.min(a.check_rows);
-    let refv = reference::basis(&set, &pos[..3 * nval]);
+    let checked = Sample::budgeted(points, basis_point_cost(&set), a.check_rows, &[], r.seed(case_no) ^ 0xC4EC);
+    let refv = checked.par_flat_map(|i| reference::basis(&set, &pos[3 * i..3 * i + 3]));
     for p in r.precisions() {
         let case = Case::new("gemm", "basis", p)
             .size("electrons", mol.electrons)
@@ -197,16 +212,17 @@ fn basis_case(r: &mut Runner, a: &Args, mol: Molecule, walkers: usize, case_no: 
             .param("molecule", mol.name);
         r.step(format!("basis {p} {} walkers={walkers}", mol.name));
         match p {
-            Precision::Double => basis_variants::<f64, f64>(r, &case, &set, &pos, &refv, nval)?,
-            Precision::Single => basis_variants::<f32, f32>(r, &case, &set, &pos, &refv, nval)?,
-            Precision::Mixed => basis_variants::<f64, f32>(r, &case, &set, &pos, &refv, nval)?,
+            Precision::Double => basis_variants::<f64, f64>(r, &case, &set, &pos, &refv, &checked)?,
+            Precision::Single => basis_variants::<f32, f32>(r, &case, &set, &pos, &refv, &checked)?,
+            Precision::Mixed => basis_variants::<f64, f32>(r, &case, &set, &pos, &refv, &checked)?,
         }
     }
     Ok(())
 }
 
-/// The basis kernel on CPU (and its single-core reference in double) and GPU: arithmetic T, stored O.
-fn basis_variants<T: Real, O: Real>(r: &mut Runner, case: &Case, set: &BasisSet, pos: &[f64], refv: &[f64], nval: usize) -> Result<()> {
+/// The basis kernel on CPU (and its single-core reference in double) and GPU: arithmetic T, stored O; `refv` is
+/// the reference of the `checked` electrons.
+fn basis_variants<T: Real, O: Real>(r: &mut Runner, case: &Case, set: &BasisSet, pos: &[f64], refv: &[f64], checked: &Sample) -> Result<()> {
     let points = pos.len() / 3;
     let nf = set.len();
     let work = Work { bytes: set.bytes(points, std::mem::size_of::<O>()), model: BytesModel::Compulsory, flops: set.flops(points), items: (points * nf) as f64, unit: "basis evals/s" };
@@ -224,8 +240,9 @@ fn basis_variants<T: Real, O: Real>(r: &mut Runner, case: &Case, set: &BasisSet,
             cpu::basis::<T, O>(set, pos, &mut out);
             Ok(())
         })?;
-        let fast: Vec<f64> = out[..nval * COMPONENTS * nf].iter().map(|x| x.f64()).collect();
+        let fast: Vec<f64> = checked.gather(&out, COMPONENTS * nf).iter().map(|x| x.f64()).collect();
         r.record(case, Variant::Cpu, t, work, &basis_checks(&fast, refv, nf, case.precision))?;
+        r.extra("checked_electrons", checked.len() as f64);
     }
     if let Some(gpu) = r.gpu().filter(|_| r.runs(Variant::Gpu)).cloned() {
         let mut g = GpuBasis::<T, O>::new(&gpu, set, points)?;
@@ -233,7 +250,8 @@ fn basis_variants<T: Real, O: Real>(r: &mut Runner, case: &Case, set: &BasisSet,
         let t = r.time(Variant::Gpu, || g.launch())?;
         g.poison()?;
         g.launch()?;
-        r.record(case, Variant::Gpu, t, work, &basis_checks(&g.outputs(nval)?, refv, nf, case.precision))?;
+        r.record(case, Variant::Gpu, t, work, &basis_checks(&g.outputs_at(&checked.items)?, refv, nf, case.precision))?;
+        r.extra("checked_electrons", checked.len() as f64);
     }
     Ok(())
 }
@@ -258,8 +276,9 @@ fn operands(a: &Args, mol: Option<Molecule>, shape: Shape, walkers: usize, seed:
 fn gemm_case(r: &mut Runner, a: &Args, mol: Option<Molecule>, label: &str, shape: Shape, walkers: usize, case_no: u64, algos: &dyn Fn(Precision) -> Vec<Algo>) -> Result<()> {
     r.step(format!("gemm {label} {}x{}x{}: building operands", shape.m, shape.k, shape.n));
     let ops = operands(a, mol, shape, walkers, r.seed(case_no));
-    let rows = gm::check_rows(shape.m, a.check_rows);
-    let refc = reference::gemm_rows(&ops.a, &ops.b, shape.k, shape.n, &rows);
+    let checked = Sample::budgeted(shape.m, gemm_row_cost(shape), a.check_rows, &[], r.seed(case_no) ^ 0xC4EC);
+    let rows = &checked.items;
+    let refc = checked.par_flat_map(|i| reference::gemm_rows(&ops.a, &ops.b, shape.k, shape.n, &[i]));
     let gflop = shape.flops() / 1e9;
     for p in r.precisions() {
         let list = algos(p);
@@ -283,8 +302,9 @@ fn gemm_case(r: &mut Runner, a: &Args, mol: Option<Molecule>, label: &str, shape
             let cap = if matches!(algo, Algo::BlasF32 | Algo::BlasF64) { 20.0 * a.cpu_max_gflop } else { a.cpu_max_gflop };
             if r.runs(Variant::Cpu) && algo.on_cpu() {
                 if gflop <= cap {
-                    let (t, c) = cpu_gemm(r, algo, &ops, &rows)?;
+                    let (t, c) = cpu_gemm(r, algo, &ops, rows)?;
                     r.record(&case, Variant::Cpu, t, work, &[Check::compare("orbitals", &c, &refc, tol)])?;
+                    r.extra("checked_rows", rows.len() as f64);
                 } else {
                     r.say(&format!("note: cpu {algo} skipped for {label} {}x{}x{}: {gflop:.0} GFLOP is over --cpu-max-gflop", shape.m, shape.k, shape.n));
                 }
@@ -293,8 +313,9 @@ fn gemm_case(r: &mut Runner, a: &Args, mol: Option<Molecule>, label: &str, shape
                 let t = r.time(Variant::Gpu, || g.launch(algo))?;
                 g.poison()?;
                 g.launch(algo)?;
-                let c = g.rows(algo, &rows)?;
+                let c = g.rows(algo, rows)?;
                 r.record(&case, Variant::Gpu, t, work, &[Check::compare("orbitals", &c, &refc, tol)])?;
+                r.extra("checked_rows", rows.len() as f64);
             }
         }
     }
@@ -322,4 +343,41 @@ fn cpu_gemm(r: &mut Runner, algo: Algo, ops: &Operands, rows: &[usize]) -> Resul
     })?;
     let c = if algo.f64_output() { gm::pick_rows(&c64, s.n, rows) } else { gm::pick_rows(&c32, s.n, rows) };
     Ok((t, c))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_wrong_middle_row_fails() {
+        // a 4-walker acetic-acid product (640 rows) checked on 64 rows; one row of C wrong
+        let shape = Shape::orbitals(gm::molecule("acetic-acid").unwrap(), 4);
+        let ops = Operands::uniform(shape, 3);
+        let mut c = vec![0.0; shape.m * shape.n];
+        cpu::gemm_plain::<f64, f64>(&ops.a, &ops.b, &mut c, shape);
+        let verdict = |rows: &[usize], c: &[f64]| {
+            let refc = reference::gemm_rows(&ops.a, &ops.b, shape.k, shape.n, rows);
+            Check::compare("orbitals", &gm::pick_rows(c, shape.n, rows), &refc, Algo::F64.tolerance(shape.k)).passed()
+        };
+        let s = Sample::budgeted(shape.m, gemm_row_cost(shape), Some(64), &[], 4);
+        // the rule before: the first and the last 32 rows
+        let old: Vec<usize> = (0..32).chain(shape.m - 32..shape.m).collect();
+        assert!(verdict(&s.items, &c));
+        let middle = s.items[s.len() / 2];
+        assert!((32..shape.m - 32).contains(&middle), "{:?}", s.items);
+        c[middle * shape.n + 2] *= 1.0 + 1e-9;
+        assert!(!verdict(&s.items, &c));
+        assert!(verdict(&old, &c));
+    }
+
+    #[test]
+    fn the_budget_scales_the_rows() {
+        // small products are checked whole; a tall one on a sample that reaches its last row
+        let small = Shape::orbitals(gm::molecule("acetic-acid").unwrap(), 4);
+        assert_eq!(Sample::budgeted(small.m, gemm_row_cost(small), None, &[], 1).len(), small.m);
+        let tall = Shape::orbitals(gm::molecule("hmx").unwrap(), 1024);
+        let s = Sample::budgeted(tall.m, gemm_row_cost(tall), None, &[], 1);
+        assert!(s.len() < tall.m && s.items[s.len() - 1] == tall.m - 1);
+    }
 }

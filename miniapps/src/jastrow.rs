@@ -11,6 +11,7 @@ use harness::{BytesModel, Case, Runner, Variant, Work};
 use kernels::jastrow::cpu::{self, Batch, Fast, MovesT};
 use kernels::jastrow::gpu::GpuJastrow;
 use kernels::jastrow::{self as jw, reference, Jastrow, Moves, Setup, Term, COMPONENTS};
+use kernels::sample::Sample;
 use kernels::{Check, Precision, Real};
 
 /// Evaluate Jastrow factors of electron-gas-like systems for a batch of walkers, as VMC/DMC codes do every move.
@@ -47,10 +48,12 @@ pub struct Args {
     /// Electron moves per repetition of ratio and accept (distinct electrons, at most all of them).
     #[arg(long, default_value_t = 16)]
     pub moves: usize,
-    /// Walkers checked against the f64 reference.
-    #[arg(long, default_value_t = 2)]
-    pub check_walkers: usize,
-    /// Electrons per checked walker whose stored quantities are checked (spread over all).
+    /// Walkers checked against the f64 reference: the first, the last and a seeded random rest (default: as many
+    /// as about a second of reference work affords, at least the first and the last).
+    #[arg(long)]
+    pub check_walkers: Option<usize>,
+    /// Electrons per checked walker whose stored quantities are checked: the first, the last and a seeded random
+    /// rest.
     #[arg(long, default_value_t = 16)]
     pub check_electrons: usize,
 }
@@ -94,17 +97,39 @@ fn state_checks(fast: &[f64], reference: &[f64], per: usize, tol: f64) -> Vec<Ch
         .collect()
 }
 
-/// Checks of `[move][walker][4]` ratio outputs for the first `nval` of `walkers` walkers.
-fn ratio_checks(fast: &[f64], reference: &[f64], walkers: usize, nval: usize, tol: f64) -> Vec<Check> {
-    let mine: Vec<f64> = fast.chunks(4 * walkers).flat_map(|m| m[..4 * nval].to_vec()).collect();
+/// Checks of `[move][walker][4]` ratio outputs of the walkers `s` against their reference, `[checked walker][move][4]`.
+fn ratio_checks(fast: &[f64], reference: &[f64], s: &Sample, tol: f64) -> Vec<Check> {
+    let moves = fast.len() / (4 * s.total);
+    let mine: Vec<f64> = s.items.iter().flat_map(|&w| (0..moves).flat_map(move |m| fast[(m * s.total + w) * 4..][..4].to_vec())).collect();
     let pick = |v: &[f64], comps: std::ops::Range<usize>| -> Vec<f64> { v.chunks(4).flat_map(|e| e[comps.clone()].to_vec()).collect() };
     vec![Check::compare("log ratio", &pick(&mine, 0..1), &pick(reference, 0..1), tol), Check::compare("gradient", &pick(&mine, 1..4), &pick(reference, 1..4), tol)]
 }
 
-/// The proposals of the first `nval` walkers.
-fn first_walkers(m: &Moves, walkers: usize, nval: usize) -> Moves {
-    let pos = m.pos.chunks(3 * walkers).flat_map(|c| c[..3 * nval].to_vec()).collect();
+/// The proposals of walker `w` alone (of `walkers`).
+fn walker_moves(m: &Moves, walkers: usize, w: usize) -> Moves {
+    let pos = m.pos.chunks(3 * walkers).flat_map(|c| c[3 * w..3 * w + 3].to_vec()).collect();
     Moves { electrons: m.electrons.clone(), pos }
+}
+
+/// Reference flops of one walker: the stored quantities of the checked electrons before and after the moves,
+/// and two sums per move, each over the other electrons and the ions (about 150 flops a functor, 25 a G vector of
+/// the p term).
+fn walker_cost(j: &Jastrow<f64>, checked_electrons: usize, moves: usize) -> f64 {
+    let pair = if j.term == Term::P { 25.0 * j.p.n.len() as f64 } else { 150.0 };
+    (2 * checked_electrons + 2 * moves) as f64 * (j.electrons + j.ion_count()) as f64 * pair
+}
+
+/// The f64 answers of the walkers `s`: stored quantities of the electrons `which` (`[walker][component][which]`)
+/// before and after the moves, and the moves' ratios (`[walker][move][4]`), walkers in parallel.
+fn references(j: &Jastrow<f64>, pos: &[f64], moves: &Moves, s: &Sample, which: &[usize]) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+    let per = 3 * j.electrons;
+    let one = |w: usize| &pos[w * per..(w + 1) * per];
+    let moved = |w: usize| jw::moved_positions(one(w), &walker_moves(moves, s.total, w), 1, j.electrons);
+    (
+        s.par_flat_map(|w| reference::electrons(j, one(w), 1, which)),
+        s.par_flat_map(|w| reference::ratios(j, one(w), 1, &walker_moves(moves, s.total, w))),
+        s.par_flat_map(|w| reference::electrons(j, &moved(w), 1, which)),
+    )
 }
 
 /// Inputs and f64 answers of one case (shared by every precision).
@@ -112,7 +137,7 @@ struct Inputs {
     walkers: usize,
     pos: Vec<f64>,
     moves: Moves,
-    nval: usize,
+    checked: Sample,
     which: Vec<usize>,
     vgl: Vec<f64>,
     ratio: Vec<f64>,
@@ -123,7 +148,9 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
     positive("electrons", &a.electrons)?;
     positive("walkers", &a.walkers)?;
     positive("moves", &[a.moves])?;
-    positive("check-walkers", &[a.check_walkers])?;
+    if let Some(n) = a.check_walkers {
+        positive("check-walkers", &[n])?;
+    }
     positive("check-electrons", &[a.check_electrons])?;
     if a.term.is_empty() {
         bail!("--term needs at least one of bspline, u, p, pade");
@@ -164,20 +191,10 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
                 let seed = r.seed(case_no * 7919 + w as u64);
                 let pos = jw::random_positions(&j, w, seed);
                 let moves = jw::random_moves(&j, &pos, w, a.moves, 0.5, seed + 1);
-                let nval = w.min(a.check_walkers);
-                let which: Vec<usize> = (0..n.min(a.check_electrons)).map(|e| e * n / n.min(a.check_electrons)).collect();
-                let sub = &pos[..nval * 3 * n];
-                let moved = jw::moved_positions(&pos, &moves, w, n);
-                let inputs = Inputs {
-                    vgl: reference::electrons(&j, sub, nval, &which),
-                    ratio: reference::ratios(&j, sub, nval, &first_walkers(&moves, w, nval)),
-                    accept: reference::electrons(&j, &moved[..nval * 3 * n], nval, &which),
-                    walkers: w,
-                    pos,
-                    moves,
-                    nval,
-                    which,
-                };
+                let which = Sample::new(n, a.check_electrons, &[], seed ^ 0xE1EC).items;
+                let checked = Sample::budgeted(w, walker_cost(&j, which.len(), moves.electrons.len()), a.check_walkers, &[], seed ^ 0xC4EC);
+                let (vgl, ratio, accept) = references(&j, &pos, &moves, &checked, &which);
+                let inputs = Inputs { vgl, ratio, accept, walkers: w, pos, moves, checked, which };
                 let ctx = Ctx { j: &j, ops: &ops, variants: &variants, reps };
                 for &p in &precisions {
                     match p {
@@ -204,7 +221,7 @@ fn sweep<T: Real, A: Real>(r: &mut Runner, c: &Ctx, inp: &Inputs, p: Precision) 
     let (j, n, w) = (c.j, c.j.electrons, inp.walkers);
     let nm = inp.moves.electrons.len();
     let tol = tolerance(p, n);
-    let first = |v: Vec<f64>| v[..inp.nval * COMPONENTS * inp.which.len()].to_vec();
+    let checked = |v: Vec<f64>| inp.checked.gather(&v, COMPONENTS * inp.which.len());
     let mut gpu = match r.gpu() {
         Some(g) if c.variants.contains(&Variant::Gpu) => {
             let mut g = GpuJastrow::<T, A>::new(g, j, w, nm)?;
@@ -249,7 +266,7 @@ fn sweep<T: Real, A: Real>(r: &mut Runner, c: &Ctx, inp: &Inputs, p: Precision) 
                         cpu::vgl(&f, &mut batch);
                         Ok(())
                     })?;
-                    (t, state_checks(&first(batch.pick(&inp.which)), &inp.vgl, inp.which.len(), tol))
+                    (t, state_checks(&checked(batch.pick(&inp.which)), &inp.vgl, inp.which.len(), tol))
                 }
                 "ratio" => {
                     cpu::vgl(&f, &mut batch);
@@ -259,7 +276,7 @@ fn sweep<T: Real, A: Real>(r: &mut Runner, c: &Ctx, inp: &Inputs, p: Precision) 
                         Ok(())
                     })?;
                     let out: Vec<f64> = out.iter().map(|x| x.f64()).collect();
-                    (t, ratio_checks(&out, &inp.ratio, w, inp.nval, tol))
+                    (t, ratio_checks(&out, &inp.ratio, &inp.checked, tol))
                 }
                 _ => {
                     cpu::vgl(&f, &mut batch);
@@ -268,12 +285,13 @@ fn sweep<T: Real, A: Real>(r: &mut Runner, c: &Ctx, inp: &Inputs, p: Precision) 
                         cpu::accept(&f, &mut batch, &mt);
                         Ok(())
                     })?;
-                    let checks = state_checks(&first(batch.pick(&inp.which)), &inp.accept, inp.which.len(), tol);
+                    let checks = state_checks(&checked(batch.pick(&inp.which)), &inp.accept, inp.which.len(), tol);
                     batch = Batch::new(&inp.pos, w, n);
                     (t, checks)
                 }
             };
             r.record(&case, Variant::Cpu, t, work, &checks)?;
+            r.extra("checked_walkers", inp.checked.len() as f64);
         }
         if let Some(g) = gpu.as_mut() {
             let (t, checks) = match op {
@@ -281,7 +299,7 @@ fn sweep<T: Real, A: Real>(r: &mut Runner, c: &Ctx, inp: &Inputs, p: Precision) 
                     let t = r.time_reps(Variant::Gpu, c.reps, || g.vgl())?;
                     g.poison()?;
                     g.vgl()?;
-                    (t, state_checks(&first(cpu::pick(&g.state()?, w, n, &inp.which)), &inp.vgl, inp.which.len(), tol))
+                    (t, state_checks(&checked(cpu::pick(&g.state()?, w, n, &inp.which)), &inp.vgl, inp.which.len(), tol))
                 }
                 "ratio" => {
                     g.vgl()?;
@@ -289,18 +307,72 @@ fn sweep<T: Real, A: Real>(r: &mut Runner, c: &Ctx, inp: &Inputs, p: Precision) 
                     g.poison()?;
                     g.vgl()?;
                     g.ratios()?;
-                    (t, ratio_checks(&g.ratio_outputs()?, &inp.ratio, w, inp.nval, tol))
+                    (t, ratio_checks(&g.ratio_outputs()?, &inp.ratio, &inp.checked, tol))
                 }
                 _ => {
                     g.vgl()?;
                     let t = r.time_reps(Variant::Gpu, c.reps, || g.accepts())?;
-                    let checks = state_checks(&first(cpu::pick(&g.state()?, w, n, &inp.which)), &inp.accept, inp.which.len(), tol);
+                    let checks = state_checks(&checked(cpu::pick(&g.state()?, w, n, &inp.which)), &inp.accept, inp.which.len(), tol);
                     g.set_positions(&inp.pos)?;
                     (t, checks)
                 }
             };
             r.record(&case, Variant::Gpu, t, work, &checks)?;
+            r.extra("checked_walkers", inp.checked.len() as f64);
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A Jastrow factor of `n` electrons (and `ions` ions), `w` walkers, 4 moves each, and the CPU kernel's state.
+    fn fixture(term: Term, n: usize, ions: usize, w: usize) -> (Jastrow<f64>, Vec<f64>, Moves, Batch<f64, f64>) {
+        let j = Jastrow::random(&Setup { term, electrons: n, ions, periodic: true, stars: 8, seed: 1 });
+        let pos = jw::random_positions(&j, w, 2);
+        let moves = jw::random_moves(&j, &pos, w, 4, 0.5, 3);
+        let mut batch = Batch::<f64, f64>::new(&pos, w, n);
+        cpu::vgl(&Fast::<f64>::new(&j), &mut batch);
+        (j, pos, moves, batch)
+    }
+
+    #[test]
+    fn a_wrong_last_walker_or_last_electron_fails() {
+        let (n, w) = (40, 10);
+        let (j, pos, moves, batch) = fixture(Term::BSpline, n, 0, w);
+        let tol = tolerance(Precision::Double, n);
+        let passes = |state: &[f64], s: &Sample, which: &[usize]| {
+            let (vgl, _, _) = references(&j, &pos, &moves, s, which);
+            let fast = s.gather(&cpu::pick(state, w, n, which), COMPONENTS * which.len());
+            state_checks(&fast, &vgl, which.len(), tol).iter().all(Check::passed)
+        };
+        let s = Sample::new(w, 3, &[], 4);
+        let which = Sample::new(n, 16, &[], 5).items;
+        // the rule before: the first 2 walkers, 16 electrons spread evenly from the first (never the last)
+        let (old, old_which) = (Sample { items: vec![0, 1], total: w }, (0..16).map(|e| e * n / 16).collect::<Vec<_>>());
+        assert!(passes(&batch.state, &s, &which));
+        for (walker, electron) in [(w - 1, which[5]), (0, n - 1)] {
+            let mut bad = batch.state.clone();
+            bad[walker * COMPONENTS * n + electron] += 1e-6; // the two-body value U2 of one electron
+            assert!(!passes(&bad, &s, &which), "walker {walker} electron {electron}");
+            assert!(passes(&bad, &old, &old_which), "walker {walker} electron {electron}");
+        }
+    }
+
+    #[test]
+    fn ratios_of_the_sampled_walkers_line_up() {
+        let (n, w) = (12, 5);
+        let (j, pos, moves, batch) = fixture(Term::Pade, n, 2, w);
+        let f = Fast::<f64>::new(&j);
+        let mut out = vec![0.0f64; 4 * w * 4];
+        cpu::ratio(&f, &batch, &MovesT::new(&moves), &mut out);
+        let s = Sample::new(w, 3, &[], 9);
+        let (_, ratio, _) = references(&j, &pos, &moves, &s, &[0]);
+        let tol = tolerance(Precision::Double, n);
+        assert!(ratio_checks(&out, &ratio, &s, tol).iter().all(Check::passed));
+        out[(3 * w + w - 1) * 4] += 1e-6; // the last walker's log ratio of the last move
+        assert!(!ratio_checks(&out, &ratio, &s, tol).iter().all(Check::passed));
+    }
 }

@@ -5,10 +5,11 @@
 //! `mode=serial` (all chains one after another on one core: the thesis' baseline) and `mode=parallel` (one chain per
 //! core on all cores: the MPI code's layout), `gpu` (one thread block per chain).
 //!
-//! Validation: every variant starts its first `--check-chains` chains from the same configurations with the same
-//! random-number streams as the reference and runs 1 + `--check-sweeps` sweeps. Then the timed runs continue the
-//! chains: `--equil` sweeps without and `--sweeps` sweeps with an energy measurement (the thesis' 5000 + 10000 in
-//! the ratio 1:2), so `thesis_run_s` = 15000 / (sweeps/s).
+//! Validation: every variant runs all chains 1 + `--check-sweeps` sweeps from the same configurations with the same
+//! random-number streams as the reference, which replays a sample of them (the first, the last and a seeded random
+//! rest, `--check-chains` or as many as the budget affords; `checked_chains` in the record). Then the timed runs
+//! continue the chains: `--equil` sweeps without and `--sweeps` sweeps with an energy measurement (the thesis'
+//! 5000 + 10000 in the ratio 1:2), so `thesis_run_s` = 15000 / (sweeps/s).
 //! - double: the chains must take the same Monte Carlo decisions as the reference (every one), the per-chain
 //!   energies must match, and W must match a fresh f64 inverse of the final configuration (err x rcond).
 //! - single and mixed: path identity is not a criterion. M is ill conditioned (rcond ~ 1e-4 at L = 9, 1e-6 at
@@ -36,6 +37,7 @@ use anyhow::{bail, Result};
 use harness::cli::{positive, CommonArgs};
 use harness::{BytesModel, Case, Runner, Variant, Work};
 use kernels::lattice::{self as lat, cpu::Ensemble, gpu::{GpuEnsemble, BFACTORS}, reference, tally, ChainResult, Config, Model, Params};
+use kernels::sample::Sample;
 use kernels::{Check, Precision, Real};
 
 /// Variational Monte Carlo of the t-J model on tilted L^2+1 clusters, many Markov chains.
@@ -68,9 +70,10 @@ pub struct Args {
     /// Exchange J (t = 1).
     #[arg(long, default_value_t = 0.3)]
     pub jex: f64,
-    /// Chains compared with the reference.
-    #[arg(long, default_value_t = 32)]
-    pub check_chains: usize,
+    /// Chains compared with the reference: the first, the last and a seeded random rest (default: as many as about
+    /// a second of reference work affords, at least 2).
+    #[arg(long)]
+    pub check_chains: Option<usize>,
     /// Measured sweeps of the validation run (after one equilibration sweep).
     #[arg(long, default_value_t = 2)]
     pub check_sweeps: usize,
@@ -105,8 +108,8 @@ impl KernelArgs for Args {
 /// 6.5 with 32 chains, then 2048 chains to fill an H100).
 pub fn suite(level: Level) -> &'static [&'static str] {
     match level {
-        Level::Quick => &["--lattice", "5", "--chains", "8", "--sweeps", "4", "--equil", "2", "--check-chains", "4", "--max-reps", "2"],
-        Level::Full => &["--lattice", "5,9,15", "--chains", "32,2048", "--sweeps", "6", "--equil", "3", "--check-chains", "32", "--max-reps", "3"],
+        Level::Quick => &["--lattice", "5", "--chains", "8", "--sweeps", "4", "--equil", "2", "--max-reps", "2"],
+        Level::Full => &["--lattice", "5,9,15", "--chains", "32,2048", "--sweeps", "6", "--equil", "3", "--max-reps", "3"],
         // not in the scoring workload (`crate::score` says why)
         Level::Score => &[],
     }
@@ -118,10 +121,10 @@ const EXACT_MAX_SITES: usize = 10;
 pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
     positive("lattice", &a.lattice)?;
     positive("chains", &a.chains)?;
-    if a.sweeps == 0 || a.check_sweeps == 0 || a.check_chains == 0 || a.max_reps == 0 {
+    if a.sweeps == 0 || a.check_sweeps == 0 || a.check_chains == Some(0) || a.max_reps == 0 {
         bail!("--sweeps, --check-sweeps, --check-chains and --max-reps must be positive");
     }
-    if a.check_chains < 2 || a.chains.iter().any(|&c| c < 2) {
+    if a.check_chains.is_some_and(|n| n < 2) || a.chains.iter().any(|&c| c < 2) {
         bail!("--chains and --check-chains must be at least 2: the energy check needs an error bar over chains");
     }
     if let Some(b) = a.bfactor.iter().find(|b| !BFACTORS.contains(b)) {
@@ -155,22 +158,23 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
             let seed = r.seed(case_no);
             r.step(format!("L={} chains={chains}: starting configurations", m.l));
             let starts = lat::initial_states(m, seed, chains).map_err(|e| anyhow::anyhow!("{e}"))?;
-            let nchk = chains.min(a.check_chains);
+            let checked = checked_chains(a, m, chains, seed);
             let mut refs = vec![];
             let ref_case = case(m, chains, Precision::Double, "reference");
+            r.step(format!("L={} chains={chains}: reference", m.l));
             if r.runs(Variant::CpuRef) && r.precisions().contains(&Precision::Double) {
-                r.step(format!("L={} chains={chains}: reference", m.l));
+                // one core, the checked chains one after another
                 let t = r.time_reps(Variant::CpuRef, 1, || -> Result<()> {
-                    refs = reference::run(m, &starts[..nchk], seed, 1, a.check_sweeps);
+                    refs = reference::run_chains(m, &starts, &checked.items, seed, 1, a.check_sweeps);
                     Ok(())
                 })?;
                 let tallies: Vec<_> = refs.iter().map(|x| x.tally).collect();
-                r.record(&ref_case, Variant::CpuRef, t, work(m, nchk, 1 + a.check_sweeps, 8, &tallies, 1.0), &[])?;
+                r.record(&ref_case, Variant::CpuRef, t, work(m, checked.len(), 1 + a.check_sweeps, 8, &tallies, 1.0), &[])?;
             } else {
-                refs = reference::run(m, &starts[..nchk], seed, 1, a.check_sweeps);
+                refs = checked.par_flat_map(|c| reference::run_chains(m, &starts, &[c], seed, 1, a.check_sweeps));
             }
             for p in r.precisions() {
-                let ctx = Ctx { m, a, starts: &starts, refs: &refs, seed, chains, p, exact };
+                let ctx = Ctx { m, a, starts: &starts, refs: &refs, checked: &checked, seed, chains, p, exact };
                 match p {
                     Precision::Double => variants::<f64, f64>(r, &ctx)?,
                     Precision::Single => variants::<f32, f32>(r, &ctx)?,
@@ -182,11 +186,26 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
     Ok(())
 }
 
+/// Reference flops of one chain's validation run: 1 + --check-sweeps sweeps of 2 N_P moves (a ratio and, when
+/// accepted, a rank-1 update of W: about 3 N_P^2 flops x 2), an energy per measured sweep (about 20 N_S N_P), and
+/// the inverse of the fast chain's final matrix for its check (about 3 N_P^3).
+fn chain_cost(a: &Args, m: &Model) -> f64 {
+    let (np, ns) = (m.pairs as f64, m.sites as f64);
+    (1 + a.check_sweeps) as f64 * (12.0 * np.powi(3) + 20.0 * ns * np) + 3.0 * np.powi(3)
+}
+
+/// The chains a case checks: first, last and a seeded random rest within the budget (or --check-chains).
+fn checked_chains(a: &Args, m: &Model, chains: usize, seed: u64) -> Sample {
+    Sample::budgeted(chains, chain_cost(a, m), a.check_chains, &[], seed ^ 0xC4EC)
+}
+
 struct Ctx<'a> {
     m: &'a Model,
     a: &'a Args,
     starts: &'a [(Config, Vec<f64>)],
+    /// The reference of the checked chains, in order.
     refs: &'a [ChainResult],
+    checked: &'a Sample,
     seed: u64,
     chains: usize,
     p: Precision,
@@ -275,6 +294,7 @@ fn extras(r: &mut Runner, c: &Ctx, t: &[[f64; tally::LEN]], diverged: f64) {
     r.extra("recompute_sweeps", recompute(c.a, c.p) as f64);
     r.extra("recomputes", sum(tally::RECOMPUTES));
     r.extra("diverged_chains", diverged);
+    r.extra("checked_chains", c.checked.len() as f64);
     if let Some(x) = c.exact {
         r.extra("exact_energy_per_site", x);
     }
@@ -288,13 +308,13 @@ fn cpu_tallies<S: Real>(e: &Ensemble<S>) -> Vec<[f64; tally::LEN]> {
     e.chains.iter().map(|c| c.tally).collect()
 }
 
-fn cpu_results<S: Real>(e: &Ensemble<S>, n: usize) -> Vec<ChainResult> {
-    e.chains[..n].iter().map(|c| ChainResult { config: c.config(), w: c.w.iter().map(|x| x.f64()).collect(), tally: c.tally }).collect()
+fn cpu_results<S: Real>(e: &Ensemble<S>, chains: &[usize]) -> Vec<ChainResult> {
+    chains.iter().map(|&i| &e.chains[i]).map(|c| ChainResult { config: c.config(), w: c.w.iter().map(|x| x.f64()).collect(), tally: c.tally }).collect()
 }
 
 /// cpu (serial and parallel) and gpu for one precision: storage S, arithmetic A.
 fn variants<S: Real, A: Real>(r: &mut Runner, c: &Ctx) -> Result<()> {
-    let (a, m, n) = (c.a, c.m, c.refs.len());
+    let (a, m, checked) = (c.a, c.m, &c.checked.items);
     let runs = (r.args.warmup + a.max_reps.min(r.args.reps())) as f64;
     let sweeps = a.equil + a.sweeps;
     let es = std::mem::size_of::<S>();
@@ -313,7 +333,7 @@ fn variants<S: Real, A: Real>(r: &mut Runner, c: &Ctx) -> Result<()> {
                 None => e.run::<A>(eq, sw),
             };
             go(&mut e, 1, a.check_sweeps);
-            let (chk, diverged) = checks::<S>(c, &cpu_results(&e, n));
+            let (chk, diverged) = checks::<S>(c, &cpu_results(&e, checked));
             let before = cpu_tallies(&e);
             let t = r.time_reps(Variant::Cpu, a.max_reps, || -> Result<()> {
                 go(&mut e, a.equil, a.sweeps);
@@ -340,7 +360,7 @@ fn variants<S: Real, A: Real>(r: &mut Runner, c: &Ctx) -> Result<()> {
                 g.set_bfactor(b);
             }
             g.run(1, a.check_sweeps)?;
-            let (chk, diverged) = checks::<S>(c, &g.results(n)?);
+            let (chk, diverged) = checks::<S>(c, &g.results(checked)?);
             let before = g.tallies()?;
             let t = r.time_reps(Variant::Gpu, a.max_reps, || g.run(a.equil, a.sweeps))?;
             let after = g.tallies()?;
@@ -353,4 +373,36 @@ fn variants<S: Real, A: Real>(r: &mut Runner, c: &Ctx) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[test]
+    fn a_wrong_last_chain_fails() {
+        let a = Args::try_parse_from(["lattice", "--lattice", "5", "--chains", "10", "--check-chains", "3"]).unwrap();
+        let m = Model::new(5, Params { doping: a.doping, delta: a.delta, j: a.jex, ..Params::default() }).unwrap();
+        let (chains, seed) = (10, 4);
+        let starts = lat::initial_states(&m, seed, chains).unwrap();
+        let mut e = Ensemble::<f64>::new(&m, &starts, seed);
+        e.run::<f64>(1, a.check_sweeps);
+        let passes = |s: &Sample, bad: Option<usize>| {
+            let refs = reference::run_chains(&m, &starts, &s.items, seed, 1, a.check_sweeps);
+            let mut fast = cpu_results(&e, &s.items);
+            if let Some(i) = s.items.iter().position(|&c| Some(c) == bad) {
+                fast[i].tally[tally::E_SUM] *= 1.0 + 1e-6;
+            }
+            let c = Ctx { m: &m, a: &a, starts: &starts, refs: &refs, checked: s, seed, chains, p: Precision::Double, exact: None };
+            checks::<f64>(&c, &fast).0.iter().all(Check::passed)
+        };
+        let s = checked_chains(&a, &m, chains, seed);
+        // the rule before: the first --check-chains chains
+        let old = Sample { items: vec![0, 1, 2], total: chains };
+        assert_eq!((s.len(), s.items[2]), (3, 9));
+        assert!(passes(&s, None));
+        assert!(!passes(&s, Some(9)));
+        assert!(passes(&old, Some(9)));
+    }
 }

@@ -15,8 +15,10 @@ use crate::registry::Level;
 use anyhow::{bail, Result};
 use harness::cli::{positive, CommonArgs};
 use harness::{BytesModel, Case, Runner, Variant, Work};
-use kernels::pseudopotential::{self as pp, cpu, gpu::GpuPseudo, reference, slab::Slab, Channels, Energies, Rule, Setup, Walkers};
+use kernels::pseudopotential::{self as pp, cpu, gpu::GpuPseudo, reference, slab::Slab, Channels, Energies, Job, Rule, Setup, Walkers};
+use kernels::sample::Sample;
 use kernels::{Check, Precision, Real};
+use std::collections::BTreeMap;
 
 /// Nonlocal pseudopotential energy (BFD carbon) of walkers in a synthetic diamond-like solid: job list, batched
 /// determinant ratios at the quadrature points, sum per walker. Example, 256 atoms and 64 walkers:
@@ -42,9 +44,11 @@ pub struct Args {
     /// Multiply each ratio by the Jastrow ratio (two-body and one-body): on or off.
     #[arg(long, default_value = "on", value_parser = ["on", "off"])]
     pub jastrow: String,
-    /// Walkers whose energies and ratios are checked against the f64 reference.
-    #[arg(long, default_value_t = 1)]
-    pub check_walkers: usize,
+    /// Walkers whose energies and ratios are checked against the f64 reference: the first, the last, one in every
+    /// GPU launch of 65535 quadrature points and a seeded random rest (default: as many as about a second of
+    /// reference work affords, at least the first and the last).
+    #[arg(long)]
+    pub check_walkers: Option<usize>,
 }
 
 /// One case of `--pairs`.
@@ -107,11 +111,80 @@ fn tolerance(p: Precision) -> f64 {
     1e3 * p.eps()
 }
 
-fn checks(fast: &Energies, re: &Energies, p: Precision) -> Vec<Check> {
-    let nv = re.energy.len();
+/// The reference results of every walker some sample holds, and where each walker's jobs start in job order.
+struct Reference {
+    /// (energy, ratios in job order) by walker
+    walkers: BTreeMap<usize, (f64, Vec<f64>)>,
+    /// `first_job[w]`: jobs of the walkers before w (walkers + 1 entries)
+    first_job: Vec<usize>,
+    nq: usize,
+}
+
+/// Offsets of each walker's jobs in a job list ordered by walker (`walkers + 1` entries).
+fn first_jobs(jobs: &[Job], walkers: usize) -> Vec<usize> {
+    let mut first = vec![0; walkers + 1];
+    for j in jobs {
+        first[j.walker + 1] += 1;
+    }
+    for w in 0..walkers {
+        first[w + 1] += first[w];
+    }
+    first
+}
+
+/// The walkers of each GPU launch of phase 2 (chunks of `gpu::CHUNK` quadrature points in job order): a walker
+/// whose points fall in a chunk belongs to it.
+fn gpu_chunks(first_job: &[usize], nq: usize) -> Vec<std::ops::Range<usize>> {
+    let points = first_job.last().copied().unwrap_or(0) * nq;
+    let walker_of = |point: usize| first_job.partition_point(|&f| f * nq <= point) - 1;
+    (0..points).step_by(pp::gpu::CHUNK).map(|p0| walker_of(p0)..walker_of((p0 + pp::gpu::CHUNK).min(points) - 1) + 1).collect()
+}
+
+/// Reference flops of one walker: per quadrature point every orbital's 64 B-spline terms (about 100 flops each)
+/// and the Jastrow sums over the other electrons and the ions (about 160 flops a functor), at the expected jobs.
+fn walker_cost(s: &Setup<f64>) -> f64 {
+    let jastrow = if s.jastrow.is_some() { 160.0 * (s.electrons + s.ion_count()) as f64 } else { 0.0 };
+    let point = 6400.0 * s.per_spin() as f64 + jastrow;
+    s.expected_jobs() * s.rule.points() as f64 * point + s.electrons as f64 * jastrow
+}
+
+/// The walkers each walker count checks: first, last, one in every GPU chunk and a seeded random rest.
+fn checked_walkers(a: &Args, s: &Setup<f64>, counts: &[usize], first_job: &[usize], seed: u64) -> BTreeMap<usize, Sample> {
+    let nq = s.rule.points();
+    counts.iter().map(|&nw| (nw, Sample::budgeted(nw, walker_cost(s), a.check_walkers, &gpu_chunks(&first_job[..=nw], nq), seed ^ nw as u64))).collect()
+}
+
+impl Reference {
+    /// The reference of every walker the samples hold, walkers in parallel.
+    fn new(s: &Setup<f64>, w: &Walkers<f64>, checked: &BTreeMap<usize, Sample>, first_job: Vec<usize>) -> Reference {
+        let union: std::collections::BTreeSet<usize> = checked.values().flat_map(|c| c.items.iter().copied()).collect();
+        let union = Sample { items: union.into_iter().collect(), total: w.count };
+        let results = union.par_flat_map(|i| {
+            let e = reference::energies(s, &w.range(i..i + 1));
+            vec![(e.energy[0], e.ratios)]
+        });
+        Reference { walkers: union.items.iter().copied().zip(results).collect(), first_job, nq: s.rule.points() }
+    }
+}
+
+/// Energies and ratios of the walkers `s` against the reference. The fast ratios are in job order; a job list of
+/// another length cannot be lined up and fails.
+fn checks(fast: &Energies, re: &Reference, s: &Sample, p: Precision) -> Vec<Check> {
+    let ratios = |w: usize| re.first_job[w] * re.nq..re.first_job[w + 1] * re.nq;
+    let total = re.first_job[s.total] * re.nq;
+    let (mut fast_r, mut ref_r) = (vec![], vec![]);
+    for &w in &s.items {
+        let range = ratios(w);
+        match fast.ratios.get(range.clone()).filter(|_| fast.ratios.len() == total) {
+            Some(x) => fast_r.extend_from_slice(x),
+            None => fast_r.extend(std::iter::repeat_n(f64::NAN, range.len())),
+        }
+        ref_r.extend_from_slice(&re.walkers[&w].1);
+    }
+    let ref_e: Vec<f64> = s.items.iter().map(|w| re.walkers[w].0).collect();
     vec![
-        Check::compare("energy", &fast.energy[..nv], &re.energy, tolerance(p)),
-        Check::compare("ratio", &fast.ratios[..re.ratios.len()], &re.ratios, tolerance(p)),
+        Check::compare("energy", &s.gather(&fast.energy, 1), &ref_e, tolerance(p)),
+        Check::compare("ratio", &fast_r, &ref_r, tolerance(p)),
     ]
 }
 
@@ -121,7 +194,9 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
     let all_walkers: Vec<usize> = cases.iter().flat_map(|c| c.1.iter().copied()).collect();
     positive("atoms", &all_atoms)?;
     positive("walkers", &all_walkers)?;
-    positive("check-walkers", &[a.check_walkers])?;
+    if let Some(n) = a.check_walkers {
+        positive("check-walkers", &[n])?;
+    }
     if let Some(n) = all_atoms.iter().find(|&&n| n % 8 != 0) {
         bail!("--atoms {n} is not a multiple of 8 (the cell is made of 8-atom diamond cells)");
     }
@@ -141,33 +216,36 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
             setup = setup.without_jastrow();
         }
         let walkers = Walkers::random(&setup, max_w, r.seed(1000 + i as u64));
-        let nval = a.check_walkers.min(max_w);
-        let re = reference::energies(&setup, &walkers.prefix(nval));
+        r.step(format!("reference of a {atoms}-atom cell"));
+        // the job list orders jobs by walker, and a smaller walker count is the first walkers: one list serves all
+        let first_job = first_jobs(&cpu::jobs(&setup, &walkers), max_w);
+        let checked = checked_walkers(a, &setup, walker_counts, &first_job, r.seed(2000 + i as u64));
+        let re = Reference::new(&setup, &walkers, &checked, first_job);
         let (s32, w32) = (setup.convert::<f32>(), walkers.convert::<f32>());
+        let f64s = (&setup, &walkers, &re, &checked);
         for p in r.precisions() {
             match p {
-                Precision::Double => sweep::<f64, f64>(r, a, walker_counts, (&setup, &walkers), &setup, &walkers, &re, p)?,
-                Precision::Single => sweep::<f32, f32>(r, a, walker_counts, (&setup, &walkers), &s32, &w32, &re, p)?,
-                Precision::Mixed => sweep::<f32, f64>(r, a, walker_counts, (&setup, &walkers), &s32, &w32, &re, p)?,
+                Precision::Double => sweep::<f64, f64>(r, a, walker_counts, f64s, &setup, &walkers, p)?,
+                Precision::Single => sweep::<f32, f32>(r, a, walker_counts, f64s, &s32, &w32, p)?,
+                Precision::Mixed => sweep::<f32, f64>(r, a, walker_counts, f64s, &s32, &w32, p)?,
             }
         }
     }
     Ok(())
 }
 
+/// The double-precision cell and walkers, the reference of the checked walkers and the walkers each count checks.
+type Double<'a> = (&'a Setup<f64>, &'a Walkers<f64>, &'a Reference, &'a BTreeMap<usize, Sample>);
+
 /// The walker counts `counts` of one cell with every variant in one precision: storage S, arithmetic A.
-/// `f64` is the double-precision cell and walkers (for the reference), `re` the reference of the checked walkers.
-#[allow(clippy::too_many_arguments)]
-fn sweep<S: Real, A: Real>(r: &mut Runner, a: &Args, counts: &[usize], f64s: (&Setup<f64>, &Walkers<f64>), setup: &Setup<S>, all: &Walkers<S>, re: &Energies, p: Precision) -> Result<()> {
+fn sweep<S: Real, A: Real>(r: &mut Runner, a: &Args, counts: &[usize], f64s: Double, setup: &Setup<S>, all: &Walkers<S>, p: Precision) -> Result<()> {
+    let (re, checked) = (f64s.2, f64s.3);
     let atoms = setup.ion_count();
     for &nw in counts {
         let w = all.prefix(nw);
         let jobs = cpu::jobs(setup, &w);
         let nq = setup.rule.points();
-        // the checked walkers' jobs come first in job order
-        let nv = re.energy.len().min(nw);
-        let checked_points = jobs.iter().filter(|j| j.walker < nv).count() * nq;
-        let re_full = Energies { energy: re.energy[..nv].to_vec(), ratios: re.ratios[..checked_points].to_vec(), jobs: 0 };
+        let s = &checked[&nw];
         let mut rows: Vec<(usize, usize)> = jobs.iter().map(|j| (j.walker, j.electron)).collect();
         rows.dedup();
         let row_bytes = setup.table.stride * std::mem::size_of::<S>();
@@ -181,7 +259,7 @@ fn sweep<S: Real, A: Real>(r: &mut Runner, a: &Args, counts: &[usize], f64s: (&S
         };
         let case = Case::new("pseudopotential", "energy", p).size("atoms", atoms).size("walkers", nw).param("quadrature", nq).param("jastrow", &a.jastrow);
         r.step(format!("pseudopotential {p} atoms={atoms} walkers={nw} jobs={}", jobs.len()));
-        if r.runs(Variant::CpuRef) && p == Precision::Double && nw <= a.check_walkers {
+        if r.runs(Variant::CpuRef) && p == Precision::Double && s.len() == nw {
             // the reference is timed only where it covers the whole case (its checked walkers)
             let w64 = f64s.1.prefix(nw);
             let t = r.time_reps(Variant::CpuRef, 1, || -> Result<()> {
@@ -202,7 +280,8 @@ fn sweep<S: Real, A: Real>(r: &mut Runner, a: &Args, counts: &[usize], f64s: (&S
                 out = cpu::energies::<S, A>(setup, &w);
                 Ok(())
             })?;
-            r.record(&case, Variant::Cpu, t, work, &checks(&out, &re_full, p))?;
+            r.record(&case, Variant::Cpu, t, work, &checks(&out, re, s, p))?;
+            r.extra("checked_walkers", s.len() as f64);
             r.extra("walker_energies_per_s", nw as f64 / t.median);
             r.extra("joblist_share", t_jobs.median / t.median);
         }
@@ -215,10 +294,51 @@ fn sweep<S: Real, A: Real>(r: &mut Runner, a: &Args, counts: &[usize], f64s: (&S
             g.poison()?;
             let energy = g.evaluate(&slab)?;
             let out = Energies { energy, ratios: g.ratios()?, jobs: g.jobs_count() };
-            r.record(&case, Variant::Gpu, t, work, &checks(&out, &re_full, p))?;
+            r.record(&case, Variant::Gpu, t, work, &checks(&out, re, s, p))?;
+            r.extra("checked_walkers", s.len() as f64);
             r.extra("walker_energies_per_s", nw as f64 / t.median);
             r.extra("joblist_share", t_jobs.median / t.median);
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[test]
+    fn gpu_chunks_name_the_walkers_of_each_launch() {
+        // one point per job; walker 2 has no jobs
+        let first = [0, 40000, 80000, 80000, 150000];
+        assert_eq!(gpu_chunks(&first, 1), vec![0..2, 1..4, 3..4]);
+        assert_eq!(gpu_chunks(&[0, 0], 12), vec![]);
+    }
+
+    #[test]
+    fn a_wrong_middle_launch_fails() {
+        // enough walkers of a small cell for three GPU launches; every ratio of the middle launch wrong
+        let a = Args::try_parse_from(["pseudopotential", "--check-walkers", "2"]).unwrap();
+        let setup = Setup::carbon(8, Rule::P12, Channels::carbon_bfd(), 1).unwrap();
+        let nq = setup.rule.points();
+        let walkers = Walkers::random(&setup, 1, 2);
+        let per_walker = cpu::jobs(&setup, &walkers).len().max(1) * nq;
+        let count = 3 * pp::gpu::CHUNK / per_walker;
+        let walkers = Walkers::random(&setup, count, 2);
+        let first_job = first_jobs(&cpu::jobs(&setup, &walkers), count);
+        assert!(gpu_chunks(&first_job, nq).len() >= 3);
+        let checked = checked_walkers(&a, &setup, &[count], &first_job, 3);
+        let s = &checked[&count];
+        let re = Reference::new(&setup, &walkers, &checked, first_job);
+        let mut fast = cpu::energies::<f64, f64>(&setup, &walkers);
+        let passes = |fast: &Energies, s: &Sample| checks(fast, &re, s, Precision::Double).iter().all(Check::passed);
+        assert!(passes(&fast, s));
+        for x in &mut fast.ratios[pp::gpu::CHUNK..2 * pp::gpu::CHUNK] {
+            *x *= 1.0 + 1e-6;
+        }
+        assert!(!passes(&fast, s), "sample {:?}", s.items);
+        // the rule before: walker 0 alone
+        assert!(passes(&fast, &Sample { items: vec![0], total: count }));
+    }
 }

@@ -189,45 +189,56 @@ pub fn run_moves<E: Engine>(e: &mut E, steps: std::ops::Range<usize>, delay: usi
 }
 
 /// A batch of walkers' matrices, proposals and gradient rows, with the f64 reference inverses (natural layout),
-/// log|det| and signs of the first `checked` walkers (none when `checked` is 0).
+/// log|det| and signs of the `checked` walkers (ascending; the sample a check compares, see [`crate::sample`]).
 pub struct Problem {
     pub n: usize,
     pub walkers: usize,
     pub a: Vec<f64>,
     pub prop: Vec<f64>,
     pub grad: Vec<f64>,
+    pub checked: Vec<usize>,
+    /// `[checked walker][row][col]`
     pub inv: Vec<f64>,
     pub logdet: Vec<f64>,
     pub sign: Vec<f64>,
-    pub checked: usize,
 }
 
 impl Problem {
-    pub fn new(n: usize, walkers: usize, checked: usize, seed: u64) -> Result<Problem, DetError> {
+    pub fn new(n: usize, walkers: usize, checked: &[usize], seed: u64) -> Result<Problem, DetError> {
+        assert!(checked.iter().all(|&w| w < walkers), "determinant: a checked walker beyond the batch");
         let a = random_matrices(n, walkers, seed);
         let prop = random_matrices(n, walkers, seed ^ 0x9E37);
         let grad = random_gradients(n, walkers, seed);
-        // checked = 0: no reference inverse (the caller supplies a starting inverse for its checks)
-        let checked = checked.min(walkers);
-        let (inv, logdet, sign) = reference::invert_all(&a[..checked * n * n], n)?;
-        Ok(Problem { n, walkers, a, prop, grad, inv, logdet, sign, checked })
+        let nn = n * n;
+        let (mut inv, mut logdet, mut sign) = (Vec::with_capacity(checked.len() * nn), vec![], vec![]);
+        for &w in checked {
+            let (x, l, s) = reference::inverse(&a[w * nn..(w + 1) * nn], n).map_err(|column| DetError::Singular { walker: w, column })?;
+            inv.extend(x);
+            logdet.push(l);
+            sign.push(s);
+        }
+        Ok(Problem { n, walkers, a, prop, grad, checked: checked.to_vec(), inv, logdet, sign })
     }
 
     /// The reference after `steps` of a move sequence with acceptance flags `[step][walker]`, for the checked
-    /// walkers: transposed inverses, last ratios and last gradient ratios.
+    /// walkers in order: transposed inverses, last ratios and last gradient ratios.
     pub fn moves(&self, steps: std::ops::Range<usize>, flags: &[i32]) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+        use rayon::prelude::*;
         let (n, nn) = (self.n, self.n * self.n);
-        let (mut t, mut r, mut g) = (vec![], vec![], vec![]);
-        for w in 0..self.checked {
-            let mut a = self.a[w * nn..(w + 1) * nn].to_vec();
-            let mut inv = self.inv[w * nn..(w + 1) * nn].to_vec();
-            let f: Vec<i32> = flags.iter().skip(w).step_by(self.walkers).copied().collect();
-            let (rw, gw) = reference::moves(&mut a, &mut inv, n, &self.prop[w * nn..(w + 1) * nn], &self.grad[w * 3 * n..(w + 1) * 3 * n], steps.clone(), &f);
-            t.extend(reference::transpose(&inv, n));
-            r.push(rw);
-            g.extend(gw);
-        }
-        (t, r, g)
+        // each walker's sequence on one thread, the walkers in parallel
+        let per: Vec<(Vec<f64>, f64, [f64; 3])> = (0..self.checked.len())
+            .into_par_iter()
+            .map(|c| {
+                let w = self.checked[c];
+                let mut a = self.a[w * nn..(w + 1) * nn].to_vec();
+                let mut inv = self.inv[c * nn..(c + 1) * nn].to_vec();
+                let f: Vec<i32> = flags.iter().skip(w).step_by(self.walkers).copied().collect();
+                let (rw, gw) = reference::moves(&mut a, &mut inv, n, &self.prop[w * nn..(w + 1) * nn], &self.grad[w * 3 * n..(w + 1) * 3 * n], steps.clone(), &f);
+                (reference::transpose(&inv, n), rw, gw)
+            })
+            .collect();
+        let t = per.iter().flat_map(|x| x.0.iter().copied()).collect();
+        (t, per.iter().map(|x| x.1).collect(), per.iter().flat_map(|x| x.2).collect())
     }
 }
 

@@ -15,7 +15,8 @@ impl std::ops::Deref for Full {
 }
 
 fn problem(n: usize, walkers: usize, seed: u64) -> Full {
-    let p = Problem::new(n, walkers, walkers, seed).unwrap();
+    let all: Vec<usize> = (0..walkers).collect();
+    let p = Problem::new(n, walkers, &all, seed).unwrap();
     let t = reference::transpose(&p.inv, n);
     Full { p, t }
 }
@@ -191,4 +192,98 @@ fn gpu_matches_reference_when_present() {
     singular[p.n * p.n + 7 * p.n..p.n * p.n + 8 * p.n].copy_from_slice(&row);
     e.load(&singular, &p.t, &[0; 3]).unwrap();
     assert!(matches!(e.invert(), Err(DetError::Singular { walker: 1, .. })));
+}
+
+/// The textbook right-looking LU with partial pivoting, one pivot at a time (what `reference::lu` reorders).
+fn textbook_lu(a: &[f64], n: usize) -> (Vec<f64>, Vec<usize>) {
+    let (mut m, mut perm) = (a.to_vec(), (0..n).collect::<Vec<usize>>());
+    for k in 0..n {
+        let p = (k..n).max_by(|&x, &y| m[x * n + k].abs().total_cmp(&m[y * n + k].abs())).unwrap();
+        for j in 0..n {
+            m.swap(k * n + j, p * n + j);
+        }
+        perm.swap(k, p);
+        for i in k + 1..n {
+            m[i * n + k] /= m[k * n + k];
+            for j in k + 1..n {
+                m[i * n + j] -= m[i * n + k] * m[k * n + j];
+            }
+        }
+    }
+    (m, perm)
+}
+
+/// Sizes that end mid-panel and mid-strip, with several of each.
+const ODD_N: usize = 2 * reference::STRIP + reference::PANEL / 2 + 3;
+
+#[test]
+fn reference_lu_is_the_textbook_elimination_bit_for_bit() {
+    // a general matrix (not dominant), so rows are exchanged at most pivots
+    let n = ODD_N;
+    let mut a = vec![0.0; n * n];
+    crate::rng::fill_uniform(&mut a, 21, -1.0, 1.0, |x| x);
+    let (m, perm, _, _) = reference::lu(&a, n).unwrap();
+    let (tm, tperm) = textbook_lu(&a, n);
+    assert_eq!(perm, tperm);
+    assert!(m.iter().zip(&tm).all(|(x, y)| x.to_bits() == y.to_bits()), "the panel order changed an entry's arithmetic");
+    assert!(perm.iter().enumerate().filter(|(i, p)| i != *p).count() > n / 2);
+}
+
+#[test]
+fn reference_inverse_matches_closed_forms() {
+    let n = ODD_N;
+    // (1) A = P (I + u v^T), rows permuted so that elimination must pivot: A^-1 = (I - u v^T / (1 + v.u)) P^T,
+    // entry (r, c) = B^-1[r][pi(c)] where row c of A is row pi(c) of B; det A = sign(pi) (1 + v.u).
+    let mut uv = vec![0.0; 2 * n];
+    crate::rng::fill_uniform(&mut uv, 22, -1.0, 1.0, |x| x / (n as f64).sqrt());
+    let (u, v) = uv.split_at(n);
+    let vu: f64 = u.iter().zip(v).map(|(x, y)| x * y).sum();
+    let pi: Vec<usize> = (0..n).map(|c| (11 * c + 3) % n).collect();
+    let mut sorted = pi.clone();
+    sorted.sort_unstable();
+    assert!(sorted.iter().enumerate().all(|(i, &x)| i == x), "not a permutation: 11 divides {n}");
+    let b = |r: usize, c: usize| f64::from(r == c) + u[r] * v[c];
+    let binv = |r: usize, c: usize| f64::from(r == c) - u[r] * v[c] / (1.0 + vu);
+    let a: Vec<f64> = (0..n * n).map(|x| b(pi[x / n], x % n)).collect();
+    let exact: Vec<f64> = (0..n * n).map(|x| binv(x / n, pi[x % n])).collect();
+    let (inv, logdet, sign) = reference::inverse(&a, n).unwrap();
+    let c = Check::compare("inverse", &inv, &exact, 1e-14);
+    assert!(c.passed(), "permuted rank-one update: error {:.2e}", c.error);
+    // sign of pi from its cycles: each cycle of length L is L - 1 transpositions
+    let mut seen = vec![false; n];
+    let mut parity = 0;
+    for s in 0..n {
+        let mut len = 0;
+        let mut i = s;
+        while !seen[i] {
+            seen[i] = true;
+            i = pi[i];
+            len += 1;
+        }
+        parity += len.max(1) - 1;
+    }
+    let det_sign = if parity % 2 == 0 { 1.0 } else { -1.0 } * (1.0 + vu).signum();
+    assert!((logdet - (1.0 + vu).abs().ln()).abs() < 1e-13 && sign == det_sign, "logdet {logdet} sign {sign}");
+    // (2) the 1D Laplacian tridiag(-1, 2, -1): (A^-1)_ij = min(i, j) (n + 1 - max(i, j)) / (n + 1) (1-based), det = n + 1.
+    // Its condition number is about 4 (n + 1)^2 / pi^2 = 1e4: the normwise error may be that many epsilons.
+    let a: Vec<f64> = (0..n * n).map(|x| match (x / n).abs_diff(x % n) { 0 => 2.0, 1 => -1.0, _ => 0.0 }).collect();
+    let exact: Vec<f64> = (0..n * n).map(|x| ((x / n).min(x % n) + 1) as f64 * (n - (x / n).max(x % n)) as f64 / (n + 1) as f64).collect();
+    let (inv, logdet, sign) = reference::inverse(&a, n).unwrap();
+    let c = Check::compare("inverse", &inv, &exact, 1e4 * f64::EPSILON);
+    assert!(c.passed(), "Laplacian: error {:.2e}", c.error);
+    assert!((logdet - ((n + 1) as f64).ln()).abs() < 1e-12 && sign == 1.0);
+}
+
+#[test]
+fn reference_inverse_is_independent_of_faer() {
+    // The CPU engine inverts with faer; the reference must agree to rounding, and not be the same numbers.
+    let n = ODD_N;
+    let a = random_matrices(n, 1, 23);
+    let (inv, _, _) = reference::inverse(&a, n).unwrap();
+    let mut e = cpu::CpuDets::<f64, f64>::new(n, &a, &a[..3 * n], 1);
+    e.load(&a, &a, &[]).unwrap();
+    e.invert().unwrap();
+    let c = Check::compare("inverse", &e.inverse().unwrap(), &reference::transpose(&inv, n), 16.0 * f64::EPSILON * (n as f64).sqrt());
+    assert!(c.passed(), "faer vs reference: {:.2e}", c.error);
+    assert!(c.error > 0.0, "the reference reproduced faer bit for bit: it is not an independent computation");
 }

@@ -59,6 +59,16 @@ impl Reference {
         Reference { cell: cell.clone(), params, box_points, gs }
     }
 
+    /// Flops of [`Reference::energy`] plus [`Reference::move_change`] for one configuration of `electrons` electrons
+    /// and `ions` ions (about 25 per real-space image term and per G-vector term): what checking a walker costs.
+    pub fn cost(&self, electrons: usize, ions: usize) -> f64 {
+        let (ne, ni, nb, ng) = (electrons as f64, ions as f64, self.box_points.len() as f64, self.gs.len() as f64);
+        let pairs = ne * (ne - 1.0) / 2.0 + ne * ni + ni * (ni - 1.0) / 2.0;
+        let energy = 25.0 * (pairs * nb + (ne + ni) * ng);
+        let moves = 25.0 * 2.0 * (ne - 1.0 + ni) * (nb + ng);
+        energy + moves
+    }
+
     /// sum over lattice points R of erfc(alpha |d + R|) / |d + R| for |d + R| < r_c (R = -d left out).
     fn real(&self, d: [f64; 3]) -> f64 {
         let f = self.cell.frac(d).map(|x| x - x.round());

@@ -251,11 +251,16 @@ impl<T: Real, O: Real> GpuBasis<T, O> {
         Ok(())
     }
 
-    /// Outputs of the first `points` points of the last launch, `[point][component][function]`, widened to f64.
-    pub fn outputs(&self, points: usize) -> Result<Vec<f64>, GpuError> {
-        let n = points * COMPONENTS * self.params.functions as usize;
-        let v = self.gpu.stream.clone_dtoh(&self.out.slice(..n)).during("copying basis outputs")?;
-        Ok(v.into_iter().map(|x| x.f64()).collect())
+    /// Outputs of the points `points` (ascending) of the last launch, `[point][component][function]`, widened to
+    /// f64 (consecutive points are copied in one transfer).
+    pub fn outputs_at(&self, points: &[usize]) -> Result<Vec<f64>, GpuError> {
+        let per = COMPONENTS * self.params.functions as usize;
+        let mut out = Vec::with_capacity(points.len() * per);
+        for run in runs(points) {
+            let v = self.gpu.stream.clone_dtoh(&self.out.slice(run.start * per..run.end * per)).during("copying basis outputs")?;
+            out.extend(v.into_iter().map(|x| x.f64()));
+        }
+        Ok(out)
     }
 
     /// Poison the outputs so a kernel that fails to write an entry cannot pass validation.

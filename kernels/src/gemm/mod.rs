@@ -212,16 +212,6 @@ impl Operands {
     }
 }
 
-/// Rows validated against the reference: the first and last `count / 2` rows (the tiles at both edges of the GPU
-/// grid, where bounds go wrong) or all rows when there are fewer.
-pub fn check_rows(m: usize, count: usize) -> Vec<usize> {
-    if m <= count {
-        return (0..m).collect();
-    }
-    let half = count.div_ceil(2);
-    (0..half).chain(m - (count - half)..m).collect()
-}
-
 /// Pick `rows` of a row-major matrix with `n` columns, widened to f64.
 pub fn pick_rows<T: Copy + Into<f64>>(c: &[T], n: usize, rows: &[usize]) -> Vec<f64> {
     rows.iter().flat_map(|&r| c[r * n..(r + 1) * n].iter().map(|&x| x.into())).collect()

@@ -139,24 +139,24 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
         Ok(())
     }
 
-    /// The state of the first `n` chains (W widened to f64).
-    pub fn results(&self, n: usize) -> Result<Vec<ChainResult>, GpuError> {
+    /// The state of the chains `chains`, in that order (W widened to f64).
+    pub fn results(&self, chains: &[usize]) -> Result<Vec<ChainResult>, GpuError> {
         let np = self.params.pairs as usize;
         let s = &self.gpu.stream;
-        let w = s.clone_dtoh(&self.w.slice(..n * np * np)).during("copying W")?;
-        let up = s.clone_dtoh(&self.up.slice(..n * np)).during("copying sites")?;
-        let dn = s.clone_dtoh(&self.dn.slice(..n * np)).during("copying sites")?;
-        let t = s.clone_dtoh(&self.tally.slice(..n * tally::LEN)).during("copying tallies")?;
-        Ok((0..n)
-            .map(|c| ChainResult {
-                config: Config {
-                    up: up[c * np..(c + 1) * np].iter().map(|&x| x as u32).collect(),
-                    dn: dn[c * np..(c + 1) * np].iter().map(|&x| x as u32).collect(),
-                },
-                w: w[c * np * np..(c + 1) * np * np].iter().map(|x| x.f64()).collect(),
-                tally: t[c * tally::LEN..(c + 1) * tally::LEN].try_into().unwrap(),
+        chains
+            .iter()
+            .map(|&c| {
+                let w = s.clone_dtoh(&self.w.slice(c * np * np..(c + 1) * np * np)).during("copying W")?;
+                let up = s.clone_dtoh(&self.up.slice(c * np..(c + 1) * np)).during("copying sites")?;
+                let dn = s.clone_dtoh(&self.dn.slice(c * np..(c + 1) * np)).during("copying sites")?;
+                let t = s.clone_dtoh(&self.tally.slice(c * tally::LEN..(c + 1) * tally::LEN)).during("copying tallies")?;
+                Ok(ChainResult {
+                    config: Config { up: up.iter().map(|&x| x as u32).collect(), dn: dn.iter().map(|&x| x as u32).collect() },
+                    w: w.iter().map(|x| x.f64()).collect(),
+                    tally: t.try_into().unwrap(),
+                })
             })
-            .collect())
+            .collect()
     }
 
     /// Tallies of all chains.

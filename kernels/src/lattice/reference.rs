@@ -205,10 +205,16 @@ impl<'a> Chain<'a> {
 
 /// Run every chain from its start (chain c uses stream `Stream::new(seed, c)`), one after another.
 pub fn run(m: &Model, starts: &[(Config, Vec<f64>)], seed: u64, equil: usize, sweeps: usize) -> Vec<ChainResult> {
-    starts
+    run_chains(m, starts, &(0..starts.len()).collect::<Vec<_>>(), seed, equil, sweeps)
+}
+
+/// Run the chains `chains` of `starts` (chain c from `starts[c]` with stream `Stream::new(seed, c)`, as every
+/// variant runs it), one after another; results in the order given.
+pub fn run_chains(m: &Model, starts: &[(Config, Vec<f64>)], chains: &[usize], seed: u64, equil: usize, sweeps: usize) -> Vec<ChainResult> {
+    chains
         .iter()
-        .enumerate()
-        .map(|(c, (cfg, w))| {
+        .map(|&c| {
+            let (cfg, w) = &starts[c];
             let mut ch = Chain::new(m, cfg.clone(), w.clone(), Stream::new(seed, c as u64));
             ch.run(equil, sweeps);
             ch.result()

@@ -230,8 +230,13 @@ impl<S: Real> Walkers<S> {
     }
     /// The first `count` walkers.
     pub fn prefix(&self, count: usize) -> Walkers<S> {
+        self.range(0..count)
+    }
+    /// The walkers `r`, as a batch of their own.
+    pub fn range(&self, r: std::ops::Range<usize>) -> Walkers<S> {
         let (np, ni, nr) = (self.pos.len() / self.count, self.inv.len() / self.count, self.rot.len() / self.count);
-        Walkers { count, pos: self.pos[..count * np].to_vec(), inv: self.inv[..count * ni].to_vec(), rot: self.rot[..count * nr].to_vec() }
+        let pick = |v: &[f64], per: usize| v[r.start * per..r.end * per].to_vec();
+        Walkers { count: r.len(), pos: pick(&self.pos, np), inv: self.inv[r.start * ni..r.end * ni].to_vec(), rot: pick(&self.rot, nr) }
     }
     pub fn electron(&self, electrons: usize, w: usize, e: usize) -> [f64; 3] {
         let o = 3 * (w * electrons + e);
