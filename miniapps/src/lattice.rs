@@ -84,6 +84,10 @@ pub struct Args {
     /// or 32 (default: 8, the fastest measured on an H100). Each value is a GPU record with param `bfactor`.
     #[arg(long, value_delimiter = ',')]
     pub bfactor: Vec<usize>,
+    /// GPU threads per chain (thread block), comma-separated multiples of 32 (default: N_P rounded up to whole warps,
+    /// at most 256). Each value is a GPU record with param `threads_per_chain`: a tuning sweep.
+    #[arg(long, value_delimiter = ',')]
+    pub block_threads: Vec<usize>,
     /// Rebuild every chain's inverse from scratch every N sweeps (0: never); default 0 in double, 1 in single and
     /// mixed.
     #[arg(long)]
@@ -124,6 +128,9 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
     }
     if let Some(b) = a.bfactor.iter().find(|b| !BFACTORS.contains(b)) {
         bail!("--bfactor {b} is not supported: use 8, 16 or 32");
+    }
+    if let Some(t) = a.block_threads.iter().find(|&&t| t % 32 != 0 || !(32..=1024).contains(&t)) {
+        bail!("--block-threads {t} is not supported: use multiples of 32 from 32 to 1024");
     }
     if let Some(c) = a.chains.iter().find(|&&c| c > 1 << 20) {
         bail!("--chains {c} is more than this program runs (at most 1048576)");
@@ -280,6 +287,28 @@ fn extras(r: &mut Runner, c: &Ctx, t: &[[f64; tally::LEN]], diverged: f64) {
     }
 }
 
+/// The floor of the last record: the time its flops take at the measured FMA rate of its device (f32 rate where the
+/// updates run in f32: single and mixed), and on the GPU the time the W traffic of its moves (`lat::w_traffic`)
+/// takes at `bandwidth`, the measured bandwidth of the memory W lives in (shared memory when on chip). On the CPU W
+/// stays in the core's cache, whose bandwidth is not measured, so only the flop term is given. Extras:
+/// `floor_flops_s`, `floor_bytes_s`, `floor_s` (the larger) and `floor_fraction` (floor_s over the median time: the
+/// fraction of the floor's rate reached).
+fn floor(r: &mut Runner, v: Variant, c: &Ctx, done: &[[f64; tally::LEN]], runs: f64, bandwidth: Option<f64>) -> Result<()> {
+    let rec = r.records.last().expect("a record was just made");
+    let (flops, median) = (rec.flops, rec.time.median);
+    let elem = if c.p == Precision::Double { 8 } else { 4 };
+    let t_flops = flops / r.fma_ceiling(v, c.p == Precision::Double)?;
+    let t_bytes = bandwidth.map(|bw| lat::w_traffic(c.m, done, elem) / runs / bw);
+    let floor = t_flops.max(t_bytes.unwrap_or(0.0));
+    r.extra("floor_flops_s", t_flops);
+    if let Some(t) = t_bytes {
+        r.extra("floor_bytes_s", t);
+    }
+    r.extra("floor_s", floor);
+    r.extra("floor_fraction", floor / median);
+    Ok(())
+}
+
 fn diff(after: &[[f64; tally::LEN]], before: &[[f64; tally::LEN]]) -> Vec<[f64; tally::LEN]> {
     after.iter().zip(before).map(|(x, y)| std::array::from_fn(|k| x[k] - y[k])).collect()
 }
@@ -320,36 +349,55 @@ fn variants<S: Real, A: Real>(r: &mut Runner, c: &Ctx) -> Result<()> {
                 Ok(())
             })?;
             let after = cpu_tallies(&e);
-            r.record(&case(m, c.chains, c.p, mode), Variant::Cpu, t, work(m, c.chains, sweeps, es, &diff(&after, &before), runs), &chk)?;
+            let done = diff(&after, &before);
+            r.record(&case(m, c.chains, c.p, mode), Variant::Cpu, t, work(m, c.chains, sweeps, es, &done, runs), &chk)?;
             if mode == "serial" {
                 if let Some(rec) = r.records.last_mut() {
                     rec.system.threads_used = 1;
                 }
             }
             extras(r, c, &after, diverged);
+            if mode == "parallel" {
+                floor(r, Variant::Cpu, c, &done, runs, None)?;
+            }
         }
     }
     if let (true, Some(gpu)) = (r.runs(Variant::Gpu), r.gpu().cloned()) {
-        // an explicit --bfactor is a tuning sweep: each value becomes a param of its record
-        let bfactors: Vec<Option<usize>> = if a.bfactor.is_empty() { vec![None] } else { a.bfactor.iter().map(|&b| Some(b)).collect() };
-        for bf in bfactors {
+        // an explicit --bfactor or --block-threads is a tuning sweep: each value becomes a param of its record
+        let sweep = |v: &[usize]| -> Vec<Option<usize>> { if v.is_empty() { vec![None] } else { v.iter().map(|&b| Some(b)).collect() } };
+        let tunings: Vec<(Option<usize>, Option<usize>)> =
+            sweep(&a.bfactor).into_iter().flat_map(|b| sweep(&a.block_threads).into_iter().map(move |t| (b, t))).collect();
+        for (bf, threads) in tunings {
             r.step(format!("lattice L={} chains={} {} gpu", m.l, c.chains, c.p));
             let mut g = GpuEnsemble::<S, A>::new(&gpu, m, c.starts, c.seed)?;
             g.set_recompute(recompute(a, c.p));
             if let Some(b) = bf {
                 g.set_bfactor(b);
             }
+            if let Some(t) = threads {
+                if t * 8 < m.pairs {
+                    bail!("--block-threads {t} is too few for {} pairs: at least {}", m.pairs, m.pairs.div_ceil(8).next_multiple_of(32));
+                }
+                g.set_block_threads(t);
+            }
             g.run(1, a.check_sweeps)?;
             let (chk, diverged) = checks::<S>(c, &g.results(n)?);
             let before = g.tallies()?;
             let t = r.time_reps(Variant::Gpu, a.max_reps, || g.run(a.equil, a.sweeps))?;
             let after = g.tallies()?;
-            let mut kase = case(m, c.chains, c.p, "block-per-chain");
+            let mut kase = case(m, c.chains, c.p, "block-per-chain").param("w_on_chip", g.on_chip());
             if let Some(b) = bf {
                 kase = kase.param("bfactor", b);
             }
-            r.record(&kase, Variant::Gpu, t, work(m, c.chains, sweeps, es, &diff(&after, &before), runs), &chk)?;
+            if let Some(t) = threads {
+                kase = kase.param("threads_per_chain", t);
+            }
+            let done = diff(&after, &before);
+            r.record(&kase, Variant::Gpu, t, work(m, c.chains, sweeps, es, &done, runs), &chk)?;
             extras(r, c, &after, diverged);
+            let bandwidth = if g.on_chip() { r.shared_ceiling()? } else { r.ceiling(Variant::Gpu)? };
+            floor(r, Variant::Gpu, c, &done, runs, Some(bandwidth))?;
+            r.extra("chains_in_flight", g.chains_in_flight()? as f64);
         }
     }
     Ok(())

@@ -365,6 +365,18 @@ fn ceilings(common: CommonArgs) -> Result<Outcome> {
         let case = harness::Case::new("ceilings", "copy", kernels::Precision::Double);
         let time = harness::Stats { min: bytes / bw, median: bytes / bw, max: bytes / bw };
         runner.record(&case, v, time, harness::Work { bytes, flops: 0.0, items: bytes, unit: "B/s" }, &[])?;
+        // the arithmetic ceilings (what a compute-bound kernel's GFLOP/s is compared with), and on the GPU the
+        // shared-memory bandwidth (kernels that keep their working set on chip); each record is one second of work
+        for (p, double) in [(kernels::Precision::Double, true), (kernels::Precision::Single, false)] {
+            let rate = runner.fma_ceiling(v, double)?;
+            let time = harness::Stats { min: 1.0, median: 1.0, max: 1.0 };
+            runner.record(&harness::Case::new("ceilings", "fma", p), v, time, harness::Work { bytes: 0.0, flops: rate, items: rate, unit: "flop/s" }, &[])?;
+        }
+        if v == Variant::Gpu {
+            let bw = runner.shared_ceiling()?;
+            let time = harness::Stats { min: 1.0, median: 1.0, max: 1.0 };
+            runner.record(&harness::Case::new("ceilings", "shared", kernels::Precision::Single), v, time, harness::Work { bytes: bw, flops: 0.0, items: bw, unit: "B/s" }, &[])?;
+        }
     }
     runner.finish()
 }
