@@ -8,6 +8,7 @@
 #   qmc-check   the driver's GPU walkers at small sizes (trajectory check against the CPU first)
 #   qmc-gpu     the driver's GPU walkers at 16384 walkers, every system and precision
 #   solid-scaling  synthetic-solid DMC over 1..G GPUs (weak and strong scaling, threads transport; one mpirun run)
+#   lattice-tune  the lattice GPU kernel's threads per chain, blocking factor and chain count (issue #26)
 #   <kernel>    that mini-app's full suite, GPU and all-core CPU, plus the one-core CPU baselines its figures need
 # Records go to $OUT/records.tgz (one archive: the host returns at most 8 files), the log to $OUT/log.txt.
 # Unpack locally with scripts/import-results.sh.
@@ -90,6 +91,13 @@ for stage in "$@"; do
     lattice-bfactor)
         # the thesis' blocking factor: threads per row of the down-electron dot products (Tables 6.2, 6.3)
         run run lattice --lattice 9,15 --chains 32 --bfactor 8,16,32 --sweeps 6 --equil 3 --max-reps 3 --variants gpu --precision double
+        ;;
+    lattice-tune)
+        # the on-chip design (issue #26): threads per chain and the thesis' blocking factor at the GPU-filling chain
+        # count, then the chain count that fills the GPU (chains_in_flight in each record), double/single/mixed
+        run run lattice --lattice 9,15 --chains 2048 --block-threads 64,128,256,512 --sweeps 6 --equil 3 --max-reps 3 --variants gpu
+        run run lattice --lattice 9,15 --chains 2048 --bfactor 8,16,32 --sweeps 6 --equil 3 --max-reps 3 --variants gpu --precision double
+        run run lattice --lattice 15 --chains 264,528,1056,4096,8192 --sweeps 6 --equil 3 --max-reps 3 --variants gpu
         ;;
     determinant-large)
         # the drift table and inversions at the largest sizes (N = 2048, 4096), which the full suite's time limit cuts
