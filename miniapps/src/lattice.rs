@@ -375,8 +375,8 @@ fn variants<S: Real, A: Real>(r: &mut Runner, c: &Ctx) -> Result<()> {
                 g.set_bfactor(b);
             }
             if let Some(t) = threads {
-                if t * 8 < m.pairs {
-                    bail!("--block-threads {t} is too few for {} pairs: at least {}", m.pairs, m.pairs.div_ceil(8).next_multiple_of(32));
+                if t * 2 < m.pairs {
+                    bail!("--block-threads {t} is too few for {} pairs: at least {}", m.pairs, m.pairs.div_ceil(2).next_multiple_of(32));
                 }
                 g.set_block_threads(t);
             }

@@ -197,7 +197,8 @@ fn dot_row<S: Real, A: Real>(w: &[S], p: &[A]) -> A {
 
 /// Sherman-Morrison for up electron a moving to s, given f (with f_a the ratio). The update itself runs in the
 /// storage type S (f and the column rounded to S once): in mixed precision the matrix is f32 and so is its rank-1
-/// update, as lattice.cu's `update_cols`; ratios and dot products stay in A.
+/// update, as lattice.cu's `update_cols`; ratios and dot products stay in A. Each entry is updated by one fused
+/// multiply-add (one rounding, as on the GPU): the `dispatch!` builds have FMA instructions.
 #[inline(always)]
 fn update_up<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, a: usize, s: usize, f: &[A], fs: &mut [S]) {
     let np = t.pairs;
@@ -210,7 +211,7 @@ fn update_up<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, a: usize, s: usi
         let col = ld::<S, A>(row[a]) * inv_r;
         let col_s = S::of(col.f64());
         for (x, &fa) in row.iter_mut().zip(fs.iter()) {
-            *x -= fa * col_s;
+            *x = (-fa).mul_add(col_s, *x);
         }
         row[a] = col_s;
     }
@@ -228,7 +229,7 @@ fn update_dn<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, b: usize, s: usi
     for bb in 0..np {
         let gb = S::of(g[bb].f64());
         for (x, &r) in c.w[bb * np..(bb + 1) * np].iter_mut().zip(row.iter()) {
-            *x -= gb * r;
+            *x = (-gb).mul_add(r, *x);
         }
     }
     c.w[b * np..(b + 1) * np].copy_from_slice(row);

@@ -49,13 +49,14 @@ pub const DEFAULT_BFACTOR: usize = 8;
 /// The blocking factors the kernel supports (powers of two that divide a warp, from the thesis' 8 up).
 pub const BFACTORS: [usize; 3] = [8, 16, 32];
 
-/// Threads per block by default: N_P rounded up to whole warps (a thread per column of W), at most 256.
+/// Threads per block by default: N_P rounded up to whole warps (a thread per column of W), at most 256 unless the
+/// rebuild's narrowing needs more (N_P / `NARROW_MAX`).
 pub fn block_threads(pairs: usize) -> u32 {
-    (pairs.div_ceil(32) * 32).clamp(32, 256) as u32
+    (pairs.div_ceil(32) * 32).clamp(32, 256).max(pairs.div_ceil(NARROW_MAX).next_multiple_of(32)) as u32
 }
 
-/// Columns of a rebuilt W one thread narrows to f32 (`NARROW_MAX` in lattice.cu): a block has at least N_P / 8 threads.
-const NARROW_MAX: usize = 8;
+/// Columns of a rebuilt W one thread narrows to f32 (`NARROW_MAX` in lattice.cu): a block has at least N_P / 2 threads.
+const NARROW_MAX: usize = 2;
 
 /// Row stride of the working copy of W: N_P rounded up to odd, so a warp reading down a column of W in shared
 /// memory touches 32 different banks (4- and 8-byte elements alike).
@@ -149,7 +150,7 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
         self.params.bfactor = bfactor as i32;
     }
 
-    /// Threads per chain (block), a multiple of 32 with at least N_P / 8 (default [`block_threads`]).
+    /// Threads per chain (block), a multiple of 32 with at least N_P / 2 (default [`block_threads`]).
     pub fn set_block_threads(&mut self, threads: usize) {
         let np = self.params.pairs as usize;
         assert!(threads.is_multiple_of(32) && (32..=1024).contains(&threads) && threads * NARROW_MAX >= np, "lattice gpu: {threads} threads per chain");

@@ -29,7 +29,8 @@
 #define OCC_HL 2
 #define TALLY_LEN 11
 #define TALLY_RECOMPUTES 10
-#define NARROW_MAX 8 // columns per thread when a rebuilt W is narrowed to f32 (gpu.rs: threads >= pairs / 8)
+#define NARROW_MAX 2  // columns per thread when a rebuilt W is narrowed to f32 (gpu.rs: threads >= pairs / 2)
+#define NARROW_ROWS 8 // rows narrowed between two barriers
 
 struct LatticeParams {
     int sites, pairs, chains, equil, sweeps, recompute;
@@ -145,6 +146,7 @@ template <typename S, typename A> struct Chain {
     // pv[i] = phi(y, sites[i]) for i < n (phi is symmetric: row y gathered).
     __device__ void gather(int y, const int* sites) {
         const S* row = phi + (size_t)y * p.sites;
+#pragma unroll 2
         for (int i = threadIdx.x; i < p.pairs; i += blockDim.x) pv[i] = A(row[sites[i]]);
     }
     // f_a = sum_b phi(y, d_b) W_ba for every a (thread per column).
@@ -197,6 +199,7 @@ template <typename S, typename A> struct Chain {
         const S* row = phi + (size_t)x * p.sites;
         h = A(0);
         k = A(0);
+#pragma unroll 4
         for (int a = lane; a < np; a += 32) {
             const A ph = A(row[up[a]]);
             h += A(W[b * p.ld + a]) * ph;
@@ -211,9 +214,11 @@ template <typename S, typename A> struct Chain {
     __device__ void reinvert(int* failed) {
         const int n = p.pairs, ld = p.ld;
         __syncthreads(); // up, dn final; readers of W, buf and dscratch are done
-        for (int e = threadIdx.x; e < n * n; e += blockDim.x) {
-            const int i = e / n, j = e - i * n;
-            M[i * ld + j] = A(phi[(size_t)up[i] * p.sites + dn[j]]);
+        // a warp per row, lanes over columns: no index division, conflict-free rows
+        const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+        for (int i = warp; i < n; i += warps) {
+            const S* prow = phi + (size_t)up[i] * p.sites;
+            for (int j = lane; j < n; j += 32) M[i * ld + j] = A(prow[dn[j]]);
         }
         __syncthreads();
         for (int k = 0; k < n; k++) {
@@ -230,21 +235,23 @@ template <typename S, typename A> struct Chain {
                 return;
             }
             if (threadIdx.x == 0) piv[k] = pr;
-            if (pr != k)
-                for (int j = threadIdx.x; j < n; j += blockDim.x) {
-                    const A t = M[pr * ld + j];
-                    M[pr * ld + j] = M[k * ld + j];
-                    M[k * ld + j] = t;
-                }
+            // swap rows k and pr, scale the new pivot row and keep column k apart for the elimination, in one pass:
+            // the two entries of column k that pass writes are read by everyone first
+            const A d = A(1) / M[pr * ld + k], mkk = M[k * ld + k];
             __syncthreads();
-            for (int i = threadIdx.x; i < n; i += blockDim.x) buf[i] = M[i * ld + k];
+            for (int j = threadIdx.x; j < n; j += blockDim.x) {
+                const A t = M[pr * ld + j];
+                if (pr != k) M[pr * ld + j] = M[k * ld + j];
+                M[k * ld + j] = (j == k ? A(1) : t) * d;
+            }
+            for (int i = threadIdx.x; i < n; i += blockDim.x) buf[i] = i == k ? A(0) : i == pr ? mkk : M[i * ld + k];
             __syncthreads();
-            const A d = A(1) / buf[k];
-            for (int j = threadIdx.x; j < n; j += blockDim.x) M[k * ld + j] = (j == k ? A(1) : M[k * ld + j]) * d;
-            __syncthreads();
-            for (int e = threadIdx.x; e < n * n; e += blockDim.x) {
-                const int i = e / n, j = e - i * n;
-                if (i != k) M[i * ld + j] = (j == k ? A(0) : M[i * ld + j]) - buf[i] * M[k * ld + j];
+            for (int i = warp; i < n; i += warps) {
+                if (i == k) continue;
+                const A bi = buf[i];
+                A* row = M + (size_t)i * ld;
+                const A* krow = M + (size_t)k * ld;
+                for (int j = lane; j < n; j += 32) row[j] = (j == k ? A(0) : row[j]) - bi * krow[j];
             }
             __syncthreads();
         }
@@ -258,29 +265,34 @@ template <typename S, typename A> struct Chain {
         }
         __syncthreads();
         if constexpr (sizeof(S) != sizeof(A)) {
-            // Narrow M (A) to W (S) in the same memory, row by row upwards: S row i lies in A rows below i, read
-            // already (for i = 0, in the first half of A row 0, read before the barrier). The host launches at least
-            // n / NARROW_MAX threads (gpu.rs).
-            for (int i = 0; i < n; i++) {
-                A v[NARROW_MAX];
+            // Narrow M (A) to W (S) in the same memory, NARROW_ROWS rows at a time upwards: S rows [r0, r1) lie in A
+            // rows below r0 once r0 > 0 (S row i ends at byte 4 (i + 1) ld, A row r0 starts at 8 r0 ld), read by
+            // then; the first chunk's S rows lie in its own A rows, read into registers before the barrier. The
+            // host launches at least n / NARROW_MAX threads (gpu.rs).
+            for (int r0 = 0; r0 < n; r0 += NARROW_ROWS) {
+                A v[NARROW_ROWS][NARROW_MAX];
 #pragma unroll
-                for (int r = 0; r < NARROW_MAX; r++) {
-                    const int j = threadIdx.x + r * blockDim.x;
-                    v[r] = j < n ? M[i * ld + j] : A(0);
-                }
+                for (int r = 0; r < NARROW_ROWS; r++)
+#pragma unroll
+                    for (int c = 0; c < NARROW_MAX; c++) {
+                        const int i = r0 + r, j = threadIdx.x + c * blockDim.x;
+                        v[r][c] = i < n && j < n ? M[i * ld + j] : A(0);
+                    }
                 __syncthreads();
 #pragma unroll
-                for (int r = 0; r < NARROW_MAX; r++) {
-                    const int j = threadIdx.x + r * blockDim.x;
-                    if (j < n) W[i * ld + j] = S(v[r]);
-                }
+                for (int r = 0; r < NARROW_ROWS; r++)
+#pragma unroll
+                    for (int c = 0; c < NARROW_MAX; c++) {
+                        const int i = r0 + r, j = threadIdx.x + c * blockDim.x;
+                        if (i < n && j < n) W[i * ld + j] = S(v[r][c]);
+                    }
                 __syncthreads();
             }
         }
     }
     // Swap ratio of up electron a on x with down electron b on y; to every thread (leaves f for y in shared memory).
+    // Called right after the move's barrier, which every earlier reader of f, pv and scratch has passed.
     __device__ A swap_ratio(int a, int x, int b, int y, A& h) {
-        __syncthreads(); // readers of f and pv are done
         fvec(y);
         A k;
         if (threadIdx.x < 32) {
@@ -366,8 +378,10 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const int*
                     const S* row = phi + (size_t)nw * ns;
                     A r = A(0);
                     if (spin == OCC_UP) {
+#pragma unroll 4
                         for (int b = lane; b < np; b += 32) r += A(row[dn[b]]) * A(W[b * ld + i]);
                     } else {
+#pragma unroll 4
                         for (int a = lane; a < np; a += 32) r += A(W[i * ld + a]) * A(row[up[a]]);
                     }
                     r = warp_allsum(r);
@@ -424,8 +438,9 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const int*
                     ch.update_up(a, y);
                 }
                 if (tid == 0) { occ[x] = OCC_DN; occ[y] = OCC_UP; which[x] = b; which[y] = a; }
+                __syncthreads(); // the new occupation before warp 0 draws the next move
             }
-            __syncthreads();
+            // a rejected swap changed nothing that the next move's barrier does not already order
         }
         if (p.recompute > 0 && (sweep + 1) % p.recompute == 0) {
             if (tid == 0) tl[TALLY_RECOMPUTES] += 1;
@@ -442,6 +457,7 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const int*
                 if (occ[n] != OCC_HL) continue;
                 const S* row = phi + (size_t)n * ns;
                 A r = A(0);
+#pragma unroll 8
                 for (int b = 0; b < np; b++) r += A(row[dn[b]]) * A(W[b * ld + a]);
                 ekin += hop[4 * s + jn] * (double)r;
                 nkin += 1.0;
@@ -454,6 +470,7 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const int*
                 if (occ[n] != OCC_HL) continue;
                 const S* row = phi + (size_t)n * ns;
                 A r = A(0);
+#pragma unroll 8
                 for (int a = 0; a < np; a++) r += A(W[b * ld + a]) * A(row[up[a]]);
                 ekin += hop[4 * s + jn] * (double)r;
                 nkin += 1.0;
