@@ -59,6 +59,10 @@ pub struct Runner {
     pub system: System,
     cpu_ceiling: Option<f64>,
     gpu_ceiling: Option<f64>,
+    /// FMA-rate ceilings (flop/s), [f32, f64], measured on first use.
+    cpu_fma: [Option<f64>; 2],
+    gpu_fma: [Option<f64>; 2],
+    gpu_shared: Option<f64>,
     pub records: Vec<Record>,
     progress: ProgressBar,
     header_printed: bool,
@@ -126,6 +130,9 @@ impl Runner {
             system,
             cpu_ceiling: None,
             gpu_ceiling: None,
+            cpu_fma: [None; 2],
+            gpu_fma: [None; 2],
+            gpu_shared: None,
             records: vec![],
             progress,
             header_printed: false,
@@ -226,6 +233,32 @@ impl Runner {
                 }
             }
             _ => *self.cpu_ceiling.get_or_insert_with(|| ceilings::cpu_copy_bandwidth(256 << 20)),
+        })
+    }
+
+    /// Arithmetic ceiling (flop/s, an FMA is 2) of the device variant `v` runs on, in f64 (`double`) or f32,
+    /// measured on first use: the rate a compute-bound kernel is compared with.
+    pub fn fma_ceiling(&mut self, v: Variant, double: bool) -> anyhow::Result<f64> {
+        let k = double as usize;
+        Ok(match v {
+            Variant::Gpu => {
+                let g = self.gpu.as_ref().ok_or_else(|| anyhow::anyhow!("no GPU open"))?;
+                match self.gpu_fma[k] {
+                    Some(c) => c,
+                    None => *self.gpu_fma[k].insert(g.fma_rate(double)?),
+                }
+            }
+            _ => *self.cpu_fma[k].get_or_insert_with(|| ceilings::cpu_fma_rate(double)),
+        })
+    }
+
+    /// Shared-memory read bandwidth of the GPU (bytes/s), measured on first use: the ceiling of a kernel whose
+    /// working set lives on chip.
+    pub fn shared_ceiling(&mut self) -> anyhow::Result<f64> {
+        let g = self.gpu.as_ref().ok_or_else(|| anyhow::anyhow!("no GPU open"))?;
+        Ok(match self.gpu_shared {
+            Some(c) => c,
+            None => *self.gpu_shared.insert(g.shared_bandwidth()?),
         })
     }
 

@@ -38,6 +38,43 @@ extern "C" __global__ void qmc_copy_f4(const float4* __restrict__ src, float4* _
     for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x) dst[i] = src[i];
 }
 
+// Arithmetic ceiling: `rounds` x 16 independent FMA chains per thread (one FMA = 2 flops); the result is stored so
+// the compiler keeps every chain. Launched over all SMs by Gpu::fma_rate.
+template <typename T> __device__ void qmc_fma_body(T* out, int rounds) {
+    T x[16];
+#pragma unroll
+    for (int k = 0; k < 16; k++) x[k] = T(threadIdx.x + k) * T(1e-3);
+    const T a = T(0.999999), b = T(1e-7);
+    for (int r = 0; r < rounds; r++) {
+#pragma unroll
+        for (int k = 0; k < 16; k++) x[k] = fma(x[k], a, b);
+    }
+    T s = T(0);
+#pragma unroll
+    for (int k = 0; k < 16; k++) s += x[k];
+    out[blockIdx.x * blockDim.x + threadIdx.x] = s;
+}
+extern "C" __global__ void qmc_fma_f64(double* out, int rounds) { qmc_fma_body<double>(out, rounds); }
+extern "C" __global__ void qmc_fma_f32(float* out, int rounds) { qmc_fma_body<float>(out, rounds); }
+
+// Shared-memory ceiling: each block streams its 32 KB of shared memory `rounds` times with 16-byte loads (the reads
+// of a kernel that keeps its working set on chip, e.g. the lattice chains' W); the sum is stored so nothing is
+// optimised away. Bytes read = rounds x 32 KB per block. Launched by Gpu::shared_bandwidth.
+extern "C" __global__ void qmc_shared_read(float* out, int rounds) {
+    __shared__ float4 buf[2048];
+    for (int i = threadIdx.x; i < 2048; i += blockDim.x) buf[i] = make_float4(i, i + 1, i + 2, i + 3);
+    __syncthreads();
+    float4 acc = make_float4(0, 0, 0, 0);
+    for (int r = 0; r < rounds; r++) {
+#pragma unroll 4
+        for (int i = threadIdx.x; i < 2048; i += blockDim.x) {
+            const float4 v = buf[(i + r) & 2047];
+            acc.x += v.x; acc.y += v.y; acc.z += v.z; acc.w += v.w;
+        }
+    }
+    out[blockIdx.x * blockDim.x + threadIdx.x] = acc.x + acc.y + acc.z + acc.w;
+}
+
 // Paper 000's walker layout (pseudopotential/slab.rs): each walker's arrays in one slab, all slabs in one allocation;
 // walker w's array at base + w * bytes + offset (byte offsets, multiples of 256).
 struct WalkerSlab { long long bytes, pos, rot, inv, dpsi; };

@@ -28,6 +28,8 @@ pub struct DeviceInfo {
     pub multiprocessors: i32,
     pub memory_bytes: usize,
     pub l2_bytes: i32,
+    /// The most shared memory one block may ask for once its kernel opts in (`Gpu::opt_in_shared`): 227 KB on Hopper.
+    pub shared_per_block_optin: usize,
     pub driver_version: String,
 }
 
@@ -113,6 +115,8 @@ impl Gpu {
             multiprocessors: attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
             memory_bytes: ctx.total_mem().during("reading device memory")?,
             l2_bytes: attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)?,
+            shared_per_block_optin: attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?
+                as usize,
             driver_version: version_text(driver_version()?),
         };
         Ok(Arc::new(Gpu { ctx, stream, info, modules: Mutex::default(), compile_seconds: Mutex::new(0.0), blas: Mutex::default(), solver: Mutex::default() }))
@@ -135,6 +139,17 @@ impl Gpu {
     /// Function `func` of module `name` (compiled from `src` if needed).
     pub fn function(&self, name: &str, src: &str, func: &str) -> Result<CudaFunction, GpuError> {
         self.module(name, src)?.load_function(func).during(&format!("loading kernel {func}"))
+    }
+
+    /// Let `func` (named `kernel` in errors) launch with up to `bytes` of dynamic shared memory: past the default
+    /// 48 KB a kernel must opt in.
+    pub fn opt_in_shared(&self, kernel: &str, func: &CudaFunction, bytes: usize) -> Result<(), GpuError> {
+        let limit = self.info.shared_per_block_optin;
+        if bytes > limit {
+            return Err(GpuError::SharedMemory { kernel: kernel.into(), asked: bytes, limit });
+        }
+        func.set_attribute(sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes as i32)
+            .during("raising the kernel's shared-memory limit")
     }
 
     /// The process's cuBLAS handle on this device's stream, created on first use (libcublas is loaded then).
@@ -246,17 +261,58 @@ impl Gpu {
             shared_mem_bytes: 0,
         };
         let n = n4 as u64;
-        let mut launch = || -> Result<(), GpuError> {
+        let launch = || -> Result<(), GpuError> {
             let mut b = self.stream.launch_builder(&f);
             b.arg(&src).arg(&mut dst).arg(&n);
             // SAFETY: src and dst hold n float4 each (4n f32); the kernel reads and writes indices < n.
             unsafe { b.launch(cfg) }.during("launching the copy kernel")?;
             Ok(())
         };
+        Ok(2.0 * (n4 * 16) as f64 / self.median_seconds(9, launch)?)
+    }
+}
+
+impl Gpu {
+    /// Arithmetic ceiling in flop/s (an FMA is 2): many independent FMA chains on every SM, in f64 (`double`) or f32,
+    /// median of several launches. What a compute-bound kernel's rate is compared with.
+    pub fn fma_rate(&self, double: bool) -> Result<f64, GpuError> {
+        let (blocks, threads, rounds) = (self.info.multiprocessors as usize * 8, 256usize, 4096i32);
+        let mut out = self.zeros::<f64>("fma-rate output", blocks * threads)?;
+        let f = self.function("qmc_common", "", if double { "qmc_fma_f64" } else { "qmc_fma_f32" })?;
+        let cfg = LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (threads as u32, 1, 1), shared_mem_bytes: 0 };
+        let launch = || -> Result<(), GpuError> {
+            let mut b = self.stream.launch_builder(&f);
+            b.arg(&mut out).arg(&rounds);
+            // SAFETY: out holds blocks x threads f64 (enough for f32 too); each thread writes its own index.
+            unsafe { b.launch(cfg) }.during("launching the FMA-rate kernel")?;
+            Ok(())
+        };
+        Ok(2.0 * 16.0 * rounds as f64 * (blocks * threads) as f64 / self.median_seconds(7, launch)?)
+    }
+
+    /// Shared-memory read bandwidth in bytes/s over all SMs (16-byte loads, 32 KB per block, several blocks per SM),
+    /// median of several launches: the ceiling of a kernel whose working set lives on chip.
+    pub fn shared_bandwidth(&self) -> Result<f64, GpuError> {
+        let (blocks, threads, rounds) = (self.info.multiprocessors as usize * 4, 512usize, 2048i32);
+        let mut out = self.zeros::<f32>("shared-bandwidth output", blocks * threads)?;
+        let f = self.function("qmc_common", "", "qmc_shared_read")?;
+        let cfg = LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (threads as u32, 1, 1), shared_mem_bytes: 0 };
+        let launch = || -> Result<(), GpuError> {
+            let mut b = self.stream.launch_builder(&f);
+            b.arg(&mut out).arg(&rounds);
+            // SAFETY: out holds blocks x threads f32; each thread writes its own index; the shared array is static.
+            unsafe { b.launch(cfg) }.during("launching the shared-bandwidth kernel")?;
+            Ok(())
+        };
+        Ok((blocks as f64) * rounds as f64 * 32768.0 / self.median_seconds(7, launch)?)
+    }
+
+    /// Median device time of `runs` launches of a ceiling kernel, after one untimed warm-up launch.
+    fn median_seconds(&self, runs: usize, mut launch: impl FnMut() -> Result<(), GpuError>) -> Result<f64, GpuError> {
         launch()?;
-        let mut times: Vec<f64> = (0..9).map(|_| self.time(&mut launch)).collect::<Result<_, _>>()?;
-        times.sort_by(|a, b| a.partial_cmp(b).unwrap());
-        Ok(2.0 * (n4 * 16) as f64 / times[times.len() / 2])
+        let mut times: Vec<f64> = (0..runs).map(|_| self.time(&mut launch)).collect::<Result<_, _>>()?;
+        times.sort_by(|a, b| a.total_cmp(b));
+        Ok(times[times.len() / 2])
     }
 }
 

@@ -114,27 +114,29 @@ struct Tables<'a, S> {
 }
 
 /// Scratch vectors of one chain.
-struct Scratch<A> {
+struct Scratch<S, A> {
     f: Vec<A>,
     g: Vec<A>,
     p: Vec<A>,
     row: Vec<A>,
+    /// The update's vector rounded to the storage type (the rank-1 updates run in S).
+    vs: Vec<S>,
     /// M, then its inverse, for `reinvert`.
     m: Vec<A>,
     piv: Vec<usize>,
 }
 
-impl<A: Real> Scratch<A> {
+impl<S: Real, A: Real> Scratch<S, A> {
     fn new(np: usize) -> Self {
         let v = vec![A::zero(); np];
-        Scratch { f: v.clone(), g: v.clone(), p: v.clone(), row: v, m: vec![A::zero(); np * np], piv: vec![0; np] }
+        Scratch { f: v.clone(), g: v.clone(), p: v.clone(), row: v, vs: vec![S::zero(); np], m: vec![A::zero(); np * np], piv: vec![0; np] }
     }
 }
 
 #[inline(always)]
 fn run_chain<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, equil: usize, sweeps: usize) {
     let np = t.pairs;
-    let mut s = Scratch::<A>::new(np);
+    let mut s = Scratch::<S, A>::new(np);
     for k in 0..equil + sweeps {
         for _ in 0..2 * np {
             step(t, c, &mut s);
@@ -174,63 +176,82 @@ fn gather<S: Real, A: Real>(t: &Tables<S>, c: &Chain<S>, x: usize, p: &mut [A]) 
     }
 }
 
+/// sum_a w_a p_a over eight partial sums: a serial fold is one long chain of dependent additions that the compiler
+/// may not reorder (no fast-math), so it neither vectorises nor overlaps; eight lanes do both. `w` and `p` have the
+/// same length.
 #[inline(always)]
 fn dot_row<S: Real, A: Real>(w: &[S], p: &[A]) -> A {
-    w.iter().zip(p).fold(A::zero(), |acc, (&x, &y)| acc + ld::<S, A>(x) * y)
+    let mut acc = [A::zero(); 8];
+    let (wc, pc) = (w.chunks_exact(8), p.chunks_exact(8));
+    let (wr, pr) = (wc.remainder(), pc.remainder());
+    for (x, y) in wc.zip(pc) {
+        for k in 0..8 {
+            acc[k] += ld::<S, A>(x[k]) * y[k];
+        }
+    }
+    for (k, (&x, &y)) in wr.iter().zip(pr).enumerate() {
+        acc[k] += ld::<S, A>(x) * y;
+    }
+    ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]))
 }
 
-/// Sherman-Morrison for up electron a moving to s, given f (with f_a the ratio).
+/// Sherman-Morrison for up electron a moving to s, given f (with f_a the ratio). The update itself runs in the
+/// storage type S (f and the column rounded to S once): in mixed precision the matrix is f32 and so is its rank-1
+/// update, as lattice.cu's `update_cols`; ratios and dot products stay in A. Each entry is updated by one fused
+/// multiply-add (one rounding, as on the GPU): the `dispatch!` builds have FMA instructions.
 #[inline(always)]
-fn update_up<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, a: usize, s: usize, f: &[A]) {
+fn update_up<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, a: usize, s: usize, f: &[A], fs: &mut [S]) {
     let np = t.pairs;
     let inv_r = A::one() / f[a];
+    for (x, &y) in fs.iter_mut().zip(f) {
+        *x = S::of(y.f64());
+    }
     for b in 0..np {
         let row = &mut c.w[b * np..(b + 1) * np];
         let col = ld::<S, A>(row[a]) * inv_r;
-        for (x, &fa) in row.iter_mut().zip(f) {
-            *x = S::of((ld::<S, A>(*x) - fa * col).f64());
+        let col_s = S::of(col.f64());
+        for (x, &fa) in row.iter_mut().zip(fs.iter()) {
+            *x = (-fa).mul_add(col_s, *x);
         }
-        row[a] = S::of(col.f64());
+        row[a] = col_s;
     }
     c.up[a] = s as u32;
 }
 
-/// Sherman-Morrison for down electron b moving to s, given g (with g_b the ratio).
+/// Sherman-Morrison for down electron b moving to s, given g (with g_b the ratio); in S, as `update_up`.
 #[inline(always)]
-fn update_dn<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, b: usize, s: usize, g: &[A], row: &mut [A]) {
+fn update_dn<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, b: usize, s: usize, g: &[A], row: &mut [S]) {
     let np = t.pairs;
     let inv_r = A::one() / g[b];
     for (r, &x) in row.iter_mut().zip(&c.w[b * np..(b + 1) * np]) {
-        *r = ld::<S, A>(x) * inv_r;
+        *r = S::of((ld::<S, A>(x) * inv_r).f64());
     }
     for bb in 0..np {
-        let gb = g[bb];
+        let gb = S::of(g[bb].f64());
         for (x, &r) in c.w[bb * np..(bb + 1) * np].iter_mut().zip(row.iter()) {
-            *x = S::of((ld::<S, A>(*x) - gb * r).f64());
+            *x = (-gb).mul_add(r, *x);
         }
     }
-    for (x, &r) in c.w[b * np..(b + 1) * np].iter_mut().zip(row.iter()) {
-        *x = S::of(r.f64());
-    }
+    c.w[b * np..(b + 1) * np].copy_from_slice(row);
     c.dn[b] = s as u32;
 }
 
 /// Swap ratio of up electron a on x with down electron b on y; leaves f and p (the gather at x) in scratch and
 /// returns (R, h).
 #[inline(always)]
-fn swap_ratio<S: Real, A: Real>(t: &Tables<S>, c: &Chain<S>, a: usize, x: usize, b: usize, y: usize, s: &mut Scratch<A>) -> (A, A) {
+fn swap_ratio<S: Real, A: Real>(t: &Tables<S>, c: &Chain<S>, a: usize, x: usize, b: usize, y: usize, s: &mut Scratch<S, A>) -> (A, A) {
     let np = t.pairs;
     fvec(t, c, y, &mut s.f);
     gather(t, c, x, &mut s.p);
     let wrow = &c.w[b * np..(b + 1) * np];
     let h = dot_row(wrow, &s.p);
-    let k = s.f.iter().zip(&s.p).fold(A::zero(), |acc, (&f, &p)| acc + f * p);
+    let k = dot_row(&s.f, &s.p);
     let wba: A = ld(wrow[a]);
     (wba * (ld::<S, A>(t.phi[y * t.sites + x]) - k) + s.f[a] * h, h)
 }
 
 #[inline(always)]
-fn step<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, s: &mut Scratch<A>) {
+fn step<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, s: &mut Scratch<S, A>) {
     let np = t.pairs;
     let i = c.rng.below(np);
     let spin = c.rng.below(2) as u32;
@@ -255,12 +276,12 @@ fn step<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, s: &mut Scratch<A>) {
         if u < r * r {
             if spin == UP {
                 fvec(t, c, new, &mut s.f);
-                update_up(t, c, i, new, &s.f);
+                update_up(t, c, i, new, &s.f, &mut s.vs);
             } else {
                 for bb in 0..np {
                     s.g[bb] = dot_row(&c.w[bb * np..(bb + 1) * np], &s.p);
                 }
-                update_dn(t, c, i, new, &s.g, &mut s.row);
+                update_dn(t, c, i, new, &s.g, &mut s.vs);
             }
             c.occ[old] = HL;
             c.occ[new] = spin;
@@ -288,7 +309,7 @@ fn step<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, s: &mut Scratch<A>) {
 /// Commit an accepted swap (f and p of `swap_ratio` still in scratch) as two rank-1 updates.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn commit_swap<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, a: usize, x: usize, b: usize, y: usize, h: A, s: &mut Scratch<A>) {
+fn commit_swap<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, a: usize, x: usize, b: usize, y: usize, h: A, s: &mut Scratch<S, A>) {
     let np = t.pairs;
     if s.f[a].abs().max(h.abs()).f64() < t.degenerate {
         // Both single moves pass through a (nearly) singular matrix: Sherman-Morrison would divide W by the small
@@ -299,25 +320,25 @@ fn commit_swap<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, a: usize, x: u
         return;
     }
     if s.f[a].abs() >= h.abs() {
-        update_up(t, c, a, y, &s.f);
+        update_up(t, c, a, y, &s.f, &mut s.vs);
         gather(t, c, x, &mut s.p);
         for bb in 0..np {
             s.g[bb] = dot_row(&c.w[bb * np..(bb + 1) * np], &s.p);
         }
-        update_dn(t, c, b, x, &s.g, &mut s.row);
+        update_dn(t, c, b, x, &s.g, &mut s.vs);
     } else {
         for bb in 0..np {
             s.g[bb] = dot_row(&c.w[bb * np..(bb + 1) * np], &s.p);
         }
-        update_dn(t, c, b, x, &s.g, &mut s.row);
+        update_dn(t, c, b, x, &s.g, &mut s.vs);
         fvec(t, c, y, &mut s.f);
-        update_up(t, c, a, y, &s.f);
+        update_up(t, c, a, y, &s.f, &mut s.vs);
     }
 }
 
 /// Local energy per site.
 #[inline(always)]
-fn energy<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, s: &mut Scratch<A>) -> f64 {
+fn energy<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, s: &mut Scratch<S, A>) -> f64 {
     let (np, ns) = (t.pairs, t.sites);
     let mut ekin = 0.0f64;
     let mut nkin = 0.0;
@@ -362,7 +383,7 @@ fn energy<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, s: &mut Scratch<A>)
             gather(t, c, x, &mut s.p);
             let wrow = &c.w[b * np..(b + 1) * np];
             let h = dot_row(wrow, &s.p);
-            let k = s.f.iter().zip(&s.p).fold(A::zero(), |acc, (&f, &p)| acc + f * p);
+            let k = dot_row(&s.f, &s.p);
             let r = ld::<S, A>(wrow[a]) * (ld::<S, A>(t.phi[y * ns + x]) - k) + s.f[a] * h;
             ej -= 0.5 * t.j * (1.0 + r.f64());
             bonds += 1.0;
@@ -379,7 +400,7 @@ fn energy<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, s: &mut Scratch<A>)
 /// in reverse order. Leaves W as it was if M is exactly singular (it cannot be for a configuration of nonzero
 /// weight). Operation order as in lattice.cu's `reinvert`.
 #[inline(always)]
-fn reinvert<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, s: &mut Scratch<A>) {
+fn reinvert<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, s: &mut Scratch<S, A>) {
     let np = t.pairs;
     c.tally[tally::RECOMPUTES] += 1.0;
     for (a, row) in s.m.chunks_exact_mut(np).enumerate() {
@@ -452,7 +473,7 @@ impl<S: Real> Ensemble<S> {
     pub fn swap_ratio<A: Real>(&mut self, c: usize, a: usize, b: usize) -> f64 {
         let np = self.pairs;
         let (t, chains) = self.split::<A>();
-        let mut s = Scratch::<A>::new(np);
+        let mut s = Scratch::<S, A>::new(np);
         let ch = &chains[c];
         swap_ratio(&t, ch, a, ch.up[a] as usize, b, ch.dn[b] as usize, &mut s).0.f64()
     }

@@ -1,7 +1,11 @@
 //! GPU launch code for the lattice VMC: one thread block per Markov chain, all chains in one launch, the whole run
 //! (equilibration and accumulation sweeps) inside it. The pair function and lattice tables are shared by all chains;
-//! W, configurations, random-number states and tallies of all chains live in one allocation each, as does the
-//! n x n scratch (in the arithmetic type A) where a chain rebuilds its inverse (see `Ensemble::recompute`).
+//! W, configurations, random-number states and tallies of all chains live in one allocation each.
+//!
+//! Each block works on a copy of its chain's W held in shared memory for the whole launch when it fits (`on_chip`:
+//! N_P^2 elements of the larger of S and A, about 84 KB in double at L = 15, so two chains per H100 SM; 42 KB in
+//! single, five), and in a per-chain device buffer otherwise (`m`). Chains that fill the GPU: blocks per SM (from
+//! the occupancy calculator, `chains_in_flight`) times SMs; beyond that chains run in waves.
 
 use super::{tally, ChainResult, Config, Model, Stream};
 use crate::gpu::{CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PushKernelArg};
@@ -22,6 +26,8 @@ struct LatticeParams {
     sweeps: i32,
     recompute: i32,
     bfactor: i32,
+    ld: i32,
+    on_chip: i32,
     j: f64,
     degenerate: f64,
 }
@@ -43,16 +49,39 @@ pub const DEFAULT_BFACTOR: usize = 8;
 /// The blocking factors the kernel supports (powers of two that divide a warp, from the thesis' 8 up).
 pub const BFACTORS: [usize; 3] = [8, 16, 32];
 
-/// Threads per block: N_P rounded up to whole warps (a thread per column of W), at most 256.
+/// Threads per block by default: N_P rounded up to whole warps (a thread per column of W), at most 256 unless the
+/// rebuild's narrowing needs more (N_P / `NARROW_MAX`).
 pub fn block_threads(pairs: usize) -> u32 {
-    (pairs.div_ceil(32) * 32).clamp(32, 256) as u32
+    (pairs.div_ceil(32) * 32).clamp(32, 256).max(pairs.div_ceil(NARROW_MAX).next_multiple_of(32)) as u32
 }
 
-/// Dynamic shared memory per block: 64 doubles, f, g, buf and 64 reduction slots in A, the configuration and the
-/// pivots of `reinvert` in ints.
-pub fn shared_bytes(pairs: usize, sites: usize, a_bytes: usize) -> usize {
-    64 * 8 + (3 * pairs + 64) * a_bytes + (3 * pairs + 2 * sites) * 4
+/// Columns of a rebuilt W one thread narrows to f32 (`NARROW_MAX` in lattice.cu): a block has at least N_P / 2 threads.
+const NARROW_MAX: usize = 2;
+
+/// Row stride of the working copy of W: N_P rounded up to odd, so a warp reading down a column of W in shared
+/// memory touches 32 different banks (4- and 8-byte elements alike).
+pub fn row_stride(pairs: usize) -> usize {
+    pairs | 1
 }
+
+/// Dynamic shared memory per block for the vectors: 64 doubles, f, g, the gathered phi row, buf and 64 reduction
+/// slots in A, the configuration and the pivots of `reinvert` in ints, padded to 16 bytes.
+fn vector_bytes(pairs: usize, sites: usize, a_bytes: usize) -> usize {
+    (64 * 8 + (4 * pairs + 64) * a_bytes + (3 * pairs + 2 * sites) * 4).next_multiple_of(16)
+}
+
+/// Bytes of the working copy of W (and of M during a rebuild, in the same memory).
+fn matrix_bytes(pairs: usize, s_bytes: usize, a_bytes: usize) -> usize {
+    pairs * row_stride(pairs) * s_bytes.max(a_bytes)
+}
+
+/// Dynamic shared memory per block: the vectors, and the working copy of W when it is on chip.
+pub fn shared_bytes(pairs: usize, sites: usize, s_bytes: usize, a_bytes: usize, on_chip: bool) -> usize {
+    vector_bytes(pairs, sites, a_bytes) + if on_chip { matrix_bytes(pairs, s_bytes, a_bytes) } else { 0 }
+}
+
+/// Static shared memory of the kernel (`__shared__` arrays in lattice.cu), kept free beside the dynamic part.
+const STATIC_SHARED: usize = 512;
 
 /// All chains resident on the GPU.
 pub struct GpuEnsemble<S: Real, A: Real> {
@@ -69,6 +98,7 @@ pub struct GpuEnsemble<S: Real, A: Real> {
     dn: CudaSlice<i32>,
     rng: CudaSlice<u64>,
     tally: CudaSlice<f64>,
+    threads: u32,
     _a: std::marker::PhantomData<A>,
 }
 
@@ -78,21 +108,25 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
         let (np, ns, chains) = (m.pairs, m.sites, starts.len());
         assert!((1..=i32::MAX as usize).contains(&chains), "lattice gpu: chain count");
         let (es, ea) = (std::mem::size_of::<S>(), std::mem::size_of::<A>());
-        gpu.ensure_fits("the chains' inverse matrices and their recompute scratch", chains * np * np * (es + ea) + ns * ns * es)?;
+        let ld = row_stride(np);
+        let on_chip = shared_bytes(np, ns, es, ea, true) + STATIC_SHARED <= gpu.info.shared_per_block_optin;
+        let scratch = if on_chip { 1 } else { chains * np * ld };
+        gpu.ensure_fits("the chains' inverse matrices and their working copies", chains * np * np * es + scratch * ea + ns * ns * es)?;
         let func = gpu.function("lattice", SRC, entry::<S, A>())?;
+        gpu.opt_in_shared("lattice sweeps", &func, shared_bytes(np, ns, es, ea, on_chip))?;
         let w: Vec<S> = starts.iter().flat_map(|(_, w)| w.iter().map(|&x| S::of(x))).collect();
         let up: Vec<i32> = starts.iter().flat_map(|(c, _)| c.up.iter().map(|&s| s as i32)).collect();
         let dn: Vec<i32> = starts.iter().flat_map(|(c, _)| c.dn.iter().map(|&s| s as i32)).collect();
         let rng: Vec<u64> = (0..chains as u64).map(|c| Stream::new(seed, c).0).collect();
         let phi: Vec<S> = m.phi.iter().map(|&x| S::of(x)).collect();
         let nbr: Vec<i32> = m.nbr.iter().map(|&x| x as i32).collect();
-        let params = LatticeParams { sites: ns as i32, pairs: np as i32, chains: chains as i32, equil: 0, sweeps: 0, recompute: 0, bfactor: DEFAULT_BFACTOR as i32, j: m.j, degenerate: super::degenerate_ratio(A::EPS) };
+        let params = LatticeParams { sites: ns as i32, pairs: np as i32, chains: chains as i32, equil: 0, sweeps: 0, recompute: 0, bfactor: DEFAULT_BFACTOR as i32, ld: ld as i32, on_chip: on_chip as i32, j: m.j, degenerate: super::degenerate_ratio(A::EPS) };
         Ok(GpuEnsemble {
             phi: gpu.upload("the pair function", &phi)?,
             nbr: gpu.upload("the neighbour table", &nbr)?,
             hop: gpu.upload("the hopping table", &m.hop)?,
             w: gpu.upload("the chains' inverse matrices", &w)?,
-            m: gpu.zeros("the recompute scratch", chains * np * np)?,
+            m: gpu.zeros("the chains' working copies of W (off chip)", scratch)?,
             up: gpu.upload("up-electron sites", &up)?,
             dn: gpu.upload("down-electron sites", &dn)?,
             rng: gpu.upload("random-number states", &rng)?,
@@ -100,6 +134,7 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
             gpu: gpu.clone(),
             func,
             params,
+            threads: block_threads(np),
             _a: std::marker::PhantomData,
         })
     }
@@ -115,6 +150,33 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
         self.params.bfactor = bfactor as i32;
     }
 
+    /// Threads per chain (block), a multiple of 32 with at least N_P / 2 (default [`block_threads`]).
+    pub fn set_block_threads(&mut self, threads: usize) {
+        let np = self.params.pairs as usize;
+        assert!(threads.is_multiple_of(32) && (32..=1024).contains(&threads) && threads * NARROW_MAX >= np, "lattice gpu: {threads} threads per chain");
+        self.threads = threads as u32;
+    }
+
+    /// Is each chain's W held in shared memory?
+    pub fn on_chip(&self) -> bool {
+        self.params.on_chip != 0
+    }
+
+    /// Chains resident on the whole GPU at once (blocks per SM times SMs): fewer leave SMs idle, a chain count
+    /// that is not a multiple runs a partial last wave.
+    pub fn chains_in_flight(&self) -> Result<usize, GpuError> {
+        let per_sm = self
+            .func
+            .occupancy_max_active_blocks_per_multiprocessor(self.threads, self.shared(), None)
+            .during("reading the lattice kernel's occupancy")?;
+        Ok(per_sm as usize * self.gpu.info.multiprocessors as usize)
+    }
+
+    fn shared(&self) -> usize {
+        let (np, ns) = (self.params.pairs as usize, self.params.sites as usize);
+        shared_bytes(np, ns, std::mem::size_of::<S>(), std::mem::size_of::<A>(), self.on_chip())
+    }
+
     /// Intermediate-ratio magnitude below which an accepted swap rebuilds W (default `degenerate_ratio` of A).
     pub fn set_degenerate(&mut self, ratio: f64) {
         self.params.degenerate = ratio;
@@ -124,17 +186,14 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
     pub fn run(&mut self, equil: usize, sweeps: usize) -> Result<(), GpuError> {
         self.params.equil = equil as i32;
         self.params.sweeps = sweeps as i32;
-        let (np, ns) = (self.params.pairs as usize, self.params.sites as usize);
-        let cfg = LaunchConfig {
-            grid_dim: (self.params.chains as u32, 1, 1),
-            block_dim: (block_threads(np), 1, 1),
-            shared_mem_bytes: shared_bytes(np, ns, std::mem::size_of::<A>()) as u32,
-        };
+        let cfg = LaunchConfig { grid_dim: (self.params.chains as u32, 1, 1), block_dim: (self.threads, 1, 1), shared_mem_bytes: self.shared() as u32 };
         let mut b = self.gpu.stream.launch_builder(&self.func);
         b.arg(&self.params).arg(&self.phi).arg(&self.nbr).arg(&self.hop);
         b.arg(&mut self.w).arg(&mut self.m).arg(&mut self.up).arg(&mut self.dn).arg(&mut self.rng).arg(&mut self.tally);
-        // SAFETY: one block per chain; each block indexes its own chain's slices of w and m (np^2), up/dn (np), rng (1) and
-        // tally (LEN), phi (ns^2), nbr/hop (4 ns), all of the sizes uploaded; shared memory is sized by shared_bytes.
+        // SAFETY: one block per chain; each block indexes its own chain's slices of w (np^2), of m (np ld, only off
+        // chip, allocated then), up/dn (np), rng (1) and tally (LEN), phi (ns^2), nbr/hop (4 ns), all of the sizes
+        // uploaded; shared memory is sized by shared_bytes for the same on_chip, and the threads are at least
+        // np / NARROW_MAX (set_block_threads, block_threads).
         unsafe { b.launch(cfg) }.during("launching lattice sweeps")?;
         Ok(())
     }

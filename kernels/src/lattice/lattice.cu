@@ -1,27 +1,42 @@
 // Lattice VMC of the t-J model (paper 001): one thread block per Markov chain, the whole run (equilibration and
 // accumulation sweeps) in one launch, as the thesis' k_sysAve. Same algorithm and random-number order as cpu.rs.
-// Storage S (W, phi), arithmetic A (ratios, updates); energies in double.
+// Storage S (W, phi), arithmetic A (dot products, ratios); the rank-1 updates of W in S; energies in double.
 //
-// Thread 0 draws the random numbers and does the bookkeeping; results go to the block through shared memory and
-// __syncthreads. Reductions use warp shuffles (warp_sum) and a shared array behind __syncthreads: nothing assumes
-// lockstep warps. Block size is a multiple of 32, so every warp is full when it shuffles.
-// W of a chain is [b][a] row-major; a thread owns columns a (coalesced rows) in the f vector and the updates, a
-// warp owns rows b in the g vector.
+// On chip. A sweep is 2 N_P moves and a measurement, each a few dot products of length N_P and, when accepted, a
+// rank-1 update of the N_P x N_P inverse W: about 2 MFLOP per sweep at L = 15 over one 83 KB matrix (double). So
+// the chain's W lives in shared memory for the whole launch (copied in at the start, out at the end) whenever it fits
+// (`p.on_chip`: up to 227 KB per block on Hopper, N_P ~ 165 in double, ~ 235 in single): no device-memory round trip
+// per update, and the only global reads are gathers from the pair-function table phi, which L1/L2 hold. Where it
+// does not fit, the same code works on a per-chain global buffer (`M_all`).
+// The working buffer holds W (type S, rows of stride ld) and, during a rebuild, M (type A, same rows, same memory):
+// W is replaced by the rebuild, so M needs no space of its own. ld = N_P rounded up to odd: a warp walking down a
+// column of W (b varies) hits 32 different banks.
+//
+// Work split. Warp 0 draws the move (lane 0, the chain's one random stream), computes a hop's ratio (a length N_P
+// dot product over its lanes, shuffle sum) and decides; the block then joins for what touches all of W (the f and g
+// vectors, the updates, a rebuild) and for the measurement. A rejected hop costs one __syncthreads. The move
+// description goes through shared memory in two slots used alternately, so warp 0 can prepare move k + 1 while other
+// warps still read move k (a __syncthreads between them guarantees those reads are done two moves later).
+// Reductions over the block use warp shuffles and a shared array behind __syncthreads: nothing assumes lockstep
+// warps. Block size is a multiple of 32, so every warp is full when it shuffles.
 //
 // Recompute: every p.recompute sweeps (0: never) and after a degenerate accepted swap, W is rebuilt from scratch:
-// M is built in the chain's slice of a global scratch array (A: f64 in double and mixed, f32 in single) and
-// inverted in place by Gauss-Jordan with partial pivoting, the block working on it together (threads over the
-// elements of a row, coalesced); pivots and operation order as cpu.rs's gauss_jordan.
+// M is built in the working buffer (A: f64 in double and mixed, f32 in single) and inverted in place by Gauss-Jordan
+// with partial pivoting (pivots as cpu.rs's gauss_jordan), then narrowed to S in place row by row.
 
 #define OCC_DN 0
 #define OCC_UP 1
 #define OCC_HL 2
 #define TALLY_LEN 11
 #define TALLY_RECOMPUTES 10
+#define NARROW_MAX 2  // columns per thread when a rebuilt W is narrowed to f32 (gpu.rs: threads >= pairs / 2)
+#define NARROW_ROWS 8 // rows narrowed between two barriers
 
 struct LatticeParams {
     int sites, pairs, chains, equil, sweeps, recompute;
     int bfactor; // threads per row of the down-electron dot products (gvec): 8, 16 or 32 (the thesis' blocking factor)
+    int ld;      // row stride of the working copy of W (pairs rounded up to odd)
+    int on_chip; // 1: the working copy lives in shared memory; 0: in M_all
     double j;
     double degenerate; // both intermediate ratios of an accepted swap below it: rebuild W (mod.rs degenerate_ratio)
 };
@@ -67,38 +82,92 @@ __device__ void block_argmax(double& x, int& i, double* dscratch, int* iscratch)
         if (dscratch[k] > x || (dscratch[k] == x && iscratch[k] < i)) { x = dscratch[k]; i = iscratch[k]; }
 }
 
+// Sum over the 32 lanes of a warp, to every lane (called by a whole warp).
+template <typename T> __device__ __forceinline__ T warp_allsum(T v) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+// The inner loops as functions with restrict-qualified arguments: inlined, they tell the compiler that W, the
+// vectors and the gathered phi values do not alias, so each thread's loads can run ahead of its stores.
+
+// out[a] = sum_b v[b] W[b ld + a] for the columns a of this thread.
+template <typename S, typename A>
+__device__ __forceinline__ void col_dots(const S* __restrict__ W, const A* __restrict__ v, A* __restrict__ out, int n,
+                                         int ld) {
+    for (int a = threadIdx.x; a < n; a += blockDim.x) {
+        A acc0 = A(0), acc1 = A(0);
+        int b = 0;
+        for (; b + 1 < n; b += 2) {
+            acc0 += v[b] * A(W[b * ld + a]);
+            acc1 += v[b + 1] * A(W[(b + 1) * ld + a]);
+        }
+        if (b < n) acc0 += v[b] * A(W[b * ld + a]);
+        out[a] = acc0 + acc1;
+    }
+}
+
+// W[b][c] -= col[b] f[c] for every (b, c), column `a` replaced by col (Sherman-Morrison of an up electron a), in S.
+template <typename S, typename A>
+__device__ __forceinline__ void update_cols(S* __restrict__ W, const A* __restrict__ f, const A* __restrict__ col, int a,
+                                            int n, int ld) {
+    for (int c = threadIdx.x; c < n; c += blockDim.x) {
+        const S fc = S(f[c]);
+        if (c == a) {
+            for (int b = 0; b < n; b++) W[b * ld + c] = S(col[b]);
+        } else {
+#pragma unroll 4
+            for (int b = 0; b < n; b++) W[b * ld + c] -= fc * S(col[b]);
+        }
+    }
+}
+
+// W[r][a] -= g[r] row[a] for every (r, a), row `b` replaced by row (Sherman-Morrison of a down electron b), in S.
+template <typename S, typename A>
+__device__ __forceinline__ void update_rows(S* __restrict__ W, const A* __restrict__ g, const A* __restrict__ row, int b,
+                                            int n, int ld) {
+    for (int a = threadIdx.x; a < n; a += blockDim.x) {
+        const S ra = S(row[a]);
+#pragma unroll 4
+        for (int r = 0; r < n; r++) W[r * ld + a] = r == b ? ra : W[r * ld + a] - S(g[r]) * ra;
+    }
+}
+
 template <typename S, typename A> struct Chain {
     const LatticeParams& p;
     const S* __restrict__ phi;
-    S* __restrict__ W;
-    A* __restrict__ M; // this chain's n x n scratch for reinvert
-    A *f, *g, *buf, *scratch;
+    S* W; // the working copy: rows of stride ld; aliases M (no restrict)
+    A* M;
+    A *f, *g, *pv, *buf, *scratch;
     double* dscratch;
     int *up, *dn, *occ, *which, *piv, *iscratch;
 
+    // pv[i] = phi(y, sites[i]) for i < n (phi is symmetric: row y gathered).
+    __device__ void gather(int y, const int* sites) {
+        const S* row = phi + (size_t)y * p.sites;
+#pragma unroll 2
+        for (int i = threadIdx.x; i < p.pairs; i += blockDim.x) pv[i] = A(row[sites[i]]);
+    }
     // f_a = sum_b phi(y, d_b) W_ba for every a (thread per column).
     __device__ void fvec(int y) {
-        const int np = p.pairs;
-        const S* row = phi + (size_t)y * p.sites;
-        for (int a = threadIdx.x; a < np; a += blockDim.x) {
-            A acc = A(0);
-            for (int b = 0; b < np; b++) acc += A(row[dn[b]]) * A(W[b * np + a]);
-            f[a] = acc;
-        }
+        gather(y, dn);
+        __syncthreads();
+        col_dots(W, pv, f, p.pairs, p.ld);
         __syncthreads();
     }
     // g_b = sum_a W_ba phi(u_a, x) for every b: bfactor threads per row, over a, with a shuffle sum inside each group
-    // of bfactor lanes (the thesis' blocking factor: 8 threads read 64 contiguous bytes of a row in double, 32 read
-    // 256). Every lane of a warp runs the same number of rounds (blockDim is whole warps), so the full-mask
-    // shuffles are safe.
+    // of bfactor lanes (the thesis' blocking factor). Every lane of a warp runs the same number of rounds (blockDim is
+    // whole warps), so the full-mask shuffles are safe.
     __device__ void gvec(int x) {
-        const int np = p.pairs, bf = p.bfactor, lane = threadIdx.x % bf, rows = blockDim.x / bf;
-        const S* row = phi + (size_t)x * p.sites;
+        gather(x, up);
+        __syncthreads();
+        const int np = p.pairs, ld = p.ld, bf = p.bfactor, lane = threadIdx.x % bf, rows = blockDim.x / bf;
         for (int b0 = 0; b0 < np; b0 += rows) {
             const int b = b0 + threadIdx.x / bf;
             A acc = A(0);
             if (b < np)
-                for (int a = lane; a < np; a += bf) acc += A(W[b * np + a]) * A(row[up[a]]);
+                for (int a = lane; a < np; a += bf) acc += A(W[b * ld + a]) * pv[a];
             for (int o = bf >> 1; o > 0; o >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, o, bf);
             if (lane == 0 && b < np) g[b] = acc;
         }
@@ -106,102 +175,136 @@ template <typename S, typename A> struct Chain {
     }
     // Sherman-Morrison: up electron a moves to s; f holds the new row times W (f_a the ratio).
     __device__ void update_up(int a, int s) {
-        const int np = p.pairs;
+        const int np = p.pairs, ld = p.ld;
         const A inv_r = A(1) / f[a];
-        for (int b = threadIdx.x; b < np; b += blockDim.x) buf[b] = A(W[b * np + a]) * inv_r;
+        for (int b = threadIdx.x; b < np; b += blockDim.x) buf[b] = A(W[b * ld + a]) * inv_r;
         __syncthreads();
-        for (int c = threadIdx.x; c < np; c += blockDim.x) {
-            if (c == a) {
-                for (int b = 0; b < np; b++) W[b * np + c] = S(buf[b]);
-            } else {
-                const A fc = f[c];
-                for (int b = 0; b < np; b++) W[b * np + c] = S(A(W[b * np + c]) - fc * buf[b]);
-            }
-        }
+        update_cols(W, f, buf, a, np, ld);
         if (threadIdx.x == 0) up[a] = s;
         __syncthreads();
     }
     // Sherman-Morrison: down electron b moves to s; g holds W times the new column (g_b the ratio).
     __device__ void update_dn(int b, int s) {
-        const int np = p.pairs;
+        const int np = p.pairs, ld = p.ld;
         const A inv_r = A(1) / g[b];
-        for (int a = threadIdx.x; a < np; a += blockDim.x) buf[a] = A(W[b * np + a]) * inv_r;
+        for (int a = threadIdx.x; a < np; a += blockDim.x) buf[a] = A(W[b * ld + a]) * inv_r;
         __syncthreads();
-        for (int a = threadIdx.x; a < np; a += blockDim.x) {
-            const A ba = buf[a];
-            for (int r = 0; r < np; r++) W[r * np + a] = r == b ? S(ba) : S(A(W[r * np + a]) - g[r] * ba);
-        }
+        update_rows(W, g, buf, b, np, ld);
         if (threadIdx.x == 0) dn[b] = s;
         __syncthreads();
     }
-    // h = sum_a' W_ba' phi(u_a', x) and k = sum_a' f_a' phi(u_a', x), to every thread (f must be ready).
-    __device__ void hk(int b, int x, A& h, A& k) {
-        const int np = p.pairs;
+    // By one warp: h = sum_a' W_ba' phi(u_a', x) and k = sum_a' f_a' phi(u_a', x), to every lane (f must be ready).
+    __device__ void hk_warp(int b, int x, A& h, A& k) {
+        const int np = p.pairs, lane = threadIdx.x & 31;
         const S* row = phi + (size_t)x * p.sites;
         h = A(0);
         k = A(0);
-        for (int a = threadIdx.x; a < np; a += blockDim.x) {
+#pragma unroll 4
+        for (int a = lane; a < np; a += 32) {
             const A ph = A(row[up[a]]);
-            h += A(W[b * np + a]) * ph;
+            h += A(W[b * p.ld + a]) * ph;
             k += f[a] * ph;
         }
-        block_sum2(h, k, scratch);
+        h = warp_allsum(h);
+        k = warp_allsum(k);
     }
-    // W = M^-1 from scratch (see the head of the file). Leaves W unchanged if a pivot is exactly zero.
-    __device__ void reinvert() {
-        const int n = p.pairs, nn = n * n;
-        __syncthreads(); // up, dn final; readers of buf and dscratch are done
-        for (int e = threadIdx.x; e < nn; e += blockDim.x) M[e] = A(phi[(size_t)up[e / n] * p.sites + dn[e % n]]);
+    // W = M^-1 from scratch (see the head of the file). M is built over W (the rebuild replaces it); a zero pivot
+    // (never, for a configuration of nonzero weight) leaves W unusable, so it sets *failed and the chain's energy
+    // sum becomes NaN at the end of the launch: the record fails instead of carrying on with a wrong W.
+    __device__ void reinvert(int* failed) {
+        const int n = p.pairs, ld = p.ld;
+        __syncthreads(); // up, dn final; readers of W, buf and dscratch are done
+        // a warp per row, lanes over columns: no index division, conflict-free rows
+        const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+        for (int i = warp; i < n; i += warps) {
+            const S* prow = phi + (size_t)up[i] * p.sites;
+            for (int j = lane; j < n; j += 32) M[i * ld + j] = A(prow[dn[j]]);
+        }
         __syncthreads();
-        bool ok = true;
         for (int k = 0; k < n; k++) {
             double best = -1.0;
             int pr = n;
             for (int i = k + threadIdx.x; i < n; i += blockDim.x) {
-                const double v = fabs((double)M[i * n + k]);
+                const double v = fabs((double)M[i * ld + k]);
                 if (v > best) { best = v; pr = i; }
             }
             block_argmax(best, pr, dscratch, iscratch);
-            if (!(best > 0.0)) { ok = false; break; } // zero or NaN column; every thread takes the same decision
+            if (!(best > 0.0)) { // zero or NaN column; every thread takes the same decision
+                if (threadIdx.x == 0) *failed = 1;
+                __syncthreads();
+                return;
+            }
             if (threadIdx.x == 0) piv[k] = pr;
-            if (pr != k)
-                for (int j = threadIdx.x; j < n; j += blockDim.x) {
-                    const A t = M[pr * n + j];
-                    M[pr * n + j] = M[k * n + j];
-                    M[k * n + j] = t;
-                }
+            // swap rows k and pr, scale the new pivot row and keep column k apart for the elimination, in one pass:
+            // the two entries of column k that pass writes are read by everyone first
+            const A d = A(1) / M[pr * ld + k], mkk = M[k * ld + k];
             __syncthreads();
-            for (int i = threadIdx.x; i < n; i += blockDim.x) buf[i] = M[i * n + k];
+            for (int j = threadIdx.x; j < n; j += blockDim.x) {
+                const A t = M[pr * ld + j];
+                if (pr != k) M[pr * ld + j] = M[k * ld + j];
+                M[k * ld + j] = (j == k ? A(1) : t) * d;
+            }
+            for (int i = threadIdx.x; i < n; i += blockDim.x) buf[i] = i == k ? A(0) : i == pr ? mkk : M[i * ld + k];
             __syncthreads();
-            const A d = A(1) / buf[k];
-            for (int j = threadIdx.x; j < n; j += blockDim.x) M[k * n + j] = (j == k ? A(1) : M[k * n + j]) * d;
-            __syncthreads();
-            for (int e = threadIdx.x; e < nn; e += blockDim.x) {
-                const int i = e / n, j = e - i * n;
-                if (i != k) M[e] = (j == k ? A(0) : M[e]) - buf[i] * M[k * n + j];
+            for (int i = warp; i < n; i += warps) {
+                if (i == k) continue;
+                const A bi = buf[i];
+                A* row = M + (size_t)i * ld;
+                const A* krow = M + (size_t)k * ld;
+                for (int j = lane; j < n; j += 32) row[j] = (j == k ? A(0) : row[j]) - bi * krow[j];
             }
             __syncthreads();
         }
-        if (ok) {
-            // Undo the row interchanges as column interchanges in reverse order; a thread owns whole rows.
-            for (int i = threadIdx.x; i < n; i += blockDim.x) {
-                A* row = M + (size_t)i * n;
-                for (int k = n - 1; k >= 0; k--) {
-                    const int q = piv[k];
-                    if (q != k) { const A t = row[k]; row[k] = row[q]; row[q] = t; }
-                }
-                for (int j = 0; j < n; j++) W[i * n + j] = S(row[j]);
+        // Undo the row interchanges as column interchanges in reverse order; a thread owns whole rows.
+        for (int i = threadIdx.x; i < n; i += blockDim.x) {
+            A* row = M + (size_t)i * ld;
+            for (int k = n - 1; k >= 0; k--) {
+                const int q = piv[k];
+                if (q != k) { const A t = row[k]; row[k] = row[q]; row[q] = t; }
             }
         }
         __syncthreads();
+        if constexpr (sizeof(S) != sizeof(A)) {
+            // Narrow M (A) to W (S) in the same memory, NARROW_ROWS rows at a time upwards: S rows [r0, r1) lie in A
+            // rows below r0 once r0 > 0 (S row i ends at byte 4 (i + 1) ld, A row r0 starts at 8 r0 ld), read by
+            // then; the first chunk's S rows lie in its own A rows, read into registers before the barrier. The
+            // host launches at least n / NARROW_MAX threads (gpu.rs).
+            for (int r0 = 0; r0 < n; r0 += NARROW_ROWS) {
+                A v[NARROW_ROWS][NARROW_MAX];
+#pragma unroll
+                for (int r = 0; r < NARROW_ROWS; r++)
+#pragma unroll
+                    for (int c = 0; c < NARROW_MAX; c++) {
+                        const int i = r0 + r, j = threadIdx.x + c * blockDim.x;
+                        v[r][c] = i < n && j < n ? M[i * ld + j] : A(0);
+                    }
+                __syncthreads();
+#pragma unroll
+                for (int r = 0; r < NARROW_ROWS; r++)
+#pragma unroll
+                    for (int c = 0; c < NARROW_MAX; c++) {
+                        const int i = r0 + r, j = threadIdx.x + c * blockDim.x;
+                        if (i < n && j < n) W[i * ld + j] = S(v[r][c]);
+                    }
+                __syncthreads();
+            }
+        }
     }
-    // Swap ratio of up electron a on x with down electron b on y (leaves f for y in shared memory).
+    // Swap ratio of up electron a on x with down electron b on y; to every thread (leaves f for y in shared memory).
+    // Called right after the move's barrier, which every earlier reader of f, pv and scratch has passed.
     __device__ A swap_ratio(int a, int x, int b, int y, A& h) {
-        __syncthreads(); // readers of f are done
         fvec(y);
         A k;
-        hk(b, x, h, k);
-        return A(W[b * p.pairs + a]) * (A(phi[(size_t)y * p.sites + x]) - k) + f[a] * h;
+        if (threadIdx.x < 32) {
+            hk_warp(b, x, h, k);
+            if (threadIdx.x == 0) {
+                scratch[0] = A(W[b * p.ld + a]) * (A(phi[(size_t)y * p.sites + x]) - k) + f[a] * h;
+                scratch[1] = h;
+            }
+        }
+        __syncthreads();
+        h = scratch[1];
+        return scratch[0];
     }
 };
 
@@ -211,29 +314,37 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const int*
                     int* __restrict__ dn_all, u64* __restrict__ rng_all, double* __restrict__ tally_all) {
     const int c = blockIdx.x;
     if (c >= p.chains) return; // whole block
-    const int np = p.pairs, ns = p.sites, tid = threadIdx.x;
+    const int np = p.pairs, ns = p.sites, ld = p.ld, tid = threadIdx.x, lane = tid & 31;
     extern __shared__ __align__(16) unsigned char smem[];
     double* dscratch = (double*)smem; // 64 doubles first: every later array stays aligned
     A* f = (A*)(dscratch + 64);
     A* g = f + np;
-    A* buf = g + np;
+    A* pv = g + np;
+    A* buf = pv + np;
     A* scratch = buf + np;
     int* up = (int*)(scratch + 64);
     int* dn = up + np;
     int* occ = dn + np;
     int* which = occ + ns;
     int* piv = which + ns;
+    // the working copy of W (and M): after the vectors, 16-byte aligned, when on chip; else this chain's M_all slice
+    unsigned char* tail = (unsigned char*)(piv + np);
+    tail = (unsigned char*)(((size_t)tail + 15) & ~(size_t)15);
+    A* M = p.on_chip ? (A*)tail : M_all + (size_t)c * np * ld;
+    S* W = (S*)M;
     __shared__ int iscratch[32];
-    __shared__ int mv[6];
-    __shared__ double mv_u;
+    __shared__ int mv[2][6];
+    __shared__ double mv_u[2];
 
-    Chain<S, A> ch{p,   phi, W_all + (size_t)c * np * np, M_all + (size_t)c * np * np, f, g, buf, scratch, dscratch,
-                   up,  dn,  occ, which, piv, iscratch};
+    Chain<S, A> ch{p, phi, W, M, f, g, pv, buf, scratch, dscratch, up, dn, occ, which, piv, iscratch};
     for (int k = tid; k < ns; k += blockDim.x) occ[k] = OCC_HL;
     for (int k = tid; k < np; k += blockDim.x) {
         up[k] = up_all[(size_t)c * np + k];
         dn[k] = dn_all[(size_t)c * np + k];
     }
+    for (int e = tid; e < np * np; e += blockDim.x) W[(e / np) * ld + e % np] = W_all[(size_t)c * np * np + e];
+    __shared__ int failed;
+    if (tid == 0) failed = 0;
     __syncthreads();
     u64 rng = 0;
     double tl[TALLY_LEN];
@@ -245,74 +356,99 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const int*
     }
     __syncthreads();
 
+    int slot = 0;
     for (int sweep = 0; sweep < p.equil + p.sweeps; sweep++) {
-        for (int move = 0; move < 2 * np; move++) {
-            if (tid == 0) {
-                const int i = sm_below(rng, np), spin = sm_below(rng, 2);
-                const int old = spin == OCC_UP ? up[i] : dn[i];
-                int nw;
-                do { nw = sm_below(rng, ns); } while (occ[nw] == spin);
-                mv_u = sm_uniform(rng);
-                mv[0] = i; mv[1] = spin; mv[2] = old; mv[3] = nw; mv[4] = occ[nw] == OCC_HL; mv[5] = which[nw];
-            }
-            __syncthreads();
-            const int i = mv[0], spin = mv[1], old = mv[2], nw = mv[3], j = mv[5];
-            const double u = mv_u;
-            if (mv[4]) {
-                A r = A(0), none = A(0);
-                const S* row = phi + (size_t)nw * ns;
-                if (spin == OCC_UP) {
-                    for (int b = tid; b < np; b += blockDim.x) r += A(row[dn[b]]) * A(ch.W[b * np + i]);
-                } else {
-                    for (int a = tid; a < np; a += blockDim.x) r += A(ch.W[i * np + a]) * A(row[up[a]]);
+        for (int move = 0; move < 2 * np; move++, slot ^= 1) {
+            if (tid < 32) {
+                // warp 0: draw (lane 0), then a hop's ratio over the lanes and the decision
+                int d[5] = {0, 0, 0, 0, 0};
+                double u = 0.0;
+                if (lane == 0) {
+                    const int i = sm_below(rng, np), spin = sm_below(rng, 2);
+                    const int old = spin == OCC_UP ? up[i] : dn[i];
+                    int nw;
+                    do { nw = sm_below(rng, ns); } while (occ[nw] == spin);
+                    u = sm_uniform(rng);
+                    d[0] = i; d[1] = spin; d[2] = old; d[3] = nw; d[4] = occ[nw] == OCC_HL ? 1 : 0;
                 }
-                block_sum2(r, none, scratch);
-                const bool accept = u < (double)r * (double)r;
-                if (tid == 0) { tl[3] += 1; tl[4] += accept; }
-                if (accept) {
+                for (int k = 0; k < 5; k++) d[k] = __shfl_sync(0xffffffffu, d[k], 0);
+                const int i = d[0], spin = d[1], nw = d[3];
+                int verdict = 0; // for a hop: 1 accepted, 2 rejected; 0 for a swap (decided by the block)
+                if (d[4]) {
+                    const S* row = phi + (size_t)nw * ns;
+                    A r = A(0);
                     if (spin == OCC_UP) {
-                        ch.fvec(nw);
-                        ch.update_up(i, nw);
+#pragma unroll 4
+                        for (int b = lane; b < np; b += 32) r += A(row[dn[b]]) * A(W[b * ld + i]);
                     } else {
-                        ch.gvec(nw);
-                        ch.update_dn(i, nw);
+#pragma unroll 4
+                        for (int a = lane; a < np; a += 32) r += A(W[i * ld + a]) * A(row[up[a]]);
                     }
-                    if (tid == 0) { occ[old] = OCC_HL; occ[nw] = spin; which[nw] = i; }
+                    r = warp_allsum(r);
+                    if (lane == 0) {
+                        const bool accept = u < (double)r * (double)r;
+                        verdict = accept ? 1 : 2;
+                        tl[3] += 1;
+                        tl[4] += accept;
+                    }
                 }
-            } else {
-                const int a = spin == OCC_UP ? i : j, b = spin == OCC_UP ? j : i;
-                const int x = spin == OCC_UP ? old : nw, y = spin == OCC_UP ? nw : old;
-                A h;
-                const A r = ch.swap_ratio(a, x, b, y, h);
-                const bool accept = u < (double)r * (double)r;
-                if (tid == 0) { tl[5] += 1; tl[6] += accept; }
-                if (accept) {
-                    if (fmax(fabs((double)f[a]), fabs((double)h)) < p.degenerate) {
-                        // Both single moves pass through a nearly singular matrix: rebuild W (as cpu.rs).
-                        if (tid == 0) { up[a] = y; dn[b] = x; tl[TALLY_RECOMPUTES] += 1; }
-                        ch.reinvert();
-                    } else if (fabs((double)f[a]) >= fabs((double)h)) {
-                        ch.update_up(a, y);
-                        ch.gvec(x);
-                        ch.update_dn(b, x);
-                    } else {
-                        ch.gvec(x);
-                        ch.update_dn(b, x);
-                        ch.fvec(y);
-                        ch.update_up(a, y);
-                    }
-                    if (tid == 0) { occ[x] = OCC_DN; occ[y] = OCC_UP; which[x] = b; which[y] = a; }
+                if (lane == 0) {
+                    for (int k = 0; k < 4; k++) mv[slot][k] = d[k];
+                    mv[slot][4] = verdict;
+                    mv[slot][5] = which[nw];
+                    mv_u[slot] = u;
                 }
             }
             __syncthreads();
+            const int i = mv[slot][0], spin = mv[slot][1], old = mv[slot][2], nw = mv[slot][3], verdict = mv[slot][4],
+                      j = mv[slot][5];
+            if (verdict == 2) continue; // rejected hop: nothing to do
+            if (verdict == 1) {
+                if (spin == OCC_UP) {
+                    ch.fvec(nw);
+                    ch.update_up(i, nw);
+                } else {
+                    ch.gvec(nw);
+                    ch.update_dn(i, nw);
+                }
+                if (tid == 0) { occ[old] = OCC_HL; occ[nw] = spin; which[nw] = i; }
+                __syncthreads();
+                continue;
+            }
+            const double u = mv_u[slot];
+            const int a = spin == OCC_UP ? i : j, b = spin == OCC_UP ? j : i;
+            const int x = spin == OCC_UP ? old : nw, y = spin == OCC_UP ? nw : old;
+            A h;
+            const A r = ch.swap_ratio(a, x, b, y, h);
+            const bool accept = u < (double)r * (double)r;
+            if (tid == 0) { tl[5] += 1; tl[6] += accept; }
+            if (accept) {
+                if (fmax(fabs((double)f[a]), fabs((double)h)) < p.degenerate) {
+                    // Both single moves pass through a nearly singular matrix: rebuild W (as cpu.rs).
+                    if (tid == 0) { up[a] = y; dn[b] = x; tl[TALLY_RECOMPUTES] += 1; }
+                    ch.reinvert(&failed);
+                } else if (fabs((double)f[a]) >= fabs((double)h)) {
+                    ch.update_up(a, y);
+                    ch.gvec(x);
+                    ch.update_dn(b, x);
+                } else {
+                    ch.gvec(x);
+                    ch.update_dn(b, x);
+                    ch.fvec(y);
+                    ch.update_up(a, y);
+                }
+                if (tid == 0) { occ[x] = OCC_DN; occ[y] = OCC_UP; which[x] = b; which[y] = a; }
+                __syncthreads(); // the new occupation before warp 0 draws the next move
+            }
+            // a rejected swap changed nothing that the next move's barrier does not already order
         }
         if (p.recompute > 0 && (sweep + 1) % p.recompute == 0) {
             if (tid == 0) tl[TALLY_RECOMPUTES] += 1;
-            ch.reinvert();
+            ch.reinvert(&failed);
         }
         if (sweep < p.equil) continue;
 
-        // Energy: kinetic hops of every electron to empty neighbours.
+        // Energy: kinetic hops of every electron to empty neighbours (a thread per electron).
         double ekin = 0.0, nkin = 0.0;
         for (int a = tid; a < np; a += blockDim.x) {
             const int s = up[a];
@@ -321,7 +457,8 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const int*
                 if (occ[n] != OCC_HL) continue;
                 const S* row = phi + (size_t)n * ns;
                 A r = A(0);
-                for (int b = 0; b < np; b++) r += A(row[dn[b]]) * A(ch.W[b * np + a]);
+#pragma unroll 8
+                for (int b = 0; b < np; b++) r += A(row[dn[b]]) * A(W[b * ld + a]);
                 ekin += hop[4 * s + jn] * (double)r;
                 nkin += 1.0;
             }
@@ -333,31 +470,34 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const int*
                 if (occ[n] != OCC_HL) continue;
                 const S* row = phi + (size_t)n * ns;
                 A r = A(0);
-                for (int a = 0; a < np; a++) r += A(ch.W[b * np + a]) * A(row[up[a]]);
+#pragma unroll 8
+                for (int a = 0; a < np; a++) r += A(W[b * ld + a]) * A(row[up[a]]);
                 ekin += hop[4 * s + jn] * (double)r;
                 nkin += 1.0;
             }
         }
         block_sum2(ekin, nkin, dscratch);
-        // Exchange: f once per down electron with an up neighbour, then O(N_P) per bond.
+        // Exchange: f once per down electron with an up neighbour (the block), then O(N_P) per bond (warp 0).
         double ej = 0.0, bonds = 0.0, fvecs = 0.0;
         for (int b = 0; b < np; b++) {
             const int y = dn[b];
             bool any = false;
             for (int jn = 0; jn < 4; jn++) any |= occ[nbr[4 * y + jn]] == OCC_UP;
             if (!any) continue;
-            __syncthreads(); // readers of f are done
+            __syncthreads(); // readers of f and pv are done
             ch.fvec(y);
             fvecs += 1.0;
-            for (int jn = 0; jn < 4; jn++) {
-                const int x = nbr[4 * y + jn];
-                if (occ[x] != OCC_UP) continue;
-                const int a = which[x];
-                A h, k;
-                ch.hk(b, x, h, k);
-                const A r = A(ch.W[b * np + a]) * (A(phi[(size_t)y * ns + x]) - k) + f[a] * h;
-                ej -= 0.5 * p.j * (1.0 + (double)r);
-                bonds += 1.0;
+            if (tid < 32) {
+                for (int jn = 0; jn < 4; jn++) {
+                    const int x = nbr[4 * y + jn];
+                    if (occ[x] != OCC_UP) continue;
+                    const int a = which[x];
+                    A h, k;
+                    ch.hk_warp(b, x, h, k);
+                    const A r = A(W[b * ld + a]) * (A(phi[(size_t)y * ns + x]) - k) + f[a] * h;
+                    ej -= 0.5 * p.j * (1.0 + (double)r);
+                    bonds += 1.0;
+                }
             }
         }
         if (tid == 0) {
@@ -372,8 +512,10 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const int*
         up_all[(size_t)c * np + k] = up[k];
         dn_all[(size_t)c * np + k] = dn[k];
     }
+    for (int e = tid; e < np * np; e += blockDim.x) W_all[(size_t)c * np * np + e] = W[(e / np) * ld + e % np];
     if (tid == 0) {
         rng_all[c] = rng;
+        if (failed) tl[0] = __longlong_as_double(0x7ff8000000000000ll); // NaN energy: see reinvert
         for (int k = 0; k < TALLY_LEN; k++) tally_all[(size_t)c * TALLY_LEN + k] = tl[k];
     }
 }

@@ -29,9 +29,13 @@
 //! The random numbers of each chain are one splitmix64 stream used in the same order by every variant (reference,
 //! CPU, GPU), so the variants follow the same Markov chain and can be compared chain by chain.
 //!
-//! Precision: `double` (W = M^-1, phi, ratios in f64), `single` (all f32), `mixed` (W and phi stored in f32, dot
-//! products, ratios and updates evaluated in f64 from the f32 data, the inverse rebuilt in f64). Energies are
-//! accumulated in f64 in every mode.
+//! Precision: `double` (W = M^-1, phi, ratios in f64), `single` (all f32), `mixed` (paper 000's scheme: W and phi
+//! stored in f32 and the rank-1 updates of W done in f32, the storage type; dot products, ratios and the energy's
+//! terms accumulated in f64 from the f32 data; the inverse rebuilt in f64). Energies are accumulated in f64 in every
+//! mode. The updates are the bulk of the arithmetic and move W, so mixed costs about what single costs; until
+//! 2026-11 mixed did the updates in f64 from f32 data and ran slower than double (H100 records: L = 15, 2048 chains,
+//! 62,110 against 94,750 chain sweeps/s), paying conversions for f32-rounded results of the same accuracy (an f32
+//! FMA rounds once, as the f64 update rounded to f32 does).
 //!
 //! Recompute: every `recompute` sweeps (`cpu::Ensemble::recompute`, `gpu::GpuEnsemble::set_recompute`; 0: never,
 //! as the thesis) W is rebuilt from scratch by Gauss-Jordan with partial pivoting in the arithmetic type (f64 in
@@ -366,6 +370,22 @@ pub fn flops(m: &Model, tallies: &[[f64; tally::LEN]]) -> f64 {
             + t[tally::RECOMPUTES] * 2.0 * np * np * np;
     }
     f
+}
+
+/// Bytes of W the moves of a run read and write (`elem` bytes per entry), from its tallies: an accepted hop reads W
+/// for its f or g vector and reads and writes it in its update (3 N_P^2), a swap reads it for f (N_P^2) and an
+/// accepted one updates it twice with one more vector (5 N_P^2), each measurement f vector reads it (N_P^2), each
+/// rebuild reads and writes it once per pivot (2 N_P^3). Where W lives on chip this is shared-memory traffic.
+pub fn w_traffic(m: &Model, tallies: &[[f64; tally::LEN]], elem: usize) -> f64 {
+    let n2 = (m.pairs * m.pairs) as f64;
+    let per: f64 = tallies
+        .iter()
+        .map(|t| {
+            3.0 * t[tally::HOPS_ACCEPTED] + t[tally::SWAPS] + 5.0 * t[tally::SWAPS_ACCEPTED] + t[tally::FVECS]
+                + 2.0 * m.pairs as f64 * t[tally::RECOMPUTES]
+        })
+        .sum();
+    per * n2 * elem as f64
 }
 
 /// Fewest bytes a run moves: every sweep reads and writes each chain's W at least once.

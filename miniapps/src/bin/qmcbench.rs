@@ -456,6 +456,18 @@ fn ceilings(common: CommonArgs) -> Result<Outcome> {
         let time = harness::Stats { min: bytes / bw, median: bytes / bw, max: bytes / bw };
         let work = harness::Work { bytes, model: harness::BytesModel::Copy, flops: 0.0, items: bytes, unit: "B/s" };
         runner.record_measurement(&case, v, time, work, "a bandwidth ceiling: a measurement, nothing to check")?;
+        // the arithmetic ceilings (what a compute-bound kernel's GFLOP/s is compared with), and on the GPU the
+        // shared-memory bandwidth (kernels that keep their working set on chip); each record is one second of work
+        for (p, double) in [(kernels::Precision::Double, true), (kernels::Precision::Single, false)] {
+            let rate = runner.fma_ceiling(v, double)?;
+            let time = harness::Stats { min: 1.0, median: 1.0, max: 1.0 };
+            runner.record_measurement(&harness::Case::new("ceilings", "fma", p), v, time, harness::Work { bytes: 0.0, model: harness::BytesModel::Copy, flops: rate, items: rate, unit: "flop/s" }, "an arithmetic ceiling: a measurement, nothing to check")?;
+        }
+        if v == Variant::Gpu {
+            let bw = runner.shared_ceiling()?;
+            let time = harness::Stats { min: 1.0, median: 1.0, max: 1.0 };
+            runner.record_measurement(&harness::Case::new("ceilings", "shared", kernels::Precision::Single), v, time, harness::Work { bytes: bw, model: harness::BytesModel::Copy, flops: 0.0, items: bw, unit: "B/s" }, "a bandwidth ceiling: a measurement, nothing to check")?;
+        }
     }
     runner.finish()
 }
