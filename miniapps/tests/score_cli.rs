@@ -57,6 +57,16 @@ fn folder(test: &str, m: &Machine, recs: &[Record]) -> PathBuf {
     d
 }
 
+/// `<scratch>/<name>` holding `recs` written past the writer, which refuses to file a record in another machine's
+/// folder (harness::machine): how such a folder looks when it was filled before that rule or by hand.
+fn plant(test: &str, name: &str, recs: &[Record]) -> PathBuf {
+    let d = scratch(test).join(name);
+    std::fs::create_dir_all(&d).unwrap();
+    let lines: String = recs.iter().map(|r| serde_json::to_string(r).unwrap() + "\n").collect();
+    std::fs::write(d.join("records.jsonl"), lines).unwrap();
+    d
+}
+
 fn score(new: &Path, reference: &Path, extra: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_qmcbench")).arg("score").arg(new).arg("--reference").arg(reference).args(extra).output().unwrap()
 }
@@ -89,7 +99,7 @@ fn score_refuses_another_machines_records_an_incomplete_run_and_an_unpassed_reco
     // the H200 folder holding a CPU record of the build machine (what issue 27 found)
     let mut all = records(&H200, 1);
     all.iter_mut().find(|r| r.variant == Variant::Cpu).unwrap().system.cpu_model = "AMD EPYC 7B13 (build machine)".into();
-    rejects(&score(&folder("score-mixed", &H200, &all), &reference, &[]), "mixes records of 2 CPUs");
+    rejects(&score(&plant("score-mixed", &folder_name(H200.gpu), &all), &reference, &[]), "mixes records of 2 CPUs");
     // a run cut short: the solid's GPU cases never ran
     let mut short = records(&H200, 1);
     short.retain(|r| !(r.kernel == "solid" && r.variant == Variant::Gpu));
@@ -104,8 +114,7 @@ fn score_refuses_another_machines_records_an_incomplete_run_and_an_unpassed_reco
         rejects(&score(&folder(&format!("score-{status}"), &H200, &bad), &reference, &[]), &format!("is {status}"));
     }
     // the reference in a folder named for another machine
-    let renamed = scratch("score-renamed").join("nvidia-a100");
-    harness::output::append(&renamed, &records(&H100, 1)).unwrap();
+    let renamed = plant("score-renamed", "nvidia-a100", &records(&H100, 1));
     rejects(&score(&folder("score-ok2", &H200, &records(&H200, 1)), &renamed, &[]), "not named for the machine");
 }
 
