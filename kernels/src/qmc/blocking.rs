@@ -24,13 +24,14 @@
 //! 6% low from 110 to 1100 inefficiencies of data with Lee's rule, and 7% to 0% low from 280 to 1100 with the
 //! largest block (`a_slow_correlation_tail_is_counted`).
 //!
-//! Convergence: the series must hold at least 256 inefficiencies (r^2 = (err / err_1)^2 at the largest block, the
-//! number of correlated samples worth one independent one), so that each of the 16 blocks spans 16 of them (32
-//! integrated autocorrelation times): a correlation tail of exponential time t biases the variance by about t / B,
-//! under 8% for t up to 2.5 integrated times (He's slow mode, 1 / E_gap = 1.4/Ha, against tau_int ~ 0.55/Ha).
-//! Otherwise the error bar is reported unconverged ([`Blocked::why_unconverged`]), and a record fails on it: run
-//! longer. The estimate of r^2 from 16 blocks is itself uncertain by 36%, so a run needs about twice the bound to
-//! converge reliably. Whether the bars are honest is measured, not assumed: `qmc --coverage` counts how often
+//! Convergence: the series must hold at least 256 inefficiencies (r^2 = (err_B / err_1)^2, the number of correlated
+//! samples worth one independent one), so that each of the 16 blocks spans 16 of them (32 integrated
+//! autocorrelation times): a correlation tail of exponential time t biases the variance by about t / B, under 8%
+//! for t up to 2.5 integrated times (He's slow mode, 1 / E_gap = 1.4/Ha, against tau_int ~ 0.55/Ha). The
+//! inefficiency is read from 32 blocks (B = n / 32): from 16 it scatters by 36% and would fail runs at random; from
+//! 32 by 25% (He at 500/Ha holds ~450 inefficiencies: a false failure needs a 3.4 sigma excursion). Otherwise the
+//! error bar is reported unconverged ([`Blocked::why_unconverged`]), and a record fails on it: run longer, about
+//! twice the bound to converge reliably. Whether the bars are honest is measured, not assumed: `qmc --coverage` counts how often
 //! independent DMC runs cover the exact energy within one and two error bars.
 
 /// The result of a blocking analysis.
@@ -47,8 +48,10 @@ pub struct Blocked {
     pub blocks: usize,
     /// Samples analysed.
     pub samples: usize,
-    /// False when the series holds fewer than [`MIN_INEFFICIENCIES`] inefficiencies: the error is likely an
-    /// underestimate.
+    /// The inefficiency read from 32 blocks, (err_{n/32} / err_1)^2: what convergence is judged by.
+    pub inefficiency_32: f64,
+    /// False when the series holds fewer than [`MIN_INEFFICIENCIES`] inefficiencies (`inefficiency_32`): the error
+    /// is likely an underestimate.
     pub converged: bool,
 }
 
@@ -67,10 +70,10 @@ impl Blocked {
         }
     }
 
-    /// Samples a series of this inefficiency needs for a converged error bar (an estimate from 16 blocks: twice it
-    /// converges reliably).
+    /// Samples a series of this inefficiency needs for a converged error bar (an estimate: twice it converges
+    /// reliably).
     pub fn needed(&self) -> usize {
-        (MIN_INEFFICIENCIES * self.inefficiency()).ceil() as usize
+        (MIN_INEFFICIENCIES * self.inefficiency_32).ceil() as usize
     }
 
     /// Why the error bar is not to be trusted, or None when it converged.
@@ -79,8 +82,8 @@ impl Blocked {
             format!(
                 "the blocking analysis did not converge: {} samples hold {:.0} inefficiencies ({:.1} samples each) where {MIN_INEFFICIENCIES} are needed, so at least {} samples (twice that to be safe)",
                 self.samples,
-                self.samples as f64 / self.inefficiency(),
-                self.inefficiency(),
+                self.samples as f64 / self.inefficiency_32,
+                self.inefficiency_32,
                 self.needed()
             )
         })
@@ -101,8 +104,8 @@ pub fn blocking(x: &[f64]) -> Blocked {
 
 /// Blocking analysis of the weighted mean sum w x / sum w of `x` with weights `w` (at least two samples, the
 /// weights positive): the delta method's series y = w (x - mean) / mean(w), in 16 blocks of n / 16 (the last
-/// n mod 16 samples are left out of the error, not of the mean). A series shorter than 16 samples gets the naive
-/// error and is unconverged.
+/// n mod 16 samples are left out of the error, not of the mean). A series shorter than 32 samples is unconverged
+/// (shorter than 16, it gets the naive error).
 pub fn weighted_blocking(x: &[f64], w: &[f64]) -> Blocked {
     assert!(x.len() >= 2, "blocking needs at least two samples");
     assert_eq!(x.len(), w.len(), "one weight per sample");
@@ -120,9 +123,9 @@ pub fn weighted_blocking(x: &[f64], w: &[f64]) -> Blocked {
     let naive = error_at(1);
     let block_size = (n / BLOCKS).max(1);
     let error = error_at(block_size);
-    let mut b = Blocked { mean, error, naive_error: naive, variance, block_size, blocks: n / block_size, samples: n, converged: false };
-    b.converged = n >= BLOCKS && n as f64 >= MIN_INEFFICIENCIES * b.inefficiency();
-    b
+    let inefficiency_32 = if naive > 0.0 { (error_at((n / (2 * BLOCKS)).max(1)) / naive).powi(2) } else { 1.0 };
+    let converged = n >= 2 * BLOCKS && n as f64 >= MIN_INEFFICIENCIES * inefficiency_32;
+    Blocked { mean, error, naive_error: naive, variance, block_size, blocks: n / block_size, samples: n, inefficiency_32, converged }
 }
 
 #[cfg(test)]
