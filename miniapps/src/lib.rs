@@ -13,6 +13,7 @@ pub mod lattice;
 pub mod ewald;
 pub mod determinant;
 pub mod qmc;
+pub mod qmc_coverage;
 pub mod registry;
 pub mod solid;
 pub mod solid_ranks;

@@ -28,6 +28,14 @@ impl std::str::FromStr for Model {
 }
 
 impl Model {
+    /// Its command-line name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Model::Linear => "linear",
+            Model::Quadratic => "quadratic",
+        }
+    }
+
     /// Coefficients fitted.
     pub fn parameters(self) -> usize {
         match self {
@@ -76,7 +84,7 @@ pub fn fit(points: &[(f64, f64, f64)], model: Model) -> Result<Fit, String> {
     taus.sort_by(f64::total_cmp);
     taus.dedup();
     if taus.len() < p {
-        return Err(format!("a {model:?} time-step fit needs {p} distinct time steps, got {}", taus.len()).to_lowercase());
+        return Err(format!("a {} time-step fit needs {p} distinct time steps, got {}", model.name(), taus.len()));
     }
     if let Some(q) = points.iter().find(|q| !(q.2.is_finite() && q.2 > 0.0 && q.1.is_finite() && q.0.is_finite())) {
         return Err(format!("the time-step fit got E = {} +- {} at tau = {}", q.1, q.2, q.0));
