@@ -129,7 +129,8 @@ for stage in "$@"; do
         # are the DMC error bars honest? 300 independent He runs of 64 walkers on the host's CPU cores, each a
         # tau = 0.04, 0.02 series of 500/Ha per step extrapolated to tau = 0, against the exact energy: within one
         # error bar 66.7-68.3% of the time and within two 93.6-95.4%, +-11% and +-5% (4 binomial standard deviations
-        # of 300 runs); about 2-3 minutes
+        # of 300 runs), the pooled bias under a quarter error bar (64 walkers: +0.9 mHa, 0.24 error bars, on the build
+        # machine); 200 runs took 8.4 CPU-minutes there, so about 1-2 minutes on 16 cores
         STAGE_TIMEOUT=400 run run qmc --variants cpu --coverage 300 --method dmc --system he --walkers 64 --tau 0.04,0.02 \
             --dmc-time 500 --equil 100 --precision double
         ;;
