@@ -8,7 +8,8 @@
 #               the copy ceiling (B-spline VGH, 4096 orbitals, 1024 walkers, double)
 #   probe       what the host offers for multi-rank runs (MPI library, launcher, GPUs)
 #   qmc-check   the driver's GPU walkers at small sizes (trajectory check against the CPU first)
-#   qmc-gpu     the driver's GPU walkers at 16384 walkers, every system and precision
+#   qmc-gpu     the driver's GPU walkers: DMC time-step series of He, H2, Be (extrapolated to tau = 0) and the gas
+#   qmc-coverage  300 independent He DMC runs (CPU cores): how often their error bars cover the exact energy
 #   solid-scaling  synthetic-solid DMC over 1..G GPUs (weak and strong scaling, threads transport; one mpirun run)
 #   lattice-tune  the lattice GPU kernel's threads per chain, blocking factor and chain count (issue #26)
 #   sampling    the sampled checks where the GPU works in pieces: every pseudopotential launch, chains across 2048,
@@ -167,17 +168,33 @@ for stage in "$@"; do
         ;;
     qmc-check)
         # the driver's GPU walkers at small sizes first: before each system the GPU follows the CPU trajectory in
-        # double (8 walkers, 5 steps, 1e-9); its log names the first step and walker that differ. VMC only: a DMC
-        # run this short has energies correlated over more generations than it measures, so its blocking error bar
-        # is too small for the exact-energy check (200 generations at tau 0.02 failed it by 2-7 mHa on CPU and GPU
-        # alike)
-        run run qmc --variants cpu,gpu --method vmc --system he,h2,be,heg-hf,heg --walkers 1024 --steps 1000 --equil 100 \
-            --atom-steps 500 --gas-walkers 256 --gas-steps 300
+        # double (8 walkers, 5 steps, 1e-9); its log names the first step and walker that differ. VMC only, each
+        # run long enough for a converged blocking error bar (256 inefficiencies: He's VMC inefficiency is ~6 steps)
+        run run qmc --variants cpu,gpu --method vmc --system he,h2,be,heg-hf,heg --walkers 1024 --steps 4000 --equil 100 \
+            --gas-walkers 256 --gas-steps 1000
         ;;
     qmc-gpu)
-        # the driver's GPU walkers at populations that fill the GPU (16384), tight error bars; CPU pairing in `qmc`
-        run run qmc --variants gpu --system he,h2,be,heg-hf,heg --walkers 16384 --steps 4000 --equil 400 --tau 0.01 \
-            --atom-walkers 16384 --atom-steps 2000 --gas-walkers 16384 --gas-steps 2000
+        # DMC on the GPU with converged error bars and time-step series extrapolated to tau = 0 (issue 22), about
+        # 5.5 minutes on an H100. He and H2: 0.04, 0.02, 0.01 for 500/Ha each (inefficiency ~1.1/Ha: 256 of them
+        # need 300/Ha), 4096 walkers, 89250 generations per precision at ~0.3 ms: ~160 s; the tau = 0 records against
+        # the exact energies without allowance
+        run run qmc --variants gpu --system he,h2 --walkers 4096 --steps 4000 --equil 400 --tau 0.04,0.02,0.01 --dmc-time 500
+        # Be: 0.02, 0.01, 0.005 for 40/Ha each (inefficiency 0.035/Ha), 16384 walkers, 17500 generations per
+        # precision at ~1.4 ms: ~75 s; tau = 0 against the fixed-node energy, not below the exact one, single and
+        # mixed against double through the same extrapolation
+        run run qmc --variants gpu --system be --walkers 16384 --steps 4000 --equil 400 --tau 0.02,0.01,0.005 --dmc-time 40
+        # the 14-electron gas: one time step (no reference at tau = 0), 200/Ha (inefficiency 0.35/Ha), 4096 walkers,
+        # 10500 generations per precision at ~1 ms: ~65 s; below VMC and below Hartree-Fock
+        run run qmc --variants gpu --system heg-hf,heg --gas-walkers 4096 --gas-steps 2000 --equil 400 --tau 0.02 --dmc-time 200
+        ;;
+    qmc-coverage)
+        # are the DMC error bars honest? 300 independent He runs of 64 walkers on the host's CPU cores, each a
+        # tau = 0.04, 0.02 series of 500/Ha per step extrapolated to tau = 0, against the exact energy: within one
+        # error bar 66.7-68.3% of the time and within two 93.6-95.4%, +-11% and +-5% (4 binomial standard deviations
+        # of 300 runs), the pooled bias under a quarter error bar (64 walkers: +0.9 mHa, 0.24 error bars, on the build
+        # machine); 200 runs took 8.4 CPU-minutes there, so about 1-2 minutes on 16 cores
+        STAGE_TIMEOUT=400 run run qmc --variants cpu --coverage 300 --method dmc --system he --walkers 64 --tau 0.04,0.02 \
+            --dmc-time 500 --equil 100 --precision double
         ;;
     solid-2048)
         # the largest solid the mini-app takes (2048 electrons, 512 carbon atoms): CPU and GPU, double and mixed

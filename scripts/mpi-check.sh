@@ -11,7 +11,8 @@ cargo build --locked --quiet --features mpi --bin qmc
 bin=${CARGO_TARGET_DIR:-target}/debug/qmc
 # OpenMPI refuses to run as root (CI containers) unless told twice
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-args=(--method dmc --system he --walkers 512 --steps 1500 --tau 0.04 --precision double --variants cpu --quiet)
+# 500/Ha of DMC at tau = 0.04: long enough for a converged error bar (a record without one fails, exit 1)
+args=(--method dmc --system he --walkers 64 --steps 12500 --tau 0.04 --precision double --variants cpu --quiet)
 "$bin" "${args[@]}" --out "$out/one"
 mpirun --oversubscribe -n 2 "$bin" "${args[@]}" --out "$out/two"
 # energy and error of a record file's one record

@@ -14,6 +14,7 @@ pub mod lattice;
 pub mod ewald;
 pub mod determinant;
 pub mod qmc;
+pub mod qmc_coverage;
 pub mod registry;
 pub mod score;
 pub mod solid;

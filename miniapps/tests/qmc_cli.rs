@@ -28,6 +28,14 @@ fn bad_input_is_rejected_with_a_sentence() {
     rejects(&qmc(&["--system", "be", "--atom-steps", "10"]), "at least 64");
     rejects(&qmc(&["--variants", "cpu-ref"]), "qmc runs the cpu and gpu variants");
     rejects(&qmc(&["--method", "dmc", "--walkers", "1", "--feedback", "1e12", "--steps", "100000", "--tau", "0.05", "--variants", "cpu"]), "DMC population");
+    rejects(&qmc(&["--dmc-time", "0"]), "--dmc-time must be positive, got 0");
+    rejects(&qmc(&["--dmc-time", "nan"]), "--dmc-time must be positive");
+    rejects(&qmc(&["--dmc-time", "1", "--tau", "0.02"]), "--dmc-time 1 at tau 0.02 is 50 generations, too few for a blocking error bar: use at least 64");
+    rejects(&qmc(&["--tau-fit", "cubic"]), "unknown time-step fit 'cubic': use linear or quadratic");
+    rejects(&qmc(&["--coverage", "5"]), "--coverage 5 is too few runs");
+    rejects(&qmc(&["--coverage", "100", "--system", "be", "--variants", "cpu"]), "--coverage compares DMC with an exact energy: be has none that DMC reaches");
+    rejects(&qmc(&["--coverage", "100", "--system", "heg", "--variants", "cpu"]), "heg has none");
+    rejects(&qmc(&["--coverage", "100", "--variants", "cpu", "--checkpoint", "x.ckpt"]), "--coverage runs many independent DMC runs: drop --checkpoint and --restart");
 }
 
 #[test]
@@ -65,8 +73,8 @@ fn a_missing_or_malformed_orbital_file_is_rejected_with_a_sentence() {
 fn single_and_mixed_precision_equal_double_within_error_bars() {
     let dir = scratch("precision");
     let o = qmc(&[
-        "--system", "he,heg-hf", "--walkers", "64", "--steps", "200", "--equil", "50", "--tau", "0.04", "--gas-walkers", "8",
-        "--gas-steps", "64", "--method", "vmc", "--precision", "double,single,mixed", "--quiet", "--variants", "cpu", "--out",
+        "--system", "he,heg-hf", "--walkers", "64", "--steps", "4000", "--equil", "50", "--tau", "0.04", "--gas-walkers", "8",
+        "--gas-steps", "1000", "--method", "vmc", "--precision", "double,single,mixed", "--quiet", "--variants", "cpu", "--out",
         dir.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -76,8 +84,10 @@ fn single_and_mixed_precision_equal_double_within_error_bars() {
     assert_eq!(got, [("he", "double"), ("he", "single"), ("he", "mixed"), ("heg-hf", "double"), ("heg-hf", "single"), ("heg-hf", "mixed")], "{text}");
     for r in &recs {
         assert_eq!(r["validation"]["status"], "passed", "{r}");
-        // single and mixed carry the comparison with double; the gas also its Hartree-Fock checks in that precision
+        // single and mixed carry the comparison with double; the gas also its Hartree-Fock checks in that precision;
+        // every error bar converged
         let checks = r["validation"].to_string();
+        assert!(checks.contains("blocking converged") && r["extra"]["blocking_converged"] == 1.0, "{r}");
         assert_eq!(checks.contains("vs double"), r["precision"] != "double", "{r}");
         if r["params"]["system"] == "heg-hf" {
             assert!(checks.contains("kinetic - sum k^2/2") && checks.contains("vmc vs hf"), "{r}");
@@ -91,8 +101,8 @@ fn a_short_run_writes_validated_vmc_and_dmc_records() {
     let dir = std::env::temp_dir().join(format!("qmc-cli-run-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let o = qmc(&[
-        "--system", "he", "--walkers", "64", "--steps", "300", "--equil", "50", "--tau", "0.04", "--precision", "double",
-        "--quiet", "--out", dir.to_str().unwrap(),
+        "--system", "he", "--walkers", "64", "--steps", "4000", "--equil", "50", "--tau", "0.04", "--dmc-time", "500", "--precision",
+        "double", "--quiet", "--out", dir.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     // the gpu variant, asked for implicitly, runs after the cpu one where there is a GPU and is skipped with one line
@@ -112,8 +122,13 @@ fn a_short_run_writes_validated_vmc_and_dmc_records() {
         let err = r["extra"]["error"].as_f64().unwrap();
         assert!(e > -2.95 && e < -2.85 && err > 0.0 && err < 0.02, "{r}");
         assert!(r["extra"]["population"].as_f64().unwrap() > 40.0);
+        assert_eq!(r["extra"]["blocking_converged"], 1.0, "{r}");
     }
+    // DMC at tau = 0.04 for 500/Ha: 12500 generations
+    assert_eq!(recs[1]["sizes"]["steps"], 12500, "{}", recs[1]);
     assert!(recs[1]["extra"]["energy"].as_f64() < recs[0]["extra"]["energy"].as_f64(), "DMC below VMC: {text}");
+    // one time step: no extrapolation, and the log says why there is no comparison with the exact energy
+    assert!(String::from_utf8_lossy(&o.stdout).contains("no linear extrapolation to tau = 0"), "{}", String::from_utf8_lossy(&o.stdout));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -122,7 +137,7 @@ fn the_electron_gas_without_jastrow_gives_hartree_fock_and_with_it_lies_below() 
     let dir = std::env::temp_dir().join(format!("qmc-cli-heg-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let o = qmc(&[
-        "--system", "heg-hf,heg", "--method", "vmc", "--gas-walkers", "16", "--gas-steps", "100", "--equil", "30", "--quiet", "--precision", "double",
+        "--system", "heg-hf,heg", "--method", "vmc", "--gas-walkers", "8", "--gas-steps", "1000", "--equil", "30", "--quiet", "--precision", "double",
         "--variants", "cpu", "--out", dir.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -146,7 +161,7 @@ fn the_electron_gas_without_jastrow_gives_hartree_fock_and_with_it_lies_below() 
 fn a_short_be_vmc_matches_hartree_fock_and_lies_above_the_exact_energy() {
     let dir = std::env::temp_dir().join(format!("qmc-cli-be-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let o = qmc(&["--system", "be-hf,be", "--method", "vmc", "--walkers", "64", "--steps", "200", "--equil", "50", "--quiet", "--precision", "double", "--variants", "cpu", "--out", dir.to_str().unwrap()]);
+    let o = qmc(&["--system", "be-hf,be", "--method", "vmc", "--walkers", "32", "--steps", "4000", "--equil", "50", "--quiet", "--precision", "double", "--variants", "cpu", "--out", dir.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = std::fs::read_to_string(dir.join("qmc.jsonl")).unwrap();
     let recs: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
@@ -159,14 +174,89 @@ fn a_short_be_vmc_matches_hartree_fock_and_lies_above_the_exact_energy() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A time-step series: one DMC record per tau and one extrapolated to tau = 0, checked against the exact energy with
+/// the fit's error bar and no allowance.
+#[test]
+fn a_time_step_series_is_extrapolated_and_checked_against_the_exact_energy() {
+    let dir = scratch("series");
+    let o = qmc(&[
+        "--system", "he", "--method", "dmc", "--walkers", "32", "--tau", "0.04,0.02", "--dmc-time", "500", "--precision", "double",
+        "--variants", "cpu", "--quiet", "--out", dir.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}{}", String::from_utf8_lossy(&o.stdout), stderr(&o));
+    let recs = records(&dir);
+    let ops: Vec<(&str, &str)> = recs.iter().map(|r| (r["op"].as_str().unwrap(), r["params"]["tau"].as_str().unwrap())).collect();
+    assert_eq!(ops, [("dmc", "0.04"), ("dmc", "0.02"), ("dmc-extrapolated", "0")]);
+    let fit = &recs[2];
+    assert_eq!(fit["validation"]["status"], "passed", "{fit}");
+    let checks = fit["validation"].to_string();
+    assert!(checks.contains("dmc(tau->0) vs exact") && checks.contains("unconverged"), "{fit}");
+    // two points: the line passes through both, E_0 = 2 E(0.02) - E(0.04), sigma_0^2 = 4 sigma(0.02)^2 + sigma(0.04)^2
+    let es = |r: &serde_json::Value| (r["extra"]["energy"].as_f64().unwrap(), r["extra"]["error"].as_f64().unwrap());
+    let ((e1, s1), (e2, s2), (e0, s0)) = (es(&recs[0]), es(&recs[1]), es(fit));
+    assert!((e0 - (2.0 * e2 - e1)).abs() < 1e-9 && (s0 - (4.0 * s2 * s2 + s1 * s1).sqrt()).abs() < 1e-9, "{fit}");
+    assert_eq!(fit["extra"]["dof"], 0.0);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The electron gas's DMC alone (as the scaling runs have it) is checked: a converged error bar and below
+/// Hartree-Fock; a run too short for its error bar fails and says why.
+#[test]
+fn the_electron_gas_dmc_is_checked_and_fails_when_its_error_bar_does_not_converge() {
+    let dir = scratch("gas-dmc");
+    let args = |time: &'static str| {
+        ["--system", "heg", "--method", "dmc", "--gas-walkers", "8", "--tau", "0.04", "--dmc-time", time, "--precision", "double", "--variants", "cpu", "--quiet", "--out"]
+    };
+    let o = qmc(&[&args("150")[..], &[dir.join("long").to_str().unwrap()]].concat());
+    assert!(o.status.success(), "{}{}", String::from_utf8_lossy(&o.stdout), stderr(&o));
+    let r = &records(&dir.join("long"))[0];
+    assert_eq!(r["validation"]["status"], "passed", "{r}");
+    let checks = r["validation"].to_string();
+    assert!(checks.contains("blocking converged") && checks.contains("dmc below hf"), "{r}");
+    let o = qmc(&[&args("3")[..], &[dir.join("short").to_str().unwrap()]].concat());
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("the blocking analysis did not converge") && out.contains("run longer (--dmc-time)"), "{out}");
+    let r = &records(&dir.join("short"))[0];
+    assert_eq!(r["validation"]["status"], "failed", "{r}");
+    assert_eq!(r["extra"]["blocking_converged"], 0.0, "{r}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The coverage test, small enough for CI: 40 independent He DMC runs of 16 walkers (seeded apart), each a
+/// tau = 0.04, 0.02 series of 500/Ha per step extrapolated to tau = 0, and the fractions of runs whose error bar
+/// covers the exact energy within one and two error bars against a normal distribution's 68.3% and 95.4%
+/// (`kernels::qmc::coverage`: bands of 4 binomial standard deviations, +-29% and +-13% at 40 runs, widened below for
+/// the Student t of 16 blocks and a bias of a quarter error bar); the pooled mean bounds the bias. Only gross
+/// failures show at 40 runs (error bars half their size), and 16 walkers carry a population-control bias of about
+/// 0.4 error bars (+2.8(13) mHa measured over these 40 runs) that only more runs would resolve; the GPU host's
+/// `qmc-coverage` stage runs 300 of 64 walkers (0.24 error bars of bias). Release build: 45 s of CPU.
+#[test]
+fn he_dmc_error_bars_cover_the_exact_energy() {
+    let dir = scratch("coverage");
+    let o = qmc(&[
+        "--coverage", "40", "--system", "he", "--method", "dmc", "--walkers", "16", "--tau", "0.04,0.02", "--dmc-time", "500", "--equil",
+        "100", "--precision", "double", "--variants", "cpu", "--quiet", "--out", dir.to_str().unwrap(),
+    ]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{out}{}", stderr(&o));
+    let r = &records(&dir)[0];
+    assert_eq!((r["op"].as_str(), r["validation"]["status"].as_str()), (Some("dmc-coverage"), Some("passed")), "{r}");
+    assert_eq!((r["sizes"]["runs"].as_u64(), r["params"]["tau"].as_str()), (Some(40), Some("0")), "{r}");
+    assert!(r["extra"]["converged_runs"].as_f64().unwrap() >= 38.0, "{r}");
+    assert!(out.contains("within 1 error bar") && out.contains("pooled"), "{out}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// The records of a run in `dir`, as JSON values.
 fn records(dir: &std::path::Path) -> Vec<serde_json::Value> {
     let text = std::fs::read_to_string(dir.join("qmc.jsonl")).unwrap();
     text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
 }
 
-/// A short He DMC in double (the scale-out tests compare runs of one precision).
-const HE_DMC: [&str; 16] = ["--method", "dmc", "--system", "he", "--walkers", "64", "--steps", "200", "--tau", "0.04", "--precision", "double", "--quiet", "--variants", "cpu", "--out"];
+/// A short He DMC in double (the scale-out tests compare runs of one precision): 500/Ha at tau = 0.04, long enough
+/// for a converged error bar.
+const HE_DMC: [&str; 16] = ["--method", "dmc", "--system", "he", "--walkers", "32", "--steps", "12500", "--tau", "0.04", "--precision", "double", "--quiet", "--variants", "cpu", "--out"];
 
 #[test]
 fn two_thread_ranks_run_dmc_and_record_their_traffic() {
@@ -206,12 +296,12 @@ fn a_run_stopped_at_a_checkpoint_and_restarted_ends_where_an_unstopped_one_does(
     // a checkpoint of He refused for H2, for another tau, and a non-checkpoint refused: exit 2, file untouched
     let before = std::fs::read(&ck).unwrap();
     let c = ck.to_str().unwrap();
-    rejects(&qmc(&["--method", "dmc", "--system", "h2", "--walkers", "64", "--tau", "0.04", "--precision", "double", "--variants", "cpu", "--restart", c]), "belongs to another run: it was written with system he double, this run has h2 double");
-    rejects(&qmc(&["--method", "dmc", "--walkers", "64", "--tau", "0.04", "--precision", "mixed", "--variants", "cpu", "--restart", c]), "system he double, this run has he mixed");
-    rejects(&qmc(&["--method", "dmc", "--walkers", "64", "--tau", "0.02", "--precision", "double", "--variants", "cpu", "--restart", c]), "tau 0.04, this run has 0.02");
+    rejects(&qmc(&["--method", "dmc", "--system", "h2", "--walkers", "32", "--tau", "0.04", "--precision", "double", "--variants", "cpu", "--restart", c]), "belongs to another run: it was written with system he double, this run has h2 double");
+    rejects(&qmc(&["--method", "dmc", "--walkers", "32", "--tau", "0.04", "--precision", "mixed", "--variants", "cpu", "--restart", c]), "system he double, this run has he mixed");
+    rejects(&qmc(&["--method", "dmc", "--walkers", "32", "--tau", "0.02", "--precision", "double", "--variants", "cpu", "--restart", c]), "tau 0.04, this run has 0.02");
     std::fs::write(dir.join("cut.ckpt"), &before[..before.len() - 10]).unwrap();
-    rejects(&qmc(&["--method", "dmc", "--walkers", "64", "--tau", "0.04", "--precision", "double", "--variants", "cpu", "--restart", dir.join("cut.ckpt").to_str().unwrap()]), "truncated or damaged");
-    rejects(&qmc(&["--method", "dmc", "--walkers", "64", "--tau", "0.04", "--precision", "double", "--variants", "cpu", "--restart", "Cargo.toml"]), "is not a qmc DMC checkpoint");
+    rejects(&qmc(&["--method", "dmc", "--walkers", "32", "--tau", "0.04", "--precision", "double", "--variants", "cpu", "--restart", dir.join("cut.ckpt").to_str().unwrap()]), "truncated or damaged");
+    rejects(&qmc(&["--method", "dmc", "--walkers", "32", "--tau", "0.04", "--precision", "double", "--variants", "cpu", "--restart", "Cargo.toml"]), "is not a qmc DMC checkpoint");
     assert_eq!(std::fs::read(&ck).unwrap(), before);
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -36,6 +36,7 @@
 pub mod blocking;
 pub mod checkpoint;
 pub mod comm;
+pub mod coverage;
 pub mod coulomb;
 pub mod dmc;
 pub mod engine;
@@ -48,6 +49,7 @@ pub mod pack;
 pub mod population;
 pub mod slater;
 pub mod systems;
+pub mod timestep;
 pub mod vmc;
 pub mod walker;
 
