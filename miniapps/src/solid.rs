@@ -75,6 +75,12 @@ pub struct Args {
     /// Re-invert the Slater matrices in f64 every this many steps (0: never).
     #[arg(long, default_value_t = 8)]
     pub recompute: usize,
+    /// Rank k of the delayed (Woodbury) inverse updates: the accepted moves of each k consecutive electrons of a spin
+    /// reach the inverse together, as three matrix products; 1: Sherman-Morrison after every accepted move (the
+    /// rank-1 path); 0: by size (the power of 2 nearest sqrt(electrons): 16 at 384 electrons, 32 at 768 and 1536,
+    /// 64 at 3072). At most 64. Recorded as params.delay.
+    #[arg(long, default_value_t = 0)]
+    pub delay: usize,
     /// Steps the GPU engine is followed step by step against the CPU engine (same start, same random numbers).
     #[arg(long, default_value_t = 2)]
     pub check_steps: usize,
@@ -145,6 +151,9 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
     if let Some(&ne) = a.electrons.iter().find(|&&ne| state_bytes(ne, max_w) > MAX_STATE_BYTES) {
         bail!("{max_w} walkers of {ne} electrons need {:.0} GB of walker state (inverses and gradient rows, in double) on the host and the GPU: at most {:.0} GB", state_bytes(ne, max_w) / 1e9, MAX_STATE_BYTES / 1e9);
     }
+    if a.delay > kernels::determinant::MAX_DELAY {
+        bail!("--delay {} is more than {}", a.delay, kernels::determinant::MAX_DELAY);
+    }
     if !(a.tau > 0.0 && a.tau <= 1.0) {
         bail!("--tau {} must be in (0, 1]", a.tau);
     }
@@ -162,7 +171,7 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
         r.step(format!("building the {}-atom solid", ne / 4));
         let sys = Solid::carbon(ne / 4, r.seed(i as u64 + 1)).map_err(anyhow::Error::msg)?;
         for &p in &precisions {
-            let params = Params { tau: a.tau, dmc: a.method == "dmc", recompute: a.recompute, seed: r.seed(100 + i as u64), first: 0 };
+            let params = Params { tau: a.tau, dmc: a.method == "dmc", recompute: a.recompute, seed: r.seed(100 + i as u64), first: 0, delay: delay(a, ne) };
             match p {
                 Precision::Double => sizes::<f64, f64>(r, a, &sys, params, p)?,
                 _ => sizes::<f32, f64>(r, a, &sys, params, p)?,
@@ -172,10 +181,19 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
     Ok(())
 }
 
+/// The delay of the inverse updates at `ne` electrons: --delay, or by size.
+pub(crate) fn delay(a: &Args, ne: usize) -> usize {
+    if a.delay == 0 {
+        solid::default_delay(ne / 2)
+    } else {
+        a.delay
+    }
+}
+
 /// Every walker count of one system in one precision: storage S, arithmetic A.
 fn sizes<S: Scalar, A: Real>(r: &mut Runner, a: &Args, sys: &Solid, params: Params, p: Precision) -> Result<()> {
     let ne = sys.electrons();
-    let case = |w: usize| Case::new("solid", &a.method, p).size("electrons", ne).size("walkers", w).param("tau", a.tau).param("steps", a.steps);
+    let case = |w: usize| Case::new("solid", &a.method, p).size("electrons", ne).size("walkers", w).param("tau", a.tau).param("steps", a.steps).param("delay", params.delay);
     if r.runs(Variant::Cpu) {
         let max_w = *a.walkers.iter().max().unwrap();
         let cw = if a.cpu_walkers > 0 { a.cpu_walkers } else { 2 * rayon::current_num_threads() }.min(max_w);

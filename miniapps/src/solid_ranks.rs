@@ -59,7 +59,7 @@ pub fn run(r: &mut Runner, a: &Args, ranks: &Ranks, precisions: &[Precision]) ->
         r.step(format!("building the {}-atom solid", ne / 4));
         let sys = Solid::carbon(ne / 4, r.seed(i as u64 + 1)).map_err(anyhow::Error::msg)?;
         for &p in precisions {
-            let params = Params { tau: a.tau, dmc: true, recompute: a.recompute, seed: r.seed(100 + i as u64), first: 0 };
+            let params = Params { tau: a.tau, dmc: true, recompute: a.recompute, seed: r.seed(100 + i as u64), first: 0, delay: crate::solid::delay(a, ne) };
             for &v in &variants {
                 for &w in &a.walkers {
                     r.step(format!("solid {v} {p} electrons={ne} walkers={w} ranks={size}"));
@@ -177,6 +177,7 @@ fn record(r: &mut Runner, a: &Args, sys: &Solid, p: Precision, v: Variant, total
         .param("system", format!("C{}", ne / 4))
         .param("tau", a.tau)
         .param("steps", a.steps)
+        .param("delay", crate::solid::delay(a, ne))
         .param("transport", ranks.transport());
     let acc = mean(10);
     r.record(&case, v, Stats::from_samples(&[secs]), work_of(sys, p, total, a.steps, acc), &checks)?;

@@ -43,7 +43,6 @@ pub mod reference;
 mod tests;
 
 use crate::ewald::{self, Ewald};
-use crate::jastrow::Radial;
 use crate::pseudopotential::{self as pp, quadrature::random_rotation, Channels, Rule, Setup};
 use crate::qmc::vmc::stream;
 use crate::qmc::walker::gaussian3;
@@ -94,6 +93,10 @@ pub struct Params {
     /// The index of this engine's walker 0 among all ranks' walkers: walker k draws the random numbers and starts
     /// at the positions of global walker `first + k`, so ranks never share a stream (0 for a single engine).
     pub first: usize,
+    /// Rank of the delayed inverse updates: the accepted moves of each window of `delay` consecutive electrons of a
+    /// spin are applied to its inverse together (Woodbury, three GEMMs), the ratios and gradients inside the window
+    /// taken against the pending moves; 1: Sherman-Morrison after every accepted move. [`default_delay`] by size.
+    pub delay: usize,
 }
 
 impl Params {
@@ -101,6 +104,15 @@ impl Params {
     pub fn reinverts(&self, step: usize) -> bool {
         self.recompute > 0 && (step + 1).is_multiple_of(self.recompute)
     }
+}
+
+/// The delay both engines use for `n` electrons per spin unless told otherwise: the power of 2 nearest sqrt(2n)
+/// (the pending moves cost about 1.5 k n per move, the apply 3 n^2 / k per move: their sum is least at
+/// k = sqrt(2n)), from 8 to 64 ([`crate::determinant::MAX_DELAY`]) and at most n: 16 at 384 electrons, 32 at 768
+/// and 1536, 64 at 3072.
+pub fn default_delay(n: usize) -> usize {
+    let k = 2f64.powf((2.0 * n as f64).sqrt().log2().round());
+    (k as usize).clamp(8, crate::determinant::MAX_DELAY).min(n.max(1))
 }
 
 /// The kernel classes of paper 000's Fig. 4, plus what falls outside them (random numbers, bookkeeping).
@@ -253,45 +265,6 @@ pub fn weight(old: f64, new: f64, e_est: f64, tau: f64, electrons: usize) -> f64
     let cap = 0.2 * (electrons as f64 / tau).sqrt();
     let s = |e: f64| (e - e_est).clamp(-cap, cap);
     (-tau * 0.5 * (s(old) + s(new))).exp()
-}
-
-/// The Jastrow functors in the arithmetic type A.
-#[derive(Clone, Debug)]
-pub struct Functors<A> {
-    pub pair: [Radial<A>; 2],
-    pub one: Radial<A>,
-}
-
-impl<A: Real> Functors<A> {
-    pub fn new(j: &pp::Jastrow) -> Self {
-        Functors { pair: [j.pair[0].convert(), j.pair[1].convert()], one: j.one.convert() }
-    }
-
-    /// The terms of log J that contain electron `e` placed at `at` (the others at `pos`, `[electron][xyz]`):
-    /// value sum_{j != e} u(|at - r_j|) + sum_I chi(|at - R_I|), its gradient and Laplacian with respect to `at`.
-    /// Distances in f64, functors and sums in A.
-    pub fn electron(&self, s: &Setup<f64>, pos: &[f64], e: usize, at: [f64; 3]) -> (f64, [f64; 3], f64) {
-        let (ne, n) = (s.electrons, s.per_spin());
-        let (mut v, mut g, mut l) = (A::zero(), [A::zero(); 3], A::zero());
-        let mut add = |f: &Radial<A>, b: [f64; 3]| {
-            let d = s.displacement(at, b);
-            let r = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
-            let (u, du, d2u) = f.eval(A::of(r));
-            let dr = du / A::of(r);
-            v += u;
-            (0..3).for_each(|k| g[k] += dr * A::of(d[k]));
-            l += d2u + A::of(2.0) * dr;
-        };
-        for (range, f) in [(0..n, &self.pair[usize::from(e >= n)]), (n..ne, &self.pair[usize::from(e < n)])] {
-            for o in range.filter(|&o| o != e) {
-                add(f, [pos[3 * o], pos[3 * o + 1], pos[3 * o + 2]]);
-            }
-        }
-        for b in s.ions.chunks_exact(3) {
-            add(&self.one, [b[0], b[1], b[2]]);
-        }
-        (v.f64(), g.map(|x| x.f64()), l.f64())
-    }
 }
 
 /// Expected nonlocal jobs of one walker: electrons times ions times the chance of being within r_c of an ion.

@@ -317,7 +317,7 @@ mod tests {
         let sys = Solid::carbon(16, 3).unwrap();
         let mut migrated = 0;
         for seed in 1..=4 {
-            migrated += one_generation(&sys, Params { tau: 0.5, dmc: true, recompute: 0, seed, first: 0 });
+            migrated += one_generation(&sys, Params { tau: 0.5, dmc: true, recompute: 0, seed, first: 0, delay: 4 });
         }
         assert!(migrated > 0, "no seed moved a walker between ranks: the test did not exercise migration");
     }
@@ -359,7 +359,7 @@ mod tests {
     #[test]
     fn take_and_put_move_the_whole_walker() {
         let sys = Solid::carbon(16, 3).unwrap();
-        let p = Params { tau: 0.02, dmc: true, recompute: 0, seed: 9, first: 0 };
+        let p = Params { tau: 0.02, dmc: true, recompute: 0, seed: 9, first: 0, delay: 4 };
         let mut e = CpuEngine::<f32, f64>::new(&sys, 3, p).unwrap();
         round_trip(&mut e);
         if let Some(gpu) = crate::gpu::for_test() {

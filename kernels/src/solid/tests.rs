@@ -4,8 +4,9 @@ use super::*;
 
 const EPS32: f64 = f32::EPSILON as f64;
 
+/// Delayed updates of rank 4: 32 electrons (16 per spin) make 4 windows per spin.
 fn params(dmc: bool) -> Params {
-    Params { tau: 0.02, dmc, recompute: 0, seed: 11, first: 0 }
+    Params { tau: 0.02, dmc, recompute: 0, seed: 11, first: 0, delay: 4 }
 }
 
 /// Every walker's energies and inverse against the reference.
@@ -56,6 +57,32 @@ fn cpu_double_matches_reference_each_step() {
         assert!(e.moves.acceptance() > 0.3 && e.moves.acceptance() < 1.0, "acceptance {}", e.moves.acceptance());
         assert!(e.timers.total() > 0.0 && e.timers.0[Class::Orbitals as usize] > 0.0);
     }
+}
+
+/// Delayed updates make Sherman-Morrison's moves: the same acceptances, energies within rounding and the same
+/// inverse, for delays that divide the spin's electrons (4, 16: one window per spin) and one that does not (5: windows
+/// of 5, 5, 5, 1); a wrong pending-move correction or apply would part the walkers or the inverses.
+#[test]
+fn delayed_updates_follow_sherman_morrison() {
+    let sys = Solid::carbon(8, 3).unwrap();
+    let mut p = params(true);
+    p.delay = 1;
+    let mut sm = CpuEngine::<f64, f64>::new(&sys, 2, p).unwrap();
+    let mut delayed: Vec<CpuEngine<f64, f64>> = [4, 5, 16].iter().map(|&k| CpuEngine::new(&sys, 2, Params { delay: k, ..p }).unwrap()).collect();
+    for step in 0..3 {
+        sm.step().unwrap();
+        for e in &mut delayed {
+            e.step().unwrap();
+            let k = e.ctx.p.delay;
+            assert_eq!(e.accepted, sm.accepted, "delay {k} step {step}: accepted moves");
+            for (w, (a, b)) in e.energies().iter().zip(sm.energies()).enumerate() {
+                assert!((a - b).abs() <= 1e-11 * sm.parts[w].magnitude(), "delay {k} step {step} walker {w}: energy {a} vs {b}");
+            }
+            let di = crate::Check::compare("inverse", &e.w.inv, &sm.w.inv, 0.0).error;
+            assert!(di < 1e-11, "delay {k} step {step}: inverse differs by {di:e}");
+        }
+    }
+    assert!(sm.moves.acceptance() < 0.99, "some moves rejected, so some windows have empty slots");
 }
 
 /// Mixed at 128 electrons (cond ~1e3): every walker within the tolerances of its condition number, each step,
