@@ -191,7 +191,7 @@ pub(crate) fn delay(a: &Args, ne: usize) -> usize {
 }
 
 /// Every walker count of one system in one precision: storage S, arithmetic A.
-fn sizes<S: Scalar, A: Real>(r: &mut Runner, a: &Args, sys: &Solid, params: Params, p: Precision) -> Result<()> {
+fn sizes<S: Scalar, A: Scalar>(r: &mut Runner, a: &Args, sys: &Solid, params: Params, p: Precision) -> Result<()> {
     let ne = sys.electrons();
     let case = |w: usize| Case::new("solid", &a.method, p).size("electrons", ne).size("walkers", w).param("tau", a.tau).param("steps", a.steps).param("delay", params.delay);
     if r.runs(Variant::Cpu) {
@@ -281,7 +281,7 @@ fn compare_walker<S: Real>(sys: &Solid, pos: &[f64], rot: &[f64], parts: solid::
 /// The GPU engine against the CPU engine from the same start positions (each inverts and measures them itself)
 /// with the same random numbers, step by step (see the module docs for what double and mixed check). Prints what
 /// differs. Profiled (CUDA events), so the first GPU run exercises every path.
-fn trajectory_checks<S: Scalar, A: Real>(gpu: &std::sync::Arc<kernels::gpu::Gpu>, sys: &Solid, setup: &Setup<S>, params: Params, a: &Args, p: Precision) -> Result<Vec<Check>> {
+fn trajectory_checks<S: Scalar, A: Scalar>(gpu: &std::sync::Arc<kernels::gpu::Gpu>, sys: &Solid, setup: &Setup<S>, params: Params, a: &Args, p: Precision) -> Result<Vec<Check>> {
     // a re-inversion every second step, so the check goes through the cuBLAS path more than at the start
     let params = Params { recompute: 2, ..params };
     let nw = a.check_walkers;

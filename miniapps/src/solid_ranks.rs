@@ -80,7 +80,7 @@ pub fn run(r: &mut Runner, a: &Args, ranks: &Ranks, precisions: &[Precision]) ->
 
 /// One rank's run: its engine over its share, one untimed generation, `steps` timed ones; returns every rank's
 /// report block (summed over ranks) and the mean generation energy. A rank that fails stops all of them.
-fn on_rank<S: Scalar, A: Real>(c: &dyn Comm, sys: &Solid, params: Params, total: usize, steps: usize, v: Variant) -> (Vec<f64>, f64) {
+fn on_rank<S: Scalar, A: Scalar>(c: &dyn Comm, sys: &Solid, params: Params, total: usize, steps: usize, v: Variant) -> (Vec<f64>, f64) {
     let (first, n) = share(total, c.rank(), c.size());
     let params = Params { first, ..params };
     let p = if std::mem::size_of::<S>() == 8 { Precision::Double } else { Precision::Mixed };

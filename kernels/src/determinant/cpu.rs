@@ -8,8 +8,8 @@ use crate::Real;
 use faer::Par;
 use rayon::prelude::*;
 
-/// What the engine stores: S must be a faer scalar too (f32 or f64).
-pub trait Scalar: Real + faer::traits::RealField {}
+/// What the engines store: f32 or f64, a faer scalar (CPU products) and a cuBLAS one (GPU products).
+pub trait Scalar: Real + faer::traits::RealField + super::gpu::BatchedGemm {}
 impl Scalar for f32 {}
 impl Scalar for f64 {}
 
@@ -27,15 +27,15 @@ pub fn dot<S: Real, A: Real>(x: &[S], y: &[S]) -> A {
     acc.iter().copied().sum::<A>() + tail
 }
 
-/// x . y with x stored in S and y already in A (a column of the current inverse), accumulated in A as [`dot`].
+/// x . y with x stored in S and y in P (a column of the current inverse, a pending row), accumulated in A as [`dot`].
 #[inline(always)]
-pub fn dot_wide<S: Real, A: Real>(x: &[S], y: &[A]) -> A {
+pub fn dot_wide<S: Real, P: Real, A: Real>(x: &[S], y: &[P]) -> A {
     let mut acc = [A::zero(); 8];
     let (xc, yc) = (x.chunks_exact(8), y.chunks_exact(8));
-    let tail: A = xc.remainder().iter().zip(yc.remainder()).map(|(&a, &b)| A::of(a.f64()) * b).sum();
+    let tail: A = xc.remainder().iter().zip(yc.remainder()).map(|(&a, &b)| A::of(a.f64()) * A::of(b.f64())).sum();
     for (a, b) in xc.zip(yc) {
         for l in 0..8 {
-            acc[l] += A::of(a[l].f64()) * b[l];
+            acc[l] += A::of(a[l].f64()) * A::of(b[l].f64());
         }
     }
     acc.iter().copied().sum::<A>() + tail
@@ -48,7 +48,7 @@ struct Walker<S, A> {
     prop: Vec<S>,
     grad: Vec<S>,
     /// The pending delayed moves.
-    delayed: Delayed<S, A>,
+    delayed: Delayed<S, S, A>,
     /// Scratch: the row change of an accept.
     change: Vec<S>,
     ratio: A,
@@ -113,8 +113,8 @@ fn ratio_one<S: Scalar, A: Real>(wk: &mut Walker<S, A>, n: usize, q: usize) {
         g = [0, 1, 2].map(|d| dot::<S, A>(&wk.grad[d * n..(d + 1) * n], tq));
     } else {
         let col = wk.delayed.column(tq, q);
-        r = dot_wide(u, col);
-        g = [0, 1, 2].map(|d| dot_wide::<S, A>(&wk.grad[d * n..(d + 1) * n], col));
+        r = dot_wide::<S, A, A>(u, col);
+        g = [0, 1, 2].map(|d| dot_wide::<S, A, A>(&wk.grad[d * n..(d + 1) * n], col));
     }
     wk.ratio = r;
     wk.grads = g.map(|x| x / r);

@@ -41,11 +41,11 @@ __device__ void ratio(int n, int kmax, int q, const S* __restrict__ t, const S* 
     const S* g = grad + (size_t)w * 3 * n;
     const S* uw = ut + (size_t)w * kmax * n;
     const int m = count[w];
-    delayed_z<S, A>(m, n, q, tq, v + (size_t)w * kmax * n, uw, n, binv + (size_t)w * kmax * kmax, kmax, (const int*)0,
+    delayed_z<S, S, A>(m, n, q, tq, v + (size_t)w * kmax * n, uw, n, binv + (size_t)w * kmax * kmax, kmax, (const int*)0,
                     p + (size_t)w * kmax, sp, sz);
     A acc[4] = {A(0), A(0), A(0), A(0)};
     for (int i = threadIdx.x; i < n; i += blockDim.x) {
-        const A c = delayed_entry<S, A>(i, m, tq, uw, n, sz);
+        const A c = delayed_entry<S, S, A>(i, m, tq, uw, n, sz);
         acc[0] += A(u[i]) * c;
         acc[1] += A(g[i]) * c;
         acc[2] += A(g[n + i]) * c;
@@ -119,7 +119,7 @@ __device__ void delay_accept(int n, int kmax, int q, int step, int walkers, cons
     const S* u = prop + w * nn + (size_t)q * n;
     S* aq = a + w * nn + (size_t)q * n;
     const RowChange<S> change{u, aq};
-    delayed_grow<S, A>(change, n, m, kmax, -1, t + w * nn + (size_t)q * n, v + (size_t)w * kmax * n, ut + (size_t)w * kmax * n, n,
+    delayed_grow<S, S, A>(change, n, m, kmax, -1, t + w * nn + (size_t)q * n, v + (size_t)w * kmax * n, ut + (size_t)w * kmax * n, n,
                        binv + (size_t)w * kmax * kmax, (int*)0, p + (size_t)w * kmax);
     // each thread rewrites the entries of a[q] it alone read last (delayed_grow's final loop)
     for (int i = threadIdx.x; i < n; i += blockDim.x) aq[i] = u[i];

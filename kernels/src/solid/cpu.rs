@@ -44,7 +44,7 @@ pub enum SolidError {
 }
 
 /// All walkers and what the step needs of the system, in precision S (storage) and A (arithmetic).
-pub struct CpuEngine<'a, S: Scalar, A: Real> {
+pub struct CpuEngine<'a, S: Scalar, A: Scalar> {
     pub ctx: Ctx<'a, S, A>,
     pub w: Walkers<S>,
     /// Orbital gradients at the current positions, `[walker][electron][xyz][stride]`.
@@ -90,7 +90,7 @@ struct Scratch<S, A> {
     /// The walker's electrons by spin, for the Jastrow sums.
     electrons: Soa,
     /// The pending moves of the delayed update (delay > 1).
-    delayed: Delayed<S, A>,
+    delayed: Delayed<S, A, A>,
     /// A re-inversion: one spin's Slater matrix, its transposed inverse, its Laplacian rows.
     slater: Vec<S>,
     inverse: Vec<S>,
@@ -99,7 +99,7 @@ struct Scratch<S, A> {
     det: Vec<[f64; 4]>,
 }
 
-impl<S: Scalar, A: Real> Scratch<S, A> {
+impl<S: Scalar, A: Scalar> Scratch<S, A> {
     fn new(s: &Setup<S>, delay: usize) -> Self {
         let (ne, n, st) = (s.electrons, s.per_spin(), s.table.stride);
         Scratch {
@@ -116,7 +116,7 @@ impl<S: Scalar, A: Real> Scratch<S, A> {
     }
 }
 
-impl<'a, S: Scalar, A: Real> CpuEngine<'a, S, A> {
+impl<'a, S: Scalar, A: Scalar> CpuEngine<'a, S, A> {
     /// `count` walkers with uniformly random electrons, inverted and measured.
     pub fn new(sys: &'a Solid, count: usize, p: Params) -> Result<Self, SolidError> {
         assert!((1..=crate::determinant::MAX_DELAY).contains(&p.delay), "solid cpu: delay {} out of 1..=64", p.delay);
@@ -307,7 +307,7 @@ fn points(pos: &[f64]) -> &[[f64; 3]] {
     unsafe { std::slice::from_raw_parts(pos.as_ptr().cast::<[f64; 3]>(), pos.len() / 3) }
 }
 
-impl<S: Scalar, A: Real> Ctx<'_, S, A> {
+impl<S: Scalar, A: Scalar> Ctx<'_, S, A> {
     /// The sweep of one walker: every electron proposed once, in order. With delay k > 1, each spin's electrons in
     /// windows of k: the ratio and gradients against the window's pending moves (`Delayed::column`), the accepted
     /// moves applied to the inverse together at the window's end; with k = 1, Sherman-Morrison on every accept.
@@ -333,7 +333,7 @@ impl<S: Scalar, A: Real> Ctx<'_, S, A> {
                     [0, 1, 2].map(|d| dot::<S, A>(&dpsi[(3 * e + d) * st..][..st], tq).f64())
                 } else {
                     let col = delayed.column(&tq[..n], q);
-                    [0, 1, 2].map(|d| dot_wide::<S, A>(&dpsi[(3 * e + d) * st..][..n], col).f64())
+                    [0, 1, 2].map(|d| dot_wide::<S, A, A>(&dpsi[(3 * e + d) * st..][..n], col).f64())
                 }
             });
             let (j_old, g_jas, _) = timed(t, Class::Jastrow, #[inline(always)] || self.fun.electron(electrons, n, e, old));
@@ -352,8 +352,8 @@ impl<S: Scalar, A: Real> Ctx<'_, S, A> {
                     g = [1, 2, 3].map(|d| dot::<S, A>(&row_s[d * st..][..st], row));
                 } else {
                     let col = delayed.last_column();
-                    r = dot_wide(&row_s[..n], col);
-                    g = [1, 2, 3].map(|d| dot_wide::<S, A>(&row_s[d * st..][..n], col));
+                    r = dot_wide::<S, A, A>(&row_s[..n], col);
+                    g = [1, 2, 3].map(|d| dot_wide::<S, A, A>(&row_s[d * st..][..n], col));
                 }
                 (r.f64(), g.map(|x| (x / r).f64()))
             });

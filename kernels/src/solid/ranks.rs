@@ -26,7 +26,6 @@ use crate::determinant::cpu::Scalar;
 use crate::qmc::comm::Comm;
 use crate::qmc::pack::{put_f64, put_f64s, Pack, Reader, Truncated};
 use crate::qmc::population::migrate;
-use crate::Real;
 use std::time::Instant;
 
 /// One walker's whole state, as it travels between ranks.
@@ -71,7 +70,7 @@ pub trait Engine {
     fn put(&mut self, k: usize, w: &Walker) -> Result<(), SolidError>;
 }
 
-impl<S: Scalar, A: Real> Engine for CpuEngine<'_, S, A> {
+impl<S: Scalar, A: Scalar> Engine for CpuEngine<'_, S, A> {
     fn count(&self) -> usize {
         CpuEngine::count(self)
     }
@@ -110,7 +109,7 @@ impl<S: Scalar, A: Real> Engine for CpuEngine<'_, S, A> {
     }
 }
 
-impl<S: Scalar, A: Real> Engine for GpuEngine<'_, S, A> {
+impl<S: Scalar, A: Scalar> Engine for GpuEngine<'_, S, A> {
     fn count(&self) -> usize {
         GpuEngine::count(self)
     }

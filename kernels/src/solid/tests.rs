@@ -10,7 +10,7 @@ fn params(dmc: bool) -> Params {
 }
 
 /// Every walker's energies and inverse against the reference.
-fn comparisons<S: crate::determinant::cpu::Scalar, A: Real>(e: &CpuEngine<S, A>) -> Vec<Comparison> {
+fn comparisons<S: crate::determinant::cpu::Scalar, A: crate::determinant::cpu::Scalar>(e: &CpuEngine<S, A>) -> Vec<Comparison> {
     let sys = e.ctx.sys;
     let (ne, ni, st) = (sys.electrons(), sys.setup.ion_count(), sys.setup.table.stride);
     (0..e.count())
@@ -22,7 +22,7 @@ fn comparisons<S: crate::determinant::cpu::Scalar, A: Real>(e: &CpuEngine<S, A>)
 }
 
 /// The worst energy and inverse errors over the walkers.
-fn worst<S: crate::determinant::cpu::Scalar, A: Real>(e: &CpuEngine<S, A>) -> (f64, f64) {
+fn worst<S: crate::determinant::cpu::Scalar, A: crate::determinant::cpu::Scalar>(e: &CpuEngine<S, A>) -> (f64, f64) {
     comparisons(e).iter().fold((0.0f64, 0.0f64), |w, c| (w.0.max(c.energy), w.1.max(c.inverse)))
 }
 
@@ -190,32 +190,41 @@ fn corrupted_inverse_is_detected() {
 }
 
 /// The GPU engine follows the CPU engine (same start, same random numbers): identical acceptances and local
-/// energies within 1e-9 in double; mixed within its tolerance of the reference, through a re-inversion.
+/// energies within 1e-9 in double, with delayed updates (rank 4: four windows per spin, the last apply of each spin
+/// and the empty slots of rejected moves) and with Sherman-Morrison (delay 1); mixed within its tolerance of the
+/// reference, through a re-inversion, delayed.
 #[test]
 fn gpu_matches_cpu_when_present() {
     let Some(gpu) = crate::gpu::for_test() else { return };
     let sys = Solid::carbon(16, 6).unwrap();
     let mut p = params(true);
     p.recompute = 2;
-    let mut cpu = CpuEngine::<f64, f64>::new(&sys, 3, p).unwrap();
-    let mut g = gpu::GpuEngine::<f64, f64>::new(&gpu, &sys, &sys.setup, 3, p).unwrap();
-    for (k, (a, b)) in g.energies().unwrap().iter().zip(cpu.energies()).enumerate() {
-        assert!((a - b).abs() <= 1e-10 * cpu.parts[k].magnitude(), "start walker {k}: gpu {a} cpu {b}");
-    }
-    g.profile = true;
-    for step in 0..3 {
-        cpu.step().unwrap();
-        g.step().unwrap();
-        assert_eq!(g.accepted().unwrap(), cpu.accepted, "step {step}");
+    for delay in [4, 1] {
+        let p = Params { delay, ..p };
+        let mut cpu = CpuEngine::<f64, f64>::new(&sys, 3, p).unwrap();
+        let mut g = gpu::GpuEngine::<f64, f64>::new(&gpu, &sys, &sys.setup, 3, p).unwrap();
         for (k, (a, b)) in g.energies().unwrap().iter().zip(cpu.energies()).enumerate() {
-            assert!((a - b).abs() <= 1e-9 * cpu.parts[k].magnitude(), "step {step} walker {k}: gpu {a} cpu {b}");
+            assert!((a - b).abs() <= 1e-10 * cpu.parts[k].magnitude(), "delay {delay} start walker {k}: gpu {a} cpu {b}");
         }
+        g.profile = true;
+        for step in 0..3 {
+            cpu.step().unwrap();
+            g.step().unwrap();
+            assert_eq!(g.accepted().unwrap(), cpu.accepted, "delay {delay} step {step}");
+            for (k, (a, b)) in g.energies().unwrap().iter().zip(cpu.energies()).enumerate() {
+                assert!((a - b).abs() <= 1e-9 * cpu.parts[k].magnitude(), "delay {delay} step {step} walker {k}: gpu {a} cpu {b}");
+            }
+        }
+        assert!(cpu.moves.acceptance() < 0.99, "delay {delay}: some moves rejected (empty slots)");
+        assert!(g.timers.0[Class::Orbitals as usize] > 0.0 && g.timers.0[Class::Branching as usize] > 0.0);
+        let (pos, rot, parts, inv) = g.walker(2).unwrap();
+        let c = compare(&sys, &pos, &rot, parts, &inv).unwrap();
+        assert!(c.energy < DOUBLE_TOLERANCE && c.inverse < 1e-9, "delay {delay} gpu walker 2 vs reference: energy {:e}, inverse {:e}", c.energy, c.inverse);
+        // to the host only energies, accepted counts, the job count and the re-inversion's status flags (step 1)
+        let w = 3u64;
+        assert_eq!(g.traffic().to_host, 3 * (8 * w + 8 * w + 4 * w + 8 * (w + 1)) + 4 * 2 * w, "bytes to the host in 3 steps");
+        assert_eq!(g.traffic().to_device, 0, "nothing uploaded in the steps: the device draws the random numbers");
     }
-    assert!(g.timers.0[Class::Orbitals as usize] > 0.0 && g.timers.0[Class::Branching as usize] > 0.0);
-    // to the host only energies, accepted counts, the job count and the re-inversion's status flags (step 1)
-    let w = 3u64;
-    assert_eq!(g.traffic().to_host, 3 * (8 * w + 8 * w + 4 * w + 8 * (w + 1)) + 4 * 2 * w, "bytes to the host in 3 steps");
-    assert_eq!(g.traffic().to_device, 0, "nothing uploaded in the steps: the device draws the random numbers");
     let mut g = gpu::GpuEngine::<f32, f64>::new(&gpu, &sys, &sys.setup.convert(), 2, p).unwrap();
     for _ in 0..3 {
         g.step().unwrap();
