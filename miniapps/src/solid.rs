@@ -51,7 +51,12 @@ use kernels::{Check, Precision, Real};
 pub struct Args {
     #[command(flatten)]
     pub common: CommonArgs,
-    /// Electrons (4 per carbon atom, multiples of 32: 8-atom diamond cells), comma-separated.
+    /// Electrons (4 per carbon atom, multiples of 32: 8-atom diamond cells, at most 4096), comma-separated. What fits
+    /// a GPU, from the engine's allocations (slab of positions, inverse and gradient rows; f64 re-inversion buffers;
+    /// delayed moves) per walker in double (mixed): about 100 MB (67 MB) at 2048 electrons, 230 MB (155 MB) at 3072,
+    /// 410 MB (270 MB) at 4096, beside a B-spline table of 1.0 GB (0.5) / 2.0 GB (1.0) / 3.6 GB (1.8): an 80 GB H100
+    /// holds about 750 / 330 / 185 walkers in double, 1100 / 480 / 280 in mixed. A run that does not fit says so
+    /// before it allocates.
     #[arg(long, value_delimiter = ',', default_value = "128")]
     pub electrons: Vec<usize>,
     /// Walkers (per GPU; with --ranks, over all ranks), comma-separated.
@@ -108,9 +113,10 @@ pub fn suite(level: Level) -> &'static [&'static str] {
     }
 }
 
-const MAX_ELECTRONS: usize = 2048;
-/// Walker state the host start and the GPU hold at most (1024 walkers of 1024 electrons: 17 GB).
-const MAX_STATE_BYTES: f64 = 40e9;
+const MAX_ELECTRONS: usize = 4096;
+/// Walker state the host start and the GPU hold at most (1024 walkers of 1024 electrons: 17 GB; 330 of 3072: 50 GB):
+/// the largest GPU's memory; the engine checks its own device before allocating.
+const MAX_STATE_BYTES: f64 = 144e9;
 
 /// Bytes of the inverse and gradient rows of `walkers` walkers of `electrons` electrons in double.
 fn state_bytes(electrons: usize, walkers: usize) -> f64 {
@@ -167,14 +173,15 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
     }
     let variants = [Variant::Cpu, Variant::Gpu].into_iter().filter(|v| r.runs(*v)).count();
     r.plan(a.electrons.len() * a.walkers.len() * precisions.len() * variants);
+    let mut gemm = GemmRates::default();
     for (i, &ne) in a.electrons.iter().enumerate() {
         r.step(format!("building the {}-atom solid", ne / 4));
         let sys = Solid::carbon(ne / 4, r.seed(i as u64 + 1)).map_err(anyhow::Error::msg)?;
         for &p in &precisions {
             let params = Params { tau: a.tau, dmc: a.method == "dmc", recompute: a.recompute, seed: r.seed(100 + i as u64), first: 0, delay: delay(a, ne) };
             match p {
-                Precision::Double => sizes::<f64, f64>(r, a, &sys, params, p)?,
-                _ => sizes::<f32, f64>(r, a, &sys, params, p)?,
+                Precision::Double => sizes::<f64, f64>(r, a, &sys, params, p, &mut gemm)?,
+                _ => sizes::<f32, f64>(r, a, &sys, params, p, &mut gemm)?,
             }
         }
     }
@@ -191,7 +198,7 @@ pub(crate) fn delay(a: &Args, ne: usize) -> usize {
 }
 
 /// Every walker count of one system in one precision: storage S, arithmetic A.
-fn sizes<S: Scalar, A: Scalar>(r: &mut Runner, a: &Args, sys: &Solid, params: Params, p: Precision) -> Result<()> {
+fn sizes<S: Scalar, A: Scalar>(r: &mut Runner, a: &Args, sys: &Solid, params: Params, p: Precision, gemm: &mut GemmRates) -> Result<()> {
     let ne = sys.electrons();
     let case = |w: usize| Case::new("solid", &a.method, p).size("electrons", ne).size("walkers", w).param("tau", a.tau).param("steps", a.steps).param("delay", params.delay);
     if r.runs(Variant::Cpu) {
@@ -212,8 +219,10 @@ fn sizes<S: Scalar, A: Scalar>(r: &mut Runner, a: &Args, sys: &Solid, params: Pa
             // time of the case's walkers at the measured rate per walker step
             let f = w as f64 / cw as f64;
             let t = Stats { min: t.min * f, median: t.median * f, max: t.max * f };
-            r.record(&case(w), Variant::Cpu, t, work::<S>(sys, w, a.steps, acc), &v.checks)?;
+            r.record(&case(w), Variant::Cpu, t, work::<S>(sys, &params, w, a.steps, acc), &v.checks)?;
             extras(r, &e.timers, ne, w * a.steps, t.median, acc);
+            let rate = gemm.of(r, Variant::Cpu)?;
+            floors(r, Variant::Cpu, sys, &params, std::mem::size_of::<S>(), &e.timers, t.median / (w * a.steps) as f64, acc, rate)?;
             r.extra("cpu_walkers_timed", cw as f64);
             v.extras(r);
             r.extra("reinversions_per_step", reinverted);
@@ -241,8 +250,10 @@ fn sizes<S: Scalar, A: Scalar>(r: &mut Runner, a: &Args, sys: &Solid, params: Pa
             let mut v = reference_checks(sys, &pos, &rot, parts, &inv, p, params.recompute)?;
             v.checks.extend(traj.iter().cloned());
             let acc = g.moves.acceptance();
-            r.record(&case(w), Variant::Gpu, t, work::<S>(sys, w, a.steps, acc), &v.checks)?;
+            r.record(&case(w), Variant::Gpu, t, work::<S>(sys, &params, w, a.steps, acc), &v.checks)?;
             extras(r, &g.timers, ne, w * a.steps, t.median, acc);
+            let rate = gemm.of(r, Variant::Gpu)?;
+            floors(r, Variant::Gpu, sys, &params, std::mem::size_of::<S>(), &g.timers, t.median / (w * a.steps) as f64, acc, rate)?;
             let bytes = g.traffic();
             r.extra("host_bytes_per_step", bytes.total() as f64 / g.steps as f64);
             r.extra("to_host_bytes_per_step", bytes.to_host as f64 / g.steps as f64);
@@ -380,14 +391,65 @@ fn trajectory_checks<S: Scalar, A: Scalar>(gpu: &std::sync::Arc<kernels::gpu::Gp
     Ok(checks)
 }
 
-pub(crate) fn work<S>(sys: &Solid, walkers: usize, steps: usize, acc: f64) -> Work {
+/// The work of `walkers` walkers' `steps` steps of `params` at acceptance `acc` (`solid::step_work`).
+pub(crate) fn work<S>(sys: &Solid, params: &Params, walkers: usize, steps: usize, acc: f64) -> Work {
     let n = (walkers * steps) as f64;
+    let (bytes, flops) = solid::step_work(sys, std::mem::size_of::<S>(), acc, params.delay, params.recompute);
     Work {
-        bytes: n * solid::step_bytes(sys, std::mem::size_of::<S>(), acc),
-        flops: n * solid::step_flops(sys, acc),
+        bytes: n * bytes,
+        flops: n * flops,
         items: n,
         unit: "walker steps/s",
     }
+}
+
+/// The f64 GEMM rates (flops/s) of the CPU pool and the GPU, measured in this process on first use.
+#[derive(Default)]
+struct GemmRates {
+    cpu: Option<f64>,
+    gpu: Option<f64>,
+}
+
+impl GemmRates {
+    fn of(&mut self, r: &Runner, v: Variant) -> Result<f64> {
+        Ok(match v {
+            Variant::Gpu => match self.gpu {
+                Some(x) => x,
+                None => *self.gpu.insert(solid::floor::gpu_gemm_rate(r.gpu().expect("the gpu variant runs with a GPU"))?),
+            },
+            _ => *self.cpu.get_or_insert_with(solid::floor::cpu_gemm_rate),
+        })
+    }
+}
+
+/// The floor of one walker step (`kernels::solid::floor`) beside its measured time, class by class: extras
+/// `gemm_gflops`, `floor_s_step` and `floor_s_<class>` (seconds per walker step), and a line per record saying how far
+/// each class is from its floor (measured time per class: the record's fractions of `per_step`).
+#[allow(clippy::too_many_arguments)]
+fn floors(r: &mut Runner, v: Variant, sys: &Solid, params: &Params, e: usize, t: &Timers, per_step: f64, acc: f64, gemm: f64) -> Result<()> {
+    let copy = r.ceiling(v)?;
+    let work = solid::floor::class_work(sys, e, acc, params.delay, params.recompute);
+    let floor = solid::floor::floor(&work, copy, gemm);
+    let frac = t.fractions();
+    r.extra("gemm_gflops", gemm / 1e9);
+    r.extra("floor_s_step", floor.iter().sum());
+    let mut lines = vec![];
+    let mut classes: Vec<Class> = Class::ALL.into_iter().filter(|&c| work[c as usize] != (0.0, 0.0)).collect();
+    classes.sort_by(|&x, &y| frac[y as usize].total_cmp(&frac[x as usize]));
+    for c in classes {
+        let (f, m) = (floor[c as usize], frac[c as usize] * per_step);
+        r.extra(&format!("floor_s_{}", c.name()), f);
+        let bound = if solid::floor::bytes_bound(work[c as usize], copy, gemm) { "bytes" } else { "flops" };
+        lines.push(format!("{} {m:.2e} s / floor {f:.2e} s ({bound}) = {:.1}x", c.name(), m / f));
+    }
+    r.say(&format!(
+        "  one walker step {per_step:.3e} s, floor {:.3e} s at {:.0} GB/s copy and {:.0} GFLOP/s f64 GEMM; by class, measured / floor: {}",
+        floor.iter().sum::<f64>(),
+        copy / 1e9,
+        gemm / 1e9,
+        lines.join(", ")
+    ));
+    Ok(())
 }
 
 /// Throughput extras and the time fraction of each kernel class.

@@ -180,7 +180,8 @@ fn record(r: &mut Runner, a: &Args, sys: &Solid, p: Precision, v: Variant, total
         .param("delay", crate::solid::delay(a, ne))
         .param("transport", ranks.transport());
     let acc = mean(10);
-    r.record(&case, v, Stats::from_samples(&[secs]), work_of(sys, p, total, a.steps, acc), &checks)?;
+    let params = Params { tau: a.tau, dmc: true, recompute: a.recompute, seed: 0, first: 0, delay: crate::solid::delay(a, ne) };
+    r.record(&case, v, Stats::from_samples(&[secs]), work_of(sys, &params, p, total, a.steps, acc), &checks)?;
     if let Some(rec) = r.records.last_mut() {
         rec.reps = 1; // one run of --steps generations, timed whole
     }
@@ -202,10 +203,10 @@ fn record(r: &mut Runner, a: &Args, sys: &Solid, p: Precision, v: Variant, total
     Ok(())
 }
 
-fn work_of(sys: &Solid, p: Precision, walkers: usize, steps: usize, acc: f64) -> harness::Work {
+fn work_of(sys: &Solid, params: &Params, p: Precision, walkers: usize, steps: usize, acc: f64) -> harness::Work {
     match p {
-        Precision::Double => work::<f64>(sys, walkers, steps, acc),
-        _ => work::<f32>(sys, walkers, steps, acc),
+        Precision::Double => work::<f64>(sys, params, walkers, steps, acc),
+        _ => work::<f32>(sys, params, walkers, steps, acc),
     }
 }
 

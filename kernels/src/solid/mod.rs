@@ -36,6 +36,7 @@
 
 pub mod conditioning;
 pub mod cpu;
+pub mod floor;
 pub mod gpu;
 pub mod ranks;
 pub mod reference;
@@ -272,30 +273,10 @@ pub fn expected_jobs(sys: &Solid) -> f64 {
     sys.setup.expected_jobs()
 }
 
-/// Flops of one walker step at acceptance `acc` (for the record's GFLOP/s): per move the VGL spline
-/// (`bspline::flops`), ratio and gradients (8 per orbital), two Jastrow passes, on accept the Sherman-Morrison update
-/// (4 n^2); the measurement's spline, dot products and one Jastrow pass per electron; the Ewald energy; the
-/// nonlocal ratios of the expected jobs.
-pub fn step_flops(sys: &Solid, acc: f64) -> f64 {
-    let s = &sys.setup;
-    let (ne, n, ions) = (s.electrons as f64, s.per_spin() as f64, s.ion_count() as f64);
-    let jas = (ne - 1.0 + ions) * pp::Jastrow::PAIR_FLOPS;
-    let spline = crate::bspline::flops(1, s.per_spin(), crate::bspline::Output::Vgl);
-    let moves = ne * (spline + 8.0 * n + 2.0 * jas + acc * 4.0 * n * n);
-    let measure = ne * (spline + 10.0 * n + jas);
-    let jobs = expected_jobs(sys).round() as usize;
-    moves + measure + sys.ewald.energy_flops() + pp::flops(s, jobs, jobs.min(s.electrons), 1)
-}
-
-/// Fewest bytes of one walker step with element size `e` (table, inverse, gradient rows) at acceptance `acc`: per
-/// move 64 table rows and the inverse and gradient rows read, on accept the spin's inverse read and written and
-/// the gradient row written; the measurement's 64 rows per electron and the inverse read; the nonlocal points' rows.
-pub fn step_bytes(sys: &Solid, e: usize, acc: f64) -> f64 {
-    let s = &sys.setup;
-    let (ne, n, row) = (s.electrons as f64, s.per_spin() as f64, (s.table.stride * e) as f64);
-    let moves = ne * (64.0 * row + 4.0 * row + acc * (2.0 * n * row + 3.0 * row));
-    let measure = ne * (64.0 * row + 4.0 * row);
-    moves + measure + expected_jobs(sys) * s.rule.points() as f64 * 65.0 * row
+/// Fewest bytes and flops of one walker step with stored elements of `e` bytes at acceptance `acc`, delay `k` and a
+/// re-inversion every `recompute` steps: the sums over the kernel classes of [`floor::class_work`].
+pub fn step_work(sys: &Solid, e: usize, acc: f64, k: usize, recompute: usize) -> (f64, f64) {
+    floor::class_work(sys, e, acc, k, recompute).iter().fold((0.0, 0.0), |t, w| (t.0 + w.0, t.1 + w.1))
 }
 
 /// A walker against the reference from scratch at the same configuration.
