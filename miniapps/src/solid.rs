@@ -1,7 +1,12 @@
 //! `solid`: whole VMC/DMC steps of a synthetic carbon-like solid (paper 000, Figs. 3 and 4): every stage of a real
-//! step (B-spline orbitals, determinant ratios and Sherman-Morrison updates, Jastrow, Ewald, nonlocal
-//! pseudopotential, branching) for all walkers, on all CPU cores and on the GPU, with per-stage timers.
-//! See `kernels::solid`.
+//! step (B-spline orbitals, determinant ratios and delayed (rank-k, `--delay`) or Sherman-Morrison updates, Jastrow,
+//! Ewald, nonlocal pseudopotential, branching) for all walkers, on all CPU cores and on the GPU, with per-stage
+//! timers. See `kernels::solid`.
+//!
+//! Beside each record it prints the floor of one walker step per kernel class (`kernels::solid::floor`: the class's
+//! bytes at the copy bandwidth, its flops at the f64 GEMM rate, both measured in this process) and the measured time
+//! of that class, and keeps the floors as extras (`floor_s_<class>`, `floor_s_step`, `gemm_gflops`). A class whose
+//! data stays in cache (the determinant of a small cell) can run below its bytes floor: it counts memory traffic.
 //!
 //! Records: one per (electrons, walkers, precision, variant); throughput in walker steps/s, `electron_moves_per_s`
 //! and the time fraction of each kernel class (`frac_orbitals`, ...) as extras (CPU: thread time per class over the

@@ -5,7 +5,9 @@
 //! State, walker-major (`pseudopotential::Walkers` holds the first three, so the nonlocal energy reads them as is):
 //! positions `[walker][electron][xyz]` (f64), transposed inverses `[walker][electron][stride]` (row e = column of
 //! A_s^-1 for electron e of spin s, the determinant kernel's layout), quadrature rotations `[walker][ion][9]`,
-//! orbital gradients at the current positions `[walker][electron][xyz][stride]`.
+//! orbital gradients and Laplacians at the current positions `[walker][electron][xyz][stride]`,
+//! `[walker][electron][stride]` (kept by the accepted moves, so the measurement needs no orbitals unless it
+//! re-inverts).
 
 use super::conditioning::{cond_1, reinverts};
 use super::{branch, comb_offset, draws, start_walkers, timed, weight, Class, Params, Parts, Solid, Timers, PER_MOVE};
@@ -49,6 +51,10 @@ pub struct CpuEngine<'a, S: Scalar, A: Scalar> {
     pub w: Walkers<S>,
     /// Orbital gradients at the current positions, `[walker][electron][xyz][stride]`.
     pub dpsi: Vec<S>,
+    /// Orbital Laplacians at the current positions, `[walker][electron][stride]`, where `lap_known` (the measurement
+    /// evaluates the orbitals again where not).
+    pub lap: Vec<S>,
+    pub(crate) lap_known: Vec<bool>,
     pub parts: Vec<Parts>,
     /// 1-norm condition number of each walker's worse Slater matrix at its last f64 re-inversion (decides the next:
     /// `conditioning::reinverts`).
@@ -91,10 +97,9 @@ struct Scratch<S, A> {
     electrons: Soa,
     /// The pending moves of the delayed update (delay > 1).
     delayed: Delayed<S, A, A>,
-    /// A re-inversion: one spin's Slater matrix, its transposed inverse, its Laplacian rows.
+    /// A re-inversion: one spin's Slater matrix and its transposed inverse.
     slater: Vec<S>,
     inverse: Vec<S>,
-    lap: Vec<S>,
     /// (grad D / D, lap D / D) of every electron.
     det: Vec<[f64; 4]>,
 }
@@ -110,7 +115,6 @@ impl<S: Scalar, A: Scalar> Scratch<S, A> {
             delayed: Delayed::new(n, st, delay.max(1)),
             slater: vec![S::zero(); n * n],
             inverse: vec![S::zero(); n * n],
-            lap: vec![S::zero(); n * st],
             det: vec![[0.0; 4]; ne],
         }
     }
@@ -126,6 +130,8 @@ impl<'a, S: Scalar, A: Scalar> CpuEngine<'a, S, A> {
         let mut e = CpuEngine {
             ctx: Ctx { ewald: CpuEwald::new(&sys.ewald), fun: JastrowSums::new(&sys.setup, sys.jastrow()), setup, sys, p },
             dpsi: vec![S::zero(); count * sys.electrons() * 3 * st],
+            lap: vec![S::zero(); count * sys.electrons() * st],
+            lap_known: vec![false; count],
             parts: vec![Parts::default(); count],
             cond: vec![f64::INFINITY; count],
             reinversions: 0,
@@ -212,11 +218,13 @@ impl<'a, S: Scalar, A: Scalar> CpuEngine<'a, S, A> {
             .par_chunks_mut(3 * ne)
             .zip(self.w.inv.par_chunks_mut(ne * st))
             .zip(self.dpsi.par_chunks_mut(ne * 3 * st))
+            .zip(self.lap.par_chunks_mut(ne * st))
+            .zip(self.lap_known.par_iter_mut())
             .zip(self.w.rot.par_chunks_mut(9 * ni))
             .zip(self.cond.par_iter_mut())
             .zip(self.outcomes.par_iter_mut())
             .enumerate()
-            .for_each(|(k, (((((pos, inv), dpsi), rot), cond), out))| {
+            .for_each(|(k, (((((((pos, inv), dpsi), lap), known), rot), cond), out))| {
                 // the task runs no parallel loop of its own, so no other task of this thread starts inside it
                 let slot = rayon::current_thread_index().unwrap_or(0) % scratch.len();
                 let mut sc = scratch[slot].try_lock().expect("solid cpu: one walker task per thread at a time");
@@ -225,14 +233,15 @@ impl<'a, S: Scalar, A: Scalar> CpuEngine<'a, S, A> {
                     Some(step) => {
                         let t = &mut out.t;
                         timed(t, Class::Other, || draws(me.p.seed, step, me.p.first + k, ne, ni, &mut sc.moves, rot));
-                        (out.stats, out.accepted) = crate::dispatch!(me.sweep(pos, inv, dpsi, &mut *sc, t));
+                        (out.stats, out.accepted) = crate::dispatch!(me.sweep(pos, inv, dpsi, lap, &mut *sc, t));
                         reinverts(&me.p, step, S::EPS, *cond)
                     }
                     None => invert,
                 };
                 out.inverted = invert;
-                match crate::dispatch!(me.measure_walker(pos, inv, dpsi, invert, &mut *sc, &mut out.t)) {
+                match crate::dispatch!(me.measure_walker(pos, inv, dpsi, lap, *known, invert, &mut *sc, &mut out.t)) {
                     Ok((kinetic, c)) => {
+                        *known = true;
                         out.kinetic = kinetic;
                         out.cond = c;
                         *cond = c.unwrap_or(*cond);
@@ -294,6 +303,8 @@ impl<'a, S: Scalar, A: Scalar> CpuEngine<'a, S, A> {
             copy_slot(&mut self.w.inv, ne * st, from, slot);
             copy_slot(&mut self.w.rot, 9 * ni, from, slot);
             copy_slot(&mut self.dpsi, 3 * ne * st, from, slot);
+            copy_slot(&mut self.lap, ne * st, from, slot);
+            copy_slot(&mut self.lap_known, 1, from, slot);
             copy_slot(&mut self.parts, 1, from, slot);
             copy_slot(&mut self.cond, 1, from, slot);
         }
@@ -315,7 +326,7 @@ impl<S: Scalar, A: Scalar> Ctx<'_, S, A> {
     /// closures: a closure not inlined would run without the vector instruction set, and its minimum images would
     /// call libm's rint).
     #[inline(always)]
-    fn sweep(&self, pos: &mut [f64], inv: &mut [S], dpsi: &mut [S], sc: &mut Scratch<S, A>, t: &mut Timers) -> (MoveStats, u32) {
+    fn sweep(&self, pos: &mut [f64], inv: &mut [S], dpsi: &mut [S], lap: &mut [S], sc: &mut Scratch<S, A>, t: &mut Timers) -> (MoveStats, u32) {
         let (ne, n, st) = (self.sys.electrons(), self.setup.per_spin(), self.setup.table.stride);
         let (tau, k) = (self.p.tau, self.p.delay);
         let (mut stats, mut acc) = (MoveStats::default(), 0u32);
@@ -370,6 +381,7 @@ impl<S: Scalar, A: Scalar> Ctx<'_, S, A> {
                         delayed.grow(q - window, &row_s[..n], &ts[q * st..q * st + n], Some(q));
                     }
                     dpsi[3 * e * st..(3 * e + 3) * st].copy_from_slice(&row_s[st..4 * st]);
+                    lap[e * st..(e + 1) * st].iter_mut().zip(&phi[4 * st..5 * st]).for_each(|(x, &y)| *x = S::of(y.f64()));
                 });
                 pos[3 * e..3 * e + 3].copy_from_slice(&new);
                 electrons.set(s, q, new);
@@ -384,46 +396,46 @@ impl<S: Scalar, A: Scalar> Ctx<'_, S, A> {
         (stats, acc)
     }
 
-    /// Kinetic energy of one walker at its positions; refreshes its gradient rows, and with `invert` its inverses
-    /// (f64 inversion of the Slater matrices of the measured values, spin by spin) and returns their larger
-    /// condition number. Inline, for the caller's `dispatch!`.
+    /// Kinetic energy of one walker at its positions from its gradient and Laplacian rows, which the sweep keeps at
+    /// the current positions (as QMCPACK keeps dpsiM and d2psiM): the orbitals are evaluated again only where those
+    /// rows are not `known` (the start, a migrated walker) or with `invert`, which re-inverts the Slater matrices of
+    /// the measured values in f64, spin by spin, and returns their larger condition number. Inline, for the caller's
+    /// `dispatch!`.
     #[inline(always)]
-    fn measure_walker(&self, pos: &[f64], inv: &mut [S], dpsi: &mut [S], invert: bool, sc: &mut Scratch<S, A>, t: &mut Timers) -> Result<(f64, Option<f64>), usize> {
+    #[allow(clippy::too_many_arguments)]
+    fn measure_walker(&self, pos: &[f64], inv: &mut [S], dpsi: &mut [S], lap: &mut [S], known: bool, invert: bool, sc: &mut Scratch<S, A>, t: &mut Timers) -> Result<(f64, Option<f64>), usize> {
         let (ne, n, st) = (self.sys.electrons(), self.setup.per_spin(), self.setup.table.stride);
-        let Scratch { phi, rows, electrons, slater, inverse, lap, det, .. } = sc;
+        let Scratch { phi, rows, electrons, slater, inverse, det, .. } = sc;
         let mut worst = 0.0f64;
         for s in 0..2 {
-            for i in 0..n {
-                let e = s * n + i;
-                timed(t, Class::Orbitals, #[inline(always)] || spline::evaluate_point::<S, A>(&self.setup.table, [pos[3 * e], pos[3 * e + 1], pos[3 * e + 2]], Output::Vgl, phi));
-                timed(t, Class::Determinant, #[inline(always)] || {
-                    rows.iter_mut().zip(phi.iter()).for_each(|(x, &y)| *x = S::of(y.f64()));
-                    dpsi[3 * e * st..(3 * e + 3) * st].copy_from_slice(&rows[st..4 * st]);
-                    if invert {
-                        // the Slater matrix's row i and the Laplacian row, dotted once the spin is inverted
+            if invert || !known {
+                for i in 0..n {
+                    let e = s * n + i;
+                    timed(t, Class::Orbitals, #[inline(always)] || spline::evaluate_point::<S, A>(&self.setup.table, [pos[3 * e], pos[3 * e + 1], pos[3 * e + 2]], Output::Vgl, phi));
+                    timed(t, Class::Determinant, #[inline(always)] || {
+                        rows.iter_mut().zip(phi.iter()).for_each(|(x, &y)| *x = S::of(y.f64()));
+                        dpsi[3 * e * st..(3 * e + 3) * st].copy_from_slice(&rows[st..4 * st]);
+                        lap[e * st..(e + 1) * st].copy_from_slice(&rows[4 * st..]);
                         slater[i * n..(i + 1) * n].copy_from_slice(&rows[..n]);
-                        lap[i * st..(i + 1) * st].copy_from_slice(&rows[4 * st..]);
-                    } else {
-                        // grad and Laplacian of ln D: (row . inverse row), the ratio at the current point being 1
-                        let r = &inv[e * st..(e + 1) * st];
-                        det[e] = [1, 2, 3, 4].map(|c| dot::<S, A>(&rows[c * st..(c + 1) * st], r).f64());
-                    }
-                });
+                    });
+                }
             }
-            if invert {
-                timed(t, Class::Determinant, #[inline(always)] || -> Result<(), usize> {
+            timed(t, Class::Determinant, #[inline(always)] || -> Result<(), usize> {
+                if invert {
                     invert_in::<S, f64>(slater, inverse, n, faer::Par::Seq)?;
                     worst = worst.max(cond_1(slater, inverse, n, n));
                     for i in 0..n {
-                        let e = s * n + i;
-                        inv[e * st..][..n].copy_from_slice(&inverse[i * n..(i + 1) * n]);
-                        let r = &inv[e * st..(e + 1) * st];
-                        let g = [0, 1, 2].map(|c| dot::<S, A>(&dpsi[(3 * e + c) * st..][..st], r).f64());
-                        det[e] = [g[0], g[1], g[2], dot::<S, A>(&lap[i * st..(i + 1) * st], r).f64()];
+                        inv[(s * n + i) * st..][..n].copy_from_slice(&inverse[i * n..(i + 1) * n]);
                     }
-                    Ok(())
-                })?;
-            }
+                }
+                // grad and Laplacian of ln D: (row . inverse row), the ratio at the current point being 1
+                for e in s * n..(s + 1) * n {
+                    let r = &inv[e * st..(e + 1) * st];
+                    let g = [0, 1, 2].map(|c| dot::<S, A>(&dpsi[(3 * e + c) * st..][..st], r).f64());
+                    det[e] = [g[0], g[1], g[2], dot::<S, A>(&lap[e * st..(e + 1) * st], r).f64()];
+                }
+                Ok(())
+            })?;
         }
         let kinetic = timed(t, Class::Jastrow, #[inline(always)] || {
             electrons.fill(pos);

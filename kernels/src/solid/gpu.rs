@@ -1,7 +1,11 @@
 //! The GPU engine: every stage of a step for all walkers at once (paper 000's interchange of the walker and
 //! electron loops). Per electron, six launches over all walkers (solid.cu): determinant gradient, Jastrow and
 //! proposal, B-spline VGL at the proposals (bspline kernel), determinant ratio, Jastrow ratio and Metropolis-
-//! Hastings, Sherman-Morrison (each row's coefficient and rank-1 update in one pass) for the accepted walkers. The measurement:
+//! Hastings, the update for the accepted walkers: with delay k > 1 (`Params::delay`) the gradient and ratio against
+//! the window's pending moves and the accept into its slot (common.cuh's delayed_*), and at each window's end the
+//! rank-k apply as three cuBLAS strided-batched GEMMs over every walker's inverse (`apply_pending`; in mixed precision
+//! on dense f64 copies, chunk by chunk of walkers); with k = 1 Sherman-Morrison (each row's coefficient and rank-1
+//! update in one pass). The measurement:
 //! VGL of all electrons in chunks of points (bspline kernel), the determinant's gradient and Laplacian (and first,
 //! for the walkers that re-invert (`conditioning::reinverts`, walker by walker as on the CPU) an f64 LU: cuBLAS
 //! batched below n = 1024 per spin, cuSOLVER per matrix from there), the kinetic energy, the Ewald energy (ewald kernel,

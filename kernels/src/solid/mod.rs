@@ -10,14 +10,20 @@
 //! orbitals), J = sum_{i<j} u(r_ij) + sum_{i,I} chi(r_iI), minimum image.
 //!
 //! One step, every walker (see [`cpu`] and [`gpu`]):
-//! 1. the sweep, electron by electron: drift-diffusion proposal from grad ln Psi (the inverse row dotted with the
-//!    stored orbital gradients, plus the Jastrow gradient), orbitals VGL at the new point (B-spline), determinant
-//!    ratio and gradient (the inverse row), Jastrow ratio and gradient (one O(N) pass over the other electrons and
-//!    the ions at the old and the new point: the cost QMCPACK's stored-row update has), Metropolis-Hastings with
-//!    the drift-diffusion Green's functions (qmc::walker's rule), and on accept the Sherman-Morrison update of the
-//!    transposed inverse and the new gradient row;
-//! 2. the measurement: orbitals VGL at all electrons, grad and Laplacian of ln D from the inverse rows (and the
-//!    refreshed gradient rows), the Jastrow's, the kinetic energy; the Ewald energy (electron-electron,
+//! 1. the sweep, electron by electron: drift-diffusion proposal from grad ln Psi (column q of the current inverse
+//!    dotted with the stored orbital gradients, plus the Jastrow gradient), orbitals VGL at the new point
+//!    (B-spline), determinant ratio and gradient (the same column), Jastrow ratio and gradient (one O(N) pass over
+//!    the other electrons and the ions at the old and the new point: the cost QMCPACK's stored-row update has),
+//!    Metropolis-Hastings with the drift-diffusion Green's functions (qmc::walker's rule), and on accept the update
+//!    of the inverse and the new gradient row. With [`Params::delay`] k > 1 the electrons of a spin go in windows of
+//!    k (McDaniel et al. 2017, QMCPACK's delayed update, [`crate::determinant::delayed`]): the column is the
+//!    inverse row corrected by the window's pending moves (O(k n)), an accept grows B^-1 by its Schur complement,
+//!    and the window's accepted moves reach the inverse together as three matrix products (faer; cuBLAS batched over
+//!    the walkers), k times fewer passes over the inverse than k Sherman-Morrison updates; with k = 1 each accept is a
+//!    Sherman-Morrison update;
+//! 2. the measurement: grad and Laplacian of ln D from the orbital gradient and Laplacian rows at the current
+//!    positions (the CPU engine keeps them from the accepted moves; the GPU engine evaluates the orbitals at all
+//!    electrons) against the inverse rows, the Jastrow's, the kinetic energy; the Ewald energy (electron-electron,
 //!    electron-ion, ion-ion); the nonlocal pseudopotential energy (pseudopotential kernel, all walkers in one
 //!    batch); every `recompute` steps (every step for an ill-conditioned walker in mixed precision:
 //!    [`conditioning::reinverts`]) a fresh f64 inversion of the Slater matrices from the measured values;
@@ -30,9 +36,9 @@
 //! it follows the CPU engine's trajectory.
 //!
 //! Precision: `double` (f64 everywhere), `mixed` (f32 B-spline table, inverse and stored gradients; f64 positions,
-//! dot products, Jastrow, Ewald sums and energies; f64 re-inversion every `recompute` steps, and every step for a
-//! walker whose Slater matrices are too ill-conditioned for f32: [`conditioning`]). `single` is not offered: paper
-//! 000 keeps the inversion and the sums in double.
+//! dot products, pending delayed moves and their apply, Jastrow, Ewald sums and energies; f64 re-inversion every
+//! `recompute` steps, and every step for a walker whose Slater matrices are too ill-conditioned for f32:
+//! [`conditioning`]). `single` is not offered: paper 000 keeps the inversion and the sums in double.
 
 pub mod conditioning;
 pub mod cpu;

@@ -103,6 +103,8 @@ impl<S: Scalar, A: Scalar> Engine for CpuEngine<'_, S, A> {
         self.w.rot[9 * ni * k..9 * ni * (k + 1)].copy_from_slice(&w.rot);
         set(&mut self.w.inv, ne * st, &w.inv);
         set(&mut self.dpsi, 3 * ne * st, &w.dpsi);
+        // its Laplacian rows did not travel: the next measurement evaluates its orbitals
+        self.lap_known[k] = false;
         self.parts[k] = w.parts;
         self.cond[k] = w.cond;
         Ok(())
