@@ -6,7 +6,8 @@
 #   qmc-check   the driver's GPU walkers at small sizes (trajectory check against the CPU first)
 #   qmc-gpu     the driver's GPU walkers at 16384 walkers, every system and precision
 #   solid-scaling  synthetic-solid DMC over 1..G GPUs (weak and strong scaling, threads transport; one mpirun run)
-#   solid-delayed  the solid with delayed (rank-k) updates at 384..3072 electrons, CPU and GPU, after its GPU tests
+#   solid-delayed  the solid with delayed (rank-k) updates at 384..1536 electrons, CPU and GPU, after its GPU tests
+#   solid-3072  the solid at 3072 electrons, CPU and GPU, double and mixed (after solid-delayed)
 #   solid-delay-sweep  the solid's delay k = 1, 16, 32, 64 at 1536 electrons, GPU double
 #   <kernel>    that mini-app's full suite, GPU and all-core CPU, plus the one-core CPU baselines its figures need
 # Records go to $OUT/records.tgz (one archive: the host returns at most 8 files), the log to $OUT/log.txt.
@@ -147,18 +148,20 @@ for stage in "$@"; do
         else
             # GPU at walker counts that fill it, CPU on all cores with a few walkers per core (its time per walker step
             # does not depend on the count once every core is busy: the record scales it to the case's walkers, so
-            # GPU / CPU is the ratio of walker steps per second). Delay by size (16, 32, 32, 64). 3072 electrons: the
-            # trajectory check with 2 walkers for 1 step, each precision in its own process.
+            # GPU / CPU is the ratio of walker steps per second). Delay by size (16, 32, 32). 3072: stage solid-3072.
             run run solid --electrons 384 --walkers 1024 --cpu-walkers 32 --variants cpu,gpu --precision double,mixed --warmup 1 --max-reps 2
             run run solid --electrons 768 --walkers 512 --cpu-walkers 32 --variants cpu,gpu --precision double,mixed --warmup 1 --max-reps 2
             run run solid --electrons 1536 --walkers 256 --cpu-walkers 16 --variants cpu,gpu --precision double,mixed --warmup 1 --max-reps 2
-            for p in double mixed; do
-                STAGE_TIMEOUT=${STAGE_TIMEOUT_3072:-360} run run solid --electrons 3072 --walkers 128 --cpu-walkers 16 --variants cpu,gpu \
-                    --precision "$p" --check-walkers 2 --check-steps 1 --warmup 1 --max-reps 1
-            done
             # the rank-1 (Sherman-Morrison) path at one size, the same walkers
             run run solid --electrons 1536 --walkers 256 --variants gpu --precision double,mixed --delay 1 --warmup 1 --max-reps 2
         fi
+        ;;
+    solid-3072)
+        # the solid at 3072 electrons (768 carbon atoms, delay 64), after solid-delayed: GPU 128 walkers, CPU 16 (one
+        # per core); the trajectory check with 2 walkers for 1 step (every walker of both engines on the f64
+        # reference), one process for both precisions
+        STAGE_TIMEOUT=${STAGE_TIMEOUT_3072:-540} run run solid --electrons 3072 --walkers 128 --cpu-walkers 16 --variants cpu,gpu \
+            --precision double,mixed --check-walkers 2 --check-steps 1 --warmup 1 --max-reps 1
         ;;
     solid-delay-sweep)
         # which delay the GPU prefers at 1536 electrons (the default there is 32)
