@@ -569,7 +569,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             // reading urow[w], row e of its inverse and p[w] (written by det_column on this stream).
             unsafe { b.launch(cfg((nw, 1), BLOCK)) }.during("launching solid_det_accept")?;
         }
-        if q + 1 == n || (q + 1) % k == 0 {
+        if q + 1 == n || (q + 1).is_multiple_of(k) {
             self.apply_pending(e as usize / n, q % k + 1)?;
         }
         self.mark(Class::Determinant)
