@@ -3,7 +3,8 @@
 # binary, and put them in .carry/ for the
 # GPU host. cudarc loads libcuda, libnvrtc, libcublas and libcusolver at run time, so this machine needs no CUDA
 # toolkit. With MPI=1 it is built with the `mpi` feature (needs libopenmpi-dev and libclang here; the host has
-# Open MPI 4.1, the same libmpi.so.40 ABI), so `mpirun -n R .carry/qmcbench run qmc|solid ...` runs R ranks.
+# Open MPI 4.1, the same libmpi.so.40 ABI), so `mpirun -n R .carry/qmcbench run qmc|solid ...` runs R ranks. With
+# TESTS=1 it also carries the kernels' unit tests as .carry/kernels-tests (GPU tests run there; gpu-host.sh uses it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --locked -p miniapps ${MPI:+--features mpi} --bin qmcbench

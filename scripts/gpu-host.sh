@@ -14,6 +14,9 @@
 #   lattice-tune  the lattice GPU kernel's threads per chain, blocking factor and chain count (issue #26)
 #   sampling    the sampled checks where the GPU works in pieces: every pseudopotential launch, chains across 2048,
 #               product rows and basis electrons across a tall product, the own-LU reference inverse to N = 4096
+#   solid-delayed  the solid with delayed (rank-k) updates at 384..1536 electrons, CPU and GPU, after its GPU tests
+#   solid-3072  the solid at 3072 electrons, CPU and GPU, double and mixed (after solid-delayed)
+#   solid-delay-sweep  the solid's delay k = 1, 16, 32, 64 at 1536 electrons, GPU double
 #   <kernel>    that mini-app's full suite, GPU and all-core CPU, plus the one-core CPU baselines its figures need
 #   score       the procurement workload (qmcbench suite --score) three times: what `qmcbench score` compares
 # Records go to $OUT/records.tgz (one archive: the host returns at most 8 files), the log to $OUT/log.txt.
@@ -203,6 +206,47 @@ for stage in "$@"; do
     solid-mixed-large)
         # the mixed-precision GPU records at 1024 electrons with the conditioning-aware trajectory allowance
         run run solid --electrons 1024 --walkers 32,128,512,1024 --steps 1 --max-reps 2 --variants gpu --precision mixed
+        ;;
+    solid-delayed)
+        # issue 21: the solid's engines with delayed (Woodbury rank-k) inverse updates. First what must pass: the GPU
+        # unit tests of the delayed and rank-1 paths (where TESTS=1 scripts/build-carry.sh carried the test binary),
+        # then a small run of both paths, each GPU walker following the CPU engine move for move (double) and every
+        # walker of both engines on the f64 reference. The measurements run only if all of it passed.
+        f0=$fail
+        if [ -x .carry/kernels-tests ]; then
+            echo "+ kernels-tests solid::tests::gpu determinant::tests::gpu"
+            QMC_REQUIRE_GPU=1 timeout 300 .carry/kernels-tests solid::tests::gpu determinant::tests::gpu || { echo "FAILED: GPU tests"; fail=1; }
+        else
+            echo "no .carry/kernels-tests (TESTS=1 scripts/build-carry.sh): GPU unit tests not run"
+        fi
+        for k in 0 1; do
+            run run solid --electrons 64,256 --walkers 8 --cpu-walkers 4 --variants cpu,gpu --precision double,mixed --check-steps 3 --delay "$k" --warmup 1 --max-reps 1
+        done
+        if [ "$fail" != "$f0" ]; then
+            echo "solid-delayed: a check failed: no measurements"
+        else
+            # GPU at walker counts that fill it, CPU on all cores with a few walkers per core (its time per walker step
+            # does not depend on the count once every core is busy: the record scales it to the case's walkers, so
+            # GPU / CPU is the ratio of walker steps per second). Delay by size (16, 32, 32). 3072: stage solid-3072.
+            run run solid --electrons 384 --walkers 1024 --cpu-walkers 32 --variants cpu,gpu --precision double,mixed --warmup 1 --max-reps 2
+            run run solid --electrons 768 --walkers 512 --cpu-walkers 32 --variants cpu,gpu --precision double,mixed --warmup 1 --max-reps 2
+            run run solid --electrons 1536 --walkers 256 --cpu-walkers 16 --variants cpu,gpu --precision double,mixed --warmup 1 --max-reps 2
+            # the rank-1 (Sherman-Morrison) path at one size, the same walkers
+            run run solid --electrons 1536 --walkers 256 --variants gpu --precision double,mixed --delay 1 --warmup 1 --max-reps 2
+        fi
+        ;;
+    solid-3072)
+        # the solid at 3072 electrons (768 carbon atoms, delay 64), after solid-delayed: GPU 128 walkers, CPU 16 (one
+        # per core); the trajectory check with 2 walkers for 1 step (every walker of both engines on the f64
+        # reference), one process for both precisions
+        STAGE_TIMEOUT=${STAGE_TIMEOUT_3072:-540} run run solid --electrons 3072 --walkers 128 --cpu-walkers 16 --variants cpu,gpu \
+            --precision double,mixed --check-walkers 2 --check-steps 1 --warmup 1 --max-reps 1
+        ;;
+    solid-delay-sweep)
+        # which delay the GPU prefers at 1536 electrons (the default there is 32)
+        for k in 1 16 32 64; do
+            run run solid --electrons 1536 --walkers 256 --variants gpu --precision double --delay "$k" --check-walkers 2 --check-steps 1 --warmup 1 --max-reps 2
+        done
         ;;
     solid-scaling)
         # DMC of the synthetic solid, one rank (thread) per GPU, 256 and 512 electrons, mixed precision, 4 timed

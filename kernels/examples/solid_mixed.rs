@@ -1,12 +1,13 @@
 //! The mixed-precision error of the synthetic solid's CPU engine against the f64 reference, per energy part, as
 //! a function of the steps since the last f64 re-inversion, with the 1-norm condition number of each walker's
 //! Slater matrices (the worse spin, from the reference's f64 inverse). Issue 10's measurement, rerun with
-//!   cargo run -p kernels --example solid_mixed -- 256,512,1024 2 4
-//! (electrons, walkers, steps; with 0 steps only the condition numbers of the start). Per walker and step it prints two lines: `drift` (the engine as it runs, never
+//!   cargo run -p kernels --example solid_mixed -- 256,512,1024 2 4 0
+//! (electrons, walkers, steps, delay of the inverse updates (0: `default_delay`, 1: Sherman-Morrison); with 0
+//! steps only the condition numbers of the start). Per walker and step it prints two lines: `drift` (the engine as it runs, never
 //! re-inverted after the start) and `fresh` (the same configuration just after an f64 re-inversion), and the
 //! part of the error that the f32 table alone causes (the reference with the table rounded to f32).
 
-use kernels::solid::{compare, cpu::CpuEngine, Params, Solid};
+use kernels::solid::{compare, cpu::CpuEngine, default_delay, Params, Solid};
 use kernels::Real;
 use rayon::prelude::*;
 
@@ -14,13 +15,16 @@ fn main() {
     let arg = |i: usize, d: &str| std::env::args().nth(i).unwrap_or_else(|| d.to_string());
     let sizes: Vec<usize> = arg(1, "256,512,1024").split(',').map(|x| x.parse().unwrap()).collect();
     let (walkers, steps): (usize, usize) = (arg(2, "2").parse().unwrap(), arg(3, "4").parse().unwrap());
+    let delay: usize = arg(4, "0").parse().unwrap();
     println!("electrons walker step since cond eps32*cond kinetic coulomb nonlocal inverse table_only_energy");
     for ne in sizes {
         let sys = Solid::carbon(ne / 4, 1).unwrap();
         // the same solid with the table the mixed engine reads: f32-rounded orbitals are a different wavefunction
         let mut sys32 = sys.clone();
         sys32.setup.table = sys.setup.table.convert::<f32>().convert::<f64>();
-        let p = Params { tau: 0.02, dmc: false, recompute: 0, seed: 100, first: 0 };
+        let delay = if delay == 0 { default_delay(ne / 2) } else { delay };
+        println!("# delay {delay}");
+        let p = Params { tau: 0.02, dmc: false, recompute: 0, seed: 100, first: 0, delay };
         let mut e = CpuEngine::<f32, f64>::new(&sys, walkers, p).unwrap();
         let mut cond = e.cond.clone();
         cond.sort_by(f64::total_cmp);

@@ -177,3 +177,98 @@ __device__ void random_rotation(Xoshiro& r, double* rot) {
     rot[7] = 2.0 * __dadd_rn(cd, ab);
     rot[8] = __dadd_rn(__dsub_rn(__dsub_rn(aa, bb), cc), dd);
 }
+
+// ---- delayed (Woodbury rank-k) inverse updates: the per-walker steps shared by the determinant and solid kernels ----
+// The GPU twin of determinant::delayed (see its docs). One matrix per block; the inverse's rows in S, its pending moves
+// in P (the determinant kernel: P = S; the solid: P = A) in slots l < m: v [slot][ld] (row changes, or the new rows
+// of replaced rows), ut [slot][ld] (the rows t[q_l] of the inverse the delay started from), binv [slot][kmax] (B^-1,
+// zero rows and columns for empty slots), p [slot] (V t[q] of the last column, A), rep [slot] (the row a slot's new
+// row replaces, -1 where the slot holds a change or nothing; null: every slot holds a change). At most 64 slots.
+
+// p_l = v_l . tq - [rep_l == q] for l < m (into p and sp), then sz = B^-1 p: what column q of the current inverse,
+// tq[i] - sum_l ut[l][i] sz[l], needs (delayed_entry). Every thread of the block calls it (barriers inside).
+template <typename S, typename P, typename A>
+__device__ void delayed_z(int m, int n, int q, const S* __restrict__ tq, const P* __restrict__ v, const P* __restrict__ ut, size_t ld,
+                          const P* __restrict__ binv, int kmax, const int* __restrict__ rep, A* __restrict__ p, A* sp, A* sz) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+    if (m == 0) return;
+    for (int j = warp; j < m; j += nw) {
+        A s = A(0);
+        for (int i = lane; i < n; i += 32) s += A(v[(size_t)j * ld + i]) * A(tq[i]);
+        s = warp_sum(s);
+        if (lane == 0) {
+            if (rep && rep[j] == q) s -= A(1);
+            sp[j] = s;
+            p[j] = s;
+        }
+    }
+    __syncthreads();
+    if (threadIdx.x < m) {
+        const P* b = binv + (size_t)threadIdx.x * kmax;
+        A s = A(0);
+        for (int l = 0; l < m; l++) s += A(b[l]) * sp[l];
+        sz[threadIdx.x] = s;
+    }
+    __syncthreads();
+}
+
+// Entry i of column q of the current inverse (after delayed_z).
+template <typename S, typename P, typename A>
+__device__ __forceinline__ A delayed_entry(int i, int m, const S* __restrict__ tq, const P* __restrict__ ut, size_t ld, const A* sz) {
+    A c = A(tq[i]);
+    for (int l = 0; l < m; l++) c -= A(ut[(size_t)l * ld + i]) * sz[l];
+    return c;
+}
+
+// Accept the move whose column delayed_z gave (p: its V t[q]) into slot m: `row(i)` (in S) is the row change, or with
+// `replaced` >= 0 the new row of row `replaced`. d_l = row . ut_l - [rep_l == replaced], beta = 1 + row . tq -
+// [replaced >= 0], x = B^-1 p, y = d^T B^-1, s = beta - d . x: B^-1 grows to [[B^-1 + x y^T / s, -x / s],
+// [-y^T / s, 1 / s]]; v and ut gain the rows `row` and tq. Every thread of the block calls it (barriers inside);
+// on return each thread has written v[m][i] for its own i (i = threadIdx.x + k blockDim.x) and nothing after.
+template <typename S, typename P, typename A, typename Row>
+__device__ void delayed_grow(const Row& row, int n, int m, int kmax, int replaced, const S* __restrict__ tq, P* __restrict__ v,
+                             P* __restrict__ ut, size_t ld, P* __restrict__ binv, int* __restrict__ rep, const A* __restrict__ p) {
+    __shared__ A sd[65], sx[64], sy[64];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+    for (int j = warp; j <= m; j += nw) {
+        A s = A(0);
+        if (j < m)
+            for (int i = lane; i < n; i += 32) s += A(row(i)) * A(ut[(size_t)j * ld + i]);
+        else
+            for (int i = lane; i < n; i += 32) s += A(row(i)) * A(tq[i]);
+        s = warp_sum(s);
+        if (lane == 0) {
+            if (j < m ? (replaced >= 0 && rep && rep[j] == replaced) : replaced >= 0) s -= A(1);
+            sd[j] = s;
+        }
+    }
+    __syncthreads();
+    if (threadIdx.x < m) {
+        const int r = threadIdx.x;
+        A x = A(0), y = A(0);
+        for (int l = 0; l < m; l++) {
+            x += A(binv[(size_t)r * kmax + l]) * p[l];
+            y += sd[l] * A(binv[(size_t)l * kmax + r]);
+        }
+        sx[r] = x;
+        sy[r] = y;
+    }
+    __syncthreads();
+    A s = A(1) + sd[m];
+    for (int l = 0; l < m; l++) s -= sd[l] * sx[l];
+    const int m1 = m + 1;
+    for (int idx = threadIdx.x; idx < m1 * m1; idx += blockDim.x) {
+        const int i = idx / m1, j = idx % m1;
+        A val;
+        if (i < m && j < m) val = A(binv[(size_t)i * kmax + j]) + sx[i] * sy[j] / s;
+        else if (i < m) val = -sx[i] / s;
+        else if (j < m) val = -sy[j] / s;
+        else val = A(1) / s;
+        binv[(size_t)i * kmax + j] = P(val);
+    }
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        v[(size_t)m * ld + i] = P(row(i));
+        ut[(size_t)m * ld + i] = P(tq[i]);
+    }
+    if (rep && threadIdx.x == 0) rep[m] = replaced;
+}

@@ -322,10 +322,7 @@ fn reference_timings(r: &mut Runner, pb: &Setup) -> Result<()> {
 }
 
 /// All ops of one problem in one precision, on the CPU and (when present) the GPU.
-fn precision<S: Scalar, A: Scalar + det::gpu::BatchedLu>(r: &mut Runner, a: &Args, pb: &Setup, p: Precision) -> Result<()>
-where
-    kernels::gpu::CudaBlas: det::gpu::Gemm<S>,
-{
+fn precision<S: Scalar + det::gpu::BatchedGemm, A: Scalar + det::gpu::BatchedLu>(r: &mut Runner, a: &Args, pb: &Setup, p: Precision) -> Result<()> {
     let kmax = a.delay.iter().copied().max().unwrap().max(1);
     if r.runs(Variant::Cpu) {
         let mut e = CpuDets::<S, A>::new(pb.n, &pb.prop, &pb.grad, kmax);

@@ -1,7 +1,12 @@
 //! `solid`: whole VMC/DMC steps of a synthetic carbon-like solid (paper 000, Figs. 3 and 4): every stage of a real
-//! step (B-spline orbitals, determinant ratios and Sherman-Morrison updates, Jastrow, Ewald, nonlocal
-//! pseudopotential, branching) for all walkers, on all CPU cores and on the GPU, with per-stage timers.
-//! See `kernels::solid`.
+//! step (B-spline orbitals, determinant ratios and delayed (rank-k, `--delay`) or Sherman-Morrison updates, Jastrow,
+//! Ewald, nonlocal pseudopotential, branching) for all walkers, on all CPU cores and on the GPU, with per-stage
+//! timers. See `kernels::solid`.
+//!
+//! Beside each record it prints the floor of one walker step per kernel class (`kernels::solid::floor`: the class's
+//! bytes at the copy bandwidth, its flops at the f64 GEMM rate, both measured in this process) and the measured time
+//! of that class, and keeps the floors as extras (`floor_s_<class>`, `floor_s_step`, `gemm_gflops`). A class whose
+//! data stays in cache (the determinant of a small cell) can run below its bytes floor: it counts memory traffic.
 //!
 //! Records: one per (electrons, walkers, precision, variant); throughput in walker steps/s, `electron_moves_per_s`
 //! and the time fraction of each kernel class (`frac_orbitals`, ...) as extras (CPU: thread time per class over the
@@ -60,7 +65,12 @@ use kernels::{Check, Precision, Real};
 pub struct Args {
     #[command(flatten)]
     pub common: CommonArgs,
-    /// Electrons (4 per carbon atom, multiples of 32: 8-atom diamond cells), comma-separated.
+    /// Electrons (4 per carbon atom, multiples of 32: 8-atom diamond cells, at most 4096), comma-separated. What fits
+    /// a GPU, from the engine's allocations (slab of positions, inverse and gradient rows; f64 re-inversion buffers;
+    /// delayed moves) per walker in double (mixed): about 100 MB (67 MB) at 2048 electrons, 230 MB (155 MB) at 3072,
+    /// 410 MB (270 MB) at 4096, beside a B-spline table of 1.0 GB (0.5) / 2.0 GB (1.0) / 3.6 GB (1.8): an 80 GB H100
+    /// holds about 750 / 330 / 185 walkers in double, 1100 / 480 / 280 in mixed. A run that does not fit says so
+    /// before it allocates.
     #[arg(long, value_delimiter = ',', default_value = "128")]
     pub electrons: Vec<usize>,
     /// Walkers (per GPU; with --ranks, over all ranks), comma-separated.
@@ -84,6 +94,12 @@ pub struct Args {
     /// Re-invert the Slater matrices in f64 every this many steps (0: never).
     #[arg(long, default_value_t = 8)]
     pub recompute: usize,
+    /// Rank k of the delayed (Woodbury) inverse updates: the accepted moves of each k consecutive electrons of a spin
+    /// reach the inverse together, as three matrix products; 1: Sherman-Morrison after every accepted move (the
+    /// rank-1 path); 0: by size (the power of 2 nearest sqrt(electrons): 16 at 384 electrons, 32 at 768 and 1536,
+    /// 64 at 3072). At most 64. Recorded as params.delay.
+    #[arg(long, default_value_t = 0)]
+    pub delay: usize,
     /// Steps the GPU engine is followed step by step against the CPU engine (same start, same random numbers).
     #[arg(long, default_value_t = 2)]
     pub check_steps: usize,
@@ -112,9 +128,10 @@ pub fn suite(level: Level) -> &'static [&'static str] {
     }
 }
 
-const MAX_ELECTRONS: usize = 2048;
-/// Walker state the host start and the GPU hold at most (1024 walkers of 1024 electrons: 17 GB).
-const MAX_STATE_BYTES: f64 = 40e9;
+const MAX_ELECTRONS: usize = 4096;
+/// Walker state the host start and the GPU hold at most (1024 walkers of 1024 electrons: 17 GB; 330 of 3072: 50 GB):
+/// the largest GPU's memory; the engine checks its own device before allocating.
+const MAX_STATE_BYTES: f64 = 144e9;
 
 /// Bytes of the inverse and gradient rows of `walkers` walkers of `electrons` electrons in double.
 fn state_bytes(electrons: usize, walkers: usize) -> f64 {
@@ -168,6 +185,9 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
     if let Some(&ne) = a.electrons.iter().find(|&&ne| state_bytes(ne, max_w) > MAX_STATE_BYTES) {
         bail!("{max_w} walkers of {ne} electrons need {:.0} GB of walker state (inverses and gradient rows, in double) on the host and the GPU: at most {:.0} GB", state_bytes(ne, max_w) / 1e9, MAX_STATE_BYTES / 1e9);
     }
+    if a.delay > kernels::determinant::MAX_DELAY {
+        bail!("--delay {} is more than {}", a.delay, kernels::determinant::MAX_DELAY);
+    }
     if !(a.tau > 0.0 && a.tau <= 1.0) {
         bail!("--tau {} must be in (0, 1]", a.tau);
     }
@@ -181,24 +201,34 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
     }
     let variants = [Variant::Cpu, Variant::Gpu].into_iter().filter(|v| r.runs(*v)).count();
     r.plan(a.electrons.len() * a.walkers.len() * precisions.len() * variants);
+    let mut gemm = GemmRates::default();
     for (i, &ne) in a.electrons.iter().enumerate() {
         r.step(format!("building the {}-atom solid", ne / 4));
         let sys = Solid::carbon(ne / 4, r.seed(i as u64 + 1)).map_err(anyhow::Error::msg)?;
         for &p in &precisions {
-            let params = Params { tau: a.tau, dmc: a.method == "dmc", recompute: a.recompute, seed: r.seed(100 + i as u64), first: 0 };
+            let params = Params { tau: a.tau, dmc: a.method == "dmc", recompute: a.recompute, seed: r.seed(100 + i as u64), first: 0, delay: delay(a, ne) };
             match p {
-                Precision::Double => sizes::<f64, f64>(r, a, &sys, params, p)?,
-                _ => sizes::<f32, f64>(r, a, &sys, params, p)?,
+                Precision::Double => sizes::<f64, f64>(r, a, &sys, params, p, &mut gemm)?,
+                _ => sizes::<f32, f64>(r, a, &sys, params, p, &mut gemm)?,
             }
         }
     }
     Ok(())
 }
 
+/// The delay of the inverse updates at `ne` electrons: --delay, or by size.
+pub(crate) fn delay(a: &Args, ne: usize) -> usize {
+    if a.delay == 0 {
+        solid::default_delay(ne / 2)
+    } else {
+        a.delay
+    }
+}
+
 /// Every walker count of one system in one precision: storage S, arithmetic A.
-fn sizes<S: Scalar, A: Real>(r: &mut Runner, a: &Args, sys: &Solid, params: Params, p: Precision) -> Result<()> {
+fn sizes<S: Scalar, A: Scalar>(r: &mut Runner, a: &Args, sys: &Solid, params: Params, p: Precision, gemm: &mut GemmRates) -> Result<()> {
     let ne = sys.electrons();
-    let case = |w: usize| Case::new("solid", &a.method, p).size("electrons", ne).size("walkers", w).param("tau", a.tau).param("steps", a.steps);
+    let case = |w: usize| Case::new("solid", &a.method, p).size("electrons", ne).size("walkers", w).param("tau", a.tau).param("steps", a.steps).param("delay", params.delay);
     if r.runs(Variant::Cpu) {
         let max_w = *a.walkers.iter().max().unwrap();
         let cw = if a.cpu_walkers > 0 { a.cpu_walkers } else { 2 * rayon::current_num_threads() }.min(max_w);
@@ -217,8 +247,10 @@ fn sizes<S: Scalar, A: Real>(r: &mut Runner, a: &Args, sys: &Solid, params: Para
             // time of the case's walkers at the measured rate per walker step
             let f = w as f64 / cw as f64;
             let t = Stats { min: t.min * f, median: t.median * f, max: t.max * f };
-            r.record(&case(w), Variant::Cpu, t, work::<S>(sys, w, a.steps, acc), &v.checks)?;
+            r.record(&case(w), Variant::Cpu, t, work::<S>(sys, &params, w, a.steps, acc), &v.checks)?;
             extras(r, &e.timers, ne, w * a.steps, t.median, acc);
+            let rate = gemm.of(r, Variant::Cpu)?;
+            floors(r, Variant::Cpu, sys, &params, std::mem::size_of::<S>(), &e.timers, t.median / (w * a.steps) as f64, acc, rate)?;
             r.extra("cpu_walkers_timed", cw as f64);
             v.extras(r);
             r.extra("reinversions_per_step", reinverted);
@@ -245,8 +277,10 @@ fn sizes<S: Scalar, A: Real>(r: &mut Runner, a: &Args, sys: &Solid, params: Para
             let mut v = Validated::of(sys, &mut g, p, params.recompute, params.seed)?;
             v.checks.extend(traj.iter().cloned());
             let acc = g.moves.acceptance();
-            r.record(&case(w), Variant::Gpu, t, work::<S>(sys, w, a.steps, acc), &v.checks)?;
+            r.record(&case(w), Variant::Gpu, t, work::<S>(sys, &params, w, a.steps, acc), &v.checks)?;
             extras(r, &g.timers, ne, w * a.steps, t.median, acc);
+            let rate = gemm.of(r, Variant::Gpu)?;
+            floors(r, Variant::Gpu, sys, &params, std::mem::size_of::<S>(), &g.timers, t.median / (w * a.steps) as f64, acc, rate)?;
             let bytes = g.traffic();
             r.extra("host_bytes_per_step", bytes.total() as f64 / g.steps as f64);
             r.extra("to_host_bytes_per_step", bytes.to_host as f64 / g.steps as f64);
@@ -272,7 +306,7 @@ fn compare_walker<S: Real>(sys: &Solid, pos: &[f64], rot: &[f64], parts: solid::
 /// The GPU engine against the CPU engine from the same start positions (each inverts and measures them itself)
 /// with the same random numbers, step by step (see the module docs for what double and mixed check). Prints what
 /// differs. Profiled (CUDA events), so the first GPU run exercises every path.
-fn trajectory_checks<S: Scalar, A: Real>(gpu: &std::sync::Arc<kernels::gpu::Gpu>, sys: &Solid, setup: &Setup<S>, params: Params, a: &Args, p: Precision) -> Result<Vec<Check>> {
+fn trajectory_checks<S: Scalar, A: Scalar>(gpu: &std::sync::Arc<kernels::gpu::Gpu>, sys: &Solid, setup: &Setup<S>, params: Params, a: &Args, p: Precision) -> Result<Vec<Check>> {
     // a re-inversion every second step, so the check goes through the cuBLAS path more than at the start
     let params = Params { recompute: 2, ..params };
     let nw = a.check_walkers;
@@ -383,16 +417,66 @@ fn pair_check(agreed: usize, nw: usize, pair: f64, each: f64) -> Check {
     }
 }
 
-pub(crate) fn work<S>(sys: &Solid, walkers: usize, steps: usize, acc: f64) -> Work {
+/// The work of `walkers` walkers' `steps` steps of `params` at acceptance `acc` (`solid::step_work`).
+pub(crate) fn work<S>(sys: &Solid, params: &Params, walkers: usize, steps: usize, acc: f64) -> Work {
     let n = (walkers * steps) as f64;
-    // the table rows of every move and the inverse of every accept counted: cache-served re-reads included
+    let (bytes, flops) = solid::step_work(sys, std::mem::size_of::<S>(), acc, params.delay, params.recompute);
     Work {
-        bytes: n * solid::step_bytes(sys, std::mem::size_of::<S>(), acc),
+        bytes: n * bytes,
         model: harness::BytesModel::Passes,
-        flops: n * solid::step_flops(sys, acc),
+        flops: n * flops,
         items: n,
         unit: "walker steps/s",
     }
+}
+
+/// The f64 GEMM rates (flops/s) of the CPU pool and the GPU, measured in this process on first use.
+#[derive(Default)]
+struct GemmRates {
+    cpu: Option<f64>,
+    gpu: Option<f64>,
+}
+
+impl GemmRates {
+    fn of(&mut self, r: &Runner, v: Variant) -> Result<f64> {
+        Ok(match v {
+            Variant::Gpu => match self.gpu {
+                Some(x) => x,
+                None => *self.gpu.insert(solid::floor::gpu_gemm_rate(r.gpu().expect("the gpu variant runs with a GPU"))?),
+            },
+            _ => *self.cpu.get_or_insert_with(solid::floor::cpu_gemm_rate),
+        })
+    }
+}
+
+/// The floor of one walker step (`kernels::solid::floor`) beside its measured time, class by class: extras
+/// `gemm_gflops`, `floor_s_step` and `floor_s_<class>` (seconds per walker step), and a line per record saying how far
+/// each class is from its floor (measured time per class: the record's fractions of `per_step`).
+#[allow(clippy::too_many_arguments)]
+fn floors(r: &mut Runner, v: Variant, sys: &Solid, params: &Params, e: usize, t: &Timers, per_step: f64, acc: f64, gemm: f64) -> Result<()> {
+    let copy = r.ceiling(v)?;
+    let work = solid::floor::class_work(sys, e, acc, params.delay, params.recompute);
+    let floor = solid::floor::floor(&work, copy, gemm);
+    let frac = t.fractions();
+    r.extra("gemm_gflops", gemm / 1e9);
+    r.extra("floor_s_step", floor.iter().sum());
+    let mut lines = vec![];
+    let mut classes: Vec<Class> = Class::ALL.into_iter().filter(|&c| work[c as usize] != (0.0, 0.0)).collect();
+    classes.sort_by(|&x, &y| frac[y as usize].total_cmp(&frac[x as usize]));
+    for c in classes {
+        let (f, m) = (floor[c as usize], frac[c as usize] * per_step);
+        r.extra(&format!("floor_s_{}", c.name()), f);
+        let bound = if solid::floor::bytes_bound(work[c as usize], copy, gemm) { "bytes" } else { "flops" };
+        lines.push(format!("{} {m:.2e} s / floor {f:.2e} s ({bound}) = {:.1}x", c.name(), m / f));
+    }
+    r.say(&format!(
+        "  one walker step {per_step:.3e} s, floor {:.3e} s at {:.0} GB/s copy and {:.0} GFLOP/s f64 GEMM; by class, measured / floor: {}",
+        floor.iter().sum::<f64>(),
+        copy / 1e9,
+        gemm / 1e9,
+        lines.join(", ")
+    ));
+    Ok(())
 }
 
 /// Throughput extras and the time fraction of each kernel class.

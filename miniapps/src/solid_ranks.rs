@@ -32,7 +32,7 @@ use kernels::check::{sample, worse};
 use kernels::solid::ranks::{generation, Dmc, Engine};
 use kernels::solid::validate::{sampled, Finite, RANDOM_WALKERS};
 use kernels::solid::{Params, Solid};
-use kernels::{Check, Precision, Real};
+use kernels::{Check, Precision};
 use std::time::Instant;
 
 /// What each rank reports, in one vector summed over ranks (each rank fills its own block).
@@ -63,7 +63,7 @@ pub fn run(r: &mut Runner, a: &Args, ranks: &Ranks, precisions: &[Precision]) ->
         r.step(format!("building the {}-atom solid", ne / 4));
         let sys = Solid::carbon(ne / 4, r.seed(i as u64 + 1)).map_err(anyhow::Error::msg)?;
         for &p in precisions {
-            let params = Params { tau: a.tau, dmc: true, recompute: a.recompute, seed: r.seed(100 + i as u64), first: 0 };
+            let params = Params { tau: a.tau, dmc: true, recompute: a.recompute, seed: r.seed(100 + i as u64), first: 0, delay: crate::solid::delay(a, ne) };
             for &v in &variants {
                 for &w in &a.walkers {
                     r.step(format!("solid {v} {p} electrons={ne} walkers={w} ranks={size}"));
@@ -84,7 +84,7 @@ pub fn run(r: &mut Runner, a: &Args, ranks: &Ranks, precisions: &[Precision]) ->
 
 /// One rank's run: its engine over its share, one untimed generation, `steps` timed ones; returns every rank's
 /// report block (summed over ranks) and the mean generation energy. A rank that fails stops all of them.
-fn on_rank<S: Scalar, A: Real>(c: &dyn Comm, sys: &Solid, params: Params, total: usize, steps: usize, v: Variant) -> (Vec<f64>, f64) {
+fn on_rank<S: Scalar, A: Scalar>(c: &dyn Comm, sys: &Solid, params: Params, total: usize, steps: usize, v: Variant) -> (Vec<f64>, f64) {
     let (first, n) = share(total, c.rank(), c.size());
     let params = Params { first, ..params };
     let p = if std::mem::size_of::<S>() == 8 { Precision::Double } else { Precision::Mixed };
@@ -190,9 +190,11 @@ fn record(r: &mut Runner, a: &Args, sys: &Solid, p: Precision, v: Variant, total
         .param("system", format!("C{}", ne / 4))
         .param("tau", a.tau)
         .param("steps", a.steps)
+        .param("delay", crate::solid::delay(a, ne))
         .param("transport", ranks.transport());
     let acc = mean(10);
-    r.record(&case, v, Stats::from_samples(&[secs]), work_of(sys, p, total, a.steps, acc), &checks)?;
+    let params = Params { tau: a.tau, dmc: true, recompute: a.recompute, seed: 0, first: 0, delay: crate::solid::delay(a, ne) };
+    r.record(&case, v, Stats::from_samples(&[secs]), work_of(sys, &params, p, total, a.steps, acc), &checks)?;
     if let Some(rec) = r.records.last_mut() {
         rec.reps = 1; // one run of --steps generations, timed whole
     }
@@ -214,10 +216,10 @@ fn record(r: &mut Runner, a: &Args, sys: &Solid, p: Precision, v: Variant, total
     Ok(())
 }
 
-fn work_of(sys: &Solid, p: Precision, walkers: usize, steps: usize, acc: f64) -> harness::Work {
+fn work_of(sys: &Solid, params: &Params, p: Precision, walkers: usize, steps: usize, acc: f64) -> harness::Work {
     match p {
-        Precision::Double => work::<f64>(sys, walkers, steps, acc),
-        _ => work::<f32>(sys, walkers, steps, acc),
+        Precision::Double => work::<f64>(sys, params, walkers, steps, acc),
+        _ => work::<f32>(sys, params, walkers, steps, acc),
     }
 }
 

@@ -14,10 +14,11 @@ fn solid(args: &[&str]) -> Output {
 fn bad_input_is_rejected_with_a_sentence() {
     rejects(&solid(&["--electrons", "0"]), "--electrons must be positive");
     rejects(&solid(&["--electrons", "100"]), "not a multiple of 32");
-    rejects(&solid(&["--electrons", "4096"]), "more than 2048");
+    rejects(&solid(&["--electrons", "8192"]), "more than 4096");
+    rejects(&solid(&["--delay", "65"]), "--delay 65 is more than 64");
     rejects(&solid(&["--walkers", "100000"]), "more than 4096");
     rejects(&solid(&["--tau", "0"]), "--tau 0 must be in (0, 1]");
-    rejects(&solid(&["--electrons", "2048", "--walkers", "1024"]), "GB of walker state");
+    rejects(&solid(&["--electrons", "4096", "--walkers", "1024"]), "GB of walker state");
     rejects(&solid(&["--method", "rmc"]), "invalid value 'rmc' for '--method");
     rejects(&solid(&["--ranks", "0"]), "--ranks must be at least 1");
     rejects(&solid(&["--ranks", "3", "--walkers", "8,2", "--variants", "cpu"]), "--walkers 2 is fewer than the 3 ranks: every rank needs walkers");
@@ -54,5 +55,7 @@ fn a_tiny_run_passes_and_writes_records() {
     // one timing per precision, recorded for each walker count
     assert_eq!(lines.len(), 4, "{text}");
     assert!(lines.iter().all(|l| l.contains("passed") && l.contains("\"frac_orbitals\"") && l.contains("\"electron_moves_per_s\"")), "{text}");
+    // the delay chosen by size (32 per spin: 8) and the floor of a step beside it
+    assert!(lines.iter().all(|l| l.contains("\"delay\":\"8\"") && l.contains("\"floor_s_step\"") && l.contains("\"floor_s_determinant\"")), "{text}");
     let _ = std::fs::remove_dir_all(&dir);
 }

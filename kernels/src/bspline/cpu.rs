@@ -33,6 +33,20 @@ pub fn evaluate<S: Real, A: Real>(table: &Table<S>, pos: &[f64], output: Output,
     });
 }
 
+/// Evaluate at one point `r` into `out` (`[component][stride]`) on the calling thread: what a caller that is itself
+/// one task of a parallel loop (a driver's walker) uses, with no nested parallelism and no allocation.
+pub fn evaluate_point<S: Real, A: Real>(table: &Table<S>, r: [f64; 3], output: Output, out: &mut [A]) {
+    assert_eq!(out.len(), output.components() * table.stride, "bspline cpu: output length");
+    let p = OutPtr(out.as_mut_ptr());
+    for b in 0..table.stride / B {
+        match output {
+            Output::V => crate::dispatch!(block::<S, A, 1>(table, r, b, 0, p)),
+            Output::Vgl => crate::dispatch!(block::<S, A, 5>(table, r, b, 0, p)),
+            Output::Vgh => crate::dispatch!(block::<S, A, 10>(table, r, b, 0, p)),
+        }
+    }
+}
+
 /// One walker, one block of B orbitals, NC output components.
 #[inline(always)]
 fn block<S: Real, A: Real, const NC: usize>(table: &Table<S>, r: [f64; 3], b: usize, w: usize, out: OutPtr<A>) {

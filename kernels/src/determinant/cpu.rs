@@ -2,14 +2,14 @@
 //! walkers still use every core), dot products with eight independent accumulators so they vectorise, faer for
 //! the delayed update's matrix products and for LU inversion. Storage S, dot-product accumulation A.
 
+use super::delayed::Delayed;
 use super::{singular_tolerance, DetError, Engine, MAX_DELAY};
 use crate::Real;
-use faer::linalg::matmul::matmul;
-use faer::{Accum, MatMut, MatRef, Par};
+use faer::Par;
 use rayon::prelude::*;
 
-/// What the engine stores: S must be a faer scalar too (f32 or f64).
-pub trait Scalar: Real + faer::traits::RealField {}
+/// What the engines store: f32 or f64, a faer scalar (CPU products) and a cuBLAS one (GPU products).
+pub trait Scalar: Real + faer::traits::RealField + super::gpu::BatchedGemm {}
 impl Scalar for f32 {}
 impl Scalar for f64 {}
 
@@ -27,20 +27,30 @@ pub fn dot<S: Real, A: Real>(x: &[S], y: &[S]) -> A {
     acc.iter().copied().sum::<A>() + tail
 }
 
+/// x . y with x stored in S and y in P (a column of the current inverse, a pending row), accumulated in A as [`dot`].
+#[inline(always)]
+pub fn dot_wide<S: Real, P: Real, A: Real>(x: &[S], y: &[P]) -> A {
+    let mut acc = [A::zero(); 8];
+    let (xc, yc) = (x.chunks_exact(8), y.chunks_exact(8));
+    let tail: A = xc.remainder().iter().zip(yc.remainder()).map(|(&a, &b)| A::of(a.f64()) * A::of(b.f64())).sum();
+    for (a, b) in xc.zip(yc) {
+        for l in 0..8 {
+            acc[l] += A::of(a[l].f64()) * A::of(b[l].f64());
+        }
+    }
+    acc.iter().copied().sum::<A>() + tail
+}
+
 /// One walker: its matrix, transposed inverse, proposals and delayed-update state.
 struct Walker<S, A> {
     a: Vec<S>,
     t: Vec<S>,
     prop: Vec<S>,
     grad: Vec<S>,
-    /// Pending delayed moves: row changes V, base-inverse rows U^T, B^-1 (k x k), V t[q] of the last ratio.
-    v: Vec<S>,
-    ut: Vec<S>,
-    binv: Vec<S>,
-    p: Vec<A>,
-    count: usize,
-    /// Column q of the current inverse (scratch of the delayed ratio).
-    col: Vec<A>,
+    /// The pending delayed moves.
+    delayed: Delayed<S, S, A>,
+    /// Scratch: the row change of an accept.
+    change: Vec<S>,
     ratio: A,
     grads: [A; 3],
     logdet: f64,
@@ -72,12 +82,8 @@ impl<S: Scalar, A: Scalar> CpuDets<S, A> {
                 t: vec![S::zero(); n * n],
                 prop: conv(&prop[w * n * n..(w + 1) * n * n]),
                 grad: conv(&grad[w * 3 * n..(w + 1) * 3 * n]),
-                v: vec![S::zero(); k * n],
-                ut: vec![S::zero(); k * n],
-                binv: vec![S::zero(); k * k],
-                p: vec![A::zero(); k],
-                count: 0,
-                col: vec![A::zero(); n],
+                delayed: Delayed::new(n, n, k),
+                change: vec![S::zero(); n],
                 ratio: A::zero(),
                 grads: [A::zero(); 3],
                 logdet: 0.0,
@@ -97,31 +103,18 @@ impl<S: Scalar, A: Scalar> CpuDets<S, A> {
 }
 
 /// Ratio against the current inverse: column q of Ainv_m = t[q] - U B^-1 (V t[q]) when moves are pending.
-fn ratio_one<S: Real, A: Real>(wk: &mut Walker<S, A>, n: usize, k: usize, q: usize) {
+fn ratio_one<S: Scalar, A: Real>(wk: &mut Walker<S, A>, n: usize, q: usize) {
     let u = &wk.prop[q * n..(q + 1) * n];
     let tq = &wk.t[q * n..(q + 1) * n];
-    let m = wk.count;
     let r: A;
     let g: [A; 3];
-    if m == 0 {
+    if wk.delayed.pending() == 0 {
         r = dot(u, tq);
         g = [0, 1, 2].map(|d| dot::<S, A>(&wk.grad[d * n..(d + 1) * n], tq));
     } else {
-        for j in 0..m {
-            wk.p[j] = dot(&wk.v[j * n..(j + 1) * n], tq);
-        }
-        let z: Vec<A> = (0..m).map(|j| (0..m).map(|l| A::of(wk.binv[j * k + l].f64()) * wk.p[l]).sum()).collect();
-        for (i, c) in wk.col.iter_mut().enumerate() {
-            *c = A::of(tq[i].f64());
-        }
-        for (j, &zj) in z.iter().enumerate() {
-            for (c, &x) in wk.col.iter_mut().zip(&wk.ut[j * n..(j + 1) * n]) {
-                *c -= A::of(x.f64()) * zj;
-            }
-        }
-        let dot_col = |x: &[S]| -> A { x.iter().zip(&wk.col).map(|(&a, &c)| A::of(a.f64()) * c).sum() };
-        r = dot_col(u);
-        g = [0, 1, 2].map(|d| dot_col(&wk.grad[d * n..(d + 1) * n]));
+        let col = wk.delayed.column(tq, q);
+        r = dot_wide::<S, A, A>(u, col);
+        g = [0, 1, 2].map(|d| dot_wide::<S, A, A>(&wk.grad[d * n..(d + 1) * n], col));
     }
     wk.ratio = r;
     wk.grads = g.map(|x| x / r);
@@ -150,48 +143,14 @@ pub fn rank1_row<S: Real, A: Real>(row: &mut [S], j: usize, u: &[S], c: &[S], q:
     }
 }
 
-/// Append an accepted move to the delayed update: grow B^-1 by its Schur complement (O(m^2)).
-fn delay_accept<S: Real, A: Real>(wk: &mut Walker<S, A>, n: usize, k: usize, q: usize) {
-    let m = wk.count;
-    let (u, aq, tq) = (&wk.prop[q * n..(q + 1) * n], &wk.a[q * n..(q + 1) * n], &wk.t[q * n..(q + 1) * n]);
-    let v: Vec<S> = u.iter().zip(aq).map(|(&x, &y)| x - y).collect();
-    let d: Vec<A> = (0..m).map(|j| dot(&v, &wk.ut[j * n..(j + 1) * n])).collect();
-    let beta = A::one() + dot::<S, A>(&v, tq);
-    let b = |i: usize, j: usize| A::of(wk.binv[i * k + j].f64());
-    let x: Vec<A> = (0..m).map(|i| (0..m).map(|l| b(i, l) * wk.p[l]).sum()).collect();
-    let y: Vec<A> = (0..m).map(|j| (0..m).map(|l| d[l] * b(l, j)).sum()).collect();
-    let s = beta - d.iter().zip(&x).map(|(&a, &c)| a * c).sum::<A>();
-    for i in 0..m {
-        for (bij, &yj) in wk.binv[i * k..i * k + m].iter_mut().zip(&y) {
-            *bij = S::of((A::of(bij.f64()) + x[i] * yj / s).f64());
-        }
-        wk.binv[i * k + m] = S::of((-x[i] / s).f64());
-        wk.binv[m * k + i] = S::of((-y[i] / s).f64());
-    }
-    wk.binv[m * k + m] = S::of((A::one() / s).f64());
-    wk.v[m * n..(m + 1) * n].copy_from_slice(&v);
-    wk.ut[m * n..(m + 1) * n].copy_from_slice(&wk.t[q * n..(q + 1) * n]);
-    let u = wk.prop[q * n..(q + 1) * n].to_vec();
-    wk.a[q * n..(q + 1) * n].copy_from_slice(&u);
-    wk.count = m + 1;
-}
-
-/// Apply the pending moves: W = V t^T, Y = B^-T U^T, t -= W^T Y (three faer products), then clear them.
-fn delay_apply<S: Scalar, A: Real>(wk: &mut Walker<S, A>, n: usize, k: usize, par: Par) {
-    let m = wk.count;
-    if m == 0 {
-        return;
-    }
-    let v = MatRef::from_row_major_slice(&wk.v[..m * n], m, n);
-    let ut = MatRef::from_row_major_slice(&wk.ut[..m * n], m, n);
-    let binv = MatRef::from_row_major_slice_with_stride(&wk.binv[..(m - 1) * k + m], m, m, k);
-    let mut w = faer::Mat::<S>::zeros(m, n);
-    let mut y = faer::Mat::<S>::zeros(m, n);
-    matmul(w.as_mut(), Accum::Replace, v, MatRef::from_row_major_slice(&wk.t, n, n).transpose(), S::one(), par);
-    matmul(y.as_mut(), Accum::Replace, binv.transpose(), ut, S::one(), par);
-    matmul(MatMut::from_row_major_slice_mut(&mut wk.t, n, n), Accum::Add, w.transpose(), y.as_ref(), -S::one(), par);
-    wk.v.iter_mut().chain(wk.ut.iter_mut()).chain(wk.binv.iter_mut()).for_each(|x| *x = S::zero());
-    wk.count = 0;
+/// Append an accepted move to the delayed update: the row change u - a[q] into the next slot (B^-1 grows by its
+/// Schur complement), and A's row q becomes u.
+fn delay_accept<S: Scalar, A: Real>(wk: &mut Walker<S, A>, n: usize, q: usize) {
+    let (u, aq) = (&wk.prop[q * n..(q + 1) * n], &wk.a[q * n..(q + 1) * n]);
+    wk.change.iter_mut().zip(u.iter().zip(aq)).for_each(|(v, (&x, &y))| *v = x - y);
+    let slot = wk.delayed.pending();
+    wk.delayed.grow(slot, &wk.change, &wk.t[q * n..(q + 1) * n], None);
+    wk.a[q * n..(q + 1) * n].copy_from_slice(&wk.prop[q * n..(q + 1) * n]);
 }
 
 /// Invert A in precision R (LU with partial pivoting, faer) into t = (A^T)^-1 = Ainv^T; log|det| and sign.
@@ -244,35 +203,34 @@ impl<S: Scalar, A: Scalar> Engine for CpuDets<S, A> {
         self.walkers.par_iter_mut().enumerate().for_each(|(w, wk)| {
             wk.a = conv(&a[w * nn..(w + 1) * nn]);
             wk.t = conv(&t[w * nn..(w + 1) * nn]);
-            wk.v.iter_mut().chain(wk.ut.iter_mut()).chain(wk.binv.iter_mut()).for_each(|x| *x = S::zero());
-            wk.count = 0;
+            wk.delayed.clear();
         });
         self.flags = flags.to_vec();
         Ok(())
     }
 
     fn ratio(&mut self, q: usize) -> Result<(), DetError> {
-        let (n, k) = (self.n, self.max_delay());
-        self.walkers.par_iter_mut().for_each(|wk| ratio_one(wk, n, k, q));
+        let n = self.n;
+        self.walkers.par_iter_mut().for_each(|wk| ratio_one(wk, n, q));
         Ok(())
     }
 
     fn accept(&mut self, q: usize, step: usize) -> Result<(), DetError> {
-        let (n, k, delay, nw) = (self.n, self.max_delay(), self.delay, self.walkers.len());
+        let (n, delay, nw) = (self.n, self.delay, self.walkers.len());
         let flags = &self.flags[step * nw..(step + 1) * nw];
         self.walkers.par_iter_mut().zip(flags).filter(|(_, &f)| f != 0).for_each(|(wk, _)| {
             if delay == 1 {
                 rank1(wk, n, q)
             } else {
-                delay_accept(wk, n, k, q)
+                delay_accept(wk, n, q)
             }
         });
         Ok(())
     }
 
     fn flush(&mut self, _pending: usize) -> Result<(), DetError> {
-        let (n, k, par) = (self.n, self.max_delay(), self.par());
-        self.walkers.par_iter_mut().for_each(|wk| delay_apply(wk, n, k, par));
+        let par = self.par();
+        self.walkers.par_iter_mut().for_each(|wk| wk.delayed.apply(&mut wk.t, par));
         Ok(())
     }
 
@@ -300,8 +258,8 @@ impl<S: Scalar, A: Scalar> Engine for CpuDets<S, A> {
     }
 }
 
-impl<S, A> CpuDets<S, A> {
+impl<S: Scalar, A: Real> CpuDets<S, A> {
     fn max_delay(&self) -> usize {
-        self.walkers[0].p.len()
+        self.walkers[0].delayed.capacity()
     }
 }

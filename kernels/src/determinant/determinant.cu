@@ -26,8 +26,8 @@ template <typename A> __device__ void block_sum4(A v[4], A* sh /* [4][32] */) {
     for (int c = 0; c < 4; c++) v[c] = sh[c * 32];
 }
 
-// One block per walker. With m pending delayed moves: p = V t[q] (one warp per dot), z = B^-1 p, and column q of
-// the current inverse c = t[q] - U^T z; then ratio = u . c and gradient ratios = (grad . c) / ratio.
+// One block per walker. With m pending delayed moves: p = V t[q] and z = B^-1 p (delayed_z, common.cuh), column q
+// of the current inverse c = t[q] - U^T z (delayed_entry); then ratio = u . c and gradient ratios = (grad . c) / ratio.
 template <typename S, typename A>
 __device__ void ratio(int n, int kmax, int q, const S* __restrict__ t, const S* __restrict__ prop,
                       const S* __restrict__ grad, const S* __restrict__ v, const S* __restrict__ ut,
@@ -35,37 +35,17 @@ __device__ void ratio(int n, int kmax, int q, const S* __restrict__ t, const S* 
                       A* __restrict__ ratio_out, A* __restrict__ grad_out) {
     __shared__ A sp[64], sz[64], sh[4 * 32];
     const int w = blockIdx.x;
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
     const size_t nn = (size_t)n * n;
     const S* tq = t + w * nn + (size_t)q * n;
     const S* u = prop + w * nn + (size_t)q * n;
     const S* g = grad + (size_t)w * 3 * n;
     const S* uw = ut + (size_t)w * kmax * n;
     const int m = count[w];
-    if (m > 0) {
-        const S* vw = v + (size_t)w * kmax * n;
-        for (int j = warp; j < m; j += nw) {
-            A s = A(0);
-            for (int i = lane; i < n; i += 32) s += A(vw[(size_t)j * n + i]) * A(tq[i]);
-            s = warp_sum(s);
-            if (lane == 0) {
-                sp[j] = s;
-                p[(size_t)w * kmax + j] = s;
-            }
-        }
-        __syncthreads();
-        if (threadIdx.x < m) {
-            const S* b = binv + (size_t)w * kmax * kmax + (size_t)threadIdx.x * kmax;
-            A s = A(0);
-            for (int l = 0; l < m; l++) s += A(b[l]) * sp[l];
-            sz[threadIdx.x] = s;
-        }
-        __syncthreads();
-    }
+    delayed_z<S, S, A>(m, n, q, tq, v + (size_t)w * kmax * n, uw, n, binv + (size_t)w * kmax * kmax, kmax, (const int*)0,
+                    p + (size_t)w * kmax, sp, sz);
     A acc[4] = {A(0), A(0), A(0), A(0)};
     for (int i = threadIdx.x; i < n; i += blockDim.x) {
-        A c = A(tq[i]);
-        for (int j = 0; j < m; j++) c -= A(uw[(size_t)j * n + i]) * sz[j];
+        const A c = delayed_entry<S, S, A>(i, m, tq, uw, n, sz);
         acc[0] += A(u[i]) * c;
         acc[1] += A(g[i]) * c;
         acc[2] += A(g[n + i]) * c;
@@ -117,65 +97,33 @@ __device__ void rank1(int n, int q, int step, int walkers, S* __restrict__ t, co
     t[(size_t)w * n * n + (size_t)j * n + i] -= S(coef) * c[(size_t)w * n + i];
 }
 
-// Delayed update, accept: with v = u - a[q], d_j = v . ut[j] (j < m), beta = 1 + v . t[q], x = B^-1 p,
-// y = d^T B^-1, s = beta - d . x: B^-1 grows to [[B^-1 + x y^T / s, -x / s], [-y^T / s, 1 / s]]; V and U^T gain
-// the rows v and t[q]; A's row q becomes u. One block per walker (p is from the ratio of this step).
+// The row change of an accept, u - a[q], rounded to S.
+template <typename S> struct RowChange {
+    const S* u;
+    const S* aq;
+    __device__ S operator()(int i) const { return S(u[i] - aq[i]); }
+};
+
+// Delayed update, accept: the row change v = u - a[q] into slot count[w] (delayed_grow, common.cuh: B^-1 grows by
+// its Schur complement, V and U^T gain v and t[q]); A's row q becomes u. One block per walker (p is from the ratio
+// of this step).
 template <typename S, typename A>
 __device__ void delay_accept(int n, int kmax, int q, int step, int walkers, const S* __restrict__ t,
                              const S* __restrict__ prop, const int* __restrict__ flags, S* __restrict__ a,
                              S* __restrict__ v, S* __restrict__ ut, S* __restrict__ binv, int* __restrict__ count,
                              const A* __restrict__ p) {
-    __shared__ A sd[65], sx[64], sy[64];
     const int w = blockIdx.x;
     if (!flags[(size_t)step * walkers + w]) return;
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
     const int m = count[w];
     const size_t nn = (size_t)n * n;
-    const S* tq = t + w * nn + (size_t)q * n;
     const S* u = prop + w * nn + (size_t)q * n;
     S* aq = a + w * nn + (size_t)q * n;
-    S* vw = v + (size_t)w * kmax * n;
-    S* uw = ut + (size_t)w * kmax * n;
-    S* bw = binv + (size_t)w * kmax * kmax;
-    const A* pw = p + (size_t)w * kmax;
-    for (int j = warp; j <= m; j += nw) {
-        const S* row = j < m ? uw + (size_t)j * n : tq;
-        A s = A(0);
-        for (int i = lane; i < n; i += 32) s += A(S(u[i] - aq[i])) * A(row[i]);
-        s = warp_sum(s);
-        if (lane == 0) sd[j] = s;
-    }
-    __syncthreads();
-    if (threadIdx.x < m) {
-        const int r = threadIdx.x;
-        A x = A(0), y = A(0);
-        for (int l = 0; l < m; l++) {
-            x += A(bw[(size_t)r * kmax + l]) * pw[l];
-            y += sd[l] * A(bw[(size_t)l * kmax + r]);
-        }
-        sx[r] = x;
-        sy[r] = y;
-    }
-    __syncthreads();
-    A s = A(1) + sd[m];
-    for (int l = 0; l < m; l++) s -= sd[l] * sx[l];
-    const int m1 = m + 1;
-    for (int idx = threadIdx.x; idx < m1 * m1; idx += blockDim.x) {
-        const int i = idx / m1, j = idx % m1;
-        A val;
-        if (i < m && j < m) val = A(bw[(size_t)i * kmax + j]) + sx[i] * sy[j] / s;
-        else if (i < m) val = -sx[i] / s;
-        else if (j < m) val = -sy[j] / s;
-        else val = A(1) / s;
-        bw[(size_t)i * kmax + j] = S(val);
-    }
-    for (int i = threadIdx.x; i < n; i += blockDim.x) {
-        const S ui = u[i];
-        vw[(size_t)m * n + i] = ui - aq[i];
-        uw[(size_t)m * n + i] = tq[i];
-        aq[i] = ui;
-    }
-    if (threadIdx.x == 0) count[w] = m1;
+    const RowChange<S> change{u, aq};
+    delayed_grow<S, S, A>(change, n, m, kmax, -1, t + w * nn + (size_t)q * n, v + (size_t)w * kmax * n, ut + (size_t)w * kmax * n, n,
+                       binv + (size_t)w * kmax * kmax, (int*)0, p + (size_t)w * kmax);
+    // each thread rewrites the entries of a[q] it alone read last (delayed_grow's final loop)
+    for (int i = threadIdx.x; i < n; i += blockDim.x) aq[i] = u[i];
+    if (threadIdx.x == 0) count[w] = m + 1;
 }
 
 // Inversion, step 0: work = R(a)^T row-major (32 x 32 tiles through shared memory), which is A itself to

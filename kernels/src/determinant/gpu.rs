@@ -30,8 +30,6 @@ use cudarc::cublas::sys::cublasOperation_t::{CUBLAS_OP_N, CUBLAS_OP_T};
 use cudarc::cublas::sys;
 use cudarc::cusolver::sys as dn;
 use cudarc::driver::DevicePtr;
-pub use cudarc::cublas::Gemm;
-use cudarc::cublas::{GemmConfig, StridedBatchedConfig};
 use std::sync::Arc;
 
 pub const SRC: &str = include_str!("determinant.cu");
@@ -123,6 +121,80 @@ macro_rules! batched_lu {
 batched_lu!(f64, cublasDgetrfBatched, cublasDgetriBatched, cusolverDnDgetrf_bufferSize, cusolverDnDgetrf, cusolverDnDgetrs);
 batched_lu!(f32, cublasSgetrfBatched, cublasSgetriBatched, cusolverDnSgetrf_bufferSize, cusolverDnSgetrf, cusolverDnSgetrs);
 
+/// cuBLAS's strided-batched GEMM in f32 or f64 on raw device addresses (operands inside other allocations, as the
+/// solid's inverses inside its walker slabs).
+pub trait BatchedGemm: Real {
+    /// # Safety
+    /// a, b and c are device addresses of `batch` column-major matrices at the given strides and leading dimensions
+    /// (elements), valid for the shapes the operations and m, n, k give; c distinct from a and b.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn gemm_batched(h: sys::cublasHandle_t, ta: sys::cublasOperation_t, tb: sys::cublasOperation_t, m: i32, n: i32, k: i32, alpha: Self, a: u64, lda: i32, sa: i64, b: u64, ldb: i32, sb: i64, beta: Self, c: u64, ldc: i32, sc: i64, batch: i32) -> sys::cublasStatus_t;
+}
+
+macro_rules! batched_gemm {
+    ($t:ty, $f:ident) => {
+        impl BatchedGemm for $t {
+            unsafe fn gemm_batched(h: sys::cublasHandle_t, ta: sys::cublasOperation_t, tb: sys::cublasOperation_t, m: i32, n: i32, k: i32, alpha: Self, a: u64, lda: i32, sa: i64, b: u64, ldb: i32, sb: i64, beta: Self, c: u64, ldc: i32, sc: i64, batch: i32) -> sys::cublasStatus_t {
+                unsafe { sys::$f(h, ta, tb, m, n, k, &alpha, a as _, lda, sa, b as _, ldb, sb, &beta, c as _, ldc, sc, batch) }
+            }
+        }
+    };
+}
+
+batched_gemm!(f64, cublasDgemmStridedBatched);
+batched_gemm!(f32, cublasSgemmStridedBatched);
+
+/// The delayed-update operands of a batch of matrices: device addresses, row lengths (`_ld`) and strides between the
+/// batch's entries (`_stride`), in elements. Row-major as the kernels keep them: t (n rows), V and U^T (kmax rows),
+/// B^-1 (kmax x kmax, rows kmax apart); W and Y scratch (kmax rows of n).
+#[derive(Clone, Copy, Debug)]
+pub struct DelayedBatch {
+    pub n: usize,
+    pub batch: usize,
+    pub kmax: usize,
+    pub t: u64,
+    pub t_ld: usize,
+    pub t_stride: usize,
+    pub v: u64,
+    pub ut: u64,
+    pub vu_ld: usize,
+    pub vu_stride: usize,
+    pub binv: u64,
+    pub binv_stride: usize,
+    pub w: u64,
+    pub y: u64,
+    pub wy_stride: usize,
+}
+
+/// Apply the pending moves (slots below `pending` of every matrix of the batch) as three strided-batched GEMMs (module
+/// docs): W = V t^T and Y = B^-T U^T, then `between` (the caller's correction of W: the deltas of replaced rows,
+/// see `delayed.cuh`; it may clear B^-1, which is read no more), then t -= W^T Y. Queued on the handle's stream.
+///
+/// # Safety
+/// The addresses of `d` hold `d.batch` matrices each of the shapes and strides it names, with `pending <= d.kmax`.
+pub unsafe fn delayed_gemms<S: BatchedGemm>(blas: &cudarc::cublas::CudaBlas, d: &DelayedBatch, pending: usize, between: impl FnOnce() -> Result<(), GpuError>) -> Result<(), GpuError> {
+    let h = *blas.handle();
+    let (n, k) = (d.n as i32, pending as i32);
+    let (one, zero) = (S::one(), S::zero());
+    let check = |what: &str, st: sys::cublasStatus_t| {
+        if st == sys::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
+            Ok(())
+        } else {
+            Err(GpuError::Blas { during: format!("the delayed update's {what} (gemmStridedBatched)"), message: format!("{st:?}") })
+        }
+    };
+    let (tl, vl, b) = (d.t_ld as i32, d.vu_ld as i32, d.batch as i32);
+    let (ts, vs, bs, ws) = (d.t_stride as i64, d.vu_stride as i64, d.binv_stride as i64, d.wy_stride as i64);
+    // SAFETY (all three): the shapes below stay inside the matrices the caller vouches for.
+    // W^T (n x k, column-major) = op_T(t^T) V^T
+    check("W = V t^T", unsafe { S::gemm_batched(h, CUBLAS_OP_T, CUBLAS_OP_N, n, k, n, one, d.t, tl, ts, d.v, vl, vs, zero, d.w, n, ws, b) })?;
+    // Y^T (n x k) = U^T op_T(B^-T)
+    check("Y = B^-T U^T", unsafe { S::gemm_batched(h, CUBLAS_OP_N, CUBLAS_OP_T, n, k, k, one, d.ut, vl, vs, d.binv, d.kmax as i32, bs, zero, d.y, n, ws, b) })?;
+    between()?;
+    // t^T (n x n) -= Y^T op_T(W^T)
+    check("t -= W^T Y", unsafe { S::gemm_batched(h, CUBLAS_OP_N, CUBLAS_OP_T, n, n, k, -one, d.y, n, ws, d.w, n, ws, one, d.t, tl, ts, b) })
+}
+
 /// All walkers' determinants on the GPU (see module docs). Storage S, accumulation and inversion A.
 pub struct GpuDets<S: Real, A: Real> {
     gpu: Arc<Gpu>,
@@ -166,10 +238,7 @@ pub fn device_bytes(n: usize, walkers: usize, kmax: usize, steps: usize, s: usiz
     4 * nn * s + 2 * nn * a + 5 * kmax * n * walkers * s + (3 * n + 4) * walkers * s.max(a) + steps * walkers * 4
 }
 
-impl<S: Real, A: BatchedLu> GpuDets<S, A>
-where
-    cudarc::cublas::CudaBlas: Gemm<S>,
-{
+impl<S: BatchedGemm, A: BatchedLu> GpuDets<S, A> {
     /// Upload the proposals `[walker][row][col]` and gradient rows `[walker][xyz][n]`; room for delays up to
     /// `max_delay` and acceptance flags of `steps` steps. `load` sets A and the inverse.
     pub fn new(gpu: &Arc<Gpu>, n: usize, prop: &[f64], grad: &[f64], max_delay: usize, steps: usize) -> Result<Self, GpuError> {
@@ -230,10 +299,6 @@ where
         s.memset_zeros(&mut self.count).during("clearing delayed moves")
     }
 
-    fn blas_err(e: cudarc::cublas::result::CublasError) -> GpuError {
-        GpuError::Blas { during: "the delayed-update GEMM".into(), message: format!("{e:?}") }
-    }
-
     /// Device addresses of the `walkers` n x n matrices of `m`.
     fn matrix_ptrs(&self, m: &CudaSlice<A>) -> Result<CudaSlice<u64>, GpuError> {
         let (base, _sync) = m.device_ptr(&self.gpu.stream);
@@ -243,10 +308,7 @@ where
     }
 }
 
-impl<S: Real, A: BatchedLu> Engine for GpuDets<S, A>
-where
-    cudarc::cublas::CudaBlas: Gemm<S>,
-{
+impl<S: BatchedGemm, A: BatchedLu> Engine for GpuDets<S, A> {
     fn shape(&self) -> (usize, usize) {
         (self.walkers, self.n)
     }
@@ -311,27 +373,29 @@ where
         }
         assert!(pending <= self.kmax, "determinant gpu: more pending moves than the delay allows");
         let blas = self.gpu.blas()?;
-        let (n, k, kmax) = (self.n as i32, pending as i32, self.kmax as i32);
-        let (nn, kn, kk) = ((self.n * self.n) as i64, (self.kmax * self.n) as i64, (self.kmax * self.kmax) as i64);
-        let batch = self.walkers as i32;
-        let gemm = |transb, m, nc, kk_, alpha, lda, ldb, beta| GemmConfig { transa: CUBLAS_OP_N, transb, m, n: nc, k: kk_, alpha, lda, ldb, beta, ldc: n };
-        // W^T (n x k) = T (op_T of t) * V^T
-        let mut g1 = gemm(CUBLAS_OP_N, n, k, n, S::one(), n, n, S::zero());
-        g1.transa = CUBLAS_OP_T;
-        let c1 = StridedBatchedConfig { gemm: g1, batch_size: batch, stride_a: nn, stride_b: kn, stride_c: kn };
-        // Y^T (n x k) = U^T * B^-1 (op_T of the column-major view of row-major B^-1)
-        let g2 = gemm(CUBLAS_OP_T, n, k, k, S::one(), n, kmax, S::zero());
-        let c2 = StridedBatchedConfig { gemm: g2, batch_size: batch, stride_a: kn, stride_b: kk, stride_c: kn };
-        // t^T (n x n) -= Y^T * W
-        let g3 = gemm(CUBLAS_OP_T, n, n, k, -S::one(), n, n, S::one());
-        let c3 = StridedBatchedConfig { gemm: g3, batch_size: batch, stride_a: kn, stride_b: kn, stride_c: nn };
-        // SAFETY: every operand holds `batch` matrices at the given strides with the given leading dimensions
-        // (t: n x n; v, ut, wbuf, ybuf: kmax rows of n; binv: kmax x kmax), and k <= kmax.
-        unsafe {
-            blas.gemm_strided_batched(c1, &self.t, &self.v, &mut self.wbuf).map_err(Self::blas_err)?;
-            blas.gemm_strided_batched(c2, &self.ut, &self.binv, &mut self.ybuf).map_err(Self::blas_err)?;
-            blas.gemm_strided_batched(c3, &self.ybuf, &self.wbuf, &mut self.t).map_err(Self::blas_err)?;
-        }
+        let s = &self.gpu.stream;
+        let (n, k) = (self.n, self.kmax);
+        let ptr = |x: &CudaSlice<S>| x.device_ptr(s).0;
+        let d = DelayedBatch {
+            n,
+            batch: self.walkers,
+            kmax: k,
+            t: ptr(&self.t),
+            t_ld: n,
+            t_stride: n * n,
+            v: ptr(&self.v),
+            ut: ptr(&self.ut),
+            vu_ld: n,
+            vu_stride: k * n,
+            binv: ptr(&self.binv),
+            binv_stride: k * k,
+            w: ptr(&self.wbuf),
+            y: ptr(&self.ybuf),
+            wy_stride: k * n,
+        };
+        // SAFETY: every address is of an allocation of this engine holding `walkers` entries at these strides (t: n x
+        // n; v, ut, wbuf, ybuf: kmax rows of n; binv: kmax x kmax), and pending <= kmax.
+        unsafe { delayed_gemms::<S>(&blas, &d, pending, || Ok(())) }?;
         self.clear_delayed()?;
         Ok(())
     }

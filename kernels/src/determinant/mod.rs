@@ -29,6 +29,7 @@
 //! diagonally dominant (condition number below about 4) and every ratio is far from zero.
 
 pub mod cpu;
+pub mod delayed;
 pub mod gpu;
 pub mod reference;
 

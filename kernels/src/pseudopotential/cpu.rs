@@ -120,62 +120,171 @@ fn dot<S: Real, A: Real>(phi: &[A], inv: &[S]) -> A {
 
 /// Points per block of the Jastrow sums: the distance test runs over whole blocks (the loop the compiler
 /// vectorises), the functor only where a block has a point within the cutoff.
-const LANES: usize = 16;
+pub const LANES: usize = 16;
 
 /// Points as structure of arrays (x block, y block, z block per group), each group padded to whole blocks with
-/// NaN, which fails every cutoff test.
-struct Soa {
+/// NaN, which fails every cutoff test. Shared with the solid's Jastrow sums.
+pub struct Soa {
     xyz: Vec<f64>,
+    /// Points per group.
+    n: usize,
     /// Padded length of one group.
     len: usize,
 }
 
 impl Soa {
     /// `groups` groups of `n` points each from `[point][xyz]`.
-    fn new(pts: &[f64], groups: usize, n: usize) -> Soa {
+    pub fn new(pts: &[f64], groups: usize, n: usize) -> Soa {
         let len = n.div_ceil(LANES) * LANES;
-        let mut xyz = vec![f64::NAN; groups * 3 * len];
-        for (g, out) in xyz.chunks_exact_mut(3 * len).enumerate() {
+        let mut s = Soa { xyz: vec![f64::NAN; groups * 3 * len], n, len };
+        s.fill(pts);
+        s
+    }
+    /// Every point again from `[point][xyz]` (as many as the groups hold), without allocating.
+    pub fn fill(&mut self, pts: &[f64]) {
+        let (n, len) = (self.n, self.len);
+        for (g, out) in self.xyz.chunks_exact_mut(3 * len).enumerate() {
             for (i, p) in pts[3 * g * n..][..3 * n].chunks_exact(3).enumerate() {
                 (0..3).for_each(|k| out[k * len + i] = p[k]);
             }
         }
-        Soa { xyz, len }
+    }
+    /// Point i of group g moves to p.
+    pub fn set(&mut self, g: usize, i: usize, p: [f64; 3]) {
+        let o = 3 * g * self.len + i;
+        (0..3).for_each(|k| self.xyz[o + k * self.len] = p[k]);
     }
     /// Group g: its x, y and z blocks.
-    fn group(&self, g: usize) -> [&[f64]; 3] {
+    pub fn group(&self, g: usize) -> [&[f64]; 3] {
         let o = 3 * g * self.len;
         [0, 1, 2].map(|k| &self.xyz[o + k * self.len..][..self.len])
     }
 }
 
-/// The Jastrow functors in the arithmetic type, with what their sums read: the ions, and every walker's electrons
-/// by spin (group 2w: walker w's spin up, 2w + 1 its spin down).
-struct Functors<A> {
-    pair: [Radial<A>; 2],
-    one: Radial<A>,
-    /// Squared cutoffs (f64, the distances' type) of pair[0], pair[1], one.
+/// The Jastrow functors in the arithmetic type A with what their vectorised sums read: the squared cutoffs (a little
+/// beyond the functors' own, which are zero from there on, so the test's rounding drops no term), the cell and the
+/// ions by coordinate. The pseudopotential's ratios sum values ([`JastrowSums::value`]), the solid's moves values,
+/// gradients and Laplacians ([`JastrowSums::electron`]).
+pub struct JastrowSums<A> {
+    pub pair: [Radial<A>; 2],
+    pub one: Radial<A>,
     cut2: [f64; 3],
     cell: [f64; 3],
     inv_cell: [f64; 3],
     ions: Soa,
-    electrons: Soa,
-    per_spin: usize,
 }
 
-impl<A: Real> Functors<A> {
-    fn new<S: Real, T: Real>(s: &Setup<S>, w: &Walkers<T>, j: &super::Jastrow) -> Self {
-        let cut2 = [j.pair[0].cutoff, j.pair[1].cutoff, j.one.cutoff].map(|c| c * c);
-        Functors {
+impl<A: Real> JastrowSums<A> {
+    pub fn new<S: Real>(s: &Setup<S>, j: &super::Jastrow) -> Self {
+        let cut2 = [j.pair[0].cutoff, j.pair[1].cutoff, j.one.cutoff].map(|c| (c * (1.0 + 1e-9)).powi(2));
+        JastrowSums {
             pair: [j.pair[0].convert(), j.pair[1].convert()],
             one: j.one.convert(),
             cut2,
             cell: s.cell,
             inv_cell: s.cell.map(|c| 1.0 / c),
             ions: Soa::new(&s.ions, 1, s.ion_count()),
-            electrons: Soa::new(&w.pos, 2 * w.count, s.per_spin()),
-            per_spin: s.per_spin(),
         }
+    }
+
+    /// Functor f: 0 same spin, 1 opposite spin, 2 electron-ion.
+    #[inline(always)]
+    fn functor(&self, f: usize) -> &Radial<A> {
+        if f == 2 {
+            &self.one
+        } else {
+            &self.pair[f]
+        }
+    }
+
+    /// Minimum image of a displacement along axis k (round-to-even and a multiply instead of a division: no branch).
+    #[inline(always)]
+    fn image(&self, d: f64, k: usize) -> f64 {
+        d - self.cell[k] * (d * self.inv_cell[k]).round_ties_even()
+    }
+
+    /// The squared minimum-image distances from `at` of the block of points starting at `b` (the pass the compiler
+    /// vectorises), and whether any is within `cut2`.
+    #[inline(always)]
+    fn block(&self, at: [f64; 3], [x, y, z]: [&[f64]; 3], b: usize, cut2: f64) -> ([f64; LANES], bool) {
+        let mut r2 = [0.0; LANES];
+        for l in 0..LANES {
+            let (dx, dy, dz) = (self.image(at[0] - x[b + l], 0), self.image(at[1] - y[b + l], 1), self.image(at[2] - z[b + l], 2));
+            r2[l] = dx * dx + dy * dy + dz * dz;
+        }
+        (r2, r2.iter().fold(false, |hit, &v| hit | (v < cut2)))
+    }
+
+    /// sum over the points k != skip of functor f at |at - p_k|: the distances block by block, the functor only where
+    /// a point is within the cutoff.
+    #[inline(always)]
+    fn value(&self, f: usize, at: [f64; 3], pts: [&[f64]; 3], skip: usize) -> A {
+        let (fun, cut2) = (self.functor(f), self.cut2[f]);
+        let mut acc = A::zero();
+        for b in (0..pts[0].len()).step_by(LANES) {
+            let (r2, hit) = self.block(at, pts, b, cut2);
+            if hit {
+                for (l, &v) in r2.iter().enumerate() {
+                    if v < cut2 && b + l != skip {
+                        acc += fun.eval(A::of(v.sqrt())).0;
+                    }
+                }
+            }
+        }
+        acc
+    }
+
+    /// Adds the value, gradient (with respect to `at`) and Laplacian of functor f summed over the points k != skip.
+    #[inline(always)]
+    fn vgl(&self, f: usize, at: [f64; 3], pts: [&[f64]; 3], skip: usize, acc: &mut (A, [A; 3], A)) {
+        let (fun, cut2) = (self.functor(f), self.cut2[f]);
+        for b in (0..pts[0].len()).step_by(LANES) {
+            let (r2, hit) = self.block(at, pts, b, cut2);
+            if !hit {
+                continue;
+            }
+            for (l, &v) in r2.iter().enumerate() {
+                if v < cut2 && b + l != skip {
+                    let d = [0, 1, 2].map(|k| self.image(at[k] - pts[k][b + l], k));
+                    let r = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
+                    let (u, du, d2u) = fun.eval(A::of(r));
+                    let dr = du / A::of(r);
+                    acc.0 += u;
+                    (0..3).for_each(|k| acc.1[k] += dr * A::of(d[k]));
+                    acc.2 += d2u + A::of(2.0) * dr;
+                }
+            }
+        }
+    }
+
+    /// The terms of log J that contain electron `e` placed at `at`, the electrons at `electrons` (group 0 spin up,
+    /// group 1 spin down, `n` each): value sum_{j != e} u(|at - r_j|) + sum_I chi(|at - R_I|), its gradient and
+    /// Laplacian with respect to `at`. Distances in f64, functors and sums in A, in the order of the electrons, then
+    /// the ions (the GPU's and the reference's order). Inline, for the caller's `dispatch!`.
+    #[inline(always)]
+    pub fn electron(&self, electrons: &Soa, n: usize, e: usize, at: [f64; 3]) -> (f64, [f64; 3], f64) {
+        let spin = usize::from(e >= n);
+        let mut acc = (A::zero(), [A::zero(); 3], A::zero());
+        for g in 0..2 {
+            let skip = if g == spin { e - spin * n } else { usize::MAX };
+            self.vgl(usize::from(g != spin), at, electrons.group(g), skip, &mut acc);
+        }
+        self.vgl(2, at, self.ions.group(0), usize::MAX, &mut acc);
+        (acc.0.f64(), acc.1.map(|x| x.f64()), acc.2.f64())
+    }
+}
+
+/// The pseudopotential's Jastrow: the sums, and every walker's electrons by spin (group 2w: walker w's spin up,
+/// 2w + 1 its spin down).
+struct Functors<A> {
+    sums: JastrowSums<A>,
+    electrons: Soa,
+    per_spin: usize,
+}
+
+impl<A: Real> Functors<A> {
+    fn new<S: Real, T: Real>(s: &Setup<S>, w: &Walkers<T>, j: &super::Jastrow) -> Self {
+        Functors { sums: JastrowSums::new(s, j), electrons: Soa::new(&w.pos, 2 * w.count, s.per_spin()), per_spin: s.per_spin() }
     }
 
     /// sum_{j != e} u(|at - r_j|) + sum_I chi(|at - R_I|), summed in A from f64 minimum-image distances.
@@ -185,36 +294,12 @@ impl<A: Real> Functors<A> {
 
     #[inline(always)]
     fn log_here(&self, walker: usize, e: usize, at: [f64; 3]) -> f64 {
-        let n = self.per_spin;
+        let (n, j) = (self.per_spin, &self.sums);
         let mine = usize::from(e >= n);
         // same spin: electron e skipped; opposite spin: nothing skipped (the index is out of range)
-        let same = self.sum(&self.pair[0], self.cut2[0], at, self.electrons.group(2 * walker + mine), e - mine * n);
-        let other = self.sum(&self.pair[1], self.cut2[1], at, self.electrons.group(2 * walker + 1 - mine), usize::MAX);
-        let ions = self.sum(&self.one, self.cut2[2], at, self.ions.group(0), usize::MAX);
+        let same = j.value(0, at, self.electrons.group(2 * walker + mine), e - mine * n);
+        let other = j.value(1, at, self.electrons.group(2 * walker + 1 - mine), usize::MAX);
+        let ions = j.value(2, at, j.ions.group(0), usize::MAX);
         (same + other + ions).f64()
-    }
-
-    /// sum over the points k != skip of f(|at - p_k|): the squared minimum-image distances of a block of points in
-    /// one pass (vectorised: no branch, round-to-even and a multiply instead of a division), then the functor at
-    /// those within the cutoff.
-    #[inline(always)]
-    fn sum(&self, f: &Radial<A>, cut2: f64, at: [f64; 3], [x, y, z]: [&[f64]; 3], skip: usize) -> A {
-        let image = |d: f64, k: usize| d - self.cell[k] * (d * self.inv_cell[k]).round_ties_even();
-        let mut acc = A::zero();
-        for (b, ((xb, yb), zb)) in x.chunks_exact(LANES).zip(y.chunks_exact(LANES)).zip(z.chunks_exact(LANES)).enumerate() {
-            let mut r2 = [0.0; LANES];
-            for l in 0..LANES {
-                let (dx, dy, dz) = (image(at[0] - xb[l], 0), image(at[1] - yb[l], 1), image(at[2] - zb[l], 2));
-                r2[l] = dx * dx + dy * dy + dz * dz;
-            }
-            if r2.iter().fold(false, |hit, &v| hit | (v < cut2)) {
-                for (l, &v) in r2.iter().enumerate() {
-                    if v < cut2 && b * LANES + l != skip {
-                        acc += f.eval(A::of(v.sqrt())).0;
-                    }
-                }
-            }
-        }
-        acc
     }
 }

@@ -5,25 +5,37 @@
 //! State, walker-major (`pseudopotential::Walkers` holds the first three, so the nonlocal energy reads them as is):
 //! positions `[walker][electron][xyz]` (f64), transposed inverses `[walker][electron][stride]` (row e = column of
 //! A_s^-1 for electron e of spin s, the determinant kernel's layout), quadrature rotations `[walker][ion][9]`,
-//! orbital gradients at the current positions `[walker][electron][xyz][stride]`.
+//! orbital gradients and Laplacians at the current positions `[walker][electron][xyz][stride]`,
+//! `[walker][electron][stride]` (kept by the accepted moves, so the measurement needs no orbitals unless it
+//! re-inverts).
 
 use super::conditioning::{cond_1, reinverts};
 use super::validate::Finite;
-use super::{branch, comb_offset, draws, start_walkers, timed, weight, Class, Functors, Params, Parts, Solid, Timers, PER_MOVE};
+use super::{branch, comb_offset, draws, start_walkers, timed, weight, Class, Params, Parts, Solid, Timers, PER_MOVE};
 use crate::bspline::{cpu as spline, Output};
-use crate::determinant::cpu::{dot, invert_in, Scalar};
+use crate::determinant::cpu::{dot, dot_wide, invert_in, Scalar};
+use crate::determinant::delayed::Delayed;
 use crate::ewald::cpu::CpuEwald;
+use crate::pseudopotential::cpu::{JastrowSums, Soa};
 use crate::pseudopotential::{self as pp, Setup, Walkers};
 use crate::qmc::walker::{drift, MoveStats};
 use crate::Real;
 use rayon::prelude::*;
+use std::sync::Mutex;
 use std::time::Instant;
 
-/// What one walker's task returns: its timers, move statistics, accepted moves, kinetic and Coulomb energies and
-/// whether it re-inverted.
-type WalkerStep = (Timers, MoveStats, u32, Result<(f64, f64, bool), SolidError>);
-/// Kinetic and Coulomb energies of one walker's measurement, and the condition number if it re-inverted.
-type Measured = (f64, f64, Option<f64>);
+/// What one walker's task leaves: its timers, move statistics, accepted moves, kinetic energy and, if it
+/// re-inverted, the condition number (or the failure).
+#[derive(Default)]
+struct Outcome {
+    t: Timers,
+    stats: MoveStats,
+    accepted: u32,
+    kinetic: f64,
+    inverted: bool,
+    cond: Option<f64>,
+    singular: bool,
+}
 
 /// Why a step failed.
 #[derive(Debug, thiserror::Error)]
@@ -35,11 +47,15 @@ pub enum SolidError {
 }
 
 /// All walkers and what the step needs of the system, in precision S (storage) and A (arithmetic).
-pub struct CpuEngine<'a, S: Scalar, A: Real> {
+pub struct CpuEngine<'a, S: Scalar, A: Scalar> {
     pub ctx: Ctx<'a, S, A>,
     pub w: Walkers<S>,
     /// Orbital gradients at the current positions, `[walker][electron][xyz][stride]`.
     pub dpsi: Vec<S>,
+    /// Orbital Laplacians at the current positions, `[walker][electron][stride]`, where `lap_known` (the measurement
+    /// evaluates the orbitals again where not).
+    pub lap: Vec<S>,
+    pub(crate) lap_known: Vec<bool>,
     pub parts: Vec<Parts>,
     /// 1-norm condition number of each walker's worse Slater matrix at its last f64 re-inversion (decides the next:
     /// `conditioning::reinverts`).
@@ -57,6 +73,11 @@ pub struct CpuEngine<'a, S: Scalar, A: Real> {
     pub moves: MoveStats,
     /// Every walker's local energy and weight checked finite at every step (`validate`).
     pub finite: Finite,
+    /// Each walker task's outcome in the last step.
+    outcomes: Vec<Outcome>,
+    /// Working memory of the walker tasks, one per thread of the pool (indexed by rayon's thread index): the step
+    /// allocates nothing.
+    scratch: Vec<Mutex<Scratch<S, A>>>,
 }
 
 /// What every walker's task reads: the system in S and A, and the parameters.
@@ -64,19 +85,56 @@ pub struct Ctx<'a, S: Real, A: Real> {
     pub sys: &'a Solid,
     pub setup: Setup<S>,
     ewald: CpuEwald<S, A>,
-    fun: Functors<A>,
+    fun: JastrowSums<A>,
     pub p: Params,
 }
 
-impl<'a, S: Scalar, A: Real> CpuEngine<'a, S, A> {
+/// One thread's working memory for a walker's sweep and measurement.
+struct Scratch<S, A> {
+    /// The walker's random numbers of the step.
+    moves: Vec<f64>,
+    /// Orbitals VGL at one point (A), and rounded to S (the rows the inverse and gradient rows are made of).
+    phi: Vec<A>,
+    rows: Vec<S>,
+    /// The walker's electrons by spin, for the Jastrow sums.
+    electrons: Soa,
+    /// The pending moves of the delayed update (delay > 1).
+    delayed: Delayed<S, A, A>,
+    /// A re-inversion: one spin's Slater matrix and its transposed inverse.
+    slater: Vec<S>,
+    inverse: Vec<S>,
+    /// (grad D / D, lap D / D) of every electron.
+    det: Vec<[f64; 4]>,
+}
+
+impl<S: Scalar, A: Scalar> Scratch<S, A> {
+    fn new(s: &Setup<S>, delay: usize) -> Self {
+        let (ne, n, st) = (s.electrons, s.per_spin(), s.table.stride);
+        Scratch {
+            moves: vec![0.0; PER_MOVE * ne],
+            phi: vec![A::zero(); 5 * st],
+            rows: vec![S::zero(); 5 * st],
+            electrons: Soa::new(&vec![0.0; 3 * ne], 2, n),
+            delayed: Delayed::new(n, st, delay.max(1)),
+            slater: vec![S::zero(); n * n],
+            inverse: vec![S::zero(); n * n],
+            det: vec![[0.0; 4]; ne],
+        }
+    }
+}
+
+impl<'a, S: Scalar, A: Scalar> CpuEngine<'a, S, A> {
     /// `count` walkers with uniformly random electrons, inverted and measured.
     pub fn new(sys: &'a Solid, count: usize, p: Params) -> Result<Self, SolidError> {
+        assert!((1..=crate::determinant::MAX_DELAY).contains(&p.delay), "solid cpu: delay {} out of 1..=64", p.delay);
         let setup: Setup<S> = sys.setup.convert();
         let w = start_walkers::<S>(sys, count, &p);
         let st = setup.table.stride;
         let mut e = CpuEngine {
-            ctx: Ctx { ewald: CpuEwald::new(&sys.ewald), fun: Functors::new(sys.jastrow()), setup, sys, p },
+            ctx: Ctx { ewald: CpuEwald::new(&sys.ewald), fun: JastrowSums::new(&sys.setup, sys.jastrow()), setup, sys, p },
             dpsi: vec![S::zero(); count * sys.electrons() * 3 * st],
+            lap: vec![S::zero(); count * sys.electrons() * st],
+            lap_known: vec![false; count],
             parts: vec![Parts::default(); count],
             cond: vec![f64::INFINITY; count],
             reinversions: 0,
@@ -88,6 +146,8 @@ impl<'a, S: Scalar, A: Real> CpuEngine<'a, S, A> {
             timers: Timers::default(),
             moves: MoveStats::default(),
             finite: Finite::default(),
+            outcomes: (0..count).map(|_| Outcome::default()).collect(),
+            scratch: vec![],
             w,
         };
         e.measure(true)?;
@@ -122,45 +182,8 @@ impl<'a, S: Scalar, A: Real> CpuEngine<'a, S, A> {
     /// The step without branching: sweep, measurement and nonlocal energy of every walker (what each rank does
     /// before the population control over ranks, `super::ranks`).
     pub fn advance(&mut self) -> Result<(), SolidError> {
-        let (ne, ni, st) = (self.ctx.sys.electrons(), self.ctx.setup.ion_count(), self.ctx.setup.table.stride);
         let step = self.steps;
-        let start = Instant::now();
-        let me = &self.ctx;
-        let out: Vec<WalkerStep> = self
-            .w
-            .pos
-            .par_chunks_mut(3 * ne)
-            .zip(self.w.inv.par_chunks_mut(ne * st))
-            .zip(self.dpsi.par_chunks_mut(ne * 3 * st))
-            .zip(self.w.rot.par_chunks_mut(9 * ni))
-            .zip(self.cond.par_iter_mut())
-            .enumerate()
-            .map(|(k, ((((pos, inv), dpsi), rot), cond))| {
-                let mut t = Timers::default();
-                let mut mv = vec![0.0; PER_MOVE * ne];
-                timed(&mut t, Class::Other, || draws(me.p.seed, step, me.p.first + k, ne, ni, &mut mv, rot));
-                let (stats, acc) = me.sweep(pos, inv, dpsi, &mv, &mut t);
-                let invert = reinverts(&me.p, step, S::EPS, *cond);
-                let m = me.measure_walker(pos, inv, dpsi, invert, &mut t).map_err(|_| SolidError::Singular(k));
-                let m = m.map(|(kinetic, coulomb, c)| {
-                    *cond = c.unwrap_or(*cond);
-                    (kinetic, coulomb, invert)
-                });
-                (t, stats, acc, m)
-            })
-            .collect();
-        let wall = start.elapsed().as_secs_f64();
-        let mut threads = Timers::default();
-        for (k, (t, stats, acc, m)) in out.into_iter().enumerate() {
-            threads = threads.merge(t);
-            self.moves.add(&stats);
-            self.accepted[k] = acc;
-            let (kinetic, coulomb, inverted) = m?;
-            self.reinversions += u64::from(inverted);
-            self.parts[k].kinetic = kinetic;
-            self.parts[k].coulomb = coulomb;
-        }
-        self.timers = self.timers.merge(threads.scaled_to(wall));
+        self.walker_tasks(Some(step), false)?;
         let start = Instant::now();
         self.nonlocal();
         self.timers.add(Class::Pseudopotential, start.elapsed().as_secs_f64());
@@ -177,22 +200,79 @@ impl<'a, S: Scalar, A: Real> CpuEngine<'a, S, A> {
 
     /// Measurement of every walker (all walkers in parallel), with or without re-inversion.
     fn measure(&mut self, invert: bool) -> Result<(), SolidError> {
-        let (ne, st) = (self.ctx.sys.electrons(), self.ctx.setup.table.stride);
-        let me = &self.ctx;
-        let out: Vec<Result<Measured, SolidError>> = self
-            .w
+        let timers = self.timers;
+        self.walker_tasks(None, invert)?;
+        self.timers = timers;
+        Ok(())
+    }
+
+    /// Every walker in its own task, all walkers in parallel: with `step`, that step's sweep and then the
+    /// measurement (re-inverting as `conditioning::reinverts` says); without, the measurement alone (re-inverting
+    /// if `invert`). Then the Ewald energies (a parallel phase of its own: the ewald kernel spreads one walker over
+    /// threads). Adds the thread times per class, scaled to the wall time, to `timers`.
+    fn walker_tasks(&mut self, step: Option<usize>, invert: bool) -> Result<(), SolidError> {
+        let (ne, ni, st) = (self.ctx.sys.electrons(), self.ctx.setup.ion_count(), self.ctx.setup.table.stride);
+        let threads = rayon::current_num_threads();
+        while self.scratch.len() < threads {
+            self.scratch.push(Mutex::new(Scratch::new(&self.ctx.setup, self.ctx.p.delay)));
+        }
+        let start = Instant::now();
+        let (me, scratch) = (&self.ctx, &self.scratch);
+        self.w
             .pos
-            .par_chunks(3 * ne)
+            .par_chunks_mut(3 * ne)
             .zip(self.w.inv.par_chunks_mut(ne * st))
             .zip(self.dpsi.par_chunks_mut(ne * 3 * st))
+            .zip(self.lap.par_chunks_mut(ne * st))
+            .zip(self.lap_known.par_iter_mut())
+            .zip(self.w.rot.par_chunks_mut(9 * ni))
+            .zip(self.cond.par_iter_mut())
+            .zip(self.outcomes.par_iter_mut())
             .enumerate()
-            .map(|(k, ((pos, inv), dpsi))| me.measure_walker(pos, inv, dpsi, invert, &mut Timers::default()).map_err(|_| SolidError::Singular(k)))
-            .collect();
-        for ((p, cond), m) in self.parts.iter_mut().zip(&mut self.cond).zip(out) {
-            let c;
-            (p.kinetic, p.coulomb, c) = m?;
-            *cond = c.unwrap_or(*cond);
+            .for_each(|(k, (((((((pos, inv), dpsi), lap), known), rot), cond), out))| {
+                // the task runs no parallel loop of its own, so no other task of this thread starts inside it
+                let slot = rayon::current_thread_index().unwrap_or(0) % scratch.len();
+                let mut sc = scratch[slot].try_lock().expect("solid cpu: one walker task per thread at a time");
+                *out = Outcome::default();
+                let invert = match step {
+                    Some(step) => {
+                        let t = &mut out.t;
+                        timed(t, Class::Other, || draws(me.p.seed, step, me.p.first + k, ne, ni, &mut sc.moves, rot));
+                        (out.stats, out.accepted) = crate::dispatch!(me.sweep(pos, inv, dpsi, lap, &mut *sc, t));
+                        reinverts(&me.p, step, S::EPS, *cond)
+                    }
+                    None => invert,
+                };
+                out.inverted = invert;
+                match crate::dispatch!(me.measure_walker(pos, inv, dpsi, lap, *known, invert, &mut *sc, &mut out.t)) {
+                    Ok((kinetic, c)) => {
+                        *known = true;
+                        out.kinetic = kinetic;
+                        out.cond = c;
+                        *cond = c.unwrap_or(*cond);
+                    }
+                    Err(_) => out.singular = true,
+                }
+            });
+        let wall = start.elapsed().as_secs_f64();
+        let mut threads = Timers::default();
+        for (k, out) in self.outcomes.iter().enumerate() {
+            if out.singular {
+                return Err(SolidError::Singular(k));
+            }
+            threads = threads.merge(out.t);
+            if step.is_some() {
+                self.moves.add(&out.stats);
+                self.accepted[k] = out.accepted;
+                self.reinversions += u64::from(out.inverted);
+            }
+            self.parts[k].kinetic = out.kinetic;
         }
+        self.timers = self.timers.merge(threads.scaled_to(wall));
+        let start = Instant::now();
+        let ewald = &self.ctx.ewald;
+        self.w.pos.par_chunks(3 * ne).zip(self.parts.par_iter_mut()).for_each(|(pos, p)| p.coulomb = ewald.energy_one(points(pos)).f64());
+        self.timers.add(Class::Coulomb, start.elapsed().as_secs_f64());
         Ok(())
     }
 
@@ -229,110 +309,150 @@ impl<'a, S: Scalar, A: Real> CpuEngine<'a, S, A> {
             copy_slot(&mut self.w.inv, ne * st, from, slot);
             copy_slot(&mut self.w.rot, 9 * ni, from, slot);
             copy_slot(&mut self.dpsi, 3 * ne * st, from, slot);
+            copy_slot(&mut self.lap, ne * st, from, slot);
+            copy_slot(&mut self.lap_known, 1, from, slot);
             copy_slot(&mut self.parts, 1, from, slot);
             copy_slot(&mut self.cond, 1, from, slot);
         }
     }
 }
 
-impl<S: Scalar, A: Real> Ctx<'_, S, A> {
-    /// The sweep of one walker: every electron proposed once, in order. Returns the statistics and accepted moves.
-    fn sweep(&self, pos: &mut [f64], inv: &mut [S], dpsi: &mut [S], mv: &[f64], t: &mut Timers) -> (MoveStats, u32) {
+/// `[electron][xyz]` positions as points.
+fn points(pos: &[f64]) -> &[[f64; 3]] {
+    assert!(pos.len().is_multiple_of(3));
+    // SAFETY: [f64; 3] has the size and alignment of three consecutive f64s; the length is a multiple of 3.
+    unsafe { std::slice::from_raw_parts(pos.as_ptr().cast::<[f64; 3]>(), pos.len() / 3) }
+}
+
+impl<S: Scalar, A: Scalar> Ctx<'_, S, A> {
+    /// The sweep of one walker: every electron proposed once, in order. With delay k > 1, each spin's electrons in
+    /// windows of k: the ratio and gradients against the window's pending moves (`Delayed::column`), the accepted
+    /// moves applied to the inverse together at the window's end; with k = 1, Sherman-Morrison on every accept.
+    /// Returns the statistics and accepted moves. Inline, for the caller's `dispatch!` (and so are the timed
+    /// closures: a closure not inlined would run without the vector instruction set, and its minimum images would
+    /// call libm's rint).
+    #[inline(always)]
+    fn sweep(&self, pos: &mut [f64], inv: &mut [S], dpsi: &mut [S], lap: &mut [S], sc: &mut Scratch<S, A>, t: &mut Timers) -> (MoveStats, u32) {
         let (ne, n, st) = (self.sys.electrons(), self.setup.per_spin(), self.setup.table.stride);
-        let tau = self.p.tau;
-        let mut phi = vec![A::zero(); 5 * st];
-        let mut row_s = vec![S::zero(); 4 * st];
+        let (tau, k) = (self.p.tau, self.p.delay);
         let (mut stats, mut acc) = (MoveStats::default(), 0u32);
+        let Scratch { moves: mv, phi, rows: row_s, electrons, delayed, .. } = sc;
+        electrons.fill(pos);
         for e in 0..ne {
-            let (s, k) = (e / n, e % n);
+            let (s, q) = (e / n, e % n);
+            let window = q - q % k;
+            let ts = &mut inv[s * n * st..(s + 1) * n * st];
             let old = [pos[3 * e], pos[3 * e + 1], pos[3 * e + 2]];
-            let g_det = timed(t, Class::Determinant, || {
-                let row = &inv[(s * n + k) * st..][..st];
-                [0, 1, 2].map(|d| dot::<S, A>(&dpsi[(3 * e + d) * st..][..st], row).f64())
+            // grad ln D at the old position: the gradient rows against column q of the current inverse
+            let g_det = timed(t, Class::Determinant, #[inline(always)] || {
+                let tq = &ts[q * st..(q + 1) * st];
+                if k == 1 {
+                    [0, 1, 2].map(|d| dot::<S, A>(&dpsi[(3 * e + d) * st..][..st], tq).f64())
+                } else {
+                    let col = delayed.column(&tq[..n], q);
+                    [0, 1, 2].map(|d| dot_wide::<S, A, A>(&dpsi[(3 * e + d) * st..][..n], col).f64())
+                }
             });
-            let (j_old, g_jas, _) = timed(t, Class::Jastrow, || self.fun.electron(&self.sys.setup, pos, e, old));
+            let (j_old, g_jas, _) = timed(t, Class::Jastrow, #[inline(always)] || self.fun.electron(electrons, n, e, old));
             let chi = [0, 1, 2].map(|d| tau.sqrt() * mv[PER_MOVE * e + d]);
             let dr = drift([0, 1, 2].map(|d| g_det[d] + g_jas[d]), tau);
             let new = [0, 1, 2].map(|d| old[d] + dr[d] + chi[d]);
-            timed(t, Class::Orbitals, || spline::evaluate::<S, A>(&self.setup.table, &new, Output::Vgl, &mut phi));
-            let (ratio_det, g_det_new) = timed(t, Class::Determinant, || {
-                // value and gradient rows in S: the row Sherman-Morrison writes in, and the next gradient row
-                row_s.iter_mut().zip(&phi[..4 * st]).for_each(|(x, &y)| *x = S::of(y.f64()));
-                let row = &inv[(s * n + k) * st..][..st];
-                let r: A = dot(&row_s[..st], row);
-                (r.f64(), [1, 2, 3].map(|d| (dot::<S, A>(&row_s[d * st..][..st], row) / r).f64()))
+            timed(t, Class::Orbitals, #[inline(always)] || spline::evaluate_point::<S, A>(&self.setup.table, new, Output::Vgl, phi));
+            let (ratio_det, g_det_new) = timed(t, Class::Determinant, #[inline(always)] || {
+                // value and gradient rows in S: the row the update writes in, and the next gradient row
+                row_s[..4 * st].iter_mut().zip(&phi[..4 * st]).for_each(|(x, &y)| *x = S::of(y.f64()));
+                let r: A;
+                let g: [A; 3];
+                if k == 1 {
+                    let row = &ts[q * st..(q + 1) * st];
+                    r = dot(&row_s[..st], row);
+                    g = [1, 2, 3].map(|d| dot::<S, A>(&row_s[d * st..][..st], row));
+                } else {
+                    let col = delayed.last_column();
+                    r = dot_wide::<S, A, A>(&row_s[..n], col);
+                    g = [1, 2, 3].map(|d| dot_wide::<S, A, A>(&row_s[d * st..][..n], col));
+                }
+                (r.f64(), g.map(|x| (x / r).f64()))
             });
-            let (j_new, g_jas_new, _) = timed(t, Class::Jastrow, || self.fun.electron(&self.sys.setup, pos, e, new));
+            let (j_new, g_jas_new, _) = timed(t, Class::Jastrow, #[inline(always)] || self.fun.electron(electrons, n, e, new));
             let ratio = ratio_det * (j_new - j_old).exp();
             let dr2: f64 = (0..3).map(|d| (new[d] - old[d]).powi(2)).sum();
             stats.attempted += 1;
             stats.r2_proposed += dr2;
-            if !accept(ratio, self.p.dmc, old, new, chi, [0, 1, 2].map(|d| g_det_new[d] + g_jas_new[d]), tau, mv[PER_MOVE * e + 3]) {
-                continue;
+            if accept(ratio, self.p.dmc, old, new, chi, [0, 1, 2].map(|d| g_det_new[d] + g_jas_new[d]), tau, mv[PER_MOVE * e + 3]) {
+                timed(t, Class::Determinant, #[inline(always)] || {
+                    if k == 1 {
+                        sherman_morrison::<S, A>(ts, n, st, q, &row_s[..st], A::of(ratio_det));
+                    } else {
+                        delayed.grow(q - window, &row_s[..n], &ts[q * st..q * st + n], Some(q));
+                    }
+                    dpsi[3 * e * st..(3 * e + 3) * st].copy_from_slice(&row_s[st..4 * st]);
+                    lap[e * st..(e + 1) * st].iter_mut().zip(&phi[4 * st..5 * st]).for_each(|(x, &y)| *x = S::of(y.f64()));
+                });
+                pos[3 * e..3 * e + 3].copy_from_slice(&new);
+                electrons.set(s, q, new);
+                stats.accepted += 1;
+                stats.r2_accepted += dr2;
+                acc += 1;
             }
-            timed(t, Class::Determinant, || {
-                sherman_morrison::<S, A>(&mut inv[s * n * st..(s + 1) * n * st], n, st, k, &row_s[..st], A::of(ratio_det));
-                dpsi[3 * e * st..(3 * e + 3) * st].copy_from_slice(&row_s[st..4 * st]);
-            });
-            pos[3 * e..3 * e + 3].copy_from_slice(&new);
-            stats.accepted += 1;
-            stats.r2_accepted += dr2;
-            acc += 1;
+            if k > 1 && (q + 1 == n || q + 1 - window == k) {
+                timed(t, Class::Determinant, #[inline(always)] || delayed.apply(ts, faer::Par::Seq));
+            }
         }
         (stats, acc)
     }
 
-    /// Kinetic and Coulomb energy of one walker at its positions; refreshes its gradient rows, and with `invert`
-    /// its inverses (f64 inversion of the Slater matrices of the measured values) and returns their larger
-    /// condition number.
-    fn measure_walker(&self, pos: &[f64], inv: &mut [S], dpsi: &mut [S], invert: bool, t: &mut Timers) -> Result<Measured, usize> {
+    /// Kinetic energy of one walker at its positions from its gradient and Laplacian rows, which the sweep keeps at
+    /// the current positions (as QMCPACK keeps dpsiM and d2psiM): the orbitals are evaluated again only where those
+    /// rows are not `known` (the start, a migrated walker) or with `invert`, which re-inverts the Slater matrices of
+    /// the measured values in f64, spin by spin, and returns their larger condition number. Inline, for the caller's
+    /// `dispatch!`.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn measure_walker(&self, pos: &[f64], inv: &mut [S], dpsi: &mut [S], lap: &mut [S], known: bool, invert: bool, sc: &mut Scratch<S, A>, t: &mut Timers) -> Result<(f64, Option<f64>), usize> {
         let (ne, n, st) = (self.sys.electrons(), self.setup.per_spin(), self.setup.table.stride);
-        let mut vgl = vec![A::zero(); ne * 5 * st];
-        timed(t, Class::Orbitals, || spline::evaluate::<S, A>(&self.setup.table, pos, Output::Vgl, &mut vgl));
-        let mut cond = None;
-        let det = timed(t, Class::Determinant, || -> Result<Vec<[f64; 4]>, usize> {
-            if invert {
-                let mut worst = 0.0f64;
-                let mut a = vec![S::zero(); n * n];
-                let mut tr = vec![S::zero(); n * n];
-                for s in 0..2 {
+        let Scratch { phi, rows, electrons, slater, inverse, det, .. } = sc;
+        let mut worst = 0.0f64;
+        for s in 0..2 {
+            if invert || !known {
+                for i in 0..n {
+                    let e = s * n + i;
+                    timed(t, Class::Orbitals, #[inline(always)] || spline::evaluate_point::<S, A>(&self.setup.table, [pos[3 * e], pos[3 * e + 1], pos[3 * e + 2]], Output::Vgl, phi));
+                    timed(t, Class::Determinant, #[inline(always)] || {
+                        rows.iter_mut().zip(phi.iter()).for_each(|(x, &y)| *x = S::of(y.f64()));
+                        dpsi[3 * e * st..(3 * e + 3) * st].copy_from_slice(&rows[st..4 * st]);
+                        lap[e * st..(e + 1) * st].copy_from_slice(&rows[4 * st..]);
+                        slater[i * n..(i + 1) * n].copy_from_slice(&rows[..n]);
+                    });
+                }
+            }
+            timed(t, Class::Determinant, #[inline(always)] || -> Result<(), usize> {
+                if invert {
+                    invert_in::<S, f64>(slater, inverse, n, faer::Par::Seq)?;
+                    worst = worst.max(cond_1(slater, inverse, n, n));
                     for i in 0..n {
-                        for (x, &y) in a[i * n..(i + 1) * n].iter_mut().zip(&vgl[(s * n + i) * 5 * st..][..n]) {
-                            *x = S::of(y.f64());
-                        }
-                    }
-                    invert_in::<S, f64>(&a, &mut tr, n, faer::Par::Seq)?;
-                    worst = worst.max(cond_1(&a, &tr, n, n));
-                    for i in 0..n {
-                        inv[(s * n + i) * st..][..n].copy_from_slice(&tr[i * n..(i + 1) * n]);
+                        inv[(s * n + i) * st..][..n].copy_from_slice(&inverse[i * n..(i + 1) * n]);
                     }
                 }
-                cond = Some(worst);
-            }
-            // grad and Laplacian of ln D at each electron: (row . inverse row), the ratio at the current point is 1
-            let mut rows = vec![S::zero(); 5 * st];
-            Ok((0..ne)
-                .map(|e| {
-                    rows.iter_mut().zip(&vgl[e * 5 * st..(e + 1) * 5 * st]).for_each(|(x, &y)| *x = S::of(y.f64()));
-                    dpsi[3 * e * st..(3 * e + 3) * st].copy_from_slice(&rows[st..4 * st]);
+                // grad and Laplacian of ln D: (row . inverse row), the ratio at the current point being 1
+                for e in s * n..(s + 1) * n {
                     let r = &inv[e * st..(e + 1) * st];
-                    [1, 2, 3, 4].map(|c| dot::<S, A>(&rows[c * st..(c + 1) * st], r).f64())
-                })
-                .collect())
-        })?;
-        let kinetic = timed(t, Class::Jastrow, || {
+                    let g = [0, 1, 2].map(|c| dot::<S, A>(&dpsi[(3 * e + c) * st..][..st], r).f64());
+                    det[e] = [g[0], g[1], g[2], dot::<S, A>(&lap[e * st..(e + 1) * st], r).f64()];
+                }
+                Ok(())
+            })?;
+        }
+        let kinetic = timed(t, Class::Jastrow, #[inline(always)] || {
+            electrons.fill(pos);
             let mut sum = 0.0;
-            for (e, d) in det.iter().enumerate() {
-                let (_, gj, lj) = self.fun.electron(&self.sys.setup, pos, e, [pos[3 * e], pos[3 * e + 1], pos[3 * e + 2]]);
+            for (e, d) in det[..ne].iter().enumerate() {
+                let (_, gj, lj) = self.fun.electron(electrons, n, e, [pos[3 * e], pos[3 * e + 1], pos[3 * e + 2]]);
                 sum += kinetic_term(*d, gj, lj);
             }
             sum
         });
-        let coulomb = timed(t, Class::Coulomb, || {
-            let r: Vec<[f64; 3]> = pos.chunks_exact(3).map(|x| [x[0], x[1], x[2]]).collect();
-            self.ewald.energy_one(&r).f64()
-        });
-        Ok((kinetic, coulomb, cond))
+        Ok((kinetic, invert.then_some(worst)))
     }
 }
 

@@ -1,7 +1,11 @@
 //! The GPU engine: every stage of a step for all walkers at once (paper 000's interchange of the walker and
 //! electron loops). Per electron, six launches over all walkers (solid.cu): determinant gradient, Jastrow and
 //! proposal, B-spline VGL at the proposals (bspline kernel), determinant ratio, Jastrow ratio and Metropolis-
-//! Hastings, Sherman-Morrison (each row's coefficient and rank-1 update in one pass) for the accepted walkers. The measurement:
+//! Hastings, the update for the accepted walkers: with delay k > 1 (`Params::delay`) the gradient and ratio against
+//! the window's pending moves and the accept into its slot (common.cuh's delayed_*), and at each window's end the
+//! rank-k apply as three cuBLAS strided-batched GEMMs over every walker's inverse (`apply_pending`; in mixed precision
+//! on dense f64 copies, chunk by chunk of walkers); with k = 1 Sherman-Morrison (each row's coefficient and rank-1
+//! update in one pass). The measurement:
 //! VGL of all electrons in chunks of points (bspline kernel), the determinant's gradient and Laplacian (and first,
 //! for the walkers that re-invert (`conditioning::reinverts`, walker by walker as on the CPU) an f64 LU: cuBLAS
 //! batched below n = 1024 per spin, cuSOLVER per matrix from there), the kinetic energy, the Ewald energy (ewald kernel,
@@ -33,7 +37,7 @@ use super::{branch, comb_offset, start_walkers, weight, Class, Params, Parts, So
 use crate::bspline::gpu::{default_per_thread, suffix, GpuSpline};
 use crate::bspline::Output;
 use crate::determinant::cpu::Scalar;
-use crate::determinant::gpu::{BatchedLu, SOLVER_MIN_N};
+use crate::determinant::gpu::{delayed_gemms, BatchedLu, DelayedBatch, SOLVER_MIN_N};
 use crate::ewald::gpu::GpuEwald;
 use crate::gpu::{CudaEvent, CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PushKernelArg, Traffic};
 use crate::pseudopotential::gpu::{jastrow_tables, GpuPseudo, MAX_JASTROW_COEFS};
@@ -94,10 +98,74 @@ struct Funcs {
     kinetic: CudaFunction,
     fractions: CudaFunction,
     row_sum: CudaFunction,
+    det_column: CudaFunction,
+    det_ratio_delayed: CudaFunction,
+    det_accept: CudaFunction,
+    delayed_fix: CudaFunction,
+    spin_rows: CudaFunction,
     gather: CudaFunction,
     identity: CudaFunction,
     matrix_ptrs: CudaFunction,
     draws: CudaFunction,
+}
+
+/// Most bytes of the dense f64 copies of the inverses a mixed-precision apply works on (it goes through the walkers
+/// in chunks of that many).
+const DENSE_BYTES: usize = 1 << 30;
+
+/// The pending moves of the delayed updates (delay k > 1), every walker's in one allocation each (solid.cu), in A:
+/// f64 in mixed precision too (determinant::delayed says why).
+struct Pending<A> {
+    k: usize,
+    /// New value rows and the inverse rows they started from, `[walker][k][stride]`.
+    v: CudaSlice<A>,
+    ut: CudaSlice<A>,
+    /// B^-1, `[walker][k][k]`; the row each slot replaces (-1: empty), `[walker][k]`; V t[q] of the last column.
+    binv: CudaSlice<A>,
+    rep: CudaSlice<i32>,
+    p: CudaSlice<A>,
+    /// The apply's W^T and Y^T, `[walker][k][n]`.
+    w: CudaSlice<A>,
+    y: CudaSlice<A>,
+    /// Where the inverses are stored in S narrower than A (mixed): `chunk` walkers' spin blocks as dense f64 n x n
+    /// matrices, which the apply updates before rounding them back once.
+    dense: Option<CudaSlice<f64>>,
+    chunk: usize,
+}
+
+impl<A: Real> Pending<A> {
+    fn new<S: Real>(gpu: &Gpu, walkers: usize, k: usize, n: usize, stride: usize) -> Result<Self, GpuError> {
+        let chunk = Self::chunk::<S>(walkers, n);
+        let wide = std::mem::size_of::<S>() != std::mem::size_of::<A>();
+        Ok(Pending {
+            k,
+            v: gpu.zeros("delayed new rows", walkers * k * stride)?,
+            ut: gpu.zeros("delayed inverse rows", walkers * k * stride)?,
+            binv: gpu.zeros("delayed B inverses", walkers * k * k)?,
+            rep: gpu.upload("delayed slots", &vec![-1i32; walkers * k])?,
+            p: gpu.zeros("delayed products p", walkers * k)?,
+            w: gpu.zeros("delayed products W", walkers * k * n)?,
+            y: gpu.zeros("delayed products Y", walkers * k * n)?,
+            dense: if wide { Some(gpu.zeros("dense inverses of the delayed apply", chunk * n * n)?) } else { None },
+            chunk,
+        })
+    }
+
+    /// Walkers per apply: all of them, or (mixed) as many as DENSE_BYTES of dense f64 copies hold.
+    fn chunk<S: Real>(walkers: usize, n: usize) -> usize {
+        if std::mem::size_of::<S>() == std::mem::size_of::<A>() {
+            walkers
+        } else {
+            (DENSE_BYTES / (8 * n * n)).clamp(1, walkers)
+        }
+    }
+
+    /// Device bytes of `walkers` walkers' pending moves.
+    fn bytes<S: Real>(walkers: usize, k: usize, n: usize, stride: usize) -> usize {
+        let a = std::mem::size_of::<A>();
+        let dense = if std::mem::size_of::<S>() == a { 0 } else { Self::chunk::<S>(walkers, n) * n * n * 8 };
+        walkers * (k * (2 * stride + k + 2 * n + 1) * a + 4 * k) + dense
+    }
 }
 
 /// Buffers of the f64 re-inversion, and the walker lists the measurement goes through.
@@ -196,6 +264,8 @@ pub struct GpuEngine<'a, S: Real, A: Real> {
     term: CudaSlice<f64>,
     kin: CudaSlice<f64>,
     inversion: Inversion,
+    /// The delayed updates' pending moves (None: Sherman-Morrison, delay 1).
+    pending: Option<Pending<A>>,
     /// Points per measurement chunk.
     chunk: usize,
     pub parts: Vec<Parts>,
@@ -220,7 +290,7 @@ pub struct GpuEngine<'a, S: Real, A: Real> {
     pub finite: Finite,
 }
 
-impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
+impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
     /// `walkers` walkers at the CPU engine's start positions (`start_walkers`), inverted (cuBLAS, f64) and
     /// measured on the GPU: the start `CpuEngine::new` makes, up to rounding.
     pub fn new(gpu: &Arc<Gpu>, sys: &'a Solid, setup: &Setup<S>, walkers: usize, p: Params) -> Result<Self, SolidError> {
@@ -246,7 +316,9 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
             slab: SlabLayout::new(setup, true),
         };
         let ab = std::mem::size_of::<A>();
-        gpu.ensure_fits("the walkers' slabs and f64 re-inversion buffers", walkers * kp.slab.bytes as usize + 4 * walkers * n * n * 8)?;
+        assert!((1..=crate::determinant::MAX_DELAY).contains(&p.delay), "solid gpu: delay {} out of 1..=64", p.delay);
+        let pending_bytes = if p.delay > 1 { Pending::<A>::bytes::<S>(walkers, p.delay, n, st) } else { 0 };
+        gpu.ensure_fits("the walkers' slabs, f64 re-inversion buffers and delayed moves", walkers * kp.slab.bytes as usize + 4 * walkers * n * n * 8 + pending_bytes)?;
         let slab = Slab::upload(gpu, setup, &w, true)?;
         let chunk = (CHUNK_BYTES / (5 * st * ab)).clamp(walkers, 65535).min((walkers * ne).max(walkers));
         let sfx = suffix::<S, A>();
@@ -262,6 +334,11 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
             kinetic: func("kinetic")?,
             fractions: func("fractions")?,
             row_sum: gpu.function("solid", SRC, "solid_row_sum")?,
+            det_column: func("det_column")?,
+            det_ratio_delayed: func("det_ratio_delayed")?,
+            det_accept: func("det_accept")?,
+            delayed_fix: func("delayed_fix")?,
+            spin_rows: func("spin_rows")?,
             gather: gpu.function("solid", SRC, "solid_gather_positions")?,
             identity: gpu.function("solid", SRC, "solid_identity")?,
             matrix_ptrs: gpu.function("solid", SRC, "solid_matrix_ptrs")?,
@@ -285,6 +362,7 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
             term: gpu.zeros("kinetic terms", walkers * ne)?,
             kin: gpu.zeros("kinetic energies", walkers)?,
             inversion: Inversion::new(gpu, walkers, n)?,
+            pending: if p.delay > 1 { Some(Pending::new::<S>(gpu, walkers, p.delay, n, st)?) } else { None },
             chunk,
             accepted: vec![0; walkers],
             e_est: 0.0,
@@ -411,8 +489,11 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
         Ok(())
     }
 
-    /// The six launches of one electron's move, all walkers.
+    /// The six launches of one electron's move, all walkers: with delayed updates those of `delayed_electron`.
     fn sweep_electron(&mut self, e: i32) -> Result<(), GpuError> {
+        if self.pending.is_some() {
+            return self.delayed_electron(e);
+        }
         let (nw, n) = (self.count() as u32, self.kp.n as u32);
         let s = self.gpu.stream.clone();
         let kp = self.kp;
@@ -447,6 +528,131 @@ impl<'a, S: Scalar, A: Real> GpuEngine<'a, S, A> {
             unsafe { b.launch(cfg((n.div_ceil(BLOCK / 32), nw), BLOCK)) }.during("launching solid_sm_update")?;
         }
         self.mark(Class::Determinant)
+    }
+
+    /// One electron's move with delayed updates, all walkers: the column of the current inverse against the window's
+    /// pending moves and the gradient, Jastrow and proposal, B-spline VGL, ratio, Jastrow and Metropolis-Hastings, the
+    /// accepted moves into their slot; at the window's end (k electrons, or the spin's last) the rank-k apply.
+    fn delayed_electron(&mut self, e: i32) -> Result<(), GpuError> {
+        let (nw, n) = (self.count() as u32, self.kp.n as usize);
+        let s = self.gpu.stream.clone();
+        let kp = self.kp;
+        let x = self.pending.as_mut().expect("delayed_electron needs the pending moves");
+        let k = x.k;
+        let q = e as usize % n;
+        let (slot, ki) = ((q % k) as i32, k as i32);
+        {
+            let mut b = s.launch_builder(&self.f.det_column);
+            b.arg(&kp).arg(&e).arg(&slot).arg(&ki).arg(&self.slab.buf).arg(&x.v).arg(&x.ut).arg(&x.binv).arg(&x.rep);
+            b.arg(&mut x.p).arg(&mut self.tk).arg(&mut self.g);
+            // SAFETY: block w < walkers reads row e of walker w's inverse and gradient rows in its slab and the first slot
+            // < k rows of its pending moves (k <= 64, the shared arrays' size); writes p[w][..slot], tk[w][..n] and
+            // g[4w+1..4w+4].
+            unsafe { b.launch(cfg((nw, 1), BLOCK)) }.during("launching solid_det_column")?;
+        }
+        self.mark(Class::Determinant)?;
+        self.jastrow_move(e, 0)?;
+        self.mark(Class::Jastrow)?;
+        self.spline.launch()?;
+        self.mark(Class::Orbitals)?;
+        {
+            let mut b = s.launch_builder(&self.f.det_ratio_delayed);
+            b.arg(&kp).arg(&e).arg(self.spline.device_outputs()).arg(&self.slab.buf).arg(&mut self.urow).arg(&mut self.g).arg(&mut self.tk);
+            // SAFETY: block w reads point w of the spline output ([point][5][stride], nw points evaluated) and tk[w];
+            // writes urow[w][4][stride] and g[4w..4w+4].
+            unsafe { b.launch(cfg((nw, 1), BLOCK)) }.during("launching solid_det_ratio_delayed")?;
+        }
+        self.mark(Class::Determinant)?;
+        self.jastrow_move(e, 1)?;
+        self.mark(Class::Jastrow)?;
+        let x = self.pending.as_mut().expect("delayed_electron needs the pending moves");
+        {
+            let mut b = s.launch_builder(&self.f.det_accept);
+            b.arg(&kp).arg(&e).arg(&slot).arg(&ki).arg(&mut self.slab.buf).arg(&self.urow).arg(&self.accept);
+            b.arg(&mut x.v).arg(&mut x.ut).arg(&mut x.binv).arg(&mut x.rep).arg(&x.p);
+            // SAFETY: block w (accepted walkers only) writes the 3 gradient rows of electron e in its slab and slot
+            // `slot` < k of its pending moves (row slot of v and ut, B^-1's first slot + 1 rows and columns, rep[slot]),
+            // reading urow[w], row e of its inverse and p[w] (written by det_column on this stream).
+            unsafe { b.launch(cfg((nw, 1), BLOCK)) }.during("launching solid_det_accept")?;
+        }
+        if q + 1 == n || (q + 1).is_multiple_of(k) {
+            self.apply_pending(e as usize / n, q % k + 1)?;
+        }
+        self.mark(Class::Determinant)
+    }
+
+    /// The rank-`slots` apply of spin `spin`'s pending moves of every walker: three strided-batched GEMMs in A over
+    /// the walkers' inverses (determinant::gpu::delayed_gemms), in their slabs (double), or (mixed) over dense f64
+    /// copies of a chunk of walkers' spin blocks at a time, rounded back to S once; solid_delayed_fix between the
+    /// products (the deltas of the replaced rows; the slots emptied).
+    fn apply_pending(&mut self, spin: usize, slots: usize) -> Result<(), GpuError> {
+        let (nw, n, st) = (self.count(), self.kp.n as usize, self.kp.stride as usize);
+        let blas = self.gpu.blas()?;
+        let s = self.gpu.stream.clone();
+        let kp = self.kp;
+        let x = self.pending.as_mut().expect("apply_pending needs the pending moves");
+        let (k, a) = (x.k, std::mem::size_of::<A>());
+        let slab_bytes = kp.slab.bytes as usize;
+        let base = self.slab.buf.device_ptr(&s).0;
+        let (spin_i, ni, ki, si) = (spin as i32, n as i32, k as i32, slots as i32);
+        for first in (0..nw).step_by(x.chunk) {
+            let count = x.chunk.min(nw - first);
+            let (first_i, count_i) = (first as i32, count as i32);
+            let spread = cfg((((count * n * n) as u32).div_ceil(BLOCK).min(8192), 1), BLOCK);
+            let (t, t_ld, t_stride) = match &mut x.dense {
+                Some(dense) => {
+                    let back = 0i32;
+                    let mut b = s.launch_builder(&self.f.spin_rows);
+                    b.arg(&kp).arg(&spin_i).arg(&first_i).arg(&count_i).arg(&back).arg(&mut self.slab.buf).arg(&mut *dense);
+                    // SAFETY: grid-stride over count n^2 entries: spin `spin`'s rows of walkers first .. first + count in
+                    // their slabs, and dense, which holds chunk >= count n x n matrices.
+                    unsafe { b.launch(spread) }.during("launching solid_spin_rows")?;
+                    (dense.device_ptr(&s).0, n, n * n)
+                }
+                None => (base + (kp.slab.inv as usize + spin * n * st * a + first * slab_bytes) as u64, st, slab_bytes / a),
+            };
+            let at = |v: &CudaSlice<A>, per: usize| v.device_ptr(&s).0 + (first * per * a) as u64;
+            let d = DelayedBatch {
+                n,
+                batch: count,
+                kmax: k,
+                t,
+                t_ld,
+                t_stride,
+                v: at(&x.v, k * st),
+                ut: at(&x.ut, k * st),
+                vu_ld: st,
+                vu_stride: k * st,
+                binv: at(&x.binv, k * k),
+                binv_stride: k * k,
+                w: at(&x.w, k * n),
+                y: at(&x.y, k * n),
+                wy_stride: k * n,
+            };
+            let fix = &self.f.delayed_fix;
+            let (rep, w, binv) = (&mut x.rep, &mut x.w, &mut x.binv);
+            let between = || -> Result<(), GpuError> {
+                let mut b = s.launch_builder(fix);
+                b.arg(&ni).arg(&ki).arg(&si).arg(&first_i).arg(rep).arg(w).arg(binv);
+                // SAFETY: block b < count touches rep[first + b][..slots], W^T's entries (rep, l) < (n, k) and the k x k
+                // B^-1 of walker first + b; after the two products that read B^-1, before the one that reads W, on
+                // this stream.
+                unsafe { b.launch(cfg((count as u32, 1), BLOCK)) }.during("launching solid_delayed_fix")?;
+                Ok(())
+            };
+            // SAFETY: t holds the count walkers' spin blocks (n rows t_ld apart, t_stride elements from walker to
+            // walker: in the slab allocation or the dense copies); v, ut (k rows of st), binv (k x k), w, y (k rows of
+            // n) hold every walker's at these strides from walker `first` on; slots <= k.
+            unsafe { delayed_gemms::<A>(&blas, &d, slots, between) }?;
+            if let Some(dense) = &x.dense {
+                let back = 1i32;
+                let mut b = s.launch_builder(&self.f.spin_rows);
+                b.arg(&kp).arg(&spin_i).arg(&first_i).arg(&count_i).arg(&back).arg(&mut self.slab.buf).arg(dense);
+                // SAFETY: as the copy out above, the other way.
+                unsafe { b.launch(spread) }.during("launching solid_spin_rows")?;
+            }
+        }
+        Ok(())
     }
 
     /// Phase 0 (old position, proposal into the spline's positions) or 1 (new position, accept).

@@ -10,14 +10,20 @@
 //! orbitals), J = sum_{i<j} u(r_ij) + sum_{i,I} chi(r_iI), minimum image.
 //!
 //! One step, every walker (see [`cpu`] and [`gpu`]):
-//! 1. the sweep, electron by electron: drift-diffusion proposal from grad ln Psi (the inverse row dotted with the
-//!    stored orbital gradients, plus the Jastrow gradient), orbitals VGL at the new point (B-spline), determinant
-//!    ratio and gradient (the inverse row), Jastrow ratio and gradient (one O(N) pass over the other electrons and
-//!    the ions at the old and the new point: the cost QMCPACK's stored-row update has), Metropolis-Hastings with
-//!    the drift-diffusion Green's functions (qmc::walker's rule), and on accept the Sherman-Morrison update of the
-//!    transposed inverse and the new gradient row;
-//! 2. the measurement: orbitals VGL at all electrons, grad and Laplacian of ln D from the inverse rows (and the
-//!    refreshed gradient rows), the Jastrow's, the kinetic energy; the Ewald energy (electron-electron,
+//! 1. the sweep, electron by electron: drift-diffusion proposal from grad ln Psi (column q of the current inverse
+//!    dotted with the stored orbital gradients, plus the Jastrow gradient), orbitals VGL at the new point
+//!    (B-spline), determinant ratio and gradient (the same column), Jastrow ratio and gradient (one O(N) pass over
+//!    the other electrons and the ions at the old and the new point: the cost QMCPACK's stored-row update has),
+//!    Metropolis-Hastings with the drift-diffusion Green's functions (qmc::walker's rule), and on accept the update
+//!    of the inverse and the new gradient row. With [`Params::delay`] k > 1 the electrons of a spin go in windows of
+//!    k (McDaniel et al. 2017, QMCPACK's delayed update, [`crate::determinant::delayed`]): the column is the
+//!    inverse row corrected by the window's pending moves (O(k n)), an accept grows B^-1 by its Schur complement,
+//!    and the window's accepted moves reach the inverse together as three matrix products (faer; cuBLAS batched over
+//!    the walkers), k times fewer passes over the inverse than k Sherman-Morrison updates; with k = 1 each accept is a
+//!    Sherman-Morrison update;
+//! 2. the measurement: grad and Laplacian of ln D from the orbital gradient and Laplacian rows at the current
+//!    positions (the CPU engine keeps them from the accepted moves; the GPU engine evaluates the orbitals at all
+//!    electrons) against the inverse rows, the Jastrow's, the kinetic energy; the Ewald energy (electron-electron,
 //!    electron-ion, ion-ion); the nonlocal pseudopotential energy (pseudopotential kernel, all walkers in one
 //!    batch); every `recompute` steps (every step for an ill-conditioned walker in mixed precision:
 //!    [`conditioning::reinverts`]) a fresh f64 inversion of the Slater matrices from the measured values;
@@ -30,12 +36,13 @@
 //! it follows the CPU engine's trajectory.
 //!
 //! Precision: `double` (f64 everywhere), `mixed` (f32 B-spline table, inverse and stored gradients; f64 positions,
-//! dot products, Jastrow, Ewald sums and energies; f64 re-inversion every `recompute` steps, and every step for a
-//! walker whose Slater matrices are too ill-conditioned for f32: [`conditioning`]). `single` is not offered: paper
-//! 000 keeps the inversion and the sums in double.
+//! dot products, pending delayed moves and their apply, Jastrow, Ewald sums and energies; f64 re-inversion every
+//! `recompute` steps, and every step for a walker whose Slater matrices are too ill-conditioned for f32:
+//! [`conditioning`]). `single` is not offered: paper 000 keeps the inversion and the sums in double.
 
 pub mod conditioning;
 pub mod cpu;
+pub mod floor;
 pub mod gpu;
 pub mod ranks;
 pub mod reference;
@@ -44,7 +51,6 @@ pub mod validate;
 mod tests;
 
 use crate::ewald::{self, Ewald};
-use crate::jastrow::Radial;
 use crate::pseudopotential::{self as pp, quadrature::random_rotation, Channels, Rule, Setup};
 use crate::qmc::vmc::stream;
 use crate::qmc::walker::gaussian3;
@@ -95,6 +101,10 @@ pub struct Params {
     /// The index of this engine's walker 0 among all ranks' walkers: walker k draws the random numbers and starts
     /// at the positions of global walker `first + k`, so ranks never share a stream (0 for a single engine).
     pub first: usize,
+    /// Rank of the delayed inverse updates: the accepted moves of each window of `delay` consecutive electrons of a
+    /// spin are applied to its inverse together (Woodbury, three GEMMs), the ratios and gradients inside the window
+    /// taken against the pending moves; 1: Sherman-Morrison after every accepted move. [`default_delay`] by size.
+    pub delay: usize,
 }
 
 impl Params {
@@ -102,6 +112,15 @@ impl Params {
     pub fn reinverts(&self, step: usize) -> bool {
         self.recompute > 0 && (step + 1).is_multiple_of(self.recompute)
     }
+}
+
+/// The delay both engines use for `n` electrons per spin unless told otherwise: the power of 2 nearest sqrt(2n)
+/// (the pending moves cost about 1.5 k n per move, the apply 3 n^2 / k per move: their sum is least at
+/// k = sqrt(2n)), from 8 to 64 ([`crate::determinant::MAX_DELAY`]) and at most n: 16 at 384 electrons, 32 at 768
+/// and 1536, 64 at 3072.
+pub fn default_delay(n: usize) -> usize {
+    let k = 2f64.powf((2.0 * n as f64).sqrt().log2().round());
+    (k as usize).clamp(8, crate::determinant::MAX_DELAY).min(n.max(1))
 }
 
 /// The kernel classes of paper 000's Fig. 4, plus what falls outside them (random numbers, bookkeeping).
@@ -256,74 +275,15 @@ pub fn weight(old: f64, new: f64, e_est: f64, tau: f64, electrons: usize) -> f64
     (-tau * 0.5 * (s(old) + s(new))).exp()
 }
 
-/// The Jastrow functors in the arithmetic type A.
-#[derive(Clone, Debug)]
-pub struct Functors<A> {
-    pub pair: [Radial<A>; 2],
-    pub one: Radial<A>,
-}
-
-impl<A: Real> Functors<A> {
-    pub fn new(j: &pp::Jastrow) -> Self {
-        Functors { pair: [j.pair[0].convert(), j.pair[1].convert()], one: j.one.convert() }
-    }
-
-    /// The terms of log J that contain electron `e` placed at `at` (the others at `pos`, `[electron][xyz]`):
-    /// value sum_{j != e} u(|at - r_j|) + sum_I chi(|at - R_I|), its gradient and Laplacian with respect to `at`.
-    /// Distances in f64, functors and sums in A.
-    pub fn electron(&self, s: &Setup<f64>, pos: &[f64], e: usize, at: [f64; 3]) -> (f64, [f64; 3], f64) {
-        let (ne, n) = (s.electrons, s.per_spin());
-        let (mut v, mut g, mut l) = (A::zero(), [A::zero(); 3], A::zero());
-        let mut add = |f: &Radial<A>, b: [f64; 3]| {
-            let d = s.displacement(at, b);
-            let r = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
-            let (u, du, d2u) = f.eval(A::of(r));
-            let dr = du / A::of(r);
-            v += u;
-            (0..3).for_each(|k| g[k] += dr * A::of(d[k]));
-            l += d2u + A::of(2.0) * dr;
-        };
-        for (range, f) in [(0..n, &self.pair[usize::from(e >= n)]), (n..ne, &self.pair[usize::from(e < n)])] {
-            for o in range.filter(|&o| o != e) {
-                add(f, [pos[3 * o], pos[3 * o + 1], pos[3 * o + 2]]);
-            }
-        }
-        for b in s.ions.chunks_exact(3) {
-            add(&self.one, [b[0], b[1], b[2]]);
-        }
-        (v.f64(), g.map(|x| x.f64()), l.f64())
-    }
-}
-
 /// Expected nonlocal jobs of one walker: electrons times ions times the chance of being within r_c of an ion.
 pub fn expected_jobs(sys: &Solid) -> f64 {
     sys.setup.expected_jobs()
 }
 
-/// Flops of one walker step at acceptance `acc` (for the record's GFLOP/s): per move the VGL spline
-/// (`bspline::flops`), ratio and gradients (8 per orbital), two Jastrow passes, on accept the Sherman-Morrison update
-/// (4 n^2); the measurement's spline, dot products and one Jastrow pass per electron; the Ewald energy; the
-/// nonlocal ratios of the expected jobs.
-pub fn step_flops(sys: &Solid, acc: f64) -> f64 {
-    let s = &sys.setup;
-    let (ne, n, ions) = (s.electrons as f64, s.per_spin() as f64, s.ion_count() as f64);
-    let jas = (ne - 1.0 + ions) * pp::Jastrow::PAIR_FLOPS;
-    let spline = crate::bspline::flops(1, s.per_spin(), crate::bspline::Output::Vgl);
-    let moves = ne * (spline + 8.0 * n + 2.0 * jas + acc * 4.0 * n * n);
-    let measure = ne * (spline + 10.0 * n + jas);
-    let jobs = expected_jobs(sys).round() as usize;
-    moves + measure + sys.ewald.energy_flops() + pp::flops(s, jobs, jobs.min(s.electrons), 1)
-}
-
-/// Fewest bytes of one walker step with element size `e` (table, inverse, gradient rows) at acceptance `acc`: per
-/// move 64 table rows and the inverse and gradient rows read, on accept the spin's inverse read and written and
-/// the gradient row written; the measurement's 64 rows per electron and the inverse read; the nonlocal points' rows.
-pub fn step_bytes(sys: &Solid, e: usize, acc: f64) -> f64 {
-    let s = &sys.setup;
-    let (ne, n, row) = (s.electrons as f64, s.per_spin() as f64, (s.table.stride * e) as f64);
-    let moves = ne * (64.0 * row + 4.0 * row + acc * (2.0 * n * row + 3.0 * row));
-    let measure = ne * (64.0 * row + 4.0 * row);
-    moves + measure + expected_jobs(sys) * s.rule.points() as f64 * 65.0 * row
+/// Fewest bytes and flops of one walker step with stored elements of `e` bytes at acceptance `acc`, delay `k` and a
+/// re-inversion every `recompute` steps: the sums over the kernel classes of [`floor::class_work`].
+pub fn step_work(sys: &Solid, e: usize, acc: f64, k: usize, recompute: usize) -> (f64, f64) {
+    floor::class_work(sys, e, acc, k, recompute).iter().fold((0.0, 0.0), |t, w| (t.0 + w.0, t.1 + w.1))
 }
 
 /// A walker against the reference from scratch at the same configuration.

@@ -27,7 +27,6 @@ use crate::determinant::cpu::Scalar;
 use crate::qmc::comm::Comm;
 use crate::qmc::pack::{put_f64, put_f64s, Pack, Reader, Truncated};
 use crate::qmc::population::migrate;
-use crate::Real;
 use std::time::Instant;
 
 /// One walker's whole state, as it travels between ranks.
@@ -74,7 +73,7 @@ pub trait Engine {
     fn finite(&mut self) -> &mut Finite;
 }
 
-impl<S: Scalar, A: Real> Engine for CpuEngine<'_, S, A> {
+impl<S: Scalar, A: Scalar> Engine for CpuEngine<'_, S, A> {
     fn count(&self) -> usize {
         CpuEngine::count(self)
     }
@@ -107,6 +106,8 @@ impl<S: Scalar, A: Real> Engine for CpuEngine<'_, S, A> {
         self.w.rot[9 * ni * k..9 * ni * (k + 1)].copy_from_slice(&w.rot);
         set(&mut self.w.inv, ne * st, &w.inv);
         set(&mut self.dpsi, 3 * ne * st, &w.dpsi);
+        // its Laplacian rows did not travel: the next measurement evaluates its orbitals
+        self.lap_known[k] = false;
         self.parts[k] = w.parts;
         self.cond[k] = w.cond;
         Ok(())
@@ -116,7 +117,7 @@ impl<S: Scalar, A: Real> Engine for CpuEngine<'_, S, A> {
     }
 }
 
-impl<S: Scalar, A: Real> Engine for GpuEngine<'_, S, A> {
+impl<S: Scalar, A: Scalar> Engine for GpuEngine<'_, S, A> {
     fn count(&self) -> usize {
         GpuEngine::count(self)
     }
@@ -328,7 +329,7 @@ mod tests {
         let sys = Solid::carbon(16, 3).unwrap();
         let mut migrated = 0;
         for seed in 1..=4 {
-            migrated += one_generation(&sys, Params { tau: 0.5, dmc: true, recompute: 0, seed, first: 0 });
+            migrated += one_generation(&sys, Params { tau: 0.5, dmc: true, recompute: 0, seed, first: 0, delay: 4 });
         }
         assert!(migrated > 0, "no seed moved a walker between ranks: the test did not exercise migration");
     }
@@ -371,7 +372,7 @@ mod tests {
     #[test]
     fn take_and_put_move_the_whole_walker_gpu_too_when_present() {
         let sys = Solid::carbon(16, 3).unwrap();
-        let p = Params { tau: 0.02, dmc: true, recompute: 0, seed: 9, first: 0 };
+        let p = Params { tau: 0.02, dmc: true, recompute: 0, seed: 9, first: 0, delay: 4 };
         let mut e = CpuEngine::<f32, f64>::new(&sys, 3, p).unwrap();
         round_trip(&mut e);
         if let Some(gpu) = crate::gpu::for_test() {

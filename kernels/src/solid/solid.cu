@@ -180,10 +180,11 @@ __device__ void jastrow_move(const SolidParams p, int e, int phase, unsigned cha
     }
 }
 
-// Ratio det(A')/det(A) and grad ln D' at the proposal: the VGL rows (rounded to S, the row Sherman-Morrison writes)
-// dotted with the inverse row -> g[w][0] = ratio, g[w][1..3] = gradient; the S rows are kept in urow [w][4][stride],
-// the inverse row itself in tk [w][stride] (Sherman-Morrison's pivot row, which its own update overwrites).
-template <typename S, typename A>
+// Ratio det(A')/det(A) and grad ln D' at the proposal: the VGL rows (rounded to S, the row the update writes) dotted
+// with column q of the inverse -> g[w][0] = ratio, g[w][1..3] = gradient; the S rows are kept in urow [w][4][stride].
+// Rank-1 path: the column is the inverse row itself, saved in tk [w][stride] (Sherman-Morrison's pivot row, which its
+// own update overwrites). Delayed path: the column against the pending moves, which det_column left in tk.
+template <typename S, typename A, bool DELAYED>
 __device__ void det_ratio(const SolidParams p, int e, const A* __restrict__ phi, const unsigned char* __restrict__ walkers,
                           S* __restrict__ urow, double* __restrict__ g, A* __restrict__ tk) {
     const int w = blockIdx.x;
@@ -192,8 +193,9 @@ __device__ void det_ratio(const SolidParams p, int e, const A* __restrict__ phi,
     S* u = urow + (size_t)w * 4 * p.stride;
     A acc[4] = {A(0), A(0), A(0), A(0)};
     for (int i = threadIdx.x; i < p.stride; i += blockDim.x) {
-        const A r = (A)row[i];
-        tk[(size_t)w * p.stride + i] = r;
+        // (entries of the column past n are zero: never written)
+        const A r = DELAYED ? tk[(size_t)w * p.stride + i] : (A)row[i];
+        if (!DELAYED) tk[(size_t)w * p.stride + i] = r;
 #pragma unroll
         for (int c = 0; c < 4; c++) {
             const S x = (S)ph[(size_t)c * p.stride + i];
@@ -205,6 +207,88 @@ __device__ void det_ratio(const SolidParams p, int e, const A* __restrict__ phi,
     if (threadIdx.x == 0) {
         g[4 * w] = (double)acc[0];
         for (int k = 0; k < 3; k++) g[4 * w + 1 + k] = (double)(acc[1 + k] / acc[0]);
+    }
+}
+
+// ---- delayed updates (solid::Params::delay > 1): the electrons of a spin in windows of kmax; slot = the electron's
+// place in its window. Pending moves per walker, in A (f64 in mixed precision too: determinant::delayed says why):
+// v, ut [w][kmax][stride] (the new value rows, the inverse rows they started from), binv [w][kmax][kmax], rep
+// [w][kmax] (the row each slot replaces, -1 empty), pbuf [w][kmax]; the steps themselves are common.cuh's delayed_z,
+// delayed_entry and delayed_grow, the apply cuBLAS's (solid/gpu.rs).
+
+// grad ln D of electron e at its position: column q of the current inverse against the window's pending moves into
+// col [w][stride] (A), the stored gradient rows dotted with it -> g[w][1..3].
+template <typename S, typename A>
+__device__ void det_column(const SolidParams p, int e, int slot, int kmax, const unsigned char* __restrict__ walkers,
+                           const A* __restrict__ v, const A* __restrict__ ut, const A* __restrict__ binv,
+                           const int* __restrict__ rep, A* __restrict__ pbuf, A* __restrict__ col, double* __restrict__ g) {
+    __shared__ A sp[64], sz[64];
+    const int w = blockIdx.x, q = e % p.n;
+    const size_t ks = (size_t)kmax * p.stride;
+    const S* tq = inv_of<const S>(p, walkers, w) + (size_t)e * p.stride;
+    const A* uw = ut + w * ks;
+    delayed_z<S, A, A>(slot, p.n, q, tq, v + w * ks, uw, p.stride, binv + (size_t)w * kmax * kmax, kmax, rep + (size_t)w * kmax,
+                    pbuf + (size_t)w * kmax, sp, sz);
+    const S* d = dpsi_of<const S>(p, walkers, w) + (size_t)e * 3 * p.stride;
+    A acc[3] = {A(0), A(0), A(0)};
+    for (int i = threadIdx.x; i < p.n; i += blockDim.x) {
+        const A c = delayed_entry<S, A, A>(i, slot, tq, uw, p.stride, sz);
+        col[(size_t)w * p.stride + i] = c;
+#pragma unroll
+        for (int k = 0; k < 3; k++) acc[k] += (A)d[(size_t)k * p.stride + i] * c;
+    }
+    block_sum<A, 3>(acc);
+    if (threadIdx.x == 0)
+        for (int k = 0; k < 3; k++) g[4 * w + 1 + k] = (double)acc[k];
+}
+
+// The new value row of an accept (urow's first row).
+template <typename S> struct NewRow {
+    const S* u;
+    __device__ S operator()(int i) const { return u[i]; }
+};
+
+// An accepted move of electron e into its slot: its new value row replaces row q (delayed_grow), its new gradient
+// rows are stored. One block per walker; nothing for the walkers that rejected.
+template <typename S, typename A>
+__device__ void det_accept(const SolidParams p, int e, int slot, int kmax, unsigned char* __restrict__ walkers, const S* __restrict__ urow,
+                           const int* __restrict__ accept, A* __restrict__ v, A* __restrict__ ut, A* __restrict__ binv,
+                           int* __restrict__ rep, const A* __restrict__ pbuf) {
+    const int w = blockIdx.x;
+    if (!accept[w]) return;
+    const S* u = urow + (size_t)w * 4 * p.stride;
+    S* d = dpsi_of<S>(p, walkers, w) + (size_t)e * 3 * p.stride;
+    for (int i = threadIdx.x; i < 3 * p.stride; i += blockDim.x) d[i] = u[p.stride + i];
+    const size_t ks = (size_t)kmax * p.stride;
+    delayed_grow<S, A, A>(NewRow<S>{u}, p.n, slot, kmax, e % p.n, inv_of<const S>(p, walkers, w) + (size_t)e * p.stride, v + w * ks,
+                       ut + w * ks, p.stride, binv + (size_t)w * kmax * kmax, rep + (size_t)w * kmax, pbuf + (size_t)w * kmax);
+}
+
+// Between the apply's products (W^T = t V^T, then Y): W[l][rep_l] -= 1 for the slots holding a new row (the delta
+// a_q . t[j] = delta_qj, determinant::delayed), and the window's slots emptied for the next (rep -1, B^-1 zero).
+// W^T is column-major n x kmax per walker (w [walker][kmax][n]). One block per walker of first .. first + gridDim.x.
+template <typename A>
+__device__ void delayed_fix(int n, int kmax, int slots, int first, int* __restrict__ rep, A* __restrict__ w, A* __restrict__ binv) {
+    const size_t b = first + blockIdx.x;
+    if ((int)threadIdx.x < slots) {
+        int* r = rep + b * kmax + threadIdx.x;
+        if (*r >= 0) w[b * kmax * n + (size_t)threadIdx.x * n + *r] -= A(1);
+        *r = -1;
+    }
+    for (int i = threadIdx.x; i < kmax * kmax; i += blockDim.x) binv[b * kmax * kmax + i] = A(0);
+}
+
+// Where the inverse is stored narrower than the apply's products (mixed): spin `spin`'s n rows of walkers first ..
+// first + count to dense f64 n x n matrices (back = 0), or those back into the slabs rounded to S (back = 1).
+template <typename S>
+__device__ void spin_rows(const SolidParams p, int spin, int first, int count, int back, unsigned char* __restrict__ walkers,
+                          double* __restrict__ dense) {
+    const size_t nn = (size_t)p.n * p.n, total = (size_t)count * nn;
+    for (size_t x = blockIdx.x * (size_t)blockDim.x + threadIdx.x; x < total; x += (size_t)gridDim.x * blockDim.x) {
+        const size_t r = (x % nn) / p.n, c = x % p.n;
+        S* t = inv_of<S>(p, walkers, first + x / nn) + ((size_t)spin * p.n + r) * p.stride + c;
+        if (back) *t = (S)dense[x];
+        else dense[x] = (double)*t;
     }
 }
 
@@ -395,7 +479,28 @@ extern "C" __global__ void solid_gather_positions(const SolidParams p, long long
     }                                                                                                                    \
     extern "C" __global__ void solid_det_ratio_##SUF(const SolidParams p, int e, const A* phi, const unsigned char* walkers, \
                                                      S* urow, double* g, A* tk) {                                        \
-        det_ratio<S, A>(p, e, phi, walkers, urow, g, tk);                                                                \
+        det_ratio<S, A, false>(p, e, phi, walkers, urow, g, tk);                                                         \
+    }                                                                                                                    \
+    extern "C" __global__ void solid_det_ratio_delayed_##SUF(const SolidParams p, int e, const A* phi,                  \
+                                                             const unsigned char* walkers, S* urow, double* g, A* tk) {  \
+        det_ratio<S, A, true>(p, e, phi, walkers, urow, g, tk);                                                          \
+    }                                                                                                                    \
+    extern "C" __global__ void solid_det_column_##SUF(const SolidParams p, int e, int slot, int kmax,                   \
+                                                      const unsigned char* walkers, const A* v, const A* ut,             \
+                                                      const A* binv, const int* rep, A* pbuf, A* col, double* g) {       \
+        det_column<S, A>(p, e, slot, kmax, walkers, v, ut, binv, rep, pbuf, col, g);                                     \
+    }                                                                                                                    \
+    extern "C" __global__ void solid_det_accept_##SUF(const SolidParams p, int e, int slot, int kmax, unsigned char* walkers, \
+                                                      const S* urow, const int* accept, A* v, A* ut, A* binv, int* rep,  \
+                                                      const A* pbuf) {                                                   \
+        det_accept<S, A>(p, e, slot, kmax, walkers, urow, accept, v, ut, binv, rep, pbuf);                               \
+    }                                                                                                                    \
+    extern "C" __global__ void solid_delayed_fix_##SUF(int n, int kmax, int slots, int first, int* rep, A* w, A* binv) { \
+        delayed_fix<A>(n, kmax, slots, first, rep, w, binv);                                                             \
+    }                                                                                                                    \
+    extern "C" __global__ void solid_spin_rows_##SUF(const SolidParams p, int spin, int first, int count, int back,     \
+                                                     unsigned char* walkers, double* dense) {                            \
+        spin_rows<S>(p, spin, first, count, back, walkers, dense);                                                       \
     }                                                                                                                    \
     extern "C" __global__ void solid_sm_update_##SUF(const SolidParams p, int e, unsigned char* walkers, const S* urow, \
                                                      const int* accept, const double* g, const A* tk) {                  \

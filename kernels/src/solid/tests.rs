@@ -4,12 +4,13 @@ use super::*;
 
 const EPS32: f64 = f32::EPSILON as f64;
 
+/// Delayed updates of rank 4: 32 electrons (16 per spin) make 4 windows per spin.
 fn params(dmc: bool) -> Params {
-    Params { tau: 0.02, dmc, recompute: 0, seed: 11, first: 0 }
+    Params { tau: 0.02, dmc, recompute: 0, seed: 11, first: 0, delay: 4 }
 }
 
 /// Every walker's energies and inverse against the reference.
-fn comparisons<S: crate::determinant::cpu::Scalar, A: Real>(e: &CpuEngine<S, A>) -> Vec<Comparison> {
+fn comparisons<S: crate::determinant::cpu::Scalar, A: crate::determinant::cpu::Scalar>(e: &CpuEngine<S, A>) -> Vec<Comparison> {
     let sys = e.ctx.sys;
     let (ne, ni, st) = (sys.electrons(), sys.setup.ion_count(), sys.setup.table.stride);
     (0..e.count())
@@ -21,7 +22,7 @@ fn comparisons<S: crate::determinant::cpu::Scalar, A: Real>(e: &CpuEngine<S, A>)
 }
 
 /// The worst energy and inverse errors over the walkers.
-fn worst<S: crate::determinant::cpu::Scalar, A: Real>(e: &CpuEngine<S, A>) -> (f64, f64) {
+fn worst<S: crate::determinant::cpu::Scalar, A: crate::determinant::cpu::Scalar>(e: &CpuEngine<S, A>) -> (f64, f64) {
     comparisons(e).iter().fold((0.0f64, 0.0f64), |w, c| (w.0.max(c.energy), w.1.max(c.inverse)))
 }
 
@@ -56,6 +57,32 @@ fn cpu_double_matches_reference_each_step() {
         assert!(e.moves.acceptance() > 0.3 && e.moves.acceptance() < 1.0, "acceptance {}", e.moves.acceptance());
         assert!(e.timers.total() > 0.0 && e.timers.0[Class::Orbitals as usize] > 0.0);
     }
+}
+
+/// Delayed updates make Sherman-Morrison's moves: the same acceptances, energies within rounding and the same
+/// inverse, for delays that divide the spin's electrons (4, 16: one window per spin) and one that does not (5: windows
+/// of 5, 5, 5, 1); a wrong pending-move correction or apply would part the walkers or the inverses.
+#[test]
+fn delayed_updates_follow_sherman_morrison() {
+    let sys = Solid::carbon(8, 3).unwrap();
+    let mut p = params(true);
+    p.delay = 1;
+    let mut sm = CpuEngine::<f64, f64>::new(&sys, 2, p).unwrap();
+    let mut delayed: Vec<CpuEngine<f64, f64>> = [4, 5, 16].iter().map(|&k| CpuEngine::new(&sys, 2, Params { delay: k, ..p }).unwrap()).collect();
+    for step in 0..3 {
+        sm.step().unwrap();
+        for e in &mut delayed {
+            e.step().unwrap();
+            let k = e.ctx.p.delay;
+            assert_eq!(e.accepted, sm.accepted, "delay {k} step {step}: accepted moves");
+            for (w, (a, b)) in e.energies().iter().zip(sm.energies()).enumerate() {
+                assert!((a - b).abs() <= 1e-11 * sm.parts[w].magnitude(), "delay {k} step {step} walker {w}: energy {a} vs {b}");
+            }
+            let di = crate::Check::compare("inverse", &e.w.inv, &sm.w.inv, 0.0).error;
+            assert!(di < 1e-11, "delay {k} step {step}: inverse differs by {di:e}");
+        }
+    }
+    assert!(sm.moves.acceptance() < 0.99, "some moves rejected, so some windows have empty slots");
 }
 
 /// Mixed at 128 electrons (cond ~1e3): every walker within the tolerances of its condition number, each step,
@@ -163,45 +190,54 @@ fn corrupted_inverse_is_detected() {
 }
 
 /// The GPU engine follows the CPU engine (same start, same random numbers): identical acceptances and local
-/// energies within 1e-9 in double; mixed within its tolerance of the reference, through a re-inversion.
+/// energies within 1e-9 in double, with delayed updates (rank 4: four windows per spin, the last apply of each spin
+/// and the empty slots of rejected moves) and with Sherman-Morrison (delay 1); mixed within its tolerance of the
+/// reference, through a re-inversion, delayed.
 #[test]
 fn gpu_matches_cpu_when_present() {
     let Some(gpu) = crate::gpu::for_test() else { return };
     let sys = Solid::carbon(16, 6).unwrap();
     let mut p = params(true);
     p.recompute = 2;
-    let mut cpu = CpuEngine::<f64, f64>::new(&sys, 3, p).unwrap();
-    let mut g = gpu::GpuEngine::<f64, f64>::new(&gpu, &sys, &sys.setup, 3, p).unwrap();
-    for (k, (a, b)) in g.energies().unwrap().iter().zip(cpu.energies()).enumerate() {
-        assert!((a - b).abs() <= 1e-10 * cpu.parts[k].magnitude(), "start walker {k}: gpu {a} cpu {b}");
-    }
-    g.profile = true;
-    for step in 0..3 {
-        cpu.step().unwrap();
-        g.step().unwrap();
-        assert_eq!(g.accepted().unwrap(), cpu.accepted, "step {step}");
+    for delay in [4, 1] {
+        let p = Params { delay, ..p };
+        let mut cpu = CpuEngine::<f64, f64>::new(&sys, 3, p).unwrap();
+        let mut g = gpu::GpuEngine::<f64, f64>::new(&gpu, &sys, &sys.setup, 3, p).unwrap();
         for (k, (a, b)) in g.energies().unwrap().iter().zip(cpu.energies()).enumerate() {
-            assert!((a - b).abs() <= 1e-9 * cpu.parts[k].magnitude(), "step {step} walker {k}: gpu {a} cpu {b}");
+            assert!((a - b).abs() <= 1e-10 * cpu.parts[k].magnitude(), "delay {delay} start walker {k}: gpu {a} cpu {b}");
         }
+        g.profile = true;
+        for step in 0..3 {
+            cpu.step().unwrap();
+            g.step().unwrap();
+            assert_eq!(g.accepted().unwrap(), cpu.accepted, "delay {delay} step {step}");
+            for (k, (a, b)) in g.energies().unwrap().iter().zip(cpu.energies()).enumerate() {
+                assert!((a - b).abs() <= 1e-9 * cpu.parts[k].magnitude(), "delay {delay} step {step} walker {k}: gpu {a} cpu {b}");
+            }
+        }
+        assert!(cpu.moves.acceptance() < 0.99, "delay {delay}: some moves rejected (empty slots)");
+        assert!(g.timers.0[Class::Orbitals as usize] > 0.0 && g.timers.0[Class::Branching as usize] > 0.0);
+        let (pos, rot, parts, inv) = g.walker(2).unwrap();
+        let c = compare(&sys, &pos, &rot, parts, &inv).unwrap();
+        assert!(c.energy < DOUBLE_TOLERANCE && c.inverse < 1e-9, "delay {delay} gpu walker 2 vs reference: energy {:e}, inverse {:e}", c.energy, c.inverse);
+        // To the host, every step: the kinetic and Ewald energies (8 bytes a walker each), the accepted counts (4), the
+        // nonlocal energies with the job count (8 (w + 1)); at the step-1 re-inversion of all 3 walkers (recompute 2) the
+        // status flags of the 2 w matrices (4 each) and the 1-norms of the matrices and of their inverses
+        // (conditioning::device_norms, 8 each: the condition numbers that decide the next re-inversion). Up: only the
+        // list of the re-inverting walkers (4 each); the device draws the random numbers. The finite check of every
+        // energy and weight reads the host copies and moves nothing.
+        let w = 3u64;
+        let every_step = 8 * w + 8 * w + 4 * w + 8 * (w + 1);
+        let reinversion = 4 * 2 * w + 2 * 8 * 2 * w;
+        assert_eq!(g.traffic().to_host, 3 * every_step + reinversion, "delay {delay}: bytes to the host in 3 steps");
+        assert_eq!(g.traffic().to_device, 4 * w, "bytes to the device in 3 steps: the re-inverting walkers");
+        // every walker's energy and weight was checked finite every step; a NaN weight on walker 1 (not 0) fails it
+        assert!(g.finite.check().passed() && g.finite.checked == 3 * 2 * w, "{:?}", g.finite);
+        g.parts[1].kinetic = f64::NAN;
+        g.step().unwrap();
+        let c = g.finite.check();
+        assert!(!c.passed() && c.quantity.contains("step 3, walker 1"), "delay {delay}: {c:?}");
     }
-    assert!(g.timers.0[Class::Orbitals as usize] > 0.0 && g.timers.0[Class::Branching as usize] > 0.0);
-    // To the host, every step: the kinetic and Ewald energies (8 bytes a walker each), the accepted counts (4), the
-    // nonlocal energies with the job count (8 (w + 1)); at the step-1 re-inversion of all 3 walkers (recompute 2) the
-    // status flags of the 2 w matrices (4 each) and the 1-norms of the matrices and of their inverses
-    // (conditioning::device_norms, 8 each: the condition numbers that decide the next re-inversion). Up: only the
-    // list of the re-inverting walkers (4 each); the device draws the random numbers. The finite check of every
-    // energy and weight reads the host copies and moves nothing.
-    let w = 3u64;
-    let every_step = 8 * w + 8 * w + 4 * w + 8 * (w + 1);
-    let reinversion = 4 * 2 * w + 2 * 8 * 2 * w;
-    assert_eq!(g.traffic().to_host, 3 * every_step + reinversion, "bytes to the host in 3 steps");
-    assert_eq!(g.traffic().to_device, 4 * w, "bytes to the device in 3 steps: the re-inverting walkers");
-    // every walker's energy and weight was checked finite every step; a NaN weight on walker 1 (not 0) fails it
-    assert!(g.finite.check().passed() && g.finite.checked == 3 * 2 * w, "{:?}", g.finite);
-    g.parts[1].kinetic = f64::NAN;
-    g.step().unwrap();
-    let c = g.finite.check();
-    assert!(!c.passed() && c.quantity.contains("step 3, walker 1"), "{c:?}");
     let mut g = gpu::GpuEngine::<f32, f64>::new(&gpu, &sys, &sys.setup.convert(), 2, p).unwrap();
     for _ in 0..3 {
         g.step().unwrap();

@@ -108,7 +108,7 @@ mod tests {
     use crate::check::sample;
 
     fn engine(sys: &Solid, walkers: usize) -> CpuEngine<'_, f64, f64> {
-        CpuEngine::<f64, f64>::new(sys, walkers, Params { tau: 0.02, dmc: true, recompute: 0, seed: 5, first: 0 }).unwrap()
+        CpuEngine::<f64, f64>::new(sys, walkers, Params { tau: 0.02, dmc: true, recompute: 0, seed: 5, first: 0, delay: 1 }).unwrap()
     }
 
     #[test]
