@@ -731,12 +731,15 @@ fn record_fit(r: &mut Runner, a: &Args, sys: &System, fit: &Fit, series: &[(f64,
         ("time_steps", series.len() as f64),
         ("tau_min", tau_min),
         ("tau_max", tau_max),
-        ("exact", exact),
-        ("fixed_node", fixed_node),
-        ("hf", sys.hf.map_or(f64::NAN, |h| h.energy)),
         ("blocking_converged", series.iter().all(|s| s.1.blocked.converged) as u8 as f64),
     ] {
         r.extra(k, v);
+    }
+    // the references this system has (a NaN extra fails the record: what does not apply is left out)
+    for (k, v) in [("exact", sys.exact), ("fixed_node", sys.fixed_node.map(|f| f.0)), ("hf", sys.hf.map(|h| h.energy))] {
+        if let Some(v) = v {
+            r.extra(k, v);
+        }
     }
     let points: Vec<String> = series.iter().map(|(tau, e, _)| format!("{tau}: {:.5}({:.0})", e.energy, e.error * 1e5)).collect();
     r.say(&format!(
