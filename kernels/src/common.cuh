@@ -117,7 +117,7 @@ __device__ Xoshiro rng_seed(u64 seed, u64 stream) {
     }
     return r;
 }
-// qmc::vmc::stream: walker k's stream at step `step` for purpose `tag` (the shift and xor wrap as in Rust's u64).
+// rng::stream: walker k's stream at step `step` for purpose `tag` (the shift and xor wrap as in Rust's u64).
 __device__ __forceinline__ Xoshiro walker_stream(u64 seed, u64 tag, u64 step, u64 k) {
     return rng_seed(seed ^ (tag * 0xA24BAED4963EE407ull), (step << 24) ^ k);
 }
@@ -140,7 +140,7 @@ __device__ __forceinline__ double uniform_range(Xoshiro& r, double lo, double hi
     const double one_two = __longlong_as_double((long long)((next_u64(r) >> 12) | 0x3FF0000000000000ull));
     return __dadd_rn(__dmul_rn(one_two - 1.0, hi - lo), lo);
 }
-// qmc::walker::gaussian3: two Box-Muller pairs, the second's sine unused.
+// rng::gaussian3: two Box-Muller pairs, the second's sine unused.
 __device__ void gaussian3(Xoshiro& r, double* g) {
     const double tau = 6.283185307179586;
     double u1 = 1.0 - uniform(r), u2 = uniform(r);

@@ -17,6 +17,26 @@ pub fn rng(seed: u64, stream: u64) -> Rng64 {
     Rng64::seed_from_u64(z ^ (z >> 31))
 }
 
+/// The random stream of walker k at step s (purpose `tag`), independent of how walkers are spread over threads or
+/// ranks: the per-walker streams every driver draws its moves, branching and start positions from.
+pub fn stream(seed: u64, tag: u64, step: usize, k: usize) -> Rng64 {
+    rng(seed ^ tag.wrapping_mul(0xA24B_AED4_963E_E407), ((step as u64) << 24) ^ k as u64)
+}
+
+/// Three independent standard normal numbers (Box-Muller).
+pub fn gaussian3(rng: &mut Rng64) -> [f64; 3] {
+    let mut pair = || {
+        let u1: f64 = 1.0 - rng.random::<f64>(); // in (0, 1]: ln is finite
+        let u2: f64 = rng.random::<f64>();
+        let r = (-2.0 * u1.ln()).sqrt();
+        let t = std::f64::consts::TAU * u2;
+        (r * t.cos(), r * t.sin())
+    };
+    let (a, b) = pair();
+    let (c, _) = pair();
+    [a, b, c]
+}
+
 /// Fill `out` with uniform numbers in [lo, hi), in parallel, deterministically for a given seed.
 pub fn fill_uniform<T: Send>(out: &mut [T], seed: u64, lo: f64, hi: f64, conv: impl Fn(f64) -> T + Sync) {
     const CHUNK: usize = 1 << 16;

@@ -258,7 +258,7 @@ fn checks<S: Real>(c: &Ctx, fast: &[ChainResult]) -> (Vec<Check>, f64) {
     let mut inv = Check { quantity: "inverse x rcond".into(), error: 0.0, tolerance: inverse_tolerance(p, since), compared: fast.len() };
     for x in fast {
         let mat = m.matrix(&x.config);
-        let e = lat::invert(&mat, m.pairs).map_or(f64::INFINITY, |(f, _)| Check::compare("inverse", &x.w, &f, 0.0).error * lat::rcond(&mat, &f, m.pairs));
+        let e = lat::invert(&mat, m.pairs).map_or(f64::INFINITY, |(f, _)| Check::compare("inverse", &x.w, &f, 0.0).error * kernels::linalg::rcond(&mat, &f, m.pairs));
         inv.error = inv.error.max(if e.is_nan() { f64::INFINITY } else { e });
     }
     out.push(inv);

@@ -18,4 +18,3 @@ pub mod qmc_coverage;
 pub mod registry;
 pub mod score;
 pub mod solid;
-pub mod solid_ranks;

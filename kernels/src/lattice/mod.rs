@@ -296,12 +296,6 @@ pub fn invert(m: &[f64], n: usize) -> Option<(Vec<f64>, f64)> {
     Some((inv, det))
 }
 
-/// Reciprocal condition number in the 1-norm, 1 / (|M|_1 |M^-1|_1).
-pub fn rcond(m: &[f64], inv: &[f64], n: usize) -> f64 {
-    let norm1 = |x: &[f64]| (0..n).map(|c| (0..n).map(|r| x[r * n + c].abs()).sum::<f64>()).fold(0.0, f64::max);
-    1.0 / (norm1(m) * norm1(inv))
-}
-
 /// Below this magnitude of both intermediate ratios an accepted swap rebuilds W from scratch instead of two
 /// Sherman-Morrison updates (which divide by them): 1e-6 in f64 arithmetic, 1e-3 in f32, where dividing by a
 /// smaller ratio would amplify W's rounding (6e-8) beyond 1e-4. gpu.rs passes the value to lattice.cu.
@@ -332,7 +326,7 @@ pub fn initial_state(m: &Model, seed: u64, chain: u64) -> Result<(Config, Vec<f6
         let c = Config { up: sites[..np].to_vec(), dn: sites[np..2 * np].to_vec() };
         let mat = m.matrix(&c);
         if let Some((inv, _)) = invert(&mat, np) {
-            if rcond(&mat, &inv, np) >= RCOND_MIN {
+            if crate::linalg::rcond(&mat, &inv, np) >= RCOND_MIN {
                 // inv is M^-1 with [row][col] = (M^-1)_{ba}: W[b][a] as the kernels index it.
                 return Ok((c, inv));
             }

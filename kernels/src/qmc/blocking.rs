@@ -132,7 +132,7 @@ pub fn weighted_blocking(x: &[f64], w: &[f64]) -> Blocked {
 mod tests {
     use super::*;
     use crate::qmc::coverage::coverage;
-    use crate::qmc::walker::gaussian3;
+    use crate::rng::gaussian3;
     use crate::rng::rng;
 
     /// x_{t+1} = rho x_t + sqrt(1 - rho^2) eta_t has unit variance and autocorrelation rho^k, so the variance of the

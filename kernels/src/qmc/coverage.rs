@@ -64,7 +64,7 @@ pub fn student_t_within(k: f64, nu: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::qmc::walker::gaussian3;
+    use crate::rng::gaussian3;
     use crate::rng::rng;
 
     #[test]

@@ -1,13 +1,13 @@
 //! What VMC and DMC need from a population of walkers, so that one driver (accumulators, branching, trial energy,
 //! checkpoints) runs the CPU walkers (`Vec<Walker>`, rayon over walkers) and the GPU engine (`gpu::GpuWalkers`,
 //! walkers resident on the device) alike. Every method works in the global walker order: walker k of this rank is
-//! walker `first + k` of the run and draws its moves from `vmc::stream(seed, tag, step, first + k)`.
+//! walker `first + k` of the run and draws its moves from `rng::stream(seed, tag, step, first + k)`.
 
 use super::comm::Comm;
 use super::pack::pack_all;
 use super::population::{branch, migrate, Traffic};
-use super::vmc::stream;
 use super::walker::{MoveStats, Walker};
+use crate::rng::stream;
 use super::System;
 use rayon::prelude::*;
 

@@ -10,7 +10,7 @@
 //! (`x[elem * capacity + w]`) so that a warp reads consecutive addresses.
 //!
 //! The random numbers are drawn on the device from the CPU's streams (xoshiro256++ seeded as `crate::rng::rng`,
-//! `vmc::stream(seed, tag, step, k)`, Box-Muller as `walker::gaussian3`, the Metropolis uniform drawn only when the
+//! `rng::stream(seed, tag, step, k)`, Box-Muller as `rng::gaussian3`, the Metropolis uniform drawn only when the
 //! CPU draws it), so in double precision a GPU walker follows its CPU twin's trajectory: [`trajectory_check`].
 //! Without a GPU, `scripts/cu-on-host.sh` compiles qmc.cu's step kernel for the host with g++ and runs it one
 //! walker at a time against the CPU driver on every system (double: 5 steps to 1e-9, with the same accepted moves;
@@ -480,7 +480,7 @@ impl Population for GpuWalkers {
     fn advance(&mut self, _sys: &System, tau: f64, fixed_node: bool, seed: u64, tag: u64, step: usize, first: usize) -> Result<Vec<(MoveStats, f64)>, EngineError> {
         self.p.tau = tau;
         self.p.fixed_node = fixed_node as i32;
-        self.p.seed_mix = seed ^ tag.wrapping_mul(0xA24B_AED4_963E_E407); // vmc::stream
+        self.p.seed_mix = seed ^ tag.wrapping_mul(0xA24B_AED4_963E_E407); // rng::stream
         self.p.step = step as u64;
         self.p.first = first as u64;
         let stats = self.launch(true)?;

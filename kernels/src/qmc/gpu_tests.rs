@@ -6,8 +6,9 @@ use super::dmc::{self, DmcParams};
 use super::engine::{infallible, Population};
 use super::gpu::{trajectory_check, GpuWalkers};
 use super::systems::Setup;
-use super::vmc::{initial_walkers, start_positions, stream};
-use super::walker::gaussian3;
+use super::vmc::{initial_walkers, start_positions};
+use crate::rng::stream;
+use crate::rng::gaussian3;
 use super::System;
 use crate::Precision;
 use rand::{Rng, RngCore};
@@ -58,7 +59,7 @@ fn the_device_generator_is_the_cpu_stream() {
         for _ in 0..50 {
             assert_eq!(cpu.random::<f64>(), twin_uniform(&mut dev));
         }
-        // Box-Muller as walker::gaussian3 draws it: four uniforms, in this order
+        // Box-Muller as rng::gaussian3 draws it: four uniforms, in this order
         let g = gaussian3(&mut cpu);
         let (u1, u2, u3, u4) = (1.0 - twin_uniform(&mut dev), twin_uniform(&mut dev), 1.0 - twin_uniform(&mut dev), twin_uniform(&mut dev));
         let (r1, r2) = ((-2.0 * u1.ln()).sqrt(), (-2.0 * u3.ln()).sqrt());

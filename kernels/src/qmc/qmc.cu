@@ -3,7 +3,7 @@
 // evaluation: Slater inverses from scratch, grad and Laplacian of ln psi, the local kinetic energy and, in open
 // boundaries, the Coulomb potential). The arithmetic mirrors the CPU driver (kernels/src/qmc: walker.rs, slater.rs,
 // orbitals.rs, gaussian.rs, heg.rs, jastrow.rs, coulomb.rs) operation by operation, and the random numbers are the
-// CPU's (common.cuh: xoshiro256++ seeded as crate::rng::rng and vmc::stream), so in double a walker follows the CPU
+// CPU's (common.cuh: xoshiro256++ seeded as crate::rng::rng and rng::stream), so in double a walker follows the CPU
 // trajectory.
 //
 // Layout: every per-walker array is element-major, walker-minor (x[elem * capacity + w]): a warp reads consecutive
@@ -32,7 +32,7 @@ struct QmcParams {
     double tau, side, inv_side, nuclear_repulsion;
     double nuc[QMC_MAXNUC * 4];                // charge, x, y, z
     QmcRadial pair[2];                         // like spins, opposite spins
-    unsigned long long seed_mix, step, first;  // vmc::stream's seed ^ tag * C, the step, the global index of walker 0
+    unsigned long long seed_mix, step, first;  // rng::stream's seed ^ tag * C, the step, the global index of walker 0
 };
 
 template <typename T> struct Lim;

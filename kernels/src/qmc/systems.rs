@@ -287,7 +287,7 @@ impl System {
         (0..self.n_electrons)
             .map(|k| {
                 let c = n[k % n.len()].1;
-                let g = super::walker::gaussian3(rng);
+                let g = crate::rng::gaussian3(rng);
                 [c[0] + g[0], c[1] + g[1], c[2] + g[2]]
             })
             .collect()

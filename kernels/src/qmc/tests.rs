@@ -7,7 +7,8 @@ use super::jastrow::TwoBody;
 use crate::jastrow::Radial;
 use super::systems::{System, HE_EXACT};
 use super::vmc::{self, initial_walkers, VmcParams};
-use super::walker::{drift, gaussian3};
+use super::walker::drift;
+use crate::rng::gaussian3;
 use super::{dot, norm, Wavefunction, V3};
 use crate::rng::rng;
 

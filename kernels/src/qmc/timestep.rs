@@ -143,7 +143,7 @@ fn invert(a: &[Vec<f64>]) -> Option<Vec<Vec<f64>>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::qmc::walker::gaussian3;
+    use crate::rng::gaussian3;
     use crate::rng::rng;
 
     #[test]

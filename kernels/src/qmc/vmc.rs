@@ -10,7 +10,7 @@ use super::comm::{share, Comm, Solo};
 use super::engine::{infallible, Population};
 use super::walker::{MoveStats, Walker};
 use super::{System, V3};
-use crate::rng::{rng, Rng64};
+use crate::rng::stream;
 use rayon::prelude::*;
 
 /// Parameters of a VMC run.
@@ -40,11 +40,6 @@ pub struct Estimate {
     pub population: f64,
     /// Walker steps done, equilibration included (the throughput's numerator).
     pub walker_steps: u64,
-}
-
-/// The random stream of walker k at step s (purpose `tag`), independent of how walkers are spread over threads.
-pub fn stream(seed: u64, tag: u64, step: usize, k: usize) -> Rng64 {
-    rng(seed ^ tag.wrapping_mul(0xA24B_AED4_963E_E407), ((step as u64) << 24) ^ k as u64)
 }
 
 /// Walkers spread over the system, each already evaluated.

@@ -4,22 +4,8 @@
 
 use super::pack::{put_f64, Pack, Reader, Truncated};
 use super::{add, dot, kinetic, local_energy, scale, sub, System, Wavefunction, V3};
-use crate::rng::Rng64;
+use crate::rng::{gaussian3, Rng64};
 use rand::Rng;
-
-/// Three independent standard normal numbers (Box-Muller).
-pub fn gaussian3(rng: &mut Rng64) -> V3 {
-    let mut pair = || {
-        let u1: f64 = 1.0 - rng.random::<f64>(); // in (0, 1]: ln is finite
-        let u2: f64 = rng.random::<f64>();
-        let r = (-2.0 * u1.ln()).sqrt();
-        let t = std::f64::consts::TAU * u2;
-        (r * t.cos(), r * t.sin())
-    };
-    let (a, b) = pair();
-    let (c, _) = pair();
-    [a, b, c]
-}
 
 /// The drift displacement tau * v, limited as Umrigar, Nightingale and Runge (1993) with a = 1 (QMCPACK's form):
 /// v_bar = v (-1 + sqrt(1 + 2 v^2 tau)) / (v^2 tau). Near a node or a nucleus |v| diverges and the plain drift would

@@ -31,7 +31,7 @@
 
 use super::conditioning::{device_norms, reinverts};
 use super::cpu::SolidError;
-use super::ranks::Walker;
+use super::walker::Walker;
 use super::validate::Finite;
 use super::{branch, comb_offset, start_walkers, weight, Class, Params, Parts, Solid, Timers, PER_MOVE};
 use crate::bspline::gpu::{default_per_thread, suffix, GpuSpline};

@@ -30,7 +30,7 @@
 //! 3. DMC only: branching weights and a fixed-population comb ([`branch`]); over several ranks (one per GPU or
 //!    core group) one comb over all ranks' walkers and walker migration ([`ranks`]).
 //!
-//! Random numbers: per walker and step one stream (qmc::vmc::stream), drawn in a fixed order ([`draws`]): per
+//! Random numbers: per walker and step one stream (rng::stream), drawn in a fixed order ([`draws`]): per
 //! electron three normals and one uniform, then the quadrature rotations of every ion. The GPU engine draws the same
 //! numbers on the device (solid/draws.cu, bit for bit as [`draws`]: scripts/cu-on-host.sh checks it), so in double
 //! it follows the CPU engine's trajectory.
@@ -47,13 +47,13 @@ pub mod gpu;
 pub mod ranks;
 pub mod reference;
 pub mod validate;
+pub mod walker;
 #[cfg(test)]
 mod tests;
 
 use crate::ewald::{self, Ewald};
 use crate::pseudopotential::{self as pp, quadrature::random_rotation, Channels, Rule, Setup};
-use crate::qmc::vmc::stream;
-use crate::qmc::walker::gaussian3;
+use crate::rng::{gaussian3, stream};
 use crate::Real;
 use rand::Rng;
 

@@ -26,7 +26,7 @@ pub fn energy(sys: &Solid, pos: &[f64], rot: &[f64]) -> Result<(Parts, Vec<f64>,
     for spin in 0..2 {
         let a: Vec<f64> = (0..n * n).map(|x| at(spin * n + x / n, 0, x % n)).collect();
         let (ainv, _, _) = inverse(&a, n).map_err(|_| spin * n)?;
-        cond = cond.max(1.0 / crate::lattice::rcond(&a, &ainv, n));
+        cond = cond.max(1.0 / crate::linalg::rcond(&a, &ainv, n));
         for k in 0..n {
             let e = spin * n + k;
             // grad D / D and lap D / D: column k of the inverse against the derivative rows

@@ -157,7 +157,7 @@ fn cond_1_matches_the_definition() {
     let t = [3.0 / 7.0, -1.0 / 7.0, 9.9, 1.0 / 7.0, 2.0 / 7.0, 9.9]; // transposed inverse rows, stride 3
     assert!((cond_1(&a, &t, 2, 3) - 16.0 / 7.0).abs() < 1e-14);
     let inv = [3.0 / 7.0, 1.0 / 7.0, -1.0 / 7.0, 2.0 / 7.0];
-    assert!((1.0 / crate::lattice::rcond(&a, &inv, 2) - 16.0 / 7.0).abs() < 1e-14);
+    assert!((1.0 / crate::linalg::rcond(&a, &inv, 2) - 16.0 / 7.0).abs() < 1e-14);
 }
 
 /// A mixed energy off by twice its tolerance fails the check the mini-app makes; within it, it passes.

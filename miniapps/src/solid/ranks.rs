@@ -18,7 +18,7 @@
 //! the walkers compared over all ranks, and the largest condition number as the extra `cond`); and every rank
 //! holds the same trial energy (`E_est spread`).
 
-use crate::solid::{work, Args};
+use super::{work, Args};
 use anyhow::{bail, Result};
 use harness::timing::Stats;
 use harness::{Case, Runner, Variant};

@@ -37,7 +37,9 @@
 //! holds each engine against the reference at its own configuration instead, never passing on nothing compared.
 //!
 //! With `--ranks N` (or under mpirun): DMC over ranks, one per GPU, `--walkers` being the population over all
-//! ranks; see `solid_ranks` for what those records hold and check.
+//! ranks; see `ranks` for what those records hold and check.
+
+mod ranks;
 
 use crate::common::KernelArgs;
 use crate::registry::Level;
@@ -109,7 +111,7 @@ pub struct Args {
     /// DMC over this many ranks (threads of this process: one per GPU with the gpu variant, one per core group
     /// with the cpu variant), --walkers being the population over all ranks; population control over all ranks
     /// with walker migration. Under mpirun (the `mpi` feature) the MPI ranks are used and this stays unset.
-    /// Records carry sizes.ranks and params.transport (see `solid_ranks`).
+    /// Records carry sizes.ranks and params.transport (see `ranks`).
     #[arg(long)]
     pub ranks: Option<usize>,
 }
@@ -197,7 +199,7 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
     }
     let ranks = Ranks::choose(a.ranks.unwrap_or(1)).map_err(anyhow::Error::msg)?;
     if a.ranks.is_some() || ranks.transport() == "mpi" {
-        return crate::solid_ranks::run(r, a, &ranks, &precisions);
+        return ranks::run(r, a, &ranks, &precisions);
     }
     let variants = [Variant::Cpu, Variant::Gpu].into_iter().filter(|v| r.runs(*v)).count();
     r.plan(a.electrons.len() * a.walkers.len() * precisions.len() * variants);
