@@ -19,6 +19,11 @@
 #   solid-delay-sweep  the solid's delay k = 1, 16, 32, 64 at 1536 electrons, GPU double
 #   <kernel>    that mini-app's full suite, GPU and all-core CPU, plus the one-core CPU baselines its figures need
 #   score       the procurement workload (qmcbench suite --score) three times: what `qmcbench score` compares
+#   regression  can GPU timings catch a 5% slowdown of one kernel (issue #23)? One small GPU case per kernel, run
+#               twice unchanged and once with QMC_PLANT_SLOWDOWN=<REGRESSION_PLANT, default jastrow>:1.05; the mean
+#               time per repetition compared: the noise per case, the planted kernel caught, and each case against
+#               the latest passed record of it in results/<this GPU>/. Fails if the plant is not caught, the noise
+#               is too high to catch 5%, or a case regressed against the committed records
 # Records go to $OUT/records.tgz (one archive: the host returns at most 8 files), the log to $OUT/log.txt.
 # Unpack locally with scripts/import-results.sh.
 set -uo pipefail
@@ -47,7 +52,7 @@ fail=0
 run() { # run a qmcbench command, keep going on failure, remember it
     echo "+ qmcbench $*"
     local t0=$SECONDS
-    timeout --signal=INT "${STAGE_TIMEOUT:-290}" "$BIN" "$@" --quiet --out "$REC" || { echo "FAILED (exit $?): qmcbench $*"; fail=1; }
+    timeout --signal=INT "${STAGE_TIMEOUT:-290}" "$BIN" "$@" --quiet --out "${RUN_OUT:-$REC}" || { echo "FAILED (exit $?): qmcbench $*"; fail=1; }
     echo "  ($((SECONDS - t0)) s)"
 }
 
@@ -269,6 +274,74 @@ for stage in "$@"; do
             done
         else
             echo "solid-scaling: no mpirun run (needs 2 GPUs, mpirun, and a binary linked with MPI)"
+        fi
+        ;;
+    regression)
+        # issue 23: does a 5% slowdown of one kernel show in GPU times? One small case per kernel (seconds each), its
+        # time per repetition the MEAN over 20 repetitions (a planted factor of 1.05 runs the work 21 times in 20
+        # repetitions: the mean moves by 5%, the median need not). Three runs of the set: u1 (into $REC: the records
+        # to import, the next session's baseline), u2 (unchanged again) and one with the slowdown planted in one
+        # kernel (never imported: its records say planted_factor, and import refuses them).
+        RG=/tmp/qmc-regression
+        rm -rf "$RG"
+        PLANT=${REGRESSION_PLANT:-jastrow}
+        regression_set() { # the cases into $1
+            # (REGRESSION_VARIANT=cpu runs the stage's logic on a machine without a GPU, with CPU times)
+            local o=$1 v=${REGRESSION_VARIANT:-gpu}
+            local c=(--variants "$v" --reps 20 --fixed-reps --warmup 2)
+            RUN_OUT=$o run run bspline --grid 48 --orbitals 512 --walkers 128 --precision single "${c[@]}"
+            RUN_OUT=$o run run determinant --n 256 --walkers 64 --ops update --precision double "${c[@]}"
+            RUN_OUT=$o run run jastrow --term bspline --electrons 246 --walkers 32 --ops vgl --precision double "${c[@]}"
+            RUN_OUT=$o run run ewald --lattice fcc --electrons 118 --walkers 64 --ops energy --precision double "${c[@]}"
+            RUN_OUT=$o run run pseudopotential --atoms 64 --walkers 32 --precision double "${c[@]}"
+            RUN_OUT=$o run run gemm --op gemm --molecules lysine --walkers 16 --algo naive-f32 "${c[@]}"
+            RUN_OUT=$o run run lattice --lattice 9 --chains 2048 --sweeps 2 --equil 1 --max-reps 20 --precision double "${c[@]}"
+            RUN_OUT=$o run run solid --electrons 128 --walkers 128 --steps 1 --max-reps 20 --check-steps 1 --check-walkers 2 --precision double "${c[@]}"
+            # a QMC run is timed whole: the plant runs 5% more VMC steps (10 equilibration steps dilute it to 4.99%);
+            # 4000 steps for a converged error bar (1000 left He's blocking unconverged: a failed record)
+            RUN_OUT=$o run run qmc --method vmc --system he --walkers 4096 --steps 4000 --equil 10 --precision double --variants "$v" --warmup 2
+        }
+        f0=$fail
+        echo "regression: unchanged run 1 (into the records), unchanged run 2, planted $PLANT:1.05"
+        regression_set "$REC"
+        regression_set "$RG/u2"
+        QMC_PLANT_SLOWDOWN=$PLANT:1.05 regression_set "$RG/planted"
+        # a case that failed (above) has failed the stage already; the verdict is on the others (compare skips
+        # failed records: a failed case of the planted kernel leaves the plant not caught)
+        [ "$fail" != "$f0" ] && echo "regression: a run of the set FAILED (above): the verdict below is on the cases that passed"
+        # (a) the noise: each case's difference between the two unchanged runs, and the tolerance from it
+        echo "+ qmcbench compare (a) unchanged run 2 against run 1: the repeat-run noise per case"
+        "$BIN" compare "$REC" "$RG/u2" --stat mean --noise --subset | tee "$RG/noise.txt"
+        a=${PIPESTATUS[0]}
+        TOL=$(sed -n 's/^tolerance=//p' "$RG/noise.txt")
+        if [ "$a" != 0 ] || [ -z "$TOL" ]; then
+            echo "FAILED: regression: the unchanged runs differ too much to catch a 5% slowdown (exit $a)"
+            fail=1
+        else
+            # (b) the planted slowdown against unchanged run 1, at that tolerance
+            echo "+ qmcbench compare (b) the run with $PLANT:1.05 planted against unchanged run 1 (tolerance $TOL)"
+            if "$BIN" compare "$REC" "$RG/planted" --stat mean --tolerance "$TOL" --planted "$PLANT" --subset; then
+                echo "regression: the planted 5% slowdown in $PLANT was CAUGHT at tolerance $TOL"
+            else
+                echo "FAILED: regression: the planted 5% slowdown in $PLANT was NOT caught cleanly at tolerance $TOL"
+                fail=1
+            fi
+            # (c) unchanged run 2 against the committed records of this GPU (latest passed record of each case
+            # that has a mean; none before this stage's records are imported), in its folder as import names it
+            gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader -i 0 2>/dev/null | head -1 | tr '[:upper:]' '[:lower:]' | sed -E 's/[^a-z0-9]+/-/g; s/^-+|-+$//g')
+            DEV=results/${gpu:-no-gpu}
+            echo "+ qmcbench compare (c) the committed records of $DEV against unchanged run 2 (tolerance $TOL)"
+            if [ -z "$gpu" ] || [ ! -d "$DEV" ]; then
+                echo "regression: no committed records in $DEV/: (c) skipped (import this run's records)"
+            else
+                "$BIN" compare "$DEV" "$RG/u2" --stat mean --tolerance "$TOL" --subset
+                c=$?
+                case $c in
+                0) echo "regression: no case slower than the committed records of $DEV by more than $TOL" ;;
+                1) echo "FAILED: regression: a case is slower than the committed records of $DEV (above)"; fail=1 ;;
+                *) echo "regression: no committed record in $DEV with a mean for these cases: (c) skipped (import this run's records)" ;;
+                esac
+            fi
         fi
         ;;
     probe)

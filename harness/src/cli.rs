@@ -27,6 +27,15 @@ pub struct CommonArgs {
     /// Timed repetitions per case (min/median/max are reported) [default: 10, or the suite level's].
     #[arg(long)]
     pub reps: Option<usize>,
+    /// Every timed case runs exactly --reps repetitions: no mini-app shortens a slow case (by its size, or by the
+    /// time of a first run). For counting instructions (scripts/instr-check.sh), where the count must not depend
+    /// on the machine's speed.
+    #[arg(long)]
+    pub fixed_reps: bool,
+    /// Measure none of the machine's ceilings (copy bandwidth, FMA and GEMM rates): records carry no fraction of a
+    /// ceiling and no floors. For counting instructions, where measuring them only adds start-up work.
+    #[arg(long)]
+    pub no_ceilings: bool,
     /// Untimed warm-up repetitions before timing.
     #[arg(long, default_value_t = 2)]
     pub warmup: usize,
@@ -56,6 +65,8 @@ impl Default for CommonArgs {
             device: 0,
             threads: None,
             reps: None,
+            fixed_reps: false,
+            no_ceilings: false,
             warmup: 2,
             out: None,
             seed: 20261122,

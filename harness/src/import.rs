@@ -24,6 +24,8 @@ pub enum ImportError {
     NoGpu,
     #[error("the records are runs of {gpu}, whose folder is {want}/, not {got}")]
     Folder { gpu: String, want: String, got: String },
+    #[error("{key} (timestamp {timestamp}) ran with a planted slowdown (QMC_PLANT_SLOWDOWN): its time is not the code's, it is not imported")]
+    Planted { key: String, timestamp: String },
     #[error("{n} of the records are in {dir} already ({first}, ...): imported before?")]
     Duplicates { n: usize, dir: PathBuf, first: String },
 }
@@ -78,6 +80,9 @@ pub fn destination(records: &[Record], into: Option<&Path>, results: &Path) -> R
 pub fn import(records: &[Record], dir: &Path) -> Result<usize, ImportError> {
     if let Some(r) = records.iter().find(|r| !clean_commit(&r.commit)) {
         return Err(ImportError::Commit { key: r.key(), timestamp: r.timestamp.clone(), commit: r.commit.clone() });
+    }
+    if let Some(r) = records.iter().find(|r| r.extra.contains_key(crate::compare::PLANTED_EXTRA)) {
+        return Err(ImportError::Planted { key: r.key(), timestamp: r.timestamp.clone() });
     }
     let existing = if dir.is_dir() { read_records(&[dir.to_path_buf()]).or_else(|e| match e {
         RecordsError::Empty(_) => Ok(vec![]),
@@ -139,6 +144,11 @@ mod tests {
         dirty.commit.push_str("-dirty");
         let dir = root.join("nvidia-h100-80gb-hbm3");
         assert!(import(&[h100(Variant::Gpu, 128), dirty], &dir).unwrap_err().to_string().contains("-dirty'"));
+        assert!(!dir.exists(), "nothing written");
+        // a run with a planted slowdown (the GPU host's regression stage) is never imported
+        let mut planted = h100(Variant::Gpu, 64);
+        planted.extra.insert(crate::compare::PLANTED_EXTRA.into(), 1.05);
+        assert!(matches!(import(&[h100(Variant::Gpu, 128), planted], &dir), Err(ImportError::Planted { .. })));
         assert!(!dir.exists(), "nothing written");
         let e = destination(&[h100(Variant::Gpu, 64)], Some(&root.join("nvidia-h200")), &root).unwrap_err();
         assert_eq!(e.to_string(), format!("the records are runs of NVIDIA H100 80GB HBM3, whose folder is nvidia-h100-80gb-hbm3/, not {}", root.join("nvidia-h200").display()));

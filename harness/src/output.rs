@@ -281,7 +281,7 @@ mod tests {
             sizes: [("orbitals".to_string(), orbitals), ("walkers".to_string(), 8)].into(),
             params: Default::default(),
             reps: 3,
-            time: Stats { min: median * 0.9, median, max: median * 1.1 },
+            time: Stats { min: median * 0.9, median, max: median * 1.1, mean: Some(median) },
             throughput: 1.0 / median,
             throughput_unit: "evals/s".into(),
             bytes: 1e6,

@@ -7,7 +7,7 @@ use crate::cli::{CommonArgs, Outcome};
 use crate::output;
 use crate::record::{self, BytesModel, Record, Validation, Variant, SCHEMA};
 use crate::system::{GpuSystem, System};
-use crate::timing::{self, Clock, Stats};
+use crate::timing::{self, Clock, Plant, Stats};
 use indicatif::{ProgressBar, ProgressStyle};
 use kernels::gpu::{Gpu, GpuError, OPTIONS_TEXT};
 use kernels::{Check, Precision};
@@ -73,6 +73,10 @@ pub struct Runner {
     folder: Option<output::Folder>,
     /// Parameters every record gets from now on (see [`Runner::mark`]).
     marks: BTreeMap<String, String>,
+    /// The planted slowdown (`QMC_PLANT_SLOWDOWN`), if any, and the mini-app whose cases run now (it applies to
+    /// the timed repetitions of the kernel it names).
+    plant: Option<Plant>,
+    kernel: Option<&'static str>,
 }
 
 impl Runner {
@@ -82,9 +86,14 @@ impl Runner {
         if let Some(t) = args.threads {
             anyhow::ensure!(t > 0, "--threads must be positive");
             // Fails only if the pool exists already (a second runner in one process): the first setting stands.
-            let _ = rayon::ThreadPoolBuilder::new().num_threads(t).build_global();
+            // One thread: this thread is the pool's one worker, so parallel loops run inline here, with no second
+            // thread that wakes, spins and sleeps at its own pace (under valgrind that made instruction counts of
+            // one case vary by up to 0.7% from run to run: scripts/instr-check.sh).
+            let b = rayon::ThreadPoolBuilder::new().num_threads(t);
+            let _ = if t == 1 { b.use_current_thread() } else { b }.build_global();
         }
         anyhow::ensure!(args.reps() > 0, "--reps must be positive");
+        let plant = Plant::from_env().map_err(anyhow::Error::msg)?;
         anyhow::ensure!(!args.precision.is_empty(), "--precision needs at least one value");
         let explicit = args.variants.is_some();
         let mut variants = args.variants.clone().unwrap_or_else(|| Variant::ALL.to_vec());
@@ -140,7 +149,27 @@ impl Runner {
             written: 0,
             folder,
             marks: BTreeMap::new(),
+            plant,
+            kernel: None,
         })
+    }
+
+    /// The mini-app whose cases run from now on (a suite runs several in one runner): a planted slowdown that
+    /// names a kernel applies to its timed repetitions only.
+    pub fn set_kernel(&mut self, name: Option<&'static str>) {
+        self.kernel = name;
+    }
+
+    /// The planted slowdown of this run, if any (`QMC_PLANT_SLOWDOWN`).
+    pub fn plant(&self) -> Option<&Plant> {
+        self.plant.as_ref()
+    }
+
+    /// The planted factor for the mini-app running now: how many times its timed work runs in all (1 unplanted).
+    /// A driver that times one whole run rather than repetitions scales its step count with it
+    /// ([`timing::Credit::total`]).
+    pub fn plant_factor(&self) -> f64 {
+        Plant::factor_for(self.plant.as_ref(), self.kernel)
     }
 
     /// Add the parameter `name=value` to every record kept from now on: a scoring run marks its records with the
@@ -206,7 +235,8 @@ impl Runner {
         self.time_reps(v, self.args.reps(), f)
     }
 
-    /// Like [`Runner::time`] with at most `reps` repetitions (for slow references).
+    /// Like [`Runner::time`] with at most `reps` repetitions (for slow references); exactly `--reps` with
+    /// `--fixed-reps`.
     pub fn time_reps<E: From<GpuError>>(
         &mut self,
         v: Variant,
@@ -217,13 +247,14 @@ impl Runner {
             (Variant::Gpu, Some(g)) => Clock::Gpu(g),
             _ => Clock::Host,
         };
-        self.last_reps = reps.clamp(1, self.args.reps());
+        self.last_reps = if self.args.fixed_reps { self.args.reps() } else { reps.clamp(1, self.args.reps()) };
         let warmup = if v == Variant::CpuRef { self.args.warmup.min(1) } else { self.args.warmup };
-        timing::measure(clock, warmup, self.last_reps, f)
+        timing::measure(clock, warmup, self.last_reps, self.plant_factor(), f)
     }
 
     /// Copy bandwidth of the device variant `v` runs on, in bytes/s, measured on first use.
     pub fn ceiling(&mut self, v: Variant) -> anyhow::Result<f64> {
+        anyhow::ensure!(!self.args.no_ceilings, "a ceiling was asked for, but --no-ceilings measures none");
         Ok(match v {
             Variant::Gpu => {
                 let g = self.gpu.as_ref().ok_or_else(|| anyhow::anyhow!("no GPU open"))?;
@@ -239,6 +270,7 @@ impl Runner {
     /// Arithmetic ceiling (flop/s, an FMA is 2) of the device variant `v` runs on, in f64 (`double`) or f32,
     /// measured on first use: the rate a compute-bound kernel is compared with.
     pub fn fma_ceiling(&mut self, v: Variant, double: bool) -> anyhow::Result<f64> {
+        anyhow::ensure!(!self.args.no_ceilings, "a ceiling was asked for, but --no-ceilings measures none");
         let k = double as usize;
         Ok(match v {
             Variant::Gpu => {
@@ -255,6 +287,7 @@ impl Runner {
     /// Shared-memory read bandwidth of the GPU (bytes/s), measured on first use: the ceiling of a kernel whose
     /// working set lives on chip.
     pub fn shared_ceiling(&mut self) -> anyhow::Result<f64> {
+        anyhow::ensure!(!self.args.no_ceilings, "a ceiling was asked for, but --no-ceilings measures none");
         let g = self.gpu.as_ref().ok_or_else(|| anyhow::anyhow!("no GPU open"))?;
         Ok(match self.gpu_shared {
             Some(c) => c,
@@ -279,7 +312,7 @@ impl Runner {
     }
 
     fn record_as(&mut self, case: &Case, v: Variant, time: Stats, work: Work, validation: Validation) -> anyhow::Result<()> {
-        let ceiling = self.ceiling(v)?;
+        let ceiling = if self.args.no_ceilings { None } else { Some(self.ceiling(v)?) };
         let gbs = work.bytes / time.median / 1e9;
         let mut system = self.system.clone();
         if v != Variant::Gpu {
@@ -306,8 +339,8 @@ impl Runner {
             flops: work.flops,
             gbytes_per_s: gbs,
             gflops: work.flops / time.median / 1e9,
-            ceiling_gbytes_per_s: Some(ceiling / 1e9),
-            fraction_of_ceiling: Some(gbs * 1e9 / ceiling),
+            ceiling_gbytes_per_s: ceiling.map(|c| c / 1e9),
+            fraction_of_ceiling: ceiling.map(|c| gbs * 1e9 / c),
             validation,
             compile_s: gpu_compile,
             compile_options: (v == Variant::Gpu).then(|| OPTIONS_TEXT.to_string()),
@@ -334,6 +367,11 @@ impl Runner {
     /// Keep a record built elsewhere (e.g. with extra fields) and print its table line.
     pub fn push(&mut self, mut rec: Record) {
         rec.params.extend(self.marks.iter().map(|(k, v)| (k.clone(), v.clone())));
+        // a record of a planted slowdown says so: it is never a baseline (`compare`) nor imported
+        let planted = Plant::factor_for(self.plant.as_ref(), Some(&rec.kernel));
+        if planted != 1.0 {
+            rec.extra.insert(crate::compare::PLANTED_EXTRA.into(), planted);
+        }
         if !self.header_printed {
             self.say(&output::table_header());
             self.header_printed = true;
@@ -439,7 +477,7 @@ mod tests {
         let args = CommonArgs { variants: Some(vec![Variant::Cpu]), quiet: true, ..Default::default() };
         let mut r = Runner::new(&args).unwrap();
         let case = Case::new("k", "update", kernels::Precision::Double);
-        let time = Stats { min: 1e-3, median: 1e-3, max: 1e-3 };
+        let time = Stats::constant(1e-3);
         let work = Work { bytes: 1e9, model: BytesModel::Passes, flops: 0.0, items: 1.0, unit: "moves/s" };
         r.record(&case, Variant::Cpu, time, work, &[]).unwrap();
         let rec = &r.records[0];
@@ -498,7 +536,7 @@ mod tests {
         let args = CommonArgs { variants: Some(vec![Variant::CpuRef, Variant::Cpu]), quiet: true, ..Default::default() };
         let mut r = Runner::new(&args).unwrap();
         let case = Case::new("k", "op", kernels::Precision::Double).size("n", 1);
-        let t = Stats { min: 1.0, median: 1.0, max: 1.0 };
+        let t = Stats::constant(1.0);
         let w = Work { bytes: 1.0, model: BytesModel::Compulsory, flops: 1.0, items: 1.0, unit: "items/s" };
         r.record(&case, Variant::CpuRef, t, w, &[]).unwrap();
         r.record(&case, Variant::Cpu, t, w, &[]).unwrap();

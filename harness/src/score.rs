@@ -627,7 +627,7 @@ pub mod testing {
             sizes: case.sizes.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
             params: case.params.iter().map(|(k, v)| (k.to_string(), v.to_string())).chain([(PARAM.to_string(), version.to_string())]).collect(),
             reps: 5,
-            time: Stats { min: m.median * (1.0 - m.spread), median: m.median, max: m.median * (1.0 + m.spread) },
+            time: Stats { min: m.median * (1.0 - m.spread), median: m.median, max: m.median * (1.0 + m.spread), mean: Some(m.median) },
             throughput: 1.0 / m.median,
             throughput_unit: "items/s".into(),
             bytes: m.bytes,

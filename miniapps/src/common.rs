@@ -12,10 +12,12 @@ pub trait KernelArgs: clap::Parser {
 
 /// The whole `main` of a mini-app: clap errors exit 2 with usage; run errors print one line and exit 2; a failed
 /// validation exits 1.
-pub fn kernel_main<A: KernelArgs>(argv: Vec<OsString>, run: fn(&mut Runner, &A) -> anyhow::Result<()>) -> ExitCode {
+pub fn kernel_main<A: KernelArgs>(name: &'static str, argv: Vec<OsString>, run: fn(&mut Runner, &A) -> anyhow::Result<()>) -> ExitCode {
     let args = A::parse_from(argv);
     main_with(|| {
         let mut runner = Runner::new(args.common())?;
+        crate::registry::check_plant(&runner)?;
+        runner.set_kernel(Some(name));
         run(&mut runner, &args)?;
         runner.finish()
     })
@@ -29,9 +31,14 @@ pub fn parse<A: KernelArgs>(name: &str, argv: &[&str]) -> anyhow::Result<A> {
 
 /// Run a mini-app inside an existing runner (the suite) from a command line of its own flags; its `--variants`,
 /// `--precision` and `--reps` narrow the runner's for this kernel.
-pub fn run_in<A: KernelArgs>(runner: &mut Runner, name: &str, argv: &[&str], run: fn(&mut Runner, &A) -> anyhow::Result<()>) -> anyhow::Result<()> {
+pub fn run_in<A: KernelArgs>(runner: &mut Runner, name: &'static str, argv: &[&str], run: fn(&mut Runner, &A) -> anyhow::Result<()>) -> anyhow::Result<()> {
     let args = parse::<A>(name, argv)?;
-    runner.narrowed(args.common(), |r| run(r, &args))
+    runner.narrowed(args.common(), |r| {
+        r.set_kernel(Some(name));
+        let out = run(r, &args);
+        r.set_kernel(None);
+        out
+    })
 }
 
 /// Every combination of the given size lists, in order (the outer list varies slowest).

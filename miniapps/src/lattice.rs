@@ -320,6 +320,9 @@ fn extras(r: &mut Runner, c: &Ctx, t: &[[f64; tally::LEN]], diverged: f64) {
 /// `floor_flops_s`, `floor_bytes_s`, `floor_s` (the larger) and `floor_fraction` (floor_s over the median time: the
 /// fraction of the floor's rate reached).
 fn floor(r: &mut Runner, v: Variant, c: &Ctx, done: &[[f64; tally::LEN]], runs: f64, bandwidth: Option<f64>) -> Result<()> {
+    if r.args.no_ceilings {
+        return Ok(());
+    }
     let rec = r.records.last().expect("a record was just made");
     let (flops, median) = (rec.flops, rec.time.median);
     let elem = if c.p == Precision::Double { 8 } else { 4 };
@@ -421,8 +424,10 @@ fn variants<S: Real, A: Real>(r: &mut Runner, c: &Ctx) -> Result<()> {
             let done = diff(&after, &before);
             r.record(&kase, Variant::Gpu, t, work(m, c.chains, sweeps, es, &done, runs), &chk)?;
             extras(r, c, &after, diverged);
-            let bandwidth = if g.on_chip() { r.shared_ceiling()? } else { r.ceiling(Variant::Gpu)? };
-            floor(r, Variant::Gpu, c, &done, runs, Some(bandwidth))?;
+            if !r.args.no_ceilings {
+                let bandwidth = if g.on_chip() { r.shared_ceiling()? } else { r.ceiling(Variant::Gpu)? };
+                floor(r, Variant::Gpu, c, &done, runs, Some(bandwidth))?;
+            }
             r.extra("chains_in_flight", g.chains_in_flight()? as f64);
         }
     }

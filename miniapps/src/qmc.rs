@@ -322,7 +322,11 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
                     }
                 };
                 let vmc_tau = vmc_tau(sys, a);
-                let vp = VmcParams { walkers: a.walkers, steps: a.steps, equil: a.equil, tau: vmc_tau, seed };
+                // a planted slowdown of qmc (QMC_PLANT_SLOWDOWN=qmc:<factor>) runs factor times the measured steps: a
+                // QMC run is timed whole, its steps are its repetitions
+                let factor = r.plant_factor();
+                let planted = |steps: usize| harness::timing::Credit::total(factor, steps as u64) as usize;
+                let vp = VmcParams { walkers: a.walkers, steps: planted(a.steps), equil: a.equil, tau: vmc_tau, seed };
                 // DMC starts from VMC walkers: the measured VMC run when asked for, else an equilibration-only one
                 // (each rank's share; none needed when DMC restarts from a checkpoint)
                 let mut vmc_estimate = None;
@@ -356,7 +360,7 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
                 };
                 let mut series: Vec<(f64, Estimate, f64)> = vec![];
                 for (k, &tau) in a.tau.iter().enumerate() {
-                    let dp = DmcParams { walkers: a.walkers, steps: dmc_steps(a, tau), equil: a.equil, tau, seed: seed + k as u64, feedback: a.feedback };
+                    let dp = DmcParams { walkers: a.walkers, steps: planted(dmc_steps(a, tau)), equil: a.equil, tau, seed: seed + k as u64, feedback: a.feedback };
                     r.step(format!("dmc {} {} {variant:?} walkers={} tau={tau} generations={}", sys.name, sys.precision, a.walkers, dp.steps));
                     let t = Instant::now();
                     let report = match &start {

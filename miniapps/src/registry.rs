@@ -36,7 +36,7 @@ macro_rules! kernel {
         Kernel {
             name: stringify!($m),
             about: $about,
-            main: |argv| kernel_main(argv, crate::$m::run),
+            main: |argv| kernel_main(stringify!($m), argv, crate::$m::run),
             run_in: |r, argv| run_in(r, stringify!($m), argv, crate::$m::run),
             suite: crate::$m::suite,
             parses: |argv| parse::<crate::$m::Args>(stringify!($m), argv).map(drop),
@@ -64,4 +64,13 @@ pub fn find(name: &str) -> anyhow::Result<Kernel> {
     let all = kernels();
     let names: Vec<&str> = all.iter().map(|k| k.name).collect();
     all.into_iter().find(|k| k.name == name).ok_or_else(|| anyhow::anyhow!("unknown kernel '{name}': known kernels are {}", names.join(", ")))
+}
+
+/// A planted slowdown (`QMC_PLANT_SLOWDOWN=<kernel>:<factor>`) must name a kernel this suite has: a misspelt name
+/// would plant nothing, and a self-test of the regression check would then fail for the wrong reason.
+pub fn check_plant(runner: &Runner) -> anyhow::Result<()> {
+    if let Some(k) = runner.plant().and_then(|p| p.kernel.as_deref()) {
+        find(k).map_err(|e| anyhow::anyhow!("{}: {e}", harness::timing::PLANT_VAR))?;
+    }
+    Ok(())
 }

@@ -88,8 +88,49 @@ enum Cmd {
         normalize: bool,
         /// Judge the suite as a whole: fail only if the geometric mean of new/base over all matched cases exceeds
         /// 1 + tolerance (single cases are still listed). For shared machines, where one small case can swing 2x.
-        #[arg(long)]
+        #[arg(long, conflicts_with_all = ["noise", "planted"])]
         aggregate: bool,
+        /// The time compared: the median repetition, or the mean over the repetitions (which a planted fractional
+        /// slowdown shifts by its factor). Records without it (no mean before it was recorded) are skipped; so are
+        /// records that failed or were not checked, and on the baseline side records of a planted slowdown.
+        #[arg(long, value_enum, default_value = "median")]
+        stat: harness::compare::Stat,
+        /// BASE and NEW are two unchanged runs: print each case's difference, the largest, and the tolerance a check
+        /// takes from it (three times it, at least 1%) as a last line `tolerance=<fraction>`; exit 1 if that
+        /// tolerance could not tell a slowdown of --resolve from noise.
+        #[arg(long, conflicts_with = "planted")]
+        noise: bool,
+        /// With --noise: the slowdown the check must be able to catch (0.05 = 5%).
+        #[arg(long, default_value_t = 0.05, requires = "noise")]
+        resolve: f64,
+        /// NEW ran with a slowdown planted in this kernel (QMC_PLANT_SLOWDOWN): pass only if every case of it is
+        /// slower than the tolerance allows and no case of another kernel is.
+        #[arg(long)]
+        planted: Option<String>,
+        /// NEW holds only some of BASE's cases (e.g. a device's whole results folder as BASE): list the cases of BASE
+        /// it lacks as a count, not one by one.
+        #[arg(long)]
+        subset: bool,
+    },
+    /// Compare two tables of instruction counts per repetition (scripts/instr-check.sh): exit 1 if any case's count
+    /// changed, either way, by more than the tolerance, or a case is missing on one side; exit 2 on a malformed table
+    /// (a zero or NaN count included).
+    CompareInstructions {
+        /// Baseline table (results/ci-baseline/instructions.tsv).
+        base: PathBuf,
+        /// New table.
+        new: PathBuf,
+        /// Allowed change as a fraction of the baseline count, either way (a case may carry its own in the table's
+        /// third column).
+        #[arg(long, default_value_t = 0.02)]
+        tolerance: f64,
+        /// The new table measured only some cases: baseline cases it lacks are not an error.
+        #[arg(long)]
+        subset: bool,
+        /// A slowdown was planted in this kernel (the self-test): pass only if every case of it grew beyond the
+        /// tolerance and no case of another kernel changed.
+        #[arg(long)]
+        planted: Option<String>,
     },
     /// Redraw a paper's chart or table from records, beside the paper's own numbers (`--list` names them). Draws
     /// only what the records hold (passed records; a ratio pairs records of one commit) and measures nothing unless
@@ -187,8 +228,11 @@ fn main() -> ExitCode {
         Cmd::Suite { score: true, common, .. } => score_suite(common),
         Cmd::Suite { full, kernels, common, .. } => suite(if full { Level::Full } else { Level::Quick }, kernels, common),
         Cmd::Plot { records, out, x, baseline } => plot_cmd(&records, &out, x.as_deref(), baseline),
-        Cmd::Compare { base, new, tolerance, normalize, aggregate } => compare(&base, &new, tolerance, normalize, aggregate),
+        Cmd::Compare { base, new, tolerance, normalize, aggregate, stat, noise, resolve, planted, subset } => {
+            compare(&base, &new, &CompareHow { tolerance, normalize, aggregate, stat, noise, resolve, planted, subset })
+        }
         Cmd::Ceilings { common } => ceilings(common),
+        Cmd::CompareInstructions { base, new, tolerance, subset, planted } => compare_instructions(&base, &new, tolerance, subset, planted.as_deref()),
         Cmd::Import { source, into } => import(&source, into.as_deref()),
         Cmd::Headlines { folders, write } => headlines(&folders, write.as_deref()),
         Cmd::Report { records, out, title } => report(&records, &out, &title),
@@ -237,6 +281,7 @@ fn suite(level: Level, only: Option<Vec<String>>, mut common: CommonArgs) -> Res
     common.reps.get_or_insert(if level == Level::Quick { 3 } else { 10 });
     let out = common.out.get_or_insert_with(|| PathBuf::from("results/local")).clone();
     let mut runner = Runner::new(&common)?;
+    registry::check_plant(&runner)?;
     for k in &chosen {
         let flags = (k.suite)(level);
         runner.say(&format!("== {} {}", k.name, flags.join(" ")));
@@ -253,13 +298,14 @@ fn suite(level: Level, only: Option<Vec<String>>, mut common: CommonArgs) -> Res
 fn score_suite(mut common: CommonArgs) -> Result<Outcome> {
     let d = CommonArgs::default();
     anyhow::ensure!(
-        common.variants.is_none() && common.precision == d.precision && common.reps.is_none() && common.threads.is_none() && common.warmup == d.warmup && common.seed == d.seed,
-        "--score runs the workload as defined (GPU and all cores, its precisions, repetitions and seed): leave out --variants, --precision, --reps, --threads, --warmup and --seed"
+        common.variants.is_none() && common.precision == d.precision && common.reps.is_none() && common.threads.is_none() && common.warmup == d.warmup && common.seed == d.seed && !common.fixed_reps && !common.no_ceilings,
+        "--score runs the workload as defined (GPU and all cores, its precisions, repetitions and seed): leave out --variants, --precision, --reps, --fixed-reps, --no-ceilings, --threads, --warmup and --seed"
     );
     common.variants = Some(vec![Variant::Cpu, Variant::Gpu]);
     common.reps = Some(miniapps::score::REPS);
     let out = common.out.get_or_insert_with(|| PathBuf::from("results/local")).clone();
     let mut runner = Runner::new(&common)?;
+    registry::check_plant(&runner)?;
     runner.mark(harness::score::PARAM, WORKLOAD.version);
     for name in WORKLOAD.kernels() {
         let k = registry::find(name)?;
@@ -400,33 +446,84 @@ fn plot_cmd(paths: &[PathBuf], out: &std::path::Path, x: Option<&str>, baseline:
     Ok(Outcome::Passed)
 }
 
-fn compare(base: &PathBuf, new: &PathBuf, tolerance: f64, normalize: bool, aggregate: bool) -> Result<Outcome> {
+/// How `qmcbench compare` judges (its flags).
+struct CompareHow {
+    tolerance: f64,
+    normalize: bool,
+    aggregate: bool,
+    stat: harness::compare::Stat,
+    noise: bool,
+    resolve: f64,
+    planted: Option<String>,
+    subset: bool,
+}
+
+fn compare(base: &PathBuf, new: &PathBuf, how: &CompareHow) -> Result<Outcome> {
+    let tolerance = how.tolerance;
     anyhow::ensure!(tolerance.is_finite() && tolerance >= 0.0, "--tolerance must be a non-negative number");
+    anyhow::ensure!(how.resolve.is_finite() && how.resolve > 0.0, "--resolve must be a positive number");
     let b = output::read_records(std::slice::from_ref(base))?;
     let n = output::read_records(std::slice::from_ref(new))?;
     let time_of = |r: &Record| {
-        if normalize {
-            // seconds x ceiling bandwidth = bytes the machine could have copied meanwhile
-            r.time.median * r.ceiling_gbytes_per_s.unwrap_or(1.0)
-        } else {
-            r.time.median
-        }
+        let t = how.stat.of(r)?;
+        // seconds x ceiling bandwidth = bytes the machine could have copied meanwhile
+        Some(if how.normalize { t * r.ceiling_gbytes_per_s.unwrap_or(1.0) } else { t })
     };
-    let c = harness::compare::compare(&b, &n, tolerance, time_of);
-    println!("{:<90} {:>12} {:>12} {:>8}", "case", "base", "new", "new/base");
+    let c = harness::compare::compare_by(&b, &n, tolerance, time_of);
+    let what = if how.noise { "noise" } else { "new/base" };
+    println!("{:<90} {:>12} {:>12} {:>8}", "case", "base", "new", what);
     for row in &c.rows {
-        let flag = if row.slower { "  SLOWER" } else { "" };
-        println!("{:<90} {:>12.4e} {:>12.4e} {:>8.3}{flag}", row.key, row.base, row.new, row.ratio);
+        if how.noise {
+            println!("{:<90} {:>12.4e} {:>12.4e} {:>7.2}%", row.key, row.base, row.new, 100.0 * (row.ratio - 1.0).abs());
+        } else {
+            let flag = if row.slower { "  SLOWER" } else { "" };
+            println!("{:<90} {:>12.4e} {:>12.4e} {:>8.3}{flag}", row.key, row.base, row.new, row.ratio);
+        }
     }
-    for k in &c.only_base {
-        println!("only in base: {k}");
+    if how.subset {
+        if !c.only_base.is_empty() {
+            println!("{} cases of the baseline not in the new set", c.only_base.len());
+        }
+    } else {
+        for k in &c.only_base {
+            println!("only in base: {k}");
+        }
     }
     for k in &c.only_new {
         println!("only in new:  {k}");
     }
+    if c.skipped > 0 {
+        println!("skipped {} records (failed or unchecked, planted in the baseline, or without a {:?} time)", c.skipped, how.stat);
+    }
     anyhow::ensure!(!c.rows.is_empty(), "no case of {} matches a case of {}", new.display(), base.display());
+    if how.noise {
+        let (noise, case) = c.noise().expect("rows checked above");
+        let tol = harness::compare::tolerance_from_noise(noise);
+        println!("largest difference of the two unchanged runs: {:.2}% ({case})", 100.0 * noise);
+        println!("tolerance={tol:.4}");
+        if tol >= how.resolve {
+            eprintln!("error: the runs differ by up to {:.2}%: a tolerance of {:.1}% cannot catch a {:.0}% slowdown", 100.0 * noise, 100.0 * tol, 100.0 * how.resolve);
+            return Ok(Outcome::Regression);
+        }
+        return Ok(Outcome::Passed);
+    }
+    if let Some(k) = &how.planted {
+        return Ok(match c.caught(k) {
+            Ok(()) => {
+                println!("the slowdown planted in {k} was caught (tolerance {:.1}%), no other kernel's case slower", 100.0 * tolerance);
+                Outcome::Passed
+            }
+            Err(why) => {
+                for w in &why {
+                    eprintln!("error: {w}");
+                }
+                eprintln!("error: the slowdown planted in {k} was not caught cleanly (tolerance {:.1}%)", 100.0 * tolerance);
+                Outcome::Regression
+            }
+        });
+    }
     let slow = c.regressions().count();
-    if aggregate {
+    if how.aggregate {
         let g = c.geomean().expect("rows checked above");
         println!("geometric mean of new/base over {} cases: {g:.3} (limit {:.3})", c.rows.len(), 1.0 + tolerance);
         if g > 1.0 + tolerance {
@@ -436,11 +533,52 @@ fn compare(base: &PathBuf, new: &PathBuf, tolerance: f64, normalize: bool, aggre
         return Ok(Outcome::Passed);
     }
     if slow > 0 {
-        eprintln!("error: {slow} of {} cases slowed by more than {:.0}%", c.rows.len(), 100.0 * tolerance);
+        eprintln!("error: {slow} of {} cases slowed by more than {:.1}%", c.rows.len(), 100.0 * tolerance);
         return Ok(Outcome::Regression);
     }
-    println!("{} cases within {:.0}% of the baseline", c.rows.len(), 100.0 * tolerance);
+    println!("{} cases within {:.1}% of the baseline", c.rows.len(), 100.0 * tolerance);
     Ok(Outcome::Passed)
+}
+
+fn compare_instructions(base: &std::path::Path, new: &std::path::Path, tolerance: f64, subset: bool, planted: Option<&str>) -> Result<Outcome> {
+    use harness::compare::{compare_counts, Counts};
+    anyhow::ensure!(tolerance.is_finite() && tolerance >= 0.0, "--tolerance must be a non-negative number");
+    let read = |p: &std::path::Path| -> Result<Counts> {
+        let text = std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
+        Counts::parse(&text, &p.display().to_string()).map_err(anyhow::Error::msg)
+    };
+    let c = compare_counts(&read(base)?, &read(new)?, tolerance);
+    println!("{:<32} {:>14} {:>14} {:>9} {:>6}", "case", "base", "new", "change", "tol");
+    for r in &c.rows {
+        let flag = if !r.changed { "" } else if r.ratio > 1.0 { "  MORE" } else { "  FEWER" };
+        println!("{:<32} {:>14.1} {:>14.1} {:>+8.2}% {:>5.1}%{flag}", r.key, r.base, r.new, 100.0 * (r.ratio - 1.0), 100.0 * r.tolerance);
+    }
+    for k in &c.only_base {
+        println!("{k:<32} only in the baseline{}", if subset { " (not measured in this run)" } else { "" });
+    }
+    for k in &c.only_new {
+        println!("{k:<32} only in the new table");
+    }
+    let verdict = match planted {
+        Some(k) => c.caught(k).map(|_| format!("planted slowdown in {k} caught: every case of {k} over the tolerance, no other case changed")),
+        None => c.check(subset).map(|_| format!("{} cases within the tolerance of the baseline", c.rows.len())),
+    };
+    match verdict {
+        Ok(line) => {
+            println!("{line}");
+            Ok(Outcome::Passed)
+        }
+        Err(why) => {
+            for w in &why {
+                eprintln!("error: {w}");
+            }
+            match planted {
+                Some(k) => eprintln!("error: the planted slowdown in {k} was not caught cleanly ({} problems)", why.len()),
+                None => eprintln!("error: instruction counts changed ({} problems)", why.len()),
+            }
+            Ok(Outcome::Regression)
+        }
+    }
 }
 
 fn ceilings(common: CommonArgs) -> Result<Outcome> {
@@ -453,19 +591,19 @@ fn ceilings(common: CommonArgs) -> Result<Outcome> {
         let bw = runner.ceiling(v)?;
         let bytes = 2.0 * if v == Variant::Gpu { (1u64 << 30) as f64 } else { (256u64 << 20) as f64 };
         let case = harness::Case::new("ceilings", "copy", kernels::Precision::Double);
-        let time = harness::Stats { min: bytes / bw, median: bytes / bw, max: bytes / bw };
+        let time = harness::Stats::constant(bytes / bw);
         let work = harness::Work { bytes, model: harness::BytesModel::Copy, flops: 0.0, items: bytes, unit: "B/s" };
         runner.record_measurement(&case, v, time, work, "a bandwidth ceiling: a measurement, nothing to check")?;
         // the arithmetic ceilings (what a compute-bound kernel's GFLOP/s is compared with), and on the GPU the
         // shared-memory bandwidth (kernels that keep their working set on chip); each record is one second of work
         for (p, double) in [(kernels::Precision::Double, true), (kernels::Precision::Single, false)] {
             let rate = runner.fma_ceiling(v, double)?;
-            let time = harness::Stats { min: 1.0, median: 1.0, max: 1.0 };
+            let time = harness::Stats::constant(1.0);
             runner.record_measurement(&harness::Case::new("ceilings", "fma", p), v, time, harness::Work { bytes: 0.0, model: harness::BytesModel::Copy, flops: rate, items: rate, unit: "flop/s" }, "an arithmetic ceiling: a measurement, nothing to check")?;
         }
         if v == Variant::Gpu {
             let bw = runner.shared_ceiling()?;
-            let time = harness::Stats { min: 1.0, median: 1.0, max: 1.0 };
+            let time = harness::Stats::constant(1.0);
             runner.record_measurement(&harness::Case::new("ceilings", "shared", kernels::Precision::Single), v, time, harness::Work { bytes: bw, model: harness::BytesModel::Copy, flops: 0.0, items: bw, unit: "B/s" }, "a bandwidth ceiling: a measurement, nothing to check")?;
         }
     }

@@ -45,7 +45,6 @@ use crate::common::KernelArgs;
 use crate::registry::Level;
 use anyhow::{bail, Result};
 use harness::cli::{positive, CommonArgs};
-use harness::timing::Stats;
 use harness::{Case, Runner, Variant, Work};
 use kernels::determinant::cpu::Scalar;
 use kernels::qmc::comm::Ranks;
@@ -248,11 +247,13 @@ fn sizes<S: Scalar, A: Scalar>(r: &mut Runner, a: &Args, sys: &Solid, params: Pa
         for &w in &a.walkers {
             // time of the case's walkers at the measured rate per walker step
             let f = w as f64 / cw as f64;
-            let t = Stats { min: t.min * f, median: t.median * f, max: t.max * f };
+            let t = t.scaled(f);
             r.record(&case(w), Variant::Cpu, t, work::<S>(sys, &params, w, a.steps, acc), &v.checks)?;
             extras(r, &e.timers, ne, w * a.steps, t.median, acc);
-            let rate = gemm.of(r, Variant::Cpu)?;
-            floors(r, Variant::Cpu, sys, &params, std::mem::size_of::<S>(), &e.timers, t.median / (w * a.steps) as f64, acc, rate)?;
+            if !r.args.no_ceilings {
+                let rate = gemm.of(r, Variant::Cpu)?;
+                floors(r, Variant::Cpu, sys, &params, std::mem::size_of::<S>(), &e.timers, t.median / (w * a.steps) as f64, acc, rate)?;
+            }
             r.extra("cpu_walkers_timed", cw as f64);
             v.extras(r);
             r.extra("reinversions_per_step", reinverted);
@@ -281,8 +282,10 @@ fn sizes<S: Scalar, A: Scalar>(r: &mut Runner, a: &Args, sys: &Solid, params: Pa
             let acc = g.moves.acceptance();
             r.record(&case(w), Variant::Gpu, t, work::<S>(sys, &params, w, a.steps, acc), &v.checks)?;
             extras(r, &g.timers, ne, w * a.steps, t.median, acc);
-            let rate = gemm.of(r, Variant::Gpu)?;
-            floors(r, Variant::Gpu, sys, &params, std::mem::size_of::<S>(), &g.timers, t.median / (w * a.steps) as f64, acc, rate)?;
+            if !r.args.no_ceilings {
+                let rate = gemm.of(r, Variant::Gpu)?;
+                floors(r, Variant::Gpu, sys, &params, std::mem::size_of::<S>(), &g.timers, t.median / (w * a.steps) as f64, acc, rate)?;
+            }
             let bytes = g.traffic();
             r.extra("host_bytes_per_step", bytes.total() as f64 / g.steps as f64);
             r.extra("to_host_bytes_per_step", bytes.to_host as f64 / g.steps as f64);
