@@ -20,6 +20,7 @@ struct Idx { unsigned x = 0, y = 0, z = 0; };
 static Idx threadIdx, blockIdx, blockDim, gridDim;
 template <typename T> T __shfl_down_sync(unsigned, T v, int) { return v; }
 struct float4 { float x, y, z, w; };
+inline float4 make_float4(float x, float y, float z, float w) { return {x, y, z, w}; }
 inline double __dmul_rn(double a, double b) { return a * b; }
 inline double __dadd_rn(double a, double b) { return a + b; }
 inline double __dsub_rn(double a, double b) { return a - b; }
