@@ -35,13 +35,14 @@ mkdir -p "$OUT" "$REC"
 exec > >(tee -a "$OUT/log.txt") 2>&1
 
 # cudarc opens libnvrtc, libcublas and libcusolver by name: put the toolkit's folders on the search path.
+export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-} # set, if empty, for `set -u` below
 for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
     [ -d "$d" ] && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 done
 for lib in libnvrtc.so.13 libcublas.so.13 libcusolver.so.12; do
     if ! ldconfig -p | grep -q "$lib" && ! ls ${LD_LIBRARY_PATH//:/\/$lib } >/dev/null 2>&1; then
         f=$(find /usr /opt -name "$lib" 2>/dev/null | head -1)
-        [ -n "$f" ] && export LD_LIBRARY_PATH="$(dirname "$f"):$LD_LIBRARY_PATH"
+        [ -n "$f" ] && export LD_LIBRARY_PATH="$(dirname "$f")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
     fi
 done
 echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
