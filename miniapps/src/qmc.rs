@@ -673,12 +673,7 @@ fn record(r: &mut Runner, a: &Args, sys: &System, op: &str, tau: f64, e: &Estima
     ] {
         r.extra(k, v);
     }
-    // references this system has (a NaN extra fails the record: what does not apply is left out)
-    for (k, v) in [("exact", sys.exact), ("hf", sys.hf.map(|h| h.energy))] {
-        if let Some(v) = v {
-            r.extra(k, v);
-        }
-    }
+    reference_extras(r, &[("exact", sys.exact), ("hf", sys.hf.map(|h| h.energy))]);
     // DMC across ranks: per generation, the mean over ranks of the time in walker moves, in sums over ranks (with
     // the wait for the slowest rank) and in migration, and the walkers and bytes a rank moved: the inputs of the
     // projection to many GPUs. A restarted run counts only the generations it ran.
@@ -712,6 +707,16 @@ fn record(r: &mut Runner, a: &Args, sys: &System, op: &str, tau: f64, e: &Estima
     Ok(())
 }
 
+/// The reference energies a system has, as extras of the last record; what does not apply is left out (a NaN extra
+/// would fail the record).
+fn reference_extras(r: &mut Runner, refs: &[(&str, Option<f64>)]) {
+    for &(k, v) in refs {
+        if let Some(v) = v {
+            r.extra(k, v);
+        }
+    }
+}
+
 /// The record of a time-step series extrapolated to tau = 0: the fit's E_0 and error, slope, chi^2; its time is
 /// the series' time, its walker steps the series'.
 #[allow(clippy::too_many_arguments)]
@@ -739,12 +744,7 @@ fn record_fit(r: &mut Runner, a: &Args, sys: &System, fit: &Fit, series: &[(f64,
     ] {
         r.extra(k, v);
     }
-    // the references this system has (a NaN extra fails the record: what does not apply is left out)
-    for (k, v) in [("exact", sys.exact), ("fixed_node", sys.fixed_node.map(|f| f.0)), ("hf", sys.hf.map(|h| h.energy))] {
-        if let Some(v) = v {
-            r.extra(k, v);
-        }
-    }
+    reference_extras(r, &[("exact", sys.exact), ("fixed_node", sys.fixed_node.map(|f| f.0)), ("hf", sys.hf.map(|h| h.energy))]);
     let points: Vec<String> = series.iter().map(|(tau, e, _)| format!("{tau}: {:.5}({:.0})", e.energy, e.error * 1e5)).collect();
     r.say(&format!(
         "  dmc {} {variant:?} tau -> 0 ({} fit of {}): E_0 = {:.6} +- {:.6} Ha, slope {:.4} +- {:.4} Ha^2, chi2 {:.2} for {} dof (exact {exact}, fixed-node {fixed_node})",
