@@ -347,6 +347,13 @@ pub struct ChainResult {
     pub config: Config,
     pub w: Vec<f64>,
     pub tally: [f64; tally::LEN],
+    /// The largest condition number (1-norm) of M at a measurement: the scale of the rounding error of that chain's
+    /// energy (the reference computes it; fast variants leave NaN).
+    pub cond_max: f64,
+    /// The largest 1 / |r| of the Sherman-Morrison updates the chain made (r the ratio it divides by; a swap's first
+    /// step through a nearly singular matrix makes it large): how much those updates amplified rounding errors in W
+    /// (the reference computes it; fast variants leave NaN).
+    pub growth_max: f64,
 }
 
 /// Flops of a run, from the tallies of all chains (the ratios and updates actually done).

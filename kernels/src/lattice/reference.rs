@@ -19,12 +19,14 @@ pub struct Chain<'a> {
     w: Vec<f64>,
     rng: Stream,
     tally: [f64; tally::LEN],
+    cond_max: f64,
+    growth_max: f64,
 }
 
 impl<'a> Chain<'a> {
     pub fn new(m: &'a Model, c: Config, w: Vec<f64>, rng: Stream) -> Chain<'a> {
         let (occ, which) = c.occupation(m.sites);
-        Chain { m, c, occ, which, w, rng, tally: [0.0; tally::LEN] }
+        Chain { m, c, occ, which, w, rng, tally: [0.0; tally::LEN], cond_max: 0.0, growth_max: 0.0 }
     }
 
     /// DetPByDet: det M'/det M when electron `i` of `spin` moves to `s`.
@@ -40,6 +42,7 @@ impl<'a> Chain<'a> {
     /// UpdateConfig: move electron `i` of `spin` to `s` given its ratio `r`; Sherman-Morrison on W.
     pub fn update(&mut self, spin: u32, i: usize, s: usize, r: f64) {
         let np = self.m.pairs;
+        self.growth_max = self.growth_max.max(1.0 / r.abs());
         let w = &mut self.w;
         if spin == UP {
             // Row i of M becomes phi(s, d_b): f_a = sum_b phi(s, d_b) W_ba, then column i of W / r.
@@ -190,6 +193,8 @@ impl<'a> Chain<'a> {
                 self.step();
             }
             if k >= equil {
+                let mat = self.m.matrix(&self.c);
+                self.cond_max = self.cond_max.max(1.0 / crate::linalg::rcond(&mat, &self.w, self.m.pairs));
                 let e = self.energy();
                 self.tally[tally::E_SUM] += e;
                 self.tally[tally::E2_SUM] += e * e;
@@ -199,7 +204,7 @@ impl<'a> Chain<'a> {
     }
 
     pub fn result(self) -> ChainResult {
-        ChainResult { config: self.c, w: self.w, tally: self.tally }
+        ChainResult { config: self.c, w: self.w, tally: self.tally, cond_max: self.cond_max, growth_max: self.growth_max }
     }
 }
 
