@@ -3,9 +3,10 @@
 //! W, configurations, random-number states and tallies of all chains live in one allocation each.
 //!
 //! Each block works on a copy of its chain's W held in shared memory for the whole launch when it fits (`on_chip`:
-//! N_P^2 elements of the larger of S and A, about 84 KB in double at L = 15, so two chains per H100 SM; 42 KB in
-//! single, five), and in a per-chain device buffer otherwise (`m`). Chains that fill the GPU: blocks per SM (from
-//! the occupancy calculator, `chains_in_flight`) times SMs; beyond that chains run in waves.
+//! N_P^2 elements of the larger of S and A, about 84 KB in double at L = 15, plus 27 KB of vectors, most of them the
+//! look-ahead batch's (lattice.cu says why), so two chains per H100 SM; 42 + 15 KB in single, three), and in a
+//! per-chain device buffer otherwise (`m`). Chains that fill the GPU: blocks per SM (from the occupancy calculator,
+//! `chains_in_flight`) times SMs; beyond that chains run in waves.
 
 use super::{tally, ChainResult, Config, Model, Stream};
 use crate::gpu::{CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PushKernelArg};
@@ -64,10 +65,14 @@ pub fn row_stride(pairs: usize) -> usize {
     pairs | 1
 }
 
+/// Moves whose ratios one pass over W evaluates (`LOOK` in lattice.cu: the look-ahead batch).
+pub const LOOK: usize = 8;
+
 /// Dynamic shared memory per block for the vectors: 64 doubles, f, g, the gathered phi row, buf and 64 reduction
-/// slots in A, the configuration and the pivots of `reinvert` in ints, padded to 16 bytes.
+/// slots in A, the look-ahead batch's three LOOK x N_P arrays (phi vectors, their f vectors, the short dots' phi
+/// vectors) in A, the configuration and the pivots of `reinvert` in ints, padded to 16 bytes.
 fn vector_bytes(pairs: usize, sites: usize, a_bytes: usize) -> usize {
-    (64 * 8 + (4 * pairs + 64) * a_bytes + (3 * pairs + 2 * sites) * 4).next_multiple_of(16)
+    (64 * 8 + (4 * pairs + 64 + 3 * LOOK * pairs) * a_bytes + (3 * pairs + 2 * sites) * 4).next_multiple_of(16)
 }
 
 /// Bytes of the working copy of W (and of M during a rebuild, in the same memory).
@@ -80,8 +85,9 @@ pub fn shared_bytes(pairs: usize, sites: usize, s_bytes: usize, a_bytes: usize, 
     vector_bytes(pairs, sites, a_bytes) + if on_chip { matrix_bytes(pairs, s_bytes, a_bytes) } else { 0 }
 }
 
-/// Static shared memory of the kernel (`__shared__` arrays in lattice.cu), kept free beside the dynamic part.
-const STATIC_SHARED: usize = 512;
+/// Static shared memory of the kernel (`__shared__` arrays in lattice.cu: the batch's moves, the random-number
+/// window; ptxas reports 1136 bytes), kept free beside the dynamic part.
+const STATIC_SHARED: usize = 1280;
 
 /// All chains resident on the GPU.
 pub struct GpuEnsemble<S: Real, A: Real> {
@@ -213,6 +219,8 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
                     config: Config { up: up.iter().map(|&x| x as u32).collect(), dn: dn.iter().map(|&x| x as u32).collect() },
                     w: w.iter().map(|x| x.f64()).collect(),
                     tally: t.try_into().unwrap(),
+                    cond_max: f64::NAN,
+                    growth_max: f64::NAN,
                 })
             })
             .collect()

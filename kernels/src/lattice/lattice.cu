@@ -2,23 +2,25 @@
 // accumulation sweeps) in one launch, as the thesis' k_sysAve. Same algorithm and random-number order as cpu.rs.
 // Storage S (W, phi), arithmetic A (dot products, ratios); the rank-1 updates of W in S; energies in double.
 //
-// On chip. A sweep is 2 N_P moves and a measurement, each a few dot products of length N_P and, when accepted, a
-// rank-1 update of the N_P x N_P inverse W: about 2 MFLOP per sweep at L = 15 over one 83 KB matrix (double). So
-// the chain's W lives in shared memory for the whole launch (copied in at the start, out at the end) whenever it fits
-// (`p.on_chip`: up to 227 KB per block on Hopper, N_P ~ 165 in double, ~ 235 in single): no device-memory round trip
-// per update, and the only global reads are gathers from the pair-function table phi, which L1/L2 hold. Where it
-// does not fit, the same code works on a per-chain global buffer (`M_all`).
+// On chip. A sweep is 2 N_P moves and a measurement; most moves are swaps, whose ratio needs f = phi(y, d) W, a pass
+// over the whole N_P x N_P inverse W (83 KB in double at L = 15), and are rejected (about 95%). So the chain's W lives
+// in shared memory for the whole launch (copied in at the start, out at the end) whenever it fits (`p.on_chip`: up to
+// 227 KB per block on Hopper): no device-memory round trip per move; the only global reads are gathers from the pair
+// function phi, which L2 holds. Where it does not fit, the same code works on a per-chain global buffer (`M_all`).
 // The working buffer holds W (type S, rows of stride ld) and, during a rebuild, M (type A, same rows, same memory):
 // W is replaced by the rebuild, so M needs no space of its own. ld = N_P rounded up to odd: a warp walking down a
 // column of W (b varies) hits 32 different banks.
 //
-// Work split. Warp 0 draws the move (lane 0, the chain's one random stream), computes a hop's ratio (a length N_P
-// dot product over its lanes, shuffle sum) and decides; the block then joins for what touches all of W (the f and g
-// vectors, the updates, a rebuild) and for the measurement. A rejected hop costs one __syncthreads. The move
-// description goes through shared memory in two slots used alternately, so warp 0 can prepare move k + 1 while other
-// warps still read move k (a __syncthreads between them guarantees those reads are done two moves later).
-// Reductions over the block use warp shuffles and a shared array behind __syncthreads: nothing assumes lockstep
-// warps. Block size is a multiple of 32, so every warp is full when it shuffles.
+// Look-ahead. A move changes W only when it is accepted, so the ratios of the next LOOK moves can all be computed
+// against the current W as if every earlier one were rejected, and the decisions then taken in order: the moves up to
+// the first accepted one are exactly the sequential chain's (same draws, same ratios, same decisions); the rest of
+// the batch is dropped and drawn again after the update. The random stream is SplitMix64, whose m-th output is a
+// function of (state + m gamma), so warp 0 evaluates a window of 64 outputs in parallel and lane 0 walks through them
+// drawing the moves; the state then advances by exactly the outputs the kept moves consumed. One batch is four block
+// barriers: the draws; the gathers of every move's phi vectors from global memory, all in flight at once; the f
+// vectors of all its swaps in one pass over W (LOOK products per element read, instead of one pass per move: W's
+// shared-memory traffic, the limit, falls LOOK-fold); and the short dot products, a warp per move. The measurement's
+// exchange term goes the same way: the f vectors of LOOK down electrons per pass over W.
 //
 // Recompute: every p.recompute sweeps (0: never) and after a degenerate accepted swap, W is rebuilt from scratch:
 // M is built in the working buffer (A: f64 in double and mixed, f32 in single) and inverted in place by Gauss-Jordan
@@ -31,6 +33,9 @@
 #define TALLY_RECOMPUTES 10
 #define NARROW_MAX 2  // columns per thread when a rebuilt W is narrowed to f32 (gpu.rs: threads >= pairs / 2)
 #define NARROW_ROWS 8 // rows narrowed between two barriers
+#define LOOK 8         // moves evaluated per batch (gpu.rs LOOK): the f vectors computed per pass over W
+#define WINDOW 64      // random-number outputs evaluated in parallel per batch (two per lane of warp 0)
+#define SM_GAMMA 0x9E3779B97F4A7C15ull
 
 struct LatticeParams {
     int sites, pairs, chains, equil, sweeps, recompute;
@@ -41,15 +46,36 @@ struct LatticeParams {
     double degenerate; // both intermediate ratios of an accepted swap below it: rebuild W (mod.rs degenerate_ratio)
 };
 
-__device__ __forceinline__ u64 sm_next(u64& s) {
-    s += 0x9E3779B97F4A7C15ull;
-    u64 z = s;
+// SplitMix64 (cpu.rs Stream): the state advances by gamma per output, and the output is a mix of the state, so the
+// m-th output after state s is sm_mix(s + m gamma).
+__device__ __forceinline__ u64 sm_mix(u64 z) {
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);
 }
-__device__ __forceinline__ int sm_below(u64& s, int n) { return (int)(((sm_next(s) >> 32) * (u64)n) >> 32); }
-__device__ __forceinline__ double sm_uniform(u64& s) { return (double)(sm_next(s) >> 11) * (1.0 / 9007199254740992.0); }
+__device__ __forceinline__ int sm_below_of(u64 z, int n) { return (int)(((z >> 32) * (u64)n) >> 32); }
+__device__ __forceinline__ double sm_uniform_of(u64 z) { return (double)(z >> 11) * (1.0 / 9007199254740992.0); }
+
+// Vector loads of LOOK (= 8) consecutive entries from shared memory, 16 bytes at a time (a broadcast when every lane
+// of a warp reads the same address); p 16-byte aligned.
+__device__ __forceinline__ void load_look(const double* p, double (&v)[LOOK]) {
+#pragma unroll
+    for (int k = 0; k < LOOK / 2; k++) {
+        const double2 t = reinterpret_cast<const double2*>(p)[k];
+        v[2 * k] = t.x;
+        v[2 * k + 1] = t.y;
+    }
+}
+__device__ __forceinline__ void load_look(const float* p, float (&v)[LOOK]) {
+#pragma unroll
+    for (int k = 0; k < LOOK / 4; k++) {
+        const float4 t = reinterpret_cast<const float4*>(p)[k];
+        v[4 * k] = t.x;
+        v[4 * k + 1] = t.y;
+        v[4 * k + 2] = t.z;
+        v[4 * k + 3] = t.w;
+    }
+}
 
 // Block-wide sums of x and y, returned to every thread (all threads add the warp sums in the same order).
 template <typename T> __device__ void block_sum2(T& x, T& y, T* scratch) {
@@ -134,6 +160,29 @@ __device__ __forceinline__ void update_rows(S* __restrict__ W, const A* __restri
     }
 }
 
+// F[j][a] = sum_b PVT[b LOOK + j] W[b ld + a] for every j < LOOK and column a: the f vectors of LOOK moves in one
+// pass over W (each W entry read once, LOOK products with 16-byte broadcast loads of PVT's row); F rows n apart. Every
+// thread of the block calls it; a barrier ends it.
+template <typename S, typename A>
+__device__ __forceinline__ void col_dots_look(const S* __restrict__ W, const A* __restrict__ PVT, A* __restrict__ F, int n,
+                                              int ld) {
+    for (int a = threadIdx.x; a < n; a += blockDim.x) {
+        A acc[LOOK];
+#pragma unroll
+        for (int j = 0; j < LOOK; j++) acc[j] = A(0);
+        for (int b = 0; b < n; b++) {
+            const A w = A(W[b * ld + a]);
+            A v[LOOK];
+            load_look(PVT + b * LOOK, v);
+#pragma unroll
+            for (int j = 0; j < LOOK; j++) acc[j] += v[j] * w;
+        }
+#pragma unroll
+        for (int j = 0; j < LOOK; j++) F[j * n + a] = acc[j];
+    }
+    __syncthreads();
+}
+
 template <typename S, typename A> struct Chain {
     const LatticeParams& p;
     const S* __restrict__ phi;
@@ -193,8 +242,8 @@ template <typename S, typename A> struct Chain {
         if (threadIdx.x == 0) dn[b] = s;
         __syncthreads();
     }
-    // By one warp: h = sum_a' W_ba' phi(u_a', x) and k = sum_a' f_a' phi(u_a', x), to every lane (f must be ready).
-    __device__ void hk_warp(int b, int x, A& h, A& k) {
+    // By one warp: h = sum_a' W_ba' phi(u_a', x) and k = sum_a' fv_a' phi(u_a', x), to every lane (fv must be ready).
+    __device__ void hk_warp(int b, int x, const A* fv, A& h, A& k) {
         const int np = p.pairs, lane = threadIdx.x & 31;
         const S* row = phi + (size_t)x * p.sites;
         h = A(0);
@@ -203,7 +252,7 @@ template <typename S, typename A> struct Chain {
         for (int a = lane; a < np; a += 32) {
             const A ph = A(row[up[a]]);
             h += A(W[b * p.ld + a]) * ph;
-            k += f[a] * ph;
+            k += fv[a] * ph;
         }
         h = warp_allsum(h);
         k = warp_allsum(k);
@@ -290,22 +339,6 @@ template <typename S, typename A> struct Chain {
             }
         }
     }
-    // Swap ratio of up electron a on x with down electron b on y; to every thread (leaves f for y in shared memory).
-    // Called right after the move's barrier, which every earlier reader of f, pv and scratch has passed.
-    __device__ A swap_ratio(int a, int x, int b, int y, A& h) {
-        fvec(y);
-        A k;
-        if (threadIdx.x < 32) {
-            hk_warp(b, x, h, k);
-            if (threadIdx.x == 0) {
-                scratch[0] = A(W[b * p.ld + a]) * (A(phi[(size_t)y * p.sites + x]) - k) + f[a] * h;
-                scratch[1] = h;
-            }
-        }
-        __syncthreads();
-        h = scratch[1];
-        return scratch[0];
-    }
 };
 
 template <typename S, typename A>
@@ -322,7 +355,10 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const int*
     A* pv = g + np;
     A* buf = pv + np;
     A* scratch = buf + np;
-    int* up = (int*)(scratch + 64);
+    A* PVT = scratch + 64;  // [np][LOOK] (16-byte aligned rows): the vectors phi(y, d) of LOOK swaps, interleaved
+    A* F = PVT + LOOK * np; // [LOOK][np]: their f vectors
+    A* Q = F + LOOK * np;   // [LOOK][np]: the phi vector of each move's short dot products
+    int* up = (int*)(Q + LOOK * np);
     int* dn = up + np;
     int* occ = dn + np;
     int* which = occ + ns;
@@ -333,8 +369,13 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const int*
     A* M = p.on_chip ? (A*)tail : M_all + (size_t)c * np * ld;
     S* W = (S*)M;
     __shared__ int iscratch[32];
-    __shared__ int mv[2][6];
-    __shared__ double mv_u[2];
+    // the batch: per move the electron, its spin, old and new site, hop (1) or swap (0), the partner electron of a
+    // swap, the random outputs consumed up to and including it; uniform, ratio, h and phi(y, x) of a swap
+    __shared__ int mv_i[LOOK], mv_spin[LOOK], mv_old[LOOK], mv_nw[LOOK], mv_hop[LOOK], mv_j[LOOK], mv_cnt[LOOK];
+    __shared__ double mv_u[LOOK], mv_pyx[LOOK];
+    __shared__ A mv_r[LOOK], mv_h[LOOK];
+    __shared__ u64 win[WINDOW];
+    __shared__ int batch[3]; // moves drawn, moves kept, the accepted one (-1: none)
 
     Chain<S, A> ch{p, phi, W, M, f, g, pv, buf, scratch, dscratch, up, dn, occ, which, piv, iscratch};
     for (int k = tid; k < ns; k += blockDim.x) occ[k] = OCC_HL;
@@ -356,54 +397,103 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const int*
     }
     __syncthreads();
 
-    int slot = 0;
+    const int warp = tid >> 5, warps = blockDim.x >> 5;
     for (int sweep = 0; sweep < p.equil + p.sweeps; sweep++) {
-        for (int move = 0; move < 2 * np; move++, slot ^= 1) {
+        for (int move = 0; move < 2 * np;) {
+            // (1) warp 0 draws up to LOOK moves as if all were rejected (the configuration as it is now)
             if (tid < 32) {
-                // warp 0: draw (lane 0), then a hop's ratio over the lanes and the decision
-                int d[5] = {0, 0, 0, 0, 0};
-                double u = 0.0;
+                const u64 s0 = __shfl_sync(0xffffffffu, rng, 0);
+                win[lane] = sm_mix(s0 + (u64)(lane + 1) * SM_GAMMA);
+                win[lane + 32] = sm_mix(s0 + (u64)(lane + 33) * SM_GAMMA);
+                __syncwarp();
                 if (lane == 0) {
-                    const int i = sm_below(rng, np), spin = sm_below(rng, 2);
-                    const int old = spin == OCC_UP ? up[i] : dn[i];
-                    int nw;
-                    do { nw = sm_below(rng, ns); } while (occ[nw] == spin);
-                    u = sm_uniform(rng);
-                    d[0] = i; d[1] = spin; d[2] = old; d[3] = nw; d[4] = occ[nw] == OCC_HL ? 1 : 0;
-                }
-                for (int k = 0; k < 5; k++) d[k] = __shfl_sync(0xffffffffu, d[k], 0);
-                const int i = d[0], spin = d[1], nw = d[3];
-                int verdict = 0; // for a hop: 1 accepted, 2 rejected; 0 for a swap (decided by the block)
-                if (d[4]) {
-                    const S* row = phi + (size_t)nw * ns;
-                    A r = A(0);
-                    if (spin == OCC_UP) {
-#pragma unroll 4
-                        for (int b = lane; b < np; b += 32) r += A(row[dn[b]]) * A(W[b * ld + i]);
-                    } else {
-#pragma unroll 4
-                        for (int a = lane; a < np; a += 32) r += A(W[i * ld + a]) * A(row[up[a]]);
+                    int used = 0;
+                    auto next = [&]() { used++; return used <= WINDOW ? win[used - 1] : sm_mix(s0 + (u64)used * SM_GAMMA); };
+                    const int kmax = min(LOOK, 2 * np - move);
+                    for (int k = 0; k < kmax; k++) {
+                        const int i = sm_below_of(next(), np);
+                        const int spin = sm_below_of(next(), 2);
+                        int nw;
+                        do { nw = sm_below_of(next(), ns); } while (occ[nw] == spin);
+                        mv_u[k] = sm_uniform_of(next());
+                        mv_i[k] = i; mv_spin[k] = spin; mv_old[k] = spin == OCC_UP ? up[i] : dn[i]; mv_nw[k] = nw;
+                        mv_hop[k] = occ[nw] == OCC_HL; mv_j[k] = which[nw]; mv_cnt[k] = used;
                     }
-                    r = warp_allsum(r);
-                    if (lane == 0) {
-                        const bool accept = u < (double)r * (double)r;
-                        verdict = accept ? 1 : 2;
-                        tl[3] += 1;
-                        tl[4] += accept;
-                    }
-                }
-                if (lane == 0) {
-                    for (int k = 0; k < 4; k++) mv[slot][k] = d[k];
-                    mv[slot][4] = verdict;
-                    mv[slot][5] = which[nw];
-                    mv_u[slot] = u;
+                    batch[0] = kmax;
                 }
             }
             __syncthreads();
-            const int i = mv[slot][0], spin = mv[slot][1], old = mv[slot][2], nw = mv[slot][3], verdict = mv[slot][4],
-                      j = mv[slot][5];
-            if (verdict == 2) continue; // rejected hop: nothing to do
-            if (verdict == 1) {
+            const int kn = batch[0];
+            // (2) the gathers, all moves at once. Swap of up a on x and down b on y: PVT[.][k] = phi(y, d), Q[k] =
+            // phi(x, u), phi(y, x). Hop of up i to s: Q[k] = phi(s, d); of down i to s: Q[k] = phi(s, u); PVT[.][k] = 0.
+#pragma unroll
+            for (int k = 0; k < LOOK; k++) {
+                const bool live = k < kn, swap = live && !mv_hop[k];
+                const int spin = live ? mv_spin[k] : OCC_UP, old = live ? mv_old[k] : 0, nw = live ? mv_nw[k] : 0;
+                const int x = spin == OCC_UP ? old : nw, y = spin == OCC_UP ? nw : old;
+                const S* qrow = phi + (size_t)(swap ? x : nw) * ns;
+                const int* qsites = swap || spin == OCC_DN ? up : dn;
+                const S* prow = phi + (size_t)y * ns;
+                for (int t = tid; t < np; t += blockDim.x) {
+                    PVT[t * LOOK + k] = swap ? A(prow[dn[t]]) : A(0);
+                    if (live) Q[k * np + t] = A(qrow[qsites[t]]);
+                }
+                if (tid == 0 && swap) mv_pyx[k] = (double)phi[(size_t)y * ns + x];
+            }
+            __syncthreads();
+            // (3) the f vectors of every swap of the batch in one pass over W
+            col_dots_look(W, PVT, F, np, ld);
+            // (4) each move's ratio, a warp per move
+            for (int k = warp; k < kn; k += warps) {
+                const A* q = Q + k * np;
+                const int i = mv_i[k];
+                A r = A(0), h = A(0), kk = A(0);
+                if (mv_hop[k]) {
+                    if (mv_spin[k] == OCC_UP) {
+                        for (int b = lane; b < np; b += 32) r += q[b] * A(W[b * ld + i]);
+                    } else {
+                        for (int a = lane; a < np; a += 32) r += A(W[i * ld + a]) * q[a];
+                    }
+                    r = warp_allsum(r);
+                } else {
+                    const int a = mv_spin[k] == OCC_UP ? i : mv_j[k], b = mv_spin[k] == OCC_UP ? mv_j[k] : i;
+                    const A* fk = F + k * np;
+                    for (int c = lane; c < np; c += 32) {
+                        h += A(W[b * ld + c]) * q[c];
+                        kk += fk[c] * q[c];
+                    }
+                    h = warp_allsum(h);
+                    kk = warp_allsum(kk);
+                    r = A(W[b * ld + a]) * (A(mv_pyx[k]) - kk) + fk[a] * h;
+                }
+                if (lane == 0) { mv_r[k] = r; mv_h[k] = h; }
+            }
+            __syncthreads();
+            // (5) the decisions in order, up to the first accepted move; the stream advances past the kept moves
+            if (tid == 0) {
+                int kept = kn, acc = -1;
+                for (int k = 0; k < kn; k++) {
+                    const double r = (double)mv_r[k];
+                    const bool accept = mv_u[k] < r * r, hop = mv_hop[k];
+                    // constant indices keep the tallies in registers
+                    if (hop) tl[3] += 1; else tl[5] += 1;
+                    if (accept) {
+                        if (hop) tl[4] += 1; else tl[6] += 1;
+                        kept = k + 1;
+                        acc = k;
+                        break;
+                    }
+                }
+                rng += (u64)mv_cnt[kept - 1] * SM_GAMMA;
+                batch[1] = kept;
+                batch[2] = acc;
+            }
+            __syncthreads();
+            move += batch[1];
+            const int k = batch[2];
+            if (k < 0) continue; // every move rejected: W unchanged
+            const int i = mv_i[k], spin = mv_spin[k], old = mv_old[k], nw = mv_nw[k];
+            if (mv_hop[k]) {
                 if (spin == OCC_UP) {
                     ch.fvec(nw);
                     ch.update_up(i, nw);
@@ -415,32 +505,28 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const int*
                 __syncthreads();
                 continue;
             }
-            const double u = mv_u[slot];
-            const int a = spin == OCC_UP ? i : j, b = spin == OCC_UP ? j : i;
+            const int a = spin == OCC_UP ? i : mv_j[k], b = spin == OCC_UP ? mv_j[k] : i;
             const int x = spin == OCC_UP ? old : nw, y = spin == OCC_UP ? nw : old;
-            A h;
-            const A r = ch.swap_ratio(a, x, b, y, h);
-            const bool accept = u < (double)r * (double)r;
-            if (tid == 0) { tl[5] += 1; tl[6] += accept; }
-            if (accept) {
-                if (fmax(fabs((double)f[a]), fabs((double)h)) < p.degenerate) {
-                    // Both single moves pass through a nearly singular matrix: rebuild W (as cpu.rs).
-                    if (tid == 0) { up[a] = y; dn[b] = x; tl[TALLY_RECOMPUTES] += 1; }
-                    ch.reinvert(&failed);
-                } else if (fabs((double)f[a]) >= fabs((double)h)) {
-                    ch.update_up(a, y);
-                    ch.gvec(x);
-                    ch.update_dn(b, x);
-                } else {
-                    ch.gvec(x);
-                    ch.update_dn(b, x);
-                    ch.fvec(y);
-                    ch.update_up(a, y);
-                }
-                if (tid == 0) { occ[x] = OCC_DN; occ[y] = OCC_UP; which[x] = b; which[y] = a; }
-                __syncthreads(); // the new occupation before warp 0 draws the next move
+            // f of this swap (computed against the W it was accepted on) into f, as the updates read it
+            for (int c = tid; c < np; c += blockDim.x) f[c] = F[k * np + c];
+            __syncthreads();
+            const A h = mv_h[k];
+            if (fmax(fabs((double)f[a]), fabs((double)h)) < p.degenerate) {
+                // Both single moves pass through a nearly singular matrix: rebuild W (as cpu.rs).
+                if (tid == 0) { up[a] = y; dn[b] = x; tl[TALLY_RECOMPUTES] += 1; }
+                ch.reinvert(&failed);
+            } else if (fabs((double)f[a]) >= fabs((double)h)) {
+                ch.update_up(a, y);
+                ch.gvec(x);
+                ch.update_dn(b, x);
+            } else {
+                ch.gvec(x);
+                ch.update_dn(b, x);
+                ch.fvec(y);
+                ch.update_up(a, y);
             }
-            // a rejected swap changed nothing that the next move's barrier does not already order
+            if (tid == 0) { occ[x] = OCC_DN; occ[y] = OCC_UP; which[x] = b; which[y] = a; }
+            __syncthreads(); // the new occupation before warp 0 draws the next batch
         }
         if (p.recompute > 0 && (sweep + 1) % p.recompute == 0) {
             if (tid == 0) tl[TALLY_RECOMPUTES] += 1;
@@ -477,29 +563,47 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const int*
             }
         }
         block_sum2(ekin, nkin, dscratch);
-        // Exchange: f once per down electron with an up neighbour (the block), then O(N_P) per bond (warp 0).
-        double ej = 0.0, bonds = 0.0, fvecs = 0.0;
-        for (int b = 0; b < np; b++) {
-            const int y = dn[b];
-            bool any = false;
-            for (int jn = 0; jn < 4; jn++) any |= occ[nbr[4 * y + jn]] == OCC_UP;
-            if (!any) continue;
-            __syncthreads(); // readers of f and pv are done
-            ch.fvec(y);
-            fvecs += 1.0;
-            if (tid < 32) {
-                for (int jn = 0; jn < 4; jn++) {
-                    const int x = nbr[4 * y + jn];
-                    if (occ[x] != OCC_UP) continue;
-                    const int a = which[x];
-                    A h, k;
-                    ch.hk_warp(b, x, h, k);
-                    const A r = A(W[b * ld + a]) * (A(phi[(size_t)y * ns + x]) - k) + f[a] * h;
+        // Exchange: the down electrons with an up neighbour listed (in piv, free outside a rebuild), their f vectors
+        // LOOK per pass over W, then O(N_P) per bond, a warp per (electron, neighbour).
+        if (tid == 0) {
+            int cnt = 0;
+            for (int b = 0; b < np; b++) {
+                const int y = dn[b];
+                bool any = false;
+                for (int jn = 0; jn < 4; jn++) any |= occ[nbr[4 * y + jn]] == OCC_UP;
+                if (any) piv[cnt++] = b;
+            }
+            batch[0] = cnt;
+        }
+        __syncthreads();
+        const int listed = batch[0];
+        double ej = 0.0, bonds = 0.0;
+        for (int g0 = 0; g0 < listed; g0 += LOOK) {
+            const int kn = min(LOOK, listed - g0);
+#pragma unroll
+            for (int k = 0; k < LOOK; k++) {
+                const S* prow = phi + (size_t)(k < kn ? dn[piv[g0 + k]] : 0) * ns;
+                for (int t = tid; t < np; t += blockDim.x) PVT[t * LOOK + k] = k < kn ? A(prow[dn[t]]) : A(0);
+            }
+            __syncthreads();
+            col_dots_look(W, PVT, F, np, ld);
+            for (int w = warp; w < 4 * kn; w += warps) {
+                const int k = w >> 2, b = piv[g0 + k], y = dn[b], x = nbr[4 * y + (w & 3)];
+                if (occ[x] != OCC_UP) continue;
+                const int a = which[x];
+                const A* fk = F + k * np;
+                A h, kk;
+                ch.hk_warp(b, x, fk, h, kk);
+                const A r = A(W[b * ld + a]) * (A(phi[(size_t)y * ns + x]) - kk) + fk[a] * h;
+                if (lane == 0) {
                     ej -= 0.5 * p.j * (1.0 + (double)r);
                     bonds += 1.0;
                 }
             }
+            __syncthreads(); // the readers of F are done before the next gathers
         }
+        block_sum2(ej, bonds, dscratch);
+        const double fvecs = listed;
         if (tid == 0) {
             const double e = (ekin + ej) / ns;
             tl[0] += e; tl[1] += e * e; tl[2] += 1.0;

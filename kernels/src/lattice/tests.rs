@@ -283,8 +283,23 @@ fn gpu_matches_reference_when_present() {
         assert!((x.tally[tally::E_SUM] - r[c].tally[tally::E_SUM]).abs() < 1e-10 * r[c].tally[tally::E_SUM].abs());
         assert!(inverse_error::<f64>(&m, &x.config, &x.w) < 1e-9);
     }
-    // Single and mixed with a recompute every sweep: the energy of double, W at f32 level after the last rebuild.
+    // L = 9 (N_P = 37: batches of LOOK moves that end at sweep boundaries, a warp's dot products over two rounds of
+    // lanes): the look-ahead keeps every chain on the reference path.
     let m9 = Model::new(9, Params::default()).unwrap();
+    let starts9 = initial_states(&m9, 5, 6).unwrap();
+    let r9 = reference::run(&m9, &starts9, 9, 1, 3);
+    let mut g = gpu::GpuEnsemble::<f64, f64>::new(&gpu, &m9, &starts9, 9).unwrap();
+    g.run(1, 3).unwrap();
+    for (c, x) in g.results(&[0, 1, 2, 3, 4, 5]).unwrap().iter().enumerate() {
+        assert_eq!(x.config, r9[c].config, "L = 9 chain {c} left the reference path");
+        assert_eq!(x.tally[tally::HOPS] + x.tally[tally::SWAPS], r9[c].tally[tally::HOPS] + r9[c].tally[tally::SWAPS]);
+        assert!((x.tally[tally::E_SUM] - r9[c].tally[tally::E_SUM]).abs() < 1e-9 * r9[c].tally[tally::E_SUM].abs());
+        // the miniapp's drift bound: error x rcond below 3e4 eps per sweep of updates
+        let mat = m9.matrix(&x.config);
+        let rc = crate::linalg::rcond(&mat, &invert(&mat, m9.pairs).unwrap().0, m9.pairs);
+        assert!(inverse_error::<f64>(&m9, &x.config, &x.w) * rc < 4.0 * 3e4 * f64::EPSILON);
+    }
+    // Single and mixed with a recompute every sweep: the energy of double, W at f32 level after the last rebuild.
     let (chains, equil, sweeps) = (64, 5, 30);
     let (starts, (ed, sd)) = double_run(&m9, chains, equil, sweeps);
     let every: Vec<usize> = (0..chains).collect();
