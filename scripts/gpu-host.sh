@@ -290,12 +290,15 @@ for stage in "$@"; do
             # (REGRESSION_VARIANT=cpu runs the stage's logic on a machine without a GPU, with CPU times)
             local o=$1 v=${REGRESSION_VARIANT:-gpu}
             local c=(--variants "$v" --reps 20 --fixed-reps --warmup 2)
-            RUN_OUT=$o run run bspline --grid 48 --orbitals 512 --walkers 128 --precision single "${c[@]}"
-            RUN_OUT=$o run run determinant --n 256 --walkers 64 --ops update --precision double "${c[@]}"
-            RUN_OUT=$o run run jastrow --term bspline --electrons 246 --walkers 32 --ops vgl --precision double "${c[@]}"
+            # every case at least about 0.3 ms per repetition on an H100: at 10-60 us (bspline with 128 walkers, gemm
+            # with 16, determinant with 64) two unchanged runs differed by up to 5.2% (launch and clock jitter), at
+            # 0.27 ms and above by at most 0.73% (results/nvidia-h100-80gb-hbm3/log-20261126T125000-7bfe9b0-regression.txt)
+            RUN_OUT=$o run run bspline --grid 48 --orbitals 512 --walkers 4096 --precision single "${c[@]}"
+            RUN_OUT=$o run run determinant --n 256 --walkers 1024 --ops update --precision double "${c[@]}"
+            RUN_OUT=$o run run jastrow --term bspline --electrons 246 --walkers 128 --ops vgl --precision double "${c[@]}"
             RUN_OUT=$o run run ewald --lattice fcc --electrons 118 --walkers 64 --ops energy --precision double "${c[@]}"
             RUN_OUT=$o run run pseudopotential --atoms 64 --walkers 32 --precision double "${c[@]}"
-            RUN_OUT=$o run run gemm --op gemm --molecules lysine --walkers 16 --algo naive-f32 "${c[@]}"
+            RUN_OUT=$o run run gemm --op gemm --molecules lysine --walkers 128 --algo naive-f32 "${c[@]}"
             RUN_OUT=$o run run lattice --lattice 9 --chains 2048 --sweeps 2 --equil 1 --max-reps 20 --precision double "${c[@]}"
             RUN_OUT=$o run run solid --electrons 128 --walkers 128 --steps 1 --max-reps 20 --check-steps 1 --check-walkers 2 --precision double "${c[@]}"
             # a QMC run is timed whole: the plant runs 5% more VMC steps (10 equilibration steps dilute it to 4.99%);

@@ -422,6 +422,10 @@ fn variants<S: Real, A: Real>(r: &mut Runner, c: &Ctx) -> Result<()> {
                 if t * 2 < m.pairs {
                     bail!("--block-threads {t} is too few for {} pairs: at least {}", m.pairs, m.pairs.div_ceil(2).next_multiple_of(32));
                 }
+                let most = g.max_block_threads()?;
+                if t > most {
+                    bail!("--block-threads {t} is more than the {} kernel launches with on this GPU: at most {most} (its registers per thread)", c.p);
+                }
                 g.set_block_threads(t);
             }
             g.run(1, a.check_sweeps)?;

@@ -163,6 +163,12 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
         self.threads = threads as u32;
     }
 
+    /// Most threads per chain this kernel launches with (its registers per thread limit it: 512 x 132 registers of
+    /// the f64 kernel are more than an SM has).
+    pub fn max_block_threads(&self) -> Result<usize, GpuError> {
+        Ok(self.func.max_threads_per_block().during("reading the lattice kernel's thread limit")? as usize)
+    }
+
     /// Is each chain's W held in shared memory?
     pub fn on_chip(&self) -> bool {
         self.params.on_chip != 0
