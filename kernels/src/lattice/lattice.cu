@@ -257,6 +257,35 @@ template <typename S, typename A> struct Chain {
         h = warp_allsum(h);
         k = warp_allsum(k);
     }
+    // The elimination of Gauss-Jordan step k for n <= 32 CH: row i -= buf[i] x row k for every row but k, a warp per
+    // row and lanes over columns, column k replaced. Row k is held in registers and a row's CH entries are loaded
+    // before any is stored, so a lane has CH loads in flight instead of one load-store round trip per entry (the
+    // compiler cannot reorder them itself: the rows share M).
+    template <int CH> __device__ __forceinline__ void eliminate(int k, int n, int ld) {
+        const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+        A kr[CH];
+#pragma unroll
+        for (int c = 0; c < CH; c++) {
+            const int j = lane + 32 * c;
+            kr[c] = j < n ? M[k * ld + j] : A(0);
+        }
+        for (int i = warp; i < n; i += warps) {
+            if (i == k) continue;
+            const A bi = buf[i];
+            A* row = M + (size_t)i * ld;
+            A v[CH];
+#pragma unroll
+            for (int c = 0; c < CH; c++) {
+                const int j = lane + 32 * c;
+                v[c] = j < n ? row[j] : A(0);
+            }
+#pragma unroll
+            for (int c = 0; c < CH; c++) {
+                const int j = lane + 32 * c;
+                if (j < n) row[j] = (j == k ? A(0) : v[c]) - bi * kr[c];
+            }
+        }
+    }
     // W = M^-1 from scratch (see the head of the file). M is built over W (the rebuild replaces it); a zero pivot
     // (never, for a configuration of nonzero weight) leaves W unusable, so it sets *failed and the chain's energy
     // sum becomes NaN at the end of the launch: the record fails instead of carrying on with a wrong W.
@@ -295,12 +324,18 @@ template <typename S, typename A> struct Chain {
             }
             for (int i = threadIdx.x; i < n; i += blockDim.x) buf[i] = i == k ? A(0) : i == pr ? mkk : M[i * ld + k];
             __syncthreads();
-            for (int i = warp; i < n; i += warps) {
-                if (i == k) continue;
-                const A bi = buf[i];
-                A* row = M + (size_t)i * ld;
-                const A* krow = M + (size_t)k * ld;
-                for (int j = lane; j < n; j += 32) row[j] = (j == k ? A(0) : row[j]) - bi * krow[j];
+            if (n <= 128) {
+                eliminate<4>(k, n, ld);
+            } else if (n <= 256) {
+                eliminate<8>(k, n, ld);
+            } else {
+                for (int i = warp; i < n; i += warps) {
+                    if (i == k) continue;
+                    const A bi = buf[i];
+                    A* row = M + (size_t)i * ld;
+                    const A* krow = M + (size_t)k * ld;
+                    for (int j = lane; j < n; j += 32) row[j] = (j == k ? A(0) : row[j]) - bi * krow[j];
+                }
             }
             __syncthreads();
         }

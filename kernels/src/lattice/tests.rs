@@ -299,6 +299,22 @@ fn gpu_matches_reference_when_present() {
         let rc = crate::linalg::rcond(&mat, &invert(&mat, m9.pairs).unwrap().0, m9.pairs);
         assert!(inverse_error::<f64>(&m9, &x.config, &x.w) * rc < 4.0 * 3e4 * f64::EPSILON);
     }
+    // L = 17 (N_P = 130: the rebuild's elimination with row k in 8 registers per lane) in double with a rebuild every
+    // sweep: the path of the reference, which never rebuilds, and W at f64 level right after the last rebuild.
+    let m17 = Model::new(17, Params::default()).unwrap();
+    assert!((129..=256).contains(&m17.pairs), "L = 17 has {} pairs", m17.pairs);
+    let starts17 = initial_states(&m17, 6, 2).unwrap();
+    let r17 = reference::run(&m17, &starts17, 10, 1, 1);
+    let mut g = gpu::GpuEnsemble::<f64, f64>::new(&gpu, &m17, &starts17, 10).unwrap();
+    g.set_recompute(1);
+    g.run(1, 1).unwrap();
+    for (c, x) in g.results(&[0, 1]).unwrap().iter().enumerate() {
+        assert_eq!(x.config, r17[c].config, "L = 17 chain {c} left the reference path");
+        assert_eq!(x.tally[tally::RECOMPUTES], 2.0);
+        let mat = m17.matrix(&x.config);
+        let rc = crate::linalg::rcond(&mat, &invert(&mat, m17.pairs).unwrap().0, m17.pairs);
+        assert!(inverse_error::<f64>(&m17, &x.config, &x.w) * rc < 1e3 * f64::EPSILON);
+    }
     // Single and mixed with a recompute every sweep: the energy of double, W at f32 level after the last rebuild.
     let (chains, equil, sweeps) = (64, 5, 30);
     let (starts, (ed, sd)) = double_run(&m9, chains, equil, sweeps);
