@@ -31,6 +31,7 @@ struct LatticeParams {
     on_chip: i32,
     j: f64,
     degenerate: f64,
+    window: i32,
 }
 // SAFETY: plain-old-data with the C layout of the kernel's struct.
 unsafe impl DeviceRepr for LatticeParams {}
@@ -67,6 +68,9 @@ pub fn row_stride(pairs: usize) -> usize {
 
 /// Moves whose ratios one pass over W evaluates (`LOOK` in lattice.cu: the look-ahead batch).
 pub const LOOK: usize = 8;
+
+/// Random-number outputs a batch draws its moves from (`WINDOW` in lattice.cu).
+pub const WINDOW: usize = 64;
 
 /// Dynamic shared memory per block for the vectors: 64 doubles, f, g, the gathered phi row, buf and 64 reduction
 /// slots in A, the look-ahead batch's three LOOK x N_P arrays (phi vectors, their f vectors, the short dots' phi
@@ -126,7 +130,7 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
         let rng: Vec<u64> = (0..chains as u64).map(|c| Stream::new(seed, c).0).collect();
         let phi: Vec<S> = m.phi.iter().map(|&x| S::of(x)).collect();
         let nbr: Vec<i32> = m.nbr.iter().map(|&x| x as i32).collect();
-        let params = LatticeParams { sites: ns as i32, pairs: np as i32, chains: chains as i32, equil: 0, sweeps: 0, recompute: 0, bfactor: DEFAULT_BFACTOR as i32, ld: ld as i32, on_chip: on_chip as i32, j: m.j, degenerate: super::degenerate_ratio(A::EPS) };
+        let params = LatticeParams { sites: ns as i32, pairs: np as i32, chains: chains as i32, equil: 0, sweeps: 0, recompute: 0, bfactor: DEFAULT_BFACTOR as i32, ld: ld as i32, on_chip: on_chip as i32, j: m.j, degenerate: super::degenerate_ratio(A::EPS), window: WINDOW as i32 };
         Ok(GpuEnsemble {
             phi: gpu.upload("the pair function", &phi)?,
             nbr: gpu.upload("the neighbour table", &nbr)?,
@@ -187,6 +191,13 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
     fn shared(&self) -> usize {
         let (np, ns) = (self.params.pairs as usize, self.params.sites as usize);
         shared_bytes(np, ns, std::mem::size_of::<S>(), std::mem::size_of::<A>(), self.on_chip())
+    }
+
+    /// Random-number outputs a batch draws from, 4 to [`WINDOW`]: a test makes it small so that batches end early
+    /// and first moves take the one-output-at-a-time path, which the full window reaches about never.
+    pub fn set_window(&mut self, outputs: usize) {
+        assert!((4..=WINDOW).contains(&outputs), "lattice gpu: window {outputs}");
+        self.params.window = outputs as i32;
     }
 
     /// Intermediate-ratio magnitude below which an accepted swap rebuilds W (default `degenerate_ratio` of A).

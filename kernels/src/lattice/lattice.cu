@@ -44,6 +44,7 @@ struct LatticeParams {
     int on_chip; // 1: the working copy lives in shared memory; 0: in M_all
     double j;
     double degenerate; // both intermediate ratios of an accepted swap below it: rebuild W (mod.rs degenerate_ratio)
+    int window;        // random outputs a batch draws from (WINDOW; a test makes it small to reach the fallback)
 };
 
 // SplitMix64 (cpu.rs Stream): the state advances by gamma per output, and the output is a mix of the state, so the
@@ -435,27 +436,69 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const int*
     const int warp = tid >> 5, warps = blockDim.x >> 5;
     for (int sweep = 0; sweep < p.equil + p.sweeps; sweep++) {
         for (int move = 0; move < 2 * np;) {
-            // (1) warp 0 draws up to LOOK moves as if all were rejected (the configuration as it is now)
+            // (1) warp 0 draws up to LOOK moves as if all were rejected (the configuration as it is now). A move that
+            // starts after output o takes outputs o + 1, ... (win[o], ...): electron, spin, new site (again while the
+            // same spin holds it), uniform. Each lane works out the moves that would start at o = lane and lane + 32,
+            // packed as (outputs taken | spin << 7 | electron << 8 | site << 18; 0 where it runs past the window:
+            // L <= 41 keeps electron < 1024 and site < 2048); shuffles then chain them, move k + 1 starting where
+            // move k ended, and lane k fills in move k.
             if (tid < 32) {
                 const u64 s0 = __shfl_sync(0xffffffffu, rng, 0);
                 win[lane] = sm_mix(s0 + (u64)(lane + 1) * SM_GAMMA);
                 win[lane + 32] = sm_mix(s0 + (u64)(lane + 33) * SM_GAMMA);
                 __syncwarp();
-                if (lane == 0) {
-                    int used = 0;
-                    auto next = [&]() { used++; return used <= WINDOW ? win[used - 1] : sm_mix(s0 + (u64)used * SM_GAMMA); };
-                    const int kmax = min(LOOK, 2 * np - move);
-                    for (int k = 0; k < kmax; k++) {
+                int pk[2];
+#pragma unroll
+                for (int h = 0; h < 2; h++) {
+                    const int o = lane + 32 * h;
+                    pk[h] = 0;
+                    if (o + 3 < p.window) {
+                        const int i = sm_below_of(win[o], np), spin = sm_below_of(win[o + 1], 2);
+                        for (int c = o + 2; c < p.window - 1; c++) {
+                            const int nw = sm_below_of(win[c], ns);
+                            if (occ[nw] != spin) {
+                                pk[h] = (c + 2 - o) | spin << 7 | i << 8 | nw << 18;
+                                break;
+                            }
+                        }
+                    }
+                }
+                const int kmax = min(LOOK, 2 * np - move);
+                int o = 0, kn = 0, mine = 0, mine_o = 0;
+                for (int k = 0; k < kmax && o < WINDOW; k++) {
+                    const int v = __shfl_sync(0xffffffffu, o < 32 ? pk[0] : pk[1], o & 31);
+                    if (v == 0) break; // runs past the window: the batch ends before it
+                    if (lane == k) { mine = v; mine_o = o; }
+                    o += v & 127;
+                    kn++;
+                }
+                if (kn == 0) {
+                    // the first move needs more than the window (a long run of occupied sites): drawn one output at
+                    // a time, as cpu.rs
+                    if (lane == 0) {
+                        int used = 0;
+                        auto next = [&]() { used++; return sm_mix(s0 + (u64)used * SM_GAMMA); };
                         const int i = sm_below_of(next(), np);
                         const int spin = sm_below_of(next(), 2);
                         int nw;
                         do { nw = sm_below_of(next(), ns); } while (occ[nw] == spin);
-                        mv_u[k] = sm_uniform_of(next());
-                        mv_i[k] = i; mv_spin[k] = spin; mv_old[k] = spin == OCC_UP ? up[i] : dn[i]; mv_nw[k] = nw;
-                        mv_hop[k] = occ[nw] == OCC_HL; mv_j[k] = which[nw]; mv_cnt[k] = used;
+                        mine = (spin << 7) | (i << 8) | (nw << 18);
+                        mine_o = used; // the uniform's output: mine_o + 1
+                        mv_u[0] = sm_uniform_of(next());
+                        mv_cnt[0] = used;
                     }
-                    batch[0] = kmax;
+                    kn = 1;
+                } else if (lane < kn) {
+                    const int len = mine & 127;
+                    mv_u[lane] = sm_uniform_of(win[mine_o + len - 1]);
+                    mv_cnt[lane] = mine_o + len;
                 }
+                if (lane < kn) {
+                    const int spin = (mine >> 7) & 1, i = (mine >> 8) & 1023, nw = mine >> 18;
+                    mv_i[lane] = i; mv_spin[lane] = spin; mv_old[lane] = spin == OCC_UP ? up[i] : dn[i]; mv_nw[lane] = nw;
+                    mv_hop[lane] = occ[nw] == OCC_HL; mv_j[lane] = which[nw];
+                }
+                if (lane == 0) batch[0] = kn;
             }
             __syncthreads();
             const int kn = batch[0];

@@ -283,6 +283,16 @@ fn gpu_matches_reference_when_present() {
         assert!((x.tally[tally::E_SUM] - r[c].tally[tally::E_SUM]).abs() < 1e-10 * r[c].tally[tally::E_SUM].abs());
         assert!(inverse_error::<f64>(&m, &x.config, &x.w) < 1e-9);
     }
+    // Windows of 4 and 6 random outputs: batches of one move or none (then drawn one output at a time): the path.
+    for window in [4, 6] {
+        let mut g = gpu::GpuEnsemble::<f64, f64>::new(&gpu, &m, &starts, 8).unwrap();
+        g.set_window(window);
+        g.run(2, 6).unwrap();
+        for (c, x) in g.results(&[0, 1, 2, 3]).unwrap().iter().enumerate() {
+            assert_eq!(x.config, r[c].config, "window {window}: chain {c} left the reference path");
+            assert!((x.tally[tally::E_SUM] - r[c].tally[tally::E_SUM]).abs() < 1e-10 * r[c].tally[tally::E_SUM].abs());
+        }
+    }
     // L = 9 (N_P = 37: batches of LOOK moves that end at sweep boundaries, a warp's dot products over two rounds of
     // lanes): the look-ahead keeps every chain on the reference path.
     let m9 = Model::new(9, Params::default()).unwrap();
