@@ -116,10 +116,11 @@ struct Fused {
     update: CudaFunction,
 }
 
-/// Tiles of solid.cu's delayed_w (rows of t per block, slots per warp) and delayed_update (rows and columns of t
-/// per block of UPDATE_BLOCK threads): SOLID_W_ROWS, SOLID_U_ROWS, SOLID_U_COLS.
+/// Tiles of solid.cu's delayed_w (rows of t per block of W_BLOCK threads: 8 warps of 4 or 8 slots each) and
+/// delayed_update (rows and columns of t per block of UPDATE_BLOCK threads): SOLID_W_BLOCK, SOLID_W_ROWS,
+/// SOLID_U_ROWS, SOLID_U_COLS.
+const W_BLOCK: u32 = 256;
 const W_ROWS: usize = 128;
-const W_SLOTS_PER_WARP: usize = 4;
 const U_ROWS: usize = 64;
 const U_COLS: usize = 128;
 const UPDATE_BLOCK: u32 = 256;
@@ -330,7 +331,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             det_ratio_delayed: func("det_ratio_delayed")?,
             det_accept: func("det_accept")?,
             delayed_fix: func("delayed_fix")?,
-            fused: if std::mem::size_of::<S>() < ab { Some(Fused { w: func("delayed_w")?, update: func("delayed_update")? }) } else { None },
+            fused: if std::mem::size_of::<S>() < ab { Some(Fused { w: func(if p.delay <= 32 { "delayed_w4" } else { "delayed_w8" })?, update: func("delayed_update")? }) } else { None },
             gather: gpu.function("solid", SRC, "solid_gather_positions")?,
             identity: gpu.function("solid", SRC, "solid_identity")?,
             matrix_ptrs: gpu.function("solid", SRC, "solid_matrix_ptrs")?,
@@ -622,13 +623,12 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         // SAFETY: ut (k rows of st), binv (k x k) and y (k rows of n) hold every walker's at these strides; slots <= k.
         unsafe { delayed_y::<A>(&blas, &d, slots) }?;
         {
-            let warps = k.div_ceil(W_SLOTS_PER_WARP) as u32;
             let mut b = s.launch_builder(&fused.w);
             b.arg(&kp).arg(&spin_i).arg(&si).arg(&ki).arg(&self.slab.buf).arg(&x.v).arg(&mut x.w);
             // SAFETY: block (r, w) reads rows 128 r .. (at most n) of walker w's spin block `spin` in its slab (columns
-            // < n), v[w][l][..n] for l < slots, writes w[w][l][128 r ..] for l < slots <= k; 4 slots per warp and
-            // ceil(k / 4) warps cover every slot (k <= 64: the kernel's shared tile of V).
-            unsafe { b.launch(cfg((n.div_ceil(W_ROWS) as u32, nw as u32), 32 * warps)) }.during("launching solid_delayed_w")?;
+            // < n), v[w][l][..n] for l < slots, writes w[w][l][128 r ..] for l < slots <= k; its 8 warps of 4 slots
+            // (delayed_w4, k <= 32) or 8 (delayed_w8, k <= 64) cover every slot.
+            unsafe { b.launch(cfg((n.div_ceil(W_ROWS) as u32, nw as u32), W_BLOCK)) }.during("launching solid_delayed_w")?;
         }
         fix(&mut x.rep, &mut x.w, &mut x.binv)?;
         let mut b = s.launch_builder(&fused.update);

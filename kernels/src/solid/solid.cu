@@ -288,46 +288,72 @@ __device__ void delayed_fix(int n, int kmax, int slots, int* __restrict__ rep, A
 // W^T (n x kmax column-major); t[j][i] -= sum_{l < slots} W[l][j] Y[l][i], y [walker][kmax][n] likewise.
 // No double instantiation: double applies through cuBLAS on its slabs (and the tiles would pass 48 KB of shared).
 
-// W = V t^T: a block takes SOLID_W_ROWS rows of one walker's spin block (4 per lane, rows lane + 32 r) and every slot
-// (4 per warp: blockDim.x = 32 ceil(kmax / 4)), the rows' 32-column tiles staged in shared memory (coalesced, read
-// from memory once) beside the slots' tile of V, transposed so a warp's 4 slots are one broadcast.
+// W = V t^T: a block of SOLID_W_BLOCK threads takes SOLID_W_ROWS rows of one walker's spin block (4 per lane, rows
+// lane + 32 r) and every slot (TN per warp: 8 TN >= kmax), the rows' SOLID_W_COLS-column tiles staged in shared memory
+// (coalesced, each entry read from memory once) beside the slots' tile of V, transposed so that a warp's TN slots are
+// one broadcast. The next tile's entries are loaded into registers while the current one is multiplied.
+#define SOLID_W_BLOCK 256
 #define SOLID_W_ROWS 128
 #define SOLID_W_COLS 32
 #define SOLID_W_SLOTS 66 // 64 slots at most, padded (fewer bank conflicts on the transposed store, 16-byte aligned)
-template <typename S>
+template <typename S, int TN>
 __device__ void delayed_w(const SolidParams p, int spin, int slots, int kmax, const unsigned char* __restrict__ walkers,
                           const double* __restrict__ v, double* __restrict__ w) {
+    constexpr int TPER = SOLID_W_ROWS * SOLID_W_COLS / SOLID_W_BLOCK, VPER = 8 * TN * SOLID_W_COLS / SOLID_W_BLOCK;
     __shared__ S ts[SOLID_W_ROWS][SOLID_W_COLS + 1];
     __shared__ __align__(16) double vs[SOLID_W_COLS][SOLID_W_SLOTS];
-    const int n = p.n, st = p.stride, lane = threadIdx.x & 31, g = threadIdx.x >> 5, covered = 4 * (blockDim.x >> 5);
+    const int n = p.n, st = p.stride, lane = threadIdx.x & 31, g = threadIdx.x >> 5;
     const int row0 = blockIdx.x * SOLID_W_ROWS;
     const long long wk = blockIdx.y;
     const S* t = inv_of<const S>(p, walkers, wk) + (size_t)spin * n * st;
     const double* vw = v + (size_t)wk * kmax * st;
-    double acc[4][4];
+    S tr[TPER];
+    double vr[VPER];
+    auto fetch = [&](int i0) {
+#pragma unroll
+        for (int u = 0; u < TPER; u++) {
+            const int x = threadIdx.x + u * SOLID_W_BLOCK, j = row0 + x / SOLID_W_COLS, i = i0 + x % SOLID_W_COLS;
+            tr[u] = j < n && i < n ? t[(size_t)j * st + i] : S(0);
+        }
+#pragma unroll
+        for (int u = 0; u < VPER; u++) {
+            const int x = threadIdx.x + u * SOLID_W_BLOCK, l = x / SOLID_W_COLS, i = i0 + x % SOLID_W_COLS;
+            vr[u] = l < slots && i < n ? vw[(size_t)l * st + i] : 0.0;
+        }
+    };
+    double acc[4][TN];
 #pragma unroll
     for (int r = 0; r < 4; r++)
 #pragma unroll
-        for (int q = 0; q < 4; q++) acc[r][q] = 0.0;
+        for (int q = 0; q < TN; q++) acc[r][q] = 0.0;
+    fetch(0);
     for (int i0 = 0; i0 < n; i0 += SOLID_W_COLS) {
-        for (int x = threadIdx.x; x < SOLID_W_ROWS * SOLID_W_COLS; x += blockDim.x) {
-            const int r = x / SOLID_W_COLS, c = x % SOLID_W_COLS, j = row0 + r, i = i0 + c;
-            ts[r][c] = j < n && i < n ? t[(size_t)j * st + i] : S(0);
+#pragma unroll
+        for (int u = 0; u < TPER; u++) {
+            const int x = threadIdx.x + u * SOLID_W_BLOCK;
+            ts[x / SOLID_W_COLS][x % SOLID_W_COLS] = tr[u];
         }
-        for (int x = threadIdx.x; x < covered * SOLID_W_COLS; x += blockDim.x) {
-            const int l = x / SOLID_W_COLS, c = x % SOLID_W_COLS, i = i0 + c;
-            vs[c][l] = l < slots && i < n ? vw[(size_t)l * st + i] : 0.0;
+#pragma unroll
+        for (int u = 0; u < VPER; u++) {
+            const int x = threadIdx.x + u * SOLID_W_BLOCK;
+            vs[x % SOLID_W_COLS][x / SOLID_W_COLS] = vr[u];
         }
         __syncthreads();
+        if (i0 + SOLID_W_COLS < n) fetch(i0 + SOLID_W_COLS);
 #pragma unroll 8
         for (int c = 0; c < SOLID_W_COLS; c++) {
-            const double2 v01 = *(const double2*)&vs[c][4 * g], v23 = *(const double2*)&vs[c][4 * g + 2];
-            const double vv[4] = {v01.x, v01.y, v23.x, v23.y};
+            double vv[TN];
+#pragma unroll
+            for (int q = 0; q < TN; q += 2) {
+                const double2 x = *(const double2*)&vs[c][TN * g + q];
+                vv[q] = x.x;
+                vv[q + 1] = x.y;
+            }
 #pragma unroll
             for (int r = 0; r < 4; r++) {
                 const double x = (double)ts[32 * r + lane][c];
 #pragma unroll
-                for (int q = 0; q < 4; q++) acc[r][q] += vv[q] * x;
+                for (int q = 0; q < TN; q++) acc[r][q] += vv[q] * x;
             }
         }
         __syncthreads();
@@ -337,8 +363,8 @@ __device__ void delayed_w(const SolidParams p, int spin, int slots, int kmax, co
     for (int r = 0; r < 4; r++) {
         const int j = row0 + 32 * r + lane;
 #pragma unroll
-        for (int q = 0; q < 4; q++)
-            if (j < n && 4 * g + q < slots) ww[(size_t)(4 * g + q) * n + j] = acc[r][q];
+        for (int q = 0; q < TN; q++)
+            if (j < n && TN * g + q < slots) ww[(size_t)(TN * g + q) * n + j] = acc[r][q];
     }
 }
 
@@ -410,13 +436,16 @@ __device__ void delayed_update(const SolidParams p, int spin, int slots, int kma
         }
 }
 
-extern "C" __global__ void __launch_bounds__(512) solid_delayed_w_mixed(const SolidParams p, int spin, int slots, int kmax,
-                                                                     const unsigned char* walkers, const double* v, double* w) {
-    delayed_w<float>(p, spin, slots, kmax, walkers, v, w);
+extern "C" __global__ void __launch_bounds__(SOLID_W_BLOCK, 2) solid_delayed_w4_mixed(const SolidParams p, int spin, int slots, int kmax,
+                                                                                const unsigned char* walkers, const double* v, double* w) {
+    delayed_w<float, 4>(p, spin, slots, kmax, walkers, v, w);
+}
+extern "C" __global__ void __launch_bounds__(SOLID_W_BLOCK, 2) solid_delayed_w8_mixed(const SolidParams p, int spin, int slots, int kmax,
+                                                                                const unsigned char* walkers, const double* v, double* w) {
+    delayed_w<float, 8>(p, spin, slots, kmax, walkers, v, w);
 }
 extern "C" __global__ void __launch_bounds__(256, 2) solid_delayed_update_mixed(const SolidParams p, int spin, int slots, int kmax,
-                                                                             unsigned char* walkers, const double* w,
-                                                                             const double* y) {
+                                                                          unsigned char* walkers, const double* w, const double* y) {
     delayed_update<float>(p, spin, slots, kmax, walkers, w, y);
 }
 

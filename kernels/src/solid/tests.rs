@@ -335,15 +335,15 @@ fn apply_case<S: Scalar, A: Scalar>(gpu: &std::sync::Arc<crate::gpu::Gpu>, sys: 
 /// The delayed apply on the GPU against its f64 product on the host (`apply_case`): double (cuBLAS on the slabs) to
 /// f64 rounding, mixed (solid.cu's delayed_w and delayed_update on the f32 inverses, products in f64) to half an f32
 /// ulp of each entry (rounded once) plus f64 terms. Spin blocks of 48 and 144 rows (96 and 288 electrons: neither a
-/// multiple of the kernels' 32-, 64- and 128-wide tiles; 144 spans several), delays 4 and 32, full windows and partial
-/// ones (21 of 32: a partial 16-slot tile of delayed_update).
+/// multiple of the kernels' 32- and 128-wide tiles; 144 spans several), delays 4, 32 (delayed_w4), 48 and 64
+/// (delayed_w8), full windows and partial ones (21 of 32, 33 of 48: partial 16-slot passes of delayed_update).
 #[test]
 fn gpu_delayed_apply_matches_f64_product_when_present() {
     let Some(gpu) = crate::gpu::for_test() else { return };
     for atoms in [24, 72] {
         let sys = Solid::carbon(atoms, 7).unwrap();
         let conv = sys.setup.convert();
-        for (k, slots) in [(4, 4), (4, 3), (32, 32), (32, 21)] {
+        for (k, slots) in [(4, 4), (4, 3), (32, 32), (32, 21), (48, 33), (64, 64)] {
             let p = Params { delay: k, ..params(false) };
             apply_case::<f64, f64>(&gpu, &sys, &sys.setup, p, slots, 0.0);
             apply_case::<f32, f64>(&gpu, &sys, &conv, p, slots, 0.5);
