@@ -873,10 +873,10 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
 
 #[cfg(test)]
 impl<S: Scalar, A: Scalar> GpuEngine<'_, S, A> {
-    /// For the apply's test: every walker's pending moves set to `v`, `ut` (`[walker][k][stride]`), `binv`
-    /// (`[walker][k][k]`) and `rep` (`[walker][k]`), W and Y filled with `fill` (what the apply must write before it
+    /// For the apply's test: every walker's pending moves set to `[v, ut, binv]` (`[walker][k][stride]` twice,
+    /// `[walker][k][k]`) and `rep` (`[walker][k]`), W and Y filled with `fill` (what the apply must write before it
     /// reads), then the rank-`slots` apply of spin `spin`. Returns rep and B^-1 after it.
-    pub(super) fn apply_with(&mut self, spin: usize, slots: usize, v: &[A], ut: &[A], binv: &[A], rep: &[i32], fill: A) -> Result<(Vec<i32>, Vec<A>), GpuError> {
+    pub(super) fn apply_with(&mut self, spin: usize, slots: usize, [v, ut, binv]: [&[A]; 3], rep: &[i32], fill: A) -> Result<(Vec<i32>, Vec<A>), GpuError> {
         let x = self.pending.as_mut().expect("apply_with needs a delayed engine");
         self.gpu.write(&mut x.v, v)?;
         self.gpu.write(&mut x.ut, ut)?;

@@ -297,7 +297,7 @@ fn apply_case<S: Scalar, A: Scalar>(gpu: &std::sync::Arc<crate::gpu::Gpu>, sys: 
     let conv = |x: &[f64]| x.iter().map(|&y| A::of(y)).collect::<Vec<A>>();
     for spin in [1, 0] {
         let before: Vec<Vec<f64>> = (0..walkers).map(|w| g.walker(w).unwrap().3.iter().map(|x| x.f64()).collect()).collect();
-        let (rep_after, binv_after) = g.apply_with(spin, slots, &conv(&v), &conv(&ut), &conv(&binv), &rep, A::of(nan)).unwrap();
+        let (rep_after, binv_after) = g.apply_with(spin, slots, [&conv(&v), &conv(&ut), &conv(&binv)], &rep, A::of(nan)).unwrap();
         let what = format!("{} n {n} delay {k} slots {slots} spin {spin}", S::NAME);
         for w in 0..walkers {
             let after: Vec<f64> = g.walker(w).unwrap().3.iter().map(|x| x.f64()).collect();
