@@ -1,7 +1,9 @@
 //! Delayed (Woodbury rank-k) updates of one transposed inverse on the CPU: the pending moves, the column of the
 //! current inverse against them, the Schur-complement growth of B^-1 on an accept, and the rank-k apply through
 //! faer's GEMM. The determinant kernel's CPU engine and the solid's CPU engine both keep one per matrix; their GPU
-//! twins are common.cuh's `delayed_*` (the per-walker steps) and [`super::gpu::delayed_gemms`] (the apply).
+//! twins are common.cuh's `delayed_*` (the per-walker steps) and [`super::gpu::delayed_gemms`] (the apply; the
+//! solid in mixed precision: [`super::gpu::delayed_y`] and solid.cu's delayed_w and delayed_update, which read the
+//! f32 inverse where it is stored and do the products in f64).
 //!
 //! With t the transposed inverse at the start of the delay (row j = column j of A^-1, rows `ld` apart) and the
 //! pending moves in slots l (row q_l of A changed by v_l), A^-1 now = A^-1 - U B^-1 V A^-1 with U = [t[q_l]] (kept as
@@ -16,7 +18,8 @@
 //! solid P = A = f64 in mixed precision too: its Slater matrices are ill-conditioned (cond 1e3..1e5), and f32 products
 //! summed over n terms (W = V t^T) made its energies drift by up to 1e-2 eps cond per step, 17 times Sherman-Morrison's
 //! f64-accumulated update (`examples/solid_mixed.rs`). Where P is wider than S the apply converts t in blocks of
-//! rows and rounds the updated rows to S once, as Sherman-Morrison rounds its.
+//! rows and rounds the updated rows to S once, as Sherman-Morrison rounds its (the GPU twin converts each entry in
+//! registers as it reads it and rounds it once as it writes it back: no f64 copy of t in memory).
 
 use super::cpu::{dot, dot_wide, Scalar};
 use crate::Real;

@@ -184,15 +184,35 @@ pub unsafe fn delayed_gemms<S: BatchedGemm>(blas: &cudarc::cublas::CudaBlas, d: 
         }
     };
     let (tl, vl, b) = (d.t_ld as i32, d.vu_ld as i32, d.batch as i32);
-    let (ts, vs, bs, ws) = (d.t_stride as i64, d.vu_stride as i64, d.binv_stride as i64, d.wy_stride as i64);
-    // SAFETY (all three): the shapes below stay inside the matrices the caller vouches for.
+    let (ts, vs, ws) = (d.t_stride as i64, d.vu_stride as i64, d.wy_stride as i64);
+    // SAFETY (both): the shapes below stay inside the matrices the caller vouches for.
     // W^T (n x k, column-major) = op_T(t^T) V^T
     check("W = V t^T", unsafe { S::gemm_batched(h, CUBLAS_OP_T, CUBLAS_OP_N, n, k, n, one, d.t, tl, ts, d.v, vl, vs, zero, d.w, n, ws, b) })?;
-    // Y^T (n x k) = U^T op_T(B^-T)
-    check("Y = B^-T U^T", unsafe { S::gemm_batched(h, CUBLAS_OP_N, CUBLAS_OP_T, n, k, k, one, d.ut, vl, vs, d.binv, d.kmax as i32, bs, zero, d.y, n, ws, b) })?;
+    // SAFETY: as the caller's.
+    unsafe { delayed_y::<S>(blas, d, pending) }?;
     between()?;
     // t^T (n x n) -= Y^T op_T(W^T)
     check("t -= W^T Y", unsafe { S::gemm_batched(h, CUBLAS_OP_N, CUBLAS_OP_T, n, n, k, -one, d.y, n, ws, d.w, n, ws, one, d.t, tl, ts, b) })
+}
+
+/// The middle product of `delayed_gemms` alone, Y = B^-T U^T (per matrix Y^T, n x `pending` column-major: Y's rows
+/// n apart), as `delayed_gemms` writes it: for a caller that does the other two products itself (the solid in mixed
+/// precision: solid.cu's delayed_w and delayed_update, on its f32 inverses). Queued on the handle's stream; reads
+/// only `d.ut` and `d.binv`, writes `d.y`.
+///
+/// # Safety
+/// As `delayed_gemms` for those three operands.
+pub unsafe fn delayed_y<S: BatchedGemm>(blas: &cudarc::cublas::CudaBlas, d: &DelayedBatch, pending: usize) -> Result<(), GpuError> {
+    let (n, k, vl, b) = (d.n as i32, pending as i32, d.vu_ld as i32, d.batch as i32);
+    let (vs, bs, ws) = (d.vu_stride as i64, d.binv_stride as i64, d.wy_stride as i64);
+    // Y^T (n x k) = U^T op_T(B^-T)
+    // SAFETY: the shapes stay inside the matrices the caller vouches for.
+    let st = unsafe { S::gemm_batched(*blas.handle(), CUBLAS_OP_N, CUBLAS_OP_T, n, k, k, S::one(), d.ut, vl, vs, d.binv, d.kmax as i32, bs, S::zero(), d.y, n, ws, b) };
+    if st == sys::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
+        Ok(())
+    } else {
+        Err(GpuError::Blas { during: "the delayed update's Y = B^-T U^T (gemmStridedBatched)".into(), message: format!("{st:?}") })
+    }
 }
 
 /// All walkers' determinants on the GPU (see module docs). Storage S, accumulation and inversion A.

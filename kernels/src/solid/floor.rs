@@ -8,8 +8,9 @@
 //!   `stride` each per point, `bspline::flops`);
 //! - determinant: per move the gradient, ratio and gradient-ratio dots against the inverse row (or, delayed, its
 //!   column against the pending moves: 3 slot n more), per accept Sherman-Morrison (4 n^2 flops, the spin's inverse
-//!   read and written) or, per window of k moves, the apply (4 k n^2 flops, the inverse read twice and written once;
-//!   in mixed precision also its dense f64 copy), the measurement's 4 dots per electron, and an f64 re-inversion
+//!   read and written) or, per window of k moves, the apply (4 k n^2 flops, the inverse read twice and written once
+//!   in its stored precision: in double by cuBLAS's W = V t^T and t -= W^T Y, in mixed by solid.cu's delayed_w and
+//!   delayed_update on the f32 entries), the measurement's 4 dots per electron, and an f64 re-inversion
 //!   (4 n^3 flops per spin) every `recompute` steps;
 //! - Jastrow: 3 passes over all electrons and ions per electron (both ends of a move, the measurement), 12 flops a
 //!   distance and the functor within its cutoff; the positions once (they stay in cache);
@@ -42,8 +43,7 @@ pub fn class_work(sys: &Solid, e: usize, acc: f64, k: usize, recompute: usize) -
         // the pending moves: about (k - 1) / 2 slots on average, 3 passes of n over them (f64 rows)
         det.0 += ne * 3.0 * (kf - 1.0) / 2.0 * n * 8.0;
         det.1 += ne * 6.0 * (kf - 1.0) / 2.0 * n;
-        let apply_bytes = if e == 8 { 3.0 * n * n * 8.0 } else { 2.0 * n * n * ef + 5.0 * n * n * 8.0 };
-        det.0 += windows * apply_bytes;
+        det.0 += windows * 3.0 * n * n * ef;
         det.1 += windows * (4.0 * kf * n * n + 2.0 * kf * kf * n);
     }
     // the measurement: 4 dots per electron, gradient rows written

@@ -3,9 +3,10 @@
 //! proposal, B-spline VGL at the proposals (bspline kernel), determinant ratio, Jastrow ratio and Metropolis-
 //! Hastings, the update for the accepted walkers: with delay k > 1 (`Params::delay`) the gradient and ratio against
 //! the window's pending moves and the accept into its slot (common.cuh's delayed_*), and at each window's end the
-//! rank-k apply as three cuBLAS strided-batched GEMMs over every walker's inverse (`apply_pending`; in mixed precision
-//! on dense f64 copies, chunk by chunk of walkers); with k = 1 Sherman-Morrison (each row's coefficient and rank-1
-//! update in one pass). The measurement:
+//! rank-k apply over every walker's inverse (`apply_pending`: in double three cuBLAS strided-batched GEMMs on the
+//! slabs; in mixed precision cuBLAS's Y = B^-T U^T and two kernels of solid.cu that read the f32 inverses in the slabs
+//! directly and do the products in f64, W = V t^T and t -= W^T Y, rounding each entry to f32 once); with k = 1
+//! Sherman-Morrison (each row's coefficient and rank-1 update in one pass). The measurement:
 //! VGL of all electrons in chunks of points (bspline kernel), the determinant's gradient and Laplacian (and first,
 //! for the walkers that re-invert (`conditioning::reinverts`, walker by walker as on the CPU) an f64 LU: cuBLAS
 //! batched below n = 1024 per spin, cuSOLVER per matrix from there), the kinetic energy, the Ewald energy (ewald kernel,
@@ -37,7 +38,7 @@ use super::{branch, comb_offset, start_walkers, weight, Class, Params, Parts, So
 use crate::bspline::gpu::{default_per_thread, suffix, GpuSpline};
 use crate::bspline::Output;
 use crate::determinant::cpu::Scalar;
-use crate::determinant::gpu::{delayed_gemms, BatchedLu, DelayedBatch, SOLVER_MIN_N};
+use crate::determinant::gpu::{delayed_gemms, delayed_y, BatchedLu, DelayedBatch, SOLVER_MIN_N};
 use crate::ewald::gpu::GpuEwald;
 use crate::gpu::{CudaEvent, CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PushKernelArg, Traffic};
 use crate::pseudopotential::gpu::{jastrow_tables, GpuPseudo, MAX_JASTROW_COEFS};
@@ -102,16 +103,27 @@ struct Funcs {
     det_ratio_delayed: CudaFunction,
     det_accept: CudaFunction,
     delayed_fix: CudaFunction,
-    spin_rows: CudaFunction,
+    /// Where S is narrower than A (mixed): the apply's W = V t^T and t -= W^T Y on the S inverses (solid.cu).
+    fused: Option<Fused>,
     gather: CudaFunction,
     identity: CudaFunction,
     matrix_ptrs: CudaFunction,
     draws: CudaFunction,
 }
 
-/// Most bytes of the dense f64 copies of the inverses a mixed-precision apply works on (it goes through the walkers
-/// in chunks of that many).
-const DENSE_BYTES: usize = 1 << 30;
+struct Fused {
+    w: CudaFunction,
+    update: CudaFunction,
+}
+
+/// Tiles of solid.cu's delayed_w (rows of t per block of W_BLOCK threads: 8 warps of 4 or 8 slots each) and
+/// delayed_update (rows and columns of t per block of UPDATE_BLOCK threads): SOLID_W_BLOCK, SOLID_W_ROWS,
+/// SOLID_U_ROWS, SOLID_U_COLS.
+const W_BLOCK: u32 = 256;
+const W_ROWS: usize = 128;
+const U_ROWS: usize = 64;
+const U_COLS: usize = 128;
+const UPDATE_BLOCK: u32 = 256;
 
 /// The pending moves of the delayed updates (delay k > 1), every walker's in one allocation each (solid.cu), in A:
 /// f64 in mixed precision too (determinant::delayed says why).
@@ -127,16 +139,10 @@ struct Pending<A> {
     /// The apply's W^T and Y^T, `[walker][k][n]`.
     w: CudaSlice<A>,
     y: CudaSlice<A>,
-    /// Where the inverses are stored in S narrower than A (mixed): `chunk` walkers' spin blocks as dense f64 n x n
-    /// matrices, which the apply updates before rounding them back once.
-    dense: Option<CudaSlice<f64>>,
-    chunk: usize,
 }
 
 impl<A: Real> Pending<A> {
-    fn new<S: Real>(gpu: &Gpu, walkers: usize, k: usize, n: usize, stride: usize) -> Result<Self, GpuError> {
-        let chunk = Self::chunk::<S>(walkers, n);
-        let wide = std::mem::size_of::<S>() != std::mem::size_of::<A>();
+    fn new(gpu: &Gpu, walkers: usize, k: usize, n: usize, stride: usize) -> Result<Self, GpuError> {
         Ok(Pending {
             k,
             v: gpu.zeros("delayed new rows", walkers * k * stride)?,
@@ -146,25 +152,12 @@ impl<A: Real> Pending<A> {
             p: gpu.zeros("delayed products p", walkers * k)?,
             w: gpu.zeros("delayed products W", walkers * k * n)?,
             y: gpu.zeros("delayed products Y", walkers * k * n)?,
-            dense: if wide { Some(gpu.zeros("dense inverses of the delayed apply", chunk * n * n)?) } else { None },
-            chunk,
         })
     }
 
-    /// Walkers per apply: all of them, or (mixed) as many as DENSE_BYTES of dense f64 copies hold.
-    fn chunk<S: Real>(walkers: usize, n: usize) -> usize {
-        if std::mem::size_of::<S>() == std::mem::size_of::<A>() {
-            walkers
-        } else {
-            (DENSE_BYTES / (8 * n * n)).clamp(1, walkers)
-        }
-    }
-
     /// Device bytes of `walkers` walkers' pending moves.
-    fn bytes<S: Real>(walkers: usize, k: usize, n: usize, stride: usize) -> usize {
-        let a = std::mem::size_of::<A>();
-        let dense = if std::mem::size_of::<S>() == a { 0 } else { Self::chunk::<S>(walkers, n) * n * n * 8 };
-        walkers * (k * (2 * stride + k + 2 * n + 1) * a + 4 * k) + dense
+    fn bytes(walkers: usize, k: usize, n: usize, stride: usize) -> usize {
+        walkers * (k * (2 * stride + k + 2 * n + 1) * std::mem::size_of::<A>() + 4 * k)
     }
 }
 
@@ -317,7 +310,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         };
         let ab = std::mem::size_of::<A>();
         assert!((1..=crate::determinant::MAX_DELAY).contains(&p.delay), "solid gpu: delay {} out of 1..=64", p.delay);
-        let pending_bytes = if p.delay > 1 { Pending::<A>::bytes::<S>(walkers, p.delay, n, st) } else { 0 };
+        let pending_bytes = if p.delay > 1 { Pending::<A>::bytes(walkers, p.delay, n, st) } else { 0 };
         gpu.ensure_fits("the walkers' slabs, f64 re-inversion buffers and delayed moves", walkers * kp.slab.bytes as usize + 4 * walkers * n * n * 8 + pending_bytes)?;
         let slab = Slab::upload(gpu, setup, &w, true)?;
         let chunk = (CHUNK_BYTES / (5 * st * ab)).clamp(walkers, 65535).min((walkers * ne).max(walkers));
@@ -338,7 +331,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             det_ratio_delayed: func("det_ratio_delayed")?,
             det_accept: func("det_accept")?,
             delayed_fix: func("delayed_fix")?,
-            spin_rows: func("spin_rows")?,
+            fused: if std::mem::size_of::<S>() < ab { Some(Fused { w: func(if p.delay <= 32 { "delayed_w4" } else { "delayed_w8" })?, update: func("delayed_update")? }) } else { None },
             gather: gpu.function("solid", SRC, "solid_gather_positions")?,
             identity: gpu.function("solid", SRC, "solid_identity")?,
             matrix_ptrs: gpu.function("solid", SRC, "solid_matrix_ptrs")?,
@@ -362,7 +355,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             term: gpu.zeros("kinetic terms", walkers * ne)?,
             kin: gpu.zeros("kinetic energies", walkers)?,
             inversion: Inversion::new(gpu, walkers, n)?,
-            pending: if p.delay > 1 { Some(Pending::new::<S>(gpu, walkers, p.delay, n, st)?) } else { None },
+            pending: if p.delay > 1 { Some(Pending::new(gpu, walkers, p.delay, n, st)?) } else { None },
             chunk,
             accepted: vec![0; walkers],
             e_est: 0.0,
@@ -581,77 +574,69 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         self.mark(Class::Determinant)
     }
 
-    /// The rank-`slots` apply of spin `spin`'s pending moves of every walker: three strided-batched GEMMs in A over
-    /// the walkers' inverses (determinant::gpu::delayed_gemms), in their slabs (double), or (mixed) over dense f64
-    /// copies of a chunk of walkers' spin blocks at a time, rounded back to S once; solid_delayed_fix between the
-    /// products (the deltas of the replaced rows; the slots emptied).
+    /// The rank-`slots` apply of spin `spin`'s pending moves of every walker, in A, on the inverses in their slabs:
+    /// (double) three strided-batched GEMMs (determinant::gpu::delayed_gemms); (mixed) cuBLAS's Y = B^-T U^T
+    /// (`delayed_y`) and solid.cu's delayed_w (W = V t^T) and delayed_update (t -= W^T Y), which read the S entries
+    /// and round the updated ones to S once. solid_delayed_fix between the products that read B^-1 and the one that
+    /// reads W (the deltas of the replaced rows; the slots emptied).
     fn apply_pending(&mut self, spin: usize, slots: usize) -> Result<(), GpuError> {
         let (nw, n, st) = (self.count(), self.kp.n as usize, self.kp.stride as usize);
         let blas = self.gpu.blas()?;
         let s = self.gpu.stream.clone();
         let kp = self.kp;
         let x = self.pending.as_mut().expect("apply_pending needs the pending moves");
-        let (k, a) = (x.k, std::mem::size_of::<A>());
+        let (k, e) = (x.k, std::mem::size_of::<S>());
         let slab_bytes = kp.slab.bytes as usize;
         let base = self.slab.buf.device_ptr(&s).0;
+        let at = |v: &CudaSlice<A>| v.device_ptr(&s).0;
+        let d = DelayedBatch {
+            n,
+            batch: nw,
+            kmax: k,
+            t: base + (kp.slab.inv as usize + spin * n * st * e) as u64,
+            t_ld: st,
+            t_stride: slab_bytes / e,
+            v: at(&x.v),
+            ut: at(&x.ut),
+            vu_ld: st,
+            vu_stride: k * st,
+            binv: at(&x.binv),
+            binv_stride: k * k,
+            w: at(&x.w),
+            y: at(&x.y),
+            wy_stride: k * n,
+        };
         let (spin_i, ni, ki, si) = (spin as i32, n as i32, k as i32, slots as i32);
-        for first in (0..nw).step_by(x.chunk) {
-            let count = x.chunk.min(nw - first);
-            let (first_i, count_i) = (first as i32, count as i32);
-            let spread = cfg((((count * n * n) as u32).div_ceil(BLOCK).min(8192), 1), BLOCK);
-            let (t, t_ld, t_stride) = match &mut x.dense {
-                Some(dense) => {
-                    let back = 0i32;
-                    let mut b = s.launch_builder(&self.f.spin_rows);
-                    b.arg(&kp).arg(&spin_i).arg(&first_i).arg(&count_i).arg(&back).arg(&mut self.slab.buf).arg(&mut *dense);
-                    // SAFETY: grid-stride over count n^2 entries: spin `spin`'s rows of walkers first .. first + count in
-                    // their slabs, and dense, which holds chunk >= count n x n matrices.
-                    unsafe { b.launch(spread) }.during("launching solid_spin_rows")?;
-                    (dense.device_ptr(&s).0, n, n * n)
-                }
-                None => (base + (kp.slab.inv as usize + spin * n * st * a + first * slab_bytes) as u64, st, slab_bytes / a),
-            };
-            let at = |v: &CudaSlice<A>, per: usize| v.device_ptr(&s).0 + (first * per * a) as u64;
-            let d = DelayedBatch {
-                n,
-                batch: count,
-                kmax: k,
-                t,
-                t_ld,
-                t_stride,
-                v: at(&x.v, k * st),
-                ut: at(&x.ut, k * st),
-                vu_ld: st,
-                vu_stride: k * st,
-                binv: at(&x.binv, k * k),
-                binv_stride: k * k,
-                w: at(&x.w, k * n),
-                y: at(&x.y, k * n),
-                wy_stride: k * n,
-            };
-            let fix = &self.f.delayed_fix;
-            let (rep, w, binv) = (&mut x.rep, &mut x.w, &mut x.binv);
-            let between = || -> Result<(), GpuError> {
-                let mut b = s.launch_builder(fix);
-                b.arg(&ni).arg(&ki).arg(&si).arg(&first_i).arg(rep).arg(w).arg(binv);
-                // SAFETY: block b < count touches rep[first + b][..slots], W^T's entries (rep, l) < (n, k) and the k x k
-                // B^-1 of walker first + b; after the two products that read B^-1, before the one that reads W, on
-                // this stream.
-                unsafe { b.launch(cfg((count as u32, 1), BLOCK)) }.during("launching solid_delayed_fix")?;
-                Ok(())
-            };
-            // SAFETY: t holds the count walkers' spin blocks (n rows t_ld apart, t_stride elements from walker to
-            // walker: in the slab allocation or the dense copies); v, ut (k rows of st), binv (k x k), w, y (k rows of
-            // n) hold every walker's at these strides from walker `first` on; slots <= k.
-            unsafe { delayed_gemms::<A>(&blas, &d, slots, between) }?;
-            if let Some(dense) = &x.dense {
-                let back = 1i32;
-                let mut b = s.launch_builder(&self.f.spin_rows);
-                b.arg(&kp).arg(&spin_i).arg(&first_i).arg(&count_i).arg(&back).arg(&mut self.slab.buf).arg(dense);
-                // SAFETY: as the copy out above, the other way.
-                unsafe { b.launch(spread) }.during("launching solid_spin_rows")?;
-            }
+        let fix = |rep: &mut CudaSlice<i32>, w: &mut CudaSlice<A>, binv: &mut CudaSlice<A>| -> Result<(), GpuError> {
+            let mut b = s.launch_builder(&self.f.delayed_fix);
+            b.arg(&ni).arg(&ki).arg(&si).arg(rep).arg(w).arg(binv);
+            // SAFETY: block b < walkers touches rep[b][..slots], W^T's entries (rep, l) < (n, k) and the k x k B^-1 of
+            // walker b; after the products that read B^-1, before the one that reads W, on this stream.
+            unsafe { b.launch(cfg((nw as u32, 1), BLOCK)) }.during("launching solid_delayed_fix")?;
+            Ok(())
+        };
+        let Some(fused) = &self.f.fused else {
+            // SAFETY: t holds every walker's spin block (n rows st apart, slab_bytes from walker to walker, in S = A);
+            // v, ut (k rows of st), binv (k x k), w, y (k rows of n) hold every walker's at these strides; slots <= k.
+            return unsafe { delayed_gemms::<A>(&blas, &d, slots, || fix(&mut x.rep, &mut x.w, &mut x.binv)) };
+        };
+        // SAFETY: ut (k rows of st), binv (k x k) and y (k rows of n) hold every walker's at these strides; slots <= k.
+        unsafe { delayed_y::<A>(&blas, &d, slots) }?;
+        {
+            let mut b = s.launch_builder(&fused.w);
+            b.arg(&kp).arg(&spin_i).arg(&si).arg(&ki).arg(&self.slab.buf).arg(&x.v).arg(&mut x.w);
+            // SAFETY: block (r, w) reads rows 128 r .. (at most n) of walker w's spin block `spin` in its slab (columns
+            // < n), v[w][l][..n] for l < slots, writes w[w][l][128 r ..] for l < slots <= k; its 8 warps of 4 slots
+            // (delayed_w4, k <= 32) or 8 (delayed_w8, k <= 64) cover every slot.
+            unsafe { b.launch(cfg((n.div_ceil(W_ROWS) as u32, nw as u32), W_BLOCK)) }.during("launching solid_delayed_w")?;
         }
+        fix(&mut x.rep, &mut x.w, &mut x.binv)?;
+        let mut b = s.launch_builder(&fused.update);
+        b.arg(&kp).arg(&spin_i).arg(&si).arg(&ki).arg(&mut self.slab.buf).arg(&x.w).arg(&x.y);
+        // SAFETY: block (c, r, w) reads w[w][l][64 r ..] and y[w][l][128 c ..] (l < slots, entries < n), written before
+        // on this stream, and rewrites its 64 x 128 tile (entries < n) of walker w's spin block `spin` in its slab.
+        let grid = LaunchConfig { grid_dim: (n.div_ceil(U_COLS) as u32, n.div_ceil(U_ROWS) as u32, nw as u32), block_dim: (UPDATE_BLOCK, 1, 1), shared_mem_bytes: 0 };
+        unsafe { b.launch(grid) }.during("launching solid_delayed_update")?;
         Ok(())
     }
 
@@ -883,5 +868,25 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         self.parts[k] = w.parts;
         self.cond[k] = w.cond;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl<S: Scalar, A: Scalar> GpuEngine<'_, S, A> {
+    /// For the apply's test: every walker's pending moves set to `[v, ut, binv]` (`[walker][k][stride]` twice,
+    /// `[walker][k][k]`) and `rep` (`[walker][k]`), W and Y filled with `fill` (what the apply must write before it
+    /// reads), then the rank-`slots` apply of spin `spin`. Returns rep and B^-1 after it.
+    pub(super) fn apply_with(&mut self, spin: usize, slots: usize, [v, ut, binv]: [&[A]; 3], rep: &[i32], fill: A) -> Result<(Vec<i32>, Vec<A>), GpuError> {
+        let x = self.pending.as_mut().expect("apply_with needs a delayed engine");
+        self.gpu.write(&mut x.v, v)?;
+        self.gpu.write(&mut x.ut, ut)?;
+        self.gpu.write(&mut x.binv, binv)?;
+        self.gpu.write(&mut x.rep, rep)?;
+        let filled = vec![fill; x.w.len()];
+        self.gpu.write(&mut x.w, &filled)?;
+        self.gpu.write(&mut x.y, &filled)?;
+        self.apply_pending(spin, slots)?;
+        let x = self.pending.as_ref().expect("apply_with needs a delayed engine");
+        Ok((self.gpu.download(&x.rep)?, self.gpu.download(&x.binv)?))
     }
 }

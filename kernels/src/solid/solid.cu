@@ -266,10 +266,10 @@ __device__ void det_accept(const SolidParams p, int e, int slot, int kmax, unsig
 
 // Between the apply's products (W^T = t V^T, then Y): W[l][rep_l] -= 1 for the slots holding a new row (the delta
 // a_q . t[j] = delta_qj, determinant::delayed), and the window's slots emptied for the next (rep -1, B^-1 zero).
-// W^T is column-major n x kmax per walker (w [walker][kmax][n]). One block per walker of first .. first + gridDim.x.
+// W^T is column-major n x kmax per walker (w [walker][kmax][n]). One block per walker.
 template <typename A>
-__device__ void delayed_fix(int n, int kmax, int slots, int first, int* __restrict__ rep, A* __restrict__ w, A* __restrict__ binv) {
-    const size_t b = first + blockIdx.x;
+__device__ void delayed_fix(int n, int kmax, int slots, int* __restrict__ rep, A* __restrict__ w, A* __restrict__ binv) {
+    const size_t b = blockIdx.x;
     if ((int)threadIdx.x < slots) {
         int* r = rep + b * kmax + threadIdx.x;
         if (*r >= 0) w[b * kmax * n + (size_t)threadIdx.x * n + *r] -= A(1);
@@ -278,18 +278,175 @@ __device__ void delayed_fix(int n, int kmax, int slots, int first, int* __restri
     for (int i = threadIdx.x; i < kmax * kmax; i += blockDim.x) binv[b * kmax * kmax + i] = A(0);
 }
 
-// Where the inverse is stored narrower than the apply's products (mixed): spin `spin`'s n rows of walkers first ..
-// first + count to dense f64 n x n matrices (back = 0), or those back into the slabs rounded to S (back = 1).
-template <typename S>
-__device__ void spin_rows(const SolidParams p, int spin, int first, int count, int back, unsigned char* __restrict__ walkers,
-                          double* __restrict__ dense) {
-    const size_t nn = (size_t)p.n * p.n, total = (size_t)count * nn;
-    for (size_t x = blockIdx.x * (size_t)blockDim.x + threadIdx.x; x < total; x += (size_t)gridDim.x * blockDim.x) {
-        const size_t r = (x % nn) / p.n, c = x % p.n;
-        S* t = inv_of<S>(p, walkers, first + x / nn) + ((size_t)spin * p.n + r) * p.stride + c;
-        if (back) *t = (S)dense[x];
-        else dense[x] = (double)*t;
+// The rank-k apply where the inverse is stored narrower than its products (mixed: S = float, A = double), in two
+// kernels that read the f32 spin blocks in the slabs directly, convert in registers and do every product in f64:
+// solid_delayed_w (W = V t^T) before solid_delayed_fix, solid_delayed_update (t -= W^T Y, rounded to S once, as
+// Sherman-Morrison rounds its rows) after it; Y = B^-T U^T stays cuBLAS's DGEMM on the pending moves (solid/gpu.rs).
+// Each t entry is read twice and written once per apply (12 n^2 bytes per spin block), against the 48 n^2 of the
+// former dense f64 copies (f32 -> f64 copy, the DGEMMs' three passes, the copy back). The same mathematics as
+// determinant::gpu::delayed_gemms: W[l][j] = v_l . t[j] (row j of t, i < n), w [walker][kmax][n] as cuBLAS writes
+// W^T (n x kmax column-major); t[j][i] -= sum_{l < slots} W[l][j] Y[l][i], y [walker][kmax][n] likewise.
+// No double instantiation: double applies through cuBLAS on its slabs (and the tiles would pass 48 KB of shared).
+
+// W = V t^T: a block of SOLID_W_BLOCK threads takes SOLID_W_ROWS rows of one walker's spin block (4 per lane, rows
+// lane + 32 r) and every slot (TN per warp: 8 TN >= kmax), the rows' SOLID_W_COLS-column tiles staged in shared memory
+// (coalesced, each entry read from memory once) beside the slots' tile of V, transposed so that a warp's TN slots are
+// one broadcast. The next tile's entries are loaded into registers while the current one is multiplied.
+#define SOLID_W_BLOCK 256
+#define SOLID_W_ROWS 128
+#define SOLID_W_COLS 32
+#define SOLID_W_SLOTS 66 // 64 slots at most, padded (fewer bank conflicts on the transposed store, 16-byte aligned)
+template <typename S, int TN>
+__device__ void delayed_w(const SolidParams p, int spin, int slots, int kmax, const unsigned char* __restrict__ walkers,
+                          const double* __restrict__ v, double* __restrict__ w) {
+    constexpr int TPER = SOLID_W_ROWS * SOLID_W_COLS / SOLID_W_BLOCK, VPER = 8 * TN * SOLID_W_COLS / SOLID_W_BLOCK;
+    __shared__ S ts[SOLID_W_ROWS][SOLID_W_COLS + 1];
+    __shared__ __align__(16) double vs[SOLID_W_COLS][SOLID_W_SLOTS];
+    const int n = p.n, st = p.stride, lane = threadIdx.x & 31, g = threadIdx.x >> 5;
+    const int row0 = blockIdx.x * SOLID_W_ROWS;
+    const long long wk = blockIdx.y;
+    const S* t = inv_of<const S>(p, walkers, wk) + (size_t)spin * n * st;
+    const double* vw = v + (size_t)wk * kmax * st;
+    S tr[TPER];
+    double vr[VPER];
+    auto fetch = [&](int i0) {
+#pragma unroll
+        for (int u = 0; u < TPER; u++) {
+            const int x = threadIdx.x + u * SOLID_W_BLOCK, j = row0 + x / SOLID_W_COLS, i = i0 + x % SOLID_W_COLS;
+            tr[u] = j < n && i < n ? t[(size_t)j * st + i] : S(0);
+        }
+#pragma unroll
+        for (int u = 0; u < VPER; u++) {
+            const int x = threadIdx.x + u * SOLID_W_BLOCK, l = x / SOLID_W_COLS, i = i0 + x % SOLID_W_COLS;
+            vr[u] = l < slots && i < n ? vw[(size_t)l * st + i] : 0.0;
+        }
+    };
+    double acc[4][TN];
+#pragma unroll
+    for (int r = 0; r < 4; r++)
+#pragma unroll
+        for (int q = 0; q < TN; q++) acc[r][q] = 0.0;
+    fetch(0);
+    for (int i0 = 0; i0 < n; i0 += SOLID_W_COLS) {
+#pragma unroll
+        for (int u = 0; u < TPER; u++) {
+            const int x = threadIdx.x + u * SOLID_W_BLOCK;
+            ts[x / SOLID_W_COLS][x % SOLID_W_COLS] = tr[u];
+        }
+#pragma unroll
+        for (int u = 0; u < VPER; u++) {
+            const int x = threadIdx.x + u * SOLID_W_BLOCK;
+            vs[x % SOLID_W_COLS][x / SOLID_W_COLS] = vr[u];
+        }
+        __syncthreads();
+        if (i0 + SOLID_W_COLS < n) fetch(i0 + SOLID_W_COLS);
+#pragma unroll 8
+        for (int c = 0; c < SOLID_W_COLS; c++) {
+            double vv[TN];
+#pragma unroll
+            for (int q = 0; q < TN; q += 2) {
+                const double2 x = *(const double2*)&vs[c][TN * g + q];
+                vv[q] = x.x;
+                vv[q + 1] = x.y;
+            }
+#pragma unroll
+            for (int r = 0; r < 4; r++) {
+                const double x = (double)ts[32 * r + lane][c];
+#pragma unroll
+                for (int q = 0; q < TN; q++) acc[r][q] += vv[q] * x;
+            }
+        }
+        __syncthreads();
     }
+    double* ww = w + (size_t)wk * kmax * n;
+#pragma unroll
+    for (int r = 0; r < 4; r++) {
+        const int j = row0 + 32 * r + lane;
+#pragma unroll
+        for (int q = 0; q < TN; q++)
+            if (j < n && TN * g + q < slots) ww[(size_t)(TN * g + q) * n + j] = acc[r][q];
+    }
+}
+
+// t -= W^T Y: a block of 8 warps takes a tile of SOLID_U_ROWS x SOLID_U_COLS of one walker's spin block, each lane
+// 8 rows (its warp's: W's entries a broadcast) x 4 columns (lane + 32 c: coalesced), W's and Y's tiles SOLID_U_SLOTS
+// slots at a time in shared memory; the sums in f64, then each entry read, updated and rounded to S once.
+#define SOLID_U_ROWS 64
+#define SOLID_U_COLS 128
+#define SOLID_U_SLOTS 16
+template <typename S>
+__device__ void delayed_update(const SolidParams p, int spin, int slots, int kmax, unsigned char* __restrict__ walkers,
+                               const double* __restrict__ w, const double* __restrict__ y) {
+    __shared__ __align__(16) double ws[SOLID_U_SLOTS][SOLID_U_ROWS];
+    __shared__ double ys[SOLID_U_SLOTS][SOLID_U_COLS];
+    const int n = p.n, st = p.stride, lane = threadIdx.x & 31, g = threadIdx.x >> 5;
+    const int col0 = blockIdx.x * SOLID_U_COLS, row0 = blockIdx.y * SOLID_U_ROWS;
+    const long long wk = blockIdx.z;
+    const double* ww = w + (size_t)wk * kmax * n;
+    const double* yw = y + (size_t)wk * kmax * n;
+    double acc[8][4];
+#pragma unroll
+    for (int r = 0; r < 8; r++)
+#pragma unroll
+        for (int q = 0; q < 4; q++) acc[r][q] = 0.0;
+    for (int l0 = 0; l0 < slots; l0 += SOLID_U_SLOTS) {
+        for (int x = threadIdx.x; x < SOLID_U_SLOTS * SOLID_U_ROWS; x += blockDim.x) {
+            const int l = x / SOLID_U_ROWS, r = x % SOLID_U_ROWS, j = row0 + r;
+            ws[l][r] = l0 + l < slots && j < n ? ww[(size_t)(l0 + l) * n + j] : 0.0;
+        }
+        for (int x = threadIdx.x; x < SOLID_U_SLOTS * SOLID_U_COLS; x += blockDim.x) {
+            const int l = x / SOLID_U_COLS, c = x % SOLID_U_COLS, i = col0 + c;
+            ys[l][c] = l0 + l < slots && i < n ? yw[(size_t)(l0 + l) * n + i] : 0.0;
+        }
+        __syncthreads();
+#pragma unroll
+        for (int l = 0; l < SOLID_U_SLOTS; l++) {
+            double wv[8], yv[4];
+#pragma unroll
+            for (int r = 0; r < 8; r += 2) {
+                const double2 x = *(const double2*)&ws[l][8 * g + r];
+                wv[r] = x.x;
+                wv[r + 1] = x.y;
+            }
+#pragma unroll
+            for (int q = 0; q < 4; q++) yv[q] = ys[l][32 * q + lane];
+#pragma unroll
+            for (int r = 0; r < 8; r++)
+#pragma unroll
+                for (int q = 0; q < 4; q++) acc[r][q] += wv[r] * yv[q];
+        }
+        __syncthreads();
+    }
+    S* t = inv_of<S>(p, walkers, wk) + (size_t)spin * n * st;
+    // every entry read before any is written: the 32 loads in flight together
+    S old[8][4];
+#pragma unroll
+    for (int r = 0; r < 8; r++)
+#pragma unroll
+        for (int q = 0; q < 4; q++) {
+            const int j = row0 + 8 * g + r, i = col0 + 32 * q + lane;
+            old[r][q] = j < n && i < n ? t[(size_t)j * st + i] : S(0);
+        }
+#pragma unroll
+    for (int r = 0; r < 8; r++)
+#pragma unroll
+        for (int q = 0; q < 4; q++) {
+            const int j = row0 + 8 * g + r, i = col0 + 32 * q + lane;
+            if (j < n && i < n) t[(size_t)j * st + i] = (S)((double)old[r][q] - acc[r][q]);
+        }
+}
+
+extern "C" __global__ void __launch_bounds__(SOLID_W_BLOCK, 2) solid_delayed_w4_mixed(const SolidParams p, int spin, int slots, int kmax,
+                                                                                const unsigned char* walkers, const double* v, double* w) {
+    delayed_w<float, 4>(p, spin, slots, kmax, walkers, v, w);
+}
+extern "C" __global__ void __launch_bounds__(SOLID_W_BLOCK, 2) solid_delayed_w8_mixed(const SolidParams p, int spin, int slots, int kmax,
+                                                                                const unsigned char* walkers, const double* v, double* w) {
+    delayed_w<float, 8>(p, spin, slots, kmax, walkers, v, w);
+}
+extern "C" __global__ void __launch_bounds__(256, 2) solid_delayed_update_mixed(const SolidParams p, int spin, int slots, int kmax,
+                                                                          unsigned char* walkers, const double* w, const double* y) {
+    delayed_update<float>(p, spin, slots, kmax, walkers, w, y);
 }
 
 // Sherman-Morrison for the accepted walkers, one warp per row j of the spin block: coef_j = (t[j] . u - delta_jk) /
@@ -495,12 +652,8 @@ extern "C" __global__ void solid_gather_positions(const SolidParams p, long long
                                                       const A* pbuf) {                                                   \
         det_accept<S, A>(p, e, slot, kmax, walkers, urow, accept, v, ut, binv, rep, pbuf);                               \
     }                                                                                                                    \
-    extern "C" __global__ void solid_delayed_fix_##SUF(int n, int kmax, int slots, int first, int* rep, A* w, A* binv) { \
-        delayed_fix<A>(n, kmax, slots, first, rep, w, binv);                                                             \
-    }                                                                                                                    \
-    extern "C" __global__ void solid_spin_rows_##SUF(const SolidParams p, int spin, int first, int count, int back,     \
-                                                     unsigned char* walkers, double* dense) {                            \
-        spin_rows<S>(p, spin, first, count, back, walkers, dense);                                                       \
+    extern "C" __global__ void solid_delayed_fix_##SUF(int n, int kmax, int slots, int* rep, A* w, A* binv) {          \
+        delayed_fix<A>(n, kmax, slots, rep, w, binv);                                                                    \
     }                                                                                                                    \
     extern "C" __global__ void solid_sm_update_##SUF(const SolidParams p, int e, unsigned char* walkers, const S* urow, \
                                                      const int* accept, const double* g, const A* tk) {                  \

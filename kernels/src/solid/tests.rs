@@ -1,6 +1,7 @@
 use super::conditioning::{cond_1, energy_tolerance, interval, inverse_tolerance, reinverts, GROWTH, MIXED_CAP, MIXED_FLOOR};
 use super::cpu::CpuEngine;
 use super::*;
+use crate::determinant::cpu::Scalar;
 
 const EPS32: f64 = f32::EPSILON as f64;
 
@@ -246,6 +247,134 @@ fn gpu_matches_cpu_when_present() {
     let inv: Vec<f64> = inv.iter().map(|x| x.f64()).collect();
     let c = compare(&sys, &pos, &rot, parts, &inv).unwrap();
     assert!(c.energy < MIXED_TOLERANCE && c.inverse < 1e-3, "mixed gpu: energy {:e}, inverse {:e}", c.energy, c.inverse);
+}
+
+/// A small deterministic stream of uniforms in [-1, 1) for the apply's test data (splitmix64).
+fn uniforms(seed: u64, len: usize) -> Vec<f64> {
+    let mut z = seed;
+    (0..len)
+        .map(|_| {
+            z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut x = z;
+            x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            x ^= x >> 31;
+            (x >> 11) as f64 / (1u64 << 52) as f64 - 1.0
+        })
+        .collect()
+}
+
+/// One engine's apply (`apply_with`) of `slots` random pending moves of its `p.delay` on each spin of 3 walkers,
+/// against the f64 product on the host from the inverses before: W[l][j] = v_l . t[j] - [rep_l = j], Y[l][i] =
+/// sum_m B^-1[m][l] ut[m][i], t'[j][i] = t[j][i] - sum_l W[l][j] Y[l][i] (l, m < slots; i, j < n). Every entry the
+/// apply must not read is NaN (V, U^T past n and past the window, B^-1 past the window, W and Y before it), so a
+/// stray read shows. Each entry within `ulps` of an S ulp of its value (S = f32: rounded once, 0.5) plus f64 terms;
+/// the rows' padding and the other spin untouched; the window emptied (rep -1, B^-1 zero).
+fn apply_case<S: Scalar, A: Scalar>(gpu: &std::sync::Arc<crate::gpu::Gpu>, sys: &Solid, setup: &crate::pseudopotential::Setup<S>, p: Params, slots: usize, ulps: f64) {
+    let walkers = 3;
+    let mut g = gpu::GpuEngine::<S, A>::new(gpu, sys, setup, walkers, p).unwrap();
+    let (n, st, k) = (sys.setup.per_spin(), sys.setup.table.stride, p.delay);
+    let nan = f64::NAN;
+    let seed = (n * 1000 + k * 10 + slots) as u64;
+    let (mut v, mut ut, mut binv) = (uniforms(seed, walkers * k * st), uniforms(seed + 1, walkers * k * st), uniforms(seed + 2, walkers * k * k));
+    for w in 0..walkers {
+        for l in 0..k {
+            for i in 0..st {
+                if l >= slots || i >= n {
+                    v[(w * k + l) * st + i] = nan;
+                    ut[(w * k + l) * st + i] = nan;
+                }
+            }
+            for m in 0..k {
+                if l >= slots || m >= slots {
+                    binv[(w * k + l) * k + m] = nan;
+                }
+            }
+        }
+    }
+    // slots holding a change (-1) and new rows of replaced rows (distinct rows: 7 is prime to n = 48, 144)
+    let rep: Vec<i32> = (0..walkers * k).map(|x| if x % 3 == 0 { -1 } else { ((7 * (x % k) + x / k) % n) as i32 }).collect();
+    let conv = |x: &[f64]| x.iter().map(|&y| A::of(y)).collect::<Vec<A>>();
+    for spin in [1, 0] {
+        let before: Vec<Vec<f64>> = (0..walkers).map(|w| g.walker(w).unwrap().3.iter().map(|x| x.f64()).collect()).collect();
+        let (rep_after, binv_after) = g.apply_with(spin, slots, [&conv(&v), &conv(&ut), &conv(&binv)], &rep, A::of(nan)).unwrap();
+        let what = format!("{} n {n} delay {k} slots {slots} spin {spin}", S::NAME);
+        for w in 0..walkers {
+            let after: Vec<f64> = g.walker(w).unwrap().3.iter().map(|x| x.f64()).collect();
+            let t = |j: usize, i: usize| before[w][(spin * n + j) * st + i];
+            let mut wm = vec![0.0; slots * n];
+            let mut ym = vec![0.0; slots * n];
+            for l in 0..slots {
+                for j in 0..n {
+                    let vl = &v[(w * k + l) * st..];
+                    wm[l * n + j] = (0..n).map(|i| vl[i] * t(j, i)).sum::<f64>() - if rep[w * k + l] == j as i32 { 1.0 } else { 0.0 };
+                    ym[l * n + j] = (0..slots).map(|m| binv[(w * k + m) * k + l] * ut[(w * k + m) * st + j]).sum::<f64>();
+                }
+            }
+            for (x, (a, b)) in after.iter().zip(&before[w]).enumerate() {
+                let (row, i) = (x / st, x % st);
+                if row / n != spin || i >= n {
+                    assert!(a.to_bits() == b.to_bits(), "{what} walker {w}: entry ({row}, {i}) outside the block changed: {b} -> {a}");
+                    continue;
+                }
+                let j = row % n;
+                let sum: f64 = (0..slots).map(|l| wm[l * n + j] * ym[l * n + i]).sum();
+                let scale: f64 = t(j, i).abs() + (0..slots).map(|l| (wm[l * n + j] * ym[l * n + i]).abs()).sum::<f64>();
+                let want = t(j, i) - sum;
+                let tol = ulps * S::EPS * want.abs() + 1e-13 * scale;
+                assert!((a - want).abs() <= tol, "{what} walker {w}: t[{j}][{i}] = {a:e}, f64 product {want:e} (error {:e}, tolerance {tol:e})", (a - want).abs());
+            }
+        }
+        for (x, &r) in rep_after.iter().enumerate() {
+            assert_eq!(r, if x % k < slots { -1 } else { rep[x] }, "{what}: rep[{x}] after the apply");
+        }
+        assert!(binv_after.iter().all(|b| b.f64() == 0.0), "{what}: B^-1 cleared after the apply");
+    }
+}
+
+/// The delayed apply on the GPU against its f64 product on the host (`apply_case`): double (cuBLAS on the slabs) to
+/// f64 rounding, mixed (solid.cu's delayed_w and delayed_update on the f32 inverses, products in f64) to half an f32
+/// ulp of each entry (rounded once) plus f64 terms. Spin blocks of 48 and 144 rows (96 and 288 electrons: neither a
+/// multiple of the kernels' 32- and 128-wide tiles; 144 spans several), delays 4, 32 (delayed_w4), 48 and 64
+/// (delayed_w8), full windows and partial ones (21 of 32, 33 of 48: partial 16-slot passes of delayed_update).
+#[test]
+fn gpu_delayed_apply_matches_f64_product_when_present() {
+    let Some(gpu) = crate::gpu::for_test() else { return };
+    for atoms in [24, 72] {
+        let sys = Solid::carbon(atoms, 7).unwrap();
+        let conv = sys.setup.convert();
+        for (k, slots) in [(4, 4), (4, 3), (32, 32), (32, 21), (48, 33), (64, 64)] {
+            let p = Params { delay: k, ..params(false) };
+            apply_case::<f64, f64>(&gpu, &sys, &sys.setup, p, slots, 0.0);
+            apply_case::<f32, f64>(&gpu, &sys, &conv, p, slots, 0.5);
+        }
+    }
+}
+
+/// The mixed GPU engine with delayed updates at 96 electrons (48 rows per spin: partial tiles of the fused apply), of
+/// rank 4, 5 (windows of 5, ..., 3) and 32 (windows of 32 and 16), DMC through a re-inversion (recompute 2): every
+/// walker within its condition number's tolerances of the f64 reference, each step (the CPU mixed engine's test).
+#[test]
+fn gpu_mixed_delayed_within_tolerance_when_present() {
+    let Some(gpu) = crate::gpu::for_test() else { return };
+    let sys = Solid::carbon(24, 6).unwrap();
+    let conv = sys.setup.convert();
+    for delay in [4, 5, 32] {
+        let p = Params { delay, recompute: 2, ..params(true) };
+        let mut g = gpu::GpuEngine::<f32, f64>::new(&gpu, &sys, &conv, 3, p).unwrap();
+        for step in 0..4 {
+            g.step().unwrap();
+            for k in 0..g.count() {
+                let (pos, rot, parts, inv) = g.walker(k).unwrap();
+                let inv: Vec<f64> = inv.iter().map(|x| x.f64()).collect();
+                let c = compare(&sys, &pos, &rot, parts, &inv).unwrap();
+                let (tol, inv_tol) = (energy_tolerance(EPS32, c.cond, p.recompute), inverse_tolerance(EPS32, c.cond, p.recompute));
+                assert!(c.energy < tol, "delay {delay} step {step} walker {k}: energy error {:e}, tolerance {tol:e} at cond {:e}", c.energy, c.cond);
+                assert!(c.inverse < inv_tol, "delay {delay} step {step} walker {k}: inverse error {:e}, tolerance {inv_tol:e}", c.inverse);
+            }
+        }
+        assert!(g.moves.acceptance() > 0.3 && g.moves.acceptance() < 0.99, "delay {delay}: acceptance {}", g.moves.acceptance());
+    }
 }
 
 /// What `scripts/cu-on-host.sh` needs to check draws.cu compiled for the host against `draws`: per case
