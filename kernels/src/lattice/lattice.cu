@@ -33,6 +33,11 @@
 #define TALLY_RECOMPUTES 10
 #define NARROW_MAX 2  // columns per thread when a rebuilt W is narrowed to f32 (gpu.rs: threads >= pairs / 2)
 #define NARROW_ROWS 8 // rows narrowed between two barriers
+// Threads per chain at most (gpu.rs max_block_threads reads it back): the compiler keeps to 128 registers a thread so
+// that 512 launch (N_P up to 1024 needs N_P / 2 for the rebuild's narrowing) and more blocks fit an SM: unbounded, the
+// f64 kernel took 132, so 7 chains of 64 threads per SM at L = 9 instead of 8 (2048 chains in three waves, not two)
+// and one chain of 256 threads at L = 15.
+#define MAX_THREADS 512
 #define LOOK 8         // moves evaluated per batch (gpu.rs LOOK): the f vectors computed per pass over W
 #define WINDOW 64      // random-number outputs evaluated in parallel per batch (two per lane of warp 0)
 #define SM_GAMMA 0x9E3779B97F4A7C15ull
@@ -424,7 +429,7 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const int*
     if (tid == 0) failed = 0;
     __syncthreads();
     u64 rng = 0;
-    double tl[TALLY_LEN];
+    __shared__ double tl[TALLY_LEN]; // thread 0 only: in shared memory, not in every thread's registers
     if (tid == 0) {
         for (int a = 0; a < np; a++) { occ[up[a]] = OCC_UP; which[up[a]] = a; }
         for (int b = 0; b < np; b++) { occ[dn[b]] = OCC_DN; which[dn[b]] = b; }
@@ -703,7 +708,7 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const int*
 }
 
 #define LATTICE_ENTRY(NAME, S, A)                                                                              \
-    extern "C" __global__ void NAME(const LatticeParams p, const S* __restrict__ phi, const int* __restrict__ nbr, \
+    extern "C" __global__ void __launch_bounds__(MAX_THREADS) NAME(const LatticeParams p, const S* __restrict__ phi, const int* __restrict__ nbr, \
                                     const double* __restrict__ hop, S* __restrict__ W, A* __restrict__ M,         \
                                     int* __restrict__ up, int* __restrict__ dn, u64* __restrict__ rng,            \
                                     double* __restrict__ tally) {                                                  \
