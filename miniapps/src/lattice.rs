@@ -90,8 +90,9 @@ pub struct Args {
     /// or 32 (default: 8, the fastest measured on an H100). Each value is a GPU record with param `bfactor`.
     #[arg(long, value_delimiter = ',')]
     pub bfactor: Vec<usize>,
-    /// GPU threads per chain (thread block), comma-separated multiples of 32 (default: N_P rounded up to whole warps,
-    /// at most 256). Each value is a GPU record with param `threads_per_chain`: a tuning sweep.
+    /// GPU threads per chain (thread block), comma-separated multiples of 32 (default: N_P rounded up to whole warps
+    /// below 64 pairs, else 256; `threads_per_chain` in every GPU record). Each value is a GPU record with param
+    /// `threads_per_chain`: a tuning sweep.
     #[arg(long, value_delimiter = ',')]
     pub block_threads: Vec<usize>,
     /// Rebuild every chain's inverse from scratch every N sweeps (0: never); default 0 in double, 1 in single and
@@ -448,6 +449,7 @@ fn variants<S: Real, A: Real>(r: &mut Runner, c: &Ctx) -> Result<()> {
                 floor(r, Variant::Gpu, c, &done, runs, Some(bandwidth))?;
             }
             r.extra("chains_in_flight", g.chains_in_flight()? as f64);
+            r.extra("threads_per_chain", g.block_threads() as f64);
         }
     }
     Ok(())
