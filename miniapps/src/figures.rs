@@ -552,12 +552,13 @@ pub fn hardware(recs: &[&Record]) -> String {
     }
 }
 
-/// A record's case key without the parameters that only say how the CPU side ran (`threads`, `mode`): pairs a CPU
-/// baseline with the GPU run of its case.
+/// A record's case key without the parameters that only say how one side ran (`threads`, `mode` on the CPU; where
+/// the GPU kept a matrix, `w_on_chip`): pairs a CPU baseline with the GPU run of its case.
 pub(crate) fn pair_key(r: &Record) -> String {
     let mut r = r.clone();
     r.params.remove("threads");
     r.params.remove("mode");
+    r.params.remove("w_on_chip");
     r.case_key()
 }
 

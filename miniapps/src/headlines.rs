@@ -231,7 +231,8 @@ fn cell_in<'a>(row: &Row, precision: &str, commit: &[&'a Record]) -> Result<Opti
     let Some(n) = latest(&candidates, |_| true) else { return Ok(None) };
     let ratio = |d: Option<&'a Record>| d.map(|d| (d.time.median / n.time.median, d));
     let (value, other) = match row.value {
-        Value::GpuOverCpu => match ratio(latest(commit, |c| all_cores(c) && pair_key(c, precision) == pair_key(n, precision))) {
+        // the CPU record of the same precision (pair_key alone would take the latest CPU record of any precision)
+        Value::GpuOverCpu => match ratio(latest(commit, |c| all_cores(c) && c.precision == precision && pair_key(c, precision) == pair_key(n, precision))) {
             Some((x, d)) => (format!("{}x", sig3(x)), Some(d)),
             None => return Ok(None),
         },
@@ -239,7 +240,7 @@ fn cell_in<'a>(row: &Row, precision: &str, commit: &[&'a Record]) -> Result<Opti
             Some((x, d)) => (format!("{}x", sig3(x)), Some(d)),
             None => return Ok(None),
         },
-        Value::GpuOverOneCore => match ratio(latest(commit, |c| one_core(c) && pair_key(c, precision) == pair_key(n, precision))) {
+        Value::GpuOverOneCore => match ratio(latest(commit, |c| one_core(c) && c.precision == precision && pair_key(c, precision) == pair_key(n, precision))) {
             Some((x, d)) => (format!("{}x", sig3(x)), Some(d)),
             None => return Ok(None),
         },
