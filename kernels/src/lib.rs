@@ -13,6 +13,7 @@ pub mod linalg;
 pub mod real;
 pub mod rng;
 pub mod sample;
+pub mod scalar;
 pub mod simd;
 // the kernels: one folder each
 pub mod bspline;
@@ -28,3 +29,4 @@ pub mod solid;
 
 pub use check::Check;
 pub use real::{Precision, Real};
+pub use scalar::Scalar;

@@ -4,14 +4,9 @@
 
 use super::delayed::Delayed;
 use super::{singular_tolerance, DetError, Engine, MAX_DELAY};
-use crate::Real;
+use crate::{Real, Scalar};
 use faer::Par;
 use rayon::prelude::*;
-
-/// What the engines store: f32 or f64, a faer scalar (CPU products) and a cuBLAS one (GPU products).
-pub trait Scalar: Real + faer::traits::RealField + super::gpu::BatchedGemm {}
-impl Scalar for f32 {}
-impl Scalar for f64 {}
 
 /// x . y accumulated in A (eight partial sums: vectorisable, and a shorter error chain than one running sum).
 #[inline(always)]

@@ -24,7 +24,7 @@ use super::gpu::GpuEngine;
 use super::validate::Finite;
 use super::walker::Walker;
 use super::{comb_offset, weight, Parts};
-use crate::determinant::cpu::Scalar;
+use crate::Scalar;
 use crate::qmc::comm::Comm;
 use crate::qmc::population::migrate;
 use std::time::Instant;

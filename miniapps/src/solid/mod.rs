@@ -46,7 +46,7 @@ use crate::registry::Level;
 use anyhow::{bail, Result};
 use harness::cli::{positive, CommonArgs};
 use harness::{Case, Runner, Variant, Work};
-use kernels::determinant::cpu::Scalar;
+use kernels::Scalar;
 use kernels::qmc::comm::Ranks;
 use kernels::solid::cpu::CpuEngine;
 use kernels::solid::gpu::GpuEngine;

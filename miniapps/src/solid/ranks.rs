@@ -22,7 +22,7 @@ use super::{work, Args};
 use anyhow::{bail, Result};
 use harness::timing::Stats;
 use harness::{Case, Runner, Variant};
-use kernels::determinant::cpu::Scalar;
+use kernels::Scalar;
 use kernels::gpu::Gpu;
 use kernels::pseudopotential::Setup;
 use kernels::qmc::comm::{share, Comm, Ranks};
