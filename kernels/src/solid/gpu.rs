@@ -31,10 +31,9 @@
 //! Timers (with `profile`): CUDA events between the launches of different classes, summed per class after the step.
 
 use super::conditioning::{device_norms, reinverts};
-use super::cpu::SolidError;
 use super::walker::Walker;
-use super::validate::Finite;
-use super::{branch, comb_offset, start_walkers, weight, Class, Params, Parts, Solid, Timers, PER_MOVE};
+use super::finite::Finite;
+use super::{branch, comb_offset, start_walkers, weight, Class, Params, Parts, Solid, SolidError, Timers, PER_MOVE};
 use crate::bspline::gpu::{default_per_thread, suffix, GpuSpline};
 use crate::bspline::Output;
 use crate::determinant::gpu::{delayed_gemms, delayed_y, DelayedBatch, SOLVER_MIN_N};
