@@ -2,19 +2,30 @@
 //!
 //! Every kernel has a plain f64 reference (`reference.rs`), a fast multithreaded CPU version (`cpu.rs`) and a GPU
 //! version (`gpu.rs` with its `.cu` source), generic over [`Real`] and chosen at run time by [`Precision`].
+//!
+//! Three layers, each importing only from itself and the layers below it (issue 20):
+//! - the base: real types and precision ([`real`], and [`Scalar`] for the engines that multiply and invert
+//!   matrices), random streams ([`rng`]), the one GPU layer ([`gpu`], with the cuBLAS/cuSOLVER traits), checks and
+//!   their sampling ([`check`], [`sample`]), dense linear algebra for checks ([`linalg`]), SIMD dispatch ([`simd`]),
+//!   and the CUDA prelude of shared device maths (`common.cuh`);
+//! - the kernels, one folder each ([`bspline`], [`determinant`], [`ewald`], [`gemm`], [`jastrow`], [`lattice`],
+//!   [`pseudopotential`]): they import the base, and a kernel another only where the physics composes them (the
+//!   Jastrow's radial functors are B-splines; the pseudopotential's ratios need orbitals, determinants and Jastrow);
+//! - the drivers, whole VMC/DMC steps composed of the kernels ([`qmc`]: walkers, moves, branching, ranks; [`solid`]:
+//!   the synthetic solid on its CPU and GPU engines, using qmc's walker, population and rank machinery).
+//!
+//! No module imports one that imports it back. `tests/layers.rs` checks both rules from the source.
 
-// Layers, each importing only from the layers above it in this list (issue 20's target layout; the driver machinery
-// shared by `qmc` and `solid` still lives in `qmc`):
-// the base: real types and precision, random streams (per walker too), sampling of checked items, checks, dense
-// linear algebra for checks, SIMD dispatch, the GPU layer and the shared CUDA prelude (`common.cuh`)
+// the base
 pub mod check;
 pub mod gpu;
 pub mod linalg;
 pub mod real;
 pub mod rng;
 pub mod sample;
+pub mod scalar;
 pub mod simd;
-// the kernels: one folder each
+// the kernels
 pub mod bspline;
 pub mod determinant;
 pub mod ewald;
@@ -22,9 +33,10 @@ pub mod gemm;
 pub mod jastrow;
 pub mod lattice;
 pub mod pseudopotential;
-// the drivers: whole VMC/DMC steps composed of the kernels
+// the drivers
 pub mod qmc;
 pub mod solid;
 
 pub use check::Check;
 pub use real::{Precision, Real};
+pub use scalar::Scalar;

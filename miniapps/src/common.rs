@@ -1,26 +1,13 @@
-//! What every mini-app binary shares: parse, set up the runner, run, write, exit with the harness convention.
+//! What every mini-app shares: its arguments' trait, parsing a suite's command line, running inside a shared runner,
+//! size grids. The whole `main` of a mini-app binary is `registry::kernel_main` (it checks a planted slowdown against
+//! the registry's names).
 
-use harness::cli::{main_with, CommonArgs};
+use harness::cli::CommonArgs;
 use harness::Runner;
-use std::ffi::OsString;
-use std::process::ExitCode;
 
 /// A mini-app's arguments: its own sizes plus the common flags.
 pub trait KernelArgs: clap::Parser {
     fn common(&self) -> &CommonArgs;
-}
-
-/// The whole `main` of a mini-app: clap errors exit 2 with usage; run errors print one line and exit 2; a failed
-/// validation exits 1.
-pub fn kernel_main<A: KernelArgs>(name: &'static str, argv: Vec<OsString>, run: fn(&mut Runner, &A) -> anyhow::Result<()>) -> ExitCode {
-    let args = A::parse_from(argv);
-    main_with(|| {
-        let mut runner = Runner::new(args.common())?;
-        crate::registry::check_plant(&runner)?;
-        runner.set_kernel(Some(name));
-        run(&mut runner, &args)?;
-        runner.finish()
-    })
 }
 
 /// A mini-app's arguments from a command line of its own flags (a suite preset), or why they do not parse.

@@ -7,9 +7,10 @@ use crate::registry::Level;
 use anyhow::{bail, Result};
 use harness::cli::{positive, CommonArgs};
 use harness::{BytesModel, Case, Runner, Variant, Work};
-use kernels::determinant::{self as det, cpu::CpuDets, cpu::Scalar, gpu::GpuDets, reference, work, Engine};
+use kernels::determinant::{self as det, cpu::CpuDets, gpu::GpuDets, reference, work, Engine};
+use kernels::gpu::{BatchedGemm, BatchedLu};
 use kernels::sample::Sample;
-use kernels::{Check, Precision};
+use kernels::{Check, Precision, Scalar};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -322,7 +323,7 @@ fn reference_timings(r: &mut Runner, pb: &Setup) -> Result<()> {
 }
 
 /// All ops of one problem in one precision, on the CPU and (when present) the GPU.
-fn precision<S: Scalar + det::gpu::BatchedGemm, A: Scalar + det::gpu::BatchedLu>(r: &mut Runner, a: &Args, pb: &Setup, p: Precision) -> Result<()> {
+fn precision<S: Scalar + BatchedGemm, A: Scalar + BatchedLu>(r: &mut Runner, a: &Args, pb: &Setup, p: Precision) -> Result<()> {
     let kmax = a.delay.iter().copied().max().unwrap().max(1);
     if r.runs(Variant::Cpu) {
         let mut e = CpuDets::<S, A>::new(pb.n, &pb.prop, &pb.grad, kmax);

@@ -1,6 +1,7 @@
 //! The kernels `qmcbench` knows. Adding a mini-app takes one line here (and its module and binary).
 
-use crate::common::{kernel_main, parse, run_in};
+use crate::common::{parse, run_in, KernelArgs};
+use harness::cli::main_with;
 use harness::Runner;
 use std::ffi::OsString;
 use std::process::ExitCode;
@@ -57,6 +58,19 @@ pub fn kernels() -> Vec<Kernel> {
         kernel!(qmc, "VMC/DMC driver: He and H2 energies with blocking error bars, validated against exact values"),
         kernel!(solid, "Whole VMC/DMC steps of a synthetic carbon solid: orbitals, determinant, Jastrow, Ewald, pseudopotential, branching; time per class (paper 000 Figs. 3, 4)"),
     ]
+}
+
+/// The whole `main` of a mini-app: clap errors exit 2 with usage; run errors print one line and exit 2; a failed
+/// validation exits 1.
+pub fn kernel_main<A: KernelArgs>(name: &'static str, argv: Vec<OsString>, run: fn(&mut Runner, &A) -> anyhow::Result<()>) -> ExitCode {
+    let args = A::parse_from(argv);
+    main_with(|| {
+        let mut runner = Runner::new(args.common())?;
+        check_plant(&runner)?;
+        runner.set_kernel(Some(name));
+        run(&mut runner, &args)?;
+        runner.finish()
+    })
 }
 
 /// Find a kernel by name, with the list of names in the error.

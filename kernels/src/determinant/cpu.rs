@@ -3,43 +3,11 @@
 //! the delayed update's matrix products and for LU inversion. Storage S, dot-product accumulation A.
 
 use super::delayed::Delayed;
+use super::dot::{dot, dot_wide};
 use super::{singular_tolerance, DetError, Engine, MAX_DELAY};
-use crate::Real;
+use crate::{Real, Scalar};
 use faer::Par;
 use rayon::prelude::*;
-
-/// What the engines store: f32 or f64, a faer scalar (CPU products) and a cuBLAS one (GPU products).
-pub trait Scalar: Real + faer::traits::RealField + super::gpu::BatchedGemm {}
-impl Scalar for f32 {}
-impl Scalar for f64 {}
-
-/// x . y accumulated in A (eight partial sums: vectorisable, and a shorter error chain than one running sum).
-#[inline(always)]
-pub fn dot<S: Real, A: Real>(x: &[S], y: &[S]) -> A {
-    let mut acc = [A::zero(); 8];
-    let (xc, yc) = (x.chunks_exact(8), y.chunks_exact(8));
-    let tail: A = xc.remainder().iter().zip(yc.remainder()).map(|(&a, &b)| A::of(a.f64()) * A::of(b.f64())).sum();
-    for (a, b) in xc.zip(yc) {
-        for l in 0..8 {
-            acc[l] += A::of(a[l].f64()) * A::of(b[l].f64());
-        }
-    }
-    acc.iter().copied().sum::<A>() + tail
-}
-
-/// x . y with x stored in S and y in P (a column of the current inverse, a pending row), accumulated in A as [`dot`].
-#[inline(always)]
-pub fn dot_wide<S: Real, P: Real, A: Real>(x: &[S], y: &[P]) -> A {
-    let mut acc = [A::zero(); 8];
-    let (xc, yc) = (x.chunks_exact(8), y.chunks_exact(8));
-    let tail: A = xc.remainder().iter().zip(yc.remainder()).map(|(&a, &b)| A::of(a.f64()) * A::of(b.f64())).sum();
-    for (a, b) in xc.zip(yc) {
-        for l in 0..8 {
-            acc[l] += A::of(a[l].f64()) * A::of(b[l].f64());
-        }
-    }
-    acc.iter().copied().sum::<A>() + tail
-}
 
 /// One walker: its matrix, transposed inverse, proposals and delayed-update state.
 struct Walker<S, A> {

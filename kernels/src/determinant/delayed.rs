@@ -21,8 +21,8 @@
 //! rows and rounds the updated rows to S once, as Sherman-Morrison rounds its (the GPU twin converts each entry in
 //! registers as it reads it and rounds it once as it writes it back: no f64 copy of t in memory).
 
-use super::cpu::{dot, dot_wide, Scalar};
-use crate::Real;
+use super::dot::{dot, dot_wide};
+use crate::{Real, Scalar};
 use faer::linalg::matmul::matmul;
 use faer::{Accum, MatMut, MatRef, Par};
 use std::any::TypeId;

@@ -30,6 +30,7 @@
 
 pub mod cpu;
 pub mod delayed;
+pub mod dot;
 pub mod gpu;
 pub mod reference;
 

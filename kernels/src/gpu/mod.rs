@@ -2,9 +2,11 @@
 //! out-of-memory errors, transfers, and CUDA-event timing. Everything goes through cudarc with dynamic loading, so a
 //! binary built on a machine without CUDA runs on a GPU host, and a machine without a driver gets a sentence.
 
+mod blas;
 mod compile;
 mod error;
 
+pub use blas::{BatchedGemm, BatchedLu};
 pub use compile::{arch_name, compile, nvrtc_available, nvrtc_version, OPTIONS_TEXT, PRELUDE};
 pub use cudarc::driver::{CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 pub use error::{DriverContext, GpuError};

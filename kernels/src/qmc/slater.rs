@@ -11,8 +11,9 @@
 //! every step, which bounds the Sherman-Morrison drift), single <f32, f32>.
 
 use super::{Component, V3};
-use crate::determinant::cpu::{dot, invert_in, rank1_row, Scalar};
-use crate::Real;
+use crate::determinant::cpu::{invert_in, rank1_row};
+use crate::determinant::dot::dot;
+use crate::{Real, Scalar};
 use faer::Par;
 use std::marker::PhantomData;
 

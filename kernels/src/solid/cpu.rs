@@ -10,16 +10,17 @@
 //! re-inverts).
 
 use super::conditioning::{cond_1, reinverts};
-use super::validate::Finite;
-use super::{branch, comb_offset, draws, start_walkers, timed, weight, Class, Params, Parts, Solid, Timers, PER_MOVE};
+use super::finite::Finite;
+use super::{branch, comb_offset, draws, start_walkers, timed, weight, Class, Params, Parts, Solid, SolidError, Timers, PER_MOVE};
 use crate::bspline::{cpu as spline, Output};
-use crate::determinant::cpu::{dot, dot_wide, invert_in, Scalar};
+use crate::determinant::cpu::invert_in;
 use crate::determinant::delayed::Delayed;
+use crate::determinant::dot::{dot, dot_wide};
 use crate::ewald::cpu::CpuEwald;
 use crate::pseudopotential::cpu::{JastrowSums, Soa};
 use crate::pseudopotential::{self as pp, Setup, Walkers};
 use crate::qmc::walker::{drift, MoveStats};
-use crate::Real;
+use crate::{Real, Scalar};
 use rayon::prelude::*;
 use std::sync::Mutex;
 use std::time::Instant;
@@ -35,15 +36,6 @@ struct Outcome {
     inverted: bool,
     cond: Option<f64>,
     singular: bool,
-}
-
-/// Why a step failed.
-#[derive(Debug, thiserror::Error)]
-pub enum SolidError {
-    #[error("the Slater matrix of walker {0} is singular: its inverse cannot be recomputed")]
-    Singular(usize),
-    #[error(transparent)]
-    Gpu(#[from] crate::gpu::GpuError),
 }
 
 /// All walkers and what the step needs of the system, in precision S (storage) and A (arithmetic).

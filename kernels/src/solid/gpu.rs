@@ -31,21 +31,19 @@
 //! Timers (with `profile`): CUDA events between the launches of different classes, summed per class after the step.
 
 use super::conditioning::{device_norms, reinverts};
-use super::cpu::SolidError;
 use super::walker::Walker;
-use super::validate::Finite;
-use super::{branch, comb_offset, start_walkers, weight, Class, Params, Parts, Solid, Timers, PER_MOVE};
+use super::finite::Finite;
+use super::{branch, comb_offset, start_walkers, weight, Class, Params, Parts, Solid, SolidError, Timers, PER_MOVE};
 use crate::bspline::gpu::{default_per_thread, suffix, GpuSpline};
 use crate::bspline::Output;
-use crate::determinant::cpu::Scalar;
-use crate::determinant::gpu::{delayed_gemms, delayed_y, BatchedLu, DelayedBatch, SOLVER_MIN_N};
+use crate::determinant::gpu::{delayed_gemms, delayed_y, DelayedBatch, SOLVER_MIN_N};
 use crate::ewald::gpu::GpuEwald;
-use crate::gpu::{CudaEvent, CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PushKernelArg, Traffic};
+use crate::gpu::{BatchedLu, CudaEvent, CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PushKernelArg, Traffic};
 use crate::pseudopotential::gpu::{jastrow_tables, GpuPseudo, MAX_JASTROW_COEFS};
 use crate::pseudopotential::slab::{Slab, SlabLayout};
 use crate::pseudopotential::Setup;
 use crate::qmc::walker::MoveStats;
-use crate::Real;
+use crate::{Real, Scalar};
 use cudarc::cusolver::sys as dn;
 use cudarc::driver::{sys, DevicePtr, DeviceRepr};
 use std::sync::Arc;

@@ -42,6 +42,7 @@
 
 pub mod conditioning;
 pub mod cpu;
+pub mod finite;
 pub mod floor;
 pub mod gpu;
 pub mod ranks;
@@ -112,6 +113,15 @@ impl Params {
     pub fn reinverts(&self, step: usize) -> bool {
         self.recompute > 0 && (step + 1).is_multiple_of(self.recompute)
     }
+}
+
+/// Why a step failed (either engine's).
+#[derive(Debug, thiserror::Error)]
+pub enum SolidError {
+    #[error("the Slater matrix of walker {0} is singular: its inverse cannot be recomputed")]
+    Singular(usize),
+    #[error(transparent)]
+    Gpu(#[from] crate::gpu::GpuError),
 }
 
 /// The delay both engines use for `n` electrons per spin unless told otherwise: the power of 2 nearest sqrt(2n)

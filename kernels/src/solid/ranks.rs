@@ -19,12 +19,12 @@
 //! A migrating walker carries its whole state (positions, rotations, energies, inverse and gradient rows, in f64),
 //! so it continues on its new rank exactly as it would have on its old one; nothing is re-measured.
 
-use super::cpu::{CpuEngine, SolidError};
+use super::cpu::CpuEngine;
+use super::finite::Finite;
 use super::gpu::GpuEngine;
-use super::validate::Finite;
 use super::walker::Walker;
-use super::{comb_offset, weight, Parts};
-use crate::determinant::cpu::Scalar;
+use super::{comb_offset, weight, Parts, SolidError};
+use crate::Scalar;
 use crate::qmc::comm::Comm;
 use crate::qmc::population::migrate;
 use std::time::Instant;

@@ -1,7 +1,7 @@
 use super::conditioning::{cond_1, energy_tolerance, interval, inverse_tolerance, reinverts, GROWTH, MIXED_CAP, MIXED_FLOOR};
 use super::cpu::CpuEngine;
 use super::*;
-use crate::determinant::cpu::Scalar;
+use crate::Scalar;
 
 const EPS32: f64 = f32::EPSILON as f64;
 
@@ -11,7 +11,7 @@ fn params(dmc: bool) -> Params {
 }
 
 /// Every walker's energies and inverse against the reference.
-fn comparisons<S: crate::determinant::cpu::Scalar, A: crate::determinant::cpu::Scalar>(e: &CpuEngine<S, A>) -> Vec<Comparison> {
+fn comparisons<S: Scalar, A: Scalar>(e: &CpuEngine<S, A>) -> Vec<Comparison> {
     let sys = e.ctx.sys;
     let (ne, ni, st) = (sys.electrons(), sys.setup.ion_count(), sys.setup.table.stride);
     (0..e.count())
@@ -23,7 +23,7 @@ fn comparisons<S: crate::determinant::cpu::Scalar, A: crate::determinant::cpu::S
 }
 
 /// The worst energy and inverse errors over the walkers.
-fn worst<S: crate::determinant::cpu::Scalar, A: crate::determinant::cpu::Scalar>(e: &CpuEngine<S, A>) -> (f64, f64) {
+fn worst<S: Scalar, A: Scalar>(e: &CpuEngine<S, A>) -> (f64, f64) {
     comparisons(e).iter().fold((0.0f64, 0.0f64), |w, c| (w.0.max(c.energy), w.1.max(c.inverse)))
 }
 

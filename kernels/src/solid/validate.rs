@@ -1,5 +1,5 @@
 //! What a run of the solid checks, on one engine or on every rank's:
-//! - every walker's local energy and branching weight finite at every step ([`Finite`], tallied by the engines
+//! - every walker's local energy and branching weight finite at every step ([`Finite`](super::finite::Finite), tallied by the engines
 //!   where they compute them: a NaN weight would send every comb copy to walker 0 and nothing else would notice);
 //! - a sample of the walkers (the first, the last and [`RANDOM_WALKERS`] seeded others: `check::sample`) against the
 //!   f64 reference from scratch at their own configurations ([`sampled`]), each within the tolerances of its
@@ -10,46 +10,13 @@
 //! or transfer.
 
 use super::conditioning::{energy_tolerance, inverse_tolerance};
-use super::cpu::SolidError;
 use super::ranks::Engine;
-use super::{compare, Solid};
+use super::{compare, Solid, SolidError};
 use crate::check::{worse, Check};
 use rayon::prelude::*;
 
 /// Walkers drawn at random per engine besides the first and the last.
 pub const RANDOM_WALKERS: usize = 2;
-
-/// Values (local energies, weights) checked finite, how many were not, and where the first of those was.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Finite {
-    pub checked: u64,
-    pub bad: u64,
-    /// (step, walker) of the first value that was not finite.
-    pub first: Option<(usize, usize)>,
-}
-
-impl Finite {
-    /// Count `values` (one per walker) of step `step`.
-    pub fn tally(&mut self, step: usize, values: &[f64]) {
-        self.checked += values.len() as u64;
-        for (k, _) in values.iter().enumerate().filter(|(_, v)| !v.is_finite()) {
-            self.bad += 1;
-            self.first.get_or_insert((step, k));
-        }
-    }
-
-    /// The check of the record: error 0 when every value was finite, infinite otherwise.
-    pub fn check(&self) -> Check {
-        let mut quantity = "every walker's local energy and weight finite at every step".to_string();
-        match self.first {
-            Some((step, k)) => quantity += &format!(" ({} were not; the first at step {step}, walker {k})", self.bad),
-            None if self.bad > 0 => quantity += &format!(" ({} were not)", self.bad),
-            None => {}
-        }
-        let error = if self.bad == 0 { 0.0 } else { f64::INFINITY };
-        Check { quantity, error, tolerance: 0.0, compared: self.checked as usize }
-    }
-}
 
 /// Sampled walkers against the reference: the worst error over its tolerance, and the conditioning seen.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -109,18 +76,6 @@ mod tests {
 
     fn engine(sys: &Solid, walkers: usize) -> CpuEngine<'_, f64, f64> {
         CpuEngine::<f64, f64>::new(sys, walkers, Params { tau: 0.02, dmc: true, recompute: 0, seed: 5, first: 0, delay: 1 }).unwrap()
-    }
-
-    #[test]
-    fn the_tally_counts_every_value_and_names_the_first_bad_one() {
-        let mut f = Finite::default();
-        f.tally(0, &[1.0, 2.0]);
-        assert!(f.check().passed() && f.check().compared == 2);
-        f.tally(3, &[1.0, f64::NAN, f64::INFINITY]);
-        let c = f.check();
-        assert!(!c.passed() && c.compared == 5);
-        assert!(c.quantity.contains("2 were not; the first at step 3, walker 1"), "{}", c.quantity);
-        assert!(!Finite::default().check().passed(), "nothing tallied: nothing checked");
     }
 
     /// A NaN weight on walker 2 of 4 (its old energy made NaN before the step): walker 0 and the step's energies

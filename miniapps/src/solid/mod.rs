@@ -15,7 +15,7 @@
 //! walker step does not depend on the walker count once every core is busy; `cpu_walkers_timed` says how many ran).
 //!
 //! Validation, every record: every walker's local energy and branching weight finite at every step
-//! (`kernels::solid::validate::Finite`: a NaN weight would send every comb copy to walker 0), and a sample of the
+//! (`kernels::solid::finite::Finite`: a NaN weight would send every comb copy to walker 0), and a sample of the
 //! walkers (the first, the last and two seeded others, the seed the case's: `kernels::check::sample`) against the
 //! f64 reference from scratch (`kernels::solid::reference`) at the end of the timed steps: energies (kinetic,
 //! Ewald, nonlocal, local) and inverse rows, each walker within the tolerances of its condition number
@@ -46,7 +46,7 @@ use crate::registry::Level;
 use anyhow::{bail, Result};
 use harness::cli::{positive, CommonArgs};
 use harness::{Case, Runner, Variant, Work};
-use kernels::determinant::cpu::Scalar;
+use kernels::Scalar;
 use kernels::qmc::comm::Ranks;
 use kernels::solid::cpu::CpuEngine;
 use kernels::solid::gpu::GpuEngine;

@@ -12,7 +12,7 @@
 //! (`migrate_per_gen_s`), and `generations_run`: what the `solid-scaling` figure turns into efficiencies.
 //!
 //! Validation, on every rank: every walker's local energy and weight finite at every generation
-//! (`kernels::solid::validate::Finite`), a sample of its walkers (the first, the last and two seeded others) and
+//! (`kernels::solid::finite::Finite`), a sample of its walkers (the first, the last and two seeded others) and
 //! the last walker that arrived from another rank against the f64 reference, each within the tolerances of its
 //! condition number (`kernels::solid::conditioning`; the record keeps the worst rank's error over its tolerance,
 //! the walkers compared over all ranks, and the largest condition number as the extra `cond`); and every rank
@@ -22,7 +22,7 @@ use super::{work, Args};
 use anyhow::{bail, Result};
 use harness::timing::Stats;
 use harness::{Case, Runner, Variant};
-use kernels::determinant::cpu::Scalar;
+use kernels::Scalar;
 use kernels::gpu::Gpu;
 use kernels::pseudopotential::Setup;
 use kernels::qmc::comm::{share, Comm, Ranks};
@@ -30,7 +30,8 @@ use kernels::solid::cpu::CpuEngine;
 use kernels::solid::gpu::GpuEngine;
 use kernels::check::{sample, worse};
 use kernels::solid::ranks::{generation, Dmc, Engine};
-use kernels::solid::validate::{sampled, Finite, RANDOM_WALKERS};
+use kernels::solid::finite::Finite;
+use kernels::solid::validate::{sampled, RANDOM_WALKERS};
 use kernels::solid::{Params, Solid};
 use kernels::{Check, Precision};
 use std::time::Instant;

@@ -11,7 +11,7 @@
 //! fit's error bars; Be against the published fixed-node energy of Hartree-Fock nodes within error bars, one-sided
 //! against the exact energy (a fixed-node energy may not lie below it beyond its error bar), and with an error bar
 //! small enough to tell the two apart (10.2 mHa). One-sided checks fail on NaN. `--coverage N` runs N independent
-//! DMC runs and counts how often their error bars cover the exact energy (`qmc_coverage`).
+//! DMC runs and counts how often their error bars cover the exact energy ([`coverage`]).
 //!
 //! `--precision double,single,mixed` builds each system's components in that precision (`kernels::qmc` module
 //! docs say exactly what runs in f32: mixed = the wavefunction in f32 with the Slater inverses recomputed in f64
@@ -35,6 +35,8 @@
 //!   qmc --variants gpu --system he,h2 --walkers 4096 --steps 4000 --tau 0.04,0.02,0.01 --dmc-time 500
 //!   qmc --variants gpu --system be --walkers 16384 --steps 2000 --tau 0.02,0.01,0.005 --dmc-time 40
 //!   qmc --variants gpu --system heg-hf,heg --gas-walkers 4096 --gas-steps 2000 --tau 0.02 --dmc-time 200
+
+pub mod coverage;
 
 use crate::common::KernelArgs;
 use crate::registry::Level;
@@ -286,7 +288,7 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
         }
     }
     if let Some(n) = a.coverage {
-        return crate::qmc_coverage::run(r, a, &systems, &variants, n);
+        return coverage::run(r, a, &systems, &variants, n);
     }
     let dmc_runs = if a.method.contains(&Method::Dmc) { a.tau.len() + (a.tau.len() >= a.tau_fit.parameters()) as usize } else { 0 };
     r.plan(variants.len() * systems.len() * r.precisions().len() * (a.method.contains(&Method::Vmc) as usize + dmc_runs));

@@ -22,7 +22,7 @@
 //! of 64 walkers). The same runs with Lee et al.'s block choice and 120/Ha (the driver before): a spread 15%
 //! larger than the error bars (173 runs), 24% at 256 walkers.
 
-use crate::qmc::{at_most, case, dmc_steps, sized, vmc_tau, within, work, Args};
+use super::{at_most, case, dmc_steps, sized, vmc_tau, within, work, Args};
 use anyhow::{bail, Result};
 use harness::timing::Stats;
 use harness::{Runner, Variant};
