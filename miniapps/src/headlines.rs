@@ -455,6 +455,31 @@ mod tests {
     }
 
     #[test]
+    fn gpu_over_cpu_divides_by_the_cpu_run_of_the_same_precision() {
+        let base: Record = serde_json::from_str(include_str!("../tests/data/record.json")).unwrap();
+        let rec = |variant: Variant, precision: &str, median: f64, ts: &str| {
+            let mut r = base.clone();
+            (r.kernel, r.op, r.variant, r.precision) = ("ewald".into(), "energy".into(), variant, precision.into());
+            r.sizes = [("electrons".to_string(), 678), ("walkers".to_string(), 64)].into();
+            r.params = [("lattice".to_string(), "fcc".to_string())].into();
+            (r.commit, r.time.median, r.timestamp, r.validation.status) = ("aaaaaaa".into(), median, ts.into(), "passed".into());
+            if variant == Variant::Cpu {
+                r.system.gpu = None;
+            }
+            r
+        };
+        // GPU double 1 ms; CPU double 10 ms, then CPU mixed 4 ms run later: double's cell is 10x, not 4x
+        let recs = [
+            rec(Variant::Gpu, "double", 1e-3, "2026-01-01T00:00:00Z"),
+            rec(Variant::Cpu, "double", 1e-2, "2026-01-01T00:00:01Z"),
+            rec(Variant::Cpu, "mixed", 4e-3, "2026-01-01T00:00:02Z"),
+        ];
+        let table = folder_tables("results/nvidia-h100-80gb-hbm3", &recs).unwrap();
+        let line = table.lines().find(|l| l.contains("678 electrons")).unwrap();
+        assert!(line.contains("| 10.0x |") && !line.contains("4.00x"), "{line}");
+    }
+
+    #[test]
     fn a_selection_of_several_cases_is_an_error() {
         let base: Record = serde_json::from_str(include_str!("../tests/data/record.json")).unwrap();
         let mut a = base.clone();
