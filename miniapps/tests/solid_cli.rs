@@ -21,6 +21,7 @@ fn bad_input_is_rejected_with_a_sentence() {
     rejects(&solid(&["--electrons", "4096", "--walkers", "1024"]), "GB of walker state");
     rejects(&solid(&["--method", "rmc"]), "invalid value 'rmc' for '--method");
     rejects(&solid(&["--ranks", "0"]), "--ranks must be at least 1");
+    rejects(&solid(&["--check-steps", "0"]), "--check-steps must be at least 1");
     rejects(&solid(&["--ranks", "3", "--walkers", "8,2", "--variants", "cpu"]), "--walkers 2 is fewer than the 3 ranks: every rank needs walkers");
     rejects(&solid(&["--ranks", "2", "--method", "vmc", "--variants", "cpu"]), "--ranks runs DMC");
 }

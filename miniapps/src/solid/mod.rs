@@ -173,6 +173,9 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
     positive("steps", &[a.steps])?;
     positive("max-reps", &[a.max_reps])?;
     positive("check-walkers", &[a.check_walkers])?;
+    if a.check_steps == 0 {
+        bail!("--check-steps must be at least 1: every record rests on the GPU engine followed step by step against the CPU engine, and a check of nothing fails");
+    }
     if let Some(n) = a.electrons.iter().find(|&&n| n % 32 != 0) {
         bail!("--electrons {n} is not a multiple of 32 (4 electrons per atom, 8-atom diamond cells)");
     }
