@@ -290,15 +290,16 @@ for stage in "$@"; do
             # (REGRESSION_VARIANT=cpu runs the stage's logic on a machine without a GPU, with CPU times)
             local o=$1 v=${REGRESSION_VARIANT:-gpu}
             local c=(--variants "$v" --reps 20 --fixed-reps --warmup 2)
-            # every case at least about 0.5 ms per repetition on an H100: two unchanged runs differed by up to 5.2% at
-            # 10-60 us a repetition (launch and clock jitter), 0.5-1.5% at 0.14-0.18 ms, 0.0-0.4% from 0.27 ms up
+            # every case about 1 ms or more per repetition on an H100: two unchanged runs differed by up to 5.2% at
+            # 10-60 us a repetition (launch and clock jitter), 0.5-1.5% at 0.14-0.18 ms, and up to 1.2% at 0.4-0.7 ms
+            # (jastrow 0.41 ms: its planted 5% then read +3.5%, under a 3.6% tolerance), 0.0-0.4% from 1 ms up
             # (results/nvidia-h100-80gb-hbm3/log-20261126T125000-7bfe9b0-regression.txt and the logs after it)
-            RUN_OUT=$o run run bspline --grid 48 --orbitals 512 --walkers 16384 --precision single "${c[@]}"
+            RUN_OUT=$o run run bspline --grid 48 --orbitals 512 --walkers 32768 --precision single "${c[@]}"
             RUN_OUT=$o run run determinant --n 256 --walkers 1024 --ops update --precision double "${c[@]}"
-            RUN_OUT=$o run run jastrow --term bspline --electrons 246 --walkers 512 --ops vgl --precision double "${c[@]}"
-            RUN_OUT=$o run run ewald --lattice fcc --electrons 118 --walkers 64 --ops energy --precision double "${c[@]}"
-            RUN_OUT=$o run run pseudopotential --atoms 64 --walkers 32 --precision double "${c[@]}"
-            RUN_OUT=$o run run gemm --op gemm --molecules lysine --walkers 512 --algo naive-f32 "${c[@]}"
+            RUN_OUT=$o run run jastrow --term bspline --electrons 246 --walkers 2048 --ops vgl --precision double "${c[@]}"
+            RUN_OUT=$o run run ewald --lattice fcc --electrons 118 --walkers 256 --ops energy --precision double "${c[@]}"
+            RUN_OUT=$o run run pseudopotential --atoms 64 --walkers 128 --precision double "${c[@]}"
+            RUN_OUT=$o run run gemm --op gemm --molecules lysine --walkers 2048 --algo naive-f32 "${c[@]}"
             RUN_OUT=$o run run lattice --lattice 9 --chains 2048 --sweeps 2 --equil 1 --max-reps 20 --precision double "${c[@]}"
             # the solid's step does host work (branching): with 128 walkers (6 ms a step) host jitter moved it by 3.7%
             # between unchanged runs (0.14% in another run), with 1024 walkers (13 ms) by 0.4%
