@@ -9,7 +9,8 @@
 //! - [`machine`]: which machine a record came from, and which records a folder may take.
 //! - [`runner`]: the run context a mini-app gets: chosen variants, the GPU if any, ceilings, the records so far.
 //! - [`ceilings`]: copy bandwidth of the CPU and GPU, measured in the same process.
-//! - [`plot`], [`compare`]: charts and regression checks, reading only records (and the instruction-count tables
+//! - [`plot`], [`compare`], [`history`]: charts and regression checks (a run against the committed history of its
+//!   device in `history`), reading only records (and the instruction-count tables
 //!   of `scripts/instr-check.sh`).
 //! - [`score`], [`score_report`]: the procurement score of a machine against a reference machine on a fixed
 //!   workload, by rule and with an interval, as text and as one HTML page.
@@ -18,6 +19,7 @@
 pub mod ceilings;
 pub mod cli;
 pub mod compare;
+pub mod history;
 pub mod import;
 pub mod machine;
 pub mod output;

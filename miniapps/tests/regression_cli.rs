@@ -1,6 +1,7 @@
 //! The regression checks of issue #23 as their scripts meet them, on synthetic records and tables (no GPU, no
 //! valgrind): the planted slowdown's variable (`QMC_PLANT_SLOWDOWN`), `qmcbench compare --stat mean` in the GPU host's
-//! `regression` stage (noise of two unchanged runs, the planted kernel caught, committed records of the device) and
+//! `regression` stage (noise of two unchanged runs, the planted kernel caught) with `qmcbench compare-history` (each case
+//! against its history in the device's committed records) and
 //! `qmcbench compare-instructions` of `scripts/instr-check.sh`.
 
 use std::path::{Path, PathBuf};
@@ -93,18 +94,32 @@ fn the_regression_stage_sees_noise_catches_the_plant_and_reads_committed_records
     // a plant hidden by a tolerance wider than it: not caught, exit 1
     let o = qmcbench(&["compare", &u1, &planted, "--stat", "mean", "--tolerance", "0.06", "--planted", "jastrow"]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
-    // (c) the device's committed records: before any has a mean there is nothing to compare (exit 2, said)
-    let old = folder(&d.join("committed-old"), &[("bspline", None), ("jastrow", None)]);
-    let o = qmcbench(&["compare", &old, &u1, "--stat", "mean", "--tolerance", "0.01", "--subset"]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(text(&o).contains("skipped 2 records") && text(&o).contains("no case of"), "{}", text(&o));
-    // with means: the latest passed record of each case is the baseline; a case 5% slower is a regression
-    let committed = folder(&d.join("committed"), &[("bspline", Some(0.5e-3)), ("bspline", Some(1.0e-3)), ("jastrow", Some(2.0e-3)), ("solid", Some(1.0))]);
-    let o = qmcbench(&["compare", &committed, &u1, "--stat", "mean", "--tolerance", "0.01", "--subset"]);
-    assert!(o.status.success() && text(&o).contains("2 cases within 1.0% of the baseline") && text(&o).contains("1 cases of the baseline not in the new set"), "{}", text(&o));
-    let o = qmcbench(&["compare", &committed, &planted, "--stat", "mean", "--tolerance", "0.01", "--subset"]);
+    // (c) each case against its history in the device's committed records (compare-history): the median of its
+    // records, at the larger of the within-session tolerance and three times the history's spread
+    let committed = folder(
+        &d.join("committed"),
+        &[("bspline", Some(0.99e-3)), ("bspline", None), ("bspline", Some(1.0e-3)), ("bspline", Some(1.01e-3)), ("jastrow", Some(2.0e-3)), ("jastrow", Some(2.0e-3)), ("solid", Some(1.0))],
+    );
+    let o = qmcbench(&["compare-history", &committed, &u1, "--tolerance", "0.01"]);
+    let out = text(&o);
+    assert!(o.status.success(), "{out}");
+    // bspline: 3 records with a mean (the one without is no history), spread 1%, tolerance 3%; jastrow (2 records)
+    // and gemm (none) are listed, not judged
+    assert!(out.contains("1.00%") && out.contains("3.0%") && out.contains("2 of 3 cases not judged") && out.contains("1 cases judged, none slower"), "{out}");
+    let slower = folder(&d.join("slower"), &at([1.04e-3, 4.0e-3, 3.0e-3]));
+    let o = qmcbench(&["compare-history", &committed, &slower, "--tolerance", "0.01"]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
-    assert!(text(&o).contains("SLOWER") && text(&o).contains("1 of 2 cases slowed by more than 1.0%"), "{}", text(&o));
+    assert!(text(&o).contains("SLOWER") && text(&o).contains("1 of 1 judged cases slower"), "{}", text(&o));
+    // a change meant to alter bspline's cost starts its history anew: then nothing judges it
+    let o = qmcbench(&["history-rebase", &committed, "bspline", "--reason", "a faster kernel", "--since", "2099-01-01T00:00:00Z"]);
+    assert!(o.status.success() && text(&o).contains("bspline\t2099-01-01T00:00:00Z\ta faster kernel"), "{}", text(&o));
+    let o = qmcbench(&["compare-history", &committed, &slower, "--tolerance", "0.01"]);
+    assert!(o.status.success() && text(&o).contains("3 of 3 cases not judged"), "{}", text(&o));
+    for bad in [["history-rebase", &committed, "BSpline", "--reason", "x"], ["history-rebase", &committed, "bspline", "--reason", " "]] {
+        let o = qmcbench(&bad);
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        assert!(!text(&o).contains("panicked"), "{}", text(&o));
+    }
     std::fs::remove_dir_all(&d).unwrap();
 }
 

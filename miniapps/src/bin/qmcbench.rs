@@ -112,6 +112,40 @@ enum Cmd {
         #[arg(long)]
         subset: bool,
     },
+    /// Each case of a new run against its history in a device's committed records (the GPU host's regression stage,
+    /// check (c)): the median of the case's latest committed records (same case, same work per repetition, passed,
+    /// not planted), judged at the larger of --tolerance and three times the history's own spread, so the drift
+    /// between machine sessions is allowed for by measurement rather than by a guess. A case with fewer than 3 such
+    /// records is listed, not judged. Exit 1 if a judged case is slower than its tolerance allows.
+    CompareHistory {
+        /// The device's committed records, e.g. results/nvidia-h100-80gb-hbm3 (its history-since.tsv, if any, starts
+        /// a kernel's history anew; see history-rebase).
+        history: PathBuf,
+        /// The new run's records (file or folder).
+        new: PathBuf,
+        /// The tolerance of a case with a quiet history: the within-session one (from two unchanged runs).
+        #[arg(long)]
+        tolerance: f64,
+        /// The time compared (see compare).
+        #[arg(long, value_enum, default_value = "mean")]
+        stat: harness::compare::Stat,
+    },
+    /// Start a kernel's history anew in a device's results folder (a line in its history-since.tsv): for a change
+    /// meant to alter the kernel's cost. Its older records stay, as records, but no longer judge new runs. Commit
+    /// the file with the change and the reason.
+    HistoryRebase {
+        /// The device's results folder, e.g. results/nvidia-h100-80gb-hbm3.
+        folder: PathBuf,
+        /// The kernel, e.g. lattice.
+        kernel: String,
+        /// Why its cost was meant to change (one line; it goes into the file).
+        #[arg(long)]
+        reason: String,
+        /// Where the history starts, as a record's timestamp (2026-11-26T14:00:00Z) [default: now, for a change not
+        /// yet measured; name the first record of the changed code when it is already committed].
+        #[arg(long)]
+        since: Option<String>,
+    },
     /// Compare two tables of instruction counts per repetition (scripts/instr-check.sh): exit 1 if any case's count
     /// changed, either way, by more than the tolerance, or a case is missing on one side; exit 2 on a malformed table
     /// (a zero or NaN count included).
@@ -232,6 +266,8 @@ fn main() -> ExitCode {
             compare(&base, &new, &CompareHow { tolerance, normalize, aggregate, stat, noise, resolve, planted, subset })
         }
         Cmd::Ceilings { common } => ceilings(common),
+        Cmd::CompareHistory { history, new, tolerance, stat } => compare_history(&history, &new, tolerance, stat),
+        Cmd::HistoryRebase { folder, kernel, reason, since } => history_rebase(&folder, &kernel, &reason, since),
         Cmd::CompareInstructions { base, new, tolerance, subset, planted } => compare_instructions(&base, &new, tolerance, subset, planted.as_deref()),
         Cmd::Import { source, into } => import(&source, into.as_deref()),
         Cmd::Headlines { folders, write } => headlines(&folders, write.as_deref()),
@@ -537,6 +573,61 @@ fn compare(base: &PathBuf, new: &PathBuf, how: &CompareHow) -> Result<Outcome> {
         return Ok(Outcome::Regression);
     }
     println!("{} cases within {:.1}% of the baseline", c.rows.len(), 100.0 * tolerance);
+    Ok(Outcome::Passed)
+}
+
+fn compare_history(dir: &std::path::Path, new: &std::path::Path, tolerance: f64, stat: harness::compare::Stat) -> Result<Outcome> {
+    use harness::history;
+    anyhow::ensure!(tolerance.is_finite() && tolerance >= 0.0, "--tolerance must be a non-negative number");
+    anyhow::ensure!(dir.is_dir(), "{} is not a folder of committed records", dir.display());
+    let since = history::read_since(dir).map_err(anyhow::Error::msg)?;
+    let committed = output::read_records(&[dir.to_path_buf()])?;
+    let n = output::read_records(&[new.to_path_buf()])?;
+    let rows = history::compare_history(&committed, &since, &n, tolerance, stat);
+    anyhow::ensure!(!rows.is_empty(), "{} holds no passed record with a {stat:?} time", new.display());
+    println!("{:<90} {:>3} {:>12} {:>7} {:>12} {:>8} {:>7}", "case", "n", "median", "spread", "new", "new/med", "tol");
+    for r in &rows {
+        let tol = r.tolerance.map_or("-".to_string(), |t| format!("{:.1}%", 100.0 * t));
+        let flag = if r.slower { "  SLOWER" } else if r.tolerance.is_none() { "  not judged" } else { "" };
+        let spread = if r.n > 0 { format!("{:.2}%", 100.0 * r.spread) } else { "-".into() };
+        println!("{:<90} {:>3} {:>12.4e} {:>7} {:>12.4e} {:>8.3} {:>7}{flag}", r.key, r.n, r.median, spread, r.new, r.ratio, tol);
+    }
+    let judged = rows.iter().filter(|r| r.tolerance.is_some()).count();
+    let slow = rows.iter().filter(|r| r.slower).count();
+    if judged < rows.len() {
+        println!(
+            "{} of {} cases not judged: fewer than {} committed records of the case (same work per repetition) in {}",
+            rows.len() - judged,
+            rows.len(),
+            history::MIN_HISTORY,
+            dir.display()
+        );
+    }
+    for r in rows.iter().filter(|r| r.tolerance.is_some_and(|t| t >= 0.05)) {
+        println!("{}: its history spreads {:.1}%, so it cannot see a 5% slowdown", r.key, 100.0 * r.spread);
+    }
+    if slow > 0 {
+        eprintln!("error: {slow} of {judged} judged cases slower than their history allows");
+        return Ok(Outcome::Regression);
+    }
+    println!("{judged} cases judged, none slower than its history allows");
+    Ok(Outcome::Passed)
+}
+
+fn history_rebase(dir: &std::path::Path, kernel: &str, reason: &str, since: Option<String>) -> Result<Outcome> {
+    use harness::history;
+    anyhow::ensure!(dir.is_dir(), "{} is not a device's results folder", dir.display());
+    history::read_since(dir).map_err(anyhow::Error::msg)?; // a malformed file is not appended to
+    let since = since.unwrap_or_else(harness::record::timestamp);
+    let line = history::since_line(kernel, &since, reason).map_err(anyhow::Error::msg)?;
+    let path = dir.join(history::SINCE_FILE);
+    let old = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => "# kernel\tits history starts at\twhy its cost was meant to change (qmcbench history-rebase)\n".into(),
+        Err(e) => anyhow::bail!("{}: {e}", path.display()),
+    };
+    output::write_atomic(&path, format!("{old}{line}").as_bytes())?;
+    print!("{}: {line}", path.display());
     Ok(Outcome::Passed)
 }
 
