@@ -9,7 +9,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --locked -p miniapps ${MPI:+--features mpi} --bin qmcbench
 mkdir -p .carry
-cp target/release/qmcbench .carry/qmcbench
+# stripped, like the test binary: the working tree and the carry travel together under 64 MiB
+strip -o .carry/qmcbench target/release/qmcbench
 # The kernels' test binary (every unit test, GPU tests included), for `scripts/gpu-host.sh tests`: built with the
 # release profile (the f64 references in the tests run 5-20x faster than at opt-level 1) and stripped to fit the
 # carry limit.
