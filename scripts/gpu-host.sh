@@ -10,6 +10,7 @@
 #   qmc-check   the driver's GPU walkers at small sizes (trajectory check against the CPU first)
 #   qmc-gpu     the driver's GPU walkers: DMC time-step series of He, H2, Be (extrapolated to tau = 0) and the gas
 #   qmc-coverage  300 independent He DMC runs (CPU cores): how often their error bars cover the exact energy
+#   scaling-weak  DMC weak scaling over 1..16 CPU ranks, threads and MPI (bound to cores), and 16 MPI ranks unbound
 #   solid-scaling  synthetic-solid DMC over 1..G GPUs (weak and strong scaling, threads transport; one mpirun run)
 #   lattice-tune  the lattice GPU kernel's threads per chain, blocking factor and chain count (issue #26)
 #   sampling    the sampled checks where the GPU works in pieces: every pseudopotential launch, chains across 2048,
@@ -170,6 +171,20 @@ for stage in "$@"; do
         QMC="$BIN run qmc" STEPS=200 WEAK=128 STRONG=1024 timeout 200 bash scripts/scaling.sh "$REC" 16 || { echo "FAILED: scaling (threads)"; fail=1; }
         if command -v mpirun >/dev/null; then
             MPI=1 QMC="$BIN run qmc" STEPS=200 WEAK=128 STRONG=1024 timeout 200 bash scripts/scaling.sh "$REC" 16 || { echo "FAILED: scaling (mpi)"; fail=1; }
+        fi
+        ;;
+    scaling-weak)
+        # issue #24: weak scaling over CPU ranks (the 14-electron gas, 128 walkers a rank, 1..16 ranks), threads then
+        # MPI processes one bound to each core; then 16 MPI ranks as they ran before (--oversubscribe, unbound), into
+        # a folder never imported, for the comparison in one session
+        QMC="$BIN run qmc" STEPS=200 WEAK=128 KINDS=weak timeout 150 bash scripts/scaling.sh "$REC" 16 || { echo "FAILED: scaling-weak (threads)"; fail=1; }
+        if command -v mpirun >/dev/null && ldd "$BIN" 2>/dev/null | grep -q libmpi; then
+            MPI=1 QMC="$BIN run qmc" STEPS=200 WEAK=128 KINDS=weak timeout 150 bash scripts/scaling.sh "$REC" 16 || { echo "FAILED: scaling-weak (mpi)"; fail=1; }
+            echo "+ 16 MPI ranks, unbound (mpirun --oversubscribe), not imported"
+            rm -rf /tmp/qmc-unbound
+            MPIRUN_FLAGS="--oversubscribe" RANKS="1 16" MPI=1 QMC="$BIN run qmc" STEPS=200 WEAK=128 KINDS=weak timeout 90 bash scripts/scaling.sh /tmp/qmc-unbound 2>&1 | grep -E "^weak," || echo "FAILED: the unbound 16-rank run"
+        else
+            echo "scaling-weak: no MPI runs (needs mpirun and a binary built with MPI=1 scripts/build-carry.sh)"
         fi
         ;;
     scaling-strong)

@@ -2,11 +2,13 @@
 # DMC weak and strong scaling over CPU ranks, with records and an efficiency table.
 #
 #   scripts/scaling.sh OUT [MAX_RANKS]           ranks as threads of one process (--ranks R), each rank one core
-#   MPI=1 scripts/scaling.sh OUT [MAX_RANKS]     ranks as MPI processes (mpirun -n R; build with --features mpi)
+#   MPI=1 scripts/scaling.sh OUT [MAX_RANKS]     ranks as MPI processes (mpirun -n R, one bound to each core; build
+#                                                with --features mpi; MPIRUN_FLAGS overrides the binding)
 #   QMC="path/to/qmcbench run qmc" ...           a built program instead of cargo (the GPU host has no cargo)
 #
 # Weak: WEAK walkers per rank (default 256), so the work grows with the ranks. Strong: STRONG walkers in all
-# (default 4096), split over the ranks; KINDS="weak" or "strong" runs one of them. Ranks 1, 2, 4, ... up to MAX_RANKS (default: the logical cores); with
+# (default 4096), split over the ranks; KINDS="weak" or "strong" runs one of them. Ranks 1, 2, 4, ... up to MAX_RANKS
+# (default: the logical cores), or the list RANKS ("1 16"; efficiencies are against its first); with
 # threads the pool has R threads (--threads R), so R ranks use R cores. SYSTEM (default heg: the 14-electron gas,
 # whose generation costs enough that communication is a fair fraction), STEPS (default 200), TAU (default 0.02;
 # DMC equilibrates at least 10/Ha first, 500 generations at 0.02, which the timings include).
@@ -29,7 +31,13 @@ run() { # ranks walkers
     local common=(--method dmc --system "$system" --walkers "$2" --gas-walkers "$2" --steps "$steps" --gas-steps "$steps"
         --equil 0 --tau "$tau" --precision double --variants cpu --quiet --out "$out")
     if [ -n "${MPI:-}" ]; then
-        mpirun --oversubscribe -n "$1" "${bin[@]}" "${common[@]}" --threads 1
+        # one rank per core, bound to it, while the ranks fit the cores: unbound (as --oversubscribe leaves them), a
+        # rank spinning in a collective shares a core with one still computing, and every rank waits for that one.
+        # More ranks than cores: oversubscribed, unbound. MPIRUN_FLAGS replaces the choice (for measuring it).
+        local flags=(--bind-to core --map-by core)
+        [ "$1" -gt "$(nproc)" ] && flags=(--oversubscribe --bind-to none)
+        [ -n "${MPIRUN_FLAGS:-}" ] && read -r -a flags <<< "$MPIRUN_FLAGS"
+        mpirun "${flags[@]}" -n "$1" "${bin[@]}" "${common[@]}" --threads 1
     else
         "${bin[@]}" "${common[@]}" --ranks "$1" --threads "$1"
     fi
@@ -39,7 +47,9 @@ csv="$out/scaling-$([ -n "${MPI:-}" ] && echo mpi || echo threads)${KINDS:+-${ki
 echo "scaling,ranks,walkers,compute_per_gen_s,reduce_per_gen_s,migrate_per_gen_s,gen_s,efficiency" > "$csv"
 for kind in $kinds; do
     t1=""
-    for ((r = 1; r <= max; r *= 2)); do
+    ranks=${RANKS:-}
+    if [ -z "$ranks" ]; then for ((r = 1; r <= max; r *= 2)); do ranks="$ranks $r"; done; fi
+    for r in $ranks; do
         w=$([ $kind = weak ] && echo $((weak * r)) || echo "$strong")
         # a run too short for its error bar may fail validation: its timings still count, so go on
         run "$r" "$w" || echo "warning: the run on $r ranks exited with status $?" >&2
