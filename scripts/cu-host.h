@@ -1,4 +1,5 @@
-// CUDA's device vocabulary for g++, then the kernels' prelude (common.cuh): lets the host checks compile device
+// CUDA's device vocabulary for g++, then the kernels' prelude (common.cuh, its defines given with g++ -include as
+// scripts/cu-on-host.sh does): lets the host checks compile device
 // code unchanged and run it one thread at a time (scripts/cu-on-host.sh). g++ in ISO C++ mode does not contract
 // a * b + c, and the host's rounding is IEEE: the rounding intrinsics are plain operations here.
 #pragma once

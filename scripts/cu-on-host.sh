@@ -10,8 +10,9 @@ dir=$(mktemp -d)
 mkdir "$dir/qmc" "$dir/draws"
 QMC_HOST_DUMP="$dir/qmc" SOLID_DRAWS_DUMP="$dir/draws" cargo test -q -p kernels --lib -- --ignored \
     qmc::gpu_tests::dump_for_the_host_build solid::tests::dump_draws_for_the_host_build >/dev/null
-g++ -O1 -std=c++17 -o "$dir/qmc-host" scripts/qmc-cu-host.cpp
-g++ -O1 -std=c++17 -o "$dir/draws-host" scripts/solid-draws-host.cpp
+# the defines the GPU layer puts before the prelude (kernels::maths::prelude_defines), written by the qmc dump
+g++ -O1 -std=c++17 -include "$dir/qmc/prelude-defines.h" -o "$dir/qmc-host" scripts/qmc-cu-host.cpp
+g++ -O1 -std=c++17 -include "$dir/qmc/prelude-defines.h" -o "$dir/draws-host" scripts/solid-draws-host.cpp
 status=0
 for s in "$dir"/qmc/*/; do "$dir/qmc-host" "${s%/}" || status=1; done
 "$dir/draws-host" "$dir/draws" || status=1

@@ -1,6 +1,13 @@
 // Prelude of every qmc-bench kernel (prepended by the GPU layer before NVRTC compiles a module).
-// NVRTC has no standard headers: the few things kernels share are defined here.
+// NVRTC has no standard headers: the few things kernels share are defined here, the device maths that several kernels
+// use among them (precision overloads, cubic B-spline weights, radial functors, drift), each once:
+// kernels/tests/prelude.rs fails when a kernel's .cu file defines one of them again.
+// The GPU layer puts generated defines before this text (kernels::maths::prelude_defines: the radial functors' form
+// numbers, from kernels::maths::Form); the host build of scripts/cu-on-host.sh passes the same file to g++.
 #pragma once
+#ifndef RADIAL_BSPLINE
+#error "the prelude's defines are missing (kernels::maths::prelude_defines, put before common.cuh)"
+#endif
 
 typedef unsigned long long u64;
 
@@ -25,6 +32,136 @@ template <> __device__ __forceinline__ double qmc_rint<double>(double x) { retur
 template <typename T> __device__ __forceinline__ T qmc_exp(T x);
 template <> __device__ __forceinline__ float qmc_exp<float>(float x) { return expf(x); }
 template <> __device__ __forceinline__ double qmc_exp<double>(double x) { return exp(x); }
+
+// Nearest integer, halfway cases away from zero (Rust's f64::round).
+template <typename T> __device__ __forceinline__ T qmc_round(T x);
+template <> __device__ __forceinline__ float qmc_round<float>(float x) { return roundf(x); }
+template <> __device__ __forceinline__ double qmc_round<double>(double x) { return round(x); }
+
+template <typename T> __device__ __forceinline__ T qmc_fabs(T x);
+template <> __device__ __forceinline__ float qmc_fabs<float>(float x) { return fabsf(x); }
+template <> __device__ __forceinline__ double qmc_fabs<double>(double x) { return fabs(x); }
+
+template <typename T> __device__ __forceinline__ void qmc_sincos(T x, T* s, T* c);
+template <> __device__ __forceinline__ void qmc_sincos<float>(float x, float* s, float* c) { sincosf(x, s, c); }
+template <> __device__ __forceinline__ void qmc_sincos<double>(double x, double* s, double* c) { sincos(x, s, c); }
+
+// x^e for small e >= 0 by repeated products, and 0 for e < 0 (the derivative of x^0).
+template <typename T> __device__ __forceinline__ T qmc_ipow(T x, int e) {
+    if (e < 0) return T(0);
+    T p = T(1);
+    for (int i = 0; i < e; i++) p *= x;
+    return p;
+}
+
+// ---- cubic B-splines ----
+// The weights of the four coefficients around fraction t in [0, 1): a = ((1 - t)^3, 3t^3 - 6t^2 + 4,
+// -3t^3 + 3t^2 + 3t + 1, t^3) s, and their first and second derivatives in t (da, d2a, which the scale leaves out).
+// s = 1/6 gives the weights (the host's twin: kernels::maths::bspline_weights); s = 1 the basis times 6 (the
+// product by 1 folds away), for a sum that scales once at the end.
+template <typename T> __device__ __forceinline__ void bspline_weights(T t, T* a, T* da, T* d2a, T s = T(1) / T(6)) {
+    const T t2 = t * t, t3 = t2 * t, u = T(1) - t;
+    a[0] = u * u * u * s; a[1] = (T(3) * t3 - T(6) * t2 + T(4)) * s;
+    a[2] = (T(-3) * t3 + T(3) * t2 + T(3) * t + T(1)) * s; a[3] = t3 * s;
+    da[0] = T(-0.5) * u * u; da[1] = T(1.5) * t2 - T(2) * t; da[2] = T(-1.5) * t2 + t + T(0.5); da[3] = T(0.5) * t2;
+    d2a[0] = u; d2a[1] = T(3) * t - T(2); d2a[2] = T(1) - T(3) * t; d2a[3] = t;
+}
+
+// ---- radial functors u(r) of the Jastrow factors (the host's kernels::jastrow::Radial) ----
+// Each kernel keeps the parameters of functor f in its own layout P and names a view V that reads them, with static
+// functions of (const P& p, int f):
+//   int form(), int power(), int ncoef(): the form, RADIAL_BSPLINE, RADIAL_CASINO or RADIAL_PADE (generated from
+//     kernels::maths::Form, the one numbering), C of CASINO or the numerator terms of Pade, the coefficients;
+//   T cutoff(), T inv_h(): r_c (L of CASINO; Pade: infinite), 1/h of the B-spline grid, in T;
+//   T coef(k): coefficient c_k in T.
+// (Static functions of the parameters returning values, not a view object holding their address nor a pointer into
+// them: NVRTC then copies a kernel parameter struct whole to local memory.) B-spline: c_k weighs basis function k around x = r inv_h, the last interval
+// kept for r just below the cutoff; CASINO: (r - L)^C sum_l c_l r^l below L; Pade: r (a_1 + a_2 r + ...) /
+// (1 + r (b_1 + ...)), a's then b's. Zero at and beyond the cutoff. Each parameter is read where its form needs it.
+
+// sum_l c_{first + l} r^l over l < len and its first two derivatives (Horner), coefficients of functor f of prm
+template <typename V, typename T, typename P>
+__device__ __forceinline__ void horner(const P& prm, int f, int first, int len, T r, T& p, T& p1, T& p2) {
+    p = p1 = p2 = T(0);
+    for (int l = len - 1; l >= 0; l--) {
+        p2 = p2 * r + p1;
+        p1 = p1 * r + p;
+        p = p * r + V::coef(prm, f, first + l);
+    }
+    p2 *= T(2);
+}
+
+// u, u' and u'' of B-spline functor f of parameters prm at r, in T.
+template <typename V, typename T, typename P>
+__device__ __forceinline__ void bspline_functor(const P& prm, int f, T r, T& u, T& du, T& d2u) {
+    u = du = d2u = T(0);
+    if (r >= V::cutoff(prm, f)) return;
+    const T ih = V::inv_h(prm, f);
+    const T x = r * ih;
+    T fi = qmc_floor(x);
+    const T last = T(V::ncoef(prm, f) - 4);
+    fi = fi < last ? fi : last;
+    const int i = (int)fi;
+    const T t = x - fi, s = T(1) / T(6), v = T(1) - t;
+    const T q[4] = {V::coef(prm, f, i), V::coef(prm, f, i + 1), V::coef(prm, f, i + 2), V::coef(prm, f, i + 3)};
+    T b[4], db[4], d2b[4];
+    bspline_weights(t, b, db, d2b, T(1));
+    // sum c_k b_k, then over 6, with c_0 (1 - t)^3 taken factor by factor (the Jastrow kernel's rounding)
+    u = (q[0] * v * v * v + q[1] * b[1] + q[2] * b[2] + q[3] * b[3]) * s;
+    du = (q[0] * db[0] + q[1] * db[1] + q[2] * db[2] + q[3] * db[3]) * ih;
+    d2u = (q[0] * d2b[0] + q[1] * d2b[1] + q[2] * d2b[2] + q[3] * d2b[3]) * ih * ih;
+}
+
+// The same for a functor of any form: form() picks one of the three.
+template <typename V, typename T, typename P>
+__device__ __forceinline__ void radial_functor(const P& prm, int f, T r, T& u, T& du, T& d2u) {
+    u = du = d2u = T(0);
+    if (V::form(prm, f) == RADIAL_BSPLINE) {
+        bspline_functor<V>(prm, f, r, u, du, d2u);
+    } else if (V::form(prm, f) == RADIAL_CASINO) {
+        const T cutoff = V::cutoff(prm, f);
+        if (r >= cutoff) return;
+        T g, g1, g2;
+        horner<V>(prm, f, 0, V::ncoef(prm, f), r, g, g1, g2);
+        const T t = r - cutoff;
+        T tc2 = T(1);
+        for (int q = 2; q < V::power(prm, f); q++) tc2 *= t;
+        const T tc1 = tc2 * t, tc = tc1 * t, C = T(V::power(prm, f));
+        u = tc * g;
+        du = C * tc1 * g + tc * g1;
+        d2u = C * (C - T(1)) * tc2 * g + T(2) * C * tc1 * g1 + tc * g2;
+    } else {
+        const int na = V::power(prm, f), nb = V::ncoef(prm, f) - na;
+        T p, p1, p2, q = T(0), q1 = T(0), q2 = T(0);
+        horner<V>(prm, f, 0, na, r, p, p1, p2);
+        if (nb > 0) horner<V>(prm, f, na, nb, r, q, q1, q2);
+        const T a = r * p, a1 = p + r * p1, a2 = T(2) * p1 + r * p2;
+        const T b = T(1) + r * q, b1 = q + r * q1, b2 = T(2) * q1 + r * q2;
+        const T ib = T(1) / b;
+        u = a * ib;
+        du = (a1 - u * b1) * ib;
+        d2u = (a2 - u * b2 - T(2) * du * b1) * ib;
+    }
+}
+
+// The view of B-spline functor f (0 same spin, 1 opposite spins, 2 electron-ion) of parameter tables P with the
+// fields jn[3] (coefficients), jcut[3], jinvh[3] and jcoef[3][..] in double, as the solid and pseudopotential kernels
+// keep them (jastrow_tables in solid/gpu.rs), read in T; for bspline_functor (these tables hold no other form).
+template <typename T> struct BSplineTables {
+    template <typename P> static __device__ __forceinline__ int ncoef(const P& p, int f) { return p.jn[f]; }
+    template <typename P> static __device__ __forceinline__ T cutoff(const P& p, int f) { return (T)p.jcut[f]; }
+    template <typename P> static __device__ __forceinline__ T inv_h(const P& p, int f) { return (T)p.jinvh[f]; }
+    template <typename P> static __device__ __forceinline__ T coef(const P& p, int f, int k) { return (T)p.jcoef[f][k]; }
+};
+
+// ---- drift-diffusion ----
+// The drift displacement tau v_bar of velocity v (grad ln psi), v limited as Umrigar, Nightingale and Runge
+// (qmc::walker::drift), in double.
+__device__ __forceinline__ void drift(const double* v, double tau, double* out) {
+    const double v2t = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) * tau;
+    const double f = v2t < 1e-8 ? 1.0 - 0.5 * v2t : (sqrt(1.0 + 2.0 * v2t) - 1.0) / v2t;
+    for (int k = 0; k < 3; k++) out[k] = f * tau * v[k];
+}
 
 // Warp-wide sum with shuffles: no reliance on lockstep warps.
 template <typename T> __device__ __forceinline__ T warp_sum(T v) {

@@ -7,7 +7,8 @@
 //! - the base: real types and precision ([`real`], and [`Scalar`] for the engines that multiply and invert
 //!   matrices), random streams ([`rng`]), the one GPU layer ([`gpu`], with the cuBLAS/cuSOLVER traits), checks and
 //!   their sampling ([`check`], [`sample`]), dense linear algebra for checks ([`linalg`]), SIMD dispatch ([`simd`]),
-//!   and the CUDA prelude of shared device maths (`common.cuh`);
+//!   and the CUDA prelude of shared device maths (`common.cuh`: precision overloads, B-spline weights, radial
+//!   functors, drift) with its host side ([`maths`]: the B-spline weights, the functors' forms and their numbers);
 //! - the kernels, one folder each ([`bspline`], [`determinant`], [`ewald`], [`gemm`], [`jastrow`], [`lattice`],
 //!   [`pseudopotential`]): they import the base, and a kernel another only where the physics composes them (the
 //!   Jastrow's radial functors are B-splines; the pseudopotential's ratios need orbitals, determinants and Jastrow);
@@ -20,6 +21,7 @@
 pub mod check;
 pub mod gpu;
 pub mod linalg;
+pub mod maths;
 pub mod real;
 pub mod rng;
 pub mod sample;

@@ -70,3 +70,32 @@ fn nvrtc_reports_its_version() {
     let (major, minor) = v.split_once('.').expect("major.minor");
     assert!(major.parse::<u32>().unwrap() >= 12 && minor.parse::<u32>().is_ok(), "{v}");
 }
+
+/// Every module the GPU layer builds, compiled to PTX exactly as at run time, written to $QMC_PTX_DUMP/<module>.ptx:
+/// `QMC_PTX_DUMP=dir cargo test --release -p kernels --test nvrtc -- --ignored ptx_of_every_module`, then diff two
+/// trees' dumps to see whether a change to the device code changes what the GPU runs.
+#[test]
+#[ignore]
+fn ptx_of_every_module() {
+    let Ok(dir) = std::env::var("QMC_PTX_DUMP") else { return };
+    assert!(gpu::nvrtc_available(), "QMC_PTX_DUMP is set but libnvrtc is not loadable");
+    let dir = PathBuf::from(dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let modules: [(&str, &str); 11] = [
+        ("qmc_common", ""),
+        ("bspline", kernels::bspline::gpu::SRC),
+        ("determinant", kernels::determinant::gpu::SRC),
+        ("ewald", kernels::ewald::gpu::SRC),
+        ("gemm", kernels::gemm::gpu::SRC),
+        ("jastrow", kernels::jastrow::gpu::SRC),
+        ("lattice", kernels::lattice::gpu::SRC),
+        ("pseudopotential", kernels::pseudopotential::gpu::SRC),
+        ("qmc", kernels::qmc::gpu::SRC),
+        ("solid", kernels::solid::gpu::SRC),
+        ("solid_conditioning", kernels::solid::conditioning::SRC),
+    ];
+    for (name, src) in modules {
+        let ptx = gpu::compile(name, src, gpu::arch_name(9, 0)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        std::fs::write(dir.join(format!("{name}.ptx")), ptx.to_src()).unwrap();
+    }
+}

@@ -11,16 +11,6 @@ struct SplineParams {
     double scale;            // basis factor per dimension (1 for B-splines, 1.5 for blips)
 };
 
-template <typename A>
-__device__ __forceinline__ void weights(A t, A* a, A* da, A* d2a) {
-    const A s = A(1) / A(6);
-    A t2 = t * t, t3 = t2 * t, u = A(1) - t;
-    a[0] = u * u * u * s; a[1] = (A(3) * t3 - A(6) * t2 + A(4)) * s;
-    a[2] = (A(-3) * t3 + A(3) * t2 + A(3) * t + A(1)) * s; a[3] = t3 * s;
-    da[0] = A(-0.5) * u * u; da[1] = A(1.5) * t2 - A(2) * t; da[2] = A(-1.5) * t2 + t + A(0.5); da[3] = A(0.5) * t2;
-    d2a[0] = u; d2a[1] = A(3) * t - A(2); d2a[2] = A(1) - A(3) * t; d2a[3] = t;
-}
-
 // NC = 1 (V), 5 (VGL), 10 (VGH).
 // Each thread evaluates N adjacent orbitals with one N-wide load per stencil row (N = 1, 2 or 4, at most 16 bytes):
 // wider loads keep more bytes in flight per instruction, narrower ones leave more threads to hide latency. Which wins
@@ -54,7 +44,7 @@ __device__ void evaluate(const SplineParams p,
         double t = u * n[d];
         int i = min((int)floor(t), n[d] - 1);
         A a[4], da[4], d2a[4];
-        weights<A>(A(t - i), a, da, d2a);
+        bspline_weights<A>(A(t - i), a, da, d2a);
         A inv_h = A(n[d] / p.cell[d]);
 #pragma unroll
         for (int q = 0; q < 4; q++) {

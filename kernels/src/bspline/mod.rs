@@ -290,19 +290,8 @@ pub fn bytes(points: usize, rows: usize, stride: usize, output: Output, s_bytes:
 }
 
 /// The one-dimensional weights of the 4 grid points around fraction t in [0, 1): value, first and second
-/// derivative with respect to t, as polynomials (the fast kernels' form; the reference evaluates b(x) directly).
-#[inline(always)]
-pub fn weights(t: f64) -> ([f64; 4], [f64; 4], [f64; 4]) {
-    let t2 = t * t;
-    let t3 = t2 * t;
-    let u = 1.0 - t;
-    let s = 1.0 / 6.0;
-    (
-        [u * u * u * s, (3.0 * t3 - 6.0 * t2 + 4.0) * s, (-3.0 * t3 + 3.0 * t2 + 3.0 * t + 1.0) * s, t3 * s],
-        [-0.5 * u * u, 1.5 * t2 - 2.0 * t, -1.5 * t2 + t + 0.5, 0.5 * t2],
-        [u, 3.0 * t - 2.0, 1.0 - 3.0 * t, t],
-    )
-}
+/// derivative with respect to t (the base's one copy, shared with the Jastrow's B-spline functors).
+pub use crate::maths::bspline_weights as weights;
 
 #[cfg(test)]
 mod tests;

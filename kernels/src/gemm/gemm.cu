@@ -110,14 +110,6 @@ struct BasisParams {
     int rows;       // walkers x electrons
 };
 
-// x^e for small e >= 0, and 0 for e < 0 (the derivative of x^0).
-template <typename T> __device__ __forceinline__ T ipow(T x, int e) {
-    if (e < 0) return T(0);
-    T p = T(1);
-    for (int i = 0; i < e; i++) p *= x;
-    return p;
-}
-
 // T: arithmetic, O: stored output.
 template <typename T, typename O>
 __device__ void basis_eval(const BasisParams p,
@@ -146,11 +138,11 @@ __device__ void basis_eval(const BasisParams p,
         s1 += b * g;
         s2 += b * b * g;
     }
-    const T px = ipow(x, kx), py = ipow(y, ky), pz = ipow(z, kz);
+    const T px = qmc_ipow(x, kx), py = qmc_ipow(y, ky), pz = qmc_ipow(z, kz);
     const T P = px * py * pz;
-    const T dx = T(kx) * ipow(x, kx - 1), dy = T(ky) * ipow(y, ky - 1), dz = T(kz) * ipow(z, kz - 1);
-    const T d2 = T(kx * (kx - 1)) * ipow(x, kx - 2) * py * pz + T(ky * (ky - 1)) * px * ipow(y, ky - 2) * pz +
-                 T(kz * (kz - 1)) * px * py * ipow(z, kz - 2);
+    const T dx = T(kx) * qmc_ipow(x, kx - 1), dy = T(ky) * qmc_ipow(y, ky - 1), dz = T(kz) * qmc_ipow(z, kz - 1);
+    const T d2 = T(kx * (kx - 1)) * qmc_ipow(x, kx - 2) * py * pz + T(ky * (ky - 1)) * px * qmc_ipow(y, ky - 2) * pz +
+                 T(kz * (kz - 1)) * px * py * qmc_ipow(z, kz - 2);
     const int L = kx + ky + kz;
     O* dst = out + row * 5 * (long)p.functions + j;
     const long st = p.functions;

@@ -1,4 +1,5 @@
-//! NVRTC compilation, in one place: the options every kernel is built with and the common prelude.
+//! NVRTC compilation, in one place: the options every kernel is built with and the common prelude (with the defines
+//! generated from the host's one source of the numbers the device maths compare against, `crate::maths`).
 //!
 //! Kernels are compiled at run time for the device's compute capability. IEEE division and square root, no
 //! fast-math, no flush-to-zero: the suite measures accurate kernels, and any relaxation would be a named variant.
@@ -7,7 +8,8 @@
 use super::GpuError;
 use cudarc::nvrtc::{CompileError, CompileOptions, Ptx};
 
-/// Text placed before every kernel source: small helpers shared by all `.cu` files.
+/// Text placed before every kernel source (after `crate::maths::prelude_defines`): the helpers and device maths
+/// shared by the `.cu` files.
 pub const PRELUDE: &str = include_str!("../common.cuh");
 
 /// The compile options, as recorded in every GPU record.
@@ -58,7 +60,7 @@ pub fn compile(module: &str, src: &str, arch: &'static str) -> Result<Ptx, GpuEr
         name: Some(format!("{module}.cu")),
         ..Default::default()
     };
-    let full = format!("{PRELUDE}\n#line 1 \"{module}.cu\"\n{src}");
+    let full = format!("{}#line 1 \"common.cuh\"\n{PRELUDE}\n#line 1 \"{module}.cu\"\n{src}", crate::maths::prelude_defines());
     cudarc::nvrtc::compile_ptx_with_opts(full, opts).map_err(|e| match e {
         CompileError::CompileError { log, .. } => {
             GpuError::Compile { module: module.to_string(), log: log.to_string_lossy().into_owned() }

@@ -2,7 +2,7 @@
 //! walkers' positions and stored quantities live in one allocation each, and every operation is one launch for all
 //! walkers (`vgl`), or one launch per electron move for all walkers (`ratio`, `accept`).
 
-use super::{Form, Jastrow, Moves, Radial, Term, COMPONENTS, MAX_COEFS, MAX_G, MAX_POWER};
+use super::{Jastrow, Moves, Radial, Term, COMPONENTS, MAX_COEFS, MAX_G, MAX_POWER};
 use crate::gpu::{CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PushKernelArg};
 use crate::Real;
 use std::sync::Arc;
@@ -46,11 +46,7 @@ struct JParams {
 fn radial_params(r: &Radial<f64>) -> RadialP {
     assert!(r.coefs.len() <= MAX_COEFS, "jastrow gpu: at most {MAX_COEFS} coefficients per functor");
     let mut p = RadialP {
-        form: match r.form {
-            Form::BSpline => 0,
-            Form::Casino => 1,
-            Form::Pade => 2,
-        },
+        form: r.form.number(),
         power: r.power as i32,
         ncoef: r.coefs.len() as i32,
         pad: 0,

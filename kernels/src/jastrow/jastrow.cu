@@ -14,7 +14,7 @@
 #define MAXP 4    // largest |n_k|
 
 struct RadialP {
-    int form;   // 0 B-spline, 1 CASINO, 2 Padé
+    int form;   // RADIAL_BSPLINE, RADIAL_CASINO, RADIAL_PADE (kernels::maths::Form)
     int power;  // C of CASINO, numerator terms of Padé
     int ncoef;
     int pad;
@@ -43,67 +43,24 @@ template <typename T> __device__ __forceinline__ const T* pcoef(const JParams* p
 template <> __device__ __forceinline__ const double* pcoef<double>(const JParams* p) { return p->a; }
 template <> __device__ __forceinline__ const float* pcoef<float>(const JParams* p) { return p->af; }
 
-__device__ __forceinline__ void qsincos(double x, double* s, double* c) { sincos(x, s, c); }
-__device__ __forceinline__ void qsincos(float x, float* s, float* c) { sincosf(x, s, c); }
-__device__ __forceinline__ double qrint(double x) { return rint(x); }
-__device__ __forceinline__ float qrint(float x) { return rintf(x); }
-
 template <typename T> __device__ __forceinline__ T wrap(const JParams* P, T d) {
     if (!P->periodic) return d;
     const T* c = cellc<T>(P);
-    return d - c[0] * qrint(d * c[1]);
+    return d - c[0] * qmc_rint(d * c[1]);
 }
 
-// sum_l c_l r^l and its first two derivatives
-template <typename T> __device__ __forceinline__ void horner(const T* c, int len, T r, T& p, T& p1, T& p2) {
-    p = p1 = p2 = T(0);
-    for (int l = len - 1; l >= 0; l--) {
-        p2 = p2 * r + p1;
-        p1 = p1 * r + p;
-        p = p * r + c[l];
-    }
-    p2 *= T(2);
-}
+// A RadialP as common.cuh's radial_functor reads it: the parameters in T, cutoff, 1/h, then the coefficients.
+template <typename T> struct RadialView {
+    static __device__ __forceinline__ int form(const RadialP& R, int) { return R.form; }
+    static __device__ __forceinline__ int power(const RadialP& R, int) { return R.power; }
+    static __device__ __forceinline__ int ncoef(const RadialP& R, int) { return R.ncoef; }
+    static __device__ __forceinline__ T cutoff(const RadialP& R, int) { return rcoef<T>(&R)[0]; }
+    static __device__ __forceinline__ T inv_h(const RadialP& R, int) { return rcoef<T>(&R)[1]; }
+    static __device__ __forceinline__ T coef(const RadialP& R, int, int k) { return (rcoef<T>(&R) + 2)[k]; }
+};
 
 template <typename T> __device__ __forceinline__ void radial(const RadialP* R, T r, T& u, T& du, T& d2u) {
-    const T* c = rcoef<T>(R);
-    u = du = d2u = T(0);
-    if (R->form == 0) {
-        if (r >= c[0]) return;
-        const T ih = c[1];
-        const T x = r * ih;
-        T fi = qmc_floor(x);
-        const T last = T(R->ncoef - 4);
-        fi = fi < last ? fi : last;
-        const int i = (int)fi;
-        const T t = x - fi, t2 = t * t, t3 = t2 * t, s = T(1) / T(6), v = T(1) - t;
-        const T* q = c + 2 + i;
-        u = (q[0] * v * v * v + q[1] * (T(3) * t3 - T(6) * t2 + T(4)) + q[2] * (T(-3) * t3 + T(3) * t2 + T(3) * t + T(1)) + q[3] * t3) * s;
-        du = (q[0] * (T(-0.5) * v * v) + q[1] * (T(1.5) * t2 - T(2) * t) + q[2] * (T(-1.5) * t2 + t + T(0.5)) + q[3] * (T(0.5) * t2)) * ih;
-        d2u = (q[0] * v + q[1] * (T(3) * t - T(2)) + q[2] * (T(1) - T(3) * t) + q[3] * t) * ih * ih;
-    } else if (R->form == 1) {
-        if (r >= c[0]) return;
-        T g, g1, g2;
-        horner(c + 2, R->ncoef, r, g, g1, g2);
-        const T t = r - c[0];
-        T tc2 = T(1);
-        for (int q = 2; q < R->power; q++) tc2 *= t;
-        const T tc1 = tc2 * t, tc = tc1 * t, C = T(R->power);
-        u = tc * g;
-        du = C * tc1 * g + tc * g1;
-        d2u = C * (C - T(1)) * tc2 * g + T(2) * C * tc1 * g1 + tc * g2;
-    } else {
-        const int na = R->power, nb = R->ncoef - R->power;
-        T p, p1, p2, q = T(0), q1 = T(0), q2 = T(0);
-        horner(c + 2, na, r, p, p1, p2);
-        if (nb > 0) horner(c + 2 + na, nb, r, q, q1, q2);
-        const T a = r * p, a1 = p + r * p1, a2 = T(2) * p1 + r * p2;
-        const T b = T(1) + r * q, b1 = q + r * q1, b2 = T(2) * q1 + r * q2;
-        const T ib = T(1) / b;
-        u = a * ib;
-        du = (a1 - u * b1) * ib;
-        d2u = (a2 - u * b2 - T(2) * du * b1) * ib;
-    }
+    radial_functor<RadialView<T>>(*R, 0, r, u, du, d2u);
 }
 
 // value, gradient, Laplacian of a radial functor of |d|
@@ -128,7 +85,7 @@ __device__ __forceinline__ void p_pair(const JParams* P, T dx, T dy, T dz, T* pw
 #pragma unroll
     for (int k = 0; k < 3; k++) {
         T s, c;
-        qsincos(b * d[k], &s, &c);
+        qmc_sincos(b * d[k], &s, &c);
         T x = T(1), y = T(0);
         T* row = pw + k * (MAXP + 1) * 2 * JBLOCK;
         row[0] = x;

@@ -30,6 +30,7 @@ pub mod cpu;
 pub mod gpu;
 pub mod reference;
 
+pub use crate::maths::{bspline_weights, Form};
 use crate::rng;
 use crate::Real;
 use rand::Rng;
@@ -105,14 +106,6 @@ pub fn wrap<T: Real>(d: T, side: T, inv_side: T, periodic: bool) -> T {
     } else {
         d
     }
-}
-
-/// Functional form of a radial functor.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Form {
-    BSpline,
-    Casino,
-    Pade,
 }
 
 /// A radial function u(r) with its parameters in the arithmetic type T.
@@ -256,20 +249,6 @@ fn horner<T: Real>(c: &[T], r: T) -> (T, T, T) {
         p = p * r + a;
     }
     (p, p1, T::of(2.0) * p2)
-}
-
-/// Cubic B-spline weights of the 4 coefficients around fraction t: value, d/dt, d2/dt2.
-#[inline(always)]
-pub fn bspline_weights<T: Real>(t: T) -> ([T; 4], [T; 4], [T; 4]) {
-    let c = |x: f64| T::of(x);
-    let (t2, u) = (t * t, T::one() - t);
-    let t3 = t2 * t;
-    let s = c(1.0 / 6.0);
-    (
-        [u * u * u * s, (c(3.0) * t3 - c(6.0) * t2 + c(4.0)) * s, (c(-3.0) * t3 + c(3.0) * t2 + c(3.0) * t + c(1.0)) * s, t3 * s],
-        [c(-0.5) * u * u, c(1.5) * t2 - c(2.0) * t, c(-1.5) * t2 + t + c(0.5), c(0.5) * t2],
-        [u, c(3.0) * t - c(2.0), c(1.0) - c(3.0) * t, t],
-    )
 }
 
 /// CASINO's p term on a cubic cell: G = b (n_1, n_2, n_3), b = 2 pi / L.

@@ -14,8 +14,7 @@
 // total job count after the energies, so one download brings both.
 // Jastrow ratio: exp(new - old), new = sum_{j != i} u(|r' - r_j|) + sum_I chi(|r' - R_I|) summed by the point's warp,
 // old the same at r_i from pp_old (an electron's jobs share it: computed once, not at each of its points), with the
-// jastrow kernel's cubic B-spline functor (jastrow::Radial, Form::BSpline: coefficient c_k weights basis k around
-// x = r/h, the last interval kept for r just below the cutoff) in A.
+// prelude's radial functor (common.cuh radial_functor, jastrow::Radial, Form::BSpline) in A.
 
 #define PP_MAX_Q 50
 #define PP_MAX_L 4
@@ -159,13 +158,9 @@ template <typename A> __device__ __forceinline__ A jastrow_u(const PPParams& p, 
     double d[3];
     min_image(p, a, b, d);
     const double r = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
-    if (r >= p.jcut[f]) return A(0);
-    const A x = (A)r * (A)p.jinvh[f];
-    const int i = min((int)x, p.jn[f] - 4); // x >= 0: truncation is the floor
-    const A t = x - (A)i, s = t * t, c = s * t, v = A(1) - t;
-    const double* co = p.jcoef[f] + i;
-    return ((A)co[0] * v * v * v + (A)co[1] * (A(3) * c - A(6) * s + A(4)) +
-            (A)co[2] * (A(-3) * c + A(3) * s + A(3) * t + A(1)) + (A)co[3] * c) * A(1.0 / 6.0);
+    A u, du, d2u;
+    bspline_functor<BSplineTables<A>>(p, f, (A)r, u, du, d2u);
+    return u;
 }
 
 // Points first .. first + count - 1 (point = job * nq + q) that the list holds: positions into `pts` (chunk-relative),

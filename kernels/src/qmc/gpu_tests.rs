@@ -117,6 +117,9 @@ fn dump_for_the_host_build() {
     use super::gpu::host_plan;
     let Ok(dir) = std::env::var("QMC_HOST_DUMP") else { return };
     let dir = std::path::PathBuf::from(dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    // the defines the GPU layer puts before the prelude, for g++ (-include)
+    std::fs::write(dir.join("prelude-defines.h"), crate::maths::prelude_defines()).unwrap();
     let (walkers, seed) = (8, 17u64);
     for (name, p) in System::NAMES.iter().flat_map(|n| [Precision::Double, Precision::Single, Precision::Mixed].map(|p| (*n, p))) {
         let sys = system(name, p);

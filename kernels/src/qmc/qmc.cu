@@ -17,7 +17,8 @@
 #define QMC_MAXC 16   // coefficients of a radial functor
 #define QMC_MAXNUC 4  // nuclei of an open system
 
-// Mirrors `Radial` in gpu.rs: form 0 = B-spline, 1 = Padé (power = number of numerator coefficients).
+// Mirrors `Radial` in gpu.rs: form RADIAL_BSPLINE or RADIAL_PADE (kernels::maths::Form; power = number of numerator
+// coefficients of a Padé).
 struct QmcRadial {
     int form, power, ncoef, pad;
     double cutoff, inv_h;
@@ -44,23 +45,11 @@ template <> struct Lim<float> {
     static __device__ __forceinline__ float tiny() { return 1.17549435e-38f; }
     static __device__ __forceinline__ float eps() { return 1.1920929e-7f; }
 };
-__device__ __forceinline__ void qsc(double x, double* s, double* c) { sincos(x, s, c); }
-__device__ __forceinline__ void qsc(float x, float* s, float* c) { sincosf(x, s, c); }
-__device__ __forceinline__ double qround(double x) { return round(x); }
-__device__ __forceinline__ float qround(float x) { return roundf(x); }
-__device__ __forceinline__ double qabs(double x) { return fabs(x); }
-__device__ __forceinline__ float qabs(float x) { return fabsf(x); }
 
 // ---- orbitals: values, gradients and Laplacians of the n orbitals of one spin at r, in T ----
 template <typename T> struct Vgl {
     T v[QMC_MAXN], gx[QMC_MAXN], gy[QMC_MAXN], gz[QMC_MAXN], l[QMC_MAXN];
 };
-
-template <typename T> __device__ __forceinline__ T ipow(T x, int e) {
-    T p = e < 0 ? (T)0 : (T)1;
-    for (int k = 0; k < e; k++) p = p * x;
-    return p;
-}
 
 template <typename T>
 __device__ void orbitals(const QmcParams& P, const int* __restrict__ itab, const double* __restrict__ dtab, int spin, int n, const double* r,
@@ -105,9 +94,9 @@ __device__ void orbitals(const QmcParams& P, const int* __restrict__ itab, const
             T p0[3], p1[3], p2[3];
             for (int k = 0; k < 3; k++) {
                 int e = fi[k];
-                p0[k] = ipow<T>(d[k], e);
-                p1[k] = (T)e * ipow<T>(d[k], e - 1);
-                p2[k] = (T)(e * (e - 1)) * ipow<T>(d[k], e - 2);
+                p0[k] = qmc_ipow<T>(d[k], e);
+                p1[k] = (T)e * qmc_ipow<T>(d[k], e - 1);
+                p2[k] = (T)(e * (e - 1)) * qmc_ipow<T>(d[k], e - 2);
             }
             T poly = p0[0] * p0[1] * p0[2];
             T lsum = (T)(fi[0] + fi[1] + fi[2]);
@@ -129,7 +118,7 @@ __device__ void orbitals(const QmcParams& P, const int* __restrict__ itab, const
             const double* k4 = dtab + 4 * j;
             T kx = (T)k4[0], ky = (T)k4[1], kz = (T)k4[2];
             T s, c;
-            qsc(kx * x + ky * y + kz * z, &s, &c);
+            qmc_sincos(kx * x + ky * y + kz * z, &s, &c);
             T val = k4[3] != 0.0 ? s : c, dval = k4[3] != 0.0 ? c : -s;
             o.v[j] = val, o.gx[j] = dval * kx, o.gy[j] = dval * ky, o.gz[j] = dval * kz;
             o.l[j] = -(kx * kx + ky * ky + kz * kz) * val;
@@ -138,51 +127,15 @@ __device__ void orbitals(const QmcParams& P, const int* __restrict__ itab, const
 }
 
 // ---- the Jastrow factor (jastrow.rs TwoBody with jastrow::Radial functors) ----
-template <typename T> __device__ void radial(const QmcRadial& R, T r, T& u, T& du, T& d2u) {
-    if (R.form == 0) {
-        if (r >= (T)R.cutoff) {
-            u = 0, du = 0, d2u = 0;
-            return;
-        }
-        T ih = (T)R.inv_h;
-        T x = r * ih;
-        T fl = qmc_floor<T>(x), last = (T)(R.ncoef - 4);
-        T i = fl < last ? fl : last;
-        T t = x - i, t2 = t * t, um = (T)1 - t, t3 = t2 * t, s = (T)(1.0 / 6.0);
-        T a[4] = {um * um * um * s, ((T)3 * t3 - (T)6 * t2 + (T)4) * s, ((T)-3 * t3 + (T)3 * t2 + (T)3 * t + (T)1) * s, t3 * s};
-        T da[4] = {(T)-0.5 * um * um, (T)1.5 * t2 - (T)2 * t, (T)-1.5 * t2 + t + (T)0.5, (T)0.5 * t2};
-        T d2a[4] = {um, (T)3 * t - (T)2, (T)1 - (T)3 * t, t};
-        int k = (int)i;
-        T c0 = (T)R.coef[k], c1 = (T)R.coef[k + 1], c2 = (T)R.coef[k + 2], c3 = (T)R.coef[k + 3];
-        u = c0 * a[0] + c1 * a[1] + c2 * a[2] + c3 * a[3];
-        du = (c0 * da[0] + c1 * da[1] + c2 * da[2] + c3 * da[3]) * ih;
-        d2u = (c0 * d2a[0] + c1 * d2a[1] + c2 * d2a[2] + c3 * d2a[3]) * ih * ih;
-    } else {
-        // Padé: A = r (a_1 + a_2 r + ...), B = 1 + r (b_1 + ...), both by Horner with two derivatives
-        T p = 0, p1 = 0, p2 = 0, q = 0, q1 = 0, q2 = 0;
-        for (int k = R.power - 1; k >= 0; k--) {
-            p2 = p2 * r + p1;
-            p1 = p1 * r + p;
-            p = p * r + (T)R.coef[k];
-        }
-        p2 = (T)2 * p2;
-        if (R.ncoef > R.power) {
-            for (int k = R.ncoef - 1; k >= R.power; k--) {
-                q2 = q2 * r + q1;
-                q1 = q1 * r + q;
-                q = q * r + (T)R.coef[k];
-            }
-            q2 = (T)2 * q2;
-        }
-        const T two = 2;
-        T a = r * p, a1 = p + r * p1, a2 = two * p1 + r * p2;
-        T b = (T)1 + r * q, b1 = q + r * q1, b2 = two * q1 + r * q2;
-        T ib = (T)1 / b;
-        u = a * ib;
-        du = (a1 - u * b1) * ib;
-        d2u = (a2 - u * b2 - two * du * b1) * ib;
-    }
-}
+// QmcParams' functor f (0 like spins, 1 opposite) as common.cuh's radial_functor reads it, in T.
+template <typename T> struct RadialView {
+    static __device__ __forceinline__ int form(const QmcParams& P, int f) { return P.pair[f].form; }
+    static __device__ __forceinline__ int power(const QmcParams& P, int f) { return P.pair[f].power; }
+    static __device__ __forceinline__ int ncoef(const QmcParams& P, int f) { return P.pair[f].ncoef; }
+    static __device__ __forceinline__ T cutoff(const QmcParams& P, int f) { return (T)P.pair[f].cutoff; }
+    static __device__ __forceinline__ T inv_h(const QmcParams& P, int f) { return (T)P.pair[f].inv_h; }
+    static __device__ __forceinline__ T coef(const QmcParams& P, int f, int k) { return (T)P.pair[f].coef[k]; }
+};
 
 __device__ __forceinline__ double px(const double* __restrict__ pos, int cap, int w, int e, int k) { return pos[(3 * e + k) * cap + w]; }
 
@@ -196,12 +149,12 @@ __device__ void jastrow_terms(const QmcParams& P, const double* __restrict__ pos
         T d[3];
         for (int k = 0; k < 3; k++) {
             T x = (T)p[k] - (T)px(pos, P.capacity, w, j, k);
-            d[k] = P.periodic ? x - side * qround(x * inv) : x;
+            d[k] = P.periodic ? x - side * qmc_round(x * inv) : x;
         }
         T dist = qmc_sqrt<T>(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
         dist = dist > Lim<T>::tiny() ? dist : Lim<T>::tiny();
         T v, dv, d2v;
-        radial<T>(P.pair[((i < P.n_up) != (j < P.n_up)) ? 1 : 0], dist, v, dv, d2v);
+        radial_functor<RadialView<T>>(P, ((i < P.n_up) != (j < P.n_up)) ? 1 : 0, dist, v, dv, d2v);
         u += v;
         for (int k = 0; k < 3; k++) g[k] += dv / dist * d[k];
         l += d2v + two * dv / dist;
@@ -221,9 +174,9 @@ template <typename R> __device__ bool invert(R* __restrict__ m, int n, int cap, 
 #define M(i, j) m[((i) * n + (j)) * cap + w]
     for (int k = 0; k < n; k++) {
         int p = k;
-        R best = qabs(M(k, k));
+        R best = qmc_fabs(M(k, k));
         for (int i = k + 1; i < n; i++) {
-            R a = qabs(M(i, k));
+            R a = qmc_fabs(M(i, k));
             if (a > best) best = a, p = i;
         }
         if (!(best > tol)) return false;
@@ -253,13 +206,6 @@ template <typename R> __device__ bool invert(R* __restrict__ m, int n, int cap, 
             }
 #undef M
     return true;
-}
-
-// walker::drift: tau v limited as Umrigar, Nightingale and Runge.
-__device__ void drift(const double* v, double tau, double* out) {
-    double v2t = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) * tau;
-    double f = v2t < 1e-8 ? 1.0 - 0.5 * v2t : (sqrt(1.0 + 2.0 * v2t) - 1.0) / v2t;
-    for (int k = 0; k < 3; k++) out[k] = f * tau * v[k];
 }
 
 template <typename T, typename R, typename E>

@@ -51,28 +51,9 @@ template <typename A, int N> __device__ void block_sum(A v[N]) {
     __syncthreads();
 }
 
-// u, u', u'' of functor f at r (jastrow::Radial::eval, Form::BSpline), in A.
+// u, u', u'' of functor f at r (common.cuh radial_functor: jastrow::Radial, Form::BSpline), in A.
 template <typename A> __device__ __forceinline__ void functor(const SolidParams& p, int f, A r, A out[3]) {
-    out[0] = out[1] = out[2] = A(0);
-    if (r >= (A)p.jcut[f]) return;
-    const A ih = (A)p.jinvh[f];
-    const A x = r * ih;
-    const int i = min((int)qmc_floor(x), p.jn[f] - 4);
-    const A t = x - (A)i, t2 = t * t, t3 = t2 * t, u = A(1) - t, s = A(1.0 / 6.0);
-    const A a[4] = {u * u * u * s, (A(3) * t3 - A(6) * t2 + A(4)) * s, (A(-3) * t3 + A(3) * t2 + A(3) * t + A(1)) * s, t3 * s};
-    const A da[4] = {A(-0.5) * u * u, A(1.5) * t2 - A(2) * t, A(-1.5) * t2 + t + A(0.5), A(0.5) * t2};
-    const A d2a[4] = {u, A(3) * t - A(2), A(1) - A(3) * t, t};
-    const double* c = p.jcoef[f] + i;
-    A v = A(0), d = A(0), d2 = A(0);
-#pragma unroll
-    for (int k = 0; k < 4; k++) {
-        v += (A)c[k] * a[k];
-        d += (A)c[k] * da[k];
-        d2 += (A)c[k] * d2a[k];
-    }
-    out[0] = v;
-    out[1] = d * ih;
-    out[2] = d2 * ih * ih;
+    bspline_functor<BSplineTables<A>>(p, f, r, out[0], out[1], out[2]);
 }
 
 // This thread's share of sum_{j != e} u(|at - r_j|) + sum_I chi(|at - R_I|): value, gradient, Laplacian.
@@ -100,13 +81,6 @@ __device__ void jastrow_terms(const SolidParams& p, const double* __restrict__ p
         for (int k = 0; k < 3; k++) acc[1 + k] += dr * (A)d[k];
         acc[4] += u[2] + A(2) * dr;
     }
-}
-
-// qmc::walker::drift: the limited drift displacement tau v_bar.
-__device__ __forceinline__ void drift(const double v[3], double tau, double out[3]) {
-    const double v2t = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) * tau;
-    const double f = v2t < 1e-8 ? 1.0 - 0.5 * v2t : (sqrt(1.0 + 2.0 * v2t) - 1.0) / v2t;
-    for (int k = 0; k < 3; k++) out[k] = f * tau * v[k];
 }
 
 // solid::cpu::accept: Metropolis-Hastings with the drift-diffusion Green's functions.
