@@ -186,6 +186,18 @@ for stage in "$@"; do
         else
             echo "scaling-weak: no MPI runs (needs mpirun and a binary built with MPI=1 scripts/build-carry.sh)"
         fi
+        # the same work on a loaded machine without any communication: 16 one-rank runs at once, one pinned to each
+        # core. Its compute per generation against the lone run's says how much of the weak-scaling loss is the
+        # machine (clocks with every core busy, shared caches and memory) rather than the ranks' communication.
+        echo "+ 16 independent one-rank runs at once, one per core (128 walkers each), not imported"
+        rm -rf /tmp/qmc-loaded
+        for i in $(seq 0 15); do
+            taskset -c "$i" timeout 120 "$BIN" run qmc --method dmc --system heg --walkers 128 --gas-walkers 128 --steps 200 \
+                --gas-steps 200 --equil 0 --tau 0.02 --precision double --variants cpu --threads 1 --quiet --out "/tmp/qmc-loaded/$i" >/dev/null 2>&1 &
+        done
+        wait
+        cat /tmp/qmc-loaded/*/qmc.jsonl 2>/dev/null | grep -o '"compute_per_gen_s":[-0-9.e+]*' | cut -d: -f2 \
+            | awk '{ s += $1; n++; if ($1 > m) m = $1 } END { if (n) printf "loaded one-rank runs: %d, compute per generation mean %.6f s, slowest %.6f s\n", n, s / n, m; else print "FAILED: no loaded one-rank run finished" }'
         ;;
     scaling-strong)
         # strong scaling alone, at a population one rank finishes in about 25 s (the 1024 of `scaling` took 100 s)

@@ -31,9 +31,10 @@ run() { # ranks walkers
     local common=(--method dmc --system "$system" --walkers "$2" --gas-walkers "$2" --steps "$steps" --gas-steps "$steps"
         --equil 0 --tau "$tau" --precision double --variants cpu --quiet --out "$out")
     if [ -n "${MPI:-}" ]; then
-        # one rank per core, bound to it, while the ranks fit the cores: unbound (as --oversubscribe leaves them), a
-        # rank spinning in a collective shares a core with one still computing, and every rank waits for that one.
-        # More ranks than cores: oversubscribed, unbound. MPIRUN_FLAGS replaces the choice (for measuring it).
+        # one rank per core, bound to it, while the ranks fit the cores (unbound, a rank spinning in a collective can
+        # share a core with one still computing); more ranks than cores: oversubscribed, unbound. On the H100 host
+        # the two measured alike at 16 ranks (weak 0.651 bound, 0.637 unbound, results/nvidia-h100-80gb-hbm3/
+        # log-20261126T155000-*). MPIRUN_FLAGS replaces the choice (for measuring it).
         local flags=(--bind-to core --map-by core)
         [ "$1" -gt "$(nproc)" ] && flags=(--oversubscribe --bind-to none)
         [ -n "${MPIRUN_FLAGS:-}" ] && read -r -a flags <<< "$MPIRUN_FLAGS"
