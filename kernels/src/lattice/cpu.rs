@@ -153,16 +153,34 @@ fn run_chain<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, equil: usize, sw
     }
 }
 
-/// f_a = sum_b phi(y, d_b) W_ba for all a (row-vector times W, row by row).
+/// f_a = sum_b phi(y, d_b) W_ba for all a (row-vector times W, row by row). Four rows of W per pass over f, each
+/// entry a chain of fused multiply-adds in row order (b = 0, 1, ...; one rounding per term, as lattice.cu's FMA-
+/// contracted sums): f is read and written once per four rows instead of once per row, so the loop is bound by the
+/// loads of W and the FMAs, not by f's loads and stores.
 #[inline(always)]
 fn fvec<S: Real, A: Real>(t: &Tables<S>, c: &Chain<S>, y: usize, f: &mut [A]) {
     let np = t.pairs;
+    let f = &mut f[..np];
     f.iter_mut().for_each(|x| *x = A::zero());
     let row_y = &t.phi[y * t.sites..(y + 1) * t.sites];
-    for b in 0..np {
-        let coef: A = ld(row_y[c.dn[b] as usize]);
+    let coef = |b: usize| -> A { ld(row_y[c.dn[b] as usize]) };
+    let mut b = 0;
+    while b + 4 <= np {
+        let (c0, c1, c2, c3) = (coef(b), coef(b + 1), coef(b + 2), coef(b + 3));
+        let w = &c.w[b * np..(b + 4) * np];
+        let (w0, w1, w2, w3) = (&w[..np], &w[np..2 * np], &w[2 * np..3 * np], &w[3 * np..4 * np]);
+        for a in 0..np {
+            let x = c0.mul_add(ld::<S, A>(w0[a]), f[a]);
+            let x = c1.mul_add(ld::<S, A>(w1[a]), x);
+            let x = c2.mul_add(ld::<S, A>(w2[a]), x);
+            f[a] = c3.mul_add(ld::<S, A>(w3[a]), x);
+        }
+        b += 4;
+    }
+    for b in b..np {
+        let cb = coef(b);
         for (fa, &w) in f.iter_mut().zip(&c.w[b * np..(b + 1) * np]) {
-            *fa += coef * ld::<S, A>(w);
+            *fa = cb.mul_add(ld::<S, A>(w), *fa);
         }
     }
 }
@@ -176,7 +194,7 @@ fn gather<S: Real, A: Real>(t: &Tables<S>, c: &Chain<S>, x: usize, p: &mut [A]) 
     }
 }
 
-/// sum_a w_a p_a over eight partial sums: a serial fold is one long chain of dependent additions that the compiler
+/// sum_a w_a p_a over eight partial sums of fused multiply-adds: a serial fold is one long chain of dependent additions that the compiler
 /// may not reorder (no fast-math), so it neither vectorises nor overlaps; eight lanes do both. `w` and `p` have the
 /// same length.
 #[inline(always)]
@@ -186,11 +204,11 @@ fn dot_row<S: Real, A: Real>(w: &[S], p: &[A]) -> A {
     let (wr, pr) = (wc.remainder(), pc.remainder());
     for (x, y) in wc.zip(pc) {
         for k in 0..8 {
-            acc[k] += ld::<S, A>(x[k]) * y[k];
+            acc[k] = ld::<S, A>(x[k]).mul_add(y[k], acc[k]);
         }
     }
     for (k, (&x, &y)) in wr.iter().zip(pr).enumerate() {
-        acc[k] += ld::<S, A>(x) * y;
+        acc[k] = ld::<S, A>(x).mul_add(y, acc[k]);
     }
     ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]))
 }
