@@ -97,21 +97,24 @@ template <typename T> __device__ void block_sum2(T& x, T& y, T* scratch) {
     y = sy;
 }
 
-// Largest x and its index over the block, the first index among equal values; to every thread.
-__device__ void block_argmax(double& x, int& i, double* dscratch, int* iscratch) {
+// The pivot of a Gauss-Jordan step: the largest |x| over the block, the first index among equal values, with its
+// signed value v, to every thread. One barrier: the caller guarantees that the previous readers
+// of the scratch have passed a barrier since (reinvert ends every step with one).
+__device__ void block_pivot(double& x, int& i, double& v, double* dscratch, int* iscratch) {
     for (int o = 16; o > 0; o >>= 1) {
         const double y = __shfl_down_sync(0xffffffffu, x, o);
         const int j = __shfl_down_sync(0xffffffffu, i, o);
-        if (y > x || (y == x && j < i)) { x = y; i = j; }
+        const double w = __shfl_down_sync(0xffffffffu, v, o);
+        if (y > x || (y == x && j < i)) { x = y; i = j; v = w; }
     }
     const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5, nw = blockDim.x >> 5;
-    __syncthreads(); // earlier readers of the scratch are done
-    if (lane == 0) { dscratch[wid] = x; iscratch[wid] = i; }
+    if (lane == 0) { dscratch[wid] = x; dscratch[32 + wid] = v; iscratch[wid] = i; }
     __syncthreads();
     x = dscratch[0];
+    v = dscratch[32];
     i = iscratch[0];
     for (int k = 1; k < nw; k++)
-        if (dscratch[k] > x || (dscratch[k] == x && iscratch[k] < i)) { x = dscratch[k]; i = iscratch[k]; }
+        if (dscratch[k] > x || (dscratch[k] == x && iscratch[k] < i)) { x = dscratch[k]; v = dscratch[32 + k]; i = iscratch[k]; }
 }
 
 // Sum over the 32 lanes of a warp, to every lane (called by a whole warp).
@@ -306,23 +309,26 @@ template <typename S, typename A> struct Chain {
         }
         __syncthreads();
         for (int k = 0; k < n; k++) {
-            double best = -1.0;
+            // Three barriers a step: the pivot's, the row swap's and the elimination's. The pivot's signed value and
+            // M[k][k] are read before the pivot's barrier, so the swap needs no barrier of its own to protect them.
+            double best = -1.0, pval = 0.0;
             int pr = n;
             for (int i = k + threadIdx.x; i < n; i += blockDim.x) {
-                const double v = fabs((double)M[i * ld + k]);
-                if (v > best) { best = v; pr = i; }
+                const A m = M[i * ld + k];
+                const double v = fabs((double)m);
+                if (v > best) { best = v; pr = i; pval = (double)m; }
             }
-            block_argmax(best, pr, dscratch, iscratch);
+            const A mkk = M[k * ld + k];
+            block_pivot(best, pr, pval, dscratch, iscratch);
             if (!(best > 0.0)) { // zero or NaN column; every thread takes the same decision
                 if (threadIdx.x == 0) *failed = 1;
                 __syncthreads();
                 return;
             }
             if (threadIdx.x == 0) piv[k] = pr;
-            // swap rows k and pr, scale the new pivot row and keep column k apart for the elimination, in one pass:
-            // the two entries of column k that pass writes are read by everyone first
-            const A d = A(1) / M[pr * ld + k], mkk = M[k * ld + k];
-            __syncthreads();
+            // swap rows k and pr, scale the new pivot row and keep column k apart for the elimination, in one pass
+            // (pval is M[pr][k] exactly: A widened to double and back)
+            const A d = A(1) / A(pval);
             for (int j = threadIdx.x; j < n; j += blockDim.x) {
                 const A t = M[pr * ld + j];
                 if (pr != k) M[pr * ld + j] = M[k * ld + j];
