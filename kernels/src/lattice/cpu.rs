@@ -118,6 +118,7 @@ struct Scratch<S, A> {
     f: Vec<A>,
     g: Vec<A>,
     p: Vec<A>,
+    /// Scratch of `gauss_jordan` (3 N_P).
     row: Vec<A>,
     /// The update's vector rounded to the storage type (the rank-1 updates run in S).
     vs: Vec<S>,
@@ -129,7 +130,7 @@ struct Scratch<S, A> {
 impl<S: Real, A: Real> Scratch<S, A> {
     fn new(np: usize) -> Self {
         let v = vec![A::zero(); np];
-        Scratch { f: v.clone(), g: v.clone(), p: v.clone(), row: v, vs: vec![S::zero(); np], m: vec![A::zero(); np * np], piv: vec![0; np] }
+        Scratch { f: v.clone(), g: v.clone(), p: v.clone(), row: vec![A::zero(); 3 * np], vs: vec![S::zero(); np], m: vec![A::zero(); np * np], piv: vec![0; np] }
     }
 }
 
@@ -433,10 +434,125 @@ fn reinvert<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, s: &mut Scratch<S
 }
 
 /// In-place inverse of the n x n row-major `m` by Gauss-Jordan with partial pivoting; false if a pivot is zero
-/// (then `m` is garbage).
-/// `pivot_row` is scratch of length n.
+/// (then `m` is garbage). `scratch` has length 3 n.
+///
+/// Two pivots per pass over the matrix: the one-pivot algorithm (`gauss_jordan_one`, the operation order of
+/// lattice.cu's `reinvert`) reads and writes the whole matrix once per pivot, 2 n^3 bytes of traffic per rebuild
+/// that do not fit the core's L1 (83 KB in f64 at L = 15), and that traffic, not the arithmetic, bound it. Here the
+/// pivot of step k + 1 is chosen from column k + 1 as step k leaves it (computed apart, O(n)), both pivot rows are
+/// formed first, and every other row then takes both eliminations in one pass: the same pivots and the same
+/// roundings, entry by entry, as `gauss_jordan_one` (each entry x -> (x - f1 r1) - f2 r2 with unfused products, as
+/// the two steps one after the other; a test compares them bit for bit).
 #[inline(always)]
-pub fn gauss_jordan<T: Real>(m: &mut [T], n: usize, piv: &mut [usize], pivot_row: &mut [T]) -> bool {
+pub fn gauss_jordan<T: Real>(m: &mut [T], n: usize, piv: &mut [usize], scratch: &mut [T]) -> bool {
+    let (r1, rest) = scratch.split_at_mut(n);
+    let (r2, c) = rest.split_at_mut(n);
+    let (r1, r2, c) = (&mut r1[..n], &mut r2[..n], &mut c[..n]);
+    let argmax = |m: &[T], k: usize, col: &dyn Fn(&[T], usize) -> T| -> usize {
+        let mut p = k;
+        for i in k + 1..n {
+            if col(m, i).abs() > col(m, p).abs() {
+                p = i;
+            }
+        }
+        p
+    };
+    let swap_rows = |m: &mut [T], p: usize, k: usize| {
+        if p != k {
+            for j in 0..n {
+                m.swap(p * n + j, k * n + j);
+            }
+        }
+    };
+    let mut k = 0;
+    while k < n {
+        // step k: pivot, swap, scaled pivot row r1 (row k of the result before step k + 1)
+        let p = argmax(m, k, &|m, i| m[i * n + k]);
+        let pivot = m[p * n + k];
+        if pivot == T::zero() || pivot.is_nan() {
+            return false;
+        }
+        piv[k] = p;
+        swap_rows(m, p, k);
+        let d = T::one() / m[k * n + k];
+        m[k * n + k] = T::one();
+        for (x, r) in m[k * n..(k + 1) * n].iter_mut().zip(r1.iter_mut()) {
+            *x *= d;
+            *r = *x;
+        }
+        if k + 1 == n {
+            eliminate_one(m, n, k, r1);
+            break;
+        }
+        // column k + 1 as step k leaves it, and the pivot of step k + 1 from it
+        let k1 = k + 1;
+        for i in (0..n).filter(|&i| i != k) {
+            c[i] = m[i * n + k1] - m[i * n + k] * r1[k1];
+        }
+        let p2 = argmax(m, k1, &|_, i| c[i]);
+        if c[p2] == T::zero() || c[p2].is_nan() {
+            return false;
+        }
+        piv[k1] = p2;
+        swap_rows(m, p2, k1);
+        c.swap(p2, k1);
+        // row k + 1 after step k, scaled: the pivot row r2 of step k + 1
+        let f1 = m[k1 * n + k];
+        m[k1 * n + k] = T::zero();
+        for (x, &r) in m[k1 * n..(k1 + 1) * n].iter_mut().zip(r1.iter()) {
+            *x -= f1 * r;
+        }
+        let d2 = T::one() / m[k1 * n + k1];
+        m[k1 * n + k1] = T::one();
+        for (x, r) in m[k1 * n..(k1 + 1) * n].iter_mut().zip(r2.iter_mut()) {
+            *x *= d2;
+            *r = *x;
+        }
+        // row k: step k + 1's elimination
+        let f = m[k * n + k1];
+        m[k * n + k1] = T::zero();
+        for (x, &r) in m[k * n..(k + 1) * n].iter_mut().zip(r2.iter()) {
+            *x -= f * r;
+        }
+        // every other row: both eliminations in one pass. Entry k starts at 0 (step k zeroes it); entry k + 1 starts
+        // at f1 r1[k + 1], so that step k leaves it at exactly 0, as step k + 1 sets it before subtracting.
+        for i in (0..n).filter(|&i| i != k && i != k1) {
+            let row = &mut m[i * n..(i + 1) * n];
+            let (f1, f2) = (row[k], c[i]);
+            row[k] = T::zero();
+            row[k1] = f1 * r1[k1];
+            for ((x, &a), &b) in row.iter_mut().zip(r1.iter()).zip(r2.iter()) {
+                *x = (*x - f1 * a) - f2 * b;
+            }
+        }
+        k += 2;
+    }
+    for k in (0..n).rev() {
+        if piv[k] != k {
+            for row in m.chunks_exact_mut(n) {
+                row.swap(k, piv[k]);
+            }
+        }
+    }
+    true
+}
+
+/// Step k's elimination of every row but k with the scaled pivot row `r` (x -> x - row[k] r, entry k from 0).
+#[inline(always)]
+fn eliminate_one<T: Real>(m: &mut [T], n: usize, k: usize, r: &[T]) {
+    for i in (0..n).filter(|&i| i != k) {
+        let row = &mut m[i * n..(i + 1) * n];
+        let f = row[k];
+        row[k] = T::zero();
+        for (x, &r) in row.iter_mut().zip(r.iter()) {
+            *x -= f * r;
+        }
+    }
+}
+
+/// Gauss-Jordan one pivot per pass (lattice.cu's `reinvert`'s operation order): the model `gauss_jordan` keeps to.
+/// `pivot_row` is scratch of length n.
+pub fn gauss_jordan_one<T: Real>(m: &mut [T], n: usize, piv: &mut [usize], pivot_row: &mut [T]) -> bool {
     for k in 0..n {
         let mut p = k;
         for i in k + 1..n {
@@ -460,14 +576,7 @@ pub fn gauss_jordan<T: Real>(m: &mut [T], n: usize, piv: &mut [usize], pivot_row
             *x *= d;
             *r = *x;
         }
-        for i in (0..n).filter(|&i| i != k) {
-            let row = &mut m[i * n..(i + 1) * n];
-            let f = row[k];
-            row[k] = T::zero();
-            for (x, &r) in row.iter_mut().zip(pivot_row.iter()) {
-                *x -= f * r;
-            }
-        }
+        eliminate_one(m, n, k, pivot_row);
     }
     for k in (0..n).rev() {
         if piv[k] != k {

@@ -180,12 +180,12 @@ fn gauss_jordan_inverts_with_pivoting_and_refuses_singular() {
     let mut a: Vec<f64> = (0..n * n).map(|_| r.uniform() - 0.5).collect();
     a[0] = 0.0;
     let (want, _) = invert(&a, n).unwrap();
-    let (mut m, mut piv, mut row) = (a.clone(), vec![0; n], vec![0.0; n]);
+    let (mut m, mut piv, mut row) = (a.clone(), vec![0; n], vec![0.0; 3 * n]);
     assert!(cpu::gauss_jordan(&mut m, n, &mut piv, &mut row));
     assert!(piv[0] != 0);
     assert!(crate::Check::compare("inverse", &m, &want, 0.0).error < 1e-13);
     let mut m32: Vec<f32> = a.iter().map(|&x| x as f32).collect();
-    let mut row32 = vec![0f32; n];
+    let mut row32 = vec![0f32; 3 * n];
     assert!(cpu::gauss_jordan(&mut m32, n, &mut piv, &mut row32));
     let m32: Vec<f64> = m32.iter().map(|&x| x as f64).collect();
     assert!(crate::Check::compare("inverse", &m32, &want, 0.0).error < 1e-4);
@@ -193,6 +193,41 @@ fn gauss_jordan_inverts_with_pivoting_and_refuses_singular() {
     let mut s = a.clone();
     s.copy_within(0..n, n);
     assert!(!cpu::gauss_jordan(&mut s, n, &mut piv, &mut row));
+    // A zero column 1: the second pivot of the first pass is exactly zero, refused by both algorithms.
+    let mut s = a.clone();
+    (0..n).for_each(|i| s[i * n + 1] = 0.0);
+    assert!(!cpu::gauss_jordan(&mut s.clone(), n, &mut piv, &mut row));
+    assert!(!cpu::gauss_jordan_one(&mut s, n, &mut piv, &mut row));
+}
+
+/// Two pivots per pass give the one-pivot algorithm's inverse bit for bit (same pivots, same roundings), in f64 and
+/// f32, for odd and even sizes, with row interchanges, and the lattice's own ill-conditioned matrices.
+#[test]
+fn gauss_jordan_two_pivots_per_pass_is_the_one_pivot_algorithm() {
+    fn same<T: Real>(a: &[f64], n: usize) {
+        let a: Vec<T> = a.iter().map(|&x| T::of(x)).collect();
+        let (mut m1, mut m2) = (a.clone(), a);
+        let (mut p1, mut p2) = (vec![0; n], vec![0; n]);
+        let (mut s1, mut s2) = (vec![T::zero(); n], vec![T::zero(); 3 * n]);
+        assert!(cpu::gauss_jordan_one(&mut m1, n, &mut p1, &mut s1));
+        assert!(cpu::gauss_jordan(&mut m2, n, &mut p2, &mut s2));
+        assert_eq!(p1, p2, "n = {n} {}: pivots", T::NAME);
+        assert!(p1.iter().enumerate().any(|(k, &p)| p != k) || n < 8, "n = {n}: no interchange tested");
+        assert!(m1.iter().zip(&m2).all(|(x, y)| x.f64().to_bits() == y.f64().to_bits()), "n = {n} {}: not bit for bit", T::NAME);
+    }
+    let mut r = Stream::new(5, 1);
+    for n in [1, 2, 3, 4, 5, 8, 9, 16, 37, 38] {
+        let a: Vec<f64> = (0..n * n).map(|_| r.uniform() - 0.5).collect();
+        same::<f64>(&a, n);
+        same::<f32>(&a, n);
+    }
+    // M of lattice chains (L = 9: 37 pairs; L = 15: 102)
+    for l in [9, 15] {
+        let m = Model::new(l, Params::default()).unwrap();
+        let (cfg, _) = initial_state(&m, 4, 0).unwrap();
+        same::<f64>(&m.matrix(&cfg), m.pairs);
+        same::<f32>(&m.matrix(&cfg), m.pairs);
+    }
 }
 
 /// Normwise error of W against the f64 inverse of the matrix a chain of storage S really uses (phi rounded to S).
