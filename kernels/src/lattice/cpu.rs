@@ -118,6 +118,7 @@ struct Scratch<S, A> {
     f: Vec<A>,
     g: Vec<A>,
     p: Vec<A>,
+    /// Scratch of `gauss_jordan` (3 N_P).
     row: Vec<A>,
     /// The update's vector rounded to the storage type (the rank-1 updates run in S).
     vs: Vec<S>,
@@ -129,7 +130,7 @@ struct Scratch<S, A> {
 impl<S: Real, A: Real> Scratch<S, A> {
     fn new(np: usize) -> Self {
         let v = vec![A::zero(); np];
-        Scratch { f: v.clone(), g: v.clone(), p: v.clone(), row: v, vs: vec![S::zero(); np], m: vec![A::zero(); np * np], piv: vec![0; np] }
+        Scratch { f: v.clone(), g: v.clone(), p: v.clone(), row: vec![A::zero(); 3 * np], vs: vec![S::zero(); np], m: vec![A::zero(); np * np], piv: vec![0; np] }
     }
 }
 
@@ -153,16 +154,34 @@ fn run_chain<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, equil: usize, sw
     }
 }
 
-/// f_a = sum_b phi(y, d_b) W_ba for all a (row-vector times W, row by row).
+/// f_a = sum_b phi(y, d_b) W_ba for all a (row-vector times W, row by row). Four rows of W per pass over f, each
+/// entry a chain of fused multiply-adds in row order (b = 0, 1, ...; one rounding per term, as lattice.cu's FMA-
+/// contracted sums): f is read and written once per four rows instead of once per row, so the loop is bound by the
+/// loads of W and the FMAs, not by f's loads and stores.
 #[inline(always)]
 fn fvec<S: Real, A: Real>(t: &Tables<S>, c: &Chain<S>, y: usize, f: &mut [A]) {
     let np = t.pairs;
+    let f = &mut f[..np];
     f.iter_mut().for_each(|x| *x = A::zero());
     let row_y = &t.phi[y * t.sites..(y + 1) * t.sites];
-    for b in 0..np {
-        let coef: A = ld(row_y[c.dn[b] as usize]);
+    let coef = |b: usize| -> A { ld(row_y[c.dn[b] as usize]) };
+    let mut b = 0;
+    while b + 4 <= np {
+        let (c0, c1, c2, c3) = (coef(b), coef(b + 1), coef(b + 2), coef(b + 3));
+        let w = &c.w[b * np..(b + 4) * np];
+        let (w0, w1, w2, w3) = (&w[..np], &w[np..2 * np], &w[2 * np..3 * np], &w[3 * np..4 * np]);
+        for a in 0..np {
+            let x = c0.mul_add(ld::<S, A>(w0[a]), f[a]);
+            let x = c1.mul_add(ld::<S, A>(w1[a]), x);
+            let x = c2.mul_add(ld::<S, A>(w2[a]), x);
+            f[a] = c3.mul_add(ld::<S, A>(w3[a]), x);
+        }
+        b += 4;
+    }
+    for b in b..np {
+        let cb = coef(b);
         for (fa, &w) in f.iter_mut().zip(&c.w[b * np..(b + 1) * np]) {
-            *fa += coef * ld::<S, A>(w);
+            *fa = cb.mul_add(ld::<S, A>(w), *fa);
         }
     }
 }
@@ -176,7 +195,7 @@ fn gather<S: Real, A: Real>(t: &Tables<S>, c: &Chain<S>, x: usize, p: &mut [A]) 
     }
 }
 
-/// sum_a w_a p_a over eight partial sums: a serial fold is one long chain of dependent additions that the compiler
+/// sum_a w_a p_a over eight partial sums of fused multiply-adds: a serial fold is one long chain of dependent additions that the compiler
 /// may not reorder (no fast-math), so it neither vectorises nor overlaps; eight lanes do both. `w` and `p` have the
 /// same length.
 #[inline(always)]
@@ -186,11 +205,11 @@ fn dot_row<S: Real, A: Real>(w: &[S], p: &[A]) -> A {
     let (wr, pr) = (wc.remainder(), pc.remainder());
     for (x, y) in wc.zip(pc) {
         for k in 0..8 {
-            acc[k] += ld::<S, A>(x[k]) * y[k];
+            acc[k] = ld::<S, A>(x[k]).mul_add(y[k], acc[k]);
         }
     }
     for (k, (&x, &y)) in wr.iter().zip(pr).enumerate() {
-        acc[k] += ld::<S, A>(x) * y;
+        acc[k] = ld::<S, A>(x).mul_add(y, acc[k]);
     }
     ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]))
 }
@@ -415,10 +434,125 @@ fn reinvert<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, s: &mut Scratch<S
 }
 
 /// In-place inverse of the n x n row-major `m` by Gauss-Jordan with partial pivoting; false if a pivot is zero
-/// (then `m` is garbage).
-/// `pivot_row` is scratch of length n.
+/// (then `m` is garbage). `scratch` has length 3 n.
+///
+/// Two pivots per pass over the matrix: the one-pivot algorithm (`gauss_jordan_one`, the operation order of
+/// lattice.cu's `reinvert`) reads and writes the whole matrix once per pivot, 2 n^3 bytes of traffic per rebuild
+/// that do not fit the core's L1 (83 KB in f64 at L = 15), and that traffic, not the arithmetic, bound it. Here the
+/// pivot of step k + 1 is chosen from column k + 1 as step k leaves it (computed apart, O(n)), both pivot rows are
+/// formed first, and every other row then takes both eliminations in one pass: the same pivots and the same
+/// roundings, entry by entry, as `gauss_jordan_one` (each entry x -> (x - f1 r1) - f2 r2 with unfused products, as
+/// the two steps one after the other; a test compares them bit for bit).
 #[inline(always)]
-pub fn gauss_jordan<T: Real>(m: &mut [T], n: usize, piv: &mut [usize], pivot_row: &mut [T]) -> bool {
+pub fn gauss_jordan<T: Real>(m: &mut [T], n: usize, piv: &mut [usize], scratch: &mut [T]) -> bool {
+    let (r1, rest) = scratch.split_at_mut(n);
+    let (r2, c) = rest.split_at_mut(n);
+    let (r1, r2, c) = (&mut r1[..n], &mut r2[..n], &mut c[..n]);
+    let argmax = |m: &[T], k: usize, col: &dyn Fn(&[T], usize) -> T| -> usize {
+        let mut p = k;
+        for i in k + 1..n {
+            if col(m, i).abs() > col(m, p).abs() {
+                p = i;
+            }
+        }
+        p
+    };
+    let swap_rows = |m: &mut [T], p: usize, k: usize| {
+        if p != k {
+            for j in 0..n {
+                m.swap(p * n + j, k * n + j);
+            }
+        }
+    };
+    let mut k = 0;
+    while k < n {
+        // step k: pivot, swap, scaled pivot row r1 (row k of the result before step k + 1)
+        let p = argmax(m, k, &|m, i| m[i * n + k]);
+        let pivot = m[p * n + k];
+        if pivot == T::zero() || pivot.is_nan() {
+            return false;
+        }
+        piv[k] = p;
+        swap_rows(m, p, k);
+        let d = T::one() / m[k * n + k];
+        m[k * n + k] = T::one();
+        for (x, r) in m[k * n..(k + 1) * n].iter_mut().zip(r1.iter_mut()) {
+            *x *= d;
+            *r = *x;
+        }
+        if k + 1 == n {
+            eliminate_one(m, n, k, r1);
+            break;
+        }
+        // column k + 1 as step k leaves it, and the pivot of step k + 1 from it
+        let k1 = k + 1;
+        for i in (0..n).filter(|&i| i != k) {
+            c[i] = m[i * n + k1] - m[i * n + k] * r1[k1];
+        }
+        let p2 = argmax(m, k1, &|_, i| c[i]);
+        if c[p2] == T::zero() || c[p2].is_nan() {
+            return false;
+        }
+        piv[k1] = p2;
+        swap_rows(m, p2, k1);
+        c.swap(p2, k1);
+        // row k + 1 after step k, scaled: the pivot row r2 of step k + 1
+        let f1 = m[k1 * n + k];
+        m[k1 * n + k] = T::zero();
+        for (x, &r) in m[k1 * n..(k1 + 1) * n].iter_mut().zip(r1.iter()) {
+            *x -= f1 * r;
+        }
+        let d2 = T::one() / m[k1 * n + k1];
+        m[k1 * n + k1] = T::one();
+        for (x, r) in m[k1 * n..(k1 + 1) * n].iter_mut().zip(r2.iter_mut()) {
+            *x *= d2;
+            *r = *x;
+        }
+        // row k: step k + 1's elimination
+        let f = m[k * n + k1];
+        m[k * n + k1] = T::zero();
+        for (x, &r) in m[k * n..(k + 1) * n].iter_mut().zip(r2.iter()) {
+            *x -= f * r;
+        }
+        // every other row: both eliminations in one pass. Entry k starts at 0 (step k zeroes it); entry k + 1 starts
+        // at f1 r1[k + 1], so that step k leaves it at exactly 0, as step k + 1 sets it before subtracting.
+        for i in (0..n).filter(|&i| i != k && i != k1) {
+            let row = &mut m[i * n..(i + 1) * n];
+            let (f1, f2) = (row[k], c[i]);
+            row[k] = T::zero();
+            row[k1] = f1 * r1[k1];
+            for ((x, &a), &b) in row.iter_mut().zip(r1.iter()).zip(r2.iter()) {
+                *x = (*x - f1 * a) - f2 * b;
+            }
+        }
+        k += 2;
+    }
+    for k in (0..n).rev() {
+        if piv[k] != k {
+            for row in m.chunks_exact_mut(n) {
+                row.swap(k, piv[k]);
+            }
+        }
+    }
+    true
+}
+
+/// Step k's elimination of every row but k with the scaled pivot row `r` (x -> x - row[k] r, entry k from 0).
+#[inline(always)]
+fn eliminate_one<T: Real>(m: &mut [T], n: usize, k: usize, r: &[T]) {
+    for i in (0..n).filter(|&i| i != k) {
+        let row = &mut m[i * n..(i + 1) * n];
+        let f = row[k];
+        row[k] = T::zero();
+        for (x, &r) in row.iter_mut().zip(r.iter()) {
+            *x -= f * r;
+        }
+    }
+}
+
+/// Gauss-Jordan one pivot per pass (lattice.cu's `reinvert`'s operation order): the model `gauss_jordan` keeps to.
+/// `pivot_row` is scratch of length n.
+pub fn gauss_jordan_one<T: Real>(m: &mut [T], n: usize, piv: &mut [usize], pivot_row: &mut [T]) -> bool {
     for k in 0..n {
         let mut p = k;
         for i in k + 1..n {
@@ -442,14 +576,7 @@ pub fn gauss_jordan<T: Real>(m: &mut [T], n: usize, piv: &mut [usize], pivot_row
             *x *= d;
             *r = *x;
         }
-        for i in (0..n).filter(|&i| i != k) {
-            let row = &mut m[i * n..(i + 1) * n];
-            let f = row[k];
-            row[k] = T::zero();
-            for (x, &r) in row.iter_mut().zip(pivot_row.iter()) {
-                *x -= f * r;
-            }
-        }
+        eliminate_one(m, n, k, pivot_row);
     }
     for k in (0..n).rev() {
         if piv[k] != k {

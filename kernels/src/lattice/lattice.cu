@@ -97,21 +97,24 @@ template <typename T> __device__ void block_sum2(T& x, T& y, T* scratch) {
     y = sy;
 }
 
-// Largest x and its index over the block, the first index among equal values; to every thread.
-__device__ void block_argmax(double& x, int& i, double* dscratch, int* iscratch) {
+// The pivot of a Gauss-Jordan step: the largest |x| over the block, the first index among equal values, with its
+// signed value v, to every thread. One barrier: the caller guarantees that the previous readers
+// of the scratch have passed a barrier since (reinvert ends every step with one).
+__device__ void block_pivot(double& x, int& i, double& v, double* dscratch, int* iscratch) {
     for (int o = 16; o > 0; o >>= 1) {
         const double y = __shfl_down_sync(0xffffffffu, x, o);
         const int j = __shfl_down_sync(0xffffffffu, i, o);
-        if (y > x || (y == x && j < i)) { x = y; i = j; }
+        const double w = __shfl_down_sync(0xffffffffu, v, o);
+        if (y > x || (y == x && j < i)) { x = y; i = j; v = w; }
     }
     const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5, nw = blockDim.x >> 5;
-    __syncthreads(); // earlier readers of the scratch are done
-    if (lane == 0) { dscratch[wid] = x; iscratch[wid] = i; }
+    if (lane == 0) { dscratch[wid] = x; dscratch[32 + wid] = v; iscratch[wid] = i; }
     __syncthreads();
     x = dscratch[0];
+    v = dscratch[32];
     i = iscratch[0];
     for (int k = 1; k < nw; k++)
-        if (dscratch[k] > x || (dscratch[k] == x && iscratch[k] < i)) { x = dscratch[k]; i = iscratch[k]; }
+        if (dscratch[k] > x || (dscratch[k] == x && iscratch[k] < i)) { x = dscratch[k]; v = dscratch[32 + k]; i = iscratch[k]; }
 }
 
 // Sum over the 32 lanes of a warp, to every lane (called by a whole warp).
@@ -263,13 +266,20 @@ template <typename S, typename A> struct Chain {
         h = warp_allsum(h);
         k = warp_allsum(k);
     }
-    // The elimination of Gauss-Jordan step k for n <= 32 CH: row i -= buf[i] x row k for every row but k, a warp per
-    // row and lanes over columns, column k replaced. Row k is held in registers and a row's CH entries are loaded
-    // before any is stored, so a lane has CH loads in flight instead of one load-store round trip per entry (the
-    // compiler cannot reorder them itself: the rows share M).
+    // The elimination of Gauss-Jordan step k: row i -= buf[i] x row k for every row but k, a warp per row and lanes
+    // over columns, column k replaced; for n <= 32 CH (CH > 0) row k is held in registers and a row's CH entries are
+    // loaded before any is stored, so a lane has CH loads in flight instead of one load-store round trip per entry
+    // (the compiler cannot reorder them itself: the rows share M); CH = 0 is the plain loop for any n.
+    // It also finds the next step's pivot among the values it writes: the lane that writes column k + 1 of a row
+    // below k keeps the largest |value| of its warp's rows (the first row among equal values: a warp's rows come in
+    // increasing order), with the row and the signed value, and M[k + 1][k + 1] goes to dscratch[63]; the warp's
+    // candidate goes to dscratch[warp], dscratch[32 + warp], iscratch[warp] for block_pivot_gather after the barrier.
     template <int CH> __device__ __forceinline__ void eliminate(int k, int n, int ld) {
         const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
-        A kr[CH];
+        const int kn = k + 1, ln = kn & 31, cn = kn >> 5; // the next pivot column, its lane and chunk
+        double best = -1.0, pval = 0.0;
+        int pr = n;
+        A kr[CH > 0 ? CH : 1];
 #pragma unroll
         for (int c = 0; c < CH; c++) {
             const int j = lane + 32 * c;
@@ -279,22 +289,45 @@ template <typename S, typename A> struct Chain {
             if (i == k) continue;
             const A bi = buf[i];
             A* row = M + (size_t)i * ld;
-            A v[CH];
+            A next = A(0);
+            if constexpr (CH > 0) {
+                A v[CH];
 #pragma unroll
-            for (int c = 0; c < CH; c++) {
-                const int j = lane + 32 * c;
-                v[c] = j < n ? row[j] : A(0);
+                for (int c = 0; c < CH; c++) {
+                    const int j = lane + 32 * c;
+                    v[c] = j < n ? row[j] : A(0);
+                }
+#pragma unroll
+                for (int c = 0; c < CH; c++) {
+                    const int j = lane + 32 * c;
+                    const A x = (j == k ? A(0) : v[c]) - bi * kr[c];
+                    if (j < n) row[j] = x;
+                    if (c == cn) next = x;
+                }
+            } else {
+                const A* krow = M + (size_t)k * ld;
+                for (int j = lane; j < n; j += 32) {
+                    const A x = (j == k ? A(0) : row[j]) - bi * krow[j];
+                    row[j] = x;
+                    if (j == kn) next = x;
+                }
             }
-#pragma unroll
-            for (int c = 0; c < CH; c++) {
-                const int j = lane + 32 * c;
-                if (j < n) row[j] = (j == k ? A(0) : v[c]) - bi * kr[c];
+            if (lane == ln && kn < n && i > k) {
+                const double a = fabs((double)next);
+                if (a > best) { best = a; pr = i; pval = (double)next; }
+                if (i == kn) dscratch[63] = (double)next;
             }
         }
+        best = __shfl_sync(0xffffffffu, best, ln);
+        pval = __shfl_sync(0xffffffffu, pval, ln);
+        pr = __shfl_sync(0xffffffffu, pr, ln);
+        if (lane == 0) { dscratch[warp] = best; dscratch[32 + warp] = pval; iscratch[warp] = pr; }
     }
     // W = M^-1 from scratch (see the head of the file). M is built over W (the rebuild replaces it); a zero pivot
     // (never, for a configuration of nonzero weight) leaves W unusable, so it sets *failed and the chain's energy
     // sum becomes NaN at the end of the launch: the record fails instead of carrying on with a wrong W.
+    // Two barriers a step: the row swap's and the elimination's, whose writes also carry the next pivot's candidates
+    // (eliminate); only column 0's pivot is searched apart.
     __device__ void reinvert(int* failed) {
         const int n = p.pairs, ld = p.ld;
         __syncthreads(); // up, dn final; readers of W, buf and dscratch are done
@@ -305,24 +338,25 @@ template <typename S, typename A> struct Chain {
             for (int j = lane; j < n; j += 32) M[i * ld + j] = A(prow[dn[j]]);
         }
         __syncthreads();
+        double best = -1.0, pval = 0.0;
+        int pr = n;
+        for (int i = threadIdx.x; i < n; i += blockDim.x) {
+            const A m = M[i * ld];
+            const double v = fabs((double)m);
+            if (v > best) { best = v; pr = i; pval = (double)m; }
+        }
+        A mkk = M[0];
+        block_pivot(best, pr, pval, dscratch, iscratch);
         for (int k = 0; k < n; k++) {
-            double best = -1.0;
-            int pr = n;
-            for (int i = k + threadIdx.x; i < n; i += blockDim.x) {
-                const double v = fabs((double)M[i * ld + k]);
-                if (v > best) { best = v; pr = i; }
-            }
-            block_argmax(best, pr, dscratch, iscratch);
             if (!(best > 0.0)) { // zero or NaN column; every thread takes the same decision
                 if (threadIdx.x == 0) *failed = 1;
                 __syncthreads();
                 return;
             }
             if (threadIdx.x == 0) piv[k] = pr;
-            // swap rows k and pr, scale the new pivot row and keep column k apart for the elimination, in one pass:
-            // the two entries of column k that pass writes are read by everyone first
-            const A d = A(1) / M[pr * ld + k], mkk = M[k * ld + k];
-            __syncthreads();
+            // swap rows k and pr, scale the new pivot row and keep column k apart for the elimination, in one pass
+            // (pval is M[pr][k] exactly: A widened to double and back; mkk is M[k][k], read before the last barrier)
+            const A d = A(1) / A(pval);
             for (int j = threadIdx.x; j < n; j += blockDim.x) {
                 const A t = M[pr * ld + j];
                 if (pr != k) M[pr * ld + j] = M[k * ld + j];
@@ -335,15 +369,19 @@ template <typename S, typename A> struct Chain {
             } else if (n <= 256) {
                 eliminate<8>(k, n, ld);
             } else {
-                for (int i = warp; i < n; i += warps) {
-                    if (i == k) continue;
-                    const A bi = buf[i];
-                    A* row = M + (size_t)i * ld;
-                    const A* krow = M + (size_t)k * ld;
-                    for (int j = lane; j < n; j += 32) row[j] = (j == k ? A(0) : row[j]) - bi * krow[j];
-                }
+                eliminate<0>(k, n, ld);
             }
             __syncthreads();
+            // the next pivot from the warps' candidates (same choice as a search of the column: largest |value|,
+            // first row among equals); read by everyone before the next step's swap barrier, rewritten after it
+            if (k + 1 < n) {
+                best = dscratch[0];
+                pval = dscratch[32];
+                pr = iscratch[0];
+                for (int w = 1; w < warps; w++)
+                    if (dscratch[w] > best || (dscratch[w] == best && iscratch[w] < pr)) { best = dscratch[w]; pval = dscratch[32 + w]; pr = iscratch[w]; }
+                mkk = A(dscratch[63]);
+            }
         }
         // Undo the row interchanges as column interchanges in reverse order; a thread owns whole rows.
         for (int i = threadIdx.x; i < n; i += blockDim.x) {

@@ -1,0 +1,49 @@
+// CUDA's device vocabulary for g++ with a whole thread block of real host threads: __syncthreads is a barrier of
+// the block and a shuffle exchanges values through per-warp slots between two warp barriers. Lets a host check run
+// block-cooperative device code (lattice.cu's Gauss-Jordan rebuild) unchanged, one block; see scripts/cu-on-host.sh.
+#pragma once
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <algorithm>
+#include <barrier>
+#include <thread>
+#include <vector>
+#define __device__
+#define __global__
+#define __forceinline__ inline
+#define __restrict__ __restrict
+#define __shared__ static
+struct Idx { unsigned x = 0, y = 0, z = 0; };
+static thread_local Idx threadIdx;
+static Idx blockIdx, blockDim, gridDim;
+static std::barrier<>* g_block;
+static std::barrier<>* g_warp[32];
+static double g_slot[32][32];
+inline void __syncthreads() { g_block->arrive_and_wait(); }
+inline void __syncwarp(unsigned = 0xffffffffu) { g_warp[threadIdx.x >> 5]->arrive_and_wait(); }
+template <typename T> T shfl_from(T v, int src) {
+    const int w = threadIdx.x >> 5, l = threadIdx.x & 31;
+    static_assert(sizeof(T) <= 8);
+    double d = 0; memcpy(&d, &v, sizeof(T));
+    g_slot[w][l] = d;
+    __syncwarp();
+    T r; double s = g_slot[w][src]; memcpy(&r, &s, sizeof(T));
+    __syncwarp();
+    return r;
+}
+template <typename T> T __shfl_sync(unsigned, T v, int src) { return shfl_from(v, src & 31); }
+template <typename T> T __shfl_down_sync(unsigned, T v, int o, int width = 32) {
+    const int l = threadIdx.x & 31, base = l / width * width;
+    return shfl_from(v, l + o < base + width ? l + o : l);
+}
+template <typename T> T __shfl_xor_sync(unsigned, T v, int o) { return shfl_from(v, (threadIdx.x & 31) ^ o); }
+inline double __dmul_rn(double a, double b) { return a * b; }
+inline double __dadd_rn(double a, double b) { return a + b; }
+inline double __dsub_rn(double a, double b) { return a - b; }
+inline double __longlong_as_double(long long x) { double d; memcpy(&d, &x, sizeof d); return d; }
+struct float4 { float x, y, z, w; };
+struct double2 { double x, y; };
+inline float4 make_float4(float x, float y, float z, float w) { return {x, y, z, w}; }
+#define __align__(x) alignas(x)
+#include "../kernels/src/common.cuh"
