@@ -10,6 +10,8 @@
 #   qmc-check   the driver's GPU walkers at small sizes (trajectory check against the CPU first)
 #   qmc-gpu     the driver's GPU walkers: DMC time-step series of He, H2, Be (extrapolated to tau = 0) and the gas
 #   qmc-coverage  300 independent He DMC runs (CPU cores): how often their error bars cover the exact energy
+#   lattice-precision  the lattice's single and mixed beside double on the GPU: rebuild cost, no-rebuild ceiling,
+#               threads a chain (timings only, not imported)
 #   scaling-weak  DMC weak scaling over 1..16 CPU ranks, threads and MPI (bound to cores), and 16 MPI ranks unbound
 #   solid-scaling  synthetic-solid DMC over 1..G GPUs (weak and strong scaling, threads transport; one mpirun run)
 #   lattice-tune  the lattice GPU kernel's threads per chain, blocking factor and chain count (issue #26)
@@ -172,6 +174,18 @@ for stage in "$@"; do
         if command -v mpirun >/dev/null; then
             MPI=1 QMC="$BIN run qmc" STEPS=200 WEAK=128 STRONG=1024 timeout 200 bash scripts/scaling.sh "$REC" 16 || { echo "FAILED: scaling (mpi)"; fail=1; }
         fi
+        ;;
+    lattice-precision)
+        # issue #26: what single and mixed cost beside double on the GPU, at L = 9 and 15 with 2048 chains, into a
+        # folder never imported (these change settings the case key does not hold): the rebuild's cost (double
+        # rebuilding every sweep as single and mixed do), single and mixed without rebuilds (their ceiling; their
+        # measurements then drift, so these are timings only), and 128 against 256 threads a chain at L = 15
+        L=/tmp/qmc-lattice-precision
+        rm -rf "$L"
+        c=(--chains 2048 --sweeps 6 --equil 3 --max-reps 3 --variants gpu)
+        RUN_OUT=$L/rc1 run run lattice --lattice 9,15 --precision double --recompute 1 "${c[@]}"
+        RUN_OUT=$L/rc0 run run lattice --lattice 9,15 --precision single,mixed --recompute 0 "${c[@]}"
+        for t in 128 256; do RUN_OUT=$L/t$t run run lattice --lattice 15 --precision double,single,mixed --block-threads $t "${c[@]}"; done
         ;;
     scaling-weak)
         # issue #24: weak scaling over CPU ranks (the 14-electron gas, 128 walkers a rank, 1..16 ranks), threads then
