@@ -13,6 +13,7 @@
 #   lattice-precision  the lattice's single and mixed beside double on the GPU: rebuild cost, no-rebuild ceiling,
 #               threads a chain (timings only, not imported)
 #   scaling-weak  DMC weak scaling over 1..16 CPU ranks, threads and MPI (bound to cores), and 16 MPI ranks unbound
+#   scaling-loaded  the weak-scaling work without communication: one one-rank run alone, then 16 at once, one a core
 #   solid-scaling  synthetic-solid DMC over 1..G GPUs (weak and strong scaling, threads transport; one mpirun run)
 #   lattice-tune  the lattice GPU kernel's threads per chain, blocking factor and chain count (issue #26)
 #   sampling    the sampled checks where the GPU works in pieces: every pseudopotential launch, chains across 2048,
@@ -200,16 +201,24 @@ for stage in "$@"; do
         else
             echo "scaling-weak: no MPI runs (needs mpirun and a binary built with MPI=1 scripts/build-carry.sh)"
         fi
+        ;;
+    scaling-loaded)
         # the same work on a loaded machine without any communication: 16 one-rank runs at once, one pinned to each
         # core. Its compute per generation against the lone run's says how much of the weak-scaling loss is the
         # machine (clocks with every core busy, shared caches and memory) rather than the ranks' communication.
-        echo "+ 16 independent one-rank runs at once, one per core (128 walkers each), not imported"
-        rm -rf /tmp/qmc-loaded
+        echo "+ one run alone, then 16 independent one-rank runs at once, one per core (128 walkers each), not imported"
+        rm -rf /tmp/qmc-loaded /tmp/qmc-alone
+        taskset -c 0 timeout 120 "$BIN" run qmc --method dmc --system heg --walkers 128 --gas-walkers 128 --steps 200 --gas-steps 200 \
+            --equil 0 --tau 0.02 --precision double --variants cpu --threads 1 --quiet --out /tmp/qmc-alone >/dev/null 2>&1
+        grep -o '"compute_per_gen_s":[-0-9.e+]*' /tmp/qmc-alone/qmc.jsonl | sed 's/^/alone one-rank run: /' || echo "FAILED: the lone run"
+        pids=()
         for i in $(seq 0 15); do
             taskset -c "$i" timeout 120 "$BIN" run qmc --method dmc --system heg --walkers 128 --gas-walkers 128 --steps 200 \
                 --gas-steps 200 --equil 0 --tau 0.02 --precision double --variants cpu --threads 1 --quiet --out "/tmp/qmc-loaded/$i" >/dev/null 2>&1 &
+            pids+=($!)
         done
-        wait
+        # these runs only: a bare `wait` also waits for this script's `tee` (the log), which never ends
+        wait "${pids[@]}"
         cat /tmp/qmc-loaded/*/qmc.jsonl 2>/dev/null | grep -o '"compute_per_gen_s":[-0-9.e+]*' | cut -d: -f2 \
             | awk '{ s += $1; n++; if ($1 > m) m = $1 } END { if (n) printf "loaded one-rank runs: %d, compute per generation mean %.6f s, slowest %.6f s\n", n, s / n, m; else print "FAILED: no loaded one-rank run finished" }'
         ;;
