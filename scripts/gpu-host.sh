@@ -13,6 +13,7 @@
 #   lattice-precision  the lattice's single and mixed beside double on the GPU: rebuild cost, no-rebuild ceiling,
 #               threads a chain (timings only, not imported)
 #   scaling-weak  DMC weak scaling over 1..16 CPU ranks, threads and MPI (bound to cores), and 16 MPI ranks unbound
+#   scaling-repeat  weak scaling at 1 and 16 ranks, three runs a point (median): threads, MPI bound, MPI unbound
 #   scaling-loaded  the weak-scaling work without communication: one one-rank run alone, then 16 at once, one a core
 #   solid-scaling  synthetic-solid DMC over 1..G GPUs (weak and strong scaling, threads transport; one mpirun run)
 #   lattice-tune  the lattice GPU kernel's threads per chain, blocking factor and chain count (issue #26)
@@ -200,6 +201,20 @@ for stage in "$@"; do
             MPIRUN_FLAGS="--oversubscribe" RANKS="1 16" MPI=1 QMC="$BIN run qmc" STEPS=200 WEAK=128 KINDS=weak timeout 90 bash scripts/scaling.sh /tmp/qmc-unbound 2>&1 | grep -E "^weak," || echo "FAILED: the unbound 16-rank run"
         else
             echo "scaling-weak: no MPI runs (needs mpirun and a binary built with MPI=1 scripts/build-carry.sh)"
+        fi
+        ;;
+    scaling-repeat)
+        # weak scaling at 1 and 16 ranks, each point run three times and its median kept (a lone one-rank run varied
+        # 12.9-15.6 ms a generation between runs): threads, MPI bound to cores, MPI unbound (that one not imported)
+        W=(STEPS=200 WEAK=128 KINDS=weak REPEAT=3 RANKS="1 16")
+        echo "+ weak scaling, 1 and 16 ranks, three runs a point"
+        env "${W[@]}" QMC="$BIN run qmc" timeout 240 bash scripts/scaling.sh "$REC/repeat-threads" 2>&1 | grep -E "^weak," | sed "s/^/threads: /"
+        if command -v mpirun >/dev/null && ldd "$BIN" 2>/dev/null | grep -q libmpi; then
+            env "${W[@]}" MPI=1 QMC="$BIN run qmc" timeout 240 bash scripts/scaling.sh "$REC/repeat-mpi" 2>&1 | grep -E "^weak," | sed "s/^/mpi bound: /"
+            rm -rf /tmp/qmc-unbound-repeat
+            env "${W[@]}" MPI=1 MPIRUN_FLAGS="--oversubscribe" QMC="$BIN run qmc" timeout 240 bash scripts/scaling.sh /tmp/qmc-unbound-repeat 2>&1 | grep -E "^weak," | sed "s/^/mpi unbound: /"
+        else
+            echo "scaling-repeat: no MPI runs (needs mpirun and a binary built with MPI=1 scripts/build-carry.sh)"
         fi
         ;;
     scaling-loaded)

@@ -8,7 +8,8 @@
 #
 # Weak: WEAK walkers per rank (default 256), so the work grows with the ranks. Strong: STRONG walkers in all
 # (default 4096), split over the ranks; KINDS="weak" or "strong" runs one of them. Ranks 1, 2, 4, ... up to MAX_RANKS
-# (default: the logical cores), or the list RANKS ("1 16"; efficiencies are against its first); with
+# (default: the logical cores), or the list RANKS ("1 16"; efficiencies are against its first), each run REPEAT
+# times (default 1; the run of median time per generation counts); with
 # threads the pool has R threads (--threads R), so R ranks use R cores. SYSTEM (default heg: the 14-electron gas,
 # whose generation costs enough that communication is a fair fraction), STEPS (default 200), TAU (default 0.02;
 # DMC equilibrates at least 10/Ha first, 500 generations at 0.02, which the timings include).
@@ -52,13 +53,20 @@ for kind in $kinds; do
     if [ -z "$ranks" ]; then for ((r = 1; r <= max; r *= 2)); do ranks="$ranks $r"; done; fi
     for r in $ranks; do
         w=$([ $kind = weak ] && echo $((weak * r)) || echo "$strong")
-        # a run too short for its error bar may fail validation: its timings still count, so go on
-        run "$r" "$w" || echo "warning: the run on $r ranks exited with status $?" >&2
-        # the last record is this run's: per-generation times from its extras
-        line=$(tail -1 "$out/qmc.jsonl")
-        get() { grep -o "\"$1\":[-0-9.e+]*" <<< "$line" | tail -1 | cut -d: -f2; }
-        c=$(get compute_per_gen_s) d=$(get reduce_per_gen_s) m=$(get migrate_per_gen_s)
-        g=$(awk -v c="$c" -v d="$d" -v m="$m" 'BEGIN { printf "%.6g", c + d + m }')
+        # REPEAT runs of each point, the one of median time per generation kept: one-rank runs alone varied 12.9-15.6
+        # ms a generation between runs on the H100 host, and that time is every efficiency's denominator
+        runs=()
+        for ((k = 0; k < ${REPEAT:-1}; k++)); do
+            # a run too short for its error bar may fail validation: its timings still count, so go on
+            run "$r" "$w" || echo "warning: the run on $r ranks exited with status $?" >&2
+            # the last record is this run's: per-generation times from its extras
+            line=$(tail -1 "$out/qmc.jsonl")
+            get() { grep -o "\"$1\":[-0-9.e+]*" <<< "$line" | tail -1 | cut -d: -f2; }
+            c=$(get compute_per_gen_s) d=$(get reduce_per_gen_s) m=$(get migrate_per_gen_s)
+            g=$(awk -v c="$c" -v d="$d" -v m="$m" 'BEGIN { printf "%.6g", c + d + m }')
+            runs+=("$g $c $d $m")
+        done
+        read -r g c d m < <(printf '%s\n' "${runs[@]}" | sort -g | sed -n "$(( (${#runs[@]} + 1) / 2 ))p")
         t1=${t1:-$g}
         eff=$(awk -v t1="$t1" -v g="$g" -v r="$r" -v k=$kind 'BEGIN { printf "%.3f", k == "weak" ? t1 / g : t1 / (r * g) }')
         echo "$kind,$r,$w,$c,$d,$m,$g,$eff" | tee -a "$csv"
