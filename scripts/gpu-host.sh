@@ -22,6 +22,7 @@
 #   solid-delayed  the solid with delayed (rank-k) updates at 384..1536 electrons, CPU and GPU, after its GPU tests
 #   solid-3072  the solid at 3072 electrons, CPU and GPU, double and mixed (after solid-delayed)
 #   solid-delay-sweep  the solid's delay k = 1, 16, 32, 64 at 1536 electrons, GPU double
+#   solid-kernels  Nsight Compute's time and DRAM bytes per kernel of one solid step at 1536 electrons (issue #21)
 #   <kernel>    that mini-app's full suite, GPU and all-core CPU, plus the one-core CPU baselines its figures need
 #   score       the procurement workload (qmcbench suite --score) three times: what `qmcbench score` compares
 #   regression  can GPU timings catch a 5% slowdown of one kernel (issue #23)? One GPU case per kernel (not qmc), run
@@ -318,6 +319,21 @@ for stage in "$@"; do
         # which delay the GPU prefers at 1536 electrons (the default there is 32)
         for k in 1 16 32 64; do
             run run solid --electrons 1536 --walkers 256 --variants gpu --precision double --delay "$k" --check-walkers 2 --check-steps 1 --warmup 1 --max-reps 2
+        done
+        ;;
+    solid-kernels)
+        # issue #21: where one DMC step of the solid goes, kernel by kernel (Nsight Compute's duration and DRAM bytes of
+        # every launch, summed per kernel): 1536 electrons, 256 walkers, delay 32, double then mixed; one walker in the
+        # trajectory check so its launches barely count. Timings only (the records go to /tmp, not imported).
+        NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null)
+        for p in ${SOLID_KERNELS_PRECISIONS:-double mixed}; do
+            echo "+ ncu solid 1536 electrons, 256 walkers, $p: per-kernel sums"
+            rm -rf /tmp/qmc-solid-ncu
+            timeout 400 "$NCU" --clock-control none --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum \
+                --print-summary per-kernel "$BIN" run solid --electrons 1536 --walkers 256 --variants gpu --precision "$p" \
+                --check-walkers 1 --check-steps 1 --warmup 0 --max-reps 1 --quiet --out /tmp/qmc-solid-ncu \
+                > "$OUT/solid-ncu-$p.txt" 2>&1 || echo "ncu failed (exit $?)"
+            grep -v "^==PROF==" "$OUT/solid-ncu-$p.txt" | grep -E "solid_|pp_|bspline|ewald|gemm|Kernel|gpu__time|dram__" | head -300
         done
         ;;
     solid-scaling)
