@@ -13,13 +13,20 @@
 # threads the pool has R threads (--threads R), so R ranks use R cores. SYSTEM (default heg: the 14-electron gas,
 # whose generation costs enough that communication is a fair fraction), STEPS (default 200), TAU (default 0.02;
 # DMC equilibrates at least 10/Ha first, 500 generations at 0.02, which the timings include).
+# BALANCE (default speed) is DMC's --balance: speed gives each rank walkers in proportion to its measured speed, so
+# a persistently slow rank holds fewer and the others wait less for it; equal gives every rank the same share (the
+# behaviour before issue #24, bit-reproducible runs).
 # Records go to OUT/qmc.jsonl (sizes.ranks, params.transport, extra.compute/reduce/migrate_per_gen_s); the table
 # OUT/scaling-threads.csv (or -mpi) has per-generation times and efficiencies: weak t(1)/t(R), strong t(1)/(R t(R)).
+# Its last columns say who the ranks waited for, per generation: compute_max (each generation's slowest rank's
+# compute), compute_slowest_rank (the compute of the rank slowest over the whole run), reduce_max (each generation's
+# longest wait in the sum; reduce_per_gen_s is the mean over ranks). compute_slowest_rank close to compute_max: one
+# rank persistently slow (what --balance speed corrects); compute_max well above it: random stragglers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: scripts/scaling.sh OUT [MAX_RANKS]}
 max=${2:-$(nproc)}
-weak=${WEAK:-256} strong=${STRONG:-4096} system=${SYSTEM:-heg} steps=${STEPS:-200} tau=${TAU:-0.02}
+weak=${WEAK:-256} strong=${STRONG:-4096} system=${SYSTEM:-heg} steps=${STEPS:-200} tau=${TAU:-0.02} balance=${BALANCE:-speed}
 mkdir -p "$out"
 [ -n "${MPI:-}" ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 if [ -n "${QMC:-}" ]; then
@@ -30,7 +37,7 @@ else
 fi
 run() { # ranks walkers
     local common=(--method dmc --system "$system" --walkers "$2" --gas-walkers "$2" --steps "$steps" --gas-steps "$steps"
-        --equil 0 --tau "$tau" --precision double --variants cpu --quiet --out "$out")
+        --equil 0 --tau "$tau" --balance "$balance" --precision double --variants cpu --quiet --out "$out")
     if [ -n "${MPI:-}" ]; then
         # one rank per core, bound to it, while the ranks fit the cores (unbound, a rank spinning in a collective can
         # share a core with one still computing); more ranks than cores: oversubscribed, unbound. On the H100 host
@@ -46,7 +53,7 @@ run() { # ranks walkers
 }
 kinds=${KINDS:-weak strong}
 csv="$out/scaling-$([ -n "${MPI:-}" ] && echo mpi || echo threads)${KINDS:+-${kinds// /-}}.csv"
-echo "scaling,ranks,walkers,compute_per_gen_s,reduce_per_gen_s,migrate_per_gen_s,gen_s,efficiency" > "$csv"
+echo "scaling,ranks,walkers,compute_per_gen_s,reduce_per_gen_s,migrate_per_gen_s,gen_s,efficiency,compute_max_per_gen_s,compute_slowest_rank_per_gen_s,reduce_max_per_gen_s,balance" > "$csv"
 for kind in $kinds; do
     t1=""
     ranks=${RANKS:-}
@@ -63,12 +70,13 @@ for kind in $kinds; do
             line=$(tail -1 "$out/qmc.jsonl")
             get() { grep -o "\"$1\":[-0-9.e+]*" <<< "$line" | tail -1 | cut -d: -f2; }
             c=$(get compute_per_gen_s) d=$(get reduce_per_gen_s) m=$(get migrate_per_gen_s)
+            cx=$(get compute_max_per_gen_s) cs=$(get compute_slowest_rank_per_gen_s) dx=$(get reduce_max_per_gen_s)
             g=$(awk -v c="$c" -v d="$d" -v m="$m" 'BEGIN { printf "%.6g", c + d + m }')
-            runs+=("$g $c $d $m")
+            runs+=("$g $c $d $m $cx $cs $dx")
         done
-        read -r g c d m < <(printf '%s\n' "${runs[@]}" | sort -g | sed -n "$(( (${#runs[@]} + 1) / 2 ))p")
+        read -r g c d m cx cs dx < <(printf '%s\n' "${runs[@]}" | sort -g | sed -n "$(( (${#runs[@]} + 1) / 2 ))p")
         t1=${t1:-$g}
         eff=$(awk -v t1="$t1" -v g="$g" -v r="$r" -v k=$kind 'BEGIN { printf "%.3f", k == "weak" ? t1 / g : t1 / (r * g) }')
-        echo "$kind,$r,$w,$c,$d,$m,$g,$eff" | tee -a "$csv"
+        echo "$kind,$r,$w,$c,$d,$m,$g,$eff,$cx,$cs,$dx,$balance" | tee -a "$csv"
     done
 done

@@ -24,6 +24,7 @@ fn bad_input_is_rejected_with_a_sentence() {
     rejects(&qmc(&["--walkers", "0"]), "--walkers must be positive");
     rejects(&qmc(&["--steps", "10"]), "at least 64");
     rejects(&qmc(&["--method", "afqmc"]), "invalid value 'afqmc'");
+    rejects(&qmc(&["--balance", "fast"]), "invalid value 'fast' for '--balance <BALANCE>'");
     rejects(&qmc(&["--system", "be", "--atom-walkers", "0"]), "--walkers must be positive");
     rejects(&qmc(&["--system", "be", "--atom-steps", "10"]), "at least 64");
     rejects(&qmc(&["--variants", "cpu-ref"]), "qmc runs the cpu and gpu variants");
@@ -272,6 +273,30 @@ fn two_thread_ranks_run_dmc_and_record_their_traffic() {
     assert_eq!(r["params"]["transport"], "threads", "{r}");
     assert!(r["extra"]["migrated_per_gen"].as_f64().unwrap() > 0.0, "{r}");
     assert!(r["extra"]["compute_per_gen_s"].as_f64().unwrap() > 0.0, "{r}");
+    waits_recorded(r, 0.0);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Who the ranks waited for: each generation's largest compute and wait at least the means over ranks, and the
+/// slowest rank's own compute between the two.
+fn waits_recorded(r: &serde_json::Value, balance_speed: f64) {
+    let x = |k: &str| r["extra"][k].as_f64().unwrap_or_else(|| panic!("{k} missing: {r}"));
+    assert!(x("compute_max_per_gen_s") >= x("compute_slowest_rank_per_gen_s"), "{r}");
+    assert!(x("compute_slowest_rank_per_gen_s") >= x("compute_per_gen_s"), "{r}");
+    assert!(x("reduce_max_per_gen_s") >= x("reduce_per_gen_s") && x("reduce_per_gen_s") > 0.0, "{r}");
+    assert_eq!(x("balance_speed"), balance_speed, "{r}");
+}
+
+#[test]
+fn two_thread_ranks_sharing_walkers_by_speed_pass_the_energy_check() {
+    let dir = std::env::temp_dir().join(format!("qmc-cli-speed-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let o = qmc(&[&HE_DMC[..], &[dir.to_str().unwrap(), "--ranks", "2", "--balance", "speed"]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let recs = records(&dir);
+    assert_eq!(recs.len(), 1);
+    assert_eq!(recs[0]["validation"]["status"], "passed", "{}", recs[0]);
+    waits_recorded(&recs[0], 1.0);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -12,7 +12,11 @@
 //!   and it moved He at tau = 0.04 by 1.2 mHa (-2.9005(4) against -2.9017(5) without any limit; -2.9031(3) with
 //!   this one and a full equilibration),
 //! - tau_eff = tau x (accepted / proposed mean-square displacement), accumulated over the run, so rejected moves do
-//!   not make walkers branch as though they had diffused.
+//!   not make walkers branch as though they had diffused. A generation's weights use the ratio of the generations
+//!   before it (tau itself in the first): that lets the generation's move statistics travel in the same one sum as
+//!   its weights and populations (one synchronisation of the ranks a generation, not three). The ratio is a mean
+//!   over every generation so far, so leaving the current one out changes it by O(1/g) of its own fluctuation,
+//!   and the weights of a generation no longer correlate with that generation's own acceptance.
 //!
 //! The trial energy follows the population: E_T = E_est - ln(N / N_target) / (g tau_eff), which pulls the population
 //! back to its target over about g generations. The energy is the mixed estimator over the generations after
@@ -24,18 +28,21 @@
 //! reliably, whatever tau (`qmc --dmc-time`).
 //!
 //! Across ranks ([`comm`](super::comm)): each rank propagates its share of the walkers; the generation's energy,
-//! weight, move statistics and population are summed over ranks, so the trial energy is global; after branching,
-//! [`population::migrate`] moves walkers point to point until every rank holds its share again. Walker k of the
-//! global order (rank 0's first) draws its moves and its branching number from streams named by (seed, generation,
-//! k): with a given number of ranks a run is reproducible, and a run restarted from a checkpoint continues the same
-//! chains bit for bit.
+//! weight, move statistics and populations (and each rank's compute time and last wait, for the records and the
+//! balance) are summed over ranks in one sum, so the trial energy is global; after branching,
+//! [`population::migrate_to`] moves walkers point to point until every rank holds its goal: its equal share, or
+//! with [`Balance::Speed`] a share by its measured speed ([`balance`](super::balance)). Walker k of the global
+//! order (rank 0's first) draws its moves and its branching number from streams named by (seed, generation, k):
+//! with equal shares and a given number of ranks a run is reproducible, and a run restarted from a checkpoint
+//! continues the same chains bit for bit (with shares by speed, which depend on timings, they agree statistically).
 
+use super::balance::{Balance, Pace};
 use super::blocking::weighted_blocking;
 use super::checkpoint::{self, Header};
 use super::comm::{share, Comm, Solo};
 use super::engine::Population;
 use super::pack::{put_f64, put_f64s, put_u64, unpack_all, Pack, Reader, Truncated};
-use super::population::{copies, counts, Traffic};
+use super::population::{copies, Traffic};
 use super::vmc::Estimate;
 use crate::rng::stream;
 use super::walker::{MoveStats, Walker};
@@ -57,6 +64,8 @@ pub struct DmcParams {
     pub seed: u64,
     /// Population feedback time g, in generations.
     pub feedback: f64,
+    /// How walkers are spread over ranks after branching.
+    pub balance: Balance,
 }
 
 /// The energy cap of Zen et al., in units of sqrt(N / tau).
@@ -146,8 +155,14 @@ pub struct Checkpointing {
     pub stop_after: Option<usize>,
 }
 
-/// Where the time of one rank went, summed over generations. Compute is the walker moves; reduce is the sums over
-/// ranks (which include waiting for the slowest rank); migrate is packing, exchanging and rebuilding walkers.
+/// Where the time of one rank went, summed over generations. Compute is the walker moves; reduce is the
+/// generation's sum over ranks (mostly the wait for the slowest rank); migrate is packing, exchanging and rebuilding
+/// walkers.
+///
+/// The per-generation extremes tell two causes of waiting apart: ranks waiting for one persistently slow rank
+/// (then `compute_slowest_s`, the slowest rank's own total, is close to `compute_max_s`, the sum of each
+/// generation's slowest compute, and shares by speed help), or for random stragglers, a different rank each
+/// generation (then `compute_max_s` exceeds `compute_slowest_s`, and no plan can foresee them).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Timing {
     pub generations: u64,
@@ -158,17 +173,36 @@ pub struct Timing {
     /// Walkers and bytes this rank sent or received.
     pub migrated: u64,
     pub migrated_bytes: u64,
+    /// Walkers this rank propagated, summed over generations.
+    pub walkers: u64,
+    /// Each generation's largest compute over ranks, summed over generations (the same on every rank).
+    pub compute_max_s: f64,
+    /// Each generation's largest wait in the sum over ranks, summed over generations (the same on every rank).
+    pub reduce_max_s: f64,
+    /// The largest over ranks of a rank's compute summed over generations (set at the end of a run).
+    pub compute_slowest_s: f64,
 }
 
 impl Timing {
-    /// The mean over ranks (every rank gets the same).
-    fn mean_over(mut self, comm: &dyn Comm) -> Timing {
-        let mut v = [self.compute_s, self.reduce_s, self.migrate_s, self.checkpoint_s, self.migrated as f64, self.migrated_bytes as f64];
+    /// The end of a run: the mean over ranks of the per-rank sums (every rank gets the same), and this rank's own,
+    /// both with the extremes over ranks completed. `last_reduce` is this rank's wait in the last generation's sum,
+    /// which no generation's sum carried (each carries the wait of the one before).
+    fn over_ranks(self, comm: &dyn Comm, last_reduce: f64) -> (Timing, Timing) {
+        let (me, n) = (comm.rank(), comm.size());
+        let mut v = vec![0.0; 7 + 2 * n];
+        v[..7].copy_from_slice(&[self.compute_s, self.reduce_s, self.migrate_s, self.checkpoint_s, self.migrated as f64, self.migrated_bytes as f64, self.walkers as f64]);
+        (v[7 + me], v[7 + n + me]) = (self.compute_s, last_reduce);
         comm.sum(&mut v);
-        let n = comm.size() as f64;
-        (self.compute_s, self.reduce_s, self.migrate_s, self.checkpoint_s) = (v[0] / n, v[1] / n, v[2] / n, v[3] / n);
-        (self.migrated, self.migrated_bytes) = ((v[4] / n) as u64, (v[5] / n) as u64);
-        self
+        let mut own = self;
+        own.compute_slowest_s = largest(&v[7..7 + n]);
+        if self.generations > 0 {
+            own.reduce_max_s += largest(&v[7 + n..]);
+        }
+        let m = n as f64;
+        let mut mean = own;
+        (mean.compute_s, mean.reduce_s, mean.migrate_s, mean.checkpoint_s) = (v[0] / m, v[1] / m, v[2] / m, v[3] / m);
+        (mean.migrated, mean.migrated_bytes, mean.walkers) = ((v[4] / m) as u64, (v[5] / m) as u64, (v[6] / m) as u64);
+        (mean, own)
     }
     fn add(&mut self, t: &Traffic) {
         self.migrate_s += t.seconds;
@@ -177,11 +211,18 @@ impl Timing {
     }
 }
 
+fn largest(x: &[f64]) -> f64 {
+    x.iter().fold(0.0, |a, &b| a.max(b))
+}
+
 /// What a run returns: the estimate (None when it stopped early at `stop_after`) and where the time went.
 #[derive(Clone, Debug)]
 pub struct Report {
     pub estimate: Option<Estimate>,
+    /// Means over ranks (extremes over ranks where the field says so): the same on every rank.
     pub timing: Timing,
+    /// This rank's own timing and walkers.
+    pub own: Timing,
     /// Generations done, counting those before a restart.
     pub generations: usize,
 }
@@ -274,25 +315,36 @@ pub fn run_with<P: Population>(
     let cap = ENERGY_CAP * (sys.n_electrons as f64 / p.tau).sqrt();
     let equil = equilibration(p);
     let head = header(system, p);
+    let (me, size) = (comm.rank(), comm.size());
+    // every rank's population (one-hot), and at a fresh start the energies that start E_est
+    let mut v = vec![0.0; 1 + size];
+    v[1 + me] = pop.len() as f64;
+    if resume.is_none() {
+        pop.measure(sys).map_err(device)?;
+        v[0] = pop.energies().map_err(device)?.iter().sum::<f64>();
+    }
+    comm.sum(&mut v);
+    let mut held: Vec<usize> = v[1..].iter().map(|&c| c as usize).collect();
     let mut acc = match resume {
         Some(a) => a,
         None => {
-            pop.measure(sys).map_err(device)?;
-            let mut s = [pop.energies().map_err(device)?.iter().sum::<f64>(), pop.len() as f64];
-            comm.sum(&mut s);
-            let e = s[0] / s[1];
-            Accumulators { population: s[1] as usize, e_est: e, e_trial: e, ..Default::default() }
+            let (e, population) = (v[0] / held.iter().sum::<usize>() as f64, held.iter().sum());
+            Accumulators { population, e_est: e, e_trial: e, ..Default::default() }
         }
     };
     let mut timing = Timing::default();
+    let mut pace = Pace::new(size);
+    // this rank's wait in the last generation's sum: the next generation's sum carries it to every rank
+    let mut last_reduce = 0.0;
     while acc.gen < equil + p.steps {
         let gen = acc.gen;
-        let first = share(acc.population, comm.rank(), comm.size()).0;
+        let first: usize = held[..me].iter().sum();
         // what a checkpoint of the last good generation needs, should this one fail
         let last_good = ckpt.map(|_| pop.packed()).transpose().map_err(device)?;
         let t = Instant::now();
         let (e_est, e_trial) = (acc.e_est, acc.e_trial);
         let old = pop.energies().map_err(device)?;
+        timing.walkers += old.len() as u64;
         let out: Vec<(MoveStats, f64, f64)> = pop
             .advance(sys, p.tau, true, p.seed, 3, gen, first)
             .map_err(device)?
@@ -304,19 +356,14 @@ pub fn run_with<P: Population>(
                 (m, 0.5 * (s_old + s_new), e)
             })
             .collect();
-        timing.compute_s += t.elapsed().as_secs_f64();
-        let t = Instant::now();
+        // tau_eff of the generations before this one (see the module page): known before the sum
+        let tau_eff = effective_tau(p.tau, &acc.moves);
+        let w: Vec<f64> = out.iter().map(|o| (tau_eff * (o.1 + e_trial - e_est)).exp()).collect();
+        let n: Vec<usize> = w.iter().enumerate().map(|(k, wk)| copies(*wk, stream(p.seed, 4, gen, first + k).random())).collect();
         let mut m = MoveStats::default();
         for o in &out {
             m.add(&o.0);
         }
-        let mut v = [m.attempted as f64, m.accepted as f64, m.r2_proposed, m.r2_accepted];
-        comm.sum(&mut v);
-        let mut moves = acc.moves;
-        moves.add(&MoveStats { attempted: v[0] as u64, accepted: v[1] as u64, r2_proposed: v[2], r2_accepted: v[3] });
-        let tau_eff = p.tau * moves.r2_accepted / moves.r2_proposed.max(f64::MIN_POSITIVE);
-        let w: Vec<f64> = out.iter().map(|o| (tau_eff * (o.1 + e_trial - e_est)).exp()).collect();
-        let n: Vec<usize> = w.iter().enumerate().map(|(k, wk)| copies(*wk, stream(p.seed, 4, gen, first + k).random())).collect();
         // sum w, sum w E_L, sum w (E_L - E_est)^2 over all walkers of all ranks (E_est, known to all, keeps the
         // variance free of cancellation)
         let mut s = [0.0; 3];
@@ -325,9 +372,27 @@ pub fn run_with<P: Population>(
             s[1] += wk * o.2;
             s[2] += wk * (o.2 - e_est).powi(2);
         }
-        comm.sum(&mut s);
-        let counts = counts(comm, n.iter().sum());
-        timing.reduce_s += t.elapsed().as_secs_f64();
+        let compute = t.elapsed().as_secs_f64();
+        timing.compute_s += compute;
+        // the generation's one sum: move statistics, weights, then one-hot vectors of every rank's population after
+        // branching, compute time of this generation and wait in the last generation's sum
+        let t = Instant::now();
+        let mut v = vec![0.0; 7 + 3 * size];
+        v[..7].copy_from_slice(&[m.attempted as f64, m.accepted as f64, m.r2_proposed, m.r2_accepted, s[0], s[1], s[2]]);
+        (v[7 + me], v[7 + size + me], v[7 + 2 * size + me]) = (n.iter().sum::<usize>() as f64, compute, last_reduce);
+        comm.sum(&mut v);
+        last_reduce = t.elapsed().as_secs_f64();
+        timing.reduce_s += last_reduce;
+        let mut moves = acc.moves;
+        moves.add(&MoveStats { attempted: v[0] as u64, accepted: v[1] as u64, r2_proposed: v[2], r2_accepted: v[3] });
+        let s = [v[4], v[5], v[6]];
+        let counts: Vec<usize> = v[7..7 + size].iter().map(|&c| c as usize).collect();
+        let (computes, waits) = (&v[7 + size..7 + 2 * size], &v[7 + 2 * size..]);
+        timing.compute_max_s += largest(computes);
+        if timing.generations > 0 {
+            timing.reduce_max_s += largest(waits);
+        }
+        pace.update(computes, &held);
         let total: usize = counts.iter().sum();
         let e_gen = s[1] / s[0];
         let failure = if !e_gen.is_finite() {
@@ -358,7 +423,9 @@ pub fn run_with<P: Population>(
         acc.walker_steps += acc.population as u64;
         acc.moves = moves;
         pop.branch(&n).map_err(device)?;
-        timing.add(&pop.migrate(comm, &counts, sys).map_err(device)?);
+        let goals = pace.goals(total, p.balance);
+        timing.add(&pop.migrate(comm, &counts, &goals, sys).map_err(device)?);
+        held = goals;
         // E_est: during equilibration the mean of the last generations (forgetting the VMC start), then the mean
         // of all measured generations
         if gen < equil {
@@ -370,7 +437,7 @@ pub fn run_with<P: Population>(
             acc.e_est = acc.series.iter().zip(&acc.weights).map(|(e, w)| e * w).sum::<f64>() / wsum;
         }
         acc.population = total;
-        acc.e_trial = acc.e_est - (total as f64 / target as f64).ln() / (p.feedback * tau_eff);
+        acc.e_trial = acc.e_est - (total as f64 / target as f64).ln() / (p.feedback * effective_tau(p.tau, &acc.moves));
         acc.gen += 1;
         timing.generations += 1;
         if let Some(c) = ckpt {
@@ -381,11 +448,12 @@ pub fn run_with<P: Population>(
                 timing.checkpoint_s += t.elapsed().as_secs_f64();
             }
             if stop {
-                return Ok(Report { estimate: None, timing: timing.mean_over(comm), generations: acc.gen });
+                let (timing, own) = timing.over_ranks(comm, last_reduce);
+                return Ok(Report { estimate: None, timing, own, generations: acc.gen });
             }
         }
     }
-    let timing = timing.mean_over(comm);
+    let (timing, own) = timing.over_ranks(comm, last_reduce);
     let a = &acc;
     // the weighted mean of the generation energies and its error (the ratio estimator, blocked)
     let b = weighted_blocking(&a.series, &a.weights);
@@ -396,9 +464,18 @@ pub fn run_with<P: Population>(
         blocked: b,
         variance: a.var_sum / wsum,
         acceptance: a.moves.acceptance(),
-        tau_eff: p.tau * a.moves.r2_accepted / a.moves.r2_proposed.max(f64::MIN_POSITIVE),
+        tau_eff: effective_tau(p.tau, &a.moves),
         population: a.pop_sum / a.series.len() as f64,
         walker_steps: a.walker_steps,
     };
-    Ok(Report { estimate: Some(estimate), timing, generations: acc.gen })
+    Ok(Report { estimate: Some(estimate), timing, own, generations: acc.gen })
+}
+
+/// tau x (accepted / proposed mean-square displacement) of the moves `m`; tau itself before any move.
+fn effective_tau(tau: f64, m: &MoveStats) -> f64 {
+    if m.r2_proposed > 0.0 {
+        tau * m.r2_accepted / m.r2_proposed
+    } else {
+        tau
+    }
 }

@@ -5,7 +5,7 @@
 
 use super::comm::Comm;
 use super::pack::pack_all;
-use super::population::{branch, migrate, Traffic};
+use super::population::{branch, migrate_to, Traffic};
 use super::walker::{MoveStats, Walker};
 use crate::rng::stream;
 use super::System;
@@ -30,8 +30,9 @@ pub trait Population {
     fn advance(&mut self, sys: &System, tau: f64, fixed_node: bool, seed: u64, tag: u64, step: usize, first: usize) -> Result<Vec<(MoveStats, f64)>, Self::Error>;
     /// Replace walker k by `n[k]` copies of itself, in walker order.
     fn branch(&mut self, n: &[usize]) -> Result<(), Self::Error>;
-    /// Balance the populations over ranks after branching (`counts`: every rank's population).
-    fn migrate(&mut self, comm: &dyn Comm, counts: &[usize], sys: &System) -> Result<Traffic, Self::Error>;
+    /// Balance the populations over ranks after branching: from `counts` (every rank's population) to `goals`
+    /// (every rank's walkers after; the same total).
+    fn migrate(&mut self, comm: &dyn Comm, counts: &[usize], goals: &[usize], sys: &System) -> Result<Traffic, Self::Error>;
     /// The walkers as the checkpoint stores them (`pack::pack_all` of `Walker`s: positions only).
     fn packed(&self) -> Result<Vec<u8>, Self::Error>;
 }
@@ -63,8 +64,8 @@ impl Population for Vec<Walker> {
         *self = branch(std::mem::take(self), n);
         Ok(())
     }
-    fn migrate(&mut self, comm: &dyn Comm, counts: &[usize], sys: &System) -> Result<Traffic, Self::Error> {
-        Ok(migrate(comm, self, counts, sys))
+    fn migrate(&mut self, comm: &dyn Comm, counts: &[usize], goals: &[usize], sys: &System) -> Result<Traffic, Self::Error> {
+        Ok(migrate_to(comm, self, counts, goals, sys))
     }
     fn packed(&self) -> Result<Vec<u8>, Self::Error> {
         Ok(pack_all(self))

@@ -521,7 +521,7 @@ impl Population for GpuWalkers {
         self.p.walkers = m as i32;
         Ok(())
     }
-    fn migrate(&mut self, comm: &dyn Comm, counts: &[usize], _sys: &System) -> Result<Traffic, EngineError> {
+    fn migrate(&mut self, comm: &dyn Comm, counts: &[usize], _goals: &[usize], _sys: &System) -> Result<Traffic, EngineError> {
         if comm.size() > 1 || counts.len() > 1 {
             return Err(EngineError::Unsupported("the GPU engine runs on one rank".into()));
         }

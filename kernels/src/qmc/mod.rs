@@ -26,13 +26,14 @@
 //!   single precision is the per-walker arithmetic.
 //!
 //! Scale-out: [`comm`] (how ranks talk: one rank, threads, MPI), [`population`] (branching and walker migration,
-//! generic over anything that [`pack`]s itself to bytes), [`checkpoint`] (atomic files a DMC run restarts from).
+//! generic over anything that [`pack`]s itself to bytes), [`balance`] (walker shares by measured rank speed), [`checkpoint`] (atomic files a DMC run restarts from).
 //!
 //! Engines: VMC and DMC drive any [`engine::Population`]: the CPU walkers (`Vec<Walker>`, rayon over walkers) or
 //! [`gpu::GpuWalkers`] (every walker resident on one GPU, one thread per walker, rebuilt from the system's
 //! [`systems::Blueprint`]; in double it follows the CPU trajectories, the same random numbers being drawn on the
 //! device).
 
+pub mod balance;
 pub mod blocking;
 pub mod checkpoint;
 pub mod comm;

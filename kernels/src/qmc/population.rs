@@ -2,21 +2,23 @@
 //! branching, and the load balancing of paper 000: "we redistribute walkers between nodes with point-to-point
 //! transfers after each branching step".
 //!
-//! After branching, every rank knows every rank's population (one sum of a one-hot vector). Each rank's goal is its
-//! [`share`] of the total. Ranks above their goal send their last walkers to ranks below it, matched in rank order
-//! ([`plan`]): the fewest walkers move, a rank either sends or receives, and since every rank takes its transfers
-//! in the same global order, blocking sends cannot deadlock. Every rank computes the same plan from the same counts.
+//! After branching, every rank knows every rank's population (the one-hot counts in the generation's sum). Each
+//! rank has a goal: its equal [`share`](super::comm::share) of the total, or a share by measured speed ([`balance`](super::balance)).
+//! Ranks above their goal send their last walkers to ranks below it, matched in rank order ([`plan_to`]): the
+//! fewest walkers move, a rank either sends or receives, and since every rank takes its transfers in the same
+//! global order, blocking sends cannot deadlock. Every rank computes the same plan from the same counts and goals.
 //!
 //! Cost per generation on P ranks, the model behind a projection to many GPUs (the DMC records carry each term,
 //! measured): t_gen = t_compute(N / P) + t_sum(P) + t_migrate. t_compute is the walker moves of a rank's share;
-//! t_sum is four element-wise sums (moves, energies, the population vector of P entries, the checkpoint flag only
-//! when writing), each a latency-bound all-reduce of about alpha log2 P plus the wait for the slowest rank; t_migrate
-//! is the surplus walkers (branching changes a rank's population by about sqrt(N / P) per generation, so a few
-//! walkers per rank) times the bytes of a walker over the link bandwidth. The population vector grows with P; at
-//! thousands of ranks an all-gather of counts, or a prefix sum of surpluses, should replace the sum of a one-hot
-//! vector.
+//! t_sum is one element-wise sum a generation (move statistics, energies and weights, and three vectors of P
+//! entries: populations, compute times, waits; plus the checkpoint flag when writing), a latency-bound all-reduce
+//! of about alpha log2 P plus the wait for the slowest rank; t_migrate is the surplus walkers (branching changes a
+//! rank's population by about sqrt(N / P) per generation, so a few walkers per rank) times the bytes of a walker
+//! over the link bandwidth. The vectors grow with P; at thousands of ranks an all-gather, or a prefix sum of
+//! surpluses, should replace sums of one-hot vectors.
 
-use super::comm::{share, Comm};
+use super::balance::equal;
+use super::comm::Comm;
 use super::pack::{frames, pack_all, unpack_all, Pack};
 use std::time::Instant;
 
@@ -51,13 +53,19 @@ pub struct Transfer {
     pub n: usize,
 }
 
-/// The transfers that bring populations `counts` to each rank's share of their total, surplus ranks matched with
-/// deficit ranks in rank order.
+/// The transfers that bring populations `counts` to each rank's equal share of their total.
 pub fn plan(counts: &[usize]) -> Vec<Transfer> {
-    let total: usize = counts.iter().sum();
-    let goal = |r| share(total, r, counts.len()).1;
-    let mut surplus: Vec<(usize, usize)> = (0..counts.len()).filter(|&r| counts[r] > goal(r)).map(|r| (r, counts[r] - goal(r))).collect();
-    let mut deficit: Vec<(usize, usize)> = (0..counts.len()).filter(|&r| counts[r] < goal(r)).map(|r| (r, goal(r) - counts[r])).collect();
+    plan_to(counts, &equal(counts.iter().sum(), counts.len()))
+}
+
+/// The transfers that bring populations `counts` to `goals` (the same total), surplus ranks matched with deficit
+/// ranks in rank order: every walker above a goal moves once, none other moves, which is the fewest moves that
+/// reach the goals.
+pub fn plan_to(counts: &[usize], goals: &[usize]) -> Vec<Transfer> {
+    debug_assert_eq!(counts.iter().sum::<usize>(), goals.iter().sum::<usize>(), "goals share out the walkers there are");
+    let ranks = counts.iter().zip(goals).enumerate();
+    let mut surplus: Vec<(usize, usize)> = ranks.clone().filter(|(_, (c, g))| c > g).map(|(r, (c, g))| (r, c - g)).collect();
+    let mut deficit: Vec<(usize, usize)> = ranks.filter(|(_, (c, g))| c < g).map(|(r, (c, g))| (r, g - c)).collect();
     let (mut s, mut d, mut out) = (0, 0, vec![]);
     while s < surplus.len() && d < deficit.len() {
         let n = surplus[s].1.min(deficit[d].1);
@@ -81,13 +89,18 @@ pub struct Traffic {
     pub seconds: f64,
 }
 
-/// Balance the populations: `counts[r]` is rank r's population after branching (the same on every rank). Sent
-/// walkers leave from the end of `walkers`; received ones are appended in sender order.
+/// Balance the populations to equal shares: `counts[r]` is rank r's population after branching (the same on every
+/// rank). Sent walkers leave from the end of `walkers`; received ones are appended in sender order.
 pub fn migrate<W: Pack + Send>(comm: &dyn Comm, walkers: &mut Vec<W>, counts: &[usize], ctx: &W::Context) -> Traffic {
+    migrate_to(comm, walkers, counts, &equal(counts.iter().sum(), counts.len()), ctx)
+}
+
+/// [`migrate`] to `goals[r]` walkers on rank r (the same on every rank, summing to the counts' total).
+pub fn migrate_to<W: Pack + Send>(comm: &dyn Comm, walkers: &mut Vec<W>, counts: &[usize], goals: &[usize], ctx: &W::Context) -> Traffic {
     let t = Instant::now();
     let me = comm.rank();
     let mut traffic = Traffic::default();
-    let moves = plan(counts);
+    let moves = plan_to(counts, goals);
     // the walkers this rank sends, in transfer order, are the last ones it holds
     let outgoing: usize = moves.iter().filter(|m| m.from == me).map(|m| m.n).sum();
     let mut leaving = walkers.split_off(walkers.len() - outgoing).into_iter();
@@ -112,7 +125,8 @@ pub fn migrate<W: Pack + Send>(comm: &dyn Comm, walkers: &mut Vec<W>, counts: &[
     traffic
 }
 
-/// Every rank's population, from each rank's own (one sum of a one-hot vector, exact in f64 below 2^53).
+/// Every rank's population, from each rank's own (one sum of a one-hot vector, exact in f64 below 2^53). The DMC
+/// loop puts its one-hot counts in the generation's one sum instead.
 pub fn counts(comm: &dyn Comm, mine: usize) -> Vec<usize> {
     let mut v = vec![0.0; comm.size()];
     v[comm.rank()] = mine as f64;
@@ -122,7 +136,8 @@ pub fn counts(comm: &dyn Comm, mine: usize) -> Vec<usize> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::comm::Threads;
+    use super::super::balance::goals;
+    use super::super::comm::{share, Threads};
     use super::super::pack::{put_u64, Reader, Truncated};
     use super::*;
 
@@ -145,6 +160,36 @@ mod tests {
             let surplus: usize = (0..counts.len()).map(|r| counts[r].saturating_sub(share(total, r, counts.len()).1)).sum();
             assert_eq!(moved, surplus);
         }
+    }
+
+    #[test]
+    fn a_plan_to_uneven_goals_reaches_them_with_the_fewest_moves() {
+        // goals by speed (rank 1 three times as slow as the others in the first three cases), and arbitrary goals
+        let cases = [
+            (vec![48, 48, 48, 48], goals(192, &[1.0, 3.0, 1.0, 1.0])),
+            (vec![30, 70, 45, 47], goals(192, &[1.0, 3.0, 1.0, 1.0])),
+            (vec![0, 100, 0, 5], goals(105, &[1.0, 3.0, 1.0, 1.0])),
+            (vec![10, 2, 6], vec![1, 15, 2]),
+            (vec![3, 3], vec![3, 3]),
+        ];
+        for (counts, goals) in cases {
+            assert_eq!(counts.iter().sum::<usize>(), goals.iter().sum::<usize>());
+            let moves = plan_to(&counts, &goals);
+            let mut after = counts.clone();
+            for m in &moves {
+                // only ranks above their goal send, only ranks below it receive
+                assert!(m.n > 0 && counts[m.from] > goals[m.from] && counts[m.to] < goals[m.to], "{m:?}");
+                after[m.from] -= m.n;
+                after[m.to] += m.n;
+            }
+            assert_eq!(after, goals, "{counts:?}");
+            // the fewest: any plan reaching the goals moves at least the surplus, and this one moves exactly that
+            let moved: usize = moves.iter().map(|m| m.n).sum();
+            let surplus: usize = counts.iter().zip(&goals).map(|(c, g)| c.saturating_sub(*g)).sum();
+            assert_eq!(moved, surplus, "{counts:?} -> {goals:?}: {moves:?}");
+        }
+        assert!(plan_to(&[3, 3], &[3, 3]).is_empty());
+        assert_eq!(goals(192, &[1.0, 3.0, 1.0, 1.0]), [58, 20, 57, 57]);
     }
 
     #[test]
@@ -184,6 +229,17 @@ mod tests {
         all.sort();
         let mut want: Vec<u64> = (0..4).flat_map(|r| (0..start[r]).map(move |i| (r * 100 + i) as u64)).collect();
         want.sort();
+        assert_eq!(all, want);
+        // to uneven goals: the same items, each rank holding its goal
+        let goal = [1usize, 6, 2, 5];
+        let out = Threads::run(4, |c| {
+            let mut items: Vec<Item> = (0..start[c.rank()]).map(|i| Item((c.rank() * 100 + i) as u64)).collect();
+            migrate_to(c, &mut items, &start, &goal, &());
+            items
+        });
+        assert_eq!(out.iter().map(|v| v.len()).collect::<Vec<_>>(), goal);
+        let mut all: Vec<u64> = out.into_iter().flatten().map(|i| i.0).collect();
+        all.sort();
         assert_eq!(all, want);
     }
 }

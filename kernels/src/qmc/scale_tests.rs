@@ -1,12 +1,18 @@
 //! Tests of DMC across ranks and of checkpoint/restart: a two-rank run agrees with a one-rank run within error
 //! bars; a run stopped at a checkpoint and restarted ends bit-identical to one never stopped (one rank and two);
-//! checkpoints of another run are refused; a population that dies out leaves its last good generation on disk.
+//! checkpoints of another run are refused; a population that dies out leaves its last good generation on disk; a
+//! rank made slower holds fewer walkers when shares follow speed, and the others wait less for it.
 
+use super::balance::Balance;
 use super::comm::{Comm, Solo, Threads};
 use super::dmc::{self, Checkpointing, DmcError, DmcParams, Report};
 use super::systems::{System, HE_EXACT};
+use super::engine::Population;
+use super::population::Traffic;
 use super::vmc::{self, Estimate, VmcParams};
+use super::walker::{MoveStats, Walker};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 fn scratch(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("qmc-scale-{}-{name}", std::process::id()));
@@ -15,7 +21,7 @@ fn scratch(name: &str) -> PathBuf {
     d
 }
 
-const DMC: DmcParams = DmcParams { walkers: 96, steps: 300, equil: 0, tau: 0.04, seed: 11, feedback: 10.0 };
+const DMC: DmcParams = DmcParams { walkers: 96, steps: 300, equil: 0, tau: 0.04, seed: 11, feedback: 10.0, balance: Balance::Equal };
 
 /// VMC then DMC of He on this rank, optionally stopping at `stop` or restarting from `restart`.
 fn he_dmc(comm: &dyn Comm, p: &DmcParams, ckpt: Option<&Checkpointing>, restart: Option<&Path>) -> Result<Report, DmcError> {
@@ -101,7 +107,7 @@ fn a_population_that_dies_out_saves_the_last_good_generation() {
     // one walker and no feedback: the population dies out after a few generations
     let dir = scratch("death");
     let path = dir.join("dying.ckpt");
-    let p = DmcParams { walkers: 1, steps: 100_000, equil: 0, tau: 0.05, seed: 3, feedback: 1e12 };
+    let p = DmcParams { walkers: 1, steps: 100_000, equil: 0, tau: 0.05, seed: 3, feedback: 1e12, balance: Balance::Equal };
     let ck = Checkpointing { path: path.clone(), every: 1_000_000, stop_after: None };
     let e = he_dmc(&Solo, &p, Some(&ck), None).unwrap_err();
     let DmcError::Saved(cause, gen, saved) = &e else { panic!("{e}") };
@@ -114,5 +120,93 @@ fn a_population_that_dies_out_saves_the_last_good_generation() {
     assert_eq!((acc.gen, walkers.len()), (*gen, 1));
     let again = dmc::run_on(&sys, &p, &Solo, walkers, Some(acc), None, "he").unwrap_err();
     assert!(matches!(again, DmcError::DiedOut(g, 1) if g == *gen), "{again}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// CPU walkers on a slower core: each generation takes `delay` longer per walker (a sleep, so the test's ranks do
+/// not fight for the cores). The hook lives here, in the population a test hands to the driver: production code
+/// has none.
+struct Slowed {
+    walkers: Vec<Walker>,
+    delay: Duration,
+}
+
+impl Population for Slowed {
+    type Error = std::convert::Infallible;
+    fn len(&self) -> usize {
+        self.walkers.len()
+    }
+    fn measure(&mut self, sys: &System) -> Result<(), Self::Error> {
+        self.walkers.measure(sys)
+    }
+    fn energies(&self) -> Result<Vec<f64>, Self::Error> {
+        self.walkers.energies()
+    }
+    fn advance(&mut self, sys: &System, tau: f64, fixed_node: bool, seed: u64, tag: u64, step: usize, first: usize) -> Result<Vec<(MoveStats, f64)>, Self::Error> {
+        std::thread::sleep(self.delay * self.walkers.len() as u32);
+        self.walkers.advance(sys, tau, fixed_node, seed, tag, step, first)
+    }
+    fn branch(&mut self, n: &[usize]) -> Result<(), Self::Error> {
+        self.walkers.branch(n)
+    }
+    fn migrate(&mut self, comm: &dyn Comm, counts: &[usize], goals: &[usize], sys: &System) -> Result<Traffic, Self::Error> {
+        self.walkers.migrate(comm, counts, goals, sys)
+    }
+    fn packed(&self) -> Result<Vec<u8>, Self::Error> {
+        self.walkers.packed()
+    }
+}
+
+/// He DMC over two thread ranks, rank 1 three times as slow per walker as rank 0 (30 against 10 us): per rank, its
+/// report (own and mean timings).
+fn uneven(balance: Balance) -> Vec<Report> {
+    let sys = System::by_name("he", 0, 0.0).unwrap();
+    let p = DmcParams { balance, ..DMC };
+    Threads::run(2, |c| {
+        let walkers = vmc::run_on(&sys, &VmcParams { walkers: p.walkers, steps: 2, equil: 50, tau: 0.3, seed: p.seed }, c).1;
+        let mut pop = Slowed { walkers, delay: Duration::from_micros(if c.rank() == 1 { 30 } else { 10 }) };
+        dmc::run_with(&sys, &p, c, &mut pop, None, None, "he").unwrap()
+    })
+}
+
+#[test]
+fn a_slow_rank_gets_fewer_walkers_by_speed_and_the_wait_falls() {
+    let (equal, speed) = (uneven(Balance::Equal), uneven(Balance::Speed));
+    let held = |r: &Report| r.own.walkers as f64 / r.own.generations as f64;
+    let wait = |r: &Report| r.own.reduce_s / r.own.generations as f64;
+    // equal shares: half each, and rank 0 waits for rank 1 every generation (about 48 x 20 us = 1 ms): the slow
+    // rank is persistent, so the slowest rank's own compute is nearly each generation's largest, which stands well
+    // above the mean over ranks (1.5x with sleeps alone; the walkers' own work and the sleeps' overshoot narrow it)
+    assert!((held(&equal[1]) - 48.0).abs() < 5.0, "{:?}", equal[1].own);
+    assert!(wait(&equal[0]) > 0.6e-3, "{:?}", equal[0].own);
+    let t = equal[0].timing;
+    assert!(t.compute_slowest_s > 0.9 * t.compute_max_s && t.compute_max_s > 1.25 * t.compute_s, "{t:?}");
+    assert!(t.reduce_max_s >= wait(&equal[0]) * t.generations as f64 * 0.99, "{t:?}");
+    // by speed: rank 1 converges on about a quarter of the walkers (speeds 1 : 1/3), and rank 0's wait falls
+    assert!(held(&speed[1]) < 0.35 * DMC.walkers as f64, "rank 1 held {} walkers a generation", held(&speed[1]));
+    assert!(held(&speed[0]) > 0.6 * DMC.walkers as f64, "rank 0 held {} walkers a generation", held(&speed[0]));
+    assert!(wait(&speed[0]) < 0.5 * wait(&equal[0]), "rank 0 waited {} s a generation by speed, {} s with equal shares", wait(&speed[0]), wait(&equal[0]));
+    // and the physics is unchanged: both ranks hold the same estimate, on the exact energy
+    let (e, e1) = (speed[0].estimate.unwrap(), speed[1].estimate.unwrap());
+    assert_eq!(bits(&e), bits(&e1));
+    assert!((e.energy - HE_EXACT).abs() < 4.0 * e.error + 0.005, "{e:?}");
+    assert!((e.population - DMC.walkers as f64).abs() < 0.2 * DMC.walkers as f64, "{e:?}");
+}
+
+#[test]
+fn a_run_balanced_by_speed_stops_and_restarts() {
+    let dir = scratch("restart-speed");
+    let path = dir.join("he.ckpt");
+    let p = DmcParams { balance: Balance::Speed, ..DMC };
+    let ck = |stop| Checkpointing { path: path.clone(), every: 40, stop_after: stop };
+    let stopped = Threads::run(2, |c| he_dmc(c, &p, Some(&ck(Some(130))), None).unwrap());
+    assert!(stopped[0].estimate.is_none() && stopped[0].generations == 130);
+    // the restart re-spreads the walkers in equal shares (the file does not keep who held which), then balances
+    let resumed = Threads::run(2, |c| he_dmc(c, &p, None, Some(&path)).unwrap());
+    assert_eq!(resumed[0].generations, dmc::equilibration(&p) + p.steps);
+    assert_eq!(resumed[0].own.generations + 130, resumed[0].generations as u64);
+    let e = resumed[0].estimate.unwrap();
+    assert_eq!(bits(&e), bits(&resumed[1].estimate.unwrap()));
+    assert!((e.energy - HE_EXACT).abs() < 4.0 * e.error + 0.005, "{e:?}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

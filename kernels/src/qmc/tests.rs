@@ -2,6 +2,7 @@
 //! Laplacians match finite differences; VMC is variational and reproducible whatever the thread count; DMC of a
 //! nodeless system falls below VMC onto the exact energy.
 
+use super::balance::Balance;
 use super::dmc::{self, DmcParams};
 use super::jastrow::TwoBody;
 use crate::jastrow::Radial;
@@ -200,7 +201,7 @@ fn walks_do_not_depend_on_the_thread_count() {
     let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap().install(|| vmc::run(&sys, &p).0);
     let three = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap().install(|| vmc::run(&sys, &p).0);
     assert_eq!(one.energy.to_bits(), three.energy.to_bits());
-    let d = DmcParams { walkers: 24, steps: 30, equil: 5, tau: 0.02, seed: 11, feedback: 10.0 };
+    let d = DmcParams { walkers: 24, steps: 30, equil: 5, tau: 0.02, seed: 11, feedback: 10.0, balance: Balance::Equal };
     let run = |t| {
         rayon::ThreadPoolBuilder::new().num_threads(t).build().unwrap().install(|| {
             let (_, w) = vmc::run(&sys, &p);
@@ -216,7 +217,7 @@ fn dmc_of_helium_falls_below_vmc_onto_the_exact_energy() {
     let sys = System::helium(0.3);
     let (v, w) = vmc::run(&sys, &VmcParams { walkers: 200, steps: 100, equil: 100, tau: 0.2, seed: 5 });
     // 500 generations of equilibration (10/Ha) are enforced whatever `equil` says
-    let d = dmc::run(&sys, &DmcParams { walkers: 200, steps: 600, equil: 100, tau: 0.02, seed: 5, feedback: 10.0 }, w).unwrap();
+    let d = dmc::run(&sys, &DmcParams { walkers: 200, steps: 600, equil: 100, tau: 0.02, seed: 5, feedback: 10.0, balance: Balance::Equal }, w).unwrap();
     assert!(d.energy < v.energy - 0.01, "DMC {d:?} VMC {v:?}");
     assert!((d.energy - HE_EXACT).abs() < 4.0 * d.error + 2e-3, "{d:?}");
     assert!((d.population / 200.0 - 1.0).abs() < 0.1, "{d:?}");
@@ -228,7 +229,7 @@ fn a_population_left_without_feedback_dies_out_or_explodes_with_a_clear_error() 
     let sys = System::helium(0.3);
     let (_, w) = vmc::run(&sys, &VmcParams { walkers: 1, steps: 2, equil: 10, tau: 0.3, seed: 3 });
     // one walker, no pull back to the target: a random walk of the population that ends at 0 or 10 walkers
-    let e = dmc::run(&sys, &DmcParams { walkers: 1, steps: 100_000, equil: 0, tau: 0.05, seed: 3, feedback: 1e12 }, w).unwrap_err();
+    let e = dmc::run(&sys, &DmcParams { walkers: 1, steps: 100_000, equil: 0, tau: 0.05, seed: 3, feedback: 1e12, balance: Balance::Equal }, w).unwrap_err();
     let m = e.to_string();
     assert!(m.contains("died out") || m.contains("exploded"), "{m}");
 }

@@ -95,7 +95,7 @@ pub fn run(r: &mut Runner, a: &Args, systems: &[Vec<System>], variants: &[Varian
                         _ => vmc::run(sys, &vp).1.into_iter().map(|w| w.r).collect(),
                     };
                     for (k, &tau) in a.tau.iter().enumerate() {
-                        let dp = DmcParams { walkers: a.walkers, steps: generations[k], equil: a.equil, tau, seed: seed + k as u64, feedback: a.feedback };
+                        let dp = DmcParams { walkers: a.walkers, steps: generations[k], equil: a.equil, tau, seed: seed + k as u64, feedback: a.feedback, balance: a.balance.into() };
                         let e = match &gpu {
                             Some(gpu) if variant == Variant::Gpu => {
                                 let mut pop = GpuWalkers::new(gpu, sys, &start)?;

@@ -46,6 +46,7 @@ use harness::timing::Stats;
 use harness::{BytesModel, Case, Runner, Variant, Work};
 use kernels::qmc::comm::{Ranks, Solo};
 use kernels::qmc::gpu::{trajectory_check, GpuWalkers, MAX_EWALD_WALKERS};
+use kernels::qmc::balance::Balance;
 use kernels::qmc::dmc::{self, Checkpointing, DmcParams, Report};
 use kernels::qmc::vmc::{self, Estimate, VmcParams};
 use kernels::qmc::walker::Walker;
@@ -131,6 +132,12 @@ pub struct Args {
     /// ranks are used instead and this stays 1.
     #[arg(long, default_value_t = 1)]
     pub ranks: usize,
+    /// How DMC spreads the walkers over ranks after each generation's branching: equal shares (a run is
+    /// reproducible bit for bit, and a restart continues it bit for bit), or shares by each rank's measured speed,
+    /// smoothed over recent generations (a slow rank holds fewer walkers, so the others wait less for it; runs then
+    /// agree statistically, not bit for bit).
+    #[arg(long, value_enum, default_value = "equal")]
+    pub balance: Shares,
     /// Write the DMC state (walkers, accumulators, generation; the random streams follow from the seed and the
     /// generation) to this file every --checkpoint-every generations, atomically: a crash mid-write leaves the
     /// previous checkpoint whole. If the population dies out or explodes, the last good generation is written.
@@ -175,6 +182,22 @@ pub struct Args {
 }
 
 /// Monte Carlo method.
+/// --balance: how DMC shares the walkers among ranks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Shares {
+    Equal,
+    Speed,
+}
+
+impl From<Shares> for Balance {
+    fn from(s: Shares) -> Balance {
+        match s {
+            Shares::Equal => Balance::Equal,
+            Shares::Speed => Balance::Speed,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Method {
     Vmc,
@@ -362,7 +385,7 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
                 };
                 let mut series: Vec<(f64, Estimate, f64)> = vec![];
                 for (k, &tau) in a.tau.iter().enumerate() {
-                    let dp = DmcParams { walkers: a.walkers, steps: planted(dmc_steps(a, tau)), equil: a.equil, tau, seed: seed + k as u64, feedback: a.feedback };
+                    let dp = DmcParams { walkers: a.walkers, steps: planted(dmc_steps(a, tau)), equil: a.equil, tau, seed: seed + k as u64, feedback: a.feedback, balance: a.balance.into() };
                     r.step(format!("dmc {} {} {variant:?} walkers={} tau={tau} generations={}", sys.name, sys.precision, a.walkers, dp.steps));
                     let t = Instant::now();
                     let report = match &start {
@@ -676,9 +699,12 @@ fn record(r: &mut Runner, a: &Args, sys: &System, op: &str, tau: f64, e: &Estima
         r.extra(k, v);
     }
     reference_extras(r, &[("exact", sys.exact), ("hf", sys.hf.map(|h| h.energy))]);
-    // DMC across ranks: per generation, the mean over ranks of the time in walker moves, in sums over ranks (with
-    // the wait for the slowest rank) and in migration, and the walkers and bytes a rank moved: the inputs of the
-    // projection to many GPUs. A restarted run counts only the generations it ran.
+    // DMC across ranks: per generation, the mean over ranks of the time in walker moves, in the sum over ranks
+    // (mostly the wait for the slowest rank) and in migration, and the walkers and bytes a rank moved: the inputs
+    // of the projection to many GPUs. Then who is waited for: each generation's largest compute and largest wait
+    // over ranks, and the slowest rank's own compute; compute_slowest_rank close to compute_max means one rank
+    // persistently slow (shares by speed help), compute_max well above it means random stragglers. balance_speed:
+    // 1 when shares followed measured speed (--balance speed). A restarted run counts only the generations it ran.
     if let Some(d) = dmc {
         let g = d.timing.generations.max(1) as f64;
         let t = &d.timing;
@@ -686,6 +712,10 @@ fn record(r: &mut Runner, a: &Args, sys: &System, op: &str, tau: f64, e: &Estima
             ("compute_per_gen_s", t.compute_s / g),
             ("reduce_per_gen_s", t.reduce_s / g),
             ("migrate_per_gen_s", t.migrate_s / g),
+            ("compute_max_per_gen_s", t.compute_max_s / g),
+            ("compute_slowest_rank_per_gen_s", t.compute_slowest_s / g),
+            ("reduce_max_per_gen_s", t.reduce_max_s / g),
+            ("balance_speed", (a.balance == Shares::Speed) as u8 as f64),
             ("checkpoint_s", t.checkpoint_s),
             ("migrated_per_gen", t.migrated as f64 / g),
             ("migrated_bytes_per_gen", t.migrated_bytes as f64 / g),
