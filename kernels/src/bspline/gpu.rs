@@ -2,7 +2,9 @@
 //! and one launch evaluates all walkers (paper 000's loop interchange).
 
 use super::{Output, Table};
-use crate::gpu::{CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PushKernelArg};
+use crate::gpu::{
+    CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PushKernelArg,
+};
 use crate::Real;
 use cudarc::driver::DeviceRepr;
 use std::sync::Arc;
@@ -43,6 +45,8 @@ pub struct GpuSpline<S: Real, A: Real> {
     out: CudaSlice<A>,
     output: Output,
     per_thread: u32,
+    /// Points per block of the grouped kernel for points sorted by cell; 1: the per-point kernel.
+    group: u32,
 }
 
 /// Orbitals per GPU thread when the user does not choose, from the load-width sweep on an H100 after the z-first
@@ -65,15 +69,31 @@ pub fn default_per_thread<S: Real, A: Real>() -> usize {
 impl<S: Real, A: Real> GpuSpline<S, A> {
     /// Upload `table`, compile the kernel, allocate position and output buffers. Each thread evaluates `per_thread`
     /// adjacent orbitals (1, 2 or 4, at most 16 bytes of storage: see bspline.cu).
-    pub fn new(gpu: &Arc<Gpu>, table: &Table<S>, walkers: usize, output: Output, per_thread: usize) -> Result<Self, GpuError> {
-        assert!((1..=65535).contains(&walkers), "bspline gpu: walkers must be 1..=65535 (one grid row each)");
+    pub fn new(
+        gpu: &Arc<Gpu>,
+        table: &Table<S>,
+        walkers: usize,
+        output: Output,
+        per_thread: usize,
+    ) -> Result<Self, GpuError> {
+        assert!(
+            (1..=65535).contains(&walkers),
+            "bspline gpu: walkers must be 1..=65535 (one grid row each)"
+        );
         assert!(
             [1, 2, 4].contains(&per_thread) && per_thread * std::mem::size_of::<S>() <= 16,
             "bspline gpu: orbitals per thread must be 1, 2 or 4 and at most 16 bytes"
         );
         let out_len = walkers * output.components() * table.stride;
-        gpu.ensure_fits("the B-spline table and outputs", table.bytes() + out_len * std::mem::size_of::<A>())?;
-        let name = format!("bspline_{}_{}_x{per_thread}", output.name(), suffix::<S, A>());
+        gpu.ensure_fits(
+            "the B-spline table and outputs",
+            table.bytes() + out_len * std::mem::size_of::<A>(),
+        )?;
+        let name = format!(
+            "bspline_{}_{}_x{per_thread}",
+            output.name(),
+            suffix::<S, A>()
+        );
         let func = gpu.function("bspline", SRC, &name)?;
         let g = table.grid;
         let params = SplineParams {
@@ -95,16 +115,51 @@ impl<S: Real, A: Real> GpuSpline<S, A> {
             params,
             output,
             per_thread: per_thread as u32,
+            group: 1,
         })
+    }
+
+    /// Evaluate with the grouped kernel (bspline.cu `evaluate_grouped`), for callers whose points arrive sorted by
+    /// grid cell ([`Self::grid`]): each stencil row is read once per run of points in one cell. Values and
+    /// values-gradients-Laplacians only.
+    pub fn for_sorted_points(mut self) -> Result<Self, GpuError> {
+        self.group = match self.output {
+            Output::V => 8,   // SPLINE_GROUP_V
+            Output::Vgl => 4, // SPLINE_GROUP_VGL
+            Output::Vgh => panic!("bspline gpu: no grouped kernel for VGH"),
+        };
+        let name = format!(
+            "bspline_{}_{}_x{}_sorted",
+            self.output.name(),
+            suffix::<S, A>(),
+            self.per_thread
+        );
+        self.func = self.gpu.function("bspline", SRC, &name)?;
+        Ok(self)
+    }
+
+    /// Grid points per side and the cell sides: what a caller needs to sort points by cell as the kernels find
+    /// it (cell (i, j, k) of a point is floor(n x (wrapped fraction)), linear index (i ny + j) nz + k).
+    pub fn grid(&self) -> ([i32; 3], [f64; 3]) {
+        (
+            [self.params.nx, self.params.ny, self.params.nz],
+            self.params.cell,
+        )
     }
 
     /// Copy new positions (`[walker][xyz]`, at most the walkers allocated for) to the device; the following
     /// launches evaluate that many walkers.
     pub fn set_positions(&mut self, pos: &[f64]) -> Result<(), GpuError> {
-        assert!(pos.len() % 3 == 0 && pos.len() <= self.pos.len(), "bspline gpu: positions length");
+        assert!(
+            pos.len() % 3 == 0 && pos.len() <= self.pos.len(),
+            "bspline gpu: positions length"
+        );
         self.params.walkers = (pos.len() / 3) as i32;
         let mut view = self.pos.slice_mut(..pos.len());
-        self.gpu.stream.memcpy_htod(pos, &mut view).during("copying positions")
+        self.gpu
+            .stream
+            .memcpy_htod(pos, &mut view)
+            .during("copying positions")
     }
 
     /// Queue one evaluation of all walkers (asynchronous).
@@ -114,22 +169,35 @@ impl<S: Real, A: Real> GpuSpline<S, A> {
         let threads = self.params.stride as u32 / self.per_thread;
         let block = threads.min(128);
         let cfg = LaunchConfig {
-            grid_dim: (threads.div_ceil(block), self.params.walkers as u32, 1),
+            grid_dim: (
+                threads.div_ceil(block),
+                (self.params.walkers as u32).div_ceil(self.group),
+                1,
+            ),
             block_dim: (block, 1, 1),
             shared_mem_bytes: 0,
         };
         let mut b = self.gpu.stream.launch_builder(&self.func);
-        b.arg(&self.params).arg(&self.coefs).arg(&self.pos).arg(&mut self.out);
+        b.arg(&self.params)
+            .arg(&self.coefs)
+            .arg(&self.pos)
+            .arg(&mut self.out);
         // SAFETY: coefs holds nx*ny*nz*stride entries, pos walkers*3, out walkers*NC*stride, as the kernel indexes;
-        // threads beyond stride or walkers return before touching memory.
+        // threads beyond stride or walkers return before touching memory (the grouped kernel: its block's points
+        // beyond walkers are marked and never read or written; its thread count is below 128, so its first G
+        // threads exist to fill the shared arrays).
         unsafe { b.launch(cfg) }.during("launching bspline")?;
         Ok(())
     }
 
     /// The outputs of the last evaluation, `[walker][component][stride]`, for the current walkers.
     pub fn outputs(&self) -> Result<Vec<A>, GpuError> {
-        let n = self.params.walkers as usize * self.output.components() * self.params.stride as usize;
-        self.gpu.stream.clone_dtoh(&self.out.slice(..n)).during("copying outputs")
+        let n =
+            self.params.walkers as usize * self.output.components() * self.params.stride as usize;
+        self.gpu
+            .stream
+            .clone_dtoh(&self.out.slice(..n))
+            .during("copying outputs")
     }
 
     /// Poison the outputs so a kernel that fails to write an entry cannot pass validation.
@@ -142,7 +210,10 @@ impl<S: Real, A: Real> GpuSpline<S, A> {
     /// of points the next launch evaluates (at most the walkers allocated for) and return the position buffer
     /// (`[point][xyz]`) to fill on the device.
     pub fn device_positions(&mut self, points: usize) -> &mut CudaSlice<f64> {
-        assert!(points * 3 <= self.pos.len(), "bspline gpu: more points than allocated");
+        assert!(
+            points * 3 <= self.pos.len(),
+            "bspline gpu: more points than allocated"
+        );
         self.params.walkers = points as i32;
         &mut self.pos
     }

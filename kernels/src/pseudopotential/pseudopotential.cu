@@ -5,11 +5,17 @@
 //          wbase[w]; pp_scan_totals: one block over the walker totals, in place, wbase[walkers] = all jobs), pp_fill
 //          (the same threads write their jobs at wbase[w] + offset, so the list is ordered by walker, electron, ion;
 //          jobs at or beyond the capacity `cap` are dropped: the host sees the total and runs again with more room).
-// Phase 2: pp_old_* once (with the Jastrow: one warp per walker-electron with jobs, its current sum), then per chunk
-//          of quadrature points up to the capacity (the host does not know the total yet): pp_points (one thread
-//          per point: position and channel weight), the B-spline kernel (orbital values at all points), pp_ratio_*
-//          (one warp per point: dot product of the values with the electron's transposed-inverse row, times the
-//          Jastrow ratio, times the weight); points at or beyond the device's total return.
+// Phase 2: pp_old_* once (with the Jastrow: one warp per walker-electron with jobs, its current sum); the points
+//          sorted by B-spline grid cell (a counting sort: pp_keys, one thread per point, its cell and its rank among
+//          the cell's points by an atomic; pp_scan_cells; pp_scatter writes perm, sorted position -> point), so that
+//          the grouped B-spline kernel reads each stencil row once for all the points of a cell in a block (about
+//          80 points a cell at 1536 electrons: the points crowd the ions); then per chunk of sorted positions up to
+//          the capacity (the host does not know the total yet): pp_points (one thread per point: position and
+//          channel weight), the B-spline kernel (orbital values at all points), pp_ratio_* (one warp per point: dot
+//          product of the values with the electron's transposed-inverse row, times the Jastrow ratio, times the
+//          weight); positions at or beyond the device's total return. Every result is stored at its point's own
+//          index and a point's value does not depend on where the sort put it, so the atomic ranks (whose order
+//          varies from run to run) change no bit of the energies.
 // Then pp_energies: one block per walker sums its points' contributions in a fixed order (f64), and writes the
 // total job count after the energies, so one download brings both.
 // Jastrow ratio: exp(new - old), new = sum_{j != i} u(|r' - r_j|) + sum_I chi(|r' - R_I|) summed by the point's warp,
@@ -35,6 +41,7 @@ struct PPParams {
     double jcut[3], jinvh[3];
     double jcoef[3][PP_MAX_JC];
     WalkerSlab slab; // positions, rotations and inverse rows of each walker
+    int grid[4];     // the B-spline grid's points per side (and a pad), to sort points by cell
 };
 
 struct PPJob { int walker, electron, ion, pad; };
@@ -153,6 +160,48 @@ __device__ __forceinline__ double point_at(const PPParams& p, const double* ions
     return r;
 }
 
+// Linear index of the B-spline grid cell holding `at`, as the B-spline kernels find it (bspline.cu).
+__device__ __forceinline__ int cell_of(const PPParams& p, const double* at) {
+    int c = 0;
+#pragma unroll
+    for (int d = 0; d < 3; d++) {
+        double u = at[d] / p.cell[d];
+        u -= floor(u);
+        c = c * p.grid[d] + min((int)floor(u * p.grid[d]), p.grid[d] - 1);
+    }
+    return c;
+}
+
+// One thread per point the list holds: its cell, and its rank among the cell's points (hist counts them; zeroed
+// before).
+extern "C" __global__ void pp_keys(const PPParams p, const double* __restrict__ ions, const unsigned char* __restrict__ walkers,
+                                   const PPJob* __restrict__ jobs, const double* __restrict__ disp,
+                                   const long long* __restrict__ wbase, long long cap, int* __restrict__ key,
+                                   int* __restrict__ rank, int* __restrict__ hist) {
+    const long long pt = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (pt >= jobs_held(p, wbase, cap) * p.nq) return;
+    const long long jb = pt / p.nq;
+    double u[3], at[3];
+    point_at(p, ions, walkers, jobs[jb], disp + 3 * jb, (int)(pt % p.nq), u, at);
+    const int k = cell_of(p, at);
+    key[pt] = k;
+    rank[pt] = atomicAdd(hist + k, 1);
+}
+
+// One block: hist from counts per cell to each cell's first sorted position.
+extern "C" __global__ void pp_scan_cells(const PPParams p, int* hist) {
+    block_scan<int, int>(hist, hist, p.grid[0] * p.grid[1] * p.grid[2]);
+}
+
+// One thread per point the list holds: perm[sorted position] = point.
+extern "C" __global__ void pp_scatter(const PPParams p, const long long* __restrict__ wbase, long long cap,
+                                      const int* __restrict__ key, const int* __restrict__ rank,
+                                      const int* __restrict__ hist, int* __restrict__ perm) {
+    const long long pt = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (pt >= jobs_held(p, wbase, cap) * p.nq) return;
+    perm[hist[key[pt]] + rank[pt]] = (int)pt;
+}
+
 // Value of Jastrow functor f at the minimum-image distance between a and b, in A.
 template <typename A> __device__ __forceinline__ A jastrow_u(const PPParams& p, int f, const double* a, const double* b) {
     double d[3];
@@ -163,15 +212,16 @@ template <typename A> __device__ __forceinline__ A jastrow_u(const PPParams& p, 
     return u;
 }
 
-// Points first .. first + count - 1 (point = job * nq + q) that the list holds: positions into `pts` (chunk-relative),
-// weights into `factor` (absolute index). The B-spline kernel evaluates the rest of the chunk at stale positions.
+// The points at sorted positions first .. first + count - 1 (point = job * nq + q) that the list holds: positions
+// into `pts` (chunk-relative), weights into `factor` (the point's index). The B-spline kernel evaluates the rest of
+// the chunk at stale positions.
 extern "C" __global__ void pp_points(const PPParams p, const double* __restrict__ ions, const unsigned char* __restrict__ walkers,
                                      const PPJob* __restrict__ jobs, const double* __restrict__ disp, long long first,
                                      int count, const long long* __restrict__ wbase, long long cap,
-                                     double* __restrict__ pts, double* __restrict__ factor) {
+                                     const int* __restrict__ perm, double* __restrict__ pts, double* __restrict__ factor) {
     const int t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= count || first + t >= jobs_held(p, wbase, cap) * p.nq) return;
-    const long long pt = first + t;
+    const long long pt = perm[first + t];
     const long long jb = pt / p.nq;
     const int q = (int)(pt % p.nq);
     const PPJob j = jobs[jb];
@@ -223,18 +273,18 @@ __device__ void old_sum(const PPParams p, const unsigned char* __restrict__ walk
     if (lane == 0) old[t] = (double)s;
 }
 
-// One warp per point: ratio = phi(point) . inv_row(electron) * J(r')/J(r_i); contrib = factor * ratio.
+// One warp per sorted position in the chunk: ratio = phi(point) . inv_row(electron) * J(r')/J(r_i); contrib = factor * ratio.
 template <typename S, typename A>
 __device__ void ratio(const PPParams p, const A* __restrict__ phi, const unsigned char* __restrict__ walkers,
                       const PPJob* __restrict__ jobs, const double* __restrict__ factor, long long first, int count,
-                      const long long* __restrict__ wbase, long long cap, const double* __restrict__ ions,
-                      const double* __restrict__ disp, const double* __restrict__ old, double* __restrict__ ratios,
-                      double* __restrict__ contrib) {
+                      const long long* __restrict__ wbase, long long cap, const int* __restrict__ perm,
+                      const double* __restrict__ ions, const double* __restrict__ disp, const double* __restrict__ old,
+                      double* __restrict__ ratios, double* __restrict__ contrib) {
     const int lane = threadIdx.x & 31;
     const long long t = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     // whole warps leave together: t is the same across a warp
     if (t >= count || first + t >= jobs_held(p, wbase, cap) * p.nq) return;
-    const long long pt = first + t;
+    const long long pt = perm[first + t];
     const PPJob j = jobs[pt / p.nq];
     const A* v = phi + (size_t)t * p.stride;
     const size_t me = (size_t)j.walker * p.electrons + j.electron;
@@ -260,10 +310,11 @@ __device__ void ratio(const PPParams p, const A* __restrict__ phi, const unsigne
                                     const unsigned char* __restrict__ walkers, const PPJob* __restrict__ jobs,         \
                                     const double* __restrict__ factor, long long first, int count,               \
                                     const long long* __restrict__ wbase, long long cap,                          \
+                                    const int* __restrict__ perm,                                                \
                                     const double* __restrict__ ions, const double* __restrict__ disp,            \
                                     const double* __restrict__ old, double* __restrict__ ratios,                 \
                                     double* __restrict__ contrib) {                                              \
-        ratio<S, A>(p, phi, walkers, jobs, factor, first, count, wbase, cap, ions, disp, old, ratios, contrib);  \
+        ratio<S, A>(p, phi, walkers, jobs, factor, first, count, wbase, cap, perm, ions, disp, old, ratios, contrib); \
     }
 
 PP_RATIO(pp_ratio_f64, double, double)
