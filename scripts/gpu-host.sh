@@ -206,7 +206,8 @@ for stage in "$@"; do
         ;;
     scaling-repeat)
         # weak scaling at 1 and 16 ranks, each point run three times and its median kept (a lone one-rank run varied
-        # 12.9-15.6 ms a generation between runs): threads, MPI bound to cores, MPI unbound (that one not imported)
+        # 12.9-15.6 ms a generation between runs): threads, MPI bound to cores, MPI unbound and MPI bound with equal
+        # shares (those two not imported); shares by speed (scaling.sh's BALANCE default) in the imported ones
         W=(STEPS=200 WEAK=128 KINDS=weak REPEAT=3 RANKS="1 16")
         echo "+ weak scaling, 1 and 16 ranks, three runs a point"
         env "${W[@]}" QMC="$BIN run qmc" timeout 240 bash scripts/scaling.sh "$REC/repeat-threads" 2>&1 | grep -E "^weak," | sed "s/^/threads: /"
@@ -214,6 +215,9 @@ for stage in "$@"; do
             env "${W[@]}" MPI=1 QMC="$BIN run qmc" timeout 240 bash scripts/scaling.sh "$REC/repeat-mpi" 2>&1 | grep -E "^weak," | sed "s/^/mpi bound: /"
             rm -rf /tmp/qmc-unbound-repeat
             env "${W[@]}" MPI=1 MPIRUN_FLAGS="--oversubscribe" QMC="$BIN run qmc" timeout 240 bash scripts/scaling.sh /tmp/qmc-unbound-repeat 2>&1 | grep -E "^weak," | sed "s/^/mpi unbound: /"
+            # the same bound runs with equal shares (BALANCE=equal) instead of shares by speed, not imported
+            rm -rf /tmp/qmc-equal-repeat
+            env "${W[@]}" MPI=1 BALANCE=equal QMC="$BIN run qmc" timeout 240 bash scripts/scaling.sh /tmp/qmc-equal-repeat 2>&1 | grep -E "^weak," | sed "s/^/mpi bound equal: /"
         else
             echo "scaling-repeat: no MPI runs (needs mpirun and a binary built with MPI=1 scripts/build-carry.sh)"
         fi

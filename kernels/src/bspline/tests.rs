@@ -287,13 +287,7 @@ fn gpu_grouped_kernel_matches_the_per_point_kernel_when_present() {
                         .unwrap()
                         .for_sorted_points()
                         .unwrap();
-                let mut outs = Vec::new();
-                for g in [&mut plain, &mut grouped] {
-                    g.poison().unwrap();
-                    g.set_positions(points).unwrap();
-                    g.launch().unwrap();
-                    outs.push(g.outputs().unwrap());
-                }
+                let outs = [evaluated(&mut plain, points), evaluated(&mut grouped, points)];
                 assert!(
                     outs[0]
                         .iter()
@@ -323,4 +317,12 @@ fn gpu_grouped_kernel_matches_the_per_point_kernel_when_present() {
             checks(&g.outputs().unwrap(), &reference, output, t64.stride, 1e-5);
         }
     }
+}
+
+/// The outputs of one launch at `points`, over poisoned buffers.
+fn evaluated<S: crate::Real, A: crate::Real>(g: &mut gpu::GpuSpline<S, A>, points: &[f64]) -> Vec<A> {
+    g.poison().unwrap();
+    g.set_positions(points).unwrap();
+    g.launch().unwrap();
+    g.outputs().unwrap()
 }
