@@ -3,23 +3,13 @@ use std::process::Command;
 
 fn git(args: &[&str]) -> Option<String> {
     let out = Command::new("git").args(args).output().ok()?;
-    out.status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
 fn main() {
-    let commit = std::env::var("QMC_COMMIT")
-        .ok()
-        .or_else(|| git(&["rev-parse", "HEAD"]))
-        .unwrap_or_else(|| "unknown".into());
-    let dirty =
-        git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
-    let text = if dirty {
-        format!("{commit}-dirty")
-    } else {
-        commit
-    };
+    let commit = std::env::var("QMC_COMMIT").ok().or_else(|| git(&["rev-parse", "HEAD"])).unwrap_or_else(|| "unknown".into());
+    let dirty = git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
+    let text = if dirty { format!("{commit}-dirty") } else { commit };
     println!("cargo:rustc-env=QMC_GIT_COMMIT={text}");
     if let Some(dir) = git(&["rev-parse", "--git-dir"]) {
         println!("cargo:rerun-if-changed={dir}/HEAD");
@@ -31,21 +21,11 @@ fn main() {
     println!("cargo:rerun-if-env-changed=QMC_COMMIT");
     // the toolchain and the CUDA bindings the records were built with
     let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
-    let version = Command::new(rustc)
-        .arg("--version")
-        .output()
-        .ok()
-        .filter(|o| o.status.success());
-    let version = version
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .unwrap_or_else(|| "unknown".into());
+    let version = Command::new(rustc).arg("--version").output().ok().filter(|o| o.status.success());
+    let version = version.map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string()).unwrap_or_else(|| "unknown".into());
     println!("cargo:rustc-env=QMC_RUSTC_VERSION={version}");
-    let lock =
-        std::path::Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("../Cargo.lock");
-    let cudarc = std::fs::read_to_string(&lock)
-        .ok()
-        .and_then(|t| locked_version(&t, "cudarc"))
-        .unwrap_or_else(|| "unknown".into());
+    let lock = std::path::Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("../Cargo.lock");
+    let cudarc = std::fs::read_to_string(&lock).ok().and_then(|t| locked_version(&t, "cudarc")).unwrap_or_else(|| "unknown".into());
     println!("cargo:rustc-env=QMC_CUDARC_VERSION={cudarc}");
     println!("cargo:rerun-if-changed={}", lock.display());
 }
@@ -54,10 +34,6 @@ fn main() {
 fn locked_version(lock: &str, name: &str) -> Option<String> {
     let mut lines = lock.lines();
     lines.find(|l| l.trim() == format!("name = \"{name}\""))?;
-    let v = lines
-        .next()?
-        .trim()
-        .strip_prefix("version = \"")?
-        .strip_suffix('"')?;
+    let v = lines.next()?.trim().strip_prefix("version = \"")?.strip_suffix('"')?;
     Some(v.to_string())
 }

@@ -13,9 +13,7 @@ pub fn cpu_copy_bandwidth(bytes: usize) -> f64 {
     let chunk = (n / (4 * rayon::current_num_threads())).max(1 << 14);
     let mut copy = || {
         let t = Instant::now();
-        dst.par_chunks_mut(chunk)
-            .zip(src.par_chunks(chunk))
-            .for_each(|(d, s)| d.copy_from_slice(s));
+        dst.par_chunks_mut(chunk).zip(src.par_chunks(chunk)).for_each(|(d, s)| d.copy_from_slice(s));
         t.elapsed().as_secs_f64()
     };
     copy(); // first touch of dst
@@ -46,13 +44,7 @@ pub fn cpu_fma_rate(double: bool) -> f64 {
         let t = Instant::now();
         let s: f64 = (0..threads)
             .into_par_iter()
-            .map(|i| {
-                if double {
-                    kernels::dispatch!(chains::<f64>(rounds, i as f64))
-                } else {
-                    kernels::dispatch!(chains::<f32>(rounds, i as f64))
-                }
-            })
+            .map(|i| if double { kernels::dispatch!(chains::<f64>(rounds, i as f64)) } else { kernels::dispatch!(chains::<f32>(rounds, i as f64)) })
             .sum();
         std::hint::black_box(s);
         t.elapsed().as_secs_f64()

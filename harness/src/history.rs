@@ -77,11 +77,7 @@ pub fn read_since(dir: &Path) -> Result<BTreeMap<String, String>, String> {
         }
         let f: Vec<&str> = line.split('\t').collect();
         if f.len() < 3 || f[0].is_empty() || f[1].len() < 10 || f[2].trim().is_empty() {
-            return Err(format!(
-                "{}, line {}: expected `kernel<TAB>timestamp<TAB>reason`, got {line:?}",
-                path.display(),
-                i + 1
-            ));
+            return Err(format!("{}, line {}: expected `kernel<TAB>timestamp<TAB>reason`, got {line:?}", path.display(), i + 1));
         }
         m.insert(f[0].to_string(), f[1].to_string());
     }
@@ -91,98 +87,46 @@ pub fn read_since(dir: &Path) -> Result<BTreeMap<String, String>, String> {
 /// The line `qmcbench history-rebase` appends: the kernel's history starts at `timestamp`, for `reason`.
 pub fn since_line(kernel: &str, timestamp: &str, reason: &str) -> Result<String, String> {
     let reason = reason.trim();
-    if kernel.is_empty()
-        || !kernel
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-')
-    {
+    if kernel.is_empty() || !kernel.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-') {
         return Err(format!("{kernel:?} is not a kernel's name (like bspline)"));
     }
     let b = timestamp.as_bytes();
-    let shape = b.len() == 20
-        && b[4] == b'-'
-        && b[7] == b'-'
-        && b[10] == b'T'
-        && b[13] == b':'
-        && b[16] == b':'
-        && b[19] == b'Z';
-    if !shape
-        || !timestamp
-            .chars()
-            .filter(|c| !"-T:Z".contains(*c))
-            .all(|c| c.is_ascii_digit())
-    {
-        return Err(format!(
-            "{timestamp:?} is not a record's timestamp (like 2026-11-26T14:00:00Z)"
-        ));
+    let shape = b.len() == 20 && b[4] == b'-' && b[7] == b'-' && b[10] == b'T' && b[13] == b':' && b[16] == b':' && b[19] == b'Z';
+    if !shape || !timestamp.chars().filter(|c| !"-T:Z".contains(*c)).all(|c| c.is_ascii_digit()) {
+        return Err(format!("{timestamp:?} is not a record's timestamp (like 2026-11-26T14:00:00Z)"));
     }
     if reason.is_empty() || reason.contains(['\t', '\n']) {
-        return Err(
-            "the reason must be one line of text (say why the kernel's cost was meant to change)"
-                .into(),
-        );
+        return Err("the reason must be one line of text (say why the kernel's cost was meant to change)".into());
     }
     Ok(format!("{kernel}\t{timestamp}\t{reason}\n"))
 }
 
 /// Each case of `new` against its history in `committed` (times by `stat`), at least at tolerance `within`.
-pub fn compare_history(
-    committed: &[Record],
-    since: &BTreeMap<String, String>,
-    new: &[Record],
-    within: f64,
-    stat: Stat,
-) -> Vec<HistoryRow> {
-    let usable = |r: &Record| {
-        !r.validation.failed()
-            && !r.validation.is_unchecked()
-            && stat.of(r).is_some_and(|t| t.is_finite() && t > 0.0)
-    };
+pub fn compare_history(committed: &[Record], since: &BTreeMap<String, String>, new: &[Record], within: f64, stat: Stat) -> Vec<HistoryRow> {
+    let usable = |r: &Record| !r.validation.failed() && !r.validation.is_unchecked() && stat.of(r).is_some_and(|t| t.is_finite() && t > 0.0);
     let mut rows = vec![];
     for r in new.iter().filter(|r| usable(r)) {
         let key = r.key();
         let start = since.get(&r.kernel).map(String::as_str).unwrap_or("");
         let mut h: Vec<&Record> = committed
             .iter()
-            .filter(|c| {
-                usable(c) && !c.extra.contains_key(PLANTED_EXTRA) && c.timestamp.as_str() >= start
-            })
-            .filter(|c| {
-                c.reps == r.reps && same_work(work_per_rep(c), work_per_rep(r)) && c.key() == key
-            })
+            .filter(|c| usable(c) && !c.extra.contains_key(PLANTED_EXTRA) && c.timestamp.as_str() >= start)
+            .filter(|c| c.reps == r.reps && same_work(work_per_rep(c), work_per_rep(r)) && c.key() == key)
             .collect();
         h.sort_by(|a, b| a.timestamp.cmp(&b.timestamp));
-        let h: Vec<f64> = h
-            .iter()
-            .rev()
-            .take(HISTORY_LEN)
-            .map(|c| stat.of(c).expect("usable"))
-            .collect();
+        let h: Vec<f64> = h.iter().rev().take(HISTORY_LEN).map(|c| stat.of(c).expect("usable")).collect();
         let t = stat.of(r).expect("usable");
         let (median, spread) = if h.is_empty() {
             (f64::NAN, f64::NAN)
         } else {
             let mut s = h.clone();
             s.sort_by(f64::total_cmp);
-            let m = if s.len() % 2 == 1 {
-                s[s.len() / 2]
-            } else {
-                0.5 * (s[s.len() / 2 - 1] + s[s.len() / 2])
-            };
+            let m = if s.len() % 2 == 1 { s[s.len() / 2] } else { 0.5 * (s[s.len() / 2 - 1] + s[s.len() / 2]) };
             (m, s.iter().map(|x| (x / m - 1.0).abs()).fold(0.0, f64::max))
         };
         let tolerance = (h.len() >= MIN_HISTORY).then(|| tolerance_of(spread, within));
         let ratio = t / median;
-        rows.push(HistoryRow {
-            key,
-            n: h.len(),
-            median,
-            spread,
-            new: t,
-            ratio,
-            tolerance,
-            slower: tolerance.is_some_and(|tol| ratio > 1.0 + tol),
-        });
+        rows.push(HistoryRow { key, n: h.len(), median, spread, new: t, ratio, tolerance, slower: tolerance.is_some_and(|tol| ratio > 1.0 + tol) });
     }
     rows
 }
@@ -203,11 +147,7 @@ mod tests {
     }
 
     fn history(means: &[f64]) -> Vec<Record> {
-        means
-            .iter()
-            .enumerate()
-            .map(|(i, &m)| rec(m, 100.0, &format!("2026-11-2{i}T10:00:00Z")))
-            .collect()
+        means.iter().enumerate().map(|(i, &m)| rec(m, 100.0, &format!("2026-11-2{i}T10:00:00Z"))).collect()
     }
 
     #[test]
@@ -215,43 +155,22 @@ mod tests {
         // spread 2% around a median of 1.0: tolerance 6%; 5.9% slower passes, 6.1% fails
         let h = history(&[0.98, 1.0, 1.02]);
         for (t, slower) in [(1.059, false), (1.061, true)] {
-            let rows = compare_history(
-                &h,
-                &BTreeMap::new(),
-                &[rec(t, 100.0, "2026-11-29T00:00:00Z")],
-                0.022,
-                Stat::Mean,
-            );
+            let rows = compare_history(&h, &BTreeMap::new(), &[rec(t, 100.0, "2026-11-29T00:00:00Z")], 0.022, Stat::Mean);
             assert_eq!(rows.len(), 1);
             let r = &rows[0];
             assert_eq!((r.n, r.median), (3, 1.0));
-            assert!(
-                (r.spread - 0.02).abs() < 1e-12 && (r.tolerance.unwrap() - 0.06).abs() < 1e-12,
-                "{r:?}"
-            );
+            assert!((r.spread - 0.02).abs() < 1e-12 && (r.tolerance.unwrap() - 0.06).abs() < 1e-12, "{r:?}");
             assert_eq!(r.slower, slower, "{t}");
         }
         // a quiet history keeps the within-session tolerance: a 5% slowdown is caught
         let quiet = history(&[1.0, 1.001, 0.999, 1.0]);
-        let r = &compare_history(
-            &quiet,
-            &BTreeMap::new(),
-            &[rec(1.05, 100.0, "2026-11-29T00:00:00Z")],
-            0.022,
-            Stat::Mean,
-        )[0];
+        let r = &compare_history(&quiet, &BTreeMap::new(), &[rec(1.05, 100.0, "2026-11-29T00:00:00Z")], 0.022, Stat::Mean)[0];
         assert_eq!((r.tolerance, r.slower), (Some(0.022), true));
     }
 
     #[test]
     fn a_short_history_is_reported_not_judged() {
-        let r = &compare_history(
-            &history(&[1.0, 1.0]),
-            &BTreeMap::new(),
-            &[rec(2.0, 100.0, "2026-11-29T00:00:00Z")],
-            0.02,
-            Stat::Mean,
-        )[0];
+        let r = &compare_history(&history(&[1.0, 1.0]), &BTreeMap::new(), &[rec(2.0, 100.0, "2026-11-29T00:00:00Z")], 0.02, Stat::Mean)[0];
         assert_eq!((r.n, r.tolerance, r.slower), (2, None, false));
     }
 
@@ -265,26 +184,13 @@ mod tests {
         let mut planted = rec(9.0, 100.0, "2026-11-28T00:00:01Z");
         planted.extra.insert(PLANTED_EXTRA.into(), 1.05);
         let mut failed = rec(9.0, 100.0, "2026-11-28T00:00:02Z");
-        failed.validation =
-            crate::record::Validation::from_checks(&[kernels::Check::scalar("x", 1.0, 2.0, 0.0)]);
+        failed.validation = crate::record::Validation::from_checks(&[kernels::Check::scalar("x", 1.0, 2.0, 0.0)]);
         h.extend([planted, failed]);
-        let r = &compare_history(
-            &h,
-            &BTreeMap::new(),
-            &[rec(1.0, 100.0, "2026-11-29T00:00:00Z")],
-            0.02,
-            Stat::Mean,
-        )[0];
+        let r = &compare_history(&h, &BTreeMap::new(), &[rec(1.0, 100.0, "2026-11-29T00:00:00Z")], 0.02, Stat::Mean)[0];
         assert_eq!((r.n, r.median, r.slower), (3, 1.0, false), "{r:?}");
         // a rebase after the first two records leaves one: not judged
         let since = BTreeMap::from([("jastrow".to_string(), "2026-11-22T00:00:00Z".to_string())]);
-        let r = &compare_history(
-            &h,
-            &since,
-            &[rec(1.0, 100.0, "2026-11-29T00:00:00Z")],
-            0.02,
-            Stat::Mean,
-        )[0];
+        let r = &compare_history(&h, &since, &[rec(1.0, 100.0, "2026-11-29T00:00:00Z")], 0.02, Stat::Mean)[0];
         assert_eq!((r.n, r.tolerance), (1, None));
     }
 
@@ -292,16 +198,9 @@ mod tests {
     fn the_since_file_is_read_and_its_lines_checked() {
         let dir = std::env::temp_dir().join(format!("qmc-since-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        assert!(
-            read_since(&dir).unwrap().is_empty(),
-            "no file: every record is history"
-        );
+        assert!(read_since(&dir).unwrap().is_empty(), "no file: every record is history");
         let line = since_line("lattice", "2026-11-26T15:00:00Z", "look-ahead kernel").unwrap();
-        std::fs::write(
-            dir.join(SINCE_FILE),
-            format!("# kernel\tsince\treason\n{line}"),
-        )
-        .unwrap();
+        std::fs::write(dir.join(SINCE_FILE), format!("# kernel\tsince\treason\n{line}")).unwrap();
         assert_eq!(read_since(&dir).unwrap()["lattice"], "2026-11-26T15:00:00Z");
         std::fs::write(dir.join(SINCE_FILE), "lattice 2026-11-26\n").unwrap();
         assert!(read_since(&dir).unwrap_err().contains("line 1"));

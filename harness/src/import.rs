@@ -17,29 +17,17 @@ pub enum ImportError {
     #[error("cannot unpack {path}: {msg}")]
     Unpack { path: PathBuf, msg: String },
     #[error("{key} (timestamp {timestamp}) names commit '{commit}': only records of a committed, clean tree are imported")]
-    Commit {
-        key: String,
-        timestamp: String,
-        commit: String,
-    },
+    Commit { key: String, timestamp: String, commit: String },
     #[error("the records hold GPU runs of {gpus}: one import is one GPU's runs")]
     SeveralGpus { gpus: String },
     #[error("the records hold no GPU run: name the folder with --into")]
     NoGpu,
     #[error("the records are runs of {gpu}, whose folder is {want}/, not {got}")]
-    Folder {
-        gpu: String,
-        want: String,
-        got: String,
-    },
+    Folder { gpu: String, want: String, got: String },
     #[error("{key} (timestamp {timestamp}) ran with a planted slowdown (QMC_PLANT_SLOWDOWN): its time is not the code's, it is not imported")]
     Planted { key: String, timestamp: String },
     #[error("{n} of the records are in {dir} already ({first}, ...): imported before?")]
-    Duplicates {
-        n: usize,
-        dir: PathBuf,
-        first: String,
-    },
+    Duplicates { n: usize, dir: PathBuf, first: String },
 }
 
 /// Is `commit` a clean commit hash (what `git rev-parse HEAD` prints)?
@@ -54,25 +42,13 @@ pub fn read_source(source: &Path) -> Result<Vec<Record>, ImportError> {
     if !(name.ends_with(".tgz") || name.ends_with(".tar.gz")) {
         return Ok(read_records(&[source.to_path_buf()])?);
     }
-    let unpack = |msg: String| ImportError::Unpack {
-        path: source.to_path_buf(),
-        msg,
-    };
+    let unpack = |msg: String| ImportError::Unpack { path: source.to_path_buf(), msg };
     let tmp = std::env::temp_dir().join(format!("qmc-import-{}", std::process::id()));
     std::fs::create_dir_all(&tmp).map_err(|e| unpack(e.to_string()))?;
-    let out = std::process::Command::new("tar")
-        .arg("-xzf")
-        .arg(source)
-        .arg("-C")
-        .arg(&tmp)
-        .output();
+    let out = std::process::Command::new("tar").arg("-xzf").arg(source).arg("-C").arg(&tmp).output();
     let records = match out {
-        Ok(o) if o.status.success() => {
-            read_records(std::slice::from_ref(&tmp)).map_err(ImportError::from)
-        }
-        Ok(o) => Err(unpack(
-            String::from_utf8_lossy(&o.stderr).trim().to_string(),
-        )),
+        Ok(o) if o.status.success() => read_records(std::slice::from_ref(&tmp)).map_err(ImportError::from),
+        Ok(o) => Err(unpack(String::from_utf8_lossy(&o.stderr).trim().to_string())),
         Err(e) => Err(unpack(format!("running tar: {e}"))),
     };
     let _ = std::fs::remove_dir_all(&tmp);
@@ -81,36 +57,19 @@ pub fn read_source(source: &Path) -> Result<Vec<Record>, ImportError> {
 
 /// The folder the records go to: `into`, or `<results>/<slug of their GPU>`. With GPU runs among them, the folder
 /// must be named for that GPU.
-pub fn destination(
-    records: &[Record],
-    into: Option<&Path>,
-    results: &Path,
-) -> Result<PathBuf, ImportError> {
-    let gpus: BTreeSet<&str> = records
-        .iter()
-        .filter_map(|r| r.system.gpu.as_ref())
-        .map(|g| g.name.as_str())
-        .collect();
+pub fn destination(records: &[Record], into: Option<&Path>, results: &Path) -> Result<PathBuf, ImportError> {
+    let gpus: BTreeSet<&str> = records.iter().filter_map(|r| r.system.gpu.as_ref()).map(|g| g.name.as_str()).collect();
     if gpus.len() > 1 {
-        return Err(ImportError::SeveralGpus {
-            gpus: gpus.into_iter().collect::<Vec<_>>().join(", "),
-        });
+        return Err(ImportError::SeveralGpus { gpus: gpus.into_iter().collect::<Vec<_>>().join(", ") });
     }
     match (gpus.first(), into) {
         (None, None) => Err(ImportError::NoGpu),
         (None, Some(dir)) => Ok(dir.to_path_buf()),
         (Some(gpu), None) => Ok(results.join(slug(gpu))),
         (Some(gpu), Some(dir)) => {
-            let got = dir
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
+            let got = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
             if got != slug(gpu) {
-                return Err(ImportError::Folder {
-                    gpu: gpu.to_string(),
-                    want: slug(gpu),
-                    got: dir.display().to_string(),
-                });
+                return Err(ImportError::Folder { gpu: gpu.to_string(), want: slug(gpu), got: dir.display().to_string() });
             }
             Ok(dir.to_path_buf())
         }
@@ -120,36 +79,18 @@ pub fn destination(
 /// Check every record and append them all to `dir`, or write nothing. Returns how many were appended.
 pub fn import(records: &[Record], dir: &Path) -> Result<usize, ImportError> {
     if let Some(r) = records.iter().find(|r| !clean_commit(&r.commit)) {
-        return Err(ImportError::Commit {
-            key: r.key(),
-            timestamp: r.timestamp.clone(),
-            commit: r.commit.clone(),
-        });
+        return Err(ImportError::Commit { key: r.key(), timestamp: r.timestamp.clone(), commit: r.commit.clone() });
     }
-    if let Some(r) = records
-        .iter()
-        .find(|r| r.extra.contains_key(crate::compare::PLANTED_EXTRA))
-    {
-        return Err(ImportError::Planted {
-            key: r.key(),
-            timestamp: r.timestamp.clone(),
-        });
+    if let Some(r) = records.iter().find(|r| r.extra.contains_key(crate::compare::PLANTED_EXTRA)) {
+        return Err(ImportError::Planted { key: r.key(), timestamp: r.timestamp.clone() });
     }
-    let existing = if dir.is_dir() {
-        read_records(&[dir.to_path_buf()]).or_else(|e| match e {
-            RecordsError::Empty(_) => Ok(vec![]),
-            e => Err(e),
-        })?
-    } else {
-        vec![]
-    };
+    let existing = if dir.is_dir() { read_records(&[dir.to_path_buf()]).or_else(|e| match e {
+        RecordsError::Empty(_) => Ok(vec![]),
+        e => Err(e),
+    })? } else { vec![] };
     let dup: Vec<&Record> = records.iter().filter(|r| existing.contains(r)).collect();
     if let Some(first) = dup.first() {
-        return Err(ImportError::Duplicates {
-            n: dup.len(),
-            dir: dir.to_path_buf(),
-            first: first.key(),
-        });
+        return Err(ImportError::Duplicates { n: dup.len(), dir: dir.to_path_buf(), first: first.key() });
     }
     Folder::open(dir)?.append(records)?;
     Ok(records.len())
@@ -168,10 +109,7 @@ mod tests {
         r.system.cpu_model = "Intel(R) Xeon(R) Processor".into();
         r.system.cpu_physical = Some(16);
         if variant == Variant::Gpu {
-            r.system.gpu = Some(GpuSystem {
-                name: "NVIDIA H100 80GB HBM3".into(),
-                ..Default::default()
-            });
+            r.system.gpu = Some(GpuSystem { name: "NVIDIA H100 80GB HBM3".into(), ..Default::default() });
         }
         r
     }
@@ -183,14 +121,7 @@ mod tests {
         let host = root.join("host");
         crate::output::append(&host, &[h100(Variant::Cpu, 64), h100(Variant::Gpu, 64)]).unwrap();
         let tgz = root.join("records.tgz");
-        let ok = std::process::Command::new("tar")
-            .arg("-czf")
-            .arg(&tgz)
-            .arg("-C")
-            .arg(&host)
-            .arg("bspline.jsonl")
-            .status()
-            .unwrap();
+        let ok = std::process::Command::new("tar").arg("-czf").arg(&tgz).arg("-C").arg(&host).arg("bspline.jsonl").status().unwrap();
         assert!(ok.success());
         let recs = read_source(&tgz).unwrap();
         assert_eq!(recs.len(), 2);
@@ -200,10 +131,7 @@ mod tests {
         assert_eq!(import(&recs, &dir).unwrap(), 2);
         assert_eq!(read_records(std::slice::from_ref(&dir)).unwrap(), recs);
         // a second import of the same archive is refused, and nothing is added
-        assert!(matches!(
-            import(&recs, &dir),
-            Err(ImportError::Duplicates { n: 2, .. })
-        ));
+        assert!(matches!(import(&recs, &dir), Err(ImportError::Duplicates { n: 2, .. })));
         assert_eq!(read_records(std::slice::from_ref(&dir)).unwrap().len(), 2);
         std::fs::remove_dir_all(&root).unwrap();
     }
@@ -215,42 +143,23 @@ mod tests {
         let mut dirty = h100(Variant::Gpu, 64);
         dirty.commit.push_str("-dirty");
         let dir = root.join("nvidia-h100-80gb-hbm3");
-        assert!(import(&[h100(Variant::Gpu, 128), dirty], &dir)
-            .unwrap_err()
-            .to_string()
-            .contains("-dirty'"));
+        assert!(import(&[h100(Variant::Gpu, 128), dirty], &dir).unwrap_err().to_string().contains("-dirty'"));
         assert!(!dir.exists(), "nothing written");
         // a run with a planted slowdown (the GPU host's regression stage) is never imported
         let mut planted = h100(Variant::Gpu, 64);
-        planted
-            .extra
-            .insert(crate::compare::PLANTED_EXTRA.into(), 1.05);
-        assert!(matches!(
-            import(&[h100(Variant::Gpu, 128), planted], &dir),
-            Err(ImportError::Planted { .. })
-        ));
+        planted.extra.insert(crate::compare::PLANTED_EXTRA.into(), 1.05);
+        assert!(matches!(import(&[h100(Variant::Gpu, 128), planted], &dir), Err(ImportError::Planted { .. })));
         assert!(!dir.exists(), "nothing written");
-        let e = destination(
-            &[h100(Variant::Gpu, 64)],
-            Some(&root.join("nvidia-h200")),
-            &root,
-        )
-        .unwrap_err();
+        let e = destination(&[h100(Variant::Gpu, 64)], Some(&root.join("nvidia-h200")), &root).unwrap_err();
         assert_eq!(e.to_string(), format!("the records are runs of NVIDIA H100 80GB HBM3, whose folder is nvidia-h100-80gb-hbm3/, not {}", root.join("nvidia-h200").display()));
-        assert!(matches!(
-            destination(&[h100(Variant::Cpu, 64)], None, &root),
-            Err(ImportError::NoGpu)
-        ));
+        assert!(matches!(destination(&[h100(Variant::Cpu, 64)], None, &root), Err(ImportError::NoGpu)));
         // the build machine's CPU runs into the H100 folder: refused by the folder's machine
         import(&[h100(Variant::Gpu, 64)], &dir).unwrap();
         let mut build = h100(Variant::Cpu, 64);
         build.system.cpu_model = "AMD EPYC".into();
         build.system.cpu_physical = Some(2);
         let e = import(&[build], &dir).unwrap_err().to_string();
-        assert!(
-            e.contains("refusing to write to") && e.contains("AMD EPYC (2 cores)"),
-            "{e}"
-        );
+        assert!(e.contains("refusing to write to") && e.contains("AMD EPYC (2 cores)"), "{e}");
         std::fs::remove_dir_all(&root).unwrap();
     }
 }

@@ -26,10 +26,7 @@ pub struct Host {
 
 impl Host {
     pub fn of(s: &System) -> Host {
-        Host {
-            cpu_model: s.cpu_model.clone(),
-            cores: s.cores(),
-        }
+        Host { cpu_model: s.cpu_model.clone(), cores: s.cores() }
     }
 }
 
@@ -61,27 +58,11 @@ pub fn names_gpu(folder: &str) -> bool {
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum Mismatch {
     #[error("{key} ran on {gpu}, but {folder}/ holds runs of {owner}")]
-    OtherGpu {
-        key: String,
-        gpu: String,
-        folder: String,
-        owner: String,
-    },
+    OtherGpu { key: String, gpu: String, folder: String, owner: String },
     #[error("{key} is a CPU-only run of {host}, a host without {owner} ({why}), but {folder}/ holds runs of {owner}")]
-    HostWithoutGpu {
-        key: String,
-        host: String,
-        owner: String,
-        folder: String,
-        why: String,
-    },
+    HostWithoutGpu { key: String, host: String, owner: String, folder: String, why: String },
     #[error("{key} ran on {host}, but {folder}/ holds runs of {owner}")]
-    OtherHost {
-        key: String,
-        host: String,
-        folder: String,
-        owner: String,
-    },
+    OtherHost { key: String, host: String, folder: String, owner: String },
 }
 
 /// What a folder's records say about its machine (see the module docs).
@@ -102,10 +83,7 @@ pub struct Identity {
 impl Identity {
     /// The identity of folder `name` holding `records` (which are taken as they are: they were checked when written).
     pub fn new(name: &str, records: &[Record]) -> Identity {
-        let mut id = Identity {
-            folder: name.to_string(),
-            ..Default::default()
-        };
+        let mut id = Identity { folder: name.to_string(), ..Default::default() };
         if names_gpu(name) {
             id.gpu = Some(name.to_string());
         }
@@ -150,20 +128,10 @@ impl Identity {
         let (key, folder, host) = (key.to_string(), self.folder.clone(), Host::of(s));
         if let Some(g) = &s.gpu {
             if self.gpu.as_ref().is_some_and(|own| *own != slug(&g.name)) {
-                return Err(Mismatch::OtherGpu {
-                    key,
-                    gpu: g.name.clone(),
-                    folder,
-                    owner: self.owner(),
-                });
+                return Err(Mismatch::OtherGpu { key, gpu: g.name.clone(), folder, owner: self.owner() });
             }
             if self.gpu.is_none() && self.host.as_ref().is_some_and(|h| *h != host) {
-                return Err(Mismatch::OtherHost {
-                    key,
-                    host: host.to_string(),
-                    folder,
-                    owner: self.owner(),
-                });
+                return Err(Mismatch::OtherHost { key, host: host.to_string(), folder, owner: self.owner() });
             }
         } else if let Some(own) = self.gpu.clone() {
             let why = match &s.host_gpus {
@@ -174,21 +142,10 @@ impl Identity {
                 None => Some("no GPU record of that GPU in the folder or the batch ran on this CPU model and core count".into()),
             };
             if let Some(why) = why {
-                return Err(Mismatch::HostWithoutGpu {
-                    key,
-                    host: host.to_string(),
-                    owner: self.owner(),
-                    folder,
-                    why,
-                });
+                return Err(Mismatch::HostWithoutGpu { key, host: host.to_string(), owner: self.owner(), folder, why });
             }
         } else if self.host.as_ref().is_some_and(|h| *h != host) {
-            return Err(Mismatch::OtherHost {
-                key,
-                host: host.to_string(),
-                folder,
-                owner: self.owner(),
-            });
+            return Err(Mismatch::OtherHost { key, host: host.to_string(), folder, owner: self.owner() });
         }
         self.learn(s);
         Ok(())
@@ -197,8 +154,7 @@ impl Identity {
     /// Admit a batch: its GPU records first (so that old CPU-only records of the same host are tied by them), then
     /// the rest. Stops at the first record that does not belong.
     pub fn admit_all(&mut self, records: &[Record]) -> Result<(), Mismatch> {
-        let (gpu, cpu): (Vec<&Record>, Vec<&Record>) =
-            records.iter().partition(|r| r.system.gpu.is_some());
+        let (gpu, cpu): (Vec<&Record>, Vec<&Record>) = records.iter().partition(|r| r.system.gpu.is_some());
         gpu.into_iter().chain(cpu).try_for_each(|r| self.admit(r))
     }
 
@@ -216,23 +172,11 @@ mod tests {
     use crate::Variant;
 
     fn on(cpu: &str, cores: usize, gpu: Option<&str>, host_gpus: Option<&[&str]>) -> Record {
-        let mut r = sample(
-            "gemm",
-            if gpu.is_some() {
-                Variant::Gpu
-            } else {
-                Variant::Cpu
-            },
-            64,
-            1e-3,
-        );
+        let mut r = sample("gemm", if gpu.is_some() { Variant::Gpu } else { Variant::Cpu }, 64, 1e-3);
         r.system.cpu_model = cpu.into();
         r.system.cpu_logical = cores;
         r.system.cpu_physical = Some(cores);
-        r.system.gpu = gpu.map(|name| GpuSystem {
-            name: name.into(),
-            ..Default::default()
-        });
+        r.system.gpu = gpu.map(|name| GpuSystem { name: name.into(), ..Default::default() });
         r.system.host_gpus = host_gpus.map(|g| g.iter().map(|s| s.to_string()).collect());
         r
     }
@@ -253,30 +197,17 @@ mod tests {
         let mut id = Identity::new("nvidia-h200", &[on(XEON, 16, Some(H200), None)]);
         let e = id.admit(&on(XEON, 16, Some(H100), None)).unwrap_err();
         assert!(matches!(e, Mismatch::OtherGpu { .. }), "{e}");
-        assert!(
-            e.to_string().contains(
-                "ran on NVIDIA H100 80GB HBM3, but nvidia-h200/ holds runs of NVIDIA H200"
-            ),
-            "{e}"
-        );
+        assert!(e.to_string().contains("ran on NVIDIA H100 80GB HBM3, but nvidia-h200/ holds runs of NVIDIA H200"), "{e}");
         // even when empty: the name claims the GPU
-        assert!(Identity::new("nvidia-h200", &[])
-            .admit(&on(XEON, 16, Some(H100), None))
-            .is_err());
+        assert!(Identity::new("nvidia-h200", &[]).admit(&on(XEON, 16, Some(H100), None)).is_err());
         // and a folder of H100 records, whatever its name, takes no H200
-        assert!(Identity::new("mine", &[on(XEON, 16, Some(H100), None)])
-            .admit(&on(XEON, 16, Some(H200), None))
-            .is_err());
+        assert!(Identity::new("mine", &[on(XEON, 16, Some(H100), None)]).admit(&on(XEON, 16, Some(H200), None)).is_err());
     }
 
     #[test]
     fn the_misfiled_build_machine_record_is_refused_from_the_h200_folder() {
         // what results/nvidia-h200/ held: H200 runs of 16-, 32- and 64-core hosts, and CPU runs of the 2-core machine
-        let folder = [
-            on(XEON, 16, Some(H200), None),
-            on(XEON, 16, None, None),
-            on(XEON, 64, Some(H200), None),
-        ];
+        let folder = [on(XEON, 16, Some(H200), None), on(XEON, 16, None, None), on(XEON, 64, Some(H200), None)];
         let mut id = Identity::new("nvidia-h200", &folder);
         // a schema-1 record (no host GPUs): no H200 record ran on a 2-core AMD EPYC
         let old = on("AMD EPYC", 2, None, None);
@@ -285,11 +216,7 @@ mod tests {
         assert!(e.to_string().contains("AMD EPYC (2 cores)"), "{e}");
         // a schema-2 record says its host has no GPU
         let new = on("AMD EPYC", 2, None, Some(&[]));
-        assert!(id
-            .admit(&new)
-            .unwrap_err()
-            .to_string()
-            .contains("the record says the host has no GPU"));
+        assert!(id.admit(&new).unwrap_err().to_string().contains("the record says the host has no GPU"));
         // a GPU host of another model
         assert!(id.admit(&on(XEON, 16, None, Some(&[H100]))).is_err());
     }
@@ -300,14 +227,10 @@ mod tests {
         id.admit(&on(XEON, 16, None, None)).unwrap(); // old record, the host of an H200 record
         id.admit(&on(XEON, 32, None, Some(&[H200, H200]))).unwrap(); // says its host has H200s
         id.admit(&on(XEON, 64, Some(H200), None)).unwrap(); // another host with that GPU
-                                                            // a batch whose GPU records come after its CPU records ties them all the same
+        // a batch whose GPU records come after its CPU records ties them all the same
         let mut fresh = Identity::new("nvidia-h100-80gb-hbm3", &[]);
-        fresh
-            .admit_all(&[on(XEON, 16, None, None), on(XEON, 16, Some(H100), None)])
-            .unwrap();
-        assert!(
-            fresh.belongs(&on(XEON, 16, None, None)) && !fresh.belongs(&on(XEON, 8, None, None))
-        );
+        fresh.admit_all(&[on(XEON, 16, None, None), on(XEON, 16, Some(H100), None)]).unwrap();
+        assert!(fresh.belongs(&on(XEON, 16, None, None)) && !fresh.belongs(&on(XEON, 8, None, None)));
     }
 
     #[test]
@@ -316,10 +239,7 @@ mod tests {
         id.admit(&on("AMD EPYC", 2, None, Some(&[]))).unwrap();
         let e = id.admit(&on(XEON, 16, None, Some(&[]))).unwrap_err();
         assert_eq!(e.to_string(), "gemm/vgh cpu single [orbitals=64,walkers=8] [] ran on Intel(R) Xeon(R) Processor (16 cores), but ci-baseline/ holds runs of AMD EPYC (2 cores)");
-        assert!(
-            id.admit(&on(XEON, 16, Some(H100), None)).is_err(),
-            "nor GPU runs of another host"
-        );
+        assert!(id.admit(&on(XEON, 16, Some(H100), None)).is_err(), "nor GPU runs of another host");
         // the host's own GPU runs are taken (a local folder of a GPU host), and then the folder is that GPU's
         let mut local = Identity::new("local", &[on(XEON, 16, None, Some(&[H100]))]);
         local.admit(&on(XEON, 16, Some(H100), None)).unwrap();

@@ -11,23 +11,13 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, thiserror::Error)]
 pub enum RecordsError {
     #[error("cannot read {path}: {source}")]
-    Unreadable {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    Unreadable { path: PathBuf, source: std::io::Error },
     #[error("{path} line {line} is not a qmc-bench record: {msg}")]
-    Malformed {
-        path: PathBuf,
-        line: usize,
-        msg: String,
-    },
+    Malformed { path: PathBuf, line: usize, msg: String },
     #[error("{0} holds no records (expected *.jsonl files written by --out)")]
     Empty(PathBuf),
     #[error("cannot write {path}: {source}")]
-    Unwritable {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    Unwritable { path: PathBuf, source: std::io::Error },
     #[error("refusing to write to {dir}: {msg} (a records folder holds only runs of the machine it names)")]
     WrongMachine { dir: PathBuf, msg: String },
 }
@@ -35,26 +25,17 @@ pub enum RecordsError {
 /// Write `bytes` to `path` atomically: a temporary file in the same folder, then a rename.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), RecordsError> {
     let tmp = write_temporary(path, bytes)?;
-    std::fs::rename(&tmp, path).map_err(|source| RecordsError::Unwritable {
-        path: path.to_path_buf(),
-        source,
-    })
+    std::fs::rename(&tmp, path).map_err(|source| RecordsError::Unwritable { path: path.to_path_buf(), source })
 }
 
 /// Write `bytes` to a temporary file beside `path` (synced), for a rename into place; returns its path.
 fn write_temporary(path: &Path, bytes: &[u8]) -> Result<PathBuf, RecordsError> {
-    let err = |source| RecordsError::Unwritable {
-        path: path.to_path_buf(),
-        source,
-    };
+    let err = |source| RecordsError::Unwritable { path: path.to_path_buf(), source };
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(err)?;
     }
     // the whole name kept (k.jsonl and k.csv wait for their renames side by side)
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let tmp = path.with_file_name(format!("{name}.{}.tmp", std::process::id()));
     let mut f = std::fs::File::create(&tmp).map_err(err)?;
     f.write_all(bytes).and_then(|_| f.sync_all()).map_err(err)?;
@@ -63,19 +44,12 @@ fn write_temporary(path: &Path, bytes: &[u8]) -> Result<PathBuf, RecordsError> {
 
 /// Parse one JSON-lines file of records.
 pub fn read_file(path: &Path) -> Result<Vec<Record>, RecordsError> {
-    let text = std::fs::read_to_string(path).map_err(|source| RecordsError::Unreadable {
-        path: path.into(),
-        source,
-    })?;
+    let text = std::fs::read_to_string(path).map_err(|source| RecordsError::Unreadable { path: path.into(), source })?;
     text.lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
         .map(|(i, l)| {
-            serde_json::from_str(l).map_err(|e| RecordsError::Malformed {
-                path: path.into(),
-                line: i + 1,
-                msg: e.to_string(),
-            })
+            serde_json::from_str(l).map_err(|e| RecordsError::Malformed { path: path.into(), line: i + 1, msg: e.to_string() })
         })
         .collect()
 }
@@ -84,10 +58,7 @@ pub fn read_file(path: &Path) -> Result<Vec<Record>, RecordsError> {
 pub fn read_records(paths: &[PathBuf]) -> Result<Vec<Record>, RecordsError> {
     let mut out = Vec::new();
     for p in paths {
-        let meta = std::fs::metadata(p).map_err(|source| RecordsError::Unreadable {
-            path: p.clone(),
-            source,
-        })?;
+        let meta = std::fs::metadata(p).map_err(|source| RecordsError::Unreadable { path: p.clone(), source })?;
         if meta.is_dir() {
             let mut files = Vec::new();
             collect_jsonl(p, &mut files)?;
@@ -111,10 +82,7 @@ pub fn read_records(paths: &[PathBuf]) -> Result<Vec<Record>, RecordsError> {
 }
 
 fn collect_jsonl(dir: &Path, files: &mut Vec<PathBuf>) -> Result<(), RecordsError> {
-    let rd = std::fs::read_dir(dir).map_err(|source| RecordsError::Unreadable {
-        path: dir.into(),
-        source,
-    })?;
+    let rd = std::fs::read_dir(dir).map_err(|source| RecordsError::Unreadable { path: dir.into(), source })?;
     for e in rd.flatten() {
         let p = e.path();
         if p.is_dir() {
@@ -137,28 +105,15 @@ impl Folder {
     pub fn open(dir: &Path) -> Result<Folder, RecordsError> {
         let mut existing = Vec::new();
         if dir.is_dir() {
-            let rd = std::fs::read_dir(dir).map_err(|source| RecordsError::Unreadable {
-                path: dir.into(),
-                source,
-            })?;
-            let mut files: Vec<PathBuf> = rd
-                .flatten()
-                .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
-                .collect();
+            let rd = std::fs::read_dir(dir).map_err(|source| RecordsError::Unreadable { path: dir.into(), source })?;
+            let mut files: Vec<PathBuf> = rd.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "jsonl")).collect();
             files.sort();
             for f in files {
                 existing.extend(read_file(&f)?);
             }
         }
-        let name = dir
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        Ok(Folder {
-            dir: dir.to_path_buf(),
-            identity: Identity::new(&name, &existing),
-        })
+        let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        Ok(Folder { dir: dir.to_path_buf(), identity: Identity::new(&name, &existing) })
     }
 
     pub fn dir(&self) -> &Path {
@@ -167,17 +122,11 @@ impl Folder {
 
     /// Would records of system `s` belong here? (A run checks before it measures anything.)
     pub fn check(&self, s: &crate::system::System, what: &str) -> Result<(), RecordsError> {
-        self.identity
-            .clone()
-            .admit_system(s, what)
-            .map_err(|m| self.refused(m))
+        self.identity.clone().admit_system(s, what).map_err(|m| self.refused(m))
     }
 
     fn refused(&self, m: Mismatch) -> RecordsError {
-        RecordsError::WrongMachine {
-            dir: self.dir.clone(),
-            msg: m.to_string(),
-        }
+        RecordsError::WrongMachine { dir: self.dir.clone(), msg: m.to_string() }
     }
 
     /// Append `records` to `<dir>/<kernel>.jsonl` and rewrite `<dir>/<kernel>.csv` from the whole file, per kernel.
@@ -194,11 +143,7 @@ impl Folder {
         let mut files = Vec::new();
         for (kernel, new) in by_kernel {
             let jsonl = self.dir.join(format!("{kernel}.jsonl"));
-            let mut all = if jsonl.exists() {
-                read_file(&jsonl)?
-            } else {
-                Vec::new()
-            };
+            let mut all = if jsonl.exists() { read_file(&jsonl)? } else { Vec::new() };
             all.extend(new.into_iter().cloned());
             let mut text = String::new();
             for r in &all {
@@ -208,15 +153,9 @@ impl Folder {
             files.push((jsonl, text));
             files.push((self.dir.join(format!("{kernel}.csv")), to_csv(&all)));
         }
-        let tmps = files
-            .iter()
-            .map(|(path, text)| write_temporary(path, text.as_bytes()))
-            .collect::<Result<Vec<_>, _>>()?;
+        let tmps = files.iter().map(|(path, text)| write_temporary(path, text.as_bytes())).collect::<Result<Vec<_>, _>>()?;
         for ((path, _), tmp) in files.iter().zip(tmps) {
-            std::fs::rename(&tmp, path).map_err(|source| RecordsError::Unwritable {
-                path: path.clone(),
-                source,
-            })?;
+            std::fs::rename(&tmp, path).map_err(|source| RecordsError::Unwritable { path: path.clone(), source })?;
         }
         self.identity = identity;
         Ok(files.into_iter().map(|(p, _)| p).collect())
@@ -250,9 +189,7 @@ pub fn to_csv(records: &[Record]) -> String {
             format!("{:e}", r.throughput),
             r.throughput_unit.clone(),
             format!("{:e}", r.bytes),
-            r.bytes_model
-                .map(|m| m.name().to_string())
-                .unwrap_or_default(),
+            r.bytes_model.map(|m| m.name().to_string()).unwrap_or_default(),
             format!("{:e}", r.flops),
             format!("{:.3}", r.gbytes_per_s),
             format!("{:.3}", r.gflops),
@@ -263,24 +200,12 @@ pub fn to_csv(records: &[Record]) -> String {
             r.seed.to_string(),
             r.system.cpu_model.clone(),
             r.system.threads_used.to_string(),
-            r.system
-                .gpu
-                .as_ref()
-                .map(|g| g.name.clone())
-                .unwrap_or_default(),
+            r.system.gpu.as_ref().map(|g| g.name.clone()).unwrap_or_default(),
             r.commit.clone(),
             r.timestamp.clone(),
         ];
-        let quoted: Vec<String> = cells
-            .iter()
-            .map(|c| {
-                if c.contains([',', '"']) {
-                    format!("\"{}\"", c.replace('"', "\"\""))
-                } else {
-                    c.clone()
-                }
-            })
-            .collect();
+        let quoted: Vec<String> =
+            cells.iter().map(|c| if c.contains([',', '"']) { format!("\"{}\"", c.replace('"', "\"\"")) } else { c.clone() }).collect();
         s.push_str(&quoted.join(","));
         s.push('\n');
     }
@@ -315,23 +240,14 @@ pub fn table_line(r: &Record) -> String {
     let sizes: Vec<String> = r.sizes.iter().map(|(k, v)| format!("{k}={v}")).collect();
     let params: Vec<String> = r.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
     // "p": the bytes count every pass over the operands, cache-served re-reads included (BytesModel::Passes)
-    let mark = if r.bytes_model == Some(crate::record::BytesModel::Passes) {
-        "p"
-    } else {
-        " "
-    };
-    let ceil = r
-        .fraction_of_ceiling
-        .map(|f| format!("{:>5.1}%{mark}", 100.0 * f))
-        .unwrap_or_else(|| "    -  ".into());
+    let mark = if r.bytes_model == Some(crate::record::BytesModel::Passes) { "p" } else { " " };
+    let ceil = r.fraction_of_ceiling.map(|f| format!("{:>5.1}%{mark}", 100.0 * f)).unwrap_or_else(|| "    -  ".into());
     format!(
         "{:<18} {:<7} {:<6} {:<40} {:>11} {:>28} {:>9.1} GB/s {:>9.1} GF/s {}  {}",
         format!("{}/{}", r.kernel, r.op),
         r.variant.name(),
         r.precision,
-        format!("{} {}", sizes.join(" "), params.join(" "))
-            .trim()
-            .to_string(),
+        format!("{} {}", sizes.join(" "), params.join(" ")).trim().to_string(),
         fmt_time(r.time.median),
         format!("{}{}", fmt_si(r.throughput), r.throughput_unit),
         r.gbytes_per_s,
@@ -345,16 +261,7 @@ pub fn table_line(r: &Record) -> String {
 pub fn table_header() -> String {
     format!(
         "{:<18} {:<7} {:<6} {:<40} {:>11} {:>28} {:>14} {:>14} {:>7}  {}",
-        "kernel/op",
-        "variant",
-        "prec",
-        "case",
-        "median",
-        "throughput",
-        "bandwidth",
-        "flop rate",
-        "%ceil",
-        "validation"
+        "kernel/op", "variant", "prec", "case", "median", "throughput", "bandwidth", "flop rate", "%ceil", "validation"
     )
 }
 
@@ -371,19 +278,10 @@ mod tests {
             op: "vgh".into(),
             variant,
             precision: "single".into(),
-            sizes: [
-                ("orbitals".to_string(), orbitals),
-                ("walkers".to_string(), 8),
-            ]
-            .into(),
+            sizes: [("orbitals".to_string(), orbitals), ("walkers".to_string(), 8)].into(),
             params: Default::default(),
             reps: 3,
-            time: Stats {
-                min: median * 0.9,
-                median,
-                max: median * 1.1,
-                mean: Some(median),
-            },
+            time: Stats { min: median * 0.9, median, max: median * 1.1, mean: Some(median) },
             throughput: 1.0 / median,
             throughput_unit: "evals/s".into(),
             bytes: 1e6,
@@ -430,25 +328,18 @@ mod tests {
         // appending to a malformed file must not overwrite it
         std::fs::rename(&f, dir.join("k.jsonl")).unwrap();
         assert!(append(&dir, &[sample("k", Variant::Cpu, 1, 1.0)]).is_err());
-        assert!(std::fs::read_to_string(dir.join("k.jsonl"))
-            .unwrap()
-            .contains("\"kernel\": 3"));
+        assert!(std::fs::read_to_string(dir.join("k.jsonl")).unwrap().contains("\"kernel\": 3"));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
     fn a_record_of_another_machine_is_refused_and_nothing_written() {
-        let dir = std::env::temp_dir()
-            .join(format!("qmc-mine-{}", std::process::id()))
-            .join("nvidia-h200");
+        let dir = std::env::temp_dir().join(format!("qmc-mine-{}", std::process::id())).join("nvidia-h200");
         let _ = std::fs::remove_dir_all(&dir);
         let mut gpu = sample("gemm", Variant::Gpu, 64, 1e-4);
         gpu.system.cpu_model = "Intel(R) Xeon(R) Processor".into();
         gpu.system.cpu_physical = Some(16);
-        gpu.system.gpu = Some(crate::system::GpuSystem {
-            name: "NVIDIA H200".into(),
-            ..Default::default()
-        });
+        gpu.system.gpu = Some(crate::system::GpuSystem { name: "NVIDIA H200".into(), ..Default::default() });
         append(&dir, &[gpu]).unwrap();
         // the misfiled case: a CPU-only run of the 2-core build machine into the H200 folder
         let mut build = sample("gemm", Variant::Cpu, 64, 1e-3);
@@ -458,20 +349,11 @@ mod tests {
         let before = std::fs::read_to_string(dir.join("gemm.jsonl")).unwrap();
         let e = append(&dir, &[build.clone()]).unwrap_err();
         assert!(matches!(e, RecordsError::WrongMachine { .. }), "{e}");
-        assert!(
-            e.to_string()
-                .contains("AMD EPYC (2 cores), a host without NVIDIA H200"),
-            "{e}"
-        );
-        assert_eq!(
-            std::fs::read_to_string(dir.join("gemm.jsonl")).unwrap(),
-            before
-        );
+        assert!(e.to_string().contains("AMD EPYC (2 cores), a host without NVIDIA H200"), "{e}");
+        assert_eq!(std::fs::read_to_string(dir.join("gemm.jsonl")).unwrap(), before);
         // a whole batch is refused for one record of it
         let mut ok = sample("gemm", Variant::Gpu, 128, 1e-4);
-        ok.system = read_file(&dir.join("gemm.jsonl")).unwrap()[0]
-            .system
-            .clone();
+        ok.system = read_file(&dir.join("gemm.jsonl")).unwrap()[0].system.clone();
         assert!(append(&dir, &[ok, build]).is_err());
         assert_eq!(read_file(&dir.join("gemm.jsonl")).unwrap().len(), 1);
         std::fs::remove_dir_all(dir.parent().unwrap()).unwrap();
@@ -479,16 +361,10 @@ mod tests {
 
     #[test]
     fn missing_and_empty_inputs_are_errors() {
-        assert!(matches!(
-            read_records(&[PathBuf::from("/nonexistent/x.jsonl")]),
-            Err(RecordsError::Unreadable { .. })
-        ));
+        assert!(matches!(read_records(&[PathBuf::from("/nonexistent/x.jsonl")]), Err(RecordsError::Unreadable { .. })));
         let dir = std::env::temp_dir().join(format!("qmc-empty-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        assert!(matches!(
-            read_records(&[dir.clone()]),
-            Err(RecordsError::Empty(_))
-        ));
+        assert!(matches!(read_records(&[dir.clone()]), Err(RecordsError::Empty(_))));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

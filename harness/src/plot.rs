@@ -32,18 +32,11 @@ impl Series {
         Series { attrs, points }
     }
     pub fn get(&self, key: &str) -> Option<&str> {
-        self.attrs
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.as_str())
+        self.attrs.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
     }
     /// "gpu mixed walkers=1024": precision and variant bare, other attributes as name=value.
     pub fn label(&self) -> String {
-        self.attrs
-            .iter()
-            .map(|(k, v)| layout::attr_label(k, v))
-            .collect::<Vec<_>>()
-            .join(" ")
+        self.attrs.iter().map(|(k, v)| layout::attr_label(k, v)).collect::<Vec<_>>().join(" ")
     }
     /// The value at x (bar charts: the share in bar x), 0 where there is none.
     pub fn at(&self, x: f64) -> f64 {
@@ -65,10 +58,7 @@ pub struct PaperMark {
 
 impl PaperMark {
     pub fn get(&self, key: &str) -> Option<&str> {
-        self.attrs
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.as_str())
+        self.attrs.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
     }
 }
 
@@ -125,11 +115,7 @@ pub fn draw(chart: &Chart, dir: &Path) -> Result<Vec<PathBuf>> {
     let png = dir.join(format!("{}.png", chart.name));
     let svg = dir.join(format!("{}.svg", chart.name));
     let tmp_png = dir.join(format!(".{}.{}.png", chart.name, std::process::id()));
-    render::render(
-        BitMapBackend::new(&tmp_png, pixels(&l)).into_drawing_area(),
-        chart,
-        &l,
-    )?;
+    render::render(BitMapBackend::new(&tmp_png, pixels(&l)).into_drawing_area(), chart, &l)?;
     std::fs::rename(&tmp_png, &png).map_err(|e| anyhow!("cannot write {}: {e}", png.display()))?;
     write_atomic(&svg, svg_text(chart)?.as_bytes())?;
     Ok(vec![png, svg])
@@ -140,11 +126,7 @@ pub fn svg_text(chart: &Chart) -> Result<String> {
     register_font();
     let l = layout(chart);
     let mut text = String::new();
-    render::render(
-        SVGBackend::with_string(&mut text, pixels(&l)).into_drawing_area(),
-        chart,
-        &l,
-    )?;
+    render::render(SVGBackend::with_string(&mut text, pixels(&l)).into_drawing_area(), chart, &l)?;
     Ok(text)
 }
 
@@ -154,10 +136,7 @@ pub fn usable(r: &Record) -> bool {
 }
 
 /// Of records sharing a key, the latest (by time stamp; the later in the list on a tie).
-pub fn latest<'a, K: Ord>(
-    recs: impl IntoIterator<Item = &'a Record>,
-    key: impl Fn(&Record) -> K,
-) -> BTreeMap<K, &'a Record> {
+pub fn latest<'a, K: Ord>(recs: impl IntoIterator<Item = &'a Record>, key: impl Fn(&Record) -> K) -> BTreeMap<K, &'a Record> {
     let mut out: BTreeMap<K, &Record> = BTreeMap::new();
     for r in recs {
         let k = key(r);
@@ -170,10 +149,7 @@ pub fn latest<'a, K: Ord>(
 
 /// "commit abc1234" or "commits abc1234, def5678": the first 7 hex digits of each.
 pub fn commits_phrase<'a>(commits: impl IntoIterator<Item = &'a str>) -> String {
-    let set: BTreeSet<&str> = commits
-        .into_iter()
-        .map(|c| c.get(..7).unwrap_or(c))
-        .collect();
+    let set: BTreeSet<&str> = commits.into_iter().map(|c| c.get(..7).unwrap_or(c)).collect();
     let list: Vec<&str> = set.into_iter().collect();
     match list.len() {
         0 => "no records".into(),
@@ -193,44 +169,13 @@ fn split_panels(c: Chart) -> Vec<Chart> {
     if layout::panel_count(&c.series, &enc.facets) <= MAX_PANELS {
         return vec![c];
     }
-    let values = |k: &String| {
-        c.series
-            .iter()
-            .map(|s| s.get(k).unwrap_or(""))
-            .collect::<BTreeSet<_>>()
-            .len()
-    };
-    let Some(key) = enc
-        .facets
-        .iter()
-        .filter(|k| values(k) > 1)
-        .min_by_key(|k| values(k))
-        .cloned()
-    else {
-        return vec![c];
-    };
+    let values = |k: &String| c.series.iter().map(|s| s.get(k).unwrap_or("")).collect::<BTreeSet<_>>().len();
+    let Some(key) = enc.facets.iter().filter(|k| values(k) > 1).min_by_key(|k| values(k)).cloned() else { return vec![c] };
     let mut parts: BTreeMap<String, Vec<Series>> = BTreeMap::new();
     for s in &c.series {
-        parts
-            .entry(s.get(&key).unwrap_or("").to_string())
-            .or_default()
-            .push(s.clone());
+        parts.entry(s.get(&key).unwrap_or("").to_string()).or_default().push(s.clone());
     }
-    let safe = |v: &str| {
-        if v.is_empty() {
-            "none".to_string()
-        } else {
-            v.chars()
-                .map(|ch| {
-                    if ch.is_ascii_alphanumeric() || ch == '-' || ch == '.' {
-                        ch
-                    } else {
-                        '_'
-                    }
-                })
-                .collect()
-        }
-    };
+    let safe = |v: &str| if v.is_empty() { "none".to_string() } else { v.chars().map(|ch| if ch.is_ascii_alphanumeric() || ch == '-' || ch == '.' { ch } else { '_' }).collect() };
     parts
         .into_iter()
         .flat_map(|(v, series)| {
@@ -252,10 +197,7 @@ pub fn default_x(recs: &[&Record]) -> Option<String> {
             distinct.entry(k).or_default().insert(*v);
         }
     }
-    distinct
-        .into_iter()
-        .max_by_key(|(_, s)| s.len())
-        .map(|(k, _)| k.to_string())
+    distinct.into_iter().max_by_key(|(_, s)| s.len()).map(|(k, _)| k.to_string())
 }
 
 /// What identifies a series (see `Series::attrs`).
@@ -263,16 +205,8 @@ type Attrs = Vec<(String, String)>;
 
 /// Everything that identifies a series: the variant, the precision, and all sizes and parameters except `x`.
 fn series_attrs(r: &Record, x: &str) -> Attrs {
-    let mut attrs = vec![
-        ("variant".to_string(), r.variant.name().to_string()),
-        ("precision".to_string(), r.precision.clone()),
-    ];
-    attrs.extend(
-        r.sizes
-            .iter()
-            .filter(|(k, _)| k.as_str() != x)
-            .map(|(k, v)| (k.clone(), v.to_string())),
-    );
+    let mut attrs = vec![("variant".to_string(), r.variant.name().to_string()), ("precision".to_string(), r.precision.clone())];
+    attrs.extend(r.sizes.iter().filter(|(k, _)| k.as_str() != x).map(|(k, v)| (k.clone(), v.to_string())));
     attrs.extend(r.params.iter().map(|(k, v)| (k.clone(), v.clone())));
     attrs
 }
@@ -280,56 +214,33 @@ fn series_attrs(r: &Record, x: &str) -> Attrs {
 fn groups(records: &[Record]) -> BTreeMap<(String, String), Vec<&Record>> {
     let mut g: BTreeMap<(String, String), Vec<&Record>> = BTreeMap::new();
     for r in records.iter().filter(|r| usable(r)) {
-        g.entry((r.kernel.clone(), r.op.clone()))
-            .or_default()
-            .push(r);
+        g.entry((r.kernel.clone(), r.op.clone())).or_default().push(r);
     }
     g
 }
 
 fn sorted(m: BTreeMap<Attrs, BTreeMap<u64, f64>>) -> Vec<Series> {
-    m.into_iter()
-        .map(|(attrs, p)| Series::new(attrs, p.into_iter().map(|(x, y)| (x as f64, y)).collect()))
-        .collect()
+    m.into_iter().map(|(attrs, p)| Series::new(attrs, p.into_iter().map(|(x, y)| (x as f64, y)).collect())).collect()
 }
 
 /// Speedup charts: for each kernel/op, each variant other than `baseline` over `baseline` at the same case and
 /// commit (passed records only; of several commits, each point from the latest pair). With no baseline given: `cpu`
 /// when there are GPU records, else `cpu-ref`.
-pub fn speedup_charts(
-    records: &[Record],
-    x: Option<&str>,
-    baseline: Option<Variant>,
-) -> Vec<Chart> {
+pub fn speedup_charts(records: &[Record], x: Option<&str>, baseline: Option<Variant>) -> Vec<Chart> {
     let mut charts = vec![];
     for ((kernel, op), recs) in groups(records) {
         let has_gpu = recs.iter().any(|r| r.variant == Variant::Gpu);
-        let base_v = baseline.unwrap_or(if has_gpu {
-            Variant::Cpu
-        } else {
-            Variant::CpuRef
-        });
-        let Some(x) = x.map(String::from).or_else(|| default_x(&recs)) else {
-            continue;
-        };
-        let base = latest(recs.iter().copied().filter(|r| r.variant == base_v), |r| {
-            (r.commit.clone(), r.case_key())
-        });
+        let base_v = baseline.unwrap_or(if has_gpu { Variant::Cpu } else { Variant::CpuRef });
+        let Some(x) = x.map(String::from).or_else(|| default_x(&recs)) else { continue };
+        let base = latest(recs.iter().copied().filter(|r| r.variant == base_v), |r| (r.commit.clone(), r.case_key()));
         // per series and x, the pair of the latest commit
         let mut best: BTreeMap<(Attrs, u64), (&str, f64, &str)> = BTreeMap::new();
         for r in recs.iter().filter(|r| r.variant != base_v) {
-            let (Some(b), Some(&xv)) =
-                (base.get(&(r.commit.clone(), r.case_key())), r.sizes.get(&x))
-            else {
-                continue;
-            };
+            let (Some(b), Some(&xv)) = (base.get(&(r.commit.clone(), r.case_key())), r.sizes.get(&x)) else { continue };
             let stamp = r.timestamp.as_str().max(b.timestamp.as_str());
             let key = (series_attrs(r, &x), xv);
             if best.get(&key).is_none_or(|o| o.0 <= stamp) {
-                best.insert(
-                    key,
-                    (stamp, b.time.median / r.time.median, r.commit.as_str()),
-                );
+                best.insert(key, (stamp, b.time.median / r.time.median, r.commit.as_str()));
             }
         }
         if best.is_empty() {
@@ -340,20 +251,10 @@ pub fn speedup_charts(
         for ((attrs, xv), (_, y, _)) in best {
             series.entry(attrs).or_default().insert(xv, y);
         }
-        let host = recs
-            .iter()
-            .find(|r| r.variant == base_v)
-            .map(|r| r.system.label(false))
-            .unwrap_or_default();
-        let dev = recs
-            .iter()
-            .find(|r| r.variant == Variant::Gpu)
-            .map(|r| r.system.label(true));
+        let host = recs.iter().find(|r| r.variant == base_v).map(|r| r.system.label(false)).unwrap_or_default();
+        let dev = recs.iter().find(|r| r.variant == Variant::Gpu).map(|r| r.system.label(true));
         let subtitle = match dev {
-            Some(d) => format!(
-                "{d} against {} on {host}; passed records of {commits}",
-                base_v.name()
-            ),
+            Some(d) => format!("{d} against {} on {host}; passed records of {commits}", base_v.name()),
             None => format!("{host}; passed records of {commits}"),
         };
         charts.extend(split_panels(Chart {
@@ -363,10 +264,7 @@ pub fn speedup_charts(
             x_label: x.clone(),
             y_label: format!("speedup over {}", base_v.name()),
             series: sorted(series),
-            lines: vec![RefLine {
-                y: 1.0,
-                label: "break-even (1x)".into(),
-            }],
+            lines: vec![RefLine { y: 1.0, label: "break-even (1x)".into() }],
             ..Default::default()
         }));
     }
@@ -378,32 +276,21 @@ pub fn speedup_charts(
 pub fn throughput_charts(records: &[Record], x: Option<&str>) -> Vec<Chart> {
     let mut charts = vec![];
     for ((kernel, op), recs) in groups(records) {
-        let Some(x) = x.map(String::from).or_else(|| default_x(&recs)) else {
-            continue;
-        };
+        let Some(x) = x.map(String::from).or_else(|| default_x(&recs)) else { continue };
         let chosen = latest(recs.iter().copied(), |r| r.key());
         let mut series: BTreeMap<Attrs, BTreeMap<u64, f64>> = BTreeMap::new();
         for r in chosen.values() {
             if let Some(&xv) = r.sizes.get(&x) {
-                series
-                    .entry(series_attrs(r, &x))
-                    .or_default()
-                    .insert(xv, r.throughput);
+                series.entry(series_attrs(r, &x)).or_default().insert(xv, r.throughput);
             }
         }
         let unit = recs[0].throughput_unit.clone();
-        let machine = recs
-            .iter()
-            .find(|r| r.variant == Variant::Gpu)
-            .map(|r| format!("{} + {}", r.system.label(true), r.system.label(false)));
+        let machine = recs.iter().find(|r| r.variant == Variant::Gpu).map(|r| format!("{} + {}", r.system.label(true), r.system.label(false)));
         let machine = machine.unwrap_or_else(|| recs[0].system.label(false));
         charts.extend(split_panels(Chart {
             name: format!("{kernel}-{op}-throughput-{x}"),
             title: format!("{kernel} {op}: throughput"),
-            subtitle: format!(
-                "{machine}; passed records of {}",
-                commits_phrase(chosen.values().map(|r| r.commit.as_str()))
-            ),
+            subtitle: format!("{machine}; passed records of {}", commits_phrase(chosen.values().map(|r| r.commit.as_str()))),
             x_label: x,
             y_label: unit,
             series: sorted(series),
@@ -442,11 +329,7 @@ mod tests {
         assert!((s[0].points[0].1 - 10.0).abs() < 1e-9);
         assert!((s[0].points[1].1 - 20.0).abs() < 1e-9);
         assert_eq!(s[0].get("walkers"), Some("8"));
-        assert!(
-            charts[0].subtitle.contains("commit abc"),
-            "{}",
-            charts[0].subtitle
-        );
+        assert!(charts[0].subtitle.contains("commit abc"), "{}", charts[0].subtitle);
     }
 
     #[test]
@@ -469,37 +352,18 @@ mod tests {
         recs[3].validation.status = "failed".into();
         let charts = speedup_charts(&recs, Some("orbitals"), None);
         assert_eq!(charts[0].series[0].points, vec![(64.0, 10.0)]);
-        assert!(
-            charts[0].subtitle.contains("commit old"),
-            "{}",
-            charts[0].subtitle
-        );
+        assert!(charts[0].subtitle.contains("commit old"), "{}", charts[0].subtitle);
         // once the new commit has its CPU record, its pair is the later one
         recs.push(at(Variant::Cpu, 64, 2e-4, "new", "2026-01-02T00:00:01Z"));
         let charts = speedup_charts(&recs, Some("orbitals"), None);
-        assert!(
-            (charts[0].series[0].points[0].1 - 20.0).abs() < 1e-9,
-            "{:?}",
-            charts[0].series
-        );
+        assert!((charts[0].series[0].points[0].1 - 20.0).abs() < 1e-9, "{:?}", charts[0].series);
         // a record not yet checked ("unchecked", "skipped") is not drawn either
         let mut r = at(Variant::Gpu, 128, 1e-6, "new", "2026-01-04T00:00:00Z");
         r.validation.status = "unchecked".into();
         recs.push(r);
         recs.push(at(Variant::Cpu, 128, 1e-3, "new", "2026-01-04T00:00:00Z"));
-        assert_eq!(
-            speedup_charts(&recs, Some("orbitals"), None)[0].series[0]
-                .points
-                .len(),
-            1
-        );
-        assert!(throughput_charts(&recs, Some("orbitals"))[0]
-            .series
-            .iter()
-            .all(|s| s
-                .points
-                .iter()
-                .all(|p| p.0 != 128.0 || s.get("variant") == Some("cpu"))));
+        assert_eq!(speedup_charts(&recs, Some("orbitals"), None)[0].series[0].points.len(), 1);
+        assert!(throughput_charts(&recs, Some("orbitals"))[0].series.iter().all(|s| s.points.iter().all(|p| p.0 != 128.0 || s.get("variant") == Some("cpu"))));
     }
 
     #[test]
@@ -511,52 +375,21 @@ mod tests {
                 for w in ["1", "4", "16", "128"] {
                     for m in ["a", "b", "c", "d", "e"] {
                         for a in ["x", "y", "z"] {
-                            let attrs = [
-                                ("variant", v),
-                                ("precision", p),
-                                ("walkers", w),
-                                ("molecule", m),
-                                ("algo", a),
-                            ];
-                            series.push(Series::new(
-                                attrs
-                                    .iter()
-                                    .map(|(k, v)| (k.to_string(), v.to_string()))
-                                    .collect(),
-                                vec![(1.0, 1.0), (2.0, 2.0)],
-                            ));
+                            let attrs = [("variant", v), ("precision", p), ("walkers", w), ("molecule", m), ("algo", a)];
+                            series.push(Series::new(attrs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(), vec![(1.0, 1.0), (2.0, 2.0)]));
                         }
                     }
                 }
             }
         }
-        let c = Chart {
-            name: "g".into(),
-            title: "g".into(),
-            series,
-            ..Default::default()
-        };
+        let c = Chart { name: "g".into(), title: "g".into(), series, ..Default::default() };
         let parts = split_panels(c.clone());
         assert!(parts.len() > 1);
-        assert_eq!(
-            parts.iter().map(|p| p.series.len()).sum::<usize>(),
-            c.series.len(),
-            "every series in one chart"
-        );
+        assert_eq!(parts.iter().map(|p| p.series.len()).sum::<usize>(), c.series.len(), "every series in one chart");
         for p in &parts {
             let l = layout(p);
-            assert!(
-                l.panels.len() <= MAX_PANELS,
-                "{}: {} panels",
-                p.name,
-                l.panels.len()
-            );
-            assert!(
-                p.name.starts_with("g-") && p.title.starts_with("g, "),
-                "{} / {}",
-                p.name,
-                p.title
-            );
+            assert!(l.panels.len() <= MAX_PANELS, "{}: {} panels", p.name, l.panels.len());
+            assert!(p.name.starts_with("g-") && p.title.starts_with("g, "), "{} / {}", p.name, p.title);
         }
     }
 
@@ -569,24 +402,14 @@ mod tests {
             sample("k", Variant::CpuRef, 128, 2e-3),
         ]
         .into_iter()
-        .map(|r| {
-            if r.variant == Variant::Cpu {
-                passed(r)
-            } else {
-                r
-            }
-        })
+        .map(|r| if r.variant == Variant::Cpu { passed(r) } else { r })
         .collect();
         let dir = std::env::temp_dir().join(format!("qmc-plot-{}", std::process::id()));
         let charts = speedup_charts(&recs, None, None);
         assert_eq!(charts.len(), 1, "cpu over cpu-ref when there is no GPU");
         let files = draw(&charts[0], &dir).unwrap();
         for f in &files {
-            assert!(
-                std::fs::metadata(f).unwrap().len() > 1000,
-                "{} too small",
-                f.display()
-            );
+            assert!(std::fs::metadata(f).unwrap().len() > 1000, "{} too small", f.display());
         }
         let svg = std::fs::read_to_string(&files[1]).unwrap();
         assert!(svg.contains("<svg") && svg.contains("speedup"));
@@ -595,47 +418,22 @@ mod tests {
 
     #[test]
     fn stacked_bars_stand_in_panels_and_name_each_bar() {
-        let share = |name: &str, v: [f64; 4]| {
-            Series::new(
-                vec![("share".into(), name.into())],
-                v.iter().enumerate().map(|(i, &y)| (i as f64, y)).collect(),
-            )
-        };
-        let bar = |panel: &str, label: &str| Bar {
-            panel: panel.into(),
-            label: label.into(),
-        };
+        let share = |name: &str, v: [f64; 4]| Series::new(vec![("share".into(), name.into())], v.iter().enumerate().map(|(i, &y)| (i as f64, y)).collect());
+        let bar = |panel: &str, label: &str| Bar { panel: panel.into(), label: label.into() };
         let chart = Chart {
             name: "shares".into(),
             title: "time per class".into(),
             x_label: "variant".into(),
             y_label: "fraction".into(),
-            series: vec![
-                share("orbitals", [0.25, 0.5, 0.1, 0.2]),
-                share("determinant", [0.75, 0.5, 0.9, 0.8]),
-            ],
-            bars: vec![
-                bar("128 electrons", "cpu d"),
-                bar("128 electrons", "gpu d"),
-                bar("256 electrons", "cpu d"),
-                bar("256 electrons", "gpu d"),
-            ],
+            series: vec![share("orbitals", [0.25, 0.5, 0.1, 0.2]), share("determinant", [0.75, 0.5, 0.9, 0.8])],
+            bars: vec![bar("128 electrons", "cpu d"), bar("128 electrons", "gpu d"), bar("256 electrons", "cpu d"), bar("256 electrons", "gpu d")],
             ..Default::default()
         };
         let l = layout(&chart);
         assert_eq!(l.panels.len(), 2);
         assert_eq!(l.panels[1].bars, vec![2, 3]);
-        assert_eq!(
-            (l.y.lo, l.y.hi),
-            (0.0, 1.0),
-            "fractions that end at 1 on an axis that ends at 1"
-        );
-        assert_eq!(
-            (l.y.ticks.first(), l.y.ticks.last()),
-            (Some(&0.0), Some(&1.0)),
-            "{:?}",
-            l.y.ticks
-        );
+        assert_eq!((l.y.lo, l.y.hi), (0.0, 1.0), "fractions that end at 1 on an axis that ends at 1");
+        assert_eq!((l.y.ticks.first(), l.y.ticks.last()), (Some(&0.0), Some(&1.0)), "{:?}", l.y.ticks);
         assert!(l.problems(&chart).is_empty(), "{:#?}", l.problems(&chart));
         let svg = svg_text(&chart).unwrap();
         for name in ["cpu d", "gpu d", "128 electrons", "orbitals", "determinant"] {

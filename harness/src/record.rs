@@ -81,9 +81,7 @@ impl std::str::FromStr for Variant {
             "cpu-ref" | "ref" => Ok(Variant::CpuRef),
             "cpu" => Ok(Variant::Cpu),
             "gpu" => Ok(Variant::Gpu),
-            _ => Err(format!(
-                "unknown variant '{s}': expected cpu-ref, cpu or gpu"
-            )),
+            _ => Err(format!("unknown variant '{s}': expected cpu-ref, cpu or gpu")),
         }
     }
 }
@@ -134,18 +132,10 @@ impl Validation {
     }
     /// A measurement with nothing to compare: `why` says so.
     pub fn measure_only(why: &str) -> Validation {
-        Validation {
-            status: Self::MEASURE_ONLY.into(),
-            checks: vec![],
-            note: Some(why.into()),
-        }
+        Validation { status: Self::MEASURE_ONLY.into(), checks: vec![], note: Some(why.into()) }
     }
     pub fn unchecked(why: &str) -> Validation {
-        Validation {
-            status: Self::UNCHECKED.into(),
-            checks: vec![],
-            note: Some(why.into()),
-        }
+        Validation { status: Self::UNCHECKED.into(), checks: vec![], note: Some(why.into()) }
     }
     /// Add a check: a failing one fails the record; the first passing one makes an unchecked record passed.
     pub fn add(&mut self, c: &kernels::Check) {
@@ -193,10 +183,7 @@ impl Validation {
         match worst {
             None => self.status.clone(),
             Some(c) => match c.error {
-                Some(e) => format!(
-                    "{} {} {:.1e}/{:.0e}",
-                    self.status, c.quantity, e, c.tolerance
-                ),
+                Some(e) => format!("{} {} {:.1e}/{:.0e}", self.status, c.quantity, e, c.tolerance),
                 None => format!("{} {} NaN", self.status, c.quantity),
             },
         }
@@ -255,38 +242,15 @@ impl Record {
     /// What identifies the measured case across runs and machines (everything but the results and the system).
     pub fn key(&self) -> String {
         let sizes: Vec<String> = self.sizes.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        let params: Vec<String> = self
-            .params
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect();
-        format!(
-            "{}/{} {} {} [{}] [{}]",
-            self.kernel,
-            self.op,
-            self.variant,
-            self.precision,
-            sizes.join(","),
-            params.join(",")
-        )
+        let params: Vec<String> = self.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        format!("{}/{} {} {} [{}] [{}]", self.kernel, self.op, self.variant, self.precision, sizes.join(","), params.join(","))
     }
 
     /// The key without the variant: the CPU and GPU records of one case share it.
     pub fn case_key(&self) -> String {
         let sizes: Vec<String> = self.sizes.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        let params: Vec<String> = self
-            .params
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect();
-        format!(
-            "{}/{} {} [{}] [{}]",
-            self.kernel,
-            self.op,
-            self.precision,
-            sizes.join(","),
-            params.join(",")
-        )
+        let params: Vec<String> = self.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        format!("{}/{} {} [{}] [{}]", self.kernel, self.op, self.precision, sizes.join(","), params.join(","))
     }
 }
 
@@ -297,10 +261,7 @@ pub fn commit() -> &'static str {
 
 /// Current UTC time as ISO 8601, without a date library.
 pub fn timestamp() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
+    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
     let (days, rem) = (secs / 86400, secs % 86400);
     // civil-from-days (Howard Hinnant's algorithm)
     let z = days as i64 + 719468;
@@ -312,12 +273,7 @@ pub fn timestamp() -> String {
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
 }
 
 #[cfg(test)]
@@ -333,26 +289,12 @@ mod tests {
 
     #[test]
     fn validation_status() {
-        let ok = kernels::Check {
-            quantity: "v".into(),
-            error: 1e-9,
-            tolerance: 1e-8,
-            compared: 4,
-        };
-        let bad = kernels::Check {
-            quantity: "g".into(),
-            error: f64::INFINITY,
-            tolerance: 1e-8,
-            compared: 4,
-        };
+        let ok = kernels::Check { quantity: "v".into(), error: 1e-9, tolerance: 1e-8, compared: 4 };
+        let bad = kernels::Check { quantity: "g".into(), error: f64::INFINITY, tolerance: 1e-8, compared: 4 };
         let v = Validation::from_checks(std::slice::from_ref(&ok));
         assert!(v.passed() && v.trusted() && v.note.is_none());
         assert_eq!(v.status, "passed");
-        assert_eq!(
-            v.checks[0].compared,
-            Some(4),
-            "the count reaches the record"
-        );
+        assert_eq!(v.checks[0].compared, Some(4), "the count reaches the record");
         let v = Validation::from_checks(&[ok.clone(), bad]);
         assert!(v.failed() && !v.passed());
         assert_eq!(v.checks[1].error, None);
@@ -369,10 +311,7 @@ mod tests {
         assert_eq!(v.status, "unchecked");
         assert!(v.is_unchecked() && !v.passed() && !v.failed() && !v.trusted());
         let old: Validation = serde_json::from_str(r#"{"status":"skipped","checks":[]}"#).unwrap();
-        assert!(
-            old.is_unchecked() && !old.passed(),
-            "schema 1's skipped reads as unchecked"
-        );
+        assert!(old.is_unchecked() && !old.passed(), "schema 1's skipped reads as unchecked");
         let m = Validation::measure_only("a bandwidth ceiling");
         assert!(m.is_measure_only() && m.trusted() && !m.passed() && !m.is_unchecked());
         assert_eq!(m.status, "measure-only");
@@ -384,17 +323,10 @@ mod tests {
 
     #[test]
     fn check_counts_round_trip_and_old_records_read() {
-        let v = Validation::from_checks(&[kernels::Check::compare(
-            "v",
-            &[1.0f64, 2.0],
-            &[1.0, 2.0],
-            0.0,
-        )]);
+        let v = Validation::from_checks(&[kernels::Check::compare("v", &[1.0f64, 2.0], &[1.0, 2.0], 0.0)]);
         let back: Validation = serde_json::from_str(&serde_json::to_string(&v).unwrap()).unwrap();
         assert_eq!(back, v);
-        let old: CheckRecord =
-            serde_json::from_str(r#"{"quantity":"v","error":0.0,"tolerance":0.0,"passed":true}"#)
-                .unwrap();
+        let old: CheckRecord = serde_json::from_str(r#"{"quantity":"v","error":0.0,"tolerance":0.0,"passed":true}"#).unwrap();
         assert_eq!(old.compared, None);
     }
 

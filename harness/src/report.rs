@@ -13,10 +13,7 @@ use std::fmt::Write;
 
 /// Escape text for HTML.
 pub(crate) fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
 /// One row per distinct machine the records came from.
@@ -25,14 +22,7 @@ fn systems(records: &[Record]) -> String {
     for r in records {
         let s = &r.system;
         let gpu = s.gpu.as_ref().map(|g| {
-            format!(
-                "{} (cc {}, {} SMs, {:.0} GiB, driver {})",
-                g.name,
-                g.compute_capability,
-                g.multiprocessors,
-                g.memory_bytes as f64 / (1u64 << 30) as f64,
-                g.driver
-            )
+            format!("{} (cc {}, {} SMs, {:.0} GiB, driver {})", g.name, g.compute_capability, g.multiprocessors, g.memory_bytes as f64 / (1u64 << 30) as f64, g.driver)
         });
         let row = format!(
             "<tr><td>{}</td><td>{}</td><td>{} logical, {}</td><td>{:.0} GiB</td><td>{}</td></tr>",
@@ -57,33 +47,20 @@ fn summary(records: &[Record]) -> String {
     }
     let mut rows = String::new();
     for (kernel, recs) in by_kernel {
-        let count = |f: fn(&crate::record::Validation) -> bool| {
-            recs.iter().filter(|r| f(&r.validation)).count()
-        };
+        let count = |f: fn(&crate::record::Validation) -> bool| recs.iter().filter(|r| f(&r.validation)).count();
         let best = |v: Variant| {
-            recs.iter()
-                .filter(|r| r.variant == v)
-                .filter_map(|r| r.fraction_of_ceiling)
-                .fold(None, |m: Option<f64>, f| Some(m.map_or(f, |m| m.max(f))))
+            recs.iter().filter(|r| r.variant == v).filter_map(|r| r.fraction_of_ceiling).fold(None, |m: Option<f64>, f| Some(m.map_or(f, |m| m.max(f))))
         };
-        let pct = |x: Option<f64>| {
-            x.map(|f| format!("{:.0}%", 100.0 * f))
-                .unwrap_or_else(|| "-".into())
-        };
+        let pct = |x: Option<f64>| x.map(|f| format!("{:.0}%", 100.0 * f)).unwrap_or_else(|| "-".into());
         // a GPU record over the all-core CPU record of its case and commit, both passed
         let cpu = plot::latest(
-            recs.iter().copied().filter(|r| {
-                plot::usable(r) && r.variant == Variant::Cpu && !r.params.contains_key("threads")
-            }),
+            recs.iter().copied().filter(|r| plot::usable(r) && r.variant == Variant::Cpu && !r.params.contains_key("threads")),
             |r| (r.commit.clone(), r.case_key()),
         );
         let speedup = recs
             .iter()
             .filter(|r| plot::usable(r) && r.variant == Variant::Gpu)
-            .filter_map(|r| {
-                cpu.get(&(r.commit.clone(), r.case_key()))
-                    .map(|c| c.time.median / r.time.median)
-            })
+            .filter_map(|r| cpu.get(&(r.commit.clone(), r.case_key())).map(|c| c.time.median / r.time.median))
             .fold(None, |m: Option<f64>, s| Some(m.map_or(s, |m| m.max(s))));
         let (failed, unchecked) = (count(|v| v.failed()), count(|v| v.is_unchecked()));
         let _ = write!(
@@ -111,12 +88,7 @@ fn summary(records: &[Record]) -> String {
 fn record_table(records: &[Record]) -> String {
     let mut rows = String::new();
     for r in records {
-        let case: Vec<String> = r
-            .sizes
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .chain(r.params.iter().map(|(k, v)| format!("{k}={v}")))
-            .collect();
+        let case: Vec<String> = r.sizes.iter().map(|(k, v)| format!("{k}={v}")).chain(r.params.iter().map(|(k, v)| format!("{k}={v}"))).collect();
         let v = &r.validation;
         let cls = if v.passed() {
             "good"
@@ -171,25 +143,13 @@ pub struct FigureSection {
 fn figure(c: &Chart) -> Result<String> {
     let svg = plot::svg_text(c)?;
     let svg = svg.find("<svg").map(|i| &svg[i..]).unwrap_or(&svg);
-    Ok(format!(
-        "<figure id=\"{}\">{svg}<figcaption>{}</figcaption></figure>",
-        esc(&c.name),
-        esc(&c.title)
-    ))
+    Ok(format!("<figure id=\"{}\">{svg}<figcaption>{}</figcaption></figure>", esc(&c.name), esc(&c.title)))
 }
 
 /// A paper's figure beside its reading and its table.
 fn figure_section(f: &FigureSection) -> Result<String> {
-    let cells = |row: &[String], tag: &str| {
-        row.iter()
-            .map(|c| format!("<{tag}>{}</{tag}>", esc(c)))
-            .collect::<String>()
-    };
-    let rows: String = f
-        .rows
-        .iter()
-        .map(|r| format!("<tr>{}</tr>", cells(r, "td")))
-        .collect();
+    let cells = |row: &[String], tag: &str| row.iter().map(|c| format!("<{tag}>{}</{tag}>", esc(c))).collect::<String>();
+    let rows: String = f.rows.iter().map(|r| format!("<tr>{}</tr>", cells(r, "td"))).collect();
     Ok(format!(
         "<section class=\"pair\">{}<div class=\"side\"><p class=\"reading\">{}</p><div class=\"rows\"><table><tr>{}</tr>{rows}</table></div></div></section>",
         figure(&f.chart)?,
@@ -200,12 +160,7 @@ fn figure_section(f: &FigureSection) -> Result<String> {
 
 /// The whole page: title, machines, summary, the papers' figures (each beside its reading and table), one
 /// `<figure>` per generic chart (inline SVG), and the record table.
-pub fn html(
-    title: &str,
-    records: &[Record],
-    figures: &[FigureSection],
-    charts: &[Chart],
-) -> Result<String> {
+pub fn html(title: &str, records: &[Record], figures: &[FigureSection], charts: &[Chart]) -> Result<String> {
     let mut paper = String::new();
     for f in figures {
         paper += &figure_section(f)?;
@@ -215,10 +170,7 @@ pub fn html(
         generic += &figure(c)?;
     }
     let failed = records.iter().filter(|r| r.validation.failed()).count();
-    let unchecked = records
-        .iter()
-        .filter(|r| r.validation.is_unchecked())
-        .count();
+    let unchecked = records.iter().filter(|r| r.validation.is_unchecked()).count();
     let verdict = match (failed, unchecked) {
         (0, 0) => "<p class=\"good\">Every record passed its checks against the f64 reference (measure-only records, \
                    the reference itself and bandwidth ceilings, have none).</p>"
@@ -263,10 +215,7 @@ mod tests {
             r
         })
         .collect();
-        let charts: Vec<Chart> = plot::speedup_charts(&recs, None, None)
-            .into_iter()
-            .chain(plot::throughput_charts(&recs, None))
-            .collect();
+        let charts: Vec<Chart> = plot::speedup_charts(&recs, None, None).into_iter().chain(plot::throughput_charts(&recs, None)).collect();
         assert_eq!(charts.len(), 2);
         let section = FigureSection {
             chart: charts[0].clone(),
@@ -274,32 +223,16 @@ mod tests {
             header: vec!["walkers".into(), "measured".into()],
             rows: vec![vec!["8".into(), "20.0".into()]],
         };
-        let page = html(
-            "test <report>",
-            &recs,
-            std::slice::from_ref(&section),
-            &charts,
-        )
-        .unwrap();
+        let page = html("test <report>", &recs, std::slice::from_ref(&section), &charts).unwrap();
         assert_eq!(page.matches("<svg").count(), 3);
         assert_eq!(page.matches("<figure").count(), 3);
         // the paper's figure beside its reading and table, in one section
         let sec = &page[page.find("<section class=\"pair\">").unwrap()..];
         let sec = &sec[..sec.find("</section>").unwrap()];
-        assert!(
-            sec.contains("<svg")
-                && sec.contains("What it shows &lt;against&gt; a paper.")
-                && sec.contains("<td>20.0</td>"),
-            "{sec}"
-        );
+        assert!(sec.contains("<svg") && sec.contains("What it shows &lt;against&gt; a paper.") && sec.contains("<td>20.0</td>"), "{sec}");
         assert!(page.contains("test &lt;report&gt;"));
         assert!(page.contains("20.0x"), "best speedup 4e-3 / 2e-4");
-        assert!(
-            !page.contains("src=\"http")
-                && !page.contains("href=\"http")
-                && !page.contains("<script"),
-            "nothing to fetch or run"
-        );
+        assert!(!page.contains("src=\"http") && !page.contains("href=\"http") && !page.contains("<script"), "nothing to fetch or run");
         assert!(page.contains("Every record passed"));
         recs[1].validation.status = "failed".into();
         let page = html("t", &recs, &[], &[]).unwrap();
@@ -307,19 +240,13 @@ mod tests {
         // a record without checks is not a pass, in the verdict or the summary
         recs[1].validation = crate::record::Validation::from_checks(&[]);
         let page = html("t", &recs, &[], &[]).unwrap();
-        assert!(
-            page.contains("1 record(s) were not checked") && !page.contains("Every record passed"),
-            "{page}"
-        );
+        assert!(page.contains("1 record(s) were not checked") && !page.contains("Every record passed"), "{page}");
         assert!(page.contains("3 passed, 0 failed, 1 unchecked, 0 measure-only"));
         // a failed GPU record: flagged, and its ratio is no longer the best
         recs[1].validation.status = "passed".into();
         recs[3].validation.status = "failed".into();
         let page = html("t", &recs, &[], &[]).unwrap();
         assert!(page.contains("1 record(s) FAILED"));
-        assert!(
-            page.contains("10.0x") && !page.contains("20.0x"),
-            "the best speedup of passed records only"
-        );
+        assert!(page.contains("10.0x") && !page.contains("20.0x"), "the best speedup of passed records only");
     }
 }

@@ -26,13 +26,7 @@ pub struct Case {
 
 impl Case {
     pub fn new(kernel: &'static str, op: &str, precision: Precision) -> Case {
-        Case {
-            kernel,
-            op: op.into(),
-            precision,
-            sizes: vec![],
-            params: vec![],
-        }
+        Case { kernel, op: op.into(), precision, sizes: vec![], params: vec![] }
     }
     pub fn size(mut self, name: &'static str, v: usize) -> Case {
         self.sizes.push((name, v as u64));
@@ -100,15 +94,9 @@ impl Runner {
         }
         anyhow::ensure!(args.reps() > 0, "--reps must be positive");
         let plant = Plant::from_env().map_err(anyhow::Error::msg)?;
-        anyhow::ensure!(
-            !args.precision.is_empty(),
-            "--precision needs at least one value"
-        );
+        anyhow::ensure!(!args.precision.is_empty(), "--precision needs at least one value");
         let explicit = args.variants.is_some();
-        let mut variants = args
-            .variants
-            .clone()
-            .unwrap_or_else(|| Variant::ALL.to_vec());
+        let mut variants = args.variants.clone().unwrap_or_else(|| Variant::ALL.to_vec());
         variants.sort();
         variants.dedup();
         let mut system = System::detect();
@@ -130,10 +118,7 @@ impl Runner {
         let folder = match &args.out {
             Some(dir) => {
                 let f = output::Folder::open(dir)?;
-                let cpu_only = System {
-                    gpu: None,
-                    ..system.clone()
-                };
+                let cpu_only = System { gpu: None, ..system.clone() };
                 f.check(&cpu_only, "a CPU run of this machine")?;
                 if system.gpu.is_some() {
                     f.check(&system, "a GPU run of this machine")?;
@@ -142,16 +127,10 @@ impl Runner {
             }
             None => None,
         };
-        let progress = if args.quiet {
-            ProgressBar::hidden()
-        } else {
-            ProgressBar::new(0)
-        };
+        let progress = if args.quiet { ProgressBar::hidden() } else { ProgressBar::new(0) };
         progress.set_style(
-            ProgressStyle::with_template(
-                "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}",
-            )
-            .expect("valid template"),
+            ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}")
+                .expect("valid template"),
         );
         Ok(Runner {
             args: args.clone(),
@@ -203,11 +182,7 @@ impl Runner {
     /// `--variants`, `--precision` and `--reps`), then put them back: a suite runs every kernel in one runner, and
     /// each kernel's preset says which of the suite's variants and precisions it measures.
     pub fn narrowed<T>(&mut self, by: &CommonArgs, f: impl FnOnce(&mut Runner) -> T) -> T {
-        let saved = (
-            self.variants.clone(),
-            self.args.precision.clone(),
-            self.args.reps,
-        );
+        let saved = (self.variants.clone(), self.args.precision.clone(), self.args.reps);
         if let Some(vs) = &by.variants {
             self.variants.retain(|v| vs.contains(v));
         }
@@ -256,11 +231,7 @@ impl Runner {
     }
 
     /// Time `f` for variant `v` (CUDA events for the GPU, the host clock otherwise) with the `--reps` repetitions.
-    pub fn time<E: From<GpuError>>(
-        &mut self,
-        v: Variant,
-        f: impl FnMut() -> Result<(), E>,
-    ) -> Result<Stats, E> {
+    pub fn time<E: From<GpuError>>(&mut self, v: Variant, f: impl FnMut() -> Result<(), E>) -> Result<Stats, E> {
         self.time_reps(v, self.args.reps(), f)
     }
 
@@ -276,56 +247,34 @@ impl Runner {
             (Variant::Gpu, Some(g)) => Clock::Gpu(g),
             _ => Clock::Host,
         };
-        self.last_reps = if self.args.fixed_reps {
-            self.args.reps()
-        } else {
-            reps.clamp(1, self.args.reps())
-        };
-        let warmup = if v == Variant::CpuRef {
-            self.args.warmup.min(1)
-        } else {
-            self.args.warmup
-        };
+        self.last_reps = if self.args.fixed_reps { self.args.reps() } else { reps.clamp(1, self.args.reps()) };
+        let warmup = if v == Variant::CpuRef { self.args.warmup.min(1) } else { self.args.warmup };
         timing::measure(clock, warmup, self.last_reps, self.plant_factor(), f)
     }
 
     /// Copy bandwidth of the device variant `v` runs on, in bytes/s, measured on first use.
     pub fn ceiling(&mut self, v: Variant) -> anyhow::Result<f64> {
-        anyhow::ensure!(
-            !self.args.no_ceilings,
-            "a ceiling was asked for, but --no-ceilings measures none"
-        );
+        anyhow::ensure!(!self.args.no_ceilings, "a ceiling was asked for, but --no-ceilings measures none");
         Ok(match v {
             Variant::Gpu => {
-                let g = self
-                    .gpu
-                    .as_ref()
-                    .ok_or_else(|| anyhow::anyhow!("no GPU open"))?;
+                let g = self.gpu.as_ref().ok_or_else(|| anyhow::anyhow!("no GPU open"))?;
                 match self.gpu_ceiling {
                     Some(c) => c,
                     None => *self.gpu_ceiling.insert(g.copy_bandwidth()?),
                 }
             }
-            _ => *self
-                .cpu_ceiling
-                .get_or_insert_with(|| ceilings::cpu_copy_bandwidth(256 << 20)),
+            _ => *self.cpu_ceiling.get_or_insert_with(|| ceilings::cpu_copy_bandwidth(256 << 20)),
         })
     }
 
     /// Arithmetic ceiling (flop/s, an FMA is 2) of the device variant `v` runs on, in f64 (`double`) or f32,
     /// measured on first use: the rate a compute-bound kernel is compared with.
     pub fn fma_ceiling(&mut self, v: Variant, double: bool) -> anyhow::Result<f64> {
-        anyhow::ensure!(
-            !self.args.no_ceilings,
-            "a ceiling was asked for, but --no-ceilings measures none"
-        );
+        anyhow::ensure!(!self.args.no_ceilings, "a ceiling was asked for, but --no-ceilings measures none");
         let k = double as usize;
         Ok(match v {
             Variant::Gpu => {
-                let g = self
-                    .gpu
-                    .as_ref()
-                    .ok_or_else(|| anyhow::anyhow!("no GPU open"))?;
+                let g = self.gpu.as_ref().ok_or_else(|| anyhow::anyhow!("no GPU open"))?;
                 match self.gpu_fma[k] {
                     Some(c) => c,
                     None => *self.gpu_fma[k].insert(g.fma_rate(double)?),
@@ -338,14 +287,8 @@ impl Runner {
     /// Shared-memory read bandwidth of the GPU (bytes/s), measured on first use: the ceiling of a kernel whose
     /// working set lives on chip.
     pub fn shared_ceiling(&mut self) -> anyhow::Result<f64> {
-        anyhow::ensure!(
-            !self.args.no_ceilings,
-            "a ceiling was asked for, but --no-ceilings measures none"
-        );
-        let g = self
-            .gpu
-            .as_ref()
-            .ok_or_else(|| anyhow::anyhow!("no GPU open"))?;
+        anyhow::ensure!(!self.args.no_ceilings, "a ceiling was asked for, but --no-ceilings measures none");
+        let g = self.gpu.as_ref().ok_or_else(|| anyhow::anyhow!("no GPU open"))?;
         Ok(match self.gpu_shared {
             Some(c) => c,
             None => *self.gpu_shared.insert(g.shared_bandwidth()?),
@@ -354,18 +297,9 @@ impl Runner {
 
     /// Turn a timed case into a record: rates, ceiling fraction, validation. Prints it and keeps it. A fast variant
     /// without checks is unchecked (the run then exits 1); the f64 reference without checks is measure-only.
-    pub fn record(
-        &mut self,
-        case: &Case,
-        v: Variant,
-        time: Stats,
-        work: Work,
-        checks: &[Check],
-    ) -> anyhow::Result<()> {
+    pub fn record(&mut self, case: &Case, v: Variant, time: Stats, work: Work, checks: &[Check]) -> anyhow::Result<()> {
         let validation = if v == Variant::CpuRef && checks.is_empty() {
-            Validation::measure_only(
-                "the f64 reference itself: the other variants are checked against it",
-            )
+            Validation::measure_only("the f64 reference itself: the other variants are checked against it")
         } else {
             Validation::from_checks(checks)
         };
@@ -373,30 +307,12 @@ impl Runner {
     }
 
     /// A record of a measurement with nothing to check against (a bandwidth ceiling): `why` says so in the record.
-    pub fn record_measurement(
-        &mut self,
-        case: &Case,
-        v: Variant,
-        time: Stats,
-        work: Work,
-        why: &str,
-    ) -> anyhow::Result<()> {
+    pub fn record_measurement(&mut self, case: &Case, v: Variant, time: Stats, work: Work, why: &str) -> anyhow::Result<()> {
         self.record_as(case, v, time, work, Validation::measure_only(why))
     }
 
-    fn record_as(
-        &mut self,
-        case: &Case,
-        v: Variant,
-        time: Stats,
-        work: Work,
-        validation: Validation,
-    ) -> anyhow::Result<()> {
-        let ceiling = if self.args.no_ceilings {
-            None
-        } else {
-            Some(self.ceiling(v)?)
-        };
+    fn record_as(&mut self, case: &Case, v: Variant, time: Stats, work: Work, validation: Validation) -> anyhow::Result<()> {
+        let ceiling = if self.args.no_ceilings { None } else { Some(self.ceiling(v)?) };
         let gbs = work.bytes / time.median / 1e9;
         let mut system = self.system.clone();
         if v != Variant::Gpu {
@@ -405,20 +321,14 @@ impl Runner {
         if v == Variant::CpuRef {
             system.threads_used = 1;
         }
-        let gpu_compile = (v == Variant::Gpu)
-            .then(|| self.gpu.as_ref().map(|g| g.compile_seconds()))
-            .flatten();
+        let gpu_compile = (v == Variant::Gpu).then(|| self.gpu.as_ref().map(|g| g.compile_seconds())).flatten();
         let rec = Record {
             schema: SCHEMA,
             kernel: case.kernel.into(),
             op: case.op.clone(),
             variant: v,
             precision: case.precision.name().into(),
-            sizes: case
-                .sizes
-                .iter()
-                .map(|(k, v)| (k.to_string(), *v))
-                .collect(),
+            sizes: case.sizes.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
             params: self.params_of(case, v),
             reps: self.last_reps,
             time,
@@ -447,11 +357,7 @@ impl Runner {
     /// The case's parameters, plus `threads` for a CPU run on a pool set by `--threads`: a one-core baseline is
     /// then its own case, never mistaken for the all-core one it would otherwise share a key with.
     fn params_of(&self, case: &Case, v: Variant) -> BTreeMap<String, String> {
-        let mut p: BTreeMap<String, String> = case
-            .params
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.clone()))
-            .collect();
+        let mut p: BTreeMap<String, String> = case.params.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
         if let (Variant::Cpu, Some(t)) = (v, self.args.threads) {
             p.insert("threads".into(), t.to_string());
         }
@@ -460,13 +366,11 @@ impl Runner {
 
     /// Keep a record built elsewhere (e.g. with extra fields) and print its table line.
     pub fn push(&mut self, mut rec: Record) {
-        rec.params
-            .extend(self.marks.iter().map(|(k, v)| (k.clone(), v.clone())));
+        rec.params.extend(self.marks.iter().map(|(k, v)| (k.clone(), v.clone())));
         // a record of a planted slowdown says so: it is never a baseline (`compare`) nor imported
         let planted = Plant::factor_for(self.plant.as_ref(), Some(&rec.kernel));
         if planted != 1.0 {
-            rec.extra
-                .insert(crate::compare::PLANTED_EXTRA.into(), planted);
+            rec.extra.insert(crate::compare::PLANTED_EXTRA.into(), planted);
         }
         if !self.header_printed {
             self.say(&output::table_header());
@@ -502,10 +406,7 @@ impl Runner {
             if value.is_finite() {
                 r.extra.insert(name.into(), value);
             } else {
-                r.validation.add(&Check::finite(
-                    &format!("extra {name} is finite (it is {value})"),
-                    &[value],
-                ));
+                r.validation.add(&Check::finite(&format!("extra {name} is finite (it is {value})"), &[value]));
             }
         }
     }
@@ -532,18 +433,10 @@ fn verdict(records: &[Record]) -> Outcome {
     let (mut failed, mut unchecked) = (0, 0);
     for r in records {
         if r.validation.failed() {
-            eprintln!(
-                "FAILED validation: {} ({})",
-                r.key(),
-                r.validation.summary()
-            );
+            eprintln!("FAILED validation: {} ({})", r.key(), r.validation.summary());
             failed += 1;
         } else if r.validation.is_unchecked() {
-            eprintln!(
-                "UNCHECKED: {} ({})",
-                r.key(),
-                r.validation.note.as_deref().unwrap_or("no check was made")
-            );
+            eprintln!("UNCHECKED: {} ({})", r.key(), r.validation.note.as_deref().unwrap_or("no check was made"));
             unchecked += 1;
         }
     }
@@ -565,12 +458,7 @@ mod tests {
     fn records_reach_the_file_before_the_run_ends() {
         let dir = std::env::temp_dir().join(format!("qmc-runner-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        let args = CommonArgs {
-            variants: Some(vec![Variant::Cpu]),
-            out: Some(dir.clone()),
-            quiet: true,
-            ..Default::default()
-        };
+        let args = CommonArgs { variants: Some(vec![Variant::Cpu]), out: Some(dir.clone()), quiet: true, ..Default::default() };
         let mut r = Runner::new(&args).unwrap();
         r.push(sample("k", Variant::Cpu, 1, 1.0));
         r.extra("energy", -2.9);
@@ -580,87 +468,42 @@ mod tests {
         assert_eq!(on_disk.len(), 1);
         assert_eq!(on_disk[0].extra["energy"], -2.9);
         r.finish().unwrap();
-        assert_eq!(
-            crate::output::read_file(&dir.join("k.jsonl"))
-                .unwrap()
-                .len(),
-            2,
-            "finish writes the rest, once"
-        );
+        assert_eq!(crate::output::read_file(&dir.join("k.jsonl")).unwrap().len(), 2, "finish writes the rest, once");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
     fn a_record_says_what_its_bytes_count_and_what_built_it() {
-        let args = CommonArgs {
-            variants: Some(vec![Variant::Cpu]),
-            quiet: true,
-            ..Default::default()
-        };
+        let args = CommonArgs { variants: Some(vec![Variant::Cpu]), quiet: true, ..Default::default() };
         let mut r = Runner::new(&args).unwrap();
         let case = Case::new("k", "update", kernels::Precision::Double);
         let time = Stats::constant(1e-3);
-        let work = Work {
-            bytes: 1e9,
-            model: BytesModel::Passes,
-            flops: 0.0,
-            items: 1.0,
-            unit: "moves/s",
-        };
+        let work = Work { bytes: 1e9, model: BytesModel::Passes, flops: 0.0, items: 1.0, unit: "moves/s" };
         r.record(&case, Variant::Cpu, time, work, &[]).unwrap();
         let rec = &r.records[0];
         assert_eq!((rec.schema, rec.bytes_model), (2, Some(BytesModel::Passes)));
-        assert!(
-            rec.system.rustc.starts_with("rustc 1.") && rec.system.cudarc.split('.').count() == 3,
-            "{:?}",
-            rec.system
-        );
-        assert!(
-            rec.system.host_gpus.is_some()
-                && rec.system.host != "vm"
-                && !rec.system.host.is_empty()
-        );
-        assert!(
-            output::table_line(rec).contains("%p"),
-            "a passes-model fraction is marked: {}",
-            output::table_line(rec)
-        );
+        assert!(rec.system.rustc.starts_with("rustc 1.") && rec.system.cudarc.split('.').count() == 3, "{:?}", rec.system);
+        assert!(rec.system.host_gpus.is_some() && rec.system.host != "vm" && !rec.system.host.is_empty());
+        assert!(output::table_line(rec).contains("%p"), "a passes-model fraction is marked: {}", output::table_line(rec));
         let csv = output::to_csv(&r.records);
-        assert!(
-            csv.starts_with("kernel,") && csv.contains(",bytes_model,") && csv.contains(",passes,"),
-            "{csv}"
-        );
+        assert!(csv.starts_with("kernel,") && csv.contains(",bytes_model,") && csv.contains(",passes,"), "{csv}");
     }
 
     #[test]
     fn a_run_into_another_machines_folder_is_refused_before_it_measures() {
         // a folder named for a GPU no machine has
-        let dir =
-            std::env::temp_dir().join(format!("qmc-runner-{}/nvidia-x9000", std::process::id()));
+        let dir = std::env::temp_dir().join(format!("qmc-runner-{}/nvidia-x9000", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        let args = CommonArgs {
-            variants: Some(vec![Variant::Cpu]),
-            out: Some(dir.clone()),
-            quiet: true,
-            ..Default::default()
-        };
+        let args = CommonArgs { variants: Some(vec![Variant::Cpu]), out: Some(dir.clone()), quiet: true, ..Default::default() };
         let e = Runner::new(&args).err().expect("refused").to_string();
-        assert!(
-            e.contains("refusing to write to")
-                && e.contains("a host without a GPU named nvidia-x9000"),
-            "{e}"
-        );
+        assert!(e.contains("refusing to write to") && e.contains("a host without a GPU named nvidia-x9000"), "{e}");
         assert!(!dir.exists(), "nothing written");
     }
 
     /// The runner used to drop a non-finite extra without a word: a NaN energy left a passed record.
     #[test]
     fn a_non_finite_measured_extra_fails_the_record() {
-        let args = CommonArgs {
-            variants: Some(vec![Variant::Cpu]),
-            quiet: true,
-            ..Default::default()
-        };
+        let args = CommonArgs { variants: Some(vec![Variant::Cpu]), quiet: true, ..Default::default() };
         let mut r = Runner::new(&args).unwrap();
         r.push(sample("k", Variant::Cpu, 1, 1.0));
         r.extra("energy", f64::NAN);
@@ -668,19 +511,9 @@ mod tests {
         r.extra("acceptance", 0.5);
         let v = &r.records[0].validation;
         assert!(v.failed(), "{v:?}");
-        assert!(
-            v.checks
-                .iter()
-                .any(|c| c.quantity.contains("extra energy") && !c.passed),
-            "{v:?}"
-        );
-        assert!(
-            v.checks.iter().any(|c| c.quantity.contains("extra weight")),
-            "{v:?}"
-        );
-        assert!(
-            !r.records[0].extra.contains_key("energy") && r.records[0].extra["acceptance"] == 0.5
-        );
+        assert!(v.checks.iter().any(|c| c.quantity.contains("extra energy") && !c.passed), "{v:?}");
+        assert!(v.checks.iter().any(|c| c.quantity.contains("extra weight")), "{v:?}");
+        assert!(!r.records[0].extra.contains_key("energy") && r.records[0].extra["acceptance"] == 0.5);
         assert!(matches!(r.finish().unwrap(), Outcome::ValidationFailed));
     }
 
@@ -691,91 +524,41 @@ mod tests {
         let mut reference = sample("k", Variant::CpuRef, 1, 1.0);
         reference.validation = Validation::measure_only("the reference");
         let passed = sample("k", Variant::Cpu, 2, 1.0);
-        assert!(matches!(
-            verdict(&[passed.clone(), reference.clone()]),
-            Outcome::Passed
-        ));
-        assert!(matches!(
-            verdict(&[passed.clone(), unchecked.clone()]),
-            Outcome::Unchecked
-        ));
+        assert!(matches!(verdict(&[passed.clone(), reference.clone()]), Outcome::Passed));
+        assert!(matches!(verdict(&[passed.clone(), unchecked.clone()]), Outcome::Unchecked));
         let mut failed = passed;
         failed.validation.add(&Check::finite("e", &[f64::NAN]));
-        assert!(matches!(
-            verdict(&[failed, unchecked]),
-            Outcome::ValidationFailed
-        ));
+        assert!(matches!(verdict(&[failed, unchecked]), Outcome::ValidationFailed));
     }
 
     #[test]
     fn the_reference_is_measure_only_and_a_fast_variant_without_checks_unchecked() {
-        let args = CommonArgs {
-            variants: Some(vec![Variant::CpuRef, Variant::Cpu]),
-            quiet: true,
-            ..Default::default()
-        };
+        let args = CommonArgs { variants: Some(vec![Variant::CpuRef, Variant::Cpu]), quiet: true, ..Default::default() };
         let mut r = Runner::new(&args).unwrap();
         let case = Case::new("k", "op", kernels::Precision::Double).size("n", 1);
         let t = Stats::constant(1.0);
-        let w = Work {
-            bytes: 1.0,
-            model: BytesModel::Compulsory,
-            flops: 1.0,
-            items: 1.0,
-            unit: "items/s",
-        };
+        let w = Work { bytes: 1.0, model: BytesModel::Compulsory, flops: 1.0, items: 1.0, unit: "items/s" };
         r.record(&case, Variant::CpuRef, t, w, &[]).unwrap();
         r.record(&case, Variant::Cpu, t, w, &[]).unwrap();
-        r.record_measurement(&case, Variant::Cpu, t, w, "a ceiling")
-            .unwrap();
-        let st: Vec<&str> = r
-            .records
-            .iter()
-            .map(|x| x.validation.status.as_str())
-            .collect();
+        r.record_measurement(&case, Variant::Cpu, t, w, "a ceiling").unwrap();
+        let st: Vec<&str> = r.records.iter().map(|x| x.validation.status.as_str()).collect();
         assert_eq!(st, ["measure-only", "unchecked", "measure-only"]);
         assert_eq!(r.records[2].validation.note.as_deref(), Some("a ceiling"));
     }
 
     #[test]
     fn marks_reach_every_later_record_and_narrowing_is_undone() {
-        let args = CommonArgs {
-            variants: Some(vec![Variant::CpuRef, Variant::Cpu]),
-            quiet: true,
-            reps: Some(7),
-            ..Default::default()
-        };
+        let args = CommonArgs { variants: Some(vec![Variant::CpuRef, Variant::Cpu]), quiet: true, reps: Some(7), ..Default::default() };
         let mut r = Runner::new(&args).unwrap();
         r.push(sample("k", Variant::Cpu, 1, 1.0));
         r.mark("score", "v1");
         r.push(sample("k", Variant::Cpu, 2, 1.0));
         assert!(!r.records[0].params.contains_key("score"));
         assert_eq!(r.records[1].params["score"], "v1");
-        assert!(
-            r.records[1].key().contains("score=v1"),
-            "a scoring record is a case of its own"
-        );
-        let by = CommonArgs {
-            variants: Some(vec![Variant::Cpu, Variant::Gpu]),
-            precision: vec![Precision::Double, Precision::Mixed],
-            reps: Some(3),
-            ..Default::default()
-        };
-        let inside = r.narrowed(&by, |r| {
-            (
-                r.runs(Variant::CpuRef),
-                r.runs(Variant::Cpu),
-                r.precisions(),
-                r.args.reps(),
-            )
-        });
-        assert_eq!(
-            inside,
-            (false, true, vec![Precision::Double, Precision::Mixed], 3)
-        );
-        assert!(
-            r.runs(Variant::CpuRef) && r.precisions().len() == 3 && r.args.reps() == 7,
-            "put back afterwards"
-        );
+        assert!(r.records[1].key().contains("score=v1"), "a scoring record is a case of its own");
+        let by = CommonArgs { variants: Some(vec![Variant::Cpu, Variant::Gpu]), precision: vec![Precision::Double, Precision::Mixed], reps: Some(3), ..Default::default() };
+        let inside = r.narrowed(&by, |r| (r.runs(Variant::CpuRef), r.runs(Variant::Cpu), r.precisions(), r.args.reps()));
+        assert_eq!(inside, (false, true, vec![Precision::Double, Precision::Mixed], 3));
+        assert!(r.runs(Variant::CpuRef) && r.precisions().len() == 3 && r.args.reps() == 7, "put back afterwards");
     }
 }

@@ -73,32 +73,15 @@ impl CaseSpec {
             && r.op == self.op
             && r.precision == self.precision
             && self.sizes.iter().all(|(k, v)| r.sizes.get(*k) == Some(v))
-            && self
-                .params
-                .iter()
-                .all(|(k, v)| r.params.get(*k).map(String::as_str) == Some(*v))
+            && self.params.iter().all(|(k, v)| r.params.get(*k).map(String::as_str) == Some(*v))
     }
 
     /// For tables and messages: `bspline/vgl double [grid=64,...] [basis=bspline]`.
     pub fn label(&self) -> String {
         let sizes: Vec<String> = self.sizes.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        let params: Vec<String> = self
-            .params
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect();
-        let params = if params.is_empty() {
-            String::new()
-        } else {
-            format!(" [{}]", params.join(","))
-        };
-        format!(
-            "{}/{} {} [{}]{params}",
-            self.kernel,
-            self.op,
-            self.precision,
-            sizes.join(",")
-        )
+        let params: Vec<String> = self.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let params = if params.is_empty() { String::new() } else { format!(" [{}]", params.join(",")) };
+        format!("{}/{} {} [{}]{params}", self.kernel, self.op, self.precision, sizes.join(","))
     }
 }
 
@@ -112,9 +95,7 @@ pub struct Workload {
 impl Workload {
     /// Every case the workload measures: each spec on each of [`VARIANTS`].
     pub fn cases(&self) -> impl Iterator<Item = (Variant, &CaseSpec)> {
-        VARIANTS
-            .into_iter()
-            .flat_map(move |v| self.cases.iter().map(move |c| (v, c)))
+        VARIANTS.into_iter().flat_map(move |v| self.cases.iter().map(move |c| (v, c)))
     }
 
     /// The kernels it measures, in the order of its cases.
@@ -150,6 +131,7 @@ impl Machine {
     }
 }
 
+
 /// The one machine `records` were measured on, which must be the one the folder `dir` is named for: one GPU name
 /// over the GPU records, one CPU model over all (a GPU record names its host's CPU too). This is the single place
 /// that decides a side's machine identity.
@@ -165,36 +147,18 @@ pub fn machine(dir: &Path, records: &[&Record]) -> Result<Machine, String> {
         v
     };
     let cpus = distinct(&mut records.iter().map(|r| r.system.cpu_model.clone()));
-    let gpus = distinct(
-        &mut records
-            .iter()
-            .filter_map(|r| r.system.gpu.as_ref().map(|g| g.name.clone())),
-    );
+    let gpus = distinct(&mut records.iter().filter_map(|r| r.system.gpu.as_ref().map(|g| g.name.clone())));
     if cpus.len() > 1 {
-        return Err(format!(
-            "{shown} mixes records of {} CPUs ({}): a scoring run comes from one machine",
-            cpus.len(),
-            cpus.join(", ")
-        ));
+        return Err(format!("{shown} mixes records of {} CPUs ({}): a scoring run comes from one machine", cpus.len(), cpus.join(", ")));
     }
     if gpus.len() > 1 {
-        return Err(format!(
-            "{shown} mixes records of {} GPUs ({}): a scoring run comes from one machine",
-            gpus.len(),
-            gpus.join(", ")
-        ));
+        return Err(format!("{shown} mixes records of {} GPUs ({}): a scoring run comes from one machine", gpus.len(), gpus.join(", ")));
     }
     let Some(gpu) = gpus.into_iter().next() else {
-        return Err(format!(
-            "{shown} holds no GPU record: a scoring run measures the GPU and the host"
-        ));
+        return Err(format!("{shown} holds no GPU record: a scoring run measures the GPU and the host"));
     };
     let name = std::fs::canonicalize(dir).ok().and_then(|p| {
-        let d = if p.is_file() {
-            p.parent()?.to_path_buf()
-        } else {
-            p
-        };
+        let d = if p.is_file() { p.parent()?.to_path_buf() } else { p };
         d.file_name().map(|n| n.to_string_lossy().into_owned())
     });
     let want = crate::machine::slug(&gpu);
@@ -203,10 +167,7 @@ pub fn machine(dir: &Path, records: &[&Record]) -> Result<Machine, String> {
             "{shown} is not named for the machine its records were measured on ({gpu}): they belong in a folder named {want}"
         ));
     }
-    Ok(Machine {
-        gpu,
-        cpu: cpus.into_iter().next().unwrap_or_default(),
-    })
+    Ok(Machine { gpu, cpu: cpus.into_iter().next().unwrap_or_default() })
 }
 
 /// One run's measurement of a case.
@@ -251,10 +212,7 @@ pub struct Side {
 /// Apply the rules to the records read from `path` (see the module docs); refuse with one sentence.
 pub fn side(workload: &Workload, path: &Path, records: &[Record]) -> Result<Side> {
     let shown = path.display();
-    let mut scoring: Vec<&Record> = records
-        .iter()
-        .filter(|r| r.params.contains_key(PARAM))
-        .collect();
+    let mut scoring: Vec<&Record> = records.iter().filter(|r| r.params.contains_key(PARAM)).collect();
     if scoring.is_empty() {
         bail!("{shown} holds no scoring run (no record has the parameter {PARAM}=...): run `qmcbench suite --score` on that machine");
     }
@@ -262,22 +220,12 @@ pub fn side(workload: &Workload, path: &Path, records: &[Record]) -> Result<Side
     versions.sort_unstable();
     versions.dedup();
     if versions.len() > 1 {
-        bail!(
-            "{shown} mixes scoring runs of workload versions {}: keep one version per folder",
-            versions.join(", ")
-        );
+        bail!("{shown} mixes scoring runs of workload versions {}: keep one version per folder", versions.join(", "));
     }
     if versions[0] != workload.version {
-        bail!(
-            "{shown} is a scoring run of workload {}, but this qmcbench scores workload {}",
-            versions[0],
-            workload.version
-        );
+        bail!("{shown} is a scoring run of workload {}, but this qmcbench scores workload {}", versions[0], workload.version);
     }
-    let unpassed: Vec<&&Record> = scoring
-        .iter()
-        .filter(|r| r.validation.status != "passed")
-        .collect();
+    let unpassed: Vec<&&Record> = scoring.iter().filter(|r| r.validation.status != "passed").collect();
     if let Some(first) = unpassed.first() {
         bail!(
             "{shown} has {} scoring record(s) that did not pass their check against the reference (the first: {} is {})",
@@ -291,11 +239,7 @@ pub fn side(workload: &Workload, path: &Path, records: &[Record]) -> Result<Side
     let mut cases = vec![];
     let mut missing = vec![];
     for (v, spec) in workload.cases() {
-        let mut mine: Vec<&Record> = scoring
-            .iter()
-            .copied()
-            .filter(|r| r.variant == v && spec.matches(r))
-            .collect();
+        let mut mine: Vec<&Record> = scoring.iter().copied().filter(|r| r.variant == v && spec.matches(r)).collect();
         // a record imported twice is one measurement
         mine.dedup_by(|a, b| a.timestamp == b.timestamp && a.time == b.time && a.key() == b.key());
         let mut keys: Vec<String> = mine.iter().map(|r| r.key()).collect();
@@ -323,14 +267,7 @@ pub fn side(workload: &Workload, path: &Path, records: &[Record]) -> Result<Side
             commits.push(r.commit.clone());
         }
     }
-    Ok(Side {
-        path: path.to_path_buf(),
-        machine,
-        commits,
-        runs,
-        partial,
-        cases,
-    })
+    Ok(Side { path: path.to_path_buf(), machine, commits, runs, partial, cases })
 }
 
 /// A value with its 95% interval.
@@ -346,11 +283,7 @@ impl Estimate {
         draws.sort_by(f64::total_cmp);
         let n = draws.len();
         let at = |q: f64| draws[((q * n as f64) as usize).min(n - 1)];
-        Estimate {
-            value,
-            lo: at(0.025),
-            hi: at(0.975),
-        }
+        Estimate { value, lo: at(0.025), hi: at(0.975) }
     }
 }
 
@@ -470,11 +403,7 @@ fn draw_side(side: &Side, pick: &[usize], rng: &mut impl Rng) -> Vec<f64> {
                 // split uniform in log time: half the draws between min and median, half between median and max
                 // (throughput goes as 1 / time; offsets from the median in log, so no spread gives the point exactly)
                 let r = runs[0];
-                let (a, b) = if rng.random_bool(0.5) {
-                    (r.min, r.median)
-                } else {
-                    (r.median, r.max)
-                };
+                let (a, b) = if rng.random_bool(0.5) { (r.min, r.median) } else { (r.median, r.max) };
                 let offset = (a.ln() - r.median.ln()) + rng.random::<f64>() * (b.ln() - a.ln());
                 r.throughput.ln() - offset
             } else {
@@ -487,10 +416,7 @@ fn draw_side(side: &Side, pick: &[usize], rng: &mut impl Rng) -> Vec<f64> {
 
 /// The point estimate of every case on one side: median over runs of log throughput.
 fn point_side(side: &Side) -> Vec<f64> {
-    side.cases
-        .iter()
-        .map(|runs| median(&mut runs.iter().map(|r| r.throughput.ln()).collect::<Vec<_>>()))
-        .collect()
+    side.cases.iter().map(|runs| median(&mut runs.iter().map(|r| r.throughput.ln()).collect::<Vec<_>>())).collect()
 }
 
 /// Per case (in `Workload::cases()` order) log(new / reference), to the kernel and part geometric means.
@@ -508,16 +434,7 @@ impl Layout {
                 workload
                     .kernels()
                     .into_iter()
-                    .map(|k| {
-                        (
-                            k,
-                            all.iter()
-                                .enumerate()
-                                .filter(|(_, (cv, c))| *cv == v && c.kernel == k)
-                                .map(|(i, _)| i)
-                                .collect(),
-                        )
-                    })
+                    .map(|k| (k, all.iter().enumerate().filter(|(_, (cv, c))| *cv == v && c.kernel == k).map(|(i, _)| i).collect()))
                     .collect()
             })
             .collect();
@@ -530,19 +447,8 @@ impl Layout {
             let (s, n) = v.fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
             s / n as f64
         };
-        let kernels: Vec<Vec<f64>> = self
-            .parts
-            .iter()
-            .map(|ks| {
-                ks.iter()
-                    .map(|(_, idx)| mean(&mut idx.iter().map(|&i| case[i])))
-                    .collect()
-            })
-            .collect();
-        let parts = kernels
-            .iter()
-            .map(|k| mean(&mut k.iter().copied()))
-            .collect();
+        let kernels: Vec<Vec<f64>> = self.parts.iter().map(|ks| ks.iter().map(|(_, idx)| mean(&mut idx.iter().map(|&i| case[i]))).collect()).collect();
+        let parts = kernels.iter().map(|k| mean(&mut k.iter().copied())).collect();
         (kernels, parts)
     }
 }
@@ -556,10 +462,7 @@ pub fn score(workload: &Workload, new: Side, reference: Side) -> Scores {
     // draws: per case, per kernel, per part, combined
     let ncase = point.len();
     let mut d_case = vec![Vec::with_capacity(RESAMPLES); ncase];
-    let mut d_kernel: Vec<Vec<Vec<f64>>> = point_k
-        .iter()
-        .map(|k| vec![Vec::with_capacity(RESAMPLES); k.len()])
-        .collect();
+    let mut d_kernel: Vec<Vec<Vec<f64>>> = point_k.iter().map(|k| vec![Vec::with_capacity(RESAMPLES); k.len()]).collect();
     let mut d_part = vec![Vec::with_capacity(RESAMPLES); point_p.len()];
     let mut d_comb = Vec::with_capacity(RESAMPLES);
     let mut rng = kernels::rng::rng(20261125, 0x5C0E);
@@ -572,10 +475,7 @@ pub fn score(workload: &Workload, new: Side, reference: Side) -> Scores {
             }
         };
         let (pn, pr) = (pick(&new, &mut rng), pick(&reference, &mut rng));
-        let c = diff(
-            &draw_side(&new, &pn, &mut rng),
-            &draw_side(&reference, &pr, &mut rng),
-        );
+        let c = diff(&draw_side(&new, &pn, &mut rng), &draw_side(&reference, &pr, &mut rng));
         let (k, p) = layout.roll_up(&c);
         for (i, x) in c.iter().enumerate() {
             d_case[i].push(x.exp());
@@ -592,14 +492,7 @@ pub fn score(workload: &Workload, new: Side, reference: Side) -> Scores {
     }
     let all: Vec<(Variant, &CaseSpec)> = workload.cases().collect();
     let frac = |s: &Side, i: usize| median_of(s.cases[i].iter().filter_map(|r| r.fraction));
-    let ceiling = |s: &Side, v: Variant| {
-        median_of(
-            all.iter()
-                .enumerate()
-                .filter(|(_, (cv, _))| *cv == v)
-                .flat_map(|(i, _)| s.cases[i].iter().filter_map(|r| r.ceiling)),
-        )
-    };
+    let ceiling = |s: &Side, v: Variant| median_of(all.iter().enumerate().filter(|(_, (cv, _))| *cv == v).flat_map(|(i, _)| s.cases[i].iter().filter_map(|r| r.ceiling)));
     let mut d_case: Vec<Option<Vec<f64>>> = d_case.into_iter().map(Some).collect();
     let parts: Vec<Part> = VARIANTS
         .iter()
@@ -611,10 +504,7 @@ pub fn score(workload: &Workload, new: Side, reference: Side) -> Scores {
                 .map(|(ki, (kernel, idx))| KernelRow {
                     kernel,
                     cases: idx.len(),
-                    ratio: Estimate::of(
-                        point_k[pi][ki].exp(),
-                        std::mem::take(&mut d_kernel[pi][ki]),
-                    ),
+                    ratio: Estimate::of(point_k[pi][ki].exp(), std::mem::take(&mut d_kernel[pi][ki])),
                     fraction_ref: median_of(idx.iter().filter_map(|&i| frac(&reference, i))),
                     fraction_new: median_of(idx.iter().filter_map(|&i| frac(&new, i))),
                 })
@@ -642,14 +532,7 @@ pub fn score(workload: &Workload, new: Side, reference: Side) -> Scores {
         .collect();
     let [gpu, host]: [Part; 2] = parts.try_into().expect("two parts");
     let combined = Estimate::of((0.5 * (point_p[0] + point_p[1])).exp(), d_comb);
-    Scores {
-        version: workload.version,
-        new,
-        reference,
-        gpu,
-        host,
-        combined,
-    }
+    Scores { version: workload.version, new, reference, gpu, host, combined }
 }
 
 /// The whole of `qmcbench score` short of printing: read both sides, apply the rules, score.
@@ -666,74 +549,25 @@ pub fn text(s: &Scores, combined: bool, cases: bool) -> String {
     use std::fmt::Write;
     let mut o = String::new();
     let side = |o: &mut String, what: &str, x: &Side| {
-        let partial = if x.partial > 0 {
-            format!("; a later run cut short left out ({} cases)", x.partial)
-        } else {
-            String::new()
-        };
-        let _ = writeln!(
-            o,
-            "{what:<10} {} ({}), commit {}, {} run(s){partial}",
-            x.machine.label(),
-            x.path.display(),
-            x.commits
-                .iter()
-                .map(|c| short(c))
-                .collect::<Vec<_>>()
-                .join(", "),
-            x.runs
-        );
+        let partial = if x.partial > 0 { format!("; a later run cut short left out ({} cases)", x.partial) } else { String::new() };
+        let _ = writeln!(o, "{what:<10} {} ({}), commit {}, {} run(s){partial}", x.machine.label(), x.path.display(), x.commits.iter().map(|c| short(c)).collect::<Vec<_>>().join(", "), x.runs);
     };
-    let _ = writeln!(
-        o,
-        "workload:  score {} ({} cases, each on the GPU and on all host cores)",
-        s.version,
-        s.gpu.cases.len()
-    );
+    let _ = writeln!(o, "workload:  score {} ({} cases, each on the GPU and on all host cores)", s.version, s.gpu.cases.len());
     side(&mut o, "machine:", &s.new);
     side(&mut o, "reference:", &s.reference);
     for p in [&s.gpu, &s.host] {
         let _ = writeln!(o);
-        let _ = writeln!(
-            o,
-            "{} SCORE {:.3}  (95% interval {:.3} - {:.3}; > 1 is faster than the reference)",
-            p.name().to_uppercase(),
-            p.score.value,
-            p.score.lo,
-            p.score.hi
-        );
+        let _ = writeln!(o, "{} SCORE {:.3}  (95% interval {:.3} - {:.3}; > 1 is faster than the reference)", p.name().to_uppercase(), p.score.value, p.score.lo, p.score.hi);
         if let (Some(r), Some(n), Some(x)) = (p.ceiling_ref, p.ceiling_new, p.ceiling_ratio()) {
             let _ = writeln!(o, "  copy bandwidth: {n:.0} GB/s against {r:.0} GB/s, ratio {x:.2}: the ratio a bandwidth-bound kernel should show");
         }
-        let _ = writeln!(
-            o,
-            "  {:<16} {:>5} {:>8} {:>17} {:>9} {:>9}  bound",
-            "kernel", "cases", "ratio", "95% interval", "ref %bw", "new %bw"
-        );
+        let _ = writeln!(o, "  {:<16} {:>5} {:>8} {:>17} {:>9} {:>9}  bound", "kernel", "cases", "ratio", "95% interval", "ref %bw", "new %bw");
         for k in &p.kernels {
-            let _ = writeln!(
-                o,
-                "  {:<16} {:>5} {:>8.3} {:>17} {:>9} {:>9}  {}",
-                k.kernel,
-                k.cases,
-                k.ratio.value,
-                format!("{:.3} - {:.3}", k.ratio.lo, k.ratio.hi),
-                pct(k.fraction_ref),
-                pct(k.fraction_new),
-                k.bound()
-            );
+            let _ = writeln!(o, "  {:<16} {:>5} {:>8.3} {:>17} {:>9} {:>9}  {}", k.kernel, k.cases, k.ratio.value, format!("{:.3} - {:.3}", k.ratio.lo, k.ratio.hi), pct(k.fraction_ref), pct(k.fraction_new), k.bound());
         }
         if cases {
             for c in &p.cases {
-                let _ = writeln!(
-                    o,
-                    "    {:<72} {:>7.3} {:>17} {:>7} {:>7}",
-                    c.label,
-                    c.ratio.value,
-                    format!("{:.3} - {:.3}", c.ratio.lo, c.ratio.hi),
-                    pct(c.fraction_ref),
-                    pct(c.fraction_new)
-                );
+                let _ = writeln!(o, "    {:<72} {:>7.3} {:>17} {:>7} {:>7}", c.label, c.ratio.value, format!("{:.3} - {:.3}", c.ratio.lo, c.ratio.hi), pct(c.fraction_ref), pct(c.fraction_new));
             }
         }
     }
@@ -754,8 +588,7 @@ pub fn short(commit: &str) -> String {
 
 /// A fraction as a percentage, "-" when not recorded.
 pub fn pct(f: Option<f64>) -> String {
-    f.map(|x| format!("{:.0}%", 100.0 * x))
-        .unwrap_or_else(|| "-".into())
+    f.map(|x| format!("{:.0}%", 100.0 * x)).unwrap_or_else(|| "-".into())
 }
 
 /// Test support: scoring records of made-up machines, for the tests here, in the report module and of the programs
@@ -791,24 +624,10 @@ pub mod testing {
             op: case.op.into(),
             variant: v,
             precision: case.precision.into(),
-            sizes: case
-                .sizes
-                .iter()
-                .map(|(k, v)| (k.to_string(), *v))
-                .collect(),
-            params: case
-                .params
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .chain([(PARAM.to_string(), version.to_string())])
-                .collect(),
+            sizes: case.sizes.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            params: case.params.iter().map(|(k, v)| (k.to_string(), v.to_string())).chain([(PARAM.to_string(), version.to_string())]).collect(),
             reps: 5,
-            time: Stats {
-                min: m.median * (1.0 - m.spread),
-                median: m.median,
-                max: m.median * (1.0 + m.spread),
-                mean: Some(m.median),
-            },
+            time: Stats { min: m.median * (1.0 - m.spread), median: m.median, max: m.median * (1.0 + m.spread), mean: Some(m.median) },
             throughput: 1.0 / m.median,
             throughput_unit: "items/s".into(),
             bytes: m.bytes,
@@ -817,11 +636,7 @@ pub mod testing {
             gflops: 0.0,
             ceiling_gbytes_per_s: Some(m.ceiling),
             fraction_of_ceiling: Some(gbs / m.ceiling),
-            validation: Validation {
-                status: "passed".into(),
-                checks: vec![],
-                note: None,
-            },
+            validation: Validation { status: "passed".into(), checks: vec![], note: None },
             compile_s: None,
             compile_options: None,
             extra: Default::default(),
@@ -829,10 +644,7 @@ pub mod testing {
             seed: 1,
             system: System {
                 cpu_model: m.cpu.into(),
-                gpu: (v == Variant::Gpu).then(|| GpuSystem {
-                    name: m.gpu.into(),
-                    ..Default::default()
-                }),
+                gpu: (v == Variant::Gpu).then(|| GpuSystem { name: m.gpu.into(), ..Default::default() }),
                 ..Default::default()
             },
             commit: m.commit.into(),
@@ -849,39 +661,12 @@ pub(crate) mod synthetic {
 
     /// Three kernels: `stream` (bandwidth-bound, two cases), `flops` and `tiny` (arithmetic-bound).
     pub const CASES: &[CaseSpec] = &[
-        CaseSpec {
-            kernel: "stream",
-            op: "copy",
-            precision: "double",
-            sizes: &[("n", 1)],
-            params: &[],
-        },
-        CaseSpec {
-            kernel: "stream",
-            op: "copy",
-            precision: "mixed",
-            sizes: &[("n", 1)],
-            params: &[],
-        },
-        CaseSpec {
-            kernel: "flops",
-            op: "fma",
-            precision: "double",
-            sizes: &[("n", 2)],
-            params: &[("algo", "x")],
-        },
-        CaseSpec {
-            kernel: "tiny",
-            op: "fma",
-            precision: "double",
-            sizes: &[("n", 3)],
-            params: &[],
-        },
+        CaseSpec { kernel: "stream", op: "copy", precision: "double", sizes: &[("n", 1)], params: &[] },
+        CaseSpec { kernel: "stream", op: "copy", precision: "mixed", sizes: &[("n", 1)], params: &[] },
+        CaseSpec { kernel: "flops", op: "fma", precision: "double", sizes: &[("n", 2)], params: &[("algo", "x")] },
+        CaseSpec { kernel: "tiny", op: "fma", precision: "double", sizes: &[("n", 3)], params: &[] },
     ];
-    pub const WORKLOAD: Workload = Workload {
-        version: "v1",
-        cases: CASES,
-    };
+    pub const WORKLOAD: Workload = Workload { version: "v1", cases: CASES };
 
     /// A machine: GPU name, CPU model, copy bandwidths (GB/s) of GPU and CPU, and the time factor of a
     /// bandwidth-bound and of an arithmetic-bound case (1 = the reference's speed).
@@ -903,54 +688,22 @@ pub(crate) mod synthetic {
                 let bw_bound = c.kernel == "stream";
                 let base = 1e-3 * (1 + i % 3) as f64;
                 // the same work on every machine: 90% (bandwidth-bound) or 5% of the reference's copy bandwidth
-                let reference_bw = if v == Variant::Gpu {
-                    H100.bw.0
-                } else {
-                    H100.bw.1
-                };
+                let reference_bw = if v == Variant::Gpu { H100.bw.0 } else { H100.bw.1 };
                 let bytes = if bw_bound { 0.9 } else { 0.05 } * reference_bw * 1e9 * base;
                 let median = base * if bw_bound { m.time_bw } else { m.time_flops } * jitter(i);
                 let ceiling = if v == Variant::Gpu { m.bw.0 } else { m.bw.1 };
-                record(
-                    c,
-                    v,
-                    "v1",
-                    &Measured {
-                        gpu: m.gpu,
-                        cpu: m.cpu,
-                        commit: "0123456789abcdef",
-                        run,
-                        median,
-                        spread,
-                        bytes,
-                        ceiling,
-                    },
-                )
+                record(c, v, "v1", &Measured { gpu: m.gpu, cpu: m.cpu, commit: "0123456789abcdef", run, median, spread, bytes, ceiling })
             })
             .collect()
     }
 
-    pub const H100: Spec = Spec {
-        gpu: "NVIDIA H100 80GB HBM3",
-        cpu: "Xeon A",
-        bw: (2800.0, 100.0),
-        time_bw: 1.0,
-        time_flops: 1.0,
-    };
+    pub const H100: Spec = Spec { gpu: "NVIDIA H100 80GB HBM3", cpu: "Xeon A", bw: (2800.0, 100.0), time_bw: 1.0, time_flops: 1.0 };
     /// 1.4x the bandwidth (GPU and host), the same arithmetic.
-    pub const H200: Spec = Spec {
-        gpu: "NVIDIA H200",
-        cpu: "Xeon B",
-        bw: (3920.0, 140.0),
-        time_bw: 1.0 / 1.4,
-        time_flops: 1.0,
-    };
+    pub const H200: Spec = Spec { gpu: "NVIDIA H200", cpu: "Xeon B", bw: (3920.0, 140.0), time_bw: 1.0 / 1.4, time_flops: 1.0 };
 
     /// A fresh folder named for the machine, under a scratch folder unique to the test.
     pub fn folder(test: &str, m: &Spec) -> PathBuf {
-        let d = std::env::temp_dir()
-            .join(format!("qmc-score-{test}-{}", std::process::id()))
-            .join(crate::machine::slug(m.gpu));
+        let d = std::env::temp_dir().join(format!("qmc-score-{test}-{}", std::process::id())).join(crate::machine::slug(m.gpu));
         let _ = std::fs::remove_dir_all(&d);
         std::fs::create_dir_all(&d).unwrap();
         d
@@ -958,26 +711,12 @@ pub(crate) mod synthetic {
 
     /// `runs` runs of a machine whose run `k` is off by `dev[k]` (relative) in every case, repetitions +-`spread`.
     pub fn runs(m: &Spec, dev: &[f64], spread: f64) -> Vec<Record> {
-        dev.iter()
-            .enumerate()
-            .flat_map(|(k, d)| {
-                run(m, k, spread, |i| {
-                    1.0 + d * if i % 2 == 0 { 1.0 } else { 0.5 }
-                })
-            })
-            .collect()
+        dev.iter().enumerate().flat_map(|(k, d)| run(m, k, spread, |i| 1.0 + d * if i % 2 == 0 { 1.0 } else { 0.5 })).collect()
     }
 
     /// Both sides admitted, scored.
-    pub fn scored(
-        test: &str,
-        new: (&Spec, Vec<Record>),
-        reference: (&Spec, Vec<Record>),
-    ) -> Scores {
-        let (dn, dr) = (
-            folder(&format!("{test}-new"), new.0),
-            folder(&format!("{test}-ref"), reference.0),
-        );
+    pub fn scored(test: &str, new: (&Spec, Vec<Record>), reference: (&Spec, Vec<Record>)) -> Scores {
+        let (dn, dr) = (folder(&format!("{test}-new"), new.0), folder(&format!("{test}-ref"), reference.0));
         let n = side(&WORKLOAD, &dn, &new.1).unwrap();
         let r = side(&WORKLOAD, &dr, &reference.1).unwrap();
         score(&WORKLOAD, n, r)
@@ -990,151 +729,74 @@ mod tests {
     use super::*;
 
     fn refusal(test: &str, m: &Spec, records: &[Record]) -> String {
-        side(&WORKLOAD, &folder(test, m), records)
-            .unwrap_err()
-            .to_string()
+        side(&WORKLOAD, &folder(test, m), records).unwrap_err().to_string()
     }
 
     #[test]
     fn bandwidth_bound_kernels_follow_the_bandwidth_and_compute_bound_ones_the_arithmetic() {
-        let s = scored(
-            "split",
-            (&H200, runs(&H200, &[0.0, 0.01, -0.01], 0.005)),
-            (&H100, runs(&H100, &[0.0, -0.01, 0.01], 0.005)),
-        );
+        let s = scored("split", (&H200, runs(&H200, &[0.0, 0.01, -0.01], 0.005)), (&H100, runs(&H100, &[0.0, -0.01, 0.01], 0.005)));
         let k = |p: &Part, name: &str| p.kernels.iter().find(|k| k.kernel == name).unwrap().clone();
         for p in [&s.gpu, &s.host] {
             let stream = k(p, "stream");
-            assert!(
-                (stream.ratio.value - 1.4).abs() < 1e-9,
-                "{}: {:?}",
-                p.name(),
-                stream.ratio
-            );
+            assert!((stream.ratio.value - 1.4).abs() < 1e-9, "{}: {:?}", p.name(), stream.ratio);
             assert!(stream.bandwidth_bound() && stream.bound() == "bandwidth");
             assert_eq!(stream.cases, 2);
             for name in ["flops", "tiny"] {
                 let f = k(p, name);
                 assert!((f.ratio.value - 1.0).abs() < 1e-9, "{name}: {:?}", f.ratio);
-                assert!(
-                    !f.bandwidth_bound(),
-                    "{name} reaches 5% of the copy bandwidth"
-                );
-                assert!(
-                    f.ratio.lo < 1.0 && f.ratio.hi > 1.0,
-                    "{name}: the interval holds 1: {:?}",
-                    f.ratio
-                );
+                assert!(!f.bandwidth_bound(), "{name} reaches 5% of the copy bandwidth");
+                assert!(f.ratio.lo < 1.0 && f.ratio.hi > 1.0, "{name}: the interval holds 1: {:?}", f.ratio);
             }
             // every kernel weighs the same: (1.4 * 1 * 1)^(1/3)
-            assert!(
-                (p.score.value - 1.4f64.powf(1.0 / 3.0)).abs() < 1e-9,
-                "{:?}",
-                p.score
-            );
+            assert!((p.score.value - 1.4f64.powf(1.0 / 3.0)).abs() < 1e-9, "{:?}", p.score);
             assert!((p.ceiling_ratio().unwrap() - 1.4).abs() < 1e-9);
         }
         assert!((s.combined.value - 1.4f64.powf(1.0 / 3.0)).abs() < 1e-9);
         assert_eq!((s.new.runs, s.reference.runs), (3, 3));
-        assert_eq!(
-            s.new.machine,
-            Machine {
-                gpu: "NVIDIA H200".into(),
-                cpu: "Xeon B".into()
-            }
-        );
+        assert_eq!(s.new.machine, Machine { gpu: "NVIDIA H200".into(), cpu: "Xeon B".into() });
     }
 
     #[test]
     fn the_interval_holds_the_estimate_and_shrinks_with_the_spread() {
         let width = |e: &Estimate| e.hi / e.lo;
         // whole runs apart by +-4% and by +-1%
-        let wide = scored(
-            "wide",
-            (&H200, runs(&H200, &[0.0, 0.04, -0.03], 0.01)),
-            (&H100, runs(&H100, &[0.02, -0.04, 0.0], 0.01)),
-        );
-        let narrow = scored(
-            "narrow",
-            (&H200, runs(&H200, &[0.0, 0.01, -0.0075], 0.01)),
-            (&H100, runs(&H100, &[0.005, -0.01, 0.0], 0.01)),
-        );
+        let wide = scored("wide", (&H200, runs(&H200, &[0.0, 0.04, -0.03], 0.01)), (&H100, runs(&H100, &[0.02, -0.04, 0.0], 0.01)));
+        let narrow = scored("narrow", (&H200, runs(&H200, &[0.0, 0.01, -0.0075], 0.01)), (&H100, runs(&H100, &[0.005, -0.01, 0.0], 0.01)));
         for s in [&wide, &narrow] {
-            for e in [s.gpu.score, s.host.score, s.combined]
-                .iter()
-                .chain(s.gpu.kernels.iter().map(|k| &k.ratio))
-                .chain(s.gpu.cases.iter().map(|c| &c.ratio))
-            {
+            for e in [s.gpu.score, s.host.score, s.combined].iter().chain(s.gpu.kernels.iter().map(|k| &k.ratio)).chain(s.gpu.cases.iter().map(|c| &c.ratio)) {
                 assert!(e.lo <= e.value && e.value <= e.hi, "{e:?}");
             }
         }
-        assert!(
-            width(&wide.gpu.score) > 1.02,
-            "runs 4% apart give a visible interval: {:?}",
-            wide.gpu.score
-        );
-        assert!(
-            width(&narrow.gpu.score) < width(&wide.gpu.score),
-            "narrow {:?} wide {:?}",
-            narrow.gpu.score,
-            wide.gpu.score
-        );
+        assert!(width(&wide.gpu.score) > 1.02, "runs 4% apart give a visible interval: {:?}", wide.gpu.score);
+        assert!(width(&narrow.gpu.score) < width(&wide.gpu.score), "narrow {:?} wide {:?}", narrow.gpu.score, wide.gpu.score);
         // one run per side: the repetitions' spread is all there is, and the interval follows it
-        let one = |spread| {
-            scored(
-                &format!("one-{spread}"),
-                (&H200, runs(&H200, &[0.0], spread)),
-                (&H100, runs(&H100, &[0.0], spread)),
-            )
-        };
+        let one = |spread| scored(&format!("one-{spread}"), (&H200, runs(&H200, &[0.0], spread)), (&H100, runs(&H100, &[0.0], spread)));
         let (w, n) = (one(0.05), one(0.01));
         assert!(w.gpu.score.lo <= w.gpu.score.value && w.gpu.score.value <= w.gpu.score.hi);
-        assert!(
-            width(&n.gpu.score) < width(&w.gpu.score),
-            "{:?} vs {:?}",
-            n.gpu.score,
-            w.gpu.score
-        );
-        assert!(
-            w.interval_note().contains("understates"),
-            "{}",
-            w.interval_note()
-        );
+        assert!(width(&n.gpu.score) < width(&w.gpu.score), "{:?} vs {:?}", n.gpu.score, w.gpu.score);
+        assert!(w.interval_note().contains("understates"), "{}", w.interval_note());
         assert!(!wide.interval_note().contains("understates"));
         // zero spread: a point
         let exact = one(0.0);
-        assert_eq!(
-            (exact.gpu.score.lo, exact.gpu.score.hi),
-            (exact.gpu.score.value, exact.gpu.score.value)
-        );
+        assert_eq!((exact.gpu.score.lo, exact.gpu.score.hi), (exact.gpu.score.value, exact.gpu.score.value));
     }
 
     #[test]
     fn records_of_another_machine_are_refused() {
         // the H200 folder holding CPU records of another host (the build machine), as issue 27 found
         let mut recs = runs(&H200, &[0.0], 0.01);
-        for r in recs
-            .iter_mut()
-            .filter(|r| r.variant == Variant::Cpu)
-            .take(1)
-        {
+        for r in recs.iter_mut().filter(|r| r.variant == Variant::Cpu).take(1) {
             r.system.cpu_model = "AMD EPYC build machine".into();
         }
         let e = refusal("mixed-cpu", &H200, &recs);
-        assert!(
-            e.contains("mixes records of 2 CPUs") && e.contains("AMD EPYC build machine"),
-            "{e}"
-        );
+        assert!(e.contains("mixes records of 2 CPUs") && e.contains("AMD EPYC build machine"), "{e}");
         // another GPU
         let mut recs = runs(&H200, &[0.0], 0.01);
         recs[0].system.gpu.as_mut().unwrap().name = "NVIDIA H100 80GB HBM3".into();
         assert!(refusal("mixed-gpu", &H200, &recs).contains("mixes records of 2 GPUs"));
         // one machine, but filed in another machine's folder
         let e = refusal("wrong-folder", &H100, &runs(&H200, &[0.0], 0.01));
-        assert!(
-            e.contains("not named for the machine") && e.contains("nvidia-h200"),
-            "{e}"
-        );
+        assert!(e.contains("not named for the machine") && e.contains("nvidia-h200"), "{e}");
     }
 
     #[test]
@@ -1142,11 +804,7 @@ mod tests {
         let mut recs = runs(&H100, &[0.0], 0.01);
         recs.retain(|r| !(r.kernel == "flops" && r.variant == Variant::Cpu));
         let e = refusal("incomplete", &H100, &recs);
-        assert!(
-            e.contains("incomplete scoring run: 1 of the workload's 8 cases are missing")
-                && e.contains("flops/fma double [n=2] [algo=x] cpu"),
-            "{e}"
-        );
+        assert!(e.contains("incomplete scoring run: 1 of the workload's 8 cases are missing") && e.contains("flops/fma double [n=2] [algo=x] cpu"), "{e}");
         // the same run imported twice is one run
         let mut recs = runs(&H100, &[0.0, 0.01], 0.01);
         recs.extend(recs.clone());
@@ -1165,10 +823,7 @@ mod tests {
             let mut recs = runs(&H100, &[0.0], 0.01);
             recs[3].validation.status = status.into();
             let e = refusal(&format!("status-{status}"), &H100, &recs);
-            assert!(
-                e.contains("did not pass") && e.contains(&format!("is {status}")),
-                "{e}"
-            );
+            assert!(e.contains("did not pass") && e.contains(&format!("is {status}")), "{e}");
         }
     }
 
@@ -1178,11 +833,9 @@ mod tests {
         for r in &mut recs {
             r.params.insert(PARAM.into(), "v0".into());
         }
-        assert!(refusal("v0", &H100, &recs)
-            .contains("workload v0, but this qmcbench scores workload v1"));
+        assert!(refusal("v0", &H100, &recs).contains("workload v0, but this qmcbench scores workload v1"));
         recs[0].params.insert(PARAM.into(), "v1".into());
-        assert!(refusal("v0v1", &H100, &recs)
-            .contains("mixes scoring runs of workload versions v0, v1"));
+        assert!(refusal("v0v1", &H100, &recs).contains("mixes scoring runs of workload versions v0, v1"));
         for r in &mut recs {
             r.params.remove(PARAM);
         }
@@ -1200,33 +853,16 @@ mod tests {
 
     #[test]
     fn folder_names_follow_the_import_script() {
-        assert_eq!(
-            crate::machine::slug("NVIDIA H100 80GB HBM3"),
-            "nvidia-h100-80gb-hbm3"
-        );
+        assert_eq!(crate::machine::slug("NVIDIA H100 80GB HBM3"), "nvidia-h100-80gb-hbm3");
         assert_eq!(crate::machine::slug("NVIDIA H200"), "nvidia-h200");
         assert_eq!(crate::machine::slug(" A100-SXM4 (40GB) "), "a100-sxm4-40gb");
     }
 
     #[test]
     fn text_names_both_machines_commits_and_the_bound() {
-        let s = scored(
-            "text",
-            (&H200, runs(&H200, &[0.0, 0.01, -0.01], 0.005)),
-            (&H100, runs(&H100, &[0.0, -0.01, 0.01], 0.005)),
-        );
+        let s = scored("text", (&H200, runs(&H200, &[0.0, 0.01, -0.01], 0.005)), (&H100, runs(&H100, &[0.0, -0.01, 0.01], 0.005)));
         let t = text(&s, false, true);
-        for want in [
-            "NVIDIA H200 + Xeon B",
-            "NVIDIA H100 80GB HBM3 + Xeon A",
-            "commit 0123456789",
-            "GPU SCORE 1.119",
-            "HOST SCORE 1.119",
-            "bandwidth",
-            "arithmetic or latency",
-            "stream/copy mixed [n=1]",
-            "ratio 1.40",
-        ] {
+        for want in ["NVIDIA H200 + Xeon B", "NVIDIA H100 80GB HBM3 + Xeon A", "commit 0123456789", "GPU SCORE 1.119", "HOST SCORE 1.119", "bandwidth", "arithmetic or latency", "stream/copy mixed [n=1]", "ratio 1.40"] {
             assert!(t.contains(want), "lacks '{want}':\n{t}");
         }
         assert!(!t.contains("COMBINED"));

@@ -13,10 +13,7 @@ const EXTRA_STYLE: &str = ".score{font-size:28px;font-weight:bold}.interval{colo
 
 /// The page.
 pub fn html(s: &Scores, combined: bool) -> String {
-    let title = format!(
-        "Procurement score: {} against {}",
-        s.new.machine.gpu, s.reference.machine.gpu
-    );
+    let title = format!("Procurement score: {} against {}", s.new.machine.gpu, s.reference.machine.gpu);
     let mut body = String::new();
     let _ = write!(
         body,
@@ -29,25 +26,12 @@ pub fn html(s: &Scores, combined: bool) -> String {
     let _ = write!(body, "<h2>Machines</h2><table><tr><th></th><th>GPU</th><th>host CPU</th><th>records</th><th>commit</th><th>runs</th></tr>{}{}</table>", machine_row("machine", &s.new), machine_row("reference", &s.reference));
     body.push_str("<h2>Scores</h2><div class=\"parts\">");
     for p in [&s.gpu, &s.host] {
-        let _ = write!(
-            body,
-            "<div><div>{} score</div>{}</div>",
-            p.name(),
-            big(&p.score)
-        );
+        let _ = write!(body, "<div><div>{} score</div>{}</div>", p.name(), big(&p.score));
     }
     if combined {
-        let _ = write!(
-            body,
-            "<div><div>combined (geometric mean of the two)</div>{}</div>",
-            big(&s.combined)
-        );
+        let _ = write!(body, "<div><div>combined (geometric mean of the two)</div>{}</div>", big(&s.combined));
     }
-    let _ = write!(
-        body,
-        "</div><p class=\"note\">{}.</p>",
-        esc(&s.interval_note())
-    );
+    let _ = write!(body, "</div><p class=\"note\">{}.</p>", esc(&s.interval_note()));
     for p in [&s.gpu, &s.host] {
         part(&mut body, p);
     }
@@ -78,10 +62,7 @@ fn machine_row(what: &str, x: &Side) -> String {
 }
 
 fn big(e: &Estimate) -> String {
-    format!(
-        "<div class=\"score\">{:.3}</div><div class=\"interval\">95% interval {:.3} - {:.3}</div>",
-        e.value, e.lo, e.hi
-    )
+    format!("<div class=\"score\">{:.3}</div><div class=\"interval\">95% interval {:.3} - {:.3}</div>", e.value, e.lo, e.hi)
 }
 
 /// One part: the chart of kernel ratios, the kernel table and the case table.
@@ -135,22 +116,12 @@ fn part(body: &mut String, p: &Part) {
 fn chart(p: &Part) -> String {
     let (w, row, left, right) = (640.0, 26.0, 150.0, 40.0);
     let h = row * (p.kernels.len() as f64 + 1.0) + 10.0;
-    let max = p
-        .kernels
-        .iter()
-        .map(|k| k.ratio.hi)
-        .chain([1.0, p.ceiling_ratio().unwrap_or(1.0)])
-        .fold(0.0f64, f64::max)
-        * 1.1;
+    let max = p.kernels.iter().map(|k| k.ratio.hi).chain([1.0, p.ceiling_ratio().unwrap_or(1.0)]).fold(0.0f64, f64::max) * 1.1;
     let x = |v: f64| left + (w - left - right) * v / max;
     let mut svg = format!("<svg class=\"ratios\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" font-size=\"12\" font-family=\"sans-serif\">");
     for (i, k) in p.kernels.iter().enumerate() {
         let y = 5.0 + row * i as f64;
-        let color = if k.bandwidth_bound() {
-            "#3a6ea5"
-        } else {
-            "#c0772a"
-        };
+        let color = if k.bandwidth_bound() { "#3a6ea5" } else { "#c0772a" };
         let _ = write!(
             svg,
             "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text><rect x=\"{left}\" y=\"{}\" width=\"{:.1}\" height=\"{}\" fill=\"{color}\"/>\
@@ -195,39 +166,14 @@ mod tests {
 
     #[test]
     fn page_holds_machines_scores_intervals_and_bounds_and_fetches_nothing() {
-        let s = scored(
-            "page",
-            (&H200, runs(&H200, &[0.0, 0.01, -0.01], 0.005)),
-            (&H100, runs(&H100, &[0.0, -0.01, 0.01], 0.005)),
-        );
+        let s = scored("page", (&H200, runs(&H200, &[0.0, 0.01, -0.01], 0.005)), (&H100, runs(&H100, &[0.0, -0.01, 0.01], 0.005)));
         let page = html(&s, true);
-        for want in [
-            "NVIDIA H200",
-            "Xeon B",
-            "NVIDIA H100 80GB HBM3",
-            "Xeon A",
-            "score v1",
-            "0123456789",
-            "GPU score",
-            "host score",
-            "combined",
-            "1.119",
-            "95% interval",
-            "bandwidth",
-            "arithmetic or latency",
-            "stream/copy mixed [n=1]",
-            "a ratio of <b>1.40</b>",
-        ] {
+        for want in ["NVIDIA H200", "Xeon B", "NVIDIA H100 80GB HBM3", "Xeon A", "score v1", "0123456789", "GPU score", "host score", "combined", "1.119", "95% interval", "bandwidth", "arithmetic or latency", "stream/copy mixed [n=1]", "a ratio of <b>1.40</b>"] {
             assert!(page.contains(want), "lacks '{want}'");
         }
         assert_eq!(page.matches("<svg").count(), 2, "one chart per part");
         assert_eq!(page.matches("<table class=\"kernels\"").count(), 2);
-        assert!(
-            !page.contains("src=\"http")
-                && !page.contains("href=\"http")
-                && !page.contains("<script"),
-            "nothing to fetch or run"
-        );
+        assert!(!page.contains("src=\"http") && !page.contains("href=\"http") && !page.contains("<script"), "nothing to fetch or run");
         assert!(!html(&s, false).contains("combined (geometric mean"));
     }
 }

@@ -82,26 +82,15 @@ impl System {
     pub fn detect() -> System {
         use sysinfo::{CpuRefreshKind, MemoryRefreshKind, RefreshKind};
         let sys = sysinfo::System::new_with_specifics(
-            RefreshKind::nothing()
-                .with_cpu(CpuRefreshKind::nothing())
-                .with_memory(MemoryRefreshKind::nothing().with_ram()),
+            RefreshKind::nothing().with_cpu(CpuRefreshKind::nothing()).with_memory(MemoryRefreshKind::nothing().with_ram()),
         );
         let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
         System {
-            host: host_id(
-                std::fs::read_to_string("/etc/machine-id").ok().as_deref(),
-                sysinfo::System::host_name().as_deref(),
-            ),
+            host: host_id(std::fs::read_to_string("/etc/machine-id").ok().as_deref(), sysinfo::System::host_name().as_deref()),
             os: sysinfo::System::long_os_version().unwrap_or_default(),
-            cpu_model: sys
-                .cpus()
-                .first()
-                .map(|c| c.brand().trim().to_string())
-                .unwrap_or_default(),
+            cpu_model: sys.cpus().first().map(|c| c.brand().trim().to_string()).unwrap_or_default(),
             cpu_signature: cpu_signature(&cpuinfo),
-            cpu_logical: std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1),
+            cpu_logical: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
             cpu_physical: sysinfo::System::physical_core_count(),
             threads_used: rayon::current_num_threads(),
             memory_bytes: sys.total_memory(),
@@ -133,17 +122,10 @@ impl System {
 /// one): it tells hosts apart and cannot be turned back into the id.
 fn host_id(machine_id: Option<&str>, hostname: Option<&str>) -> String {
     let hash = |kind: &str, v: &str| {
-        let h = format!("qmc-bench {kind}\n{v}")
-            .bytes()
-            .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-                (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
-            });
+        let h = format!("qmc-bench {kind}\n{v}").bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3));
         format!("{kind}:{h:016x}")
     };
-    match (
-        machine_id.map(str::trim).filter(|m| !m.is_empty()),
-        hostname.map(str::trim).filter(|h| !h.is_empty()),
-    ) {
+    match (machine_id.map(str::trim).filter(|m| !m.is_empty()), hostname.map(str::trim).filter(|h| !h.is_empty())) {
         (Some(m), _) => hash("machine-id", m),
         (None, Some(h)) => hash("hostname", h),
         (None, None) => "unknown".into(),
@@ -153,20 +135,12 @@ fn host_id(machine_id: Option<&str>, hostname: Option<&str>) -> String {
 /// "vendor family F model M stepping S" from the first processor of /proc/cpuinfo (empty elsewhere).
 fn cpu_signature(cpuinfo: &str) -> String {
     let field = |name: &str| {
-        cpuinfo
-            .lines()
-            .take_while(|l| !l.trim().is_empty())
-            .find_map(|l| {
-                let (k, v) = l.split_once(':')?;
-                (k.trim() == name).then(|| v.trim().to_string())
-            })
+        cpuinfo.lines().take_while(|l| !l.trim().is_empty()).find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            (k.trim() == name).then(|| v.trim().to_string())
+        })
     };
-    match (
-        field("vendor_id"),
-        field("cpu family"),
-        field("model"),
-        field("stepping"),
-    ) {
+    match (field("vendor_id"), field("cpu family"), field("model"), field("stepping")) {
         (Some(v), Some(f), Some(m), Some(s)) => format!("{v} family {f} model {m} stepping {s}"),
         _ => String::new(),
     }
@@ -180,17 +154,10 @@ mod tests {
     fn host_id_hashes_the_machine_id_and_never_shows_it() {
         let a = host_id(Some("3d1219c7c4c5404aaa1f6d2a48adfda4\n"), Some("vm"));
         let b = host_id(Some("0d1219c7c4c5404aaa1f6d2a48adfda4"), Some("vm"));
-        assert!(
-            a.starts_with("machine-id:") && a.len() == "machine-id:".len() + 16,
-            "{a}"
-        );
+        assert!(a.starts_with("machine-id:") && a.len() == "machine-id:".len() + 16, "{a}");
         assert_ne!(a, b, "two machines with one host name are told apart");
         assert!(!a.contains("3d1219c7"));
-        assert_eq!(
-            a,
-            host_id(Some("3d1219c7c4c5404aaa1f6d2a48adfda4"), None),
-            "stable"
-        );
+        assert_eq!(a, host_id(Some("3d1219c7c4c5404aaa1f6d2a48adfda4"), None), "stable");
         assert!(host_id(None, Some("vm")).starts_with("hostname:"));
         assert_eq!(host_id(Some(" "), None), "unknown");
     }
@@ -198,10 +165,7 @@ mod tests {
     #[test]
     fn cpu_signature_from_cpuinfo() {
         let info = "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 17\nmodel name\t: AMD EPYC\nstepping\t: 1\n\nprocessor\t: 1\n";
-        assert_eq!(
-            cpu_signature(info),
-            "AuthenticAMD family 25 model 17 stepping 1"
-        );
+        assert_eq!(cpu_signature(info), "AuthenticAMD family 25 model 17 stepping 1");
         assert_eq!(cpu_signature("processor: 0\n"), "");
     }
 
@@ -209,9 +173,6 @@ mod tests {
     fn schema_1_systems_still_read() {
         let old = r#"{"host":"vm","os":"Linux","cpu_model":"AMD EPYC","cpu_logical":2,"cpu_physical":2,"threads_used":2,"memory_bytes":1,"cpu_isa":"avx2"}"#;
         let s: System = serde_json::from_str(old).unwrap();
-        assert_eq!(
-            (s.host_gpus.as_ref(), s.rustc.as_str(), s.cores()),
-            (None, "", 2)
-        );
+        assert_eq!((s.host_gpus.as_ref(), s.rustc.as_str(), s.cores()), (None, "", 2));
     }
 }

@@ -34,38 +34,19 @@ impl Stats {
         let mut s = samples.to_vec();
         s.sort_by(|a, b| a.total_cmp(b));
         let n = s.len();
-        let median = if n % 2 == 1 {
-            s[n / 2]
-        } else {
-            0.5 * (s[n / 2 - 1] + s[n / 2])
-        };
+        let median = if n % 2 == 1 { s[n / 2] } else { 0.5 * (s[n / 2 - 1] + s[n / 2]) };
         let mean = s.iter().sum::<f64>() / n as f64;
-        Stats {
-            min: s[0],
-            median,
-            max: s[n - 1],
-            mean: Some(mean),
-        }
+        Stats { min: s[0], median, max: s[n - 1], mean: Some(mean) }
     }
 
     /// One value for every statistic (a measurement taken once).
     pub fn constant(secs: f64) -> Stats {
-        Stats {
-            min: secs,
-            median: secs,
-            max: secs,
-            mean: Some(secs),
-        }
+        Stats { min: secs, median: secs, max: secs, mean: Some(secs) }
     }
 
     /// Every statistic times `f` (a time per walker scaled to another walker count).
     pub fn scaled(self, f: f64) -> Stats {
-        Stats {
-            min: self.min * f,
-            median: self.median * f,
-            max: self.max * f,
-            mean: self.mean.map(|m| m * f),
-        }
+        Stats { min: self.min * f, median: self.median * f, max: self.max * f, mean: self.mean.map(|m| m * f) }
     }
 }
 
@@ -84,32 +65,21 @@ pub struct Plant {
 impl Plant {
     /// Parse the variable's value.
     pub fn parse(text: &str) -> Result<Plant, String> {
-        let bad = |why: &str| {
-            format!("{PLANT_VAR}={text:?}: {why}; expected <kernel>:<factor> (e.g. bspline:1.05) or <factor> for every kernel (e.g. 16), a factor of at least 1")
-        };
+        let bad = |why: &str| format!("{PLANT_VAR}={text:?}: {why}; expected <kernel>:<factor> (e.g. bspline:1.05) or <factor> for every kernel (e.g. 16), a factor of at least 1");
         let (kernel, factor) = match text.trim().split_once(':') {
             Some((k, f)) => (Some(k.trim()), f.trim()),
             None => (None, text.trim()),
         };
         if let Some(k) = kernel {
-            if k.is_empty()
-                || !k
-                    .chars()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-')
-            {
+            if k.is_empty() || !k.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-') {
                 return Err(bad("the kernel name must be a kernel's name, like bspline"));
             }
         }
-        let factor: f64 = factor
-            .parse()
-            .map_err(|_| bad("the factor is not a number"))?;
+        let factor: f64 = factor.parse().map_err(|_| bad("the factor is not a number"))?;
         if !(factor.is_finite() && factor >= 1.0) {
             return Err(bad("the factor must be a finite number of at least 1"));
         }
-        Ok(Plant {
-            kernel: kernel.map(str::to_string),
-            factor,
-        })
+        Ok(Plant { kernel: kernel.map(str::to_string), factor })
     }
 
     /// The plant the environment asks for: `None` when the variable is unset or empty, an error when it is set
@@ -143,11 +113,7 @@ pub struct Credit {
 
 impl Credit {
     pub fn new(factor: f64) -> Credit {
-        Credit {
-            factor,
-            reps: 0,
-            runs: 0,
-        }
+        Credit { factor, reps: 0, runs: 0 }
     }
 
     /// Runs of the work for the next repetition.
@@ -168,13 +134,7 @@ impl Credit {
 
 /// Run `f` `warmup` times untimed, then `reps` times timed with `clock`; each timed repetition runs `f` as often as
 /// a [`Credit`] of `factor` says (1: once).
-pub fn measure<E, F>(
-    clock: Clock,
-    warmup: usize,
-    reps: usize,
-    factor: f64,
-    mut f: F,
-) -> Result<Stats, E>
+pub fn measure<E, F>(clock: Clock, warmup: usize, reps: usize, factor: f64, mut f: F) -> Result<Stats, E>
 where
     F: FnMut() -> Result<(), E>,
     E: From<GpuError>,
@@ -213,15 +173,7 @@ mod tests {
     #[test]
     fn stats_of_samples() {
         let s = Stats::from_samples(&[3.0, 1.0, 2.0]);
-        assert_eq!(
-            s,
-            Stats {
-                min: 1.0,
-                median: 2.0,
-                max: 3.0,
-                mean: Some(2.0)
-            }
-        );
+        assert_eq!(s, Stats { min: 1.0, median: 2.0, max: 3.0, mean: Some(2.0) });
         let s = Stats::from_samples(&[4.0, 1.0, 2.0, 3.0]);
         assert_eq!((s.median, s.mean), (2.5, Some(2.5)));
         // one slow repetition in twenty moves the mean, not the median
@@ -235,63 +187,19 @@ mod tests {
     fn a_record_without_a_mean_still_reads() {
         let s: Stats = serde_json::from_str(r#"{"min":1.0,"median":2.0,"max":3.0}"#).unwrap();
         assert_eq!(s.mean, None);
-        let back: Stats =
-            serde_json::from_str(&serde_json::to_string(&Stats::constant(2.0)).unwrap()).unwrap();
+        let back: Stats = serde_json::from_str(&serde_json::to_string(&Stats::constant(2.0)).unwrap()).unwrap();
         assert_eq!(back.mean, Some(2.0));
     }
 
     #[test]
     fn plants_parse() {
-        assert_eq!(
-            Plant::parse("bspline:1.05"),
-            Ok(Plant {
-                kernel: Some("bspline".into()),
-                factor: 1.05
-            })
-        );
-        assert_eq!(
-            Plant::parse(" qmc : 2 "),
-            Ok(Plant {
-                kernel: Some("qmc".into()),
-                factor: 2.0
-            })
-        );
-        assert_eq!(
-            Plant::parse("16"),
-            Ok(Plant {
-                kernel: None,
-                factor: 16.0
-            }),
-            "the plain number: every kernel"
-        );
-        assert_eq!(
-            Plant::parse("1"),
-            Ok(Plant {
-                kernel: None,
-                factor: 1.0
-            })
-        );
-        for bad in [
-            "",
-            "bspline",
-            "bspline:",
-            ":1.05",
-            "bspline:0.9",
-            "bspline:0",
-            "bspline:-1",
-            "bspline:nan",
-            "bspline:inf",
-            "bspline:x",
-            "B-Spline:1.1",
-            "a b:1.1",
-            "bspline:1.05:2",
-            "0.5",
-        ] {
+        assert_eq!(Plant::parse("bspline:1.05"), Ok(Plant { kernel: Some("bspline".into()), factor: 1.05 }));
+        assert_eq!(Plant::parse(" qmc : 2 "), Ok(Plant { kernel: Some("qmc".into()), factor: 2.0 }));
+        assert_eq!(Plant::parse("16"), Ok(Plant { kernel: None, factor: 16.0 }), "the plain number: every kernel");
+        assert_eq!(Plant::parse("1"), Ok(Plant { kernel: None, factor: 1.0 }));
+        for bad in ["", "bspline", "bspline:", ":1.05", "bspline:0.9", "bspline:0", "bspline:-1", "bspline:nan", "bspline:inf", "bspline:x", "B-Spline:1.1", "a b:1.1", "bspline:1.05:2", "0.5"] {
             let e = Plant::parse(bad).expect_err(bad);
-            assert!(
-                e.starts_with("QMC_PLANT_SLOWDOWN=") && e.contains("<kernel>:<factor>"),
-                "{bad}: {e}"
-            );
+            assert!(e.starts_with("QMC_PLANT_SLOWDOWN=") && e.contains("<kernel>:<factor>"), "{bad}: {e}");
         }
     }
 
@@ -313,20 +221,12 @@ mod tests {
         assert_eq!(runs(1.0, 20), 20);
         assert_eq!(runs(1.05, 1), 1);
         assert_eq!(runs(1.05, 3), 3);
-        assert_eq!(
-            runs(1.05, 23),
-            24,
-            "23 + 1 extra: the difference of 3 and 23 repetitions is 21 runs for 20"
-        );
+        assert_eq!(runs(1.05, 23), 24, "23 + 1 extra: the difference of 3 and 23 repetitions is 21 runs for 20");
         assert_eq!(runs(16.0, 9), 144);
         assert_eq!(runs(1.5, 4), 6);
         for r in 1..200u64 {
             for f in [1.0, 1.01, 1.05, 1.1, 1.333, 2.5] {
-                assert_eq!(
-                    runs(f, r),
-                    (r as f64 * f).round() as u64,
-                    "R = {r}, factor {f}"
-                );
+                assert_eq!(runs(f, r), (r as f64 * f).round() as u64, "R = {r}, factor {f}");
             }
         }
         // every repetition runs its work at least once
@@ -355,11 +255,7 @@ mod tests {
             Ok(())
         })
         .unwrap();
-        assert_eq!(
-            calls,
-            1 + 21,
-            "one warm-up, then 21 runs for 20 repetitions"
-        );
+        assert_eq!(calls, 1 + 21, "one warm-up, then 21 runs for 20 repetitions");
     }
 
     #[test]

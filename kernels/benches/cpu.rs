@@ -12,15 +12,9 @@ fn bspline(c: &mut Criterion) {
     let mut out64 = vec![0.0f64; 64 * 10 * t64.stride];
     let mut out32 = vec![0.0f32; 64 * 10 * t64.stride];
     let mut g = c.benchmark_group("bspline_vgh_256orb_64walkers");
-    g.bench_function("double", |b| {
-        b.iter(|| bs::cpu::evaluate::<f64, f64>(&t64, &pos, Output::Vgh, &mut out64))
-    });
-    g.bench_function("single", |b| {
-        b.iter(|| bs::cpu::evaluate::<f32, f32>(&t32, &pos, Output::Vgh, &mut out32))
-    });
-    g.bench_function("mixed", |b| {
-        b.iter(|| bs::cpu::evaluate::<f32, f64>(&t32, &pos, Output::Vgh, &mut out64))
-    });
+    g.bench_function("double", |b| b.iter(|| bs::cpu::evaluate::<f64, f64>(&t64, &pos, Output::Vgh, &mut out64)));
+    g.bench_function("single", |b| b.iter(|| bs::cpu::evaluate::<f32, f32>(&t32, &pos, Output::Vgh, &mut out32)));
+    g.bench_function("mixed", |b| b.iter(|| bs::cpu::evaluate::<f32, f64>(&t32, &pos, Output::Vgh, &mut out64)));
     g.finish();
 }
 

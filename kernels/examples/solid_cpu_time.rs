@@ -18,31 +18,13 @@ fn cpu_ns() -> u64 {
 
 fn main() {
     let arg = |i: usize, d: &str| std::env::args().nth(i).unwrap_or_else(|| d.to_string());
-    let sizes: Vec<usize> = arg(1, "384,768")
-        .split(',')
-        .map(|x| x.parse().unwrap())
-        .collect();
-    let (walkers, steps, delay): (usize, usize, usize) = (
-        arg(2, "2").parse().unwrap(),
-        arg(3, "4").parse().unwrap(),
-        arg(4, "0").parse().unwrap(),
-    );
+    let sizes: Vec<usize> = arg(1, "384,768").split(',').map(|x| x.parse().unwrap()).collect();
+    let (walkers, steps, delay): (usize, usize, usize) = (arg(2, "2").parse().unwrap(), arg(3, "4").parse().unwrap(), arg(4, "0").parse().unwrap());
     println!("electrons delay walkers threads min_cpu_s_per_walker_step median_cpu_s_per_walker_step fractions(orbitals determinant jastrow coulomb pseudopotential)");
     for ne in sizes {
         let sys = Solid::carbon(ne / 4, 1).unwrap();
-        let k = if delay == 0 {
-            default_delay(ne / 2)
-        } else {
-            delay
-        };
-        let p = Params {
-            tau: 0.02,
-            dmc: true,
-            recompute: 8,
-            seed: 100,
-            first: 0,
-            delay: k,
-        };
+        let k = if delay == 0 { default_delay(ne / 2) } else { delay };
+        let p = Params { tau: 0.02, dmc: true, recompute: 8, seed: 100, first: 0, delay: k };
         let mut e = CpuEngine::<f64, f64>::new(&sys, walkers, p).unwrap();
         e.step().unwrap();
         e.timers = Default::default();
@@ -55,23 +37,8 @@ fn main() {
             .collect();
         per.sort_by(f64::total_cmp);
         let f = e.timers.fractions();
-        let classes = [
-            Class::Orbitals,
-            Class::Determinant,
-            Class::Jastrow,
-            Class::Coulomb,
-            Class::Pseudopotential,
-        ];
-        let fr: Vec<String> = classes
-            .iter()
-            .map(|&c| format!("{:.3}", f[c as usize]))
-            .collect();
-        println!(
-            "{ne} {k} {walkers} {} {:.4} {:.4} {}",
-            rayon::current_num_threads(),
-            per[0],
-            per[per.len() / 2],
-            fr.join(" ")
-        );
+        let classes = [Class::Orbitals, Class::Determinant, Class::Jastrow, Class::Coulomb, Class::Pseudopotential];
+        let fr: Vec<String> = classes.iter().map(|&c| format!("{:.3}", f[c as usize])).collect();
+        println!("{ne} {k} {walkers} {} {:.4} {:.4} {}", rayon::current_num_threads(), per[0], per[per.len() / 2], fr.join(" "));
     }
 }

@@ -13,12 +13,8 @@ use rayon::prelude::*;
 
 fn main() {
     let arg = |i: usize, d: &str| std::env::args().nth(i).unwrap_or_else(|| d.to_string());
-    let sizes: Vec<usize> = arg(1, "256,512,1024")
-        .split(',')
-        .map(|x| x.parse().unwrap())
-        .collect();
-    let (walkers, steps): (usize, usize) =
-        (arg(2, "2").parse().unwrap(), arg(3, "4").parse().unwrap());
+    let sizes: Vec<usize> = arg(1, "256,512,1024").split(',').map(|x| x.parse().unwrap()).collect();
+    let (walkers, steps): (usize, usize) = (arg(2, "2").parse().unwrap(), arg(3, "4").parse().unwrap());
     let delay: usize = arg(4, "0").parse().unwrap();
     println!("electrons walker step since cond eps32*cond kinetic coulomb nonlocal inverse table_only_energy");
     for ne in sizes {
@@ -26,20 +22,9 @@ fn main() {
         // the same solid with the table the mixed engine reads: f32-rounded orbitals are a different wavefunction
         let mut sys32 = sys.clone();
         sys32.setup.table = sys.setup.table.convert::<f32>().convert::<f64>();
-        let delay = if delay == 0 {
-            default_delay(ne / 2)
-        } else {
-            delay
-        };
+        let delay = if delay == 0 { default_delay(ne / 2) } else { delay };
         println!("# delay {delay}");
-        let p = Params {
-            tau: 0.02,
-            dmc: false,
-            recompute: 0,
-            seed: 100,
-            first: 0,
-            delay,
-        };
+        let p = Params { tau: 0.02, dmc: false, recompute: 0, seed: 100, first: 0, delay };
         let mut e = CpuEngine::<f32, f64>::new(&sys, walkers, p).unwrap();
         let mut cond = e.cond.clone();
         cond.sort_by(f64::total_cmp);
@@ -55,21 +40,9 @@ fn main() {
                 .map(|k| {
                     let pos = &e.w.pos[3 * k * ne..3 * (k + 1) * ne];
                     let rot = &e.w.rot[9 * k * ni..9 * (k + 1) * ni];
-                    let inv: Vec<f64> = e.w.inv[k * ne * st..(k + 1) * ne * st]
-                        .iter()
-                        .map(|x| x.f64())
-                        .collect();
+                    let inv: Vec<f64> = e.w.inv[k * ne * st..(k + 1) * ne * st].iter().map(|x| x.f64()).collect();
                     let c = compare(&sys, pos, rot, e.parts[k], &inv).unwrap();
-                    let t = compare(
-                        &sys,
-                        pos,
-                        rot,
-                        compare(&sys32, pos, rot, e.parts[k], &inv)
-                            .unwrap()
-                            .reference,
-                        &inv,
-                    )
-                    .unwrap();
+                    let t = compare(&sys, pos, rot, compare(&sys32, pos, rot, e.parts[k], &inv).unwrap().reference, &inv).unwrap();
                     format!(
                         "{ne} {k} {step} {since} {:.3e} {:.2e} {:.2e} {:.2e} {:.2e} {:.2e} {:.2e}",
                         c.cond,

@@ -28,24 +28,10 @@ pub struct Check {
 
 impl Check {
     /// Compare `fast` with `reference` under `tolerance`. Different lengths give a failing check naming them.
-    pub fn compare<A: Copy + Into<f64>>(
-        quantity: &str,
-        fast: &[A],
-        reference: &[f64],
-        tolerance: f64,
-    ) -> Check {
+    pub fn compare<A: Copy + Into<f64>>(quantity: &str, fast: &[A], reference: &[f64], tolerance: f64) -> Check {
         if fast.len() != reference.len() {
-            let quantity = format!(
-                "{quantity} (lengths differ: {} fast, {} reference)",
-                fast.len(),
-                reference.len()
-            );
-            return Check {
-                quantity,
-                error: f64::INFINITY,
-                tolerance,
-                compared: 0,
-            };
+            let quantity = format!("{quantity} (lengths differ: {} fast, {} reference)", fast.len(), reference.len());
+            return Check { quantity, error: f64::INFINITY, tolerance, compared: 0 };
         }
         let (mut scale, mut worst) = (0.0f64, 0.0f64);
         for (&a, &r) in fast.iter().zip(reference) {
@@ -58,12 +44,7 @@ impl Check {
             worst = worst.max((a - r).abs());
         }
         let error = if scale > 0.0 { worst / scale } else { worst };
-        Check {
-            quantity: quantity.to_string(),
-            error,
-            tolerance,
-            compared: fast.len(),
-        }
+        Check { quantity: quantity.to_string(), error, tolerance, compared: fast.len() }
     }
 
     /// A check on a single scalar, relative to the reference (e.g. an energy against an exact value).
@@ -73,28 +54,14 @@ impl Check {
         } else {
             f64::INFINITY
         };
-        Check {
-            quantity: quantity.to_string(),
-            error,
-            tolerance,
-            compared: 1,
-        }
+        Check { quantity: quantity.to_string(), error, tolerance, compared: 1 }
     }
 
     /// Every one of `values` is finite (error 0), or not (infinite). For measured results with no reference to
     /// compare with, such as every walker's energy and weight at every step.
     pub fn finite(quantity: &str, values: &[f64]) -> Check {
-        let error = if values.iter().all(|x| x.is_finite()) {
-            0.0
-        } else {
-            f64::INFINITY
-        };
-        Check {
-            quantity: quantity.to_string(),
-            error,
-            tolerance: 0.0,
-            compared: values.len(),
-        }
+        let error = if values.iter().all(|x| x.is_finite()) { 0.0 } else { f64::INFINITY };
+        Check { quantity: quantity.to_string(), error, tolerance: 0.0, compared: values.len() }
     }
 
     /// True when something was compared and the error is within tolerance (never for NaN or infinity, never for a
@@ -157,10 +124,7 @@ mod tests {
     fn a_non_finite_reference_fails() {
         for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
             let c = Check::compare("v", &[1.0f64, 2.0], &[1.0, bad], 1e300);
-            assert!(
-                !c.passed() && c.error.is_infinite(),
-                "reference {bad}: {c:?}"
-            );
+            assert!(!c.passed() && c.error.is_infinite(), "reference {bad}: {c:?}");
             let c = Check::compare("v", &[1.0f64, 2.0], &[bad, 2.0], 1e300);
             assert!(!c.passed(), "reference {bad} first: {c:?}");
         }
@@ -181,19 +145,12 @@ mod tests {
     fn different_lengths_fail_with_a_reason_not_a_panic() {
         let c = Check::compare("rows", &[1.0f64, 2.0, 3.0], &[1.0, 2.0], 1.0);
         assert!(!c.passed());
-        assert!(
-            c.quantity.contains("lengths differ: 3 fast, 2 reference"),
-            "{}",
-            c.quantity
-        );
+        assert!(c.quantity.contains("lengths differ: 3 fast, 2 reference"), "{}", c.quantity);
     }
 
     #[test]
     fn every_check_counts_what_it_compared() {
-        assert_eq!(
-            Check::compare("v", &[1.0f32; 7], &[1.0; 7], 0.0).compared,
-            7
-        );
+        assert_eq!(Check::compare("v", &[1.0f32; 7], &[1.0; 7], 0.0).compared, 7);
         assert_eq!(Check::scalar("e", 1.0, 1.0, 0.0).compared, 1);
         let f = Check::finite("e", &[1.0, 2.0, f64::NAN]);
         assert_eq!(f.compared, 3);
@@ -203,12 +160,7 @@ mod tests {
 
     #[test]
     fn a_nan_tolerance_never_passes() {
-        let c = Check {
-            quantity: "e".into(),
-            error: 0.0,
-            tolerance: f64::NAN,
-            compared: 1,
-        };
+        let c = Check { quantity: "e".into(), error: 0.0, tolerance: f64::NAN, compared: 1 };
         assert!(!c.passed());
     }
 
@@ -226,31 +178,14 @@ mod tests {
         assert_eq!(worse(1.0, 2.0), 2.0);
         assert_eq!(worse(0.0, f64::NAN), f64::INFINITY);
         assert_eq!(worse(f64::NAN, 0.0), f64::INFINITY);
-        assert_eq!(
-            [0.5, f64::NAN, 0.1].into_iter().fold(0.0, worse),
-            f64::INFINITY
-        );
-        assert_eq!(
-            [0.5, f64::NAN, 0.1].into_iter().fold(0.0, f64::max),
-            0.5,
-            "what the old folds did"
-        );
+        assert_eq!([0.5, f64::NAN, 0.1].into_iter().fold(0.0, worse), f64::INFINITY);
+        assert_eq!([0.5, f64::NAN, 0.1].into_iter().fold(0.0, f64::max), 0.5, "what the old folds did");
     }
 
     #[test]
     fn worst_picks_largest_ratio() {
-        let a = Check {
-            quantity: "a".into(),
-            error: 1e-3,
-            tolerance: 1e-2,
-            compared: 1,
-        };
-        let b = Check {
-            quantity: "b".into(),
-            error: 1e-6,
-            tolerance: 1e-7,
-            compared: 1,
-        };
+        let a = Check { quantity: "a".into(), error: 1e-3, tolerance: 1e-2, compared: 1 };
+        let b = Check { quantity: "b".into(), error: 1e-6, tolerance: 1e-7, compared: 1 };
         assert_eq!(worst(&[a, b.clone()]).unwrap().quantity, "b");
     }
 
@@ -259,10 +194,7 @@ mod tests {
         let s = sample(1000, 6, 42);
         assert_eq!(s.len(), 8);
         assert_eq!((s[0], s[7]), (0, 999));
-        assert!(
-            s.windows(2).all(|w| w[0] < w[1]),
-            "sorted and distinct: {s:?}"
-        );
+        assert!(s.windows(2).all(|w| w[0] < w[1]), "sorted and distinct: {s:?}");
         assert_eq!(s, sample(1000, 6, 42), "the same seed, the same sample");
         assert_ne!(s, sample(1000, 6, 43));
         assert_eq!(sample(4, 2, 1), [0, 1, 2, 3]);

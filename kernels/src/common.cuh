@@ -67,6 +67,20 @@ template <typename T> __device__ __forceinline__ void bspline_weights(T t, T* a,
     d2a[0] = u; d2a[1] = T(3) * t - T(2); d2a[2] = T(1) - T(3) * t; d2a[3] = t;
 }
 
+// The B-spline grid cell holding `at` as the B-spline kernels find it (bspline.cu): cell (i, j, k) with i =
+// floor(n x wrapped fraction) on each axis, as the linear index (i n[1] + j) n[2] + k. The callers that sort points
+// by cell for the grouped kernels (bspline.cu evaluate_grouped, bspline/gpu.rs CellSort) key them with it.
+__device__ __forceinline__ int spline_cell(const double* at, const int* n, const double* cell) {
+    int c = 0;
+#pragma unroll
+    for (int d = 0; d < 3; d++) {
+        double u = at[d] / cell[d];
+        u -= floor(u);
+        c = c * n[d] + min((int)floor(u * n[d]), n[d] - 1);
+    }
+    return c;
+}
+
 // ---- radial functors u(r) of the Jastrow factors (the host's kernels::jastrow::Radial) ----
 // Each kernel keeps the parameters of functor f in its own layout P and names a view V that reads them, with static
 // functions of (const P& p, int f):
@@ -168,6 +182,41 @@ template <typename T> __device__ __forceinline__ T warp_sum(T v) {
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
     return v;
+}
+
+// Exclusive scan of x[0..n) into y[0..n) by one block (blockDim.x a multiple of 32, at most 1024) in tiles of
+// blockDim.x, in T; returns the sum of all n to every thread. y may be x (each thread reads its entry before writing
+// it, and only its own).
+template <typename In, typename T> __device__ T block_scan(const In* x, T* y, int n) {
+    __shared__ T warps[32];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+    T carry = T(0);
+    for (int base = 0; base < n; base += blockDim.x) { // the same trip count in every thread
+        const int i = base + threadIdx.x;
+        const T v = i < n ? (T)x[i] : T(0);
+        T inc = v;
+#pragma unroll
+        for (int o = 1; o < 32; o <<= 1) {
+            const T u = __shfl_up_sync(0xffffffffu, inc, o);
+            if (lane >= o) inc += u;
+        }
+        if (lane == 31) warps[warp] = inc;
+        __syncthreads();
+        if (warp == 0) {
+            T s = lane < nw ? warps[lane] : T(0);
+#pragma unroll
+            for (int o = 1; o < 32; o <<= 1) {
+                const T u = __shfl_up_sync(0xffffffffu, s, o);
+                if (lane >= o) s += u;
+            }
+            if (lane < nw) warps[lane] = s;
+        }
+        __syncthreads();
+        if (i < n) y[i] = carry + (warp > 0 ? warps[warp - 1] : T(0)) + inc - v;
+        carry += warps[nw - 1];
+        __syncthreads(); // everyone has read warps before the next tile writes it
+    }
+    return carry;
 }
 
 // Device-to-device copy used to measure the bandwidth ceiling (16-byte accesses, grid-stride).

@@ -3,11 +3,7 @@
 /// Reciprocal condition number in the 1-norm, 1 / (|M|_1 |M^-1|_1), of the row-major n x n matrix `m` given its
 /// inverse `inv`.
 pub fn rcond(m: &[f64], inv: &[f64], n: usize) -> f64 {
-    let norm1 = |x: &[f64]| {
-        (0..n)
-            .map(|c| (0..n).map(|r| x[r * n + c].abs()).sum::<f64>())
-            .fold(0.0, f64::max)
-    };
+    let norm1 = |x: &[f64]| (0..n).map(|c| (0..n).map(|r| x[r * n + c].abs()).sum::<f64>()).fold(0.0, f64::max);
     1.0 / (norm1(m) * norm1(inv))
 }
 

@@ -37,10 +37,7 @@ impl Form {
 /// The defines put before the prelude (`gpu::compile`; scripts/cu-on-host.sh passes them to g++): the radial
 /// functors' form numbers.
 pub fn prelude_defines() -> String {
-    Form::ALL
-        .iter()
-        .map(|f| format!("#define {} {}\n", f.define(), f.number()))
-        .collect()
+    Form::ALL.iter().map(|f| format!("#define {} {}\n", f.define(), f.number())).collect()
 }
 
 /// Cubic B-spline weights of the 4 coefficients around fraction t in [0, 1): value, first and second derivative with
@@ -53,18 +50,8 @@ pub fn bspline_weights<T: Real>(t: T) -> ([T; 4], [T; 4], [T; 4]) {
     let t3 = t2 * t;
     let s = c(1.0 / 6.0);
     (
-        [
-            u * u * u * s,
-            (c(3.0) * t3 - c(6.0) * t2 + c(4.0)) * s,
-            (c(-3.0) * t3 + c(3.0) * t2 + c(3.0) * t + c(1.0)) * s,
-            t3 * s,
-        ],
-        [
-            c(-0.5) * u * u,
-            c(1.5) * t2 - c(2.0) * t,
-            c(-1.5) * t2 + t + c(0.5),
-            c(0.5) * t2,
-        ],
+        [u * u * u * s, (c(3.0) * t3 - c(6.0) * t2 + c(4.0)) * s, (c(-3.0) * t3 + c(3.0) * t2 + c(3.0) * t + c(1.0)) * s, t3 * s],
+        [c(-0.5) * u * u, c(1.5) * t2 - c(2.0) * t, c(-1.5) * t2 + t + c(0.5), c(0.5) * t2],
         [u, c(3.0) * t - c(2.0), c(1.0) - c(3.0) * t, t],
     )
 }
@@ -77,12 +64,7 @@ mod tests {
     fn form_numbers_are_distinct_and_defined_once() {
         let d = prelude_defines();
         for f in Form::ALL {
-            assert_eq!(
-                d.matches(&format!("#define {} {}\n", f.define(), f.number()))
-                    .count(),
-                1,
-                "{d}"
-            );
+            assert_eq!(d.matches(&format!("#define {} {}\n", f.define(), f.number())).count(), 1, "{d}");
         }
         let mut n: Vec<i32> = Form::ALL.iter().map(|f| f.number()).collect();
         n.dedup();

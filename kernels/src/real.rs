@@ -11,18 +11,7 @@ use std::iter::Sum;
 
 /// A floating-point type a kernel can run in.
 pub trait Real:
-    Float
-    + FromPrimitive
-    + NumAssign
-    + Sum
-    + DeviceRepr
-    + ValidAsZeroBits
-    + Default
-    + Debug
-    + Display
-    + Send
-    + Sync
-    + 'static
+    Float + FromPrimitive + NumAssign + Sum + DeviceRepr + ValidAsZeroBits + Default + Debug + Display + Send + Sync + 'static
 {
     /// Suffix of GPU entry points and name in records: `f32` or `f64`.
     const NAME: &'static str;
@@ -106,9 +95,7 @@ impl std::str::FromStr for Precision {
             "double" | "f64" | "dp" => Ok(Precision::Double),
             "single" | "f32" | "sp" => Ok(Precision::Single),
             "mixed" => Ok(Precision::Mixed),
-            _ => Err(format!(
-                "unknown precision '{s}': expected double, single or mixed"
-            )),
+            _ => Err(format!("unknown precision '{s}': expected double, single or mixed")),
         }
     }
 }

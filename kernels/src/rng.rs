@@ -20,10 +20,7 @@ pub fn rng(seed: u64, stream: u64) -> Rng64 {
 /// The random stream of walker k at step s (purpose `tag`), independent of how walkers are spread over threads or
 /// ranks: the per-walker streams every driver draws its moves, branching and start positions from.
 pub fn stream(seed: u64, tag: u64, step: usize, k: usize) -> Rng64 {
-    rng(
-        seed ^ tag.wrapping_mul(0xA24B_AED4_963E_E407),
-        ((step as u64) << 24) ^ k as u64,
-    )
+    rng(seed ^ tag.wrapping_mul(0xA24B_AED4_963E_E407), ((step as u64) << 24) ^ k as u64)
 }
 
 /// Three independent standard normal numbers (Box-Muller).
@@ -41,22 +38,14 @@ pub fn gaussian3(rng: &mut Rng64) -> [f64; 3] {
 }
 
 /// Fill `out` with uniform numbers in [lo, hi), in parallel, deterministically for a given seed.
-pub fn fill_uniform<T: Send>(
-    out: &mut [T],
-    seed: u64,
-    lo: f64,
-    hi: f64,
-    conv: impl Fn(f64) -> T + Sync,
-) {
+pub fn fill_uniform<T: Send>(out: &mut [T], seed: u64, lo: f64, hi: f64, conv: impl Fn(f64) -> T + Sync) {
     const CHUNK: usize = 1 << 16;
-    out.par_chunks_mut(CHUNK)
-        .enumerate()
-        .for_each(|(i, chunk)| {
-            let mut r = rng(seed, i as u64 + 1);
-            for x in chunk {
-                *x = conv(r.random_range(lo..hi));
-            }
-        });
+    out.par_chunks_mut(CHUNK).enumerate().for_each(|(i, chunk)| {
+        let mut r = rng(seed, i as u64 + 1);
+        for x in chunk {
+            *x = conv(r.random_range(lo..hi));
+        }
+    });
 }
 
 #[cfg(test)]

@@ -28,19 +28,9 @@ pub fn budget() -> f64 {
 /// How many items a reference of `cost` flops per item affords within `budget`: at least the first and the last
 /// (whatever they cost), at most all `total`.
 pub fn affordable(total: usize, cost: f64, budget: f64) -> usize {
-    let n = if cost > 0.0 {
-        (budget / cost).floor()
-    } else {
-        f64::INFINITY
-    };
+    let n = if cost > 0.0 { (budget / cost).floor() } else { f64::INFINITY };
     // NaN (a zero budget over a zero cost) affords the minimum
-    let n = if n.is_nan() {
-        0
-    } else if n >= total as f64 {
-        total
-    } else {
-        n as usize
-    };
+    let n = if n.is_nan() { 0 } else if n >= total as f64 { total } else { n as usize };
     n.max(2).min(total)
 }
 
@@ -48,10 +38,7 @@ pub fn affordable(total: usize, cost: f64, budget: f64) -> usize {
 /// in fixed-size pieces processes one at a time.
 pub fn chunks(total: usize, len: usize) -> Vec<Range<usize>> {
     assert!(len > 0, "sample: chunks of no items");
-    (0..total)
-        .step_by(len)
-        .map(|s| s..(s + len).min(total))
-        .collect()
+    (0..total).step_by(len).map(|s| s..(s + len).min(total)).collect()
 }
 
 /// Distinct indices into `0..total`, ascending.
@@ -64,10 +51,7 @@ pub struct Sample {
 impl Sample {
     /// Every item.
     pub fn all(total: usize) -> Sample {
-        Sample {
-            items: (0..total).collect(),
-            total,
-        }
+        Sample { items: (0..total).collect(), total }
     }
 
     /// `count` items of `0..total` (all when `count >= total`): the first, the last (from a count of 2), one drawn
@@ -90,28 +74,15 @@ impl Sample {
         let extra = count.saturating_sub(chosen.len());
         if extra > 0 {
             let draws = rand::seq::index::sample(&mut r, total, count.min(total));
-            let fresh: Vec<usize> = draws
-                .into_iter()
-                .filter(|i| !chosen.contains(i))
-                .take(extra)
-                .collect();
+            let fresh: Vec<usize> = draws.into_iter().filter(|i| !chosen.contains(i)).take(extra).collect();
             chosen.extend(fresh);
         }
-        Sample {
-            items: chosen.into_iter().collect(),
-            total,
-        }
+        Sample { items: chosen.into_iter().collect(), total }
     }
 
     /// [`Sample::new`] with `count` items, or as many as a reference of `cost` flops each affords within the
     /// [`budget`] when `count` is None (a user's --check-... flag overrides the budget).
-    pub fn budgeted(
-        total: usize,
-        cost: f64,
-        count: Option<usize>,
-        chunks: &[Range<usize>],
-        seed: u64,
-    ) -> Sample {
+    pub fn budgeted(total: usize, cost: f64, count: Option<usize>, chunks: &[Range<usize>], seed: u64) -> Sample {
         let count = count.unwrap_or_else(|| affordable(total, cost, budget()));
         Sample::new(total, count, chunks, seed)
     }
@@ -131,16 +102,8 @@ impl Sample {
 
     /// The sampled items' blocks of an array laid out `[item][per]`, in sample order.
     pub fn gather<T: Copy>(&self, v: &[T], per: usize) -> Vec<T> {
-        assert!(
-            v.len() >= self.total * per,
-            "sample: an array of {} entries holds fewer than {} items of {per}",
-            v.len(),
-            self.total
-        );
-        self.items
-            .iter()
-            .flat_map(|&i| v[i * per..(i + 1) * per].iter().copied())
-            .collect()
+        assert!(v.len() >= self.total * per, "sample: an array of {} entries holds fewer than {} items of {per}", v.len(), self.total);
+        self.items.iter().flat_map(|&i| v[i * per..(i + 1) * per].iter().copied()).collect()
     }
 }
 
@@ -170,11 +133,7 @@ mod tests {
         assert_eq!(ch[15], 960..1000);
         let s = Sample::new(1000, 4, &ch, 3);
         for c in &ch {
-            assert!(
-                s.items.iter().any(|i| c.contains(i)),
-                "chunk {c:?} has no item in {:?}",
-                s.items
-            );
+            assert!(s.items.iter().any(|i| c.contains(i)), "chunk {c:?} has no item in {:?}", s.items);
         }
         assert!(s.len() >= 16);
     }
@@ -189,10 +148,7 @@ mod tests {
             }
         }
         // 4000 draws, 400 expected per decile, standard deviation 19
-        assert!(
-            per_decile.iter().all(|&c| (320..480).contains(&c)),
-            "{per_decile:?}"
-        );
+        assert!(per_decile.iter().all(|&c| (320..480).contains(&c)), "{per_decile:?}");
     }
 
     #[test]
@@ -203,23 +159,14 @@ mod tests {
         assert_eq!(affordable(1, 1e12, 1e9), 1);
         assert_eq!(affordable(7, 0.0, 1e9), 7);
         let threads = rayon::current_num_threads();
-        assert_eq!(
-            Sample::budgeted(1000, 1e8, None, &[], 1).len(),
-            (10 * threads).min(1000)
-        );
+        assert_eq!(Sample::budgeted(1000, 1e8, None, &[], 1).len(), (10 * threads).min(1000));
         assert_eq!(Sample::budgeted(1000, 1e8, Some(3), &[], 1).len(), 3);
     }
 
     #[test]
     fn gather_picks_blocks() {
-        let s = Sample {
-            items: vec![0, 2],
-            total: 3,
-        };
+        let s = Sample { items: vec![0, 2], total: 3 };
         assert_eq!(s.gather(&[1, 2, 3, 4, 5, 6], 2), vec![1, 2, 5, 6]);
-        assert_eq!(
-            Sample::all(300).par_flat_map(|i| vec![i, i]),
-            (0..600).map(|i| i / 2).collect::<Vec<_>>()
-        );
+        assert_eq!(Sample::all(300).par_flat_map(|i| vec![i, i]), (0..600).map(|i| i / 2).collect::<Vec<_>>());
     }
 }

@@ -22,19 +22,9 @@ use std::path::Path;
 // The layers of the kernels crate.
 
 /// The base: imports nothing above it.
-const BASE: &[&str] = &[
-    "check", "gpu", "linalg", "maths", "real", "rng", "sample", "scalar", "simd",
-];
+const BASE: &[&str] = &["check", "gpu", "linalg", "maths", "real", "rng", "sample", "scalar", "simd"];
 /// The kernels: one folder each, importing the base.
-const KERNELS: &[&str] = &[
-    "bspline",
-    "determinant",
-    "ewald",
-    "gemm",
-    "jastrow",
-    "lattice",
-    "pseudopotential",
-];
+const KERNELS: &[&str] = &["bspline", "determinant", "ewald", "gemm", "jastrow", "lattice", "pseudopotential"];
 /// The drivers: whole VMC/DMC steps composed of the kernels.
 const DRIVERS: &[&str] = &["qmc", "solid"];
 
@@ -55,39 +45,18 @@ fn no_import_circles_and_layers_import_only_downward() {
     let kernels = Crate::from_dir(&root.join("kernels/src"), &[]);
     let harness = Crate::from_dir(&root.join("harness/src"), &[]);
     let miniapps = Crate::from_dir(&root.join("miniapps/src"), &["kernels", "harness"]);
-    assert!(
-        kernels.modules.len() > 50 && miniapps.modules.len() > 10,
-        "the module walk found too little"
-    );
+    assert!(kernels.modules.len() > 50 && miniapps.modules.len() > 10, "the module walk found too little");
     let mut problems = Vec::new();
-    for (name, c) in [
-        ("kernels", &kernels),
-        ("harness", &harness),
-        ("miniapps", &miniapps),
-    ] {
+    for (name, c) in [("kernels", &kernels), ("harness", &harness), ("miniapps", &miniapps)] {
         problems.extend(c.circles().into_iter().map(|m| format!("{name}: {m}")));
     }
-    problems.extend(
-        kernels
-            .top_level_circles()
-            .into_iter()
-            .map(|m| format!("kernels: {m}")),
-    );
+    problems.extend(kernels.top_level_circles().into_iter().map(|m| format!("kernels: {m}")));
     problems.extend(kernels.layer_violations(&layers()));
-    assert!(
-        problems.is_empty(),
-        "issue #20's layering is broken:\n{}",
-        problems.join("\n")
-    );
+    assert!(problems.is_empty(), "issue #20's layering is broken:\n{}", problems.join("\n"));
 }
 
 fn layers() -> Layers<'static> {
-    Layers {
-        base: BASE,
-        kernels: KERNELS,
-        drivers: DRIVERS,
-        kernel_to_kernel: KERNEL_TO_KERNEL,
-    }
+    Layers { base: BASE, kernels: KERNELS, drivers: DRIVERS, kernel_to_kernel: KERNEL_TO_KERNEL }
 }
 
 // ------------------------------------------------------------------------------------------------------------------
@@ -157,10 +126,7 @@ fn lex(src: &str) -> Vec<Token> {
                 text.push(c[j]);
                 j += 1;
             }
-            out.push(Token {
-                tok: Tok::Str(text),
-                line,
-            });
+            out.push(Token { tok: Tok::Str(text), line });
             i = j + 1 + hashes;
         } else if ch == '"' || (ch == 'b' && at(i + 1) == '"') {
             let (mut j, mut text) = (i + if ch == 'b' { 2 } else { 1 }, String::new());
@@ -172,10 +138,7 @@ fn lex(src: &str) -> Vec<Token> {
                 text.push(at(j));
                 j += 1;
             }
-            out.push(Token {
-                tok: Tok::Str(text),
-                line,
-            });
+            out.push(Token { tok: Tok::Str(text), line });
             i = j + 1;
         } else if ch == '\'' || (ch == 'b' && at(i + 1) == '\'') {
             let j = i + if ch == 'b' { 1 } else { 0 };
@@ -194,8 +157,7 @@ fn lex(src: &str) -> Vec<Token> {
                     i += 1;
                 }
             }
-        } else if is_ident_start(ch) || (ch == 'r' && at(i + 1) == '#' && is_ident_start(at(i + 2)))
-        {
+        } else if is_ident_start(ch) || (ch == 'r' && at(i + 1) == '#' && is_ident_start(at(i + 2))) {
             if ch == 'r' && at(i + 1) == '#' {
                 i += 2;
             }
@@ -203,25 +165,16 @@ fn lex(src: &str) -> Vec<Token> {
             while i < c.len() && is_ident(c[i]) {
                 i += 1;
             }
-            out.push(Token {
-                tok: Tok::Ident(c[start..i].iter().collect()),
-                line,
-            });
+            out.push(Token { tok: Tok::Ident(c[start..i].iter().collect()), line });
         } else if ch.is_ascii_digit() {
             while i < c.len() && is_ident(c[i]) {
                 i += 1;
             }
         } else if ch == ':' && at(i + 1) == ':' {
-            out.push(Token {
-                tok: Tok::Colons,
-                line,
-            });
+            out.push(Token { tok: Tok::Colons, line });
             i += 2;
         } else {
-            out.push(Token {
-                tok: Tok::Punct(ch),
-                line,
-            });
+            out.push(Token { tok: Tok::Punct(ch), line });
             i += 1;
         }
     }
@@ -289,11 +242,7 @@ fn use_tree(t: &[Token], j: &mut usize, prefix: &[String], out: &mut Vec<UseLeaf
             }
         } else if is(t, *j, &Tok::Punct('*')) {
             *j += 1;
-            out.push(UseLeaf {
-                path,
-                name: None,
-                glob: true,
-            });
+            out.push(UseLeaf { path, name: None, glob: true });
             return;
         } else if let Some(s) = ident(t, *j) {
             let s = s.to_string();
@@ -303,11 +252,7 @@ fn use_tree(t: &[Token], j: &mut usize, prefix: &[String], out: &mut Vec<UseLeaf
                 path.push(s);
                 continue;
             }
-            let mut name = if s == "self" {
-                path.last().cloned()
-            } else {
-                Some(s.clone())
-            };
+            let mut name = if s == "self" { path.last().cloned() } else { Some(s.clone()) };
             if s != "self" {
                 path.push(s);
             }
@@ -315,11 +260,7 @@ fn use_tree(t: &[Token], j: &mut usize, prefix: &[String], out: &mut Vec<UseLeaf
                 name = ident(t, *j + 1).filter(|a| *a != "_").map(str::to_string);
                 *j += 2;
             }
-            out.push(UseLeaf {
-                path,
-                name,
-                glob: false,
-            });
+            out.push(UseLeaf { path, name, glob: false });
             return;
         } else {
             return;
@@ -364,10 +305,7 @@ fn parse(src: &str) -> Parsed {
             }
             Tok::Ident(k) if k == "mod" && ident(&t, j + 1).is_some() => {
                 let name = ident(&t, j + 1).unwrap().to_string();
-                p.scope_children
-                    .entry(names(&scope))
-                    .or_default()
-                    .insert(name.clone());
+                p.scope_children.entry(names(&scope)).or_default().insert(name.clone());
                 if is(&t, j + 2, &Tok::Punct('{')) {
                     scope.push((name, depth));
                     depth += 1;
@@ -397,11 +335,7 @@ fn parse(src: &str) -> Parsed {
                     p.uses.push((names(&scope), public, leaf, line));
                 }
             }
-            Tok::Ident(first)
-                if !(j > 0 && is(&t, j - 1, &Tok::Colons))
-                    && is(&t, j + 1, &Tok::Colons)
-                    && ident(&t, j + 2).is_some() =>
-            {
+            Tok::Ident(first) if !(j > 0 && is(&t, j - 1, &Tok::Colons)) && is(&t, j + 1, &Tok::Colons) && ident(&t, j + 2).is_some() => {
                 let (line, mut path) = (t[j].line, vec![first.clone()]);
                 j += 1;
                 while is(&t, j, &Tok::Colons) && ident(&t, j + 1).is_some() {
@@ -514,30 +448,18 @@ impl Crate {
                 Some((d, f)) => (format!("{d}/"), f.trim_end_matches(".rs").to_string()),
                 None => (String::new(), file.trim_end_matches(".rs").to_string()),
             };
-            let folder = if stem == "lib" || stem == "mod" {
-                dir.clone()
-            } else {
-                format!("{dir}{stem}/")
-            };
+            let folder = if stem == "lib" || stem == "mod" { dir.clone() } else { format!("{dir}{stem}/") };
             for (name, at) in &p.children {
                 let mut child = path.clone();
                 child.push(name.clone());
                 let f = match at {
                     Some(at) => format!("{dir}{at}"),
-                    None if read(&format!("{folder}{name}.rs")).is_some() => {
-                        format!("{folder}{name}.rs")
-                    }
+                    None if read(&format!("{folder}{name}.rs")).is_some() => format!("{folder}{name}.rs"),
                     None => format!("{folder}{name}/mod.rs"),
                 };
                 todo.push((child, f));
             }
-            c.modules.insert(
-                path.clone(),
-                Module {
-                    file: file.clone(),
-                    ..Module::default()
-                },
-            );
+            c.modules.insert(path.clone(), Module { file: file.clone(), ..Module::default() });
             parsed.push((path, p));
         }
         for (path, p) in &parsed {
@@ -545,25 +467,18 @@ impl Crate {
                 let mut target = vec!["crate".to_string()];
                 target.extend(path.iter().cloned());
                 target.push(name.clone());
-                c.modules
-                    .get_mut(&Vec::new())
-                    .unwrap()
-                    .reexports
-                    .insert(name.clone(), target);
+                c.modules.get_mut(&Vec::new()).unwrap().reexports.insert(name.clone(), target);
             }
         }
         for (path, p) in parsed {
-            let mut bindings: BTreeMap<Vec<String>, BTreeMap<String, Vec<String>>> =
-                BTreeMap::new();
+            let mut bindings: BTreeMap<Vec<String>, BTreeMap<String, Vec<String>>> = BTreeMap::new();
             let mut refs = Vec::new();
             let mut reexports = BTreeMap::new();
             for (inner, public, leaf, line) in &p.uses {
                 let scope: Vec<String> = path.iter().chain(inner).cloned().collect();
                 let children = p.scope_children.get(inner).cloned().unwrap_or_default();
                 let b = bindings.entry(inner.clone()).or_default();
-                let Some(abs) = absolute(&leaf.path, &scope, &children, b, externs) else {
-                    continue;
-                };
+                let Some(abs) = absolute(&leaf.path, &scope, &children, b, externs) else { continue };
                 refs.push((inner.clone(), abs.clone(), *line, leaf.path.join("::")));
                 if let Some(name) = &leaf.name {
                     b.insert(name.clone(), abs.clone());
@@ -596,15 +511,9 @@ impl Crate {
                 return None;
             }
             let rest = &segs[1..];
-            let k = (0..=rest.len())
-                .rev()
-                .find(|&k| self.modules.contains_key(&rest[..k]))
-                .unwrap_or(0);
+            let k = (0..=rest.len()).rev().find(|&k| self.modules.contains_key(&rest[..k])).unwrap_or(0);
             let m = rest[..k].to_vec();
-            match rest
-                .get(k)
-                .and_then(|name| self.modules[&m].reexports.get(name))
-            {
+            match rest.get(k).and_then(|name| self.modules[&m].reexports.get(name)) {
                 Some(to) if to.as_slice() != segs.as_slice() => {
                     let mut next = to.clone();
                     next.extend(rest[k + 1..].iter().cloned());
@@ -627,10 +536,7 @@ impl Crate {
                 if to.len() <= from.len() && from[..to.len()] == to[..] {
                     continue;
                 }
-                out.entry(from.clone())
-                    .or_default()
-                    .entry(to)
-                    .or_insert_with(|| format!("{}:{line} `{written}`", m.file));
+                out.entry(from.clone()).or_default().entry(to).or_insert_with(|| format!("{}:{line} `{written}`", m.file));
             }
         }
         out
@@ -649,10 +555,7 @@ impl Crate {
                 if from.is_empty() || to.is_empty() || from[0] == to[0] {
                     continue;
                 }
-                top.entry(vec![from[0].clone()])
-                    .or_default()
-                    .entry(vec![to[0].clone()])
-                    .or_insert(why);
+                top.entry(vec![from[0].clone()]).or_default().entry(vec![to[0].clone()]).or_insert(why);
             }
         }
         report_circles(&top, |m| name(m))
@@ -671,24 +574,14 @@ impl Crate {
                 if from.is_empty() || to.is_empty() || from[0] == to[0] {
                     continue;
                 }
-                let (Some(a), Some(b)) = (l.layer(&from[0]), l.layer(&to[0])) else {
-                    continue;
-                };
+                let (Some(a), Some(b)) = (l.layer(&from[0]), l.layer(&to[0])) else { continue };
                 let bad = match (a, b) {
-                    (Layer::Base, Layer::Base)
-                    | (Layer::Kernel, Layer::Base)
-                    | (Layer::Driver, _) => false,
-                    (Layer::Kernel, Layer::Kernel) => !l
-                        .kernel_to_kernel
-                        .contains(&(from[0].as_str(), to[0].as_str())),
+                    (Layer::Base, Layer::Base) | (Layer::Kernel, Layer::Base) | (Layer::Driver, _) => false,
+                    (Layer::Kernel, Layer::Kernel) => !l.kernel_to_kernel.contains(&(from[0].as_str(), to[0].as_str())),
                     _ => true,
                 };
                 if bad {
-                    out.push(format!(
-                        "kernels: {} ({a:?}) imports {} ({b:?}): {why}",
-                        name(&from),
-                        name(&to)
-                    ));
+                    out.push(format!("kernels: {} ({a:?}) imports {} ({b:?}): {why}", name(&from), name(&to)));
                 }
             }
         }
@@ -706,20 +599,9 @@ fn name(m: &[String]) -> String {
 
 /// `written` as an absolute path (first segment `crate` or an external crate), or `None` for what the checker does
 /// not follow (std, other crates, local items such as `Self::` or `T::`).
-fn absolute(
-    written: &[String],
-    scope: &[String],
-    children: &BTreeSet<String>,
-    bindings: &BTreeMap<String, Vec<String>>,
-    externs: &[&str],
-) -> Option<Vec<String>> {
+fn absolute(written: &[String], scope: &[String], children: &BTreeSet<String>, bindings: &BTreeMap<String, Vec<String>>, externs: &[&str]) -> Option<Vec<String>> {
     let first = written.first()?.as_str();
-    let join = |base: &[String], rest: &[String]| -> Vec<String> {
-        std::iter::once("crate".to_string())
-            .chain(base.iter().cloned())
-            .chain(rest.iter().cloned())
-            .collect()
-    };
+    let join = |base: &[String], rest: &[String]| -> Vec<String> { std::iter::once("crate".to_string()).chain(base.iter().cloned()).chain(rest.iter().cloned()).collect() };
     match first {
         "crate" => Some(written.to_vec()),
         "self" => Some(join(scope, &written[1..])),
@@ -739,26 +621,11 @@ fn absolute(
 }
 
 /// Tarjan's strongly connected parts of size two or more, each reported with one cycle through it.
-fn report_circles(
-    edges: &BTreeMap<ModPath, BTreeMap<ModPath, String>>,
-    show: impl Fn(&ModPath) -> String,
-) -> Vec<String> {
-    let nodes: BTreeSet<&ModPath> = edges
-        .keys()
-        .chain(edges.values().flat_map(|t| t.keys()))
-        .collect();
+fn report_circles(edges: &BTreeMap<ModPath, BTreeMap<ModPath, String>>, show: impl Fn(&ModPath) -> String) -> Vec<String> {
+    let nodes: BTreeSet<&ModPath> = edges.keys().chain(edges.values().flat_map(|t| t.keys())).collect();
     let nodes: Vec<&ModPath> = nodes.into_iter().collect();
-    let index_of: BTreeMap<&ModPath, usize> =
-        nodes.iter().enumerate().map(|(i, n)| (*n, i)).collect();
-    let succ: Vec<Vec<usize>> = nodes
-        .iter()
-        .map(|n| {
-            edges
-                .get(*n)
-                .map(|t| t.keys().map(|k| index_of[k]).collect())
-                .unwrap_or_default()
-        })
-        .collect();
+    let index_of: BTreeMap<&ModPath, usize> = nodes.iter().enumerate().map(|(i, n)| (*n, i)).collect();
+    let succ: Vec<Vec<usize>> = nodes.iter().map(|n| edges.get(*n).map(|t| t.keys().map(|k| index_of[k]).collect()).unwrap_or_default()).collect();
     let parts = tarjan(&succ);
     let mut out = Vec::new();
     for part in parts.into_iter().filter(|p| p.len() > 1) {
@@ -796,11 +663,7 @@ fn report_circles(
             .collect();
         let mut members: Vec<String> = part.iter().map(|&i| show(nodes[i])).collect();
         members.sort();
-        out.push(format!(
-            "import circle among [{}]: {}",
-            members.join(", "),
-            steps.join("; ")
-        ));
+        out.push(format!("import circle among [{}]: {}", members.join(", "), steps.join("; ")));
     }
     out
 }
@@ -844,15 +707,7 @@ fn tarjan(succ: &[Vec<usize>]) -> Vec<Vec<usize>> {
         }
     }
     let n = succ.len();
-    let mut s = S {
-        succ,
-        index: vec![None; n],
-        low: vec![0; n],
-        on: vec![false; n],
-        stack: Vec::new(),
-        next: 0,
-        parts: Vec::new(),
-    };
+    let mut s = S { succ, index: vec![None; n], low: vec![0; n], on: vec![false; n], stack: Vec::new(), next: 0, parts: Vec::new() };
     for v in 0..n {
         if s.index[v].is_none() {
             visit(&mut s, v);
@@ -893,10 +748,7 @@ impl Layers<'_> {
 // The checker's own tests: planted circles and violations in in-memory crates.
 
 fn in_memory(files: &[(&str, &str)]) -> Crate {
-    let files: BTreeMap<String, String> = files
-        .iter()
-        .map(|(f, s)| (f.to_string(), s.to_string()))
-        .collect();
+    let files: BTreeMap<String, String> = files.iter().map(|(f, s)| (f.to_string(), s.to_string())).collect();
     Crate::load(&move |f: &str| files.get(f).cloned(), &["kernels"])
 }
 
@@ -905,29 +757,14 @@ fn checker_catches_two_siblings_importing_each_other() {
     let c = in_memory(&[
         ("lib.rs", "pub mod qmc;"),
         ("qmc/mod.rs", "pub mod engine;\npub mod vmc;\n"),
-        (
-            "qmc/engine.rs",
-            "use super::vmc::Step;\npub trait Engine {}\n",
-        ),
-        (
-            "qmc/vmc.rs",
-            "pub struct Step;\nfn run<E: crate::qmc::engine::Engine>(e: &E) {}\n",
-        ),
+        ("qmc/engine.rs", "use super::vmc::Step;\npub trait Engine {}\n"),
+        ("qmc/vmc.rs", "pub struct Step;\nfn run<E: crate::qmc::engine::Engine>(e: &E) {}\n"),
     ]);
     let circles = c.circles();
     assert_eq!(circles.len(), 1, "{circles:?}");
-    assert!(
-        circles[0].contains("[qmc::engine, qmc::vmc]"),
-        "{circles:?}"
-    );
-    assert!(
-        circles[0].contains("qmc/engine.rs:1 `super::vmc::Step`"),
-        "{circles:?}"
-    );
-    assert!(
-        circles[0].contains("qmc/vmc.rs:2 `crate::qmc::engine::Engine`"),
-        "{circles:?}"
-    );
+    assert!(circles[0].contains("[qmc::engine, qmc::vmc]"), "{circles:?}");
+    assert!(circles[0].contains("qmc/engine.rs:1 `super::vmc::Step`"), "{circles:?}");
+    assert!(circles[0].contains("qmc/vmc.rs:2 `crate::qmc::engine::Engine`"), "{circles:?}");
 }
 
 #[test]
@@ -935,25 +772,13 @@ fn checker_follows_reexports_and_grouped_use_trees() {
     // ranks uses gpu's type through the folder's re-export; gpu uses ranks through a nested use tree
     let c = in_memory(&[
         ("lib.rs", "pub mod solid;"),
-        (
-            "solid/mod.rs",
-            "pub mod gpu;\npub mod ranks;\npub use gpu::{GpuEngine as Engine};\n",
-        ),
-        (
-            "solid/gpu.rs",
-            "use crate::{Real, solid::{ranks::{self}}};\npub struct GpuEngine;\n",
-        ),
-        (
-            "solid/ranks.rs",
-            "use super::Engine;\npub fn generation() {}\n",
-        ),
+        ("solid/mod.rs", "pub mod gpu;\npub mod ranks;\npub use gpu::{GpuEngine as Engine};\n"),
+        ("solid/gpu.rs", "use crate::{Real, solid::{ranks::{self}}};\npub struct GpuEngine;\n"),
+        ("solid/ranks.rs", "use super::Engine;\npub fn generation() {}\n"),
     ]);
     let circles = c.circles();
     assert_eq!(circles.len(), 1, "{circles:?}");
-    assert!(
-        circles[0].contains("[solid::gpu, solid::ranks]"),
-        "{circles:?}"
-    );
+    assert!(circles[0].contains("[solid::gpu, solid::ranks]"), "{circles:?}");
 }
 
 #[test]
@@ -970,22 +795,9 @@ fn checker_ignores_comments_strings_parents_and_one_way_imports() {
     ]);
     assert!(c.circles().is_empty(), "{:?}", c.circles());
     let edges = c.edges();
-    assert_eq!(
-        edges
-            .get(&vec!["b".to_string()])
-            .map(|t| t.keys().cloned().collect::<Vec<_>>()),
-        Some(vec![vec!["a".to_string()]]),
-        "{edges:?}"
-    );
-    assert!(
-        !edges.contains_key(&vec!["a".to_string(), "x".to_string()]),
-        "{edges:?}"
-    );
-    assert!(
-        edges[&vec!["a".to_string(), "x".to_string(), "tests".to_string()]]
-            .contains_key(&vec!["c".to_string()]),
-        "{edges:?}"
-    );
+    assert_eq!(edges.get(&vec!["b".to_string()]).map(|t| t.keys().cloned().collect::<Vec<_>>()), Some(vec![vec!["a".to_string()]]), "{edges:?}");
+    assert!(!edges.contains_key(&vec!["a".to_string(), "x".to_string()]), "{edges:?}");
+    assert!(edges[&vec!["a".to_string(), "x".to_string(), "tests".to_string()]].contains_key(&vec!["c".to_string()]), "{edges:?}");
 }
 
 #[test]
@@ -1000,33 +812,13 @@ fn checker_catches_a_kernel_importing_a_driver_and_a_new_kernel_pair() {
         ("qmc/walker.rs", "pub struct Walker;\n"),
         ("extra.rs", ""),
     ]);
-    let l = Layers {
-        base: &["real"],
-        kernels: &["determinant", "ewald"],
-        drivers: &["qmc"],
-        kernel_to_kernel: &[],
-    };
+    let l = Layers { base: &["real"], kernels: &["determinant", "ewald"], drivers: &["qmc"], kernel_to_kernel: &[] };
     let v = c.layer_violations(&l);
     assert_eq!(v.len(), 3, "{v:?}");
-    assert!(
-        v.iter().any(|m| m.contains("`extra` is in no layer")),
-        "{v:?}"
-    );
-    assert!(
-        v.iter().any(|m| m.contains(
-            "determinant::cpu (Kernel) imports qmc::walker (Driver): determinant/cpu.rs:2"
-        )),
-        "{v:?}"
-    );
-    assert!(
-        v.iter()
-            .any(|m| m.contains("ewald (Kernel) imports determinant::cpu (Kernel)")),
-        "{v:?}"
-    );
-    let allowed = Layers {
-        kernel_to_kernel: &[("ewald", "determinant")],
-        ..l
-    };
+    assert!(v.iter().any(|m| m.contains("`extra` is in no layer")), "{v:?}");
+    assert!(v.iter().any(|m| m.contains("determinant::cpu (Kernel) imports qmc::walker (Driver): determinant/cpu.rs:2")), "{v:?}");
+    assert!(v.iter().any(|m| m.contains("ewald (Kernel) imports determinant::cpu (Kernel)")), "{v:?}");
+    let allowed = Layers { kernel_to_kernel: &[("ewald", "determinant")], ..l };
     assert_eq!(c.layer_violations(&allowed).len(), 2);
     // and the top-level circle determinant <-> qmc
     let top = c.top_level_circles();
@@ -1047,13 +839,5 @@ fn checker_parses_paths_through_bindings_children_and_path_attributes() {
     let edges = c.edges();
     let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
     let from: Vec<Vec<String>> = edges[&s(&["ewald", "tests"])].keys().cloned().collect();
-    assert_eq!(
-        from,
-        vec![
-            s(&["ewald", "cpu"]),
-            s(&["ewald", "cpu", "erfc"]),
-            s(&["simd"])
-        ],
-        "{edges:?}"
-    );
+    assert_eq!(from, vec![s(&["ewald", "cpu"]), s(&["ewald", "cpu", "erfc"]), s(&["simd"])], "{edges:?}");
 }

@@ -19,18 +19,12 @@ fn cu_files(dir: &Path, found: &mut Vec<PathBuf>) {
 #[test]
 fn every_cu_file_compiles_for_hopper() {
     if !gpu::nvrtc_available() {
-        assert!(
-            std::env::var("QMC_REQUIRE_NVRTC").is_err(),
-            "QMC_REQUIRE_NVRTC is set but libnvrtc is not loadable"
-        );
+        assert!(std::env::var("QMC_REQUIRE_NVRTC").is_err(), "QMC_REQUIRE_NVRTC is set but libnvrtc is not loadable");
         eprintln!("SKIPPED: libnvrtc not found (pip install nvidia-cuda-nvrtc==13.0.* and add its lib folder to LD_LIBRARY_PATH)");
         return;
     }
     let mut files = Vec::new();
-    cu_files(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
-        &mut files,
-    );
+    cu_files(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &mut files);
     assert!(!files.is_empty());
     for f in &files {
         let src = std::fs::read_to_string(f).unwrap();
@@ -58,36 +52,23 @@ fn a_broken_kernel_reports_the_nvrtc_log() {
         eprintln!("SKIPPED: libnvrtc not found");
         return;
     }
-    let err = gpu::compile(
-        "broken",
-        "extern \"C\" __global__ void k() { undeclared = 1; }",
-        gpu::arch_name(9, 0),
-    )
-    .unwrap_err()
-    .to_string();
-    assert!(
-        err.contains("broken") && err.contains("undeclared"),
-        "{err}"
-    );
+    let err = gpu::compile("broken", "extern \"C\" __global__ void k() { undeclared = 1; }", gpu::arch_name(9, 0))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("broken") && err.contains("undeclared"), "{err}");
 }
 
 #[test]
 fn nvrtc_reports_its_version() {
     if !gpu::nvrtc_available() {
-        assert!(
-            std::env::var("QMC_REQUIRE_NVRTC").is_err(),
-            "QMC_REQUIRE_NVRTC is set but libnvrtc is not loadable"
-        );
+        assert!(std::env::var("QMC_REQUIRE_NVRTC").is_err(), "QMC_REQUIRE_NVRTC is set but libnvrtc is not loadable");
         eprintln!("SKIPPED: libnvrtc not found");
         assert_eq!(gpu::nvrtc_version(), None);
         return;
     }
     let v = gpu::nvrtc_version().expect("a loadable NVRTC says its version");
     let (major, minor) = v.split_once('.').expect("major.minor");
-    assert!(
-        major.parse::<u32>().unwrap() >= 12 && minor.parse::<u32>().is_ok(),
-        "{v}"
-    );
+    assert!(major.parse::<u32>().unwrap() >= 12 && minor.parse::<u32>().is_ok(), "{v}");
 }
 
 /// Every module the GPU layer builds, compiled to PTX exactly as at run time, written to $QMC_PTX_DUMP/<module>.ptx:
@@ -96,13 +77,8 @@ fn nvrtc_reports_its_version() {
 #[test]
 #[ignore]
 fn ptx_of_every_module() {
-    let Ok(dir) = std::env::var("QMC_PTX_DUMP") else {
-        return;
-    };
-    assert!(
-        gpu::nvrtc_available(),
-        "QMC_PTX_DUMP is set but libnvrtc is not loadable"
-    );
+    let Ok(dir) = std::env::var("QMC_PTX_DUMP") else { return };
+    assert!(gpu::nvrtc_available(), "QMC_PTX_DUMP is set but libnvrtc is not loadable");
     let dir = PathBuf::from(dir);
     std::fs::create_dir_all(&dir).unwrap();
     let modules: [(&str, &str); 11] = [
@@ -119,8 +95,7 @@ fn ptx_of_every_module() {
         ("solid_conditioning", kernels::solid::conditioning::SRC),
     ];
     for (name, src) in modules {
-        let ptx =
-            gpu::compile(name, src, gpu::arch_name(9, 0)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let ptx = gpu::compile(name, src, gpu::arch_name(9, 0)).unwrap_or_else(|e| panic!("{name}: {e}"));
         std::fs::write(dir.join(format!("{name}.ptx")), ptx.to_src()).unwrap();
     }
 }

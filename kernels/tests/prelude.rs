@@ -20,39 +20,17 @@ fn no_kernel_redefines_the_prelude_maths() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let prelude = std::fs::read_to_string(src.join("common.cuh")).unwrap();
     let names = prelude_names(&prelude);
-    for must in [
-        "bspline_weights",
-        "radial_functor",
-        "bspline_functor",
-        "horner",
-        "drift",
-        "qmc_sincos",
-        "qmc_round",
-        "qmc_ipow",
-        "warp_sum",
-    ] {
-        assert!(
-            names.iter().any(|n| n == must),
-            "the prelude's names were not read ({must} missing): {names:?}"
-        );
+    for must in ["bspline_weights", "radial_functor", "bspline_functor", "horner", "drift", "qmc_sincos", "qmc_round", "qmc_ipow", "warp_sum"] {
+        assert!(names.iter().any(|n| n == must), "the prelude's names were not read ({must} missing): {names:?}");
     }
     let (mut cu, mut rs) = (vec![], vec![]);
     files(&src, &mut cu, &mut rs);
-    assert!(
-        cu.len() >= 10 && rs.len() > 50,
-        "the walk found too little: {} .cu, {} .rs",
-        cu.len(),
-        rs.len()
-    );
+    assert!(cu.len() >= 10 && rs.len() > 50, "the walk found too little: {} .cu, {} .rs", cu.len(), rs.len());
     let mut problems = vec![];
     for f in &cu {
         let text = std::fs::read_to_string(f).unwrap();
         let rel = f.strip_prefix(&src).unwrap().display().to_string();
-        problems.extend(
-            cu_problems(&text, &names)
-                .into_iter()
-                .map(|p| format!("{rel}: {p}")),
-        );
+        problems.extend(cu_problems(&text, &names).into_iter().map(|p| format!("{rel}: {p}")));
     }
     for f in &rs {
         let rel = f.strip_prefix(&src).unwrap().display().to_string();
@@ -60,17 +38,9 @@ fn no_kernel_redefines_the_prelude_maths() {
             continue;
         }
         let text = std::fs::read_to_string(f).unwrap();
-        problems.extend(
-            rs_problems(&text)
-                .into_iter()
-                .map(|p| format!("{rel}: {p}")),
-        );
+        problems.extend(rs_problems(&text).into_iter().map(|p| format!("{rel}: {p}")));
     }
-    assert!(
-        problems.is_empty(),
-        "device maths defined outside the prelude (common.cuh) or kernels::maths:\n{}",
-        problems.join("\n")
-    );
+    assert!(problems.is_empty(), "device maths defined outside the prelude (common.cuh) or kernels::maths:\n{}", problems.join("\n"));
 }
 
 fn files(dir: &Path, cu: &mut Vec<PathBuf>, rs: &mut Vec<PathBuf>) {
@@ -99,9 +69,7 @@ enum Tok {
 }
 
 /// Type names and helpers whose call or cast around a literal is only a change of precision.
-const CASTS: &[&str] = &[
-    "T", "A", "S", "R", "E", "P", "K", "U", "float", "double", "c", "of",
-];
+const CASTS: &[&str] = &["T", "A", "S", "R", "E", "P", "K", "U", "float", "double", "c", "of"];
 
 fn tokens(src: &str) -> Vec<(Tok, usize)> {
     let c: Vec<char> = src.chars().collect();
@@ -143,10 +111,7 @@ fn tokens(src: &str) -> Vec<(Tok, usize)> {
             let start = i;
             while i < c.len() && (c[i].is_ascii_alphanumeric() || c[i] == '.' || c[i] == '_') {
                 // an exponent's sign belongs to the number
-                if (c[i] == 'e' || c[i] == 'E')
-                    && (at(i + 1) == '-' || at(i + 1) == '+')
-                    && !c[start..i].iter().any(|d| *d == 'x')
-                {
+                if (c[i] == 'e' || c[i] == 'E') && (at(i + 1) == '-' || at(i + 1) == '+') && !c[start..i].iter().any(|d| *d == 'x') {
                     i += 1;
                 }
                 i += 1;
@@ -156,11 +121,7 @@ fn tokens(src: &str) -> Vec<(Tok, usize)> {
             out.push((Tok::Num(canonical(&text), int), line));
         } else {
             let two: String = [ch, at(i + 1)].iter().collect();
-            if [
-                "::", "==", "=>", "->", "<=", ">=", "!=", "&&", "||", "+=", "-=", "*=", "/=",
-            ]
-            .contains(&two.as_str())
-            {
+            if ["::", "==", "=>", "->", "<=", ">=", "!=", "&&", "||", "+=", "-=", "*=", "/="].contains(&two.as_str()) {
                 out.push((Tok::Op(two), line));
                 i += 2;
             } else {
@@ -174,10 +135,7 @@ fn tokens(src: &str) -> Vec<(Tok, usize)> {
 
 /// `3.0f`, `3.`, `3.0_f64` -> `3`; `0.50` -> `0.5`; integers and anything unparsed as written.
 fn canonical(text: &str) -> String {
-    let t = text
-        .trim_end_matches("_f64")
-        .trim_end_matches("_f32")
-        .trim_end_matches(['f', 'F']);
+    let t = text.trim_end_matches("_f64").trim_end_matches("_f32").trim_end_matches(['f', 'F']);
     if t.starts_with("0x") {
         return text.to_string();
     }
@@ -216,11 +174,7 @@ fn uncast(t: Vec<(Tok, usize)>) -> Vec<(Tok, usize)> {
             }
         }
         // T :: of ( NUM ) is caught by `of ( NUM )` once `T ::` is dropped
-        if is_cast(&t[i].0)
-            && i + 2 < t.len()
-            && op(&t[i + 1].0, "::")
-            && matches!(&t[i + 2].0, Tok::Id(s) if s == "of")
-        {
+        if is_cast(&t[i].0) && i + 2 < t.len() && op(&t[i + 1].0, "::") && matches!(&t[i + 2].0, Tok::Id(s) if s == "of") {
             i += 2;
             continue;
         }
@@ -237,9 +191,7 @@ fn uncast(t: Vec<(Tok, usize)>) -> Vec<(Tok, usize)> {
 fn matches_at(t: &[(Tok, usize)], i: usize, pat: &[&str]) -> bool {
     let mut bound: Vec<(String, String)> = vec![];
     for (k, p) in pat.iter().enumerate() {
-        let Some((tok, _)) = t.get(i + k) else {
-            return false;
-        };
+        let Some((tok, _)) = t.get(i + k) else { return false };
         let ok = if let Some(n) = p.strip_prefix("N:") {
             matches!(tok, Tok::Num(v, _) if v == n)
         } else if *p == "Z" {
@@ -268,44 +220,19 @@ fn matches_at(t: &[(Tok, usize)], i: usize, pat: &[&str]) -> bool {
 }
 
 fn find(t: &[(Tok, usize)], pat: &[&str]) -> Vec<usize> {
-    (0..t.len())
-        .filter(|&i| matches_at(t, i, pat))
-        .map(|i| t[i].1)
-        .collect()
+    (0..t.len()).filter(|&i| matches_at(t, i, pat)).map(|i| t[i].1).collect()
 }
 
 /// The maths of the prelude, by what it computes: (what, pattern).
 const SPLINE: &[(&str, &[&str])] = &[
-    (
-        "the B-spline weight 3t^3 - 6t^2 + 4",
-        &["N:3", "*", "I", "-", "N:6", "*", "I", "+", "N:4"],
-    ),
-    (
-        "the B-spline weight -3t^3 + 3t^2 + 3t + 1",
-        &[
-            "N:3", "*", "I", "+", "N:3", "*", "I", "+", "N:3", "*", "I", "+", "N:1",
-        ],
-    ),
-    (
-        "the B-spline weight derivative 1.5t^2 - 2t",
-        &["N:1.5", "*", "I", "-", "N:2", "*", "I"],
-    ),
+    ("the B-spline weight 3t^3 - 6t^2 + 4", &["N:3", "*", "I", "-", "N:6", "*", "I", "+", "N:4"]),
+    ("the B-spline weight -3t^3 + 3t^2 + 3t + 1", &["N:3", "*", "I", "+", "N:3", "*", "I", "+", "N:3", "*", "I", "+", "N:1"]),
+    ("the B-spline weight derivative 1.5t^2 - 2t", &["N:1.5", "*", "I", "-", "N:2", "*", "I"]),
 ];
 const DEVICE_ONLY: &[(&str, &[&str])] = &[
-    (
-        "the drift's limiting factor sqrt(1 + 2 v^2 tau) - 1",
-        &["sqrt", "(", "N:1", "+", "N:2", "*", "I", ")", "-", "N:1"],
-    ),
-    (
-        "the radial functors' Horner recurrence with derivatives",
-        &[
-            "I1", "=", "I1", "*", "I2", "+", "I3", ";", "I3", "=", "I3", "*", "I2", "+",
-        ],
-    ),
-    (
-        "a radial form compared with a number (use RADIAL_BSPLINE, RADIAL_CASINO, RADIAL_PADE)",
-        &["form", "==", "Z"],
-    ),
+    ("the drift's limiting factor sqrt(1 + 2 v^2 tau) - 1", &["sqrt", "(", "N:1", "+", "N:2", "*", "I", ")", "-", "N:1"]),
+    ("the radial functors' Horner recurrence with derivatives", &["I1", "=", "I1", "*", "I2", "+", "I3", ";", "I3", "=", "I3", "*", "I2", "+"]),
+    ("a radial form compared with a number (use RADIAL_BSPLINE, RADIAL_CASINO, RADIAL_PADE)", &["form", "==", "Z"]),
 ];
 
 /// Names of the functions and structs a source defines at file level.
@@ -364,13 +291,8 @@ fn cu_problems(src: &str, names: &[String]) -> Vec<String> {
     // definitions: `__device__ ... NAME (` or `struct NAME`
     let defined = prelude_names(src);
     for n in defined.iter().filter(|n| names.contains(n)) {
-        let line = t
-            .iter()
-            .find(|(x, _)| *x == Tok::Id(n.clone()))
-            .map_or(0, |x| x.1);
-        out.push(format!(
-            "line {line}: defines `{n}`, which the prelude defines"
-        ));
+        let line = t.iter().find(|(x, _)| *x == Tok::Id(n.clone())).map_or(0, |x| x.1);
+        out.push(format!("line {line}: defines `{n}`, which the prelude defines"));
     }
     for (what, pat) in SPLINE.iter().chain(DEVICE_ONLY) {
         let mut lines = find(&t, pat);
@@ -385,17 +307,10 @@ fn rs_problems(src: &str) -> Vec<String> {
     let t = tokens(src);
     let mut out = vec![];
     for (what, pat) in SPLINE {
-        out.extend(
-            find(&t, pat)
-                .into_iter()
-                .map(|l| format!("line {l}: {what} (use kernels::maths::bspline_weights)")),
-        );
+        out.extend(find(&t, pat).into_iter().map(|l| format!("line {l}: {what} (use kernels::maths::bspline_weights)")));
     }
     let hand = find(&t, &["Form", "::", "I", "=>", "Z"]);
-    out.extend(
-        hand.into_iter()
-            .map(|l| format!("line {l}: a radial form numbered by hand (use Form::number)")),
-    );
+    out.extend(hand.into_iter().map(|l| format!("line {l}: a radial form numbered by hand (use Form::number)")));
     out
 }
 
@@ -409,10 +324,7 @@ template <typename T> struct BSplineTables { };\n";
 
 #[test]
 fn checker_reads_the_prelude_names() {
-    assert_eq!(
-        prelude_names(PRELUDE),
-        vec!["BSplineTables", "drift", "qmc_round"]
-    );
+    assert_eq!(prelude_names(PRELUDE), vec!["BSplineTables", "drift", "qmc_round"]);
 }
 
 #[test]
@@ -433,34 +345,16 @@ __device__ void h(const double* c, int n, double r) { double p = 0, p1 = 0, p2 =
 __device__ int pade(const Radial& R) { return R.form == 2; }\n";
     let p = cu_problems(planted, &names);
     assert_eq!(p.len(), 7, "{p:#?}");
-    for what in [
-        "defines `drift`",
-        "3t^3 - 6t^2 + 4",
-        "-3t^3 + 3t^2 + 3t + 1",
-        "1.5t^2 - 2t",
-        "sqrt(1 + 2 v^2 tau)",
-        "Horner",
-        "compared with a number",
-    ] {
-        assert!(
-            p.iter().any(|m| m.contains(what)),
-            "{what} not caught: {p:#?}"
-        );
+    for what in ["defines `drift`", "3t^3 - 6t^2 + 4", "-3t^3 + 3t^2 + 3t + 1", "1.5t^2 - 2t", "sqrt(1 + 2 v^2 tau)", "Horner", "compared with a number"] {
+        assert!(p.iter().any(|m| m.contains(what)), "{what} not caught: {p:#?}");
     }
-    assert!(
-        p.iter().any(|m| m.starts_with("line 2: defines `drift`")),
-        "{p:#?}"
-    );
+    assert!(p.iter().any(|m| m.starts_with("line 2: defines `drift`")), "{p:#?}");
     // calls of the prelude's functions, comments and the RADIAL_ defines are no copies
     let clean = "// a[1] = (3 * t3 - 6 * t2 + 4) * s\n\
 __device__ void k(const double* g, double tau, double* d) { drift(g, tau, d); qmc_round(1.5); }\n\
 __device__ bool b(const P& p) { return p.form == RADIAL_BSPLINE; }\n\
 /* p2 = p2 * r + p1; p1 = p1 * r + p; */\n";
-    assert!(
-        cu_problems(clean, &names).is_empty(),
-        "{:?}",
-        cu_problems(clean, &names)
-    );
+    assert!(cu_problems(clean, &names).is_empty(), "{:?}", cu_problems(clean, &names));
 }
 
 #[test]
@@ -472,9 +366,6 @@ fn checker_catches_rust_weights_and_hand_numbered_forms() {
 fn form(f: Form) -> i32 { match f { Form::BSpline => 0, Form::Pade => 1, Form::Casino => 2 } }\n";
     let p = rs_problems(planted);
     assert_eq!(p.len(), 5, "{p:#?}");
-    assert!(
-        p[0].starts_with("line 3:") && p.iter().filter(|m| m.contains("by hand")).count() == 3,
-        "{p:#?}"
-    );
+    assert!(p[0].starts_with("line 3:") && p.iter().filter(|m| m.contains("by hand")).count() == 3, "{p:#?}");
     assert!(rs_problems("let n = f.form.number();\nmatch f { Form::BSpline => \"b\", Form::Pade => 25.0, _ => 6.0 }\n").is_empty());
 }

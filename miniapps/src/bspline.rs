@@ -56,26 +56,8 @@ impl KernelArgs for Args {
 pub fn suite(level: Level) -> &'static [&'static str] {
     match level {
         Level::Quick => &["--grid", "16", "--orbitals", "64,256", "--walkers", "4,32"],
-        Level::Full => &[
-            "--grid",
-            "64",
-            "--orbitals",
-            "256,1024,4096",
-            "--walkers",
-            "16,128,1024",
-        ],
-        Level::Score => &[
-            "--grid",
-            "64",
-            "--orbitals",
-            "2048",
-            "--walkers",
-            "1024",
-            "--output",
-            "vgl",
-            "--precision",
-            "double,mixed",
-        ],
+        Level::Full => &["--grid", "64", "--orbitals", "256,1024,4096", "--walkers", "16,128,1024"],
+        Level::Score => &["--grid", "64", "--orbitals", "2048", "--walkers", "1024", "--output", "vgl", "--precision", "double,mixed"],
     }
 }
 
@@ -97,27 +79,14 @@ fn checked_walkers(walkers: usize, orbitals: usize, count: Option<usize>, seed: 
 }
 
 /// Checks of the sampled walkers' outputs (`out` holds every walker's, `refv` the sample's), one per quantity.
-fn checks<A: Real>(
-    out: &[A],
-    refv: &[f64],
-    output: Output,
-    stride: usize,
-    s: &Sample,
-    p: Precision,
-) -> Vec<Check> {
+fn checks<A: Real>(out: &[A], refv: &[f64], output: Output, stride: usize, s: &Sample, p: Precision) -> Vec<Check> {
     let nc = output.components();
     let fast: Vec<f64> = s.gather(out, nc * stride).iter().map(|x| x.f64()).collect();
     output
         .quantities()
         .iter()
         .map(|(name, range)| {
-            let pick = |v: &[f64]| -> Vec<f64> {
-                v.iter()
-                    .enumerate()
-                    .filter(|(i, _)| range.contains(&((i / stride) % nc)))
-                    .map(|(_, &x)| x)
-                    .collect()
-            };
+            let pick = |v: &[f64]| -> Vec<f64> { v.iter().enumerate().filter(|(i, _)| range.contains(&((i / stride) % nc))).map(|(_, &x)| x).collect() };
             Check::compare(name, &pick(&fast), &pick(refv), tolerance(name, p))
         })
         .collect()
@@ -128,10 +97,7 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
     positive("orbitals", &a.orbitals)?;
     positive("walkers", &a.walkers)?;
     if let Some(g) = a.grid.iter().find(|&&g| g < Grid::MIN_POINTS) {
-        bail!(
-            "--grid {g} is too small: the cubic stencil needs at least {} points a side",
-            Grid::MIN_POINTS
-        );
+        bail!("--grid {g} is too small: the cubic stencil needs at least {} points a side", Grid::MIN_POINTS);
     }
     if let Some(w) = a.walkers.iter().find(|&&w| w > 65535) {
         bail!("--walkers {w} is more than one launch takes (65535)");
@@ -164,11 +130,7 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
             r.step(format!("building a {g}^3 x {o} table"));
             let t64 = bs::random_table::<f64>(grid, o, a.basis, r.seed(case_no));
             r.step(format!("reference of a {g}^3 x {o} table"));
-            let inputs: Vec<Inputs> = a
-                .walkers
-                .iter()
-                .map(|&w| Inputs::new(a, &t64, w, r.seed(case_no * 7919 + w as u64)))
-                .collect();
+            let inputs: Vec<Inputs> = a.walkers.iter().map(|&w| Inputs::new(a, &t64, w, r.seed(case_no * 7919 + w as u64))).collect();
             for p in r.precisions() {
                 match p {
                     Precision::Double => sweep::<f64, f64>(r, a, &t64, &t64, p, &inputs)?,
@@ -193,47 +155,23 @@ impl Inputs {
     fn new(a: &Args, t64: &Table<f64>, walkers: usize, seed: u64) -> Inputs {
         let pos = bs::random_positions(walkers, &t64.grid, seed);
         let checked = checked_walkers(walkers, t64.orbitals, a.check_walkers, seed ^ 0xC4EC);
-        let refv =
-            checked.par_flat_map(|w| reference::evaluate(t64, &pos[3 * w..3 * w + 3], a.output));
-        Inputs {
-            walkers,
-            pos,
-            checked,
-            refv,
-        }
+        let refv = checked.par_flat_map(|w| reference::evaluate(t64, &pos[3 * w..3 * w + 3], a.output));
+        Inputs { walkers, pos, checked, refv }
     }
 }
 
 /// All walker counts and variants of one table in one precision: storage S, arithmetic A.
-fn sweep<S: Real, A: Real>(
-    r: &mut Runner,
-    a: &Args,
-    t64: &Table<f64>,
-    table: &Table<S>,
-    p: Precision,
-    inputs: &[Inputs],
-) -> Result<()> {
+fn sweep<S: Real, A: Real>(r: &mut Runner, a: &Args, t64: &Table<f64>, table: &Table<S>, p: Precision, inputs: &[Inputs]) -> Result<()> {
     let max_w = *a.walkers.iter().max().unwrap();
     let mut gpu = match r.gpu() {
         Some(g) if r.runs(Variant::Gpu) => {
-            let per_thread = a
-                .per_thread
-                .unwrap_or(kernels::bspline::gpu::default_per_thread::<S, A>());
-            Some((
-                GpuSpline::<S, A>::new(g, table, max_w, a.output, per_thread)?,
-                per_thread,
-            ))
+            let per_thread = a.per_thread.unwrap_or(kernels::bspline::gpu::default_per_thread::<S, A>());
+            Some((GpuSpline::<S, A>::new(g, table, max_w, a.output, per_thread)?, per_thread))
         }
         _ => None,
     };
     let nc = a.output.components();
-    for Inputs {
-        walkers: w,
-        pos,
-        checked,
-        refv,
-    } in inputs
-    {
+    for Inputs { walkers: w, pos, checked, refv } in inputs {
         let w = *w;
         let case = Case::new("bspline", a.output.name(), p)
             .size("grid", t64.grid.n[0])
@@ -242,24 +180,12 @@ fn sweep<S: Real, A: Real>(
             .param("basis", a.basis.name());
         let work = Work {
             model: harness::BytesModel::Compulsory,
-            bytes: bs::bytes(
-                w,
-                bs::stencil_rows(&t64.grid, pos),
-                table.stride,
-                a.output,
-                std::mem::size_of::<S>(),
-                std::mem::size_of::<A>(),
-            ),
+            bytes: bs::bytes(w, bs::stencil_rows(&t64.grid, pos), table.stride, a.output, std::mem::size_of::<S>(), std::mem::size_of::<A>()),
             flops: bs::flops(w, t64.orbitals, a.output),
             items: (w * t64.orbitals) as f64,
             unit: "orbital evals/s",
         };
-        r.step(format!(
-            "bspline {} {p} grid={} orbitals={} walkers={w}",
-            a.output.name(),
-            t64.grid.n[0],
-            t64.orbitals
-        ));
+        r.step(format!("bspline {} {p} grid={} orbitals={} walkers={w}", a.output.name(), t64.grid.n[0], t64.orbitals));
         if r.runs(Variant::CpuRef) && p == Precision::Double {
             let mut out = vec![];
             let t = r.time_reps(Variant::CpuRef, 2, || -> Result<()> {
@@ -315,19 +241,14 @@ mod tests {
     /// Do the checks of the walkers `s` pass?
     fn passes(t: &Table<f64>, pos: &[f64], out: &[f64], s: &Sample) -> bool {
         let refv = reference::evaluate(t, &s.gather(pos, 3), Output::Vgh);
-        checks(out, &refv, Output::Vgh, t.stride, s, Precision::Double)
-            .iter()
-            .all(Check::passed)
+        checks(out, &refv, Output::Vgh, t.stride, s, Precision::Double).iter().all(Check::passed)
     }
 
     #[test]
     fn a_fault_in_the_last_or_a_middle_walker_fails() {
         let (t, pos, out) = fixture();
         let s = checked_walkers(40, 8, Some(8), 3);
-        let old = Sample {
-            items: (0..8).collect(),
-            total: 40,
-        }; // the rule before: the first 8 walkers
+        let old = Sample { items: (0..8).collect(), total: 40 }; // the rule before: the first 8 walkers
         assert!(passes(&t, &pos, &out, &s));
         let middle = s.items[s.len() / 2];
         assert!(middle > 7 && middle < 39, "sample {:?}", s.items);
@@ -344,10 +265,6 @@ mod tests {
         assert_eq!(checked_walkers(1024, 64, None, 1).len(), 1024);
         // 4096 orbitals: a sample, spread from the first walker to the last
         let s = checked_walkers(1024, 4096, None, 1);
-        assert!(
-            (2..1024).contains(&s.len()) && s.items[0] == 0 && s.items[s.len() - 1] == 1023,
-            "{}",
-            s.len()
-        );
+        assert!((2..1024).contains(&s.len()) && s.items[0] == 0 && s.items[s.len() - 1] == 1023, "{}", s.len());
     }
 }

@@ -18,12 +18,7 @@ pub fn parse<A: KernelArgs>(name: &str, argv: &[&str]) -> anyhow::Result<A> {
 
 /// Run a mini-app inside an existing runner (the suite) from a command line of its own flags; its `--variants`,
 /// `--precision` and `--reps` narrow the runner's for this kernel.
-pub fn run_in<A: KernelArgs>(
-    runner: &mut Runner,
-    name: &'static str,
-    argv: &[&str],
-    run: fn(&mut Runner, &A) -> anyhow::Result<()>,
-) -> anyhow::Result<()> {
+pub fn run_in<A: KernelArgs>(runner: &mut Runner, name: &'static str, argv: &[&str], run: fn(&mut Runner, &A) -> anyhow::Result<()>) -> anyhow::Result<()> {
     let args = parse::<A>(name, argv)?;
     runner.narrowed(args.common(), |r| {
         r.set_kernel(Some(name));
@@ -35,10 +30,5 @@ pub fn run_in<A: KernelArgs>(
 
 /// Every combination of the given size lists, in order (the outer list varies slowest).
 pub fn grid3<A: Copy, B: Copy, C: Copy>(a: &[A], b: &[B], c: &[C]) -> Vec<(A, B, C)> {
-    a.iter()
-        .flat_map(|&x| {
-            b.iter()
-                .flat_map(move |&y| c.iter().map(move |&z| (x, y, z)))
-        })
-        .collect()
+    a.iter().flat_map(|&x| b.iter().flat_map(move |&y| c.iter().map(move |&z| (x, y, z)))).collect()
 }

@@ -7,9 +7,7 @@ use crate::registry::Level;
 use anyhow::{bail, Result};
 use harness::cli::{positive, CommonArgs};
 use harness::{BytesModel, Case, Runner, Variant, Work};
-use kernels::ewald::{
-    self as ew, cpu::CpuEwald, gpu::GpuEwald, reference::Reference, Ewald, Ions, Lattice, Move,
-};
+use kernels::ewald::{self as ew, cpu::CpuEwald, gpu::GpuEwald, reference::Reference, Ewald, Ions, Lattice, Move};
 use kernels::sample::Sample;
 use kernels::{Check, Precision, Real};
 use std::collections::BTreeMap;
@@ -66,34 +64,9 @@ impl KernelArgs for Args {
 /// closed-shell fcc electron gas (paper 003's Ewald speedup chart) from 14 to 1930 electrons.
 pub fn suite(level: Level) -> &'static [&'static str] {
     match level {
-        Level::Quick => &[
-            "--lattice",
-            "fcc",
-            "--electrons",
-            "14,38",
-            "--ions",
-            "2",
-            "--walkers",
-            "8",
-        ],
-        Level::Full => &[
-            "--lattice",
-            "fcc",
-            "--electrons",
-            "14,38,54,118,226,678,1290,1642,1930",
-            "--walkers",
-            "64",
-        ],
-        Level::Score => &[
-            "--lattice",
-            "fcc",
-            "--electrons",
-            "678",
-            "--walkers",
-            "64",
-            "--precision",
-            "double,mixed",
-        ],
+        Level::Quick => &["--lattice", "fcc", "--electrons", "14,38", "--ions", "2", "--walkers", "8"],
+        Level::Full => &["--lattice", "fcc", "--electrons", "14,38,54,118,226,678,1290,1642,1930", "--walkers", "64"],
+        Level::Score => &["--lattice", "fcc", "--electrons", "678", "--walkers", "64", "--precision", "double,mixed"],
     }
 }
 
@@ -120,10 +93,7 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
         bail!("--rs must be a positive number of bohr, got {}", a.rs);
     }
     if !(a.accuracy > 0.0 && a.accuracy < 1.0) {
-        bail!(
-            "--accuracy must be between 0 and 1 Ha per particle, got {}",
-            a.accuracy
-        );
+        bail!("--accuracy must be between 0 and 1 Ha per particle, got {}", a.accuracy);
     }
     if let Some(alpha) = a.alpha {
         if !(alpha.is_finite() && alpha > 0.0) {
@@ -131,16 +101,9 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
         }
     }
     if let Some(n) = a.electrons.iter().find(|&&n| a.ions > 0 && n % a.ions != 0) {
-        bail!(
-            "--ions {} does not divide --electrons {n}: the ions must carry equal integer charges",
-            a.ions
-        );
+        bail!("--ions {} does not divide --electrons {n}: the ions must carry equal integer charges", a.ions);
     }
-    if let Some(op) = a
-        .ops
-        .iter()
-        .find(|o| !["energy", "move"].contains(&o.as_str()))
-    {
+    if let Some(op) = a.ops.iter().find(|o| !["energy", "move"].contains(&o.as_str())) {
         bail!("unknown operation '{op}': expected energy or move");
     }
     let variants = Variant::ALL.into_iter().filter(|v| r.runs(*v)).count();
@@ -149,11 +112,7 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
     for (case_no, &n) in a.electrons.iter().enumerate() {
         let seed = r.seed(case_no as u64 + 1);
         let cell = ew::electron_gas_cell(a.lattice, n, a.rs);
-        let ions = if a.ions > 0 {
-            Ions::random(&cell, a.ions, (n / a.ions) as f64, seed)
-        } else {
-            Ions::default()
-        };
+        let ions = if a.ions > 0 { Ions::random(&cell, a.ions, (n / a.ions) as f64, seed) } else { Ions::default() };
         r.step(format!("choosing Ewald parameters for {n} electrons"));
         let e = match a.alpha {
             Some(alpha) => Ewald::with_alpha(cell.clone(), alpha, n, ions, a.accuracy),
@@ -178,31 +137,9 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
         let configs = |w: usize| &pos[w * n..(w + 1) * n];
         // each walker count checks its own sample; the reference runs once for their union, walkers in parallel
         let cost = reference.cost(n, e.ions.len());
-        let checked: BTreeMap<usize, Sample> = a
-            .walkers
-            .iter()
-            .map(|&w| {
-                (
-                    w,
-                    Sample::budgeted(w, cost, a.check_walkers, &[], seed ^ 0xC4EC ^ w as u64),
-                )
-            })
-            .collect();
-        let union = Sample {
-            items: checked
-                .values()
-                .flat_map(|s| s.items.iter().copied())
-                .collect::<std::collections::BTreeSet<_>>()
-                .into_iter()
-                .collect(),
-            total: max_w,
-        };
-        let values = union.par_flat_map(|w| {
-            vec![(
-                reference.energy(configs(w), &e.ions).total(),
-                reference.move_change(configs(w), &e.ions, &moves[w]),
-            )]
-        });
+        let checked: BTreeMap<usize, Sample> = a.walkers.iter().map(|&w| (w, Sample::budgeted(w, cost, a.check_walkers, &[], seed ^ 0xC4EC ^ w as u64))).collect();
+        let union = Sample { items: checked.values().flat_map(|s| s.items.iter().copied()).collect::<std::collections::BTreeSet<_>>().into_iter().collect(), total: max_w };
+        let values = union.par_flat_map(|w| vec![(reference.energy(configs(w), &e.ions).total(), reference.move_change(configs(w), &e.ions, &moves[w]))]);
         let refs: BTreeMap<usize, (f64, f64)> = union.items.iter().copied().zip(values).collect();
         if r.runs(Variant::CpuRef) {
             for op in a.ops.iter().map(String::as_str) {
@@ -214,37 +151,16 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
                     });
                     Ok(())
                 })?;
-                r.record(
-                    &case(a, &e, op, Precision::Double, 1),
-                    Variant::CpuRef,
-                    t,
-                    work(&e, op, 1, 8, 8),
-                    &[],
-                )?;
+                r.record(&case(a, &e, op, Precision::Double, 1), Variant::CpuRef, t, work(&e, op, 1, 8, 8), &[])?;
             }
         }
         // With a given alpha, the energy must equal the one of the automatic choice within the accuracy.
         let alpha_check = a.alpha.map(|_| {
             let auto = Ewald::auto(cell.clone(), n, e.ions.clone(), a.accuracy);
-            let other = Reference::new(&cell, auto.params)
-                .energy(configs(0), &e.ions)
-                .total();
-            Check::scalar(
-                "energy vs automatic alpha",
-                refs[&0].0,
-                other,
-                2.0 * a.accuracy * n as f64 / other.abs(),
-            )
+            let other = Reference::new(&cell, auto.params).energy(configs(0), &e.ions).total();
+            Check::scalar("energy vs automatic alpha", refs[&0].0, other, 2.0 * a.accuracy * n as f64 / other.abs())
         });
-        let sys = System {
-            a,
-            e: &e,
-            pos: &pos,
-            moves: &moves,
-            refs: &refs,
-            checked: &checked,
-            alpha_check,
-        };
+        let sys = System { a, e: &e, pos: &pos, moves: &moves, refs: &refs, checked: &checked, alpha_check };
         for p in r.precisions() {
             match p {
                 Precision::Double => sys.sweep::<f64, f64>(r, p)?,
@@ -288,21 +204,9 @@ fn case(a: &Args, e: &Ewald, op: &str, p: Precision, walkers: usize) -> Case {
 fn work(e: &Ewald, op: &str, walkers: usize, s: usize, a: usize) -> Work {
     let w = walkers as f64;
     if op == "energy" {
-        Work {
-            bytes: w * e.energy_bytes(s, a),
-            model: BytesModel::Compulsory,
-            flops: w * e.energy_flops(),
-            items: w,
-            unit: "energies/s",
-        }
+        Work { bytes: w * e.energy_bytes(s, a), model: BytesModel::Compulsory, flops: w * e.energy_flops(), items: w, unit: "energies/s" }
     } else {
-        Work {
-            bytes: w * e.move_bytes(s, a),
-            model: BytesModel::Compulsory,
-            flops: w * e.move_flops(),
-            items: w,
-            unit: "electron moves/s",
-        }
+        Work { bytes: w * e.move_bytes(s, a), model: BytesModel::Compulsory, flops: w * e.move_flops(), items: w, unit: "electron moves/s" }
     }
 }
 
@@ -318,24 +222,9 @@ impl System<'_> {
     /// Checks of one op's outputs of all `w` walkers (`out`, `[walker]`) on the walkers sampled for that count.
     fn checks<A: Real>(&self, op: &str, out: &[A], p: Precision, w: usize) -> Vec<Check> {
         let s = &self.checked[&w];
-        let reference: Vec<f64> = s
-            .items
-            .iter()
-            .map(|i| {
-                if op == "energy" {
-                    self.refs[i].0
-                } else {
-                    self.refs[i].1
-                }
-            })
-            .collect();
+        let reference: Vec<f64> = s.items.iter().map(|i| if op == "energy" { self.refs[i].0 } else { self.refs[i].1 }).collect();
         let fast: Vec<f64> = s.gather(out, 1).iter().map(|x| x.f64()).collect();
-        let mut c = vec![Check::compare(
-            op,
-            &fast,
-            &reference,
-            tolerance(op, p, self.e.electrons),
-        )];
+        let mut c = vec![Check::compare(op, &fast, &reference, tolerance(op, p, self.e.electrons))];
         if op == "energy" {
             c.extend(self.alpha_check.clone());
         }
@@ -344,11 +233,7 @@ impl System<'_> {
 
     /// All walker counts, operations and fast variants in one precision: storage and evaluation S, sums A.
     fn sweep<S: Real, A: Real>(&self, r: &mut Runner, p: Precision) -> Result<()> {
-        let (n, sb, ab) = (
-            self.e.electrons,
-            std::mem::size_of::<S>(),
-            std::mem::size_of::<A>(),
-        );
+        let (n, sb, ab) = (self.e.electrons, std::mem::size_of::<S>(), std::mem::size_of::<A>());
         let max_w = *self.a.walkers.iter().max().unwrap();
         let mut gpu = match r.gpu() {
             Some(g) if r.runs(Variant::Gpu) => Some(GpuEwald::<S, A>::new(g, self.e, max_w)?),
@@ -382,19 +267,10 @@ impl System<'_> {
                         })?
                     };
                     let out = if op == "energy" { &energy } else { &change };
-                    r.record(
-                        &self.case(op, p, w),
-                        Variant::Cpu,
-                        t,
-                        self.work(op, w, sb, ab),
-                        &self.checks(op, out, p, w),
-                    )?;
+                    r.record(&self.case(op, p, w), Variant::Cpu, t, self.work(op, w, sb, ab), &self.checks(op, out, p, w))?;
                     r.extra("checked_walkers", self.checked[&w].len() as f64);
                     // One core: the same kernel on a one-thread pool for a couple of walkers, scaled to the batch.
-                    r.extra(
-                        "one_core_s",
-                        one_core::<S, A>(op, self.e, pos, moves)? * w as f64,
-                    );
+                    r.extra("one_core_s", one_core::<S, A>(op, self.e, pos, moves)? * w as f64);
                 }
             }
             if let Some(g) = gpu.as_mut() {
@@ -414,13 +290,7 @@ impl System<'_> {
                         g.launch_move()?;
                     }
                     let out = g.outputs()?;
-                    r.record(
-                        &self.case(op, p, w),
-                        Variant::Gpu,
-                        t,
-                        self.work(op, w, sb, ab),
-                        &self.checks(op, &out, p, w),
-                    )?;
+                    r.record(&self.case(op, p, w), Variant::Gpu, t, self.work(op, w, sb, ab), &self.checks(op, &out, p, w))?;
                     r.extra("checked_walkers", self.checked[&w].len() as f64);
                 }
             }
@@ -431,12 +301,7 @@ impl System<'_> {
 
 /// Seconds per walker of the CPU kernel in this precision on one core (the faster of two runs on one walker): the
 /// one-core baseline of paper 003's speedup charts, next to the all-core `cpu` record.
-fn one_core<S: Real, A: Real>(
-    op: &str,
-    e: &Ewald,
-    pos: &[[f64; 3]],
-    moves: &[Move],
-) -> Result<f64> {
+fn one_core<S: Real, A: Real>(op: &str, e: &Ewald, pos: &[[f64; 3]], moves: &[Move]) -> Result<f64> {
     let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build()?;
     let mut cpu = CpuEwald::<S, A>::new(e);
     let (pos, moves) = (&pos[..e.electrons], &moves[..1]);
@@ -473,44 +338,17 @@ mod tests {
         let reference = Reference::new(&cell, e.params);
         let s = Sample::budgeted(w, 1.0, a.check_walkers, &[], 3);
         // the rule before: the first 2 walkers
-        let old = Sample {
-            items: vec![0, 1],
-            total: w,
-        };
-        let refs: BTreeMap<usize, (f64, f64)> = (0..w)
-            .map(|i| {
-                (
-                    i,
-                    (
-                        reference.energy(&pos[i * n..(i + 1) * n], &e.ions).total(),
-                        0.0,
-                    ),
-                )
-            })
-            .collect();
+        let old = Sample { items: vec![0, 1], total: w };
+        let refs: BTreeMap<usize, (f64, f64)> = (0..w).map(|i| (i, (reference.energy(&pos[i * n..(i + 1) * n], &e.ions).total(), 0.0))).collect();
         let mut energy = vec![0.0f64; w];
         CpuEwald::<f64, f64>::new(&e).energy(&pos, &mut energy);
         let passes = |s: &Sample, out: &[f64]| {
             let checked = BTreeMap::from([(w, s.clone())]);
-            let sys = System {
-                a: &a,
-                e: &e,
-                pos: &pos,
-                moves: &moves,
-                refs: &refs,
-                checked: &checked,
-                alpha_check: None,
-            };
-            sys.checks("energy", out, Precision::Double, w)
-                .iter()
-                .all(Check::passed)
+            let sys = System { a: &a, e: &e, pos: &pos, moves: &moves, refs: &refs, checked: &checked, alpha_check: None };
+            sys.checks("energy", out, Precision::Double, w).iter().all(Check::passed)
         };
         assert!(passes(&s, &energy));
-        let middle = *s
-            .items
-            .iter()
-            .find(|&&i| (2..w - 1).contains(&i))
-            .expect("a middle walker past the first two");
+        let middle = *s.items.iter().find(|&&i| (2..w - 1).contains(&i)).expect("a middle walker past the first two");
         for bad_walker in [w - 1, middle] {
             let mut bad = energy.clone();
             bad[bad_walker] *= 1.0 + 1e-9;

@@ -61,13 +61,7 @@ impl Measure {
 
     /// A ratio of times or throughputs, whose break-even is 1.
     fn is_speedup(self) -> bool {
-        matches!(
-            self,
-            Measure::SpeedupAllCores
-                | Measure::SpeedupOneCore
-                | Measure::SpeedupOverParam(..)
-                | Measure::SpeedupOverCpuIn(_)
-        )
+        matches!(self, Measure::SpeedupAllCores | Measure::SpeedupOneCore | Measure::SpeedupOverParam(..) | Measure::SpeedupOverCpuIn(_))
     }
 }
 
@@ -122,42 +116,16 @@ pub struct Figure {
 /// `'static`.
 macro_rules! pt {
     ($x:expr, $y:expr, $label:expr) => {
-        PaperPoint {
-            x: $x,
-            y: $y,
-            label: $label,
-            precision: None,
-        }
+        PaperPoint { x: $x, y: $y, label: $label, precision: None }
     };
     ($x:expr, $y:expr, $label:expr, $precision:expr) => {
-        PaperPoint {
-            x: $x,
-            y: $y,
-            label: $label,
-            precision: Some($precision),
-        }
+        PaperPoint { x: $x, y: $y, label: $label, precision: Some($precision) }
     };
 }
 
-const FIG3_RUNS: &[&[&str]] = &[&[
-    "--electrons",
-    "128,256,512,1024",
-    "--walkers",
-    "32,128,512,1024",
-    "--steps",
-    "1",
-    "--max-reps",
-    "2",
-    "--variants",
-    "cpu,gpu",
-    "--precision",
-    "double,mixed",
-]];
-const FIG3_RANGE: &[PaperRange] = &[PaperRange {
-    lo: 10.0,
-    hi: 15.0,
-    label: "about 10-15x, GPU in mixed over CPU in double",
-}];
+const FIG3_RUNS: &[&[&str]] =
+    &[&["--electrons", "128,256,512,1024", "--walkers", "32,128,512,1024", "--steps", "1", "--max-reps", "2", "--variants", "cpu,gpu", "--precision", "double,mixed"]];
+const FIG3_RANGE: &[PaperRange] = &[PaperRange { lo: 10.0, hi: 15.0, label: "about 10-15x, GPU in mixed over CPU in double" }];
 
 /// Every figure the suite can draw.
 pub fn all() -> Vec<Figure> {
@@ -515,44 +483,12 @@ pub fn all() -> Vec<Figure> {
 
 /// A figure of the pseudopotential mini-app (paper 000 prints no numbers for it): over cell size at 64 walkers, or
 /// over walkers at the cell size in the name's last field.
-fn pp_figure(
-    name: &'static str,
-    title: &'static str,
-    x: &'static str,
-    measure: Measure,
-    note: &'static str,
-    reading: &'static str,
-) -> Figure {
-    let (select, runs): (&'static [&'static str], &'static [&'static [&'static str]]) =
-        match (x, name.rsplit('-').next()) {
-            ("walkers", Some("32")) => (
-                &["atoms=32", "jastrow=on", "quadrature=12"],
-                &[&[
-                    "--pairs",
-                    "32:1,32:4,32:16,32:64,32:256,32:1024",
-                    "--variants",
-                    "cpu,gpu",
-                ]],
-            ),
-            ("walkers", _) => (
-                &["atoms=128", "jastrow=on", "quadrature=12"],
-                &[&[
-                    "--pairs",
-                    "128:1,128:4,128:16,128:64,128:256,128:1024",
-                    "--variants",
-                    "cpu,gpu",
-                ]],
-            ),
-            _ => (
-                &["walkers=64", "jastrow=on", "quadrature=12"],
-                &[&[
-                    "--pairs",
-                    "8:64,16:64,32:64,64:64,128:64,256:64",
-                    "--variants",
-                    "cpu,gpu",
-                ]],
-            ),
-        };
+fn pp_figure(name: &'static str, title: &'static str, x: &'static str, measure: Measure, note: &'static str, reading: &'static str) -> Figure {
+    let (select, runs): (&'static [&'static str], &'static [&'static [&'static str]]) = match (x, name.rsplit('-').next()) {
+        ("walkers", Some("32")) => (&["atoms=32", "jastrow=on", "quadrature=12"], &[&["--pairs", "32:1,32:4,32:16,32:64,32:256,32:1024", "--variants", "cpu,gpu"]]),
+        ("walkers", _) => (&["atoms=128", "jastrow=on", "quadrature=12"], &[&["--pairs", "128:1,128:4,128:16,128:64,128:256,128:1024", "--variants", "cpu,gpu"]]),
+        _ => (&["walkers=64", "jastrow=on", "quadrature=12"], &[&["--pairs", "8:64,16:64,32:64,64:64,128:64,256:64", "--variants", "cpu,gpu"]]),
+    };
     Figure {
         name,
         paper: "Esler et al., CiSE 2012 (paper 000): nonlocal pseudopotential, job list and batched ratios",
@@ -579,30 +515,20 @@ pub fn find(name: &str) -> Result<Figure> {
     let names: Vec<&str> = figs.iter().map(|f| f.name).collect();
     match figs.into_iter().find(|f| f.name == name) {
         Some(f) => Ok(f),
-        None => bail!(
-            "unknown figure '{name}': known figures are {}",
-            names.join(", ")
-        ),
+        None => bail!("unknown figure '{name}': known figures are {}", names.join(", ")),
     }
 }
 
 /// Does record `r` match `sel`: `name=value`, `name>=number` (at least that number), or `!name` (no such size or
 /// parameter)?
 pub(crate) fn has(r: &Record, sel: &str) -> bool {
-    let value = |k: &str| {
-        r.sizes
-            .get(k)
-            .map(|x| x.to_string())
-            .or_else(|| r.params.get(k).cloned())
-    };
+    let value = |k: &str| r.sizes.get(k).map(|x| x.to_string()).or_else(|| r.params.get(k).cloned());
     if let Some(k) = sel.strip_prefix('!') {
         return value(k).is_none();
     }
     if let Some((k, least)) = sel.split_once(">=") {
         let least: f64 = least.parse().expect("figure select: a number after >=");
-        return value(k)
-            .and_then(|x| x.parse::<f64>().ok())
-            .is_some_and(|x| x >= least);
+        return value(k).and_then(|x| x.parse::<f64>().ok()).is_some_and(|x| x >= least);
     }
     let (k, v) = sel.split_once('=').unwrap_or((sel, ""));
     value(k).is_some_and(|x| x == v)
@@ -611,27 +537,15 @@ pub(crate) fn has(r: &Record, sel: &str) -> bool {
 /// The records a figure may draw on: its kernel, operation and selection, passed only (a record whose check failed,
 /// was skipped or has not run is never drawn), oldest first.
 pub fn select<'a>(f: &Figure, records: &'a [Record]) -> Vec<&'a Record> {
-    let mut chosen: Vec<&Record> = records
-        .iter()
-        .filter(|r| {
-            r.validation.status == "passed"
-                && r.kernel == f.kernel
-                && r.op == f.op
-                && f.select.iter().all(|s| has(r, s))
-        })
-        .collect();
+    let mut chosen: Vec<&Record> =
+        records.iter().filter(|r| r.validation.status == "passed" && r.kernel == f.kernel && r.op == f.op && f.select.iter().all(|s| has(r, s))).collect();
     chosen.sort_by(|a, b| a.timestamp.cmp(&b.timestamp));
     chosen
 }
 
 /// "NVIDIA H100 80GB HBM3 + Intel(R) Xeon(R) Processor (16 threads)": the machine of the records.
 pub fn hardware(recs: &[&Record]) -> String {
-    let cpu = recs
-        .iter()
-        .find(|r| all_cores(r))
-        .or(recs.first())
-        .map(|r| r.system.label(false))
-        .unwrap_or_default();
+    let cpu = recs.iter().find(|r| all_cores(r)).or(recs.first()).map(|r| r.system.label(false)).unwrap_or_default();
     match recs.iter().find(|r| r.variant == Variant::Gpu) {
         Some(g) => format!("{} + {cpu}", g.system.label(true)),
         None => cpu,
@@ -650,16 +564,12 @@ pub(crate) fn pair_key(r: &Record) -> String {
 
 /// A CPU record on one core: `--threads 1`, or a mini-app's serial mode (chains one after another).
 pub(crate) fn one_core(r: &Record) -> bool {
-    r.variant == Variant::Cpu
-        && (r.params.get("threads").is_some_and(|t| t == "1")
-            || r.params.get("mode").is_some_and(|m| m == "serial"))
+    r.variant == Variant::Cpu && (r.params.get("threads").is_some_and(|t| t == "1") || r.params.get("mode").is_some_and(|m| m == "serial"))
 }
 
 /// A CPU record on every core of the pool.
 pub(crate) fn all_cores(r: &Record) -> bool {
-    r.variant == Variant::Cpu
-        && !r.params.contains_key("threads")
-        && r.params.get("mode").is_none_or(|m| m != "serial")
+    r.variant == Variant::Cpu && !r.params.contains_key("threads") && r.params.get("mode").is_none_or(|m| m != "serial")
 }
 
 /// One measured point and the commit its records came from.
@@ -682,10 +592,7 @@ pub struct Measured {
 
 impl Measured {
     pub fn series(&self) -> Series {
-        Series::new(
-            self.attrs.clone(),
-            self.points.iter().map(|p| (p.x, p.y)).collect(),
-        )
+        Series::new(self.attrs.clone(), self.points.iter().map(|p| (p.x, p.y)).collect())
     }
     pub fn label(&self) -> String {
         self.series().label()
@@ -696,15 +603,7 @@ impl Measured {
 /// parameters that vary.
 fn series_attrs(f: &Figure, r: &Record, varying: &[String]) -> Vec<(String, String)> {
     let mut attrs = vec![];
-    if matches!(
-        f.measure,
-        Measure::Throughput
-            | Measure::PercentOfCeiling
-            | Measure::Error
-            | Measure::SpeedupOverParam(..)
-            | Measure::Extras(..)
-            | Measure::Shares(..)
-    ) {
+    if matches!(f.measure, Measure::Throughput | Measure::PercentOfCeiling | Measure::Error | Measure::SpeedupOverParam(..) | Measure::Extras(..) | Measure::Shares(..)) {
         attrs.push(("variant".to_string(), r.variant.name().to_string()));
     }
     attrs.push(("precision".to_string(), r.precision.clone()));
@@ -723,13 +622,8 @@ type Points = Vec<(Vec<(String, String)>, f64, f64, String)>;
 /// The points one commit's records give: (attributes, x, y, time stamp). Records come oldest first, so of a case
 /// measured twice the later run is the one used.
 fn commit_points(f: &Figure, recs: &[&Record], varying: &[String]) -> Points {
-    let timed = |pick: &dyn Fn(&Record) -> bool,
-                 key: &dyn Fn(&Record) -> String|
-     -> BTreeMap<String, (f64, f64, &str)> {
-        recs.iter()
-            .filter(|r| pick(r))
-            .map(|r| (key(r), (r.time.median, r.throughput, r.timestamp.as_str())))
-            .collect()
+    let timed = |pick: &dyn Fn(&Record) -> bool, key: &dyn Fn(&Record) -> String| -> BTreeMap<String, (f64, f64, &str)> {
+        recs.iter().filter(|r| pick(r)).map(|r| (key(r), (r.time.median, r.throughput, r.timestamp.as_str()))).collect()
     };
     let all_core = timed(&all_cores, &pair_key);
     let one = timed(&one_core, &pair_key);
@@ -744,10 +638,7 @@ fn commit_points(f: &Figure, recs: &[&Record], varying: &[String]) -> Points {
         r.key()
     };
     let base = match f.measure {
-        Measure::SpeedupOverParam(p, v) => timed(
-            &|r: &Record| r.params.get(p).is_some_and(|x| x == v),
-            &|r: &Record| without(r, p),
-        ),
+        Measure::SpeedupOverParam(p, v) => timed(&|r: &Record| r.params.get(p).is_some_and(|x| x == v), &|r: &Record| without(r, p)),
         _ => BTreeMap::new(),
     };
     let later = |a: &str, b: &str| a.max(b).to_string();
@@ -771,28 +662,17 @@ fn commit_points(f: &Figure, recs: &[&Record], varying: &[String]) -> Points {
             continue;
         }
         let gpu = r.variant == Variant::Gpu;
-        let over = |m: Option<&(f64, f64, &str)>| {
-            m.map(|c| (c.0 / r.time.median, later(c.2, &r.timestamp)))
-        };
+        let over = |m: Option<&(f64, f64, &str)>| m.map(|c| (c.0 / r.time.median, later(c.2, &r.timestamp)));
         let y = match f.measure {
             Measure::SpeedupAllCores if gpu => over(all_core.get(&pair_key(r))),
             Measure::SpeedupOneCore if gpu => over(one.get(&pair_key(r))),
             Measure::SpeedupOverCpuIn(p) if gpu => over(all_core.get(&in_precision(r, p))),
-            Measure::PercentOfCeiling if drawn => r
-                .fraction_of_ceiling
-                .map(|v| (100.0 * v, r.timestamp.clone())),
+            Measure::PercentOfCeiling if drawn => r.fraction_of_ceiling.map(|v| (100.0 * v, r.timestamp.clone())),
             Measure::Throughput if drawn => Some((r.throughput, r.timestamp.clone())),
             Measure::SpeedupOverParam(p, v) if drawn && r.params.get(p).is_some_and(|x| x != v) => {
-                base.get(&without(r, p))
-                    .map(|b| (r.throughput / b.1, later(b.2, &r.timestamp)))
+                base.get(&without(r, p)).map(|b| (r.throughput / b.1, later(b.2, &r.timestamp)))
             }
-            Measure::Error if drawn => r
-                .validation
-                .checks
-                .iter()
-                .filter_map(|c| c.error)
-                .reduce(f64::max)
-                .map(|e| (e, r.timestamp.clone())),
+            Measure::Error if drawn => r.validation.checks.iter().filter_map(|c| c.error).reduce(f64::max).map(|e| (e, r.timestamp.clone())),
             _ => None,
         };
         if let Some((y, stamp)) = y {
@@ -803,28 +683,14 @@ fn commit_points(f: &Figure, recs: &[&Record], varying: &[String]) -> Points {
 }
 
 /// Gather points into series: of several points of one series at one x (several commits), the latest.
-fn gather(
-    points: impl IntoIterator<Item = (Vec<(String, String)>, f64, f64, String, String)>,
-) -> Vec<Measured> {
+fn gather(points: impl IntoIterator<Item = (Vec<(String, String)>, f64, f64, String, String)>) -> Vec<Measured> {
     let mut best: BTreeMap<Vec<(String, String)>, Vec<Point>> = BTreeMap::new();
     for (attrs, x, y, stamp, commit) in points {
         let pts = best.entry(attrs).or_default();
         match pts.iter_mut().find(|p| p.x == x) {
-            Some(p) if p.stamp <= stamp => {
-                *p = Point {
-                    x,
-                    y,
-                    commit,
-                    stamp,
-                }
-            }
+            Some(p) if p.stamp <= stamp => *p = Point { x, y, commit, stamp },
             Some(_) => {}
-            None => pts.push(Point {
-                x,
-                y,
-                commit,
-                stamp,
-            }),
+            None => pts.push(Point { x, y, commit, stamp }),
         }
     }
     let mut out: Vec<Measured> = best
@@ -836,12 +702,7 @@ fn gather(
         .collect();
     // series in value order of their attributes (walkers=32 before walkers=128)
     out.sort_by(|a, b| {
-        a.attrs
-            .iter()
-            .zip(&b.attrs)
-            .map(|(x, y)| x.0.cmp(&y.0).then(value_order(&x.1, &y.1)))
-            .find(|o| o.is_ne())
-            .unwrap_or(a.attrs.len().cmp(&b.attrs.len()))
+        a.attrs.iter().zip(&b.attrs).map(|(x, y)| x.0.cmp(&y.0).then(value_order(&x.1, &y.1))).find(|o| o.is_ne()).unwrap_or(a.attrs.len().cmp(&b.attrs.len()))
     });
     out
 }
@@ -856,29 +717,19 @@ pub fn series(f: &Figure, recs: &[&Record]) -> Vec<Measured> {
     let mut at_x: BTreeMap<(String, u64), BTreeSet<String>> = BTreeMap::new();
     for r in recs {
         let Some(&x) = r.sizes.get(f.x) else { continue };
-        for (k, v) in r
-            .sizes
-            .iter()
-            .map(|(k, v)| (k, v.to_string()))
-            .chain(r.params.iter().map(|(k, v)| (k, v.clone())))
-        {
+        for (k, v) in r.sizes.iter().map(|(k, v)| (k, v.to_string())).chain(r.params.iter().map(|(k, v)| (k, v.clone()))) {
             at_x.entry((k.clone(), x)).or_default().insert(v);
         }
     }
-    let varying: BTreeSet<String> = at_x
-        .iter()
-        .filter(|((k, _), v)| k != f.x && k != "threads" && k != "mode" && v.len() > 1)
-        .map(|((k, _), _)| k.clone())
-        .collect();
+    let varying: BTreeSet<String> =
+        at_x.iter().filter(|((k, _), v)| k != f.x && k != "threads" && k != "mode" && v.len() > 1).map(|((k, _), _)| k.clone()).collect();
     let varying: Vec<String> = varying.into_iter().collect();
     let mut by_commit: BTreeMap<&str, Vec<&Record>> = BTreeMap::new();
     for r in recs {
         by_commit.entry(r.commit.as_str()).or_default().push(r);
     }
     gather(by_commit.into_iter().flat_map(|(commit, rs)| {
-        commit_points(f, &rs, &varying)
-            .into_iter()
-            .map(move |(a, x, y, s)| (a, x, y, s, commit.to_string()))
+        commit_points(f, &rs, &varying).into_iter().map(move |(a, x, y, s)| (a, x, y, s, commit.to_string()))
     }))
 }
 
@@ -886,12 +737,7 @@ pub fn series(f: &Figure, recs: &[&Record]) -> Vec<Measured> {
 /// the strong series of W walkers when one rank ran W, and of the weak series of W / R walkers per rank when one
 /// rank ran W / R, both of its own commit. The time of a generation is the run's time over the generations it ran.
 fn scaling_series(recs: &[&Record]) -> Vec<Measured> {
-    let gen_time = |r: &Record| {
-        r.extra
-            .get("generations_run")
-            .filter(|g| **g > 0.0)
-            .map(|g| r.time.median / g)
-    };
+    let gen_time = |r: &Record| r.extra.get("generations_run").filter(|g| **g > 0.0).map(|g| r.time.median / g);
     // the case without what scaling varies
     let case = |r: &Record| {
         let mut r = r.clone();
@@ -911,12 +757,7 @@ fn scaling_series(recs: &[&Record]) -> Vec<Measured> {
             a.push(("system".to_string(), s.clone()));
         }
         a.push(("precision".to_string(), r.precision.clone()));
-        a.extend(
-            r.sizes
-                .iter()
-                .filter(|(k, _)| !matches!(k.as_str(), "ranks" | "walkers"))
-                .map(|(k, v)| (k.clone(), v.to_string())),
-        );
+        a.extend(r.sizes.iter().filter(|(k, _)| !matches!(k.as_str(), "ranks" | "walkers")).map(|(k, v)| (k.clone(), v.to_string())));
         a
     };
     // the one-rank baselines of each commit's runs, per transport: "solo" (no communication layer) for every
@@ -925,17 +766,7 @@ fn scaling_series(recs: &[&Record]) -> Vec<Measured> {
     let one: BTreeMap<(String, String, String, u64), (f64, &str)> = recs
         .iter()
         .filter(|r| r.sizes.get("ranks") == Some(&1))
-        .filter_map(|r| {
-            Some((
-                (
-                    r.commit.clone(),
-                    transport(r),
-                    case(r),
-                    *r.sizes.get("walkers")?,
-                ),
-                (gen_time(r)?, r.timestamp.as_str()),
-            ))
-        })
+        .filter_map(|r| Some(((r.commit.clone(), transport(r), case(r), *r.sizes.get("walkers")?), (gen_time(r)?, r.timestamp.as_str()))))
         .collect();
     let base = |tr: &str, r: &Record, w: u64| {
         let key = |t: &str| (r.commit.clone(), t.to_string(), case(r), w);
@@ -944,55 +775,28 @@ fn scaling_series(recs: &[&Record]) -> Vec<Measured> {
     // each transport its own series, starting at efficiency 1 on one rank
     let mut points = vec![];
     for r in recs {
-        let (Some(&ranks), Some(&w), Some(t)) =
-            (r.sizes.get("ranks"), r.sizes.get("walkers"), gen_time(r))
-        else {
-            continue;
-        };
+        let (Some(&ranks), Some(&w), Some(t)) = (r.sizes.get("ranks"), r.sizes.get("walkers"), gen_time(r)) else { continue };
         if ranks < 2 {
             continue;
         }
         let tr = transport(r);
         let attrs = |scaling: &str, walkers: u64| {
             let mut a = named(r);
-            a.extend([
-                ("scaling".into(), scaling.into()),
-                ("walkers".into(), walkers.to_string()),
-                ("transport".into(), tr.clone()),
-            ]);
+            a.extend([("scaling".into(), scaling.into()), ("walkers".into(), walkers.to_string()), ("transport".into(), tr.clone())]);
             a
         };
         let stamp = |b: &(f64, &str)| b.1.max(r.timestamp.as_str()).to_string();
         if let Some(b) = base(&tr, r, w) {
-            points.push((
-                attrs("strong", w),
-                ranks as f64,
-                b.0 / (ranks as f64 * t),
-                stamp(b),
-                r.commit.clone(),
-            ));
+            points.push((attrs("strong", w), ranks as f64, b.0 / (ranks as f64 * t), stamp(b), r.commit.clone()));
         }
         if let Some(b) = base(&tr, r, w / ranks).filter(|_| w % ranks == 0) {
-            points.push((
-                attrs("weak, per rank", w / ranks),
-                ranks as f64,
-                b.0 / t,
-                stamp(b),
-                r.commit.clone(),
-            ));
+            points.push((attrs("weak, per rank", w / ranks), ranks as f64, b.0 / t, stamp(b), r.commit.clone()));
         }
     }
     let mut out = gather(points);
     for m in out.iter_mut() {
         let first = m.points[0].clone();
-        m.points.insert(
-            0,
-            Point {
-                x: 1.0,
-                y: 1.0,
-                ..first
-            },
-        );
+        m.points.insert(0, Point { x: 1.0, y: 1.0, ..first });
     }
     out
 }
@@ -1002,12 +806,7 @@ fn record_notes(recs: &[&Record]) -> Vec<String> {
     let scaled: BTreeSet<(u64, u64)> = recs
         .iter()
         .filter(|r| r.variant == Variant::Cpu)
-        .filter_map(|r| {
-            Some((
-                r.extra.get("cpu_walkers_timed").map(|t| *t as u64)?,
-                *r.sizes.get("walkers")?,
-            ))
-        })
+        .filter_map(|r| Some((r.extra.get("cpu_walkers_timed").map(|t| *t as u64)?, *r.sizes.get("walkers")?)))
         .filter(|(timed, w)| timed < w)
         .collect();
     if scaled.is_empty() {
@@ -1015,12 +814,7 @@ fn record_notes(recs: &[&Record]) -> Vec<String> {
     }
     let timed: BTreeSet<u64> = scaled.iter().map(|s| s.0).collect();
     let to: BTreeSet<u64> = scaled.iter().map(|s| s.1).collect();
-    let list = |s: &BTreeSet<u64>| {
-        s.iter()
-            .map(|v| v.to_string())
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
+    let list = |s: &BTreeSet<u64>| s.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", ");
     vec![format!(
         "CPU side: {} walkers timed per case (the records' cpu_walkers_timed) and the time scaled in proportion to the case's {} walkers",
         list(&timed),
@@ -1037,31 +831,21 @@ fn paper_marks(f: &Figure) -> Vec<PaperMark> {
             Some(m) => m.points.push((p.x, p.y)),
             None => marks.push(PaperMark {
                 label,
-                attrs: p
-                    .precision
-                    .map(|v| vec![("precision".to_string(), v.to_string())])
-                    .unwrap_or_default(),
+                attrs: p.precision.map(|v| vec![("precision".to_string(), v.to_string())]).unwrap_or_default(),
                 points: vec![(p.x, p.y)],
                 band: None,
             }),
         }
     }
     for r in f.paper_ranges {
-        marks.push(PaperMark {
-            label: format!("{}: {} ({})", f.cite, r.label, f.paper_hardware),
-            band: Some((r.lo, r.hi)),
-            ..Default::default()
-        });
+        marks.push(PaperMark { label: format!("{}: {} ({})", f.cite, r.label, f.paper_hardware), band: Some((r.lo, r.hi)), ..Default::default() });
     }
     marks
 }
 
 /// The distinct commits of the measured points.
 pub fn commits(measured: &[Measured]) -> BTreeSet<String> {
-    measured
-        .iter()
-        .flat_map(|m| m.points.iter().map(|p| p.commit.clone()))
-        .collect()
+    measured.iter().flat_map(|m| m.points.iter().map(|p| p.commit.clone())).collect()
 }
 
 /// The chart: measured series, the paper's numbers, break-even / ceiling / goal lines, and the notes.
@@ -1074,34 +858,18 @@ pub fn chart(f: &Figure, measured: &[Measured], recs: &[&Record]) -> Chart {
     let mut notes = vec![format!("Note: {}.", f.note)];
     notes.extend(record_notes(recs).into_iter().map(|n| format!("{n}.")));
     if let Measure::Shares(label, names) = f.measure {
-        return Chart {
-            subtitle,
-            notes,
-            ..shares_chart(f, label, names, measured)
-        };
+        return Chart { subtitle, notes, ..shares_chart(f, label, names, measured) };
     }
     let mut lines: Vec<RefLine> = vec![];
     if f.measure.is_speedup() {
-        lines.push(RefLine {
-            y: 1.0,
-            label: "break-even (1x)".into(),
-        });
+        lines.push(RefLine { y: 1.0, label: "break-even (1x)".into() });
     }
     match f.measure {
-        Measure::PercentOfCeiling => lines.push(RefLine {
-            y: 100.0,
-            label: "measured copy bandwidth (100%)".into(),
-        }),
-        Measure::ScalingEfficiency => lines.push(RefLine {
-            y: 1.0,
-            label: "perfect scaling".into(),
-        }),
+        Measure::PercentOfCeiling => lines.push(RefLine { y: 100.0, label: "measured copy bandwidth (100%)".into() }),
+        Measure::ScalingEfficiency => lines.push(RefLine { y: 1.0, label: "perfect scaling".into() }),
         _ => {}
     }
-    lines.extend(f.goals.iter().map(|(y, label)| RefLine {
-        y: *y,
-        label: label.to_string(),
-    }));
+    lines.extend(f.goals.iter().map(|(y, label)| RefLine { y: *y, label: label.to_string() }));
     let y_label = match (f.measure, recs.first()) {
         (Measure::Throughput, Some(r)) => r.throughput_unit.clone(),
         _ => f.measure.label(),
@@ -1134,16 +902,8 @@ fn axis_name(x: &str) -> String {
 /// per share name (measured series carry the name as their "quantity").
 fn shares_chart(f: &Figure, label: &str, names: &[&str], measured: &[Measured]) -> Chart {
     let who = |m: &Measured| {
-        let v = m
-            .attrs
-            .iter()
-            .find(|a| a.0 == "variant")
-            .map_or("", |a| a.1.as_str());
-        let p = m
-            .attrs
-            .iter()
-            .find(|a| a.0 == "precision")
-            .map_or("", |a| a.1.as_str());
+        let v = m.attrs.iter().find(|a| a.0 == "variant").map_or("", |a| a.1.as_str());
+        let p = m.attrs.iter().find(|a| a.0 == "precision").map_or("", |a| a.1.as_str());
         format!("{v} {p}")
     };
     let mut bars: Vec<(f64, String)> = vec![];
@@ -1162,16 +922,11 @@ fn shares_chart(f: &Figure, label: &str, names: &[&str], measured: &[Measured]) 
                 .iter()
                 .enumerate()
                 .filter_map(|(i, (x, w))| {
-                    let m = measured.iter().find(|m| {
-                        who(m) == *w && m.attrs.iter().any(|a| a.0 == "quantity" && a.1 == *name)
-                    })?;
+                    let m = measured.iter().find(|m| who(m) == *w && m.attrs.iter().any(|a| a.0 == "quantity" && a.1 == *name))?;
                     m.points.iter().find(|p| p.x == *x).map(|p| (i as f64, p.y))
                 })
                 .collect();
-            Series::new(
-                vec![("share".into(), name.trim_start_matches("frac_").to_string())],
-                points,
-            )
+            Series::new(vec![("share".into(), name.trim_start_matches("frac_").to_string())], points)
         })
         .collect();
     Chart {
@@ -1180,13 +935,7 @@ fn shares_chart(f: &Figure, label: &str, names: &[&str], measured: &[Measured]) 
         x_label: "variant and precision".into(),
         y_label: label.to_string(),
         series,
-        bars: bars
-            .iter()
-            .map(|(x, w)| Bar {
-                panel: format!("{x} {}", f.x),
-                label: w.clone(),
-            })
-            .collect(),
+        bars: bars.iter().map(|(x, w)| Bar { panel: format!("{x} {}", f.x), label: w.clone() }).collect(),
         ..Default::default()
     }
 }
@@ -1215,40 +964,17 @@ fn at_x(f: &Figure, x: f64) -> String {
 
 /// The side-by-side rows: x, the paper's series and value, the measured series, value and commit.
 pub fn table_rows(f: &Figure, measured: &[Measured]) -> Vec<[String; 6]> {
-    let mut xs: Vec<f64> = measured
-        .iter()
-        .flat_map(|m| m.points.iter().map(|p| p.x))
-        .chain(f.paper_points.iter().map(|p| p.x))
-        .collect();
+    let mut xs: Vec<f64> = measured.iter().flat_map(|m| m.points.iter().map(|p| p.x)).chain(f.paper_points.iter().map(|p| p.x)).collect();
     xs.sort_by(f64::total_cmp);
     xs.dedup();
     let mut rows = vec![];
     for x in xs {
         let paper: Vec<&PaperPoint> = f.paper_points.iter().filter(|p| p.x == x).collect();
-        let here: Vec<(String, &Point)> = measured
-            .iter()
-            .filter_map(|m| m.points.iter().find(|p| p.x == x).map(|p| (m.label(), p)))
-            .collect();
+        let here: Vec<(String, &Point)> = measured.iter().filter_map(|m| m.points.iter().find(|p| p.x == x).map(|p| (m.label(), p))).collect();
         for i in 0..paper.len().max(here.len()) {
-            let (pl, pv) = paper
-                .get(i)
-                .map(|p| (p.label.to_string(), num(p.y)))
-                .unwrap_or_default();
-            let (ml, mv, mc) = here
-                .get(i)
-                .map(|(l, p)| {
-                    (
-                        l.clone(),
-                        num(p.y),
-                        p.commit.get(..7).unwrap_or(&p.commit).to_string(),
-                    )
-                })
-                .unwrap_or_default();
-            let xl = if i == 0 {
-                format!("{x}")
-            } else {
-                String::new()
-            };
+            let (pl, pv) = paper.get(i).map(|p| (p.label.to_string(), num(p.y))).unwrap_or_default();
+            let (ml, mv, mc) = here.get(i).map(|(l, p)| (l.clone(), num(p.y), p.commit.get(..7).unwrap_or(&p.commit).to_string())).unwrap_or_default();
+            let xl = if i == 0 { format!("{x}") } else { String::new() };
             rows.push([xl, pl, pv, ml, mv, mc]);
         }
     }
@@ -1257,45 +983,21 @@ pub fn table_rows(f: &Figure, measured: &[Measured]) -> Vec<[String; 6]> {
 
 /// The column heads of `table_rows`.
 pub fn table_header(f: &Figure) -> [String; 6] {
-    [
-        f.x.to_string(),
-        "paper series".into(),
-        "paper".into(),
-        "measured series".into(),
-        "measured".into(),
-        "commit".into(),
-    ]
+    [f.x.to_string(), "paper series".into(), "paper".into(), "measured series".into(), "measured".into(), "commit".into()]
 }
 
 /// The side-by-side table as text: what, whose numbers, on which machines and commits, then the rows.
 pub fn table(f: &Figure, measured: &[Measured], recs: &[&Record]) -> String {
-    let mut t = format!(
-        "{}: {}\n{}\npaper: {}\nhere:  {}\n",
-        f.name,
-        f.title,
-        f.paper,
-        f.paper_hardware,
-        hardware(recs)
-    );
-    t += &format!(
-        "records: passed only, {}\n",
-        harness::plot::commits_phrase(commits(measured).iter().map(|c| c.as_str()))
-    );
+    let mut t = format!("{}: {}\n{}\npaper: {}\nhere:  {}\n", f.name, f.title, f.paper, f.paper_hardware, hardware(recs));
+    t += &format!("records: passed only, {}\n", harness::plot::commits_phrase(commits(measured).iter().map(|c| c.as_str())));
     t += &format!("y: {}\n", f.measure.label());
     for r in f.paper_ranges {
         let tick = harness::plot::ticks::format_tick;
-        let range = if r.hi > r.lo {
-            format!("{}-{}", tick(r.lo), tick(r.hi))
-        } else {
-            tick(r.lo)
-        };
+        let range = if r.hi > r.lo { format!("{}-{}", tick(r.lo), tick(r.hi)) } else { tick(r.lo) };
         t += &format!("paper range: {range} ({})\n", r.label);
     }
     for (y, label) in f.goals {
-        t += &format!(
-            "goal: {} ({label})\n",
-            harness::plot::ticks::format_tick(*y)
-        );
+        t += &format!("goal: {} ({label})\n", harness::plot::ticks::format_tick(*y));
     }
     if !f.note.is_empty() {
         t += &format!("note: {}\n", f.note);
@@ -1308,18 +1010,8 @@ pub fn table(f: &Figure, measured: &[Measured], recs: &[&Record]) -> String {
     let row = |cells: &[String; 6]| {
         format!(
             "{:>w0$}  {:<w1$} {:>w2$}  {:<w3$} {:>w4$}  {:<w5$}",
-            cells[0],
-            cells[1],
-            cells[2],
-            cells[3],
-            cells[4],
-            cells[5],
-            w0 = widths[0],
-            w1 = widths[1],
-            w2 = widths[2],
-            w3 = widths[3],
-            w4 = widths[4],
-            w5 = widths[5]
+            cells[0], cells[1], cells[2], cells[3], cells[4], cells[5],
+            w0 = widths[0], w1 = widths[1], w2 = widths[2], w3 = widths[3], w4 = widths[4], w5 = widths[5]
         )
         .trim_end()
         .to_string()
@@ -1334,39 +1026,20 @@ pub fn table(f: &Figure, measured: &[Measured], recs: &[&Record]) -> String {
 
 /// One sentence: what the figure shows against which paper (`Figure::reading`), then what was measured here.
 pub fn reading(f: &Figure, measured: &[Measured]) -> String {
-    let all: Vec<(&Measured, &Point)> = measured
-        .iter()
-        .flat_map(|m| m.points.iter().map(move |p| (m, p)))
-        .filter(|(_, p)| p.x != 1.0 || f.measure != Measure::ScalingEfficiency)
-        .collect();
+    let all: Vec<(&Measured, &Point)> = measured.iter().flat_map(|m| m.points.iter().map(move |p| (m, p))).filter(|(_, p)| p.x != 1.0 || f.measure != Measure::ScalingEfficiency).collect();
     let here = if let Measure::Shares(..) = f.measure {
         // at the largest x, each variant's largest share
         let xmax = all.iter().map(|(_, p)| p.x).fold(f64::MIN, f64::max);
         let mut top: BTreeMap<String, (f64, String)> = BTreeMap::new();
         for (m, p) in all.iter().filter(|(_, p)| p.x == xmax) {
-            let get = |k: &str| {
-                m.attrs
-                    .iter()
-                    .find(|a| a.0 == k)
-                    .map_or(String::new(), |a| a.1.clone())
-            };
+            let get = |k: &str| m.attrs.iter().find(|a| a.0 == k).map_or(String::new(), |a| a.1.clone());
             let who = format!("{} {}", get("variant"), get("precision"));
             if top.get(&who).is_none_or(|t| t.0 < p.y) {
-                top.insert(
-                    who,
-                    (p.y, get("quantity").trim_start_matches("frac_").to_string()),
-                );
+                top.insert(who, (p.y, get("quantity").trim_start_matches("frac_").to_string()));
             }
         }
-        let parts: Vec<String> = top
-            .iter()
-            .map(|(who, (v, q))| format!("{who} {q} {:.0}%", 100.0 * v))
-            .collect();
-        format!(
-            "at {}, the largest share: {}",
-            at_x(f, xmax),
-            parts.join(", ")
-        )
+        let parts: Vec<String> = top.iter().map(|(who, (v, q))| format!("{who} {q} {:.0}%", 100.0 * v)).collect();
+        format!("at {}, the largest share: {}", at_x(f, xmax), parts.join(", "))
     } else {
         let lo = all.iter().min_by(|a, b| a.1.y.total_cmp(&b.1.y));
         let hi = all.iter().max_by(|a, b| a.1.y.total_cmp(&b.1.y));
@@ -1377,16 +1050,8 @@ pub fn reading(f: &Figure, measured: &[Measured]) -> String {
                     Measure::PercentOfCeiling => "%",
                     _ => "",
                 };
-                let range = if num(lo.1.y) == num(hi.1.y) {
-                    format!("{}{unit}", num(hi.1.y))
-                } else {
-                    format!("{}{unit} to {}{unit}", num(lo.1.y), num(hi.1.y))
-                };
-                format!(
-                    "here {range}, the highest for {} at {}",
-                    hi.0.label(),
-                    at_x(f, hi.1.x)
-                )
+                let range = if num(lo.1.y) == num(hi.1.y) { format!("{}{unit}", num(hi.1.y)) } else { format!("{}{unit} to {}{unit}", num(lo.1.y), num(hi.1.y)) };
+                format!("here {range}, the highest for {} at {}", hi.0.label(), at_x(f, hi.1.x))
             }
             _ => "nothing measured here yet".into(),
         }
@@ -1406,10 +1071,7 @@ pub fn section(f: &Figure, records: &[Record]) -> Option<FigureSection> {
         chart: chart(f, &measured, &sel),
         reading: reading(f, &measured),
         header: table_header(f).to_vec(),
-        rows: table_rows(f, &measured)
-            .into_iter()
-            .map(|r| r.to_vec())
-            .collect(),
+        rows: table_rows(f, &measured).into_iter().map(|r| r.to_vec()).collect(),
     })
 }
 
@@ -1418,8 +1080,7 @@ mod tests {
     use super::*;
 
     fn rec(variant: Variant, walkers: u64, median: f64, threads: Option<&str>) -> Record {
-        let mut r: Record =
-            serde_json::from_str(include_str!("../tests/data/record.json")).unwrap();
+        let mut r: Record = serde_json::from_str(include_str!("../tests/data/record.json")).unwrap();
         r.variant = variant;
         r.sizes.insert("walkers".into(), walkers);
         r.time.median = median;
@@ -1450,16 +1111,9 @@ mod tests {
         assert_eq!(points(&s[0]), vec![(16.0, 10.0), (128.0, 20.0)]);
         f.measure = Measure::SpeedupOneCore;
         let s = series(&f, &sel);
-        assert_eq!(
-            points(&s[0]),
-            vec![(16.0, 80.0)],
-            "only the case with a one-core run"
-        );
+        assert_eq!(points(&s[0]), vec![(16.0, 80.0)], "only the case with a one-core run");
         let t = table(&f, &s, &sel);
-        assert!(
-            t.contains("80.0") && t.contains("75% of peak") && t.contains("NVIDIA"),
-            "{t}"
-        );
+        assert!(t.contains("80.0") && t.contains("75% of peak") && t.contains("NVIDIA"), "{t}");
         assert!(t.contains("the highest for double at 16 walkers"), "{t}");
     }
 
@@ -1486,26 +1140,14 @@ mod tests {
         let s = series(&f, &sel);
         assert_eq!(points(&s[0]), vec![(16.0, 10.0)]);
         assert_eq!(s[0].points[0].commit, "aaaaaaa1");
-        assert!(
-            table(&f, &s, &sel).contains("commit aaaaaaa"),
-            "the table names the commit"
-        );
-        assert!(
-            chart(&f, &s, &sel).subtitle.contains("commit aaaaaaa"),
-            "the chart too"
-        );
+        assert!(table(&f, &s, &sel).contains("commit aaaaaaa"), "the table names the commit");
+        assert!(chart(&f, &s, &sel).subtitle.contains("commit aaaaaaa"), "the chart too");
         // records that are not "passed" (skipped, unchecked, ...) are not drawn
         recs[0].validation.status = "unchecked".into();
         assert!(series(&f, &select(&f, &recs)).is_empty());
         // the second commit's pair, once complete, is the later point
         recs[0].validation.status = "passed".into();
-        recs.push(at(
-            Variant::Cpu,
-            16,
-            0.2,
-            "bbbbbbb2",
-            "2026-01-02T00:00:01Z",
-        ));
+        recs.push(at(Variant::Cpu, 16, 0.2, "bbbbbbb2", "2026-01-02T00:00:01Z"));
         let s = series(&f, &select(&f, &recs));
         assert_eq!(points(&s[0]), vec![(16.0, 20.0)]);
         assert_eq!(s[0].points[0].commit, "bbbbbbb2");
@@ -1513,69 +1155,38 @@ mod tests {
 
     #[test]
     fn an_extra_measure_reads_the_records_extra_of_gpu_and_all_core_cpu_records() {
-        let mut recs = vec![
-            rec(Variant::Cpu, 16, 1.0, None),
-            rec(Variant::Cpu, 16, 8.0, Some("1")),
-            rec(Variant::Gpu, 16, 0.1, None),
-        ];
+        let mut recs = vec![rec(Variant::Cpu, 16, 1.0, None), rec(Variant::Cpu, 16, 8.0, Some("1")), rec(Variant::Gpu, 16, 0.1, None)];
         for (r, share) in recs.iter_mut().zip([0.02, 0.5, 0.3]) {
             r.extra.insert("joblist_share".into(), share);
         }
         let mut f = find("000-bspline-bandwidth").unwrap();
         f.measure = Measure::Extras("job-list share", &["joblist_share"]);
         let s = series(&f, &select(&f, &recs));
-        let got: Vec<(&str, Vec<(f64, f64)>)> = s
-            .iter()
-            .map(|m| (m.attrs[0].1.as_str(), points(m)))
-            .collect();
+        let got: Vec<(&str, Vec<(f64, f64)>)> = s.iter().map(|m| (m.attrs[0].1.as_str(), points(m))).collect();
         // the one-core run is not drawn
-        assert_eq!(
-            got,
-            vec![("cpu", vec![(16.0, 0.02)]), ("gpu", vec![(16.0, 0.3)])]
-        );
+        assert_eq!(got, vec![("cpu", vec![(16.0, 0.02)]), ("gpu", vec![(16.0, 0.3)])]);
     }
 
     #[test]
     fn the_cpu_side_timed_on_fewer_walkers_is_stated() {
-        let mut recs = [
-            rec(Variant::Cpu, 1024, 1.0, None),
-            rec(Variant::Gpu, 1024, 0.1, None),
-        ];
+        let mut recs = [rec(Variant::Cpu, 1024, 1.0, None), rec(Variant::Gpu, 1024, 0.1, None)];
         recs[0].extra.insert("cpu_walkers_timed".into(), 32.0);
         let sel: Vec<&Record> = recs.iter().collect();
         let notes = record_notes(&sel);
         assert_eq!(notes.len(), 1);
-        assert!(
-            notes[0].contains("32 walkers timed") && notes[0].contains("1024 walkers"),
-            "{notes:?}"
-        );
+        assert!(notes[0].contains("32 walkers timed") && notes[0].contains("1024 walkers"), "{notes:?}");
         let f = find("000-fig3-gpu-over-double-cpu").unwrap();
         assert!(table(&f, &[], &sel).contains("32 walkers timed"));
-        assert!(chart(&f, &[], &sel)
-            .notes
-            .iter()
-            .any(|n| n.contains("32 walkers timed")));
+        assert!(chart(&f, &[], &sel).notes.iter().any(|n| n.contains("32 walkers timed")));
     }
 
     #[test]
     fn the_delayed_update_credits_luo_kim_and_kent_at_3072_electrons_per_spin() {
         let f = find("qmcpack-delayed-update").unwrap();
-        assert!(
-            f.paper.starts_with("Luo, Kim and Kent") && f.cite.contains("Luo"),
-            "{}",
-            f.paper
-        );
-        assert!(
-            f.paper_points.iter().all(|p| p.x == 3072.0),
-            "6144 electrons are 3072 per spin"
-        );
+        assert!(f.paper.starts_with("Luo, Kim and Kent") && f.cite.contains("Luo"), "{}", f.paper);
+        assert!(f.paper_points.iter().all(|p| p.x == 3072.0), "6144 electrons are 3072 per spin");
         let marks = paper_marks(&f);
-        assert!(
-            marks
-                .iter()
-                .all(|m| m.label.starts_with("Luo, Kim, Kent 2025")),
-            "{marks:?}"
-        );
+        assert!(marks.iter().all(|m| m.label.starts_with("Luo, Kim, Kent 2025")), "{marks:?}");
     }
 
     #[test]
@@ -1583,21 +1194,10 @@ mod tests {
         fn close(s: &[Measured], want_attrs: &[(&str, &str)], want: [(f64, f64); 2]) {
             let m = s
                 .iter()
-                .find(|m| {
-                    want_attrs
-                        .iter()
-                        .all(|(k, v)| m.attrs.iter().any(|a| a.0 == *k && a.1 == *v))
-                })
+                .find(|m| want_attrs.iter().all(|(k, v)| m.attrs.iter().any(|a| a.0 == *k && a.1 == *v)))
                 .unwrap_or_else(|| panic!("no series {want_attrs:?} in {s:?}"));
             let got = points(m);
-            assert!(
-                got.len() == 2
-                    && got
-                        .iter()
-                        .zip(want)
-                        .all(|(g, w)| g.0 == w.0 && (g.1 - w.1).abs() < 1e-12),
-                "{want_attrs:?}: {got:?}"
-            );
+            assert!(got.len() == 2 && got.iter().zip(want).all(|(g, w)| g.0 == w.0 && (g.1 - w.1).abs() < 1e-12), "{want_attrs:?}: {got:?}");
         }
         let run = |ranks: u64, walkers: u64, seconds: f64, transport: &str| {
             let mut r = rec(Variant::Cpu, walkers, seconds, Some(&ranks.to_string()));
@@ -1621,25 +1221,11 @@ mod tests {
         let s = series(&f, &select(&f, &recs));
         // strong: 2 s on one rank against 2 x 1.25 s; weak: 1 s for 100 walkers against 1.25 s for 100 per rank;
         // each transport its own series, against its own one-rank run where there is one (MPI weak: 1.6 s / 2 s)
-        let sc = |scaling: &'static str, w: &'static str, tr: &'static str| {
-            [("scaling", scaling), ("walkers", w), ("transport", tr)]
-        };
-        close(
-            &s,
-            &sc("strong", "200", "threads"),
-            [(1.0, 1.0), (2.0, 0.8)],
-        );
-        close(
-            &s,
-            &sc("weak, per rank", "100", "threads"),
-            [(1.0, 1.0), (2.0, 0.8)],
-        );
+        let sc = |scaling: &'static str, w: &'static str, tr: &'static str| [("scaling", scaling), ("walkers", w), ("transport", tr)];
+        close(&s, &sc("strong", "200", "threads"), [(1.0, 1.0), (2.0, 0.8)]);
+        close(&s, &sc("weak, per rank", "100", "threads"), [(1.0, 1.0), (2.0, 0.8)]);
         close(&s, &sc("strong", "200", "mpi"), [(1.0, 1.0), (2.0, 0.5)]);
-        close(
-            &s,
-            &sc("weak, per rank", "100", "mpi"),
-            [(1.0, 1.0), (2.0, 0.8)],
-        );
+        close(&s, &sc("weak, per rank", "100", "mpi"), [(1.0, 1.0), (2.0, 0.8)]);
         assert_eq!(s.len(), 4, "no series without a multi-rank point: {s:?}");
         // a later commit's runs pair with their own one-rank runs: its strong point replaces the earlier one, and
         // its 2-rank run of 200 walkers does not become a weak point against the earlier commit's 100-walker run
@@ -1649,21 +1235,10 @@ mod tests {
             r
         };
         let mut recs = recs;
-        recs.extend([
-            later(run(1, 200, 1.0, "solo")),
-            later(run(2, 200, 0.5, "threads")),
-        ]);
+        recs.extend([later(run(1, 200, 1.0, "solo")), later(run(2, 200, 0.5, "threads"))]);
         let s = series(&f, &select(&f, &recs));
-        close(
-            &s,
-            &sc("strong", "200", "threads"),
-            [(1.0, 1.0), (2.0, 1.0)],
-        );
-        close(
-            &s,
-            &sc("weak, per rank", "100", "threads"),
-            [(1.0, 1.0), (2.0, 0.8)],
-        );
+        close(&s, &sc("strong", "200", "threads"), [(1.0, 1.0), (2.0, 1.0)]);
+        close(&s, &sc("weak, per rank", "100", "threads"), [(1.0, 1.0), (2.0, 0.8)]);
     }
 
     #[test]
@@ -1671,15 +1246,9 @@ mod tests {
         let r = rec(Variant::Gpu, 32, 1.0, Some("4"));
         assert!(has(&r, "walkers=32") && !has(&r, "walkers=3"));
         assert!(has(&r, "walkers>=32") && has(&r, "walkers>=4") && !has(&r, "walkers>=33"));
-        assert!(
-            has(&r, "threads>=4") && !has(&r, "threads>=5"),
-            "parameters too"
-        );
+        assert!(has(&r, "threads>=4") && !has(&r, "threads>=5"), "parameters too");
         assert!(!has(&r, "nonesuch>=1"));
-        assert!(
-            has(&r, "!nonesuch") && !has(&r, "!walkers") && !has(&r, "!threads"),
-            "absent sizes and parameters"
-        );
+        assert!(has(&r, "!nonesuch") && !has(&r, "!walkers") && !has(&r, "!threads"), "absent sizes and parameters");
     }
 
     #[test]
@@ -1692,25 +1261,9 @@ mod tests {
     fn every_figure_selects_a_registered_kernel_and_reads_as_a_sentence() {
         let kernels: Vec<&str> = crate::registry::kernels().iter().map(|k| k.name).collect();
         for f in all() {
-            assert!(
-                kernels.contains(&f.kernel),
-                "{} needs kernel {}",
-                f.name,
-                f.kernel
-            );
-            assert!(
-                !f.runs.is_empty()
-                    && (!f.paper_points.is_empty()
-                        || !f.paper_ranges.is_empty()
-                        || !f.note.is_empty()),
-                "{}",
-                f.name
-            );
-            assert!(
-                !f.reading.is_empty() && !f.reading.ends_with('.'),
-                "{}: the reading is completed with what was measured",
-                f.name
-            );
+            assert!(kernels.contains(&f.kernel), "{} needs kernel {}", f.name, f.kernel);
+            assert!(!f.runs.is_empty() && (!f.paper_points.is_empty() || !f.paper_ranges.is_empty() || !f.note.is_empty()), "{}", f.name);
+            assert!(!f.reading.is_empty() && !f.reading.ends_with('.'), "{}: the reading is completed with what was measured", f.name);
         }
     }
 }

@@ -29,11 +29,7 @@ pub struct Args {
     #[arg(long, value_delimiter = ',', default_value = "basis,gemm")]
     pub op: Vec<String>,
     /// Molecules of the paper's Fig. 7 (acetic-acid, benzaldehyde, annulene, diazobenzene, lysine, arginine, hmx).
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_value = "acetic-acid,benzaldehyde,annulene,diazobenzene,lysine,arginine,hmx"
-    )]
+    #[arg(long, value_delimiter = ',', default_value = "acetic-acid,benzaldehyde,annulene,diazobenzene,lysine,arginine,hmx")]
     pub molecules: Vec<String>,
     /// Walkers stacked into one product (or one basis launch), comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "1,16,128")]
@@ -71,35 +67,11 @@ impl KernelArgs for Args {
 /// Suite command lines.
 pub fn suite(level: Level) -> &'static [&'static str] {
     match level {
-        Level::Quick => &[
-            "--molecules",
-            "acetic-acid,benzaldehyde",
-            "--walkers",
-            "1,4",
-            "--square",
-            "96",
-        ],
-        Level::Full => &[
-            "--walkers",
-            "1,16,128,1024",
-            "--square",
-            "1024,2048,4096,8192",
-            "--inner",
-            "1024,8192,65536",
-        ],
+        Level::Quick => &["--molecules", "acetic-acid,benzaldehyde", "--walkers", "1,4", "--square", "96"],
+        Level::Full => &["--walkers", "1,16,128,1024", "--square", "1024,2048,4096,8192", "--inner", "1024,8192,65536"],
         Level::Score => &[
-            "--op",
-            "basis,gemm",
-            "--molecules",
-            "hmx",
-            "--walkers",
-            "1024",
-            "--square",
-            "4096",
-            "--algo",
-            "blas-f64,blas-f32",
-            "--precision",
-            "double,single",
+            "--op", "basis,gemm", "--molecules", "hmx", "--walkers", "1024", "--square", "4096", "--algo", "blas-f64,blas-f32",
+            "--precision", "double,single",
         ],
     }
 }
@@ -118,12 +90,7 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
     if !a.square.is_empty() {
         positive("square", &a.square)?;
     }
-    let mols: Vec<Molecule> = a
-        .molecules
-        .iter()
-        .map(|m| gm::molecule(m))
-        .collect::<Result<_, String>>()
-        .map_err(anyhow::Error::msg)?;
+    let mols: Vec<Molecule> = a.molecules.iter().map(|m| gm::molecule(m)).collect::<Result<_, String>>().map_err(anyhow::Error::msg)?;
     for op in &a.op {
         if op != "basis" && op != "gemm" {
             bail!("unknown --op '{op}': expected basis or gemm");
@@ -142,17 +109,10 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
         bail!("--square {s} is too large: the largest square product is 32768 (8 GiB per f64 operand)");
     }
     if let Some(k) = a.inner.iter().find(|&&k| k > 1 << 20) {
-        bail!(
-            "--inner {k} is too large: the longest inner dimension is {} (8 GiB per f64 operand)",
-            1 << 20
-        );
+        bail!("--inner {k} is too large: the longest inner dimension is {} (8 GiB per f64 operand)", 1 << 20);
     }
     let max_electrons = mols.iter().map(|m| m.electrons).max().unwrap_or(0);
-    if let Some(w) = a
-        .walkers
-        .iter()
-        .find(|&&w| w * max_electrons * COMPONENTS > MAX_ROWS)
-    {
+    if let Some(w) = a.walkers.iter().find(|&&w| w * max_electrons * COMPONENTS > MAX_ROWS) {
         bail!("--walkers {w} is too many: {w} x {max_electrons} electrons x 5 rows exceeds {MAX_ROWS}");
     }
     // Host memory: the largest product holds A in f64 and f32 plus the f64 output of a CPU run.
@@ -161,26 +121,15 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
         .iter()
         .flat_map(|m| a.walkers.iter().map(|&w| Shape::orbitals(*m, w)))
         .chain(a.square.iter().map(|&s| Shape::square(s)))
-        .chain(a.inner.iter().map(|&k| Shape {
-            m: FIG5_SIDE,
-            k,
-            n: FIG5_SIDE,
-        }))
+        .chain(a.inner.iter().map(|&k| Shape { m: FIG5_SIDE, k, n: FIG5_SIDE }))
         .map(|s| (s.m * s.k + s.k * s.n) * 12 + s.m * s.n * 8)
         .max()
         .unwrap_or(0);
     if host_mem > 0 && biggest > host_mem * 3 / 4 {
-        bail!(
-            "the largest product needs {:.1} GiB of host memory; this machine has {:.1} GiB",
-            gib(biggest),
-            gib(host_mem)
-        );
+        bail!("the largest product needs {:.1} GiB of host memory; this machine has {:.1} GiB", gib(biggest), gib(host_mem));
     }
     let algos = |p: Precision| -> Vec<Algo> {
-        Algo::of(p)
-            .into_iter()
-            .filter(|x| !matches!(&a.algo, Some(only) if !only.contains(x)))
-            .collect()
+        Algo::of(p).into_iter().filter(|x| !matches!(&a.algo, Some(only) if !only.contains(x))).collect()
     };
     if a.algo.is_some() && r.precisions().iter().all(|&p| algos(p).is_empty()) {
         bail!("none of the --algo values belongs to the --precision modes asked for");
@@ -193,16 +142,7 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
                 if op == "basis" {
                     basis_case(r, a, *mol, w, case_no)?;
                 } else {
-                    gemm_case(
-                        r,
-                        a,
-                        Some(*mol),
-                        mol.name,
-                        Shape::orbitals(*mol, w),
-                        w,
-                        case_no,
-                        &algos,
-                    )?;
+                    gemm_case(r, a, Some(*mol), mol.name, Shape::orbitals(*mol, w), w, case_no, &algos)?;
                 }
             }
         }
@@ -213,20 +153,7 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
             }
             for &k in &a.inner {
                 case_no += 1;
-                gemm_case(
-                    r,
-                    a,
-                    None,
-                    "fig5",
-                    Shape {
-                        m: FIG5_SIDE,
-                        k,
-                        n: FIG5_SIDE,
-                    },
-                    0,
-                    case_no,
-                    &algos,
-                )?;
+                gemm_case(r, a, None, "fig5", Shape { m: FIG5_SIDE, k, n: FIG5_SIDE }, 0, case_no, &algos)?;
             }
         }
     }
@@ -264,16 +191,9 @@ fn basis_checks(out: &[f64], refv: &[f64], nf: usize, p: Precision) -> Vec<Check
         .into_iter()
         .map(|(name, range)| {
             let pick = |v: &[f64]| -> Vec<f64> {
-                v.chunks(COMPONENTS * nf)
-                    .flat_map(|row| row[range.start * nf..range.end * nf].to_vec())
-                    .collect()
+                v.chunks(COMPONENTS * nf).flat_map(|row| row[range.start * nf..range.end * nf].to_vec()).collect()
             };
-            Check::compare(
-                name,
-                &pick(out),
-                &pick(refv),
-                basis_tolerance(range.start, p),
-            )
+            Check::compare(name, &pick(out), &pick(refv), basis_tolerance(range.start, p))
         })
         .collect()
 }
@@ -282,13 +202,7 @@ fn basis_case(r: &mut Runner, a: &Args, mol: Molecule, walkers: usize, case_no: 
     let set = BasisSet::synthetic(mol, r.seed(case_no));
     let points = walkers * mol.electrons;
     let pos = set.electrons(walkers, mol.electrons, r.seed(case_no) ^ 0xE);
-    let checked = Sample::budgeted(
-        points,
-        basis_point_cost(&set),
-        a.check_rows,
-        &[],
-        r.seed(case_no) ^ 0xC4EC,
-    );
+    let checked = Sample::budgeted(points, basis_point_cost(&set), a.check_rows, &[], r.seed(case_no) ^ 0xC4EC);
     let refv = checked.par_flat_map(|i| reference::basis(&set, &pos[3 * i..3 * i + 3]));
     for p in r.precisions() {
         let case = Case::new("gemm", "basis", p)
@@ -308,23 +222,10 @@ fn basis_case(r: &mut Runner, a: &Args, mol: Molecule, walkers: usize, case_no: 
 
 /// The basis kernel on CPU (and its single-core reference in double) and GPU: arithmetic T, stored O; `refv` is
 /// the reference of the `checked` electrons.
-fn basis_variants<T: Real, O: Real>(
-    r: &mut Runner,
-    case: &Case,
-    set: &BasisSet,
-    pos: &[f64],
-    refv: &[f64],
-    checked: &Sample,
-) -> Result<()> {
+fn basis_variants<T: Real, O: Real>(r: &mut Runner, case: &Case, set: &BasisSet, pos: &[f64], refv: &[f64], checked: &Sample) -> Result<()> {
     let points = pos.len() / 3;
     let nf = set.len();
-    let work = Work {
-        bytes: set.bytes(points, std::mem::size_of::<O>()),
-        model: BytesModel::Compulsory,
-        flops: set.flops(points),
-        items: (points * nf) as f64,
-        unit: "basis evals/s",
-    };
+    let work = Work { bytes: set.bytes(points, std::mem::size_of::<O>()), model: BytesModel::Compulsory, flops: set.flops(points), items: (points * nf) as f64, unit: "basis evals/s" };
     // The single-core reference is timed only where it takes well under a second.
     if r.runs(Variant::CpuRef) && case.precision == Precision::Double && points * nf <= 1 << 21 {
         let t = r.time_reps(Variant::CpuRef, 2, || -> Result<()> {
@@ -339,18 +240,8 @@ fn basis_variants<T: Real, O: Real>(
             cpu::basis::<T, O>(set, pos, &mut out);
             Ok(())
         })?;
-        let fast: Vec<f64> = checked
-            .gather(&out, COMPONENTS * nf)
-            .iter()
-            .map(|x| x.f64())
-            .collect();
-        r.record(
-            case,
-            Variant::Cpu,
-            t,
-            work,
-            &basis_checks(&fast, refv, nf, case.precision),
-        )?;
+        let fast: Vec<f64> = checked.gather(&out, COMPONENTS * nf).iter().map(|x| x.f64()).collect();
+        r.record(case, Variant::Cpu, t, work, &basis_checks(&fast, refv, nf, case.precision))?;
         r.extra("checked_electrons", checked.len() as f64);
     }
     if let Some(gpu) = r.gpu().filter(|_| r.runs(Variant::Gpu)).cloned() {
@@ -359,13 +250,7 @@ fn basis_variants<T: Real, O: Real>(
         let t = r.time(Variant::Gpu, || g.launch())?;
         g.poison()?;
         g.launch()?;
-        r.record(
-            case,
-            Variant::Gpu,
-            t,
-            work,
-            &basis_checks(&g.outputs_at(&checked.items)?, refv, nf, case.precision),
-        )?;
+        r.record(case, Variant::Gpu, t, work, &basis_checks(&g.outputs_at(&checked.items)?, refv, nf, case.precision))?;
         r.extra("checked_electrons", checked.len() as f64);
     }
     Ok(())
@@ -380,15 +265,7 @@ fn operands(a: &Args, mol: Option<Molecule>, shape: Shape, walkers: usize, seed:
             let pos = set.electrons(walkers, mol.electrons, seed ^ 0xE);
             let mut values = vec![0.0f64; shape.m * shape.k];
             cpu::basis::<f64, f64>(&set, &pos, &mut values);
-            let coefs = Operands::uniform(
-                Shape {
-                    m: 0,
-                    k: shape.k,
-                    n: shape.n,
-                },
-                seed ^ 0xC0EF,
-            )
-            .b;
+            let coefs = Operands::uniform(Shape { m: 0, k: shape.k, n: shape.n }, seed ^ 0xC0EF).b;
             Operands::from_f64(shape, values, coefs)
         }
         _ => Operands::uniform(shape, seed),
@@ -396,31 +273,12 @@ fn operands(a: &Args, mol: Option<Molecule>, shape: Shape, walkers: usize, seed:
 }
 
 #[allow(clippy::too_many_arguments)]
-fn gemm_case(
-    r: &mut Runner,
-    a: &Args,
-    mol: Option<Molecule>,
-    label: &str,
-    shape: Shape,
-    walkers: usize,
-    case_no: u64,
-    algos: &dyn Fn(Precision) -> Vec<Algo>,
-) -> Result<()> {
-    r.step(format!(
-        "gemm {label} {}x{}x{}: building operands",
-        shape.m, shape.k, shape.n
-    ));
+fn gemm_case(r: &mut Runner, a: &Args, mol: Option<Molecule>, label: &str, shape: Shape, walkers: usize, case_no: u64, algos: &dyn Fn(Precision) -> Vec<Algo>) -> Result<()> {
+    r.step(format!("gemm {label} {}x{}x{}: building operands", shape.m, shape.k, shape.n));
     let ops = operands(a, mol, shape, walkers, r.seed(case_no));
-    let checked = Sample::budgeted(
-        shape.m,
-        gemm_row_cost(shape),
-        a.check_rows,
-        &[],
-        r.seed(case_no) ^ 0xC4EC,
-    );
+    let checked = Sample::budgeted(shape.m, gemm_row_cost(shape), a.check_rows, &[], r.seed(case_no) ^ 0xC4EC);
     let rows = &checked.items;
-    let refc =
-        checked.par_flat_map(|i| reference::gemm_rows(&ops.a, &ops.b, shape.k, shape.n, &[i]));
+    let refc = checked.par_flat_map(|i| reference::gemm_rows(&ops.a, &ops.b, shape.k, shape.n, &[i]));
     let gflop = shape.flops() / 1e9;
     for p in r.precisions() {
         let list = algos(p);
@@ -432,48 +290,20 @@ fn gemm_case(
             _ => None,
         };
         for &algo in &list {
-            let mut case = Case::new("gemm", "gemm", p)
-                .size("m", shape.m)
-                .size("k", shape.k)
-                .size("n", shape.n);
+            let mut case = Case::new("gemm", "gemm", p).size("m", shape.m).size("k", shape.k).size("n", shape.n);
             if let Some(m) = mol {
-                case = case
-                    .size("electrons", m.electrons)
-                    .size("walkers", walkers)
-                    .param("inputs", &a.inputs);
+                case = case.size("electrons", m.electrons).size("walkers", walkers).param("inputs", &a.inputs);
             }
             let case = case.param("molecule", label).param("algo", algo.name());
-            let (in_b, out_b) = (
-                if algo.f64_inputs() { 8 } else { 4 },
-                if algo.f64_output() { 8 } else { 4 },
-            );
-            let work = Work {
-                bytes: shape.bytes(in_b, out_b),
-                model: BytesModel::Compulsory,
-                flops: shape.flops(),
-                items: (shape.m * shape.n) as f64,
-                unit: "orbital entries/s",
-            };
+            let (in_b, out_b) = (if algo.f64_inputs() { 8 } else { 4 }, if algo.f64_output() { 8 } else { 4 });
+            let work = Work { bytes: shape.bytes(in_b, out_b), model: BytesModel::Compulsory, flops: shape.flops(), items: (shape.m * shape.n) as f64, unit: "orbital entries/s" };
             let tol = algo.tolerance(shape.k);
-            r.step(format!(
-                "gemm {label} {}x{}x{} {algo}",
-                shape.m, shape.k, shape.n
-            ));
-            let cap = if matches!(algo, Algo::BlasF32 | Algo::BlasF64) {
-                20.0 * a.cpu_max_gflop
-            } else {
-                a.cpu_max_gflop
-            };
+            r.step(format!("gemm {label} {}x{}x{} {algo}", shape.m, shape.k, shape.n));
+            let cap = if matches!(algo, Algo::BlasF32 | Algo::BlasF64) { 20.0 * a.cpu_max_gflop } else { a.cpu_max_gflop };
             if r.runs(Variant::Cpu) && algo.on_cpu() {
                 if gflop <= cap {
                     let (t, c) = cpu_gemm(r, algo, &ops, rows)?;
-                    r.record(
-                        &case,
-                        Variant::Cpu,
-                        t,
-                        work,
-                        &[Check::compare("orbitals", &c, &refc, tol)],
-                    )?;
+                    r.record(&case, Variant::Cpu, t, work, &[Check::compare("orbitals", &c, &refc, tol)])?;
                     r.extra("checked_rows", rows.len() as f64);
                 } else {
                     r.say(&format!("note: cpu {algo} skipped for {label} {}x{}x{}: {gflop:.0} GFLOP is over --cpu-max-gflop", shape.m, shape.k, shape.n));
@@ -484,13 +314,7 @@ fn gemm_case(
                 g.poison()?;
                 g.launch(algo)?;
                 let c = g.rows(algo, rows)?;
-                r.record(
-                    &case,
-                    Variant::Gpu,
-                    t,
-                    work,
-                    &[Check::compare("orbitals", &c, &refc, tol)],
-                )?;
+                r.record(&case, Variant::Gpu, t, work, &[Check::compare("orbitals", &c, &refc, tol)])?;
                 r.extra("checked_rows", rows.len() as f64);
             }
         }
@@ -499,12 +323,7 @@ fn gemm_case(
 }
 
 /// Time one CPU algorithm; return its timing and the checked rows.
-fn cpu_gemm(
-    r: &mut Runner,
-    algo: Algo,
-    ops: &Operands,
-    rows: &[usize],
-) -> Result<(harness::Stats, Vec<f64>)> {
+fn cpu_gemm(r: &mut Runner, algo: Algo, ops: &Operands, rows: &[usize]) -> Result<(harness::Stats, Vec<f64>)> {
     let s = ops.shape;
     // Fewer repetitions for big products: the whole suite must stay within minutes.
     let reps = ((2e10 / s.flops()) as usize).max(1);
@@ -522,11 +341,7 @@ fn cpu_gemm(
         }
         Ok(())
     })?;
-    let c = if algo.f64_output() {
-        gm::pick_rows(&c64, s.n, rows)
-    } else {
-        gm::pick_rows(&c32, s.n, rows)
-    };
+    let c = if algo.f64_output() { gm::pick_rows(&c64, s.n, rows) } else { gm::pick_rows(&c32, s.n, rows) };
     Ok((t, c))
 }
 
@@ -543,13 +358,7 @@ mod tests {
         cpu::gemm_plain::<f64, f64>(&ops.a, &ops.b, &mut c, shape);
         let verdict = |rows: &[usize], c: &[f64]| {
             let refc = reference::gemm_rows(&ops.a, &ops.b, shape.k, shape.n, rows);
-            Check::compare(
-                "orbitals",
-                &gm::pick_rows(c, shape.n, rows),
-                &refc,
-                Algo::F64.tolerance(shape.k),
-            )
-            .passed()
+            Check::compare("orbitals", &gm::pick_rows(c, shape.n, rows), &refc, Algo::F64.tolerance(shape.k)).passed()
         };
         let s = Sample::budgeted(shape.m, gemm_row_cost(shape), Some(64), &[], 4);
         // the rule before: the first and the last 32 rows
@@ -566,10 +375,7 @@ mod tests {
     fn the_budget_scales_the_rows() {
         // small products are checked whole; a tall one on a sample that reaches its last row
         let small = Shape::orbitals(gm::molecule("acetic-acid").unwrap(), 4);
-        assert_eq!(
-            Sample::budgeted(small.m, gemm_row_cost(small), None, &[], 1).len(),
-            small.m
-        );
+        assert_eq!(Sample::budgeted(small.m, gemm_row_cost(small), None, &[], 1).len(), small.m);
         let tall = Shape::orbitals(gm::molecule("hmx").unwrap(), 1024);
         let s = Sample::budgeted(tall.m, gemm_row_cost(tall), None, &[], 1);
         assert!(s.len() < tall.m && s.items[s.len() - 1] == tall.m - 1);

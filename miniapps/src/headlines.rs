@@ -7,8 +7,8 @@
 //! In README.md the tables sit between [`BEGIN`] and [`END`] and are replaced whole by `--write`; a test checks that
 //! the committed README equals what the committed records give, so the README cannot lag the records.
 
-use crate::figures::{all_cores, has, one_core};
 use anyhow::{bail, Context, Result};
+use crate::figures::{all_cores, has, one_core};
 use harness::machine::Identity;
 use harness::{Record, Variant};
 use std::collections::{BTreeMap, BTreeSet};
@@ -212,65 +212,35 @@ struct Cell<'a> {
 
 /// The latest record of `recs` (by time stamp) that satisfies `f`.
 fn latest<'a>(recs: &[&'a Record], f: impl Fn(&Record) -> bool) -> Option<&'a Record> {
-    recs.iter()
-        .filter(|r| f(r))
-        .max_by(|a, b| a.timestamp.cmp(&b.timestamp))
-        .copied()
+    recs.iter().filter(|r| f(r)).max_by(|a, b| a.timestamp.cmp(&b.timestamp)).copied()
 }
 
 /// The number of `row` in `precision` from the records of one commit (`commit`: every record of the kernel and
 /// operation at that commit).
 fn cell_in<'a>(row: &Row, precision: &str, commit: &[&'a Record]) -> Result<Option<Cell<'a>>> {
-    let chosen: Vec<&Record> = commit
-        .iter()
-        .copied()
-        .filter(|r| r.precision == precision && row.select.iter().all(|s| has(r, s)))
-        .collect();
+    let chosen: Vec<&Record> = commit.iter().copied().filter(|r| r.precision == precision && row.select.iter().all(|s| has(r, s))).collect();
     let primary = match row.value {
         Value::Energy(v) | Value::Share(v, _) | Value::Throughput(v) => v,
         _ => Variant::Gpu,
     };
-    let candidates: Vec<&Record> = chosen
-        .iter()
-        .copied()
-        .filter(|r| r.variant == primary && (primary == Variant::Gpu || all_cores(r)))
-        .collect();
+    let candidates: Vec<&Record> = chosen.iter().copied().filter(|r| r.variant == primary && (primary == Variant::Gpu || all_cores(r))).collect();
     let cases: BTreeSet<String> = candidates.iter().map(|r| r.key()).collect();
     if cases.len() > 1 {
-        bail!(
-            "headline '{}' ({}) selects several cases: {}",
-            row.case,
-            row.measure,
-            cases.into_iter().collect::<Vec<_>>().join("; ")
-        );
+        bail!("headline '{}' ({}) selects several cases: {}", row.case, row.measure, cases.into_iter().collect::<Vec<_>>().join("; "));
     }
-    let Some(n) = latest(&candidates, |_| true) else {
-        return Ok(None);
-    };
+    let Some(n) = latest(&candidates, |_| true) else { return Ok(None) };
     let ratio = |d: Option<&'a Record>| d.map(|d| (d.time.median / n.time.median, d));
     let (value, other) = match row.value {
         // the CPU record of the same precision (pair_key alone would take the latest CPU record of any precision)
-        Value::GpuOverCpu => match ratio(latest(commit, |c| {
-            all_cores(c)
-                && c.precision == precision
-                && pair_key(c, precision) == pair_key(n, precision)
-        })) {
+        Value::GpuOverCpu => match ratio(latest(commit, |c| all_cores(c) && c.precision == precision && pair_key(c, precision) == pair_key(n, precision))) {
             Some((x, d)) => (format!("{}x", sig3(x)), Some(d)),
             None => return Ok(None),
         },
-        Value::GpuOverCpuDouble => match ratio(latest(commit, |c| {
-            all_cores(c)
-                && c.precision == "double"
-                && pair_key(c, "double") == pair_key(n, "double")
-        })) {
+        Value::GpuOverCpuDouble => match ratio(latest(commit, |c| all_cores(c) && c.precision == "double" && pair_key(c, "double") == pair_key(n, "double"))) {
             Some((x, d)) => (format!("{}x", sig3(x)), Some(d)),
             None => return Ok(None),
         },
-        Value::GpuOverOneCore => match ratio(latest(commit, |c| {
-            one_core(c)
-                && c.precision == precision
-                && pair_key(c, precision) == pair_key(n, precision)
-        })) {
+        Value::GpuOverOneCore => match ratio(latest(commit, |c| one_core(c) && c.precision == precision && pair_key(c, precision) == pair_key(n, precision))) {
             Some((x, d)) => (format!("{}x", sig3(x)), Some(d)),
             None => return Ok(None),
         },
@@ -280,9 +250,7 @@ fn cell_in<'a>(row: &Row, precision: &str, commit: &[&'a Record]) -> Result<Opti
                 r.params.remove(p);
                 r.key()
             };
-            match latest(commit, |c| {
-                c.params.get(p).is_some_and(|x| x == v) && without(c) == without(n)
-            }) {
+            match latest(commit, |c| c.params.get(p).is_some_and(|x| x == v) && without(c) == without(n)) {
                 Some(d) => (format!("{}x", sig3(n.throughput / d.throughput)), Some(d)),
                 None => return Ok(None),
             }
@@ -292,13 +260,7 @@ fn cell_in<'a>(row: &Row, precision: &str, commit: &[&'a Record]) -> Result<Opti
             _ => return Ok(None),
         },
         Value::GpuTime => (harness::output::fmt_time(n.time.median), None),
-        Value::GpuError => match n
-            .validation
-            .checks
-            .iter()
-            .filter_map(|c| c.error)
-            .reduce(f64::max)
-        {
+        Value::GpuError => match n.validation.checks.iter().filter_map(|c| c.error).reduce(f64::max) {
             Some(e) => (format!("{e:.1e}"), None),
             None => return Ok(None),
         },
@@ -306,28 +268,19 @@ fn cell_in<'a>(row: &Row, precision: &str, commit: &[&'a Record]) -> Result<Opti
             Some(f) => (format!("{:.0}%", 100.0 * f), None),
             None => return Ok(None),
         },
-        Value::Throughput(_) => (
-            format!("{} {}", sig3(n.throughput), n.throughput_unit),
-            None,
-        ),
+        Value::Throughput(_) => (format!("{} {}", sig3(n.throughput), n.throughput_unit), None),
         Value::Energy(_) => match (n.extra.get("energy"), n.extra.get("error")) {
             (Some(&e), Some(&s)) => (with_error(e, s), None),
             _ => return Ok(None),
         },
     };
-    Ok(Some(Cell {
-        text: value,
-        used: std::iter::once(n).chain(other).collect(),
-    }))
+    Ok(Some(Cell { text: value, used: std::iter::once(n).chain(other).collect() }))
 }
 
 /// The number of `row` in `precision`: from the latest commit (by its latest record) that gives one.
 fn cell<'a>(row: &Row, precision: &str, recs: &[&'a Record]) -> Result<Option<Cell<'a>>> {
     let mut by_commit: BTreeMap<&str, Vec<&Record>> = BTreeMap::new();
-    for r in recs
-        .iter()
-        .filter(|r| r.kernel == row.kernel && r.op == row.op)
-    {
+    for r in recs.iter().filter(|r| r.kernel == row.kernel && r.op == row.op) {
         by_commit.entry(r.commit.as_str()).or_default().push(r);
     }
     let mut commits: Vec<(&str, Vec<&Record>)> = by_commit.into_iter().collect();
@@ -358,11 +311,7 @@ pub fn with_error(value: f64, error: f64) -> String {
     let digits = (error * 10f64.powi(decimals)).round();
     if digits >= 100.0 {
         // rounding carried to a third digit (0.0995 -> 100): one decimal fewer
-        return format!(
-            "{value:.prec$}({:.0})",
-            (error * 10f64.powi(decimals - 1)).round(),
-            prec = (decimals - 1).max(0) as usize
-        );
+        return format!("{value:.prec$}({:.0})", (error * 10f64.powi(decimals - 1)).round(), prec = (decimals - 1).max(0) as usize);
     }
     format!("{value:.prec$}({digits:.0})", prec = decimals as usize)
 }
@@ -373,20 +322,10 @@ fn short(commit: &str) -> &str {
 
 /// The Markdown of one folder's tables.
 pub fn folder_tables(dir: &str, records: &[Record]) -> Result<String> {
-    let name = Path::new(dir)
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let name = Path::new(dir).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let identity = Identity::new(&name, records);
-    let mine: Vec<&Record> = records
-        .iter()
-        .filter(|r| r.validation.status == "passed" && identity.belongs(r))
-        .collect();
-    let Some(gpu) = mine
-        .iter()
-        .find_map(|r| r.system.gpu.as_ref())
-        .map(|g| g.name.clone())
-    else {
+    let mine: Vec<&Record> = records.iter().filter(|r| r.validation.status == "passed" && identity.belongs(r)).collect();
+    let Some(gpu) = mine.iter().find_map(|r| r.system.gpu.as_ref()).map(|g| g.name.clone()) else {
         bail!("{dir} holds no passed GPU record");
     };
     let mut out = format!("#### {gpu} (`{dir}/`)\n");
@@ -395,28 +334,15 @@ pub fn folder_tables(dir: &str, records: &[Record]) -> Result<String> {
         let mut hosts: BTreeSet<String> = BTreeSet::new();
         let mut scaled: BTreeSet<(u64, u64)> = BTreeSet::new();
         for row in ROWS.iter().filter(|r| r.table == *table) {
-            let cells = PRECISIONS
-                .iter()
-                .map(|p| cell(row, p, &mine))
-                .collect::<Result<Vec<_>>>()?;
+            let cells = PRECISIONS.iter().map(|p| cell(row, p, &mine)).collect::<Result<Vec<_>>>()?;
             if cells.iter().all(Option::is_none) {
                 continue;
             }
-            let used: Vec<&Record> = cells
-                .iter()
-                .flatten()
-                .flat_map(|c| c.used.iter().copied())
-                .collect();
+            let used: Vec<&Record> = cells.iter().flatten().flat_map(|c| c.used.iter().copied()).collect();
             let commits: BTreeSet<&str> = used.iter().map(|r| short(&r.commit)).collect();
             for r in &used {
-                hosts.insert(format!(
-                    "{}, {} cores",
-                    r.system.cpu_model,
-                    r.system.cores()
-                ));
-                if let (Some(&timed), Some(&w)) =
-                    (r.extra.get("cpu_walkers_timed"), r.sizes.get("walkers"))
-                {
+                hosts.insert(format!("{}, {} cores", r.system.cpu_model, r.system.cores()));
+                if let (Some(&timed), Some(&w)) = (r.extra.get("cpu_walkers_timed"), r.sizes.get("walkers")) {
                     if (timed as u64) < w {
                         scaled.insert((timed as u64, w));
                     }
@@ -425,18 +351,11 @@ pub fn folder_tables(dir: &str, records: &[Record]) -> Result<String> {
             let reference = match row.reference {
                 Reference::Text(t) => t.to_string(),
                 Reference::Extra(name, label) => {
-                    let v: BTreeSet<String> = used
-                        .iter()
-                        .filter_map(|r| r.extra.get(name))
-                        .map(|v| format!("{v:.6}"))
-                        .collect();
+                    let v: BTreeSet<String> = used.iter().filter_map(|r| r.extra.get(name)).map(|v| format!("{v:.6}")).collect();
                     format!("{label} {}", v.into_iter().collect::<Vec<_>>().join(" / "))
                 }
             };
-            let nums: Vec<String> = cells
-                .iter()
-                .map(|c| c.as_ref().map_or("".to_string(), |c| c.text.clone()))
-                .collect();
+            let nums: Vec<String> = cells.iter().map(|c| c.as_ref().map_or("".to_string(), |c| c.text.clone())).collect();
             lines.push(format!(
                 "| `{}` | {} | {} | {} | {} | {} | {} | {} |",
                 row.kernel,
@@ -452,10 +371,7 @@ pub fn folder_tables(dir: &str, records: &[Record]) -> Result<String> {
         if lines.is_empty() {
             continue;
         }
-        out.push_str(&format!(
-            "\n{sentence} Device: {gpu}; host: {}.\n\n",
-            hosts.into_iter().collect::<Vec<_>>().join("; ")
-        ));
+        out.push_str(&format!("\n{sentence} Device: {gpu}; host: {}.\n\n", hosts.into_iter().collect::<Vec<_>>().join("; ")));
         out.push_str("| kernel | case | measure | double | single | mixed | reference | commit |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n");
         for l in lines {
             out.push_str(&l);
@@ -475,8 +391,7 @@ pub fn folder_tables(dir: &str, records: &[Record]) -> Result<String> {
 pub fn section(root: &Path, folders: &[&str]) -> Result<String> {
     let mut out = format!("{BEGIN}\n");
     for dir in folders {
-        let records = harness::output::read_records(&[root.join(dir)])
-            .with_context(|| format!("headlines from {dir}"))?;
+        let records = harness::output::read_records(&[root.join(dir)]).with_context(|| format!("headlines from {dir}"))?;
         out.push('\n');
         out.push_str(&folder_tables(dir, &records)?);
     }
@@ -500,14 +415,8 @@ mod tests {
 
     #[test]
     fn errors_in_parentheses_keep_two_digits() {
-        assert_eq!(
-            with_error(-2.90363644985176, 0.0004949500081846929),
-            "-2.90364(49)"
-        );
-        assert_eq!(
-            with_error(-14.65733511670314, 0.005648196506070426),
-            "-14.6573(56)"
-        );
+        assert_eq!(with_error(-2.90363644985176, 0.0004949500081846929), "-2.90364(49)");
+        assert_eq!(with_error(-14.65733511670314, 0.005648196506070426), "-14.6573(56)");
         assert_eq!(with_error(7.977, 0.012), "7.977(12)");
         assert_eq!(with_error(1.0, 0.0996), "1.00(10)");
     }
@@ -534,48 +443,15 @@ mod tests {
         };
         // commit a: GPU 1 ms, CPU 10 ms; commit b (later): GPU 0.5 ms with no CPU record; commit c (latest): failed
         let recs = [
-            rec(
-                Variant::Gpu,
-                "aaaaaaa",
-                1e-3,
-                "2026-01-01T00:00:00Z",
-                "passed",
-            ),
-            rec(
-                Variant::Cpu,
-                "aaaaaaa",
-                1e-2,
-                "2026-01-01T00:00:01Z",
-                "passed",
-            ),
-            rec(
-                Variant::Gpu,
-                "bbbbbbb",
-                5e-4,
-                "2026-01-02T00:00:00Z",
-                "passed",
-            ),
-            rec(
-                Variant::Gpu,
-                "ccccccc",
-                1e-4,
-                "2026-01-03T00:00:00Z",
-                "failed",
-            ),
-            rec(
-                Variant::Cpu,
-                "ccccccc",
-                1e-2,
-                "2026-01-03T00:00:01Z",
-                "passed",
-            ),
+            rec(Variant::Gpu, "aaaaaaa", 1e-3, "2026-01-01T00:00:00Z", "passed"),
+            rec(Variant::Cpu, "aaaaaaa", 1e-2, "2026-01-01T00:00:01Z", "passed"),
+            rec(Variant::Gpu, "bbbbbbb", 5e-4, "2026-01-02T00:00:00Z", "passed"),
+            rec(Variant::Gpu, "ccccccc", 1e-4, "2026-01-03T00:00:00Z", "failed"),
+            rec(Variant::Cpu, "ccccccc", 1e-2, "2026-01-03T00:00:01Z", "passed"),
         ];
         let table = folder_tables("results/nvidia-h100-80gb-hbm3", &recs).unwrap();
         let line = table.lines().find(|l| l.contains("678 electrons")).unwrap();
-        assert!(
-            line.contains("| 10.0x |") && line.ends_with("| aaaaaaa |"),
-            "{line}"
-        );
+        assert!(line.contains("| 10.0x |") && line.ends_with("| aaaaaaa |"), "{line}");
     }
 
     #[test]
@@ -583,12 +459,10 @@ mod tests {
         let base: Record = serde_json::from_str(include_str!("../tests/data/record.json")).unwrap();
         let rec = |variant: Variant, precision: &str, median: f64, ts: &str| {
             let mut r = base.clone();
-            (r.kernel, r.op, r.variant, r.precision) =
-                ("ewald".into(), "energy".into(), variant, precision.into());
+            (r.kernel, r.op, r.variant, r.precision) = ("ewald".into(), "energy".into(), variant, precision.into());
             r.sizes = [("electrons".to_string(), 678), ("walkers".to_string(), 64)].into();
             r.params = [("lattice".to_string(), "fcc".to_string())].into();
-            (r.commit, r.time.median, r.timestamp, r.validation.status) =
-                ("aaaaaaa".into(), median, ts.into(), "passed".into());
+            (r.commit, r.time.median, r.timestamp, r.validation.status) = ("aaaaaaa".into(), median, ts.into(), "passed".into());
             if variant == Variant::Cpu {
                 r.system.gpu = None;
             }
@@ -602,10 +476,7 @@ mod tests {
         ];
         let table = folder_tables("results/nvidia-h100-80gb-hbm3", &recs).unwrap();
         let line = table.lines().find(|l| l.contains("678 electrons")).unwrap();
-        assert!(
-            line.contains("| 10.0x |") && !line.contains("4.00x"),
-            "{line}"
-        );
+        assert!(line.contains("| 10.0x |") && !line.contains("4.00x"), "{line}");
     }
 
     #[test]
@@ -616,16 +487,9 @@ mod tests {
         a.params.remove("per_thread");
         let mut b = a.clone();
         b.params.insert("extra_knob".into(), "1".into());
-        a.sizes = [
-            ("grid".to_string(), 64),
-            ("orbitals".to_string(), 4096),
-            ("walkers".to_string(), 1024),
-        ]
-        .into();
+        a.sizes = [("grid".to_string(), 64), ("orbitals".to_string(), 4096), ("walkers".to_string(), 1024)].into();
         b.sizes = a.sizes.clone();
-        let e = folder_tables("results/nvidia-h100-80gb-hbm3", &[a, b])
-            .unwrap_err()
-            .to_string();
+        let e = folder_tables("results/nvidia-h100-80gb-hbm3", &[a, b]).unwrap_err().to_string();
         assert!(e.contains("selects several cases"), "{e}");
     }
 
@@ -634,10 +498,7 @@ mod tests {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
         let generated = section(&root, README_FOLDERS).unwrap();
         let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
-        let (b, e) = (
-            readme.find(BEGIN).expect("README has the begin marker"),
-            readme.find(END).expect("and the end marker"),
-        );
+        let (b, e) = (readme.find(BEGIN).expect("README has the begin marker"), readme.find(END).expect("and the end marker"));
         let committed = &readme[b..e + END.len()];
         assert!(
             committed == generated,

@@ -69,46 +69,12 @@ impl KernelArgs for Args {
 /// electrons).
 pub fn suite(level: Level) -> &'static [&'static str] {
     match level {
-        Level::Quick => &[
-            "--term",
-            "bspline,u,p,pade",
-            "--electrons",
-            "16,54",
-            "--walkers",
-            "4",
-            "--moves",
-            "4",
-            "--ions",
-            "2",
-        ],
+        Level::Quick => &["--term", "bspline,u,p,pade", "--electrons", "16,54", "--walkers", "4", "--moves", "4", "--ions", "2"],
         Level::Full => &[
-            "--term",
-            "p,u",
-            "--electrons",
-            "54,114,162,246,342,514,682,1030,1642,2058",
-            "--walkers",
-            "32",
-            "--moves",
-            "16",
-            "--precision",
-            "double,single",
-            "--variants",
-            "cpu,gpu",
-            "--reps",
-            "3",
+            "--term", "p,u", "--electrons", "54,114,162,246,342,514,682,1030,1642,2058", "--walkers", "32", "--moves", "16",
+            "--precision", "double,single", "--variants", "cpu,gpu", "--reps", "3",
         ],
-        Level::Score => &[
-            "--term",
-            "u,p",
-            "--electrons",
-            "1030",
-            "--walkers",
-            "32",
-            "--moves",
-            "16",
-            "--precision",
-            "double,mixed",
-        ],
+        Level::Score => &["--term", "u,p", "--electrons", "1030", "--walkers", "32", "--moves", "16", "--precision", "double,mixed"],
     }
 }
 
@@ -123,11 +89,7 @@ fn tolerance(p: Precision, electrons: usize) -> f64 {
 /// Checks of `[walker][component][electron]` arrays (`per` electrons each), split by quantity.
 fn state_checks(fast: &[f64], reference: &[f64], per: usize, tol: f64) -> Vec<Check> {
     let split = |v: &[f64], comps: std::ops::Range<usize>| -> Vec<f64> {
-        v.chunks(per)
-            .enumerate()
-            .filter(|(c, _)| comps.contains(&(c % COMPONENTS)))
-            .flat_map(|(_, x)| x.to_vec())
-            .collect()
+        v.chunks(per).enumerate().filter(|(c, _)| comps.contains(&(c % COMPONENTS))).flat_map(|(_, x)| x.to_vec()).collect()
     };
     [("value", 0..2), ("gradient", 2..5), ("laplacian", 5..6)]
         .into_iter()
@@ -138,60 +100,31 @@ fn state_checks(fast: &[f64], reference: &[f64], per: usize, tol: f64) -> Vec<Ch
 /// Checks of `[move][walker][4]` ratio outputs of the walkers `s` against their reference, `[checked walker][move][4]`.
 fn ratio_checks(fast: &[f64], reference: &[f64], s: &Sample, tol: f64) -> Vec<Check> {
     let moves = fast.len() / (4 * s.total);
-    let mine: Vec<f64> = s
-        .items
-        .iter()
-        .flat_map(|&w| (0..moves).flat_map(move |m| fast[(m * s.total + w) * 4..][..4].to_vec()))
-        .collect();
-    let pick = |v: &[f64], comps: std::ops::Range<usize>| -> Vec<f64> {
-        v.chunks(4)
-            .flat_map(|e| e[comps.clone()].to_vec())
-            .collect()
-    };
-    vec![
-        Check::compare("log ratio", &pick(&mine, 0..1), &pick(reference, 0..1), tol),
-        Check::compare("gradient", &pick(&mine, 1..4), &pick(reference, 1..4), tol),
-    ]
+    let mine: Vec<f64> = s.items.iter().flat_map(|&w| (0..moves).flat_map(move |m| fast[(m * s.total + w) * 4..][..4].to_vec())).collect();
+    let pick = |v: &[f64], comps: std::ops::Range<usize>| -> Vec<f64> { v.chunks(4).flat_map(|e| e[comps.clone()].to_vec()).collect() };
+    vec![Check::compare("log ratio", &pick(&mine, 0..1), &pick(reference, 0..1), tol), Check::compare("gradient", &pick(&mine, 1..4), &pick(reference, 1..4), tol)]
 }
 
 /// The proposals of walker `w` alone (of `walkers`).
 fn walker_moves(m: &Moves, walkers: usize, w: usize) -> Moves {
-    let pos = m
-        .pos
-        .chunks(3 * walkers)
-        .flat_map(|c| c[3 * w..3 * w + 3].to_vec())
-        .collect();
-    Moves {
-        electrons: m.electrons.clone(),
-        pos,
-    }
+    let pos = m.pos.chunks(3 * walkers).flat_map(|c| c[3 * w..3 * w + 3].to_vec()).collect();
+    Moves { electrons: m.electrons.clone(), pos }
 }
 
 /// Reference flops of one walker: the stored quantities of the checked electrons before and after the moves,
 /// and two sums per move, each over the other electrons and the ions (about 150 flops a functor, 25 a G vector of
 /// the p term).
 fn walker_cost(j: &Jastrow<f64>, checked_electrons: usize, moves: usize) -> f64 {
-    let pair = if j.term == Term::P {
-        25.0 * j.p.n.len() as f64
-    } else {
-        150.0
-    };
+    let pair = if j.term == Term::P { 25.0 * j.p.n.len() as f64 } else { 150.0 };
     (2 * checked_electrons + 2 * moves) as f64 * (j.electrons + j.ion_count()) as f64 * pair
 }
 
 /// The f64 answers of the walkers `s`: stored quantities of the electrons `which` (`[walker][component][which]`)
 /// before and after the moves, and the moves' ratios (`[walker][move][4]`), walkers in parallel.
-fn references(
-    j: &Jastrow<f64>,
-    pos: &[f64],
-    moves: &Moves,
-    s: &Sample,
-    which: &[usize],
-) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+fn references(j: &Jastrow<f64>, pos: &[f64], moves: &Moves, s: &Sample, which: &[usize]) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
     let per = 3 * j.electrons;
     let one = |w: usize| &pos[w * per..(w + 1) * per];
-    let moved =
-        |w: usize| jw::moved_positions(one(w), &walker_moves(moves, s.total, w), 1, j.electrons);
+    let moved = |w: usize| jw::moved_positions(one(w), &walker_moves(moves, s.total, w), 1, j.electrons);
     (
         s.par_flat_map(|w| reference::electrons(j, one(w), 1, which)),
         s.par_flat_map(|w| reference::ratios(j, one(w), 1, &walker_moves(moves, s.total, w))),
@@ -238,78 +171,31 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
         bail!("the p term is a sum of plane waves: it needs the periodic cell (drop --open or the p term)");
     }
     if a.term.contains(&Term::P) && !(1..=jw::max_stars()).contains(&a.stars) {
-        bail!(
-            "--stars {} is out of range: the p term takes 1 to {} stars",
-            a.stars,
-            jw::max_stars()
-        );
+        bail!("--stars {} is out of range: the p term takes 1 to {} stars", a.stars, jw::max_stars());
     }
     if a.ions > 100_000 {
-        bail!(
-            "--ions {} is more than this benchmark supports (100000)",
-            a.ions
-        );
+        bail!("--ions {} is more than this benchmark supports (100000)", a.ions);
     }
     let variants: Vec<Variant> = Variant::ALL.into_iter().filter(|v| r.runs(*v)).collect();
     let precisions = r.precisions();
     let reps = r.args.reps();
-    let ops: Vec<&str> = OPS
-        .into_iter()
-        .filter(|o| a.ops.iter().any(|x| x == o))
-        .collect();
-    r.plan(
-        a.term.len()
-            * a.electrons.len()
-            * a.walkers.len()
-            * ops.len()
-            * precisions.len()
-            * variants.len(),
-    );
+    let ops: Vec<&str> = OPS.into_iter().filter(|o| a.ops.iter().any(|x| x == o)).collect();
+    r.plan(a.term.len() * a.electrons.len() * a.walkers.len() * ops.len() * precisions.len() * variants.len());
     let mut case_no = 0u64;
     for &term in &a.term {
         for &n in &a.electrons {
             case_no += 1;
-            let j = Jastrow::random(&Setup {
-                term,
-                electrons: n,
-                ions: a.ions,
-                periodic: !a.open,
-                stars: a.stars,
-                seed: r.seed(case_no),
-            });
+            let j = Jastrow::random(&Setup { term, electrons: n, ions: a.ions, periodic: !a.open, stars: a.stars, seed: r.seed(case_no) });
             for &w in &a.walkers {
-                r.step(format!(
-                    "jastrow {} electrons={n} walkers={w}: reference",
-                    term.name()
-                ));
+                r.step(format!("jastrow {} electrons={n} walkers={w}: reference", term.name()));
                 let seed = r.seed(case_no * 7919 + w as u64);
                 let pos = jw::random_positions(&j, w, seed);
                 let moves = jw::random_moves(&j, &pos, w, a.moves, 0.5, seed + 1);
                 let which = Sample::new(n, a.check_electrons, &[], seed ^ 0xE1EC).items;
-                let checked = Sample::budgeted(
-                    w,
-                    walker_cost(&j, which.len(), moves.electrons.len()),
-                    a.check_walkers,
-                    &[],
-                    seed ^ 0xC4EC,
-                );
+                let checked = Sample::budgeted(w, walker_cost(&j, which.len(), moves.electrons.len()), a.check_walkers, &[], seed ^ 0xC4EC);
                 let (vgl, ratio, accept) = references(&j, &pos, &moves, &checked, &which);
-                let inputs = Inputs {
-                    vgl,
-                    ratio,
-                    accept,
-                    walkers: w,
-                    pos,
-                    moves,
-                    checked,
-                    which,
-                };
-                let ctx = Ctx {
-                    j: &j,
-                    ops: &ops,
-                    variants: &variants,
-                    reps,
-                };
+                let inputs = Inputs { vgl, ratio, accept, walkers: w, pos, moves, checked, which };
+                let ctx = Ctx { j: &j, ops: &ops, variants: &variants, reps };
                 for &p in &precisions {
                     match p {
                         Precision::Double => sweep::<f64, f64>(r, &ctx, &inputs, p)?,
@@ -349,11 +235,7 @@ fn sweep<T: Real, A: Real>(r: &mut Runner, c: &Ctx, inp: &Inputs, p: Precision) 
     let mt = MovesT::<T>::new(&inp.moves);
     let mut batch = Batch::<T, A>::new(&inp.pos, w, n);
     for &op in c.ops {
-        let mut case = Case::new("jastrow", op, p)
-            .size("electrons", n)
-            .size("walkers", w)
-            .param("term", j.term.name())
-            .param("cell", if j.cell.periodic { "periodic" } else { "open" });
+        let mut case = Case::new("jastrow", op, p).size("electrons", n).size("walkers", w).param("term", j.term.name()).param("cell", if j.cell.periodic { "periodic" } else { "open" });
         if op != "vgl" {
             case = case.size("moves", nm);
         }
@@ -363,29 +245,9 @@ fn sweep<T: Real, A: Real>(r: &mut Runner, c: &Ctx, inp: &Inputs, p: Precision) 
         if j.term == Term::P {
             case = case.size("g_vectors", j.p.n.len());
         }
-        let (items, unit) = if op == "vgl" {
-            (w as f64, "walker evals/s")
-        } else {
-            (w as f64 * nm as f64, "electron moves/s")
-        };
-        let work = Work {
-            bytes: jw::bytes(
-                op,
-                w,
-                n,
-                nm,
-                std::mem::size_of::<T>(),
-                std::mem::size_of::<A>(),
-            ),
-            model: BytesModel::Compulsory,
-            flops: jw::flops(j, op, w, nm),
-            items,
-            unit,
-        };
-        r.step(format!(
-            "jastrow {op} {} {p} electrons={n} walkers={w}",
-            j.term.name()
-        ));
+        let (items, unit) = if op == "vgl" { (w as f64, "walker evals/s") } else { (w as f64 * nm as f64, "electron moves/s") };
+        let work = Work { bytes: jw::bytes(op, w, n, nm, std::mem::size_of::<T>(), std::mem::size_of::<A>()), model: BytesModel::Compulsory, flops: jw::flops(j, op, w, nm), items, unit };
+        r.step(format!("jastrow {op} {} {p} electrons={n} walkers={w}", j.term.name()));
         if c.variants.contains(&Variant::CpuRef) && p == Precision::Double && op != "accept" {
             let t = r.time_reps(Variant::CpuRef, 1, || -> Result<()> {
                 let all: Vec<usize> = (0..n).collect();
@@ -404,15 +266,7 @@ fn sweep<T: Real, A: Real>(r: &mut Runner, c: &Ctx, inp: &Inputs, p: Precision) 
                         cpu::vgl(&f, &mut batch);
                         Ok(())
                     })?;
-                    (
-                        t,
-                        state_checks(
-                            &checked(batch.pick(&inp.which)),
-                            &inp.vgl,
-                            inp.which.len(),
-                            tol,
-                        ),
-                    )
+                    (t, state_checks(&checked(batch.pick(&inp.which)), &inp.vgl, inp.which.len(), tol))
                 }
                 "ratio" => {
                     cpu::vgl(&f, &mut batch);
@@ -431,12 +285,7 @@ fn sweep<T: Real, A: Real>(r: &mut Runner, c: &Ctx, inp: &Inputs, p: Precision) 
                         cpu::accept(&f, &mut batch, &mt);
                         Ok(())
                     })?;
-                    let checks = state_checks(
-                        &checked(batch.pick(&inp.which)),
-                        &inp.accept,
-                        inp.which.len(),
-                        tol,
-                    );
+                    let checks = state_checks(&checked(batch.pick(&inp.which)), &inp.accept, inp.which.len(), tol);
                     batch = Batch::new(&inp.pos, w, n);
                     (t, checks)
                 }
@@ -450,15 +299,7 @@ fn sweep<T: Real, A: Real>(r: &mut Runner, c: &Ctx, inp: &Inputs, p: Precision) 
                     let t = r.time_reps(Variant::Gpu, c.reps, || g.vgl())?;
                     g.poison()?;
                     g.vgl()?;
-                    (
-                        t,
-                        state_checks(
-                            &checked(cpu::pick(&g.state()?, w, n, &inp.which)),
-                            &inp.vgl,
-                            inp.which.len(),
-                            tol,
-                        ),
-                    )
+                    (t, state_checks(&checked(cpu::pick(&g.state()?, w, n, &inp.which)), &inp.vgl, inp.which.len(), tol))
                 }
                 "ratio" => {
                     g.vgl()?;
@@ -466,20 +307,12 @@ fn sweep<T: Real, A: Real>(r: &mut Runner, c: &Ctx, inp: &Inputs, p: Precision) 
                     g.poison()?;
                     g.vgl()?;
                     g.ratios()?;
-                    (
-                        t,
-                        ratio_checks(&g.ratio_outputs()?, &inp.ratio, &inp.checked, tol),
-                    )
+                    (t, ratio_checks(&g.ratio_outputs()?, &inp.ratio, &inp.checked, tol))
                 }
                 _ => {
                     g.vgl()?;
                     let t = r.time_reps(Variant::Gpu, c.reps, || g.accepts())?;
-                    let checks = state_checks(
-                        &checked(cpu::pick(&g.state()?, w, n, &inp.which)),
-                        &inp.accept,
-                        inp.which.len(),
-                        tol,
-                    );
+                    let checks = state_checks(&checked(cpu::pick(&g.state()?, w, n, &inp.which)), &inp.accept, inp.which.len(), tol);
                     g.set_positions(&inp.pos)?;
                     (t, checks)
                 }
@@ -496,20 +329,8 @@ mod tests {
     use super::*;
 
     /// A Jastrow factor of `n` electrons (and `ions` ions), `w` walkers, 4 moves each, and the CPU kernel's state.
-    fn fixture(
-        term: Term,
-        n: usize,
-        ions: usize,
-        w: usize,
-    ) -> (Jastrow<f64>, Vec<f64>, Moves, Batch<f64, f64>) {
-        let j = Jastrow::random(&Setup {
-            term,
-            electrons: n,
-            ions,
-            periodic: true,
-            stars: 8,
-            seed: 1,
-        });
+    fn fixture(term: Term, n: usize, ions: usize, w: usize) -> (Jastrow<f64>, Vec<f64>, Moves, Batch<f64, f64>) {
+        let j = Jastrow::random(&Setup { term, electrons: n, ions, periodic: true, stars: 8, seed: 1 });
         let pos = jw::random_positions(&j, w, 2);
         let moves = jw::random_moves(&j, &pos, w, 4, 0.5, 3);
         let mut batch = Batch::<f64, f64>::new(&pos, w, n);
@@ -525,32 +346,18 @@ mod tests {
         let passes = |state: &[f64], s: &Sample, which: &[usize]| {
             let (vgl, _, _) = references(&j, &pos, &moves, s, which);
             let fast = s.gather(&cpu::pick(state, w, n, which), COMPONENTS * which.len());
-            state_checks(&fast, &vgl, which.len(), tol)
-                .iter()
-                .all(Check::passed)
+            state_checks(&fast, &vgl, which.len(), tol).iter().all(Check::passed)
         };
         let s = Sample::new(w, 3, &[], 4);
         let which = Sample::new(n, 16, &[], 5).items;
         // the rule before: the first 2 walkers, 16 electrons spread evenly from the first (never the last)
-        let (old, old_which) = (
-            Sample {
-                items: vec![0, 1],
-                total: w,
-            },
-            (0..16).map(|e| e * n / 16).collect::<Vec<_>>(),
-        );
+        let (old, old_which) = (Sample { items: vec![0, 1], total: w }, (0..16).map(|e| e * n / 16).collect::<Vec<_>>());
         assert!(passes(&batch.state, &s, &which));
         for (walker, electron) in [(w - 1, which[5]), (0, n - 1)] {
             let mut bad = batch.state.clone();
             bad[walker * COMPONENTS * n + electron] += 1e-6; // the two-body value U2 of one electron
-            assert!(
-                !passes(&bad, &s, &which),
-                "walker {walker} electron {electron}"
-            );
-            assert!(
-                passes(&bad, &old, &old_which),
-                "walker {walker} electron {electron}"
-            );
+            assert!(!passes(&bad, &s, &which), "walker {walker} electron {electron}");
+            assert!(passes(&bad, &old, &old_which), "walker {walker} electron {electron}");
         }
     }
 
@@ -564,12 +371,8 @@ mod tests {
         let s = Sample::new(w, 3, &[], 9);
         let (_, ratio, _) = references(&j, &pos, &moves, &s, &[0]);
         let tol = tolerance(Precision::Double, n);
-        assert!(ratio_checks(&out, &ratio, &s, tol)
-            .iter()
-            .all(Check::passed));
+        assert!(ratio_checks(&out, &ratio, &s, tol).iter().all(Check::passed));
         out[(3 * w + w - 1) * 4] += 1e-6; // the last walker's log ratio of the last move
-        assert!(!ratio_checks(&out, &ratio, &s, tol)
-            .iter()
-            .all(Check::passed));
+        assert!(!ratio_checks(&out, &ratio, &s, tol).iter().all(Check::passed));
     }
 }

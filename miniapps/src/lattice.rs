@@ -47,12 +47,7 @@ use crate::registry::Level;
 use anyhow::{bail, Result};
 use harness::cli::{positive, CommonArgs};
 use harness::{BytesModel, Case, Runner, Variant, Work};
-use kernels::lattice::{
-    self as lat,
-    cpu::Ensemble,
-    gpu::{GpuEnsemble, BFACTORS},
-    reference, tally, ChainResult, Config, Model, Params,
-};
+use kernels::lattice::{self as lat, cpu::Ensemble, gpu::{GpuEnsemble, BFACTORS}, reference, tally, ChainResult, Config, Model, Params};
 use kernels::sample::Sample;
 use kernels::{Check, Precision, Real};
 
@@ -116,8 +111,7 @@ pub struct Args {
 
 /// The recompute interval of precision `p` (see the module docs for the defaults).
 fn recompute(a: &Args, p: Precision) -> usize {
-    a.recompute
-        .unwrap_or(if p == Precision::Double { 0 } else { 1 })
+    a.recompute.unwrap_or(if p == Precision::Double { 0 } else { 1 })
 }
 
 impl KernelArgs for Args {
@@ -130,30 +124,8 @@ impl KernelArgs for Args {
 /// 6.5 with 32 chains, then 2048 chains to fill an H100).
 pub fn suite(level: Level) -> &'static [&'static str] {
     match level {
-        Level::Quick => &[
-            "--lattice",
-            "5",
-            "--chains",
-            "8",
-            "--sweeps",
-            "4",
-            "--equil",
-            "2",
-            "--max-reps",
-            "2",
-        ],
-        Level::Full => &[
-            "--lattice",
-            "5,9,15",
-            "--chains",
-            "32,2048",
-            "--sweeps",
-            "6",
-            "--equil",
-            "3",
-            "--max-reps",
-            "3",
-        ],
+        Level::Quick => &["--lattice", "5", "--chains", "8", "--sweeps", "4", "--equil", "2", "--max-reps", "2"],
+        Level::Full => &["--lattice", "5,9,15", "--chains", "32,2048", "--sweeps", "6", "--equil", "3", "--max-reps", "3"],
         // not in the scoring workload (`crate::score` says why)
         Level::Score => &[],
     }
@@ -174,22 +146,13 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
     if let Some(b) = a.bfactor.iter().find(|b| !BFACTORS.contains(b)) {
         bail!("--bfactor {b} is not supported: use 8, 16 or 32");
     }
-    if let Some(t) = a
-        .block_threads
-        .iter()
-        .find(|&&t| t % 32 != 0 || !(32..=1024).contains(&t))
-    {
+    if let Some(t) = a.block_threads.iter().find(|&&t| t % 32 != 0 || !(32..=1024).contains(&t)) {
         bail!("--block-threads {t} is not supported: use multiples of 32 from 32 to 1024");
     }
     if let Some(c) = a.chains.iter().find(|&&c| c > 1 << 20) {
         bail!("--chains {c} is more than this program runs (at most 1048576)");
     }
-    let params = Params {
-        doping: a.doping,
-        delta: a.delta,
-        j: a.jex,
-        ..Params::default()
-    };
+    let params = Params { doping: a.doping, delta: a.delta, j: a.jex, ..Params::default() };
     let mut models = vec![];
     for &l in &a.lattice {
         if l > 41 {
@@ -212,12 +175,8 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
         for &chains in &a.chains {
             case_no += 1;
             let seed = r.seed(case_no);
-            r.step(format!(
-                "L={} chains={chains}: starting configurations",
-                m.l
-            ));
-            let starts =
-                lat::initial_states(m, seed, chains).map_err(|e| anyhow::anyhow!("{e}"))?;
+            r.step(format!("L={} chains={chains}: starting configurations", m.l));
+            let starts = lat::initial_states(m, seed, chains).map_err(|e| anyhow::anyhow!("{e}"))?;
             let checked = checked_chains(a, m, chains, seed);
             let mut refs = vec![];
             let ref_case = case(m, chains, Precision::Double, "reference");
@@ -225,35 +184,16 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
             if r.runs(Variant::CpuRef) && r.precisions().contains(&Precision::Double) {
                 // one core, the checked chains one after another
                 let t = r.time_reps(Variant::CpuRef, 1, || -> Result<()> {
-                    refs =
-                        reference::run_chains(m, &starts, &checked.items, seed, 1, a.check_sweeps);
+                    refs = reference::run_chains(m, &starts, &checked.items, seed, 1, a.check_sweeps);
                     Ok(())
                 })?;
                 let tallies: Vec<_> = refs.iter().map(|x| x.tally).collect();
-                r.record(
-                    &ref_case,
-                    Variant::CpuRef,
-                    t,
-                    work(m, checked.len(), 1 + a.check_sweeps, 8, &tallies, 1.0),
-                    &[],
-                )?;
+                r.record(&ref_case, Variant::CpuRef, t, work(m, checked.len(), 1 + a.check_sweeps, 8, &tallies, 1.0), &[])?;
             } else {
-                refs = checked.par_flat_map(|c| {
-                    reference::run_chains(m, &starts, &[c], seed, 1, a.check_sweeps)
-                });
+                refs = checked.par_flat_map(|c| reference::run_chains(m, &starts, &[c], seed, 1, a.check_sweeps));
             }
             for p in r.precisions() {
-                let ctx = Ctx {
-                    m,
-                    a,
-                    starts: &starts,
-                    refs: &refs,
-                    checked: &checked,
-                    seed,
-                    chains,
-                    p,
-                    exact,
-                };
+                let ctx = Ctx { m, a, starts: &starts, refs: &refs, checked: &checked, seed, chains, p, exact };
                 match p {
                     Precision::Double => variants::<f64, f64>(r, &ctx)?,
                     Precision::Single => variants::<f32, f32>(r, &ctx)?,
@@ -292,107 +232,49 @@ struct Ctx<'a> {
 }
 
 fn case(m: &Model, chains: usize, p: Precision, mode: &str) -> Case {
-    Case::new("lattice", "vmc", p)
-        .size("L", m.l)
-        .size("sites", m.sites)
-        .size("pairs", m.pairs)
-        .size("chains", chains)
-        .param("mode", mode)
+    Case::new("lattice", "vmc", p).size("L", m.l).size("sites", m.sites).size("pairs", m.pairs).size("chains", chains).param("mode", mode)
 }
 
 /// Work of one run from the tally increments it made (divided by the number of runs they cover).
-fn work(
-    m: &Model,
-    chains: usize,
-    sweeps: usize,
-    elem: usize,
-    tallies: &[[f64; tally::LEN]],
-    runs: f64,
-) -> Work {
+fn work(m: &Model, chains: usize, sweeps: usize, elem: usize, tallies: &[[f64; tally::LEN]], runs: f64) -> Work {
     // every sweep's pass over W counted, though a chain's W stays in the block's shared memory or cache
-    Work {
-        bytes: lat::bytes(m, chains, sweeps, elem),
-        model: BytesModel::Passes,
-        flops: lat::flops(m, tallies) / runs,
-        items: (chains * sweeps) as f64,
-        unit: "chain sweeps/s",
-    }
+    Work { bytes: lat::bytes(m, chains, sweeps, elem), model: BytesModel::Passes, flops: lat::flops(m, tallies) / runs, items: (chains * sweeps) as f64, unit: "chain sweeps/s" }
 }
 
 /// Compare the validation chains of a fast variant (storage S) with the reference; also the fraction of chains
 /// that left the reference path. See the module docs for the criteria.
 fn checks<S: Real>(c: &Ctx, fast: &[ChainResult]) -> (Vec<Check>, f64) {
     let (p, n) = (c.p, c.refs.len());
-    let agree: Vec<usize> = (0..n)
-        .filter(|&i| fast[i].config == c.refs[i].config)
-        .collect();
+    let agree: Vec<usize> = (0..n).filter(|&i| fast[i].config == c.refs[i].config).collect();
     let diverged = 1.0 - agree.len() as f64 / n as f64;
     let mut out = vec![];
     if p == Precision::Double {
-        out.push(Check {
-            quantity: "diverged chains".into(),
-            error: diverged,
-            tolerance: 0.0,
-            compared: n,
-        });
+        out.push(Check { quantity: "diverged chains".into(), error: diverged, tolerance: 0.0, compared: n });
         let mean = |x: &ChainResult| x.tally[tally::E_SUM] / x.tally[tally::MEASUREMENTS];
         // the chains that kept the reference's configurations (none compared fails), each against its own bound
-        let scale = agree
-            .iter()
-            .map(|&i| mean(&c.refs[i]).abs())
-            .fold(0.0, f64::max);
-        let mut energy = Check {
-            quantity: "energy / (cond x growth)".into(),
-            error: if agree.is_empty() { f64::INFINITY } else { 0.0 },
-            tolerance: ENERGY_BOUND * f64::EPSILON,
-            compared: agree.len(),
-        };
+        let scale = agree.iter().map(|&i| mean(&c.refs[i]).abs()).fold(0.0, f64::max);
+        let mut energy = Check { quantity: "energy / (cond x growth)".into(), error: if agree.is_empty() { f64::INFINITY } else { 0.0 }, tolerance: ENERGY_BOUND * f64::EPSILON, compared: agree.len() };
         for &i in &agree {
             let (f, r) = (mean(&fast[i]), &c.refs[i]);
             let e = (f - mean(r)).abs() / scale / (r.cond_max.max(1.0) * r.growth_max.max(1.0));
-            energy.error = energy
-                .error
-                .max(if e.is_finite() { e } else { f64::INFINITY });
+            energy.error = energy.error.max(if e.is_finite() { e } else { f64::INFINITY });
         }
         out.push(energy);
     } else {
         let tallies = |x: &[ChainResult]| x.iter().map(|r| r.tally).collect::<Vec<_>>();
-        let ((e, s), (er, sr)) = (
-            energy_stats(&tallies(&fast[..n])),
-            energy_stats(&tallies(c.refs)),
-        );
+        let ((e, s), (er, sr)) = (energy_stats(&tallies(&fast[..n])), energy_stats(&tallies(c.refs)));
         let z = (e - er).abs() / (s * s + sr * sr).sqrt();
-        out.push(Check {
-            quantity: "energy (error bars)".into(),
-            error: if z.is_nan() { f64::INFINITY } else { z },
-            tolerance: 4.0,
-            compared: n,
-        });
+        out.push(Check { quantity: "energy (error bars)".into(), error: if z.is_nan() { f64::INFINITY } else { z }, tolerance: 4.0, compared: n });
     }
     // W against the f64 inverse of the matrix the chain uses (phi rounded to S), times rcond: the error the
     // conditioning of M allows, worst chain.
-    let m = Model {
-        phi: c.m.phi.iter().map(|&x| S::of(x).f64()).collect(),
-        ..c.m.clone()
-    };
+    let m = Model { phi: c.m.phi.iter().map(|&x| S::of(x).f64()).collect(), ..c.m.clone() };
     let rc = recompute(c.a, p);
-    let since = if rc > 0 {
-        (1 + c.a.check_sweeps) % rc
-    } else {
-        1 + c.a.check_sweeps
-    };
-    let mut inv = Check {
-        quantity: "inverse x rcond".into(),
-        error: 0.0,
-        tolerance: inverse_tolerance(p, since),
-        compared: fast.len(),
-    };
+    let since = if rc > 0 { (1 + c.a.check_sweeps) % rc } else { 1 + c.a.check_sweeps };
+    let mut inv = Check { quantity: "inverse x rcond".into(), error: 0.0, tolerance: inverse_tolerance(p, since), compared: fast.len() };
     for x in fast {
         let mat = m.matrix(&x.config);
-        let e = lat::invert(&mat, m.pairs).map_or(f64::INFINITY, |(f, _)| {
-            Check::compare("inverse", &x.w, &f, 0.0).error
-                * kernels::linalg::rcond(&mat, &f, m.pairs)
-        });
+        let e = lat::invert(&mat, m.pairs).map_or(f64::INFINITY, |(f, _)| Check::compare("inverse", &x.w, &f, 0.0).error * kernels::linalg::rcond(&mat, &f, m.pairs));
         inv.error = inv.error.max(if e.is_nan() { f64::INFINITY } else { e });
     }
     out.push(inv);
@@ -421,28 +303,15 @@ const ENERGY_BOUND: f64 = 10.0;
 /// bound before, 1e3 eps whatever the sweeps, was exceeded by that worst chain tenfold; with 32 checked chains the
 /// worst had been 2.2e-13, just under it.
 fn inverse_tolerance(p: Precision, sweeps: usize) -> f64 {
-    p.eps()
-        * if sweeps == 0 {
-            1.0
-        } else {
-            3e4 * sweeps as f64
-        }
+    p.eps() * if sweeps == 0 { 1.0 } else { 3e4 * sweeps as f64 }
 }
 
 /// Energy mean and error bar over chains (chain means as independent samples).
 fn energy_stats(t: &[[f64; tally::LEN]]) -> (f64, f64) {
-    let means: Vec<f64> = t
-        .iter()
-        .filter(|x| x[tally::MEASUREMENTS] > 0.0)
-        .map(|x| x[tally::E_SUM] / x[tally::MEASUREMENTS])
-        .collect();
+    let means: Vec<f64> = t.iter().filter(|x| x[tally::MEASUREMENTS] > 0.0).map(|x| x[tally::E_SUM] / x[tally::MEASUREMENTS]).collect();
     let n = means.len() as f64;
     let mean = means.iter().sum::<f64>() / n;
-    let var = if n > 1.0 {
-        means.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)
-    } else {
-        f64::NAN
-    };
+    let var = if n > 1.0 { means.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0) } else { f64::NAN };
     (mean, (var / n).sqrt())
 }
 
@@ -455,14 +324,8 @@ fn extras(r: &mut Runner, c: &Ctx, t: &[[f64; tally::LEN]], diverged: f64) {
     let (e, err) = energy_stats(t);
     r.extra("sweeps_per_s", sweeps_per_s);
     r.extra("thesis_run_s", 15000.0 / sweeps_per_s);
-    r.extra(
-        "hop_acceptance",
-        sum(tally::HOPS_ACCEPTED) / sum(tally::HOPS).max(1.0),
-    );
-    r.extra(
-        "swap_acceptance",
-        sum(tally::SWAPS_ACCEPTED) / sum(tally::SWAPS).max(1.0),
-    );
+    r.extra("hop_acceptance", sum(tally::HOPS_ACCEPTED) / sum(tally::HOPS).max(1.0));
+    r.extra("swap_acceptance", sum(tally::SWAPS_ACCEPTED) / sum(tally::SWAPS).max(1.0));
     r.extra("energy_per_site", e);
     r.extra("energy_error", err);
     r.extra("recompute_sweeps", recompute(c.a, c.p) as f64);
@@ -480,14 +343,7 @@ fn extras(r: &mut Runner, c: &Ctx, t: &[[f64; tally::LEN]], diverged: f64) {
 /// stays in the core's cache, whose bandwidth is not measured, so only the flop term is given. Extras:
 /// `floor_flops_s`, `floor_bytes_s`, `floor_s` (the larger) and `floor_fraction` (floor_s over the median time: the
 /// fraction of the floor's rate reached).
-fn floor(
-    r: &mut Runner,
-    v: Variant,
-    c: &Ctx,
-    done: &[[f64; tally::LEN]],
-    runs: f64,
-    bandwidth: Option<f64>,
-) -> Result<()> {
+fn floor(r: &mut Runner, v: Variant, c: &Ctx, done: &[[f64; tally::LEN]], runs: f64, bandwidth: Option<f64>) -> Result<()> {
     if r.args.no_ceilings {
         return Ok(());
     }
@@ -507,11 +363,7 @@ fn floor(
 }
 
 fn diff(after: &[[f64; tally::LEN]], before: &[[f64; tally::LEN]]) -> Vec<[f64; tally::LEN]> {
-    after
-        .iter()
-        .zip(before)
-        .map(|(x, y)| std::array::from_fn(|k| x[k] - y[k]))
-        .collect()
+    after.iter().zip(before).map(|(x, y)| std::array::from_fn(|k| x[k] - y[k])).collect()
 }
 
 fn cpu_tallies<S: Real>(e: &Ensemble<S>) -> Vec<[f64; tally::LEN]> {
@@ -519,17 +371,7 @@ fn cpu_tallies<S: Real>(e: &Ensemble<S>) -> Vec<[f64; tally::LEN]> {
 }
 
 fn cpu_results<S: Real>(e: &Ensemble<S>, chains: &[usize]) -> Vec<ChainResult> {
-    chains
-        .iter()
-        .map(|&i| &e.chains[i])
-        .map(|c| ChainResult {
-            config: c.config(),
-            w: c.w.iter().map(|x| x.f64()).collect(),
-            tally: c.tally,
-            cond_max: f64::NAN,
-            growth_max: f64::NAN,
-        })
-        .collect()
+    chains.iter().map(|&i| &e.chains[i]).map(|c| ChainResult { config: c.config(), w: c.w.iter().map(|x| x.f64()).collect(), tally: c.tally, cond_max: f64::NAN, growth_max: f64::NAN }).collect()
 }
 
 /// cpu (serial and parallel) and gpu for one precision: storage S, arithmetic A.
@@ -541,17 +383,11 @@ fn variants<S: Real, A: Real>(r: &mut Runner, c: &Ctx) -> Result<()> {
     if r.runs(Variant::Cpu) {
         let mut modes = vec![];
         if c.chains <= a.serial_max_chains {
-            modes.push((
-                "serial",
-                Some(rayon::ThreadPoolBuilder::new().num_threads(1).build()?),
-            ));
+            modes.push(("serial", Some(rayon::ThreadPoolBuilder::new().num_threads(1).build()?)));
         }
         modes.push(("parallel", None));
         for (mode, pool) in modes {
-            r.step(format!(
-                "lattice L={} chains={} {} cpu {mode}",
-                m.l, c.chains, c.p
-            ));
+            r.step(format!("lattice L={} chains={} {} cpu {mode}", m.l, c.chains, c.p));
             let mut e = Ensemble::<S>::new(m, c.starts, c.seed);
             e.recompute = recompute(a, c.p);
             let go = |e: &mut Ensemble<S>, eq: usize, sw: usize| match &pool {
@@ -567,13 +403,7 @@ fn variants<S: Real, A: Real>(r: &mut Runner, c: &Ctx) -> Result<()> {
             })?;
             let after = cpu_tallies(&e);
             let done = diff(&after, &before);
-            r.record(
-                &case(m, c.chains, c.p, mode),
-                Variant::Cpu,
-                t,
-                work(m, c.chains, sweeps, es, &done, runs),
-                &chk,
-            )?;
+            r.record(&case(m, c.chains, c.p, mode), Variant::Cpu, t, work(m, c.chains, sweeps, es, &done, runs), &chk)?;
             if mode == "serial" {
                 if let Some(rec) = r.records.last_mut() {
                     rec.system.threads_used = 1;
@@ -587,17 +417,9 @@ fn variants<S: Real, A: Real>(r: &mut Runner, c: &Ctx) -> Result<()> {
     }
     if let (true, Some(gpu)) = (r.runs(Variant::Gpu), r.gpu().cloned()) {
         // an explicit --bfactor or --block-threads is a tuning sweep: each value becomes a param of its record
-        let sweep = |v: &[usize]| -> Vec<Option<usize>> {
-            if v.is_empty() {
-                vec![None]
-            } else {
-                v.iter().map(|&b| Some(b)).collect()
-            }
-        };
-        let tunings: Vec<(Option<usize>, Option<usize>)> = sweep(&a.bfactor)
-            .into_iter()
-            .flat_map(|b| sweep(&a.block_threads).into_iter().map(move |t| (b, t)))
-            .collect();
+        let sweep = |v: &[usize]| -> Vec<Option<usize>> { if v.is_empty() { vec![None] } else { v.iter().map(|&b| Some(b)).collect() } };
+        let tunings: Vec<(Option<usize>, Option<usize>)> =
+            sweep(&a.bfactor).into_iter().flat_map(|b| sweep(&a.block_threads).into_iter().map(move |t| (b, t))).collect();
         for (bf, threads) in tunings {
             r.step(format!("lattice L={} chains={} {} gpu", m.l, c.chains, c.p));
             let mut g = GpuEnsemble::<S, A>::new(&gpu, m, c.starts, c.seed)?;
@@ -607,11 +429,7 @@ fn variants<S: Real, A: Real>(r: &mut Runner, c: &Ctx) -> Result<()> {
             }
             if let Some(t) = threads {
                 if t * 2 < m.pairs {
-                    bail!(
-                        "--block-threads {t} is too few for {} pairs: at least {}",
-                        m.pairs,
-                        m.pairs.div_ceil(2).next_multiple_of(32)
-                    );
+                    bail!("--block-threads {t} is too few for {} pairs: at least {}", m.pairs, m.pairs.div_ceil(2).next_multiple_of(32));
                 }
                 let most = g.max_block_threads()?;
                 if t > most {
@@ -624,8 +442,7 @@ fn variants<S: Real, A: Real>(r: &mut Runner, c: &Ctx) -> Result<()> {
             let before = g.tallies()?;
             let t = r.time_reps(Variant::Gpu, a.max_reps, || g.run(a.equil, a.sweeps))?;
             let after = g.tallies()?;
-            let mut kase =
-                case(m, c.chains, c.p, "block-per-chain").param("w_on_chip", g.on_chip());
+            let mut kase = case(m, c.chains, c.p, "block-per-chain").param("w_on_chip", g.on_chip());
             if let Some(b) = bf {
                 kase = kase.param("bfactor", b);
             }
@@ -633,20 +450,10 @@ fn variants<S: Real, A: Real>(r: &mut Runner, c: &Ctx) -> Result<()> {
                 kase = kase.param("threads_per_chain", t);
             }
             let done = diff(&after, &before);
-            r.record(
-                &kase,
-                Variant::Gpu,
-                t,
-                work(m, c.chains, sweeps, es, &done, runs),
-                &chk,
-            )?;
+            r.record(&kase, Variant::Gpu, t, work(m, c.chains, sweeps, es, &done, runs), &chk)?;
             extras(r, c, &after, diverged);
             if !r.args.no_ceilings {
-                let bandwidth = if g.on_chip() {
-                    r.shared_ceiling()?
-                } else {
-                    r.ceiling(Variant::Gpu)?
-                };
+                let bandwidth = if g.on_chip() { r.shared_ceiling()? } else { r.ceiling(Variant::Gpu)? };
                 floor(r, Variant::Gpu, c, &done, runs, Some(bandwidth))?;
             }
             r.extra("chains_in_flight", g.chains_in_flight()? as f64);
@@ -663,26 +470,8 @@ mod tests {
 
     #[test]
     fn a_wrong_last_chain_fails() {
-        let a = Args::try_parse_from([
-            "lattice",
-            "--lattice",
-            "5",
-            "--chains",
-            "10",
-            "--check-chains",
-            "3",
-        ])
-        .unwrap();
-        let m = Model::new(
-            5,
-            Params {
-                doping: a.doping,
-                delta: a.delta,
-                j: a.jex,
-                ..Params::default()
-            },
-        )
-        .unwrap();
+        let a = Args::try_parse_from(["lattice", "--lattice", "5", "--chains", "10", "--check-chains", "3"]).unwrap();
+        let m = Model::new(5, Params { doping: a.doping, delta: a.delta, j: a.jex, ..Params::default() }).unwrap();
         let (chains, seed) = (10, 4);
         let starts = lat::initial_states(&m, seed, chains).unwrap();
         let mut e = Ensemble::<f64>::new(&m, &starts, seed);
@@ -693,25 +482,12 @@ mod tests {
             if let Some(i) = s.items.iter().position(|&c| Some(c) == bad) {
                 fast[i].tally[tally::E_SUM] *= 1.0 + 1e-6;
             }
-            let c = Ctx {
-                m: &m,
-                a: &a,
-                starts: &starts,
-                refs: &refs,
-                checked: s,
-                seed,
-                chains,
-                p: Precision::Double,
-                exact: None,
-            };
+            let c = Ctx { m: &m, a: &a, starts: &starts, refs: &refs, checked: s, seed, chains, p: Precision::Double, exact: None };
             checks::<f64>(&c, &fast).0.iter().all(Check::passed)
         };
         let s = checked_chains(&a, &m, chains, seed);
         // the rule before: the first --check-chains chains
-        let old = Sample {
-            items: vec![0, 1, 2],
-            total: chains,
-        };
+        let old = Sample { items: vec![0, 1, 2], total: chains };
         assert_eq!((s.len(), s.items[2]), (3, 9));
         assert!(passes(&s, None));
         assert!(!passes(&s, Some(9)));
@@ -725,27 +501,9 @@ mod tests {
         let starts = lat::initial_states(&m, 3, 4).unwrap();
         let checked = Sample::all(4);
         let refs = reference::run_chains(&m, &starts, &checked.items, 3, 1, a.check_sweeps);
-        assert!(refs
-            .iter()
-            .all(|r| r.cond_max >= 1.0 && r.growth_max > 0.0 && r.cond_max.is_finite()));
-        let ctx = Ctx {
-            m: &m,
-            a: &a,
-            starts: &starts,
-            refs: &refs,
-            checked: &checked,
-            seed: 3,
-            chains: 4,
-            p: Precision::Double,
-            exact: None,
-        };
-        let energy = |fast: &[ChainResult]| {
-            checks::<f64>(&ctx, fast)
-                .0
-                .into_iter()
-                .find(|c| c.quantity.starts_with("energy"))
-                .unwrap()
-        };
+        assert!(refs.iter().all(|r| r.cond_max >= 1.0 && r.growth_max > 0.0 && r.cond_max.is_finite()));
+        let ctx = Ctx { m: &m, a: &a, starts: &starts, refs: &refs, checked: &checked, seed: 3, chains: 4, p: Precision::Double, exact: None };
+        let energy = |fast: &[ChainResult]| checks::<f64>(&ctx, fast).0.into_iter().find(|c| c.quantity.starts_with("energy")).unwrap();
         // the reference itself: no error
         let same = energy(&refs);
         assert!(same.passed() && same.error == 0.0 && same.compared == 4);

@@ -5,14 +5,14 @@
 
 pub mod bspline;
 pub mod common;
-pub mod determinant;
-pub mod ewald;
 pub mod figures;
 pub mod gemm;
 pub mod headlines;
 pub mod jastrow;
-pub mod lattice;
 pub mod pseudopotential;
+pub mod lattice;
+pub mod ewald;
+pub mod determinant;
 pub mod qmc;
 pub mod registry;
 pub mod score;

@@ -15,10 +15,7 @@ use crate::registry::Level;
 use anyhow::{bail, Result};
 use harness::cli::{positive, CommonArgs};
 use harness::{BytesModel, Case, Runner, Variant, Work};
-use kernels::pseudopotential::{
-    self as pp, cpu, gpu::GpuPseudo, reference, slab::Slab, Channels, Energies, Job, Rule, Setup,
-    Walkers,
-};
+use kernels::pseudopotential::{self as pp, cpu, gpu::GpuPseudo, reference, slab::Slab, Channels, Energies, Job, Rule, Setup, Walkers};
 use kernels::sample::Sample;
 use kernels::{Check, Precision, Real};
 use std::collections::BTreeMap;
@@ -64,15 +61,8 @@ pub struct Pair {
 impl std::str::FromStr for Pair {
     type Err = String;
     fn from_str(s: &str) -> Result<Pair, String> {
-        let parse = |(a, w): (&str, &str)| {
-            Some(Pair {
-                atoms: a.trim().parse().ok()?,
-                walkers: w.trim().parse().ok()?,
-            })
-        };
-        s.split_once(':')
-            .and_then(parse)
-            .ok_or_else(|| format!("'{s}' is not ATOMS:WALKERS (e.g. 32:1024)"))
+        let parse = |(a, w): (&str, &str)| Some(Pair { atoms: a.trim().parse().ok()?, walkers: w.trim().parse().ok()? });
+        s.split_once(':').and_then(parse).ok_or_else(|| format!("'{s}' is not ATOMS:WALKERS (e.g. 32:1024)"))
     }
 }
 
@@ -80,11 +70,7 @@ impl Args {
     /// The cases to run, by cell: (atoms, walker counts ascending), cells in the order given.
     fn cases(&self) -> Vec<(usize, Vec<usize>)> {
         if self.pairs.is_empty() {
-            return self
-                .atoms
-                .iter()
-                .map(|&n| (n, self.walkers.clone()))
-                .collect();
+            return self.atoms.iter().map(|&n| (n, self.walkers.clone())).collect();
         }
         let mut out: Vec<(usize, Vec<usize>)> = vec![];
         for p in &self.pairs {
@@ -151,75 +137,33 @@ fn first_jobs(jobs: &[Job], walkers: usize) -> Vec<usize> {
 fn gpu_chunks(first_job: &[usize], nq: usize) -> Vec<std::ops::Range<usize>> {
     let points = first_job.last().copied().unwrap_or(0) * nq;
     let walker_of = |point: usize| first_job.partition_point(|&f| f * nq <= point) - 1;
-    (0..points)
-        .step_by(pp::gpu::CHUNK)
-        .map(|p0| walker_of(p0)..walker_of((p0 + pp::gpu::CHUNK).min(points) - 1) + 1)
-        .collect()
+    (0..points).step_by(pp::gpu::CHUNK).map(|p0| walker_of(p0)..walker_of((p0 + pp::gpu::CHUNK).min(points) - 1) + 1).collect()
 }
 
 /// Reference flops of one walker: per quadrature point every orbital's 64 B-spline terms (about 100 flops each)
 /// and the Jastrow sums over the other electrons and the ions (about 160 flops a functor), at the expected jobs.
 fn walker_cost(s: &Setup<f64>) -> f64 {
-    let jastrow = if s.jastrow.is_some() {
-        160.0 * (s.electrons + s.ion_count()) as f64
-    } else {
-        0.0
-    };
+    let jastrow = if s.jastrow.is_some() { 160.0 * (s.electrons + s.ion_count()) as f64 } else { 0.0 };
     let point = 6400.0 * s.per_spin() as f64 + jastrow;
     s.expected_jobs() * s.rule.points() as f64 * point + s.electrons as f64 * jastrow
 }
 
 /// The walkers each walker count checks: first, last, one in every GPU chunk and a seeded random rest.
-fn checked_walkers(
-    a: &Args,
-    s: &Setup<f64>,
-    counts: &[usize],
-    first_job: &[usize],
-    seed: u64,
-) -> BTreeMap<usize, Sample> {
+fn checked_walkers(a: &Args, s: &Setup<f64>, counts: &[usize], first_job: &[usize], seed: u64) -> BTreeMap<usize, Sample> {
     let nq = s.rule.points();
-    counts
-        .iter()
-        .map(|&nw| {
-            (
-                nw,
-                Sample::budgeted(
-                    nw,
-                    walker_cost(s),
-                    a.check_walkers,
-                    &gpu_chunks(&first_job[..=nw], nq),
-                    seed ^ nw as u64,
-                ),
-            )
-        })
-        .collect()
+    counts.iter().map(|&nw| (nw, Sample::budgeted(nw, walker_cost(s), a.check_walkers, &gpu_chunks(&first_job[..=nw], nq), seed ^ nw as u64))).collect()
 }
 
 impl Reference {
     /// The reference of every walker the samples hold, walkers in parallel.
-    fn new(
-        s: &Setup<f64>,
-        w: &Walkers<f64>,
-        checked: &BTreeMap<usize, Sample>,
-        first_job: Vec<usize>,
-    ) -> Reference {
-        let union: std::collections::BTreeSet<usize> = checked
-            .values()
-            .flat_map(|c| c.items.iter().copied())
-            .collect();
-        let union = Sample {
-            items: union.into_iter().collect(),
-            total: w.count,
-        };
+    fn new(s: &Setup<f64>, w: &Walkers<f64>, checked: &BTreeMap<usize, Sample>, first_job: Vec<usize>) -> Reference {
+        let union: std::collections::BTreeSet<usize> = checked.values().flat_map(|c| c.items.iter().copied()).collect();
+        let union = Sample { items: union.into_iter().collect(), total: w.count };
         let results = union.par_flat_map(|i| {
             let e = reference::energies(s, &w.range(i..i + 1));
             vec![(e.energy[0], e.ratios)]
         });
-        Reference {
-            walkers: union.items.iter().copied().zip(results).collect(),
-            first_job,
-            nq: s.rule.points(),
-        }
+        Reference { walkers: union.items.iter().copied().zip(results).collect(), first_job, nq: s.rule.points() }
     }
 }
 
@@ -231,11 +175,7 @@ fn checks(fast: &Energies, re: &Reference, s: &Sample, p: Precision) -> Vec<Chec
     let (mut fast_r, mut ref_r) = (vec![], vec![]);
     for &w in &s.items {
         let range = ratios(w);
-        match fast
-            .ratios
-            .get(range.clone())
-            .filter(|_| fast.ratios.len() == total)
-        {
+        match fast.ratios.get(range.clone()).filter(|_| fast.ratios.len() == total) {
             Some(x) => fast_r.extend_from_slice(x),
             None => fast_r.extend(std::iter::repeat_n(f64::NAN, range.len())),
         }
@@ -266,21 +206,12 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
     if let Some(w) = all_walkers.iter().find(|&&w| w > MAX_WALKERS) {
         bail!("--walkers {w} is more than {MAX_WALKERS}");
     }
-    let variants = [Variant::CpuRef, Variant::Cpu, Variant::Gpu]
-        .into_iter()
-        .filter(|v| r.runs(*v))
-        .count();
+    let variants = [Variant::CpuRef, Variant::Cpu, Variant::Gpu].into_iter().filter(|v| r.runs(*v)).count();
     r.plan(all_walkers.len() * r.precisions().len() * variants);
     for (i, (atoms, walker_counts)) in cases.iter().enumerate() {
         let (atoms, max_w) = (*atoms, *walker_counts.iter().max().unwrap());
         r.step(format!("building a {atoms}-atom cell and {max_w} walkers"));
-        let mut setup = Setup::carbon(
-            atoms,
-            a.quadrature,
-            Channels::carbon_bfd(),
-            r.seed(i as u64 + 1),
-        )
-        .map_err(anyhow::Error::msg)?;
+        let mut setup = Setup::carbon(atoms, a.quadrature, Channels::carbon_bfd(), r.seed(i as u64 + 1)).map_err(anyhow::Error::msg)?;
         if a.jastrow == "off" {
             setup = setup.without_jastrow();
         }
@@ -288,21 +219,13 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
         r.step(format!("reference of a {atoms}-atom cell"));
         // the job list orders jobs by walker, and a smaller walker count is the first walkers: one list serves all
         let first_job = first_jobs(&cpu::jobs(&setup, &walkers), max_w);
-        let checked = checked_walkers(
-            a,
-            &setup,
-            walker_counts,
-            &first_job,
-            r.seed(2000 + i as u64),
-        );
+        let checked = checked_walkers(a, &setup, walker_counts, &first_job, r.seed(2000 + i as u64));
         let re = Reference::new(&setup, &walkers, &checked, first_job);
         let (s32, w32) = (setup.convert::<f32>(), walkers.convert::<f32>());
         let f64s = (&setup, &walkers, &re, &checked);
         for p in r.precisions() {
             match p {
-                Precision::Double => {
-                    sweep::<f64, f64>(r, a, walker_counts, f64s, &setup, &walkers, p)?
-                }
+                Precision::Double => sweep::<f64, f64>(r, a, walker_counts, f64s, &setup, &walkers, p)?,
                 Precision::Single => sweep::<f32, f32>(r, a, walker_counts, f64s, &s32, &w32, p)?,
                 Precision::Mixed => sweep::<f32, f64>(r, a, walker_counts, f64s, &s32, &w32, p)?,
             }
@@ -312,23 +235,10 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
 }
 
 /// The double-precision cell and walkers, the reference of the checked walkers and the walkers each count checks.
-type Double<'a> = (
-    &'a Setup<f64>,
-    &'a Walkers<f64>,
-    &'a Reference,
-    &'a BTreeMap<usize, Sample>,
-);
+type Double<'a> = (&'a Setup<f64>, &'a Walkers<f64>, &'a Reference, &'a BTreeMap<usize, Sample>);
 
 /// The walker counts `counts` of one cell with every variant in one precision: storage S, arithmetic A.
-fn sweep<S: Real, A: Real>(
-    r: &mut Runner,
-    a: &Args,
-    counts: &[usize],
-    f64s: Double,
-    setup: &Setup<S>,
-    all: &Walkers<S>,
-    p: Precision,
-) -> Result<()> {
+fn sweep<S: Real, A: Real>(r: &mut Runner, a: &Args, counts: &[usize], f64s: Double, setup: &Setup<S>, all: &Walkers<S>, p: Precision) -> Result<()> {
     let (re, checked) = (f64s.2, f64s.3);
     let atoms = setup.ion_count();
     for &nw in counts {
@@ -342,26 +252,13 @@ fn sweep<S: Real, A: Real>(
         // 64 table rows per point, overlapping stencils counted again (up to the whole table): passes
         let work = Work {
             model: BytesModel::Passes,
-            bytes: pp::bytes(
-                jobs.len() * nq,
-                setup.table.bytes(),
-                rows.len(),
-                row_bytes,
-                nw * setup.electrons,
-            ),
+            bytes: pp::bytes(jobs.len() * nq, setup.table.bytes(), rows.len(), row_bytes, nw * setup.electrons),
             flops: pp::flops(setup, jobs.len(), rows.len(), nw),
             items: (jobs.len() * nq) as f64,
             unit: "ratios/s",
         };
-        let case = Case::new("pseudopotential", "energy", p)
-            .size("atoms", atoms)
-            .size("walkers", nw)
-            .param("quadrature", nq)
-            .param("jastrow", &a.jastrow);
-        r.step(format!(
-            "pseudopotential {p} atoms={atoms} walkers={nw} jobs={}",
-            jobs.len()
-        ));
+        let case = Case::new("pseudopotential", "energy", p).size("atoms", atoms).size("walkers", nw).param("quadrature", nq).param("jastrow", &a.jastrow);
+        r.step(format!("pseudopotential {p} atoms={atoms} walkers={nw} jobs={}", jobs.len()));
         if r.runs(Variant::CpuRef) && p == Precision::Double && s.len() == nw {
             // the reference is timed only where it covers the whole case (its checked walkers)
             let w64 = f64s.1.prefix(nw);
@@ -389,20 +286,14 @@ fn sweep<S: Real, A: Real>(
             r.extra("joblist_share", t_jobs.median / t.median);
         }
         if r.runs(Variant::Gpu) {
-            let Some(gpu) = r.gpu().cloned() else {
-                continue;
-            };
+            let Some(gpu) = r.gpu().cloned() else { continue };
             let slab = Slab::upload(&gpu, setup, &w, false)?;
             let mut g = GpuPseudo::<S, A>::new(&gpu, setup, &slab)?;
             let t_jobs = r.time_reps(Variant::Gpu, 3, || g.job_list(&slab))?;
             let t = r.time(Variant::Gpu, || g.evaluate(&slab).map(|_| ()))?;
             g.poison()?;
             let energy = g.evaluate(&slab)?;
-            let out = Energies {
-                energy,
-                ratios: g.ratios()?,
-                jobs: g.jobs_count(),
-            };
+            let out = Energies { energy, ratios: g.ratios()?, jobs: g.jobs_count() };
             r.record(&case, Variant::Gpu, t, work, &checks(&out, re, s, p))?;
             r.extra("checked_walkers", s.len() as f64);
             r.extra("walker_energies_per_s", nw as f64 / t.median);
@@ -441,23 +332,13 @@ mod tests {
         let s = &checked[&count];
         let re = Reference::new(&setup, &walkers, &checked, first_job);
         let mut fast = cpu::energies::<f64, f64>(&setup, &walkers);
-        let passes = |fast: &Energies, s: &Sample| {
-            checks(fast, &re, s, Precision::Double)
-                .iter()
-                .all(Check::passed)
-        };
+        let passes = |fast: &Energies, s: &Sample| checks(fast, &re, s, Precision::Double).iter().all(Check::passed);
         assert!(passes(&fast, s));
         for x in &mut fast.ratios[pp::gpu::CHUNK..2 * pp::gpu::CHUNK] {
             *x *= 1.0 + 1e-6;
         }
         assert!(!passes(&fast, s), "sample {:?}", s.items);
         // the rule before: walker 0 alone
-        assert!(passes(
-            &fast,
-            &Sample {
-                items: vec![0],
-                total: count
-            }
-        ));
+        assert!(passes(&fast, &Sample { items: vec![0], total: count }));
     }
 }

@@ -62,11 +62,7 @@ pub fn kernels() -> Vec<Kernel> {
 
 /// The whole `main` of a mini-app: clap errors exit 2 with usage; run errors print one line and exit 2; a failed
 /// validation exits 1.
-pub fn kernel_main<A: KernelArgs>(
-    name: &'static str,
-    argv: Vec<OsString>,
-    run: fn(&mut Runner, &A) -> anyhow::Result<()>,
-) -> ExitCode {
+pub fn kernel_main<A: KernelArgs>(name: &'static str, argv: Vec<OsString>, run: fn(&mut Runner, &A) -> anyhow::Result<()>) -> ExitCode {
     let args = A::parse_from(argv);
     main_with(|| {
         let mut runner = Runner::new(args.common())?;
@@ -81,12 +77,7 @@ pub fn kernel_main<A: KernelArgs>(
 pub fn find(name: &str) -> anyhow::Result<Kernel> {
     let all = kernels();
     let names: Vec<&str> = all.iter().map(|k| k.name).collect();
-    all.into_iter().find(|k| k.name == name).ok_or_else(|| {
-        anyhow::anyhow!(
-            "unknown kernel '{name}': known kernels are {}",
-            names.join(", ")
-        )
-    })
+    all.into_iter().find(|k| k.name == name).ok_or_else(|| anyhow::anyhow!("unknown kernel '{name}': known kernels are {}", names.join(", ")))
 }
 
 /// A planted slowdown (`QMC_PLANT_SLOWDOWN=<kernel>:<factor>`) must name a kernel this suite has: a misspelt name

@@ -44,28 +44,13 @@
 use harness::score::{CaseSpec, Workload};
 
 /// The workload `qmcbench suite --score` runs and `qmcbench score` scores.
-pub const WORKLOAD: Workload = Workload {
-    version: "v1",
-    cases: CASES,
-};
+pub const WORKLOAD: Workload = Workload { version: "v1", cases: CASES };
 
 /// Timed repetitions of every case (the mini-apps cap the slow ones).
 pub const REPS: usize = 5;
 
-const fn case(
-    kernel: &'static str,
-    op: &'static str,
-    precision: &'static str,
-    sizes: &'static [(&'static str, u64)],
-    params: &'static [(&'static str, &'static str)],
-) -> CaseSpec {
-    CaseSpec {
-        kernel,
-        op,
-        precision,
-        sizes,
-        params,
-    }
+const fn case(kernel: &'static str, op: &'static str, precision: &'static str, sizes: &'static [(&'static str, u64)], params: &'static [(&'static str, &'static str)]) -> CaseSpec {
+    CaseSpec { kernel, op, precision, sizes, params }
 }
 
 const BSPLINE: &[(&str, u64)] = &[("grid", 64), ("orbitals", 2048), ("walkers", 1024)];
@@ -102,50 +87,14 @@ const CASES: &[CaseSpec] = &[
     case("ewald", "move", "double", EWALD, &[("lattice", "fcc")]),
     case("ewald", "energy", "mixed", EWALD, &[("lattice", "fcc")]),
     case("ewald", "move", "mixed", EWALD, &[("lattice", "fcc")]),
-    case(
-        "pseudopotential",
-        "energy",
-        "double",
-        PP,
-        &[("jastrow", "on")],
-    ),
-    case(
-        "pseudopotential",
-        "energy",
-        "mixed",
-        PP,
-        &[("jastrow", "on")],
-    ),
+    case("pseudopotential", "energy", "double", PP, &[("jastrow", "on")]),
+    case("pseudopotential", "energy", "mixed", PP, &[("jastrow", "on")]),
     case("gemm", "basis", "double", HMX, &[("molecule", "hmx")]),
     case("gemm", "basis", "single", HMX, &[("molecule", "hmx")]),
-    case(
-        "gemm",
-        "gemm",
-        "double",
-        HMX,
-        &[("molecule", "hmx"), ("algo", "blas-f64")],
-    ),
-    case(
-        "gemm",
-        "gemm",
-        "single",
-        HMX,
-        &[("molecule", "hmx"), ("algo", "blas-f32")],
-    ),
-    case(
-        "gemm",
-        "gemm",
-        "double",
-        SQUARE,
-        &[("molecule", "square"), ("algo", "blas-f64")],
-    ),
-    case(
-        "gemm",
-        "gemm",
-        "single",
-        SQUARE,
-        &[("molecule", "square"), ("algo", "blas-f32")],
-    ),
+    case("gemm", "gemm", "double", HMX, &[("molecule", "hmx"), ("algo", "blas-f64")]),
+    case("gemm", "gemm", "single", HMX, &[("molecule", "hmx"), ("algo", "blas-f32")]),
+    case("gemm", "gemm", "double", SQUARE, &[("molecule", "square"), ("algo", "blas-f64")]),
+    case("gemm", "gemm", "single", SQUARE, &[("molecule", "square"), ("algo", "blas-f32")]),
     case("solid", "dmc", "double", SOLID, &[]),
     case("solid", "dmc", "mixed", SOLID, &[]),
 ];
@@ -159,19 +108,11 @@ mod tests {
     fn every_kernel_of_the_workload_and_no_other_has_a_preset_that_parses() {
         for k in registry::kernels() {
             let flags = (k.suite)(Level::Score);
-            assert_eq!(
-                WORKLOAD.kernels().contains(&k.name),
-                !flags.is_empty(),
-                "{}: a preset exactly for the workload's kernels",
-                k.name
-            );
+            assert_eq!(WORKLOAD.kernels().contains(&k.name), !flags.is_empty(), "{}: a preset exactly for the workload's kernels", k.name);
             // a mistyped flag would otherwise show first on the GPU host
             (k.parses)(flags).unwrap();
         }
-        assert!(
-            (registry::find("bspline").unwrap().parses)(&["--orbitals", "many"]).is_err(),
-            "the check can fail"
-        );
+        assert!((registry::find("bspline").unwrap().parses)(&["--orbitals", "many"]).is_err(), "the check can fail");
     }
 
     #[test]

@@ -3,11 +3,7 @@
 use std::process::Command;
 
 fn ewald(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_ewald"))
-        .args(args)
-        .arg("--quiet")
-        .output()
-        .expect("ewald runs")
+    Command::new(env!("CARGO_BIN_EXE_ewald")).args(args).arg("--quiet").output().expect("ewald runs")
 }
 
 #[test]
@@ -35,66 +31,25 @@ fn tiny_runs_pass_and_write_records() {
     let d = dir.to_str().unwrap();
     // 3D with ions, and 2D with a user alpha (checked against the automatic choice)
     let runs: [&[&str]; 2] = [
-        &[
-            "--lattice",
-            "bcc",
-            "--electrons",
-            "8",
-            "--ions",
-            "2",
-            "--walkers",
-            "3",
-            "--reps",
-            "2",
-            "--out",
-            d,
-        ],
-        &[
-            "--lattice",
-            "triangular",
-            "--electrons",
-            "12",
-            "--walkers",
-            "2",
-            "--alpha",
-            "0.5",
-            "--reps",
-            "2",
-            "--out",
-            d,
-        ],
+        &["--lattice", "bcc", "--electrons", "8", "--ions", "2", "--walkers", "3", "--reps", "2", "--out", d],
+        &["--lattice", "triangular", "--electrons", "12", "--walkers", "2", "--alpha", "0.5", "--reps", "2", "--out", d],
     ];
     for args in runs {
         let out = ewald(args);
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     }
     let text = std::fs::read_to_string(dir.join("ewald.jsonl")).unwrap();
-    let records: Vec<serde_json::Value> = text
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let records: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     for lattice in ["bcc", "triangular"] {
         for op in ["energy", "move"] {
             for prec in ["double", "single", "mixed"] {
                 let found = records.iter().any(|r| {
-                    r["params"]["lattice"] == lattice
-                        && r["op"] == op
-                        && r["precision"] == prec
-                        && r["variant"] == "cpu"
-                        && r["validation"]["status"] == "passed"
+                    r["params"]["lattice"] == lattice && r["op"] == op && r["precision"] == prec && r["variant"] == "cpu" && r["validation"]["status"] == "passed"
                 });
                 assert!(found, "no passed cpu record for {lattice} {op} {prec}");
             }
         }
     }
-    assert!(
-        text.contains("energy vs automatic alpha"),
-        "the given alpha is checked against the automatic one"
-    );
+    assert!(text.contains("energy vs automatic alpha"), "the given alpha is checked against the automatic one");
     let _ = std::fs::remove_dir_all(&dir);
 }

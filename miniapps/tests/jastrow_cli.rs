@@ -4,15 +4,8 @@
 use std::process::Command;
 
 fn run(args: &[&str]) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_jastrow"))
-        .args(args)
-        .arg("--quiet")
-        .output()
-        .expect("run jastrow");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let out = Command::new(env!("CARGO_BIN_EXE_jastrow")).args(args).arg("--quiet").output().expect("run jastrow");
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
 #[test]
@@ -35,44 +28,19 @@ fn bad_inputs_exit_2_with_a_clear_message() {
 fn a_tiny_run_passes_and_writes_records() {
     let dir = std::env::temp_dir().join(format!("jastrow-cli-{}", std::process::id()));
     let (code, err) = run(&[
-        "--term",
-        "bspline,p",
-        "--electrons",
-        "10",
-        "--walkers",
-        "3",
-        "--moves",
-        "3",
-        "--ions",
-        "2",
-        "--variants",
-        "cpu-ref,cpu",
-        "--reps",
-        "1",
-        "--warmup",
-        "0",
-        "--out",
-        dir.to_str().unwrap(),
+        "--term", "bspline,p", "--electrons", "10", "--walkers", "3", "--moves", "3", "--ions", "2",
+        "--variants", "cpu-ref,cpu", "--reps", "1", "--warmup", "0", "--out", dir.to_str().unwrap(),
     ]);
     assert_eq!(code, 0, "{err}");
     let text = std::fs::read_to_string(dir.join("jastrow.jsonl")).expect("records written");
-    let recs: Vec<serde_json::Value> = text
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let recs: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     // two terms x three ops x three precisions on cpu, plus vgl and ratio of the reference in double per term
     assert_eq!(recs.len(), 2 * (9 + 2), "{text}");
     for op in ["vgl", "ratio", "accept"] {
         for term in ["bspline", "p"] {
-            let cpu: Vec<_> = recs
-                .iter()
-                .filter(|r| r["op"] == op && r["variant"] == "cpu" && r["params"]["term"] == term)
-                .collect();
+            let cpu: Vec<_> = recs.iter().filter(|r| r["op"] == op && r["variant"] == "cpu" && r["params"]["term"] == term).collect();
             assert_eq!(cpu.len(), 3, "{op} {term}");
-            assert!(
-                cpu.iter().all(|r| r["validation"]["status"] == "passed"),
-                "{op} {term}: {cpu:?}"
-            );
+            assert!(cpu.iter().all(|r| r["validation"]["status"] == "passed"), "{op} {term}: {cpu:?}");
         }
     }
     std::fs::remove_dir_all(&dir).ok();

@@ -4,11 +4,7 @@
 use std::process::Command;
 
 fn lattice(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_lattice"))
-        .args(args)
-        .args(["--quiet", "--variants", "cpu-ref,cpu"])
-        .output()
-        .unwrap()
+    Command::new(env!("CARGO_BIN_EXE_lattice")).args(args).args(["--quiet", "--variants", "cpu-ref,cpu"]).output().unwrap()
 }
 
 #[test]
@@ -33,64 +29,26 @@ fn bad_input_is_refused_with_a_sentence() {
 fn tiny_run_passes_and_writes_records() {
     let dir = std::env::temp_dir().join(format!("lattice-cli-{}", std::process::id()));
     let out = lattice(&[
-        "--lattice",
-        "5",
-        "--chains",
-        "4",
-        "--sweeps",
-        "2",
-        "--equil",
-        "1",
-        "--reps",
-        "1",
-        "--warmup",
-        "0",
-        "--precision",
-        "double,single",
-        "--out",
-        dir.to_str().unwrap(),
+        "--lattice", "5", "--chains", "4", "--sweeps", "2", "--equil", "1", "--reps", "1", "--warmup", "0",
+        "--precision", "double,single", "--out", dir.to_str().unwrap(),
     ]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let text = std::fs::read_to_string(dir.join("lattice.jsonl")).unwrap();
-    let recs: Vec<serde_json::Value> = text
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let recs: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     // One reference record, then serial and parallel cpu in each of two precisions.
     assert_eq!(recs.len(), 1 + 2 * 2);
     for r in recs.iter().filter(|r| r["variant"] == "cpu") {
         assert_eq!(r["validation"]["status"], "passed", "{r}");
         assert!(r["extra"]["sweeps_per_s"].as_f64().unwrap() > 0.0);
     }
-    assert!(recs
-        .iter()
-        .any(|r| r["params"]["mode"] == "serial" && r["system"]["threads_used"] == 1));
+    assert!(recs.iter().any(|r| r["params"]["mode"] == "serial" && r["system"]["threads_used"] == 1));
     // Single: a rebuilt inverse every sweep by default, and the statistical energy check instead of path identity.
-    for r in recs
-        .iter()
-        .filter(|r| r["variant"] == "cpu" && r["precision"] == "single")
-    {
+    for r in recs.iter().filter(|r| r["variant"] == "cpu" && r["precision"] == "single") {
         assert_eq!(r["extra"]["recompute_sweeps"], 1.0);
-        assert!(
-            r["extra"]["recomputes"].as_f64().unwrap() >= 4.0 * 3.0,
-            "{r}"
-        );
+        assert!(r["extra"]["recomputes"].as_f64().unwrap() >= 4.0 * 3.0, "{r}");
         let checks = r["validation"]["checks"].as_array().unwrap();
-        assert!(
-            checks
-                .iter()
-                .any(|c| c["quantity"] == "energy (error bars)" && c["passed"] == true),
-            "{r}"
-        );
-        assert!(
-            !checks.iter().any(|c| c["quantity"] == "diverged chains"),
-            "{r}"
-        );
+        assert!(checks.iter().any(|c| c["quantity"] == "energy (error bars)" && c["passed"] == true), "{r}");
+        assert!(!checks.iter().any(|c| c["quantity"] == "diverged chains"), "{r}");
     }
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -5,10 +5,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 fn qmcbench(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_qmcbench"))
-        .args(args)
-        .output()
-        .expect("qmcbench runs")
+    Command::new(env!("CARGO_BIN_EXE_qmcbench")).args(args).output().expect("qmcbench runs")
 }
 
 /// The test record (an H100 GPU run) and a CPU-only run of the 2-core build machine, as JSON lines.
@@ -32,53 +29,24 @@ fn import_files_a_gpu_hosts_records_and_refuses_another_machines() {
     std::fs::create_dir_all(&host).unwrap();
     std::fs::write(host.join("bspline.jsonl"), format!("{gpu}\n")).unwrap();
     let dest = root.join("nvidia-h100-80gb-hbm3");
-    let out = qmcbench(&[
-        "import",
-        host.to_str().unwrap(),
-        "--into",
-        dest.to_str().unwrap(),
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(
-        String::from_utf8_lossy(&out.stdout).trim(),
-        dest.to_str().unwrap()
-    );
+    let out = qmcbench(&["import", host.to_str().unwrap(), "--into", dest.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), dest.to_str().unwrap());
     let filed = std::fs::read_to_string(dest.join("bspline.jsonl")).unwrap();
     assert_eq!(filed.lines().count(), 1);
 
     // the misfiled case: the build machine's CPU run into the GPU folder
     std::fs::write(host.join("bspline.jsonl"), format!("{build_machine}\n")).unwrap();
-    let out = qmcbench(&[
-        "import",
-        host.to_str().unwrap(),
-        "--into",
-        dest.to_str().unwrap(),
-    ]);
+    let out = qmcbench(&["import", host.to_str().unwrap(), "--into", dest.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert_eq!(err.lines().count(), 1, "one sentence: {err}");
-    assert!(
-        err.contains("AMD EPYC (2 cores), a host without NVIDIA H100 80GB HBM3"),
-        "{err}"
-    );
-    assert_eq!(
-        std::fs::read_to_string(dest.join("bspline.jsonl")).unwrap(),
-        filed,
-        "nothing written"
-    );
+    assert!(err.contains("AMD EPYC (2 cores), a host without NVIDIA H100 80GB HBM3"), "{err}");
+    assert_eq!(std::fs::read_to_string(dest.join("bspline.jsonl")).unwrap(), filed, "nothing written");
 
     // the GPU run into a folder named for another GPU
     std::fs::write(host.join("bspline.jsonl"), format!("{gpu}\n")).unwrap();
-    let out = qmcbench(&[
-        "import",
-        host.to_str().unwrap(),
-        "--into",
-        root.join("nvidia-h200").to_str().unwrap(),
-    ]);
+    let out = qmcbench(&["import", host.to_str().unwrap(), "--into", root.join("nvidia-h200").to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("whose folder is nvidia-h100-80gb-hbm3/"));
     assert!(!Path::new(&root.join("nvidia-h200")).exists());

@@ -7,44 +7,23 @@ use common::*;
 use std::process::{Command, Output};
 
 fn solid(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_solid"))
-        .args(args)
-        .output()
-        .expect("solid runs")
+    Command::new(env!("CARGO_BIN_EXE_solid")).args(args).output().expect("solid runs")
 }
 
 #[test]
 fn bad_input_is_rejected_with_a_sentence() {
-    rejects(
-        &solid(&["--electrons", "0"]),
-        "--electrons must be positive",
-    );
+    rejects(&solid(&["--electrons", "0"]), "--electrons must be positive");
     rejects(&solid(&["--electrons", "100"]), "not a multiple of 32");
     rejects(&solid(&["--electrons", "8192"]), "more than 4096");
     rejects(&solid(&["--delay", "65"]), "--delay 65 is more than 64");
     rejects(&solid(&["--walkers", "100000"]), "more than 4096");
     rejects(&solid(&["--tau", "0"]), "--tau 0 must be in (0, 1]");
-    rejects(
-        &solid(&["--electrons", "4096", "--walkers", "1024"]),
-        "GB of walker state",
-    );
-    rejects(
-        &solid(&["--method", "rmc"]),
-        "invalid value 'rmc' for '--method",
-    );
+    rejects(&solid(&["--electrons", "4096", "--walkers", "1024"]), "GB of walker state");
+    rejects(&solid(&["--method", "rmc"]), "invalid value 'rmc' for '--method");
     rejects(&solid(&["--ranks", "0"]), "--ranks must be at least 1");
-    rejects(
-        &solid(&["--check-steps", "0"]),
-        "--check-steps must be at least 1",
-    );
-    rejects(
-        &solid(&["--ranks", "3", "--walkers", "8,2", "--variants", "cpu"]),
-        "--walkers 2 is fewer than the 3 ranks: every rank needs walkers",
-    );
-    rejects(
-        &solid(&["--ranks", "2", "--method", "vmc", "--variants", "cpu"]),
-        "--ranks runs DMC",
-    );
+    rejects(&solid(&["--check-steps", "0"]), "--check-steps must be at least 1");
+    rejects(&solid(&["--ranks", "3", "--walkers", "8,2", "--variants", "cpu"]), "--walkers 2 is fewer than the 3 ranks: every rank needs walkers");
+    rejects(&solid(&["--ranks", "2", "--method", "vmc", "--variants", "cpu"]), "--ranks runs DMC");
 }
 
 /// Two thread ranks of the cpu variant: one record per precision with the scaling extras, validated (walker 0 and
@@ -53,44 +32,13 @@ fn bad_input_is_rejected_with_a_sentence() {
 fn a_two_rank_run_records_the_scaling_extras() {
     let dir = std::env::temp_dir().join(format!("qmc-cli-solid-ranks-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let o = solid(&[
-        "--electrons",
-        "64",
-        "--walkers",
-        "6",
-        "--ranks",
-        "2",
-        "--steps",
-        "3",
-        "--tau",
-        "0.3",
-        "--variants",
-        "cpu",
-        "--precision",
-        "double,mixed",
-        "--quiet",
-        "--out",
-        dir.to_str().unwrap(),
-    ]);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "stderr: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let o = solid(&["--electrons", "64", "--walkers", "6", "--ranks", "2", "--steps", "3", "--tau", "0.3", "--variants", "cpu", "--precision", "double,mixed", "--quiet", "--out", dir.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&o.stderr));
     let text = std::fs::read_to_string(dir.join("solid.jsonl")).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 2, "{text}");
     for l in &lines {
-        for want in [
-            "passed",
-            "\"ranks\":2",
-            "\"transport\":\"threads\"",
-            "\"compute_per_gen_s\"",
-            "\"migrate_per_gen_s\"",
-            "\"generations_run\":3",
-            "E_est spread",
-        ] {
+        for want in ["passed", "\"ranks\":2", "\"transport\":\"threads\"", "\"compute_per_gen_s\"", "\"migrate_per_gen_s\"", "\"generations_run\":3", "E_est spread"] {
             assert!(l.contains(want), "{want} missing: {l}");
         }
     }
@@ -101,45 +49,14 @@ fn a_two_rank_run_records_the_scaling_extras() {
 fn a_tiny_run_passes_and_writes_records() {
     let dir = std::env::temp_dir().join(format!("qmc-cli-solid-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let o = solid(&[
-        "--electrons",
-        "64",
-        "--walkers",
-        "2,4",
-        "--cpu-walkers",
-        "2",
-        "--variants",
-        "cpu",
-        "--precision",
-        "double,mixed",
-        "--reps",
-        "1",
-        "--quiet",
-        "--out",
-        dir.to_str().unwrap(),
-    ]);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "stderr: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let o = solid(&["--electrons", "64", "--walkers", "2,4", "--cpu-walkers", "2", "--variants", "cpu", "--precision", "double,mixed", "--reps", "1", "--quiet", "--out", dir.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&o.stderr));
     let text = std::fs::read_to_string(dir.join("solid.jsonl")).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     // one timing per precision, recorded for each walker count
     assert_eq!(lines.len(), 4, "{text}");
-    assert!(
-        lines.iter().all(|l| l.contains("passed")
-            && l.contains("\"frac_orbitals\"")
-            && l.contains("\"electron_moves_per_s\"")),
-        "{text}"
-    );
+    assert!(lines.iter().all(|l| l.contains("passed") && l.contains("\"frac_orbitals\"") && l.contains("\"electron_moves_per_s\"")), "{text}");
     // the delay chosen by size (32 per spin: 8) and the floor of a step beside it
-    assert!(
-        lines.iter().all(|l| l.contains("\"delay\":\"8\"")
-            && l.contains("\"floor_s_step\"")
-            && l.contains("\"floor_s_determinant\"")),
-        "{text}"
-    );
+    assert!(lines.iter().all(|l| l.contains("\"delay\":\"8\"") && l.contains("\"floor_s_step\"") && l.contains("\"floor_s_determinant\"")), "{text}");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -35,10 +35,7 @@ fn dashed(points: &[(f64, f64)], dash: Dash) -> Vec<Vec<(f64, f64)>> {
         while t < len {
             let step = left.min(len - t);
             let p0 = (a.0 + (b.0 - a.0) * t / len, a.1 + (b.1 - a.1) * t / len);
-            let p1 = (
-                a.0 + (b.0 - a.0) * (t + step) / len,
-                a.1 + (b.1 - a.1) * (t + step) / len,
-            );
+            let p1 = (a.0 + (b.0 - a.0) * (t + step) / len, a.1 + (b.1 - a.1) * (t + step) / len);
             if drawing {
                 if cur.is_empty() {
                     cur.push(p0);
@@ -78,69 +75,32 @@ where
     fn line(&self, points: &[(f64, f64)], color: Rgb, width: u32, dash: Dash) -> Result<()> {
         for piece in dashed(points, dash) {
             let pts: Vec<(i32, i32)> = piece.into_iter().map(px).collect();
-            self.root
-                .draw(&PathElement::new(pts, rgb(color).stroke_width(width)))
-                .map_err(|e| self.err(e))?;
+            self.root.draw(&PathElement::new(pts, rgb(color).stroke_width(width))).map_err(|e| self.err(e))?;
         }
         Ok(())
     }
 
     fn rect(&self, (x0, y0): (f64, f64), (x1, y1): (f64, f64), style: ShapeStyle) -> Result<()> {
-        self.root
-            .draw(&Rectangle::new([px((x0, y0)), px((x1, y1))], style))
-            .map_err(|e| self.err(e))
+        self.root.draw(&Rectangle::new([px((x0, y0)), px((x1, y1))], style)).map_err(|e| self.err(e))
     }
 
     /// A marker at `at`: filled, or (hollow) white inside a 2-pixel outline.
-    fn marker(
-        &self,
-        at: (f64, f64),
-        marker: Marker,
-        color: Rgb,
-        r: f64,
-        hollow: bool,
-    ) -> Result<()> {
+    fn marker(&self, at: (f64, f64), marker: Marker, color: Rgb, r: f64, hollow: bool) -> Result<()> {
         let (x, y) = at;
         let c = rgb(color);
         let outline: Vec<(f64, f64)> = match marker {
             Marker::Circle => {
                 let (cx, cy) = px(at);
                 if hollow {
-                    self.root
-                        .draw(&Circle::new((cx, cy), r as i32, WHITE.filled()))
-                        .map_err(|e| self.err(e))?;
-                    return self
-                        .root
-                        .draw(&Circle::new((cx, cy), r as i32, c.stroke_width(2)))
-                        .map_err(|e| self.err(e));
+                    self.root.draw(&Circle::new((cx, cy), r as i32, WHITE.filled())).map_err(|e| self.err(e))?;
+                    return self.root.draw(&Circle::new((cx, cy), r as i32, c.stroke_width(2))).map_err(|e| self.err(e));
                 }
-                return self
-                    .root
-                    .draw(&Circle::new((cx, cy), r as i32, c.filled()))
-                    .map_err(|e| self.err(e));
+                return self.root.draw(&Circle::new((cx, cy), r as i32, c.filled())).map_err(|e| self.err(e));
             }
-            Marker::Square => vec![
-                (x - r, y - r),
-                (x + r, y - r),
-                (x + r, y + r),
-                (x - r, y + r),
-            ],
-            Marker::TriangleUp => vec![
-                (x, y - 1.25 * r),
-                (x + 1.15 * r, y + 0.85 * r),
-                (x - 1.15 * r, y + 0.85 * r),
-            ],
-            Marker::TriangleDown => vec![
-                (x, y + 1.25 * r),
-                (x + 1.15 * r, y - 0.85 * r),
-                (x - 1.15 * r, y - 0.85 * r),
-            ],
-            Marker::Diamond => vec![
-                (x, y - 1.3 * r),
-                (x + 1.1 * r, y),
-                (x, y + 1.3 * r),
-                (x - 1.1 * r, y),
-            ],
+            Marker::Square => vec![(x - r, y - r), (x + r, y - r), (x + r, y + r), (x - r, y + r)],
+            Marker::TriangleUp => vec![(x, y - 1.25 * r), (x + 1.15 * r, y + 0.85 * r), (x - 1.15 * r, y + 0.85 * r)],
+            Marker::TriangleDown => vec![(x, y + 1.25 * r), (x + 1.15 * r, y - 0.85 * r), (x - 1.15 * r, y - 0.85 * r)],
+            Marker::Diamond => vec![(x, y - 1.3 * r), (x + 1.1 * r, y), (x, y + 1.3 * r), (x - 1.1 * r, y)],
             Marker::Cross => {
                 self.line(&[(x - r, y - r), (x + r, y + r)], color, 2, Dash::Solid)?;
                 return self.line(&[(x - r, y + r), (x + r, y - r)], color, 2, Dash::Solid);
@@ -159,18 +119,12 @@ where
         };
         let pts: Vec<(i32, i32)> = outline.iter().copied().map(px).collect();
         if hollow {
-            self.root
-                .draw(&Polygon::new(pts.clone(), WHITE.filled()))
-                .map_err(|e| self.err(e))?;
+            self.root.draw(&Polygon::new(pts.clone(), WHITE.filled())).map_err(|e| self.err(e))?;
             let mut closed = pts;
             closed.push(closed[0]);
-            self.root
-                .draw(&PathElement::new(closed, c.stroke_width(2)))
-                .map_err(|e| self.err(e))
+            self.root.draw(&PathElement::new(closed, c.stroke_width(2))).map_err(|e| self.err(e))
         } else {
-            self.root
-                .draw(&Polygon::new(pts, c.filled()))
-                .map_err(|e| self.err(e))
+            self.root.draw(&Polygon::new(pts, c.filled())).map_err(|e| self.err(e))
         }
     }
 
@@ -182,29 +136,17 @@ where
         };
         let font = ("sans-serif", t.size).into_font();
         let color = rgb(t.color);
-        let mut style = TextStyle::from(font)
-            .color(&color)
-            .pos(Pos::new(h, VPos::Top));
+        let mut style = TextStyle::from(font).color(&color).pos(Pos::new(h, VPos::Top));
         if t.rotated {
             style = style.transform(FontTransform::Rotate270);
         }
-        self.root
-            .draw(&plotters::element::Text::new(
-                t.text.clone(),
-                px((t.x, t.y)),
-                style,
-            ))
-            .map_err(|e| self.err(e))
+        self.root.draw(&plotters::element::Text::new(t.text.clone(), px((t.x, t.y)), style)).map_err(|e| self.err(e))
     }
 
     fn swatch(&self, sw: &Swatch, (x, y): (f64, f64)) -> Result<()> {
         let half = 13.0;
         match *sw {
-            Swatch::Line {
-                color,
-                dash,
-                marker,
-            } => {
+            Swatch::Line { color, dash, marker } => {
                 self.line(&[(x - half, y), (x + half, y)], color, 2, dash)?;
                 if let Some(m) = marker {
                     self.marker((x, y), m, color, MARKER_R, false)?;
@@ -215,14 +157,8 @@ where
                 self.line(&[(x - half, y), (x + half, y)], look.color, 1, Dash::Dotted)?;
                 self.marker((x, y), look.marker, look.color, PAPER_R, true)?;
             }
-            Swatch::Band(color) => self.rect(
-                (x - half, y - 6.0),
-                (x + half, y + 6.0),
-                rgb(color).mix(0.18).filled(),
-            )?,
-            Swatch::Fill(color) => {
-                self.rect((x - 8.0, y - 6.0), (x + 8.0, y + 6.0), rgb(color).filled())?
-            }
+            Swatch::Band(color) => self.rect((x - half, y - 6.0), (x + half, y + 6.0), rgb(color).mix(0.18).filled())?,
+            Swatch::Fill(color) => self.rect((x - 8.0, y - 6.0), (x + 8.0, y + 6.0), rgb(color).filled())?,
         }
         Ok(())
     }
@@ -233,10 +169,7 @@ pub fn render<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, c: &Chart, l: &L
 where
     DB::ErrorType: 'static,
 {
-    let p = Painter {
-        root: &root,
-        name: &c.name,
-    };
+    let p = Painter { root: &root, name: &c.name };
     root.fill(&WHITE).map_err(|e| p.err(e))?;
     for panel in &l.panels {
         let r = panel.rect;
@@ -253,28 +186,15 @@ where
                 p.line(&[(x, r.y1), (x, r.y1 + 4.0)], style::FRAME, 1, Dash::Solid)?;
             }
         }
-        p.rect(
-            (r.x0, r.y0),
-            (r.x1, r.y1),
-            rgb(style::FRAME).stroke_width(1),
-        )?;
+        p.rect((r.x0, r.y0), (r.x1, r.y1), rgb(style::FRAME).stroke_width(1))?;
         // the paper's ranges under everything
         for &i in &panel.paper {
             if let Some((lo, hi)) = c.paper[i].band {
                 let color = l.paper_looks[i].color;
                 if hi > lo {
-                    p.rect(
-                        (r.x0 + 1.0, l.y_at(panel, hi)),
-                        (r.x1 - 1.0, l.y_at(panel, lo)),
-                        rgb(color).mix(0.18).filled(),
-                    )?;
+                    p.rect((r.x0 + 1.0, l.y_at(panel, hi)), (r.x1 - 1.0, l.y_at(panel, lo)), rgb(color).mix(0.18).filled())?;
                 } else {
-                    p.line(
-                        &[(r.x0, l.y_at(panel, lo)), (r.x1, l.y_at(panel, lo))],
-                        color,
-                        2,
-                        Dash::Dotted,
-                    )?;
+                    p.line(&[(r.x0, l.y_at(panel, lo)), (r.x1, l.y_at(panel, lo))], color, 2, Dash::Dotted)?;
                 }
             }
         }
@@ -286,19 +206,12 @@ where
         let n = panel.bars.len();
         for (k, &b) in panel.bars.iter().enumerate() {
             let slot = r.width() / n as f64;
-            let (x0, x1) = (
-                r.x0 + (k as f64 + 0.15) * slot,
-                r.x0 + (k as f64 + 0.85) * slot,
-            );
+            let (x0, x1) = (r.x0 + (k as f64 + 0.15) * slot, r.x0 + (k as f64 + 0.85) * slot);
             let mut base = 0.0;
             for (s, look) in c.series.iter().zip(&l.looks) {
                 let v = s.at(b as f64).max(0.0);
                 if v > 0.0 {
-                    p.rect(
-                        (x0, l.y_at(panel, base + v)),
-                        (x1, l.y_at(panel, base)),
-                        rgb(look.color).filled(),
-                    )?;
+                    p.rect((x0, l.y_at(panel, base + v)), (x1, l.y_at(panel, base)), rgb(look.color).filled())?;
                 }
                 base += v;
             }

@@ -11,11 +11,7 @@ pub struct Rgb(pub u8, pub u8, pub u8);
 impl Rgb {
     /// Towards white by `a` in [0, 1] (a > 0), or towards black by -a (a < 0).
     pub fn shade(self, a: f64) -> Rgb {
-        let (to, a) = if a >= 0.0 {
-            (255.0, a.min(1.0))
-        } else {
-            (0.0, (-a).min(1.0))
-        };
+        let (to, a) = if a >= 0.0 { (255.0, a.min(1.0)) } else { (0.0, (-a).min(1.0)) };
         let mix = |c: u8| (c as f64 + (to - c as f64) * a).round() as u8;
         Rgb(mix(self.0), mix(self.1), mix(self.2))
     }
@@ -44,14 +40,7 @@ fn fixed_hue(value: &str) -> Option<Rgb> {
 
 /// Hues for other values (algorithms, transports, ...), in the order of the values within a chart: chosen away from
 /// the fixed hues so that no other value looks like a precision.
-const OTHER_HUES: [Rgb; 6] = [
-    Rgb(200, 40, 40),
-    Rgb(210, 90, 170),
-    Rgb(20, 160, 180),
-    Rgb(150, 150, 20),
-    Rgb(90, 90, 90),
-    Rgb(70, 40, 140),
-];
+const OTHER_HUES: [Rgb; 6] = [Rgb(200, 40, 40), Rgb(210, 90, 170), Rgb(20, 160, 180), Rgb(150, 150, 20), Rgb(90, 90, 90), Rgb(70, 40, 140)];
 
 /// The hue of `value`, the `rank`-th of its attribute's values in this chart.
 pub fn hue(value: &str, rank: usize) -> Rgb {
@@ -102,16 +91,8 @@ pub enum Marker {
     Pentagon,
 }
 
-pub const MARKERS: [Marker; 8] = [
-    Marker::Circle,
-    Marker::Square,
-    Marker::TriangleUp,
-    Marker::Diamond,
-    Marker::TriangleDown,
-    Marker::Cross,
-    Marker::Plus,
-    Marker::Pentagon,
-];
+pub const MARKERS: [Marker; 8] =
+    [Marker::Circle, Marker::Square, Marker::TriangleUp, Marker::Diamond, Marker::TriangleDown, Marker::Cross, Marker::Plus, Marker::Pentagon];
 
 /// How one series (or one set of the paper's numbers) is drawn.
 #[derive(Clone, Copy, Debug, PartialEq)]

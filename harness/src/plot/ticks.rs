@@ -13,13 +13,7 @@ pub struct Axis {
 
 impl Axis {
     pub fn new(lo: f64, hi: f64, log: bool) -> Axis {
-        Axis {
-            lo,
-            hi,
-            log,
-            ticks: vec![],
-            labels: vec![],
-        }
+        Axis { lo, hi, log, ticks: vec![], labels: vec![] }
     }
 
     /// Where `v` lies along the axis, 0 at `lo` and 1 at `hi`.
@@ -35,9 +29,7 @@ impl Axis {
 /// The range of positive finite `values` on a log axis, widened by 6% of its span (in decades) on either side; a
 /// single value gets a factor 2 either side.
 pub fn log_range(values: impl Iterator<Item = f64>) -> (f64, f64) {
-    let (lo, hi) = values
-        .filter(|v| v.is_finite() && *v > 0.0)
-        .fold((f64::MAX, f64::MIN), |(a, b), v| (a.min(v), b.max(v)));
+    let (lo, hi) = values.filter(|v| v.is_finite() && *v > 0.0).fold((f64::MAX, f64::MIN), |(a, b), v| (a.min(v), b.max(v)));
     if lo > hi {
         return (0.1, 10.0);
     }
@@ -59,19 +51,12 @@ pub fn format_tick(v: f64) -> String {
         let e = a.log10().floor() as i32;
         let m = v / 10f64.powi(e);
         let m = trim(&format!("{m:.2}"));
-        return if m == "1" {
-            format!("1e{e}")
-        } else {
-            format!("{m}e{e}")
-        };
+        return if m == "1" { format!("1e{e}") } else { format!("{m}e{e}") };
     }
     for (scale, suffix) in [(1e12, "T"), (1e9, "G"), (1e6, "M"), (1e5, "k")] {
         if a >= scale {
             // k from 10^5, so that sizes up to 99999 (65536, 2048) print in full
-            return format!(
-                "{}{suffix}",
-                three_digits(v / if suffix == "k" { 1e3 } else { scale })
-            );
+            return format!("{}{suffix}", three_digits(v / if suffix == "k" { 1e3 } else { scale }));
         }
     }
     three_digits(v)
@@ -79,15 +64,7 @@ pub fn format_tick(v: f64) -> String {
 
 fn three_digits(v: f64) -> String {
     let a = v.abs();
-    let decimals = if a >= 100.0 {
-        0
-    } else if a >= 10.0 {
-        1
-    } else if a >= 1.0 {
-        2
-    } else {
-        3
-    };
+    let decimals = if a >= 100.0 { 0 } else if a >= 10.0 { 1 } else if a >= 1.0 { 2 } else { 3 };
     trim(&format!("{v:.decimals$}"))
 }
 
@@ -105,28 +82,11 @@ fn log_candidates(lo: f64, hi: f64) -> Vec<Vec<f64>> {
     let mut out = vec![];
     let (e0, e1) = (lo.log10().floor() as i32 - 1, hi.log10().ceil() as i32 + 1);
     let within = |v: &f64| *v >= lo * (1.0 - 1e-9) && *v <= hi * (1.0 + 1e-9);
-    for ms in [
-        &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0][..],
-        &[1.0, 2.0, 3.0, 5.0],
-        &[1.0, 2.0, 5.0],
-        &[1.0, 3.0],
-        &[1.0],
-    ] {
-        out.push(
-            (e0..=e1)
-                .flat_map(|e| ms.iter().map(move |m| m * 10f64.powi(e)))
-                .filter(within)
-                .collect(),
-        );
+    for ms in [&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0][..], &[1.0, 2.0, 3.0, 5.0], &[1.0, 2.0, 5.0], &[1.0, 3.0], &[1.0]] {
+        out.push((e0..=e1).flat_map(|e| ms.iter().map(move |m| m * 10f64.powi(e))).filter(within).collect());
     }
     for stride in [2, 3, 5, 10] {
-        out.push(
-            (e0..=e1)
-                .filter(|e| e.rem_euclid(stride) == 0)
-                .map(|e| 10f64.powi(e))
-                .filter(within)
-                .collect(),
-        );
+        out.push((e0..=e1).filter(|e| e.rem_euclid(stride) == 0).map(|e| 10f64.powi(e)).filter(within).collect());
     }
     out.extend(linear_candidates(lo, hi));
     out
@@ -158,19 +118,9 @@ fn linear_candidates(lo: f64, hi: f64) -> Vec<Vec<f64>> {
 /// least two ticks, distinct labels, no more than `most` ticks, and labels that `fits` (no collisions); `preferred`
 /// (e.g. the data's own x values) is tried first. With nothing that fits, the sparsest candidate with a tick, so the
 /// axis is never bare.
-pub fn choose(
-    axis: &mut Axis,
-    preferred: Option<Vec<f64>>,
-    most: usize,
-    keep: impl Fn(f64) -> bool,
-    fits: impl Fn(&[f64], &[String]) -> bool,
-) {
+pub fn choose(axis: &mut Axis, preferred: Option<Vec<f64>>, most: usize, keep: impl Fn(f64) -> bool, fits: impl Fn(&[f64], &[String]) -> bool) {
     let mut candidates: Vec<Vec<f64>> = preferred.into_iter().collect();
-    candidates.extend(if axis.log {
-        log_candidates(axis.lo, axis.hi)
-    } else {
-        linear_candidates(axis.lo, axis.hi)
-    });
+    candidates.extend(if axis.log { log_candidates(axis.lo, axis.hi) } else { linear_candidates(axis.lo, axis.hi) });
     for c in candidates.iter_mut() {
         c.retain(|v| keep(*v));
     }
@@ -184,12 +134,7 @@ pub fn choose(
             return;
         }
     }
-    let fallback = candidates
-        .iter()
-        .filter(|c| !c.is_empty())
-        .min_by_key(|c| c.len())
-        .cloned()
-        .unwrap_or_else(|| vec![axis.lo]);
+    let fallback = candidates.iter().filter(|c| !c.is_empty()).min_by_key(|c| c.len()).cloned().unwrap_or_else(|| vec![axis.lo]);
     axis.labels = labelled(&fallback);
     axis.ticks = fallback;
 }
@@ -224,22 +169,12 @@ mod tests {
         assert_eq!(a.ticks.len(), 19);
         // the data's own values first when they fit
         let mut a = Axis::new(100.0, 3000.0, true);
-        choose(
-            &mut a,
-            Some(vec![128.0, 256.0, 512.0, 1024.0, 2048.0]),
-            10,
-            |_| true,
-            |_, _| true,
-        );
+        choose(&mut a, Some(vec![128.0, 256.0, 512.0, 1024.0, 2048.0]), 10, |_| true, |_, _| true);
         assert_eq!(a.labels, ["128", "256", "512", "1024", "2048"]);
         // less than a decade: linear ticks inside it
         let mut a = Axis::new(2.2, 3.3, true);
         choose(&mut a, None, 10, |_| true, |t, _| t.len() <= 4);
-        assert!(
-            a.ticks.len() >= 2 && a.ticks.iter().all(|t| (2.2..=3.3).contains(t)),
-            "{:?}",
-            a.ticks
-        );
+        assert!(a.ticks.len() >= 2 && a.ticks.iter().all(|t| (2.2..=3.3).contains(t)), "{:?}", a.ticks);
         // a tick refused (too near an edge) leaves the rest of its set
         let mut a = Axis::new(1.0, 1e4, true);
         choose(&mut a, None, 20, |v| v != 1e4, |t, _| t.len() <= 4);

@@ -283,3 +283,18 @@ SPLINE_OUTPUTS(f32, float, float, 4)
 SPLINE_OUTPUTS(mixed, float, double, 1)
 SPLINE_OUTPUTS(mixed, float, double, 2)
 SPLINE_OUTPUTS(mixed, float, double, 4)
+
+// ---- points sorted by cell for the grouped kernels (bspline/gpu.rs CellSort) ----
+// The caller's kernel writes each point's cell (common.cuh spline_cell; -1 where there is no point) and its rank
+// among the cell's points (an atomic on the counts); cell_scan turns the counts into each cell's first sorted
+// position, cell_scatter writes perm[sorted position] = point.
+extern "C" __global__ void cell_scan(int cells, int* counts) {
+    block_scan<int, int>(counts, counts, cells);
+}
+
+extern "C" __global__ void cell_scatter(long long count, const int* __restrict__ key, const int* __restrict__ rank,
+                                        const int* __restrict__ first, int* __restrict__ perm) {
+    const long long pt = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (pt >= count || key[pt] < 0) return;
+    perm[first[key[pt]] + rank[pt]] = (int)pt;
+}

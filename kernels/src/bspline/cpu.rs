@@ -18,11 +18,7 @@ unsafe impl<A> Sync for OutPtr<A> {}
 pub fn evaluate<S: Real, A: Real>(table: &Table<S>, pos: &[f64], output: Output, out: &mut [A]) {
     let walkers = pos.len() / 3;
     let nc = output.components();
-    assert_eq!(
-        out.len(),
-        walkers * nc * table.stride,
-        "bspline cpu: output length"
-    );
+    assert_eq!(out.len(), walkers * nc * table.stride, "bspline cpu: output length");
     let blocks = table.stride / B;
     let ptr = OutPtr(out.as_mut_ptr());
     (0..walkers * blocks).into_par_iter().for_each(|task| {
@@ -39,17 +35,8 @@ pub fn evaluate<S: Real, A: Real>(table: &Table<S>, pos: &[f64], output: Output,
 
 /// Evaluate at one point `r` into `out` (`[component][stride]`) on the calling thread: what a caller that is itself
 /// one task of a parallel loop (a driver's walker) uses, with no nested parallelism and no allocation.
-pub fn evaluate_point<S: Real, A: Real>(
-    table: &Table<S>,
-    r: [f64; 3],
-    output: Output,
-    out: &mut [A],
-) {
-    assert_eq!(
-        out.len(),
-        output.components() * table.stride,
-        "bspline cpu: output length"
-    );
+pub fn evaluate_point<S: Real, A: Real>(table: &Table<S>, r: [f64; 3], output: Output, out: &mut [A]) {
+    assert_eq!(out.len(), output.components() * table.stride, "bspline cpu: output length");
     let p = OutPtr(out.as_mut_ptr());
     for b in 0..table.stride / B {
         match output {
@@ -62,13 +49,7 @@ pub fn evaluate_point<S: Real, A: Real>(
 
 /// One walker, one block of B orbitals, NC output components.
 #[inline(always)]
-fn block<S: Real, A: Real, const NC: usize>(
-    table: &Table<S>,
-    r: [f64; 3],
-    b: usize,
-    w: usize,
-    out: OutPtr<A>,
-) {
+fn block<S: Real, A: Real, const NC: usize>(table: &Table<S>, r: [f64; 3], b: usize, w: usize, out: OutPtr<A>) {
     let g = &table.grid;
     let s = table.basis.scale();
     let mut idx = [[0usize; 4]; 3];
@@ -92,9 +73,7 @@ fn block<S: Real, A: Real, const NC: usize>(
             for (k, row) in rows.iter_mut().enumerate() {
                 let start = table.row(idx[0][i], idx[1][j], idx[2][k]) + b * B;
                 let src: &[S; B] = table.coefs[start..start + B].try_into().unwrap();
-                row.iter_mut()
-                    .zip(src)
-                    .for_each(|(d, &s)| *d = A::of(s.f64()));
+                row.iter_mut().zip(src).for_each(|(d, &s)| *d = A::of(s.f64()));
             }
             // z first (as the GPU kernel): reduce the 4 rows with the z weights of each derivative order the
             // outputs need, then spread over the NC outputs with the x-y weight products.
@@ -112,24 +91,10 @@ fn block<S: Real, A: Real, const NC: usize>(
             let xy = |a: usize, b: usize| A::of(x[a] * y[b]);
             let terms: &[(A, usize)] = match NC {
                 1 => &[(xy(0, 0), 0)],
-                5 => &[
-                    (xy(0, 0), 0),
-                    (xy(1, 0), 0),
-                    (xy(0, 1), 0),
-                    (xy(0, 0), 1),
-                    (xy(2, 0) + xy(0, 2), 0),
-                ],
+                5 => &[(xy(0, 0), 0), (xy(1, 0), 0), (xy(0, 1), 0), (xy(0, 0), 1), (xy(2, 0) + xy(0, 2), 0)],
                 _ => &[
-                    (xy(0, 0), 0),
-                    (xy(1, 0), 0),
-                    (xy(0, 1), 0),
-                    (xy(0, 0), 1),
-                    (xy(2, 0), 0),
-                    (xy(1, 1), 0),
-                    (xy(1, 0), 1),
-                    (xy(0, 2), 0),
-                    (xy(0, 1), 1),
-                    (xy(0, 0), 2),
+                    (xy(0, 0), 0), (xy(1, 0), 0), (xy(0, 1), 0), (xy(0, 0), 1), (xy(2, 0), 0),
+                    (xy(1, 1), 0), (xy(1, 0), 1), (xy(0, 2), 0), (xy(0, 1), 1), (xy(0, 0), 2),
                 ],
             };
             for (acc_c, &(c, q)) in acc.iter_mut().zip(terms) {

@@ -122,10 +122,7 @@ impl Grid {
     pub const MIN_POINTS: usize = 4;
 
     pub fn cubic(points: usize, side: f64) -> Grid {
-        Grid {
-            n: [points; 3],
-            cell: [side; 3],
-        }
+        Grid { n: [points; 3], cell: [side; 3] }
     }
 
     pub fn points(&self) -> usize {
@@ -197,13 +194,7 @@ pub fn random_table<S: Real>(grid: Grid, orbitals: usize, basis: Basis, seed: u6
             row[orbitals..].iter_mut().for_each(|c| *c = S::zero());
         }
     }
-    Table {
-        grid,
-        orbitals,
-        stride,
-        basis,
-        coefs,
-    }
+    Table { grid, orbitals, stride, basis, coefs }
 }
 
 /// A real plane wave cos(k . r + phase) with k = 2 pi (m_x / L_x, m_y / L_y, m_z / L_z).
@@ -223,18 +214,7 @@ impl PlaneWave {
         let k = self.k(grid);
         let arg = k[0] * r[0] + k[1] * r[1] + k[2] * r[2] + self.phase;
         let (s, c) = arg.sin_cos();
-        [
-            c,
-            -s * k[0],
-            -s * k[1],
-            -s * k[2],
-            -c * k[0] * k[0],
-            -c * k[0] * k[1],
-            -c * k[0] * k[2],
-            -c * k[1] * k[1],
-            -c * k[1] * k[2],
-            -c * k[2] * k[2],
-        ]
+        [c, -s * k[0], -s * k[1], -s * k[2], -c * k[0] * k[0], -c * k[0] * k[1], -c * k[0] * k[2], -c * k[1] * k[1], -c * k[1] * k[2], -c * k[2] * k[2]]
     }
 }
 
@@ -248,9 +228,7 @@ pub fn plane_wave_table(grid: Grid, waves: &[PlaneWave], basis: Basis) -> Table<
     let h = [0, 1, 2].map(|d| grid.cell[d] / grid.n[d] as f64);
     for (o, w) in waves.iter().enumerate() {
         let k = w.k(&grid);
-        let denom: f64 = (0..3)
-            .map(|d| (2.0 + (k[d] * h[d]).cos()) / 3.0 * basis.scale())
-            .product();
+        let denom: f64 = (0..3).map(|d| (2.0 + (k[d] * h[d]).cos()) / 3.0 * basis.scale()).product();
         for i in 0..grid.n[0] {
             for j in 0..grid.n[1] {
                 for l in 0..grid.n[2] {
@@ -261,21 +239,13 @@ pub fn plane_wave_table(grid: Grid, waves: &[PlaneWave], basis: Basis) -> Table<
             }
         }
     }
-    Table {
-        grid,
-        orbitals,
-        stride,
-        basis,
-        coefs,
-    }
+    Table { grid, orbitals, stride, basis, coefs }
 }
 
 /// Random points in the cell, `[walker][xyz]`, in f64 (positions stay double in every precision mode).
 pub fn random_positions(walkers: usize, grid: &Grid, seed: u64) -> Vec<f64> {
     let mut r = rng::rng(seed, 0xB5);
-    (0..walkers * 3)
-        .map(|i| r.random_range(0.0..grid.cell[i % 3]))
-        .collect()
+    (0..walkers * 3).map(|i| r.random_range(0.0..grid.cell[i % 3])).collect()
 }
 
 /// Flops of one evaluation of `points` points, as the kernels do it (z first): for each of the 16 (x, y) stencil
@@ -315,14 +285,7 @@ pub fn stencil_rows(grid: &Grid, pos: &[f64]) -> usize {
 
 /// Fewest bytes one evaluation of `points` points moves: each distinct table row read once (`rows`, from
 /// [`stencil_rows`]), the outputs written once, the positions read.
-pub fn bytes(
-    points: usize,
-    rows: usize,
-    stride: usize,
-    output: Output,
-    s_bytes: usize,
-    a_bytes: usize,
-) -> f64 {
+pub fn bytes(points: usize, rows: usize, stride: usize, output: Output, s_bytes: usize, a_bytes: usize) -> f64 {
     (rows * stride * s_bytes + points * (output.components() * stride * a_bytes + 24)) as f64
 }
 

@@ -41,10 +41,7 @@ impl<S: Scalar, A: Scalar> CpuDets<S, A> {
     /// Walkers from their proposals `[walker][row][col]` and gradient rows `[walker][xyz][n]`; `load` sets A and
     /// the inverse. Delays up to `max_delay` can be used later. Inversion runs in A (f64 for double and mixed).
     pub fn new(n: usize, prop: &[f64], grad: &[f64], max_delay: usize) -> CpuDets<S, A> {
-        assert!(
-            (1..=MAX_DELAY).contains(&max_delay),
-            "determinant cpu: delay out of range"
-        );
+        assert!((1..=MAX_DELAY).contains(&max_delay), "determinant cpu: delay out of range");
         let walkers = prop.len() / (n * n);
         let k = max_delay;
         let walkers = (0..walkers)
@@ -61,12 +58,7 @@ impl<S: Scalar, A: Scalar> CpuDets<S, A> {
                 sign: 0.0,
             })
             .collect();
-        CpuDets {
-            n,
-            delay: 1,
-            walkers,
-            flags: vec![],
-        }
+        CpuDets { n, delay: 1, walkers, flags: vec![] }
     }
 
     fn par(&self) -> Par {
@@ -101,10 +93,7 @@ fn rank1<S: Real, A: Real>(wk: &mut Walker<S, A>, n: usize, q: usize) {
     let u = &wk.prop[q * n..(q + 1) * n];
     let c: Vec<S> = wk.t[q * n..(q + 1) * n].to_vec();
     let r: A = dot(u, &c);
-    wk.t.par_chunks_mut(n)
-        .with_min_len(16)
-        .enumerate()
-        .for_each(|(j, row)| rank1_row(row, j, u, &c, q, r));
+    wk.t.par_chunks_mut(n).with_min_len(16).enumerate().for_each(|(j, row)| rank1_row(row, j, u, &c, q, r));
     wk.a[q * n..(q + 1) * n].copy_from_slice(u);
 }
 
@@ -126,23 +115,14 @@ pub fn rank1_row<S: Real, A: Real>(row: &mut [S], j: usize, u: &[S], c: &[S], q:
 /// Schur complement), and A's row q becomes u.
 fn delay_accept<S: Scalar, A: Real>(wk: &mut Walker<S, A>, n: usize, q: usize) {
     let (u, aq) = (&wk.prop[q * n..(q + 1) * n], &wk.a[q * n..(q + 1) * n]);
-    wk.change
-        .iter_mut()
-        .zip(u.iter().zip(aq))
-        .for_each(|(v, (&x, &y))| *v = x - y);
+    wk.change.iter_mut().zip(u.iter().zip(aq)).for_each(|(v, (&x, &y))| *v = x - y);
     let slot = wk.delayed.pending();
-    wk.delayed
-        .grow(slot, &wk.change, &wk.t[q * n..(q + 1) * n], None);
+    wk.delayed.grow(slot, &wk.change, &wk.t[q * n..(q + 1) * n], None);
     wk.a[q * n..(q + 1) * n].copy_from_slice(&wk.prop[q * n..(q + 1) * n]);
 }
 
 /// Invert A in precision R (LU with partial pivoting, faer) into t = (A^T)^-1 = Ainv^T; log|det| and sign.
-pub fn invert_in<S: Real, R: Scalar>(
-    a: &[S],
-    t: &mut [S],
-    n: usize,
-    par: Par,
-) -> Result<(f64, f64), usize> {
+pub fn invert_in<S: Real, R: Scalar>(a: &[S], t: &mut [S], n: usize, par: Par) -> Result<(f64, f64), usize> {
     use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
     use faer::linalg::lu::partial_pivoting::{factor, inverse};
     // Column j of A^T is row j of A: contiguous reads into faer's column-major storage.
@@ -154,21 +134,10 @@ pub fn invert_in<S: Real, R: Scalar>(
         inverse::inverse_scratch::<usize, R>(n, par),
     ]));
     let stack = MemStack::new(&mut buf);
-    let (info, p) = factor::lu_in_place(
-        m.as_mut(),
-        &mut perm,
-        &mut perm_inv,
-        par,
-        stack,
-        Default::default(),
-    );
+    let (info, p) = factor::lu_in_place(m.as_mut(), &mut perm, &mut perm_inv, par, stack, Default::default());
     let tol = singular_tolerance(n, max_abs, R::EPS);
     let mut logdet = 0.0;
-    let mut sign = if info.transposition_count % 2 == 0 {
-        1.0
-    } else {
-        -1.0
-    };
+    let mut sign = if info.transposition_count % 2 == 0 { 1.0 } else { -1.0 };
     for k in 0..n {
         let d = m[(k, k)].f64();
         if d.abs() <= tol || !d.is_finite() {
@@ -193,10 +162,7 @@ impl<S: Scalar, A: Scalar> Engine for CpuDets<S, A> {
     }
 
     fn set_delay(&mut self, k: usize) {
-        assert!(
-            k >= 1 && k <= self.max_delay(),
-            "determinant cpu: delay {k} beyond the allocation"
-        );
+        assert!(k >= 1 && k <= self.max_delay(), "determinant cpu: delay {k} beyond the allocation");
         self.delay = k;
     }
 
@@ -213,44 +179,32 @@ impl<S: Scalar, A: Scalar> Engine for CpuDets<S, A> {
 
     fn ratio(&mut self, q: usize) -> Result<(), DetError> {
         let n = self.n;
-        self.walkers
-            .par_iter_mut()
-            .for_each(|wk| ratio_one(wk, n, q));
+        self.walkers.par_iter_mut().for_each(|wk| ratio_one(wk, n, q));
         Ok(())
     }
 
     fn accept(&mut self, q: usize, step: usize) -> Result<(), DetError> {
         let (n, delay, nw) = (self.n, self.delay, self.walkers.len());
         let flags = &self.flags[step * nw..(step + 1) * nw];
-        self.walkers
-            .par_iter_mut()
-            .zip(flags)
-            .filter(|(_, &f)| f != 0)
-            .for_each(|(wk, _)| {
-                if delay == 1 {
-                    rank1(wk, n, q)
-                } else {
-                    delay_accept(wk, n, q)
-                }
-            });
+        self.walkers.par_iter_mut().zip(flags).filter(|(_, &f)| f != 0).for_each(|(wk, _)| {
+            if delay == 1 {
+                rank1(wk, n, q)
+            } else {
+                delay_accept(wk, n, q)
+            }
+        });
         Ok(())
     }
 
     fn flush(&mut self, _pending: usize) -> Result<(), DetError> {
         let par = self.par();
-        self.walkers
-            .par_iter_mut()
-            .for_each(|wk| wk.delayed.apply(&mut wk.t, par));
+        self.walkers.par_iter_mut().for_each(|wk| wk.delayed.apply(&mut wk.t, par));
         Ok(())
     }
 
     fn invert(&mut self) -> Result<(), DetError> {
         let (n, par) = (self.n, self.par());
-        let res: Vec<Result<(f64, f64), usize>> = self
-            .walkers
-            .par_iter_mut()
-            .map(|wk| invert_in::<S, A>(&wk.a, &mut wk.t, n, par))
-            .collect();
+        let res: Vec<Result<(f64, f64), usize>> = self.walkers.par_iter_mut().map(|wk| invert_in::<S, A>(&wk.a, &mut wk.t, n, par)).collect();
         for (w, (r, wk)) in res.into_iter().zip(self.walkers.iter_mut()).enumerate() {
             (wk.logdet, wk.sign) = r.map_err(|column| DetError::Singular { walker: w, column })?;
         }
@@ -258,28 +212,17 @@ impl<S: Scalar, A: Scalar> Engine for CpuDets<S, A> {
     }
 
     fn inverse(&mut self) -> Result<Vec<f64>, DetError> {
-        Ok(self
-            .walkers
-            .iter()
-            .flat_map(|wk| wk.t.iter().map(|x| x.f64()))
-            .collect())
+        Ok(self.walkers.iter().flat_map(|wk| wk.t.iter().map(|x| x.f64())).collect())
     }
 
     fn ratios(&mut self) -> Result<(Vec<f64>, Vec<f64>), DetError> {
         let r = self.walkers.iter().map(|wk| wk.ratio.f64()).collect();
-        let g = self
-            .walkers
-            .iter()
-            .flat_map(|wk| wk.grads.map(|x| x.f64()))
-            .collect();
+        let g = self.walkers.iter().flat_map(|wk| wk.grads.map(|x| x.f64())).collect();
         Ok((r, g))
     }
 
     fn logdets(&mut self) -> Result<(Vec<f64>, Vec<f64>), DetError> {
-        Ok((
-            self.walkers.iter().map(|wk| wk.logdet).collect(),
-            self.walkers.iter().map(|wk| wk.sign).collect(),
-        ))
+        Ok((self.walkers.iter().map(|wk| wk.logdet).collect(), self.walkers.iter().map(|wk| wk.sign).collect()))
     }
 }
 

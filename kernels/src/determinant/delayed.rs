@@ -65,8 +65,7 @@ pub struct Delayed<S, P, A> {
 /// `x` as a slice of U, where U is T.
 fn same<T: 'static, U: 'static>(x: &mut [T]) -> Option<&mut [U]> {
     // SAFETY: T and U are the same type (same TypeId), so the slice is one of U.
-    (TypeId::of::<T>() == TypeId::of::<U>())
-        .then(|| unsafe { std::slice::from_raw_parts_mut(x.as_mut_ptr().cast::<U>(), x.len()) })
+    (TypeId::of::<T>() == TypeId::of::<U>()).then(|| unsafe { std::slice::from_raw_parts_mut(x.as_mut_ptr().cast::<U>(), x.len()) })
 }
 
 impl<S: Scalar, P: Scalar, A: Real> Delayed<S, P, A> {
@@ -112,21 +111,10 @@ impl<S: Scalar, P: Scalar, A: Real> Delayed<S, P, A> {
     pub fn column(&mut self, tq: &[S], q: usize) -> &[A] {
         let (n, ld, m) = (self.n, self.ld, self.slots);
         for l in 0..m {
-            self.p[l] = if self.filled[l] {
-                dot_wide::<S, P, A>(&tq[..n], &self.v[l * ld..l * ld + n])
-                    - if self.replaced[l] == Some(q) {
-                        A::one()
-                    } else {
-                        A::zero()
-                    }
-            } else {
-                A::zero()
-            };
+            self.p[l] = if self.filled[l] { dot_wide::<S, P, A>(&tq[..n], &self.v[l * ld..l * ld + n]) - if self.replaced[l] == Some(q) { A::one() } else { A::zero() } } else { A::zero() };
         }
         for i in 0..m {
-            self.x[i] = (0..m)
-                .map(|l| A::of(self.binv[i * self.k + l].f64()) * self.p[l])
-                .sum();
+            self.x[i] = (0..m).map(|l| A::of(self.binv[i * self.k + l].f64()) * self.p[l]).sum();
         }
         for (c, &t) in self.col.iter_mut().zip(&tq[..n]) {
             *c = A::of(t.f64());
@@ -150,12 +138,7 @@ impl<S: Scalar, P: Scalar, A: Real> Delayed<S, P, A> {
     /// B^-1 grows by its Schur complement (O(slot^2 + slot n)).
     #[inline(always)]
     pub fn grow(&mut self, slot: usize, row: &[S], tq: &[S], replaced: Option<usize>) {
-        assert!(
-            slot >= self.slots && slot < self.k,
-            "delayed: slot {slot} out of order (in use {}, capacity {})",
-            self.slots,
-            self.k
-        );
+        assert!(slot >= self.slots && slot < self.k, "delayed: slot {slot} out of order (in use {}, capacity {})", self.slots, self.k);
         let (n, ld, k, m) = (self.n, self.ld, self.k, slot);
         let one = |c: bool| if c { A::one() } else { A::zero() };
         // slots between the used ones and this one are empty: zero x and d there
@@ -164,12 +147,7 @@ impl<S: Scalar, P: Scalar, A: Real> Delayed<S, P, A> {
             self.filled[l] = false;
         }
         for l in 0..m {
-            self.d[l] = if self.filled[l] {
-                dot_wide::<S, P, A>(&row[..n], &self.ut[l * ld..l * ld + n])
-                    - one(replaced.is_some() && replaced == self.replaced[l])
-            } else {
-                A::zero()
-            };
+            self.d[l] = if self.filled[l] { dot_wide::<S, P, A>(&row[..n], &self.ut[l * ld..l * ld + n]) - one(replaced.is_some() && replaced == self.replaced[l]) } else { A::zero() };
         }
         let beta = A::one() + dot::<S, A>(&row[..n], &tq[..n]) - one(replaced.is_some());
         let b = |i: usize, j: usize| A::of(self.binv[i * k + j].f64());
@@ -209,56 +187,22 @@ impl<S: Scalar, P: Scalar, A: Real> Delayed<S, P, A> {
         let ut = MatRef::from_row_major_slice_with_stride(&self.ut[..(m - 1) * ld + n], m, n, ld);
         let binv = MatRef::from_row_major_slice_with_stride(&self.binv[..(m - 1) * k + m], m, m, k);
         let mut y = MatMut::from_row_major_slice_mut(&mut self.yq[..m * n], m, n);
-        matmul(
-            y.as_mut(),
-            Accum::Replace,
-            binv.transpose(),
-            ut,
-            P::one(),
-            par,
-        );
+        matmul(y.as_mut(), Accum::Replace, binv.transpose(), ut, P::one(), par);
         let v = MatRef::from_row_major_slice_with_stride(&self.v[..(m - 1) * ld + n], m, n, ld);
         let t_len = (n - 1) * ld + n;
         match same::<S, P>(&mut t[..t_len]) {
-            Some(tp) => update(
-                tp,
-                0,
-                n,
-                ld,
-                v,
-                y.as_ref(),
-                &self.replaced[..m],
-                &self.filled[..m],
-                &mut self.w,
-                par,
-            ),
+            Some(tp) => update(tp, 0, n, ld, v, y.as_ref(), &self.replaced[..m], &self.filled[..m], &mut self.w, par),
             None => {
                 for first in (0..n).step_by(BLOCK) {
                     let rows = BLOCK.min(n - first);
                     for r in 0..rows {
                         let src = &t[(first + r) * ld..(first + r) * ld + n];
-                        self.rows[r * n..(r + 1) * n]
-                            .iter_mut()
-                            .zip(src)
-                            .for_each(|(x, &s)| *x = P::of(s.f64()));
+                        self.rows[r * n..(r + 1) * n].iter_mut().zip(src).for_each(|(x, &s)| *x = P::of(s.f64()));
                     }
-                    update(
-                        &mut self.rows[..rows * n],
-                        first,
-                        rows,
-                        n,
-                        v,
-                        y.as_ref(),
-                        &self.replaced[..m],
-                        &self.filled[..m],
-                        &mut self.w,
-                        par,
-                    );
+                    update(&mut self.rows[..rows * n], first, rows, n, v, y.as_ref(), &self.replaced[..m], &self.filled[..m], &mut self.w, par);
                     for r in 0..rows {
                         let dst = &mut t[(first + r) * ld..(first + r) * ld + n];
-                        dst.iter_mut()
-                            .zip(&self.rows[r * n..(r + 1) * n])
-                            .for_each(|(x, &p)| *x = S::of(p.f64()));
+                        dst.iter_mut().zip(&self.rows[r * n..(r + 1) * n]).for_each(|(x, &p)| *x = S::of(p.f64()));
                     }
                 }
             }
@@ -269,9 +213,7 @@ impl<S: Scalar, P: Scalar, A: Real> Delayed<S, P, A> {
     /// Drop the pending moves (after `apply`, or when the inverse is replaced).
     pub fn clear(&mut self) {
         let m = self.slots;
-        self.binv[..m.saturating_sub(1) * self.k + m]
-            .iter_mut()
-            .for_each(|x| *x = P::zero());
+        self.binv[..m.saturating_sub(1) * self.k + m].iter_mut().for_each(|x| *x = P::zero());
         self.replaced[..m].iter_mut().for_each(|r| *r = None);
         self.filled[..m].iter_mut().for_each(|f| *f = false);
         self.slots = 0;
@@ -281,18 +223,7 @@ impl<S: Scalar, P: Scalar, A: Real> Delayed<S, P, A> {
 /// Rows `first..first + rows` of t (here `rows` rows `ld` apart) less their part of W^T Y: W = V t^T for these rows
 /// (less the deltas of the replaced rows among them), then the rank-m update.
 #[allow(clippy::too_many_arguments)]
-fn update<P: Scalar>(
-    t: &mut [P],
-    first: usize,
-    rows: usize,
-    ld: usize,
-    v: MatRef<P>,
-    y: MatRef<P>,
-    replaced: &[Option<usize>],
-    filled: &[bool],
-    w: &mut [P],
-    par: Par,
-) {
+fn update<P: Scalar>(t: &mut [P], first: usize, rows: usize, ld: usize, v: MatRef<P>, y: MatRef<P>, replaced: &[Option<usize>], filled: &[bool], w: &mut [P], par: Par) {
     let (m, n) = (v.nrows(), v.ncols());
     let len = (rows - 1) * ld + n;
     let mut w = MatMut::from_row_major_slice_mut(&mut w[..m * rows], m, rows);
@@ -307,8 +238,7 @@ fn update<P: Scalar>(
     }
     // faer 0.24's from_row_major_slice_with_stride_mut lays the matrix out column-major: the transposed column-major
     // view is the row-major matrix
-    let tm =
-        MatMut::from_column_major_slice_with_stride_mut(&mut t[..len], n, rows, ld).transpose_mut();
+    let tm = MatMut::from_column_major_slice_with_stride_mut(&mut t[..len], n, rows, ld).transpose_mut();
     matmul(tm, Accum::Add, w.as_ref().transpose(), y, -P::one(), par);
 }
 
@@ -341,10 +271,7 @@ mod tests {
             a1[q * n..(q + 1) * n].copy_from_slice(u);
             let (_, l1, s1) = reference::inverse(&a1, n).unwrap();
             let exact = s0 * s1 * (l1 - l0).exp();
-            assert!(
-                (ratio - exact).abs() < 1e-12 * exact.abs(),
-                "slot {slot}: ratio {ratio} vs {exact}"
-            );
+            assert!((ratio - exact).abs() < 1e-12 * exact.abs(), "slot {slot}: ratio {ratio} vs {exact}");
             if slot % 2 == 0 {
                 let tq: Vec<f64> = t[q * ld..q * ld + n].to_vec();
                 d.grow(slot, u, &tq, Some(q));
@@ -357,12 +284,7 @@ mod tests {
         let tr = reference::transpose(&inv, n);
         for i in 0..n {
             for j in 0..n {
-                assert!(
-                    (t[i * ld + j] - tr[i * n + j]).abs() < 1e-12,
-                    "t[{i}][{j}] {} vs {}",
-                    t[i * ld + j],
-                    tr[i * n + j]
-                );
+                assert!((t[i * ld + j] - tr[i * n + j]).abs() < 1e-12, "t[{i}][{j}] {} vs {}", t[i * ld + j], tr[i * n + j]);
             }
             assert!(t[i * ld + n].is_nan(), "the padding is left alone");
         }

@@ -15,12 +15,7 @@ pub fn dot<S: Real, A: Real>(x: &[S], y: &[S]) -> A {
 pub fn dot_wide<S: Real, P: Real, A: Real>(x: &[S], y: &[P]) -> A {
     let mut acc = [A::zero(); 8];
     let (xc, yc) = (x.chunks_exact(8), y.chunks_exact(8));
-    let tail: A = xc
-        .remainder()
-        .iter()
-        .zip(yc.remainder())
-        .map(|(&a, &b)| A::of(a.f64()) * A::of(b.f64()))
-        .sum();
+    let tail: A = xc.remainder().iter().zip(yc.remainder()).map(|(&a, &b)| A::of(a.f64()) * A::of(b.f64())).sum();
     for (a, b) in xc.zip(yc) {
         for l in 0..8 {
             acc[l] += A::of(a[l].f64()) * A::of(b[l].f64());

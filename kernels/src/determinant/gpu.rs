@@ -24,13 +24,10 @@
 //! W^T = op_T(T^T) V^T, Y^T = U^T_cm B_cm^T, T^T -= Y^T (W^T)^T.
 
 use super::{singular_tolerance, DetError, Engine, MAX_DELAY};
-use crate::gpu::{
-    BatchedGemm, BatchedLu, CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig,
-    PushKernelArg,
-};
+use crate::gpu::{BatchedGemm, BatchedLu, CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PushKernelArg};
 use crate::Real;
-use cudarc::cublas::sys;
 use cudarc::cublas::sys::cublasOperation_t::{CUBLAS_OP_N, CUBLAS_OP_T};
+use cudarc::cublas::sys;
 use cudarc::cusolver::sys as dn;
 use cudarc::driver::DevicePtr;
 use std::sync::Arc;
@@ -105,12 +102,7 @@ pub struct DelayedBatch {
 ///
 /// # Safety
 /// The addresses of `d` hold `d.batch` matrices each of the shapes and strides it names, with `pending <= d.kmax`.
-pub unsafe fn delayed_gemms<S: BatchedGemm>(
-    blas: &cudarc::cublas::CudaBlas,
-    d: &DelayedBatch,
-    pending: usize,
-    between: impl FnOnce() -> Result<(), GpuError>,
-) -> Result<(), GpuError> {
+pub unsafe fn delayed_gemms<S: BatchedGemm>(blas: &cudarc::cublas::CudaBlas, d: &DelayedBatch, pending: usize, between: impl FnOnce() -> Result<(), GpuError>) -> Result<(), GpuError> {
     let h = *blas.handle();
     let (n, k) = (d.n as i32, pending as i32);
     let (one, zero) = (S::one(), S::zero());
@@ -118,64 +110,19 @@ pub unsafe fn delayed_gemms<S: BatchedGemm>(
         if st == sys::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
             Ok(())
         } else {
-            Err(GpuError::Blas {
-                during: format!("the delayed update's {what} (gemmStridedBatched)"),
-                message: format!("{st:?}"),
-            })
+            Err(GpuError::Blas { during: format!("the delayed update's {what} (gemmStridedBatched)"), message: format!("{st:?}") })
         }
     };
     let (tl, vl, b) = (d.t_ld as i32, d.vu_ld as i32, d.batch as i32);
     let (ts, vs, ws) = (d.t_stride as i64, d.vu_stride as i64, d.wy_stride as i64);
     // SAFETY (both): the shapes below stay inside the matrices the caller vouches for.
     // W^T (n x k, column-major) = op_T(t^T) V^T
-    check("W = V t^T", unsafe {
-        S::gemm_batched(
-            h,
-            CUBLAS_OP_T,
-            CUBLAS_OP_N,
-            n,
-            k,
-            n,
-            one,
-            d.t,
-            tl,
-            ts,
-            d.v,
-            vl,
-            vs,
-            zero,
-            d.w,
-            n,
-            ws,
-            b,
-        )
-    })?;
+    check("W = V t^T", unsafe { S::gemm_batched(h, CUBLAS_OP_T, CUBLAS_OP_N, n, k, n, one, d.t, tl, ts, d.v, vl, vs, zero, d.w, n, ws, b) })?;
     // SAFETY: as the caller's.
     unsafe { delayed_y::<S>(blas, d, pending) }?;
     between()?;
     // t^T (n x n) -= Y^T op_T(W^T)
-    check("t -= W^T Y", unsafe {
-        S::gemm_batched(
-            h,
-            CUBLAS_OP_N,
-            CUBLAS_OP_T,
-            n,
-            n,
-            k,
-            -one,
-            d.y,
-            n,
-            ws,
-            d.w,
-            n,
-            ws,
-            one,
-            d.t,
-            tl,
-            ts,
-            b,
-        )
-    })
+    check("t -= W^T Y", unsafe { S::gemm_batched(h, CUBLAS_OP_N, CUBLAS_OP_T, n, n, k, -one, d.y, n, ws, d.w, n, ws, one, d.t, tl, ts, b) })
 }
 
 /// The middle product of `delayed_gemms` alone, Y = B^-T U^T (per matrix Y^T, n x `pending` column-major: Y's rows
@@ -185,44 +132,16 @@ pub unsafe fn delayed_gemms<S: BatchedGemm>(
 ///
 /// # Safety
 /// As `delayed_gemms` for those three operands.
-pub unsafe fn delayed_y<S: BatchedGemm>(
-    blas: &cudarc::cublas::CudaBlas,
-    d: &DelayedBatch,
-    pending: usize,
-) -> Result<(), GpuError> {
+pub unsafe fn delayed_y<S: BatchedGemm>(blas: &cudarc::cublas::CudaBlas, d: &DelayedBatch, pending: usize) -> Result<(), GpuError> {
     let (n, k, vl, b) = (d.n as i32, pending as i32, d.vu_ld as i32, d.batch as i32);
     let (vs, bs, ws) = (d.vu_stride as i64, d.binv_stride as i64, d.wy_stride as i64);
     // Y^T (n x k) = U^T op_T(B^-T)
     // SAFETY: the shapes stay inside the matrices the caller vouches for.
-    let st = unsafe {
-        S::gemm_batched(
-            *blas.handle(),
-            CUBLAS_OP_N,
-            CUBLAS_OP_T,
-            n,
-            k,
-            k,
-            S::one(),
-            d.ut,
-            vl,
-            vs,
-            d.binv,
-            d.kmax as i32,
-            bs,
-            S::zero(),
-            d.y,
-            n,
-            ws,
-            b,
-        )
-    };
+    let st = unsafe { S::gemm_batched(*blas.handle(), CUBLAS_OP_N, CUBLAS_OP_T, n, k, k, S::one(), d.ut, vl, vs, d.binv, d.kmax as i32, bs, S::zero(), d.y, n, ws, b) };
     if st == sys::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
         Ok(())
     } else {
-        Err(GpuError::Blas {
-            during: "the delayed update's Y = B^-T U^T (gemmStridedBatched)".into(),
-            message: format!("{st:?}"),
-        })
+        Err(GpuError::Blas { during: "the delayed update's Y = B^-T U^T (gemmStridedBatched)".into(), message: format!("{st:?}") })
     }
 }
 
@@ -260,55 +179,24 @@ fn conv<S: Real>(x: &[f64]) -> Vec<S> {
 }
 
 fn cfg(grid: (u32, u32, u32), block: (u32, u32, u32)) -> LaunchConfig {
-    LaunchConfig {
-        grid_dim: grid,
-        block_dim: block,
-        shared_mem_bytes: 0,
-    }
+    LaunchConfig { grid_dim: grid, block_dim: block, shared_mem_bytes: 0 }
 }
 
 /// Device bytes of an engine (to check before allocating, and for the mini-app's size limits).
-pub fn device_bytes(
-    n: usize,
-    walkers: usize,
-    kmax: usize,
-    steps: usize,
-    s: usize,
-    a: usize,
-) -> usize {
+pub fn device_bytes(n: usize, walkers: usize, kmax: usize, steps: usize, s: usize, a: usize) -> usize {
     let nn = n * n * walkers;
-    4 * nn * s
-        + 2 * nn * a
-        + 5 * kmax * n * walkers * s
-        + (3 * n + 4) * walkers * s.max(a)
-        + steps * walkers * 4
+    4 * nn * s + 2 * nn * a + 5 * kmax * n * walkers * s + (3 * n + 4) * walkers * s.max(a) + steps * walkers * 4
 }
 
 impl<S: BatchedGemm, A: BatchedLu> GpuDets<S, A> {
     /// Upload the proposals `[walker][row][col]` and gradient rows `[walker][xyz][n]`; room for delays up to
     /// `max_delay` and acceptance flags of `steps` steps. `load` sets A and the inverse.
-    pub fn new(
-        gpu: &Arc<Gpu>,
-        n: usize,
-        prop: &[f64],
-        grad: &[f64],
-        max_delay: usize,
-        steps: usize,
-    ) -> Result<Self, GpuError> {
-        assert!(
-            (1..=MAX_DELAY).contains(&max_delay),
-            "determinant gpu: delay out of range"
-        );
+    pub fn new(gpu: &Arc<Gpu>, n: usize, prop: &[f64], grad: &[f64], max_delay: usize, steps: usize) -> Result<Self, GpuError> {
+        assert!((1..=MAX_DELAY).contains(&max_delay), "determinant gpu: delay out of range");
         let walkers = prop.len() / (n * n);
-        assert!(
-            (1..=65535).contains(&walkers) && n <= 65535,
-            "determinant gpu: walkers and n must fit a grid"
-        );
+        assert!((1..=65535).contains(&walkers) && n <= 65535, "determinant gpu: walkers and n must fit a grid");
         let (s, a) = (std::mem::size_of::<S>(), std::mem::size_of::<A>());
-        gpu.ensure_fits(
-            "the determinant matrices",
-            device_bytes(n, walkers, max_delay, steps, s, a),
-        )?;
+        gpu.ensure_fits("the determinant matrices", device_bytes(n, walkers, max_delay, steps, s, a))?;
         let suf = suffix::<S, A>();
         let func = |name: &str| gpu.function("determinant", SRC, &format!("det_{name}_{suf}"));
         let inv_suf = A::NAME;
@@ -355,14 +243,10 @@ impl<S: BatchedGemm, A: BatchedLu> GpuDets<S, A> {
 
     fn clear_delayed(&mut self) -> Result<(), GpuError> {
         let s = &self.gpu.stream;
-        s.memset_zeros(&mut self.v)
-            .during("clearing delayed moves")?;
-        s.memset_zeros(&mut self.ut)
-            .during("clearing delayed moves")?;
-        s.memset_zeros(&mut self.binv)
-            .during("clearing delayed moves")?;
-        s.memset_zeros(&mut self.count)
-            .during("clearing delayed moves")
+        s.memset_zeros(&mut self.v).during("clearing delayed moves")?;
+        s.memset_zeros(&mut self.ut).during("clearing delayed moves")?;
+        s.memset_zeros(&mut self.binv).during("clearing delayed moves")?;
+        s.memset_zeros(&mut self.count).during("clearing delayed moves")
     }
 
     /// Device addresses of the `walkers` n x n matrices of `m`.
@@ -380,27 +264,18 @@ impl<S: BatchedGemm, A: BatchedLu> Engine for GpuDets<S, A> {
     }
 
     fn set_delay(&mut self, k: usize) {
-        assert!(
-            k >= 1 && k <= self.kmax,
-            "determinant gpu: delay {k} beyond the allocation"
-        );
+        assert!(k >= 1 && k <= self.kmax, "determinant gpu: delay {k} beyond the allocation");
         self.delay = k;
     }
 
     fn load(&mut self, a: &[f64], t: &[f64], flags: &[i32]) -> Result<(), DetError> {
-        assert!(
-            a.len() == self.a.len() && t.len() == self.t.len() && flags.len() <= self.flags.len(),
-            "determinant gpu: load sizes"
-        );
+        assert!(a.len() == self.a.len() && t.len() == self.t.len() && flags.len() <= self.flags.len(), "determinant gpu: load sizes");
         self.max_abs = a.iter().fold(0.0f64, |m, x| m.max(x.abs()));
         self.gpu.write(&mut self.a, &conv::<S>(a))?;
         self.gpu.write(&mut self.t, &conv::<S>(t))?;
         if !flags.is_empty() {
             let mut view = self.flags.slice_mut(..flags.len());
-            self.gpu
-                .stream
-                .memcpy_htod(flags, &mut view)
-                .during("copying acceptance flags")?;
+            self.gpu.stream.memcpy_htod(flags, &mut view).during("copying acceptance flags")?;
         }
         self.clear_delayed()?;
         Ok(())
@@ -409,90 +284,32 @@ impl<S: BatchedGemm, A: BatchedLu> Engine for GpuDets<S, A> {
     fn ratio(&mut self, q: usize) -> Result<(), DetError> {
         let (n, kmax, q) = (self.n as i32, self.kmax as i32, q as i32);
         let mut b = self.gpu.stream.launch_builder(&self.f.ratio);
-        b.arg(&n)
-            .arg(&kmax)
-            .arg(&q)
-            .arg(&self.t)
-            .arg(&self.prop)
-            .arg(&self.grad)
-            .arg(&self.v)
-            .arg(&self.ut);
-        b.arg(&self.binv)
-            .arg(&self.count)
-            .arg(&mut self.p)
-            .arg(&mut self.ratio)
-            .arg(&mut self.grads);
+        b.arg(&n).arg(&kmax).arg(&q).arg(&self.t).arg(&self.prop).arg(&self.grad).arg(&self.v).arg(&self.ut);
+        b.arg(&self.binv).arg(&self.count).arg(&mut self.p).arg(&mut self.ratio).arg(&mut self.grads);
         // SAFETY: one block per walker; every buffer holds walkers times the per-walker extent the kernel indexes
         // (n*n, 3n, kmax*n, kmax*kmax, kmax, 1, 3) and count[w] <= kmax <= 64 (the shared arrays' size).
-        unsafe { b.launch(cfg((self.walkers as u32, 1, 1), (BLOCK, 1, 1))) }
-            .during("launching det_ratio")?;
+        unsafe { b.launch(cfg((self.walkers as u32, 1, 1), (BLOCK, 1, 1))) }.during("launching det_ratio")?;
         Ok(())
     }
 
     fn accept(&mut self, q: usize, step: usize) -> Result<(), DetError> {
-        assert!(
-            (step + 1) * self.walkers <= self.flags.len(),
-            "determinant gpu: step beyond the flags"
-        );
-        let (n, kmax, q, step, nw) = (
-            self.n as i32,
-            self.kmax as i32,
-            q as i32,
-            step as i32,
-            self.walkers as i32,
-        );
+        assert!((step + 1) * self.walkers <= self.flags.len(), "determinant gpu: step beyond the flags");
+        let (n, kmax, q, step, nw) = (self.n as i32, self.kmax as i32, q as i32, step as i32, self.walkers as i32);
         let w = self.walkers as u32;
         if self.delay == 1 {
             let mut b = self.gpu.stream.launch_builder(&self.f.gemv);
-            b.arg(&n)
-                .arg(&q)
-                .arg(&step)
-                .arg(&nw)
-                .arg(&self.t)
-                .arg(&self.prop)
-                .arg(&self.flags);
+            b.arg(&n).arg(&q).arg(&step).arg(&nw).arg(&self.t).arg(&self.prop).arg(&self.flags);
             b.arg(&mut self.a).arg(&mut self.wv).arg(&mut self.c);
             // SAFETY: grid (ceil(n/8), walkers) of 8 warps, one row each; rows >= n return; buffers sized as in new.
-            unsafe {
-                b.launch(cfg(
-                    ((self.n as u32).div_ceil(BLOCK / 32), w, 1),
-                    (BLOCK, 1, 1),
-                ))
-            }
-            .during("launching det_gemv")?;
+            unsafe { b.launch(cfg(((self.n as u32).div_ceil(BLOCK / 32), w, 1), (BLOCK, 1, 1))) }.during("launching det_gemv")?;
             let mut b = self.gpu.stream.launch_builder(&self.f.rank1);
-            b.arg(&n)
-                .arg(&q)
-                .arg(&step)
-                .arg(&nw)
-                .arg(&mut self.t)
-                .arg(&self.flags)
-                .arg(&self.wv)
-                .arg(&self.c);
+            b.arg(&n).arg(&q).arg(&step).arg(&nw).arg(&mut self.t).arg(&self.flags).arg(&self.wv).arg(&self.c);
             // SAFETY: grid (ceil(n/256), n, walkers): column i < n checked, row j < n and walker w by the grid.
-            unsafe {
-                b.launch(cfg(
-                    ((self.n as u32).div_ceil(BLOCK), self.n as u32, w),
-                    (BLOCK, 1, 1),
-                ))
-            }
-            .during("launching det_rank1")?;
+            unsafe { b.launch(cfg(((self.n as u32).div_ceil(BLOCK), self.n as u32, w), (BLOCK, 1, 1))) }.during("launching det_rank1")?;
         } else {
             let mut b = self.gpu.stream.launch_builder(&self.f.accept);
-            b.arg(&n)
-                .arg(&kmax)
-                .arg(&q)
-                .arg(&step)
-                .arg(&nw)
-                .arg(&self.t)
-                .arg(&self.prop)
-                .arg(&self.flags);
-            b.arg(&mut self.a)
-                .arg(&mut self.v)
-                .arg(&mut self.ut)
-                .arg(&mut self.binv)
-                .arg(&mut self.count)
-                .arg(&self.p);
+            b.arg(&n).arg(&kmax).arg(&q).arg(&step).arg(&nw).arg(&self.t).arg(&self.prop).arg(&self.flags);
+            b.arg(&mut self.a).arg(&mut self.v).arg(&mut self.ut).arg(&mut self.binv).arg(&mut self.count).arg(&self.p);
             // SAFETY: one block per walker; the driver flushes before any walker holds kmax moves, so row
             // count[w] < kmax of v, ut and binv exists.
             unsafe { b.launch(cfg((w, 1, 1), (BLOCK, 1, 1))) }.during("launching det_accept")?;
@@ -504,10 +321,7 @@ impl<S: BatchedGemm, A: BatchedLu> Engine for GpuDets<S, A> {
         if pending == 0 {
             return Ok(());
         }
-        assert!(
-            pending <= self.kmax,
-            "determinant gpu: more pending moves than the delay allows"
-        );
+        assert!(pending <= self.kmax, "determinant gpu: more pending moves than the delay allows");
         let blas = self.gpu.blas()?;
         let s = &self.gpu.stream;
         let (n, k) = (self.n, self.kmax);
@@ -540,10 +354,7 @@ impl<S: BatchedGemm, A: BatchedLu> Engine for GpuDets<S, A> {
         let (n, walkers) = (self.n, self.walkers);
         if self.inv.is_none() {
             let g = &self.gpu;
-            let (work, out) = (
-                g.zeros("inversion LU", n * n * walkers)?,
-                g.zeros("inversion output", n * n * walkers)?,
-            );
+            let (work, out) = (g.zeros("inversion LU", n * n * walkers)?, g.zeros("inversion output", n * n * walkers)?);
             self.inv = Some(InvertBuffers {
                 work_ptrs: self.matrix_ptrs(&work)?,
                 out_ptrs: self.matrix_ptrs(&out)?,
@@ -557,11 +368,7 @@ impl<S: BatchedGemm, A: BatchedLu> Engine for GpuDets<S, A> {
                 dn_work: None,
             });
         }
-        let solver = if n >= SOLVER_MIN_N {
-            self.gpu.solver()?
-        } else {
-            None
-        };
+        let solver = if n >= SOLVER_MIN_N { self.gpu.solver()? } else { None };
         let blas = self.gpu.blas()?;
         let inv = self.inv.as_mut().unwrap();
         let s = &self.gpu.stream;
@@ -571,10 +378,7 @@ impl<S: BatchedGemm, A: BatchedLu> Engine for GpuDets<S, A> {
         b.arg(&ni).arg(&self.a).arg(&mut inv.work);
         // SAFETY: 32 x 32 tiles cover n x n for every walker; entries beyond n are skipped.
         unsafe { b.launch(cfg((tiles, tiles, w), (32, 8, 1))) }.during("launching det_to_work")?;
-        let lu_err = |during: &str, st: &dyn std::fmt::Debug| GpuError::Blas {
-            during: during.into(),
-            message: format!("{st:?}"),
-        };
+        let lu_err = |during: &str, st: &dyn std::fmt::Debug| GpuError::Blas { during: during.into(), message: format!("{st:?}") };
         let ptr = |x: &CudaSlice<i32>| x.device_ptr(s).0;
         let (piv, info) = (ptr(&inv.piv), ptr(&inv.info));
         let (wp, op) = (inv.work_ptrs.device_ptr(s).0, inv.out_ptrs.device_ptr(s).0);
@@ -588,21 +392,15 @@ impl<S: BatchedGemm, A: BatchedLu> Engine for GpuDets<S, A> {
                 // SAFETY: work holds at least one n x n matrix; lwork is a host int.
                 let st = unsafe { A::dn_getrf_size(h, ni, work, &mut lwork) };
                 if st != dn_ok {
-                    return Err(
-                        lu_err("sizing cuSOLVER's LU workspace (getrf_bufferSize)", &st).into(),
-                    );
+                    return Err(lu_err("sizing cuSOLVER's LU workspace (getrf_bufferSize)", &st).into());
                 }
-                inv.dn_work = Some(
-                    self.gpu
-                        .zeros("cuSOLVER workspace", lwork.max(1) as usize)?,
-                );
+                inv.dn_work = Some(self.gpu.zeros("cuSOLVER workspace", lwork.max(1) as usize)?);
             }
             let ws = inv.dn_work.as_ref().unwrap().device_ptr(s).0;
             for k in 0..walkers as u64 {
                 // SAFETY: walker k's matrix, pivots and info lie at these offsets of work, piv and info (sized for
                 // all walkers); ws is the workspace getrf_bufferSize asked for; the handle runs on this stream.
-                let st =
-                    unsafe { A::dn_getrf(h, ni, work + k * mat, ws, piv + k * ints, info + 4 * k) };
+                let st = unsafe { A::dn_getrf(h, ni, work + k * mat, ws, piv + k * ints, info + 4 * k) };
                 if st != dn_ok {
                     return Err(lu_err("the LU factorisation (cuSOLVER getrf)", &st).into());
                 }
@@ -618,21 +416,12 @@ impl<S: BatchedGemm, A: BatchedLu> Engine for GpuDets<S, A> {
         }
         let tol = singular_tolerance(n, self.max_abs, A::EPS);
         let mut b = s.launch_builder(&self.f.lu_logdet);
-        b.arg(&ni)
-            .arg(&tol)
-            .arg(&inv.work)
-            .arg(&inv.piv)
-            .arg(&inv.info);
-        b.arg(&mut inv.logdet)
-            .arg(&mut inv.neg)
-            .arg(&mut inv.singular);
+        b.arg(&ni).arg(&tol).arg(&inv.work).arg(&inv.piv).arg(&inv.info);
+        b.arg(&mut inv.logdet).arg(&mut inv.neg).arg(&mut inv.singular);
         // SAFETY: one block per walker over its n x n LU, n pivots and one entry of info/logdet/neg/singular.
         unsafe { b.launch(cfg((w, 1, 1), (BLOCK, 1, 1))) }.during("launching det_lu_logdet")?;
         let total = (n * n * walkers) as u64;
-        let spread = cfg(
-            (self.gpu.info.multiprocessors.max(1) as u32 * 8, 1, 1),
-            (BLOCK, 1, 1),
-        );
+        let spread = cfg((self.gpu.info.multiprocessors.max(1) as u32 * 8, 1, 1), (BLOCK, 1, 1));
         if let Some(h) = &solver {
             let h = h.cu();
             let mut b = s.launch_builder(&self.f.identity);
@@ -641,16 +430,7 @@ impl<S: BatchedGemm, A: BatchedLu> Engine for GpuDets<S, A> {
             unsafe { b.launch(spread) }.during("launching det_identity")?;
             for k in 0..walkers as u64 {
                 // SAFETY: as for getrf above; out's walker-k matrix is the right-hand side, overwritten in place.
-                let st = unsafe {
-                    A::dn_getrs(
-                        h,
-                        ni,
-                        work + k * mat,
-                        piv + k * ints,
-                        out + k * mat,
-                        info + 4 * k,
-                    )
-                };
+                let st = unsafe { A::dn_getrs(h, ni, work + k * mat, piv + k * ints, out + k * mat, info + 4 * k) };
                 if st != dn_ok {
                     return Err(lu_err("the LU solve (cuSOLVER getrs)", &st).into());
                 }
@@ -668,50 +448,24 @@ impl<S: BatchedGemm, A: BatchedLu> Engine for GpuDets<S, A> {
         unsafe { b.launch(spread) }.during("launching det_from_work")?;
         let singular = self.gpu.download(&inv.singular)?;
         if let Some((walker, &c)) = singular.iter().enumerate().find(|(_, &c)| c != 0) {
-            return Err(DetError::Singular {
-                walker,
-                column: c as usize - 1,
-            });
+            return Err(DetError::Singular { walker, column: c as usize - 1 });
         }
         Ok(())
     }
 
     fn inverse(&mut self) -> Result<Vec<f64>, DetError> {
-        Ok(self
-            .gpu
-            .download(&self.t)?
-            .iter()
-            .map(|x| x.f64())
-            .collect())
+        Ok(self.gpu.download(&self.t)?.iter().map(|x| x.f64()).collect())
     }
 
     fn ratios(&mut self) -> Result<(Vec<f64>, Vec<f64>), DetError> {
-        let r = self
-            .gpu
-            .download(&self.ratio)?
-            .iter()
-            .map(|x| x.f64())
-            .collect();
-        let g = self
-            .gpu
-            .download(&self.grads)?
-            .iter()
-            .map(|x| x.f64())
-            .collect();
+        let r = self.gpu.download(&self.ratio)?.iter().map(|x| x.f64()).collect();
+        let g = self.gpu.download(&self.grads)?.iter().map(|x| x.f64()).collect();
         Ok((r, g))
     }
 
     fn logdets(&mut self) -> Result<(Vec<f64>, Vec<f64>), DetError> {
-        let inv = self
-            .inv
-            .as_ref()
-            .expect("determinant gpu: logdets before any inversion");
+        let inv = self.inv.as_ref().expect("determinant gpu: logdets before any inversion");
         let neg = self.gpu.download(&inv.neg)?;
-        Ok((
-            self.gpu.download(&inv.logdet)?,
-            neg.iter()
-                .map(|&k| if k % 2 == 0 { 1.0 } else { -1.0 })
-                .collect(),
-        ))
+        Ok((self.gpu.download(&inv.logdet)?, neg.iter().map(|&k| if k % 2 == 0 { 1.0 } else { -1.0 }).collect()))
     }
 }

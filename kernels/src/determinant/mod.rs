@@ -41,9 +41,7 @@ use rand::Rng;
 /// Why a determinant operation failed.
 #[derive(Debug, thiserror::Error)]
 pub enum DetError {
-    #[error(
-        "the matrix of walker {walker} is singular (pivot {column} vanishes): it has no inverse"
-    )]
+    #[error("the matrix of walker {walker} is singular (pivot {column} vanishes): it has no inverse")]
     Singular { walker: usize, column: usize },
     #[error(transparent)]
     Gpu(#[from] GpuError),
@@ -90,9 +88,7 @@ pub fn random_gradients(n: usize, walkers: usize, seed: u64) -> Vec<f64> {
 /// variant and the reference take the same path.
 pub fn accept_flags(steps: usize, walkers: usize, p: f64, seed: u64) -> Vec<i32> {
     let mut r = rng::rng(seed, 0xACC);
-    (0..steps * walkers)
-        .map(|_| (r.random::<f64>() < p) as i32)
-        .collect()
+    (0..steps * walkers).map(|_| (r.random::<f64>() < p) as i32).collect()
 }
 
 /// The row moved at step s of a move sequence: electrons in order, wrapping.
@@ -160,13 +156,7 @@ pub trait Engine {
 /// A move sequence: for each step, every walker proposes to move electron `row_of_step(s)`, computes the ratio and
 /// accepts by its flag; with a delay k > 1, a walker's moves are applied once any walker holds k of them; with
 /// `recompute` set, the inverse is recomputed from A every that many steps. Ends with nothing pending.
-pub fn run_moves<E: Engine>(
-    e: &mut E,
-    steps: std::ops::Range<usize>,
-    delay: usize,
-    flags: &[i32],
-    recompute: Option<usize>,
-) -> Result<(), DetError> {
+pub fn run_moves<E: Engine>(e: &mut E, steps: std::ops::Range<usize>, delay: usize, flags: &[i32], recompute: Option<usize>) -> Result<(), DetError> {
     let (walkers, n) = e.shape();
     let mut pending = vec![0usize; walkers];
     let mut most = 0;
@@ -216,49 +206,25 @@ pub struct Problem {
 }
 
 impl Problem {
-    pub fn new(
-        n: usize,
-        walkers: usize,
-        checked: &[usize],
-        seed: u64,
-    ) -> Result<Problem, DetError> {
-        assert!(
-            checked.iter().all(|&w| w < walkers),
-            "determinant: a checked walker beyond the batch"
-        );
+    pub fn new(n: usize, walkers: usize, checked: &[usize], seed: u64) -> Result<Problem, DetError> {
+        assert!(checked.iter().all(|&w| w < walkers), "determinant: a checked walker beyond the batch");
         let a = random_matrices(n, walkers, seed);
         let prop = random_matrices(n, walkers, seed ^ 0x9E37);
         let grad = random_gradients(n, walkers, seed);
         let nn = n * n;
-        let (mut inv, mut logdet, mut sign) =
-            (Vec::with_capacity(checked.len() * nn), vec![], vec![]);
+        let (mut inv, mut logdet, mut sign) = (Vec::with_capacity(checked.len() * nn), vec![], vec![]);
         for &w in checked {
-            let (x, l, s) = reference::inverse(&a[w * nn..(w + 1) * nn], n)
-                .map_err(|column| DetError::Singular { walker: w, column })?;
+            let (x, l, s) = reference::inverse(&a[w * nn..(w + 1) * nn], n).map_err(|column| DetError::Singular { walker: w, column })?;
             inv.extend(x);
             logdet.push(l);
             sign.push(s);
         }
-        Ok(Problem {
-            n,
-            walkers,
-            a,
-            prop,
-            grad,
-            checked: checked.to_vec(),
-            inv,
-            logdet,
-            sign,
-        })
+        Ok(Problem { n, walkers, a, prop, grad, checked: checked.to_vec(), inv, logdet, sign })
     }
 
     /// The reference after `steps` of a move sequence with acceptance flags `[step][walker]`, for the checked
     /// walkers in order: transposed inverses, last ratios and last gradient ratios.
-    pub fn moves(
-        &self,
-        steps: std::ops::Range<usize>,
-        flags: &[i32],
-    ) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+    pub fn moves(&self, steps: std::ops::Range<usize>, flags: &[i32]) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
         use rayon::prelude::*;
         let (n, nn) = (self.n, self.n * self.n);
         // each walker's sequence on one thread, the walkers in parallel
@@ -268,30 +234,13 @@ impl Problem {
                 let w = self.checked[c];
                 let mut a = self.a[w * nn..(w + 1) * nn].to_vec();
                 let mut inv = self.inv[c * nn..(c + 1) * nn].to_vec();
-                let f: Vec<i32> = flags
-                    .iter()
-                    .skip(w)
-                    .step_by(self.walkers)
-                    .copied()
-                    .collect();
-                let (rw, gw) = reference::moves(
-                    &mut a,
-                    &mut inv,
-                    n,
-                    &self.prop[w * nn..(w + 1) * nn],
-                    &self.grad[w * 3 * n..(w + 1) * 3 * n],
-                    steps.clone(),
-                    &f,
-                );
+                let f: Vec<i32> = flags.iter().skip(w).step_by(self.walkers).copied().collect();
+                let (rw, gw) = reference::moves(&mut a, &mut inv, n, &self.prop[w * nn..(w + 1) * nn], &self.grad[w * 3 * n..(w + 1) * 3 * n], steps.clone(), &f);
                 (reference::transpose(&inv, n), rw, gw)
             })
             .collect();
         let t = per.iter().flat_map(|x| x.0.iter().copied()).collect();
-        (
-            t,
-            per.iter().map(|x| x.1).collect(),
-            per.iter().flat_map(|x| x.2).collect(),
-        )
+        (t, per.iter().map(|x| x.1).collect(), per.iter().flat_map(|x| x.2).collect())
     }
 }
 
@@ -307,11 +256,7 @@ pub fn residual(a: &[f64], t: &[f64], n: usize) -> f64 {
     for j in 0..n {
         for i in 0..n {
             let d = prod[(i, j)] - if i == j { 1.0 } else { 0.0 };
-            worst = worst.max(if d.is_finite() {
-                d.abs()
-            } else {
-                f64::INFINITY
-            });
+            worst = worst.max(if d.is_finite() { d.abs() } else { f64::INFINITY });
         }
     }
     worst

@@ -39,19 +39,13 @@ pub fn lu(a: &[f64], n: usize) -> Result<(Vec<f64>, Vec<usize>, f64, f64), usize
     assert_eq!(a.len(), n * n, "lu: the matrix is not n x n");
     let mut m = a.to_vec();
     let mut perm: Vec<usize> = (0..n).collect();
-    let tol = singular_tolerance(
-        n,
-        a.iter().fold(0.0f64, |x, y| x.max(y.abs())),
-        f64::EPSILON,
-    );
+    let tol = singular_tolerance(n, a.iter().fold(0.0f64, |x, y| x.max(y.abs())), f64::EPSILON);
     let (mut logdet, mut sign) = (0.0, 1.0);
     for k0 in (0..n).step_by(PANEL) {
         let k1 = (k0 + PANEL).min(n);
         // 1. The panel (columns k0..k1): elimination with row exchanges of whole rows, updates within the panel.
         for k in k0..k1 {
-            let p = (k..n)
-                .max_by(|&x, &y| m[x * n + k].abs().total_cmp(&m[y * n + k].abs()))
-                .unwrap();
+            let p = (k..n).max_by(|&x, &y| m[x * n + k].abs().total_cmp(&m[y * n + k].abs())).unwrap();
             let pivot = m[p * n + k];
             if pivot.abs() <= tol || !pivot.is_finite() {
                 return Err(k);
@@ -190,15 +184,7 @@ pub fn sherman_morrison(a: &mut [f64], inv: &mut [f64], n: usize, q: usize, u: &
 
 /// One walker's move sequence (steps `steps`, its accept flags `flags[step]`), proposals `prop` (row q = the
 /// proposal for electron q). Returns the ratio and gradient ratios of the last step.
-pub fn moves(
-    a: &mut [f64],
-    inv: &mut [f64],
-    n: usize,
-    prop: &[f64],
-    grad: &[f64],
-    steps: std::ops::Range<usize>,
-    flags: &[i32],
-) -> (f64, [f64; 3]) {
+pub fn moves(a: &mut [f64], inv: &mut [f64], n: usize, prop: &[f64], grad: &[f64], steps: std::ops::Range<usize>, flags: &[i32]) -> (f64, [f64; 3]) {
     let mut last = (0.0, [0.0; 3]);
     for s in steps {
         let q = row_of_step(s, n);

@@ -30,18 +30,8 @@ fn check_moves<E: Engine>(e: &mut E, p: &Full, delay: usize, accept: f64, tol: f
     run_moves(e, steps.clone(), delay, &flags, None).unwrap();
     let (t, r, g) = p.moves(steps, &flags);
     let (fr, fg) = e.ratios().unwrap();
-    for c in [
-        Check::compare("inverse", &e.inverse().unwrap(), &t, tol),
-        Check::compare("ratio", &fr, &r, tol),
-        Check::compare("gradient", &fg, &g, tol),
-    ] {
-        assert!(
-            c.passed(),
-            "delay {delay}: {} error {:.3e} over {:.1e}",
-            c.quantity,
-            c.error,
-            c.tolerance
-        );
+    for c in [Check::compare("inverse", &e.inverse().unwrap(), &t, tol), Check::compare("ratio", &fr, &r, tol), Check::compare("gradient", &fg, &g, tol)] {
+        assert!(c.passed(), "delay {delay}: {} error {:.3e} over {:.1e}", c.quantity, c.error, c.tolerance);
     }
 }
 
@@ -58,10 +48,7 @@ fn reference_ratio_is_the_ratio_of_determinants() {
         let (_, _, l1, s1) = reference::lu(&a1, 9).unwrap();
         let (r, _) = reference::ratio(&p.inv, 9, q, &p.prop[q * 9..(q + 1) * 9], &p.grad);
         let exact = s0 * s1 * (l1 - l0).exp();
-        assert!(
-            (r - exact).abs() < 1e-12 * exact.abs(),
-            "q {q}: ratio {r} vs {exact}"
-        );
+        assert!((r - exact).abs() < 1e-12 * exact.abs(), "q {q}: ratio {r} vs {exact}");
     }
 }
 
@@ -87,17 +74,8 @@ fn test_matrices_are_diagonally_dominant() {
     let a = random_matrices(n, 2, 3);
     for row in a.chunks(n).enumerate() {
         let (i, r) = (row.0 % n, row.1);
-        let off: f64 = r
-            .iter()
-            .enumerate()
-            .filter(|(j, _)| *j != i)
-            .map(|(_, x)| x.abs())
-            .sum();
-        assert!(
-            r[i].abs() >= 1.0 && off < 1.0,
-            "row {i}: diagonal {} off-diagonal sum {off}",
-            r[i]
-        );
+        let off: f64 = r.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, x)| x.abs()).sum();
+        assert!(r[i].abs() >= 1.0 && off < 1.0, "row {i}: diagonal {} off-diagonal sum {off}", r[i]);
     }
 }
 
@@ -121,11 +99,7 @@ fn singular_matrix_is_an_error_not_nans() {
     let mut e = cpu::CpuDets::<f32, f32>::new(n, &prop, &grad, 1);
     e.load(&a, &a, &[]).unwrap();
     expect_singular(e.invert());
-    let msg = DetError::Singular {
-        walker: 1,
-        column: 3,
-    }
-    .to_string();
+    let msg = DetError::Singular { walker: 1, column: 3 }.to_string();
     assert!(msg.contains("singular") && msg.contains("walker 1"));
 }
 
@@ -197,19 +171,14 @@ fn a_wrong_update_is_detected() {
 
 #[test]
 fn gpu_matches_reference_when_present() {
-    let Some(g) = crate::gpu::for_test() else {
-        return;
-    };
+    let Some(g) = crate::gpu::for_test() else { return };
     let p = problem(40, 3, 12);
     for delay in [1, 5] {
-        let mut e =
-            gpu::GpuDets::<f64, f64>::new(&g, p.n, &p.prop, &p.grad, 8, 2 * p.n + 3).unwrap();
+        let mut e = gpu::GpuDets::<f64, f64>::new(&g, p.n, &p.prop, &p.grad, 8, 2 * p.n + 3).unwrap();
         check_moves(&mut e, &p, delay, 0.6, 1e-12);
-        let mut e =
-            gpu::GpuDets::<f32, f32>::new(&g, p.n, &p.prop, &p.grad, 8, 2 * p.n + 3).unwrap();
+        let mut e = gpu::GpuDets::<f32, f32>::new(&g, p.n, &p.prop, &p.grad, 8, 2 * p.n + 3).unwrap();
         check_moves(&mut e, &p, delay, 0.6, 2e-5);
-        let mut e =
-            gpu::GpuDets::<f32, f64>::new(&g, p.n, &p.prop, &p.grad, 8, 2 * p.n + 3).unwrap();
+        let mut e = gpu::GpuDets::<f32, f64>::new(&g, p.n, &p.prop, &p.grad, 8, 2 * p.n + 3).unwrap();
         check_moves(&mut e, &p, delay, 0.6, 2e-5);
     }
     let mut e = gpu::GpuDets::<f64, f64>::new(&g, p.n, &p.prop, &p.grad, 1, 1).unwrap();
@@ -222,19 +191,14 @@ fn gpu_matches_reference_when_present() {
     let row: Vec<f64> = singular[p.n * p.n..p.n * p.n + p.n].to_vec();
     singular[p.n * p.n + 7 * p.n..p.n * p.n + 8 * p.n].copy_from_slice(&row);
     e.load(&singular, &p.t, &[0; 3]).unwrap();
-    assert!(matches!(
-        e.invert(),
-        Err(DetError::Singular { walker: 1, .. })
-    ));
+    assert!(matches!(e.invert(), Err(DetError::Singular { walker: 1, .. })));
 }
 
 /// The textbook right-looking LU with partial pivoting, one pivot at a time (what `reference::lu` reorders).
 fn textbook_lu(a: &[f64], n: usize) -> (Vec<f64>, Vec<usize>) {
     let (mut m, mut perm) = (a.to_vec(), (0..n).collect::<Vec<usize>>());
     for k in 0..n {
-        let p = (k..n)
-            .max_by(|&x, &y| m[x * n + k].abs().total_cmp(&m[y * n + k].abs()))
-            .unwrap();
+        let p = (k..n).max_by(|&x, &y| m[x * n + k].abs().total_cmp(&m[y * n + k].abs())).unwrap();
         for j in 0..n {
             m.swap(k * n + j, p * n + j);
         }
@@ -261,10 +225,7 @@ fn reference_lu_is_the_textbook_elimination_bit_for_bit() {
     let (m, perm, _, _) = reference::lu(&a, n).unwrap();
     let (tm, tperm) = textbook_lu(&a, n);
     assert_eq!(perm, tperm);
-    assert!(
-        m.iter().zip(&tm).all(|(x, y)| x.to_bits() == y.to_bits()),
-        "the panel order changed an entry's arithmetic"
-    );
+    assert!(m.iter().zip(&tm).all(|(x, y)| x.to_bits() == y.to_bits()), "the panel order changed an entry's arithmetic");
     assert!(perm.iter().enumerate().filter(|(i, p)| i != *p).count() > n / 2);
 }
 
@@ -280,21 +241,14 @@ fn reference_inverse_matches_closed_forms() {
     let pi: Vec<usize> = (0..n).map(|c| (11 * c + 3) % n).collect();
     let mut sorted = pi.clone();
     sorted.sort_unstable();
-    assert!(
-        sorted.iter().enumerate().all(|(i, &x)| i == x),
-        "not a permutation: 11 divides {n}"
-    );
+    assert!(sorted.iter().enumerate().all(|(i, &x)| i == x), "not a permutation: 11 divides {n}");
     let b = |r: usize, c: usize| f64::from(r == c) + u[r] * v[c];
     let binv = |r: usize, c: usize| f64::from(r == c) - u[r] * v[c] / (1.0 + vu);
     let a: Vec<f64> = (0..n * n).map(|x| b(pi[x / n], x % n)).collect();
     let exact: Vec<f64> = (0..n * n).map(|x| binv(x / n, pi[x % n])).collect();
     let (inv, logdet, sign) = reference::inverse(&a, n).unwrap();
     let c = Check::compare("inverse", &inv, &exact, 1e-14);
-    assert!(
-        c.passed(),
-        "permuted rank-one update: error {:.2e}",
-        c.error
-    );
+    assert!(c.passed(), "permuted rank-one update: error {:.2e}", c.error);
     // sign of pi from its cycles: each cycle of length L is L - 1 transpositions
     let mut seen = vec![false; n];
     let mut parity = 0;
@@ -309,22 +263,11 @@ fn reference_inverse_matches_closed_forms() {
         parity += len.max(1) - 1;
     }
     let det_sign = if parity % 2 == 0 { 1.0 } else { -1.0 } * (1.0 + vu).signum();
-    assert!(
-        (logdet - (1.0 + vu).abs().ln()).abs() < 1e-13 && sign == det_sign,
-        "logdet {logdet} sign {sign}"
-    );
+    assert!((logdet - (1.0 + vu).abs().ln()).abs() < 1e-13 && sign == det_sign, "logdet {logdet} sign {sign}");
     // (2) the 1D Laplacian tridiag(-1, 2, -1): (A^-1)_ij = min(i, j) (n + 1 - max(i, j)) / (n + 1) (1-based), det = n + 1.
     // Its condition number is about 4 (n + 1)^2 / pi^2 = 1e4: the normwise error may be that many epsilons.
-    let a: Vec<f64> = (0..n * n)
-        .map(|x| match (x / n).abs_diff(x % n) {
-            0 => 2.0,
-            1 => -1.0,
-            _ => 0.0,
-        })
-        .collect();
-    let exact: Vec<f64> = (0..n * n)
-        .map(|x| ((x / n).min(x % n) + 1) as f64 * (n - (x / n).max(x % n)) as f64 / (n + 1) as f64)
-        .collect();
+    let a: Vec<f64> = (0..n * n).map(|x| match (x / n).abs_diff(x % n) { 0 => 2.0, 1 => -1.0, _ => 0.0 }).collect();
+    let exact: Vec<f64> = (0..n * n).map(|x| ((x / n).min(x % n) + 1) as f64 * (n - (x / n).max(x % n)) as f64 / (n + 1) as f64).collect();
     let (inv, logdet, sign) = reference::inverse(&a, n).unwrap();
     let c = Check::compare("inverse", &inv, &exact, 1e4 * f64::EPSILON);
     assert!(c.passed(), "Laplacian: error {:.2e}", c.error);
@@ -340,15 +283,7 @@ fn reference_inverse_is_independent_of_faer() {
     let mut e = cpu::CpuDets::<f64, f64>::new(n, &a, &a[..3 * n], 1);
     e.load(&a, &a, &[]).unwrap();
     e.invert().unwrap();
-    let c = Check::compare(
-        "inverse",
-        &e.inverse().unwrap(),
-        &reference::transpose(&inv, n),
-        16.0 * f64::EPSILON * (n as f64).sqrt(),
-    );
+    let c = Check::compare("inverse", &e.inverse().unwrap(), &reference::transpose(&inv, n), 16.0 * f64::EPSILON * (n as f64).sqrt());
     assert!(c.passed(), "faer vs reference: {:.2e}", c.error);
-    assert!(
-        c.error > 0.0,
-        "the reference reproduced faer bit for bit: it is not an independent computation"
-    );
+    assert!(c.error > 0.0, "the reference reproduced faer bit for bit: it is not an independent computation");
 }

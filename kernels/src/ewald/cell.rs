@@ -16,14 +16,7 @@ pub enum Lattice {
 }
 
 impl Lattice {
-    pub const ALL: [Lattice; 6] = [
-        Lattice::Sc,
-        Lattice::Fcc,
-        Lattice::Bcc,
-        Lattice::Triclinic,
-        Lattice::Square,
-        Lattice::Triangular,
-    ];
+    pub const ALL: [Lattice; 6] = [Lattice::Sc, Lattice::Fcc, Lattice::Bcc, Lattice::Triclinic, Lattice::Square, Lattice::Triangular];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -74,11 +67,7 @@ impl std::str::FromStr for Lattice {
         Lattice::ALL
             .into_iter()
             .find(|l| l.name() == s.to_ascii_lowercase())
-            .ok_or_else(|| {
-                format!(
-                    "unknown lattice '{s}': expected sc, fcc, bcc, triclinic, square or triangular"
-                )
-            })
+            .ok_or_else(|| format!("unknown lattice '{s}': expected sc, fcc, bcc, triclinic, square or triangular"))
     }
 }
 
@@ -100,11 +89,7 @@ pub fn dot(x: [f64; 3], y: [f64; 3]) -> f64 {
 }
 
 fn cross(x: [f64; 3], y: [f64; 3]) -> [f64; 3] {
-    [
-        x[1] * y[2] - x[2] * y[1],
-        x[2] * y[0] - x[0] * y[2],
-        x[0] * y[1] - x[1] * y[0],
-    ]
+    [x[1] * y[2] - x[2] * y[1], x[2] * y[0] - x[0] * y[2], x[0] * y[1] - x[1] * y[0]]
 }
 
 pub fn norm(x: [f64; 3]) -> f64 {
@@ -116,12 +101,7 @@ impl Cell {
     pub fn new(dim: usize, a: [[f64; 3]; 3]) -> Cell {
         let vol = dot(a[0], cross(a[1], a[2]));
         let b = [0, 1, 2].map(|k| cross(a[(k + 1) % 3], a[(k + 2) % 3]).map(|x| TAU * x / vol));
-        Cell {
-            dim,
-            a,
-            b,
-            volume: vol.abs(),
-        }
+        Cell { dim, a, b, volume: vol.abs() }
     }
 
     /// Fractional coordinates of a Cartesian vector.
@@ -154,9 +134,7 @@ impl Cell {
 
     /// Radius of the largest sphere (disc) inside the cell: the nearest-image distance is at least twice it.
     pub fn inscribed_radius(&self) -> f64 {
-        (0..self.dim)
-            .map(|k| PI / norm(self.b[k]))
-            .fold(f64::INFINITY, f64::min)
+        (0..self.dim).map(|k| PI / norm(self.b[k])).fold(f64::INFINITY, f64::min)
     }
 
     /// Integer bound on index k for vectors of length at most `radius`: |n_k| <= radius |b_k| / 2 pi for lattice
@@ -166,11 +144,7 @@ impl Cell {
             if k >= self.dim {
                 0
             } else {
-                let len = if reciprocal {
-                    norm(self.a[k])
-                } else {
-                    norm(self.b[k])
-                };
+                let len = if reciprocal { norm(self.a[k]) } else { norm(self.b[k]) };
                 (radius * len / TAU).floor() as i32
             }
         })
@@ -196,9 +170,7 @@ impl Cell {
 
     /// Reciprocal lattice vector of Miller indices m.
     pub fn g(&self, m: [i32; 3]) -> [f64; 3] {
-        [0, 1, 2].map(|x| {
-            m[0] as f64 * self.b[0][x] + m[1] as f64 * self.b[1][x] + m[2] as f64 * self.b[2][x]
-        })
+        [0, 1, 2].map(|x| m[0] as f64 * self.b[0][x] + m[1] as f64 * self.b[1][x] + m[2] as f64 * self.b[2][x])
     }
 
     /// Miller indices of the reciprocal vectors 0 < |G| <= radius in one half space (of each pair +-G, the one whose

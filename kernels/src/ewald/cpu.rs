@@ -152,13 +152,7 @@ impl<S: Real> Powers<S> {
         let n = frac.len();
         let stride = n.div_ceil(2 * W) * 2 * W;
         let rows: usize = nmax.iter().map(|m| 2 * *m as usize + 1).sum();
-        let mut p = Powers {
-            re: vec![S::zero(); rows * stride],
-            im: vec![S::zero(); rows * stride],
-            n: stride,
-            offset: [0; 3],
-            nmax,
-        };
+        let mut p = Powers { re: vec![S::zero(); rows * stride], im: vec![S::zero(); rows * stride], n: stride, offset: [0; 3], nmax };
         let mut row = 0;
         for k in 0..3 {
             p.offset[k] = row;
@@ -225,24 +219,10 @@ fn blocks<S, const L: usize>(x: &[S]) -> impl Iterator<Item = &[S; L]> {
 fn complex_dot<S: Real, A: Real>(pr: &[S], pi: &[S], er: &[S], ei: &[S]) -> (A, A) {
     const L: usize = 2 * W;
     // four separate arrays (not one 2D array), which the compiler keeps in registers
-    let (mut ax, mut by, mut ay, mut bx) = (
-        [A::zero(); L],
-        [A::zero(); L],
-        [A::zero(); L],
-        [A::zero(); L],
-    );
-    for (((a, b), x), y) in blocks::<S, L>(pr)
-        .zip(blocks::<S, L>(pi))
-        .zip(blocks::<S, L>(er))
-        .zip(blocks::<S, L>(ei))
-    {
+    let (mut ax, mut by, mut ay, mut bx) = ([A::zero(); L], [A::zero(); L], [A::zero(); L], [A::zero(); L]);
+    for (((a, b), x), y) in blocks::<S, L>(pr).zip(blocks::<S, L>(pi)).zip(blocks::<S, L>(er)).zip(blocks::<S, L>(ei)) {
         for l in 0..L {
-            let (a, b, x, y) = (
-                A::of(a[l].f64()),
-                A::of(b[l].f64()),
-                A::of(x[l].f64()),
-                A::of(y[l].f64()),
-            );
+            let (a, b, x, y) = (A::of(a[l].f64()), A::of(b[l].f64()), A::of(x[l].f64()), A::of(y[l].f64()));
             ax[l] = a.mul_add(x, ax[l]);
             by[l] = b.mul_add(y, by[l]);
             ay[l] = a.mul_add(y, ay[l]);
@@ -282,17 +262,13 @@ fn distance_to_half_cell(a: &[[f64; 3]; 3], dim: usize, r: [f64; 3]) -> f64 {
         }
         // normal equations of the free axes, by Cramer's rule (at most 3 x 3)
         let m = free.len();
-        let gram: Vec<Vec<f64>> = free
-            .iter()
-            .map(|&i| free.iter().map(|&j| dot(a[i], a[j])).collect())
-            .collect();
+        let gram: Vec<Vec<f64>> = free.iter().map(|&i| free.iter().map(|&j| dot(a[i], a[j])).collect()).collect();
         let rhs: Vec<f64> = free.iter().map(|&i| dot(a[i], target)).collect();
         let det = |c: &dyn Fn(usize, usize) -> f64| match m {
             1 => c(0, 0),
             2 => c(0, 0) * c(1, 1) - c(0, 1) * c(1, 0),
             _ => {
-                c(0, 0) * (c(1, 1) * c(2, 2) - c(1, 2) * c(2, 1))
-                    - c(0, 1) * (c(1, 0) * c(2, 2) - c(1, 2) * c(2, 0))
+                c(0, 0) * (c(1, 1) * c(2, 2) - c(1, 2) * c(2, 1)) - c(0, 1) * (c(1, 0) * c(2, 2) - c(1, 2) * c(2, 0))
                     + c(0, 2) * (c(1, 0) * c(2, 1) - c(1, 1) * c(2, 0))
             }
         };
@@ -334,10 +310,7 @@ impl<S: Real, A: Real> CpuEwald<S, A> {
             images: e
                 .images
                 .iter()
-                .filter(|r| {
-                    distance_to_half_cell(&e.cell.a, e.cell.dim, **r)
-                        < e.params.rc * (1.0 + 1e-4) + 1e-4 * super::cell::norm(**r)
-                })
+                .filter(|r| distance_to_half_cell(&e.cell.a, e.cell.dim, **r) < e.params.rc * (1.0 + 1e-4) + 1e-4 * super::cell::norm(**r))
                 .map(|r| s3(*r))
                 .collect(),
             single_image,
@@ -376,12 +349,7 @@ impl<S: Real, A: Real> CpuEwald<S, A> {
         let all = || frac.iter().chain(&self.ion_frac).chain(&pad);
         Others {
             f: [0, 1, 2].map(|k| all().map(|f| S::of(f[k])).collect()),
-            w: frac
-                .iter()
-                .map(|_| S::one())
-                .chain(self.ion_q.iter().map(|&z| -z))
-                .chain([S::zero(); B])
-                .collect(),
+            w: frac.iter().map(|_| S::one()).chain(self.ion_q.iter().map(|&z| -z)).chain([S::zero(); B]).collect(),
         }
     }
 
@@ -393,18 +361,10 @@ impl<S: Real, A: Real> CpuEwald<S, A> {
         // vectorisable, where round() is a library call
         let magic = S::of(1.5) * (S::one() / S::epsilon());
         let wrap = |x: S| x - ((x + magic) - magic);
-        let (fx, fy, fz) = (
-            &o.f[0][j0..j0 + W],
-            &o.f[1][j0..j0 + W],
-            &o.f[2][j0..j0 + W],
-        );
+        let (fx, fy, fz) = (&o.f[0][j0..j0 + W], &o.f[1][j0..j0 + W], &o.f[2][j0..j0 + W]);
         let mut d = [[S::zero(); W]; 3];
         for l in 0..W {
-            let g = [
-                wrap(fi[0] - fx[l]),
-                wrap(fi[1] - fy[l]),
-                wrap(fi[2] - fz[l]),
-            ];
+            let g = [wrap(fi[0] - fx[l]), wrap(fi[1] - fy[l]), wrap(fi[2] - fz[l])];
             // into the half cell g_0 >= 0 (the sums depend on |d - R| with R over a set symmetric under R -> -R)
             let g = if g[0] < S::zero() { g.map(|x| -x) } else { g };
             for x in 0..3 {
@@ -439,31 +399,19 @@ impl<S: Real, A: Real> CpuEwald<S, A> {
                 }
                 for l in 0..W {
                     let j = jb + l;
-                    r2[l] = if m[l] < self.rc2 && j < hi && j != skip {
-                        m[l]
-                    } else {
-                        S::zero()
-                    };
+                    r2[l] = if m[l] < self.rc2 && j < hi && j != skip { m[l] } else { S::zero() };
                 }
             }
             // erfc runs on every lane (a select keeps the wanted ones); r_c where unwanted keeps it finite
             let mut t = [S::zero(); B];
-            for ((t, r2), w) in t[..len]
-                .chunks_exact_mut(E)
-                .zip(r2[..len].chunks_exact(E))
-                .zip(o.w[j0..j0 + len].chunks_exact(E))
-            {
+            for ((t, r2), w) in t[..len].chunks_exact_mut(E).zip(r2[..len].chunks_exact(E)).zip(o.w[j0..j0 + len].chunks_exact(E)) {
                 let mut x = [S::zero(); E];
                 for l in 0..E {
                     x[l] = if r2[l] > S::zero() { r2[l] } else { self.rc2 };
                 }
                 let v = erfc_over_r(self.alpha, &x);
                 for l in 0..E {
-                    t[l] = if r2[l] > S::zero() {
-                        w[l] * v[l]
-                    } else {
-                        S::zero()
-                    };
+                    t[l] = if r2[l] > S::zero() { w[l] * v[l] } else { S::zero() };
                 }
             }
             for c in blocks::<S, W>(&t[..len]) {
@@ -479,13 +427,7 @@ impl<S: Real, A: Real> CpuEwald<S, A> {
     /// Several-images path: sum of w_j phi(r_i - r_j) over partners j in `range`, the distances within r_c of all
     /// images packed first (branch-free: always store, advance only when inside) and erfc run over the packed list.
     #[inline(always)]
-    fn row_images(
-        &self,
-        fi: [S; 3],
-        o: &Others<S>,
-        range: std::ops::Range<usize>,
-        near: &mut (Vec<S>, Vec<S>),
-    ) -> A {
+    fn row_images(&self, fi: [S; 3], o: &Others<S>, range: std::ops::Range<usize>, near: &mut (Vec<S>, Vec<S>)) -> A {
         near.0.resize(W * self.images.len(), S::zero());
         near.1.resize(W * self.images.len(), S::zero());
         let (near_r2, near_w) = (&mut near.0[..], &mut near.1[..]);
@@ -520,15 +462,7 @@ impl<S: Real, A: Real> CpuEwald<S, A> {
 
     /// Real-space terms of a particle at fractional `f` with the partners lo..hi other than `skip`.
     #[inline(always)]
-    fn row(
-        &self,
-        f: [f64; 3],
-        o: &Others<S>,
-        lo: usize,
-        hi: usize,
-        skip: usize,
-        near: &mut (Vec<S>, Vec<S>),
-    ) -> A {
+    fn row(&self, f: [f64; 3], o: &Others<S>, lo: usize, hi: usize, skip: usize, near: &mut (Vec<S>, Vec<S>)) -> A {
         let fi = f.map(S::of);
         if self.single_image {
             self.row_single(fi, o, lo, hi, skip)
@@ -553,12 +487,7 @@ impl<S: Real, A: Real> CpuEwald<S, A> {
 
     /// S(G) of the runs `runs` (their G vectors are consecutive from `g0`) into `sf`, and their energy.
     #[inline(always)]
-    fn structure_factor(
-        &self,
-        p: &Powers<S>,
-        runs: &[std::ops::Range<usize>],
-        sf: &mut [[A; 2]],
-    ) -> A {
+    fn structure_factor(&self, p: &Powers<S>, runs: &[std::ops::Range<usize>], sf: &mut [[A; 2]]) -> A {
         let g0 = runs[0].start;
         let mut pr = vec![S::zero(); p.n];
         let mut pi = vec![S::zero(); p.n];
@@ -638,13 +567,9 @@ impl<S: Real, A: Real> CpuEwald<S, A> {
         let mut state = std::mem::take(&mut self.walkers);
         state.resize(walkers, Others::default());
         let me = &*self;
-        out.par_iter_mut()
-            .zip(sf.par_chunks_mut(stride))
-            .zip(state.par_iter_mut())
-            .enumerate()
-            .for_each(|(w, ((o, rows), st))| {
-                *o = me.walker_energy(&pos[w * me.n..(w + 1) * me.n], &mut rows[..ng], st);
-            });
+        out.par_iter_mut().zip(sf.par_chunks_mut(stride)).zip(state.par_iter_mut()).enumerate().for_each(|(w, ((o, rows), st))| {
+            *o = me.walker_energy(&pos[w * me.n..(w + 1) * me.n], &mut rows[..ng], st);
+        });
         self.sf = sf;
         self.walkers = state;
     }
@@ -670,12 +595,7 @@ impl<S: Real, A: Real> CpuEwald<S, A> {
         let (ng, stride) = (self.gvecs.len(), self.gvecs.len().max(1));
         out.par_iter_mut().enumerate().for_each(|(w, o)| {
             let (old, mv) = (pos[w * self.n + moves[w].electron], &moves[w]);
-            *o = crate::dispatch!(self.walker_move(
-                old,
-                mv,
-                &self.sf[w * stride..w * stride + ng],
-                &self.walkers[w]
-            ));
+            *o = crate::dispatch!(self.walker_move(old, mv, &self.sf[w * stride..w * stride + ng], &self.walkers[w]));
         });
     }
 
@@ -714,30 +634,21 @@ impl<S: Real, A: Real> CpuEwald<S, A> {
         let m3max = self.nmax[2];
         let width = 2 * m3max as usize + 1;
         let row3 = |p: usize| -> (Vec<S>, Vec<S>) {
-            (-m3max..=m3max)
-                .map(|m| phase(2, p, m))
-                .map(|(c, s)| (S::of(c), S::of(s)))
-                .unzip()
+            (-m3max..=m3max).map(|m| phase(2, p, m)).map(|(c, s)| (S::of(c), S::of(s))).unzip()
         };
         let ((o3r, o3i), (n3r, n3i)) = (row3(0), row3(1));
         let mut dre = vec![A::zero(); self.gvecs.len()];
         let mut dim = vec![A::zero(); self.gvecs.len()];
         for run in &self.runs {
             let [m1, m2, lo] = self.gvecs[run.start];
-            let cmul =
-                |x: (f64, f64), y: (f64, f64)| (x.0 * y.0 - x.1 * y.1, x.0 * y.1 + x.1 * y.0);
+            let cmul = |x: (f64, f64), y: (f64, f64)| (x.0 * y.0 - x.1 * y.1, x.0 * y.1 + x.1 * y.0);
             let po = cmul(phase(0, 0, m1), phase(1, 0, m2));
             let pn = cmul(phase(0, 1, m1), phase(1, 1, m2));
             let (por, poi, pnr, pni) = (S::of(po.0), S::of(po.1), S::of(pn.0), S::of(pn.1));
             let at = (lo + m3max) as usize;
             let len = run.len();
             debug_assert!(at + len <= width);
-            let (o3r, o3i, n3r, n3i) = (
-                &o3r[at..at + len],
-                &o3i[at..at + len],
-                &n3r[at..at + len],
-                &n3i[at..at + len],
-            );
+            let (o3r, o3i, n3r, n3i) = (&o3r[at..at + len], &o3i[at..at + len], &n3r[at..at + len], &n3i[at..at + len]);
             let (dr, di) = (&mut dre[run.clone()], &mut dim[run.clone()]);
             for t in 0..len {
                 let (or, oi) = (por * o3r[t] - poi * o3i[t], por * o3i[t] + poi * o3r[t]);
@@ -748,12 +659,7 @@ impl<S: Real, A: Real> CpuEwald<S, A> {
         }
         let mut acc = [A::zero(); W];
         let two = A::of(2.0);
-        for (g, ((&dr, &di), (s, &c))) in dre
-            .iter()
-            .zip(&dim)
-            .zip(sf.iter().zip(&self.coef))
-            .enumerate()
-        {
+        for (g, ((&dr, &di), (s, &c))) in dre.iter().zip(&dim).zip(sf.iter().zip(&self.coef)).enumerate() {
             acc[g % W] += c * (dr * dr + di * di + two * (s[0] * dr + s[1] * di));
         }
         fold(&acc)

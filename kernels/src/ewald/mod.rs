@@ -50,10 +50,7 @@ impl Ions {
     pub fn random(cell: &Cell, count: usize, charge: f64, seed: u64) -> Ions {
         let mut r = rng::rng(seed, 0x10);
         let pos = (0..count).map(|_| random_point(cell, &mut r)).collect();
-        Ions {
-            pos,
-            charge: vec![charge; count],
-        }
+        Ions { pos, charge: vec![charge; count] }
     }
     pub fn len(&self) -> usize {
         self.pos.len()
@@ -73,54 +70,30 @@ pub struct Move {
 /// The cell of an electron gas of `electrons` electrons at density parameter r_s (volume per electron
 /// 4/3 pi r_s^3 in 3D, pi r_s^2 in 2D).
 pub fn electron_gas_cell(lattice: Lattice, electrons: usize, rs: f64) -> Cell {
-    let per = if lattice.dim() == 3 {
-        4.0 / 3.0 * PI * rs.powi(3)
-    } else {
-        PI * rs * rs
-    };
+    let per = if lattice.dim() == 3 { 4.0 / 3.0 * PI * rs.powi(3) } else { PI * rs * rs };
     lattice.cell(per * electrons as f64)
 }
 
 fn random_point(cell: &Cell, r: &mut rng::Rng64) -> [f64; 3] {
-    let f = [0, 1, 2].map(|k| {
-        if k < cell.dim {
-            r.random_range(0.0..1.0)
-        } else {
-            0.0
-        }
-    });
+    let f = [0, 1, 2].map(|k| if k < cell.dim { r.random_range(0.0..1.0) } else { 0.0 });
     cell.cart(f)
 }
 
 /// Random electron positions, `[walker][electron][xyz]`, uniform in the cell.
 pub fn random_configs(cell: &Cell, walkers: usize, electrons: usize, seed: u64) -> Vec<[f64; 3]> {
     let mut r = rng::rng(seed, 0xE1);
-    (0..walkers * electrons)
-        .map(|_| random_point(cell, &mut r))
-        .collect()
+    (0..walkers * electrons).map(|_| random_point(cell, &mut r)).collect()
 }
 
 /// One random move per walker: a random electron displaced by up to `step` bohr along each axis of the cell's plane.
-pub fn random_moves(
-    cell: &Cell,
-    configs: &[[f64; 3]],
-    walkers: usize,
-    step: f64,
-    seed: u64,
-) -> Vec<Move> {
+pub fn random_moves(cell: &Cell, configs: &[[f64; 3]], walkers: usize, step: f64, seed: u64) -> Vec<Move> {
     let n = configs.len() / walkers;
     let mut r = rng::rng(seed, 0x3D);
     (0..walkers)
         .map(|w| {
             let electron = r.random_range(0..n);
             let old = configs[w * n + electron];
-            let to = [0, 1, 2].map(|x| {
-                if x < cell.dim {
-                    old[x] + r.random_range(-step..step)
-                } else {
-                    0.0
-                }
-            });
+            let to = [0, 1, 2].map(|x| if x < cell.dim { old[x] + r.random_range(-step..step) } else { 0.0 });
             Move { electron, to }
         })
         .collect()
@@ -191,34 +164,18 @@ impl Ewald {
     pub fn new(cell: Cell, params: Params, electrons: usize, ions: Ions) -> Ewald {
         let images = cell.lattice_points(params.rc + cell.max_wrapped());
         let gvecs = cell.half_reciprocal(params.gc);
-        let coef = gvecs
-            .iter()
-            .map(|&m| coefficient(&cell, params.alpha, cell::norm(cell.g(m))))
-            .collect();
+        let coef = gvecs.iter().map(|&m| coefficient(&cell, params.alpha, cell::norm(cell.g(m)))).collect();
         let ion_sf = gvecs
             .iter()
             .map(|&m| {
                 let g = cell.g(m);
-                ions.pos
-                    .iter()
-                    .zip(&ions.charge)
-                    .fold([0.0, 0.0], |s, (r, z)| {
-                        let (sn, cs) = cell::dot(g, *r).sin_cos();
-                        [s[0] + z * cs, s[1] + z * sn]
-                    })
+                ions.pos.iter().zip(&ions.charge).fold([0.0, 0.0], |s, (r, z)| {
+                    let (sn, cs) = cell::dot(g, *r).sin_cos();
+                    [s[0] + z * cs, s[1] + z * sn]
+                })
             })
             .collect();
-        let mut e = Ewald {
-            cell,
-            params,
-            electrons,
-            ions,
-            images,
-            gvecs,
-            coef,
-            ion_sf,
-            constant: 0.0,
-        };
+        let mut e = Ewald { cell, params, electrons, ions, images, gvecs, coef, ion_sf, constant: 0.0 };
         let q2 = charge2(electrons, &e.ions);
         let total = e.ions.charge.iter().sum::<f64>() - electrons as f64;
         let alpha = params.alpha;
@@ -236,32 +193,18 @@ impl Ewald {
                 ion_pairs += e.ions.charge[i] * e.ions.charge[j] * phi(&e, d);
             }
         }
-        e.constant = -alpha / PI.sqrt() * q2 + 0.5 * q2 * own_images
-            - 0.5 * background(&e.cell, alpha) * total * total
-            + ion_pairs;
+        e.constant = -alpha / PI.sqrt() * q2 + 0.5 * q2 * own_images - 0.5 * background(&e.cell, alpha) * total * total + ion_pairs;
         e
     }
 
     /// The system with parameters chosen automatically for `accuracy` Ha per particle.
     pub fn auto(cell: Cell, electrons: usize, ions: Ions, accuracy: f64) -> Ewald {
-        let params = Params::auto(
-            &cell,
-            electrons,
-            ions.len(),
-            charge2(electrons, &ions),
-            accuracy,
-        );
+        let params = Params::auto(&cell, electrons, ions.len(), charge2(electrons, &ions), accuracy);
         Ewald::new(cell, params, electrons, ions)
     }
 
     /// The system with a user-chosen alpha and cutoffs for `accuracy`.
-    pub fn with_alpha(
-        cell: Cell,
-        alpha: f64,
-        electrons: usize,
-        ions: Ions,
-        accuracy: f64,
-    ) -> Ewald {
+    pub fn with_alpha(cell: Cell, alpha: f64, electrons: usize, ions: Ions, accuracy: f64) -> Ewald {
         let params = Params::for_alpha(&cell, alpha, charge2(electrons, &ions), accuracy);
         Ewald::new(cell, params, electrons, ions)
     }
@@ -269,11 +212,7 @@ impl Ewald {
     /// Fraction of lattice images that fall within r_c of a random displacement: erfc evaluations per pair.
     pub fn inside(&self) -> f64 {
         let r = self.params.rc;
-        let v = if self.cell.dim == 3 {
-            4.0 / 3.0 * PI * r * r * r
-        } else {
-            PI * r * r
-        };
+        let v = if self.cell.dim == 3 { 4.0 / 3.0 * PI * r * r * r } else { PI * r * r };
         v / self.cell.volume
     }
 
@@ -287,15 +226,13 @@ impl Ewald {
     pub fn energy_flops(&self) -> f64 {
         let (n, m) = (self.electrons as f64, self.ions.len() as f64);
         let pairs = n * (n - 1.0) / 2.0 + n * m;
-        pairs * (8.0 * self.images.len() as f64 + 30.0 * self.inside())
-            + 8.0 * n * self.gvecs.len() as f64
+        pairs * (8.0 * self.images.len() as f64 + 30.0 * self.inside()) + 8.0 * n * self.gvecs.len() as f64
     }
 
     /// Nominal flops of one move of one walker (two real-space rows and two phases per G).
     pub fn move_flops(&self) -> f64 {
         let others = (self.electrons + self.ions.len()) as f64;
-        2.0 * others * (8.0 * self.images.len() as f64 + 30.0 * self.inside())
-            + 24.0 * self.gvecs.len() as f64
+        2.0 * others * (8.0 * self.images.len() as f64 + 30.0 * self.inside()) + 24.0 * self.gvecs.len() as f64
     }
 
     /// Fewest bytes per walker of an energy: positions in (S), S(G) out and the energy (A).

@@ -37,19 +37,8 @@ fn integrate(f: impl Fn(f64) -> f64, lo: f64, width: f64) -> f64 {
 
 /// Estimated real-space truncation error per particle (see module docs); `density` = sum q^2 / volume.
 pub fn real_tail(dim: usize, alpha: f64, rc: f64, density: f64) -> f64 {
-    let shell = |r: f64| {
-        if dim == 3 {
-            4.0 * PI * r * r
-        } else {
-            2.0 * PI * r
-        }
-    };
-    0.5 * density
-        * integrate(
-            |r| shell(r) * libm::erfc(alpha * r) / r,
-            rc.max(1e-12),
-            12.0 / alpha,
-        )
+    let shell = |r: f64| if dim == 3 { 4.0 * PI * r * r } else { 2.0 * PI * r };
+    0.5 * density * integrate(|r| shell(r) * libm::erfc(alpha * r) / r, rc.max(1e-12), 12.0 / alpha)
 }
 
 /// Estimated reciprocal-space truncation error per particle.
@@ -80,16 +69,8 @@ impl Params {
     /// `charge2` is the sum of squared charges in the cell.
     pub fn for_alpha(cell: &Cell, alpha: f64, charge2: f64, accuracy: f64) -> Params {
         let density = charge2 / cell.volume;
-        let rc = solve(
-            |r| real_tail(cell.dim, alpha, r, density),
-            SHARE * accuracy,
-            20.0 / alpha,
-        );
-        let gc = solve(
-            |g| recip_tail(cell.dim, alpha, g),
-            SHARE * accuracy,
-            40.0 * alpha,
-        );
+        let rc = solve(|r| real_tail(cell.dim, alpha, r, density), SHARE * accuracy, 20.0 / alpha);
+        let gc = solve(|g| recip_tail(cell.dim, alpha, g), SHARE * accuracy, 40.0 * alpha);
         Params { alpha, rc, gc }
     }
 
@@ -100,13 +81,7 @@ impl Params {
         let length = cell.volume.powf(1.0 / cell.dim as f64);
         let (n, m) = (electrons as f64, ions as f64);
         let pairs = n * (n - 1.0) / 2.0 + n * m + n;
-        let sphere = |r: f64| {
-            if cell.dim == 3 {
-                4.0 / 3.0 * PI * r * r * r
-            } else {
-                PI * r * r
-            }
-        };
+        let sphere = |r: f64| if cell.dim == 3 { 4.0 / 3.0 * PI * r * r * r } else { PI * r * r };
         let mut best: Option<(f64, Params)> = None;
         for step in 0..48 {
             let alpha = (1.5 * (30.0f64).powf(step as f64 / 47.0)) / length;

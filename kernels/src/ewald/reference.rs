@@ -34,20 +34,8 @@ impl Reference {
     pub fn new(cell: &Cell, params: Params) -> Reference {
         // A wrapped displacement has fractional coordinates in [-1/2, 1/2]; a point within r_c of it differs by at
         // most r_c |b_k| / 2 pi in coordinate k; a G vector of length G_c has |m_k| <= G_c |a_k| / 2 pi.
-        let real_n = [0, 1, 2].map(|k| {
-            if k < cell.dim {
-                (0.5 + params.rc * norm(cell.b[k]) / TAU).ceil() as i32
-            } else {
-                0
-            }
-        });
-        let recip_n = [0, 1, 2].map(|k| {
-            if k < cell.dim {
-                (params.gc * norm(cell.a[k]) / TAU).ceil() as i32
-            } else {
-                0
-            }
-        });
+        let real_n = [0, 1, 2].map(|k| if k < cell.dim { (0.5 + params.rc * norm(cell.b[k]) / TAU).ceil() as i32 } else { 0 });
+        let recip_n = [0, 1, 2].map(|k| if k < cell.dim { (params.gc * norm(cell.a[k]) / TAU).ceil() as i32 } else { 0 });
         let mut box_points = vec![];
         let mut gs = vec![];
         for i in -real_n[0]..=real_n[0] {
@@ -60,9 +48,7 @@ impl Reference {
         for i in -recip_n[0]..=recip_n[0] {
             for j in -recip_n[1]..=recip_n[1] {
                 for k in -recip_n[2]..=recip_n[2] {
-                    let g = [0, 1, 2].map(|x| {
-                        i as f64 * cell.b[0][x] + j as f64 * cell.b[1][x] + k as f64 * cell.b[2][x]
-                    });
+                    let g = [0, 1, 2].map(|x| i as f64 * cell.b[0][x] + j as f64 * cell.b[1][x] + k as f64 * cell.b[2][x]);
                     let len = norm(g);
                     if len > 0.0 && len <= params.gc {
                         gs.push((g, coefficient(cell, params.alpha, len)));
@@ -70,23 +56,13 @@ impl Reference {
                 }
             }
         }
-        Reference {
-            cell: cell.clone(),
-            params,
-            box_points,
-            gs,
-        }
+        Reference { cell: cell.clone(), params, box_points, gs }
     }
 
     /// Flops of [`Reference::energy`] plus [`Reference::move_change`] for one configuration of `electrons` electrons
     /// and `ions` ions (about 25 per real-space image term and per G-vector term): what checking a walker costs.
     pub fn cost(&self, electrons: usize, ions: usize) -> f64 {
-        let (ne, ni, nb, ng) = (
-            electrons as f64,
-            ions as f64,
-            self.box_points.len() as f64,
-            self.gs.len() as f64,
-        );
+        let (ne, ni, nb, ng) = (electrons as f64, ions as f64, self.box_points.len() as f64, self.gs.len() as f64);
         let pairs = ne * (ne - 1.0) / 2.0 + ne * ni + ni * (ni - 1.0) / 2.0;
         let energy = 25.0 * (pairs * nb + (ne + ni) * ng);
         let moves = 25.0 * 2.0 * (ne - 1.0 + ni) * (nb + ng);
@@ -138,11 +114,7 @@ impl Reference {
 
     /// sum_G c(G) Re(S1(G) conj(S2(G))) over the full sphere.
     fn recip(&self, s1: &[[f64; 2]], s2: &[[f64; 2]]) -> f64 {
-        self.gs
-            .iter()
-            .zip(s1.iter().zip(s2))
-            .map(|((_, c), (a, b))| c * (a[0] * b[0] + a[1] * b[1]))
-            .sum()
+        self.gs.iter().zip(s1.iter().zip(s2)).map(|((_, c), (a, b))| c * (a[0] * b[0] + a[1] * b[1])).sum()
     }
 
     /// Energy of electrons (charge -1) at `electrons` and `ions`, by parts.
@@ -159,13 +131,9 @@ impl Reference {
                 ee += self.real(diff(electrons[i], electrons[j])) - bg;
             }
         }
-        ee += 0.5 * (self.recip(&se, &se) - n * self.gs.iter().map(|(_, c)| c).sum::<f64>())
-            + 0.5 * n * vm;
+        ee += 0.5 * (self.recip(&se, &se) - n * self.gs.iter().map(|(_, c)| c).sum::<f64>()) + 0.5 * n * vm;
         // electron-ion
-        let (qi, z2): (f64, f64) = (
-            ions.charge.iter().sum(),
-            ions.charge.iter().map(|z| z * z).sum(),
-        );
+        let (qi, z2): (f64, f64) = (ions.charge.iter().sum(), ions.charge.iter().map(|z| z * z).sum());
         let mut ei = 0.0;
         for e in electrons {
             for (r, z) in ions.pos.iter().zip(&ions.charge) {
@@ -177,13 +145,10 @@ impl Reference {
         let mut ii = 0.0;
         for i in 0..ions.len() {
             for j in 0..i {
-                ii += ions.charge[i]
-                    * ions.charge[j]
-                    * (self.real(diff(ions.pos[i], ions.pos[j])) - bg);
+                ii += ions.charge[i] * ions.charge[j] * (self.real(diff(ions.pos[i], ions.pos[j])) - bg);
             }
         }
-        ii += 0.5 * (self.recip(&si, &si) - z2 * self.gs.iter().map(|(_, c)| c).sum::<f64>())
-            + 0.5 * z2 * vm;
+        ii += 0.5 * (self.recip(&si, &si) - z2 * self.gs.iter().map(|(_, c)| c).sum::<f64>()) + 0.5 * z2 * vm;
         Energy { ee, ei, ii }
     }
 

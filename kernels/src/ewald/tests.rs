@@ -22,11 +22,7 @@ fn madelung_constants_of_five_lattices() {
     for (lattice, value) in known {
         for scale in [2.0, 5.0] {
             let m = madelung(lattice, scale);
-            assert!(
-                (m - value).abs() < 2e-10,
-                "{}: {m:.10} vs {value} (alpha L = {scale})",
-                lattice.name()
-            );
+            assert!((m - value).abs() < 2e-10, "{}: {m:.10} vs {value} (alpha L = {scale})", lattice.name());
         }
     }
     // the simple cubic constant of DESIGN.md: v_M = -2.837297479 / L
@@ -56,11 +52,7 @@ fn energy_does_not_depend_on_alpha() {
             })
             .collect();
         for e in &energies {
-            assert!(
-                (e - energies[0]).abs() < 1e-10 * 12.0,
-                "{}: {energies:?}",
-                lattice.name()
-            );
+            assert!((e - energies[0]).abs() < 1e-10 * 12.0, "{}: {energies:?}", lattice.name());
         }
     }
 }
@@ -74,10 +66,7 @@ fn structure_factor_energy_equals_pair_sum() {
     let parts = r.energy(&pos, &ions);
     assert!((parts.total() - r.energy_pairwise(&pos, &ions)).abs() < 1e-10);
     // the ion-ion part alone does not depend on the electrons; the electron-ion part changes sign with the ions
-    let flipped = Ions {
-        pos: ions.pos.clone(),
-        charge: ions.charge.iter().map(|z| -z).collect(),
-    };
+    let flipped = Ions { pos: ions.pos.clone(), charge: ions.charge.iter().map(|z| -z).collect() };
     let f = r.energy(&pos, &flipped);
     assert!((f.ii - parts.ii).abs() < 1e-10 && (f.ei + parts.ei).abs() < 1e-10);
 }
@@ -87,10 +76,7 @@ fn spherical_direct_sum_agrees_with_ewald_plus_dipole_term() {
     // A neutral cubic cell summed directly over whole cells within a growing sphere converges to the Ewald energy
     // plus the surface term 2 pi / (3 V) |sum q r|^2 (de Leeuw, Perram and Smith); slowly, so two radii show it.
     let cell = Lattice::Sc.cell(1.0);
-    let ions = Ions {
-        pos: vec![[0.1, 0.2, 0.3], [0.6, 0.7, 0.2]],
-        charge: vec![1.0, 1.0],
-    };
+    let ions = Ions { pos: vec![[0.1, 0.2, 0.3], [0.6, 0.7, 0.2]], charge: vec![1.0, 1.0] };
     let electrons = [[0.4, 0.1, 0.8], [0.9, 0.5, 0.45]];
     let mut pos: Vec<[f64; 3]> = electrons.to_vec();
     pos.extend(&ions.pos);
@@ -105,11 +91,7 @@ fn spherical_direct_sum_agrees_with_ewald_plus_dipole_term() {
                     }
                     for a in 0..4 {
                         for b in 0..4 {
-                            let d = [
-                                pos[a][0] - pos[b][0] + i as f64,
-                                pos[a][1] - pos[b][1] + j as f64,
-                                pos[a][2] - pos[b][2] + k as f64,
-                            ];
+                            let d = [pos[a][0] - pos[b][0] + i as f64, pos[a][1] - pos[b][1] + j as f64, pos[a][2] - pos[b][2] + k as f64];
                             let r = cell::norm(d);
                             if r > 0.0 {
                                 e += 0.5 * q[a] * q[b] / r;
@@ -124,61 +106,35 @@ fn spherical_direct_sum_agrees_with_ewald_plus_dipole_term() {
     let dipole: [f64; 3] = [0, 1, 2].map(|x| (0..4).map(|a| q[a] * pos[a][x]).sum());
     let surface = 2.0 * std::f64::consts::PI / 3.0 * cell::dot(dipole, dipole);
     let e = Ewald::auto(cell.clone(), 2, ions.clone(), 1e-12);
-    let ewald = Reference::new(&cell, e.params)
-        .energy(&electrons, &ions)
-        .total()
-        + surface;
+    let ewald = Reference::new(&cell, e.params).energy(&electrons, &ions).total() + surface;
     let (near, far) = ((direct(24) - ewald).abs(), (direct(48) - ewald).abs());
-    assert!(
-        far < 2e-7 && far < near,
-        "direct sum misses Ewald + surface by {near:.2e} (R = 24), {far:.2e} (R = 48)"
-    );
-    assert!(
-        surface > 0.1,
-        "the surface term must matter for the test to mean something"
-    );
+    assert!(far < 2e-7 && far < near, "direct sum misses Ewald + surface by {near:.2e} (R = 24), {far:.2e} (R = 48)");
+    assert!(surface > 0.1, "the surface term must matter for the test to mean something");
 }
 
 /// Reference energies and move changes of every walker.
 fn reference_results(e: &Ewald, pos: &[[f64; 3]], moves: &[Move]) -> (Vec<f64>, Vec<f64>) {
     let r = Reference::new(&e.cell, e.params);
     let n = e.electrons;
-    let energies = (0..moves.len())
-        .map(|w| r.energy(&pos[w * n..(w + 1) * n], &e.ions).total())
-        .collect();
-    let changes = moves
-        .iter()
-        .enumerate()
-        .map(|(w, m)| r.move_change(&pos[w * n..(w + 1) * n], &e.ions, m))
-        .collect();
+    let energies = (0..moves.len()).map(|w| r.energy(&pos[w * n..(w + 1) * n], &e.ions).total()).collect();
+    let changes = moves.iter().enumerate().map(|(w, m)| r.move_change(&pos[w * n..(w + 1) * n], &e.ions, m)).collect();
     (energies, changes)
 }
 
-fn cpu_results<S: Real, A: Real>(
-    e: &Ewald,
-    pos: &[[f64; 3]],
-    moves: &[Move],
-) -> (Vec<f64>, Vec<f64>) {
+fn cpu_results<S: Real, A: Real>(e: &Ewald, pos: &[[f64; 3]], moves: &[Move]) -> (Vec<f64>, Vec<f64>) {
     let mut c = cpu::CpuEwald::<S, A>::new(e);
     let mut energy = vec![A::nan(); moves.len()];
     let mut change = vec![A::nan(); moves.len()];
     c.energy(pos, &mut energy);
     c.moves(pos, moves, &mut change);
-    (
-        energy.iter().map(|x| x.f64()).collect(),
-        change.iter().map(|x| x.f64()).collect(),
-    )
+    (energy.iter().map(|x| x.f64()).collect(), change.iter().map(|x| x.f64()).collect())
 }
 
 use crate::Real;
 
 fn assert_close(what: &str, fast: &[f64], reference: &[f64], tol: f64) {
     let c = crate::Check::compare(what, fast, reference, tol);
-    assert!(
-        c.passed(),
-        "{what}: error {:.3e} over {tol:.1e}: {fast:?} vs {reference:?}",
-        c.error
-    );
+    assert!(c.passed(), "{what}: error {:.3e} over {tol:.1e}: {fast:?} vs {reference:?}", c.error);
 }
 
 #[test]
@@ -212,27 +168,14 @@ fn cpu_one_image_path_matches_reference() {
         let ions = Ions::random(&cell, 2, n as f64 / 2.0, 62);
         let pos = random_configs(&cell, 3, n, 63);
         // a large alpha: r_c well below half the cell (the automatic choice gets there from ~100 electrons)
-        let e = Ewald::with_alpha(
-            cell.clone(),
-            10.0 / cell.volume.powf(1.0 / cell.dim as f64),
-            n,
-            ions,
-            1e-8,
-        );
-        assert!(
-            cpu::CpuEwald::<f64, f64>::new(&e).single_image(),
-            "{} with {n} electrons",
-            lattice.name()
-        );
+        let e = Ewald::with_alpha(cell.clone(), 10.0 / cell.volume.powf(1.0 / cell.dim as f64), n, ions, 1e-8);
+        assert!(cpu::CpuEwald::<f64, f64>::new(&e).single_image(), "{} with {n} electrons", lattice.name());
         let moves = random_moves(&cell, &pos, 3, 1.0, 64);
         let (re, rm) = reference_results(&e, &pos, &moves);
         let (ce, cm) = cpu_results::<f64, f64>(&e, &pos, &moves);
         assert_close("energy f64", &ce, &re, 1e-11);
         assert_close("move f64", &cm, &rm, 1e-10);
-        for (ce, cm) in [
-            cpu_results::<f32, f32>(&e, &pos, &moves),
-            cpu_results::<f32, f64>(&e, &pos, &moves),
-        ] {
+        for (ce, cm) in [cpu_results::<f32, f32>(&e, &pos, &moves), cpu_results::<f32, f64>(&e, &pos, &moves)] {
             assert_close("energy f32", &ce, &re, 5e-5);
             assert_close("move f32", &cm, &rm, 5e-4);
         }
@@ -253,10 +196,7 @@ fn move_change_is_the_difference_of_two_energies() {
         let (after, _) = cpu_results::<f64, f64>(&e, &after, &moves);
         let diff: Vec<f64> = after.iter().zip(&before).map(|(a, b)| a - b).collect();
         assert_close("move", &change, &diff, 1e-10);
-        assert!(
-            diff.iter().all(|d| d.abs() > 1e-3),
-            "moves should change the energy: {diff:?}"
-        );
+        assert!(diff.iter().all(|d| d.abs() > 1e-3), "moves should change the energy: {diff:?}");
     }
 }
 
@@ -271,31 +211,13 @@ fn automatic_cutoffs_reach_the_requested_accuracy() {
         let length = cell.volume.powf(1.0 / cell.dim as f64);
         let exact = {
             let e = Ewald::with_alpha(cell.clone(), 5.0 / length, n, Ions::default(), 1e-14);
-            Reference::new(&cell, e.params)
-                .energy(&pos, &Ions::default())
-                .total()
+            Reference::new(&cell, e.params).energy(&pos, &Ions::default()).total()
         };
         let auto = Ewald::auto(cell.clone(), n, Ions::default(), 1e-8);
-        for e in [
-            auto.clone(),
-            Ewald::with_alpha(cell.clone(), 3.0 / length, n, Ions::default(), 1e-8),
-            Ewald::with_alpha(cell.clone(), 9.0 / length, n, Ions::default(), 1e-8),
-        ] {
-            let (energy, _) = cpu_results::<f64, f64>(
-                &e,
-                &pos,
-                &[Move {
-                    electron: 0,
-                    to: [0.0; 3],
-                }],
-            );
+        for e in [auto.clone(), Ewald::with_alpha(cell.clone(), 3.0 / length, n, Ions::default(), 1e-8), Ewald::with_alpha(cell.clone(), 9.0 / length, n, Ions::default(), 1e-8)] {
+            let (energy, _) = cpu_results::<f64, f64>(&e, &pos, &[Move { electron: 0, to: [0.0; 3] }]);
             let err = (energy[0] - exact).abs() / n as f64;
-            assert!(
-                err < 1e-8,
-                "{}: alpha {:.3}: error {err:.2e} per particle",
-                lattice.name(),
-                e.params.alpha
-            );
+            assert!(err < 1e-8, "{}: alpha {:.3}: error {err:.2e} per particle", lattice.name(), e.params.alpha);
         }
         // and the accuracy is not bought with absurd cutoffs: a looser request gives fewer terms
         let loose = Ewald::auto(cell.clone(), n, Ions::default(), 1e-4);
@@ -319,15 +241,8 @@ fn reference_detects_a_wrong_kernel() {
 
 #[test]
 fn gpu_matches_reference_when_present() {
-    let Some(gpu) = crate::gpu::for_test() else {
-        return;
-    };
-    fn run<S: Real, A: Real>(
-        gpu: &std::sync::Arc<crate::gpu::Gpu>,
-        e: &Ewald,
-        pos: &[[f64; 3]],
-        moves: &[Move],
-    ) -> (Vec<f64>, Vec<f64>) {
+    let Some(gpu) = crate::gpu::for_test() else { return };
+    fn run<S: Real, A: Real>(gpu: &std::sync::Arc<crate::gpu::Gpu>, e: &Ewald, pos: &[[f64; 3]], moves: &[Move]) -> (Vec<f64>, Vec<f64>) {
         let mut g = gpu::GpuEwald::<S, A>::new(gpu, e, moves.len() + 2).unwrap();
         g.set_positions(pos).unwrap();
         g.poison().unwrap();
@@ -336,10 +251,7 @@ fn gpu_matches_reference_when_present() {
         g.set_moves(moves).unwrap();
         g.poison().unwrap();
         g.launch_move().unwrap();
-        (
-            energy,
-            g.outputs().unwrap().iter().map(|x| x.f64()).collect(),
-        )
+        (energy, g.outputs().unwrap().iter().map(|x| x.f64()).collect())
     }
     for lattice in [Lattice::Triclinic, Lattice::Triangular] {
         let (cell, ions, pos) = small(lattice, 5, 51);
@@ -349,10 +261,7 @@ fn gpu_matches_reference_when_present() {
         let (ge, gm) = run::<f64, f64>(&gpu, &e, &pos, &moves);
         assert_close("gpu energy f64", &ge, &re, 1e-12);
         assert_close("gpu move f64", &gm, &rm, 1e-11);
-        for (ge, gm) in [
-            run::<f32, f32>(&gpu, &e, &pos, &moves),
-            run::<f32, f64>(&gpu, &e, &pos, &moves),
-        ] {
+        for (ge, gm) in [run::<f32, f32>(&gpu, &e, &pos, &moves), run::<f32, f64>(&gpu, &e, &pos, &moves)] {
             assert_close("gpu energy f32", &ge, &re, 2e-5);
             assert_close("gpu move f32", &gm, &rm, 2e-4);
         }

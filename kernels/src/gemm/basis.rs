@@ -21,14 +21,7 @@ fn cartesians(l: u32) -> &'static [[u32; 3]] {
     match l {
         0 => &[[0, 0, 0]],
         1 => &[[1, 0, 0], [0, 1, 0], [0, 0, 1]],
-        _ => &[
-            [2, 0, 0],
-            [1, 1, 0],
-            [1, 0, 1],
-            [0, 2, 0],
-            [0, 1, 1],
-            [0, 0, 2],
-        ],
+        _ => &[[2, 0, 0], [1, 1, 0], [1, 0, 1], [0, 2, 0], [0, 1, 1], [0, 0, 2]],
     }
 }
 
@@ -62,12 +55,7 @@ impl BasisSet {
                 cell.map(|c| 2.5 * c as f64 + r.random_range(-0.3..0.3))
             })
             .collect();
-        let mut set = BasisSet {
-            centers,
-            functions: vec![],
-            exps: vec![],
-            coefs: vec![],
-        };
+        let mut set = BasisSet { centers, functions: vec![], exps: vec![], coefs: vec![] };
         'atoms: for atom in 0..atoms {
             for &(l, n) in &SHELLS {
                 // Exponents of a shell spread over a decade each, tight to diffuse; contraction weights positive.
@@ -81,11 +69,7 @@ impl BasisSet {
                     if set.functions.len() == mol.basis {
                         break 'atoms;
                     }
-                    set.functions.push(Function {
-                        center: atom,
-                        powers,
-                        prims: start..start + n,
-                    });
+                    set.functions.push(Function { center: atom, powers, prims: start..start + n });
                 }
             }
         }
@@ -117,14 +101,7 @@ impl BasisSet {
             .iter()
             .flat_map(|f| {
                 let [k, l, m] = f.powers;
-                [
-                    f.center as i32,
-                    k as i32,
-                    l as i32,
-                    m as i32,
-                    f.prims.start as i32,
-                    f.prims.end as i32,
-                ]
+                [f.center as i32, k as i32, l as i32, m as i32, f.prims.start as i32, f.prims.end as i32]
             })
             .collect()
     }

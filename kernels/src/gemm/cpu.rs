@@ -30,11 +30,9 @@ pub fn gemm_plain<T: Real, A: Real>(a: &[T], b: &[T], c: &mut [A], s: Shape) {
     if s.n == 0 {
         return;
     }
-    c.par_chunks_mut(ROWS * s.n)
-        .enumerate()
-        .for_each(|(blk, cb)| {
-            crate::dispatch!(plain_block(a, b, cb, blk * ROWS, s));
-        });
+    c.par_chunks_mut(ROWS * s.n).enumerate().for_each(|(blk, cb)| {
+        crate::dispatch!(plain_block(a, b, cb, blk * ROWS, s));
+    });
 }
 
 #[inline(always)]
@@ -58,12 +56,10 @@ pub fn gemm_kahan_f32(a: &[f32], b: &[f32], c: &mut [f32], s: Shape) {
     if s.n == 0 {
         return;
     }
-    c.par_chunks_mut(ROWS * s.n)
-        .enumerate()
-        .for_each(|(blk, cb)| {
-            let mut comp = vec![0.0f32; cb.len()];
-            crate::dispatch!(kahan_block(a, b, cb, &mut comp, blk * ROWS, s));
-        });
+    c.par_chunks_mut(ROWS * s.n).enumerate().for_each(|(blk, cb)| {
+        let mut comp = vec![0.0f32; cb.len()];
+        crate::dispatch!(kahan_block(a, b, cb, &mut comp, blk * ROWS, s));
+    });
 }
 
 #[inline(always)]
@@ -71,11 +67,7 @@ fn kahan_block(a: &[f32], b: &[f32], cb: &mut [f32], comp: &mut [f32], row0: usi
     cb.fill(0.0);
     for p in 0..s.k {
         let brow = &b[p * s.n..(p + 1) * s.n];
-        for (r, (srow, crow)) in cb
-            .chunks_exact_mut(s.n)
-            .zip(comp.chunks_exact_mut(s.n))
-            .enumerate()
-        {
+        for (r, (srow, crow)) in cb.chunks_exact_mut(s.n).zip(comp.chunks_exact_mut(s.n)).enumerate() {
             let x = a[(row0 + r) * s.k + p];
             for ((sj, cj), &bj) in srow.iter_mut().zip(crow.iter_mut()).zip(brow) {
                 let y = x * bj - *cj;
@@ -98,36 +90,21 @@ pub fn gemm_blas<T: Real + faer::traits::ComplexField>(a: &[T], b: &[T], c: &mut
 
 /// The basis set's exponents and coefficients in the arithmetic type.
 fn primitives<T: Real>(set: &BasisSet) -> (Vec<T>, Vec<T>) {
-    (
-        set.exps.iter().map(|&x| T::of(x)).collect(),
-        set.coefs.iter().map(|&x| T::of(x)).collect(),
-    )
+    (set.exps.iter().map(|&x| T::of(x)).collect(), set.coefs.iter().map(|&x| T::of(x)).collect())
 }
 
 /// Value, gradient and Laplacian of all functions at `pos` (`[point][xyz]`) into `out`
 /// (`[point][component][function]`): arithmetic T, stored O.
 pub fn basis<T: Real, O: Real>(set: &BasisSet, pos: &[f64], out: &mut [O]) {
     let nf = set.len();
-    assert_eq!(
-        out.len(),
-        pos.len() / 3 * COMPONENTS * nf,
-        "basis cpu: output length"
-    );
+    assert_eq!(out.len(), pos.len() / 3 * COMPONENTS * nf, "basis cpu: output length");
     if nf == 0 {
         return;
     }
     let (exps, coefs) = primitives::<T>(set);
-    out.par_chunks_mut(COMPONENTS * nf)
-        .zip(pos.par_chunks(3))
-        .for_each(|(row, r)| {
-            crate::dispatch!(basis_point::<T, O>(
-                set,
-                &exps,
-                &coefs,
-                [r[0], r[1], r[2]],
-                row
-            ));
-        });
+    out.par_chunks_mut(COMPONENTS * nf).zip(pos.par_chunks(3)).for_each(|(row, r)| {
+        crate::dispatch!(basis_point::<T, O>(set, &exps, &coefs, [r[0], r[1], r[2]], row));
+    });
 }
 
 /// x^e for small e, and 0 for e < 0 (so k x^(k-1) vanishes for k = 0).
@@ -137,13 +114,7 @@ fn ipow<T: Real>(x: T, e: i32) -> T {
 }
 
 #[inline(always)]
-fn basis_point<T: Real, O: Real>(
-    set: &BasisSet,
-    exps: &[T],
-    coefs: &[T],
-    r: [f64; 3],
-    row: &mut [O],
-) {
+fn basis_point<T: Real, O: Real>(set: &BasisSet, exps: &[T], coefs: &[T], r: [f64; 3], row: &mut [O]) {
     let nf = set.len();
     let two = T::of(2.0);
     for (j, f) in set.functions.iter().enumerate() {
@@ -169,9 +140,6 @@ fn basis_point<T: Real, O: Real>(
         row[2 * nf + j] = O::of((p0[0] * p1[1] * p0[2] * s0 - two * d[1] * poly * s1).f64());
         row[3 * nf + j] = O::of((p0[0] * p0[1] * p1[2] * s0 - two * d[2] * poly * s1).f64());
         let d2 = p2[0] * p0[1] * p0[2] + p0[0] * p2[1] * p0[2] + p0[0] * p0[1] * p2[2];
-        row[4 * nf + j] = O::of(
-            (d2 * s0 - two * (two * l + T::of(3.0)) * poly * s1 + T::of(4.0) * r2 * poly * s2)
-                .f64(),
-        );
+        row[4 * nf + j] = O::of((d2 * s0 - two * (two * l + T::of(3.0)) * poly * s1 + T::of(4.0) * r2 * poly * s2).f64());
     }
 }

@@ -6,9 +6,7 @@
 
 use super::basis::BasisSet;
 use super::{Algo, Operands, Shape, COMPONENTS};
-use crate::gpu::{
-    CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PushKernelArg,
-};
+use crate::gpu::{CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PushKernelArg};
 use crate::Real;
 use cudarc::cublas::sys::{cublasMath_t, cublasOperation_t, cublasSetMathMode};
 use cudarc::cublas::{Gemm, GemmConfig};
@@ -22,10 +20,7 @@ const TILE: usize = 64;
 const THREADS: u32 = 256;
 
 fn blas_error(during: &str, e: impl std::fmt::Debug) -> GpuError {
-    GpuError::Blas {
-        during: during.into(),
-        message: format!("{e:?}"),
-    }
+    GpuError::Blas { during: during.into(), message: format!("{e:?}") }
 }
 
 /// Operands and result of one product resident on the GPU, in the storage types of one precision mode: f32
@@ -45,10 +40,7 @@ impl GpuGemm {
     /// Upload what `algos` need and allocate their outputs.
     pub fn new(gpu: &Arc<Gpu>, ops: &Operands, algos: &[Algo]) -> Result<GpuGemm, GpuError> {
         let s = ops.shape;
-        assert!(
-            s.m <= i32::MAX as usize && s.k <= i32::MAX as usize && s.n <= i32::MAX as usize,
-            "gemm gpu: shape"
-        );
+        assert!(s.m <= i32::MAX as usize && s.k <= i32::MAX as usize && s.n <= i32::MAX as usize, "gemm gpu: shape");
         let any = |f: fn(&Algo) -> bool| algos.iter().any(f);
         let (in32, in64) = (any(|a| !a.f64_inputs()), any(|a| a.f64_inputs()));
         let (out32, out64) = (any(|a| !a.f64_output()), any(|a| a.f64_output()));
@@ -67,21 +59,11 @@ impl GpuGemm {
         })
     }
 
-    fn tiled<T: DeviceRepr, A: DeviceRepr>(
-        &self,
-        entry: &str,
-        a: &CudaSlice<T>,
-        b: &CudaSlice<T>,
-        c: &mut CudaSlice<A>,
-    ) -> Result<(), GpuError> {
+    fn tiled<T: DeviceRepr, A: DeviceRepr>(&self, entry: &str, a: &CudaSlice<T>, b: &CudaSlice<T>, c: &mut CudaSlice<A>) -> Result<(), GpuError> {
         let f: CudaFunction = self.gpu.function("gemm", SRC, entry)?;
         let s = self.shape;
         let cfg = LaunchConfig {
-            grid_dim: (
-                s.m.div_ceil(TILE).max(1) as u32,
-                s.n.div_ceil(TILE).max(1) as u32,
-                1,
-            ),
+            grid_dim: (s.m.div_ceil(TILE).max(1) as u32, s.n.div_ceil(TILE).max(1) as u32, 1),
             block_dim: (THREADS, 1, 1),
             shared_mem_bytes: 0,
         };
@@ -95,12 +77,7 @@ impl GpuGemm {
     }
 
     /// cuBLAS C = A B (row-major) as C^T = B^T A^T (column-major).
-    fn blas<T>(
-        &self,
-        a: &CudaSlice<T>,
-        b: &CudaSlice<T>,
-        c: &mut CudaSlice<T>,
-    ) -> Result<(), GpuError>
+    fn blas<T>(&self, a: &CudaSlice<T>, b: &CudaSlice<T>, c: &mut CudaSlice<T>) -> Result<(), GpuError>
     where
         T: DeviceRepr + num_traits::One + num_traits::Zero,
         cudarc::cublas::CudaBlas: Gemm<T>,
@@ -127,70 +104,27 @@ impl GpuGemm {
     fn set_math(&self, mode: cublasMath_t) -> Result<(), GpuError> {
         let blas = self.gpu.blas()?;
         // SAFETY: the handle is live (owned by the Gpu); the mode is a valid enum value.
-        unsafe { cublasSetMathMode(*blas.handle(), mode) }
-            .result()
-            .map_err(|e| blas_error("setting the math mode", e))
+        unsafe { cublasSetMathMode(*blas.handle(), mode) }.result().map_err(|e| blas_error("setting the math mode", e))
     }
 
     /// Queue one product with `algo` (asynchronous). The algorithm's operands must have been uploaded by `new`.
     pub fn launch(&mut self, algo: Algo) -> Result<(), GpuError> {
-        let missing = || -> GpuError {
-            blas_error(
-                "choosing buffers",
-                format!("{algo} was not prepared by GpuGemm::new"),
-            )
-        };
-        let (a32, b32, a64, b64) = (
-            self.a32.as_ref(),
-            self.b32.as_ref(),
-            self.a64.as_ref(),
-            self.b64.as_ref(),
-        );
+        let missing = || -> GpuError { blas_error("choosing buffers", format!("{algo} was not prepared by GpuGemm::new")) };
+        let (a32, b32, a64, b64) = (self.a32.as_ref(), self.b32.as_ref(), self.a64.as_ref(), self.b64.as_ref());
         let mut c32 = self.c32.take();
         let mut c64 = self.c64.take();
         let result = (|| match algo {
             Algo::NaiveF32 | Algo::KahanF32 => {
-                let entry = if algo == Algo::NaiveF32 {
-                    "gemm_naive_f32"
-                } else {
-                    "gemm_kahan_f32"
-                };
-                self.tiled(
-                    entry,
-                    a32.ok_or_else(missing)?,
-                    b32.ok_or_else(missing)?,
-                    c32.as_mut().ok_or_else(missing)?,
-                )
+                let entry = if algo == Algo::NaiveF32 { "gemm_naive_f32" } else { "gemm_kahan_f32" };
+                self.tiled(entry, a32.ok_or_else(missing)?, b32.ok_or_else(missing)?, c32.as_mut().ok_or_else(missing)?)
             }
-            Algo::Mixed => self.tiled(
-                "gemm_mixed",
-                a32.ok_or_else(missing)?,
-                b32.ok_or_else(missing)?,
-                c64.as_mut().ok_or_else(missing)?,
-            ),
-            Algo::F64 => self.tiled(
-                "gemm_f64",
-                a64.ok_or_else(missing)?,
-                b64.ok_or_else(missing)?,
-                c64.as_mut().ok_or_else(missing)?,
-            ),
-            Algo::BlasF32 => self.blas(
-                a32.ok_or_else(missing)?,
-                b32.ok_or_else(missing)?,
-                c32.as_mut().ok_or_else(missing)?,
-            ),
-            Algo::BlasF64 => self.blas(
-                a64.ok_or_else(missing)?,
-                b64.ok_or_else(missing)?,
-                c64.as_mut().ok_or_else(missing)?,
-            ),
+            Algo::Mixed => self.tiled("gemm_mixed", a32.ok_or_else(missing)?, b32.ok_or_else(missing)?, c64.as_mut().ok_or_else(missing)?),
+            Algo::F64 => self.tiled("gemm_f64", a64.ok_or_else(missing)?, b64.ok_or_else(missing)?, c64.as_mut().ok_or_else(missing)?),
+            Algo::BlasF32 => self.blas(a32.ok_or_else(missing)?, b32.ok_or_else(missing)?, c32.as_mut().ok_or_else(missing)?),
+            Algo::BlasF64 => self.blas(a64.ok_or_else(missing)?, b64.ok_or_else(missing)?, c64.as_mut().ok_or_else(missing)?),
             Algo::BlasTf32 => {
                 self.set_math(cublasMath_t::CUBLAS_TF32_TENSOR_OP_MATH)?;
-                let r = self.blas(
-                    a32.ok_or_else(missing)?,
-                    b32.ok_or_else(missing)?,
-                    c32.as_mut().ok_or_else(missing)?,
-                );
+                let r = self.blas(a32.ok_or_else(missing)?, b32.ok_or_else(missing)?, c32.as_mut().ok_or_else(missing)?);
                 self.set_math(cublasMath_t::CUBLAS_DEFAULT_MATH)?;
                 r
             }
@@ -208,22 +142,10 @@ impl GpuGemm {
             let range = run.start * n..run.end * n;
             if algo.f64_output() {
                 let c = self.c64.as_ref().expect("gemm gpu: f64 output allocated");
-                out.extend(
-                    self.gpu
-                        .stream
-                        .clone_dtoh(&c.slice(range))
-                        .during("copying C")?,
-                );
+                out.extend(self.gpu.stream.clone_dtoh(&c.slice(range)).during("copying C")?);
             } else {
                 let c = self.c32.as_ref().expect("gemm gpu: f32 output allocated");
-                out.extend(
-                    self.gpu
-                        .stream
-                        .clone_dtoh(&c.slice(range))
-                        .during("copying C")?
-                        .into_iter()
-                        .map(f64::from),
-                );
+                out.extend(self.gpu.stream.clone_dtoh(&c.slice(range)).during("copying C")?.into_iter().map(f64::from));
             }
         }
         Ok(out)
@@ -232,16 +154,10 @@ impl GpuGemm {
     /// Poison the outputs so that an entry a kernel fails to write cannot pass validation.
     pub fn poison(&mut self) -> Result<(), GpuError> {
         if let Some(c) = self.c32.as_mut() {
-            self.gpu
-                .stream
-                .memcpy_htod(&vec![f32::NAN; c.len()], c)
-                .during("poisoning C")?;
+            self.gpu.stream.memcpy_htod(&vec![f32::NAN; c.len()], c).during("poisoning C")?;
         }
         if let Some(c) = self.c64.as_mut() {
-            self.gpu
-                .stream
-                .memcpy_htod(&vec![f64::NAN; c.len()], c)
-                .during("poisoning C")?;
+            self.gpu.stream.memcpy_htod(&vec![f64::NAN; c.len()], c).during("poisoning C")?;
         }
         Ok(())
     }
@@ -295,18 +211,12 @@ impl<T: Real, O: Real> GpuBasis<T, O> {
     pub fn new(gpu: &Arc<Gpu>, set: &BasisSet, points: usize) -> Result<Self, GpuError> {
         assert!(points <= i32::MAX as usize, "basis gpu: too many points");
         let out_len = points * COMPONENTS * set.len();
-        gpu.ensure_fits(
-            "the basis outputs",
-            out_len * std::mem::size_of::<O>() + points * 24,
-        )?;
+        gpu.ensure_fits("the basis outputs", out_len * std::mem::size_of::<O>() + points * 24)?;
         let centers: Vec<f64> = set.centers.iter().flatten().copied().collect();
         let conv = |v: &[f64]| -> Vec<T> { v.iter().map(|&x| T::of(x)).collect() };
         Ok(GpuBasis {
             func: gpu.function("gemm", SRC, basis_entry::<T, O>())?,
-            params: BasisParams {
-                functions: set.len() as i32,
-                rows: points as i32,
-            },
+            params: BasisParams { functions: set.len() as i32, rows: points as i32 },
             centers: gpu.upload("atom positions", &centers)?,
             table: gpu.upload("basis function table", &set.table())?,
             exps: gpu.upload("exponents", &conv(&set.exps))?,
@@ -319,38 +229,22 @@ impl<T: Real, O: Real> GpuBasis<T, O> {
 
     /// Copy electron positions (`[point][xyz]`, at most the points allocated for); later launches evaluate them.
     pub fn set_positions(&mut self, pos: &[f64]) -> Result<(), GpuError> {
-        assert!(
-            pos.len() % 3 == 0 && pos.len() <= self.pos.len(),
-            "basis gpu: positions length"
-        );
+        assert!(pos.len() % 3 == 0 && pos.len() <= self.pos.len(), "basis gpu: positions length");
         self.params.rows = (pos.len() / 3) as i32;
         let mut view = self.pos.slice_mut(..pos.len());
-        self.gpu
-            .stream
-            .memcpy_htod(pos, &mut view)
-            .during("copying positions")
+        self.gpu.stream.memcpy_htod(pos, &mut view).during("copying positions")
     }
 
     /// Queue one evaluation of all points (asynchronous).
     pub fn launch(&mut self) -> Result<(), GpuError> {
         const BLOCK: u32 = 128;
         let cfg = LaunchConfig {
-            grid_dim: (
-                self.params.rows.max(1) as u32,
-                (self.params.functions as u32).div_ceil(BLOCK).max(1),
-                1,
-            ),
+            grid_dim: (self.params.rows.max(1) as u32, (self.params.functions as u32).div_ceil(BLOCK).max(1), 1),
             block_dim: (BLOCK, 1, 1),
             shared_mem_bytes: 0,
         };
         let mut b = self.gpu.stream.launch_builder(&self.func);
-        b.arg(&self.params)
-            .arg(&self.centers)
-            .arg(&self.table)
-            .arg(&self.exps)
-            .arg(&self.coefs)
-            .arg(&self.pos)
-            .arg(&mut self.out);
+        b.arg(&self.params).arg(&self.centers).arg(&self.table).arg(&self.exps).arg(&self.coefs).arg(&self.pos).arg(&mut self.out);
         // SAFETY: the table has 6 entries per function, naming centers and primitives that exist; pos holds 3 per row,
         // out 5 * functions per row; threads with j >= functions or row >= rows return before any access.
         unsafe { b.launch(cfg) }.during("launching the basis kernel")?;
@@ -363,11 +257,7 @@ impl<T: Real, O: Real> GpuBasis<T, O> {
         let per = COMPONENTS * self.params.functions as usize;
         let mut out = Vec::with_capacity(points.len() * per);
         for run in runs(points) {
-            let v = self
-                .gpu
-                .stream
-                .clone_dtoh(&self.out.slice(run.start * per..run.end * per))
-                .during("copying basis outputs")?;
+            let v = self.gpu.stream.clone_dtoh(&self.out.slice(run.start * per..run.end * per)).during("copying basis outputs")?;
             out.extend(v.into_iter().map(|x| x.f64()));
         }
         Ok(out)

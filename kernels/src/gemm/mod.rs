@@ -43,57 +43,22 @@ impl Molecule {
 
 /// The seven molecules of Fig. 7, smallest first.
 pub const MOLECULES: [Molecule; 7] = [
-    Molecule {
-        name: "acetic-acid",
-        electrons: 32,
-        basis: 80,
-    },
-    Molecule {
-        name: "benzaldehyde",
-        electrons: 56,
-        basis: 150,
-    },
-    Molecule {
-        name: "annulene",
-        electrons: 70,
-        basis: 200,
-    },
-    Molecule {
-        name: "diazobenzene",
-        electrons: 96,
-        basis: 326,
-    },
-    Molecule {
-        name: "lysine",
-        electrons: 102,
-        basis: 280,
-    },
-    Molecule {
-        name: "arginine",
-        electrons: 116,
-        basis: 387,
-    },
-    Molecule {
-        name: "hmx",
-        electrons: 152,
-        basis: 516,
-    },
+    Molecule { name: "acetic-acid", electrons: 32, basis: 80 },
+    Molecule { name: "benzaldehyde", electrons: 56, basis: 150 },
+    Molecule { name: "annulene", electrons: 70, basis: 200 },
+    Molecule { name: "diazobenzene", electrons: 96, basis: 326 },
+    Molecule { name: "lysine", electrons: 102, basis: 280 },
+    Molecule { name: "arginine", electrons: 116, basis: 387 },
+    Molecule { name: "hmx", electrons: 152, basis: 516 },
 ];
 
 /// Find a molecule by name (case-insensitive), with the known names in the error.
 pub fn molecule(name: &str) -> Result<Molecule, String> {
     let lower = name.to_ascii_lowercase();
-    MOLECULES
-        .iter()
-        .find(|m| m.name == lower)
-        .copied()
-        .ok_or_else(|| {
-            let names: Vec<&str> = MOLECULES.iter().map(|m| m.name).collect();
-            format!(
-                "unknown molecule '{name}': expected one of {}",
-                names.join(", ")
-            )
-        })
+    MOLECULES.iter().find(|m| m.name == lower).copied().ok_or_else(|| {
+        let names: Vec<&str> = MOLECULES.iter().map(|m| m.name).collect();
+        format!("unknown molecule '{name}': expected one of {}", names.join(", "))
+    })
 }
 
 /// Components per electron and basis function: value, gradient (3), Laplacian.
@@ -110,11 +75,7 @@ pub struct Shape {
 impl Shape {
     /// The orbital product of `walkers` walkers of a molecule: all components of all electrons stacked.
     pub fn orbitals(mol: Molecule, walkers: usize) -> Shape {
-        Shape {
-            m: walkers * mol.electrons * COMPONENTS,
-            k: mol.basis,
-            n: mol.orbitals(),
-        }
+        Shape { m: walkers * mol.electrons * COMPONENTS, k: mol.basis, n: mol.orbitals() }
     }
     pub fn square(s: usize) -> Shape {
         Shape { m: s, k: s, n: s }
@@ -141,15 +102,7 @@ pub enum Algo {
 }
 
 impl Algo {
-    pub const ALL: [Algo; 7] = [
-        Algo::NaiveF32,
-        Algo::KahanF32,
-        Algo::BlasF32,
-        Algo::BlasTf32,
-        Algo::F64,
-        Algo::BlasF64,
-        Algo::Mixed,
-    ];
+    pub const ALL: [Algo; 7] = [Algo::NaiveF32, Algo::KahanF32, Algo::BlasF32, Algo::BlasTf32, Algo::F64, Algo::BlasF64, Algo::Mixed];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -174,10 +127,7 @@ impl Algo {
 
     /// The algorithms of one precision mode.
     pub fn of(p: Precision) -> Vec<Algo> {
-        Algo::ALL
-            .into_iter()
-            .filter(|a| a.precision() == p)
-            .collect()
+        Algo::ALL.into_iter().filter(|a| a.precision() == p).collect()
     }
 
     /// Does the CPU have this algorithm? (No TF32 on the CPU.)
@@ -224,13 +174,10 @@ impl std::str::FromStr for Algo {
         let lower = s.to_ascii_lowercase();
         // cuBLAS names are accepted for the library variants (the GPU side of them).
         let lower = lower.strip_prefix("cu").unwrap_or(&lower);
-        Algo::ALL
-            .into_iter()
-            .find(|a| a.name() == lower)
-            .ok_or_else(|| {
-                let names: Vec<&str> = Algo::ALL.iter().map(|a| a.name()).collect();
-                format!("unknown algo '{s}': expected one of {}", names.join(", "))
-            })
+        Algo::ALL.into_iter().find(|a| a.name() == lower).ok_or_else(|| {
+            let names: Vec<&str> = Algo::ALL.iter().map(|a| a.name()).collect();
+            format!("unknown algo '{s}': expected one of {}", names.join(", "))
+        })
     }
 }
 
@@ -261,21 +208,13 @@ impl Operands {
         assert_eq!(b.len(), shape.k * shape.n, "gemm: B has the wrong length");
         let a32 = a.iter().map(|&x| x as f32).collect();
         let b32 = b.iter().map(|&x| x as f32).collect();
-        Operands {
-            shape,
-            a,
-            b,
-            a32,
-            b32,
-        }
+        Operands { shape, a, b, a32, b32 }
     }
 }
 
 /// Pick `rows` of a row-major matrix with `n` columns, widened to f64.
 pub fn pick_rows<T: Copy + Into<f64>>(c: &[T], n: usize, rows: &[usize]) -> Vec<f64> {
-    rows.iter()
-        .flat_map(|&r| c[r * n..(r + 1) * n].iter().map(|&x| x.into()))
-        .collect()
+    rows.iter().flat_map(|&r| c[r * n..(r + 1) * n].iter().map(|&x| x.into())).collect()
 }
 
 #[cfg(test)]

@@ -56,11 +56,7 @@ pub fn basis(set: &BasisSet, pos: &[f64]) -> Vec<f64> {
     for p in 0..points {
         for (j, f) in set.functions.iter().enumerate() {
             let c = set.centers[f.center];
-            let (x, y, z) = (
-                pos[3 * p] - c[0],
-                pos[3 * p + 1] - c[1],
-                pos[3 * p + 2] - c[2],
-            );
+            let (x, y, z) = (pos[3 * p] - c[0], pos[3 * p + 1] - c[1], pos[3 * p + 2] - c[2]);
             let r2 = x * x + y * y + z * z;
             let [k, l, m] = f.powers.map(|e| e as i32);
             let poly = pw(x, k) * pw(y, l) * pw(z, m);

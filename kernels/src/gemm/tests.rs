@@ -46,10 +46,7 @@ fn dot2_is_exact_where_plain_f64_fails() {
     assert_ne!(plain, 2.5);
     // A product's rounding error is kept too: (1 + 2^-30)^2 - 1 - 2^-29 = 2^-60 exactly.
     let x = 1.0 + 2f64.powi(-30);
-    let d = reference::dot2(
-        [x, 1.0, 1.0].into_iter(),
-        [x, -1.0, -(2f64.powi(-29))].into_iter(),
-    );
+    let d = reference::dot2([x, 1.0, 1.0].into_iter(), [x, -1.0, -(2f64.powi(-29))].into_iter());
     assert_eq!(d, 2f64.powi(-60));
 }
 
@@ -71,21 +68,11 @@ fn reference_rows_match_an_integer_product() {
 #[test]
 fn cpu_gemm_matches_reference_in_every_algo() {
     // Odd sizes: rows not a multiple of the row block, columns not of any vector width.
-    let ops = Operands::uniform(
-        Shape {
-            m: 23,
-            k: 301,
-            n: 19,
-        },
-        5,
-    );
+    let ops = Operands::uniform(Shape { m: 23, k: 301, n: 19 }, 5);
     for algo in Algo::ALL.into_iter().filter(|a| a.on_cpu()) {
         let err = cpu_error(algo, &ops);
         let tol = algo.tolerance(ops.shape.k);
-        assert!(
-            err <= tol,
-            "{algo}: error {err:.3e} over tolerance {tol:.3e}"
-        );
+        assert!(err <= tol, "{algo}: error {err:.3e} over tolerance {tol:.3e}");
     }
     // f64 and mixed are far better than single: the tolerances are not loose enough to hide a wrong type.
     assert!(cpu_error(Algo::F64, &ops) < 1e-13);
@@ -96,29 +83,13 @@ fn cpu_gemm_matches_reference_in_every_algo() {
 fn kahan_beats_naive_single_on_a_long_inner_dimension() {
     // Fig. 5 of the paper: positive operands, so the naive f32 error grows with k while Kahan's stays at a few
     // eps. If the compensation were optimised away, Kahan would equal naive and this fails.
-    let ops = Operands::uniform(
-        Shape {
-            m: 6,
-            k: 200_000,
-            n: 5,
-        },
-        9,
-    );
+    let ops = Operands::uniform(Shape { m: 6, k: 200_000, n: 5 }, 9);
     let naive = cpu_error(Algo::NaiveF32, &ops);
     let kahan = cpu_error(Algo::KahanF32, &ops);
     let eps = f32::EPSILON as f64;
-    assert!(
-        naive > 30.0 * eps,
-        "naive error {naive:.3e} is suspiciously small"
-    );
-    assert!(
-        kahan < 4.0 * eps,
-        "kahan error {kahan:.3e} is not at the few-eps level"
-    );
-    assert!(
-        kahan * 10.0 < naive,
-        "kahan {kahan:.3e} is not measurably better than naive {naive:.3e}"
-    );
+    assert!(naive > 30.0 * eps, "naive error {naive:.3e} is suspiciously small");
+    assert!(kahan < 4.0 * eps, "kahan error {kahan:.3e} is not at the few-eps level");
+    assert!(kahan * 10.0 < naive, "kahan {kahan:.3e} is not measurably better than naive {naive:.3e}");
 }
 
 #[test]
@@ -132,12 +103,7 @@ fn a_wrong_product_is_detected() {
     let mut b = ops.b.clone();
     b[3] *= 1.0 + 1e-6;
     cpu::gemm_plain::<f64, f64>(&ops.a, &b, &mut c, s);
-    let check = Check::compare(
-        "c",
-        &pick_rows(&c, s.n, &rows),
-        &reference,
-        Algo::F64.tolerance(s.k),
-    );
+    let check = Check::compare("c", &pick_rows(&c, s.n, &rows), &reference, Algo::F64.tolerance(s.k));
     assert!(!check.passed());
 }
 
@@ -158,22 +124,12 @@ fn synthetic_basis_has_the_table_sizes() {
         let set = BasisSet::synthetic(mol, 1);
         assert_eq!(set.len(), mol.basis, "{}", mol.name);
         assert_eq!(set.centers.len(), mol.basis.div_ceil(basis::PER_ATOM));
-        assert!(set
-            .functions
-            .iter()
-            .all(|f| f.prims.end <= set.exps.len() && !f.prims.is_empty()));
+        assert!(set.functions.iter().all(|f| f.prims.end <= set.exps.len() && !f.prims.is_empty()));
     }
 }
 
 fn small_set() -> BasisSet {
-    BasisSet::synthetic(
-        Molecule {
-            name: "test",
-            electrons: 4,
-            basis: 40,
-        },
-        3,
-    )
+    BasisSet::synthetic(Molecule { name: "test", electrons: 4, basis: 40 }, 3)
 }
 
 #[test]
@@ -193,18 +149,12 @@ fn reference_derivatives_match_finite_differences() {
             let (vu, vd) = (at(up), at(dn));
             for j in 0..nf {
                 let grad = (vu[j] - vd[j]) / (2.0 * h);
-                assert!(
-                    (grad - v[(1 + d) * nf + j]).abs() < 1e-5 * (1.0 + grad.abs()),
-                    "gradient of function {j}"
-                );
+                assert!((grad - v[(1 + d) * nf + j]).abs() < 1e-5 * (1.0 + grad.abs()), "gradient of function {j}");
                 lap[j] += (vu[j] - 2.0 * v[j] + vd[j]) / (h * h);
             }
         }
         for j in 0..nf {
-            assert!(
-                (lap[j] - v[4 * nf + j]).abs() < 1e-3 * (1.0 + lap[j].abs()),
-                "laplacian of function {j}"
-            );
+            assert!((lap[j] - v[4 * nf + j]).abs() < 1e-3 * (1.0 + lap[j].abs()), "laplacian of function {j}");
         }
     }
     // At its own atom an s function is the sum of its contraction coefficients.
@@ -225,23 +175,9 @@ pub fn basis_tolerance(component: usize, eps: f64) -> f64 {
 
 fn basis_checks(fast: &[f64], reference: &[f64], nf: usize, eps: f64) {
     for comp in 0..COMPONENTS {
-        let pick = |v: &[f64]| -> Vec<f64> {
-            v.chunks(COMPONENTS * nf)
-                .flat_map(|r| r[comp * nf..(comp + 1) * nf].to_vec())
-                .collect()
-        };
-        let c = Check::compare(
-            "basis",
-            &pick(fast),
-            &pick(reference),
-            basis_tolerance(comp, eps),
-        );
-        assert!(
-            c.passed(),
-            "component {comp}: error {:.3e} over {:.3e}",
-            c.error,
-            c.tolerance
-        );
+        let pick = |v: &[f64]| -> Vec<f64> { v.chunks(COMPONENTS * nf).flat_map(|r| r[comp * nf..(comp + 1) * nf].to_vec()).collect() };
+        let c = Check::compare("basis", &pick(fast), &pick(reference), basis_tolerance(comp, eps));
+        assert!(c.passed(), "component {comp}: error {:.3e} over {:.3e}", c.error, c.tolerance);
     }
 }
 
@@ -256,12 +192,7 @@ fn cpu_basis_matches_reference_in_every_precision() {
     basis_checks(&o64, &reference, set.len(), f64::EPSILON);
     let mut o32 = vec![f32::NAN; n];
     cpu::basis::<f32, f32>(&set, &pos, &mut o32);
-    basis_checks(
-        &o32.iter().map(|&x| x as f64).collect::<Vec<_>>(),
-        &reference,
-        set.len(),
-        f32::EPSILON as f64,
-    );
+    basis_checks(&o32.iter().map(|&x| x as f64).collect::<Vec<_>>(), &reference, set.len(), f32::EPSILON as f64);
     cpu::basis::<f64, f32>(&set, &pos, &mut o32);
     // Mixed: f64 arithmetic, one rounding to f32 at the end.
     let err = Check::compare("mixed", &o32, &reference, 0.0).error;
@@ -270,18 +201,9 @@ fn cpu_basis_matches_reference_in_every_precision() {
 
 #[test]
 fn gpu_matches_reference_when_present() {
-    let Some(gpu) = crate::gpu::for_test() else {
-        return;
-    };
+    let Some(gpu) = crate::gpu::for_test() else { return };
     // Not a multiple of any tile in any dimension.
-    let ops = Operands::uniform(
-        Shape {
-            m: 131,
-            k: 1000,
-            n: 70,
-        },
-        3,
-    );
+    let ops = Operands::uniform(Shape { m: 131, k: 1000, n: 70 }, 3);
     let s = ops.shape;
     let rows: Vec<usize> = (0..s.m).collect();
     let reference = reference::gemm_rows(&ops.a, &ops.b, s.k, s.n, &rows);
@@ -289,28 +211,11 @@ fn gpu_matches_reference_when_present() {
     for algo in Algo::ALL {
         g.poison().unwrap();
         g.launch(algo).unwrap();
-        let c = Check::compare(
-            algo.name(),
-            &g.rows(algo, &rows).unwrap(),
-            &reference,
-            algo.tolerance(s.k),
-        );
-        assert!(
-            c.passed(),
-            "{algo}: error {:.3e} over {:.3e}",
-            c.error,
-            c.tolerance
-        );
+        let c = Check::compare(algo.name(), &g.rows(algo, &rows).unwrap(), &reference, algo.tolerance(s.k));
+        assert!(c.passed(), "{algo}: error {:.3e} over {:.3e}", c.error, c.tolerance);
     }
     // The GPU Kahan kernel keeps its compensation under -fmad=true.
-    let ops = Operands::uniform(
-        Shape {
-            m: 3,
-            k: 200_000,
-            n: 2,
-        },
-        4,
-    );
+    let ops = Operands::uniform(Shape { m: 3, k: 200_000, n: 2 }, 4);
     let reference = reference::gemm_rows(&ops.a, &ops.b, 200_000, 2, &[0, 1, 2]);
     let mut g = gpu::GpuGemm::new(&gpu, &ops, &[Algo::NaiveF32, Algo::KahanF32]).unwrap();
     let mut err = |algo| {
@@ -318,10 +223,7 @@ fn gpu_matches_reference_when_present() {
         Check::compare("c", &g.rows(algo, &[0, 1, 2]).unwrap(), &reference, 0.0).error
     };
     let (naive, kahan) = (err(Algo::NaiveF32), err(Algo::KahanF32));
-    assert!(
-        kahan * 10.0 < naive && kahan < 4.0 * f32::EPSILON as f64,
-        "gpu kahan {kahan:.3e} vs naive {naive:.3e}"
-    );
+    assert!(kahan * 10.0 < naive && kahan < 4.0 * f32::EPSILON as f64, "gpu kahan {kahan:.3e} vs naive {naive:.3e}");
     // Basis functions in all three modes.
     let set = small_set();
     let pos = set.electrons(2, 7, 5);
@@ -331,28 +233,16 @@ fn gpu_matches_reference_when_present() {
     b64.poison().unwrap();
     b64.set_positions(&pos).unwrap();
     b64.launch().unwrap();
-    basis_checks(
-        &b64.outputs_at(&all).unwrap(),
-        &refb,
-        set.len(),
-        f64::EPSILON,
-    );
+    basis_checks(&b64.outputs_at(&all).unwrap(), &refb, set.len(), f64::EPSILON);
     let mut b32 = gpu::GpuBasis::<f32, f32>::new(&gpu, &set, 14).unwrap();
     b32.set_positions(&pos).unwrap();
     b32.launch().unwrap();
-    basis_checks(
-        &b32.outputs_at(&all).unwrap(),
-        &refb,
-        set.len(),
-        f32::EPSILON as f64,
-    );
+    basis_checks(&b32.outputs_at(&all).unwrap(), &refb, set.len(), f32::EPSILON as f64);
 }
 
 /// The body of PTX function `entry` (from its `.entry` line to the next one).
 fn ptx_body<'a>(ptx: &'a str, entry: &str) -> &'a str {
-    let start = ptx
-        .find(&format!(".entry {entry}("))
-        .unwrap_or_else(|| panic!("{entry} not in the PTX"));
+    let start = ptx.find(&format!(".entry {entry}(")).unwrap_or_else(|| panic!("{entry} not in the PTX"));
     let rest = &ptx[start + 1..];
     &ptx[start..start + 1 + rest.find(".entry").unwrap_or(rest.len())]
 }
@@ -362,24 +252,13 @@ fn kahan_kernel_compiles_without_fused_multiply_add() {
     // Under -fmad=true an FMA in the Kahan loop would change its rounding (Y = a*b - C in one step); the
     // intrinsics must keep every step separate. The naive kernel, by contrast, is expected to fuse.
     if !crate::gpu::nvrtc_available() {
-        assert!(
-            std::env::var("QMC_REQUIRE_NVRTC").is_err(),
-            "QMC_REQUIRE_NVRTC set but libnvrtc is not loadable"
-        );
+        assert!(std::env::var("QMC_REQUIRE_NVRTC").is_err(), "QMC_REQUIRE_NVRTC set but libnvrtc is not loadable");
         eprintln!("SKIPPED: libnvrtc not found");
         return;
     }
-    let ptx = crate::gpu::compile("gemm", gpu::SRC, crate::gpu::arch_name(9, 0))
-        .unwrap()
-        .to_src();
+    let ptx = crate::gpu::compile("gemm", gpu::SRC, crate::gpu::arch_name(9, 0)).unwrap().to_src();
     let kahan = ptx_body(&ptx, "gemm_kahan_f32");
-    assert!(
-        kahan.contains("mul.rn.f32") && kahan.contains("sub.rn.f32"),
-        "Kahan steps missing from the PTX"
-    );
-    assert!(
-        !kahan.contains("fma."),
-        "the Kahan kernel was contracted into FMAs"
-    );
+    assert!(kahan.contains("mul.rn.f32") && kahan.contains("sub.rn.f32"), "Kahan steps missing from the PTX");
+    assert!(!kahan.contains("fma."), "the Kahan kernel was contracted into FMAs");
     assert!(ptx_body(&ptx, "gemm_naive_f32").contains("fma.rn.f32"));
 }

@@ -13,8 +13,7 @@ use cudarc::nvrtc::{CompileError, CompileOptions, Ptx};
 pub const PRELUDE: &str = include_str!("../common.cuh");
 
 /// The compile options, as recorded in every GPU record.
-pub const OPTIONS_TEXT: &str =
-    "nvrtc -arch=compute_XY --std=c++17 -prec-div=true -prec-sqrt=true -ftz=false -fmad=true";
+pub const OPTIONS_TEXT: &str = "nvrtc -arch=compute_XY --std=c++17 -prec-div=true -prec-sqrt=true -ftz=false -fmad=true";
 
 /// Virtual architecture name for a compute capability, e.g. (9, 0) -> "compute_90".
 pub fn arch_name(major: i32, minor: i32) -> &'static str {
@@ -61,18 +60,11 @@ pub fn compile(module: &str, src: &str, arch: &'static str) -> Result<Ptx, GpuEr
         name: Some(format!("{module}.cu")),
         ..Default::default()
     };
-    let full = format!(
-        "{}#line 1 \"common.cuh\"\n{PRELUDE}\n#line 1 \"{module}.cu\"\n{src}",
-        crate::maths::prelude_defines()
-    );
+    let full = format!("{}#line 1 \"common.cuh\"\n{PRELUDE}\n#line 1 \"{module}.cu\"\n{src}", crate::maths::prelude_defines());
     cudarc::nvrtc::compile_ptx_with_opts(full, opts).map_err(|e| match e {
-        CompileError::CompileError { log, .. } => GpuError::Compile {
-            module: module.to_string(),
-            log: log.to_string_lossy().into_owned(),
-        },
-        other => GpuError::Compile {
-            module: module.to_string(),
-            log: format!("{other:?}"),
-        },
+        CompileError::CompileError { log, .. } => {
+            GpuError::Compile { module: module.to_string(), log: log.to_string_lossy().into_owned() }
+        }
+        other => GpuError::Compile { module: module.to_string(), log: format!("{other:?}") },
     })
 }

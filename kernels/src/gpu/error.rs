@@ -22,18 +22,10 @@ pub enum GpuError {
     Compile { module: String, log: String },
     /// Allocation larger than the free device memory.
     #[error("{what} needs {asked} bytes ({:.2} GiB) of GPU memory but only {free} bytes ({:.2} GiB) are free", *.asked as f64 / 1073741824.0, *.free as f64 / 1073741824.0)]
-    OutOfMemory {
-        what: String,
-        asked: usize,
-        free: usize,
-    },
+    OutOfMemory { what: String, asked: usize, free: usize },
     /// A kernel asked for more shared memory per block than the device has.
     #[error("a block of {kernel} needs {asked} bytes of shared memory; the device allows {limit}")]
-    SharedMemory {
-        kernel: String,
-        asked: usize,
-        limit: usize,
-    },
+    SharedMemory { kernel: String, asked: usize, limit: usize },
     /// cuBLAS could not be loaded or failed.
     #[error("cuBLAS error while {during}: {message}")]
     Blas { during: String, message: String },
@@ -53,9 +45,6 @@ pub trait DriverContext<T> {
 
 impl<T> DriverContext<T> for Result<T, cudarc::driver::DriverError> {
     fn during(self, what: &str) -> Result<T, GpuError> {
-        self.map_err(|source| GpuError::Driver {
-            during: what.to_string(),
-            source,
-        })
+        self.map_err(|source| GpuError::Driver { during: what.to_string(), source })
     }
 }

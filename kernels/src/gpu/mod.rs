@@ -8,9 +8,7 @@ mod error;
 
 pub use blas::{BatchedGemm, BatchedLu};
 pub use compile::{arch_name, compile, nvrtc_available, nvrtc_version, OPTIONS_TEXT, PRELUDE};
-pub use cudarc::driver::{
-    CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
-};
+pub use cudarc::driver::{CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 pub use error::{DriverContext, GpuError};
 
 pub use cudarc::cublas::CudaBlas;
@@ -56,9 +54,7 @@ fn driver_present() -> bool {
 fn driver_version() -> Result<i32, GpuError> {
     let mut v = 0i32;
     // SAFETY: the driver library is present (checked by the caller); the pointer is to a live local.
-    unsafe { sys::cuDriverGetVersion(&mut v) }
-        .result()
-        .during("reading the driver version")?;
+    unsafe { sys::cuDriverGetVersion(&mut v) }.result().during("reading the driver version")?;
     Ok(v)
 }
 
@@ -66,9 +62,7 @@ fn driver_version() -> Result<i32, GpuError> {
 /// 580.82.07  Tue ..."): the first word made of digits and dots, with a dot.
 fn module_version(text: &str) -> Option<String> {
     let line = text.lines().next()?;
-    line.split_whitespace()
-        .find(|w| w.contains('.') && w.chars().all(|c| c.is_ascii_digit() || c == '.'))
-        .map(str::to_string)
+    line.split_whitespace().find(|w| w.contains('.') && w.chars().all(|c| c.is_ascii_digit() || c == '.')).map(str::to_string)
 }
 
 fn version_text(v: i32) -> String {
@@ -84,10 +78,7 @@ impl Gpu {
         cudarc::driver::result::init().during("initialising the CUDA driver")?;
         let v = driver_version()?;
         if v < NEEDED_DRIVER {
-            return Err(GpuError::DriverTooOld {
-                found: version_text(v),
-                needed: version_text(NEEDED_DRIVER),
-            });
+            return Err(GpuError::DriverTooOld { found: version_text(v), needed: version_text(NEEDED_DRIVER) });
         }
         Ok(CudaContext::device_count().during("counting devices")? as usize)
     }
@@ -97,9 +88,7 @@ impl Gpu {
     pub fn names() -> Vec<String> {
         let Ok(n) = Self::count() else { return vec![] };
         use cudarc::driver::result::device;
-        (0..n as i32)
-            .filter_map(|i| device::get(i).and_then(device::get_name).ok())
-            .collect()
+        (0..n as i32).filter_map(|i| device::get(i).and_then(device::get_name).ok()).collect()
     }
 
     /// The version of the NVIDIA kernel module ("580.82.07"), where the OS says (Linux: /proc/driver/nvidia/version);
@@ -124,28 +113,15 @@ impl Gpu {
         let info = DeviceInfo {
             ordinal,
             name: ctx.name().during("reading the device name")?,
-            compute_capability: ctx
-                .compute_capability()
-                .during("reading the compute capability")?,
-            multiprocessors: attr(
-                sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
-            )?,
+            compute_capability: ctx.compute_capability().during("reading the compute capability")?,
+            multiprocessors: attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
             memory_bytes: ctx.total_mem().during("reading device memory")?,
             l2_bytes: attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)?,
-            shared_per_block_optin: attr(
-                sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
-            )? as usize,
+            shared_per_block_optin: attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?
+                as usize,
             driver_version: version_text(driver_version()?),
         };
-        Ok(Arc::new(Gpu {
-            ctx,
-            stream,
-            info,
-            modules: Mutex::default(),
-            compile_seconds: Mutex::new(0.0),
-            blas: Mutex::default(),
-            solver: Mutex::default(),
-        }))
+        Ok(Arc::new(Gpu { ctx, stream, info, modules: Mutex::default(), compile_seconds: Mutex::new(0.0), blas: Mutex::default(), solver: Mutex::default() }))
     }
 
     /// The module built from `src`, compiled by NVRTC on first use and cached for the life of the process.
@@ -156,46 +132,26 @@ impl Gpu {
         let t = Instant::now();
         let (major, minor) = self.info.compute_capability;
         let ptx = compile(name, src, arch_name(major, minor))?;
-        let module = self
-            .ctx
-            .load_module(ptx)
-            .during(&format!("loading module {name}"))?;
+        let module = self.ctx.load_module(ptx).during(&format!("loading module {name}"))?;
         *self.compile_seconds.lock().unwrap() += t.elapsed().as_secs_f64();
-        self.modules
-            .lock()
-            .unwrap()
-            .insert(name.to_string(), module.clone());
+        self.modules.lock().unwrap().insert(name.to_string(), module.clone());
         Ok(module)
     }
 
     /// Function `func` of module `name` (compiled from `src` if needed).
     pub fn function(&self, name: &str, src: &str, func: &str) -> Result<CudaFunction, GpuError> {
-        self.module(name, src)?
-            .load_function(func)
-            .during(&format!("loading kernel {func}"))
+        self.module(name, src)?.load_function(func).during(&format!("loading kernel {func}"))
     }
 
     /// Let `func` (named `kernel` in errors) launch with up to `bytes` of dynamic shared memory: past the default
     /// 48 KB a kernel must opt in.
-    pub fn opt_in_shared(
-        &self,
-        kernel: &str,
-        func: &CudaFunction,
-        bytes: usize,
-    ) -> Result<(), GpuError> {
+    pub fn opt_in_shared(&self, kernel: &str, func: &CudaFunction, bytes: usize) -> Result<(), GpuError> {
         let limit = self.info.shared_per_block_optin;
         if bytes > limit {
-            return Err(GpuError::SharedMemory {
-                kernel: kernel.into(),
-                asked: bytes,
-                limit,
-            });
+            return Err(GpuError::SharedMemory { kernel: kernel.into(), asked: bytes, limit });
         }
-        func.set_attribute(
-            sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-            bytes as i32,
-        )
-        .during("raising the kernel's shared-memory limit")
+        func.set_attribute(sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes as i32)
+            .during("raising the kernel's shared-memory limit")
     }
 
     /// The process's cuBLAS handle on this device's stream, created on first use (libcublas is loaded then).
@@ -206,15 +162,10 @@ impl Gpu {
         }
         // SAFETY: only tries to dlopen libcublas; no symbol is called.
         if !unsafe { cudarc::cublas::sys::is_culib_present() } {
-            return Err(GpuError::Blas {
-                during: "loading libcublas".into(),
-                message: "libcublas.so not found".into(),
-            });
+            return Err(GpuError::Blas { during: "loading libcublas".into(), message: "libcublas.so not found".into() });
         }
-        let b = CudaBlas::new(self.stream.clone()).map_err(|e| GpuError::Blas {
-            during: "creating a handle".into(),
-            message: format!("{e:?}"),
-        })?;
+        let b = CudaBlas::new(self.stream.clone())
+            .map_err(|e| GpuError::Blas { during: "creating a handle".into(), message: format!("{e:?}") })?;
         Ok(slot.insert(Arc::new(b)).clone())
     }
 
@@ -229,10 +180,8 @@ impl Gpu {
         if !unsafe { cudarc::cusolver::sys::is_culib_present() } {
             return Ok(None);
         }
-        let h = DnHandle::new(self.stream.clone()).map_err(|e| GpuError::Blas {
-            during: "creating a cuSOLVER handle".into(),
-            message: format!("{e:?}"),
-        })?;
+        let h = DnHandle::new(self.stream.clone())
+            .map_err(|e| GpuError::Blas { during: "creating a cuSOLVER handle".into(), message: format!("{e:?}") })?;
         Ok(Some(slot.insert(Arc::new(h)).clone()))
     }
 
@@ -251,47 +200,31 @@ impl Gpu {
         let (free, _) = self.memory()?;
         // keep a little room for the context's own needs
         if bytes.saturating_add(64 << 20) > free {
-            return Err(GpuError::OutOfMemory {
-                what: what.to_string(),
-                asked: bytes,
-                free,
-            });
+            return Err(GpuError::OutOfMemory { what: what.to_string(), asked: bytes, free });
         }
         Ok(())
     }
 
     /// A zeroed device buffer of `n` elements.
-    pub fn zeros<T: DeviceRepr + ValidAsZeroBits>(
-        &self,
-        what: &str,
-        n: usize,
-    ) -> Result<CudaSlice<T>, GpuError> {
+    pub fn zeros<T: DeviceRepr + ValidAsZeroBits>(&self, what: &str, n: usize) -> Result<CudaSlice<T>, GpuError> {
         self.ensure_fits(what, n * std::mem::size_of::<T>())?;
-        self.stream
-            .alloc_zeros(n.max(1))
-            .during(&format!("allocating {what}"))
+        self.stream.alloc_zeros(n.max(1)).during(&format!("allocating {what}"))
     }
 
     /// Copy a host slice to a new device buffer.
     pub fn upload<T: DeviceRepr>(&self, what: &str, host: &[T]) -> Result<CudaSlice<T>, GpuError> {
         self.ensure_fits(what, std::mem::size_of_val(host))?;
-        self.stream
-            .clone_htod(host)
-            .during(&format!("uploading {what}"))
+        self.stream.clone_htod(host).during(&format!("uploading {what}"))
     }
 
     /// Copy host data into an existing device buffer.
     pub fn write<T: DeviceRepr>(&self, dst: &mut CudaSlice<T>, host: &[T]) -> Result<(), GpuError> {
-        self.stream
-            .memcpy_htod(host, dst)
-            .during("copying to the device")
+        self.stream.memcpy_htod(host, dst).during("copying to the device")
     }
 
     /// Copy a device buffer back to the host.
     pub fn download<T: DeviceRepr>(&self, dev: &CudaSlice<T>) -> Result<Vec<T>, GpuError> {
-        self.stream
-            .clone_dtoh(dev)
-            .during("copying from the device")
+        self.stream.clone_dtoh(dev).during("copying from the device")
     }
 
     /// Wait for all queued work.
@@ -301,9 +234,7 @@ impl Gpu {
 
     /// Record a timing event on the stream: the start of a timed region.
     pub fn mark(&self) -> Result<CudaEvent, GpuError> {
-        self.stream
-            .record_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
-            .during("recording an event")
+        self.stream.record_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT)).during("recording an event")
     }
 
     /// Seconds of device work queued on the stream since `start` (waits for it to finish).
@@ -349,16 +280,8 @@ impl Gpu {
     pub fn fma_rate(&self, double: bool) -> Result<f64, GpuError> {
         let (blocks, threads, rounds) = (self.info.multiprocessors as usize * 8, 256usize, 4096i32);
         let mut out = self.zeros::<f64>("fma-rate output", blocks * threads)?;
-        let f = self.function(
-            "qmc_common",
-            "",
-            if double { "qmc_fma_f64" } else { "qmc_fma_f32" },
-        )?;
-        let cfg = LaunchConfig {
-            grid_dim: (blocks as u32, 1, 1),
-            block_dim: (threads as u32, 1, 1),
-            shared_mem_bytes: 0,
-        };
+        let f = self.function("qmc_common", "", if double { "qmc_fma_f64" } else { "qmc_fma_f32" })?;
+        let cfg = LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (threads as u32, 1, 1), shared_mem_bytes: 0 };
         let launch = || -> Result<(), GpuError> {
             let mut b = self.stream.launch_builder(&f);
             b.arg(&mut out).arg(&rounds);
@@ -366,8 +289,7 @@ impl Gpu {
             unsafe { b.launch(cfg) }.during("launching the FMA-rate kernel")?;
             Ok(())
         };
-        Ok(2.0 * 16.0 * rounds as f64 * (blocks * threads) as f64
-            / self.median_seconds(7, launch)?)
+        Ok(2.0 * 16.0 * rounds as f64 * (blocks * threads) as f64 / self.median_seconds(7, launch)?)
     }
 
     /// Shared-memory read bandwidth in bytes/s over all SMs (16-byte loads, 32 KB per block, several blocks per SM),
@@ -376,11 +298,7 @@ impl Gpu {
         let (blocks, threads, rounds) = (self.info.multiprocessors as usize * 4, 512usize, 2048i32);
         let mut out = self.zeros::<f32>("shared-bandwidth output", blocks * threads)?;
         let f = self.function("qmc_common", "", "qmc_shared_read")?;
-        let cfg = LaunchConfig {
-            grid_dim: (blocks as u32, 1, 1),
-            block_dim: (threads as u32, 1, 1),
-            shared_mem_bytes: 0,
-        };
+        let cfg = LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (threads as u32, 1, 1), shared_mem_bytes: 0 };
         let launch = || -> Result<(), GpuError> {
             let mut b = self.stream.launch_builder(&f);
             b.arg(&mut out).arg(&rounds);
@@ -392,15 +310,9 @@ impl Gpu {
     }
 
     /// Median device time of `runs` launches of a ceiling kernel, after one untimed warm-up launch.
-    fn median_seconds(
-        &self,
-        runs: usize,
-        mut launch: impl FnMut() -> Result<(), GpuError>,
-    ) -> Result<f64, GpuError> {
+    fn median_seconds(&self, runs: usize, mut launch: impl FnMut() -> Result<(), GpuError>) -> Result<f64, GpuError> {
         launch()?;
-        let mut times: Vec<f64> = (0..runs)
-            .map(|_| self.time(&mut launch))
-            .collect::<Result<_, _>>()?;
+        let mut times: Vec<f64> = (0..runs).map(|_| self.time(&mut launch)).collect::<Result<_, _>>()?;
         times.sort_by(|a, b| a.total_cmp(b));
         Ok(times[times.len() / 2])
     }
@@ -418,10 +330,7 @@ impl Traffic {
         self.to_device + self.to_host
     }
     pub fn merge(self, o: Traffic) -> Traffic {
-        Traffic {
-            to_device: self.to_device + o.to_device,
-            to_host: self.to_host + o.to_host,
-        }
+        Traffic { to_device: self.to_device + o.to_device, to_host: self.to_host + o.to_host }
     }
     /// Count `n` elements of T to the host.
     pub fn down<T>(&mut self, n: usize) {
@@ -440,10 +349,7 @@ pub fn for_test() -> Option<Arc<Gpu>> {
     match Gpu::open(0) {
         Ok(g) => Some(g),
         Err(e) => {
-            assert!(
-                std::env::var("QMC_REQUIRE_GPU").is_err(),
-                "QMC_REQUIRE_GPU set but: {e}"
-            );
+            assert!(std::env::var("QMC_REQUIRE_GPU").is_err(), "QMC_REQUIRE_GPU set but: {e}");
             eprintln!("SKIPPED: {e}");
             None
         }
@@ -452,11 +358,7 @@ pub fn for_test() -> Option<Arc<Gpu>> {
 
 /// A one-dimensional launch of `n` threads in blocks of `block`.
 pub fn grid_1d(n: usize, block: u32) -> LaunchConfig {
-    LaunchConfig {
-        grid_dim: ((n as u32).div_ceil(block).max(1), 1, 1),
-        block_dim: (block, 1, 1),
-        shared_mem_bytes: 0,
-    }
+    LaunchConfig { grid_dim: ((n as u32).div_ceil(block).max(1), 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 }
 }
 
 #[cfg(test)]

@@ -17,17 +17,8 @@ pub struct Batch<T, A> {
 impl<T: Real, A: Real> Batch<T, A> {
     /// Positions rounded to T; stored quantities not yet evaluated (NaN, so a skipped entry cannot pass).
     pub fn new(pos: &[f64], walkers: usize, electrons: usize) -> Self {
-        assert_eq!(
-            pos.len(),
-            walkers * 3 * electrons,
-            "jastrow: positions length"
-        );
-        Batch {
-            walkers,
-            electrons,
-            pos: pos.iter().map(|&x| T::of(x)).collect(),
-            state: vec![A::nan(); walkers * COMPONENTS * electrons],
-        }
+        assert_eq!(pos.len(), walkers * 3 * electrons, "jastrow: positions length");
+        Batch { walkers, electrons, pos: pos.iter().map(|&x| T::of(x)).collect(), state: vec![A::nan(); walkers * COMPONENTS * electrons] }
     }
 
     /// Stored quantities of the electrons `which`, `[walker][component][which]` in f64 (for validation).
@@ -38,9 +29,7 @@ impl<T: Real, A: Real> Batch<T, A> {
 
 /// Entries `which` of a `[walker][component][electron]` array.
 pub fn pick<A: Real>(state: &[A], walkers: usize, n: usize, which: &[usize]) -> Vec<f64> {
-    (0..walkers * COMPONENTS)
-        .flat_map(|row| which.iter().map(move |&i| state[row * n + i].f64()))
-        .collect()
+    (0..walkers * COMPONENTS).flat_map(|row| which.iter().map(move |&i| state[row * n + i].f64())).collect()
 }
 
 /// Proposals of `Moves` in T.
@@ -52,10 +41,7 @@ pub struct MovesT<T> {
 
 impl<T: Real> MovesT<T> {
     pub fn new(m: &Moves) -> Self {
-        MovesT {
-            electrons: m.electrons.clone(),
-            pos: m.pos.iter().map(|&x| T::of(x)).collect(),
-        }
+        MovesT { electrons: m.electrons.clone(), pos: m.pos.iter().map(|&x| T::of(x)).collect() }
     }
 }
 
@@ -71,12 +57,7 @@ type Vgl<T> = (T, [T; 3], T);
 
 impl<T: Real> Fast<T> {
     pub fn new(j: &Jastrow<f64>) -> Self {
-        Fast {
-            j: j.convert(),
-            ions: j.ions.iter().map(|&x| T::of(x)).collect(),
-            side: T::of(j.cell.side),
-            inv_side: T::of(1.0 / j.cell.side),
-        }
+        Fast { j: j.convert(), ions: j.ions.iter().map(|&x| T::of(x)).collect(), side: T::of(j.cell.side), inv_side: T::of(1.0 / j.cell.side), }
     }
 
     #[inline(always)]
@@ -109,10 +90,7 @@ impl<T: Real> Fast<T> {
         let m = self.ions.len() / 3;
         let mut s = (T::zero(), [T::zero(); 3], T::zero());
         for i in 0..m {
-            let (v, g, l) = Self::radial(
-                &self.j.one,
-                self.disp(r, [self.ions[i], self.ions[m + i], self.ions[2 * m + i]]),
-            );
+            let (v, g, l) = Self::radial(&self.j.one, self.disp(r, [self.ions[i], self.ions[m + i], self.ions[2 * m + i]]));
             s.0 += v;
             (0..3).for_each(|d| s.1[d] += g[d]);
             s.2 += l;
@@ -133,12 +111,7 @@ impl<T: Real> Fast<T> {
         for d in 0..3 {
             pw[d][0][0] = [T::one(); PB];
             for l in 0..len {
-                let x = wrap(
-                    r[d] - pos[d * n + k0 + l],
-                    self.side,
-                    self.inv_side,
-                    self.j.cell.periodic,
-                );
+                let x = wrap(r[d] - pos[d * n + k0 + l], self.side, self.inv_side, self.j.cell.periodic);
                 let (s, c) = (p.b * x).sin_cos();
                 let (mut re, mut im) = (T::one(), T::zero());
                 for m in 1..=p.nmax {
@@ -198,10 +171,7 @@ type Block<T> = [[T; PB]; 5];
 
 /// `range` in blocks of at most PB: (start, length).
 fn blocks(range: std::ops::Range<usize>) -> impl Iterator<Item = (usize, usize)> {
-    range
-        .clone()
-        .step_by(PB)
-        .map(move |k0| (k0, PB.min(range.end - k0)))
+    range.clone().step_by(PB).map(move |k0| (k0, PB.min(range.end - k0)))
 }
 
 #[inline(always)]
@@ -217,10 +187,9 @@ fn a<A: Real, T: Real>(x: T) -> A {
 /// Everything from scratch for every walker.
 pub fn vgl<T: Real, A: Real>(f: &Fast<T>, b: &mut Batch<T, A>) {
     let n = b.electrons;
-    b.state
-        .par_chunks_mut(COMPONENTS * n)
-        .zip(b.pos.par_chunks(3 * n))
-        .for_each(|(st, pos)| crate::dispatch!(vgl_walker(f, pos, st)));
+    b.state.par_chunks_mut(COMPONENTS * n).zip(b.pos.par_chunks(3 * n)).for_each(|(st, pos)| {
+        crate::dispatch!(vgl_walker(f, pos, st))
+    });
 }
 
 #[inline(always)]
@@ -281,11 +250,7 @@ fn row<T: Real, A: Real>(f: &Fast<T>, pos: &[T], r: [T; 3], skip: usize) -> (A, 
 /// Log ratio and new gradient (`out`: `[move][walker][4]`) of every proposal, each from the stored state.
 pub fn ratio<T: Real, A: Real>(f: &Fast<T>, b: &Batch<T, A>, m: &MovesT<T>, out: &mut [A]) {
     let (n, walkers) = (b.electrons, b.walkers);
-    assert_eq!(
-        out.len(),
-        m.electrons.len() * walkers * 4,
-        "jastrow ratio: output length"
-    );
+    assert_eq!(out.len(), m.electrons.len() * walkers * 4, "jastrow ratio: output length");
     let per: Vec<Vec<A>> = (0..walkers)
         .into_par_iter()
         .map(|w| {
@@ -302,14 +267,7 @@ pub fn ratio<T: Real, A: Real>(f: &Fast<T>, b: &Batch<T, A>, m: &MovesT<T>, out:
 }
 
 #[inline(always)]
-fn ratio_walker<T: Real, A: Real>(
-    f: &Fast<T>,
-    pos: &[T],
-    st: &[A],
-    m: &MovesT<T>,
-    w: usize,
-    walkers: usize,
-) -> Vec<A> {
+fn ratio_walker<T: Real, A: Real>(f: &Fast<T>, pos: &[T], st: &[A], m: &MovesT<T>, w: usize, walkers: usize) -> Vec<A> {
     let n = pos.len() / 3;
     let mut out = Vec::with_capacity(4 * m.electrons.len());
     for (mi, &k) in m.electrons.iter().enumerate() {
@@ -325,22 +283,13 @@ fn ratio_walker<T: Real, A: Real>(
 /// Accept every proposal of `m` in turn: update all stored quantities and the positions.
 pub fn accept<T: Real, A: Real>(f: &Fast<T>, b: &mut Batch<T, A>, m: &MovesT<T>) {
     let (n, walkers) = (b.electrons, b.walkers);
-    b.state
-        .par_chunks_mut(COMPONENTS * n)
-        .zip(b.pos.par_chunks_mut(3 * n))
-        .enumerate()
-        .for_each(|(w, (st, pos))| crate::dispatch!(accept_walker(f, pos, st, m, w, walkers)));
+    b.state.par_chunks_mut(COMPONENTS * n).zip(b.pos.par_chunks_mut(3 * n)).enumerate().for_each(|(w, (st, pos))| {
+        crate::dispatch!(accept_walker(f, pos, st, m, w, walkers))
+    });
 }
 
 #[inline(always)]
-fn accept_walker<T: Real, A: Real>(
-    f: &Fast<T>,
-    pos: &mut [T],
-    st: &mut [A],
-    m: &MovesT<T>,
-    w: usize,
-    walkers: usize,
-) {
+fn accept_walker<T: Real, A: Real>(f: &Fast<T>, pos: &mut [T], st: &mut [A], m: &MovesT<T>, w: usize, walkers: usize) {
     let n = pos.len() / 3;
     for (mi, &k) in m.electrons.iter().enumerate() {
         let rn: [T; 3] = m.pos[(mi * walkers + w) * 3..][..3].try_into().unwrap();

@@ -3,9 +3,7 @@
 //! walkers (`vgl`), or one launch per electron move for all walkers (`ratio`, `accept`).
 
 use super::{Jastrow, Moves, Radial, Term, COMPONENTS, MAX_COEFS, MAX_G, MAX_POWER};
-use crate::gpu::{
-    CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PushKernelArg,
-};
+use crate::gpu::{CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PushKernelArg};
 use crate::Real;
 use std::sync::Arc;
 
@@ -46,10 +44,7 @@ struct JParams {
 }
 
 fn radial_params(r: &Radial<f64>) -> RadialP {
-    assert!(
-        r.coefs.len() <= MAX_COEFS,
-        "jastrow gpu: at most {MAX_COEFS} coefficients per functor"
-    );
+    assert!(r.coefs.len() <= MAX_COEFS, "jastrow gpu: at most {MAX_COEFS} coefficients per functor");
     let mut p = RadialP {
         form: r.form.number(),
         power: r.power as i32,
@@ -69,10 +64,7 @@ fn radial_params(r: &Radial<f64>) -> RadialP {
 
 fn params(j: &Jastrow<f64>) -> JParams {
     let ng = j.p.n.len();
-    assert!(
-        ng <= MAX_G && j.p.nmax <= MAX_POWER,
-        "jastrow gpu: at most {MAX_G} G vectors with |n_k| <= {MAX_POWER}"
-    );
+    assert!(ng <= MAX_G && j.p.nmax <= MAX_POWER, "jastrow gpu: at most {MAX_G} G vectors with |n_k| <= {MAX_POWER}");
     let (side, b) = (j.cell.side, j.p.b);
     let mut p = JParams {
         n: j.electrons as i32,
@@ -84,11 +76,7 @@ fn params(j: &Jastrow<f64>) -> JParams {
         pad: [0; 2],
         cd: [side, 1.0 / side, b, 0.0],
         cf: [side as f32, (1.0 / side) as f32, b as f32, 0.0],
-        rad: [
-            radial_params(&j.pair[0]),
-            radial_params(&j.pair[1]),
-            radial_params(&j.one),
-        ],
+        rad: [radial_params(&j.pair[0]), radial_params(&j.pair[1]), radial_params(&j.one)],
         a: [0.0; MAX_G],
         af: [0.0; MAX_G],
         gn: [[0; 4]; MAX_G],
@@ -127,46 +115,21 @@ pub struct GpuJastrow<T: Real, A: Real> {
 
 impl<T: Real, A: Real> GpuJastrow<T, A> {
     /// Upload the parameters and ions, compile, and allocate buffers for `walkers` walkers and `moves` moves.
-    pub fn new(
-        gpu: &Arc<Gpu>,
-        j: &Jastrow<f64>,
-        walkers: usize,
-        moves: usize,
-    ) -> Result<Self, GpuError> {
+    pub fn new(gpu: &Arc<Gpu>, j: &Jastrow<f64>, walkers: usize, moves: usize) -> Result<Self, GpuError> {
         let n = j.electrons;
         let (t, a) = (std::mem::size_of::<T>(), std::mem::size_of::<A>());
-        gpu.ensure_fits(
-            "the walkers' positions and Jastrow quantities",
-            walkers * n * (3 * t + COMPONENTS * a) + moves * walkers * (3 * t + 4 * a),
-        )?;
+        gpu.ensure_fits("the walkers' positions and Jastrow quantities", walkers * n * (3 * t + COMPONENTS * a) + moves * walkers * (3 * t + 4 * a))?;
         let kind = if j.term == Term::P { "p" } else { "radial" };
         let name = |op: &str| format!("jastrow_{op}_{kind}_{}", suffix::<T, A>());
-        let funcs = [
-            gpu.function("jastrow", SRC, &name("vgl"))?,
-            gpu.function("jastrow", SRC, &name("ratio"))?,
-            gpu.function("jastrow", SRC, &name("accept"))?,
-        ];
+        let funcs = [gpu.function("jastrow", SRC, &name("vgl"))?, gpu.function("jastrow", SRC, &name("ratio"))?, gpu.function("jastrow", SRC, &name("accept"))?];
         let p = params(j);
         // SAFETY: JParams is plain old data (repr(C), no padding the kernel reads uninitialised: pads are zeroed).
-        let bytes = unsafe {
-            std::slice::from_raw_parts(
-                &p as *const JParams as *const u8,
-                std::mem::size_of::<JParams>(),
-            )
-        };
+        let bytes = unsafe { std::slice::from_raw_parts(&p as *const JParams as *const u8, std::mem::size_of::<JParams>()) };
         let ions: Vec<T> = j.ions.iter().map(|&x| T::of(x)).collect();
-        let shared = if j.term == Term::P {
-            (3 * (MAX_POWER + 1) * 2 * BLOCK as usize * t) as u32
-        } else {
-            0
-        };
+        let shared = if j.term == Term::P { (3 * (MAX_POWER + 1) * 2 * BLOCK as usize * t) as u32 } else { 0 };
         Ok(GpuJastrow {
             params: gpu.upload("the Jastrow parameters", bytes)?,
-            ions: if ions.is_empty() {
-                gpu.zeros("ions", 3)?
-            } else {
-                gpu.upload("ions", &ions)?
-            },
+            ions: if ions.is_empty() { gpu.zeros("ions", 3)? } else { gpu.upload("ions", &ions)? },
             pos: gpu.zeros("positions", walkers * 3 * n)?,
             state: gpu.zeros("stored Jastrow quantities", walkers * COMPONENTS * n)?,
             newpos: gpu.zeros("proposed positions", moves.max(1) * walkers * 3)?,
@@ -189,16 +152,10 @@ impl<T: Real, A: Real> GpuJastrow<T, A> {
 
     /// Copy the proposals of `m` to the device.
     pub fn set_moves(&mut self, m: &Moves) -> Result<(), GpuError> {
-        assert!(
-            m.pos.len() <= self.newpos.len() && m.pos.len() == m.electrons.len() * self.walkers * 3,
-            "jastrow gpu: moves length"
-        );
+        assert!(m.pos.len() <= self.newpos.len() && m.pos.len() == m.electrons.len() * self.walkers * 3, "jastrow gpu: moves length");
         let host: Vec<T> = m.pos.iter().map(|&x| T::of(x)).collect();
         let mut view = self.newpos.slice_mut(..host.len());
-        self.gpu
-            .stream
-            .memcpy_htod(&host, &mut view)
-            .during("copying proposals")?;
+        self.gpu.stream.memcpy_htod(&host, &mut view).during("copying proposals")?;
         self.moves = m.electrons.clone();
         Ok(())
     }
@@ -206,19 +163,12 @@ impl<T: Real, A: Real> GpuJastrow<T, A> {
     /// Queue the full evaluation of all walkers.
     pub fn vgl(&mut self) -> Result<(), GpuError> {
         let cfg = LaunchConfig {
-            grid_dim: (
-                (self.electrons as u32).div_ceil(BLOCK),
-                self.walkers as u32,
-                1,
-            ),
+            grid_dim: ((self.electrons as u32).div_ceil(BLOCK), self.walkers as u32, 1),
             block_dim: (BLOCK, 1, 1),
             shared_mem_bytes: self.shared,
         };
         let mut b = self.gpu.stream.launch_builder(&self.funcs[0]);
-        b.arg(&self.params)
-            .arg(&self.pos)
-            .arg(&self.ions)
-            .arg(&mut self.state);
+        b.arg(&self.params).arg(&self.pos).arg(&self.ions).arg(&mut self.state);
         // SAFETY: buffers sized for `walkers` x `electrons` as the kernel indexes; threads past the electrons only
         // help load tiles; grid y is the walker.
         unsafe { b.launch(cfg) }.during("launching jastrow vgl")?;
@@ -226,11 +176,7 @@ impl<T: Real, A: Real> GpuJastrow<T, A> {
     }
 
     fn per_walker(&self) -> LaunchConfig {
-        LaunchConfig {
-            grid_dim: (self.walkers as u32, 1, 1),
-            block_dim: (BLOCK, 1, 1),
-            shared_mem_bytes: self.shared,
-        }
+        LaunchConfig { grid_dim: (self.walkers as u32, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: self.shared }
     }
 
     /// Queue the ratio and new gradient of every proposal (one launch per move, each from the stored state).
@@ -240,15 +186,7 @@ impl<T: Real, A: Real> GpuJastrow<T, A> {
         for (m, &k) in self.moves.iter().enumerate() {
             let (k, m) = (k as i32, m as i32);
             let mut b = self.gpu.stream.launch_builder(&self.funcs[1]);
-            b.arg(&self.params)
-                .arg(&self.pos)
-                .arg(&self.ions)
-                .arg(&self.state)
-                .arg(&self.newpos)
-                .arg(&k)
-                .arg(&m)
-                .arg(&walkers)
-                .arg(&mut self.ratio);
+            b.arg(&self.params).arg(&self.pos).arg(&self.ions).arg(&self.state).arg(&self.newpos).arg(&k).arg(&m).arg(&walkers).arg(&mut self.ratio);
             // SAFETY: one block per walker; move m < moves allocated (set_moves checked), k < electrons.
             unsafe { b.launch(cfg) }.during("launching jastrow ratio")?;
         }
@@ -262,14 +200,7 @@ impl<T: Real, A: Real> GpuJastrow<T, A> {
         for (m, &k) in self.moves.iter().enumerate() {
             let (k, m) = (k as i32, m as i32);
             let mut b = self.gpu.stream.launch_builder(&self.funcs[2]);
-            b.arg(&self.params)
-                .arg(&mut self.pos)
-                .arg(&self.ions)
-                .arg(&mut self.state)
-                .arg(&self.newpos)
-                .arg(&k)
-                .arg(&m)
-                .arg(&walkers);
+            b.arg(&self.params).arg(&mut self.pos).arg(&self.ions).arg(&mut self.state).arg(&self.newpos).arg(&k).arg(&m).arg(&walkers);
             // SAFETY: as for ratios; each block writes only its own walker's rows.
             unsafe { b.launch(cfg) }.during("launching jastrow accept")?;
         }
@@ -284,14 +215,7 @@ impl<T: Real, A: Real> GpuJastrow<T, A> {
     /// Log ratios and new gradients of the last `ratios`, `[move][walker][4]`, in f64.
     pub fn ratio_outputs(&self) -> Result<Vec<f64>, GpuError> {
         let n = self.moves.len() * self.walkers * 4;
-        Ok(self
-            .gpu
-            .stream
-            .clone_dtoh(&self.ratio.slice(..n))
-            .during("copying ratios")?
-            .iter()
-            .map(|x| x.f64())
-            .collect())
+        Ok(self.gpu.stream.clone_dtoh(&self.ratio.slice(..n)).during("copying ratios")?.iter().map(|x| x.f64()).collect())
     }
 
     /// Poison the outputs so an entry a kernel fails to write cannot pass validation.

@@ -76,10 +76,7 @@ impl Term {
 impl std::str::FromStr for Term {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        Term::ALL
-            .into_iter()
-            .find(|t| t.name() == s.to_ascii_lowercase())
-            .ok_or_else(|| format!("unknown term '{s}': expected bspline, u, p or pade"))
+        Term::ALL.into_iter().find(|t| t.name() == s.to_ascii_lowercase()).ok_or_else(|| format!("unknown term '{s}': expected bspline, u, p or pade"))
     }
 }
 
@@ -93,10 +90,7 @@ pub struct Cell {
 impl Cell {
     /// The cube holding `electrons` electrons at density parameter r_s (volume per electron 4/3 pi r_s^3).
     pub fn electron_gas(electrons: usize, rs: f64, periodic: bool) -> Cell {
-        Cell {
-            side: (4.0 / 3.0 * std::f64::consts::PI * electrons as f64).cbrt() * rs,
-            periodic,
-        }
+        Cell { side: (4.0 / 3.0 * std::f64::consts::PI * electrons as f64).cbrt() * rs, periodic }
     }
     /// Largest cutoff of a short-range functor: half the side (open cells use the same, for equal work).
     pub fn max_cutoff(&self) -> f64 {
@@ -136,38 +130,20 @@ impl Radial<f64> {
         let mut coefs = vec![0.0; m + 3];
         coefs[1..m].copy_from_slice(interior);
         coefs[0] = coefs[2] - 2.0 * h * cusp;
-        Radial {
-            form: Form::BSpline,
-            cutoff,
-            inv_h: 1.0 / h,
-            power: 0,
-            coefs,
-        }
+        Radial { form: Form::BSpline, cutoff, inv_h: 1.0 / h, power: 0, coefs }
     }
     /// CASINO u: alpha_0 and alpha_2.. given (`alpha[1]` is overwritten by the cusp), C = `c`.
     pub fn casino(cutoff: f64, c: usize, cusp: f64, alpha: &[f64]) -> Radial<f64> {
         let mut coefs = alpha.to_vec();
         coefs[1] = cusp / (-cutoff).powi(c as i32) + alpha[0] * c as f64 / cutoff;
-        Radial {
-            form: Form::Casino,
-            cutoff,
-            inv_h: 0.0,
-            power: c,
-            coefs,
-        }
+        Radial { form: Form::Casino, cutoff, inv_h: 0.0, power: c, coefs }
     }
     /// Padé with numerator cusp r + a_2 r^2 + ... and denominator 1 + b_1 r + ...
     pub fn pade(cusp: f64, a_rest: &[f64], b: &[f64]) -> Radial<f64> {
         let mut coefs = vec![cusp];
         coefs.extend_from_slice(a_rest);
         coefs.extend_from_slice(b);
-        Radial {
-            form: Form::Pade,
-            cutoff: f64::INFINITY,
-            inv_h: 0.0,
-            power: 1 + a_rest.len(),
-            coefs,
-        }
+        Radial { form: Form::Pade, cutoff: f64::INFINITY, inv_h: 0.0, power: 1 + a_rest.len(), coefs }
     }
     /// A random but physically shaped functor of `form` (negative, rising to zero at the cutoff; random parameters
     /// as CASINO's electron-gas benchmarks use).
@@ -175,27 +151,19 @@ impl Radial<f64> {
         match form {
             Form::BSpline => {
                 let m = 8;
-                let interior: Vec<f64> = (1..m)
-                    .map(|k| -0.5 * (1.0 - k as f64 / m as f64).powi(2) * r.random_range(0.8..1.2))
-                    .collect();
+                let interior: Vec<f64> = (1..m).map(|k| -0.5 * (1.0 - k as f64 / m as f64).powi(2) * r.random_range(0.8..1.2)).collect();
                 Radial::bspline(cutoff, cusp, &interior)
             }
             Form::Casino => {
                 // alpha_l scaled by L^-l so every term is of the same size over [0, L_u]
                 let nu = 8;
                 let scale = 0.3 / cutoff.powi(3);
-                let alpha: Vec<f64> = (0..=nu)
-                    .map(|l| r.random_range(-1.0..1.0) * scale / cutoff.powi(l as i32))
-                    .collect();
+                let alpha: Vec<f64> = (0..=nu).map(|l| r.random_range(-1.0..1.0) * scale / cutoff.powi(l as i32)).collect();
                 Radial::casino(cutoff, 3, cusp, &alpha)
             }
             Form::Pade => {
                 let a = [r.random_range(-0.05..0.05), r.random_range(-0.01..0.01)];
-                let b = [
-                    r.random_range(0.5..1.5),
-                    r.random_range(0.1..0.3),
-                    r.random_range(0.01..0.05),
-                ];
+                let b = [r.random_range(0.5..1.5), r.random_range(0.1..0.3), r.random_range(0.01..0.05)];
                 Radial::pade(cusp, &a, &b)
             }
         }
@@ -228,11 +196,7 @@ impl<T: Real> Radial<T> {
                 let (a, da, d2a) = bspline_weights(x - i);
                 let c = &self.coefs[i.to_usize().unwrap_or(0)..][..4];
                 let dot = |w: [T; 4]| c[0] * w[0] + c[1] * w[1] + c[2] * w[2] + c[3] * w[3];
-                (
-                    dot(a),
-                    dot(da) * self.inv_h,
-                    dot(d2a) * self.inv_h * self.inv_h,
-                )
+                (dot(a), dot(da) * self.inv_h, dot(d2a) * self.inv_h * self.inv_h)
             }
             Form::Casino => {
                 if r >= self.cutoff {
@@ -247,21 +211,13 @@ impl<T: Real> Radial<T> {
                 }
                 let tc1 = tc2 * t;
                 let tc = tc1 * t;
-                (
-                    tc * g,
-                    c * tc1 * g + tc * g1,
-                    c * (c - T::one()) * tc2 * g + T::of(2.0) * c * tc1 * g1 + tc * g2,
-                )
+                (tc * g, c * tc1 * g + tc * g1, c * (c - T::one()) * tc2 * g + T::of(2.0) * c * tc1 * g1 + tc * g2)
             }
             Form::Pade => {
                 let (na, nb) = (self.power, self.coefs.len() - self.power);
                 // A = r (a_1 + a_2 r + ...), B = 1 + r (b_1 + b_2 r + ...)
                 let (p, p1, p2) = horner(&self.coefs[..na], r);
-                let (q, q1, q2) = if nb > 0 {
-                    horner(&self.coefs[na..], r)
-                } else {
-                    (z, z, z)
-                };
+                let (q, q1, q2) = if nb > 0 { horner(&self.coefs[na..], r) } else { (z, z, z) };
                 let two = T::of(2.0);
                 let (a, a1, a2) = (r * p, p + r * p1, two * p1 + r * p2);
                 let (b, b1, b2) = (T::one() + r * q, q + r * q1, two * q1 + r * q2);
@@ -350,16 +306,10 @@ pub fn cubic_stars(stars: usize) -> Vec<Vec<[i32; 3]>> {
 pub fn max_stars() -> usize {
     let stars = cubic_stars(64);
     let mut total = 0;
-    stars
-        .iter()
-        .take_while(|s| {
-            total += s.len();
-            total <= MAX_G
-                && s.iter()
-                    .flatten()
-                    .all(|c| c.unsigned_abs() as usize <= MAX_POWER)
-        })
-        .count()
+    stars.iter().take_while(|s| {
+        total += s.len();
+        total <= MAX_G && s.iter().flatten().all(|c| c.unsigned_abs() as usize <= MAX_POWER)
+    }).count()
 }
 
 impl PTerm<f64> {
@@ -377,31 +327,14 @@ impl PTerm<f64> {
                 a.push(am);
             }
         }
-        let nmax = n
-            .iter()
-            .flatten()
-            .map(|c| c.unsigned_abs() as usize)
-            .max()
-            .unwrap_or(0);
-        PTerm {
-            b,
-            n,
-            a,
-            stars: list.len(),
-            nmax,
-        }
+        let nmax = n.iter().flatten().map(|c| c.unsigned_abs() as usize).max().unwrap_or(0);
+        PTerm { b, n, a, stars: list.len(), nmax }
     }
 }
 
 impl<T: Real> PTerm<T> {
     pub fn convert<U: Real>(&self) -> PTerm<U> {
-        PTerm {
-            b: U::of(self.b.f64()),
-            n: self.n.clone(),
-            a: self.a.iter().map(|x| U::of(x.f64())).collect(),
-            stars: self.stars,
-            nmax: self.nmax,
-        }
+        PTerm { b: U::of(self.b.f64()), n: self.n.clone(), a: self.a.iter().map(|x| U::of(x.f64())).collect(), stars: self.stars, nmax: self.nmax }
     }
 
     /// p, grad p, lap p at displacement d (Eq. 8: powers of exp(i b d_k), products per G).
@@ -424,8 +357,7 @@ impl<T: Real> PTerm<T> {
                 (x, y)
             }
         };
-        let (mut v, mut gx, mut gy, mut gz, mut l) =
-            (T::zero(), T::zero(), T::zero(), T::zero(), T::zero());
+        let (mut v, mut gx, mut gy, mut gz, mut l) = (T::zero(), T::zero(), T::zero(), T::zero(), T::zero());
         for (n, &a) in self.n.iter().zip(&self.a) {
             let (x1, y1) = pick(0, n[0]);
             let (x2, y2) = pick(1, n[1]);
@@ -440,11 +372,7 @@ impl<T: Real> PTerm<T> {
             gy -= ai * T::of(n[1] as f64);
             gz -= ai * T::of(n[2] as f64);
         }
-        (
-            v,
-            [gx * self.b, gy * self.b, gz * self.b],
-            l * self.b * self.b,
-        )
+        (v, [gx * self.b, gy * self.b, gz * self.b], l * self.b * self.b)
     }
 
     /// Rough flops of one pair: three sincos (counted 20 each), the power tables, 26 per G.
@@ -493,35 +421,15 @@ impl Jastrow<f64> {
         let mut r = rng::rng(s.seed, 0x1A57);
         let form = s.term.form();
         let rc = cell.max_cutoff();
-        let pair = [
-            Radial::random(form, rc, 0.25, &mut r),
-            Radial::random(form, rc, 0.5, &mut r),
-        ];
+        let pair = [Radial::random(form, rc, 0.25, &mut r), Radial::random(form, rc, 0.5, &mut r)];
         let p = if s.term == Term::P {
             PTerm::random(&cell, s.stars, &mut r)
         } else {
-            PTerm {
-                b: std::f64::consts::TAU / cell.side,
-                n: vec![],
-                a: vec![],
-                stars: 0,
-                nmax: 0,
-            }
+            PTerm { b: std::f64::consts::TAU / cell.side, n: vec![], a: vec![], stars: 0, nmax: 0 }
         };
         let one = Radial::random(form, rc, -ION_CHARGE, &mut r);
-        let ions = (0..3 * s.ions)
-            .map(|_| r.random_range(0.0..cell.side))
-            .collect();
-        Jastrow {
-            term: s.term,
-            cell,
-            electrons: s.electrons,
-            up: s.electrons.div_ceil(2),
-            pair,
-            p,
-            ions,
-            one,
-        }
+        let ions = (0..3 * s.ions).map(|_| r.random_range(0.0..cell.side)).collect();
+        Jastrow { term: s.term, cell, electrons: s.electrons, up: s.electrons.div_ceil(2), pair, p, ions, one }
     }
 }
 
@@ -568,20 +476,11 @@ pub struct Moves {
 /// Random positions of `walkers` walkers in the cell, `[walker][xyz][electron]`, f64.
 pub fn random_positions(j: &Jastrow<f64>, walkers: usize, seed: u64) -> Vec<f64> {
     let mut r = rng::rng(seed, 0x905);
-    (0..walkers * 3 * j.electrons)
-        .map(|_| r.random_range(0.0..j.cell.side))
-        .collect()
+    (0..walkers * 3 * j.electrons).map(|_| r.random_range(0.0..j.cell.side)).collect()
 }
 
 /// `moves` proposals (electrons spread over all, each displaced by up to `step` per direction).
-pub fn random_moves(
-    j: &Jastrow<f64>,
-    pos: &[f64],
-    walkers: usize,
-    moves: usize,
-    step: f64,
-    seed: u64,
-) -> Moves {
+pub fn random_moves(j: &Jastrow<f64>, pos: &[f64], walkers: usize, moves: usize, step: f64, seed: u64) -> Moves {
     let n = j.electrons;
     let moves = moves.min(n);
     let electrons: Vec<usize> = (0..moves).map(|m| m * n / moves).collect();
@@ -594,10 +493,7 @@ pub fn random_moves(
             }
         }
     }
-    Moves {
-        electrons,
-        pos: out,
-    }
+    Moves { electrons, pos: out }
 }
 
 /// Positions after every move of `m` was accepted.
@@ -637,14 +533,7 @@ pub fn flops<T: Real>(j: &Jastrow<T>, op: &str, walkers: usize, moves: usize) ->
 
 /// Fewest bytes of one repetition: positions read (T), stored quantities written (vgl), read (ratio) or read and
 /// written (accept), in A.
-pub fn bytes(
-    op: &str,
-    walkers: usize,
-    n: usize,
-    moves: usize,
-    t_bytes: usize,
-    a_bytes: usize,
-) -> f64 {
+pub fn bytes(op: &str, walkers: usize, n: usize, moves: usize, t_bytes: usize, a_bytes: usize) -> f64 {
     let per_walker = match op {
         "vgl" => 3 * n * t_bytes + COMPONENTS * n * a_bytes,
         "ratio" => moves * (3 * n * t_bytes + 2 * a_bytes + 4 * a_bytes),

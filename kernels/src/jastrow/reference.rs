@@ -32,10 +32,7 @@ pub fn radial(f: &Radial<f64>, r: f64) -> (f64, f64, f64) {
                     let (lf, cf) = (l as f64, c as f64);
                     out.0 += a * rl(l) * tc(c);
                     out.1 += a * (lf * rl(l - 1) * tc(c) + cf * rl(l) * tc(c - 1));
-                    out.2 += a
-                        * (lf * (lf - 1.0) * rl(l - 2) * tc(c)
-                            + 2.0 * lf * cf * rl(l - 1) * tc(c - 1)
-                            + cf * (cf - 1.0) * rl(l) * tc(c - 2));
+                    out.2 += a * (lf * (lf - 1.0) * rl(l - 2) * tc(c) + 2.0 * lf * cf * rl(l - 1) * tc(c - 1) + cf * (cf - 1.0) * rl(l) * tc(c - 2));
                 }
             }
         }
@@ -58,8 +55,7 @@ pub fn radial(f: &Radial<f64>, r: f64) -> (f64, f64, f64) {
             let (nb, nb1, nb2) = poly(b);
             let den = 1.0 + nb;
             let q1 = (na1 * den - na * nb1) / (den * den);
-            let q2 = (na2 * den - na * nb2) / (den * den)
-                - 2.0 * nb1 * (na1 * den - na * nb1) / (den * den * den);
+            let q2 = (na2 * den - na * nb2) / (den * den) - 2.0 * nb1 * (na1 * den - na * nb1) / (den * den * den);
             out = (na / den, q1, q2);
         }
     }
@@ -103,10 +99,7 @@ pub fn pair(j: &Jastrow<f64>, same_spin: bool, ri: [f64; 3], rj: [f64; 3]) -> (f
         }
         return (v, g, l);
     }
-    radial_vgl(
-        &j.pair[if same_spin { 0 } else { 1 }],
-        displacement(j, ri, rj),
-    )
+    radial_vgl(&j.pair[if same_spin { 0 } else { 1 }], displacement(j, ri, rj))
 }
 
 /// Position of electron i of one walker's positions `[xyz][electron]`.
@@ -138,12 +131,10 @@ pub fn electron(j: &Jastrow<f64>, pos: &[f64], i: usize) -> [f64; COMPONENTS] {
 
 /// log J of one walker.
 pub fn log_value(j: &Jastrow<f64>, pos: &[f64]) -> f64 {
-    (0..j.electrons)
-        .map(|i| {
-            let e = electron(j, pos, i);
-            0.5 * e[0] + e[1]
-        })
-        .sum()
+    (0..j.electrons).map(|i| {
+        let e = electron(j, pos, i);
+        0.5 * e[0] + e[1]
+    }).sum()
 }
 
 /// Stored quantities of the electrons `which` of every walker: `[walker][component][which]`.

@@ -3,25 +3,12 @@ use super::*;
 use crate::{Check, Precision};
 
 fn setup(term: Term, electrons: usize, ions: usize, periodic: bool, seed: u64) -> Jastrow<f64> {
-    Jastrow::random(&Setup {
-        term,
-        electrons,
-        ions,
-        periodic,
-        stars: 8,
-        seed,
-    })
+    Jastrow::random(&Setup { term, electrons, ions, periodic, stars: 8, seed })
 }
 
 /// Every term in the cells it is smooth in: Padé has no cutoff, so its minimum image jumps at half the side.
 fn cases() -> Vec<(Term, bool)> {
-    vec![
-        (Term::BSpline, true),
-        (Term::BSpline, false),
-        (Term::U, true),
-        (Term::P, true),
-        (Term::Pade, false),
-    ]
+    vec![(Term::BSpline, true), (Term::BSpline, false), (Term::U, true), (Term::P, true), (Term::Pade, false)]
 }
 
 #[test]
@@ -34,19 +21,11 @@ fn radial_forms_match_reference_and_finite_differences() {
             let x = 0.05 * i as f64 + 0.0123;
             let (u, du, d2u) = f.eval(x);
             let (ru, rdu, rd2u) = reference::radial(&f, x);
-            assert!(
-                (u - ru).abs() < 1e-13 && (du - rdu).abs() < 1e-12 && (d2u - rd2u).abs() < 1e-11,
-                "{form:?} at {x}: fast {:?} reference {:?}",
-                (u, du, d2u),
-                (ru, rdu, rd2u)
-            );
+            assert!((u - ru).abs() < 1e-13 && (du - rdu).abs() < 1e-12 && (d2u - rd2u).abs() < 1e-11, "{form:?} at {x}: fast {:?} reference {:?}", (u, du, d2u), (ru, rdu, rd2u));
             let h = 1e-5;
             let fd1 = (reference::radial(&f, x + h).0 - reference::radial(&f, x - h).0) / (2.0 * h);
             let fd2 = (reference::radial(&f, x + h).1 - reference::radial(&f, x - h).1) / (2.0 * h);
-            assert!(
-                (fd1 - rdu).abs() < 1e-7 && (fd2 - rd2u).abs() < 1e-6,
-                "{form:?} derivatives at {x}"
-            );
+            assert!((fd1 - rdu).abs() < 1e-7 && (fd2 - rd2u).abs() < 1e-6, "{form:?} derivatives at {x}");
         }
     }
 }
@@ -59,22 +38,12 @@ fn cusp_and_cutoff_conditions() {
             let f = Radial::random(form, 2.5, cusp, &mut r);
             // the slope at coalescence is the Kato cusp, from the fast form and from a finite difference
             let d = 1e-7;
-            assert!(
-                (f.eval(0.0).1 - cusp).abs() < 1e-12,
-                "{form:?} u'(0) = {} for cusp {cusp}",
-                f.eval(0.0).1
-            );
-            assert!(
-                ((reference::radial(&f, d).0 - reference::radial(&f, 0.0).0) / d - cusp).abs()
-                    < 1e-5
-            );
+            assert!((f.eval(0.0).1 - cusp).abs() < 1e-12, "{form:?} u'(0) = {} for cusp {cusp}", f.eval(0.0).1);
+            assert!(((reference::radial(&f, d).0 - reference::radial(&f, 0.0).0) / d - cusp).abs() < 1e-5);
             if form != Form::Pade {
                 // u, u', u'' go to zero continuously at the cutoff
                 let (u, du, d2u) = reference::radial(&f, 2.5 - 1e-9);
-                assert!(
-                    u.abs() < 1e-12 && du.abs() < 1e-9 && d2u.abs() < 1e-5,
-                    "{form:?} at the cutoff: {u} {du} {d2u}"
-                );
+                assert!(u.abs() < 1e-12 && du.abs() < 1e-9 && d2u.abs() < 1e-5, "{form:?} at the cutoff: {u} {du} {d2u}");
             }
         }
     }
@@ -102,18 +71,10 @@ fn gradients_and_laplacians_match_finite_differences() {
                     reference::log_value(&j, &p)
                 };
                 let fd = (shifted(h) - shifted(-h)) / (2.0 * h);
-                assert!(
-                    (fd - e[2 + d]).abs() < 1e-6 * (1.0 + e[2 + d].abs()),
-                    "{term:?} grad {d} of {i}: fd {fd} analytic {}",
-                    e[2 + d]
-                );
+                assert!((fd - e[2 + d]).abs() < 1e-6 * (1.0 + e[2 + d].abs()), "{term:?} grad {d} of {i}: fd {fd} analytic {}", e[2 + d]);
                 lap += (shifted(h2) - 2.0 * shifted(0.0) + shifted(-h2)) / (h2 * h2);
             }
-            assert!(
-                (lap - e[5]).abs() < 1e-4 * (1.0 + e[5].abs()),
-                "{term:?} laplacian of {i}: fd {lap} analytic {}",
-                e[5]
-            );
+            assert!((lap - e[5]).abs() < 1e-4 * (1.0 + e[5].abs()), "{term:?} laplacian of {i}: fd {lap} analytic {}", e[5]);
         }
     }
 }
@@ -138,9 +99,7 @@ fn reference_ratio_is_the_change_of_log_j() {
 #[test]
 fn cubic_stars_match_the_simple_cubic_shells() {
     // cumulative G vectors (one of each +-G) of the first 16 stars, as counted in papers/seed-003-casino.md
-    let want = [
-        3, 9, 13, 16, 28, 40, 46, 49, 61, 73, 85, 89, 101, 125, 128, 140,
-    ];
+    let want = [3, 9, 13, 16, 28, 40, 46, 49, 61, 73, 85, 89, 101, 125, 128, 140];
     let stars = cubic_stars(16);
     let mut total = 0;
     for (s, w) in stars.iter().zip(want) {
@@ -161,35 +120,15 @@ fn cpu_errors<T: Real, A: Real>(j: &Jastrow<f64>, walkers: usize) -> Vec<Check> 
     let f = Fast::<T>::new(j);
     let mut b = Batch::<T, A>::new(&pos, walkers, n);
     cpu::vgl(&f, &mut b);
-    let tol = 1e3
-        * if T::EPS > 1e-10 {
-            Precision::Single.eps()
-        } else {
-            Precision::Double.eps()
-        };
-    let mut c = vec![Check::compare(
-        "vgl",
-        &b.pick(&which),
-        &reference::electrons(j, &pos, walkers, &which),
-        tol,
-    )];
+    let tol = 1e3 * if T::EPS > 1e-10 { Precision::Single.eps() } else { Precision::Double.eps() };
+    let mut c = vec![Check::compare("vgl", &b.pick(&which), &reference::electrons(j, &pos, walkers, &which), tol)];
     let mt = MovesT::<T>::new(&m);
     let mut out = vec![A::nan(); m.electrons.len() * walkers * 4];
     cpu::ratio(&f, &b, &mt, &mut out);
-    c.push(Check::compare(
-        "ratio",
-        &out.iter().map(|x| x.f64()).collect::<Vec<_>>(),
-        &reference::ratios(j, &pos, walkers, &m),
-        tol,
-    ));
+    c.push(Check::compare("ratio", &out.iter().map(|x| x.f64()).collect::<Vec<_>>(), &reference::ratios(j, &pos, walkers, &m), tol));
     cpu::accept(&f, &mut b, &mt);
     let moved = moved_positions(&pos, &m, walkers, n);
-    c.push(Check::compare(
-        "accept",
-        &b.pick(&which),
-        &reference::electrons(j, &moved, walkers, &which),
-        tol,
-    ));
+    c.push(Check::compare("accept", &b.pick(&which), &reference::electrons(j, &moved, walkers, &which), tol));
     c
 }
 
@@ -197,20 +136,10 @@ fn cpu_errors<T: Real, A: Real>(j: &Jastrow<f64>, walkers: usize) -> Vec<Check> 
 fn cpu_matches_reference_in_every_precision() {
     for (term, periodic) in cases() {
         let j = setup(term, 37, 3, periodic, 31);
-        let all = [
-            cpu_errors::<f64, f64>(&j, 3),
-            cpu_errors::<f32, f32>(&j, 3),
-            cpu_errors::<f32, f64>(&j, 3),
-        ];
+        let all = [cpu_errors::<f64, f64>(&j, 3), cpu_errors::<f32, f32>(&j, 3), cpu_errors::<f32, f64>(&j, 3)];
         for (p, checks) in ["double", "single", "mixed"].iter().zip(all) {
             for c in checks {
-                assert!(
-                    c.passed(),
-                    "{term:?} periodic={periodic} {p} {}: error {:.2e} > {:.2e}",
-                    c.quantity,
-                    c.error,
-                    c.tolerance
-                );
+                assert!(c.passed(), "{term:?} periodic={periodic} {p} {}: error {:.2e} > {:.2e}", c.quantity, c.error, c.tolerance);
             }
         }
     }
@@ -226,13 +155,7 @@ fn a_wrong_coefficient_is_detected() {
     let f = Fast::<f64>::new(&bad);
     let mut b = Batch::<f64, f64>::new(&pos, 2, 10);
     cpu::vgl(&f, &mut b);
-    assert!(!Check::compare(
-        "vgl",
-        &b.pick(&which),
-        &reference::electrons(&j, &pos, 2, &which),
-        1e-10
-    )
-    .passed());
+    assert!(!Check::compare("vgl", &b.pick(&which), &reference::electrons(&j, &pos, 2, &which), 1e-10).passed());
 }
 
 #[test]
@@ -242,10 +165,7 @@ fn p_term_is_invariant_under_lattice_translations() {
     let pos = random_positions(&j, 1, 52);
     // every electron moved by its own lattice vector, and all of them by a common one
     let mut r = crate::rng::rng(53, 0);
-    let shifted: Vec<f64> = pos
-        .iter()
-        .map(|x| x + j.cell.side * (r.random_range(-3..=3) + 2) as f64)
-        .collect();
+    let shifted: Vec<f64> = pos.iter().map(|x| x + j.cell.side * (r.random_range(-3..=3) + 2) as f64).collect();
     let which: Vec<usize> = (0..n).collect();
     let eval = |p: &[f64]| {
         let mut b = Batch::<f64, f64>::new(p, 1, n);
@@ -263,9 +183,7 @@ fn p_term_is_invariant_under_lattice_translations() {
 
 #[test]
 fn gpu_matches_reference_when_present() {
-    let Some(gpu) = crate::gpu::for_test() else {
-        return;
-    };
+    let Some(gpu) = crate::gpu::for_test() else { return };
     for (term, periodic) in cases() {
         let j = setup(term, 37, 3, periodic, 61);
         let (n, walkers) = (j.electrons, 3);
@@ -278,40 +196,13 @@ fn gpu_matches_reference_when_present() {
         g.poison().unwrap();
         g.vgl().unwrap();
         let vgl = cpu::pick(&g.state().unwrap(), walkers, n, &which);
-        assert!(
-            Check::compare(
-                "vgl",
-                &vgl,
-                &reference::electrons(&j, &pos, walkers, &which),
-                1e-11
-            )
-            .passed(),
-            "{term:?} vgl"
-        );
+        assert!(Check::compare("vgl", &vgl, &reference::electrons(&j, &pos, walkers, &which), 1e-11).passed(), "{term:?} vgl");
         g.ratios().unwrap();
         let r: Vec<f64> = g.ratio_outputs().unwrap();
-        assert!(
-            Check::compare(
-                "ratio",
-                &r,
-                &reference::ratios(&j, &pos, walkers, &m),
-                1e-11
-            )
-            .passed(),
-            "{term:?} ratio"
-        );
+        assert!(Check::compare("ratio", &r, &reference::ratios(&j, &pos, walkers, &m), 1e-11).passed(), "{term:?} ratio");
         g.accepts().unwrap();
         let moved = moved_positions(&pos, &m, walkers, n);
         let st = cpu::pick(&g.state().unwrap(), walkers, n, &which);
-        assert!(
-            Check::compare(
-                "accept",
-                &st,
-                &reference::electrons(&j, &moved, walkers, &which),
-                1e-11
-            )
-            .passed(),
-            "{term:?} accept"
-        );
+        assert!(Check::compare("accept", &st, &reference::electrons(&j, &moved, walkers, &which), 1e-11).passed(), "{term:?} accept");
     }
 }

@@ -97,16 +97,7 @@ impl<S: Real> Ensemble<S> {
     /// The shared tables and the chains, borrowed apart.
     fn split<A: Real>(&mut self) -> (Tables<'_, S>, &mut [Chain<S>]) {
         let degenerate = self.degenerate.unwrap_or(super::degenerate_ratio(A::EPS));
-        let t = Tables {
-            sites: self.sites,
-            pairs: self.pairs,
-            j: self.j,
-            recompute: self.recompute,
-            degenerate,
-            nbr: &self.nbr,
-            hop: &self.hop,
-            phi: &self.phi,
-        };
+        let t = Tables { sites: self.sites, pairs: self.pairs, j: self.j, recompute: self.recompute, degenerate, nbr: &self.nbr, hop: &self.hop, phi: &self.phi };
         (t, &mut self.chains)
     }
 }
@@ -139,15 +130,7 @@ struct Scratch<S, A> {
 impl<S: Real, A: Real> Scratch<S, A> {
     fn new(np: usize) -> Self {
         let v = vec![A::zero(); np];
-        Scratch {
-            f: v.clone(),
-            g: v.clone(),
-            p: v.clone(),
-            row: vec![A::zero(); 3 * np],
-            vs: vec![S::zero(); np],
-            m: vec![A::zero(); np * np],
-            piv: vec![0; np],
-        }
+        Scratch { f: v.clone(), g: v.clone(), p: v.clone(), row: vec![A::zero(); 3 * np], vs: vec![S::zero(); np], m: vec![A::zero(); np * np], piv: vec![0; np] }
     }
 }
 
@@ -186,12 +169,7 @@ fn fvec<S: Real, A: Real>(t: &Tables<S>, c: &Chain<S>, y: usize, f: &mut [A]) {
     while b + 4 <= np {
         let (c0, c1, c2, c3) = (coef(b), coef(b + 1), coef(b + 2), coef(b + 3));
         let w = &c.w[b * np..(b + 4) * np];
-        let (w0, w1, w2, w3) = (
-            &w[..np],
-            &w[np..2 * np],
-            &w[2 * np..3 * np],
-            &w[3 * np..4 * np],
-        );
+        let (w0, w1, w2, w3) = (&w[..np], &w[np..2 * np], &w[2 * np..3 * np], &w[3 * np..4 * np]);
         for a in 0..np {
             let x = c0.mul_add(ld::<S, A>(w0[a]), f[a]);
             let x = c1.mul_add(ld::<S, A>(w1[a]), x);
@@ -241,14 +219,7 @@ fn dot_row<S: Real, A: Real>(w: &[S], p: &[A]) -> A {
 /// update, as lattice.cu's `update_cols`; ratios and dot products stay in A. Each entry is updated by one fused
 /// multiply-add (one rounding, as on the GPU): the `dispatch!` builds have FMA instructions.
 #[inline(always)]
-fn update_up<S: Real, A: Real>(
-    t: &Tables<S>,
-    c: &mut Chain<S>,
-    a: usize,
-    s: usize,
-    f: &[A],
-    fs: &mut [S],
-) {
+fn update_up<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, a: usize, s: usize, f: &[A], fs: &mut [S]) {
     let np = t.pairs;
     let inv_r = A::one() / f[a];
     for (x, &y) in fs.iter_mut().zip(f) {
@@ -268,14 +239,7 @@ fn update_up<S: Real, A: Real>(
 
 /// Sherman-Morrison for down electron b moving to s, given g (with g_b the ratio); in S, as `update_up`.
 #[inline(always)]
-fn update_dn<S: Real, A: Real>(
-    t: &Tables<S>,
-    c: &mut Chain<S>,
-    b: usize,
-    s: usize,
-    g: &[A],
-    row: &mut [S],
-) {
+fn update_dn<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, b: usize, s: usize, g: &[A], row: &mut [S]) {
     let np = t.pairs;
     let inv_r = A::one() / g[b];
     for (r, &x) in row.iter_mut().zip(&c.w[b * np..(b + 1) * np]) {
@@ -294,15 +258,7 @@ fn update_dn<S: Real, A: Real>(
 /// Swap ratio of up electron a on x with down electron b on y; leaves f and p (the gather at x) in scratch and
 /// returns (R, h).
 #[inline(always)]
-fn swap_ratio<S: Real, A: Real>(
-    t: &Tables<S>,
-    c: &Chain<S>,
-    a: usize,
-    x: usize,
-    b: usize,
-    y: usize,
-    s: &mut Scratch<S, A>,
-) -> (A, A) {
+fn swap_ratio<S: Real, A: Real>(t: &Tables<S>, c: &Chain<S>, a: usize, x: usize, b: usize, y: usize, s: &mut Scratch<S, A>) -> (A, A) {
     let np = t.pairs;
     fvec(t, c, y, &mut s.f);
     gather(t, c, x, &mut s.p);
@@ -310,10 +266,7 @@ fn swap_ratio<S: Real, A: Real>(
     let h = dot_row(wrow, &s.p);
     let k = dot_row(&s.f, &s.p);
     let wba: A = ld(wrow[a]);
-    (
-        wba * (ld::<S, A>(t.phi[y * t.sites + x]) - k) + s.f[a] * h,
-        h,
-    )
+    (wba * (ld::<S, A>(t.phi[y * t.sites + x]) - k) + s.f[a] * h, h)
 }
 
 #[inline(always)]
@@ -333,9 +286,7 @@ fn step<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, s: &mut Scratch<S, A>
         c.tally[tally::HOPS] += 1.0;
         let r: A = if spin == UP {
             let row = &t.phi[new * t.sites..(new + 1) * t.sites];
-            (0..np).fold(A::zero(), |acc, b| {
-                acc + ld::<S, A>(row[c.dn[b] as usize]) * ld::<S, A>(c.w[b * np + i])
-            })
+            (0..np).fold(A::zero(), |acc, b| acc + ld::<S, A>(row[c.dn[b] as usize]) * ld::<S, A>(c.w[b * np + i]))
         } else {
             gather(t, c, new, &mut s.p);
             dot_row(&c.w[i * np..(i + 1) * np], &s.p)
@@ -360,11 +311,7 @@ fn step<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, s: &mut Scratch<S, A>
         c.tally[tally::SWAPS] += 1.0;
         let j = c.which[new] as usize;
         // The up electron a on x, the down electron b on y.
-        let (a, x, b, y) = if spin == UP {
-            (i, old, j, new)
-        } else {
-            (j, new, i, old)
-        };
+        let (a, x, b, y) = if spin == UP { (i, old, j, new) } else { (j, new, i, old) };
         let (r, h) = swap_ratio(t, c, a, x, b, y, s);
         let r = r.f64();
         if u < r * r {
@@ -381,16 +328,7 @@ fn step<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, s: &mut Scratch<S, A>
 /// Commit an accepted swap (f and p of `swap_ratio` still in scratch) as two rank-1 updates.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn commit_swap<S: Real, A: Real>(
-    t: &Tables<S>,
-    c: &mut Chain<S>,
-    a: usize,
-    x: usize,
-    b: usize,
-    y: usize,
-    h: A,
-    s: &mut Scratch<S, A>,
-) {
+fn commit_swap<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, a: usize, x: usize, b: usize, y: usize, h: A, s: &mut Scratch<S, A>) {
     let np = t.pairs;
     if s.f[a].abs().max(h.abs()).f64() < t.degenerate {
         // Both single moves pass through a (nearly) singular matrix: Sherman-Morrison would divide W by the small
@@ -429,9 +367,7 @@ fn energy<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, s: &mut Scratch<S, 
             let n = t.nbr[4 * site + jn] as usize;
             if c.occ[n] == HL {
                 let row = &t.phi[n * ns..(n + 1) * ns];
-                let r = (0..np).fold(A::zero(), |acc, b| {
-                    acc + ld::<S, A>(row[c.dn[b] as usize]) * ld::<S, A>(c.w[b * np + a])
-                });
+                let r = (0..np).fold(A::zero(), |acc, b| acc + ld::<S, A>(row[c.dn[b] as usize]) * ld::<S, A>(c.w[b * np + a]));
                 ekin += t.hop[4 * site + jn] * r.f64();
                 nkin += 1.0;
             }
@@ -493,9 +429,7 @@ fn reinvert<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, s: &mut Scratch<S
         }
     }
     if gauss_jordan(&mut s.m, np, &mut s.piv, &mut s.row) {
-        c.w.iter_mut()
-            .zip(&s.m)
-            .for_each(|(w, &x)| *w = S::of(x.f64()));
+        c.w.iter_mut().zip(&s.m).for_each(|(w, &x)| *w = S::of(x.f64()));
     }
 }
 
@@ -618,12 +552,7 @@ fn eliminate_one<T: Real>(m: &mut [T], n: usize, k: usize, r: &[T]) {
 
 /// Gauss-Jordan one pivot per pass (lattice.cu's `reinvert`'s operation order): the model `gauss_jordan` keeps to.
 /// `pivot_row` is scratch of length n.
-pub fn gauss_jordan_one<T: Real>(
-    m: &mut [T],
-    n: usize,
-    piv: &mut [usize],
-    pivot_row: &mut [T],
-) -> bool {
+pub fn gauss_jordan_one<T: Real>(m: &mut [T], n: usize, piv: &mut [usize], pivot_row: &mut [T]) -> bool {
     for k in 0..n {
         let mut p = k;
         for i in k + 1..n {
@@ -662,10 +591,7 @@ pub fn gauss_jordan_one<T: Real>(
 impl<S: Real> Chain<S> {
     /// The configuration as the reference reports it.
     pub fn config(&self) -> Config {
-        Config {
-            up: self.up.clone(),
-            dn: self.dn.clone(),
-        }
+        Config { up: self.up.clone(), dn: self.dn.clone() }
     }
 }
 
@@ -676,8 +602,6 @@ impl<S: Real> Ensemble<S> {
         let (t, chains) = self.split::<A>();
         let mut s = Scratch::<S, A>::new(np);
         let ch = &chains[c];
-        swap_ratio(&t, ch, a, ch.up[a] as usize, b, ch.dn[b] as usize, &mut s)
-            .0
-            .f64()
+        swap_ratio(&t, ch, a, ch.up[a] as usize, b, ch.dn[b] as usize, &mut s).0.f64()
     }
 }

@@ -9,9 +9,7 @@
 //! `chains_in_flight`) times SMs; beyond that chains run in waves.
 
 use super::{tally, ChainResult, Config, Model, Stream};
-use crate::gpu::{
-    CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PushKernelArg,
-};
+use crate::gpu::{CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PushKernelArg};
 use crate::Real;
 use cudarc::driver::DeviceRepr;
 use std::sync::Arc;
@@ -58,11 +56,7 @@ pub const BFACTORS: [usize; 3] = [8, 16, 32];
 /// 64 threads 3.06M chain sweeps/s, 128 2.52M, 256 1.66M (double); L = 15 (102 pairs) 128 / 256 threads: double
 /// 353k / 380k, mixed 214k / 245k, single 294k / 281k.
 pub fn block_threads(pairs: usize) -> u32 {
-    let t = if pairs < 64 {
-        pairs.div_ceil(32).max(1) * 32
-    } else {
-        256
-    };
+    let t = if pairs < 64 { pairs.div_ceil(32).max(1) * 32 } else { 256 };
     t.max(pairs.div_ceil(NARROW_MAX).next_multiple_of(32)) as u32
 }
 
@@ -85,8 +79,7 @@ pub const WINDOW: usize = 64;
 /// slots in A, the look-ahead batch's three LOOK x N_P arrays (phi vectors, their f vectors, the short dots' phi
 /// vectors) in A, the configuration and the pivots of `reinvert` in ints, padded to 16 bytes.
 fn vector_bytes(pairs: usize, sites: usize, a_bytes: usize) -> usize {
-    (64 * 8 + (4 * pairs + 64 + 3 * LOOK * pairs) * a_bytes + (3 * pairs + 2 * sites) * 4)
-        .next_multiple_of(16)
+    (64 * 8 + (4 * pairs + 64 + 3 * LOOK * pairs) * a_bytes + (3 * pairs + 2 * sites) * 4).next_multiple_of(16)
 }
 
 /// Bytes of the working copy of W (and of M during a rebuild, in the same memory).
@@ -95,19 +88,8 @@ fn matrix_bytes(pairs: usize, s_bytes: usize, a_bytes: usize) -> usize {
 }
 
 /// Dynamic shared memory per block: the vectors, and the working copy of W when it is on chip.
-pub fn shared_bytes(
-    pairs: usize,
-    sites: usize,
-    s_bytes: usize,
-    a_bytes: usize,
-    on_chip: bool,
-) -> usize {
-    vector_bytes(pairs, sites, a_bytes)
-        + if on_chip {
-            matrix_bytes(pairs, s_bytes, a_bytes)
-        } else {
-            0
-        }
+pub fn shared_bytes(pairs: usize, sites: usize, s_bytes: usize, a_bytes: usize, on_chip: bool) -> usize {
+    vector_bytes(pairs, sites, a_bytes) + if on_chip { matrix_bytes(pairs, s_bytes, a_bytes) } else { 0 }
 }
 
 /// Static shared memory of the kernel (`__shared__` arrays in lattice.cu: the batch's moves, the random-number
@@ -135,61 +117,23 @@ pub struct GpuEnsemble<S: Real, A: Real> {
 
 impl<S: Real, A: Real> GpuEnsemble<S, A> {
     /// Upload the tables and the chains' starts; chain c draws from `Stream::new(seed, c)` as on the CPU.
-    pub fn new(
-        gpu: &Arc<Gpu>,
-        m: &Model,
-        starts: &[(Config, Vec<f64>)],
-        seed: u64,
-    ) -> Result<Self, GpuError> {
+    pub fn new(gpu: &Arc<Gpu>, m: &Model, starts: &[(Config, Vec<f64>)], seed: u64) -> Result<Self, GpuError> {
         let (np, ns, chains) = (m.pairs, m.sites, starts.len());
-        assert!(
-            (1..=i32::MAX as usize).contains(&chains),
-            "lattice gpu: chain count"
-        );
+        assert!((1..=i32::MAX as usize).contains(&chains), "lattice gpu: chain count");
         let (es, ea) = (std::mem::size_of::<S>(), std::mem::size_of::<A>());
         let ld = row_stride(np);
-        let on_chip =
-            shared_bytes(np, ns, es, ea, true) + STATIC_SHARED <= gpu.info.shared_per_block_optin;
+        let on_chip = shared_bytes(np, ns, es, ea, true) + STATIC_SHARED <= gpu.info.shared_per_block_optin;
         let scratch = if on_chip { 1 } else { chains * np * ld };
-        gpu.ensure_fits(
-            "the chains' inverse matrices and their working copies",
-            chains * np * np * es + scratch * ea + ns * ns * es,
-        )?;
+        gpu.ensure_fits("the chains' inverse matrices and their working copies", chains * np * np * es + scratch * ea + ns * ns * es)?;
         let func = gpu.function("lattice", SRC, entry::<S, A>())?;
-        gpu.opt_in_shared(
-            "lattice sweeps",
-            &func,
-            shared_bytes(np, ns, es, ea, on_chip),
-        )?;
-        let w: Vec<S> = starts
-            .iter()
-            .flat_map(|(_, w)| w.iter().map(|&x| S::of(x)))
-            .collect();
-        let up: Vec<i32> = starts
-            .iter()
-            .flat_map(|(c, _)| c.up.iter().map(|&s| s as i32))
-            .collect();
-        let dn: Vec<i32> = starts
-            .iter()
-            .flat_map(|(c, _)| c.dn.iter().map(|&s| s as i32))
-            .collect();
+        gpu.opt_in_shared("lattice sweeps", &func, shared_bytes(np, ns, es, ea, on_chip))?;
+        let w: Vec<S> = starts.iter().flat_map(|(_, w)| w.iter().map(|&x| S::of(x))).collect();
+        let up: Vec<i32> = starts.iter().flat_map(|(c, _)| c.up.iter().map(|&s| s as i32)).collect();
+        let dn: Vec<i32> = starts.iter().flat_map(|(c, _)| c.dn.iter().map(|&s| s as i32)).collect();
         let rng: Vec<u64> = (0..chains as u64).map(|c| Stream::new(seed, c).0).collect();
         let phi: Vec<S> = m.phi.iter().map(|&x| S::of(x)).collect();
         let nbr: Vec<i32> = m.nbr.iter().map(|&x| x as i32).collect();
-        let params = LatticeParams {
-            sites: ns as i32,
-            pairs: np as i32,
-            chains: chains as i32,
-            equil: 0,
-            sweeps: 0,
-            recompute: 0,
-            bfactor: DEFAULT_BFACTOR as i32,
-            ld: ld as i32,
-            on_chip: on_chip as i32,
-            j: m.j,
-            degenerate: super::degenerate_ratio(A::EPS),
-            window: WINDOW as i32,
-        };
+        let params = LatticeParams { sites: ns as i32, pairs: np as i32, chains: chains as i32, equil: 0, sweeps: 0, recompute: 0, bfactor: DEFAULT_BFACTOR as i32, ld: ld as i32, on_chip: on_chip as i32, j: m.j, degenerate: super::degenerate_ratio(A::EPS), window: WINDOW as i32 };
         Ok(GpuEnsemble {
             phi: gpu.upload("the pair function", &phi)?,
             nbr: gpu.upload("the neighbour table", &nbr)?,
@@ -215,22 +159,14 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
 
     /// Threads per row of the down-electron dot products, one of [`BFACTORS`].
     pub fn set_bfactor(&mut self, bfactor: usize) {
-        assert!(
-            BFACTORS.contains(&bfactor),
-            "lattice gpu: bfactor {bfactor} is not one of {BFACTORS:?}"
-        );
+        assert!(BFACTORS.contains(&bfactor), "lattice gpu: bfactor {bfactor} is not one of {BFACTORS:?}");
         self.params.bfactor = bfactor as i32;
     }
 
     /// Threads per chain (block), a multiple of 32 with at least N_P / 2 (default [`block_threads`]).
     pub fn set_block_threads(&mut self, threads: usize) {
         let np = self.params.pairs as usize;
-        assert!(
-            threads.is_multiple_of(32)
-                && (32..=1024).contains(&threads)
-                && threads * NARROW_MAX >= np,
-            "lattice gpu: {threads} threads per chain"
-        );
+        assert!(threads.is_multiple_of(32) && (32..=1024).contains(&threads) && threads * NARROW_MAX >= np, "lattice gpu: {threads} threads per chain");
         self.threads = threads as u32;
     }
 
@@ -242,10 +178,7 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
     /// Most threads per chain this kernel launches with (its registers per thread limit it: 512 x 132 registers of
     /// the f64 kernel are more than an SM has).
     pub fn max_block_threads(&self) -> Result<usize, GpuError> {
-        Ok(self
-            .func
-            .max_threads_per_block()
-            .during("reading the lattice kernel's thread limit")? as usize)
+        Ok(self.func.max_threads_per_block().during("reading the lattice kernel's thread limit")? as usize)
     }
 
     /// Is each chain's W held in shared memory?
@@ -265,22 +198,13 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
 
     fn shared(&self) -> usize {
         let (np, ns) = (self.params.pairs as usize, self.params.sites as usize);
-        shared_bytes(
-            np,
-            ns,
-            std::mem::size_of::<S>(),
-            std::mem::size_of::<A>(),
-            self.on_chip(),
-        )
+        shared_bytes(np, ns, std::mem::size_of::<S>(), std::mem::size_of::<A>(), self.on_chip())
     }
 
     /// Random-number outputs a batch draws from, 4 to [`WINDOW`]: a test makes it small so that batches end early
     /// and first moves take the one-output-at-a-time path, which the full window reaches about never.
     pub fn set_window(&mut self, outputs: usize) {
-        assert!(
-            (4..=WINDOW).contains(&outputs),
-            "lattice gpu: window {outputs}"
-        );
+        assert!((4..=WINDOW).contains(&outputs), "lattice gpu: window {outputs}");
         self.params.window = outputs as i32;
     }
 
@@ -293,22 +217,10 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
     pub fn run(&mut self, equil: usize, sweeps: usize) -> Result<(), GpuError> {
         self.params.equil = equil as i32;
         self.params.sweeps = sweeps as i32;
-        let cfg = LaunchConfig {
-            grid_dim: (self.params.chains as u32, 1, 1),
-            block_dim: (self.threads, 1, 1),
-            shared_mem_bytes: self.shared() as u32,
-        };
+        let cfg = LaunchConfig { grid_dim: (self.params.chains as u32, 1, 1), block_dim: (self.threads, 1, 1), shared_mem_bytes: self.shared() as u32 };
         let mut b = self.gpu.stream.launch_builder(&self.func);
-        b.arg(&self.params)
-            .arg(&self.phi)
-            .arg(&self.nbr)
-            .arg(&self.hop);
-        b.arg(&mut self.w)
-            .arg(&mut self.m)
-            .arg(&mut self.up)
-            .arg(&mut self.dn)
-            .arg(&mut self.rng)
-            .arg(&mut self.tally);
+        b.arg(&self.params).arg(&self.phi).arg(&self.nbr).arg(&self.hop);
+        b.arg(&mut self.w).arg(&mut self.m).arg(&mut self.up).arg(&mut self.dn).arg(&mut self.rng).arg(&mut self.tally);
         // SAFETY: one block per chain; each block indexes its own chain's slices of w (np^2), of m (np ld, only off
         // chip, allocated then), up/dn (np), rng (1) and tally (LEN), phi (ns^2), nbr/hop (4 ns), all of the sizes
         // uploaded; shared memory is sized by shared_bytes for the same on_chip, and the threads are at least
@@ -324,23 +236,12 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
         chains
             .iter()
             .map(|&c| {
-                let w = s
-                    .clone_dtoh(&self.w.slice(c * np * np..(c + 1) * np * np))
-                    .during("copying W")?;
-                let up = s
-                    .clone_dtoh(&self.up.slice(c * np..(c + 1) * np))
-                    .during("copying sites")?;
-                let dn = s
-                    .clone_dtoh(&self.dn.slice(c * np..(c + 1) * np))
-                    .during("copying sites")?;
-                let t = s
-                    .clone_dtoh(&self.tally.slice(c * tally::LEN..(c + 1) * tally::LEN))
-                    .during("copying tallies")?;
+                let w = s.clone_dtoh(&self.w.slice(c * np * np..(c + 1) * np * np)).during("copying W")?;
+                let up = s.clone_dtoh(&self.up.slice(c * np..(c + 1) * np)).during("copying sites")?;
+                let dn = s.clone_dtoh(&self.dn.slice(c * np..(c + 1) * np)).during("copying sites")?;
+                let t = s.clone_dtoh(&self.tally.slice(c * tally::LEN..(c + 1) * tally::LEN)).during("copying tallies")?;
                 Ok(ChainResult {
-                    config: Config {
-                        up: up.iter().map(|&x| x as u32).collect(),
-                        dn: dn.iter().map(|&x| x as u32).collect(),
-                    },
+                    config: Config { up: up.iter().map(|&x| x as u32).collect(), dn: dn.iter().map(|&x| x as u32).collect() },
                     w: w.iter().map(|x| x.f64()).collect(),
                     tally: t.try_into().unwrap(),
                     cond_max: f64::NAN,
@@ -353,8 +254,6 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
     /// Tallies of all chains.
     pub fn tallies(&self) -> Result<Vec<[f64; tally::LEN]>, GpuError> {
         let t = self.gpu.download(&self.tally)?;
-        Ok(t.chunks_exact(tally::LEN)
-            .map(|c| c.try_into().unwrap())
-            .collect())
+        Ok(t.chunks_exact(tally::LEN).map(|c| c.try_into().unwrap()).collect())
     }
 }

@@ -108,13 +108,7 @@ pub struct Params {
 
 impl Default for Params {
     fn default() -> Self {
-        Params {
-            doping: 0.1,
-            t: 1.0,
-            j: 0.3,
-            delta: 1.5,
-            mu: 0.0,
-        }
+        Params { doping: 0.1, t: 1.0, j: 0.3, delta: 1.5, mu: 0.0 }
     }
 }
 
@@ -136,9 +130,7 @@ impl Model {
     /// Build the cluster and pair function, or say why the case is impossible.
     pub fn new(l: usize, p: Params) -> Result<Model, String> {
         if l < 3 || l % 2 == 0 {
-            return Err(format!(
-                "L = {l} is not allowed: the tilted cluster needs an odd L of at least 3"
-            ));
+            return Err(format!("L = {l} is not allowed: the tilted cluster needs an odd L of at least 3"));
         }
         if !(0.0..1.0).contains(&p.doping) {
             return Err(format!("doping {} must lie in [0, 1)", p.doping));
@@ -146,20 +138,14 @@ impl Model {
         let n = l * l + 1;
         let pairs = pairs_for(n, p.doping);
         if pairs == 0 || 2 * pairs > n {
-            return Err(format!(
-                "doping {} leaves {pairs} pairs on {n} sites",
-                p.doping
-            ));
+            return Err(format!("doping {} leaves {pairs} pairs on {n} sites", p.doping));
         }
         let (li, ni) = (l as i64, n as i64);
         let mut nbr = vec![0u32; n * 4];
         let mut hop = vec![0.0; n * 4];
         for s in 0..n {
             let (x, y) = coords(l, s);
-            for (jn, (dx, dy)) in [(1i64, 0i64), (-1, 0), (0, 1), (0, -1)]
-                .into_iter()
-                .enumerate()
-            {
+            for (jn, (dx, dy)) in [(1i64, 0i64), (-1, 0), (0, 1), (0, -1)].into_iter().enumerate() {
                 let j = (li * (x + dx) + (y + dy)).rem_euclid(ni) as usize;
                 let (xj, yj) = coords(l, j);
                 // The translation n1 T1 + n2 T2 between the neighbour's point and its representative.
@@ -167,11 +153,7 @@ impl Model {
                 debug_assert_eq!((li * ex + ey) % ni, 0);
                 let (n1, n2) = ((li * ex + ey) / ni, (li * ey - ex) / ni);
                 nbr[s * 4 + jn] = j as u32;
-                hop[s * 4 + jn] = if (n1 + n2).rem_euclid(2) == 1 {
-                    p.t
-                } else {
-                    -p.t
-                };
+                hop[s * 4 + jn] = if (n1 + n2).rem_euclid(2) == 1 { p.t } else { -p.t };
             }
         }
         // Twisted k-grid: k.T1 = 2 pi (m1 + 1/2), k.T2 = 2 pi (m2 + 1/2); m2 = 0, m1 = 0..N covers it (cyclic group).
@@ -179,10 +161,7 @@ impl Model {
         let mut ks = Vec::with_capacity(n);
         for m in 0..n {
             let a = m as f64 + 0.5;
-            let (kx, ky) = (
-                tau / n as f64 * (l as f64 * a - 0.5),
-                tau / n as f64 * (a + 0.5 * l as f64),
-            );
+            let (kx, ky) = (tau / n as f64 * (l as f64 * a - 0.5), tau / n as f64 * (a + 0.5 * l as f64));
             let xi = -2.0 * p.t * (kx.cos() + ky.cos()) - p.mu;
             let d = 0.5 * p.delta * (kx.cos() - ky.cos());
             let den = xi + (xi * xi + d * d).sqrt();
@@ -198,35 +177,15 @@ impl Model {
             for j in 0..n {
                 let (xj, yj) = coords(l, j);
                 let (rx, ry) = ((xi - xj) as f64, (yi - yj) as f64);
-                phi[i * n + j] = ks
-                    .iter()
-                    .map(|&(kx, ky, g)| g * (kx * rx + ky * ry).cos())
-                    .sum::<f64>()
-                    / n as f64;
+                phi[i * n + j] = ks.iter().map(|&(kx, ky, g)| g * (kx * rx + ky * ry).cos()).sum::<f64>() / n as f64;
             }
         }
-        Ok(Model {
-            l,
-            sites: n,
-            pairs,
-            t: p.t,
-            j: p.j,
-            nbr,
-            hop,
-            phi,
-        })
+        Ok(Model { l, sites: n, pairs, t: p.t, j: p.j, nbr, hop, phi })
     }
 
     /// Nearest-neighbour bonds, each once: (s, s+L) and (s, s+1).
     pub fn bonds(&self) -> Vec<(usize, usize)> {
-        (0..self.sites)
-            .flat_map(|s| {
-                [
-                    (s, self.nbr[4 * s] as usize),
-                    (s, self.nbr[4 * s + 2] as usize),
-                ]
-            })
-            .collect()
+        (0..self.sites).flat_map(|s| [(s, self.nbr[4 * s] as usize), (s, self.nbr[4 * s + 2] as usize)]).collect()
     }
 
     #[inline(always)]
@@ -304,9 +263,7 @@ impl Stream {
 /// Gauss-Jordan inverse with partial pivoting (f64), with log|det|-free determinant sign and value. None if singular.
 pub fn invert(m: &[f64], n: usize) -> Option<(Vec<f64>, f64)> {
     let mut a = m.to_vec();
-    let mut inv: Vec<f64> = (0..n * n)
-        .map(|i| if i / n == i % n { 1.0 } else { 0.0 })
-        .collect();
+    let mut inv: Vec<f64> = (0..n * n).map(|i| if i / n == i % n { 1.0 } else { 0.0 }).collect();
     let mut det = 1.0;
     for c in 0..n {
         let p = (c..n).max_by(|&i, &j| a[i * n + c].abs().total_cmp(&a[j * n + c].abs()))?;
@@ -366,10 +323,7 @@ pub fn initial_state(m: &Model, seed: u64, chain: u64) -> Result<(Config, Vec<f6
             let j = i + r.below(m.sites - i);
             sites.swap(i, j);
         }
-        let c = Config {
-            up: sites[..np].to_vec(),
-            dn: sites[np..2 * np].to_vec(),
-        };
+        let c = Config { up: sites[..np].to_vec(), dn: sites[np..2 * np].to_vec() };
         let mat = m.matrix(&c);
         if let Some((inv, _)) = invert(&mat, np) {
             if crate::linalg::rcond(&mat, &inv, np) >= RCOND_MIN {
@@ -378,22 +332,13 @@ pub fn initial_state(m: &Model, seed: u64, chain: u64) -> Result<(Config, Vec<f6
             }
         }
     }
-    Err(format!(
-        "no well-conditioned start found in {ATTEMPTS} attempts for chain {chain}"
-    ))
+    Err(format!("no well-conditioned start found in {ATTEMPTS} attempts for chain {chain}"))
 }
 
 /// Starting states of `chains` chains (in parallel; each chain's start depends only on the seed and its index).
-pub fn initial_states(
-    m: &Model,
-    seed: u64,
-    chains: usize,
-) -> Result<Vec<(Config, Vec<f64>)>, String> {
+pub fn initial_states(m: &Model, seed: u64, chains: usize) -> Result<Vec<(Config, Vec<f64>)>, String> {
     use rayon::prelude::*;
-    (0..chains as u64)
-        .into_par_iter()
-        .map(|c| initial_state(m, seed, c))
-        .collect()
+    (0..chains as u64).into_par_iter().map(|c| initial_state(m, seed, c)).collect()
 }
 
 /// What a run of one chain leaves: its configuration, W, stream and tally.
@@ -437,10 +382,7 @@ pub fn w_traffic(m: &Model, tallies: &[[f64; tally::LEN]], elem: usize) -> f64 {
     let per: f64 = tallies
         .iter()
         .map(|t| {
-            3.0 * t[tally::HOPS_ACCEPTED]
-                + t[tally::SWAPS]
-                + 5.0 * t[tally::SWAPS_ACCEPTED]
-                + t[tally::FVECS]
+            3.0 * t[tally::HOPS_ACCEPTED] + t[tally::SWAPS] + 5.0 * t[tally::SWAPS_ACCEPTED] + t[tally::FVECS]
                 + 2.0 * m.pairs as f64 * t[tally::RECOMPUTES]
         })
         .sum();

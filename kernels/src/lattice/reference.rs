@@ -26,30 +26,16 @@ pub struct Chain<'a> {
 impl<'a> Chain<'a> {
     pub fn new(m: &'a Model, c: Config, w: Vec<f64>, rng: Stream) -> Chain<'a> {
         let (occ, which) = c.occupation(m.sites);
-        Chain {
-            m,
-            c,
-            occ,
-            which,
-            w,
-            rng,
-            tally: [0.0; tally::LEN],
-            cond_max: 0.0,
-            growth_max: 0.0,
-        }
+        Chain { m, c, occ, which, w, rng, tally: [0.0; tally::LEN], cond_max: 0.0, growth_max: 0.0 }
     }
 
     /// DetPByDet: det M'/det M when electron `i` of `spin` moves to `s`.
     pub fn ratio(&self, spin: u32, i: usize, s: usize) -> f64 {
         let np = self.m.pairs;
         if spin == UP {
-            (0..np)
-                .map(|b| self.m.phi(s, self.c.dn[b] as usize) * self.w[b * np + i])
-                .sum()
+            (0..np).map(|b| self.m.phi(s, self.c.dn[b] as usize) * self.w[b * np + i]).sum()
         } else {
-            (0..np)
-                .map(|a| self.w[i * np + a] * self.m.phi(self.c.up[a] as usize, s))
-                .sum()
+            (0..np).map(|a| self.w[i * np + a] * self.m.phi(self.c.up[a] as usize, s)).sum()
         }
     }
 
@@ -60,13 +46,7 @@ impl<'a> Chain<'a> {
         let w = &mut self.w;
         if spin == UP {
             // Row i of M becomes phi(s, d_b): f_a = sum_b phi(s, d_b) W_ba, then column i of W / r.
-            let f: Vec<f64> = (0..np)
-                .map(|a| {
-                    (0..np)
-                        .map(|b| self.m.phi(s, self.c.dn[b] as usize) * w[b * np + a])
-                        .sum()
-                })
-                .collect();
+            let f: Vec<f64> = (0..np).map(|a| (0..np).map(|b| self.m.phi(s, self.c.dn[b] as usize) * w[b * np + a]).sum()).collect();
             for b in 0..np {
                 w[b * np + i] /= r;
             }
@@ -77,13 +57,7 @@ impl<'a> Chain<'a> {
             }
             self.c.up[i] = s as u32;
         } else {
-            let g: Vec<f64> = (0..np)
-                .map(|b| {
-                    (0..np)
-                        .map(|a| w[b * np + a] * self.m.phi(self.c.up[a] as usize, s))
-                        .sum()
-                })
-                .collect();
+            let g: Vec<f64> = (0..np).map(|b| (0..np).map(|a| w[b * np + a] * self.m.phi(self.c.up[a] as usize, s)).sum()).collect();
             for a in 0..np {
                 w[i * np + a] /= r;
             }
@@ -144,11 +118,7 @@ impl<'a> Chain<'a> {
     }
 
     fn site(&self, spin: u32, i: usize) -> usize {
-        (if spin == UP {
-            self.c.up[i]
-        } else {
-            self.c.dn[i]
-        }) as usize
+        (if spin == UP { self.c.up[i] } else { self.c.dn[i] }) as usize
     }
 
     /// One Metropolis move (ElectronMove + PerformMonteCarloSweep).
@@ -224,9 +194,7 @@ impl<'a> Chain<'a> {
             }
             if k >= equil {
                 let mat = self.m.matrix(&self.c);
-                self.cond_max = self
-                    .cond_max
-                    .max(1.0 / crate::linalg::rcond(&mat, &self.w, self.m.pairs));
+                self.cond_max = self.cond_max.max(1.0 / crate::linalg::rcond(&mat, &self.w, self.m.pairs));
                 let e = self.energy();
                 self.tally[tally::E_SUM] += e;
                 self.tally[tally::E2_SUM] += e * e;
@@ -236,44 +204,18 @@ impl<'a> Chain<'a> {
     }
 
     pub fn result(self) -> ChainResult {
-        ChainResult {
-            config: self.c,
-            w: self.w,
-            tally: self.tally,
-            cond_max: self.cond_max,
-            growth_max: self.growth_max,
-        }
+        ChainResult { config: self.c, w: self.w, tally: self.tally, cond_max: self.cond_max, growth_max: self.growth_max }
     }
 }
 
 /// Run every chain from its start (chain c uses stream `Stream::new(seed, c)`), one after another.
-pub fn run(
-    m: &Model,
-    starts: &[(Config, Vec<f64>)],
-    seed: u64,
-    equil: usize,
-    sweeps: usize,
-) -> Vec<ChainResult> {
-    run_chains(
-        m,
-        starts,
-        &(0..starts.len()).collect::<Vec<_>>(),
-        seed,
-        equil,
-        sweeps,
-    )
+pub fn run(m: &Model, starts: &[(Config, Vec<f64>)], seed: u64, equil: usize, sweeps: usize) -> Vec<ChainResult> {
+    run_chains(m, starts, &(0..starts.len()).collect::<Vec<_>>(), seed, equil, sweeps)
 }
 
 /// Run the chains `chains` of `starts` (chain c from `starts[c]` with stream `Stream::new(seed, c)`, as every
 /// variant runs it), one after another; results in the order given.
-pub fn run_chains(
-    m: &Model,
-    starts: &[(Config, Vec<f64>)],
-    chains: &[usize],
-    seed: u64,
-    equil: usize,
-    sweeps: usize,
-) -> Vec<ChainResult> {
+pub fn run_chains(m: &Model, starts: &[(Config, Vec<f64>)], chains: &[usize], seed: u64, equil: usize, sweeps: usize) -> Vec<ChainResult> {
     chains
         .iter()
         .map(|&c| {
@@ -316,13 +258,7 @@ pub fn exact(m: &Model) -> Exact {
     let subsets = |from: &[usize], k: usize| -> Vec<Vec<usize>> {
         let mut out = vec![];
         let mut pick = vec![];
-        fn rec(
-            from: &[usize],
-            k: usize,
-            start: usize,
-            pick: &mut Vec<usize>,
-            out: &mut Vec<Vec<usize>>,
-        ) {
+        fn rec(from: &[usize], k: usize, start: usize, pick: &mut Vec<usize>, out: &mut Vec<Vec<usize>>) {
             if pick.len() == k {
                 out.push(pick.clone());
                 return;
@@ -342,13 +278,9 @@ pub fn exact(m: &Model) -> Exact {
     for up in subsets(&all, np) {
         let rest: Vec<usize> = all.iter().copied().filter(|s| !up.contains(s)).collect();
         for dn in subsets(&rest, np) {
-            let c = Config {
-                up: up.iter().map(|&s| s as u32).collect(),
-                dn: dn.iter().map(|&s| s as u32).collect(),
-            };
+            let c = Config { up: up.iter().map(|&s| s as u32).collect(), dn: dn.iter().map(|&s| s as u32).collect() };
             let det = super::invert(&m.matrix(&c), np).map_or(0.0, |(_, d)| d);
-            let bits = up.iter().fold(0u128, |b, &s| b | 1 << s)
-                | dn.iter().fold(0u128, |b, &s| b | 1 << (ns + s));
+            let bits = up.iter().fold(0u128, |b, &s| b | 1 << s) | dn.iter().fold(0u128, |b, &s| b | 1 << (ns + s));
             psi.insert(bits, det);
             configs.push((c, bits, det));
         }
@@ -356,23 +288,14 @@ pub fn exact(m: &Model) -> Exact {
     // H as a list of operator strings with amplitudes.
     let mut terms: Vec<(f64, Vec<(bool, usize)>)> = vec![];
     for (x, y) in m.bonds() {
-        let h = (0..4)
-            .find(|&jn| m.nbr[4 * x + jn] as usize == y)
-            .map(|jn| m.hop[4 * x + jn])
-            .unwrap();
+        let h = (0..4).find(|&jn| m.nbr[4 * x + jn] as usize == y).map(|jn| m.hop[4 * x + jn]).unwrap();
         for off in [0, ns] {
             terms.push((h, vec![(true, off + y), (false, off + x)]));
             terms.push((h, vec![(true, off + x), (false, off + y)]));
         }
         // (J/2)(S+_x S-_y + S-_x S+_y) and the diagonal J (Sz Sz - n n / 4), handled below.
-        terms.push((
-            0.5 * m.j,
-            vec![(true, x), (false, ns + x), (true, ns + y), (false, y)],
-        ));
-        terms.push((
-            0.5 * m.j,
-            vec![(true, y), (false, ns + y), (true, ns + x), (false, x)],
-        ));
+        terms.push((0.5 * m.j, vec![(true, x), (false, ns + x), (true, ns + y), (false, y)]));
+        terms.push((0.5 * m.j, vec![(true, y), (false, ns + y), (true, ns + x), (false, x)]));
     }
     let mut num = 0.0;
     let mut den = 0.0;
@@ -390,15 +313,7 @@ pub fn exact(m: &Model) -> Exact {
             }
         }
         for (x, y) in m.bonds() {
-            let spin_of = |s: usize| {
-                if bits >> s & 1 == 1 {
-                    Some(UP)
-                } else if bits >> (ns + s) & 1 == 1 {
-                    Some(DN)
-                } else {
-                    None
-                }
-            };
+            let spin_of = |s: usize| if bits >> s & 1 == 1 { Some(UP) } else if bits >> (ns + s) & 1 == 1 { Some(DN) } else { None };
             if let (Some(a), Some(b)) = (spin_of(x), spin_of(y)) {
                 let szsz = if a == b { 0.25 } else { -0.25 };
                 hpsi += m.j * (szsz - 0.25) * det;
@@ -406,15 +321,8 @@ pub fn exact(m: &Model) -> Exact {
         }
         num += det * hpsi;
         den += det * det;
-        let eloc = if det != 0.0 {
-            hpsi / det / ns as f64
-        } else {
-            0.0
-        };
+        let eloc = if det != 0.0 { hpsi / det / ns as f64 } else { 0.0 };
         out.push((c, det, eloc));
     }
-    Exact {
-        energy: num / den / ns as f64,
-        configs: out,
-    }
+    Exact { energy: num / den / ns as f64, configs: out }
 }

@@ -60,14 +60,7 @@ impl Channels {
 
     /// BFD carbon (see module docs).
     pub fn carbon_bfd() -> Channels {
-        Channels::new(
-            "C-BFD",
-            vec![vec![Term {
-                c: 22.55164191,
-                n: 2,
-                a: 5.02991637,
-            }]],
-        )
+        Channels::new("C-BFD", vec![vec![Term { c: 22.55164191, n: 2, a: 5.02991637 }]])
     }
 
     /// Channels l = 0..3 of BFD-like shape for tests of the l > 0 projections: the carbon s channel plus
@@ -76,33 +69,10 @@ impl Channels {
         Channels::new(
             "test-spdf",
             vec![
-                vec![Term {
-                    c: 22.55164191,
-                    n: 2,
-                    a: 5.02991637,
-                }],
-                vec![
-                    Term {
-                        c: -6.0,
-                        n: 2,
-                        a: 3.0,
-                    },
-                    Term {
-                        c: 4.0,
-                        n: 3,
-                        a: 4.0,
-                    },
-                ],
-                vec![Term {
-                    c: 3.0,
-                    n: 2,
-                    a: 2.5,
-                }],
-                vec![Term {
-                    c: -1.5,
-                    n: 4,
-                    a: 3.5,
-                }],
+                vec![Term { c: 22.55164191, n: 2, a: 5.02991637 }],
+                vec![Term { c: -6.0, n: 2, a: 3.0 }, Term { c: 4.0, n: 3, a: 4.0 }],
+                vec![Term { c: 3.0, n: 2, a: 2.5 }],
+                vec![Term { c: -1.5, n: 4, a: 3.5 }],
             ],
         )
     }
@@ -113,9 +83,6 @@ impl Channels {
 
     /// dV_l(r).
     pub fn value(&self, l: usize, r: f64) -> f64 {
-        self.l[l]
-            .iter()
-            .map(|t| t.c * r.powi(t.n - 2) * (-t.a * r * r).exp())
-            .sum()
+        self.l[l].iter().map(|t| t.c * r.powi(t.n - 2) * (-t.a * r * r).exp()).sum()
     }
 }

@@ -26,12 +26,7 @@ pub fn jobs<S: Real, T: Real>(s: &Setup<S>, w: &Walkers<T>) -> Vec<Job> {
                 for ion in 0..s.ion_count() {
                     let d = s.displacement(re, s.ion(ion));
                     if d[0] * d[0] + d[1] * d[1] + d[2] * d[2] < rc2 {
-                        list.push(Job {
-                            walker,
-                            electron,
-                            ion,
-                            d,
-                        });
+                        list.push(Job { walker, electron, ion, d });
                     }
                 }
             }
@@ -43,19 +38,10 @@ pub fn jobs<S: Real, T: Real>(s: &Setup<S>, w: &Walkers<T>) -> Vec<Job> {
 
 /// Quadrature points of a job and the weight of each point's ratio in the energy:
 /// f_q = sum_l (2l+1) dV_l(r) w_q P_l(u_q . d / r).
-pub fn points<S: Real>(
-    s: &Setup<S>,
-    nodes: &(Vec<[f64; 3]>, Vec<f64>),
-    rot: &[f64],
-    job: &Job,
-    pos: &mut Vec<f64>,
-    factor: &mut Vec<f64>,
-) {
+pub fn points<S: Real>(s: &Setup<S>, nodes: &(Vec<[f64; 3]>, Vec<f64>), rot: &[f64], job: &Job, pos: &mut Vec<f64>, factor: &mut Vec<f64>) {
     let d = job.d;
     let r = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
-    let dv: Vec<f64> = (0..s.channels.l.len())
-        .map(|l| (2 * l + 1) as f64 * s.channels.value(l, r))
-        .collect();
+    let dv: Vec<f64> = (0..s.channels.l.len()).map(|l| (2 * l + 1) as f64 * s.channels.value(l, r)).collect();
     let ion = s.ion(job.ion);
     for (u, w) in nodes.0.iter().zip(&nodes.1) {
         let u = rotate(rot, *u);
@@ -87,29 +73,16 @@ pub fn ratios<S: Real, A: Real>(s: &Setup<S>, w: &Walkers<S>, jobs: &[Job]) -> E
         row.push(rows.len() - 1);
     }
     let old: Vec<f64> = match &jas {
-        Some(f) => rows
-            .par_iter()
-            .map(|&(walker, e)| f.log(walker, e, w.electron(s.electrons, walker, e)))
-            .collect(),
+        Some(f) => rows.par_iter().map(|&(walker, e)| f.log(walker, e, w.electron(s.electrons, walker, e))).collect(),
         None => vec![0.0; rows.len()],
     };
     let per_batch: Vec<(Vec<f64>, Vec<f64>)> = jobs
         .par_chunks(BATCH)
         .zip(row.par_chunks(BATCH))
         .map(|(batch, batch_row)| {
-            let (mut pos, mut factor) = (
-                Vec::with_capacity(3 * nq * BATCH),
-                Vec::with_capacity(nq * BATCH),
-            );
+            let (mut pos, mut factor) = (Vec::with_capacity(3 * nq * BATCH), Vec::with_capacity(nq * BATCH));
             for job in batch {
-                points(
-                    s,
-                    &nodes,
-                    &w.rot[9 * (job.walker * s.ion_count() + job.ion)..][..9],
-                    job,
-                    &mut pos,
-                    &mut factor,
-                );
+                points(s, &nodes, &w.rot[9 * (job.walker * s.ion_count() + job.ion)..][..9], job, &mut pos, &mut factor);
             }
             let mut phi = vec![A::zero(); factor.len() * stride];
             spline::evaluate::<S, A>(&s.table, &pos, Output::V, &mut phi);
@@ -119,12 +92,7 @@ pub fn ratios<S: Real, A: Real>(s: &Setup<S>, w: &Walkers<S>, jobs: &[Job]) -> E
                 let inv = &w.inv[s.inv_row(job.walker, job.electron)..][..stride];
                 let det = crate::dispatch!(dot::<S, A>(phi_p, inv)).f64();
                 let jastrow = match &jas {
-                    Some(f) => (f.log(
-                        job.walker,
-                        job.electron,
-                        [pos[3 * p], pos[3 * p + 1], pos[3 * p + 2]],
-                    ) - old[batch_row[p / nq]])
-                        .exp(),
+                    Some(f) => (f.log(job.walker, job.electron, [pos[3 * p], pos[3 * p + 1], pos[3 * p + 2]]) - old[batch_row[p / nq]]).exp(),
                     None => 1.0,
                 };
                 ratio.push(det * jastrow);
@@ -133,11 +101,7 @@ pub fn ratios<S: Real, A: Real>(s: &Setup<S>, w: &Walkers<S>, jobs: &[Job]) -> E
             (ratio, contrib)
         })
         .collect();
-    let mut out = Energies {
-        energy: vec![0.0; w.count],
-        ratios: Vec::with_capacity(jobs.len() * nq),
-        jobs: jobs.len(),
-    };
+    let mut out = Energies { energy: vec![0.0; w.count], ratios: Vec::with_capacity(jobs.len() * nq), jobs: jobs.len() };
     let mut k = 0;
     for (ratio, contrib) in per_batch {
         for (q, c) in contrib.iter().enumerate() {
@@ -151,9 +115,7 @@ pub fn ratios<S: Real, A: Real>(s: &Setup<S>, w: &Walkers<S>, jobs: &[Job]) -> E
 
 #[inline(always)]
 fn dot<S: Real, A: Real>(phi: &[A], inv: &[S]) -> A {
-    phi.iter()
-        .zip(inv)
-        .fold(A::zero(), |acc, (&a, &b)| acc + a * A::of(b.f64()))
+    phi.iter().zip(inv).fold(A::zero(), |acc, (&a, &b)| acc + a * A::of(b.f64()))
 }
 
 /// Points per block of the Jastrow sums: the distance test runs over whole blocks (the loop the compiler
@@ -174,11 +136,7 @@ impl Soa {
     /// `groups` groups of `n` points each from `[point][xyz]`.
     pub fn new(pts: &[f64], groups: usize, n: usize) -> Soa {
         let len = n.div_ceil(LANES) * LANES;
-        let mut s = Soa {
-            xyz: vec![f64::NAN; groups * 3 * len],
-            n,
-            len,
-        };
+        let mut s = Soa { xyz: vec![f64::NAN; groups * 3 * len], n, len };
         s.fill(pts);
         s
     }
@@ -218,8 +176,7 @@ pub struct JastrowSums<A> {
 
 impl<A: Real> JastrowSums<A> {
     pub fn new<S: Real>(s: &Setup<S>, j: &super::Jastrow) -> Self {
-        let cut2 =
-            [j.pair[0].cutoff, j.pair[1].cutoff, j.one.cutoff].map(|c| (c * (1.0 + 1e-9)).powi(2));
+        let cut2 = [j.pair[0].cutoff, j.pair[1].cutoff, j.one.cutoff].map(|c| (c * (1.0 + 1e-9)).powi(2));
         JastrowSums {
             pair: [j.pair[0].convert(), j.pair[1].convert()],
             one: j.one.convert(),
@@ -249,20 +206,10 @@ impl<A: Real> JastrowSums<A> {
     /// The squared minimum-image distances from `at` of the block of points starting at `b` (the pass the compiler
     /// vectorises), and whether any is within `cut2`.
     #[inline(always)]
-    fn block(
-        &self,
-        at: [f64; 3],
-        [x, y, z]: [&[f64]; 3],
-        b: usize,
-        cut2: f64,
-    ) -> ([f64; LANES], bool) {
+    fn block(&self, at: [f64; 3], [x, y, z]: [&[f64]; 3], b: usize, cut2: f64) -> ([f64; LANES], bool) {
         let mut r2 = [0.0; LANES];
         for l in 0..LANES {
-            let (dx, dy, dz) = (
-                self.image(at[0] - x[b + l], 0),
-                self.image(at[1] - y[b + l], 1),
-                self.image(at[2] - z[b + l], 2),
-            );
+            let (dx, dy, dz) = (self.image(at[0] - x[b + l], 0), self.image(at[1] - y[b + l], 1), self.image(at[2] - z[b + l], 2));
             r2[l] = dx * dx + dy * dy + dz * dz;
         }
         (r2, r2.iter().fold(false, |hit, &v| hit | (v < cut2)))
@@ -315,24 +262,12 @@ impl<A: Real> JastrowSums<A> {
     /// Laplacian with respect to `at`. Distances in f64, functors and sums in A, in the order of the electrons, then
     /// the ions (the GPU's and the reference's order). Inline, for the caller's `dispatch!`.
     #[inline(always)]
-    pub fn electron(
-        &self,
-        electrons: &Soa,
-        n: usize,
-        e: usize,
-        at: [f64; 3],
-    ) -> (f64, [f64; 3], f64) {
+    pub fn electron(&self, electrons: &Soa, n: usize, e: usize, at: [f64; 3]) -> (f64, [f64; 3], f64) {
         let spin = usize::from(e >= n);
         let mut acc = (A::zero(), [A::zero(); 3], A::zero());
         for g in 0..2 {
             let skip = if g == spin { e - spin * n } else { usize::MAX };
-            self.vgl(
-                usize::from(g != spin),
-                at,
-                electrons.group(g),
-                skip,
-                &mut acc,
-            );
+            self.vgl(usize::from(g != spin), at, electrons.group(g), skip, &mut acc);
         }
         self.vgl(2, at, self.ions.group(0), usize::MAX, &mut acc);
         (acc.0.f64(), acc.1.map(|x| x.f64()), acc.2.f64())
@@ -349,11 +284,7 @@ struct Functors<A> {
 
 impl<A: Real> Functors<A> {
     fn new<S: Real, T: Real>(s: &Setup<S>, w: &Walkers<T>, j: &super::Jastrow) -> Self {
-        Functors {
-            sums: JastrowSums::new(s, j),
-            electrons: Soa::new(&w.pos, 2 * w.count, s.per_spin()),
-            per_spin: s.per_spin(),
-        }
+        Functors { sums: JastrowSums::new(s, j), electrons: Soa::new(&w.pos, 2 * w.count, s.per_spin()), per_spin: s.per_spin() }
     }
 
     /// sum_{j != e} u(|at - r_j|) + sum_I chi(|at - R_I|), summed in A from f64 minimum-image distances.
@@ -367,12 +298,7 @@ impl<A: Real> Functors<A> {
         let mine = usize::from(e >= n);
         // same spin: electron e skipped; opposite spin: nothing skipped (the index is out of range)
         let same = j.value(0, at, self.electrons.group(2 * walker + mine), e - mine * n);
-        let other = j.value(
-            1,
-            at,
-            self.electrons.group(2 * walker + 1 - mine),
-            usize::MAX,
-        );
+        let other = j.value(1, at, self.electrons.group(2 * walker + 1 - mine), usize::MAX);
         let ions = j.value(2, at, j.ions.group(0), usize::MAX);
         (same + other + ions).f64()
     }

@@ -1,8 +1,7 @@
 //! GPU launch code: all walkers in one set of buffers, paper 000's two phases, all on the device: the job list is
 //! counted, scanned (a block scan per walker, then one over the walkers' totals) and written there (paper 000
-//! concatenates on the CPU); the points are sorted by B-spline grid cell on the device (a counting sort), and the
-//! ratios run over the sorted points in chunks of at most 65535 (the B-spline kernel buffer),
-//! each chunk three launches (points, orbitals, ratios) on one stream, over a capacity of jobs estimated from the
+//! concatenates on the CPU); the points are sorted by B-spline grid cell on the device (bspline::gpu::CellSort),
+//! and the ratios run over the sorted points in chunks of at most 65535 (the B-spline buffer), each chunk three launches (points, orbitals, ratios) on one stream, over a capacity of jobs estimated from the
 //! geometry (the host does not wait for the count); one block per walker sums its contributions. The only
 //! download is the energies with the job count: a count above the capacity makes `evaluate` run again with room
 //! for it (rare: the estimate is 10% above the uniform expectation), and the capacity stays grown.
@@ -13,12 +12,9 @@
 use super::channels::{MAX_L, MAX_TERMS};
 use super::slab::{Slab, SlabLayout};
 use super::Setup;
-use crate::bspline::gpu::{suffix, GpuSpline};
+use crate::bspline::gpu::{suffix, CellSort, GpuSpline};
 use crate::bspline::Output;
-use crate::gpu::{
-    grid_1d, CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PushKernelArg,
-    Traffic,
-};
+use crate::gpu::{grid_1d, CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PushKernelArg, Traffic};
 use crate::Real;
 use cudarc::driver::DeviceRepr;
 use std::sync::Arc;
@@ -30,17 +26,10 @@ pub const MAX_JASTROW_COEFS: usize = 16;
 
 /// The three B-spline functors of `j` (pair same spin, pair opposite spin, one-body) as the kernels' parameter arrays:
 /// coefficient counts, cutoffs, inverse knot spacings and coefficients. `who` names the caller in the panic message.
-pub fn jastrow_tables(
-    j: &super::Jastrow,
-    who: &str,
-) -> ([i32; 3], [f64; 3], [f64; 3], [[f64; MAX_JASTROW_COEFS]; 3]) {
-    let (mut n, mut cut, mut inv_h, mut coef) =
-        ([0; 3], [0.0; 3], [0.0; 3], [[0.0; MAX_JASTROW_COEFS]; 3]);
+pub fn jastrow_tables(j: &super::Jastrow, who: &str) -> ([i32; 3], [f64; 3], [f64; 3], [[f64; MAX_JASTROW_COEFS]; 3]) {
+    let (mut n, mut cut, mut inv_h, mut coef) = ([0; 3], [0.0; 3], [0.0; 3], [[0.0; MAX_JASTROW_COEFS]; 3]);
     for (f, u) in [&j.pair[0], &j.pair[1], &j.one].into_iter().enumerate() {
-        assert!(
-            u.form == crate::jastrow::Form::BSpline && u.coefs.len() <= MAX_JASTROW_COEFS,
-            "{who}: Jastrow functors must be B-splines of at most {MAX_JASTROW_COEFS} coefficients"
-        );
+        assert!(u.form == crate::jastrow::Form::BSpline && u.coefs.len() <= MAX_JASTROW_COEFS, "{who}: Jastrow functors must be B-splines of at most {MAX_JASTROW_COEFS} coefficients");
         n[f] = u.coefs.len() as i32;
         cut[f] = u.cutoff;
         inv_h[f] = u.inv_h;
@@ -75,6 +64,7 @@ struct PPParams {
     jinvh: [f64; 3],
     jcoef: [[f64; MAX_JASTROW_COEFS]; 3],
     slab: SlabLayout,
+    grid_cell: [f64; 3],
     grid: [i32; 4],
 }
 // SAFETY: plain-old-data with the C layout of the kernel's struct.
@@ -95,8 +85,6 @@ pub struct GpuPseudo<S: Real, A: Real> {
     f_old: CudaFunction,
     f_energies: CudaFunction,
     f_keys: CudaFunction,
-    f_scan_cells: CudaFunction,
-    f_scatter: CudaFunction,
     ions: CudaSlice<f64>,
     counts: CudaSlice<i32>,
     /// Each walker-electron's first job among its walker's.
@@ -111,12 +99,8 @@ pub struct GpuPseudo<S: Real, A: Real> {
     factor: CudaSlice<f64>,
     ratios: CudaSlice<f64>,
     contrib: CudaSlice<f64>,
-    /// The counting sort of the points by B-spline cell: each point's cell and rank in it, the cells' counts (then
-    /// first positions), and the sorted order (position -> point).
-    key: CudaSlice<i32>,
-    rank: CudaSlice<i32>,
-    hist: CudaSlice<i32>,
-    perm: CudaSlice<i32>,
+    /// The points sorted by B-spline cell (room for the capacity's points).
+    sort: CellSort,
     /// The walkers' energies, then the total job count (walkers + 1): the one download of an evaluation.
     out: CudaSlice<f64>,
     /// Jobs the list has room for; phase 2 launches cover that many (the host learns the total only at the end).
@@ -127,10 +111,9 @@ pub struct GpuPseudo<S: Real, A: Real> {
     pub traffic: Traffic,
 }
 
-/// Bytes of device memory per job of capacity: the job, its displacement, weight, ratio, contribution, cell, rank
-/// and sorted position per point.
+/// Bytes of device memory per job of capacity: the job, its displacement, weight, ratio and contribution per point.
 fn job_bytes(nq: usize) -> usize {
-    16 + 24 + 36 * nq
+    16 + 24 + 24 * nq
 }
 
 impl<S: Real, A: Real> GpuPseudo<S, A> {
@@ -157,12 +140,12 @@ impl<S: Real, A: Real> GpuPseudo<S, A> {
             jinvh: [0.0; 3],
             jcoef: [[0.0; MAX_JASTROW_COEFS]; 3],
             slab: w.layout,
+            grid_cell: [0.0; 3],
             grid: [0; 4],
         };
         if let Some(j) = &s.jastrow {
             params.jastrow = 1;
-            (params.jn, params.jcut, params.jinvh, params.jcoef) =
-                jastrow_tables(j, "pseudopotential gpu");
+            (params.jn, params.jcut, params.jinvh, params.jcoef) = jastrow_tables(j, "pseudopotential gpu");
         }
         for (l, terms) in ch.l.iter().enumerate() {
             params.nterms[l] = terms.len() as i32;
@@ -177,17 +160,9 @@ impl<S: Real, A: Real> GpuPseudo<S, A> {
         }
         let ne = w.count * s.electrons;
         let sfx = suffix::<S, A>();
-        let spline = GpuSpline::new(
-            gpu,
-            &s.table,
-            CHUNK,
-            Output::V,
-            crate::bspline::gpu::default_per_thread::<S, A>(),
-        )?
-        .for_sorted_points()?;
-        let (n, _) = spline.grid();
-        params.grid = [n[0], n[1], n[2], 0];
-        let cells = n.iter().map(|&k| k as usize).product::<usize>();
+        let spline = GpuSpline::new(gpu, &s.table, CHUNK, Output::V, crate::bspline::gpu::default_per_thread::<S, A>())?.for_sorted_points()?;
+        let (n, cell) = spline.grid();
+        (params.grid, params.grid_cell) = ([n[0], n[1], n[2], 0], cell);
         let f = |name: &str| gpu.function("pseudopotential", SRC, name);
         let mut g = GpuPseudo {
             f_count: f("pp_count")?,
@@ -199,8 +174,6 @@ impl<S: Real, A: Real> GpuPseudo<S, A> {
             f_old: f(&format!("pp_old_{sfx}"))?,
             f_energies: f("pp_energies")?,
             f_keys: f("pp_keys")?,
-            f_scan_cells: f("pp_scan_cells")?,
-            f_scatter: f("pp_scatter")?,
             ions: gpu.upload("ion positions", &s.ions)?,
             counts: gpu.zeros("job counts", ne)?,
             offsets: gpu.zeros("job offsets", ne)?,
@@ -211,10 +184,7 @@ impl<S: Real, A: Real> GpuPseudo<S, A> {
             factor: gpu.zeros("weights", 1)?,
             ratios: gpu.zeros("ratios", 1)?,
             contrib: gpu.zeros("contributions", 1)?,
-            key: gpu.zeros("point cells", 1)?,
-            rank: gpu.zeros("point ranks", 1)?,
-            hist: gpu.zeros("points per cell", cells)?,
-            perm: gpu.zeros("sorted points", 1)?,
+            sort: spline.cell_sort(0)?,
             out: gpu.zeros("nonlocal energies", w.count + 1)?,
             cap: 0,
             total: 0,
@@ -234,32 +204,20 @@ impl<S: Real, A: Real> GpuPseudo<S, A> {
     /// Room for `jobs` jobs (the list keeps at most that many; phase 2 launches cover them all).
     pub fn set_capacity(&mut self, jobs: usize) -> Result<(), GpuError> {
         let (cap, nq) = (jobs.max(1), self.params.nq as usize);
-        assert!(
-            cap < i32::MAX as usize / 4 && cap * nq < i32::MAX as usize,
-            "pseudopotential gpu: too many jobs for 32-bit job fields"
-        );
+        assert!(cap < i32::MAX as usize / 4 && cap * nq < i32::MAX as usize, "pseudopotential gpu: too many jobs for 32-bit job fields");
         // free the old list before asking for room for the new one
-        for b in [
-            &mut self.disp,
-            &mut self.factor,
-            &mut self.ratios,
-            &mut self.contrib,
-        ] {
+        for b in [&mut self.disp, &mut self.factor, &mut self.ratios, &mut self.contrib] {
             *b = self.gpu.zeros("a placeholder", 1)?;
         }
         self.jobs = self.gpu.zeros("a placeholder", 4)?;
-        for b in [&mut self.key, &mut self.rank, &mut self.perm] {
-            *b = self.gpu.zeros("a placeholder", 1)?;
-        }
+        self.sort.resize(0)?;
         self.gpu.ensure_fits("the job list", cap * job_bytes(nq))?;
         self.jobs = self.gpu.zeros("jobs", 4 * cap)?;
         self.disp = self.gpu.zeros("displacements", 3 * cap)?;
         self.factor = self.gpu.zeros("weights", nq * cap)?;
         self.ratios = self.gpu.zeros("ratios", nq * cap)?;
         self.contrib = self.gpu.zeros("contributions", nq * cap)?;
-        self.key = self.gpu.zeros("point cells", nq * cap)?;
-        self.rank = self.gpu.zeros("point ranks", nq * cap)?;
-        self.perm = self.gpu.zeros("sorted points", nq * cap)?;
+        self.sort.resize(nq * cap)?;
         self.cap = cap;
         Ok(())
     }
@@ -281,55 +239,25 @@ impl<S: Real, A: Real> GpuPseudo<S, A> {
     /// Phase 1: the job list, on the device (asynchronous: the total comes back with the energies).
     pub fn job_list(&mut self, w: &Slab<S>) -> Result<(), GpuError> {
         self.check(w);
-        let (nw, ne) = (
-            self.params.walkers as usize,
-            (self.params.walkers * self.params.electrons) as usize,
-        );
+        let (nw, ne) = (self.params.walkers as usize, (self.params.walkers * self.params.electrons) as usize);
         let cfg = grid_1d(ne, 128);
         let cap = self.cap as i64;
         let s = self.gpu.stream.clone();
         let mut b = s.launch_builder(&self.f_count);
-        b.arg(&self.params)
-            .arg(&w.buf)
-            .arg(&self.ions)
-            .arg(&mut self.counts);
+        b.arg(&self.params).arg(&w.buf).arg(&self.ions).arg(&mut self.counts);
         // SAFETY: the slab holds the walkers' positions (3 per electron at p.slab.pos), ions ions*3, counts ne; threads beyond ne return.
         unsafe { b.launch(cfg) }.during("launching pp_count")?;
         let mut b = s.launch_builder(&self.f_scan_walkers);
-        b.arg(&self.params)
-            .arg(&self.counts)
-            .arg(&mut self.offsets)
-            .arg(&mut self.wbase);
+        b.arg(&self.params).arg(&self.counts).arg(&mut self.offsets).arg(&mut self.wbase);
         // SAFETY: block w < walkers scans counts[w E..(w+1) E] into the same range of offsets (ne each) and writes
         // wbase[w] (walkers + 1 entries); 128 threads, a multiple of 32 as block_scan needs.
-        unsafe {
-            b.launch(LaunchConfig {
-                grid_dim: (nw as u32, 1, 1),
-                block_dim: (128, 1, 1),
-                shared_mem_bytes: 0,
-            })
-        }
-        .during("launching pp_scan_walkers")?;
+        unsafe { b.launch(LaunchConfig { grid_dim: (nw as u32, 1, 1), block_dim: (128, 1, 1), shared_mem_bytes: 0 }) }.during("launching pp_scan_walkers")?;
         let mut b = s.launch_builder(&self.f_scan_totals);
         b.arg(&self.params).arg(&mut self.wbase);
         // SAFETY: one block of 1024 threads scans wbase[0..walkers] in place and writes wbase[walkers].
-        unsafe {
-            b.launch(LaunchConfig {
-                grid_dim: (1, 1, 1),
-                block_dim: (1024, 1, 1),
-                shared_mem_bytes: 0,
-            })
-        }
-        .during("launching pp_scan_totals")?;
+        unsafe { b.launch(LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1024, 1, 1), shared_mem_bytes: 0 }) }.during("launching pp_scan_totals")?;
         let mut b = s.launch_builder(&self.f_fill);
-        b.arg(&self.params)
-            .arg(&w.buf)
-            .arg(&self.ions)
-            .arg(&self.offsets)
-            .arg(&self.wbase)
-            .arg(&cap)
-            .arg(&mut self.jobs)
-            .arg(&mut self.disp);
+        b.arg(&self.params).arg(&w.buf).arg(&self.ions).arg(&self.offsets).arg(&self.wbase).arg(&cap).arg(&mut self.jobs).arg(&mut self.disp);
         // SAFETY: a job's index wbase[w] + offset + k is written only below cap, so it fits jobs (4 cap) and disp
         // (3 cap); offsets hold ne entries, wbase walkers + 1, the slab every walker's positions.
         unsafe { b.launch(cfg) }.during("launching pp_fill")?;
@@ -344,11 +272,7 @@ impl<S: Real, A: Real> GpuPseudo<S, A> {
         if self.params.jastrow != 0 {
             let ne = (self.params.walkers * self.params.electrons) as usize;
             let mut b = self.gpu.stream.launch_builder(&self.f_old);
-            b.arg(&self.params)
-                .arg(&w.buf)
-                .arg(&self.ions)
-                .arg(&self.counts)
-                .arg(&mut self.old);
+            b.arg(&self.params).arg(&w.buf).arg(&self.ions).arg(&self.counts).arg(&mut self.old);
             // SAFETY: warp t < ne reads its walker's positions in the slab, ions, counts (ne) of the last job list and writes old[t] (ne);
             // warps beyond ne return whole.
             unsafe { b.launch(grid_1d(ne * 32, 128)) }.during("launching pp_old")?;
@@ -360,40 +284,17 @@ impl<S: Real, A: Real> GpuPseudo<S, A> {
             let (first_i, count_i) = (first as i64, count as i32);
             let pts = self.spline.device_positions(count);
             let mut b = self.gpu.stream.launch_builder(&self.f_points);
-            b.arg(&self.params)
-                .arg(&self.ions)
-                .arg(&w.buf)
-                .arg(&self.jobs)
-                .arg(&self.disp)
-                .arg(&first_i)
-                .arg(&count_i);
-            b.arg(&self.wbase)
-                .arg(&cap)
-                .arg(&self.perm)
-                .arg(pts)
-                .arg(&mut self.factor);
-            // SAFETY: positions first..first+count lie below cap*nq; those beyond the list's points return, the
-            // others read perm there (sort_points wrote every position below the list's points) and write the point's
-            // weight; pts holds CHUNK*3 >= count*3 entries.
+            b.arg(&self.params).arg(&self.ions).arg(&w.buf).arg(&self.jobs).arg(&self.disp).arg(&first_i).arg(&count_i);
+            b.arg(&self.wbase).arg(&cap).arg(&self.sort.perm).arg(pts).arg(&mut self.factor);
+            // SAFETY: sorted positions first..first+count lie below cap*nq; those beyond the list's points return,
+            // the others read perm there (sort_points wrote every position below the list's points) and write their
+            // point's weight; pts holds CHUNK*3 >= count*3 entries.
             unsafe { b.launch(grid_1d(count, 128)) }.during("launching pp_points")?;
-            self.spline.launch()?;
+            self.spline.launch_sorted()?;
             let phi = self.spline.device_outputs();
             let mut b = self.gpu.stream.launch_builder(&self.f_ratio);
-            b.arg(&self.params)
-                .arg(phi)
-                .arg(&w.buf)
-                .arg(&self.jobs)
-                .arg(&self.factor)
-                .arg(&first_i)
-                .arg(&count_i)
-                .arg(&self.wbase)
-                .arg(&cap)
-                .arg(&self.perm);
-            b.arg(&self.ions)
-                .arg(&self.disp)
-                .arg(&self.old)
-                .arg(&mut self.ratios)
-                .arg(&mut self.contrib);
+            b.arg(&self.params).arg(phi).arg(&w.buf).arg(&self.jobs).arg(&self.factor).arg(&first_i).arg(&count_i).arg(&self.wbase).arg(&cap).arg(&self.sort.perm);
+            b.arg(&self.ions).arg(&self.disp).arg(&self.old).arg(&mut self.ratios).arg(&mut self.contrib);
             // SAFETY: phi holds count*stride values; warps of points beyond the list's jobs return; the others read
             // jobs the list holds, whose inverse rows, positions and rotations lie in their walkers' slabs,
             // old sums in old (pp_old above wrote those with jobs), displacements in disp (jobs < cap); warp t writes point
@@ -404,49 +305,19 @@ impl<S: Real, A: Real> GpuPseudo<S, A> {
         Ok(())
     }
 
-    /// The points of the current job list sorted by B-spline cell, into `perm` (see pseudopotential.cu).
+    /// The points of the current job list sorted by B-spline cell, into the sort's `perm` (see pseudopotential.cu).
     fn sort_points(&mut self, w: &Slab<S>) -> Result<(), GpuError> {
         let total = self.cap * self.params.nq as usize;
         let cap = self.cap as i64;
-        let s = self.gpu.stream.clone();
-        s.memset_zeros(&mut self.hist)
-            .during("clearing the points per cell")?;
-        let mut b = s.launch_builder(&self.f_keys);
-        b.arg(&self.params)
-            .arg(&self.ions)
-            .arg(&w.buf)
-            .arg(&self.jobs)
-            .arg(&self.disp)
-            .arg(&self.wbase)
-            .arg(&cap);
-        b.arg(&mut self.key).arg(&mut self.rank).arg(&mut self.hist);
-        // SAFETY: thread pt < cap*nq; those at or beyond the list's points return; the others read their job and
-        // displacement (held jobs lie below cap), the job's walker's rotations in the slab, and write key[pt],
-        // rank[pt] (cap*nq each) and count in hist at a cell index below nx*ny*nz (cell_of clamps each axis).
+        self.sort.clear()?;
+        let mut b = self.gpu.stream.launch_builder(&self.f_keys);
+        b.arg(&self.params).arg(&self.ions).arg(&w.buf).arg(&self.jobs).arg(&self.disp).arg(&self.wbase).arg(&cap);
+        b.arg(&mut self.sort.key).arg(&mut self.sort.rank).arg(&mut self.sort.counts);
+        // SAFETY: thread pt < cap*nq (the sort's capacity) writes key[pt]; those below the list's points read their
+        // job and displacement (held jobs lie below cap) and the job's walker's rotations in the slab, and write
+        // rank[pt] and count in counts at a cell below nx*ny*nz (spline_cell clamps each axis).
         unsafe { b.launch(grid_1d(total, 128)) }.during("launching pp_keys")?;
-        let mut b = s.launch_builder(&self.f_scan_cells);
-        b.arg(&self.params).arg(&mut self.hist);
-        // SAFETY: one block of 1024 threads scans hist (nx*ny*nz entries) in place.
-        unsafe {
-            b.launch(LaunchConfig {
-                grid_dim: (1, 1, 1),
-                block_dim: (1024, 1, 1),
-                shared_mem_bytes: 0,
-            })
-        }
-        .during("launching pp_scan_cells")?;
-        let mut b = s.launch_builder(&self.f_scatter);
-        b.arg(&self.params)
-            .arg(&self.wbase)
-            .arg(&cap)
-            .arg(&self.key)
-            .arg(&self.rank)
-            .arg(&self.hist)
-            .arg(&mut self.perm);
-        // SAFETY: thread pt below the list's points writes perm at its cell's first position plus its rank: the
-        // ranks of a cell are 0..count-1, so the positions are a permutation of 0..points, below cap*nq.
-        unsafe { b.launch(grid_1d(total, 128)) }.during("launching pp_scatter")?;
-        Ok(())
+        self.sort.finish(total)
     }
 
     /// Both phases and the per-walker sums on the device: the nonlocal energy of every walker. The only download
@@ -468,21 +339,10 @@ impl<S: Real, A: Real> GpuPseudo<S, A> {
         let nw = self.params.walkers as usize;
         let cap = self.cap as i64;
         let mut b = self.gpu.stream.launch_builder(&self.f_energies);
-        b.arg(&self.params)
-            .arg(&self.wbase)
-            .arg(&cap)
-            .arg(&self.contrib)
-            .arg(&mut self.out);
+        b.arg(&self.params).arg(&self.wbase).arg(&cap).arg(&self.contrib).arg(&mut self.out);
         // SAFETY: block w < walkers reads wbase[w], wbase[w+1] and the contributions between them clamped to cap*nq
         // (all within contrib); writes out[w] and (block 0) out[walkers]: walkers + 1 entries. 128 threads.
-        unsafe {
-            b.launch(LaunchConfig {
-                grid_dim: (nw as u32, 1, 1),
-                block_dim: (128, 1, 1),
-                shared_mem_bytes: 0,
-            })
-        }
-        .during("launching pp_energies")?;
+        unsafe { b.launch(LaunchConfig { grid_dim: (nw as u32, 1, 1), block_dim: (128, 1, 1), shared_mem_bytes: 0 }) }.during("launching pp_energies")?;
         let mut out = self.gpu.download(&self.out)?;
         self.traffic.down::<f64>(out.len());
         self.total = out.pop().expect("walkers + 1 entries") as usize;
@@ -495,18 +355,12 @@ impl<S: Real, A: Real> GpuPseudo<S, A> {
             return Ok(vec![]);
         }
         self.traffic.down::<f64>(self.points());
-        self.gpu
-            .stream
-            .clone_dtoh(&self.ratios.slice(..self.points()))
-            .during("copying ratios")
+        self.gpu.stream.clone_dtoh(&self.ratios.slice(..self.points())).during("copying ratios")
     }
 
     /// The kernels index walkers and arrays by this layout and count.
     fn check(&self, w: &Slab<S>) {
-        assert!(
-            w.layout == self.params.slab && w.count == self.params.walkers as usize,
-            "pseudopotential gpu: a slab of another layout"
-        );
+        assert!(w.layout == self.params.slab && w.count == self.params.walkers as usize, "pseudopotential gpu: a slab of another layout");
     }
 
     /// Poison the outputs so a kernel that fails to write an entry cannot pass validation.

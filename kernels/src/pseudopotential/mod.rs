@@ -81,14 +81,8 @@ impl Jastrow {
     pub fn random(seed: u64) -> Jastrow {
         let mut r = rng::rng(seed, 0x7A5);
         let rc = JASTROW_CUTOFF;
-        let pair = [
-            Radial::random(Form::BSpline, rc, 0.25, &mut r),
-            Radial::random(Form::BSpline, rc, 0.5, &mut r),
-        ];
-        Jastrow {
-            pair,
-            one: Radial::random(Form::BSpline, rc, 0.0, &mut r),
-        }
+        let pair = [Radial::random(Form::BSpline, rc, 0.25, &mut r), Radial::random(Form::BSpline, rc, 0.5, &mut r)];
+        Jastrow { pair, one: Radial::random(Form::BSpline, rc, 0.0, &mut r) }
     }
     /// Functor of the pair of electrons a and b (electrons 0..per_spin are spin up).
     pub fn pair_of(&self, a: usize, b: usize, per_spin: usize) -> &Radial<f64> {
@@ -139,31 +133,16 @@ pub fn supercell(cells: usize) -> [usize; 3] {
 
 impl Setup<f64> {
     /// The carbon-like solid of `atoms` atoms (a positive multiple of 8).
-    pub fn carbon(
-        atoms: usize,
-        rule: Rule,
-        channels: Channels,
-        seed: u64,
-    ) -> Result<Setup<f64>, String> {
+    pub fn carbon(atoms: usize, rule: Rule, channels: Channels, seed: u64) -> Result<Setup<f64>, String> {
         if atoms == 0 || !atoms.is_multiple_of(8) {
-            return Err(format!(
-                "{atoms} atoms is not a whole number of 8-atom diamond cells"
-            ));
+            return Err(format!("{atoms} atoms is not a whole number of 8-atom diamond cells"));
         }
         let m = supercell(atoms / 8);
         let cell = m.map(|k| k as f64 * DIAMOND_A);
         if 2.0 * channels.rc >= DIAMOND_A {
-            return Err(format!(
-                "the cutoff {:.2} bohr exceeds half the cell",
-                channels.rc
-            ));
+            return Err(format!("the cutoff {:.2} bohr exceeds half the cell", channels.rc));
         }
-        let basis = [
-            [0.0, 0.0, 0.0],
-            [0.0, 0.5, 0.5],
-            [0.5, 0.0, 0.5],
-            [0.5, 0.5, 0.0],
-        ];
+        let basis = [[0.0, 0.0, 0.0], [0.0, 0.5, 0.5], [0.5, 0.0, 0.5], [0.5, 0.5, 0.0]];
         let mut ions = vec![];
         for i in 0..m[0] {
             for j in 0..m[1] {
@@ -177,35 +156,16 @@ impl Setup<f64> {
                 }
             }
         }
-        let grid = Grid {
-            n: m.map(|k| k * GRID_PER_CELL),
-            cell,
-        };
+        let grid = Grid { n: m.map(|k| k * GRID_PER_CELL), cell };
         let electrons = VALENCE * atoms;
         let table = bspline::random_table(grid, electrons / 2, Basis::BSpline, seed);
-        Ok(Setup {
-            cell,
-            ions,
-            electrons,
-            table,
-            rule,
-            channels,
-            jastrow: Some(Jastrow::random(seed ^ 0x7A57)),
-        })
+        Ok(Setup { cell, ions, electrons, table, rule, channels, jastrow: Some(Jastrow::random(seed ^ 0x7A57)) })
     }
 }
 
 impl<S: Real> Setup<S> {
     pub fn convert<T: Real>(&self) -> Setup<T> {
-        Setup {
-            table: self.table.convert(),
-            cell: self.cell,
-            ions: self.ions.clone(),
-            electrons: self.electrons,
-            rule: self.rule,
-            channels: self.channels.clone(),
-            jastrow: self.jastrow.clone(),
-        }
+        Setup { table: self.table.convert(), cell: self.cell, ions: self.ions.clone(), electrons: self.electrons, rule: self.rule, channels: self.channels.clone(), jastrow: self.jastrow.clone() }
     }
     /// The same system with determinant ratios only.
     pub fn without_jastrow(mut self) -> Self {
@@ -252,35 +212,21 @@ impl Walkers<f64> {
     pub fn random<S: Real>(setup: &Setup<S>, count: usize, seed: u64) -> Walkers<f64> {
         let (ne, n, stride) = (setup.electrons, setup.per_spin(), setup.table.stride);
         let mut r = rng::rng(seed, 0x99);
-        let pos = (0..count * ne * 3)
-            .map(|i| r.random_range(0.0..setup.cell[i % 3]))
-            .collect();
+        let pos = (0..count * ne * 3).map(|i| r.random_range(0.0..setup.cell[i % 3])).collect();
         let dense = crate::determinant::random_matrices(n, 2 * count, seed ^ 0x1A);
         let mut inv = vec![0.0; count * ne * stride];
         for (row, src) in inv.chunks_exact_mut(stride).zip(dense.chunks_exact(n)) {
             row[..n].copy_from_slice(src);
         }
         let mut r = rng::rng(seed, 0x707);
-        let rot = (0..count * setup.ion_count())
-            .flat_map(|_| quadrature::random_rotation(&mut r))
-            .collect();
-        Walkers {
-            count,
-            pos,
-            inv,
-            rot,
-        }
+        let rot = (0..count * setup.ion_count()).flat_map(|_| quadrature::random_rotation(&mut r)).collect();
+        Walkers { count, pos, inv, rot }
     }
 }
 
 impl<S: Real> Walkers<S> {
     pub fn convert<T: Real>(&self) -> Walkers<T> {
-        Walkers {
-            count: self.count,
-            pos: self.pos.clone(),
-            inv: self.inv.iter().map(|x| T::of(x.f64())).collect(),
-            rot: self.rot.clone(),
-        }
+        Walkers { count: self.count, pos: self.pos.clone(), inv: self.inv.iter().map(|x| T::of(x.f64())).collect(), rot: self.rot.clone() }
     }
     /// The first `count` walkers.
     pub fn prefix(&self, count: usize) -> Walkers<S> {
@@ -288,18 +234,9 @@ impl<S: Real> Walkers<S> {
     }
     /// The walkers `r`, as a batch of their own.
     pub fn range(&self, r: std::ops::Range<usize>) -> Walkers<S> {
-        let (np, ni, nr) = (
-            self.pos.len() / self.count,
-            self.inv.len() / self.count,
-            self.rot.len() / self.count,
-        );
+        let (np, ni, nr) = (self.pos.len() / self.count, self.inv.len() / self.count, self.rot.len() / self.count);
         let pick = |v: &[f64], per: usize| v[r.start * per..r.end * per].to_vec();
-        Walkers {
-            count: r.len(),
-            pos: pick(&self.pos, np),
-            inv: self.inv[r.start * ni..r.end * ni].to_vec(),
-            rot: pick(&self.rot, nr),
-        }
+        Walkers { count: r.len(), pos: pick(&self.pos, np), inv: self.inv[r.start * ni..r.end * ni].to_vec(), rot: pick(&self.rot, nr) }
     }
     pub fn electron(&self, electrons: usize, w: usize, e: usize) -> [f64; 3] {
         let o = 3 * (w * electrons + e);
@@ -323,31 +260,15 @@ pub struct Energies {
 pub fn flops<S: Real>(s: &Setup<S>, jobs: usize, rows: usize, walkers: usize) -> f64 {
     let (electrons, ions, orbitals) = (s.electrons, s.ion_count(), s.per_spin());
     let p = (jobs * s.rule.points()) as f64;
-    let j = if s.jastrow.is_some() {
-        (p + rows as f64) * (electrons - 1 + ions) as f64 * Jastrow::PAIR_FLOPS
-    } else {
-        0.0
-    };
-    bspline::flops(jobs * s.rule.points(), orbitals, bspline::Output::V)
-        + p * 2.0 * orbitals as f64
-        + 10.0 * (walkers * electrons * ions) as f64
-        + j
+    let j = if s.jastrow.is_some() { (p + rows as f64) * (electrons - 1 + ions) as f64 * Jastrow::PAIR_FLOPS } else { 0.0 };
+    bspline::flops(jobs * s.rule.points(), orbitals, bspline::Output::V) + p * 2.0 * orbitals as f64 + 10.0 * (walkers * electrons * ions) as f64 + j
 }
 
 /// Fewest bytes one evaluation moves: the table rows the points touch once each (64 per point, at most the whole
 /// table of `table_bytes`), each inverse row a job uses once (`inverse_rows` distinct walker-electron pairs with
 /// jobs, `row_bytes` each), the electron positions, and one f64 contribution per point.
-pub fn bytes(
-    points: usize,
-    table_bytes: usize,
-    inverse_rows: usize,
-    row_bytes: usize,
-    electrons_total: usize,
-) -> f64 {
-    ((64 * points * row_bytes).min(table_bytes)
-        + inverse_rows * row_bytes
-        + electrons_total * 24
-        + points * 8) as f64
+pub fn bytes(points: usize, table_bytes: usize, inverse_rows: usize, row_bytes: usize, electrons_total: usize) -> f64 {
+    ((64 * points * row_bytes).min(table_bytes) + inverse_rows * row_bytes + electrons_total * 24 + points * 8) as f64
 }
 
 #[cfg(test)]

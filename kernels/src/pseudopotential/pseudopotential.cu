@@ -7,7 +7,8 @@
 //          jobs at or beyond the capacity `cap` are dropped: the host sees the total and runs again with more room).
 // Phase 2: pp_old_* once (with the Jastrow: one warp per walker-electron with jobs, its current sum); the points
 //          sorted by B-spline grid cell (a counting sort: pp_keys, one thread per point, its cell and its rank among
-//          the cell's points by an atomic; pp_scan_cells; pp_scatter writes perm, sorted position -> point), so that
+//          the cell's points by an atomic; then bspline/gpu.rs CellSort's scan and scatter into perm, sorted
+//          position -> point), so that
 //          the grouped B-spline kernel reads each stencil row once for all the points of a cell in a block (about
 //          80 points a cell at 1536 electrons: the points crowd the ions); then per chunk of sorted positions up to
 //          the capacity (the host does not know the total yet): pp_points (one thread per point: position and
@@ -41,7 +42,8 @@ struct PPParams {
     double jcut[3], jinvh[3];
     double jcoef[3][PP_MAX_JC];
     WalkerSlab slab; // positions, rotations and inverse rows of each walker
-    int grid[4];     // the B-spline grid's points per side (and a pad), to sort points by cell
+    double grid_cell[3]; // the B-spline grid's cell and points per side (and a pad), to sort points by cell
+    int grid[4];
 };
 
 struct PPJob { int walker, electron, ion, pad; };
@@ -71,41 +73,6 @@ extern "C" __global__ void pp_count(const PPParams p, const unsigned char* __res
         c += (d[0] * d[0] + d[1] * d[1] + d[2] * d[2] < p.rc * p.rc);
     }
     counts[t] = c;
-}
-
-// Exclusive scan of x[0..n) into y[0..n) by one block (blockDim.x a multiple of 32, at most 1024) in tiles of
-// blockDim.x, in T; returns the sum of all n to every thread. y may be x (each thread reads its entry before writing
-// it, and only its own).
-template <typename In, typename T> __device__ T block_scan(const In* x, T* y, int n) {
-    __shared__ T warps[32];
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
-    T carry = T(0);
-    for (int base = 0; base < n; base += blockDim.x) { // the same trip count in every thread
-        const int i = base + threadIdx.x;
-        const T v = i < n ? (T)x[i] : T(0);
-        T inc = v;
-#pragma unroll
-        for (int o = 1; o < 32; o <<= 1) {
-            const T u = __shfl_up_sync(0xffffffffu, inc, o);
-            if (lane >= o) inc += u;
-        }
-        if (lane == 31) warps[warp] = inc;
-        __syncthreads();
-        if (warp == 0) {
-            T s = lane < nw ? warps[lane] : T(0);
-#pragma unroll
-            for (int o = 1; o < 32; o <<= 1) {
-                const T u = __shfl_up_sync(0xffffffffu, s, o);
-                if (lane >= o) s += u;
-            }
-            if (lane < nw) warps[lane] = s;
-        }
-        __syncthreads();
-        if (i < n) y[i] = carry + (warp > 0 ? warps[warp - 1] : T(0)) + inc - v;
-        carry += warps[nw - 1];
-        __syncthreads(); // everyone has read warps before the next tile writes it
-    }
-    return carry;
 }
 
 // Block w: offsets[w E + e] = jobs of walker w's electrons before e; wbase[w] = walker w's jobs.
@@ -160,46 +127,24 @@ __device__ __forceinline__ double point_at(const PPParams& p, const double* ions
     return r;
 }
 
-// Linear index of the B-spline grid cell holding `at`, as the B-spline kernels find it (bspline.cu).
-__device__ __forceinline__ int cell_of(const PPParams& p, const double* at) {
-    int c = 0;
-#pragma unroll
-    for (int d = 0; d < 3; d++) {
-        double u = at[d] / p.cell[d];
-        u -= floor(u);
-        c = c * p.grid[d] + min((int)floor(u * p.grid[d]), p.grid[d] - 1);
-    }
-    return c;
-}
-
-// One thread per point the list holds: its cell, and its rank among the cell's points (hist counts them; zeroed
-// before).
+// One thread per point of the capacity: the cell of each point the list holds and its rank among the cell's
+// points (bspline/gpu.rs CellSort: counts zeroed before), -1 for the room beyond.
 extern "C" __global__ void pp_keys(const PPParams p, const double* __restrict__ ions, const unsigned char* __restrict__ walkers,
                                    const PPJob* __restrict__ jobs, const double* __restrict__ disp,
                                    const long long* __restrict__ wbase, long long cap, int* __restrict__ key,
-                                   int* __restrict__ rank, int* __restrict__ hist) {
+                                   int* __restrict__ rank, int* __restrict__ counts) {
     const long long pt = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (pt >= jobs_held(p, wbase, cap) * p.nq) return;
+    if (pt >= cap * p.nq) return;
+    if (pt >= jobs_held(p, wbase, cap) * p.nq) {
+        key[pt] = -1;
+        return;
+    }
     const long long jb = pt / p.nq;
     double u[3], at[3];
     point_at(p, ions, walkers, jobs[jb], disp + 3 * jb, (int)(pt % p.nq), u, at);
-    const int k = cell_of(p, at);
+    const int k = spline_cell(at, p.grid, p.grid_cell);
     key[pt] = k;
-    rank[pt] = atomicAdd(hist + k, 1);
-}
-
-// One block: hist from counts per cell to each cell's first sorted position.
-extern "C" __global__ void pp_scan_cells(const PPParams p, int* hist) {
-    block_scan<int, int>(hist, hist, p.grid[0] * p.grid[1] * p.grid[2]);
-}
-
-// One thread per point the list holds: perm[sorted position] = point.
-extern "C" __global__ void pp_scatter(const PPParams p, const long long* __restrict__ wbase, long long cap,
-                                      const int* __restrict__ key, const int* __restrict__ rank,
-                                      const int* __restrict__ hist, int* __restrict__ perm) {
-    const long long pt = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (pt >= jobs_held(p, wbase, cap) * p.nq) return;
-    perm[hist[key[pt]] + rank[pt]] = (int)pt;
+    rank[pt] = atomicAdd(counts + k, 1);
 }
 
 // Value of Jastrow functor f at the minimum-image distance between a and b, in A.

@@ -90,10 +90,7 @@ impl Rule {
 impl std::str::FromStr for Rule {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        Rule::ALL
-            .into_iter()
-            .find(|r| r.points().to_string() == s)
-            .ok_or_else(|| format!("unknown quadrature '{s}': expected 6, 12, 18, 26 or 50 points"))
+        Rule::ALL.into_iter().find(|r| r.points().to_string() == s).ok_or_else(|| format!("unknown quadrature '{s}': expected 6, 12, 18, 26 or 50 points"))
     }
 }
 
@@ -104,24 +101,11 @@ fn normalise(p: [f64; 3]) -> [f64; 3] {
 
 /// All distinct signed permutations of `p`, normalised: the orbit of p under the octahedral group.
 fn orbit(p: [f64; 3]) -> Vec<[f64; 3]> {
-    let perms = [
-        [0, 1, 2],
-        [0, 2, 1],
-        [1, 0, 2],
-        [1, 2, 0],
-        [2, 0, 1],
-        [2, 1, 0],
-    ];
+    let perms = [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]];
     let mut out: Vec<[f64; 3]> = vec![];
     for perm in perms {
         for signs in 0..8 {
-            let q: [f64; 3] = [0, 1, 2].map(|d| {
-                if signs >> d & 1 == 1 {
-                    -p[perm[d]]
-                } else {
-                    p[perm[d]]
-                }
-            });
+            let q: [f64; 3] = [0, 1, 2].map(|d| if signs >> d & 1 == 1 { -p[perm[d]] } else { p[perm[d]] });
             if !out.iter().any(|o| o.iter().zip(&q).all(|(a, b)| a == b)) {
                 out.push(q);
             }
@@ -161,10 +145,5 @@ pub fn rotate(rot: &[f64], u: [f64; 3]) -> [f64; 3] {
 /// Legendre polynomials P_0..P_3 at x.
 #[inline(always)]
 pub fn legendre(x: f64) -> [f64; 4] {
-    [
-        1.0,
-        x,
-        0.5 * (3.0 * x * x - 1.0),
-        0.5 * (5.0 * x * x * x - 3.0 * x),
-    ]
+    [1.0, x, 0.5 * (3.0 * x * x - 1.0), 0.5 * (5.0 * x * x * x - 3.0 * x)]
 }

@@ -10,22 +10,12 @@ use crate::jastrow::reference::radial;
 
 /// log J with electron `e` of `walker` at `at`, less the terms without electron e: sum_{j != e} u(|at - r_j|) +
 /// sum_I chi(|at - R_I|).
-pub fn log_jastrow_of(
-    s: &Setup<f64>,
-    w: &Walkers<f64>,
-    walker: usize,
-    e: usize,
-    at: [f64; 3],
-) -> f64 {
+pub fn log_jastrow_of(s: &Setup<f64>, w: &Walkers<f64>, walker: usize, e: usize, at: [f64; 3]) -> f64 {
     let Some(j) = &s.jastrow else { return 0.0 };
     let dist = |d: [f64; 3]| (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
     let mut log = 0.0;
     for other in (0..s.electrons).filter(|&o| o != e) {
-        log += radial(
-            j.pair_of(e, other, s.per_spin()),
-            dist(s.displacement(at, w.electron(s.electrons, walker, other))),
-        )
-        .0;
+        log += radial(j.pair_of(e, other, s.per_spin()), dist(s.displacement(at, w.electron(s.electrons, walker, other)))).0;
     }
     for ion in 0..s.ion_count() {
         log += radial(&j.one, dist(s.displacement(at, s.ion(ion)))).0;
@@ -35,14 +25,7 @@ pub fn log_jastrow_of(
 
 /// sum_l (2l+1) dV_l(r) sum_q w_q P_l(u_q . d/r) ratio(R_I + r u_q), for the electron at displacement `d` from
 /// the ion at `ion`, with the rule turned by `rot`. Returns the value and the ratios at the points, in order.
-pub fn project(
-    ch: &Channels,
-    rule: Rule,
-    rot: &[f64],
-    ion: [f64; 3],
-    d: [f64; 3],
-    mut ratio: impl FnMut([f64; 3]) -> f64,
-) -> (f64, Vec<f64>) {
+pub fn project(ch: &Channels, rule: Rule, rot: &[f64], ion: [f64; 3], d: [f64; 3], mut ratio: impl FnMut([f64; 3]) -> f64) -> (f64, Vec<f64>) {
     let r = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
     let (pts, wts) = rule.nodes();
     let mut total = 0.0;

@@ -41,20 +41,10 @@ impl SlabLayout {
         let inv = up(rot + 72 * s.ion_count());
         let dpsi = up(inv + ne * st * sb);
         let end = up(dpsi + if gradients { 3 * ne * st * sb } else { 0 });
-        SlabLayout {
-            bytes: end as i64,
-            pos: 0,
-            rot: rot as i64,
-            inv: inv as i64,
-            dpsi: dpsi as i64,
-        }
+        SlabLayout { bytes: end as i64, pos: 0, rot: rot as i64, inv: inv as i64, dpsi: dpsi as i64 }
     }
     fn len(&self, field: i64) -> usize {
-        let next = [self.pos, self.rot, self.inv, self.dpsi, self.bytes]
-            .into_iter()
-            .filter(|&o| o > field)
-            .min()
-            .unwrap_or(self.bytes);
+        let next = [self.pos, self.rot, self.inv, self.dpsi, self.bytes].into_iter().filter(|&o| o > field).min().unwrap_or(self.bytes);
         (next - field) as usize
     }
 }
@@ -83,28 +73,12 @@ impl<S: Real> Slab<S> {
     pub fn zeros(gpu: &Gpu, s: &Setup<S>, count: usize, gradients: bool) -> Result<Self, GpuError> {
         let layout = SlabLayout::new(s, gradients);
         let (ne, st) = (s.electrons, s.table.stride);
-        let lens = [
-            3 * ne,
-            9 * s.ion_count(),
-            ne * st,
-            if gradients { 3 * ne * st } else { 0 },
-        ];
-        Ok(Slab {
-            buf: gpu.zeros("the walkers' slabs", count * layout.bytes as usize)?,
-            layout,
-            count,
-            lens,
-            _s: PhantomData,
-        })
+        let lens = [3 * ne, 9 * s.ion_count(), ne * st, if gradients { 3 * ne * st } else { 0 }];
+        Ok(Slab { buf: gpu.zeros("the walkers' slabs", count * layout.bytes as usize)?, layout, count, lens, _s: PhantomData })
     }
 
     /// The walkers `w` (positions, rotations, inverses) in new slabs: three pitched copies.
-    pub fn upload(
-        gpu: &Gpu,
-        s: &Setup<S>,
-        w: &Walkers<S>,
-        gradients: bool,
-    ) -> Result<Self, GpuError> {
+    pub fn upload(gpu: &Gpu, s: &Setup<S>, w: &Walkers<S>, gradients: bool) -> Result<Self, GpuError> {
         let mut slab = Slab::zeros(gpu, s, w.count, gradients)?;
         slab.write_all(gpu, Field::Pos, &w.pos)?;
         slab.write_all(gpu, Field::Rot, &w.rot)?;
@@ -118,19 +92,10 @@ impl<S: Real> Slab<S> {
 
     /// Array `f` of every walker from `host` (`[walker][array]`), in one pitched copy (cuMemcpy2DAsync): the
     /// per-step rotations cost one transfer, not one per walker.
-    pub fn write_all<T: DeviceRepr>(
-        &mut self,
-        gpu: &Gpu,
-        f: Field,
-        host: &[T],
-    ) -> Result<(), GpuError> {
+    pub fn write_all<T: DeviceRepr>(&mut self, gpu: &Gpu, f: Field, host: &[T]) -> Result<(), GpuError> {
         let off = f.offset(&self.layout) as usize;
         let width = std::mem::size_of_val(host) / self.count;
-        assert!(
-            host.len() == self.lens[f as usize] * self.count
-                && width <= self.layout.len(off as i64),
-            "slab: array size"
-        );
+        assert!(host.len() == self.lens[f as usize] * self.count && width <= self.layout.len(off as i64), "slab: array size");
         if width == 0 {
             return Ok(());
         }
@@ -159,9 +124,7 @@ impl<S: Real> Slab<S> {
         // SAFETY: the source is `count` rows of `width` bytes of `host` (checked above), alive for the call; from
         // pageable memory the driver has staged it before returning. The destination rows lie at offset `off` of
         // each walker's slab, `width` bytes inside the array (checked), all within buf (count * bytes).
-        unsafe { sys::cuMemcpy2DAsync_v2(&copy, stream.cu_stream()) }
-            .result()
-            .during("copying an array of every walker to the slabs")
+        unsafe { sys::cuMemcpy2DAsync_v2(&copy, stream.cu_stream()) }.result().during("copying an array of every walker to the slabs")
     }
 
     /// Walker `from`'s slab over walker `to`'s: one device-to-device copy.
@@ -172,79 +135,39 @@ impl<S: Real> Slab<S> {
         }
         let b = self.walker_bytes();
         let (mut lo, mut hi) = self.buf.split_at_mut(from.max(to) * b);
-        let (src, mut dst) = if from < to {
-            (lo.slice(from * b..(from + 1) * b), hi.slice_mut(..b))
-        } else {
-            (hi.slice(..b), lo.slice_mut(to * b..(to + 1) * b))
-        };
-        gpu.stream
-            .memcpy_dtod(&src, &mut dst)
-            .during("copying a walker's slab")
+        let (src, mut dst) = if from < to { (lo.slice(from * b..(from + 1) * b), hi.slice_mut(..b)) } else { (hi.slice(..b), lo.slice_mut(to * b..(to + 1) * b)) };
+        gpu.stream.memcpy_dtod(&src, &mut dst).during("copying a walker's slab")
     }
 
     /// Walker k's arrays, in one transfer to the host.
     pub fn take(&self, gpu: &Gpu, k: usize) -> Result<HostWalker, GpuError> {
         let b = self.walker_bytes();
-        let raw = gpu
-            .stream
-            .clone_dtoh(&self.buf.slice(k * b..(k + 1) * b))
-            .during("copying a walker's slab")?;
+        let raw = gpu.stream.clone_dtoh(&self.buf.slice(k * b..(k + 1) * b)).during("copying a walker's slab")?;
         let get = |f: Field| -> Vec<f64> {
             let (off, n) = (f.offset(&self.layout) as usize, self.lens[f as usize]);
             let bytes = &raw[off..];
             match f.size::<S>() {
-                8 => bytes
-                    .chunks_exact(8)
-                    .take(n)
-                    .map(|c| f64::from_ne_bytes(c.try_into().unwrap()))
-                    .collect(),
-                _ => bytes
-                    .chunks_exact(4)
-                    .take(n)
-                    .map(|c| f32::from_ne_bytes(c.try_into().unwrap()) as f64)
-                    .collect(),
+                8 => bytes.chunks_exact(8).take(n).map(|c| f64::from_ne_bytes(c.try_into().unwrap())).collect(),
+                _ => bytes.chunks_exact(4).take(n).map(|c| f32::from_ne_bytes(c.try_into().unwrap()) as f64).collect(),
             }
         };
-        Ok(HostWalker {
-            pos: get(Field::Pos),
-            rot: get(Field::Rot),
-            inv: get(Field::Inv),
-            dpsi: get(Field::Dpsi),
-        })
+        Ok(HostWalker { pos: get(Field::Pos), rot: get(Field::Rot), inv: get(Field::Inv), dpsi: get(Field::Dpsi) })
     }
 
     /// Slot k takes the arrays (positions, rotations, inverse rows, gradient rows; rounded to S where stored in S),
     /// in one transfer to the device. Borrowed, so a migrating walker is not copied on the host first.
-    pub fn put(
-        &mut self,
-        gpu: &Gpu,
-        k: usize,
-        [pos, rot, inv, dpsi]: [&[f64]; 4],
-    ) -> Result<(), GpuError> {
+    pub fn put(&mut self, gpu: &Gpu, k: usize, [pos, rot, inv, dpsi]: [&[f64]; 4]) -> Result<(), GpuError> {
         let b = self.walker_bytes();
         let mut raw = vec![0u8; b];
-        for (f, v) in [
-            (Field::Pos, pos),
-            (Field::Rot, rot),
-            (Field::Inv, inv),
-            (Field::Dpsi, dpsi),
-        ] {
+        for (f, v) in [(Field::Pos, pos), (Field::Rot, rot), (Field::Inv, inv), (Field::Dpsi, dpsi)] {
             assert_eq!(v.len(), self.lens[f as usize], "slab: walker array size");
             let at = &mut raw[f.offset(&self.layout) as usize..];
             match f.size::<S>() {
-                8 => at
-                    .chunks_exact_mut(8)
-                    .zip(v.iter())
-                    .for_each(|(c, x)| c.copy_from_slice(&x.to_ne_bytes())),
-                _ => at
-                    .chunks_exact_mut(4)
-                    .zip(v.iter())
-                    .for_each(|(c, x)| c.copy_from_slice(&(S::of(*x).f64() as f32).to_ne_bytes())),
+                8 => at.chunks_exact_mut(8).zip(v.iter()).for_each(|(c, x)| c.copy_from_slice(&x.to_ne_bytes())),
+                _ => at.chunks_exact_mut(4).zip(v.iter()).for_each(|(c, x)| c.copy_from_slice(&(S::of(*x).f64() as f32).to_ne_bytes())),
             }
         }
-        gpu.stream
-            .memcpy_htod(&raw, &mut self.buf.slice_mut(k * b..(k + 1) * b))
-            .during("copying a walker's slab")
+        gpu.stream.memcpy_htod(&raw, &mut self.buf.slice_mut(k * b..(k + 1) * b)).during("copying a walker's slab")
     }
 }
 
@@ -282,23 +205,17 @@ mod tests {
 
     #[test]
     fn layout_is_aligned_and_holds_every_array() {
-        let s = Setup::<f64>::carbon(8, Rule::P12, Channels::carbon_bfd(), 1)
-            .unwrap()
-            .convert::<f32>();
+        let s = Setup::<f64>::carbon(8, Rule::P12, Channels::carbon_bfd(), 1).unwrap().convert::<f32>();
         for gradients in [false, true] {
             let l = SlabLayout::new(&s, gradients);
             let (ne, st) = (s.electrons, s.table.stride);
             for o in [l.pos, l.rot, l.inv, l.dpsi, l.bytes] {
                 assert_eq!(o % ALIGN as i64, 0);
             }
-            assert!(
-                l.pos == 0 && l.rot >= 24 * ne as i64 && l.inv >= l.rot + 72 * s.ion_count() as i64
-            );
+            assert!(l.pos == 0 && l.rot >= 24 * ne as i64 && l.inv >= l.rot + 72 * s.ion_count() as i64);
             assert!(l.dpsi >= l.inv + (ne * st * 4) as i64);
             let dpsi = if gradients { 3 * ne * st * 4 } else { 0 };
-            assert!(
-                l.bytes >= l.dpsi + dpsi as i64 && l.bytes < l.dpsi + dpsi as i64 + ALIGN as i64
-            );
+            assert!(l.bytes >= l.dpsi + dpsi as i64 && l.bytes < l.dpsi + dpsi as i64 + ALIGN as i64);
             assert_eq!(l.len(l.inv), (l.dpsi - l.inv) as usize);
         }
     }
@@ -307,43 +224,27 @@ mod tests {
     /// moves every array, and a walker put into a slot comes back as it went in (rounded to f32 where stored so).
     #[test]
     fn slabs_copy_take_and_put_whole_walkers_when_present() {
-        let Some(gpu) = crate::gpu::for_test() else {
-            return;
-        };
-        let s = Setup::<f64>::carbon(8, Rule::P12, Channels::carbon_bfd(), 2)
-            .unwrap()
-            .convert::<f32>();
+        let Some(gpu) = crate::gpu::for_test() else { return };
+        let s = Setup::<f64>::carbon(8, Rule::P12, Channels::carbon_bfd(), 2).unwrap().convert::<f32>();
         let w = Walkers::random(&s, 3, 5).convert::<f32>();
         let mut slab = Slab::upload(&gpu, &s, &w, true).unwrap();
         let (ne, ni, st) = (s.electrons, s.ion_count(), s.table.stride);
         let host = |k: usize| HostWalker {
             pos: w.pos[3 * ne * k..3 * ne * (k + 1)].to_vec(),
             rot: w.rot[9 * ni * k..9 * ni * (k + 1)].to_vec(),
-            inv: w.inv[ne * st * k..ne * st * (k + 1)]
-                .iter()
-                .map(|x| x.f64())
-                .collect(),
+            inv: w.inv[ne * st * k..ne * st * (k + 1)].iter().map(|x| x.f64()).collect(),
             dpsi: vec![0.0; 3 * ne * st],
         };
         for k in 0..3 {
-            assert_eq!(
-                slab.take(&gpu, k).unwrap(),
-                host(k),
-                "walker {k} as uploaded"
-            );
+            assert_eq!(slab.take(&gpu, k).unwrap(), host(k), "walker {k} as uploaded");
         }
         slab.copy(&gpu, 2, 0).unwrap();
         slab.copy(&gpu, 1, 2).unwrap();
         assert_eq!(slab.take(&gpu, 0).unwrap(), host(2));
         assert_eq!(slab.take(&gpu, 2).unwrap(), host(1));
         let mut moved = host(0);
-        moved
-            .dpsi
-            .iter_mut()
-            .enumerate()
-            .for_each(|(i, x)| *x = f32::from(i as u16).into());
-        slab.put(&gpu, 1, [&moved.pos, &moved.rot, &moved.inv, &moved.dpsi])
-            .unwrap();
+        moved.dpsi.iter_mut().enumerate().for_each(|(i, x)| *x = f32::from(i as u16).into());
+        slab.put(&gpu, 1, [&moved.pos, &moved.rot, &moved.inv, &moved.dpsi]).unwrap();
         assert_eq!(slab.take(&gpu, 1).unwrap(), moved);
         assert_eq!(slab.take(&gpu, 0).unwrap(), host(2), "the neighbours stay");
     }

@@ -43,9 +43,7 @@ pub struct Pace {
 
 impl Pace {
     pub fn new(ranks: usize) -> Pace {
-        Pace {
-            per_walker: vec![0.0; ranks],
-        }
+        Pace { per_walker: vec![0.0; ranks] }
     }
 
     /// Fold in one generation: rank r computed `walkers[r]` walkers in `seconds[r]`. A rank without walkers, or
@@ -87,9 +85,7 @@ pub fn goals(total: usize, pace: &[f64]) -> Vec<usize> {
     if n == 0 || total < n || !known {
         return equal(total, n);
     }
-    let (slow, fast) = pace
-        .iter()
-        .fold((0.0f64, f64::INFINITY), |(s, f), &p| (s.max(p), f.min(p)));
+    let (slow, fast) = pace.iter().fold((0.0f64, f64::INFINITY), |(s, f), &p| (s.max(p), f.min(p)));
     if slow <= fast * (1.0 + MARGIN) {
         return equal(total, n);
     }
@@ -101,9 +97,7 @@ pub fn goals(total: usize, pace: &[f64]) -> Vec<usize> {
     let placed: usize = out.iter().sum();
     // the fractions sum to less than n, so fewer than n walkers are left; a sum of floors above the total cannot
     // happen below 2^50 walkers, and would fall back to equal shares rather than lose walkers
-    let Some(left) = total.checked_sub(placed).filter(|l| *l < n) else {
-        return equal(total, n);
-    };
+    let Some(left) = total.checked_sub(placed).filter(|l| *l < n) else { return equal(total, n) };
     let mut order: Vec<usize> = (0..n).collect();
     // stable: equal fractions keep rank order
     order.sort_by(|&a, &b| (x[b] - x[b].floor()).total_cmp(&(x[a] - x[a].floor())));
@@ -166,33 +160,15 @@ mod tests {
             for gen in 0..20 {
                 let mut t = vec![0.0; c.size()];
                 // rank 2 slower, with an irregular jitter that no two ranks share
-                t[c.rank()] = (1.0 + 0.7 * (c.rank() == 2) as u8 as f64)
-                    * walkers[c.rank()] as f64
-                    * 1e-3
-                    * (1.0 + 0.01 * ((gen * 7 + c.rank() * 3) % 5) as f64);
+                t[c.rank()] = (1.0 + 0.7 * (c.rank() == 2) as u8 as f64) * walkers[c.rank()] as f64 * 1e-3 * (1.0 + 0.01 * ((gen * 7 + c.rank() * 3) % 5) as f64);
                 c.sum(&mut t);
                 pace.update(&t, &walkers);
             }
             let g = pace.goals(160, Balance::Speed);
-            (
-                pace,
-                g.clone(),
-                super::super::population::plan_to(&walkers, &g),
-            )
+            (pace, g.clone(), super::super::population::plan_to(&walkers, &g))
         });
         for o in &out[1..] {
-            assert_eq!(
-                o.0.per_walker
-                    .iter()
-                    .map(|x| x.to_bits())
-                    .collect::<Vec<_>>(),
-                out[0]
-                    .0
-                    .per_walker
-                    .iter()
-                    .map(|x| x.to_bits())
-                    .collect::<Vec<_>>()
-            );
+            assert_eq!(o.0.per_walker.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), out[0].0.per_walker.iter().map(|x| x.to_bits()).collect::<Vec<_>>());
             assert_eq!((&o.1, &o.2), (&out[0].1, &out[0].2));
         }
         let g = &out[0].1;

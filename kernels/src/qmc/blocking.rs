@@ -112,46 +112,20 @@ pub fn weighted_blocking(x: &[f64], w: &[f64]) -> Blocked {
     let n = x.len();
     let wsum: f64 = w.iter().sum();
     let mean = x.iter().zip(w).map(|(x, w)| x * w).sum::<f64>() / wsum;
-    let variance = x
-        .iter()
-        .zip(w)
-        .map(|(x, w)| w * (x - mean) * (x - mean))
-        .sum::<f64>()
-        / wsum;
+    let variance = x.iter().zip(w).map(|(x, w)| w * (x - mean) * (x - mean)).sum::<f64>() / wsum;
     let wbar = wsum / n as f64;
-    let y: Vec<f64> = x
-        .iter()
-        .zip(w)
-        .map(|(x, w)| w * (x - mean) / wbar)
-        .collect();
+    let y: Vec<f64> = x.iter().zip(w).map(|(x, w)| w * (x - mean) / wbar).collect();
     // the naive error of the mean of blocks of `b`
     let error_at = |b: usize| {
-        let means: Vec<f64> = y
-            .chunks_exact(b)
-            .map(|c| c.iter().sum::<f64>() / b as f64)
-            .collect();
+        let means: Vec<f64> = y.chunks_exact(b).map(|c| c.iter().sum::<f64>() / b as f64).collect();
         (moments(&means).1 / (means.len() - 1) as f64).sqrt()
     };
     let naive = error_at(1);
     let block_size = (n / BLOCKS).max(1);
     let error = error_at(block_size);
-    let inefficiency_32 = if naive > 0.0 {
-        (error_at((n / (2 * BLOCKS)).max(1)) / naive).powi(2)
-    } else {
-        1.0
-    };
+    let inefficiency_32 = if naive > 0.0 { (error_at((n / (2 * BLOCKS)).max(1)) / naive).powi(2) } else { 1.0 };
     let converged = n >= 2 * BLOCKS && n as f64 >= MIN_INEFFICIENCIES * inefficiency_32;
-    Blocked {
-        mean,
-        error,
-        naive_error: naive,
-        variance,
-        block_size,
-        blocks: n / block_size,
-        samples: n,
-        inefficiency_32,
-        converged,
-    }
+    Blocked { mean, error, naive_error: naive, variance, block_size, blocks: n / block_size, samples: n, inefficiency_32, converged }
 }
 
 #[cfg(test)]
@@ -183,15 +157,9 @@ mod tests {
         let truth = ((1.0 + rho) / (1.0 - rho) / n as f64).sqrt();
         let runs: Vec<Blocked> = (1..41).map(|seed| blocking(&ar1(n, rho, seed))).collect();
         let mean_ratio = runs.iter().map(|b| b.error / truth).sum::<f64>() / runs.len() as f64;
-        assert!(
-            (mean_ratio - 1.0).abs() < 0.08,
-            "mean blocked / true error {mean_ratio}"
-        );
+        assert!((mean_ratio - 1.0).abs() < 0.08, "mean blocked / true error {mean_ratio}");
         for b in &runs {
-            assert!(
-                b.converged && b.blocks == 16 && b.block_size == n / 16,
-                "{b:?}"
-            );
+            assert!(b.converged && b.blocks == 16 && b.block_size == n / 16, "{b:?}");
             assert!(b.naive_error < 0.3 * truth, "{b:?}");
             assert!((b.variance - 1.0).abs() < 0.1, "{b:?}");
             assert!(b.mean.abs() < 5.0 * truth, "{b:?}");
@@ -201,25 +169,16 @@ mod tests {
     #[test]
     fn uncorrelated_samples_keep_the_naive_error() {
         let runs: Vec<Blocked> = (1..21).map(|s| blocking(&ar1(1 << 12, 0.0, s))).collect();
-        let mean_ratio =
-            runs.iter().map(|b| b.error / b.naive_error).sum::<f64>() / runs.len() as f64;
+        let mean_ratio = runs.iter().map(|b| b.error / b.naive_error).sum::<f64>() / runs.len() as f64;
         assert!((mean_ratio - 1.0).abs() < 0.1, "{mean_ratio}");
         // a series too short for its correlation time says so, and how long it should be
         let short = blocking(&ar1(256, 0.99, 3));
         assert!(!short.converged, "{short:?}");
         let why = short.why_unconverged().unwrap();
-        assert!(
-            short.needed() > 256
-                && why.contains("256 samples")
-                && why.contains(&format!("at least {} samples", short.needed())),
-            "{why}"
-        );
+        assert!(short.needed() > 256 && why.contains("256 samples") && why.contains(&format!("at least {} samples", short.needed())), "{why}");
         // fewer than 16 samples: the naive error, unconverged
         let tiny = blocking(&[1.0, 2.0, 4.0]);
-        assert!(
-            !tiny.converged && tiny.error == tiny.naive_error,
-            "{tiny:?}"
-        );
+        assert!(!tiny.converged && tiny.error == tiny.naive_error, "{tiny:?}");
     }
 
     /// The criterion needs 256 inefficiencies of samples: at rho = 0.9 (inefficiency 19, so 4864 samples) a series
@@ -240,15 +199,8 @@ mod tests {
     #[test]
     fn converged_error_bars_cover_the_true_mean_as_a_normal_distribution_does() {
         let runs = 2000;
-        let blocked: Vec<Blocked> = (0..runs)
-            .map(|s| blocking(&ar1(8192, 0.9, 1000 + s)))
-            .filter(|b| b.converged)
-            .collect();
-        assert!(
-            blocked.len() > runs as usize * 95 / 100,
-            "only {} of {runs} converged",
-            blocked.len()
-        );
+        let blocked: Vec<Blocked> = (0..runs).map(|s| blocking(&ar1(8192, 0.9, 1000 + s))).filter(|b| b.converged).collect();
+        assert!(blocked.len() > runs as usize * 95 / 100, "only {} of {runs} converged", blocked.len());
         let z: Vec<f64> = blocked.iter().map(|b| b.mean / b.error).collect();
         let c = coverage(&z, BLOCKS, 0.0);
         assert!(c.passed(), "{c:?}");
@@ -263,59 +215,34 @@ mod tests {
     #[test]
     fn a_slow_correlation_tail_is_counted() {
         let two_scale = |n: usize, seed: u64| -> Vec<f64> {
-            let (fast, slow) = (
-                ar1(n, (-1.0f64 / 5.0).exp(), seed),
-                ar1(n, (-1.0f64 / 62.0).exp(), seed + 77_777),
-            );
-            fast.iter()
-                .zip(&slow)
-                .map(|(f, s)| 0.85f64.sqrt() * f + 0.15f64.sqrt() * s)
-                .collect()
+            let (fast, slow) = (ar1(n, (-1.0f64 / 5.0).exp(), seed), ar1(n, (-1.0f64 / 62.0).exp(), seed + 77_777));
+            fast.iter().zip(&slow).map(|(f, s)| 0.85f64.sqrt() * f + 0.15f64.sqrt() * s).collect()
         };
         let rho = |t: f64| (-1.0 / t).exp();
-        let ineff = 0.85 * (1.0 + rho(5.0)) / (1.0 - rho(5.0))
-            + 0.15 * (1.0 + rho(62.0)) / (1.0 - rho(62.0));
+        let ineff = 0.85 * (1.0 + rho(5.0)) / (1.0 - rho(5.0)) + 0.15 * (1.0 + rho(62.0)) / (1.0 - rho(62.0));
         let n = 16000;
         let truth = (ineff / n as f64).sqrt();
         let series: Vec<Vec<f64>> = (0..300).map(|s| two_scale(n, 5000 + s)).collect();
-        let blocked: Vec<Blocked> = series
-            .iter()
-            .map(|x| blocking(x))
-            .filter(|b| b.converged)
-            .collect();
+        let blocked: Vec<Blocked> = series.iter().map(|x| blocking(x)).filter(|b| b.converged).collect();
         // an inefficiency estimated from 16 blocks scatters by 36%: a few runs read it above 16000 / 256 = 62
         assert!(blocked.len() >= 290, "{} of 300 converged", blocked.len());
         let ratio = blocked.iter().map(|b| b.error).sum::<f64>() / blocked.len() as f64 / truth;
-        assert!(
-            ratio > 0.94 && ratio < 1.06,
-            "largest block: mean error / true {ratio}"
-        );
+        assert!(ratio > 0.94 && ratio < 1.06, "largest block: mean error / true {ratio}");
         let z: Vec<f64> = blocked.iter().map(|b| b.mean / b.error).collect();
         assert!(coverage(&z, BLOCKS, 0.0).passed());
         // Lee et al.'s choice on the same series (levels of powers of two, at least 16 blocks)
         let lee = |x: &[f64]| {
             let naive = blocking(x).naive_error;
             let error_at = |b: usize| {
-                let m: Vec<f64> = x
-                    .chunks_exact(b)
-                    .map(|c| c.iter().sum::<f64>() / b as f64)
-                    .collect();
+                let m: Vec<f64> = x.chunks_exact(b).map(|c| c.iter().sum::<f64>() / b as f64).collect();
                 (moments(&m).1 / (m.len() - 1) as f64).sqrt()
             };
-            let levels: Vec<usize> = (0..)
-                .map(|k| 1usize << k)
-                .take_while(|b| x.len() / b >= 16)
-                .collect();
-            let chosen = levels.iter().find(|&&b| {
-                (b as f64).powi(3) > 2.0 * x.len() as f64 * (error_at(b) / naive).powi(4)
-            });
+            let levels: Vec<usize> = (0..).map(|k| 1usize << k).take_while(|b| x.len() / b >= 16).collect();
+            let chosen = levels.iter().find(|&&b| (b as f64).powi(3) > 2.0 * x.len() as f64 * (error_at(b) / naive).powi(4));
             error_at(*chosen.unwrap_or(levels.last().unwrap()))
         };
         let lee_ratio = series.iter().map(|x| lee(x)).sum::<f64>() / series.len() as f64 / truth;
-        assert!(
-            lee_ratio < 0.945,
-            "Lee's block: mean error / true {lee_ratio}"
-        );
+        assert!(lee_ratio < 0.945, "Lee's block: mean error / true {lee_ratio}");
     }
 
     /// A weighted mean whose weights vary independently of the noise (independent x_g of variance 1 whatever w_g,
@@ -330,9 +257,7 @@ mod tests {
         for s in 0..runs {
             let x = ar1(n, 0.0, 50 + s);
             let mut r = rng(7000 + s, 2);
-            let w: Vec<f64> = (0..n)
-                .map(|_| -(1.0 - rand::Rng::random::<f64>(&mut r)).ln())
-                .collect();
+            let w: Vec<f64> = (0..n).map(|_| -(1.0 - rand::Rng::random::<f64>(&mut r)).ln()).collect();
             let b = weighted_blocking(&x, &w);
             assert!(b.converged, "{b:?}");
             let mean = x.iter().zip(&w).map(|(x, w)| x * w).sum::<f64>() / w.iter().sum::<f64>();
@@ -340,21 +265,11 @@ mod tests {
             z2_weighted += (b.mean / b.error).powi(2) / runs as f64;
             z2_unweighted += (b.mean / blocking(&x).error).powi(2) / runs as f64;
         }
-        assert!(
-            (z2_weighted - 15.0 / 13.0).abs() < 4.0 * 0.08,
-            "weighted: mean z^2 = {z2_weighted}"
-        );
-        assert!(
-            z2_unweighted > 1.8,
-            "the unweighted error bar should be too small here: mean z^2 = {z2_unweighted}"
-        );
+        assert!((z2_weighted - 15.0 / 13.0).abs() < 4.0 * 0.08, "weighted: mean z^2 = {z2_weighted}");
+        assert!(z2_unweighted > 1.8, "the unweighted error bar should be too small here: mean z^2 = {z2_unweighted}");
         // equal weights are the ordinary analysis
         let x = ar1(3000, 0.8, 4);
         let (a, b) = (blocking(&x), weighted_blocking(&x, &vec![2.5; 3000]));
-        assert!(
-            (a.error - b.error).abs() < 1e-15
-                && (a.mean - b.mean).abs() < 1e-15
-                && a.block_size == b.block_size
-        );
+        assert!((a.error - b.error).abs() < 1e-15 && (a.mean - b.mean).abs() < 1e-15 && a.block_size == b.block_size);
     }
 }

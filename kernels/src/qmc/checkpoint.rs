@@ -54,38 +54,19 @@ impl Header {
     fn mismatch(&self, want: &Header) -> Option<String> {
         let fields: [(&str, String, String); 6] = [
             ("system", self.system.clone(), want.system.clone()),
-            (
-                "walkers",
-                self.walkers.to_string(),
-                want.walkers.to_string(),
-            ),
+            ("walkers", self.walkers.to_string(), want.walkers.to_string()),
             ("seed", self.seed.to_string(), want.seed.to_string()),
             ("tau", self.tau.to_string(), want.tau.to_string()),
-            (
-                "feedback",
-                self.feedback.to_string(),
-                want.feedback.to_string(),
-            ),
-            (
-                "equilibration generations",
-                self.equil.to_string(),
-                want.equil.to_string(),
-            ),
+            ("feedback", self.feedback.to_string(), want.feedback.to_string()),
+            ("equilibration generations", self.equil.to_string(), want.equil.to_string()),
         ];
-        fields
-            .into_iter()
-            .find(|f| f.1 != f.2)
-            .map(|(name, file, run)| {
-                format!("it was written with {name} {file}, this run has {run}")
-            })
+        fields.into_iter().find(|f| f.1 != f.2).map(|(name, file, run)| format!("it was written with {name} {file}, this run has {run}"))
     }
 }
 
 /// FNV-1a, 64 bits: enough to tell a damaged file from a whole one (not a defence against forgery).
 fn checksum(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ *b as u64).wrapping_mul(0x0100_0000_01b3)
-    })
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ *b as u64).wrapping_mul(0x0100_0000_01b3))
 }
 
 /// Write a checkpoint atomically: `state` is the driver's packed state, `walkers` the packed walkers in order.
@@ -128,25 +109,15 @@ pub fn load(path: &Path, want: &Header) -> Result<Loaded, String> {
     let name = path.display();
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read checkpoint {name}: {e}"))?;
     if bytes.len() < 8 || &bytes[..8] != MAGIC {
-        return Err(format!(
-            "{name} is not a qmc DMC checkpoint (no {:?} at its start)",
-            "QMCBDMC"
-        ));
+        return Err(format!("{name} is not a qmc DMC checkpoint (no {:?} at its start)", "QMCBDMC"));
     }
-    let damaged = || {
-        format!("checkpoint {name} is truncated or damaged ({} bytes, checksum does not match): restart from an intact copy", bytes.len())
-    };
+    let damaged = || format!("checkpoint {name} is truncated or damaged ({} bytes, checksum does not match): restart from an intact copy", bytes.len());
     let mut r = Reader::new(&bytes[8..]);
     let version = r.u64().map_err(|_| damaged())?;
     if version != VERSION {
-        return Err(format!(
-            "checkpoint {name} has format version {version}; this qmc reads version {VERSION} only"
-        ));
+        return Err(format!("checkpoint {name} has format version {version}; this qmc reads version {VERSION} only"));
     }
-    if bytes.len() < 16 + 8
-        || checksum(&bytes[..bytes.len() - 8])
-            != u64::from_le_bytes(bytes[bytes.len() - 8..].try_into().unwrap())
-    {
+    if bytes.len() < 16 + 8 || checksum(&bytes[..bytes.len() - 8]) != u64::from_le_bytes(bytes[bytes.len() - 8..].try_into().unwrap()) {
         return Err(damaged());
     }
     let mut r = Reader::new(&bytes[16..bytes.len() - 8]);
@@ -154,9 +125,7 @@ pub fn load(path: &Path, want: &Header) -> Result<Loaded, String> {
         let header = Header::get(&mut r)?;
         let state = r.bytes()?.to_vec();
         let n = r.u64()? as usize;
-        let walkers = (0..n.min(r.rest.len()))
-            .map(|_| r.bytes().map(<[u8]>::to_vec))
-            .collect::<Result<Vec<_>, _>>()?;
+        let walkers = (0..n.min(r.rest.len())).map(|_| r.bytes().map(<[u8]>::to_vec)).collect::<Result<Vec<_>, _>>()?;
         if walkers.len() != n || !r.rest.is_empty() {
             return Err(Truncated);
         }
@@ -183,14 +152,7 @@ mod tests {
     use super::*;
 
     fn header() -> Header {
-        Header {
-            system: "he".into(),
-            walkers: 64,
-            seed: 3,
-            tau: 0.02,
-            feedback: 10.0,
-            equil: 500,
-        }
+        Header { system: "he".into(), walkers: 64, seed: 3, tau: 0.02, feedback: 10.0, equil: 500 }
     }
 
     fn scratch(name: &str) -> std::path::PathBuf {
@@ -209,41 +171,24 @@ mod tests {
         assert!(!path.with_extension("ckpt.tmp").exists());
         let good = std::fs::read(&path).unwrap();
 
-        let other = Header {
-            system: "h2".into(),
-            ..header()
-        };
-        assert!(load(&path, &other)
-            .unwrap_err()
-            .contains("belongs to another run: it was written with system he, this run has h2"));
-        let other = Header {
-            tau: 0.01,
-            ..header()
-        };
-        assert!(load(&path, &other)
-            .unwrap_err()
-            .contains("tau 0.02, this run has 0.01"));
+        let other = Header { system: "h2".into(), ..header() };
+        assert!(load(&path, &other).unwrap_err().contains("belongs to another run: it was written with system he, this run has h2"));
+        let other = Header { tau: 0.01, ..header() };
+        assert!(load(&path, &other).unwrap_err().contains("tau 0.02, this run has 0.01"));
         // every truncation, and a flipped byte, is caught
         for cut in [0, 5, 12, 30, good.len() - 9, good.len() - 1] {
             std::fs::write(&path, &good[..cut]).unwrap();
             let e = load(&path, &header()).unwrap_err();
-            assert!(
-                e.contains("truncated or damaged") || e.contains("not a qmc DMC checkpoint"),
-                "cut {cut}: {e}"
-            );
+            assert!(e.contains("truncated or damaged") || e.contains("not a qmc DMC checkpoint"), "cut {cut}: {e}");
         }
         let mut flipped = good.clone();
         flipped[40] ^= 1;
         std::fs::write(&path, &flipped).unwrap();
-        assert!(load(&path, &header())
-            .unwrap_err()
-            .contains("truncated or damaged"));
+        assert!(load(&path, &header()).unwrap_err().contains("truncated or damaged"));
         let mut newer = good.clone();
         newer[8] = 2;
         std::fs::write(&path, &newer).unwrap();
-        assert!(load(&path, &header())
-            .unwrap_err()
-            .contains("format version 2; this qmc reads version 1"));
+        assert!(load(&path, &header()).unwrap_err().contains("format version 2; this qmc reads version 1"));
         // the file a reader refused is left as it was
         assert_eq!(std::fs::read(&path).unwrap(), newer);
         std::fs::remove_dir_all(path.parent().unwrap()).unwrap();

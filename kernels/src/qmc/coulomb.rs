@@ -14,20 +14,14 @@ pub struct Coulomb<T = f64> {
 
 impl<T: Real> Coulomb<T> {
     pub fn new(nuclei: Vec<(f64, V3)>) -> Self {
-        Coulomb {
-            nuclei,
-            precision: PhantomData,
-        }
+        Coulomb { nuclei, precision: PhantomData }
     }
+
 
     /// Nucleus-nucleus repulsion, a constant of the geometry.
     pub fn nuclear_repulsion(&self) -> f64 {
         let n = &self.nuclei;
-        (0..n.len())
-            .flat_map(|a| {
-                (a + 1..n.len()).map(move |b| n[a].0 * n[b].0 / norm(sub(n[a].1, n[b].1)))
-            })
-            .sum()
+        (0..n.len()).flat_map(|a| (a + 1..n.len()).map(move |b| n[a].0 * n[b].0 / norm(sub(n[a].1, n[b].1)))).sum()
     }
 }
 

@@ -34,8 +34,7 @@ impl Coverage {
 /// `bias` of its error bar.
 pub fn coverage(z: &[f64], blocks: usize, bias: f64) -> Coverage {
     let runs = z.len();
-    let within =
-        [1.0, 2.0].map(|k| z.iter().filter(|z| z.abs() < k).count() as f64 / runs.max(1) as f64);
+    let within = [1.0, 2.0].map(|k| z.iter().filter(|z| z.abs() < k).count() as f64 / runs.max(1) as f64);
     let band = [1.0, 2.0].map(|k: f64| {
         let normal = libm::erf(k / std::f64::consts::SQRT_2);
         let shift = k * normal_density(k) * bias * bias;
@@ -44,12 +43,7 @@ pub fn coverage(z: &[f64], blocks: usize, bias: f64) -> Coverage {
         (low - 4.0 * sd(low), normal + 4.0 * sd(normal))
     });
     let mean_z2 = z.iter().map(|z| z * z).sum::<f64>() / runs.max(1) as f64;
-    Coverage {
-        runs,
-        within,
-        band,
-        mean_z2,
-    }
+    Coverage { runs, within, band, mean_z2 }
 }
 
 fn normal_density(x: f64) -> f64 {
@@ -59,23 +53,11 @@ fn normal_density(x: f64) -> f64 {
 /// P(|t| < k) for Student's t with `nu` degrees of freedom: twice the integral of its density from 0 to k
 /// (Simpson's rule on 2000 intervals; the density is smooth and k is small).
 pub fn student_t_within(k: f64, nu: f64) -> f64 {
-    let norm = (libm::lgamma((nu + 1.0) / 2.0) - libm::lgamma(nu / 2.0)).exp()
-        / (nu * std::f64::consts::PI).sqrt();
+    let norm = (libm::lgamma((nu + 1.0) / 2.0) - libm::lgamma(nu / 2.0)).exp() / (nu * std::f64::consts::PI).sqrt();
     let f = |t: f64| norm * (1.0 + t * t / nu).powf(-(nu + 1.0) / 2.0);
     let m = 2000;
     let h = k / m as f64;
-    let s: f64 = (0..=m)
-        .map(|i| {
-            f(i as f64 * h)
-                * if i == 0 || i == m {
-                    1.0
-                } else if i % 2 == 1 {
-                    4.0
-                } else {
-                    2.0
-                }
-        })
-        .sum();
+    let s: f64 = (0..=m).map(|i| f(i as f64 * h) * if i == 0 || i == m { 1.0 } else if i % 2 == 1 { 4.0 } else { 2.0 }).sum();
     2.0 * s * h / 3.0
 }
 
@@ -89,14 +71,10 @@ mod tests {
     fn student_t_fractions_match_the_tables() {
         // P(|t| < 1), P(|t| < 2): nu = 1 (Cauchy) exactly 1/2 and 2 atan(2) / pi; nu = 15 (tables) 0.66683, 0.93605
         assert!((student_t_within(1.0, 1.0) - 0.5).abs() < 1e-9);
-        assert!(
-            (student_t_within(2.0, 1.0) - 2.0 * 2f64.atan() / std::f64::consts::PI).abs() < 1e-9
-        );
+        assert!((student_t_within(2.0, 1.0) - 2.0 * 2f64.atan() / std::f64::consts::PI).abs() < 1e-9);
         assert!((student_t_within(1.0, 15.0) - 0.66683).abs() < 2e-5);
         assert!((student_t_within(2.0, 15.0) - 0.93605).abs() < 2e-5);
-        assert!(
-            (student_t_within(2.0, 1e6) - libm::erf(2f64 / std::f64::consts::SQRT_2)).abs() < 1e-5
-        );
+        assert!((student_t_within(2.0, 1e6) - libm::erf(2f64 / std::f64::consts::SQRT_2)).abs() < 1e-5);
     }
 
     /// Normal z pass; z of error bars 25% too small fail at 1000 runs; a bias of a quarter error bar still passes.

@@ -44,9 +44,9 @@ use super::engine::Population;
 use super::pack::{put_f64, put_f64s, put_u64, unpack_all, Pack, Reader, Truncated};
 use super::population::{copies, Traffic};
 use super::vmc::Estimate;
+use crate::rng::stream;
 use super::walker::{MoveStats, Walker};
 use super::System;
-use crate::rng::stream;
 use rand::Rng;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -125,23 +125,10 @@ pub struct Accumulators {
 impl Pack for Accumulators {
     type Context = ();
     fn pack(&self, out: &mut Vec<u8>) {
-        for v in [
-            self.gen as u64,
-            self.population as u64,
-            self.moves.attempted,
-            self.moves.accepted,
-            self.walker_steps,
-        ] {
+        for v in [self.gen as u64, self.population as u64, self.moves.attempted, self.moves.accepted, self.walker_steps] {
             put_u64(out, v);
         }
-        for v in [
-            self.e_est,
-            self.e_trial,
-            self.var_sum,
-            self.pop_sum,
-            self.moves.r2_proposed,
-            self.moves.r2_accepted,
-        ] {
+        for v in [self.e_est, self.e_trial, self.var_sum, self.pop_sum, self.moves.r2_proposed, self.moves.r2_accepted] {
             put_f64(out, v);
         }
         for v in [&self.recent, &self.series, &self.weights] {
@@ -149,31 +136,12 @@ impl Pack for Accumulators {
         }
     }
     fn unpack(_: &(), r: &mut Reader) -> Result<Accumulators, Truncated> {
-        let (gen, population, attempted, accepted, walker_steps) =
-            (r.u64()?, r.u64()?, r.u64()?, r.u64()?, r.u64()?);
-        let (e_est, e_trial, var_sum, pop_sum, r2_proposed, r2_accepted) =
-            (r.f64()?, r.f64()?, r.f64()?, r.f64()?, r.f64()?, r.f64()?);
+        let (gen, population, attempted, accepted, walker_steps) = (r.u64()?, r.u64()?, r.u64()?, r.u64()?, r.u64()?);
+        let (e_est, e_trial, var_sum, pop_sum, r2_proposed, r2_accepted) = (r.f64()?, r.f64()?, r.f64()?, r.f64()?, r.f64()?, r.f64()?);
         let (recent, series, weights) = (r.f64s()?, r.f64s()?, r.f64s()?);
-        let moves = MoveStats {
-            attempted,
-            accepted,
-            r2_proposed,
-            r2_accepted,
-        };
+        let moves = MoveStats { attempted, accepted, r2_proposed, r2_accepted };
         let (gen, population) = (gen as usize, population as usize);
-        Ok(Accumulators {
-            gen,
-            population,
-            e_est,
-            e_trial,
-            recent,
-            series,
-            weights,
-            var_sum,
-            pop_sum,
-            moves,
-            walker_steps,
-        })
+        Ok(Accumulators { gen, population, e_est, e_trial, recent, series, weights, var_sum, pop_sum, moves, walker_steps })
     }
 }
 
@@ -222,15 +190,7 @@ impl Timing {
     fn over_ranks(self, comm: &dyn Comm, last_reduce: f64) -> (Timing, Timing) {
         let (me, n) = (comm.rank(), comm.size());
         let mut v = vec![0.0; 7 + 2 * n];
-        v[..7].copy_from_slice(&[
-            self.compute_s,
-            self.reduce_s,
-            self.migrate_s,
-            self.checkpoint_s,
-            self.migrated as f64,
-            self.migrated_bytes as f64,
-            self.walkers as f64,
-        ]);
+        v[..7].copy_from_slice(&[self.compute_s, self.reduce_s, self.migrate_s, self.checkpoint_s, self.migrated as f64, self.migrated_bytes as f64, self.walkers as f64]);
         (v[7 + me], v[7 + n + me]) = (self.compute_s, last_reduce);
         comm.sum(&mut v);
         let mut own = self;
@@ -240,14 +200,8 @@ impl Timing {
         }
         let m = n as f64;
         let mut mean = own;
-        (
-            mean.compute_s,
-            mean.reduce_s,
-            mean.migrate_s,
-            mean.checkpoint_s,
-        ) = (v[0] / m, v[1] / m, v[2] / m, v[3] / m);
-        (mean.migrated, mean.migrated_bytes, mean.walkers) =
-            ((v[4] / m) as u64, (v[5] / m) as u64, (v[6] / m) as u64);
+        (mean.compute_s, mean.reduce_s, mean.migrate_s, mean.checkpoint_s) = (v[0] / m, v[1] / m, v[2] / m, v[3] / m);
+        (mean.migrated, mean.migrated_bytes, mean.walkers) = ((v[4] / m) as u64, (v[5] / m) as u64, (v[6] / m) as u64);
         (mean, own)
     }
     fn add(&mut self, t: &Traffic) {
@@ -275,40 +229,19 @@ pub struct Report {
 
 /// Run DMC on one rank from `walkers` (equilibrated VMC walkers; their number should be the target).
 pub fn run(sys: &System, p: &DmcParams, walkers: Vec<Walker>) -> Result<Estimate, DmcError> {
-    Ok(run_on(sys, p, &Solo, walkers, None, None, &sys.name)?
-        .estimate
-        .expect("a run without stop_after finishes"))
+    Ok(run_on(sys, p, &Solo, walkers, None, None, &sys.name)?.estimate.expect("a run without stop_after finishes"))
 }
 
 /// The header a checkpoint of this run carries; `system` names the system with its parameters.
 pub fn header(system: &str, p: &DmcParams) -> Header {
-    Header {
-        system: system.into(),
-        walkers: p.walkers as u64,
-        seed: p.seed,
-        tau: p.tau,
-        feedback: p.feedback,
-        equil: equilibration(p) as u64,
-    }
+    Header { system: system.into(), walkers: p.walkers as u64, seed: p.seed, tau: p.tau, feedback: p.feedback, equil: equilibration(p) as u64 }
 }
 
 /// Read a checkpoint of this run: the state, and this rank's share of the walkers (as many ranks as wrote it gives
 /// each rank the walkers it held).
-pub fn restart(
-    sys: &System,
-    p: &DmcParams,
-    comm: &dyn Comm,
-    system: &str,
-    path: &std::path::Path,
-) -> Result<(Accumulators, Vec<Walker>), DmcError> {
+pub fn restart(sys: &System, p: &DmcParams, comm: &dyn Comm, system: &str, path: &std::path::Path) -> Result<(Accumulators, Vec<Walker>), DmcError> {
     let l = checkpoint::load(path, &header(system, p)).map_err(DmcError::Checkpoint)?;
-    let damaged = || {
-        DmcError::Checkpoint(format!(
-            "checkpoint {} is damaged: its walkers do not fit {}",
-            path.display(),
-            sys.name
-        ))
-    };
+    let damaged = || DmcError::Checkpoint(format!("checkpoint {} is damaged: its walkers do not fit {}", path.display(), sys.name));
     let acc = Accumulators::unpack(&(), &mut Reader::new(&l.state)).map_err(|_| damaged())?;
     if l.walkers.len() != acc.population {
         return Err(damaged());
@@ -322,22 +255,13 @@ pub fn restart(
         )));
     }
     let (first, n) = share(acc.population, comm.rank(), comm.size());
-    let mine: Vec<&[u8]> = l.walkers[first..first + n]
-        .iter()
-        .map(|w| w.as_slice())
-        .collect();
+    let mine: Vec<&[u8]> = l.walkers[first..first + n].iter().map(|w| w.as_slice()).collect();
     let walkers = unpack_all(sys, &mine).map_err(|_| damaged())?;
     Ok((acc, walkers))
 }
 
 /// Gather every rank's packed walkers on rank 0, which writes the checkpoint; every rank returns the same result.
-fn save(
-    comm: &dyn Comm,
-    c: &Checkpointing,
-    head: &Header,
-    acc: &Accumulators,
-    mine: Vec<u8>,
-) -> Result<(), DmcError> {
+fn save(comm: &dyn Comm, c: &Checkpointing, head: &Header, acc: &Accumulators, mine: Vec<u8>) -> Result<(), DmcError> {
     let mut failed = String::new();
     if comm.rank() == 0 {
         let mut all = vec![mine];
@@ -347,12 +271,7 @@ fn save(
         failed = match checkpoint::merge(&all) {
             Ok(walkers) => checkpoint::save(&c.path, head, &state, &walkers)
                 .err()
-                .map(|e| {
-                    format!(
-                        "cannot write checkpoint {}: {e} (the previous one, if any, is intact)",
-                        c.path.display()
-                    )
-                })
+                .map(|e| format!("cannot write checkpoint {}: {e} (the previous one, if any, is intact)", c.path.display()))
                 .unwrap_or_default(),
             Err(_) => "walkers gathered for the checkpoint arrived damaged".into(),
         };
@@ -362,11 +281,7 @@ fn save(
     let mut flag = [!failed.is_empty() as u8 as f64];
     comm.sum(&mut flag);
     if flag[0] > 0.0 {
-        return Err(DmcError::Checkpoint(if failed.is_empty() {
-            "rank 0 could not write the checkpoint".into()
-        } else {
-            failed
-        }));
+        return Err(DmcError::Checkpoint(if failed.is_empty() { "rank 0 could not write the checkpoint".into() } else { failed }));
     }
     Ok(())
 }
@@ -414,12 +329,7 @@ pub fn run_with<P: Population>(
         Some(a) => a,
         None => {
             let (e, population) = (v[0] / held.iter().sum::<usize>() as f64, held.iter().sum());
-            Accumulators {
-                population,
-                e_est: e,
-                e_trial: e,
-                ..Default::default()
-            }
+            Accumulators { population, e_est: e, e_trial: e, ..Default::default() }
         }
     };
     let mut timing = Timing::default();
@@ -448,15 +358,8 @@ pub fn run_with<P: Population>(
             .collect();
         // tau_eff of the generations before this one (see the module page): known before the sum
         let tau_eff = effective_tau(p.tau, &acc.moves);
-        let w: Vec<f64> = out
-            .iter()
-            .map(|o| (tau_eff * (o.1 + e_trial - e_est)).exp())
-            .collect();
-        let n: Vec<usize> = w
-            .iter()
-            .enumerate()
-            .map(|(k, wk)| copies(*wk, stream(p.seed, 4, gen, first + k).random()))
-            .collect();
+        let w: Vec<f64> = out.iter().map(|o| (tau_eff * (o.1 + e_trial - e_est)).exp()).collect();
+        let n: Vec<usize> = w.iter().enumerate().map(|(k, wk)| copies(*wk, stream(p.seed, 4, gen, first + k).random())).collect();
         let mut m = MoveStats::default();
         for o in &out {
             m.add(&o.0);
@@ -475,27 +378,13 @@ pub fn run_with<P: Population>(
         // branching, compute time of this generation and wait in the last generation's sum
         let t = Instant::now();
         let mut v = vec![0.0; 7 + 3 * size];
-        v[..7].copy_from_slice(&[
-            m.attempted as f64,
-            m.accepted as f64,
-            m.r2_proposed,
-            m.r2_accepted,
-            s[0],
-            s[1],
-            s[2],
-        ]);
-        (v[7 + me], v[7 + size + me], v[7 + 2 * size + me]) =
-            (n.iter().sum::<usize>() as f64, compute, last_reduce);
+        v[..7].copy_from_slice(&[m.attempted as f64, m.accepted as f64, m.r2_proposed, m.r2_accepted, s[0], s[1], s[2]]);
+        (v[7 + me], v[7 + size + me], v[7 + 2 * size + me]) = (n.iter().sum::<usize>() as f64, compute, last_reduce);
         comm.sum(&mut v);
         last_reduce = t.elapsed().as_secs_f64();
         timing.reduce_s += last_reduce;
         let mut moves = acc.moves;
-        moves.add(&MoveStats {
-            attempted: v[0] as u64,
-            accepted: v[1] as u64,
-            r2_proposed: v[2],
-            r2_accepted: v[3],
-        });
+        moves.add(&MoveStats { attempted: v[0] as u64, accepted: v[1] as u64, r2_proposed: v[2], r2_accepted: v[3] });
         let s = [v[4], v[5], v[6]];
         let counts: Vec<usize> = v[7..7 + size].iter().map(|&c| c as usize).collect();
         let (computes, waits) = (&v[7 + size..7 + 2 * size], &v[7 + 2 * size..]);
@@ -520,9 +409,7 @@ pub fn run_with<P: Population>(
             return Err(match (ckpt, last_good) {
                 (Some(c), Some(bytes)) => match save(comm, c, &head, &acc, bytes) {
                     Ok(()) => DmcError::Saved(Box::new(e), gen, c.path.display().to_string()),
-                    Err(why) => DmcError::Checkpoint(format!(
-                        "{e}; and saving the last good state failed: {why}"
-                    )),
+                    Err(why) => DmcError::Checkpoint(format!("{e}; and saving the last good state failed: {why}")),
                 },
                 _ => e,
             });
@@ -547,17 +434,10 @@ pub fn run_with<P: Population>(
             acc.e_est = acc.recent[acc.recent.len() - keep..].iter().sum::<f64>() / keep as f64;
         } else {
             let wsum: f64 = acc.weights.iter().sum();
-            acc.e_est = acc
-                .series
-                .iter()
-                .zip(&acc.weights)
-                .map(|(e, w)| e * w)
-                .sum::<f64>()
-                / wsum;
+            acc.e_est = acc.series.iter().zip(&acc.weights).map(|(e, w)| e * w).sum::<f64>() / wsum;
         }
         acc.population = total;
-        acc.e_trial = acc.e_est
-            - (total as f64 / target as f64).ln() / (p.feedback * effective_tau(p.tau, &acc.moves));
+        acc.e_trial = acc.e_est - (total as f64 / target as f64).ln() / (p.feedback * effective_tau(p.tau, &acc.moves));
         acc.gen += 1;
         timing.generations += 1;
         if let Some(c) = ckpt {
@@ -569,12 +449,7 @@ pub fn run_with<P: Population>(
             }
             if stop {
                 let (timing, own) = timing.over_ranks(comm, last_reduce);
-                return Ok(Report {
-                    estimate: None,
-                    timing,
-                    own,
-                    generations: acc.gen,
-                });
+                return Ok(Report { estimate: None, timing, own, generations: acc.gen });
             }
         }
     }
@@ -593,12 +468,7 @@ pub fn run_with<P: Population>(
         population: a.pop_sum / a.series.len() as f64,
         walker_steps: a.walker_steps,
     };
-    Ok(Report {
-        estimate: Some(estimate),
-        timing,
-        own,
-        generations: acc.gen,
-    })
+    Ok(Report { estimate: Some(estimate), timing, own, generations: acc.gen })
 }
 
 /// tau x (accepted / proposed mean-square displacement) of the moves `m`; tau itself before any move.

@@ -7,8 +7,8 @@ use super::comm::Comm;
 use super::pack::pack_all;
 use super::population::{branch, migrate_to, Traffic};
 use super::walker::{MoveStats, Walker};
-use super::System;
 use crate::rng::stream;
+use super::System;
 use rayon::prelude::*;
 
 /// A population of walkers that moves in lock-step generations.
@@ -27,27 +27,12 @@ pub trait Population {
     /// One sweep of every walker (walker k with stream (seed, tag, step, first + k)) and its measurement: per walker
     /// the move statistics and the new local energy.
     #[allow(clippy::too_many_arguments)]
-    fn advance(
-        &mut self,
-        sys: &System,
-        tau: f64,
-        fixed_node: bool,
-        seed: u64,
-        tag: u64,
-        step: usize,
-        first: usize,
-    ) -> Result<Vec<(MoveStats, f64)>, Self::Error>;
+    fn advance(&mut self, sys: &System, tau: f64, fixed_node: bool, seed: u64, tag: u64, step: usize, first: usize) -> Result<Vec<(MoveStats, f64)>, Self::Error>;
     /// Replace walker k by `n[k]` copies of itself, in walker order.
     fn branch(&mut self, n: &[usize]) -> Result<(), Self::Error>;
     /// Balance the populations over ranks after branching: from `counts` (every rank's population) to `goals`
     /// (every rank's walkers after; the same total).
-    fn migrate(
-        &mut self,
-        comm: &dyn Comm,
-        counts: &[usize],
-        goals: &[usize],
-        sys: &System,
-    ) -> Result<Traffic, Self::Error>;
+    fn migrate(&mut self, comm: &dyn Comm, counts: &[usize], goals: &[usize], sys: &System) -> Result<Traffic, Self::Error>;
     /// The walkers as the checkpoint stores them (`pack::pack_all` of `Walker`s: positions only).
     fn packed(&self) -> Result<Vec<u8>, Self::Error>;
 }
@@ -64,16 +49,7 @@ impl Population for Vec<Walker> {
     fn energies(&self) -> Result<Vec<f64>, Self::Error> {
         Ok(self.iter().map(|w| w.e_local).collect())
     }
-    fn advance(
-        &mut self,
-        sys: &System,
-        tau: f64,
-        fixed_node: bool,
-        seed: u64,
-        tag: u64,
-        step: usize,
-        first: usize,
-    ) -> Result<Vec<(MoveStats, f64)>, Self::Error> {
+    fn advance(&mut self, sys: &System, tau: f64, fixed_node: bool, seed: u64, tag: u64, step: usize, first: usize) -> Result<Vec<(MoveStats, f64)>, Self::Error> {
         Ok(self
             .par_iter_mut()
             .enumerate()
@@ -88,13 +64,7 @@ impl Population for Vec<Walker> {
         *self = branch(std::mem::take(self), n);
         Ok(())
     }
-    fn migrate(
-        &mut self,
-        comm: &dyn Comm,
-        counts: &[usize],
-        goals: &[usize],
-        sys: &System,
-    ) -> Result<Traffic, Self::Error> {
+    fn migrate(&mut self, comm: &dyn Comm, counts: &[usize], goals: &[usize], sys: &System) -> Result<Traffic, Self::Error> {
         Ok(migrate_to(comm, self, counts, goals, sys))
     }
     fn packed(&self) -> Result<Vec<u8>, Self::Error> {

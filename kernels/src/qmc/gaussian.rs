@@ -44,44 +44,22 @@ fn cartesians(l: u32) -> Result<&'static [[u32; 3]], String> {
     match l {
         0 => Ok(&[[0, 0, 0]]),
         1 => Ok(&[[1, 0, 0], [0, 1, 0], [0, 0, 1]]),
-        2 => Ok(&[
-            [2, 0, 0],
-            [1, 1, 0],
-            [1, 0, 1],
-            [0, 2, 0],
-            [0, 1, 1],
-            [0, 0, 2],
-        ]),
-        _ => Err(format!(
-            "shell of angular momentum {l}: only s, p and d are supported"
-        )),
+        2 => Ok(&[[2, 0, 0], [1, 1, 0], [1, 0, 1], [0, 2, 0], [0, 1, 1], [0, 0, 2]]),
+        _ => Err(format!("shell of angular momentum {l}: only s, p and d are supported")),
     }
 }
 
 fn numbers<const N: usize>(words: &[&str], line: usize) -> Result<[f64; N], String> {
-    let v: Vec<f64> = words
-        .iter()
-        .map(|w| w.parse::<f64>())
-        .collect::<Result<_, _>>()
-        .map_err(|e| format!("line {line}: {e}"))?;
-    v.try_into()
-        .map_err(|v: Vec<f64>| format!("line {line}: expected {N} numbers, found {}", v.len()))
+    let v: Vec<f64> = words.iter().map(|w| w.parse::<f64>()).collect::<Result<_, _>>().map_err(|e| format!("line {line}: {e}"))?;
+    v.try_into().map_err(|v: Vec<f64>| format!("line {line}: expected {N} numbers, found {}", v.len()))
 }
 
 impl HfAtom {
     /// Parse the orbital file format of `scripts/pyscf-orbitals.py`. Err: one sentence naming the line.
     pub fn parse(text: &str) -> Result<HfAtom, String> {
-        let mut basis = BasisSet {
-            centers: vec![[0.0; 3]],
-            functions: vec![],
-            exps: vec![],
-            coefs: vec![],
-        };
+        let mut basis = BasisSet { centers: vec![[0.0; 3]], functions: vec![], exps: vec![], coefs: vec![] };
         let (mut energy, mut nucleus, mut coef, mut checks) = (None, None, vec![], vec![]);
-        let mut lines = text
-            .lines()
-            .enumerate()
-            .map(|(i, l)| (i + 1, l.split_whitespace().collect::<Vec<_>>()));
+        let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l.split_whitespace().collect::<Vec<_>>()));
         while let Some((n, w)) = lines.next() {
             match w.first().copied() {
                 None => {}
@@ -92,9 +70,7 @@ impl HfAtom {
                     let [l, prims] = numbers::<2>(&w[1..], n)?;
                     let start = basis.exps.len();
                     for _ in 0..prims as usize {
-                        let (m, p) = lines
-                            .next()
-                            .ok_or(format!("line {n}: the file ends inside a shell"))?;
+                        let (m, p) = lines.next().ok_or(format!("line {n}: the file ends inside a shell"))?;
                         let [e, c] = numbers::<2>(&p, m)?;
                         if !(e > 0.0 && c.is_finite()) {
                             return Err(format!("line {m}: a primitive needs a positive exponent and a finite coefficient"));
@@ -103,31 +79,17 @@ impl HfAtom {
                         basis.coefs.push(c);
                     }
                     for &powers in cartesians(l as u32)? {
-                        basis.functions.push(Function {
-                            center: 0,
-                            powers,
-                            prims: start..basis.exps.len(),
-                        });
+                        basis.functions.push(Function { center: 0, powers, prims: start..basis.exps.len() });
                     }
                 }
                 Some("orbital") => {
-                    let c: Vec<f64> = w[1..]
-                        .iter()
-                        .map(|x| x.parse::<f64>())
-                        .collect::<Result<_, _>>()
-                        .map_err(|e| format!("line {n}: {e}"))?;
+                    let c: Vec<f64> = w[1..].iter().map(|x| x.parse::<f64>()).collect::<Result<_, _>>().map_err(|e| format!("line {n}: {e}"))?;
                     coef.push(c);
                 }
                 Some("check") => {
-                    let v: Vec<f64> = w[1..]
-                        .iter()
-                        .map(|x| x.parse::<f64>())
-                        .collect::<Result<_, _>>()
-                        .map_err(|e| format!("line {n}: {e}"))?;
+                    let v: Vec<f64> = w[1..].iter().map(|x| x.parse::<f64>()).collect::<Result<_, _>>().map_err(|e| format!("line {n}: {e}"))?;
                     if v.len() < 4 {
-                        return Err(format!(
-                            "line {n}: a check needs a point and orbital values"
-                        ));
+                        return Err(format!("line {n}: a check needs a point and orbital values"));
                     }
                     checks.push(([v[0], v[1], v[2]], v[3..].to_vec()));
                 }
@@ -141,24 +103,9 @@ impl HfAtom {
             return Err("no 'orbital' lines".into());
         }
         if let Some(c) = coef.iter().find(|c| c.len() != basis.len()) {
-            return Err(format!(
-                "an orbital has {} coefficients for {} basis functions",
-                c.len(),
-                basis.len()
-            ));
+            return Err(format!("an orbital has {} coefficients for {} basis functions", c.len(), basis.len()));
         }
-        Ok(HfAtom {
-            z,
-            center: [x, y, zc],
-            energy,
-            kinetic,
-            potential,
-            orbitals: GaussianOrbitals {
-                basis: Arc::new(basis),
-                coef: Arc::new(coef),
-            },
-            checks,
-        })
+        Ok(HfAtom { z, center: [x, y, zc], energy, kinetic, potential, orbitals: GaussianOrbitals { basis: Arc::new(basis), coef: Arc::new(coef) }, checks })
     }
 }
 
@@ -172,13 +119,7 @@ impl Orbitals for GaussianOrbitals {
         // [component][function] at this one point, by the gemm kernel's CPU basis in T
         let mut chi = vec![T::zero(); COMPONENTS * nf];
         cpu::basis::<T, T>(&self.basis, &r, &mut chi);
-        let dot = |k: usize, comp: usize| -> T {
-            self.coef[k]
-                .iter()
-                .zip(&chi[comp * nf..(comp + 1) * nf])
-                .map(|(&c, &x)| T::of(c) * x)
-                .sum()
-        };
+        let dot = |k: usize, comp: usize| -> T { self.coef[k].iter().zip(&chi[comp * nf..(comp + 1) * nf]).map(|(&c, &x)| T::of(c) * x).sum() };
         for k in 0..n {
             v[k] = dot(k, 0);
             for d in 0..3 {

@@ -118,23 +118,13 @@ enum Potential {
 
 /// Fractional coordinates from the engine's positions, then the Ewald energy of every walker.
 #[allow(clippy::too_many_arguments)]
-fn ewald_energies<S: Real>(
-    e: &mut GpuEwald<S, S>,
-    gpu: &Gpu,
-    f: &CudaFunction,
-    cell: &CellB,
-    pos: &CudaSlice<f64>,
-    count: usize,
-    cap: usize,
-    ne: usize,
-) -> Result<Vec<f64>, GpuError> {
+fn ewald_energies<S: Real>(e: &mut GpuEwald<S, S>, gpu: &Gpu, f: &CudaFunction, cell: &CellB, pos: &CudaSlice<f64>, count: usize, cap: usize, ne: usize) -> Result<Vec<f64>, GpuError> {
     let frac = e.device_fractions(count);
     let (ne, n, c) = (ne as i32, count as i32, cap as i32);
     let mut b = gpu.stream.launch_builder(f);
     b.arg(cell).arg(pos).arg(frac).arg(&ne).arg(&n).arg(&c);
     // SAFETY: grid-stride over count x ne (< capacity x ne positions); frac holds at least count*3*ne entries.
-    unsafe { b.launch(grid_1d((count * ne as usize).min(1 << 22), 256)) }
-        .during("launching qmc_fractions")?;
+    unsafe { b.launch(grid_1d((count * ne as usize).min(1 << 22), 256)) }.during("launching qmc_fractions")?;
     e.launch_energy()?;
     Ok(e.outputs()?.into_iter().map(|x| x.f64()).collect())
 }
@@ -149,11 +139,7 @@ impl Pack for Config {
         }
     }
     fn unpack(n: &usize, r: &mut Reader) -> Result<Config, Truncated> {
-        Ok(Config(
-            (0..*n)
-                .map(|_| Ok([r.f64()?, r.f64()?, r.f64()?]))
-                .collect::<Result<_, Truncated>>()?,
-        ))
+        Ok(Config((0..*n).map(|_| Ok([r.f64()?, r.f64()?, r.f64()?])).collect::<Result<_, Truncated>>()?))
     }
 }
 
@@ -192,28 +178,15 @@ pub struct GpuWalkers {
 fn radial(f: &crate::jastrow::Radial<f64>) -> Result<Radial, EngineError> {
     if f.form == Form::Casino {
         // the prelude's functor has the form, but no GPU test runs it against the CPU driver
-        return Err(EngineError::Unsupported(
-            "the GPU engine takes B-spline and Padé Jastrow functors, not CASINO's".into(),
-        ));
+        return Err(EngineError::Unsupported("the GPU engine takes B-spline and Padé Jastrow functors, not CASINO's".into()));
     }
     let form = f.form.number();
     if f.coefs.len() > MAX_COEFS {
-        return Err(EngineError::Unsupported(format!(
-            "a Jastrow functor of {} coefficients: the GPU engine holds at most {MAX_COEFS}",
-            f.coefs.len()
-        )));
+        return Err(EngineError::Unsupported(format!("a Jastrow functor of {} coefficients: the GPU engine holds at most {MAX_COEFS}", f.coefs.len())));
     }
     let mut coef = [0.0; MAX_COEFS];
     coef[..f.coefs.len()].copy_from_slice(&f.coefs);
-    Ok(Radial {
-        form,
-        power: f.power as i32,
-        ncoef: f.coefs.len() as i32,
-        pad: 0,
-        cutoff: f.cutoff,
-        inv_h: f.inv_h,
-        coef,
-    })
+    Ok(Radial { form, power: f.power as i32, ncoef: f.coefs.len() as i32, pad: 0, cutoff: f.cutoff, inv_h: f.inv_h, coef })
 }
 
 /// The orbitals as qmc.cu's `orbitals` reads them.
@@ -232,9 +205,7 @@ fn orbital_tables(set: &OrbitalSet, n_up: usize, ne: usize) -> Result<Tables, En
     Ok(match set {
         OrbitalSet::Product(orbs) => {
             if n_up > 1 || ne - n_up > 1 || orbs.len() != ne {
-                return Err(EngineError::Unsupported(
-                    "a product of orbitals is a determinant only with one electron per spin".into(),
-                ));
+                return Err(EngineError::Unsupported("a product of orbitals is a determinant only with one electron per spin".into()));
             }
             it.push(0);
             for o in orbs {
@@ -243,24 +214,12 @@ fn orbital_tables(set: &OrbitalSet, n_up: usize, ne: usize) -> Result<Tables, En
                 }
                 it.push((dt.len() / 5) as i32);
             }
-            Tables {
-                itab: it,
-                dtab: dt,
-                kind: 0,
-                nf: 0,
-                coef_off: 0,
-            }
+            Tables { itab: it, dtab: dt, kind: 0, nf: 0, coef_off: 0 }
         }
         OrbitalSet::Gaussian(g) => {
             let b = &g.basis;
             for f in &b.functions {
-                it.extend([
-                    f.powers[0] as i32,
-                    f.powers[1] as i32,
-                    f.powers[2] as i32,
-                    f.prims.start as i32,
-                    f.prims.end as i32,
-                ]);
+                it.extend([f.powers[0] as i32, f.powers[1] as i32, f.powers[2] as i32, f.prims.start as i32, f.prims.end as i32]);
                 dt.extend(b.centers[f.center]);
             }
             for (e, c) in b.exps.iter().zip(&b.coefs) {
@@ -270,26 +229,14 @@ fn orbital_tables(set: &OrbitalSet, n_up: usize, ne: usize) -> Result<Tables, En
             for row in g.coef.iter() {
                 dt.extend(row);
             }
-            Tables {
-                itab: it,
-                dtab: dt,
-                kind: 1,
-                nf: b.functions.len() as i32,
-                coef_off: off,
-            }
+            Tables { itab: it, dtab: dt, kind: 1, nf: b.functions.len() as i32, coef_off: off }
         }
         OrbitalSet::PlaneWaves(pw) => {
             for (k, sine) in &pw.k {
                 dt.extend([k[0], k[1], k[2], *sine as u8 as f64]);
             }
             it.push(0);
-            Tables {
-                itab: it,
-                dtab: dt,
-                kind: 2,
-                nf: 0,
-                coef_off: 0,
-            }
+            Tables { itab: it, dtab: dt, kind: 2, nf: 0, coef_off: 0 }
         }
     })
 }
@@ -303,31 +250,18 @@ fn plan(sys: &System) -> Result<(Params, Tables), EngineError> {
     }
     let bp = &sys.blueprint;
     let tables = orbital_tables(&bp.orbitals, n_up, ne)?;
-    let zero = Radial {
-        form: 1,
-        power: 0,
-        ncoef: 0,
-        pad: 0,
-        cutoff: 0.0,
-        inv_h: 0.0,
-        coef: [0.0; MAX_COEFS],
-    };
+    let zero = Radial { form: 1, power: 0, ncoef: 0, pad: 0, cutoff: 0.0, inv_h: 0.0, coef: [0.0; MAX_COEFS] };
     let (pair, side) = match &bp.jastrow {
         Some(j) => {
             if !j.nuclei.is_empty() {
-                return Err(EngineError::Unsupported(
-                    "the GPU engine has no one-body Jastrow terms".into(),
-                ));
+                return Err(EngineError::Unsupported("the GPU engine has no one-body Jastrow terms".into()));
             }
             ([radial(&j.pair[0])?, radial(&j.pair[1])?], j.side)
         }
         None => ([zero, zero], None),
     };
     if sys.nuclei.len() > MAX_NUCLEI {
-        return Err(EngineError::Unsupported(format!(
-            "{} nuclei: the GPU engine holds at most {MAX_NUCLEI}",
-            sys.nuclei.len()
-        )));
+        return Err(EngineError::Unsupported(format!("{} nuclei: the GPU engine holds at most {MAX_NUCLEI}", sys.nuclei.len())));
     }
     let mut nuc = [0.0; MAX_NUCLEI * 4];
     for (k, (z, a)) in sys.nuclei.iter().enumerate() {
@@ -350,8 +284,7 @@ fn plan(sys: &System) -> Result<(Params, Tables), EngineError> {
         tau: 0.0,
         side,
         inv_side: 1.0 / side,
-        nuclear_repulsion: super::coulomb::Coulomb::<f64>::new(sys.nuclei.clone())
-            .nuclear_repulsion(),
+        nuclear_repulsion: super::coulomb::Coulomb::<f64>::new(sys.nuclei.clone()).nuclear_repulsion(),
         nuc,
         pair,
         seed_mix: 0,
@@ -366,23 +299,13 @@ fn plan(sys: &System) -> Result<(Params, Tables), EngineError> {
 pub fn host_plan(sys: &System) -> Result<(Vec<u8>, Vec<i32>, Vec<f64>), EngineError> {
     let (p, t) = plan(sys)?;
     // SAFETY: Params is plain-old-data (repr(C), no padding holes the kernel reads).
-    let bytes = unsafe {
-        std::slice::from_raw_parts(
-            &p as *const Params as *const u8,
-            std::mem::size_of::<Params>(),
-        )
-    }
-    .to_vec();
+    let bytes = unsafe { std::slice::from_raw_parts(&p as *const Params as *const u8, std::mem::size_of::<Params>()) }.to_vec();
     Ok((bytes, t.itab, t.dtab))
 }
 
 impl GpuWalkers {
     /// Walkers at `positions` (walker k is walker `first + k` of the run), measured.
-    pub fn new(
-        gpu: &Arc<Gpu>,
-        sys: &System,
-        positions: &[Vec<V3>],
-    ) -> Result<GpuWalkers, EngineError> {
+    pub fn new(gpu: &Arc<Gpu>, sys: &System, positions: &[Vec<V3>]) -> Result<GpuWalkers, EngineError> {
         let (p, Tables { itab, dtab, .. }) = plan(sys)?;
         let bp = &sys.blueprint;
         let (n_up, n_dn) = (sys.n_up, sys.n_electrons - sys.n_up);
@@ -405,11 +328,7 @@ impl GpuWalkers {
             step: f(&format!("qmc_step_{suffix}"))?,
             copy64: f("qmc_copy_u64")?,
             copy32: f("qmc_copy_u32")?,
-            fractions: f(if single {
-                "qmc_fractions_f32"
-            } else {
-                "qmc_fractions_f64"
-            })?,
+            fractions: f(if single { "qmc_fractions_f32" } else { "qmc_fractions_f64" })?,
             itab: gpu.upload("orbital indices", &itab)?,
             dtab: gpu.upload("orbital tables", &dtab)?,
             pos: gpu.zeros("positions", 1)?,
@@ -439,20 +358,11 @@ impl GpuWalkers {
         Ok(me)
     }
 
-    fn potential(
-        &self,
-        e: &Ewald,
-        capacity: usize,
-        single: bool,
-    ) -> Result<Potential, EngineError> {
+    fn potential(&self, e: &Ewald, capacity: usize, single: bool) -> Result<Potential, EngineError> {
         if capacity > MAX_EWALD_WALKERS {
             return Err(EngineError::Unsupported(format!("{capacity} walkers of a periodic system: the GPU engine's Ewald sums hold at most {MAX_EWALD_WALKERS}")));
         }
-        Ok(if single {
-            Potential::Single(GpuEwald::new(&self.gpu, e, capacity)?)
-        } else {
-            Potential::Double(GpuEwald::new(&self.gpu, e, capacity)?)
-        })
+        Ok(if single { Potential::Single(GpuEwald::new(&self.gpu, e, capacity)?) } else { Potential::Double(GpuEwald::new(&self.gpu, e, capacity)?) })
     }
 
     fn capacity(&self) -> usize {
@@ -463,17 +373,11 @@ impl GpuWalkers {
     fn grow(&mut self, cap: usize) -> Result<(), EngineError> {
         let g = self.gpu.clone();
         let ne = self.p.electrons as usize;
-        let per_walker = 2 * (3 * ne * 8 + self.t_elems * self.t_bytes)
-            + self.w_elems * self.r_bytes
-            + 6 * 8
-            + 4;
+        let per_walker = 2 * (3 * ne * 8 + self.t_elems * self.t_bytes) + self.w_elems * self.r_bytes + 6 * 8 + 4;
         g.ensure_fits("QMC walkers", cap * per_walker)?;
         self.spare_pos = g.zeros("positions", 3 * ne * cap)?;
         self.spare_t = g.zeros("inverses", self.t_elems.max(1) * self.t_bytes * cap)?;
-        self.work = g.zeros(
-            "inversion workspace",
-            self.w_elems.max(1) * self.r_bytes * cap,
-        )?;
+        self.work = g.zeros("inversion workspace", self.w_elems.max(1) * self.r_bytes * cap)?;
         self.kin = g.zeros("kinetic energies", cap)?;
         self.pot = g.zeros("potentials", cap)?;
         self.counts = g.zeros("move counts", 2 * cap)?;
@@ -481,11 +385,7 @@ impl GpuWalkers {
         self.parent = g.zeros("parents", cap)?;
         if let Some((e, _)) = &self.ewald {
             let e = e.clone();
-            let pot = self.potential(
-                &e,
-                cap,
-                matches!(self.ewald, Some((_, Potential::Single(_)))),
-            )?;
+            let pot = self.potential(&e, cap, matches!(self.ewald, Some((_, Potential::Single(_)))))?;
             self.ewald = Some((e, pot));
         }
         self.p.capacity = cap as i32;
@@ -504,9 +404,7 @@ impl GpuWalkers {
             }
         }
         self.pos = self.gpu.upload("positions", &host)?;
-        self.t = self
-            .gpu
-            .zeros("inverses", self.t_elems.max(1) * self.t_bytes * cap)?;
+        self.t = self.gpu.zeros("inverses", self.t_elems.max(1) * self.t_bytes * cap)?;
         self.p.walkers = n as i32;
         Ok(())
     }
@@ -515,22 +413,12 @@ impl GpuWalkers {
     pub fn positions(&self) -> Result<Vec<Vec<V3>>, EngineError> {
         let (ne, cap) = (self.p.electrons as usize, self.capacity());
         let host = self.gpu.download(&self.pos)?;
-        Ok((0..self.len())
-            .map(|w| {
-                (0..ne)
-                    .map(|e| [0, 1, 2].map(|k| host[(3 * e + k) * cap + w]))
-                    .collect()
-            })
-            .collect())
+        Ok((0..self.len()).map(|w| (0..ne).map(|e| [0, 1, 2].map(|k| host[(3 * e + k) * cap + w])).collect()).collect())
     }
 
     /// Every walker's local kinetic energy at the last measurement, in the system's precision.
     pub fn kinetic(&self) -> Result<Vec<f64>, EngineError> {
-        Ok(self
-            .gpu
-            .stream
-            .clone_dtoh(&self.kin.slice(..self.len()))
-            .during("copying kinetic energies")?)
+        Ok(self.gpu.stream.clone_dtoh(&self.kin.slice(..self.len())).during("copying kinetic energies")?)
     }
 
     /// One launch of the step kernel (with `sweep`: moves first), then the energies and move statistics.
@@ -539,16 +427,8 @@ impl GpuWalkers {
         self.p.sweep = sweep as i32;
         if n > 0 {
             let mut b = self.gpu.stream.launch_builder(&self.step);
-            b.arg(&self.p)
-                .arg(&self.itab)
-                .arg(&self.dtab)
-                .arg(&mut self.pos)
-                .arg(&mut self.t)
-                .arg(&mut self.work);
-            b.arg(&mut self.kin)
-                .arg(&mut self.pot)
-                .arg(&mut self.counts)
-                .arg(&mut self.r2);
+            b.arg(&self.p).arg(&self.itab).arg(&self.dtab).arg(&mut self.pos).arg(&mut self.t).arg(&mut self.work);
+            b.arg(&mut self.kin).arg(&mut self.pot).arg(&mut self.counts).arg(&mut self.r2);
             // SAFETY: thread w < walkers <= capacity touches entry w of every element row of the capacity-strided
             // buffers (pos 3*ne, t t_elems, work w_elems, kin, pot, counts and r2 two rows); the tables hold what
             // orbital_tables built for the indices the kernel reads.
@@ -556,88 +436,32 @@ impl GpuWalkers {
         }
         let s = &self.gpu.stream;
         let cap = self.capacity();
-        let get = |x: &CudaSlice<f64>, from: usize| {
-            s.clone_dtoh(&x.slice(from..from + n))
-                .during("copying energies")
-        };
+        let get = |x: &CudaSlice<f64>, from: usize| s.clone_dtoh(&x.slice(from..from + n)).during("copying energies");
         let kin = get(&self.kin, 0)?;
         let pot = get(&self.pot, 0)?;
         let (r2p, r2a) = (get(&self.r2, 0)?, get(&self.r2, cap)?);
-        let att = s
-            .clone_dtoh(&self.counts.slice(0..n))
-            .during("copying move counts")?;
-        let acc = s
-            .clone_dtoh(&self.counts.slice(cap..cap + n))
-            .during("copying move counts")?;
+        let att = s.clone_dtoh(&self.counts.slice(0..n)).during("copying move counts")?;
+        let acc = s.clone_dtoh(&self.counts.slice(cap..cap + n)).during("copying move counts")?;
         let ne = self.p.electrons as usize;
         self.energies = match &mut self.ewald {
             // the CPU's kinetic + potential, the potential being the Ewald energy
-            Some((_, Potential::Double(e))) => kin
-                .iter()
-                .zip(ewald_energies(
-                    e,
-                    &self.gpu,
-                    &self.fractions,
-                    &self.cell,
-                    &self.pos,
-                    n,
-                    cap,
-                    ne,
-                )?)
-                .map(|(k, v)| k + v)
-                .collect(),
-            Some((_, Potential::Single(e))) => kin
-                .iter()
-                .zip(ewald_energies(
-                    e,
-                    &self.gpu,
-                    &self.fractions,
-                    &self.cell,
-                    &self.pos,
-                    n,
-                    cap,
-                    ne,
-                )?)
-                .map(|(k, v)| k + v)
-                .collect(),
+            Some((_, Potential::Double(e))) => kin.iter().zip(ewald_energies(e, &self.gpu, &self.fractions, &self.cell, &self.pos, n, cap, ne)?).map(|(k, v)| k + v).collect(),
+            Some((_, Potential::Single(e))) => kin.iter().zip(ewald_energies(e, &self.gpu, &self.fractions, &self.cell, &self.pos, n, cap, ne)?).map(|(k, v)| k + v).collect(),
             None => kin.iter().zip(&pot).map(|(k, v)| k + v).collect(),
         };
-        Ok((0..n)
-            .map(|w| MoveStats {
-                attempted: att[w] as u64,
-                accepted: acc[w] as u64,
-                r2_proposed: r2p[w],
-                r2_accepted: r2a[w],
-            })
-            .collect())
+        Ok((0..n).map(|w| MoveStats { attempted: att[w] as u64, accepted: acc[w] as u64, r2_proposed: r2p[w], r2_accepted: r2a[w] }).collect())
     }
 
     /// Copy `count` walkers by `parent` from `src` (stride src_cap) to `dst` (stride dst_cap), `elems` elements of
     /// 8 or 4 bytes each per walker.
     #[allow(clippy::too_many_arguments)]
-    fn copy<T: DeviceRepr>(
-        &self,
-        f: &CudaFunction,
-        src: &CudaSlice<T>,
-        dst: &mut CudaSlice<T>,
-        elems: usize,
-        count: usize,
-        src_cap: usize,
-        dst_cap: usize,
-    ) -> Result<(), GpuError> {
+    fn copy<T: DeviceRepr>(&self, f: &CudaFunction, src: &CudaSlice<T>, dst: &mut CudaSlice<T>, elems: usize, count: usize, src_cap: usize, dst_cap: usize) -> Result<(), GpuError> {
         let (e, c, sc, dc) = (elems as i32, count as i32, src_cap as i32, dst_cap as i32);
         let mut b = self.gpu.stream.launch_builder(f);
-        b.arg(src)
-            .arg(dst)
-            .arg(&self.parent)
-            .arg(&e)
-            .arg(&c)
-            .arg(&sc)
-            .arg(&dc);
+        b.arg(src).arg(dst).arg(&self.parent).arg(&e).arg(&c).arg(&sc).arg(&dc);
         // SAFETY: parent holds count indices < src_cap written just before; src holds elems*src_cap and dst
         // elems*dst_cap elements of the kernel's width (the caller picks copy64 or copy32 from the byte sizes).
-        unsafe { b.launch(grid_1d((elems * count).min(1 << 22), 256)) }
-            .during("launching qmc_copy")?;
+        unsafe { b.launch(grid_1d((elems * count).min(1 << 22), 256)) }.during("launching qmc_copy")?;
         Ok(())
     }
 }
@@ -653,70 +477,34 @@ impl Population for GpuWalkers {
     fn energies(&self) -> Result<Vec<f64>, EngineError> {
         Ok(self.energies.clone())
     }
-    fn advance(
-        &mut self,
-        _sys: &System,
-        tau: f64,
-        fixed_node: bool,
-        seed: u64,
-        tag: u64,
-        step: usize,
-        first: usize,
-    ) -> Result<Vec<(MoveStats, f64)>, EngineError> {
+    fn advance(&mut self, _sys: &System, tau: f64, fixed_node: bool, seed: u64, tag: u64, step: usize, first: usize) -> Result<Vec<(MoveStats, f64)>, EngineError> {
         self.p.tau = tau;
         self.p.fixed_node = fixed_node as i32;
         self.p.seed_mix = seed ^ tag.wrapping_mul(0xA24B_AED4_963E_E407); // rng::stream
         self.p.step = step as u64;
         self.p.first = first as u64;
         let stats = self.launch(true)?;
-        Ok(stats
-            .into_iter()
-            .zip(self.energies.iter().copied())
-            .collect())
+        Ok(stats.into_iter().zip(self.energies.iter().copied()).collect())
     }
     fn branch(&mut self, n: &[usize]) -> Result<(), EngineError> {
         assert_eq!(n.len(), self.len(), "qmc gpu: one copy count per walker");
-        let parents: Vec<i32> = n
-            .iter()
-            .enumerate()
-            .flat_map(|(k, &c)| std::iter::repeat_n(k as i32, c))
-            .collect();
+        let parents: Vec<i32> = n.iter().enumerate().flat_map(|(k, &c)| std::iter::repeat_n(k as i32, c)).collect();
         let (m, old_cap) = (parents.len(), self.capacity());
         if m > old_cap {
             // room for the next swings too, within what the Ewald sums hold
             let want = m.max(old_cap + old_cap / 4);
-            self.grow(if self.ewald.is_some() {
-                want.min(MAX_EWALD_WALKERS).max(m)
-            } else {
-                want
-            })?;
+            self.grow(if self.ewald.is_some() { want.min(MAX_EWALD_WALKERS).max(m) } else { want })?;
         }
         let cap = self.capacity();
         self.energies = parents.iter().map(|&k| self.energies[k as usize]).collect();
         if m > 0 {
-            self.gpu
-                .stream
-                .memcpy_htod(&parents, &mut self.parent.slice_mut(..m))
-                .during("copying parents")?;
+            self.gpu.stream.memcpy_htod(&parents, &mut self.parent.slice_mut(..m)).during("copying parents")?;
             let ne = self.p.electrons as usize;
-            let mut spare_pos =
-                std::mem::replace(&mut self.spare_pos, self.gpu.zeros("positions", 1)?);
-            self.copy(
-                &self.copy64,
-                &self.pos,
-                &mut spare_pos,
-                3 * ne,
-                m,
-                old_cap,
-                cap,
-            )?;
+            let mut spare_pos = std::mem::replace(&mut self.spare_pos, self.gpu.zeros("positions", 1)?);
+            self.copy(&self.copy64, &self.pos, &mut spare_pos, 3 * ne, m, old_cap, cap)?;
             let mut spare_t = std::mem::replace(&mut self.spare_t, self.gpu.zeros("inverses", 1)?);
             // t holds t_bytes-wide elements: copied as such (its buffer is bytes, the kernel's pointer is typed)
-            let f = if self.t_bytes == 8 {
-                &self.copy64
-            } else {
-                &self.copy32
-            };
+            let f = if self.t_bytes == 8 { &self.copy64 } else { &self.copy32 };
             if self.t_elems > 0 {
                 self.copy(f, &self.t, &mut spare_t, self.t_elems, m, old_cap, cap)?;
             }
@@ -727,72 +515,35 @@ impl Population for GpuWalkers {
                 (self.spare_pos, self.spare_t) = (old_pos, old_t);
             } else {
                 self.spare_pos = self.gpu.zeros("positions", 3 * ne * cap)?;
-                self.spare_t = self
-                    .gpu
-                    .zeros("inverses", self.t_elems.max(1) * self.t_bytes * cap)?;
+                self.spare_t = self.gpu.zeros("inverses", self.t_elems.max(1) * self.t_bytes * cap)?;
             }
         }
         self.p.walkers = m as i32;
         Ok(())
     }
-    fn migrate(
-        &mut self,
-        comm: &dyn Comm,
-        counts: &[usize],
-        _goals: &[usize],
-        _sys: &System,
-    ) -> Result<Traffic, EngineError> {
+    fn migrate(&mut self, comm: &dyn Comm, counts: &[usize], _goals: &[usize], _sys: &System) -> Result<Traffic, EngineError> {
         if comm.size() > 1 || counts.len() > 1 {
-            return Err(EngineError::Unsupported(
-                "the GPU engine runs on one rank".into(),
-            ));
+            return Err(EngineError::Unsupported("the GPU engine runs on one rank".into()));
         }
         Ok(Traffic::default())
     }
     fn packed(&self) -> Result<Vec<u8>, EngineError> {
-        Ok(pack_all(
-            &self
-                .positions()?
-                .into_iter()
-                .map(Config)
-                .collect::<Vec<_>>(),
-        ))
+        Ok(pack_all(&self.positions()?.into_iter().map(Config).collect::<Vec<_>>()))
     }
 }
 
 /// The trajectory check of the GPU engine in double precision: `walkers` walkers from the same start and seed make
 /// `steps` VMC sweeps on the CPU and on the GPU; the local energies after every step must agree to `tolerance`
 /// relative. Returns the check (the largest relative difference) and, for the log, what diverged first.
-pub fn trajectory_check(
-    gpu: &Arc<Gpu>,
-    sys: &System,
-    walkers: usize,
-    steps: usize,
-    seed: u64,
-    tolerance: f64,
-) -> Result<(Check, String), EngineError> {
-    assert_eq!(
-        sys.precision,
-        Precision::Double,
-        "the trajectory check runs in double precision"
-    );
+pub fn trajectory_check(gpu: &Arc<Gpu>, sys: &System, walkers: usize, steps: usize, seed: u64, tolerance: f64) -> Result<(Check, String), EngineError> {
+    assert_eq!(sys.precision, Precision::Double, "the trajectory check runs in double precision");
     let mut cpu = initial_walkers(sys, walkers, seed);
     let mut dev = GpuWalkers::new(gpu, sys, &start_positions(sys, 0..walkers, seed))?;
-    let rel = |a: f64, b: f64| {
-        if a == b {
-            0.0
-        } else {
-            (a - b).abs() / a.abs().max(b.abs()).max(f64::MIN_POSITIVE)
-        }
-    };
+    let rel = |a: f64, b: f64| if a == b { 0.0 } else { (a - b).abs() / a.abs().max(b.abs()).max(f64::MIN_POSITIVE) };
     let (mut worst, mut first_bad) = (0.0f64, String::new());
     let mut compare = |label: &str, c: &[(MoveStats, f64)], g: &[(MoveStats, f64)]| {
         for (w, (a, b)) in c.iter().zip(g).enumerate() {
-            let d = if a.1.is_finite() && b.1.is_finite() {
-                rel(a.1, b.1)
-            } else {
-                f64::INFINITY
-            };
+            let d = if a.1.is_finite() && b.1.is_finite() { rel(a.1, b.1) } else { f64::INFINITY };
             worst = worst.max(d);
             if (d > tolerance || a.0.accepted != b.0.accepted) && first_bad.is_empty() {
                 first_bad = format!(
@@ -802,34 +553,14 @@ pub fn trajectory_check(
             }
         }
     };
-    let start = |e: Vec<f64>| {
-        e.into_iter()
-            .map(|x| (MoveStats::default(), x))
-            .collect::<Vec<_>>()
-    };
-    compare(
-        "start",
-        &start(super::engine::infallible(cpu.energies())),
-        &start(dev.energies()?),
-    );
+    let start = |e: Vec<f64>| e.into_iter().map(|x| (MoveStats::default(), x)).collect::<Vec<_>>();
+    compare("start", &start(super::engine::infallible(cpu.energies())), &start(dev.energies()?));
     for step in 0..steps {
         let c = super::engine::infallible(cpu.advance(sys, 0.3, false, seed, 2, step, 0));
         let g = dev.advance(sys, 0.3, false, seed, 2, step, 0)?;
         compare(&format!("step {step}"), &c, &g);
     }
-    let check = Check {
-        quantity: "gpu vs cpu trajectory (relative E_L)".into(),
-        error: worst,
-        tolerance,
-        compared: walkers * (steps + 1),
-    };
-    let note = if first_bad.is_empty() {
-        format!(
-            "{}: {walkers} walkers, {steps} steps, largest relative difference {worst:.2e}",
-            sys.name
-        )
-    } else {
-        first_bad
-    };
+    let check = Check { quantity: "gpu vs cpu trajectory (relative E_L)".into(), error: worst, tolerance, compared: walkers * (steps + 1) };
+    let note = if first_bad.is_empty() { format!("{}: {walkers} walkers, {steps} steps, largest relative difference {worst:.2e}", sys.name) } else { first_bad };
     Ok((check, note))
 }

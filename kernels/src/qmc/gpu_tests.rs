@@ -8,9 +8,9 @@ use super::engine::{infallible, Population};
 use super::gpu::{trajectory_check, GpuWalkers};
 use super::systems::Setup;
 use super::vmc::{initial_walkers, start_positions};
-use super::System;
-use crate::rng::gaussian3;
 use crate::rng::stream;
+use crate::rng::gaussian3;
+use super::System;
 use crate::Precision;
 use rand::{Rng, RngCore};
 
@@ -50,18 +50,10 @@ fn twin_uniform(s: &mut [u64; 4]) -> f64 {
 
 #[test]
 fn the_device_generator_is_the_cpu_stream() {
-    for (seed, tag, step, k) in [
-        (1u64, 2u64, 0usize, 0usize),
-        (12345, 3, 7, 4095),
-        (u64::MAX, 4, 100_000, 1 << 20),
-        (0, 1, 0, 0),
-    ] {
+    for (seed, tag, step, k) in [(1u64, 2u64, 0usize, 0usize), (12345, 3, 7, 4095), (u64::MAX, 4, 100_000, 1 << 20), (0, 1, 0, 0)] {
         let mut cpu = stream(seed, tag, step, k);
         // the device gets seed ^ tag * C from the host and forms the stream index itself
-        let mut dev = twin_seed(
-            seed ^ tag.wrapping_mul(0xA24B_AED4_963E_E407),
-            ((step as u64) << 24) ^ k as u64,
-        );
+        let mut dev = twin_seed(seed ^ tag.wrapping_mul(0xA24B_AED4_963E_E407), ((step as u64) << 24) ^ k as u64);
         for _ in 0..50 {
             assert_eq!(cpu.next_u64(), twin_next(&mut dev));
         }
@@ -70,22 +62,10 @@ fn the_device_generator_is_the_cpu_stream() {
         }
         // Box-Muller as rng::gaussian3 draws it: four uniforms, in this order
         let g = gaussian3(&mut cpu);
-        let (u1, u2, u3, u4) = (
-            1.0 - twin_uniform(&mut dev),
-            twin_uniform(&mut dev),
-            1.0 - twin_uniform(&mut dev),
-            twin_uniform(&mut dev),
-        );
+        let (u1, u2, u3, u4) = (1.0 - twin_uniform(&mut dev), twin_uniform(&mut dev), 1.0 - twin_uniform(&mut dev), twin_uniform(&mut dev));
         let (r1, r2) = ((-2.0 * u1.ln()).sqrt(), (-2.0 * u3.ln()).sqrt());
         let tau = std::f64::consts::TAU;
-        assert_eq!(
-            g,
-            [
-                r1 * (tau * u2).cos(),
-                r1 * (tau * u2).sin(),
-                r2 * (tau * u4).cos()
-            ]
-        );
+        assert_eq!(g, [r1 * (tau * u2).cos(), r1 * (tau * u2).sin(), r2 * (tau * u4).cos()]);
         assert_eq!(cpu.next_u64(), twin_next(&mut dev));
     }
     // a wrong constant is seen
@@ -94,27 +74,15 @@ fn the_device_generator_is_the_cpu_stream() {
 }
 
 fn system(name: &str, precision: Precision) -> System {
-    System::by_name_with(
-        name,
-        &Setup {
-            electrons: 14,
-            rs: 1.0,
-            precision,
-            atom: None,
-        },
-    )
-    .unwrap()
+    System::by_name_with(name, &Setup { electrons: 14, rs: 1.0, precision, atom: None }).unwrap()
 }
 
 #[test]
 fn gpu_matches_cpu_when_present() {
-    let Some(gpu) = crate::gpu::for_test() else {
-        return;
-    };
+    let Some(gpu) = crate::gpu::for_test() else { return };
     // double: the CPU trajectories, every system
     for name in System::NAMES {
-        let (check, note) =
-            trajectory_check(&gpu, &system(name, Precision::Double), 8, 5, 17, 1e-9).unwrap();
+        let (check, note) = trajectory_check(&gpu, &system(name, Precision::Double), 8, 5, 17, 1e-9).unwrap();
         assert!(check.passed(), "{note}");
     }
     // single and mixed: the first measurement equals the CPU's of the same precision to f32 rounding
@@ -122,33 +90,19 @@ fn gpu_matches_cpu_when_present() {
         for name in ["he", "be", "heg"] {
             let sys = system(name, p);
             let cpu = infallible(initial_walkers(&sys, 8, 3).energies());
-            let dev = GpuWalkers::new(&gpu, &sys, &start_positions(&sys, 0..8, 3))
-                .unwrap()
-                .energies()
-                .unwrap();
+            let dev = GpuWalkers::new(&gpu, &sys, &start_positions(&sys, 0..8, 3)).unwrap().energies().unwrap();
             let c = crate::Check::compare(&format!("{name} {p}"), &dev, &cpu, 1e-4);
             assert!(c.passed(), "{name} {p}: {dev:?} vs {cpu:?}");
         }
     }
     // DMC: branching on the device (copies, growth beyond the start capacity) follows the CPU run in double
     let sys = system("he", Precision::Double);
-    let p = DmcParams {
-        walkers: 16,
-        steps: 64,
-        equil: 0,
-        tau: 0.1,
-        seed: 5,
-        feedback: 10.0,
-        balance: Balance::Equal,
-    };
+    let p = DmcParams { walkers: 16, steps: 64, equil: 0, tau: 0.1, seed: 5, feedback: 10.0, balance: Balance::Equal };
     let cpu = dmc::run(&sys, &p, initial_walkers(&sys, 16, 5)).unwrap();
     let mut dev = GpuWalkers::new(&gpu, &sys, &start_positions(&sys, 0..16, 5)).unwrap();
     let rep = dmc::run_with(&sys, &p, &super::comm::Solo, &mut dev, None, None, "he").unwrap();
     let g = rep.estimate.unwrap();
-    assert!(
-        (g.energy - cpu.energy).abs() < 1e-9 * cpu.energy.abs() && g.population == cpu.population,
-        "{g:?} vs {cpu:?}"
-    );
+    assert!((g.energy - cpu.energy).abs() < 1e-9 * cpu.energy.abs() && g.population == cpu.population, "{g:?} vs {cpu:?}");
     // and a wrong energy is detected by the check
     assert!(!crate::Check::compare("e", &[g.energy + 1e-6], &[cpu.energy], 1e-9).passed());
 }
@@ -162,41 +116,20 @@ fn gpu_matches_cpu_when_present() {
 #[ignore]
 fn dump_for_the_host_build() {
     use super::gpu::host_plan;
-    let Ok(dir) = std::env::var("QMC_HOST_DUMP") else {
-        return;
-    };
+    let Ok(dir) = std::env::var("QMC_HOST_DUMP") else { return };
     let dir = std::path::PathBuf::from(dir);
     std::fs::create_dir_all(&dir).unwrap();
     // the defines the GPU layer puts before the prelude, for g++ (-include)
-    std::fs::write(
-        dir.join("prelude-defines.h"),
-        crate::maths::prelude_defines(),
-    )
-    .unwrap();
+    std::fs::write(dir.join("prelude-defines.h"), crate::maths::prelude_defines()).unwrap();
     let (walkers, seed) = (8, 17u64);
-    for (name, p) in System::NAMES
-        .iter()
-        .flat_map(|n| [Precision::Double, Precision::Single, Precision::Mixed].map(|p| (*n, p)))
-    {
+    for (name, p) in System::NAMES.iter().flat_map(|n| [Precision::Double, Precision::Single, Precision::Mixed].map(|p| (*n, p))) {
         let sys = system(name, p);
         let (params, itab, dtab) = host_plan(&sys).unwrap();
         let d = dir.join(format!("{name}-{p}"));
         std::fs::create_dir_all(&d).unwrap();
         std::fs::write(d.join("params.bin"), params).unwrap();
-        std::fs::write(
-            d.join("itab.bin"),
-            itab.iter()
-                .flat_map(|x| x.to_le_bytes())
-                .collect::<Vec<u8>>(),
-        )
-        .unwrap();
-        std::fs::write(
-            d.join("dtab.bin"),
-            dtab.iter()
-                .flat_map(|x| x.to_le_bytes())
-                .collect::<Vec<u8>>(),
-        )
-        .unwrap();
+        std::fs::write(d.join("itab.bin"), itab.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()).unwrap();
+        std::fs::write(d.join("dtab.bin"), dtab.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()).unwrap();
         let pos = start_positions(&sys, 0..walkers, seed);
         let ne = sys.n_electrons;
         let mut em = vec![0.0f64; 3 * ne * walkers];
@@ -207,27 +140,13 @@ fn dump_for_the_host_build() {
                 }
             }
         }
-        std::fs::write(
-            d.join("pos.bin"),
-            em.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>(),
-        )
-        .unwrap();
+        std::fs::write(d.join("pos.bin"), em.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()).unwrap();
         let mut cpu = initial_walkers(&sys, walkers, seed);
         let steps = if p == Precision::Double { 5 } else { 0 };
-        let mut lines = vec![format!(
-            "{} {} {} {p} {steps}",
-            ne,
-            sys.n_up,
-            seed ^ 2u64.wrapping_mul(0xA24B_AED4_963E_E407)
-        )];
+        let mut lines = vec![format!("{} {} {} {p} {steps}", ne, sys.n_up, seed ^ 2u64.wrapping_mul(0xA24B_AED4_963E_E407))];
         let mut emit = |step: i64, cpu: &Vec<super::walker::Walker>, acc: &[u64]| {
             for (w, x) in cpu.iter().enumerate() {
-                lines.push(format!(
-                    "{step} {w} {:.17e} {:.17e} {}",
-                    x.kinetic(&sys),
-                    x.e_local,
-                    acc[w]
-                ));
+                lines.push(format!("{step} {w} {:.17e} {:.17e} {}", x.kinetic(&sys), x.e_local, acc[w]));
             }
         };
         emit(-1, &cpu, &[0; 8]);

@@ -72,16 +72,8 @@ pub fn occupied(count: usize) -> Result<Vec<[i32; 3]>, String> {
     all.sort_by_key(|v| (n2(v), *v));
     let closed = |c: usize| c == 0 || c == all.len() || n2(&all[c - 1]) != n2(&all[c]);
     if count == 0 || !closed(count) {
-        let shells: Vec<String> = (1..all.len())
-            .filter(|&c| closed(c))
-            .take(6)
-            .map(|c| (2 * c).to_string())
-            .collect();
-        return Err(format!(
-            "{} electrons do not fill closed shells: use one of {}, ...",
-            2 * count,
-            shells.join(", ")
-        ));
+        let shells: Vec<String> = (1..all.len()).filter(|&c| closed(c)).take(6).map(|c| (2 * c).to_string()).collect();
+        return Err(format!("{} electrons do not fill closed shells: use one of {}, ...", 2 * count, shells.join(", ")));
     }
     all.truncate(count);
     Ok(all)
@@ -125,10 +117,7 @@ pub struct HartreeFock {
 /// E_HF of N = 2 x occ.len() electrons in the cube `cell`, as the module docs derive it.
 pub fn hartree_fock(occ: &[[i32; 3]], cell: &Cell, ewald: &Ewald) -> HartreeFock {
     let side = cell.a[0][0];
-    let k: Vec<V3> = occ
-        .iter()
-        .map(|n| n.map(|x| TAU / side * x as f64))
-        .collect();
+    let k: Vec<V3> = occ.iter().map(|n| n.map(|x| TAU / side * x as f64)).collect();
     let kinetic = 2.0 * k.iter().map(|k| 0.5 * dot(*k, *k)).sum::<f64>();
     let mut exchange = 0.0;
     for (a, ka) in k.iter().enumerate() {
@@ -140,10 +129,7 @@ pub fn hartree_fock(occ: &[[i32; 3]], cell: &Cell, ewald: &Ewald) -> HartreeFock
     }
     let v_m = Reference::new(cell, ewald.params).v_m();
     let n = 2.0 * occ.len() as f64;
-    HartreeFock {
-        energy: kinetic + 0.5 * n * v_m + exchange,
-        kinetic,
-    }
+    HartreeFock { energy: kinetic + 0.5 * n * v_m + exchange, kinetic }
 }
 
 /// The parts of an electron-gas system (the precision-specific components are made from them in `systems`).
@@ -168,12 +154,7 @@ pub fn gas(electrons: usize, rs: f64) -> Result<Gas, String> {
     let side = cell.a[0][0];
     let ewald = Ewald::auto(cell.clone(), electrons, Ions::default(), EWALD_ACCURACY);
     let hf = hartree_fock(&occ, &cell, &ewald);
-    Ok(Gas {
-        side,
-        orbitals: plane_waves(&occ, side),
-        ewald,
-        hf,
-    })
+    Ok(Gas { side, orbitals: plane_waves(&occ, side), ewald, hf })
 }
 
 /// The two-body B-spline Jastrow of the gas: 8 intervals up to half the side, cusps 1/4 (like) and 1/2 (opposite),
@@ -187,18 +168,10 @@ pub fn bspline_jastrow(n_up: usize, side: f64, rs: f64) -> TwoBody {
     let make = |cusp: f64| {
         let g = |r: f64| cusp * r / (1.0 + b * r);
         let dg = |r: f64| cusp / (1.0 + b * r).powi(2);
-        let interior: Vec<f64> = (1..m)
-            .map(|k| k as f64 * h)
-            .map(|r| g(r) - g(rc) - dg(rc) * (r - rc))
-            .collect();
+        let interior: Vec<f64> = (1..m).map(|k| k as f64 * h).map(|r| g(r) - g(rc) - dg(rc) * (r - rc)).collect();
         Radial::bspline(rc, cusp, &interior)
     };
-    TwoBody {
-        n_up,
-        pair: [make(0.25), make(0.5)],
-        nuclei: vec![],
-        side: Some(side),
-    }
+    TwoBody { n_up, pair: [make(0.25), make(0.5)], nuclei: vec![], side: Some(side) }
 }
 
 /// b r_s of the gas Jastrow's Padé shape (see `bspline_jastrow`).

@@ -29,12 +29,7 @@ pub struct TwoBody<T = f64> {
 impl TwoBody<f64> {
     /// The Padé u(r) = a r / (1 + b r) for both spin pairs, cusps fixed, open boundaries: the He/H2 form.
     pub fn pade(n_up: usize, b: f64) -> TwoBody {
-        TwoBody {
-            n_up,
-            pair: [Radial::pade(0.25, &[], &[b]), Radial::pade(0.5, &[], &[b])],
-            nuclei: vec![],
-            side: None,
-        }
+        TwoBody { n_up, pair: [Radial::pade(0.25, &[], &[b]), Radial::pade(0.5, &[], &[b])], nuclei: vec![], side: None }
     }
 }
 
@@ -103,10 +98,7 @@ impl<T: Real> Component for TwoBody<T> {
                 nuclear += f.eval((d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt()).0;
             }
         }
-        (
-            (T::of(0.5) * (twice_pairs_plus_nuclear + nuclear)).f64(),
-            1.0,
-        )
+        ((T::of(0.5) * (twice_pairs_plus_nuclear + nuclear)).f64(), 1.0)
     }
 
     fn grad(&self, r: &[V3], i: usize) -> V3 {

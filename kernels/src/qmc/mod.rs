@@ -37,12 +37,12 @@ pub mod balance;
 pub mod blocking;
 pub mod checkpoint;
 pub mod comm;
-pub mod coulomb;
 pub mod coverage;
+pub mod coulomb;
 pub mod dmc;
 pub mod engine;
-pub mod gaussian;
 pub mod gpu;
+pub mod gaussian;
 pub mod heg;
 pub mod jastrow;
 pub mod orbitals;
@@ -112,9 +112,7 @@ pub struct Wavefunction {
 
 impl Clone for Wavefunction {
     fn clone(&self) -> Self {
-        Wavefunction {
-            parts: self.parts.iter().map(|p| p.box_clone()).collect(),
-        }
+        Wavefunction { parts: self.parts.iter().map(|p| p.box_clone()).collect() }
     }
 }
 
@@ -129,9 +127,7 @@ impl Wavefunction {
         })
     }
     pub fn grad(&self, r: &[V3], i: usize) -> V3 {
-        self.parts
-            .iter()
-            .fold([0.0; 3], |g, p| add(g, p.grad(r, i)))
+        self.parts.iter().fold([0.0; 3], |g, p| add(g, p.grad(r, i)))
     }
     pub fn ratio_grad(&self, r: &[V3], i: usize, new: V3) -> (f64, V3) {
         self.parts.iter().fold((1.0, [0.0; 3]), |(q, g), p| {
@@ -157,11 +153,7 @@ pub fn local_energy(p: Precision, h: &dyn Hamiltonian, r: &[V3], grad: &[V3], la
 pub fn kinetic(p: Precision, grad: &[V3], lap: &[f64]) -> f64 {
     fn sum<T: Real>(grad: &[V3], lap: &[f64]) -> f64 {
         let half = T::of(-0.5);
-        let s: T = grad
-            .iter()
-            .zip(lap)
-            .map(|(g, &l)| T::of(l) + g.iter().map(|&x| T::of(x) * T::of(x)).sum::<T>())
-            .sum();
+        let s: T = grad.iter().zip(lap).map(|(g, &l)| T::of(l) + g.iter().map(|&x| T::of(x) * T::of(x)).sum::<T>()).sum();
         (half * s).f64()
     }
     match p {

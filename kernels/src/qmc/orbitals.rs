@@ -17,16 +17,12 @@ pub struct Lcao {
 impl Lcao {
     /// The 1s Slater-type orbital exp(-zeta |r - center|).
     pub fn slater_1s(zeta: f64, center: V3) -> Lcao {
-        Lcao {
-            terms: vec![(1.0, zeta, center)],
-        }
+        Lcao { terms: vec![(1.0, zeta, center)] }
     }
 
     /// The bonding combination of two 1s functions of exponent zeta on two centres.
     pub fn sigma_g(zeta: f64, a: V3, b: V3) -> Lcao {
-        Lcao {
-            terms: vec![(1.0, zeta, a), (1.0, zeta, b)],
-        }
+        Lcao { terms: vec![(1.0, zeta, a), (1.0, zeta, b)] }
     }
 
     /// Value, gradient and Laplacian of the orbital at r, computed in T: for one term, grad = -zeta e r_hat and
@@ -36,9 +32,7 @@ impl Lcao {
         for &(c, z, a) in &self.terms {
             let (c, z) = (T::of(c), T::of(z));
             let d = [0, 1, 2].map(|k| T::of(r[k]) - T::of(a[k]));
-            let dist = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2])
-                .sqrt()
-                .max(T::min_positive_value());
+            let dist = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt().max(T::min_positive_value());
             let e = c * (-z * dist).exp();
             v += e;
             for k in 0..3 {
@@ -59,10 +53,7 @@ pub struct OrbitalProduct<T = f64> {
 
 impl<T: Real> OrbitalProduct<T> {
     pub fn new(orbitals: Vec<Lcao>) -> Self {
-        OrbitalProduct {
-            orbitals,
-            precision: PhantomData,
-        }
+        OrbitalProduct { orbitals, precision: PhantomData }
     }
 
     /// grad ln phi = grad phi / phi, in T.

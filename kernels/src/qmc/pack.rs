@@ -67,11 +67,7 @@ impl<'a> Reader<'a> {
     }
     pub fn f64s(&mut self) -> Result<Vec<f64>, Truncated> {
         let n = self.len(8)?;
-        Ok(self
-            .take(8 * n)?
-            .chunks_exact(8)
-            .map(|b| f64::from_le_bytes(b.try_into().unwrap()))
-            .collect())
+        Ok(self.take(8 * n)?.chunks_exact(8).map(|b| f64::from_le_bytes(b.try_into().unwrap())).collect())
     }
     pub fn bytes(&mut self) -> Result<&'a [u8], Truncated> {
         let n = self.len(1)?;
@@ -102,10 +98,7 @@ pub fn frames(bytes: &[u8]) -> Result<Vec<&[u8]>, Truncated> {
 /// Rebuild framed items (in parallel: rebuilding a walker re-evaluates its wavefunction).
 pub fn unpack_all<W: Pack + Send>(ctx: &W::Context, frames: &[&[u8]]) -> Result<Vec<W>, Truncated> {
     use rayon::prelude::*;
-    frames
-        .par_iter()
-        .map(|f| W::unpack(ctx, &mut Reader::new(f)))
-        .collect()
+    frames.par_iter().map(|f| W::unpack(ctx, &mut Reader::new(f))).collect()
 }
 
 #[cfg(test)]
@@ -125,13 +118,7 @@ mod tests {
         assert!(r.rest.is_empty());
         for cut in 0..b.len() {
             let mut r = Reader::new(&b[..cut]);
-            assert!(
-                r.u64()
-                    .and_then(|_| r.f64s())
-                    .and_then(|_| r.bytes())
-                    .is_err(),
-                "cut at {cut}"
-            );
+            assert!(r.u64().and_then(|_| r.f64s()).and_then(|_| r.bytes()).is_err(), "cut at {cut}");
         }
         // a huge length in corrupt input is refused, not allocated
         let mut big = vec![];

@@ -62,29 +62,14 @@ pub fn plan(counts: &[usize]) -> Vec<Transfer> {
 /// ranks in rank order: every walker above a goal moves once, none other moves, which is the fewest moves that
 /// reach the goals.
 pub fn plan_to(counts: &[usize], goals: &[usize]) -> Vec<Transfer> {
-    debug_assert_eq!(
-        counts.iter().sum::<usize>(),
-        goals.iter().sum::<usize>(),
-        "goals share out the walkers there are"
-    );
+    debug_assert_eq!(counts.iter().sum::<usize>(), goals.iter().sum::<usize>(), "goals share out the walkers there are");
     let ranks = counts.iter().zip(goals).enumerate();
-    let mut surplus: Vec<(usize, usize)> = ranks
-        .clone()
-        .filter(|(_, (c, g))| c > g)
-        .map(|(r, (c, g))| (r, c - g))
-        .collect();
-    let mut deficit: Vec<(usize, usize)> = ranks
-        .filter(|(_, (c, g))| c < g)
-        .map(|(r, (c, g))| (r, g - c))
-        .collect();
+    let mut surplus: Vec<(usize, usize)> = ranks.clone().filter(|(_, (c, g))| c > g).map(|(r, (c, g))| (r, c - g)).collect();
+    let mut deficit: Vec<(usize, usize)> = ranks.filter(|(_, (c, g))| c < g).map(|(r, (c, g))| (r, g - c)).collect();
     let (mut s, mut d, mut out) = (0, 0, vec![]);
     while s < surplus.len() && d < deficit.len() {
         let n = surplus[s].1.min(deficit[d].1);
-        out.push(Transfer {
-            from: surplus[s].0,
-            to: deficit[d].0,
-            n,
-        });
+        out.push(Transfer { from: surplus[s].0, to: deficit[d].0, n });
         surplus[s].1 -= n;
         deficit[d].1 -= n;
         s += (surplus[s].1 == 0) as usize;
@@ -106,29 +91,12 @@ pub struct Traffic {
 
 /// Balance the populations to equal shares: `counts[r]` is rank r's population after branching (the same on every
 /// rank). Sent walkers leave from the end of `walkers`; received ones are appended in sender order.
-pub fn migrate<W: Pack + Send>(
-    comm: &dyn Comm,
-    walkers: &mut Vec<W>,
-    counts: &[usize],
-    ctx: &W::Context,
-) -> Traffic {
-    migrate_to(
-        comm,
-        walkers,
-        counts,
-        &equal(counts.iter().sum(), counts.len()),
-        ctx,
-    )
+pub fn migrate<W: Pack + Send>(comm: &dyn Comm, walkers: &mut Vec<W>, counts: &[usize], ctx: &W::Context) -> Traffic {
+    migrate_to(comm, walkers, counts, &equal(counts.iter().sum(), counts.len()), ctx)
 }
 
 /// [`migrate`] to `goals[r]` walkers on rank r (the same on every rank, summing to the counts' total).
-pub fn migrate_to<W: Pack + Send>(
-    comm: &dyn Comm,
-    walkers: &mut Vec<W>,
-    counts: &[usize],
-    goals: &[usize],
-    ctx: &W::Context,
-) -> Traffic {
+pub fn migrate_to<W: Pack + Send>(comm: &dyn Comm, walkers: &mut Vec<W>, counts: &[usize], goals: &[usize], ctx: &W::Context) -> Traffic {
     let t = Instant::now();
     let me = comm.rank();
     let mut traffic = Traffic::default();
@@ -149,10 +117,7 @@ pub fn migrate_to<W: Pack + Send>(
             traffic.bytes += bytes.len() as u64;
             match frames(&bytes).and_then(|f| unpack_all(ctx, &f)) {
                 Ok(w) if w.len() == m.n => walkers.extend(w),
-                _ => comm.abort(&format!(
-                    "rank {me}: walkers from rank {} arrived damaged",
-                    m.from
-                )),
+                _ => comm.abort(&format!("rank {me}: walkers from rank {} arrived damaged", m.from)),
             }
         }
     }
@@ -178,14 +143,7 @@ mod tests {
 
     #[test]
     fn the_plan_balances_with_the_fewest_moves() {
-        for counts in [
-            vec![10, 2, 6],
-            vec![0, 0, 9],
-            vec![5, 5],
-            vec![7],
-            vec![1, 8, 0, 3, 3],
-            vec![0, 0, 0],
-        ] {
+        for counts in [vec![10, 2, 6], vec![0, 0, 9], vec![5, 5], vec![7], vec![1, 8, 0, 3, 3], vec![0, 0, 0]] {
             let total: usize = counts.iter().sum();
             let moves = plan(&counts);
             let mut after = counts.clone();
@@ -195,17 +153,11 @@ mod tests {
                 after[m.to] += m.n;
             }
             for (r, a) in after.iter().enumerate() {
-                assert_eq!(
-                    *a,
-                    share(total, r, counts.len()).1,
-                    "{counts:?} -> {after:?}"
-                );
+                assert_eq!(*a, share(total, r, counts.len()).1, "{counts:?} -> {after:?}");
             }
             // the minimum: every surplus walker moves once
             let moved: usize = moves.iter().map(|m| m.n).sum();
-            let surplus: usize = (0..counts.len())
-                .map(|r| counts[r].saturating_sub(share(total, r, counts.len()).1))
-                .sum();
+            let surplus: usize = (0..counts.len()).map(|r| counts[r].saturating_sub(share(total, r, counts.len()).1)).sum();
             assert_eq!(moved, surplus);
         }
     }
@@ -226,21 +178,14 @@ mod tests {
             let mut after = counts.clone();
             for m in &moves {
                 // only ranks above their goal send, only ranks below it receive
-                assert!(
-                    m.n > 0 && counts[m.from] > goals[m.from] && counts[m.to] < goals[m.to],
-                    "{m:?}"
-                );
+                assert!(m.n > 0 && counts[m.from] > goals[m.from] && counts[m.to] < goals[m.to], "{m:?}");
                 after[m.from] -= m.n;
                 after[m.to] += m.n;
             }
             assert_eq!(after, goals, "{counts:?}");
             // the fewest: any plan reaching the goals moves at least the surplus, and this one moves exactly that
             let moved: usize = moves.iter().map(|m| m.n).sum();
-            let surplus: usize = counts
-                .iter()
-                .zip(&goals)
-                .map(|(c, g)| c.saturating_sub(*g))
-                .sum();
+            let surplus: usize = counts.iter().zip(&goals).map(|(c, g)| c.saturating_sub(*g)).sum();
             assert_eq!(moved, surplus, "{counts:?} -> {goals:?}: {moves:?}");
         }
         assert!(plan_to(&[3, 3], &[3, 3]).is_empty());
@@ -249,10 +194,7 @@ mod tests {
 
     #[test]
     fn branching_makes_the_asked_copies_in_order() {
-        assert_eq!(
-            branch(vec!['a', 'b', 'c', 'd'], &[2, 0, 1, 3]),
-            ['a', 'a', 'c', 'd', 'd', 'd']
-        );
+        assert_eq!(branch(vec!['a', 'b', 'c', 'd'], &[2, 0, 1, 3]), ['a', 'a', 'c', 'd', 'd', 'd']);
         assert_eq!(copies(0.3, 0.69), 0);
         assert_eq!(copies(0.3, 0.71), 1);
         assert_eq!(copies(1e9, 0.5), MAX_COPIES);
@@ -275,9 +217,7 @@ mod tests {
     fn migration_over_threads_loses_and_duplicates_nothing() {
         let start = [9usize, 0, 4, 1];
         let out = Threads::run(4, |c| {
-            let mut items: Vec<Item> = (0..start[c.rank()])
-                .map(|i| Item((c.rank() * 100 + i) as u64))
-                .collect();
+            let mut items: Vec<Item> = (0..start[c.rank()]).map(|i| Item((c.rank() * 100 + i) as u64)).collect();
             let n = counts(c, items.len());
             assert_eq!(n, start);
             migrate(c, &mut items, &n, &());
@@ -287,17 +227,13 @@ mod tests {
         assert_eq!(sizes, [4, 4, 3, 3]);
         let mut all: Vec<u64> = out.into_iter().flatten().map(|i| i.0).collect();
         all.sort();
-        let mut want: Vec<u64> = (0..4)
-            .flat_map(|r| (0..start[r]).map(move |i| (r * 100 + i) as u64))
-            .collect();
+        let mut want: Vec<u64> = (0..4).flat_map(|r| (0..start[r]).map(move |i| (r * 100 + i) as u64)).collect();
         want.sort();
         assert_eq!(all, want);
         // to uneven goals: the same items, each rank holding its goal
         let goal = [1usize, 6, 2, 5];
         let out = Threads::run(4, |c| {
-            let mut items: Vec<Item> = (0..start[c.rank()])
-                .map(|i| Item((c.rank() * 100 + i) as u64))
-                .collect();
+            let mut items: Vec<Item> = (0..start[c.rank()]).map(|i| Item((c.rank() * 100 + i) as u64)).collect();
             migrate_to(c, &mut items, &start, &goal, &());
             items
         });

@@ -6,9 +6,9 @@
 use super::balance::Balance;
 use super::comm::{Comm, Solo, Threads};
 use super::dmc::{self, Checkpointing, DmcError, DmcParams, Report};
+use super::systems::{System, HE_EXACT};
 use super::engine::Population;
 use super::population::Traffic;
-use super::systems::{System, HE_EXACT};
 use super::vmc::{self, Estimate, VmcParams};
 use super::walker::{MoveStats, Walker};
 use std::path::{Path, PathBuf};
@@ -21,44 +21,17 @@ fn scratch(name: &str) -> PathBuf {
     d
 }
 
-const DMC: DmcParams = DmcParams {
-    walkers: 96,
-    steps: 300,
-    equil: 0,
-    tau: 0.04,
-    seed: 11,
-    feedback: 10.0,
-    balance: Balance::Equal,
-};
+const DMC: DmcParams = DmcParams { walkers: 96, steps: 300, equil: 0, tau: 0.04, seed: 11, feedback: 10.0, balance: Balance::Equal };
 
 /// VMC then DMC of He on this rank, optionally stopping at `stop` or restarting from `restart`.
-fn he_dmc(
-    comm: &dyn Comm,
-    p: &DmcParams,
-    ckpt: Option<&Checkpointing>,
-    restart: Option<&Path>,
-) -> Result<Report, DmcError> {
+fn he_dmc(comm: &dyn Comm, p: &DmcParams, ckpt: Option<&Checkpointing>, restart: Option<&Path>) -> Result<Report, DmcError> {
     let sys = System::by_name("he", 0, 0.0).unwrap();
     let (acc, walkers) = match restart {
         Some(path) => {
             let (a, w) = dmc::restart(&sys, p, comm, "he", path)?;
             (Some(a), w)
         }
-        None => (
-            None,
-            vmc::run_on(
-                &sys,
-                &VmcParams {
-                    walkers: p.walkers,
-                    steps: 2,
-                    equil: 50,
-                    tau: 0.3,
-                    seed: p.seed,
-                },
-                comm,
-            )
-            .1,
-        ),
+        None => (None, vmc::run_on(&sys, &VmcParams { walkers: p.walkers, steps: 2, equil: 50, tau: 0.3, seed: p.seed }, comm).1),
     };
     dmc::run_on(&sys, p, comm, walkers, acc, ckpt, "he")
 }
@@ -76,16 +49,10 @@ fn two_ranks_agree_with_one_within_error_bars() {
     assert_eq!(bits(&e2), bits(&two[1].estimate.unwrap()));
     assert!(two[0].timing.migrated > 0, "{:?}", two[0].timing);
     let sigma = one.error.hypot(e2.error);
-    assert!(
-        (one.energy - e2.energy).abs() < 4.0 * sigma,
-        "one rank {one:?}, two ranks {e2:?}"
-    );
+    assert!((one.energy - e2.energy).abs() < 4.0 * sigma, "one rank {one:?}, two ranks {e2:?}");
     for e in [one, e2] {
         assert!((e.energy - HE_EXACT).abs() < 4.0 * e.error + 0.005, "{e:?}");
-        assert!(
-            (e.population - DMC.walkers as f64).abs() < 0.2 * DMC.walkers as f64,
-            "{e:?}"
-        );
+        assert!((e.population - DMC.walkers as f64).abs() < 0.2 * DMC.walkers as f64, "{e:?}");
     }
 }
 
@@ -94,60 +61,24 @@ fn a_stopped_and_restarted_run_is_bit_identical_to_an_unstopped_one() {
     let dir = scratch("restart");
     for ranks in [1usize, 2] {
         let path = dir.join(format!("he-{ranks}.ckpt"));
-        let ck = |stop| Checkpointing {
-            path: path.clone(),
-            every: 40,
-            stop_after: stop,
-        };
-        let whole = Threads::run(ranks, |c| {
-            he_dmc(c, &DMC, None, None).unwrap().estimate.unwrap()
-        });
+        let ck = |stop| Checkpointing { path: path.clone(), every: 40, stop_after: stop };
+        let whole = Threads::run(ranks, |c| he_dmc(c, &DMC, None, None).unwrap().estimate.unwrap());
         // stopped after generation 130 (a checkpoint written every 40 and at the stop), then restarted
-        let stopped = Threads::run(ranks, |c| {
-            he_dmc(c, &DMC, Some(&ck(Some(130))), None).unwrap()
-        });
+        let stopped = Threads::run(ranks, |c| he_dmc(c, &DMC, Some(&ck(Some(130))), None).unwrap());
         assert!(stopped[0].estimate.is_none() && stopped[0].generations == 130);
-        let resumed = Threads::run(ranks, |c| {
-            he_dmc(c, &DMC, Some(&ck(None)), Some(&path)).unwrap()
-        });
+        let resumed = Threads::run(ranks, |c| he_dmc(c, &DMC, Some(&ck(None)), Some(&path)).unwrap());
         assert_eq!(resumed[0].generations, dmc::equilibration(&DMC) + DMC.steps);
         for r in 0..ranks {
-            assert_eq!(
-                bits(&resumed[r].estimate.unwrap()),
-                bits(&whole[0]),
-                "{ranks} ranks: {:?} vs {:?}",
-                resumed[r].estimate,
-                whole[0]
-            );
+            assert_eq!(bits(&resumed[r].estimate.unwrap()), bits(&whole[0]), "{ranks} ranks: {:?} vs {:?}", resumed[r].estimate, whole[0]);
         }
         // the run's end is checkpointed too: restarting from it asks for more steps
-        let e = Threads::run(ranks, |c| {
-            he_dmc(c, &DMC, None, Some(&path)).unwrap_err().to_string()
-        });
-        assert!(
-            e[0].contains("the end of a run") && e[0].contains("--steps"),
-            "{}",
-            e[0]
-        );
+        let e = Threads::run(ranks, |c| he_dmc(c, &DMC, None, Some(&path)).unwrap_err().to_string());
+        assert!(e[0].contains("the end of a run") && e[0].contains("--steps"), "{}", e[0]);
     }
     // a restart with more steps continues the same chains
-    let longer = DmcParams {
-        steps: DMC.steps + 40,
-        ..DMC
-    };
-    let extended = he_dmc(&Solo, &longer, None, Some(&dir.join("he-1.ckpt")))
-        .unwrap()
-        .estimate
-        .unwrap();
-    assert_eq!(
-        bits(&extended),
-        bits(
-            &he_dmc(&Solo, &longer, None, None)
-                .unwrap()
-                .estimate
-                .unwrap()
-        )
-    );
+    let longer = DmcParams { steps: DMC.steps + 40, ..DMC };
+    let extended = he_dmc(&Solo, &longer, None, Some(&dir.join("he-1.ckpt"))).unwrap().estimate.unwrap();
+    assert_eq!(bits(&extended), bits(&he_dmc(&Solo, &longer, None, None).unwrap().estimate.unwrap()));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -155,31 +86,17 @@ fn a_stopped_and_restarted_run_is_bit_identical_to_an_unstopped_one() {
 fn a_checkpoint_of_another_run_is_refused_and_left_intact() {
     let dir = scratch("foreign");
     let path = dir.join("he.ckpt");
-    let ck = Checkpointing {
-        path: path.clone(),
-        every: 1000,
-        stop_after: Some(30),
-    };
+    let ck = Checkpointing { path: path.clone(), every: 1000, stop_after: Some(30) };
     he_dmc(&Solo, &DMC, Some(&ck), None).unwrap();
     let before = std::fs::read(&path).unwrap();
     let other = DmcParams { tau: 0.02, ..DMC };
-    let e = he_dmc(&Solo, &other, None, Some(&path))
-        .unwrap_err()
-        .to_string();
-    assert!(
-        e.contains("belongs to another run: it was written with tau 0.04, this run has 0.02"),
-        "{e}"
-    );
+    let e = he_dmc(&Solo, &other, None, Some(&path)).unwrap_err().to_string();
+    assert!(e.contains("belongs to another run: it was written with tau 0.04, this run has 0.02"), "{e}");
     let sys = System::by_name("h2", 0, 0.0).unwrap();
-    let e = dmc::restart(&sys, &DMC, &Solo, "h2", &path)
-        .err()
-        .unwrap()
-        .to_string();
+    let e = dmc::restart(&sys, &DMC, &Solo, "h2", &path).err().unwrap().to_string();
     assert!(e.contains("system he, this run has h2"), "{e}");
     std::fs::write(dir.join("cut.ckpt"), &before[..before.len() / 2]).unwrap();
-    let e = he_dmc(&Solo, &DMC, None, Some(&dir.join("cut.ckpt")))
-        .unwrap_err()
-        .to_string();
+    let e = he_dmc(&Solo, &DMC, None, Some(&dir.join("cut.ckpt"))).unwrap_err().to_string();
     assert!(e.contains("truncated or damaged"), "{e}");
     assert_eq!(std::fs::read(&path).unwrap(), before);
     std::fs::remove_dir_all(&dir).unwrap();
@@ -190,39 +107,19 @@ fn a_population_that_dies_out_saves_the_last_good_generation() {
     // one walker and no feedback: the population dies out after a few generations
     let dir = scratch("death");
     let path = dir.join("dying.ckpt");
-    let p = DmcParams {
-        walkers: 1,
-        steps: 100_000,
-        equil: 0,
-        tau: 0.05,
-        seed: 3,
-        feedback: 1e12,
-        balance: Balance::Equal,
-    };
-    let ck = Checkpointing {
-        path: path.clone(),
-        every: 1_000_000,
-        stop_after: None,
-    };
+    let p = DmcParams { walkers: 1, steps: 100_000, equil: 0, tau: 0.05, seed: 3, feedback: 1e12, balance: Balance::Equal };
+    let ck = Checkpointing { path: path.clone(), every: 1_000_000, stop_after: None };
     let e = he_dmc(&Solo, &p, Some(&ck), None).unwrap_err();
-    let DmcError::Saved(cause, gen, saved) = &e else {
-        panic!("{e}")
-    };
+    let DmcError::Saved(cause, gen, saved) = &e else { panic!("{e}") };
     assert!(matches!(**cause, DmcError::DiedOut(..)), "{e}");
     assert_eq!(saved, &path.display().to_string());
-    assert!(
-        e.to_string().contains("died out") && e.to_string().contains("is saved in"),
-        "{e}"
-    );
+    assert!(e.to_string().contains("died out") && e.to_string().contains("is saved in"), "{e}");
     // the saved state is that before the fatal generation: restarting from it dies in that same generation
     let sys = System::by_name("he", 0, 0.0).unwrap();
     let (acc, walkers) = dmc::restart(&sys, &p, &Solo, "he", &path).unwrap();
     assert_eq!((acc.gen, walkers.len()), (*gen, 1));
     let again = dmc::run_on(&sys, &p, &Solo, walkers, Some(acc), None, "he").unwrap_err();
-    assert!(
-        matches!(again, DmcError::DiedOut(g, 1) if g == *gen),
-        "{again}"
-    );
+    assert!(matches!(again, DmcError::DiedOut(g, 1) if g == *gen), "{again}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -245,30 +142,14 @@ impl Population for Slowed {
     fn energies(&self) -> Result<Vec<f64>, Self::Error> {
         self.walkers.energies()
     }
-    fn advance(
-        &mut self,
-        sys: &System,
-        tau: f64,
-        fixed_node: bool,
-        seed: u64,
-        tag: u64,
-        step: usize,
-        first: usize,
-    ) -> Result<Vec<(MoveStats, f64)>, Self::Error> {
+    fn advance(&mut self, sys: &System, tau: f64, fixed_node: bool, seed: u64, tag: u64, step: usize, first: usize) -> Result<Vec<(MoveStats, f64)>, Self::Error> {
         std::thread::sleep(self.delay * self.walkers.len() as u32);
-        self.walkers
-            .advance(sys, tau, fixed_node, seed, tag, step, first)
+        self.walkers.advance(sys, tau, fixed_node, seed, tag, step, first)
     }
     fn branch(&mut self, n: &[usize]) -> Result<(), Self::Error> {
         self.walkers.branch(n)
     }
-    fn migrate(
-        &mut self,
-        comm: &dyn Comm,
-        counts: &[usize],
-        goals: &[usize],
-        sys: &System,
-    ) -> Result<Traffic, Self::Error> {
+    fn migrate(&mut self, comm: &dyn Comm, counts: &[usize], goals: &[usize], sys: &System) -> Result<Traffic, Self::Error> {
         self.walkers.migrate(comm, counts, goals, sys)
     }
     fn packed(&self) -> Result<Vec<u8>, Self::Error> {
@@ -282,22 +163,8 @@ fn uneven(balance: Balance) -> Vec<Report> {
     let sys = System::by_name("he", 0, 0.0).unwrap();
     let p = DmcParams { balance, ..DMC };
     Threads::run(2, |c| {
-        let walkers = vmc::run_on(
-            &sys,
-            &VmcParams {
-                walkers: p.walkers,
-                steps: 2,
-                equil: 50,
-                tau: 0.3,
-                seed: p.seed,
-            },
-            c,
-        )
-        .1;
-        let mut pop = Slowed {
-            walkers,
-            delay: Duration::from_micros(if c.rank() == 1 { 30 } else { 10 }),
-        };
+        let walkers = vmc::run_on(&sys, &VmcParams { walkers: p.walkers, steps: 2, equil: 50, tau: 0.3, seed: p.seed }, c).1;
+        let mut pop = Slowed { walkers, delay: Duration::from_micros(if c.rank() == 1 { 30 } else { 10 }) };
         dmc::run_with(&sys, &p, c, &mut pop, None, None, "he").unwrap()
     })
 }
@@ -313,63 +180,31 @@ fn a_slow_rank_gets_fewer_walkers_by_speed_and_the_wait_falls() {
     assert!((held(&equal[1]) - 48.0).abs() < 5.0, "{:?}", equal[1].own);
     assert!(wait(&equal[0]) > 0.6e-3, "{:?}", equal[0].own);
     let t = equal[0].timing;
-    assert!(
-        t.compute_slowest_s > 0.9 * t.compute_max_s && t.compute_max_s > 1.25 * t.compute_s,
-        "{t:?}"
-    );
-    assert!(
-        t.reduce_max_s >= wait(&equal[0]) * t.generations as f64 * 0.99,
-        "{t:?}"
-    );
+    assert!(t.compute_slowest_s > 0.9 * t.compute_max_s && t.compute_max_s > 1.25 * t.compute_s, "{t:?}");
+    assert!(t.reduce_max_s >= wait(&equal[0]) * t.generations as f64 * 0.99, "{t:?}");
     // by speed: rank 1 converges on about a quarter of the walkers (speeds 1 : 1/3), and rank 0's wait falls
-    assert!(
-        held(&speed[1]) < 0.35 * DMC.walkers as f64,
-        "rank 1 held {} walkers a generation",
-        held(&speed[1])
-    );
-    assert!(
-        held(&speed[0]) > 0.6 * DMC.walkers as f64,
-        "rank 0 held {} walkers a generation",
-        held(&speed[0])
-    );
-    assert!(
-        wait(&speed[0]) < 0.5 * wait(&equal[0]),
-        "rank 0 waited {} s a generation by speed, {} s with equal shares",
-        wait(&speed[0]),
-        wait(&equal[0])
-    );
+    assert!(held(&speed[1]) < 0.35 * DMC.walkers as f64, "rank 1 held {} walkers a generation", held(&speed[1]));
+    assert!(held(&speed[0]) > 0.6 * DMC.walkers as f64, "rank 0 held {} walkers a generation", held(&speed[0]));
+    assert!(wait(&speed[0]) < 0.5 * wait(&equal[0]), "rank 0 waited {} s a generation by speed, {} s with equal shares", wait(&speed[0]), wait(&equal[0]));
     // and the physics is unchanged: both ranks hold the same estimate, on the exact energy
     let (e, e1) = (speed[0].estimate.unwrap(), speed[1].estimate.unwrap());
     assert_eq!(bits(&e), bits(&e1));
     assert!((e.energy - HE_EXACT).abs() < 4.0 * e.error + 0.005, "{e:?}");
-    assert!(
-        (e.population - DMC.walkers as f64).abs() < 0.2 * DMC.walkers as f64,
-        "{e:?}"
-    );
+    assert!((e.population - DMC.walkers as f64).abs() < 0.2 * DMC.walkers as f64, "{e:?}");
 }
 
 #[test]
 fn a_run_balanced_by_speed_stops_and_restarts() {
     let dir = scratch("restart-speed");
     let path = dir.join("he.ckpt");
-    let p = DmcParams {
-        balance: Balance::Speed,
-        ..DMC
-    };
-    let ck = |stop| Checkpointing {
-        path: path.clone(),
-        every: 40,
-        stop_after: stop,
-    };
+    let p = DmcParams { balance: Balance::Speed, ..DMC };
+    let ck = |stop| Checkpointing { path: path.clone(), every: 40, stop_after: stop };
     let stopped = Threads::run(2, |c| he_dmc(c, &p, Some(&ck(Some(130))), None).unwrap());
     assert!(stopped[0].estimate.is_none() && stopped[0].generations == 130);
     // the restart re-spreads the walkers in equal shares (the file does not keep who held which), then balances
     let resumed = Threads::run(2, |c| he_dmc(c, &p, None, Some(&path)).unwrap());
     assert_eq!(resumed[0].generations, dmc::equilibration(&p) + p.steps);
-    assert_eq!(
-        resumed[0].own.generations + 130,
-        resumed[0].generations as u64
-    );
+    assert_eq!(resumed[0].own.generations + 130, resumed[0].generations as u64);
     let e = resumed[0].estimate.unwrap();
     assert_eq!(bits(&e), bits(&resumed[1].estimate.unwrap()));
     assert!((e.energy - HE_EXACT).abs() < 4.0 * e.error + 0.005, "{e:?}");

@@ -41,13 +41,7 @@ pub struct Slater<O, T = f64, R = f64> {
 impl<O: Orbitals, T: Real, R: Scalar> Slater<O, T, R> {
     pub fn new(orb: O, first: usize) -> Self {
         let n = orb.len();
-        Slater {
-            orb,
-            first,
-            a: vec![T::zero(); n * n],
-            t: vec![T::zero(); n * n],
-            inversion: PhantomData,
-        }
+        Slater { orb, first, a: vec![T::zero(); n * n], t: vec![T::zero(); n * n], inversion: PhantomData }
     }
 
     fn mine(&self, i: usize) -> Option<usize> {
@@ -57,11 +51,7 @@ impl<O: Orbitals, T: Real, R: Scalar> Slater<O, T, R> {
     /// (values, gradients [d][j], Laplacians) at r.
     fn at(&self, r: V3) -> (Vec<T>, Vec<T>, Vec<T>) {
         let n = self.orb.len();
-        let (mut v, mut g, mut l) = (
-            vec![T::zero(); n],
-            vec![T::zero(); 3 * n],
-            vec![T::zero(); n],
-        );
+        let (mut v, mut g, mut l) = (vec![T::zero(); n], vec![T::zero(); 3 * n], vec![T::zero(); n]);
         self.orb.vgl(r, &mut v, &mut g, &mut l);
         (v, g, l)
     }
@@ -103,17 +93,13 @@ impl<O: Orbitals, T: Real, R: Scalar> Component for Slater<O, T, R> {
     }
 
     fn grad(&self, r: &[V3], i: usize) -> V3 {
-        let Some(q) = self.mine(i) else {
-            return [0.0; 3];
-        };
+        let Some(q) = self.mine(i) else { return [0.0; 3] };
         let (_, g, _) = self.at(r[i]);
         self.grad_at(q, &g).map(|x| x.f64())
     }
 
     fn ratio_grad(&self, _r: &[V3], i: usize, new: V3) -> (f64, V3) {
-        let Some(q) = self.mine(i) else {
-            return (1.0, [0.0; 3]);
-        };
+        let Some(q) = self.mine(i) else { return (1.0, [0.0; 3]) };
         let (v, g, _) = self.at(new);
         let ratio = self.col(q, &v);
         (ratio.f64(), self.grad_at(q, &g).map(|x| (x / ratio).f64()))

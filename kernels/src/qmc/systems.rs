@@ -116,12 +116,8 @@ fn coulomb(p: Precision, nuclei: Vec<(f64, V3)>) -> Arc<dyn Hamiltonian> {
 
 fn ewald(p: Precision, e: &Ewald) -> Arc<dyn Hamiltonian> {
     match p {
-        Precision::Single => Arc::new(EwaldPotential {
-            ewald: CpuEwald::<f32, f32>::new(e),
-        }),
-        Precision::Double | Precision::Mixed => Arc::new(EwaldPotential {
-            ewald: CpuEwald::<f64, f64>::new(e),
-        }),
+        Precision::Single => Arc::new(EwaldPotential { ewald: CpuEwald::<f32, f32>::new(e) }),
+        Precision::Double | Precision::Mixed => Arc::new(EwaldPotential { ewald: CpuEwald::<f64, f64>::new(e) }),
     }
 }
 
@@ -144,15 +140,7 @@ impl System {
     /// Look a system up by its command-line name, in double precision; the electron gas takes N and r_s.
     /// Err: unknown name or bad gas.
     pub fn by_name(name: &str, electrons: usize, rs: f64) -> Result<System, String> {
-        System::by_name_with(
-            name,
-            &Setup {
-                electrons,
-                rs,
-                precision: Precision::Double,
-                atom: None,
-            },
-        )
+        System::by_name_with(name, &Setup { electrons, rs, precision: Precision::Double, atom: None })
     }
 
     /// Look a system up by name with everything `Setup` holds.
@@ -167,25 +155,14 @@ impl System {
             "heg-hf" => System::electron_gas_in(s.electrons, s.rs, false, p),
             "be" => Ok(System::atom_in(atom(), Some(BE_JASTROW_B), p)),
             "be-hf" => Ok(System::atom_in(atom(), None, p)),
-            _ => Err(format!(
-                "unknown system '{name}': known systems are {}",
-                System::NAMES.join(", ")
-            )),
+            _ => Err(format!("unknown system '{name}': known systems are {}", System::NAMES.join(", "))),
         }
     }
 
     /// The names `by_name` knows.
     pub const NAMES: [&'static str; 7] = ["h", "he", "h2", "be", "be-hf", "heg", "heg-hf"];
 
-    fn open(
-        name: &str,
-        n_up: usize,
-        nuclei: Vec<(f64, V3)>,
-        trial: Wavefunction,
-        exact: Option<f64>,
-        p: Precision,
-        blueprint: Blueprint,
-    ) -> System {
+    fn open(name: &str, n_up: usize, nuclei: Vec<(f64, V3)>, trial: Wavefunction, exact: Option<f64>, p: Precision, blueprint: Blueprint) -> System {
         System {
             name: name.into(),
             n_up,
@@ -209,26 +186,14 @@ impl System {
     }
 
     /// The electron gas of `electrons` electrons (closed shells) at r_s, with or without its Jastrow factor.
-    pub fn electron_gas_in(
-        electrons: usize,
-        rs: f64,
-        with_jastrow: bool,
-        p: Precision,
-    ) -> Result<System, String> {
+    pub fn electron_gas_in(electrons: usize, rs: f64, with_jastrow: bool, p: Precision) -> Result<System, String> {
         let g = heg::gas(electrons, rs)?;
-        let mut parts = vec![
-            slater(p, g.orbitals.clone(), 0),
-            slater(p, g.orbitals.clone(), electrons / 2),
-        ];
+        let mut parts = vec![slater(p, g.orbitals.clone(), 0), slater(p, g.orbitals.clone(), electrons / 2)];
         let two_body = with_jastrow.then(|| heg::bspline_jastrow(electrons / 2, g.side, rs));
         if let Some(j) = &two_body {
             parts.push(jastrow(p, j.clone()));
         }
-        let blueprint = Blueprint {
-            orbitals: OrbitalSet::PlaneWaves(g.orbitals),
-            jastrow: two_body,
-            ewald: Some(g.ewald.clone()),
-        };
+        let blueprint = Blueprint { orbitals: OrbitalSet::PlaneWaves(g.orbitals), jastrow: two_body, ewald: Some(g.ewald.clone()) };
         Ok(System {
             name: if with_jastrow { "heg" } else { "heg-hf" }.into(),
             n_up: electrons / 2,
@@ -254,14 +219,8 @@ impl System {
     pub fn hydrogen_in(p: Precision) -> System {
         let o = V3::default();
         let orbitals = vec![Lcao::slater_1s(1.0, o)];
-        let trial = Wavefunction {
-            parts: vec![product(p, orbitals.clone())],
-        };
-        let blueprint = Blueprint {
-            orbitals: OrbitalSet::Product(orbitals),
-            jastrow: None,
-            ewald: None,
-        };
+        let trial = Wavefunction { parts: vec![product(p, orbitals.clone())] };
+        let blueprint = Blueprint { orbitals: OrbitalSet::Product(orbitals), jastrow: None, ewald: None };
         System::open("h", 1, vec![(1.0, o)], trial, Some(-0.5), p, blueprint)
     }
 
@@ -275,14 +234,8 @@ impl System {
         let o = V3::default();
         let orb = Lcao::slater_1s(2.0, o);
         let (orbitals, j) = (vec![orb.clone(), orb], TwoBody::pade(1, b));
-        let trial = Wavefunction {
-            parts: vec![product(p, orbitals.clone()), jastrow(p, j.clone())],
-        };
-        let blueprint = Blueprint {
-            orbitals: OrbitalSet::Product(orbitals),
-            jastrow: Some(j),
-            ewald: None,
-        };
+        let trial = Wavefunction { parts: vec![product(p, orbitals.clone()), jastrow(p, j.clone())] };
+        let blueprint = Blueprint { orbitals: OrbitalSet::Product(orbitals), jastrow: Some(j), ewald: None };
         System::open("he", 1, vec![(2.0, o)], trial, Some(HE_EXACT), p, blueprint)
     }
 
@@ -296,23 +249,9 @@ impl System {
         let (a, c) = ([0.0, 0.0, -0.5 * bond], [0.0, 0.0, 0.5 * bond]);
         let orb = Lcao::sigma_g(zeta, a, c);
         let (orbitals, j) = (vec![orb.clone(), orb], TwoBody::pade(1, b));
-        let trial = Wavefunction {
-            parts: vec![product(p, orbitals.clone()), jastrow(p, j.clone())],
-        };
-        let blueprint = Blueprint {
-            orbitals: OrbitalSet::Product(orbitals),
-            jastrow: Some(j),
-            ewald: None,
-        };
-        System::open(
-            "h2",
-            1,
-            vec![(1.0, a), (1.0, c)],
-            trial,
-            (bond == H2_BOND).then_some(H2_EXACT),
-            p,
-            blueprint,
-        )
+        let trial = Wavefunction { parts: vec![product(p, orbitals.clone()), jastrow(p, j.clone())] };
+        let blueprint = Blueprint { orbitals: OrbitalSet::Product(orbitals), jastrow: Some(j), ewald: None };
+        System::open("h2", 1, vec![(1.0, a), (1.0, c)], trial, (bond == H2_BOND).then_some(H2_EXACT), p, blueprint)
     }
 
     /// Be with the committed PySCF orbitals, in double precision (see `atom_in`).
@@ -323,37 +262,15 @@ impl System {
     /// Be with the RHF orbitals of `atom`, and with `with_jastrow` = Some(b) the Padé two-body term of parameter b;
     /// None: the bare Hartree-Fock determinant.
     pub fn atom_in(atom: HfAtom, with_jastrow: Option<f64>, p: Precision) -> System {
-        let mut parts = vec![
-            slater(p, atom.orbitals.clone(), 0),
-            slater(p, atom.orbitals.clone(), 2),
-        ];
+        let mut parts = vec![slater(p, atom.orbitals.clone(), 0), slater(p, atom.orbitals.clone(), 2)];
         let two_body = with_jastrow.map(|b| TwoBody::pade(2, b));
         if let Some(j) = &two_body {
             parts.push(jastrow(p, j.clone()));
         }
-        let name = if with_jastrow.is_some() {
-            "be"
-        } else {
-            "be-hf"
-        };
-        let blueprint = Blueprint {
-            orbitals: OrbitalSet::Gaussian(atom.orbitals.clone()),
-            jastrow: two_body,
-            ewald: None,
-        };
-        let mut sys = System::open(
-            name,
-            2,
-            vec![(atom.z, atom.center)],
-            Wavefunction { parts },
-            Some(BE_EXACT),
-            p,
-            blueprint,
-        );
-        sys.hf = Some(HartreeFock {
-            energy: atom.energy,
-            kinetic: atom.kinetic,
-        });
+        let name = if with_jastrow.is_some() { "be" } else { "be-hf" };
+        let blueprint = Blueprint { orbitals: OrbitalSet::Gaussian(atom.orbitals.clone()), jastrow: two_body, ewald: None };
+        let mut sys = System::open(name, 2, vec![(atom.z, atom.center)], Wavefunction { parts }, Some(BE_EXACT), p, blueprint);
+        sys.hf = Some(HartreeFock { energy: atom.energy, kinetic: atom.kinetic });
         sys.fixed_node = Some(BE_FIXED_NODE);
         sys.jastrow = with_jastrow.is_some();
         sys
@@ -364,9 +281,7 @@ impl System {
     pub fn initial_positions(&self, rng: &mut crate::rng::Rng64) -> Vec<V3> {
         use rand::Rng;
         if let Some(l) = self.side {
-            return (0..self.n_electrons)
-                .map(|_| [0, 1, 2].map(|_| rng.random_range(0.0..l)))
-                .collect();
+            return (0..self.n_electrons).map(|_| [0, 1, 2].map(|_| rng.random_range(0.0..l))).collect();
         }
         let n = &self.nuclei;
         (0..self.n_electrons)

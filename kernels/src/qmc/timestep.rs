@@ -22,9 +22,7 @@ impl std::str::FromStr for Model {
         match s {
             "linear" => Ok(Model::Linear),
             "quadratic" => Ok(Model::Quadratic),
-            _ => Err(format!(
-                "unknown time-step fit '{s}': use linear or quadratic"
-            )),
+            _ => Err(format!("unknown time-step fit '{s}': use linear or quadratic")),
         }
     }
 }
@@ -86,20 +84,10 @@ pub fn fit(points: &[(f64, f64, f64)], model: Model) -> Result<Fit, String> {
     taus.sort_by(f64::total_cmp);
     taus.dedup();
     if taus.len() < p {
-        return Err(format!(
-            "a {} time-step fit needs {p} distinct time steps, got {}",
-            model.name(),
-            taus.len()
-        ));
+        return Err(format!("a {} time-step fit needs {p} distinct time steps, got {}", model.name(), taus.len()));
     }
-    if let Some(q) = points
-        .iter()
-        .find(|q| !(q.2.is_finite() && q.2 > 0.0 && q.1.is_finite() && q.0.is_finite()))
-    {
-        return Err(format!(
-            "the time-step fit got E = {} +- {} at tau = {}",
-            q.1, q.2, q.0
-        ));
+    if let Some(q) = points.iter().find(|q| !(q.2.is_finite() && q.2 > 0.0 && q.1.is_finite() && q.0.is_finite())) {
+        return Err(format!("the time-step fit got E = {} +- {} at tau = {}", q.1, q.2, q.0));
     }
     // normal equations A c = r, A = X^T W X, r = X^T W E, with X_ik = tau_i^k and W = 1 / sigma^2; tau is scaled
     // by the largest time step so that A is well conditioned
@@ -117,9 +105,7 @@ pub fn fit(points: &[(f64, f64, f64)], model: Model) -> Result<Fit, String> {
         }
     }
     let cov = invert(&a).ok_or("the time-step fit is singular")?;
-    let c: Vec<f64> = (0..p)
-        .map(|i| (0..p).map(|j| cov[i][j] * r[j]).sum())
-        .collect();
+    let c: Vec<f64> = (0..p).map(|i| (0..p).map(|j| cov[i][j] * r[j]).sum()).collect();
     let chi2 = points
         .iter()
         .map(|&(tau, e, s)| {
@@ -127,30 +113,14 @@ pub fn fit(points: &[(f64, f64, f64)], model: Model) -> Result<Fit, String> {
             ((e - model) / s).powi(2)
         })
         .sum();
-    Ok(Fit {
-        energy: c[0],
-        error: cov[0][0].sqrt(),
-        slope: c[1] / scale,
-        slope_error: cov[1][1].sqrt() / scale,
-        chi2,
-        dof: points.len() - p,
-    })
+    Ok(Fit { energy: c[0], error: cov[0][0].sqrt(), slope: c[1] / scale, slope_error: cov[1][1].sqrt() / scale, chi2, dof: points.len() - p })
 }
 
 /// The inverse of a small symmetric positive definite matrix by Gauss-Jordan elimination with partial pivoting;
 /// None when it is singular.
 fn invert(a: &[Vec<f64>]) -> Option<Vec<Vec<f64>>> {
     let n = a.len();
-    let mut m: Vec<Vec<f64>> = a
-        .iter()
-        .enumerate()
-        .map(|(i, row)| {
-            row.iter()
-                .copied()
-                .chain((0..n).map(|j| (i == j) as u8 as f64))
-                .collect()
-        })
-        .collect();
+    let mut m: Vec<Vec<f64>> = a.iter().enumerate().map(|(i, row)| row.iter().copied().chain((0..n).map(|j| (i == j) as u8 as f64)).collect()).collect();
     for col in 0..n {
         let pivot = (col..n).max_by(|&i, &j| m[i][col].abs().total_cmp(&m[j][col].abs()))?;
         if m[pivot][col].abs() < 1e-300 {
@@ -180,23 +150,14 @@ mod tests {
     fn a_line_through_exact_points_gives_its_intercept_and_the_propagated_error() {
         // E = -14.6572 - 0.4 tau at 0.005, 0.01, 0.02, each +- 1 mHa: intercept exact, error from the covariance:
         // var(E_0) = sigma^2 (1/n + tau_mean^2 / S_tt) = 1e-6 (1/3 + 0.0116667^2 / 1.1667e-4) = 1.5e-6
-        let pts: Vec<(f64, f64, f64)> = [0.005, 0.01, 0.02]
-            .iter()
-            .map(|&t| (t, -14.6572 - 0.4 * t, 1e-3))
-            .collect();
+        let pts: Vec<(f64, f64, f64)> = [0.005, 0.01, 0.02].iter().map(|&t| (t, -14.6572 - 0.4 * t, 1e-3)).collect();
         let f = fit(&pts, Model::Linear).unwrap();
-        assert!(
-            (f.energy + 14.6572).abs() < 1e-12 && (f.slope + 0.4).abs() < 1e-9,
-            "{f:?}"
-        );
+        assert!((f.energy + 14.6572).abs() < 1e-12 && (f.slope + 0.4).abs() < 1e-9, "{f:?}");
         assert!((f.error - 1.5e-6f64.sqrt()).abs() < 1e-9, "{f:?}");
         assert!(f.chi2 < 1e-18 && f.dof == 1 && f.plausible());
         // the quadratic through three points has no degrees of freedom left, and a larger error at tau = 0
         let q = fit(&pts, Model::Quadratic).unwrap();
-        assert!(
-            (q.energy + 14.6572).abs() < 1e-10 && q.dof == 0 && q.error > f.error,
-            "{q:?}"
-        );
+        assert!((q.energy + 14.6572).abs() < 1e-10 && q.dof == 0 && q.error > f.error, "{q:?}");
     }
 
     /// The fit's error bar is honest: 4000 series of three points scattered with their error bars around a line;
@@ -208,60 +169,30 @@ mod tests {
         let (runs, e0, b) = (4000, -2.9037, 0.03);
         let (mut z2, mut rejected) = (0.0, 0);
         for _ in 0..runs {
-            let pts: Vec<(f64, f64, f64)> = [(0.01, 4e-4), (0.02, 3e-4), (0.04, 2e-4)]
-                .iter()
-                .map(|&(t, s)| (t, e0 + b * t + s * gaussian3(&mut r)[0], s))
-                .collect();
+            let pts: Vec<(f64, f64, f64)> = [(0.01, 4e-4), (0.02, 3e-4), (0.04, 2e-4)].iter().map(|&(t, s)| (t, e0 + b * t + s * gaussian3(&mut r)[0], s)).collect();
             let f = fit(&pts, Model::Linear).unwrap();
             z2 += ((f.energy - e0) / f.error).powi(2) / runs as f64;
             rejected += !f.plausible() as usize;
         }
-        assert!(
-            (z2 - 1.0).abs() < 4.0 * (2.0 / runs as f64).sqrt(),
-            "mean z^2 = {z2}"
-        );
-        assert!(
-            rejected < 15,
-            "{rejected} of {runs} plausible lines rejected"
-        );
-        let curved: Vec<(f64, f64, f64)> = [0.01, 0.02, 0.04]
-            .iter()
-            .map(|&t| (t, e0 + 10.0 * t * t, 2e-4))
-            .collect();
+        assert!((z2 - 1.0).abs() < 4.0 * (2.0 / runs as f64).sqrt(), "mean z^2 = {z2}");
+        assert!(rejected < 15, "{rejected} of {runs} plausible lines rejected");
+        let curved: Vec<(f64, f64, f64)> = [0.01, 0.02, 0.04].iter().map(|&t| (t, e0 + 10.0 * t * t, 2e-4)).collect();
         assert!(!fit(&curved, Model::Linear).unwrap().plausible());
         assert!(fit(&curved, Model::Quadratic).unwrap().plausible());
     }
 
     #[test]
     fn too_few_time_steps_or_bad_error_bars_are_refused() {
-        assert!(
-            fit(&[(0.01, -1.0, 1e-3), (0.01, -1.1, 1e-3)], Model::Linear)
-                .unwrap_err()
-                .contains("2 distinct time steps, got 1")
-        );
-        assert!(
-            fit(&[(0.01, -1.0, 1e-3), (0.02, -1.1, 1e-3)], Model::Quadratic)
-                .unwrap_err()
-                .contains("3 distinct")
-        );
-        assert!(
-            fit(&[(0.01, -1.0, f64::NAN), (0.02, -1.1, 1e-3)], Model::Linear)
-                .unwrap_err()
-                .contains("NaN")
-        );
+        assert!(fit(&[(0.01, -1.0, 1e-3), (0.01, -1.1, 1e-3)], Model::Linear).unwrap_err().contains("2 distinct time steps, got 1"));
+        assert!(fit(&[(0.01, -1.0, 1e-3), (0.02, -1.1, 1e-3)], Model::Quadratic).unwrap_err().contains("3 distinct"));
+        assert!(fit(&[(0.01, -1.0, f64::NAN), (0.02, -1.1, 1e-3)], Model::Linear).unwrap_err().contains("NaN"));
         assert!(fit(&[(0.01, f64::NAN, 1e-3), (0.02, -1.1, 1e-3)], Model::Linear).is_err());
         assert!(fit(&[(0.01, -1.0, 0.0), (0.02, -1.1, 1e-3)], Model::Linear).is_err());
     }
 
     #[test]
     fn chi2_quantiles_are_close_to_the_tables() {
-        for (k, exact) in [
-            (1, 10.828),
-            (2, 13.816),
-            (3, 16.266),
-            (5, 20.515),
-            (10, 29.588),
-        ] {
+        for (k, exact) in [(1, 10.828), (2, 13.816), (3, 16.266), (5, 20.515), (10, 29.588)] {
             let q = chi2_quantile_999(k);
             assert!(q >= exact * 0.99 && q < exact * 1.04, "{k}: {q} vs {exact}");
         }

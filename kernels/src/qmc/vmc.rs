@@ -49,17 +49,12 @@ pub fn initial_walkers(sys: &System, n: usize, seed: u64) -> Vec<Walker> {
 
 /// Walkers `ks` of the global order (one rank's share), each already evaluated.
 pub fn initial_walkers_in(sys: &System, ks: std::ops::Range<usize>, seed: u64) -> Vec<Walker> {
-    start_positions(sys, ks, seed)
-        .into_par_iter()
-        .map(|r| Walker::new(sys, r))
-        .collect()
+    start_positions(sys, ks, seed).into_par_iter().map(|r| Walker::new(sys, r)).collect()
 }
 
 /// The start positions of walkers `ks` of the global order (walker k from stream (seed, 1, 0, k)).
 pub fn start_positions(sys: &System, ks: std::ops::Range<usize>, seed: u64) -> Vec<Vec<V3>> {
-    ks.into_par_iter()
-        .map(|k| sys.initial_positions(&mut stream(seed, 1, 0, k)))
-        .collect()
+    ks.into_par_iter().map(|k| sys.initial_positions(&mut stream(seed, 1, 0, k))).collect()
 }
 
 /// Run VMC; returns the estimate and the final walkers (a DMC run starts from them).
@@ -79,15 +74,8 @@ pub fn run_on(sys: &System, p: &VmcParams, comm: &dyn Comm) -> (Estimate, Vec<Wa
 
 /// Run VMC on `pop`, this rank's share of the walkers (walker k being walker `first + k` of the global order),
 /// already measured; the population ends where the run ends (a DMC run starts from it).
-pub fn run_with<P: Population>(
-    sys: &System,
-    p: &VmcParams,
-    comm: &dyn Comm,
-    pop: &mut P,
-    first: usize,
-) -> Result<Estimate, P::Error> {
-    let (mut series, mut var_sum, mut moves) =
-        (Vec::with_capacity(p.steps), 0.0, MoveStats::default());
+pub fn run_with<P: Population>(sys: &System, p: &VmcParams, comm: &dyn Comm, pop: &mut P, first: usize) -> Result<Estimate, P::Error> {
+    let (mut series, mut var_sum, mut moves) = (Vec::with_capacity(p.steps), 0.0, MoveStats::default());
     for step in 0..p.equil + p.steps {
         let out = pop.advance(sys, p.tau, false, p.seed, 2, step, first)?;
         if step < p.equil {
@@ -98,13 +86,7 @@ pub fn run_with<P: Population>(
             m.add(&o.0);
         }
         // sums over ranks: E_L and the move statistics, then (E_L - mean)^2
-        let mut s = [
-            out.iter().map(|o| o.1).sum::<f64>(),
-            m.attempted as f64,
-            m.accepted as f64,
-            m.r2_proposed,
-            m.r2_accepted,
-        ];
+        let mut s = [out.iter().map(|o| o.1).sum::<f64>(), m.attempted as f64, m.accepted as f64, m.r2_proposed, m.r2_accepted];
         comm.sum(&mut s);
         let n = p.walkers as f64;
         let mean = s[0] / n;
@@ -112,12 +94,7 @@ pub fn run_with<P: Population>(
         comm.sum(&mut v);
         var_sum += v[0] / n;
         series.push(mean);
-        moves.add(&MoveStats {
-            attempted: s[1] as u64,
-            accepted: s[2] as u64,
-            r2_proposed: s[3],
-            r2_accepted: s[4],
-        });
+        moves.add(&MoveStats { attempted: s[1] as u64, accepted: s[2] as u64, r2_proposed: s[3], r2_accepted: s[4] });
     }
     let b = blocking(&series);
     Ok(Estimate {

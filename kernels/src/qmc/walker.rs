@@ -12,11 +12,7 @@ use rand::Rng;
 /// throw the electron far away; the limited drift tends to sqrt(2 tau) in length, and to tau v where v^2 tau << 1.
 pub fn drift(v: V3, tau: f64) -> V3 {
     let v2t = dot(v, v) * tau;
-    let f = if v2t < 1e-8 {
-        1.0 - 0.5 * v2t
-    } else {
-        ((1.0 + 2.0 * v2t).sqrt() - 1.0) / v2t
-    };
+    let f = if v2t < 1e-8 { 1.0 - 0.5 * v2t } else { ((1.0 + 2.0 * v2t).sqrt() - 1.0) / v2t };
     scale(f * tau, v)
 }
 
@@ -56,13 +52,7 @@ pub struct Walker {
 impl Walker {
     pub fn new(sys: &System, r: Vec<V3>) -> Walker {
         let n = r.len();
-        let mut w = Walker {
-            r,
-            wf: sys.trial.clone(),
-            e_local: 0.0,
-            grad: vec![[0.0; 3]; n],
-            lap: vec![0.0; n],
-        };
+        let mut w = Walker { r, wf: sys.trial.clone(), e_local: 0.0, grad: vec![[0.0; 3]; n], lap: vec![0.0; n] };
         w.measure(sys);
         w
     }
@@ -70,13 +60,7 @@ impl Walker {
     /// Full evaluation at the current positions: the local energy.
     pub fn measure(&mut self, sys: &System) {
         self.wf.evaluate(&self.r, &mut self.grad, &mut self.lap);
-        self.e_local = local_energy(
-            sys.precision,
-            &*sys.hamiltonian,
-            &self.r,
-            &self.grad,
-            &self.lap,
-        );
+        self.e_local = local_energy(sys.precision, &*sys.hamiltonian, &self.r, &self.grad, &self.lap);
     }
 
     /// The local kinetic energy -1/2 sum_i (lap_i ln psi + |grad_i ln psi|^2) at the last `measure`, in the
@@ -113,6 +97,7 @@ impl Walker {
         }
         s
     }
+
 }
 
 /// A walker travels as its positions: everything else (the wavefunction's cached state, the local energy) is a
@@ -125,9 +110,7 @@ impl Pack for Walker {
         }
     }
     fn unpack(sys: &System, bytes: &mut Reader) -> Result<Walker, Truncated> {
-        let r = (0..sys.n_electrons)
-            .map(|_| Ok([bytes.f64()?, bytes.f64()?, bytes.f64()?]))
-            .collect::<Result<Vec<V3>, Truncated>>()?;
+        let r = (0..sys.n_electrons).map(|_| Ok([bytes.f64()?, bytes.f64()?, bytes.f64()?])).collect::<Result<Vec<V3>, Truncated>>()?;
         if !bytes.rest.is_empty() {
             return Err(Truncated);
         }

@@ -84,11 +84,7 @@ pub fn inverse_tolerance(eps: f64, cond: f64, recompute: usize) -> f64 {
     if eps < 1e-10 {
         return 1e-8;
     }
-    let steps = if recompute == 0 {
-        8
-    } else {
-        interval(eps, cond, recompute)
-    };
+    let steps = if recompute == 0 { 8 } else { interval(eps, cond, recompute) };
     (eps * cond + 1e3 * eps * steps as f64).min(1e-2)
 }
 
@@ -98,27 +94,15 @@ pub fn inverse_tolerance(eps: f64, cond: f64, recompute: usize) -> f64 {
 pub fn cond_1<S: Real>(a: &[S], t: &[S], n: usize, stride: usize) -> f64 {
     let mut cols = vec![0.0f64; n];
     for row in a.chunks_exact(n).take(n) {
-        cols.iter_mut()
-            .zip(row)
-            .for_each(|(c, x)| *c += x.f64().abs());
+        cols.iter_mut().zip(row).for_each(|(c, x)| *c += x.f64().abs());
     }
-    let inv = t
-        .chunks(stride)
-        .take(n)
-        .map(|r| r[..n].iter().map(|x| x.f64().abs()).sum::<f64>())
-        .fold(0.0, f64::max);
+    let inv = t.chunks(stride).take(n).map(|r| r[..n].iter().map(|x| x.f64().abs()).sum::<f64>()).fold(0.0, f64::max);
     cols.into_iter().fold(0.0, f64::max) * inv
 }
 
 /// 1-norms of both spins' column-major n x n f64 matrices (`mats` holds `[walker][spin][n][n]`) of the first `count`
 /// walkers listed in `list`, on the device (conditioning.cu), downloaded: entry 2k + s for spin s of walker list[k].
-pub fn device_norms(
-    gpu: &Gpu,
-    mats: &CudaSlice<f64>,
-    n: usize,
-    list: &CudaSlice<i32>,
-    count: usize,
-) -> Result<Vec<f64>, GpuError> {
+pub fn device_norms(gpu: &Gpu, mats: &CudaSlice<f64>, n: usize, list: &CudaSlice<i32>, count: usize) -> Result<Vec<f64>, GpuError> {
     let f = gpu.function("solid_conditioning", SRC, "solid_norm1")?;
     let mut out = gpu.zeros::<f64>("matrix norms", 2 * count)?;
     let (ni, ci) = (n as i32, count as i32);
@@ -126,13 +110,6 @@ pub fn device_norms(
     b.arg(&ni).arg(list).arg(&ci).arg(mats).arg(&mut out);
     // SAFETY: block b < 2 count reads matrix 2 list[b / 2] + b % 2 (n^2 entries of mats, which holds both spins of
     // every walker in list) and writes out[b].
-    unsafe {
-        b.launch(LaunchConfig {
-            grid_dim: (2 * count as u32, 1, 1),
-            block_dim: (256, 1, 1),
-            shared_mem_bytes: 0,
-        })
-    }
-    .during("launching solid_norm1")?;
+    unsafe { b.launch(LaunchConfig { grid_dim: (2 * count as u32, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 }) }.during("launching solid_norm1")?;
     gpu.download(&out)
 }

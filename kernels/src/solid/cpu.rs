@@ -11,10 +11,7 @@
 
 use super::conditioning::{cond_1, reinverts};
 use super::finite::Finite;
-use super::{
-    branch, comb_offset, draws, start_walkers, timed, weight, Class, Params, Parts, Solid,
-    SolidError, Timers, PER_MOVE,
-};
+use super::{branch, comb_offset, draws, start_walkers, timed, weight, Class, Params, Parts, Solid, SolidError, Timers, PER_MOVE};
 use crate::bspline::{cpu as spline, Output};
 use crate::determinant::cpu::invert_in;
 use crate::determinant::delayed::Delayed;
@@ -121,22 +118,12 @@ impl<S: Scalar, A: Scalar> Scratch<S, A> {
 impl<'a, S: Scalar, A: Scalar> CpuEngine<'a, S, A> {
     /// `count` walkers with uniformly random electrons, inverted and measured.
     pub fn new(sys: &'a Solid, count: usize, p: Params) -> Result<Self, SolidError> {
-        assert!(
-            (1..=crate::determinant::MAX_DELAY).contains(&p.delay),
-            "solid cpu: delay {} out of 1..=64",
-            p.delay
-        );
+        assert!((1..=crate::determinant::MAX_DELAY).contains(&p.delay), "solid cpu: delay {} out of 1..=64", p.delay);
         let setup: Setup<S> = sys.setup.convert();
         let w = start_walkers::<S>(sys, count, &p);
         let st = setup.table.stride;
         let mut e = CpuEngine {
-            ctx: Ctx {
-                ewald: CpuEwald::new(&sys.ewald),
-                fun: JastrowSums::new(&sys.setup, sys.jastrow()),
-                setup,
-                sys,
-                p,
-            },
+            ctx: Ctx { ewald: CpuEwald::new(&sys.ewald), fun: JastrowSums::new(&sys.setup, sys.jastrow()), setup, sys, p },
             dpsi: vec![S::zero(); count * sys.electrons() * 3 * st],
             lap: vec![S::zero(); count * sys.electrons() * st],
             lap_known: vec![false; count],
@@ -179,8 +166,7 @@ impl<'a, S: Scalar, A: Scalar> CpuEngine<'a, S, A> {
         if self.ctx.p.dmc {
             let start = Instant::now();
             self.branch(&old, step);
-            self.timers
-                .add(Class::Branching, start.elapsed().as_secs_f64());
+            self.timers.add(Class::Branching, start.elapsed().as_secs_f64());
         }
         Ok(())
     }
@@ -192,8 +178,7 @@ impl<'a, S: Scalar, A: Scalar> CpuEngine<'a, S, A> {
         self.walker_tasks(Some(step), false)?;
         let start = Instant::now();
         self.nonlocal();
-        self.timers
-            .add(Class::Pseudopotential, start.elapsed().as_secs_f64());
+        self.timers.add(Class::Pseudopotential, start.elapsed().as_secs_f64());
         self.steps += 1;
         Ok(())
     }
@@ -218,15 +203,10 @@ impl<'a, S: Scalar, A: Scalar> CpuEngine<'a, S, A> {
     /// if `invert`). Then the Ewald energies (a parallel phase of its own: the ewald kernel spreads one walker over
     /// threads). Adds the thread times per class, scaled to the wall time, to `timers`.
     fn walker_tasks(&mut self, step: Option<usize>, invert: bool) -> Result<(), SolidError> {
-        let (ne, ni, st) = (
-            self.ctx.sys.electrons(),
-            self.ctx.setup.ion_count(),
-            self.ctx.setup.table.stride,
-        );
+        let (ne, ni, st) = (self.ctx.sys.electrons(), self.ctx.setup.ion_count(), self.ctx.setup.table.stride);
         let threads = rayon::current_num_threads();
         while self.scratch.len() < threads {
-            self.scratch
-                .push(Mutex::new(Scratch::new(&self.ctx.setup, self.ctx.p.delay)));
+            self.scratch.push(Mutex::new(Scratch::new(&self.ctx.setup, self.ctx.p.delay)));
         }
         let start = Instant::now();
         let (me, scratch) = (&self.ctx, &self.scratch);
@@ -241,40 +221,31 @@ impl<'a, S: Scalar, A: Scalar> CpuEngine<'a, S, A> {
             .zip(self.cond.par_iter_mut())
             .zip(self.outcomes.par_iter_mut())
             .enumerate()
-            .for_each(
-                |(k, (((((((pos, inv), dpsi), lap), known), rot), cond), out))| {
-                    // the task runs no parallel loop of its own, so no other task of this thread starts inside it
-                    let slot = rayon::current_thread_index().unwrap_or(0) % scratch.len();
-                    let mut sc = scratch[slot]
-                        .try_lock()
-                        .expect("solid cpu: one walker task per thread at a time");
-                    *out = Outcome::default();
-                    let invert = match step {
-                        Some(step) => {
-                            let t = &mut out.t;
-                            timed(t, Class::Other, || {
-                                draws(me.p.seed, step, me.p.first + k, ne, ni, &mut sc.moves, rot)
-                            });
-                            (out.stats, out.accepted) =
-                                crate::dispatch!(me.sweep(pos, inv, dpsi, lap, &mut *sc, t));
-                            reinverts(&me.p, step, S::EPS, *cond)
-                        }
-                        None => invert,
-                    };
-                    out.inverted = invert;
-                    match crate::dispatch!(me
-                        .measure_walker(pos, inv, dpsi, lap, *known, invert, &mut *sc, &mut out.t))
-                    {
-                        Ok((kinetic, c)) => {
-                            *known = true;
-                            out.kinetic = kinetic;
-                            out.cond = c;
-                            *cond = c.unwrap_or(*cond);
-                        }
-                        Err(_) => out.singular = true,
+            .for_each(|(k, (((((((pos, inv), dpsi), lap), known), rot), cond), out))| {
+                // the task runs no parallel loop of its own, so no other task of this thread starts inside it
+                let slot = rayon::current_thread_index().unwrap_or(0) % scratch.len();
+                let mut sc = scratch[slot].try_lock().expect("solid cpu: one walker task per thread at a time");
+                *out = Outcome::default();
+                let invert = match step {
+                    Some(step) => {
+                        let t = &mut out.t;
+                        timed(t, Class::Other, || draws(me.p.seed, step, me.p.first + k, ne, ni, &mut sc.moves, rot));
+                        (out.stats, out.accepted) = crate::dispatch!(me.sweep(pos, inv, dpsi, lap, &mut *sc, t));
+                        reinverts(&me.p, step, S::EPS, *cond)
                     }
-                },
-            );
+                    None => invert,
+                };
+                out.inverted = invert;
+                match crate::dispatch!(me.measure_walker(pos, inv, dpsi, lap, *known, invert, &mut *sc, &mut out.t)) {
+                    Ok((kinetic, c)) => {
+                        *known = true;
+                        out.kinetic = kinetic;
+                        out.cond = c;
+                        *cond = c.unwrap_or(*cond);
+                    }
+                    Err(_) => out.singular = true,
+                }
+            });
         let wall = start.elapsed().as_secs_f64();
         let mut threads = Timers::default();
         for (k, out) in self.outcomes.iter().enumerate() {
@@ -292,13 +263,8 @@ impl<'a, S: Scalar, A: Scalar> CpuEngine<'a, S, A> {
         self.timers = self.timers.merge(threads.scaled_to(wall));
         let start = Instant::now();
         let ewald = &self.ctx.ewald;
-        self.w
-            .pos
-            .par_chunks(3 * ne)
-            .zip(self.parts.par_iter_mut())
-            .for_each(|(pos, p)| p.coulomb = ewald.energy_one(points(pos)).f64());
-        self.timers
-            .add(Class::Coulomb, start.elapsed().as_secs_f64());
+        self.w.pos.par_chunks(3 * ne).zip(self.parts.par_iter_mut()).for_each(|(pos, p)| p.coulomb = ewald.energy_one(points(pos)).f64());
+        self.timers.add(Class::Coulomb, start.elapsed().as_secs_f64());
         Ok(())
     }
 
@@ -315,20 +281,10 @@ impl<'a, S: Scalar, A: Scalar> CpuEngine<'a, S, A> {
     fn branch(&mut self, old: &[f64], step: usize) {
         let ne = self.ctx.sys.electrons();
         let new = self.energies();
-        self.weights = old
-            .iter()
-            .zip(&new)
-            .map(|(&o, &n)| weight(o, n, self.e_est, self.ctx.p.tau, ne))
-            .collect();
+        self.weights = old.iter().zip(&new).map(|(&o, &n)| weight(o, n, self.e_est, self.ctx.p.tau, ne)).collect();
         self.finite.tally(step, &self.weights);
         let wsum: f64 = self.weights.iter().sum();
-        let e_gen = self
-            .weights
-            .iter()
-            .zip(&new)
-            .map(|(w, e)| w * e)
-            .sum::<f64>()
-            / wsum;
+        let e_gen = self.weights.iter().zip(&new).map(|(w, e)| w * e).sum::<f64>() / wsum;
         self.parents = branch(&self.weights, comb_offset(self.ctx.p.seed, step));
         let parents = std::mem::take(&mut self.parents);
         self.copy_slots(&parents);
@@ -339,11 +295,7 @@ impl<'a, S: Scalar, A: Scalar> CpuEngine<'a, S, A> {
 
     /// Slot s takes the state of walker `parents[s]` (no parent's own slot is overwritten: see `branch`).
     pub fn copy_slots(&mut self, parents: &[usize]) {
-        let (ne, st, ni) = (
-            self.ctx.sys.electrons(),
-            self.ctx.setup.table.stride,
-            self.ctx.setup.ion_count(),
-        );
+        let (ne, st, ni) = (self.ctx.sys.electrons(), self.ctx.setup.table.stride, self.ctx.setup.ion_count());
         for (slot, &from) in parents.iter().enumerate().filter(|(s, f)| s != *f) {
             copy_slot(&mut self.w.pos, 3 * ne, from, slot);
             copy_slot(&mut self.w.inv, ne * st, from, slot);
@@ -372,30 +324,11 @@ impl<S: Scalar, A: Scalar> Ctx<'_, S, A> {
     /// closures: a closure not inlined would run without the vector instruction set, and its minimum images would
     /// call libm's rint).
     #[inline(always)]
-    fn sweep(
-        &self,
-        pos: &mut [f64],
-        inv: &mut [S],
-        dpsi: &mut [S],
-        lap: &mut [S],
-        sc: &mut Scratch<S, A>,
-        t: &mut Timers,
-    ) -> (MoveStats, u32) {
-        let (ne, n, st) = (
-            self.sys.electrons(),
-            self.setup.per_spin(),
-            self.setup.table.stride,
-        );
+    fn sweep(&self, pos: &mut [f64], inv: &mut [S], dpsi: &mut [S], lap: &mut [S], sc: &mut Scratch<S, A>, t: &mut Timers) -> (MoveStats, u32) {
+        let (ne, n, st) = (self.sys.electrons(), self.setup.per_spin(), self.setup.table.stride);
         let (tau, k) = (self.p.tau, self.p.delay);
         let (mut stats, mut acc) = (MoveStats::default(), 0u32);
-        let Scratch {
-            moves: mv,
-            phi,
-            rows: row_s,
-            electrons,
-            delayed,
-            ..
-        } = sc;
+        let Scratch { moves: mv, phi, rows: row_s, electrons, delayed, .. } = sc;
         electrons.fill(pos);
         for e in 0..ne {
             let (s, q) = (e / n, e % n);
@@ -403,97 +336,51 @@ impl<S: Scalar, A: Scalar> Ctx<'_, S, A> {
             let ts = &mut inv[s * n * st..(s + 1) * n * st];
             let old = [pos[3 * e], pos[3 * e + 1], pos[3 * e + 2]];
             // grad ln D at the old position: the gradient rows against column q of the current inverse
-            let g_det = timed(
-                t,
-                Class::Determinant,
-                #[inline(always)]
-                || {
-                    let tq = &ts[q * st..(q + 1) * st];
-                    if k == 1 {
-                        [0, 1, 2].map(|d| dot::<S, A>(&dpsi[(3 * e + d) * st..][..st], tq).f64())
-                    } else {
-                        let col = delayed.column(&tq[..n], q);
-                        [0, 1, 2]
-                            .map(|d| dot_wide::<S, A, A>(&dpsi[(3 * e + d) * st..][..n], col).f64())
-                    }
-                },
-            );
-            let (j_old, g_jas, _) = timed(
-                t,
-                Class::Jastrow,
-                #[inline(always)]
-                || self.fun.electron(electrons, n, e, old),
-            );
+            let g_det = timed(t, Class::Determinant, #[inline(always)] || {
+                let tq = &ts[q * st..(q + 1) * st];
+                if k == 1 {
+                    [0, 1, 2].map(|d| dot::<S, A>(&dpsi[(3 * e + d) * st..][..st], tq).f64())
+                } else {
+                    let col = delayed.column(&tq[..n], q);
+                    [0, 1, 2].map(|d| dot_wide::<S, A, A>(&dpsi[(3 * e + d) * st..][..n], col).f64())
+                }
+            });
+            let (j_old, g_jas, _) = timed(t, Class::Jastrow, #[inline(always)] || self.fun.electron(electrons, n, e, old));
             let chi = [0, 1, 2].map(|d| tau.sqrt() * mv[PER_MOVE * e + d]);
             let dr = drift([0, 1, 2].map(|d| g_det[d] + g_jas[d]), tau);
             let new = [0, 1, 2].map(|d| old[d] + dr[d] + chi[d]);
-            timed(
-                t,
-                Class::Orbitals,
-                #[inline(always)]
-                || spline::evaluate_point::<S, A>(&self.setup.table, new, Output::Vgl, phi),
-            );
-            let (ratio_det, g_det_new) = timed(
-                t,
-                Class::Determinant,
-                #[inline(always)]
-                || {
-                    // value and gradient rows in S: the row the update writes in, and the next gradient row
-                    row_s[..4 * st]
-                        .iter_mut()
-                        .zip(&phi[..4 * st])
-                        .for_each(|(x, &y)| *x = S::of(y.f64()));
-                    let r: A;
-                    let g: [A; 3];
-                    if k == 1 {
-                        let row = &ts[q * st..(q + 1) * st];
-                        r = dot(&row_s[..st], row);
-                        g = [1, 2, 3].map(|d| dot::<S, A>(&row_s[d * st..][..st], row));
-                    } else {
-                        let col = delayed.last_column();
-                        r = dot_wide::<S, A, A>(&row_s[..n], col);
-                        g = [1, 2, 3].map(|d| dot_wide::<S, A, A>(&row_s[d * st..][..n], col));
-                    }
-                    (r.f64(), g.map(|x| (x / r).f64()))
-                },
-            );
-            let (j_new, g_jas_new, _) = timed(
-                t,
-                Class::Jastrow,
-                #[inline(always)]
-                || self.fun.electron(electrons, n, e, new),
-            );
+            timed(t, Class::Orbitals, #[inline(always)] || spline::evaluate_point::<S, A>(&self.setup.table, new, Output::Vgl, phi));
+            let (ratio_det, g_det_new) = timed(t, Class::Determinant, #[inline(always)] || {
+                // value and gradient rows in S: the row the update writes in, and the next gradient row
+                row_s[..4 * st].iter_mut().zip(&phi[..4 * st]).for_each(|(x, &y)| *x = S::of(y.f64()));
+                let r: A;
+                let g: [A; 3];
+                if k == 1 {
+                    let row = &ts[q * st..(q + 1) * st];
+                    r = dot(&row_s[..st], row);
+                    g = [1, 2, 3].map(|d| dot::<S, A>(&row_s[d * st..][..st], row));
+                } else {
+                    let col = delayed.last_column();
+                    r = dot_wide::<S, A, A>(&row_s[..n], col);
+                    g = [1, 2, 3].map(|d| dot_wide::<S, A, A>(&row_s[d * st..][..n], col));
+                }
+                (r.f64(), g.map(|x| (x / r).f64()))
+            });
+            let (j_new, g_jas_new, _) = timed(t, Class::Jastrow, #[inline(always)] || self.fun.electron(electrons, n, e, new));
             let ratio = ratio_det * (j_new - j_old).exp();
             let dr2: f64 = (0..3).map(|d| (new[d] - old[d]).powi(2)).sum();
             stats.attempted += 1;
             stats.r2_proposed += dr2;
-            if accept(
-                ratio,
-                self.p.dmc,
-                old,
-                new,
-                chi,
-                [0, 1, 2].map(|d| g_det_new[d] + g_jas_new[d]),
-                tau,
-                mv[PER_MOVE * e + 3],
-            ) {
-                timed(
-                    t,
-                    Class::Determinant,
-                    #[inline(always)]
-                    || {
-                        if k == 1 {
-                            sherman_morrison::<S, A>(ts, n, st, q, &row_s[..st], A::of(ratio_det));
-                        } else {
-                            delayed.grow(q - window, &row_s[..n], &ts[q * st..q * st + n], Some(q));
-                        }
-                        dpsi[3 * e * st..(3 * e + 3) * st].copy_from_slice(&row_s[st..4 * st]);
-                        lap[e * st..(e + 1) * st]
-                            .iter_mut()
-                            .zip(&phi[4 * st..5 * st])
-                            .for_each(|(x, &y)| *x = S::of(y.f64()));
-                    },
-                );
+            if accept(ratio, self.p.dmc, old, new, chi, [0, 1, 2].map(|d| g_det_new[d] + g_jas_new[d]), tau, mv[PER_MOVE * e + 3]) {
+                timed(t, Class::Determinant, #[inline(always)] || {
+                    if k == 1 {
+                        sherman_morrison::<S, A>(ts, n, st, q, &row_s[..st], A::of(ratio_det));
+                    } else {
+                        delayed.grow(q - window, &row_s[..n], &ts[q * st..q * st + n], Some(q));
+                    }
+                    dpsi[3 * e * st..(3 * e + 3) * st].copy_from_slice(&row_s[st..4 * st]);
+                    lap[e * st..(e + 1) * st].iter_mut().zip(&phi[4 * st..5 * st]).for_each(|(x, &y)| *x = S::of(y.f64()));
+                });
                 pos[3 * e..3 * e + 3].copy_from_slice(&new);
                 electrons.set(s, q, new);
                 stats.accepted += 1;
@@ -501,12 +388,7 @@ impl<S: Scalar, A: Scalar> Ctx<'_, S, A> {
                 acc += 1;
             }
             if k > 1 && (q + 1 == n || q + 1 - window == k) {
-                timed(
-                    t,
-                    Class::Determinant,
-                    #[inline(always)]
-                    || delayed.apply(ts, faer::Par::Seq),
-                );
+                timed(t, Class::Determinant, #[inline(always)] || delayed.apply(ts, faer::Par::Seq));
             }
         }
         (stats, acc)
@@ -519,112 +401,49 @@ impl<S: Scalar, A: Scalar> Ctx<'_, S, A> {
     /// `dispatch!`.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    fn measure_walker(
-        &self,
-        pos: &[f64],
-        inv: &mut [S],
-        dpsi: &mut [S],
-        lap: &mut [S],
-        known: bool,
-        invert: bool,
-        sc: &mut Scratch<S, A>,
-        t: &mut Timers,
-    ) -> Result<(f64, Option<f64>), usize> {
-        let (ne, n, st) = (
-            self.sys.electrons(),
-            self.setup.per_spin(),
-            self.setup.table.stride,
-        );
-        let Scratch {
-            phi,
-            rows,
-            electrons,
-            slater,
-            inverse,
-            det,
-            ..
-        } = sc;
+    fn measure_walker(&self, pos: &[f64], inv: &mut [S], dpsi: &mut [S], lap: &mut [S], known: bool, invert: bool, sc: &mut Scratch<S, A>, t: &mut Timers) -> Result<(f64, Option<f64>), usize> {
+        let (ne, n, st) = (self.sys.electrons(), self.setup.per_spin(), self.setup.table.stride);
+        let Scratch { phi, rows, electrons, slater, inverse, det, .. } = sc;
         let mut worst = 0.0f64;
         for s in 0..2 {
             if invert || !known {
                 for i in 0..n {
                     let e = s * n + i;
-                    timed(
-                        t,
-                        Class::Orbitals,
-                        #[inline(always)]
-                        || {
-                            spline::evaluate_point::<S, A>(
-                                &self.setup.table,
-                                [pos[3 * e], pos[3 * e + 1], pos[3 * e + 2]],
-                                Output::Vgl,
-                                phi,
-                            )
-                        },
-                    );
-                    timed(
-                        t,
-                        Class::Determinant,
-                        #[inline(always)]
-                        || {
-                            rows.iter_mut()
-                                .zip(phi.iter())
-                                .for_each(|(x, &y)| *x = S::of(y.f64()));
-                            dpsi[3 * e * st..(3 * e + 3) * st].copy_from_slice(&rows[st..4 * st]);
-                            lap[e * st..(e + 1) * st].copy_from_slice(&rows[4 * st..]);
-                            slater[i * n..(i + 1) * n].copy_from_slice(&rows[..n]);
-                        },
-                    );
+                    timed(t, Class::Orbitals, #[inline(always)] || spline::evaluate_point::<S, A>(&self.setup.table, [pos[3 * e], pos[3 * e + 1], pos[3 * e + 2]], Output::Vgl, phi));
+                    timed(t, Class::Determinant, #[inline(always)] || {
+                        rows.iter_mut().zip(phi.iter()).for_each(|(x, &y)| *x = S::of(y.f64()));
+                        dpsi[3 * e * st..(3 * e + 3) * st].copy_from_slice(&rows[st..4 * st]);
+                        lap[e * st..(e + 1) * st].copy_from_slice(&rows[4 * st..]);
+                        slater[i * n..(i + 1) * n].copy_from_slice(&rows[..n]);
+                    });
                 }
             }
-            timed(
-                t,
-                Class::Determinant,
-                #[inline(always)]
-                || -> Result<(), usize> {
-                    if invert {
-                        invert_in::<S, f64>(slater, inverse, n, faer::Par::Seq)?;
-                        worst = worst.max(cond_1(slater, inverse, n, n));
-                        for i in 0..n {
-                            inv[(s * n + i) * st..][..n]
-                                .copy_from_slice(&inverse[i * n..(i + 1) * n]);
-                        }
+            timed(t, Class::Determinant, #[inline(always)] || -> Result<(), usize> {
+                if invert {
+                    invert_in::<S, f64>(slater, inverse, n, faer::Par::Seq)?;
+                    worst = worst.max(cond_1(slater, inverse, n, n));
+                    for i in 0..n {
+                        inv[(s * n + i) * st..][..n].copy_from_slice(&inverse[i * n..(i + 1) * n]);
                     }
-                    // grad and Laplacian of ln D: (row . inverse row), the ratio at the current point being 1
-                    for e in s * n..(s + 1) * n {
-                        let r = &inv[e * st..(e + 1) * st];
-                        let g = [0, 1, 2]
-                            .map(|c| dot::<S, A>(&dpsi[(3 * e + c) * st..][..st], r).f64());
-                        det[e] = [
-                            g[0],
-                            g[1],
-                            g[2],
-                            dot::<S, A>(&lap[e * st..(e + 1) * st], r).f64(),
-                        ];
-                    }
-                    Ok(())
-                },
-            )?;
-        }
-        let kinetic = timed(
-            t,
-            Class::Jastrow,
-            #[inline(always)]
-            || {
-                electrons.fill(pos);
-                let mut sum = 0.0;
-                for (e, d) in det[..ne].iter().enumerate() {
-                    let (_, gj, lj) = self.fun.electron(
-                        electrons,
-                        n,
-                        e,
-                        [pos[3 * e], pos[3 * e + 1], pos[3 * e + 2]],
-                    );
-                    sum += kinetic_term(*d, gj, lj);
                 }
-                sum
-            },
-        );
+                // grad and Laplacian of ln D: (row . inverse row), the ratio at the current point being 1
+                for e in s * n..(s + 1) * n {
+                    let r = &inv[e * st..(e + 1) * st];
+                    let g = [0, 1, 2].map(|c| dot::<S, A>(&dpsi[(3 * e + c) * st..][..st], r).f64());
+                    det[e] = [g[0], g[1], g[2], dot::<S, A>(&lap[e * st..(e + 1) * st], r).f64()];
+                }
+                Ok(())
+            })?;
+        }
+        let kinetic = timed(t, Class::Jastrow, #[inline(always)] || {
+            electrons.fill(pos);
+            let mut sum = 0.0;
+            for (e, d) in det[..ne].iter().enumerate() {
+                let (_, gj, lj) = self.fun.electron(electrons, n, e, [pos[3 * e], pos[3 * e + 1], pos[3 * e + 2]]);
+                sum += kinetic_term(*d, gj, lj);
+            }
+            sum
+        });
         Ok((kinetic, invert.then_some(worst)))
     }
 }
@@ -646,16 +465,7 @@ pub fn kinetic_term(det: [f64; 4], gj: [f64; 3], lj: f64) -> f64 {
 /// non-finite ratio, or (fixed node) a sign change, is rejected; the uniform `u` is always drawn, so every engine
 /// consumes the same numbers.
 #[allow(clippy::too_many_arguments)]
-pub fn accept(
-    ratio: f64,
-    fixed_node: bool,
-    old: [f64; 3],
-    new: [f64; 3],
-    chi: [f64; 3],
-    g_new: [f64; 3],
-    tau: f64,
-    u: f64,
-) -> bool {
+pub fn accept(ratio: f64, fixed_node: bool, old: [f64; 3], new: [f64; 3], chi: [f64; 3], g_new: [f64; 3], tau: f64, u: f64) -> bool {
     if !(ratio.is_finite() && ratio != 0.0) || (fixed_node && ratio < 0.0) {
         return false;
     }
@@ -668,18 +478,8 @@ pub fn accept(
 
 /// Sherman-Morrison on one spin's transposed inverse (n rows of `stride`): row k of A becomes `u` (ratio
 /// u . t[k]); t[j] -= ((t[j] . u - delta_jk) / ratio) t[k].
-fn sherman_morrison<S: Real, A: Real>(
-    t: &mut [S],
-    n: usize,
-    stride: usize,
-    k: usize,
-    u: &[S],
-    ratio: A,
-) {
-    let tk: Vec<A> = t[k * stride..(k + 1) * stride]
-        .iter()
-        .map(|x| A::of(x.f64()))
-        .collect();
+fn sherman_morrison<S: Real, A: Real>(t: &mut [S], n: usize, stride: usize, k: usize, u: &[S], ratio: A) {
+    let tk: Vec<A> = t[k * stride..(k + 1) * stride].iter().map(|x| A::of(x.f64())).collect();
     for (j, row) in t.chunks_exact_mut(stride).take(n).enumerate() {
         let mut c: A = dot(row, u);
         if j == k {

@@ -25,25 +25,14 @@ impl Finite {
 
     /// The check of the record: error 0 when every value was finite, infinite otherwise.
     pub fn check(&self) -> Check {
-        let mut quantity =
-            "every walker's local energy and weight finite at every step".to_string();
+        let mut quantity = "every walker's local energy and weight finite at every step".to_string();
         match self.first {
-            Some((step, k)) => {
-                quantity += &format!(
-                    " ({} were not; the first at step {step}, walker {k})",
-                    self.bad
-                )
-            }
+            Some((step, k)) => quantity += &format!(" ({} were not; the first at step {step}, walker {k})", self.bad),
             None if self.bad > 0 => quantity += &format!(" ({} were not)", self.bad),
             None => {}
         }
         let error = if self.bad == 0 { 0.0 } else { f64::INFINITY };
-        Check {
-            quantity,
-            error,
-            tolerance: 0.0,
-            compared: self.checked as usize,
-        }
+        Check { quantity, error, tolerance: 0.0, compared: self.checked as usize }
     }
 }
 
@@ -59,15 +48,7 @@ mod tests {
         f.tally(3, &[1.0, f64::NAN, f64::INFINITY]);
         let c = f.check();
         assert!(!c.passed() && c.compared == 5);
-        assert!(
-            c.quantity
-                .contains("2 were not; the first at step 3, walker 1"),
-            "{}",
-            c.quantity
-        );
-        assert!(
-            !Finite::default().check().passed(),
-            "nothing tallied: nothing checked"
-        );
+        assert!(c.quantity.contains("2 were not; the first at step 3, walker 1"), "{}", c.quantity);
+        assert!(!Finite::default().check().passed(), "nothing tallied: nothing checked");
     }
 }

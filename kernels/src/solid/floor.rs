@@ -27,12 +27,7 @@ use std::time::Instant;
 /// `acc`, delay `k` (1: Sherman-Morrison) and a re-inversion every `recompute` steps (0: never).
 pub fn class_work(sys: &Solid, e: usize, acc: f64, k: usize, recompute: usize) -> [(f64, f64); 7] {
     let s = &sys.setup;
-    let (ne, n, ni, st) = (
-        s.electrons as f64,
-        s.per_spin() as f64,
-        s.ion_count() as f64,
-        s.table.stride as f64,
-    );
+    let (ne, n, ni, st) = (s.electrons as f64, s.per_spin() as f64, s.ion_count() as f64, s.table.stride as f64);
     let (ef, row) = (e as f64, st * e as f64);
     let mut w = [(0.0, 0.0); 7];
     let vgl = bspline::flops(1, s.per_spin(), Output::Vgl);
@@ -61,23 +56,11 @@ pub fn class_work(sys: &Solid, e: usize, acc: f64, k: usize, recompute: usize) -
     w[Class::Determinant as usize] = det;
     let vol: f64 = s.cell.iter().product();
     let inside = (4.0 / 3.0 * std::f64::consts::PI * pp::JASTROW_CUTOFF.powi(3) / vol).min(1.0);
-    w[Class::Jastrow as usize] = (
-        24.0 * (ne + ni),
-        3.0 * ne * (ne + ni) * (12.0 + inside * Jastrow::PAIR_FLOPS),
-    );
+    w[Class::Jastrow as usize] = (24.0 * (ne + ni), 3.0 * ne * (ne + ni) * (12.0 + inside * Jastrow::PAIR_FLOPS));
     w[Class::Coulomb as usize] = (sys.ewald.energy_bytes(e, 8), sys.ewald.energy_flops());
     let jobs = expected_jobs(sys).round() as usize;
     let rows = jobs.min(s.electrons);
-    w[Class::Pseudopotential as usize] = (
-        pp::bytes(
-            jobs * s.rule.points(),
-            s.table.bytes(),
-            rows,
-            st as usize * e,
-            s.electrons,
-        ),
-        pp::flops(s, jobs, rows, 1),
-    );
+    w[Class::Pseudopotential as usize] = (pp::bytes(jobs * s.rule.points(), s.table.bytes(), rows, st as usize * e, s.electrons), pp::flops(s, jobs, rows, 1));
     w
 }
 

@@ -31,20 +31,14 @@
 //! Timers (with `profile`): CUDA events between the launches of different classes, summed per class after the step.
 
 use super::conditioning::{device_norms, reinverts};
-use super::finite::Finite;
 use super::walker::Walker;
-use super::{
-    branch, comb_offset, start_walkers, weight, Class, Params, Parts, Solid, SolidError, Timers,
-    PER_MOVE,
-};
+use super::finite::Finite;
+use super::{branch, comb_offset, start_walkers, weight, Class, Params, Parts, Solid, SolidError, Timers, PER_MOVE};
 use crate::bspline::gpu::{default_per_thread, suffix, GpuSpline};
 use crate::bspline::Output;
 use crate::determinant::gpu::{delayed_gemms, delayed_y, DelayedBatch, SOLVER_MIN_N};
 use crate::ewald::gpu::GpuEwald;
-use crate::gpu::{
-    BatchedLu, CudaEvent, CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig,
-    PushKernelArg, Traffic,
-};
+use crate::gpu::{BatchedLu, CudaEvent, CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PushKernelArg, Traffic};
 use crate::pseudopotential::gpu::{jastrow_tables, GpuPseudo, MAX_JASTROW_COEFS};
 use crate::pseudopotential::slab::{Slab, SlabLayout};
 use crate::pseudopotential::Setup;
@@ -56,12 +50,7 @@ use std::sync::Arc;
 
 /// The solid's kernels: the per-walker random draws (draws.cu, a file of its own so that g++ builds it for the host
 /// check, scripts/solid-draws-host.cpp) before solid.cu.
-pub const SRC: &str = concat!(
-    "#line 1 \"draws.cu\"\n",
-    include_str!("draws.cu"),
-    "#line 1 \"solid.cu\"\n",
-    include_str!("solid.cu")
-);
+pub const SRC: &str = concat!("#line 1 \"draws.cu\"\n", include_str!("draws.cu"), "#line 1 \"solid.cu\"\n", include_str!("solid.cu"));
 
 /// Most B-spline coefficients of a Jastrow functor: the pseudopotential kernel's packing (SOLID_MAX_JC in solid.cu).
 const MAX_JC: usize = MAX_JASTROW_COEFS;
@@ -215,30 +204,18 @@ struct Marks {
 impl Marks {
     fn mark(&mut self, gpu: &Gpu, c: Class) -> Result<(), GpuError> {
         if self.used == self.events.len() {
-            self.events.push(
-                gpu.ctx
-                    .new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
-                    .during("creating an event")?,
-            );
+            self.events.push(gpu.ctx.new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT)).during("creating an event")?);
             self.classes.push(c);
         }
         self.classes[self.used] = c;
-        self.events[self.used]
-            .record(&gpu.stream)
-            .during("recording an event")?;
+        self.events[self.used].record(&gpu.stream).during("recording an event")?;
         self.used += 1;
         Ok(())
     }
     fn finish(&mut self) -> Result<Timers, GpuError> {
         let mut t = Timers::default();
         for i in 1..self.used {
-            t.add(
-                self.classes[i],
-                self.events[i - 1]
-                    .elapsed_ms(&self.events[i])
-                    .during("timing with events")? as f64
-                    * 1e-3,
-            );
+            t.add(self.classes[i], self.events[i - 1].elapsed_ms(&self.events[i]).during("timing with events")? as f64 * 1e-3);
         }
         self.used = 0;
         Ok(t)
@@ -246,11 +223,7 @@ impl Marks {
 }
 
 fn cfg(grid: (u32, u32), block: u32) -> LaunchConfig {
-    LaunchConfig {
-        grid_dim: (grid.0, grid.1, 1),
-        block_dim: (block, 1, 1),
-        shared_mem_bytes: 0,
-    }
+    LaunchConfig { grid_dim: (grid.0, grid.1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 }
 }
 
 /// One walker downloaded: positions, rotations, energies, inverse rows.
@@ -311,24 +284,10 @@ pub struct GpuEngine<'a, S: Real, A: Real> {
 impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
     /// `walkers` walkers at the CPU engine's start positions (`start_walkers`), inverted (cuBLAS, f64) and
     /// measured on the GPU: the start `CpuEngine::new` makes, up to rounding.
-    pub fn new(
-        gpu: &Arc<Gpu>,
-        sys: &'a Solid,
-        setup: &Setup<S>,
-        walkers: usize,
-        p: Params,
-    ) -> Result<Self, SolidError> {
-        assert!(
-            (1..=65535).contains(&walkers),
-            "solid gpu: 1..=65535 walkers"
-        );
+    pub fn new(gpu: &Arc<Gpu>, sys: &'a Solid, setup: &Setup<S>, walkers: usize, p: Params) -> Result<Self, SolidError> {
+        assert!((1..=65535).contains(&walkers), "solid gpu: 1..=65535 walkers");
         let w = start_walkers::<S>(sys, walkers, &p);
-        let (ne, n, st, ni) = (
-            sys.electrons(),
-            setup.per_spin(),
-            setup.table.stride,
-            setup.ion_count(),
-        );
+        let (ne, n, st, ni) = (sys.electrons(), setup.per_spin(), setup.table.stride, setup.ion_count());
         let j = sys.jastrow();
         let (jn, jcut, jinvh, jcoef) = jastrow_tables(j, "solid gpu");
         let kp = SolidParams {
@@ -348,24 +307,11 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             slab: SlabLayout::new(setup, true),
         };
         let ab = std::mem::size_of::<A>();
-        assert!(
-            (1..=crate::determinant::MAX_DELAY).contains(&p.delay),
-            "solid gpu: delay {} out of 1..=64",
-            p.delay
-        );
-        let pending_bytes = if p.delay > 1 {
-            Pending::<A>::bytes(walkers, p.delay, n, st)
-        } else {
-            0
-        };
-        gpu.ensure_fits(
-            "the walkers' slabs, f64 re-inversion buffers and delayed moves",
-            walkers * kp.slab.bytes as usize + 4 * walkers * n * n * 8 + pending_bytes,
-        )?;
+        assert!((1..=crate::determinant::MAX_DELAY).contains(&p.delay), "solid gpu: delay {} out of 1..=64", p.delay);
+        let pending_bytes = if p.delay > 1 { Pending::<A>::bytes(walkers, p.delay, n, st) } else { 0 };
+        gpu.ensure_fits("the walkers' slabs, f64 re-inversion buffers and delayed moves", walkers * kp.slab.bytes as usize + 4 * walkers * n * n * 8 + pending_bytes)?;
         let slab = Slab::upload(gpu, setup, &w, true)?;
-        let chunk = (CHUNK_BYTES / (5 * st * ab))
-            .clamp(walkers, 65535)
-            .min((walkers * ne).max(walkers));
+        let chunk = (CHUNK_BYTES / (5 * st * ab)).clamp(walkers, 65535).min((walkers * ne).max(walkers));
         let sfx = suffix::<S, A>();
         let func = |name: &str| gpu.function("solid", SRC, &format!("solid_{name}_{sfx}"));
         let f = Funcs {
@@ -373,13 +319,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             jastrow_move: func("jastrow_move")?,
             det_ratio: func("det_ratio")?,
             // rows over 2 KB and of at most 512 entries held in registers (solid.cu, sm_update)
-            sm_update: func(
-                if st * std::mem::size_of::<S>() > SM_CACHED_BYTES && st <= SM_HELD_MAX {
-                    "sm_update_held"
-                } else {
-                    "sm_update"
-                },
-            )?,
+            sm_update: func(if st * std::mem::size_of::<S>() > SM_CACHED_BYTES && st <= SM_HELD_MAX { "sm_update_held" } else { "sm_update" })?,
             measure_det: func("measure_det")?,
             from_inverse: func("from_inverse")?,
             kinetic: func("kinetic")?,
@@ -389,31 +329,14 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             det_ratio_delayed: func("det_ratio_delayed")?,
             det_accept: func("det_accept")?,
             delayed_fix: func("delayed_fix")?,
-            fused: if std::mem::size_of::<S>() < ab {
-                Some(Fused {
-                    w: func(if p.delay <= 32 {
-                        "delayed_w4"
-                    } else {
-                        "delayed_w8"
-                    })?,
-                    update: func("delayed_update")?,
-                })
-            } else {
-                None
-            },
+            fused: if std::mem::size_of::<S>() < ab { Some(Fused { w: func(if p.delay <= 32 { "delayed_w4" } else { "delayed_w8" })?, update: func("delayed_update")? }) } else { None },
             gather: gpu.function("solid", SRC, "solid_gather_positions")?,
             identity: gpu.function("solid", SRC, "solid_identity")?,
             matrix_ptrs: gpu.function("solid", SRC, "solid_matrix_ptrs")?,
             draws: gpu.function("solid", SRC, "solid_draws")?,
         };
         let mut e = GpuEngine {
-            spline: GpuSpline::new(
-                gpu,
-                &setup.table,
-                chunk,
-                Output::Vgl,
-                default_per_thread::<S, A>(),
-            )?,
+            spline: GpuSpline::new(gpu, &setup.table, chunk, Output::Vgl, default_per_thread::<S, A>())?,
             ewald: GpuEwald::new(gpu, &sys.ewald, walkers)?,
             pp: GpuPseudo::new(gpu, setup, &slab)?,
             slab,
@@ -430,11 +353,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             term: gpu.zeros("kinetic terms", walkers * ne)?,
             kin: gpu.zeros("kinetic energies", walkers)?,
             inversion: Inversion::new(gpu, walkers, n)?,
-            pending: if p.delay > 1 {
-                Some(Pending::new(gpu, walkers, p.delay, n, st)?)
-            } else {
-                None
-            },
+            pending: if p.delay > 1 { Some(Pending::new(gpu, walkers, p.delay, n, st)?) } else { None },
             chunk,
             accepted: vec![0; walkers],
             e_est: 0.0,
@@ -475,11 +394,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         let nonlocal = self.pp.evaluate(&self.slab)?;
         self.mark(Class::Pseudopotential)?;
         for k in 0..self.count() {
-            self.parts[k] = Parts {
-                kinetic: kinetic[k],
-                coulomb: coulomb[k].f64(),
-                nonlocal: nonlocal[k],
-            };
+            self.parts[k] = Parts { kinetic: kinetic[k], coulomb: coulomb[k].f64(), nonlocal: nonlocal[k] };
             self.accepted[k] = acc[k] as u32;
         }
         Ok(())
@@ -514,12 +429,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
     /// Walker k's positions, rotations, energies and inverse rows (its slab downloaded), for validation.
     pub fn walker(&mut self, k: usize) -> Result<WalkerState<S>, GpuError> {
         let h = self.slab.take(&self.gpu, k)?;
-        Ok((
-            h.pos,
-            h.rot,
-            self.parts[k],
-            h.inv.into_iter().map(S::of).collect(),
-        ))
+        Ok((h.pos, h.rot, self.parts[k], h.inv.into_iter().map(S::of).collect()))
     }
 
     /// One step of every walker, as `CpuEngine::step`.
@@ -548,31 +458,19 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             let (seed, step, first) = (self.p.seed, step as u64, self.p.first as u64);
             let s = self.gpu.stream.clone();
             let mut b = s.launch_builder(&self.f.draws);
-            b.arg(&kp.walkers)
-                .arg(&kp.electrons)
-                .arg(&kp.ions)
-                .arg(&kp.slab)
-                .arg(&seed)
-                .arg(&step)
-                .arg(&first);
+            b.arg(&kp.walkers).arg(&kp.electrons).arg(&kp.ions).arg(&kp.slab).arg(&seed).arg(&step).arg(&first);
             b.arg(&mut self.draws).arg(&mut self.slab.buf);
             // SAFETY: thread w < walkers writes draws[w][electrons][4] (the buffer holds walkers * electrons * 4) and
             // the ions * 9 rotations of walker w's slab.
-            unsafe { b.launch(cfg(((nw as u32).div_ceil(DRAW_BLOCK), 1), DRAW_BLOCK)) }
-                .during("launching solid_draws")?;
+            unsafe { b.launch(cfg(((nw as u32).div_ceil(DRAW_BLOCK), 1), DRAW_BLOCK)) }.during("launching solid_draws")?;
         }
-        self.gpu
-            .stream
-            .memset_zeros(&mut self.acc)
-            .during("clearing the accepted counts")?;
+        self.gpu.stream.memset_zeros(&mut self.acc).during("clearing the accepted counts")?;
         self.mark(Class::Other)?;
         for e in 0..ne {
             self.sweep_electron(e as i32)?;
         }
         // walker by walker, as the CPU engine
-        let chosen: Vec<usize> = (0..nw)
-            .filter(|&k| reinverts(&self.p, step, S::EPS, self.cond[k]))
-            .collect();
+        let chosen: Vec<usize> = (0..nw).filter(|&k| reinverts(&self.p, step, S::EPS, self.cond[k])).collect();
         self.measure(&chosen)?;
         self.reinversions += chosen.len() as u64;
         self.energies_to_host()?;
@@ -604,13 +502,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         self.mark(Class::Orbitals)?;
         {
             let mut b = s.launch_builder(&self.f.det_ratio);
-            b.arg(&kp)
-                .arg(&e)
-                .arg(self.spline.device_outputs())
-                .arg(&self.slab.buf)
-                .arg(&mut self.urow)
-                .arg(&mut self.g)
-                .arg(&mut self.tk);
+            b.arg(&kp).arg(&e).arg(self.spline.device_outputs()).arg(&self.slab.buf).arg(&mut self.urow).arg(&mut self.g).arg(&mut self.tk);
             // SAFETY: block w reads point w of the spline output ([point][5][stride], nw points evaluated) and row e of
             // walker w's inverse; writes urow[w][4][stride], g[4w..4w+4] and tk[w][stride].
             unsafe { b.launch(cfg((nw, 1), BLOCK)) }.during("launching solid_det_ratio")?;
@@ -620,18 +512,11 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         self.mark(Class::Jastrow)?;
         {
             let mut b = s.launch_builder(&self.f.sm_update);
-            b.arg(&kp)
-                .arg(&e)
-                .arg(&mut self.slab.buf)
-                .arg(&self.urow)
-                .arg(&self.accept)
-                .arg(&self.g)
-                .arg(&self.tk);
+            b.arg(&kp).arg(&e).arg(&mut self.slab.buf).arg(&self.urow).arg(&self.accept).arg(&self.g).arg(&self.tk);
             // SAFETY: block (x, w): 4 warps, each rewrites its row 4x..4x+3 < n of walker w's spin block (stride
             // entries, reading only that row, urow and tk, which det_ratio wrote before on this stream); block 0 also
             // the 3 gradient rows of electron e.
-            unsafe { b.launch(cfg((n.div_ceil(BLOCK / 32), nw), BLOCK)) }
-                .during("launching solid_sm_update")?;
+            unsafe { b.launch(cfg((n.div_ceil(BLOCK / 32), nw), BLOCK)) }.during("launching solid_sm_update")?;
         }
         self.mark(Class::Determinant)
     }
@@ -643,24 +528,13 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         let (nw, n) = (self.count() as u32, self.kp.n as usize);
         let s = self.gpu.stream.clone();
         let kp = self.kp;
-        let x = self
-            .pending
-            .as_mut()
-            .expect("delayed_electron needs the pending moves");
+        let x = self.pending.as_mut().expect("delayed_electron needs the pending moves");
         let k = x.k;
         let q = e as usize % n;
         let (slot, ki) = ((q % k) as i32, k as i32);
         {
             let mut b = s.launch_builder(&self.f.det_column);
-            b.arg(&kp)
-                .arg(&e)
-                .arg(&slot)
-                .arg(&ki)
-                .arg(&self.slab.buf)
-                .arg(&x.v)
-                .arg(&x.ut)
-                .arg(&x.binv)
-                .arg(&x.rep);
+            b.arg(&kp).arg(&e).arg(&slot).arg(&ki).arg(&self.slab.buf).arg(&x.v).arg(&x.ut).arg(&x.binv).arg(&x.rep);
             b.arg(&mut x.p).arg(&mut self.tk).arg(&mut self.g);
             // SAFETY: block w < walkers reads row e of walker w's inverse and gradient rows in its slab and the first slot
             // < k rows of its pending moves (k <= 64, the shared arrays' size); writes p[w][..slot], tk[w][..n] and
@@ -674,13 +548,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         self.mark(Class::Orbitals)?;
         {
             let mut b = s.launch_builder(&self.f.det_ratio_delayed);
-            b.arg(&kp)
-                .arg(&e)
-                .arg(self.spline.device_outputs())
-                .arg(&self.slab.buf)
-                .arg(&mut self.urow)
-                .arg(&mut self.g)
-                .arg(&mut self.tk);
+            b.arg(&kp).arg(&e).arg(self.spline.device_outputs()).arg(&self.slab.buf).arg(&mut self.urow).arg(&mut self.g).arg(&mut self.tk);
             // SAFETY: block w reads point w of the spline output ([point][5][stride], nw points evaluated) and tk[w];
             // writes urow[w][4][stride] and g[4w..4w+4].
             unsafe { b.launch(cfg((nw, 1), BLOCK)) }.during("launching solid_det_ratio_delayed")?;
@@ -688,24 +556,11 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         self.mark(Class::Determinant)?;
         self.jastrow_move(e, 1)?;
         self.mark(Class::Jastrow)?;
-        let x = self
-            .pending
-            .as_mut()
-            .expect("delayed_electron needs the pending moves");
+        let x = self.pending.as_mut().expect("delayed_electron needs the pending moves");
         {
             let mut b = s.launch_builder(&self.f.det_accept);
-            b.arg(&kp)
-                .arg(&e)
-                .arg(&slot)
-                .arg(&ki)
-                .arg(&mut self.slab.buf)
-                .arg(&self.urow)
-                .arg(&self.accept);
-            b.arg(&mut x.v)
-                .arg(&mut x.ut)
-                .arg(&mut x.binv)
-                .arg(&mut x.rep)
-                .arg(&x.p);
+            b.arg(&kp).arg(&e).arg(&slot).arg(&ki).arg(&mut self.slab.buf).arg(&self.urow).arg(&self.accept);
+            b.arg(&mut x.v).arg(&mut x.ut).arg(&mut x.binv).arg(&mut x.rep).arg(&x.p);
             // SAFETY: block w (accepted walkers only) writes the 3 gradient rows of electron e in its slab and slot
             // `slot` < k of its pending moves (row slot of v and ut, B^-1's first slot + 1 rows and columns, rep[slot]),
             // reading urow[w], row e of its inverse and p[w] (written by det_column on this stream).
@@ -727,10 +582,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         let blas = self.gpu.blas()?;
         let s = self.gpu.stream.clone();
         let kp = self.kp;
-        let x = self
-            .pending
-            .as_mut()
-            .expect("apply_pending needs the pending moves");
+        let x = self.pending.as_mut().expect("apply_pending needs the pending moves");
         let (k, e) = (x.k, std::mem::size_of::<S>());
         let slab_bytes = kp.slab.bytes as usize;
         let base = self.slab.buf.device_ptr(&s).0;
@@ -753,62 +605,35 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             wy_stride: k * n,
         };
         let (spin_i, ni, ki, si) = (spin as i32, n as i32, k as i32, slots as i32);
-        let fix = |rep: &mut CudaSlice<i32>,
-                   w: &mut CudaSlice<A>,
-                   binv: &mut CudaSlice<A>|
-         -> Result<(), GpuError> {
+        let fix = |rep: &mut CudaSlice<i32>, w: &mut CudaSlice<A>, binv: &mut CudaSlice<A>| -> Result<(), GpuError> {
             let mut b = s.launch_builder(&self.f.delayed_fix);
             b.arg(&ni).arg(&ki).arg(&si).arg(rep).arg(w).arg(binv);
             // SAFETY: block b < walkers touches rep[b][..slots], W^T's entries (rep, l) < (n, k) and the k x k B^-1 of
             // walker b; after the products that read B^-1, before the one that reads W, on this stream.
-            unsafe { b.launch(cfg((nw as u32, 1), BLOCK)) }
-                .during("launching solid_delayed_fix")?;
+            unsafe { b.launch(cfg((nw as u32, 1), BLOCK)) }.during("launching solid_delayed_fix")?;
             Ok(())
         };
         let Some(fused) = &self.f.fused else {
             // SAFETY: t holds every walker's spin block (n rows st apart, slab_bytes from walker to walker, in S = A);
             // v, ut (k rows of st), binv (k x k), w, y (k rows of n) hold every walker's at these strides; slots <= k.
-            return unsafe {
-                delayed_gemms::<A>(&blas, &d, slots, || fix(&mut x.rep, &mut x.w, &mut x.binv))
-            };
+            return unsafe { delayed_gemms::<A>(&blas, &d, slots, || fix(&mut x.rep, &mut x.w, &mut x.binv)) };
         };
         // SAFETY: ut (k rows of st), binv (k x k) and y (k rows of n) hold every walker's at these strides; slots <= k.
         unsafe { delayed_y::<A>(&blas, &d, slots) }?;
         {
             let mut b = s.launch_builder(&fused.w);
-            b.arg(&kp)
-                .arg(&spin_i)
-                .arg(&si)
-                .arg(&ki)
-                .arg(&self.slab.buf)
-                .arg(&x.v)
-                .arg(&mut x.w);
+            b.arg(&kp).arg(&spin_i).arg(&si).arg(&ki).arg(&self.slab.buf).arg(&x.v).arg(&mut x.w);
             // SAFETY: block (r, w) reads rows 128 r .. (at most n) of walker w's spin block `spin` in its slab (columns
             // < n), v[w][l][..n] for l < slots, writes w[w][l][128 r ..] for l < slots <= k; its 8 warps of 4 slots
             // (delayed_w4, k <= 32) or 8 (delayed_w8, k <= 64) cover every slot.
-            unsafe { b.launch(cfg((n.div_ceil(W_ROWS) as u32, nw as u32), W_BLOCK)) }
-                .during("launching solid_delayed_w")?;
+            unsafe { b.launch(cfg((n.div_ceil(W_ROWS) as u32, nw as u32), W_BLOCK)) }.during("launching solid_delayed_w")?;
         }
         fix(&mut x.rep, &mut x.w, &mut x.binv)?;
         let mut b = s.launch_builder(&fused.update);
-        b.arg(&kp)
-            .arg(&spin_i)
-            .arg(&si)
-            .arg(&ki)
-            .arg(&mut self.slab.buf)
-            .arg(&x.w)
-            .arg(&x.y);
+        b.arg(&kp).arg(&spin_i).arg(&si).arg(&ki).arg(&mut self.slab.buf).arg(&x.w).arg(&x.y);
         // SAFETY: block (c, r, w) reads w[w][l][64 r ..] and y[w][l][128 c ..] (l < slots, entries < n), written before
         // on this stream, and rewrites its 64 x 128 tile (entries < n) of walker w's spin block `spin` in its slab.
-        let grid = LaunchConfig {
-            grid_dim: (
-                n.div_ceil(U_COLS) as u32,
-                n.div_ceil(U_ROWS) as u32,
-                nw as u32,
-            ),
-            block_dim: (UPDATE_BLOCK, 1, 1),
-            shared_mem_bytes: 0,
-        };
+        let grid = LaunchConfig { grid_dim: (n.div_ceil(U_COLS) as u32, n.div_ceil(U_ROWS) as u32, nw as u32), block_dim: (UPDATE_BLOCK, 1, 1), shared_mem_bytes: 0 };
         unsafe { b.launch(grid) }.during("launching solid_delayed_update")?;
         Ok(())
     }
@@ -820,18 +645,8 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         let s = self.gpu.stream.clone();
         let sp = self.spline.device_positions(nw);
         let mut b = s.launch_builder(&self.f.jastrow_move);
-        b.arg(&kp)
-            .arg(&e)
-            .arg(&phase)
-            .arg(&mut self.slab.buf)
-            .arg(&self.ions)
-            .arg(&self.draws)
-            .arg(&self.g)
-            .arg(&mut self.jold);
-        b.arg(&mut self.newpos)
-            .arg(sp)
-            .arg(&mut self.accept)
-            .arg(&mut self.acc);
+        b.arg(&kp).arg(&e).arg(&phase).arg(&mut self.slab.buf).arg(&self.ions).arg(&self.draws).arg(&self.g).arg(&mut self.jold);
+        b.arg(&mut self.newpos).arg(sp).arg(&mut self.accept).arg(&mut self.acc);
         // SAFETY: block w reads walker w's positions and draws row e, the ions; thread 0 writes entry w of jold,
         // accept, acc, and 3 entries of newpos, the spline positions (room for nw >= w + 1 points) and pos.
         unsafe { b.launch(cfg((nw as u32, 1), BLOCK)) }.during("launching solid_jastrow_move")?;
@@ -844,10 +659,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         let (nw, ne) = (self.count(), self.kp.electrons as usize);
         if !chosen.is_empty() {
             let list: Vec<i32> = chosen.iter().map(|&k| k as i32).collect();
-            self.gpu
-                .stream
-                .memcpy_htod(&list, &mut self.inversion.chosen.slice_mut(..list.len()))
-                .during("copying the re-inverting walkers")?;
+            self.gpu.stream.memcpy_htod(&list, &mut self.inversion.chosen.slice_mut(..list.len())).during("copying the re-inverting walkers")?;
             self.traffic.up::<i32>(list.len());
             self.measure_chunks(1, chosen.len())?;
             self.reinvert(chosen)?;
@@ -857,14 +669,9 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         let s = self.gpu.stream.clone();
         {
             let mut b = s.launch_builder(&self.f.kinetic);
-            b.arg(&kp)
-                .arg(&self.slab.buf)
-                .arg(&self.ions)
-                .arg(&self.det4)
-                .arg(&mut self.term);
+            b.arg(&kp).arg(&self.slab.buf).arg(&self.ions).arg(&self.det4).arg(&mut self.term);
             // SAFETY: block (e, w) reads walker w's positions and det4[w][e], writes term[w][e].
-            unsafe { b.launch(cfg((ne as u32, nw as u32), BLOCK)) }
-                .during("launching solid_kinetic")?;
+            unsafe { b.launch(cfg((ne as u32, nw as u32), BLOCK)) }.during("launching solid_kinetic")?;
             let len = ne as i32;
             let mut b = s.launch_builder(&self.f.row_sum);
             b.arg(&len).arg(&self.term).arg(&mut self.kin);
@@ -877,13 +684,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             let mut b = s.launch_builder(&self.f.fractions);
             b.arg(&kp).arg(&self.slab.buf).arg(frac);
             // SAFETY: grid-stride over walkers x electrons; frac holds walkers*3*electrons entries.
-            unsafe {
-                b.launch(cfg(
-                    (((nw * ne) as u32).div_ceil(BLOCK).min(4096), 1),
-                    BLOCK,
-                ))
-            }
-            .during("launching solid_fractions")?;
+            unsafe { b.launch(cfg((((nw * ne) as u32).div_ceil(BLOCK).min(4096), 1), BLOCK)) }.during("launching solid_fractions")?;
         }
         self.ewald.launch_energy()?;
         self.mark(Class::Coulomb)?;
@@ -905,17 +706,11 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
                 let x = &self.inversion;
                 let list = if mode == 1 { &x.chosen } else { &x.all };
                 let mut b = s.launch_builder(&self.f.gather);
-                b.arg(&kp)
-                    .arg(&first_i)
-                    .arg(&count_i)
-                    .arg(list)
-                    .arg(&self.slab.buf)
-                    .arg(sp);
+                b.arg(&kp).arg(&first_i).arg(&count_i).arg(list).arg(&self.slab.buf).arg(sp);
                 // SAFETY: thread t < count reads the position of point first + t < walkers * electrons (its walker
                 // from list, which holds `walkers` entries) in that walker's slab and writes 3 entries of sp, which
                 // holds chunk >= count points.
-                unsafe { b.launch(cfg(((count as u32).div_ceil(BLOCK), 1), BLOCK)) }
-                    .during("launching solid_gather_positions")?;
+                unsafe { b.launch(cfg(((count as u32).div_ceil(BLOCK), 1), BLOCK)) }.during("launching solid_gather_positions")?;
             }
             self.spline.launch()?;
             self.mark(Class::Orbitals)?;
@@ -923,19 +718,11 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             let x = &mut self.inversion;
             let list = if mode == 1 { &x.chosen } else { &x.all };
             let mut b = s.launch_builder(&self.f.measure_det);
-            b.arg(&kp)
-                .arg(&first_i)
-                .arg(&mode)
-                .arg(list)
-                .arg(self.spline.device_outputs())
-                .arg(&mut self.slab.buf)
-                .arg(&mut self.det4)
-                .arg(&mut x.work);
+            b.arg(&kp).arg(&first_i).arg(&mode).arg(list).arg(self.spline.device_outputs()).arg(&mut self.slab.buf).arg(&mut self.det4).arg(&mut x.work);
             // SAFETY: block t handles point first + t < total of the listed walkers: its spline output row (count
             // points evaluated), its inverse and gradient rows, det4[4 pt..] (mode 0, where list is every walker in
             // order); mode 1 writes column-major entries of its walker's spin matrix in work (2 n^2 per walker).
-            unsafe { b.launch(cfg((count as u32, 1), BLOCK)) }
-                .during("launching solid_measure_det")?;
+            unsafe { b.launch(cfg((count as u32, 1), BLOCK)) }.during("launching solid_measure_det")?;
             self.mark(Class::Determinant)?;
             first += count;
         }
@@ -950,11 +737,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
     fn reinvert(&mut self, chosen: &[usize]) -> Result<(), SolidError> {
         let (n, c) = (self.kp.n as usize, chosen.len());
         let m = 2 * c;
-        let solver = if n >= SOLVER_MIN_N {
-            self.gpu.solver()?
-        } else {
-            None
-        };
+        let solver = if n >= SOLVER_MIN_N { self.gpu.solver()? } else { None };
         let s = self.gpu.stream.clone();
         let x = &mut self.inversion;
         let norms = device_norms(&self.gpu, &x.work, n, &x.chosen, c)?;
@@ -969,39 +752,22 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         let spread = cfg((((m * n * n) as u32).div_ceil(BLOCK).min(8192), 1), BLOCK);
         if let Some(h) = &solver {
             let h = h.cu();
-            let dn_err = |during: &str, st: dn::cusolverStatus_t| GpuError::Blas {
-                during: during.into(),
-                message: format!("{st:?}"),
-            };
+            let dn_err = |during: &str, st: dn::cusolverStatus_t| GpuError::Blas { during: during.into(), message: format!("{st:?}") };
             let ok = dn::cusolverStatus_t::CUSOLVER_STATUS_SUCCESS;
             if x.dn_work.is_none() {
                 let mut lwork = 0i32;
                 // SAFETY: work holds at least one n x n matrix; lwork is a host int.
                 let st = unsafe { <f64 as BatchedLu>::dn_getrf_size(h, ni, work, &mut lwork) };
                 if st != ok {
-                    return Err(
-                        dn_err("sizing cuSOLVER's LU workspace (getrf_bufferSize)", st).into(),
-                    );
+                    return Err(dn_err("sizing cuSOLVER's LU workspace (getrf_bufferSize)", st).into());
                 }
-                x.dn_work = Some(
-                    self.gpu
-                        .zeros("cuSOLVER workspace", lwork.max(1) as usize)?,
-                );
+                x.dn_work = Some(self.gpu.zeros("cuSOLVER workspace", lwork.max(1) as usize)?);
             }
             let ws = x.dn_work.as_ref().unwrap().device_ptr(&s).0;
             for q in 0..m {
                 // SAFETY: matrix(q) is a whole n x n matrix of work; piv and info hold n ints and one int per listed
                 // matrix; ws is the workspace getrf_bufferSize asked for; the handle runs on this stream.
-                let st = unsafe {
-                    <f64 as BatchedLu>::dn_getrf(
-                        h,
-                        ni,
-                        work + matrix(q),
-                        ws,
-                        piv + q as u64 * ints,
-                        info + 4 * q as u64,
-                    )
-                };
+                let st = unsafe { <f64 as BatchedLu>::dn_getrf(h, ni, work + matrix(q), ws, piv + q as u64 * ints, info + 4 * q as u64) };
                 if st != ok {
                     return Err(dn_err("the LU factorisation (cuSOLVER getrf)", st).into());
                 }
@@ -1013,16 +779,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             for q in 0..m {
                 // SAFETY: as for getrf; out's matrix(q) is the right-hand side, solved in place; getrs's status goes
                 // after getrf's (info holds 2 m ints) so a singular factor stays flagged.
-                let st = unsafe {
-                    <f64 as BatchedLu>::dn_getrs(
-                        h,
-                        ni,
-                        work + matrix(q),
-                        piv + q as u64 * ints,
-                        out + matrix(q),
-                        info + 4 * (m + q) as u64,
-                    )
-                };
+                let st = unsafe { <f64 as BatchedLu>::dn_getrs(h, ni, work + matrix(q), piv + q as u64 * ints, out + matrix(q), info + 4 * (m + q) as u64) };
                 if st != ok {
                     return Err(dn_err("the LU solve (cuSOLVER getrs)", st).into());
                 }
@@ -1030,24 +787,12 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         } else {
             let blas = self.gpu.blas()?;
             let h = *blas.handle();
-            let err = |during: &str, st: cudarc::cublas::sys::cublasStatus_t| GpuError::Blas {
-                during: during.into(),
-                message: format!("{st:?}"),
-            };
+            let err = |during: &str, st: cudarc::cublas::sys::cublasStatus_t| GpuError::Blas { during: during.into(), message: format!("{st:?}") };
             let mut b = s.launch_builder(&self.f.matrix_ptrs);
-            b.arg(&ni)
-                .arg(&x.chosen)
-                .arg(&ci)
-                .arg(&work)
-                .arg(&out)
-                .arg(&mut x.ptrs);
+            b.arg(&ni).arg(&x.chosen).arg(&ci).arg(&work).arg(&out).arg(&mut x.ptrs);
             // SAFETY: thread q < 2c writes ptrs[q] and ptrs[2c + q]; ptrs holds 4 walkers entries.
-            unsafe { b.launch(cfg(((m as u32).div_ceil(BLOCK), 1), BLOCK)) }
-                .during("launching solid_matrix_ptrs")?;
-            let (wp, op) = (
-                x.ptrs.device_ptr(&s).0,
-                x.ptrs.device_ptr(&s).0 + 8 * m as u64,
-            );
+            unsafe { b.launch(cfg(((m as u32).div_ceil(BLOCK), 1), BLOCK)) }.during("launching solid_matrix_ptrs")?;
+            let (wp, op) = (x.ptrs.device_ptr(&s).0, x.ptrs.device_ptr(&s).0 + 8 * m as u64);
             // SAFETY: wp and op hold the addresses of the m listed n x n matrices of work and out (written by the
             // launch before, on this stream); piv holds n ints per listed matrix, info one; the handle runs on the
             // stream of the launches that filled work.
@@ -1061,16 +806,12 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
                 return Err(err("the batched LU inversion (getriBatched)", st).into());
             }
         }
-        let info = s
-            .clone_dtoh(&x.info.slice(..m))
-            .during("copying the inversion status")?;
+        let info = s.clone_dtoh(&x.info.slice(..m)).during("copying the inversion status")?;
         self.traffic.down::<i32>(info.len());
         let inv_norms = device_norms(&self.gpu, &x.out, n, &x.chosen, c)?;
         self.traffic.down::<f64>(inv_norms.len());
         for (j, &k) in chosen.iter().enumerate() {
-            self.cond[k] = (0..2)
-                .map(|s| norms[2 * j + s] * inv_norms[2 * j + s])
-                .fold(0.0, f64::max);
+            self.cond[k] = (0..2).map(|s| norms[2 * j + s] * inv_norms[2 * j + s]).fold(0.0, f64::max);
         }
         if let Some(q) = info.iter().position(|&i| i != 0) {
             return Err(SolidError::Singular(chosen[q / 2]));
@@ -1078,11 +819,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         {
             let kp = self.kp;
             let mut b = s.launch_builder(&self.f.from_inverse);
-            b.arg(&kp)
-                .arg(&x.chosen)
-                .arg(&ci)
-                .arg(&x.out)
-                .arg(&mut self.slab.buf);
+            b.arg(&kp).arg(&x.chosen).arg(&ci).arg(&x.out).arg(&mut self.slab.buf);
             // SAFETY: grid-stride over the 2 c n^2 entries of the listed matrices of out; each lands in row k < n,
             // column m < n <= stride of its walker's spin block in inv.
             unsafe { b.launch(spread) }.during("launching solid_from_inverse")?;
@@ -1095,11 +832,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
     fn branch(&mut self, old: &[f64], step: usize) -> Result<(), GpuError> {
         let ne = self.kp.electrons as usize;
         let new: Vec<f64> = self.parts.iter().map(Parts::local).collect();
-        let weights: Vec<f64> = old
-            .iter()
-            .zip(&new)
-            .map(|(&o, &n)| weight(o, n, self.e_est, self.p.tau, ne))
-            .collect();
+        let weights: Vec<f64> = old.iter().zip(&new).map(|(&o, &n)| weight(o, n, self.e_est, self.p.tau, ne)).collect();
         self.finite.tally(step, &weights);
         let wsum: f64 = weights.iter().sum();
         let e_gen = weights.iter().zip(&new).map(|(w, e)| w * e).sum::<f64>() / wsum;
@@ -1124,20 +857,12 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
     /// its slab in one transfer.
     pub fn take(&mut self, k: usize) -> Result<Walker, GpuError> {
         let h = self.slab.take(&self.gpu, k)?;
-        Ok(Walker {
-            pos: h.pos,
-            rot: h.rot,
-            parts: self.parts[k],
-            inv: h.inv,
-            dpsi: h.dpsi,
-            cond: self.cond[k],
-        })
+        Ok(Walker { pos: h.pos, rot: h.rot, parts: self.parts[k], inv: h.inv, dpsi: h.dpsi, cond: self.cond[k] })
     }
 
     /// Slot k takes the state `w` (a walker that migrated from another rank): its slab in one transfer.
     pub fn put(&mut self, k: usize, w: &Walker) -> Result<(), GpuError> {
-        self.slab
-            .put(&self.gpu, k, [&w.pos, &w.rot, &w.inv, &w.dpsi])?;
+        self.slab.put(&self.gpu, k, [&w.pos, &w.rot, &w.inv, &w.dpsi])?;
         self.parts[k] = w.parts;
         self.cond[k] = w.cond;
         Ok(())
@@ -1149,18 +874,8 @@ impl<S: Scalar, A: Scalar> GpuEngine<'_, S, A> {
     /// For the apply's test: every walker's pending moves set to `[v, ut, binv]` (`[walker][k][stride]` twice,
     /// `[walker][k][k]`) and `rep` (`[walker][k]`), W and Y filled with `fill` (what the apply must write before it
     /// reads), then the rank-`slots` apply of spin `spin`. Returns rep and B^-1 after it.
-    pub(super) fn apply_with(
-        &mut self,
-        spin: usize,
-        slots: usize,
-        [v, ut, binv]: [&[A]; 3],
-        rep: &[i32],
-        fill: A,
-    ) -> Result<(Vec<i32>, Vec<A>), GpuError> {
-        let x = self
-            .pending
-            .as_mut()
-            .expect("apply_with needs a delayed engine");
+    pub(super) fn apply_with(&mut self, spin: usize, slots: usize, [v, ut, binv]: [&[A]; 3], rep: &[i32], fill: A) -> Result<(Vec<i32>, Vec<A>), GpuError> {
+        let x = self.pending.as_mut().expect("apply_with needs a delayed engine");
         self.gpu.write(&mut x.v, v)?;
         self.gpu.write(&mut x.ut, ut)?;
         self.gpu.write(&mut x.binv, binv)?;
@@ -1169,10 +884,7 @@ impl<S: Scalar, A: Scalar> GpuEngine<'_, S, A> {
         self.gpu.write(&mut x.w, &filled)?;
         self.gpu.write(&mut x.y, &filled)?;
         self.apply_pending(spin, slots)?;
-        let x = self
-            .pending
-            .as_ref()
-            .expect("apply_with needs a delayed engine");
+        let x = self.pending.as_ref().expect("apply_with needs a delayed engine");
         Ok((self.gpu.download(&x.rep)?, self.gpu.download(&x.binv)?))
     }
 }

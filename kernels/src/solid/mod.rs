@@ -47,10 +47,10 @@ pub mod floor;
 pub mod gpu;
 pub mod ranks;
 pub mod reference;
-#[cfg(test)]
-mod tests;
 pub mod validate;
 pub mod walker;
+#[cfg(test)]
+mod tests;
 
 use crate::ewald::{self, Ewald};
 use crate::pseudopotential::{self as pp, quadrature::random_rotation, Channels, Rule, Setup};
@@ -78,14 +78,7 @@ impl Solid {
         let setup = Setup::carbon(atoms, Rule::P12, Channels::carbon_bfd(), seed)?;
         let c = setup.cell;
         let cell = ewald::Cell::new(3, [[c[0], 0.0, 0.0], [0.0, c[1], 0.0], [0.0, 0.0, c[2]]]);
-        let ions = ewald::Ions {
-            pos: setup
-                .ions
-                .chunks_exact(3)
-                .map(|r| [r[0], r[1], r[2]])
-                .collect(),
-            charge: vec![ION_CHARGE; setup.ion_count()],
-        };
+        let ions = ewald::Ions { pos: setup.ions.chunks_exact(3).map(|r| [r[0], r[1], r[2]]).collect(), charge: vec![ION_CHARGE; setup.ion_count()] };
         let ewald = Ewald::auto(cell, setup.electrons, ions, EWALD_ACCURACY);
         Ok(Solid { setup, ewald })
     }
@@ -93,10 +86,7 @@ impl Solid {
         self.setup.electrons
     }
     pub fn jastrow(&self) -> &pp::Jastrow {
-        self.setup
-            .jastrow
-            .as_ref()
-            .expect("the solid always has a Jastrow factor")
+        self.setup.jastrow.as_ref().expect("the solid always has a Jastrow factor")
     }
 }
 
@@ -140,9 +130,7 @@ pub enum SolidError {
 /// and 1536, 64 at 3072.
 pub fn default_delay(n: usize) -> usize {
     let k = 2f64.powf((2.0 * n as f64).sqrt().log2().round());
-    (k as usize)
-        .clamp(8, crate::determinant::MAX_DELAY)
-        .min(n.max(1))
+    (k as usize).clamp(8, crate::determinant::MAX_DELAY).min(n.max(1))
 }
 
 /// The kernel classes of paper 000's Fig. 4, plus what falls outside them (random numbers, bookkeeping).
@@ -158,15 +146,7 @@ pub enum Class {
 }
 
 impl Class {
-    pub const ALL: [Class; 7] = [
-        Class::Orbitals,
-        Class::Determinant,
-        Class::Jastrow,
-        Class::Coulomb,
-        Class::Pseudopotential,
-        Class::Branching,
-        Class::Other,
-    ];
+    pub const ALL: [Class; 7] = [Class::Orbitals, Class::Determinant, Class::Jastrow, Class::Coulomb, Class::Pseudopotential, Class::Branching, Class::Other];
     pub fn name(self) -> &'static str {
         match self {
             Class::Orbitals => "orbitals",
@@ -203,11 +183,7 @@ impl Timers {
     /// These thread times rescaled to sum to `wall` (a parallel phase split in the proportions its threads spent).
     pub fn scaled_to(&self, wall: f64) -> Timers {
         let t = self.total();
-        Timers(if t > 0.0 {
-            self.0.map(|x| x * wall / t)
-        } else {
-            [0.0; 7]
-        })
+        Timers(if t > 0.0 { self.0.map(|x| x * wall / t) } else { [0.0; 7] })
     }
 }
 
@@ -242,15 +218,7 @@ impl Parts {
 
 /// The random numbers of one walker for one step: per electron (chi_x, chi_y, chi_z, u) with chi standard normal
 /// and u uniform in [0, 1), then one 3x3 rotation per ion for the quadrature.
-pub fn draws(
-    seed: u64,
-    step: usize,
-    walker: usize,
-    electrons: usize,
-    ions: usize,
-    moves: &mut [f64],
-    rot: &mut [f64],
-) {
+pub fn draws(seed: u64, step: usize, walker: usize, electrons: usize, ions: usize, moves: &mut [f64], rot: &mut [f64]) {
     let mut r = stream(seed, 0x501D, step, walker);
     for m in moves[..PER_MOVE * electrons].chunks_exact_mut(PER_MOVE) {
         let chi = gaussian3(&mut r);
@@ -268,21 +236,13 @@ pub fn draws(
 pub fn start_walkers<S: Real>(sys: &Solid, count: usize, p: &Params) -> pp::Walkers<S> {
     let s = &sys.setup;
     let (ne, ni) = (s.electrons, s.ion_count());
-    let (mut pos, mut rot) = (
-        Vec::with_capacity(3 * ne * count),
-        Vec::with_capacity(9 * ni * count),
-    );
+    let (mut pos, mut rot) = (Vec::with_capacity(3 * ne * count), Vec::with_capacity(9 * ni * count));
     for k in 0..count {
         let mut r = stream(p.seed, 0x5011D, 0, p.first + k);
         pos.extend((0..3 * ne).map(|i| r.random_range(0.0..s.cell[i % 3])));
         rot.extend((0..ni).flat_map(|_| random_rotation(&mut r)));
     }
-    pp::Walkers {
-        count,
-        pos,
-        inv: vec![S::zero(); count * ne * s.table.stride],
-        rot,
-    }
+    pp::Walkers { count, pos, inv: vec![S::zero(); count * ne * s.table.stride], rot }
 }
 
 /// The uniform number of the comb of step `step`.
@@ -333,9 +293,7 @@ pub fn expected_jobs(sys: &Solid) -> f64 {
 /// Fewest bytes and flops of one walker step with stored elements of `e` bytes at acceptance `acc`, delay `k` and a
 /// re-inversion every `recompute` steps: the sums over the kernel classes of [`floor::class_work`].
 pub fn step_work(sys: &Solid, e: usize, acc: f64, k: usize, recompute: usize) -> (f64, f64) {
-    floor::class_work(sys, e, acc, k, recompute)
-        .iter()
-        .fold((0.0, 0.0), |t, w| (t.0 + w.0, t.1 + w.1))
+    floor::class_work(sys, e, acc, k, recompute).iter().fold((0.0, 0.0), |t, w| (t.0 + w.0, t.1 + w.1))
 }
 
 /// A walker against the reference from scratch at the same configuration.
@@ -354,39 +312,14 @@ pub struct Comparison {
 
 /// A walker's energies and inverse rows (`[electron][stride]`, f64) against the reference from scratch.
 /// Err(electron) if the reference finds a Slater matrix singular.
-pub fn compare(
-    sys: &Solid,
-    pos: &[f64],
-    rot: &[f64],
-    parts: Parts,
-    inv: &[f64],
-) -> Result<Comparison, usize> {
+pub fn compare(sys: &Solid, pos: &[f64], rot: &[f64], parts: Parts, inv: &[f64]) -> Result<Comparison, usize> {
     let (re, rows, cond) = reference::energy(sys, pos, rot)?;
     let m = re.magnitude();
-    let err = |a: f64, b: f64| {
-        if a.is_finite() {
-            (a - b).abs() / m
-        } else {
-            f64::INFINITY
-        }
-    };
-    let p = [
-        err(parts.kinetic, re.kinetic),
-        err(parts.coulomb, re.coulomb),
-        err(parts.nonlocal, re.nonlocal),
-    ];
-    let energy = p
-        .iter()
-        .copied()
-        .fold(err(parts.local(), re.local()), f64::max);
+    let err = |a: f64, b: f64| if a.is_finite() { (a - b).abs() / m } else { f64::INFINITY };
+    let p = [err(parts.kinetic, re.kinetic), err(parts.coulomb, re.coulomb), err(parts.nonlocal, re.nonlocal)];
+    let energy = p.iter().copied().fold(err(parts.local(), re.local()), f64::max);
     let inverse = crate::Check::compare("inverse", inv, &rows, 0.0).error;
-    Ok(Comparison {
-        reference: re,
-        energy,
-        parts: p,
-        inverse,
-        cond,
-    })
+    Ok(Comparison { reference: re, energy, parts: p, inverse, cond })
 }
 
 /// Largest error of a mixed-precision energy at the conditioning of the small systems the tests run (the cap of

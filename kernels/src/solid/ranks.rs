@@ -24,9 +24,9 @@ use super::finite::Finite;
 use super::gpu::GpuEngine;
 use super::walker::Walker;
 use super::{comb_offset, weight, Parts, SolidError};
+use crate::Scalar;
 use crate::qmc::comm::Comm;
 use crate::qmc::population::migrate;
-use crate::Scalar;
 use std::time::Instant;
 
 /// What the population control needs of an engine (CPU or GPU).
@@ -59,11 +59,7 @@ impl<S: Scalar, A: Scalar> Engine for CpuEngine<'_, S, A> {
         Ok(())
     }
     fn take(&mut self, k: usize) -> Result<Walker, SolidError> {
-        let (ne, st, ni) = (
-            self.ctx.sys.electrons(),
-            self.ctx.setup.table.stride,
-            self.ctx.setup.ion_count(),
-        );
+        let (ne, st, ni) = (self.ctx.sys.electrons(), self.ctx.setup.table.stride, self.ctx.setup.ion_count());
         let f = |v: &[S], len: usize| v[k * len..(k + 1) * len].iter().map(|x| x.f64()).collect();
         Ok(Walker {
             pos: self.w.pos[3 * ne * k..3 * ne * (k + 1)].to_vec(),
@@ -75,17 +71,8 @@ impl<S: Scalar, A: Scalar> Engine for CpuEngine<'_, S, A> {
         })
     }
     fn put(&mut self, k: usize, w: &Walker) -> Result<(), SolidError> {
-        let (ne, st, ni) = (
-            self.ctx.sys.electrons(),
-            self.ctx.setup.table.stride,
-            self.ctx.setup.ion_count(),
-        );
-        let set = |v: &mut [S], len: usize, src: &[f64]| {
-            v[k * len..(k + 1) * len]
-                .iter_mut()
-                .zip(src)
-                .for_each(|(x, &y)| *x = S::of(y))
-        };
+        let (ne, st, ni) = (self.ctx.sys.electrons(), self.ctx.setup.table.stride, self.ctx.setup.ion_count());
+        let set = |v: &mut [S], len: usize, src: &[f64]| v[k * len..(k + 1) * len].iter_mut().zip(src).for_each(|(x, &y)| *x = S::of(y));
         self.w.pos[3 * ne * k..3 * ne * (k + 1)].copy_from_slice(&w.pos);
         self.w.rot[9 * ni * k..9 * ni * (k + 1)].copy_from_slice(&w.rot);
         set(&mut self.w.inv, ne * st, &w.inv);
@@ -130,21 +117,13 @@ impl<S: Scalar, A: Scalar> Engine for GpuEngine<'_, S, A> {
 /// rank (they are computed from the same numbers in the same order).
 pub fn teeth(totals: &[f64], n: usize, xi: f64) -> Vec<std::ops::Range<usize>> {
     let total: f64 = totals.iter().sum();
-    let below = |x: f64| {
-        (0..n)
-            .filter(|&k| (k as f64 + xi) * total / (n as f64) < x)
-            .count()
-    };
+    let below = |x: f64| (0..n).filter(|&k| (k as f64 + xi) * total / (n as f64) < x).count();
     let mut edge = 0.0;
     let mut lo = 0;
     (0..totals.len())
         .map(|r| {
             edge += totals[r];
-            let hi = if r + 1 == totals.len() {
-                n
-            } else {
-                below(edge).max(lo)
-            };
+            let hi = if r + 1 == totals.len() { n } else { below(edge).max(lo) };
             let range = lo..hi;
             lo = hi;
             range
@@ -154,14 +133,7 @@ pub fn teeth(totals: &[f64], n: usize, xi: f64) -> Vec<std::ops::Range<usize>> {
 
 /// Copies of each of `weights` (one rank's walkers, whose weights start at `before` in the global order) under the
 /// teeth `mine` of a comb of `n` teeth over the global total `total`: the single engine's `branch` rule.
-pub fn copies(
-    weights: &[f64],
-    before: f64,
-    total: f64,
-    n: usize,
-    xi: f64,
-    mine: std::ops::Range<usize>,
-) -> Vec<usize> {
+pub fn copies(weights: &[f64], before: f64, total: f64, n: usize, xi: f64, mine: std::ops::Range<usize>) -> Vec<usize> {
     let mut c = vec![0usize; weights.len()];
     let (mut acc, mut j) = (before, 0usize);
     for k in mine {
@@ -188,20 +160,12 @@ pub struct Placement {
 pub fn place(copies: &[usize]) -> Placement {
     let mut parents: Vec<usize> = (0..copies.len()).collect();
     let free: Vec<usize> = (0..copies.len()).filter(|&s| copies[s] == 0).collect();
-    let extras: Vec<usize> = copies
-        .iter()
-        .enumerate()
-        .flat_map(|(j, &c)| std::iter::repeat_n(j, c.saturating_sub(1)))
-        .collect();
+    let extras: Vec<usize> = copies.iter().enumerate().flat_map(|(j, &c)| std::iter::repeat_n(j, c.saturating_sub(1))).collect();
     let fit = extras.len().min(free.len());
     for (&slot, &from) in free.iter().zip(&extras) {
         parents[slot] = from;
     }
-    Placement {
-        parents,
-        send: extras[fit..].to_vec(),
-        open: free[fit..].to_vec(),
-    }
+    Placement { parents, send: extras[fit..].to_vec(), open: free[fit..].to_vec() }
 }
 
 /// Per-generation times and traffic of one rank.
@@ -234,27 +198,10 @@ pub struct Dmc {
 
 impl Dmc {
     /// The state at the start, from every rank's start energies (one sum).
-    pub fn start(
-        comm: &dyn Comm,
-        e: &dyn Engine,
-        total: usize,
-        tau: f64,
-        electrons: usize,
-        seed: u64,
-    ) -> Dmc {
+    pub fn start(comm: &dyn Comm, e: &dyn Engine, total: usize, tau: f64, electrons: usize, seed: u64) -> Dmc {
         let mut s = [e.energies().iter().sum::<f64>()];
         comm.sum(&mut s);
-        Dmc {
-            total,
-            tau,
-            electrons,
-            seed,
-            e_est: s[0] / total as f64,
-            steps: 0,
-            energies: vec![],
-            arrived: None,
-            timing: Timing::default(),
-        }
+        Dmc { total, tau, electrons, seed, e_est: s[0] / total as f64, steps: 0, energies: vec![], arrived: None, timing: Timing::default() }
     }
 }
 
@@ -265,11 +212,7 @@ pub fn generation(comm: &dyn Comm, e: &mut dyn Engine, d: &mut Dmc) -> Result<()
     let old = e.energies();
     e.advance()?;
     let new = e.energies();
-    let w: Vec<f64> = old
-        .iter()
-        .zip(&new)
-        .map(|(&o, &n)| weight(o, n, d.e_est, d.tau, d.electrons))
-        .collect();
+    let w: Vec<f64> = old.iter().zip(&new).map(|(&o, &n)| weight(o, n, d.e_est, d.tau, d.electrons)).collect();
     e.finite().tally(d.steps, &new);
     e.finite().tally(d.steps, &w);
     d.timing.compute_s += t.elapsed().as_secs_f64();
@@ -290,20 +233,12 @@ pub fn generation(comm: &dyn Comm, e: &mut dyn Engine, d: &mut Dmc) -> Result<()
     let before: f64 = totals[..me].iter().sum();
     let c = copies(&w, before, total, d.total, xi, ranges[me].clone());
     let p = place(&c);
-    let mut leaving = p
-        .send
-        .iter()
-        .map(|&j| e.take(j))
-        .collect::<Result<Vec<_>, _>>()?;
+    let mut leaving = p.send.iter().map(|&j| e.take(j)).collect::<Result<Vec<_>, _>>()?;
     e.copy_slots(&p.parents)?;
     let counts: Vec<usize> = ranges.iter().map(|r| r.len()).collect();
     let traffic = migrate(comm, &mut leaving, &counts, &());
     if leaving.len() != p.open.len() {
-        comm.abort(&format!(
-            "rank {me}: {} walkers arrived for {} open slots",
-            leaving.len(),
-            p.open.len()
-        ));
+        comm.abort(&format!("rank {me}: {} walkers arrived for {} open slots", leaving.len(), p.open.len()));
     }
     for (&slot, w) in p.open.iter().zip(&leaving) {
         e.put(slot, w)?;
@@ -322,8 +257,8 @@ pub fn generation(comm: &dyn Comm, e: &mut dyn Engine, d: &mut Dmc) -> Result<()
 #[cfg(test)]
 mod tests {
     use super::super::{branch, compare, Params, Solid, DOUBLE_TOLERANCE};
-    use super::*;
     use crate::qmc::comm::share;
+    use super::*;
     use crate::qmc::comm::Threads;
 
     #[test]
@@ -335,27 +270,11 @@ mod tests {
                 want[p] += 1;
             }
             for split in [vec![8], vec![3, 5], vec![1, 1, 6], vec![4, 0, 4]] {
-                let parts: Vec<&[f64]> = split
-                    .iter()
-                    .scan(0, |at, &n| Some((*at, *at += n).0))
-                    .zip(&split)
-                    .map(|(a, &n)| &weights[a..a + n])
-                    .collect();
+                let parts: Vec<&[f64]> = split.iter().scan(0, |at, &n| Some((*at, *at += n).0)).zip(&split).map(|(a, &n)| &weights[a..a + n]).collect();
                 let totals: Vec<f64> = parts.iter().map(|p| p.iter().sum()).collect();
                 let ranges = teeth(&totals, weights.len(), xi);
                 assert_eq!(ranges.iter().map(|r| r.len()).sum::<usize>(), weights.len());
-                let got: Vec<usize> = (0..split.len())
-                    .flat_map(|r| {
-                        copies(
-                            parts[r],
-                            totals[..r].iter().sum(),
-                            totals.iter().sum(),
-                            weights.len(),
-                            xi,
-                            ranges[r].clone(),
-                        )
-                    })
-                    .collect();
+                let got: Vec<usize> = (0..split.len()).flat_map(|r| copies(parts[r], totals[..r].iter().sum(), totals.iter().sum(), weights.len(), xi, ranges[r].clone())).collect();
                 assert_eq!(got, want, "xi {xi} split {split:?}");
             }
         }
@@ -367,15 +286,9 @@ mod tests {
         assert_eq!(p.parents, [1, 1, 2, 1]);
         assert!(p.send.is_empty() && p.open.is_empty());
         let p = place(&[0, 4, 1, 0]);
-        assert_eq!(
-            (p.parents, p.send, p.open),
-            (vec![1, 1, 2, 1], vec![1], vec![])
-        );
+        assert_eq!((p.parents, p.send, p.open), (vec![1, 1, 2, 1], vec![1], vec![]));
         let p = place(&[0, 2, 0, 0]);
-        assert_eq!(
-            (p.parents, p.send, p.open),
-            (vec![1, 1, 2, 3], vec![], vec![2, 3])
-        );
+        assert_eq!((p.parents, p.send, p.open), (vec![1, 1, 2, 3], vec![], vec![2, 3]));
     }
 
     /// Two ranks of two walkers against one engine of four: the same start (global walker indices), the same random
@@ -387,22 +300,9 @@ mod tests {
         let sys = Solid::carbon(16, 3).unwrap();
         let mut migrated = 0;
         for seed in 1..=4 {
-            migrated += one_generation(
-                &sys,
-                Params {
-                    tau: 0.5,
-                    dmc: true,
-                    recompute: 0,
-                    seed,
-                    first: 0,
-                    delay: 4,
-                },
-            );
+            migrated += one_generation(&sys, Params { tau: 0.5, dmc: true, recompute: 0, seed, first: 0, delay: 4 });
         }
-        assert!(
-            migrated > 0,
-            "no seed moved a walker between ranks: the test did not exercise migration"
-        );
+        assert!(migrated > 0, "no seed moved a walker between ranks: the test did not exercise migration");
     }
 
     /// Walkers that crossed ranks.
@@ -415,48 +315,25 @@ mod tests {
             let (first, n) = share(4, c.rank(), 2);
             let mut e = CpuEngine::<f64, f64>::new(sys, n, Params { first, ..p }).unwrap();
             let mut d = Dmc::start(c, &e, 4, p.tau, sys.electrons(), p.seed);
-            assert!(
-                (d.e_est - e0).abs() < 1e-10 * e0.abs(),
-                "start {} vs {e0}",
-                d.e_est
-            );
+            assert!((d.e_est - e0).abs() < 1e-10 * e0.abs(), "start {} vs {e0}", d.e_est);
             generation(c, &mut e, &mut d).unwrap();
-            assert_eq!(
-                (e.finite.checked, e.finite.bad),
-                (4, 0),
-                "both walkers' energy and weight checked finite"
-            );
+            assert_eq!((e.finite.checked, e.finite.bad), (4, 0), "both walkers' energy and weight checked finite");
             if let Some(k) = d.arrived {
                 let w = e.take(k).unwrap();
                 let c = compare(sys, &w.pos, &w.rot, w.parts, &w.inv).unwrap();
-                assert!(
-                    c.energy < DOUBLE_TOLERANCE && c.inverse < 1e-8,
-                    "walker that arrived: energy error {:.2e}, inverse error {:.2e}",
-                    c.energy,
-                    c.inverse
-                );
+                assert!(c.energy < DOUBLE_TOLERANCE && c.inverse < 1e-8, "walker that arrived: energy error {:.2e}, inverse error {:.2e}", c.energy, c.inverse);
             }
             (e.energies(), d.e_est, d.timing.migrated)
         });
         for (_, e_est, _) in &out {
-            assert!(
-                (e_est - one.e_est).abs() < 1e-10 * one.e_est.abs(),
-                "E_est {e_est} vs {}",
-                one.e_est
-            );
+            assert!((e_est - one.e_est).abs() < 1e-10 * one.e_est.abs(), "E_est {e_est} vs {}", one.e_est);
         }
         let mut got: Vec<f64> = out.iter().flat_map(|(e, _, _)| e.clone()).collect();
-        assert_eq!(
-            out.iter().map(|(e, _, _)| e.len()).collect::<Vec<_>>(),
-            [2, 2]
-        );
+        assert_eq!(out.iter().map(|(e, _, _)| e.len()).collect::<Vec<_>>(), [2, 2]);
         got.sort_by(f64::total_cmp);
         want.sort_by(f64::total_cmp);
         for (g, w) in got.iter().zip(&want) {
-            assert!(
-                (g - w).abs() < 1e-10 * w.abs(),
-                "walkers after the generation: {got:?} vs {want:?}"
-            );
+            assert!((g - w).abs() < 1e-10 * w.abs(), "walkers after the generation: {got:?} vs {want:?}");
         }
         out.iter().map(|o| o.2).sum()
     }
@@ -466,14 +343,7 @@ mod tests {
     #[test]
     fn take_and_put_move_the_whole_walker_gpu_too_when_present() {
         let sys = Solid::carbon(16, 3).unwrap();
-        let p = Params {
-            tau: 0.02,
-            dmc: true,
-            recompute: 0,
-            seed: 9,
-            first: 0,
-            delay: 4,
-        };
+        let p = Params { tau: 0.02, dmc: true, recompute: 0, seed: 9, first: 0, delay: 4 };
         let mut e = CpuEngine::<f32, f64>::new(&sys, 3, p).unwrap();
         round_trip(&mut e);
         if let Some(gpu) = crate::gpu::for_test() {

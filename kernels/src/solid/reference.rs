@@ -47,10 +47,7 @@ pub fn energy(sys: &Solid, pos: &[f64], rot: &[f64]) -> Result<(Parts, Vec<f64>,
                 lj += d2u + 2.0 * du / r;
             };
             for o in (0..ne).filter(|&o| o != e) {
-                add(
-                    j.pair_of(e, o, n),
-                    [pos[3 * o], pos[3 * o + 1], pos[3 * o + 2]],
-                );
+                add(j.pair_of(e, o, n), [pos[3 * o], pos[3 * o + 1], pos[3 * o + 2]]);
             }
             for i in 0..s.ion_count() {
                 add(&j.one, s.ion(i));
@@ -60,23 +57,8 @@ pub fn energy(sys: &Solid, pos: &[f64], rot: &[f64]) -> Result<(Parts, Vec<f64>,
         }
     }
     let r: Vec<[f64; 3]> = pos.chunks_exact(3).map(|x| [x[0], x[1], x[2]]).collect();
-    let coulomb = Reference::new(&sys.ewald.cell, sys.ewald.params)
-        .energy(&r, &sys.ewald.ions)
-        .total();
-    let w = Walkers {
-        count: 1,
-        pos: pos.to_vec(),
-        inv: rows.clone(),
-        rot: rot.to_vec(),
-    };
+    let coulomb = Reference::new(&sys.ewald.cell, sys.ewald.params).energy(&r, &sys.ewald.ions).total();
+    let w = Walkers { count: 1, pos: pos.to_vec(), inv: rows.clone(), rot: rot.to_vec() };
     let nonlocal = pp::energies(s, &w).energy[0];
-    Ok((
-        Parts {
-            kinetic,
-            coulomb,
-            nonlocal,
-        },
-        rows,
-        cond,
-    ))
+    Ok((Parts { kinetic, coulomb, nonlocal }, rows, cond))
 }

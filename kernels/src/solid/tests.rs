@@ -1,7 +1,4 @@
-use super::conditioning::{
-    cond_1, energy_tolerance, interval, inverse_tolerance, reinverts, GROWTH, MIXED_CAP,
-    MIXED_FLOOR,
-};
+use super::conditioning::{cond_1, energy_tolerance, interval, inverse_tolerance, reinverts, GROWTH, MIXED_CAP, MIXED_FLOOR};
 use super::cpu::CpuEngine;
 use super::*;
 use crate::Scalar;
@@ -10,47 +7,24 @@ const EPS32: f64 = f32::EPSILON as f64;
 
 /// Delayed updates of rank 4: 32 electrons (16 per spin) make 4 windows per spin.
 fn params(dmc: bool) -> Params {
-    Params {
-        tau: 0.02,
-        dmc,
-        recompute: 0,
-        seed: 11,
-        first: 0,
-        delay: 4,
-    }
+    Params { tau: 0.02, dmc, recompute: 0, seed: 11, first: 0, delay: 4 }
 }
 
 /// Every walker's energies and inverse against the reference.
 fn comparisons<S: Scalar, A: Scalar>(e: &CpuEngine<S, A>) -> Vec<Comparison> {
     let sys = e.ctx.sys;
-    let (ne, ni, st) = (
-        sys.electrons(),
-        sys.setup.ion_count(),
-        sys.setup.table.stride,
-    );
+    let (ne, ni, st) = (sys.electrons(), sys.setup.ion_count(), sys.setup.table.stride);
     (0..e.count())
         .map(|k| {
-            let inv: Vec<f64> = e.w.inv[k * ne * st..(k + 1) * ne * st]
-                .iter()
-                .map(|x| x.f64())
-                .collect();
-            compare(
-                sys,
-                &e.w.pos[3 * k * ne..3 * (k + 1) * ne],
-                &e.w.rot[9 * k * ni..9 * (k + 1) * ni],
-                e.parts[k],
-                &inv,
-            )
-            .unwrap()
+            let inv: Vec<f64> = e.w.inv[k * ne * st..(k + 1) * ne * st].iter().map(|x| x.f64()).collect();
+            compare(sys, &e.w.pos[3 * k * ne..3 * (k + 1) * ne], &e.w.rot[9 * k * ni..9 * (k + 1) * ni], e.parts[k], &inv).unwrap()
         })
         .collect()
 }
 
 /// The worst energy and inverse errors over the walkers.
 fn worst<S: Scalar, A: Scalar>(e: &CpuEngine<S, A>) -> (f64, f64) {
-    comparisons(e).iter().fold((0.0f64, 0.0f64), |w, c| {
-        (w.0.max(c.energy), w.1.max(c.inverse))
-    })
+    comparisons(e).iter().fold((0.0f64, 0.0f64), |w, c| (w.0.max(c.energy), w.1.max(c.inverse)))
 }
 
 #[test]
@@ -74,21 +48,14 @@ fn cpu_double_matches_reference_each_step() {
     for dmc in [false, true] {
         let mut e = CpuEngine::<f64, f64>::new(&sys, 2, params(dmc)).unwrap();
         let (de, di) = worst(&e);
-        assert!(
-            de < 1e-10 && di < 1e-10,
-            "initial: energy {de:e}, inverse {di:e}"
-        );
+        assert!(de < 1e-10 && di < 1e-10, "initial: energy {de:e}, inverse {di:e}");
         for step in 0..3 {
             e.step().unwrap();
             let (de, di) = worst(&e);
             assert!(de < 1e-8, "dmc {dmc} step {step}: energy error {de:e}");
             assert!(di < 1e-9, "dmc {dmc} step {step}: inverse drift {di:e}");
         }
-        assert!(
-            e.moves.acceptance() > 0.3 && e.moves.acceptance() < 1.0,
-            "acceptance {}",
-            e.moves.acceptance()
-        );
+        assert!(e.moves.acceptance() > 0.3 && e.moves.acceptance() < 1.0, "acceptance {}", e.moves.acceptance());
         assert!(e.timers.total() > 0.0 && e.timers.0[Class::Orbitals as usize] > 0.0);
     }
 }
@@ -102,36 +69,21 @@ fn delayed_updates_follow_sherman_morrison() {
     let mut p = params(true);
     p.delay = 1;
     let mut sm = CpuEngine::<f64, f64>::new(&sys, 2, p).unwrap();
-    let mut delayed: Vec<CpuEngine<f64, f64>> = [4, 5, 16]
-        .iter()
-        .map(|&k| CpuEngine::new(&sys, 2, Params { delay: k, ..p }).unwrap())
-        .collect();
+    let mut delayed: Vec<CpuEngine<f64, f64>> = [4, 5, 16].iter().map(|&k| CpuEngine::new(&sys, 2, Params { delay: k, ..p }).unwrap()).collect();
     for step in 0..3 {
         sm.step().unwrap();
         for e in &mut delayed {
             e.step().unwrap();
             let k = e.ctx.p.delay;
-            assert_eq!(
-                e.accepted, sm.accepted,
-                "delay {k} step {step}: accepted moves"
-            );
+            assert_eq!(e.accepted, sm.accepted, "delay {k} step {step}: accepted moves");
             for (w, (a, b)) in e.energies().iter().zip(sm.energies()).enumerate() {
-                assert!(
-                    (a - b).abs() <= 1e-11 * sm.parts[w].magnitude(),
-                    "delay {k} step {step} walker {w}: energy {a} vs {b}"
-                );
+                assert!((a - b).abs() <= 1e-11 * sm.parts[w].magnitude(), "delay {k} step {step} walker {w}: energy {a} vs {b}");
             }
             let di = crate::Check::compare("inverse", &e.w.inv, &sm.w.inv, 0.0).error;
-            assert!(
-                di < 1e-11,
-                "delay {k} step {step}: inverse differs by {di:e}"
-            );
+            assert!(di < 1e-11, "delay {k} step {step}: inverse differs by {di:e}");
         }
     }
-    assert!(
-        sm.moves.acceptance() < 0.99,
-        "some moves rejected, so some windows have empty slots"
-    );
+    assert!(sm.moves.acceptance() < 0.99, "some moves rejected, so some windows have empty slots");
 }
 
 /// Mixed at 128 electrons (cond ~1e3): every walker within the tolerances of its condition number, each step,
@@ -143,78 +95,32 @@ fn cpu_mixed_within_tolerance_and_reinverts() {
     p.recompute = 2;
     let mut e = CpuEngine::<f32, f64>::new(&sys, 2, p).unwrap();
     for (k, c) in comparisons(&e).iter().enumerate() {
-        assert!(
-            (e.cond[k] - c.cond).abs() < 1e-3 * c.cond,
-            "walker {k}: engine cond {:e}, reference {:e}",
-            e.cond[k],
-            c.cond
-        );
+        assert!((e.cond[k] - c.cond).abs() < 1e-3 * c.cond, "walker {k}: engine cond {:e}, reference {:e}", e.cond[k], c.cond);
     }
     for step in 0..3 {
         e.step().unwrap();
         for (k, c) in comparisons(&e).iter().enumerate() {
-            let (tol, inv_tol) = (
-                energy_tolerance(EPS32, c.cond, p.recompute),
-                inverse_tolerance(EPS32, c.cond, p.recompute),
-            );
-            assert!(
-                c.energy < tol,
-                "step {step} walker {k}: energy error {:e}, tolerance {tol:e} at cond {:e}",
-                c.energy,
-                c.cond
-            );
-            assert!(
-                c.inverse < inv_tol,
-                "step {step} walker {k}: inverse error {:e}, tolerance {inv_tol:e}",
-                c.inverse
-            );
-            assert!(
-                c.cond > 10.0 && c.cond < 1e6,
-                "walker {k}: cond {:e}",
-                c.cond
-            );
+            let (tol, inv_tol) = (energy_tolerance(EPS32, c.cond, p.recompute), inverse_tolerance(EPS32, c.cond, p.recompute));
+            assert!(c.energy < tol, "step {step} walker {k}: energy error {:e}, tolerance {tol:e} at cond {:e}", c.energy, c.cond);
+            assert!(c.inverse < inv_tol, "step {step} walker {k}: inverse error {:e}, tolerance {inv_tol:e}", c.inverse);
+            assert!(c.cond > 10.0 && c.cond < 1e6, "walker {k}: cond {:e}", c.cond);
         }
     }
-    assert_eq!(
-        e.reinversions, 2,
-        "the step-1 re-inversion of both walkers, none for the conditioning"
-    );
+    assert_eq!(e.reinversions, 2, "the step-1 re-inversion of both walkers, none for the conditioning");
 }
 
 #[test]
 fn rule_reinverts_ill_conditioned_walkers_every_step() {
-    let p = Params {
-        recompute: 8,
-        ..params(false)
-    };
+    let p = Params { recompute: 8, ..params(false) };
     // well conditioned: only every 8th step; so ill conditioned that 8 steps of drift could pass the cap: every step
     let cond_ok = 0.5 * MIXED_CAP / (GROWTH * 8.0 * EPS32);
-    assert_eq!(
-        (0..16)
-            .filter(|&s| reinverts(&p, s, EPS32, cond_ok))
-            .collect::<Vec<_>>(),
-        [7, 15]
-    );
+    assert_eq!((0..16).filter(|&s| reinverts(&p, s, EPS32, cond_ok)).collect::<Vec<_>>(), [7, 15]);
     assert!((0..16).all(|s| reinverts(&p, s, EPS32, 2.0 * cond_ok * 2.0)));
-    assert!(
-        (0..16).all(|s| reinverts(&p, s, EPS32, f64::INFINITY)),
-        "unknown conditioning re-inverts"
-    );
+    assert!((0..16).all(|s| reinverts(&p, s, EPS32, f64::INFINITY)), "unknown conditioning re-inverts");
     // double never needs it; recompute 0 never re-inverts
-    assert_eq!(
-        (0..16)
-            .filter(|&s| reinverts(&p, s, f64::EPSILON, 1e9))
-            .count(),
-        2
-    );
+    assert_eq!((0..16).filter(|&s| reinverts(&p, s, f64::EPSILON, 1e9)).count(), 2);
     assert!(!(0..16).any(|s| reinverts(&Params { recompute: 0, ..p }, s, EPS32, 1e9)));
-    assert_eq!(
-        (
-            interval(EPS32, cond_ok, 8),
-            interval(EPS32, 4.0 * cond_ok, 8)
-        ),
-        (8, 1)
-    );
+    assert_eq!((interval(EPS32, cond_ok, 8), interval(EPS32, 4.0 * cond_ok, 8)), (8, 1));
     // in the engine: walker 0 planted as ill conditioned re-inverts at step 0 (not a scheduled one), walker 1 not,
     // and walker 0's estimate becomes its true one
     let sys = Solid::carbon(8, 4).unwrap();
@@ -223,16 +129,9 @@ fn rule_reinverts_ill_conditioned_walkers_every_step() {
     e.cond[0] = 1e9;
     e.step().unwrap();
     assert_eq!(e.reinversions, 1);
-    assert!(
-        e.cond[0] < 1e6 && e.cond[0] != true_cond,
-        "cond {:e} (start {true_cond:e})",
-        e.cond[0]
-    );
+    assert!(e.cond[0] < 1e6 && e.cond[0] != true_cond, "cond {:e} (start {true_cond:e})", e.cond[0]);
     let di = comparisons(&e)[0].inverse;
-    assert!(
-        di < 1e-5,
-        "walker 0 freshly re-inverted: inverse error {di:e}"
-    );
+    assert!(di < 1e-5, "walker 0 freshly re-inverted: inverse error {di:e}");
 }
 
 #[test]
@@ -248,10 +147,7 @@ fn tolerance_follows_the_condition_number_within_floor_and_cap() {
     assert_eq!(energy_tolerance(EPS32, 1e12, 8), MIXED_CAP);
     assert_eq!(energy_tolerance(EPS32, f64::INFINITY, 8), MIXED_CAP);
     assert_eq!(energy_tolerance(EPS32, 10.0, 0), MIXED_CAP);
-    assert!(
-        inverse_tolerance(EPS32, 1e3, 8) < inverse_tolerance(EPS32, 1e6, 8)
-            && inverse_tolerance(EPS32, 1e12, 8) == 1e-2
-    );
+    assert!(inverse_tolerance(EPS32, 1e3, 8) < inverse_tolerance(EPS32, 1e6, 8) && inverse_tolerance(EPS32, 1e12, 8) == 1e-2);
     assert_eq!(inverse_tolerance(f64::EPSILON, 1e8, 8), 1e-8);
 }
 
@@ -269,27 +165,14 @@ fn cond_1_matches_the_definition() {
 #[test]
 fn planted_mixed_error_fails_the_check() {
     let sys = Solid::carbon(8, 5).unwrap();
-    let mut e = CpuEngine::<f32, f64>::new(
-        &sys,
-        1,
-        Params {
-            recompute: 8,
-            ..params(false)
-        },
-    )
-    .unwrap();
+    let mut e = CpuEngine::<f32, f64>::new(&sys, 1, Params { recompute: 8, ..params(false) }).unwrap();
     e.step().unwrap();
     let c = comparisons(&e)[0];
     let tol = energy_tolerance(EPS32, c.cond, 8);
     assert!(c.energy < tol, "unplanted: {:e} vs {tol:e}", c.energy);
     e.parts[0].kinetic += 2.0 * tol * c.reference.magnitude();
     let c = comparisons(&e)[0];
-    assert!(
-        c.energy > tol && c.parts[0] > tol && c.parts[1] < tol,
-        "planted: {:e} (parts {:?}) vs {tol:e}",
-        c.energy,
-        c.parts
-    );
+    assert!(c.energy > tol && c.parts[0] > tol && c.parts[1] < tol, "planted: {:e} (parts {:?}) vs {tol:e}", c.energy, c.parts);
 }
 
 #[test]
@@ -313,9 +196,7 @@ fn corrupted_inverse_is_detected() {
 /// reference, through a re-inversion, delayed.
 #[test]
 fn gpu_matches_cpu_when_present() {
-    let Some(gpu) = crate::gpu::for_test() else {
-        return;
-    };
+    let Some(gpu) = crate::gpu::for_test() else { return };
     let sys = Solid::carbon(16, 6).unwrap();
     let mut p = params(true);
     p.recompute = 2;
@@ -324,43 +205,22 @@ fn gpu_matches_cpu_when_present() {
         let mut cpu = CpuEngine::<f64, f64>::new(&sys, 3, p).unwrap();
         let mut g = gpu::GpuEngine::<f64, f64>::new(&gpu, &sys, &sys.setup, 3, p).unwrap();
         for (k, (a, b)) in g.energies().unwrap().iter().zip(cpu.energies()).enumerate() {
-            assert!(
-                (a - b).abs() <= 1e-10 * cpu.parts[k].magnitude(),
-                "delay {delay} start walker {k}: gpu {a} cpu {b}"
-            );
+            assert!((a - b).abs() <= 1e-10 * cpu.parts[k].magnitude(), "delay {delay} start walker {k}: gpu {a} cpu {b}");
         }
         g.profile = true;
         for step in 0..3 {
             cpu.step().unwrap();
             g.step().unwrap();
-            assert_eq!(
-                g.accepted().unwrap(),
-                cpu.accepted,
-                "delay {delay} step {step}"
-            );
+            assert_eq!(g.accepted().unwrap(), cpu.accepted, "delay {delay} step {step}");
             for (k, (a, b)) in g.energies().unwrap().iter().zip(cpu.energies()).enumerate() {
-                assert!(
-                    (a - b).abs() <= 1e-9 * cpu.parts[k].magnitude(),
-                    "delay {delay} step {step} walker {k}: gpu {a} cpu {b}"
-                );
+                assert!((a - b).abs() <= 1e-9 * cpu.parts[k].magnitude(), "delay {delay} step {step} walker {k}: gpu {a} cpu {b}");
             }
         }
-        assert!(
-            cpu.moves.acceptance() < 0.99,
-            "delay {delay}: some moves rejected (empty slots)"
-        );
-        assert!(
-            g.timers.0[Class::Orbitals as usize] > 0.0
-                && g.timers.0[Class::Branching as usize] > 0.0
-        );
+        assert!(cpu.moves.acceptance() < 0.99, "delay {delay}: some moves rejected (empty slots)");
+        assert!(g.timers.0[Class::Orbitals as usize] > 0.0 && g.timers.0[Class::Branching as usize] > 0.0);
         let (pos, rot, parts, inv) = g.walker(2).unwrap();
         let c = compare(&sys, &pos, &rot, parts, &inv).unwrap();
-        assert!(
-            c.energy < DOUBLE_TOLERANCE && c.inverse < 1e-9,
-            "delay {delay} gpu walker 2 vs reference: energy {:e}, inverse {:e}",
-            c.energy,
-            c.inverse
-        );
+        assert!(c.energy < DOUBLE_TOLERANCE && c.inverse < 1e-9, "delay {delay} gpu walker 2 vs reference: energy {:e}, inverse {:e}", c.energy, c.inverse);
         // To the host, every step: the kinetic and Ewald energies (8 bytes a walker each), the accepted counts (4), the
         // nonlocal energies with the job count (8 (w + 1)); at the step-1 re-inversion of all 3 walkers (recompute 2) the
         // status flags of the 2 w matrices (4 each) and the 1-norms of the matrices and of their inverses
@@ -370,29 +230,14 @@ fn gpu_matches_cpu_when_present() {
         let w = 3u64;
         let every_step = 8 * w + 8 * w + 4 * w + 8 * (w + 1);
         let reinversion = 4 * 2 * w + 2 * 8 * 2 * w;
-        assert_eq!(
-            g.traffic().to_host,
-            3 * every_step + reinversion,
-            "delay {delay}: bytes to the host in 3 steps"
-        );
-        assert_eq!(
-            g.traffic().to_device,
-            4 * w,
-            "bytes to the device in 3 steps: the re-inverting walkers"
-        );
+        assert_eq!(g.traffic().to_host, 3 * every_step + reinversion, "delay {delay}: bytes to the host in 3 steps");
+        assert_eq!(g.traffic().to_device, 4 * w, "bytes to the device in 3 steps: the re-inverting walkers");
         // every walker's energy and weight was checked finite every step; a NaN weight on walker 1 (not 0) fails it
-        assert!(
-            g.finite.check().passed() && g.finite.checked == 3 * 2 * w,
-            "{:?}",
-            g.finite
-        );
+        assert!(g.finite.check().passed() && g.finite.checked == 3 * 2 * w, "{:?}", g.finite);
         g.parts[1].kinetic = f64::NAN;
         g.step().unwrap();
         let c = g.finite.check();
-        assert!(
-            !c.passed() && c.quantity.contains("step 3, walker 1"),
-            "delay {delay}: {c:?}"
-        );
+        assert!(!c.passed() && c.quantity.contains("step 3, walker 1"), "delay {delay}: {c:?}");
     }
     let mut g = gpu::GpuEngine::<f32, f64>::new(&gpu, &sys, &sys.setup.convert(), 2, p).unwrap();
     for _ in 0..3 {
@@ -401,12 +246,7 @@ fn gpu_matches_cpu_when_present() {
     let (pos, rot, parts, inv) = g.walker(1).unwrap();
     let inv: Vec<f64> = inv.iter().map(|x| x.f64()).collect();
     let c = compare(&sys, &pos, &rot, parts, &inv).unwrap();
-    assert!(
-        c.energy < MIXED_TOLERANCE && c.inverse < 1e-3,
-        "mixed gpu: energy {:e}, inverse {:e}",
-        c.energy,
-        c.inverse
-    );
+    assert!(c.energy < MIXED_TOLERANCE && c.inverse < 1e-3, "mixed gpu: energy {:e}, inverse {:e}", c.energy, c.inverse);
 }
 
 /// A small deterministic stream of uniforms in [-1, 1) for the apply's test data (splitmix64).
@@ -430,24 +270,13 @@ fn uniforms(seed: u64, len: usize) -> Vec<f64> {
 /// apply must not read is NaN (V, U^T past n and past the window, B^-1 past the window, W and Y before it), so a
 /// stray read shows. Each entry within `ulps` of an S ulp of its value (S = f32: rounded once, 0.5) plus f64 terms;
 /// the rows' padding and the other spin untouched; the window emptied (rep -1, B^-1 zero).
-fn apply_case<S: Scalar, A: Scalar>(
-    gpu: &std::sync::Arc<crate::gpu::Gpu>,
-    sys: &Solid,
-    setup: &crate::pseudopotential::Setup<S>,
-    p: Params,
-    slots: usize,
-    ulps: f64,
-) {
+fn apply_case<S: Scalar, A: Scalar>(gpu: &std::sync::Arc<crate::gpu::Gpu>, sys: &Solid, setup: &crate::pseudopotential::Setup<S>, p: Params, slots: usize, ulps: f64) {
     let walkers = 3;
     let mut g = gpu::GpuEngine::<S, A>::new(gpu, sys, setup, walkers, p).unwrap();
     let (n, st, k) = (sys.setup.per_spin(), sys.setup.table.stride, p.delay);
     let nan = f64::NAN;
     let seed = (n * 1000 + k * 10 + slots) as u64;
-    let (mut v, mut ut, mut binv) = (
-        uniforms(seed, walkers * k * st),
-        uniforms(seed + 1, walkers * k * st),
-        uniforms(seed + 2, walkers * k * k),
-    );
+    let (mut v, mut ut, mut binv) = (uniforms(seed, walkers * k * st), uniforms(seed + 1, walkers * k * st), uniforms(seed + 2, walkers * k * k));
     for w in 0..walkers {
         for l in 0..k {
             for i in 0..st {
@@ -464,29 +293,11 @@ fn apply_case<S: Scalar, A: Scalar>(
         }
     }
     // slots holding a change (-1) and new rows of replaced rows (distinct rows: 7 is prime to n = 48, 144)
-    let rep: Vec<i32> = (0..walkers * k)
-        .map(|x| {
-            if x % 3 == 0 {
-                -1
-            } else {
-                ((7 * (x % k) + x / k) % n) as i32
-            }
-        })
-        .collect();
+    let rep: Vec<i32> = (0..walkers * k).map(|x| if x % 3 == 0 { -1 } else { ((7 * (x % k) + x / k) % n) as i32 }).collect();
     let conv = |x: &[f64]| x.iter().map(|&y| A::of(y)).collect::<Vec<A>>();
     for spin in [1, 0] {
-        let before: Vec<Vec<f64>> = (0..walkers)
-            .map(|w| g.walker(w).unwrap().3.iter().map(|x| x.f64()).collect())
-            .collect();
-        let (rep_after, binv_after) = g
-            .apply_with(
-                spin,
-                slots,
-                [&conv(&v), &conv(&ut), &conv(&binv)],
-                &rep,
-                A::of(nan),
-            )
-            .unwrap();
+        let before: Vec<Vec<f64>> = (0..walkers).map(|w| g.walker(w).unwrap().3.iter().map(|x| x.f64()).collect()).collect();
+        let (rep_after, binv_after) = g.apply_with(spin, slots, [&conv(&v), &conv(&ut), &conv(&binv)], &rep, A::of(nan)).unwrap();
         let what = format!("{} n {n} delay {k} slots {slots} spin {spin}", S::NAME);
         for w in 0..walkers {
             let after: Vec<f64> = g.walker(w).unwrap().3.iter().map(|x| x.f64()).collect();
@@ -496,11 +307,8 @@ fn apply_case<S: Scalar, A: Scalar>(
             for l in 0..slots {
                 for j in 0..n {
                     let vl = &v[(w * k + l) * st..];
-                    wm[l * n + j] = (0..n).map(|i| vl[i] * t(j, i)).sum::<f64>()
-                        - if rep[w * k + l] == j as i32 { 1.0 } else { 0.0 };
-                    ym[l * n + j] = (0..slots)
-                        .map(|m| binv[(w * k + m) * k + l] * ut[(w * k + m) * st + j])
-                        .sum::<f64>();
+                    wm[l * n + j] = (0..n).map(|i| vl[i] * t(j, i)).sum::<f64>() - if rep[w * k + l] == j as i32 { 1.0 } else { 0.0 };
+                    ym[l * n + j] = (0..slots).map(|m| binv[(w * k + m) * k + l] * ut[(w * k + m) * st + j]).sum::<f64>();
                 }
             }
             for (x, (a, b)) in after.iter().zip(&before[w]).enumerate() {
@@ -511,26 +319,16 @@ fn apply_case<S: Scalar, A: Scalar>(
                 }
                 let j = row % n;
                 let sum: f64 = (0..slots).map(|l| wm[l * n + j] * ym[l * n + i]).sum();
-                let scale: f64 = t(j, i).abs()
-                    + (0..slots)
-                        .map(|l| (wm[l * n + j] * ym[l * n + i]).abs())
-                        .sum::<f64>();
+                let scale: f64 = t(j, i).abs() + (0..slots).map(|l| (wm[l * n + j] * ym[l * n + i]).abs()).sum::<f64>();
                 let want = t(j, i) - sum;
                 let tol = ulps * S::EPS * want.abs() + 1e-13 * scale;
                 assert!((a - want).abs() <= tol, "{what} walker {w}: t[{j}][{i}] = {a:e}, f64 product {want:e} (error {:e}, tolerance {tol:e})", (a - want).abs());
             }
         }
         for (x, &r) in rep_after.iter().enumerate() {
-            assert_eq!(
-                r,
-                if x % k < slots { -1 } else { rep[x] },
-                "{what}: rep[{x}] after the apply"
-            );
+            assert_eq!(r, if x % k < slots { -1 } else { rep[x] }, "{what}: rep[{x}] after the apply");
         }
-        assert!(
-            binv_after.iter().all(|b| b.f64() == 0.0),
-            "{what}: B^-1 cleared after the apply"
-        );
+        assert!(binv_after.iter().all(|b| b.f64() == 0.0), "{what}: B^-1 cleared after the apply");
     }
 }
 
@@ -541,17 +339,12 @@ fn apply_case<S: Scalar, A: Scalar>(
 /// (delayed_w8), full windows and partial ones (21 of 32, 33 of 48: partial 16-slot passes of delayed_update).
 #[test]
 fn gpu_delayed_apply_matches_f64_product_when_present() {
-    let Some(gpu) = crate::gpu::for_test() else {
-        return;
-    };
+    let Some(gpu) = crate::gpu::for_test() else { return };
     for atoms in [24, 72] {
         let sys = Solid::carbon(atoms, 7).unwrap();
         let conv = sys.setup.convert();
         for (k, slots) in [(4, 4), (4, 3), (32, 32), (32, 21), (48, 33), (64, 64)] {
-            let p = Params {
-                delay: k,
-                ..params(false)
-            };
+            let p = Params { delay: k, ..params(false) };
             apply_case::<f64, f64>(&gpu, &sys, &sys.setup, p, slots, 0.0);
             apply_case::<f32, f64>(&gpu, &sys, &conv, p, slots, 0.5);
         }
@@ -563,17 +356,11 @@ fn gpu_delayed_apply_matches_f64_product_when_present() {
 /// walker within its condition number's tolerances of the f64 reference, each step (the CPU mixed engine's test).
 #[test]
 fn gpu_mixed_delayed_within_tolerance_when_present() {
-    let Some(gpu) = crate::gpu::for_test() else {
-        return;
-    };
+    let Some(gpu) = crate::gpu::for_test() else { return };
     let sys = Solid::carbon(24, 6).unwrap();
     let conv = sys.setup.convert();
     for delay in [4, 5, 32] {
-        let p = Params {
-            delay,
-            recompute: 2,
-            ..params(true)
-        };
+        let p = Params { delay, recompute: 2, ..params(true) };
         let mut g = gpu::GpuEngine::<f32, f64>::new(&gpu, &sys, &conv, 3, p).unwrap();
         for step in 0..4 {
             g.step().unwrap();
@@ -581,19 +368,12 @@ fn gpu_mixed_delayed_within_tolerance_when_present() {
                 let (pos, rot, parts, inv) = g.walker(k).unwrap();
                 let inv: Vec<f64> = inv.iter().map(|x| x.f64()).collect();
                 let c = compare(&sys, &pos, &rot, parts, &inv).unwrap();
-                let (tol, inv_tol) = (
-                    energy_tolerance(EPS32, c.cond, p.recompute),
-                    inverse_tolerance(EPS32, c.cond, p.recompute),
-                );
+                let (tol, inv_tol) = (energy_tolerance(EPS32, c.cond, p.recompute), inverse_tolerance(EPS32, c.cond, p.recompute));
                 assert!(c.energy < tol, "delay {delay} step {step} walker {k}: energy error {:e}, tolerance {tol:e} at cond {:e}", c.energy, c.cond);
                 assert!(c.inverse < inv_tol, "delay {delay} step {step} walker {k}: inverse error {:e}, tolerance {inv_tol:e}", c.inverse);
             }
         }
-        assert!(
-            g.moves.acceptance() > 0.3 && g.moves.acceptance() < 0.99,
-            "delay {delay}: acceptance {}",
-            g.moves.acceptance()
-        );
+        assert!(g.moves.acceptance() > 0.3 && g.moves.acceptance() < 0.99, "delay {delay}: acceptance {}", g.moves.acceptance());
     }
 }
 
@@ -605,9 +385,7 @@ fn gpu_mixed_delayed_within_tolerance_when_present() {
 #[test]
 #[ignore]
 fn dump_draws_for_the_host_build() {
-    let Ok(dir) = std::env::var("SOLID_DRAWS_DUMP") else {
-        return;
-    };
+    let Ok(dir) = std::env::var("SOLID_DRAWS_DUMP") else { return };
     let dir = std::path::PathBuf::from(dir);
     let cases: [(u64, usize, usize, usize, usize); 6] = [
         (11, 0, 0, 32, 8),
@@ -621,11 +399,7 @@ fn dump_draws_for_the_host_build() {
     for (i, &(seed, step, walker, ne, ni)) in cases.iter().enumerate() {
         let (mut moves, mut rot) = (vec![0.0; PER_MOVE * ne], vec![0.0; 9 * ni]);
         draws(seed, step, walker, ne, ni, &mut moves, &mut rot);
-        let bytes: Vec<u8> = moves
-            .iter()
-            .chain(&rot)
-            .flat_map(|x| x.to_le_bytes())
-            .collect();
+        let bytes: Vec<u8> = moves.iter().chain(&rot).flat_map(|x| x.to_le_bytes()).collect();
         std::fs::write(dir.join(format!("case-{i}.bin")), bytes).unwrap();
         lines.push(format!("{seed} {step} {walker} {ne} {ni}"));
     }

@@ -40,47 +40,23 @@ impl Sampled {
             tolerance: 1.0,
             compared: self.walkers,
         };
-        [
-            check("local energy", self.energy),
-            check("inverse", self.inverse),
-        ]
+        [check("local energy", self.energy), check("inverse", self.inverse)]
     }
 }
 
 /// Walkers `which` of engine `e` (downloaded one by one from a GPU) against the f64 reference, in parallel, with the
 /// tolerances of storage precision `eps` and re-inversion interval `recompute`.
-pub fn sampled(
-    sys: &Solid,
-    e: &mut dyn Engine,
-    which: &[usize],
-    eps: f64,
-    recompute: usize,
-) -> Result<Sampled, SolidError> {
-    let walkers = which
-        .iter()
-        .map(|&k| e.take(k).map(|w| (k, w)))
-        .collect::<Result<Vec<_>, _>>()?;
+pub fn sampled(sys: &Solid, e: &mut dyn Engine, which: &[usize], eps: f64, recompute: usize) -> Result<Sampled, SolidError> {
+    let walkers = which.iter().map(|&k| e.take(k).map(|w| (k, w))).collect::<Result<Vec<_>, _>>()?;
     let results: Vec<Result<(f64, f64, f64, f64), SolidError>> = walkers
         .par_iter()
         .map(|(k, w)| {
-            let c = compare(sys, &w.pos, &w.rot, w.parts, &w.inv)
-                .map_err(|_| SolidError::Singular(*k))?;
+            let c = compare(sys, &w.pos, &w.rot, w.parts, &w.inv).map_err(|_| SolidError::Singular(*k))?;
             let tol = energy_tolerance(eps, c.cond, recompute);
-            Ok((
-                c.energy / tol,
-                c.inverse / inverse_tolerance(eps, c.cond, recompute),
-                c.cond,
-                tol,
-            ))
+            Ok((c.energy / tol, c.inverse / inverse_tolerance(eps, c.cond, recompute), c.cond, tol))
         })
         .collect();
-    let mut s = Sampled {
-        walkers: which.len(),
-        energy: 0.0,
-        inverse: 0.0,
-        cond: 0.0,
-        energy_tolerance: 0.0,
-    };
+    let mut s = Sampled { walkers: which.len(), energy: 0.0, inverse: 0.0, cond: 0.0, energy_tolerance: 0.0 };
     for r in results {
         let (energy, inverse, cond, tol) = r?;
         (s.energy, s.inverse) = (worse(s.energy, energy), worse(s.inverse, inverse));
@@ -99,19 +75,7 @@ mod tests {
     use crate::check::sample;
 
     fn engine(sys: &Solid, walkers: usize) -> CpuEngine<'_, f64, f64> {
-        CpuEngine::<f64, f64>::new(
-            sys,
-            walkers,
-            Params {
-                tau: 0.02,
-                dmc: true,
-                recompute: 0,
-                seed: 5,
-                first: 0,
-                delay: 1,
-            },
-        )
-        .unwrap()
+        CpuEngine::<f64, f64>::new(sys, walkers, Params { tau: 0.02, dmc: true, recompute: 0, seed: 5, first: 0, delay: 1 }).unwrap()
     }
 
     /// A NaN weight on walker 2 of 4 (its old energy made NaN before the step): walker 0 and the step's energies
@@ -128,10 +92,7 @@ mod tests {
         assert!(!c.passed(), "{c:?}");
         assert!(c.quantity.contains("step 1, walker 2"), "{}", c.quantity);
         let walker0 = sampled(&sys, &mut e, &[0], f64::EPSILON, 0).unwrap();
-        assert!(
-            walker0.checks("walker 0").iter().all(Check::passed),
-            "what the old check saw: {walker0:?}"
-        );
+        assert!(walker0.checks("walker 0").iter().all(Check::passed), "what the old check saw: {walker0:?}");
     }
 
     /// The sample reaches a late walker: a planted error in the last walker fails the check, and a NaN energy
@@ -144,17 +105,11 @@ mod tests {
         let which = sample(5, RANDOM_WALKERS, 1);
         assert_eq!((which[0], *which.last().unwrap(), which.len()), (0, 4, 4));
         let ok = sampled(&sys, &mut e, &which, f64::EPSILON, 0).unwrap();
-        assert!(
-            ok.checks("x").iter().all(|c| c.passed() && c.compared == 4),
-            "{ok:?}"
-        );
+        assert!(ok.checks("x").iter().all(|c| c.passed() && c.compared == 4), "{ok:?}");
         assert!(ok.cond > 1.0 && ok.energy_tolerance == 1e-8);
         e.parts[4].nonlocal += 1e-7 * e.parts[4].magnitude(); // ten times the double tolerance
         let bad = sampled(&sys, &mut e, &which, f64::EPSILON, 0).unwrap();
-        assert!(
-            !bad.checks("x")[0].passed() && bad.checks("x")[1].passed(),
-            "{bad:?}"
-        );
+        assert!(!bad.checks("x")[0].passed() && bad.checks("x")[1].passed(), "{bad:?}");
         e.parts[4].nonlocal = f64::NAN;
         let nan = sampled(&sys, &mut e, &which, f64::EPSILON, 0).unwrap();
         assert_eq!(nan.energy, f64::INFINITY);

@@ -22,29 +22,14 @@ impl Pack for Walker {
         for v in [&self.pos, &self.rot, &self.inv, &self.dpsi] {
             put_f64s(out, v);
         }
-        for x in [
-            self.parts.kinetic,
-            self.parts.coulomb,
-            self.parts.nonlocal,
-            self.cond,
-        ] {
+        for x in [self.parts.kinetic, self.parts.coulomb, self.parts.nonlocal, self.cond] {
             put_f64(out, x);
         }
     }
     fn unpack(_: &(), r: &mut Reader) -> Result<Walker, Truncated> {
         let (pos, rot, inv, dpsi) = (r.f64s()?, r.f64s()?, r.f64s()?, r.f64s()?);
-        let parts = Parts {
-            kinetic: r.f64()?,
-            coulomb: r.f64()?,
-            nonlocal: r.f64()?,
-        };
-        Ok(Walker {
-            pos,
-            rot,
-            parts,
-            inv,
-            dpsi,
-            cond: r.f64()?,
-        })
+        let parts = Parts { kinetic: r.f64()?, coulomb: r.f64()?, nonlocal: r.f64()? };
+        Ok(Walker { pos, rot, parts, inv, dpsi, cond: r.f64()? })
     }
 }
+

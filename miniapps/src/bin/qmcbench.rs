@@ -250,12 +250,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     if let Cmd::Run { kernel, args } = cli.cmd {
         return match registry::find(&kernel) {
-            Ok(k) => (k.main)(
-                std::iter::once(format!("qmcbench run {kernel}"))
-                    .chain(args)
-                    .map(Into::into)
-                    .collect(),
-            ),
+            Ok(k) => (k.main)(std::iter::once(format!("qmcbench run {kernel}")).chain(args).map(Into::into).collect()),
             Err(e) => {
                 eprintln!("error: {e}");
                 ExitCode::from(2)
@@ -264,93 +259,21 @@ fn main() -> ExitCode {
     }
     main_with(|| match cli.cmd {
         Cmd::List => list(),
-        Cmd::Suite {
-            score: true,
-            common,
-            ..
-        } => score_suite(common),
-        Cmd::Suite {
-            full,
-            kernels,
-            common,
-            ..
-        } => suite(
-            if full { Level::Full } else { Level::Quick },
-            kernels,
-            common,
-        ),
-        Cmd::Plot {
-            records,
-            out,
-            x,
-            baseline,
-        } => plot_cmd(&records, &out, x.as_deref(), baseline),
-        Cmd::Compare {
-            base,
-            new,
-            tolerance,
-            normalize,
-            aggregate,
-            stat,
-            noise,
-            resolve,
-            planted,
-            subset,
-        } => compare(
-            &base,
-            &new,
-            &CompareHow {
-                tolerance,
-                normalize,
-                aggregate,
-                stat,
-                noise,
-                resolve,
-                planted,
-                subset,
-            },
-        ),
+        Cmd::Suite { score: true, common, .. } => score_suite(common),
+        Cmd::Suite { full, kernels, common, .. } => suite(if full { Level::Full } else { Level::Quick }, kernels, common),
+        Cmd::Plot { records, out, x, baseline } => plot_cmd(&records, &out, x.as_deref(), baseline),
+        Cmd::Compare { base, new, tolerance, normalize, aggregate, stat, noise, resolve, planted, subset } => {
+            compare(&base, &new, &CompareHow { tolerance, normalize, aggregate, stat, noise, resolve, planted, subset })
+        }
         Cmd::Ceilings { common } => ceilings(common),
-        Cmd::CompareHistory {
-            history,
-            new,
-            tolerance,
-            stat,
-        } => compare_history(&history, &new, tolerance, stat),
-        Cmd::HistoryRebase {
-            folder,
-            kernel,
-            reason,
-            since,
-        } => history_rebase(&folder, &kernel, &reason, since),
-        Cmd::CompareInstructions {
-            base,
-            new,
-            tolerance,
-            subset,
-            planted,
-        } => compare_instructions(&base, &new, tolerance, subset, planted.as_deref()),
+        Cmd::CompareHistory { history, new, tolerance, stat } => compare_history(&history, &new, tolerance, stat),
+        Cmd::HistoryRebase { folder, kernel, reason, since } => history_rebase(&folder, &kernel, &reason, since),
+        Cmd::CompareInstructions { base, new, tolerance, subset, planted } => compare_instructions(&base, &new, tolerance, subset, planted.as_deref()),
         Cmd::Import { source, into } => import(&source, into.as_deref()),
         Cmd::Headlines { folders, write } => headlines(&folders, write.as_deref()),
-        Cmd::Report {
-            records,
-            out,
-            title,
-        } => report(&records, &out, &title),
-        Cmd::Score {
-            new,
-            reference,
-            combined,
-            cases,
-            html,
-        } => score(&new, &reference, combined, cases, html.as_deref()),
-        Cmd::Figure {
-            name,
-            list,
-            records,
-            out,
-            measure,
-        } => figure(name.as_deref(), list, &records, out, measure),
+        Cmd::Report { records, out, title } => report(&records, &out, &title),
+        Cmd::Score { new, reference, combined, cases, html } => score(&new, &reference, combined, cases, html.as_deref()),
+        Cmd::Figure { name, list, records, out, measure } => figure(name.as_deref(), list, &records, out, measure),
         Cmd::Run { .. } => unreachable!("handled above"),
     })
 }
@@ -362,10 +285,7 @@ fn list() -> Result<Outcome> {
     }
     println!("devices:");
     let sys = harness::system::System::detect();
-    println!(
-        "  cpu  {} ({} logical CPUs, vector ISA {})",
-        sys.cpu_model, sys.cpu_logical, sys.cpu_isa
-    );
+    println!("  cpu  {} ({} logical CPUs, vector ISA {})", sys.cpu_model, sys.cpu_logical, sys.cpu_isa);
     match kernels::gpu::Gpu::count() {
         Ok(n) => {
             for i in 0..n {
@@ -391,19 +311,11 @@ fn list() -> Result<Outcome> {
 fn suite(level: Level, only: Option<Vec<String>>, mut common: CommonArgs) -> Result<Outcome> {
     let all = registry::kernels();
     let chosen: Vec<_> = match &only {
-        Some(names) => names
-            .iter()
-            .map(|n| registry::find(n))
-            .collect::<Result<_>>()?,
+        Some(names) => names.iter().map(|n| registry::find(n)).collect::<Result<_>>()?,
         None => all,
     };
-    common
-        .reps
-        .get_or_insert(if level == Level::Quick { 3 } else { 10 });
-    let out = common
-        .out
-        .get_or_insert_with(|| PathBuf::from("results/local"))
-        .clone();
+    common.reps.get_or_insert(if level == Level::Quick { 3 } else { 10 });
+    let out = common.out.get_or_insert_with(|| PathBuf::from("results/local")).clone();
     let mut runner = Runner::new(&common)?;
     registry::check_plant(&runner)?;
     for k in &chosen {
@@ -427,10 +339,7 @@ fn score_suite(mut common: CommonArgs) -> Result<Outcome> {
     );
     common.variants = Some(vec![Variant::Cpu, Variant::Gpu]);
     common.reps = Some(miniapps::score::REPS);
-    let out = common
-        .out
-        .get_or_insert_with(|| PathBuf::from("results/local"))
-        .clone();
+    let out = common.out.get_or_insert_with(|| PathBuf::from("results/local")).clone();
     let mut runner = Runner::new(&common)?;
     registry::check_plant(&runner)?;
     runner.mark(harness::score::PARAM, WORKLOAD.version);
@@ -444,12 +353,7 @@ fn score_suite(mut common: CommonArgs) -> Result<Outcome> {
     let outcome = runner.finish()?;
     let missing = WORKLOAD.missing(&records);
     anyhow::ensure!(missing.is_empty(), "this scoring run lacks {} of the workload's {} cases (the first: {}): the kernels' presets and miniapps::score disagree", missing.len(), WORKLOAD.cases().count(), missing[0]);
-    eprintln!(
-        "scoring run of workload {} complete: {} records in {}",
-        WORKLOAD.version,
-        records.len(),
-        out.display()
-    );
+    eprintln!("scoring run of workload {} complete: {} records in {}", WORKLOAD.version, records.len(), out.display());
     Ok(outcome)
 }
 
@@ -459,13 +363,7 @@ fn charts(records: &[Record], x: Option<&str>, baseline: Option<Variant>) -> Vec
     charts
 }
 
-fn figure(
-    name: Option<&str>,
-    list: bool,
-    paths: &[PathBuf],
-    out: Option<PathBuf>,
-    measure: bool,
-) -> Result<Outcome> {
+fn figure(name: Option<&str>, list: bool, paths: &[PathBuf], out: Option<PathBuf>, measure: bool) -> Result<Outcome> {
     use miniapps::figures;
     if list {
         for f in figures::all() {
@@ -480,12 +378,11 @@ fn figure(
         eprintln!("measuring {} into {} (--measure)", f.name, dir.display());
         let k = registry::find(f.kernel)?;
         for flags in f.runs {
-            let argv: Vec<std::ffi::OsString> =
-                std::iter::once(format!("qmcbench run {}", f.kernel))
-                    .chain(flags.iter().map(|s| s.to_string()))
-                    .chain(["--out".to_string(), dir.display().to_string()])
-                    .map(Into::into)
-                    .collect();
+            let argv: Vec<std::ffi::OsString> = std::iter::once(format!("qmcbench run {}", f.kernel))
+                .chain(flags.iter().map(|s| s.to_string()))
+                .chain(["--out".to_string(), dir.display().to_string()])
+                .map(Into::into)
+                .collect();
             if (k.main)(argv) != ExitCode::SUCCESS {
                 outcome = Outcome::ValidationFailed;
             }
@@ -503,11 +400,7 @@ fn figure(
     let sel = figures::select(&f, &records);
     let measured = figures::series(&f, &sel);
     if measured.is_empty() {
-        let runs: Vec<String> = f
-            .runs
-            .iter()
-            .map(|r| format!("qmcbench run {} {}", f.kernel, r.join(" ")))
-            .collect();
+        let runs: Vec<String> = f.runs.iter().map(|r| format!("qmcbench run {} {}", f.kernel, r.join(" "))).collect();
         anyhow::bail!(
             "no passed records for {} in {} (nothing measured: `qmcbench figure {} --measure` runs {} here first)",
             f.name,
@@ -528,26 +421,14 @@ fn figure(
 
 fn headlines(folders: &[String], write: Option<&std::path::Path>) -> Result<Outcome> {
     use miniapps::headlines;
-    let folders: Vec<&str> = if folders.is_empty() {
-        headlines::README_FOLDERS.to_vec()
-    } else {
-        folders.iter().map(String::as_str).collect()
-    };
+    let folders: Vec<&str> = if folders.is_empty() { headlines::README_FOLDERS.to_vec() } else { folders.iter().map(String::as_str).collect() };
     let section = headlines::section(std::path::Path::new("."), &folders)?;
     match write {
         None => println!("{section}"),
         Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("reading {}", path.display()))?;
-            output::write_atomic(
-                path,
-                headlines::replace_section(&text, &section)?.as_bytes(),
-            )?;
-            eprintln!(
-                "wrote the headline tables of {} into {}",
-                folders.join(", "),
-                path.display()
-            );
+            let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+            output::write_atomic(path, headlines::replace_section(&text, &section)?.as_bytes())?;
+            eprintln!("wrote the headline tables of {} into {}", folders.join(", "), path.display());
         }
     }
     Ok(Outcome::Passed)
@@ -558,22 +439,12 @@ fn import(source: &std::path::Path, into: Option<&std::path::Path>) -> Result<Ou
     let records = import::read_source(source)?;
     let dir = import::destination(&records, into, std::path::Path::new("results"))?;
     let n = import::import(&records, &dir)?;
-    eprintln!(
-        "imported {n} records from {} into {}",
-        source.display(),
-        dir.display()
-    );
+    eprintln!("imported {n} records from {} into {}", source.display(), dir.display());
     println!("{}", dir.display());
     Ok(Outcome::Passed)
 }
 
-fn score(
-    new: &std::path::Path,
-    reference: &std::path::Path,
-    combined: bool,
-    cases: bool,
-    html: Option<&std::path::Path>,
-) -> Result<Outcome> {
+fn score(new: &std::path::Path, reference: &std::path::Path, combined: bool, cases: bool, html: Option<&std::path::Path>) -> Result<Outcome> {
     let s = harness::score::score_folders(&WORKLOAD, new, reference)?;
     print!("{}", harness::score::text(&s, combined, cases));
     if let Some(page) = html {
@@ -585,22 +456,14 @@ fn score(
 
 fn report(paths: &[PathBuf], out: &std::path::Path, title: &str) -> Result<Outcome> {
     let records = output::read_records(paths)?;
-    let figures: Vec<_> = miniapps::figures::all()
-        .iter()
-        .filter_map(|f| miniapps::figures::section(f, &records))
-        .collect();
+    let figures: Vec<_> = miniapps::figures::all().iter().filter_map(|f| miniapps::figures::section(f, &records)).collect();
     let page = harness::report::html(title, &records, &figures, &charts(&records, None, None))?;
     output::write_atomic(out, page.as_bytes())?;
     eprintln!("wrote {} ({} records)", out.display(), records.len());
     Ok(Outcome::Passed)
 }
 
-fn draw_all(
-    records: &[Record],
-    dir: &std::path::Path,
-    x: Option<&str>,
-    baseline: Option<Variant>,
-) -> Result<()> {
+fn draw_all(records: &[Record], dir: &std::path::Path, x: Option<&str>, baseline: Option<Variant>) -> Result<()> {
     let charts = charts(records, x, baseline);
     for c in &charts {
         for f in plot::draw(c, dir)? {
@@ -613,12 +476,7 @@ fn draw_all(
     Ok(())
 }
 
-fn plot_cmd(
-    paths: &[PathBuf],
-    out: &std::path::Path,
-    x: Option<&str>,
-    baseline: Option<Variant>,
-) -> Result<Outcome> {
+fn plot_cmd(paths: &[PathBuf], out: &std::path::Path, x: Option<&str>, baseline: Option<Variant>) -> Result<Outcome> {
     let records = output::read_records(paths)?;
     draw_all(&records, out, x, baseline)?;
     Ok(Outcome::Passed)
@@ -638,51 +496,29 @@ struct CompareHow {
 
 fn compare(base: &PathBuf, new: &PathBuf, how: &CompareHow) -> Result<Outcome> {
     let tolerance = how.tolerance;
-    anyhow::ensure!(
-        tolerance.is_finite() && tolerance >= 0.0,
-        "--tolerance must be a non-negative number"
-    );
-    anyhow::ensure!(
-        how.resolve.is_finite() && how.resolve > 0.0,
-        "--resolve must be a positive number"
-    );
+    anyhow::ensure!(tolerance.is_finite() && tolerance >= 0.0, "--tolerance must be a non-negative number");
+    anyhow::ensure!(how.resolve.is_finite() && how.resolve > 0.0, "--resolve must be a positive number");
     let b = output::read_records(std::slice::from_ref(base))?;
     let n = output::read_records(std::slice::from_ref(new))?;
     let time_of = |r: &Record| {
         let t = how.stat.of(r)?;
         // seconds x ceiling bandwidth = bytes the machine could have copied meanwhile
-        Some(if how.normalize {
-            t * r.ceiling_gbytes_per_s.unwrap_or(1.0)
-        } else {
-            t
-        })
+        Some(if how.normalize { t * r.ceiling_gbytes_per_s.unwrap_or(1.0) } else { t })
     };
     let c = harness::compare::compare_by(&b, &n, tolerance, time_of);
     let what = if how.noise { "noise" } else { "new/base" };
     println!("{:<90} {:>12} {:>12} {:>8}", "case", "base", "new", what);
     for row in &c.rows {
         if how.noise {
-            println!(
-                "{:<90} {:>12.4e} {:>12.4e} {:>7.2}%",
-                row.key,
-                row.base,
-                row.new,
-                100.0 * (row.ratio - 1.0).abs()
-            );
+            println!("{:<90} {:>12.4e} {:>12.4e} {:>7.2}%", row.key, row.base, row.new, 100.0 * (row.ratio - 1.0).abs());
         } else {
             let flag = if row.slower { "  SLOWER" } else { "" };
-            println!(
-                "{:<90} {:>12.4e} {:>12.4e} {:>8.3}{flag}",
-                row.key, row.base, row.new, row.ratio
-            );
+            println!("{:<90} {:>12.4e} {:>12.4e} {:>8.3}{flag}", row.key, row.base, row.new, row.ratio);
         }
     }
     if how.subset {
         if !c.only_base.is_empty() {
-            println!(
-                "{} cases of the baseline not in the new set",
-                c.only_base.len()
-            );
+            println!("{} cases of the baseline not in the new set", c.only_base.len());
         }
     } else {
         for k in &c.only_base {
@@ -695,19 +531,11 @@ fn compare(base: &PathBuf, new: &PathBuf, how: &CompareHow) -> Result<Outcome> {
     if c.skipped > 0 {
         println!("skipped {} records (failed or unchecked, planted in the baseline, or without a {:?} time)", c.skipped, how.stat);
     }
-    anyhow::ensure!(
-        !c.rows.is_empty(),
-        "no case of {} matches a case of {}",
-        new.display(),
-        base.display()
-    );
+    anyhow::ensure!(!c.rows.is_empty(), "no case of {} matches a case of {}", new.display(), base.display());
     if how.noise {
         let (noise, case) = c.noise().expect("rows checked above");
         let tol = harness::compare::tolerance_from_noise(noise);
-        println!(
-            "largest difference of the two unchanged runs: {:.2}% ({case})",
-            100.0 * noise
-        );
+        println!("largest difference of the two unchanged runs: {:.2}% ({case})", 100.0 * noise);
         println!("tolerance={tol:.4}");
         if tol >= how.resolve {
             eprintln!("error: the runs differ by up to {:.2}%: a tolerance of {:.1}% cannot catch a {:.0}% slowdown", 100.0 * noise, 100.0 * tol, 100.0 * how.resolve);
@@ -725,10 +553,7 @@ fn compare(base: &PathBuf, new: &PathBuf, how: &CompareHow) -> Result<Outcome> {
                 for w in &why {
                     eprintln!("error: {w}");
                 }
-                eprintln!(
-                    "error: the slowdown planted in {k} was not caught cleanly (tolerance {:.1}%)",
-                    100.0 * tolerance
-                );
+                eprintln!("error: the slowdown planted in {k} was not caught cleanly (tolerance {:.1}%)", 100.0 * tolerance);
                 Outcome::Regression
             }
         });
@@ -736,86 +561,36 @@ fn compare(base: &PathBuf, new: &PathBuf, how: &CompareHow) -> Result<Outcome> {
     let slow = c.regressions().count();
     if how.aggregate {
         let g = c.geomean().expect("rows checked above");
-        println!(
-            "geometric mean of new/base over {} cases: {g:.3} (limit {:.3})",
-            c.rows.len(),
-            1.0 + tolerance
-        );
+        println!("geometric mean of new/base over {} cases: {g:.3} (limit {:.3})", c.rows.len(), 1.0 + tolerance);
         if g > 1.0 + tolerance {
-            eprintln!(
-                "error: the suite as a whole slowed by {:.0}%, more than {:.0}%",
-                100.0 * (g - 1.0),
-                100.0 * tolerance
-            );
+            eprintln!("error: the suite as a whole slowed by {:.0}%, more than {:.0}%", 100.0 * (g - 1.0), 100.0 * tolerance);
             return Ok(Outcome::Regression);
         }
         return Ok(Outcome::Passed);
     }
     if slow > 0 {
-        eprintln!(
-            "error: {slow} of {} cases slowed by more than {:.1}%",
-            c.rows.len(),
-            100.0 * tolerance
-        );
+        eprintln!("error: {slow} of {} cases slowed by more than {:.1}%", c.rows.len(), 100.0 * tolerance);
         return Ok(Outcome::Regression);
     }
-    println!(
-        "{} cases within {:.1}% of the baseline",
-        c.rows.len(),
-        100.0 * tolerance
-    );
+    println!("{} cases within {:.1}% of the baseline", c.rows.len(), 100.0 * tolerance);
     Ok(Outcome::Passed)
 }
 
-fn compare_history(
-    dir: &std::path::Path,
-    new: &std::path::Path,
-    tolerance: f64,
-    stat: harness::compare::Stat,
-) -> Result<Outcome> {
+fn compare_history(dir: &std::path::Path, new: &std::path::Path, tolerance: f64, stat: harness::compare::Stat) -> Result<Outcome> {
     use harness::history;
-    anyhow::ensure!(
-        tolerance.is_finite() && tolerance >= 0.0,
-        "--tolerance must be a non-negative number"
-    );
-    anyhow::ensure!(
-        dir.is_dir(),
-        "{} is not a folder of committed records",
-        dir.display()
-    );
+    anyhow::ensure!(tolerance.is_finite() && tolerance >= 0.0, "--tolerance must be a non-negative number");
+    anyhow::ensure!(dir.is_dir(), "{} is not a folder of committed records", dir.display());
     let since = history::read_since(dir).map_err(anyhow::Error::msg)?;
     let committed = output::read_records(&[dir.to_path_buf()])?;
     let n = output::read_records(&[new.to_path_buf()])?;
     let rows = history::compare_history(&committed, &since, &n, tolerance, stat);
-    anyhow::ensure!(
-        !rows.is_empty(),
-        "{} holds no passed record with a {stat:?} time",
-        new.display()
-    );
-    println!(
-        "{:<90} {:>3} {:>12} {:>7} {:>12} {:>8} {:>7}",
-        "case", "n", "median", "spread", "new", "new/med", "tol"
-    );
+    anyhow::ensure!(!rows.is_empty(), "{} holds no passed record with a {stat:?} time", new.display());
+    println!("{:<90} {:>3} {:>12} {:>7} {:>12} {:>8} {:>7}", "case", "n", "median", "spread", "new", "new/med", "tol");
     for r in &rows {
-        let tol = r
-            .tolerance
-            .map_or("-".to_string(), |t| format!("{:.1}%", 100.0 * t));
-        let flag = if r.slower {
-            "  SLOWER"
-        } else if r.tolerance.is_none() {
-            "  not judged"
-        } else {
-            ""
-        };
-        let spread = if r.n > 0 {
-            format!("{:.2}%", 100.0 * r.spread)
-        } else {
-            "-".into()
-        };
-        println!(
-            "{:<90} {:>3} {:>12.4e} {:>7} {:>12.4e} {:>8.3} {:>7}{flag}",
-            r.key, r.n, r.median, spread, r.new, r.ratio, tol
-        );
+        let tol = r.tolerance.map_or("-".to_string(), |t| format!("{:.1}%", 100.0 * t));
+        let flag = if r.slower { "  SLOWER" } else if r.tolerance.is_none() { "  not judged" } else { "" };
+        let spread = if r.n > 0 { format!("{:.2}%", 100.0 * r.spread) } else { "-".into() };
+        println!("{:<90} {:>3} {:>12.4e} {:>7} {:>12.4e} {:>8.3} {:>7}{flag}", r.key, r.n, r.median, spread, r.new, r.ratio, tol);
     }
     let judged = rows.iter().filter(|r| r.tolerance.is_some()).count();
     let slow = rows.iter().filter(|r| r.slower).count();
@@ -828,15 +603,8 @@ fn compare_history(
             dir.display()
         );
     }
-    for r in rows
-        .iter()
-        .filter(|r| r.tolerance.is_some_and(|t| t >= 0.05))
-    {
-        println!(
-            "{}: its history spreads {:.1}%, so it cannot see a 5% slowdown",
-            r.key,
-            100.0 * r.spread
-        );
+    for r in rows.iter().filter(|r| r.tolerance.is_some_and(|t| t >= 0.05)) {
+        println!("{}: its history spreads {:.1}%, so it cannot see a 5% slowdown", r.key, 100.0 * r.spread);
     }
     if slow > 0 {
         eprintln!("error: {slow} of {judged} judged cases slower than their history allows");
@@ -846,18 +614,9 @@ fn compare_history(
     Ok(Outcome::Passed)
 }
 
-fn history_rebase(
-    dir: &std::path::Path,
-    kernel: &str,
-    reason: &str,
-    since: Option<String>,
-) -> Result<Outcome> {
+fn history_rebase(dir: &std::path::Path, kernel: &str, reason: &str, since: Option<String>) -> Result<Outcome> {
     use harness::history;
-    anyhow::ensure!(
-        dir.is_dir(),
-        "{} is not a device's results folder",
-        dir.display()
-    );
+    anyhow::ensure!(dir.is_dir(), "{} is not a device's results folder", dir.display());
     history::read_since(dir).map_err(anyhow::Error::msg)?; // a malformed file is not appended to
     let since = since.unwrap_or_else(harness::record::timestamp);
     let line = history::since_line(kernel, &since, reason).map_err(anyhow::Error::msg)?;
@@ -872,54 +631,21 @@ fn history_rebase(
     Ok(Outcome::Passed)
 }
 
-fn compare_instructions(
-    base: &std::path::Path,
-    new: &std::path::Path,
-    tolerance: f64,
-    subset: bool,
-    planted: Option<&str>,
-) -> Result<Outcome> {
+fn compare_instructions(base: &std::path::Path, new: &std::path::Path, tolerance: f64, subset: bool, planted: Option<&str>) -> Result<Outcome> {
     use harness::compare::{compare_counts, Counts};
-    anyhow::ensure!(
-        tolerance.is_finite() && tolerance >= 0.0,
-        "--tolerance must be a non-negative number"
-    );
+    anyhow::ensure!(tolerance.is_finite() && tolerance >= 0.0, "--tolerance must be a non-negative number");
     let read = |p: &std::path::Path| -> Result<Counts> {
-        let text =
-            std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
+        let text = std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
         Counts::parse(&text, &p.display().to_string()).map_err(anyhow::Error::msg)
     };
     let c = compare_counts(&read(base)?, &read(new)?, tolerance);
-    println!(
-        "{:<32} {:>14} {:>14} {:>9} {:>6}",
-        "case", "base", "new", "change", "tol"
-    );
+    println!("{:<32} {:>14} {:>14} {:>9} {:>6}", "case", "base", "new", "change", "tol");
     for r in &c.rows {
-        let flag = if !r.changed {
-            ""
-        } else if r.ratio > 1.0 {
-            "  MORE"
-        } else {
-            "  FEWER"
-        };
-        println!(
-            "{:<32} {:>14.1} {:>14.1} {:>+8.2}% {:>5.1}%{flag}",
-            r.key,
-            r.base,
-            r.new,
-            100.0 * (r.ratio - 1.0),
-            100.0 * r.tolerance
-        );
+        let flag = if !r.changed { "" } else if r.ratio > 1.0 { "  MORE" } else { "  FEWER" };
+        println!("{:<32} {:>14.1} {:>14.1} {:>+8.2}% {:>5.1}%{flag}", r.key, r.base, r.new, 100.0 * (r.ratio - 1.0), 100.0 * r.tolerance);
     }
     for k in &c.only_base {
-        println!(
-            "{k:<32} only in the baseline{}",
-            if subset {
-                " (not measured in this run)"
-            } else {
-                ""
-            }
-        );
+        println!("{k:<32} only in the baseline{}", if subset { " (not measured in this run)" } else { "" });
     }
     for k in &c.only_new {
         println!("{k:<32} only in the new table");
@@ -938,10 +664,7 @@ fn compare_instructions(
                 eprintln!("error: {w}");
             }
             match planted {
-                Some(k) => eprintln!(
-                    "error: the planted slowdown in {k} was not caught cleanly ({} problems)",
-                    why.len()
-                ),
+                Some(k) => eprintln!("error: the planted slowdown in {k} was not caught cleanly ({} problems)", why.len()),
                 None => eprintln!("error: instruction counts changed ({} problems)", why.len()),
             }
             Ok(Outcome::Regression)
@@ -957,66 +680,22 @@ fn ceilings(common: CommonArgs) -> Result<Outcome> {
     }
     for v in variants {
         let bw = runner.ceiling(v)?;
-        let bytes = 2.0
-            * if v == Variant::Gpu {
-                (1u64 << 30) as f64
-            } else {
-                (256u64 << 20) as f64
-            };
+        let bytes = 2.0 * if v == Variant::Gpu { (1u64 << 30) as f64 } else { (256u64 << 20) as f64 };
         let case = harness::Case::new("ceilings", "copy", kernels::Precision::Double);
         let time = harness::Stats::constant(bytes / bw);
-        let work = harness::Work {
-            bytes,
-            model: harness::BytesModel::Copy,
-            flops: 0.0,
-            items: bytes,
-            unit: "B/s",
-        };
-        runner.record_measurement(
-            &case,
-            v,
-            time,
-            work,
-            "a bandwidth ceiling: a measurement, nothing to check",
-        )?;
+        let work = harness::Work { bytes, model: harness::BytesModel::Copy, flops: 0.0, items: bytes, unit: "B/s" };
+        runner.record_measurement(&case, v, time, work, "a bandwidth ceiling: a measurement, nothing to check")?;
         // the arithmetic ceilings (what a compute-bound kernel's GFLOP/s is compared with), and on the GPU the
         // shared-memory bandwidth (kernels that keep their working set on chip); each record is one second of work
-        for (p, double) in [
-            (kernels::Precision::Double, true),
-            (kernels::Precision::Single, false),
-        ] {
+        for (p, double) in [(kernels::Precision::Double, true), (kernels::Precision::Single, false)] {
             let rate = runner.fma_ceiling(v, double)?;
             let time = harness::Stats::constant(1.0);
-            runner.record_measurement(
-                &harness::Case::new("ceilings", "fma", p),
-                v,
-                time,
-                harness::Work {
-                    bytes: 0.0,
-                    model: harness::BytesModel::Copy,
-                    flops: rate,
-                    items: rate,
-                    unit: "flop/s",
-                },
-                "an arithmetic ceiling: a measurement, nothing to check",
-            )?;
+            runner.record_measurement(&harness::Case::new("ceilings", "fma", p), v, time, harness::Work { bytes: 0.0, model: harness::BytesModel::Copy, flops: rate, items: rate, unit: "flop/s" }, "an arithmetic ceiling: a measurement, nothing to check")?;
         }
         if v == Variant::Gpu {
             let bw = runner.shared_ceiling()?;
             let time = harness::Stats::constant(1.0);
-            runner.record_measurement(
-                &harness::Case::new("ceilings", "shared", kernels::Precision::Single),
-                v,
-                time,
-                harness::Work {
-                    bytes: bw,
-                    model: harness::BytesModel::Copy,
-                    flops: 0.0,
-                    items: bw,
-                    unit: "B/s",
-                },
-                "a bandwidth ceiling: a measurement, nothing to check",
-            )?;
+            runner.record_measurement(&harness::Case::new("ceilings", "shared", kernels::Precision::Single), v, time, harness::Work { bytes: bw, model: harness::BytesModel::Copy, flops: 0.0, items: bw, unit: "B/s" }, "a bandwidth ceiling: a measurement, nothing to check")?;
         }
     }
     runner.finish()

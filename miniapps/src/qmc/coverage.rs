@@ -26,8 +26,8 @@ use super::{at_most, case, dmc_steps, sized, vmc_tau, within, work, Args};
 use anyhow::{bail, Result};
 use harness::timing::Stats;
 use harness::{Runner, Variant};
-use kernels::qmc::blocking::BLOCKS;
 use kernels::qmc::comm::{Ranks, Solo};
+use kernels::qmc::blocking::BLOCKS;
 use kernels::qmc::coverage::coverage;
 use kernels::qmc::dmc::{self, DmcParams};
 use kernels::qmc::gpu::GpuWalkers;
@@ -58,21 +58,11 @@ pub struct Sample {
 /// time steps as the --tau-fit model has coefficients, each run is a time-step series extrapolated to tau = 0 (so
 /// the time-step bias is removed, as in the main driver) and there is one record per system, precision and
 /// variant at tau = 0; with one time step, one record per time step.
-pub fn run(
-    r: &mut Runner,
-    a: &Args,
-    systems: &[Vec<System>],
-    variants: &[Variant],
-    runs: usize,
-) -> Result<()> {
+pub fn run(r: &mut Runner, a: &Args, systems: &[Vec<System>], variants: &[Variant], runs: usize) -> Result<()> {
     if runs < 20 {
         bail!("--coverage {runs} is too few runs to count fractions: use at least 20 (binomial bounds of 100 runs are +-19% at 4 standard deviations)");
     }
-    if let Some(s) = systems
-        .iter()
-        .flatten()
-        .find(|s| s.exact.is_none() || s.fixed_node.is_some() || s.name == "h")
-    {
+    if let Some(s) = systems.iter().flatten().find(|s| s.exact.is_none() || s.fixed_node.is_some() || s.name == "h") {
         bail!("--coverage compares DMC with an exact energy: {} has none that DMC reaches (use he or h2)", s.name);
     }
     let extrapolate = a.tau.len() >= a.tau_fit.parameters();
@@ -92,56 +82,26 @@ pub fn run(
                 let gpu = r.gpu().cloned();
                 // run j: VMC from its own seed, then DMC at every time step from the VMC walkers
                 let one = |j: usize| -> Result<Sample> {
-                    let seed =
-                        base.wrapping_add((j as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
-                    let vp = VmcParams {
-                        walkers: a.walkers,
-                        steps: 2,
-                        equil: a.equil,
-                        tau: vmc_tau(sys, a),
-                        seed,
-                    };
+                    let seed = base.wrapping_add((j as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+                    let vp = VmcParams { walkers: a.walkers, steps: 2, equil: a.equil, tau: vmc_tau(sys, a), seed };
                     let mut points = vec![];
-                    let mut sample = Sample {
-                        energy: 0.0,
-                        error: 0.0,
-                        converged: true,
-                        walker_steps: 0,
-                    };
+                    let mut sample = Sample { energy: 0.0, error: 0.0, converged: true, walker_steps: 0 };
                     let start: Vec<Vec<V3>> = match &gpu {
                         Some(gpu) if variant == Variant::Gpu => {
-                            let mut pop = GpuWalkers::new(
-                                gpu,
-                                sys,
-                                &vmc::start_positions(sys, 0..vp.walkers, seed),
-                            )?;
+                            let mut pop = GpuWalkers::new(gpu, sys, &vmc::start_positions(sys, 0..vp.walkers, seed))?;
                             vmc::run_with(sys, &vp, &Solo, &mut pop, 0)?;
                             pop.positions()?
                         }
                         _ => vmc::run(sys, &vp).1.into_iter().map(|w| w.r).collect(),
                     };
                     for (k, &tau) in a.tau.iter().enumerate() {
-                        let dp = DmcParams {
-                            walkers: a.walkers,
-                            steps: generations[k],
-                            equil: a.equil,
-                            tau,
-                            seed: seed + k as u64,
-                            feedback: a.feedback,
-                            balance: a.balance.into(),
-                        };
+                        let dp = DmcParams { walkers: a.walkers, steps: generations[k], equil: a.equil, tau, seed: seed + k as u64, feedback: a.feedback, balance: a.balance.into() };
                         let e = match &gpu {
                             Some(gpu) if variant == Variant::Gpu => {
                                 let mut pop = GpuWalkers::new(gpu, sys, &start)?;
-                                dmc::run_with(sys, &dp, &Solo, &mut pop, None, None, &sys.name)?
-                                    .estimate
-                                    .expect("a run without stop_after finishes")
+                                dmc::run_with(sys, &dp, &Solo, &mut pop, None, None, &sys.name)?.estimate.expect("a run without stop_after finishes")
                             }
-                            _ => dmc::run(
-                                sys,
-                                &dp,
-                                start.iter().map(|r| Walker::new(sys, r.clone())).collect(),
-                            )?,
+                            _ => dmc::run(sys, &dp, start.iter().map(|r| Walker::new(sys, r.clone())).collect())?,
                         };
                         sample.converged &= e.blocked.converged;
                         sample.walker_steps += e.walker_steps;
@@ -164,16 +124,8 @@ pub fn run(
                 let (checks, extras, summary) = evaluate(&samples, exact);
                 let walker_steps = samples.iter().map(|e| e.walker_steps).sum();
                 let tau = if extrapolate { 0.0 } else { a.tau[0] };
-                let case = case(a, sys, "dmc-coverage", tau, &ranks)
-                    .size("steps", generations[generations.len() - 1])
-                    .size("runs", runs);
-                r.record(
-                    &case,
-                    variant,
-                    Stats::from_samples(&[secs]),
-                    work(sys, walker_steps),
-                    &checks,
-                )?;
+                let case = case(a, sys, "dmc-coverage", tau, &ranks).size("steps", generations[generations.len() - 1]).size("runs", runs);
+                r.record(&case, variant, Stats::from_samples(&[secs]), work(sys, walker_steps), &checks)?;
                 if let Some(rec) = r.records.last_mut() {
                     rec.reps = 1;
                 }
@@ -181,16 +133,7 @@ pub fn run(
                     r.extra(k, v);
                 }
                 r.extra("time_steps", a.tau.len() as f64);
-                r.say(&format!(
-                    "  dmc coverage {} {} {variant:?} tau {}: {summary}",
-                    sys.name,
-                    sys.precision,
-                    if extrapolate {
-                        "-> 0".to_string()
-                    } else {
-                        a.tau[0].to_string()
-                    }
-                ));
+                r.say(&format!("  dmc coverage {} {} {variant:?} tau {}: {summary}", sys.name, sys.precision, if extrapolate { "-> 0".to_string() } else { a.tau[0].to_string() }));
             }
         }
     }
@@ -207,42 +150,17 @@ pub fn evaluate(samples: &[Sample], exact: f64) -> (Vec<Check>, Vec<(&'static st
     // the pooled mean of the runs (equal weights: independent runs of one length) and its standard error from their
     // spread; the bias in units of the mean error bar
     let pooled = kept.iter().map(|e| e.energy).sum::<f64>() / m;
-    let spread = (kept
-        .iter()
-        .map(|e| (e.energy - pooled).powi(2))
-        .sum::<f64>()
-        / (m - 1.0).max(1.0))
-    .sqrt();
+    let spread = (kept.iter().map(|e| (e.energy - pooled).powi(2)).sum::<f64>() / (m - 1.0).max(1.0)).sqrt();
     let pooled_error = spread / m.sqrt();
     let mean_error = kept.iter().map(|e| e.error).sum::<f64>() / m;
     let unconverged = (n - kept.len()) as f64 / n as f64;
     let mid = |k: usize| 0.5 * (c.band[k].0 + c.band[k].1);
     let half = |k: usize| 0.5 * (c.band[k].1 - c.band[k].0);
     let checks = vec![
-        at_most(
-            "runs with unconverged error bars (fraction)",
-            unconverged,
-            0.0,
-            MAX_UNCONVERGED,
-        ),
-        within(
-            "runs within 1 error bar of exact (fraction, band centre)",
-            c.within[0],
-            mid(0),
-            half(0),
-        ),
-        within(
-            "runs within 2 error bars of exact (fraction, band centre)",
-            c.within[1],
-            mid(1),
-            half(1),
-        ),
-        at_most(
-            "bias: |pooled mean - exact| / mean error bar",
-            (pooled - exact).abs() / mean_error,
-            0.0,
-            BIAS + 3.0 * pooled_error / mean_error,
-        ),
+        at_most("runs with unconverged error bars (fraction)", unconverged, 0.0, MAX_UNCONVERGED),
+        within("runs within 1 error bar of exact (fraction, band centre)", c.within[0], mid(0), half(0)),
+        within("runs within 2 error bars of exact (fraction, band centre)", c.within[1], mid(1), half(1)),
+        at_most("bias: |pooled mean - exact| / mean error bar", (pooled - exact).abs() / mean_error, 0.0, BIAS + 3.0 * pooled_error / mean_error),
     ];
     let extras = vec![
         ("runs", n as f64),

@@ -44,17 +44,17 @@ use anyhow::{bail, Result};
 use harness::cli::{positive, CommonArgs};
 use harness::timing::Stats;
 use harness::{BytesModel, Case, Runner, Variant, Work};
-use kernels::qmc::balance::Balance;
 use kernels::qmc::comm::{Ranks, Solo};
-use kernels::qmc::dmc::{self, Checkpointing, DmcParams, Report};
-use kernels::qmc::gaussian::HfAtom;
 use kernels::qmc::gpu::{trajectory_check, GpuWalkers, MAX_EWALD_WALKERS};
+use kernels::qmc::balance::Balance;
+use kernels::qmc::dmc::{self, Checkpointing, DmcParams, Report};
+use kernels::qmc::vmc::{self, Estimate, VmcParams};
+use kernels::qmc::walker::Walker;
+use kernels::qmc::gaussian::HfAtom;
 use kernels::qmc::heg::HartreeFock;
 use kernels::qmc::slater::Orbitals;
 use kernels::qmc::systems::Setup;
 use kernels::qmc::timestep::{self, Fit};
-use kernels::qmc::vmc::{self, Estimate, VmcParams};
-use kernels::qmc::walker::Walker;
 use kernels::qmc::{System, V3};
 use kernels::{Check, Precision};
 use std::collections::HashMap;
@@ -219,39 +219,10 @@ impl KernelArgs for Args {
 /// its time-step series needs tau <= 0.02 and thousands of walkers to tell the fixed-node energy from the exact one.
 pub fn suite(level: Level) -> &'static [&'static str] {
     match level {
-        Level::Quick => &[
-            "--system",
-            "he",
-            "--walkers",
-            "32",
-            "--steps",
-            "4000",
-            "--equil",
-            "100",
-            "--tau",
-            "0.04,0.02",
-            "--dmc-time",
-            "500",
-        ],
+        Level::Quick => &["--system", "he", "--walkers", "32", "--steps", "4000", "--equil", "100", "--tau", "0.04,0.02", "--dmc-time", "500"],
         Level::Full => &[
-            "--system",
-            "he,h2,heg-hf,heg",
-            "--walkers",
-            "1024",
-            "--steps",
-            "4000",
-            "--equil",
-            "400",
-            "--tau",
-            "0.04,0.02",
-            "--dmc-time",
-            "500",
-            "--gas-walkers",
-            "32",
-            "--gas-steps",
-            "1000",
-            "--gas-dmc-time",
-            "150",
+            "--system", "he,h2,heg-hf,heg", "--walkers", "1024", "--steps", "4000", "--equil", "400", "--tau", "0.04,0.02", "--dmc-time", "500",
+            "--gas-walkers", "32", "--gas-steps", "1000", "--gas-dmc-time", "150",
         ],
         // not in the scoring workload (`crate::score` says why)
         Level::Score => &[],
@@ -281,55 +252,22 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
         .map(|s| {
             r.precisions()
                 .into_iter()
-                .map(|precision| {
-                    System::by_name_with(
-                        s,
-                        &Setup {
-                            electrons: a.electrons,
-                            rs: a.rs,
-                            precision,
-                            atom: atom.clone(),
-                        },
-                    )
-                    .map_err(anyhow::Error::msg)
-                })
+                .map(|precision| System::by_name_with(s, &Setup { electrons: a.electrons, rs: a.rs, precision, atom: atom.clone() }).map_err(anyhow::Error::msg))
                 .collect::<Result<Vec<_>>>()
         })
         .collect::<Result<_>>()?;
-    positive(
-        "walkers",
-        &[
-            a.walkers,
-            a.gas_walkers.unwrap_or(1),
-            a.atom_walkers.unwrap_or(1),
-        ],
-    )?;
+    positive("walkers", &[a.walkers, a.gas_walkers.unwrap_or(1), a.atom_walkers.unwrap_or(1)])?;
     positive("steps", &[a.steps])?;
-    if let Some(s) = [
-        a.steps,
-        a.gas_steps.unwrap_or(a.steps),
-        a.atom_steps.unwrap_or(a.steps),
-    ]
-    .into_iter()
-    .find(|s| *s < 64)
-    {
+    if let Some(s) = [a.steps, a.gas_steps.unwrap_or(a.steps), a.atom_steps.unwrap_or(a.steps)].into_iter().find(|s| *s < 64) {
         bail!("--steps {s} is too few for a blocking error bar: use at least 64");
     }
-    if let Some(t) = a
-        .tau
-        .iter()
-        .chain([&a.vmc_tau])
-        .find(|t| !(t.is_finite() && **t > 0.0))
-    {
+    if let Some(t) = a.tau.iter().chain([&a.vmc_tau]).find(|t| !(t.is_finite() && **t > 0.0)) {
         bail!("time steps must be positive, got {t}");
     }
     if let Some(t) = a.tau.iter().find(|t| **t > MAX_TAU) {
         bail!("--tau {t} is too large for DMC (at most {MAX_TAU} 1/Ha): the time-step fit to tau = 0 assumes a small, smooth bias");
     }
-    for t in [a.dmc_time, a.atom_dmc_time, a.gas_dmc_time]
-        .into_iter()
-        .flatten()
-    {
+    for t in [a.dmc_time, a.atom_dmc_time, a.gas_dmc_time].into_iter().flatten() {
         if !(t.is_finite() && t > 0.0) {
             bail!("--dmc-time must be positive, got {t}");
         }
@@ -341,41 +279,17 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
         bail!("--coverage runs many independent DMC runs: drop --checkpoint and --restart");
     }
     if !(a.feedback.is_finite() && a.feedback >= 1.0) {
-        bail!(
-            "--feedback must be at least 1 generation, got {}",
-            a.feedback
-        );
+        bail!("--feedback must be at least 1 generation, got {}", a.feedback);
     }
-    if let Some(w) = [
-        a.walkers,
-        a.gas_walkers.unwrap_or(0),
-        a.atom_walkers.unwrap_or(0),
-    ]
-    .into_iter()
-    .find(|w| *w > 1 << 22)
-    {
+    if let Some(w) = [a.walkers, a.gas_walkers.unwrap_or(0), a.atom_walkers.unwrap_or(0)].into_iter().find(|w| *w > 1 << 22) {
         bail!("--walkers {w} is more than this driver holds (4194304)");
     }
     let ranks = Ranks::choose(a.ranks).map_err(anyhow::Error::msg)?;
-    if let Some(w) = [
-        a.walkers,
-        a.gas_walkers.unwrap_or(a.walkers),
-        a.atom_walkers.unwrap_or(a.walkers),
-    ]
-    .into_iter()
-    .find(|w| *w < ranks.size())
-    {
-        bail!(
-            "--walkers {w} is fewer than the {} ranks: every rank needs walkers",
-            ranks.size()
-        );
+    if let Some(w) = [a.walkers, a.gas_walkers.unwrap_or(a.walkers), a.atom_walkers.unwrap_or(a.walkers)].into_iter().find(|w| *w < ranks.size()) {
+        bail!("--walkers {w} is fewer than the {} ranks: every rank needs walkers", ranks.size());
     }
     if a.checkpoint.is_some() || a.restart.is_some() {
-        if !a.method.contains(&Method::Dmc)
-            || systems.len() > 1
-            || a.tau.len() > 1
-            || r.precisions().len() > 1
-        {
+        if !a.method.contains(&Method::Dmc) || systems.len() > 1 || a.tau.len() > 1 || r.precisions().len() > 1 {
             bail!("--checkpoint and --restart save one DMC run: give --method dmc (or vmc,dmc), one --system, one --tau and one --precision");
         }
         if a.checkpoint_every == 0 {
@@ -384,10 +298,7 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
     }
     // The cpu and gpu variants (the harness has already refused --variants gpu without a GPU, and by default
     // skipped the gpu variant with one line); cpu-ref has no meaning here: the reference is the exact energy.
-    let variants: Vec<Variant> = [Variant::Cpu, Variant::Gpu]
-        .into_iter()
-        .filter(|v| r.runs(*v))
-        .collect();
+    let variants: Vec<Variant> = [Variant::Cpu, Variant::Gpu].into_iter().filter(|v| r.runs(*v)).collect();
     if variants.is_empty() {
         bail!("qmc runs the cpu and gpu variants (its reference is the exact energy; a one-core run is --threads 1): use --variants cpu or gpu");
     }
@@ -395,30 +306,15 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
         if ranks.size() > 1 || a.checkpoint.is_some() || a.restart.is_some() {
             bail!("the gpu variant runs one rank without checkpoints: drop --ranks, --checkpoint and --restart, or use --variants cpu");
         }
-        if let Some(w) = a
-            .system
-            .iter()
-            .any(|s| s.starts_with("heg"))
-            .then(|| a.gas_walkers.unwrap_or(a.walkers))
-            .filter(|w| *w > MAX_EWALD_WALKERS / 2)
-        {
+        if let Some(w) = a.system.iter().any(|s| s.starts_with("heg")).then(|| a.gas_walkers.unwrap_or(a.walkers)).filter(|w| *w > MAX_EWALD_WALKERS / 2) {
             bail!("--gas-walkers {w} is more than the gpu variant holds for the electron gas (at most {}, room for DMC population swings)", MAX_EWALD_WALKERS / 2);
         }
     }
     if let Some(n) = a.coverage {
         return coverage::run(r, a, &systems, &variants, n);
     }
-    let dmc_runs = if a.method.contains(&Method::Dmc) {
-        a.tau.len() + (a.tau.len() >= a.tau_fit.parameters()) as usize
-    } else {
-        0
-    };
-    r.plan(
-        variants.len()
-            * systems.len()
-            * r.precisions().len()
-            * (a.method.contains(&Method::Vmc) as usize + dmc_runs),
-    );
+    let dmc_runs = if a.method.contains(&Method::Dmc) { a.tau.len() + (a.tau.len() >= a.tau_fit.parameters()) as usize } else { 0 };
+    r.plan(variants.len() * systems.len() * r.precisions().len() * (a.method.contains(&Method::Vmc) as usize + dmc_runs));
     // (system, op, tau, variant) -> the double-precision energy and error, which single and mixed runs are compared
     // with (op "dmc-extrapolated" at tau 0: the time-step fit)
     let mut double: HashMap<(String, &str, u64, Variant), (f64, f64)> = HashMap::new();
@@ -428,28 +324,9 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
             // from the same start and seed must give the same local energies step after step
             let trajectory = match (variant, r.gpu()) {
                 (Variant::Gpu, Some(gpu)) => {
-                    let double_sys = System::by_name_with(
-                        name,
-                        &Setup {
-                            electrons: a.electrons,
-                            rs: a.rs,
-                            precision: Precision::Double,
-                            atom: atom.clone(),
-                        },
-                    )
-                    .map_err(anyhow::Error::msg)?;
-                    let (check, note) = trajectory_check(
-                        gpu,
-                        &double_sys,
-                        TRAJECTORY_WALKERS,
-                        TRAJECTORY_STEPS,
-                        r.seed(i as u64 + 1),
-                        TRAJECTORY_TOLERANCE,
-                    )?;
-                    r.say(&format!(
-                        "  trajectory check {}: {note}",
-                        if check.passed() { "passed" } else { "FAILED" }
-                    ));
+                    let double_sys = System::by_name_with(name, &Setup { electrons: a.electrons, rs: a.rs, precision: Precision::Double, atom: atom.clone() }).map_err(anyhow::Error::msg)?;
+                    let (check, note) = trajectory_check(gpu, &double_sys, TRAJECTORY_WALKERS, TRAJECTORY_STEPS, r.seed(i as u64 + 1), TRAJECTORY_TOLERANCE)?;
+                    r.say(&format!("  trajectory check {}: {note}", if check.passed() { "passed" } else { "FAILED" }));
                     Some(check)
                 }
                 _ => None,
@@ -458,44 +335,31 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
                 // an independent seed per precision: the comparison with double treats the runs as independent
                 let seed = r.seed(i as u64 + 1) + 7919 * sys.precision as u64;
                 let a = &sized(a, sys);
-                let mut compared =
-                    |op: &'static str, tau: f64, e: (f64, f64), checks: &mut Vec<Check>| {
-                        checks.extend(trajectory.clone());
-                        let key = (name.clone(), op, tau.to_bits(), variant);
-                        match (sys.precision, double.get(&key)) {
-                            (Precision::Double, _) => {
-                                double.insert(key, e);
-                            }
-                            (_, Some(d)) => checks.push(equal_to_double(e, *d)),
-                            (_, None) => {}
+                let mut compared = |op: &'static str, tau: f64, e: (f64, f64), checks: &mut Vec<Check>| {
+                    checks.extend(trajectory.clone());
+                    let key = (name.clone(), op, tau.to_bits(), variant);
+                    match (sys.precision, double.get(&key)) {
+                        (Precision::Double, _) => {
+                            double.insert(key, e);
                         }
-                    };
+                        (_, Some(d)) => checks.push(equal_to_double(e, *d)),
+                        (_, None) => {}
+                    }
+                };
                 let vmc_tau = vmc_tau(sys, a);
                 // a planted slowdown of qmc (QMC_PLANT_SLOWDOWN=qmc:<factor>) runs factor times the measured steps: a
                 // QMC run is timed whole, its steps are its repetitions
                 let factor = r.plant_factor();
-                let planted =
-                    |steps: usize| harness::timing::Credit::total(factor, steps as u64) as usize;
-                let vp = VmcParams {
-                    walkers: a.walkers,
-                    steps: planted(a.steps),
-                    equil: a.equil,
-                    tau: vmc_tau,
-                    seed,
-                };
+                let planted = |steps: usize| harness::timing::Credit::total(factor, steps as u64) as usize;
+                let vp = VmcParams { walkers: a.walkers, steps: planted(a.steps), equil: a.equil, tau: vmc_tau, seed };
                 // DMC starts from VMC walkers: the measured VMC run when asked for, else an equilibration-only one
                 // (each rank's share; none needed when DMC restarts from a checkpoint)
                 let mut vmc_estimate = None;
                 let start = if a.restart.is_some() {
-                    eprintln!(
-                        "note: qmc --restart continues DMC from the checkpoint; VMC is skipped"
-                    );
+                    eprintln!("note: qmc --restart continues DMC from the checkpoint; VMC is skipped");
                     Start::Cpu(vec![])
                 } else if a.method.contains(&Method::Vmc) {
-                    r.step(format!(
-                        "vmc {} {} {variant:?} walkers={}",
-                        sys.name, sys.precision, a.walkers
-                    ));
+                    r.step(format!("vmc {} {} {variant:?} walkers={}", sys.name, sys.precision, a.walkers));
                     let t = Instant::now();
                     let (e, start, kinetic) = vmc_on(r, variant, sys, &vp, &ranks)?;
                     let secs = t.elapsed().as_secs_f64();
@@ -504,9 +368,7 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
                     checks.extend(hartree_fock_checks(sys, &e, &kinetic));
                     compared("vmc", vmc_tau, (e.energy, e.error), &mut checks);
                     if ranks.root() {
-                        record(
-                            r, a, sys, "vmc", vmc_tau, &e, secs, &checks, &ranks, None, variant,
-                        )?;
+                        record(r, a, sys, "vmc", vmc_tau, &e, secs, &checks, &ranks, None, variant)?;
                     }
                     vmc_estimate = Some(e);
                     start
@@ -517,28 +379,14 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
                     continue;
                 }
                 let label = if sys.side.is_some() {
-                    format!(
-                        "{} {} electrons={} rs={}",
-                        sys.name, sys.precision, sys.n_electrons, a.rs
-                    )
+                    format!("{} {} electrons={} rs={}", sys.name, sys.precision, sys.n_electrons, a.rs)
                 } else {
                     format!("{} {}", sys.name, sys.precision)
                 };
                 let mut series: Vec<(f64, Estimate, f64)> = vec![];
                 for (k, &tau) in a.tau.iter().enumerate() {
-                    let dp = DmcParams {
-                        walkers: a.walkers,
-                        steps: planted(dmc_steps(a, tau)),
-                        equil: a.equil,
-                        tau,
-                        seed: seed + k as u64,
-                        feedback: a.feedback,
-                        balance: a.balance.into(),
-                    };
-                    r.step(format!(
-                        "dmc {} {} {variant:?} walkers={} tau={tau} generations={}",
-                        sys.name, sys.precision, a.walkers, dp.steps
-                    ));
+                    let dp = DmcParams { walkers: a.walkers, steps: planted(dmc_steps(a, tau)), equil: a.equil, tau, seed: seed + k as u64, feedback: a.feedback, balance: a.balance.into() };
+                    r.step(format!("dmc {} {} {variant:?} walkers={} tau={tau} generations={}", sys.name, sys.precision, a.walkers, dp.steps));
                     let t = Instant::now();
                     let report = match &start {
                         Start::Gpu(positions) => {
@@ -547,73 +395,27 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
                             dmc::run_with(sys, &dp, &Solo, &mut pop, None, None, &sys.name)?
                         }
                         Start::Cpu(walkers) => {
-                            let ckpt = a.checkpoint.clone().map(|path| Checkpointing {
-                                path,
-                                every: a.checkpoint_every,
-                                stop_after: a.stop_after,
-                            });
+                            let ckpt = a.checkpoint.clone().map(|path| Checkpointing { path, every: a.checkpoint_every, stop_after: a.stop_after });
                             let mut out = ranks.each(|c, slot| match &a.restart {
-                                Some(path) => {
-                                    dmc::restart(sys, &dp, c, &label, path).and_then(|(acc, w)| {
-                                        dmc::run_on(
-                                            sys,
-                                            &dp,
-                                            c,
-                                            w,
-                                            Some(acc),
-                                            ckpt.as_ref(),
-                                            &label,
-                                        )
-                                    })
-                                }
-                                None => dmc::run_on(
-                                    sys,
-                                    &dp,
-                                    c,
-                                    walkers[slot].clone(),
-                                    None,
-                                    ckpt.as_ref(),
-                                    &label,
-                                ),
+                                Some(path) => dmc::restart(sys, &dp, c, &label, path).and_then(|(acc, w)| dmc::run_on(sys, &dp, c, w, Some(acc), ckpt.as_ref(), &label)),
+                                None => dmc::run_on(sys, &dp, c, walkers[slot].clone(), None, ckpt.as_ref(), &label),
                             });
                             out.swap_remove(0)?
                         }
                     };
                     let secs = t.elapsed().as_secs_f64();
                     let Some(e) = report.estimate else {
-                        let path = a
-                            .checkpoint
-                            .as_ref()
-                            .map(|p| p.display().to_string())
-                            .unwrap_or_default();
+                        let path = a.checkpoint.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
                         r.say(&format!("  dmc {}: stopped after generation {} as asked; continue with --restart {path}", sys.name, report.generations));
                         continue;
                     };
                     let mut checks = dmc_checks(sys, &e, vmc_estimate.as_ref());
                     compared("dmc", tau, (e.energy, e.error), &mut checks);
                     if ranks.root() {
-                        let a = &Args {
-                            steps: dp.steps,
-                            ..a.clone()
-                        };
-                        record(
-                            r,
-                            a,
-                            sys,
-                            "dmc",
-                            tau,
-                            &e,
-                            secs,
-                            &checks,
-                            &ranks,
-                            Some(&report),
-                            variant,
-                        )?;
+                        let a = &Args { steps: dp.steps, ..a.clone() };
+                        record(r, a, sys, "dmc", tau, &e, secs, &checks, &ranks, Some(&report), variant)?;
                         if let Some(why) = e.blocked.why_unconverged() {
-                            r.say(&format!(
-                                "  dmc {} tau={tau}: {why} (generations): run longer (--dmc-time)",
-                                sys.name
-                            ));
+                            r.say(&format!("  dmc {} tau={tau}: {why} (generations): run longer (--dmc-time)", sys.name));
                         }
                     }
                     series.push((tau, e, secs));
@@ -629,18 +431,10 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
                     }
                     continue;
                 }
-                let points: Vec<(f64, f64, f64)> = series
-                    .iter()
-                    .map(|(tau, e, _)| (*tau, e.energy, e.error))
-                    .collect();
+                let points: Vec<(f64, f64, f64)> = series.iter().map(|(tau, e, _)| (*tau, e.energy, e.error)).collect();
                 let fit = timestep::fit(&points, a.tau_fit).map_err(anyhow::Error::msg)?;
                 let mut checks = extrapolated_checks(sys, &fit, &series);
-                compared(
-                    "dmc-extrapolated",
-                    0.0,
-                    (fit.energy, fit.error),
-                    &mut checks,
-                );
+                compared("dmc-extrapolated", 0.0, (fit.energy, fit.error), &mut checks);
                 if ranks.root() {
                     record_fit(r, a, sys, &fit, &series, &checks, &ranks, variant)?;
                 }
@@ -659,24 +453,14 @@ enum Start {
 
 /// VMC on the engine of `variant`: the estimate, where DMC starts, and every walker's local kinetic energy at the
 /// end (the electron gas's Hartree-Fock check).
-fn vmc_on(
-    r: &Runner,
-    variant: Variant,
-    sys: &System,
-    vp: &VmcParams,
-    ranks: &Ranks,
-) -> Result<(Estimate, Start, Vec<f64>)> {
+fn vmc_on(r: &Runner, variant: Variant, sys: &System, vp: &VmcParams, ranks: &Ranks) -> Result<(Estimate, Start, Vec<f64>)> {
     if variant == Variant::Gpu {
         let gpu = r.gpu().expect("the gpu variant runs only with a GPU");
-        let mut pop =
-            GpuWalkers::new(gpu, sys, &vmc::start_positions(sys, 0..vp.walkers, vp.seed))?;
+        let mut pop = GpuWalkers::new(gpu, sys, &vmc::start_positions(sys, 0..vp.walkers, vp.seed))?;
         let e = vmc::run_with(sys, vp, &Solo, &mut pop, 0)?;
         return Ok((e, Start::Gpu(pop.positions()?), pop.kinetic()?));
     }
-    let (mut e, w): (Vec<Estimate>, Vec<Vec<Walker>>) = ranks
-        .each(|c, _| vmc::run_on(sys, vp, c))
-        .into_iter()
-        .unzip();
+    let (mut e, w): (Vec<Estimate>, Vec<Vec<Walker>>) = ranks.each(|c, _| vmc::run_on(sys, vp, c)).into_iter().unzip();
     let kinetic = w.iter().flatten().map(|w| w.kinetic(sys)).collect();
     Ok((e.swap_remove(0), Start::Cpu(w), kinetic))
 }
@@ -694,20 +478,10 @@ pub(crate) fn dmc_steps(a: &Args, tau: f64) -> usize {
 fn dmc_checks(sys: &System, e: &Estimate, vmc: Option<&Estimate>) -> Vec<Check> {
     let mut checks = vec![converged(e)];
     if let Some(v) = vmc {
-        checks.push(at_most(
-            "dmc not above vmc (Ha)",
-            e.energy,
-            v.energy,
-            3.0 * e.error.hypot(v.error),
-        ));
+        checks.push(at_most("dmc not above vmc (Ha)", e.energy, v.energy, 3.0 * e.error.hypot(v.error)));
     }
     if let Some(hf) = sys.hf {
-        checks.push(at_most(
-            "dmc below hf by 3 error bars (Ha)",
-            e.energy + 3.0 * e.error,
-            hf.energy,
-            0.0,
-        ));
+        checks.push(at_most("dmc below hf by 3 error bars (Ha)", e.energy + 3.0 * e.error, hf.energy, 0.0));
     }
     checks
 }
@@ -720,87 +494,44 @@ fn dmc_checks(sys: &System, e: &Estimate, vmc: Option<&Estimate>) -> Vec<Check> 
 /// the fixed-node check, 3 sqrt(sigma_0^2 + sigma_FN^2) < E_FN - E_exact (10.2 mHa for Be). Any system with a
 /// Hartree-Fock energy: E_0 below it by 3 error bars.
 fn extrapolated_checks(sys: &System, fit: &Fit, series: &[(f64, Estimate, f64)]) -> Vec<Check> {
-    let unconverged = series
-        .iter()
-        .filter(|(_, e, _)| !e.blocked.converged)
-        .count();
-    let mut checks = vec![Check {
-        quantity: "time steps with unconverged error bars".into(),
-        error: unconverged as f64,
-        tolerance: 0.0,
-        compared: series.len(),
-    }];
+    let unconverged = series.iter().filter(|(_, e, _)| !e.blocked.converged).count();
+    let mut checks = vec![Check { quantity: "time steps with unconverged error bars".into(), error: unconverged as f64, tolerance: 0.0, compared: series.len() }];
     if fit.dof > 0 {
-        checks.push(Check {
-            quantity: format!("time-step fit chi2 ({} dof, 99.9% quantile)", fit.dof),
-            error: finite_or_inf(fit.chi2),
-            tolerance: timestep::chi2_quantile_999(fit.dof),
-            compared: series.len(),
-        });
+        checks.push(Check { quantity: format!("time-step fit chi2 ({} dof, 99.9% quantile)", fit.dof), error: finite_or_inf(fit.chi2), tolerance: timestep::chi2_quantile_999(fit.dof), compared: series.len() });
     }
     let (e, s) = (fit.energy, fit.error);
     match (sys.fixed_node, sys.exact) {
         (Some((fixed_node, fn_error)), exact) => {
             let window = 3.0 * s.hypot(fn_error);
-            checks.push(within(
-                "dmc(tau->0) vs fixed-node (Ha)",
-                e,
-                fixed_node,
-                window,
-            ));
+            checks.push(within("dmc(tau->0) vs fixed-node (Ha)", e, fixed_node, window));
             if let Some(x) = exact {
                 checks.push(at_most("dmc(tau->0) not below exact (Ha)", x, e, 3.0 * s));
-                checks.push(Check {
-                    quantity: "fixed-node window vs fixed-node - exact (Ha)".into(),
-                    error: finite_or_inf(window),
-                    tolerance: fixed_node - x,
-                    compared: 1,
-                });
+                checks.push(Check { quantity: "fixed-node window vs fixed-node - exact (Ha)".into(), error: finite_or_inf(window), tolerance: fixed_node - x, compared: 1 });
             }
         }
         (None, Some(x)) => checks.push(within("dmc(tau->0) vs exact (Ha)", e, x, 3.0 * s)),
         (None, None) => {}
     }
     if let Some(hf) = sys.hf {
-        checks.push(at_most(
-            "dmc(tau->0) below hf by 3 error bars (Ha)",
-            e + 3.0 * s,
-            hf.energy,
-            0.0,
-        ));
+        checks.push(at_most("dmc(tau->0) below hf by 3 error bars (Ha)", e + 3.0 * s, hf.energy, 0.0));
     }
     checks
 }
 
 /// The error bar converged (`Blocked::converged`): error 1 when not, so the record fails.
 fn converged(e: &Estimate) -> Check {
-    Check {
-        quantity: "blocking converged (1 = no: run longer)".into(),
-        error: (!e.blocked.converged) as u8 as f64,
-        tolerance: 0.0,
-        compared: 1,
-    }
+    Check { quantity: "blocking converged (1 = no: run longer)".into(), error: (!e.blocked.converged) as u8 as f64, tolerance: 0.0, compared: 1 }
 }
 
 /// x <= bound + tolerance, one-sided: the error is how far x lies above the bound, infinite when x or the bound is
 /// not finite (NaN never passes).
 pub(crate) fn at_most(quantity: &str, x: f64, bound: f64, tolerance: f64) -> Check {
-    Check {
-        quantity: quantity.into(),
-        error: finite_or_inf(x - bound).max(0.0),
-        tolerance,
-        compared: 1,
-    }
+    Check { quantity: quantity.into(), error: finite_or_inf(x - bound).max(0.0), tolerance, compared: 1 }
 }
 
 /// |x - reference| <= tolerance (NaN never passes).
 pub(crate) fn within(quantity: &str, x: f64, reference: f64, tolerance: f64) -> Check {
-    Check {
-        quantity: quantity.into(),
-        error: finite_or_inf((x - reference).abs()),
-        tolerance,
-        compared: 1,
-    }
+    Check { quantity: quantity.into(), error: finite_or_inf((x - reference).abs()), tolerance, compared: 1 }
 }
 
 /// The value, or infinity for NaN and infinities (so that `passed` is false whatever the tolerance).
@@ -837,27 +568,15 @@ pub(crate) fn sized(a: &Args, sys: &System) -> Args {
     } else {
         (None, None, None)
     };
-    Args {
-        walkers: walkers.unwrap_or(a.walkers),
-        steps: steps.unwrap_or(a.steps),
-        dmc_time: dmc_time.or(a.dmc_time),
-        ..a.clone()
-    }
+    Args { walkers: walkers.unwrap_or(a.walkers), steps: steps.unwrap_or(a.steps), dmc_time: dmc_time.or(a.dmc_time), ..a.clone() }
 }
 
 /// Read and parse `--orbitals`; the driver's be/be-hf wavefunction needs Be's two doubly occupied orbitals.
 fn load_orbitals(path: &Path) -> Result<HfAtom> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| anyhow::anyhow!("cannot read the orbital file {}: {e}", path.display()))?;
-    let atom = HfAtom::parse(&text)
-        .map_err(|e| anyhow::anyhow!("the orbital file {} is malformed: {e}", path.display()))?;
+    let text = std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("cannot read the orbital file {}: {e}", path.display()))?;
+    let atom = HfAtom::parse(&text).map_err(|e| anyhow::anyhow!("the orbital file {} is malformed: {e}", path.display()))?;
     if atom.z != 4.0 || atom.orbitals.len() != 2 {
-        bail!(
-            "the orbital file {} holds Z = {} with {} orbitals: be needs Z = 4 with 2 (1s and 2s)",
-            path.display(),
-            atom.z,
-            atom.orbitals.len()
-        );
+        bail!("the orbital file {} holds Z = {} with {} orbitals: be needs Z = 4 with 2 (1s and 2s)", path.display(), atom.z, atom.orbitals.len());
     }
     Ok(atom)
 }
@@ -877,55 +596,24 @@ fn hartree_fock_checks(sys: &System, e: &Estimate, kinetic: &[f64]) -> Vec<Check
     let Some(hf) = sys.hf else { return vec![] };
     if sys.jastrow && sys.side.is_none() {
         // an atom: the two-body Padé alone gains ~25 mHa over E_HF (Be), so a short run asks only "not above E_HF"
-        return vec![at_most(
-            "vmc not above hf (Ha)",
-            e.energy,
-            hf.energy,
-            3.0 * e.error,
-        )];
+        return vec![at_most("vmc not above hf (Ha)", e.energy, hf.energy, 3.0 * e.error)];
     }
     if sys.jastrow {
-        return vec![at_most(
-            "vmc below hf (Ha)",
-            e.energy + 3.0 * e.error,
-            hf.energy,
-            0.0,
-        )];
+        return vec![at_most("vmc below hf (Ha)", e.energy + 3.0 * e.error, hf.energy, 0.0)];
     }
     if sys.side.is_none() {
         // an atom's bare HF determinant: E_VMC = E_HF exactly in expectation (same orbitals, same Hamiltonian)
-        return vec![within(
-            "vmc vs hf (Ha)",
-            e.energy,
-            hf.energy,
-            3.0 * e.error + rounding(sys, hf),
-        )];
+        return vec![within("vmc vs hf (Ha)", e.energy, hf.energy, 3.0 * e.error + rounding(sys, hf))];
     }
     // the spread over walkers, as an rms: "zero variance" to rounding. The largest single deviation grows with the
     // number of walkers (some stand near a node, where the Slater matrix is ill-conditioned: 3e-13 Ha in double
     // among 16384 walkers), so it is reported but not bounded
     // (no walkers to look at: NaN, which fails)
-    let rms = (kinetic
-        .iter()
-        .map(|k| (k - hf.kinetic).powi(2))
-        .sum::<f64>()
-        / kinetic.len() as f64)
-        .sqrt();
-    let allowance =
-        10.0 * sys.n_electrons as f64 * kernels::qmc::heg::EWALD_ACCURACY + rounding(sys, hf);
+    let rms = (kinetic.iter().map(|k| (k - hf.kinetic).powi(2)).sum::<f64>() / kinetic.len() as f64).sqrt();
+    let allowance = 10.0 * sys.n_electrons as f64 * kernels::qmc::heg::EWALD_ACCURACY + rounding(sys, hf);
     vec![
-        Check {
-            quantity: "kinetic - sum k^2/2, rms over walkers (Ha)".into(),
-            error: finite_or_inf(rms),
-            tolerance: kinetic_rounding(sys, hf),
-            compared: kinetic.len(),
-        },
-        within(
-            "vmc vs hf (Ha)",
-            e.energy,
-            hf.energy,
-            3.0 * e.error + allowance,
-        ),
+        Check { quantity: "kinetic - sum k^2/2, rms over walkers (Ha)".into(), error: finite_or_inf(rms), tolerance: kinetic_rounding(sys, hf), compared: kinetic.len() },
+        within("vmc vs hf (Ha)", e.energy, hf.energy, 3.0 * e.error + allowance),
     ]
 }
 
@@ -935,9 +623,7 @@ fn hartree_fock_checks(sys: &System, e: &Estimate, kinetic: &[f64]) -> Vec<Check
 /// parts of magnitude |T| and |V| = |E_HF - T|. The zero-mean part of the rounding noise is already in the error
 /// bar; this bounds a systematic shift. In double it is ~1e-14 Ha; in single and mixed ~1e-5 Ha for 14 electrons.
 fn rounding(sys: &System, hf: HartreeFock) -> f64 {
-    sys.precision.eps()
-        * sys.n_electrons as f64
-        * (hf.kinetic.abs() + (hf.energy - hf.kinetic).abs())
+    sys.precision.eps() * sys.n_electrons as f64 * (hf.kinetic.abs() + (hf.energy - hf.kinetic).abs())
 }
 
 /// The rounding allowance of the constant kinetic energy of one walker, 2 N eps T_0. Electron i's term is a dot
@@ -964,14 +650,7 @@ pub(crate) fn case(a: &Args, sys: &System, op: &str, tau: f64, ranks: &Ranks) ->
         .size("steps", a.steps)
         .size("electrons", sys.n_electrons)
         .param("system", sys.name.as_str())
-        .param(
-            "rs",
-            if sys.side.is_some() {
-                a.rs.to_string()
-            } else {
-                "-".into()
-            },
-        )
+        .param("rs", if sys.side.is_some() { a.rs.to_string() } else { "-".into() })
         .param("tau", tau)
         .size("ranks", ranks.size())
         .param("transport", ranks.transport())
@@ -993,19 +672,7 @@ pub(crate) fn work(sys: &System, walker_steps: u64) -> Work {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn record(
-    r: &mut Runner,
-    a: &Args,
-    sys: &System,
-    op: &str,
-    tau: f64,
-    e: &Estimate,
-    secs: f64,
-    checks: &[Check],
-    ranks: &Ranks,
-    dmc: Option<&Report>,
-    variant: Variant,
-) -> Result<()> {
+fn record(r: &mut Runner, a: &Args, sys: &System, op: &str, tau: f64, e: &Estimate, secs: f64, checks: &[Check], ranks: &Ranks, dmc: Option<&Report>, variant: Variant) -> Result<()> {
     let case = case(a, sys, op, tau, ranks);
     let work = work(sys, e.walker_steps);
     r.record(&case, variant, Stats::from_samples(&[secs]), work, checks)?;
@@ -1027,12 +694,7 @@ fn record(
         ("blocking_converged", e.blocked.converged as u8 as f64),
         ("inefficiency_32", e.blocked.inefficiency_32),
         ("samples_needed", e.blocked.needed() as f64),
-        (
-            "time_per_step_s",
-            secs / dmc.map_or((a.equil + a.steps) as f64, |d| {
-                d.timing.generations.max(1) as f64
-            }),
-        ),
+        ("time_per_step_s", secs / dmc.map_or((a.equil + a.steps) as f64, |d| d.timing.generations.max(1) as f64)),
     ] {
         r.extra(k, v);
     }
@@ -1090,33 +752,16 @@ fn reference_extras(r: &mut Runner, refs: &[(&str, Option<f64>)]) {
 /// The record of a time-step series extrapolated to tau = 0: the fit's E_0 and error, slope, chi^2; its time is
 /// the series' time, its walker steps the series'.
 #[allow(clippy::too_many_arguments)]
-fn record_fit(
-    r: &mut Runner,
-    a: &Args,
-    sys: &System,
-    fit: &Fit,
-    series: &[(f64, Estimate, f64)],
-    checks: &[Check],
-    ranks: &Ranks,
-    variant: Variant,
-) -> Result<()> {
+fn record_fit(r: &mut Runner, a: &Args, sys: &System, fit: &Fit, series: &[(f64, Estimate, f64)], checks: &[Check], ranks: &Ranks, variant: Variant) -> Result<()> {
     let secs: f64 = series.iter().map(|s| s.2).sum();
     let walker_steps = series.iter().map(|s| s.1.walker_steps).sum();
-    r.record(
-        &case(a, sys, "dmc-extrapolated", 0.0, ranks),
-        variant,
-        Stats::from_samples(&[secs]),
-        work(sys, walker_steps),
-        checks,
-    )?;
+    r.record(&case(a, sys, "dmc-extrapolated", 0.0, ranks), variant, Stats::from_samples(&[secs]), work(sys, walker_steps), checks)?;
     if let Some(rec) = r.records.last_mut() {
         rec.reps = 1;
     }
     let exact = sys.exact.unwrap_or(f64::NAN);
     let fixed_node = sys.fixed_node.map_or(f64::NAN, |f| f.0);
-    let (tau_min, tau_max) = series.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), s| {
-        (lo.min(s.0), hi.max(s.0))
-    });
+    let (tau_min, tau_max) = series.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), s| (lo.min(s.0), hi.max(s.0)));
     for (k, v) in [
         ("energy", fit.energy),
         ("error", fit.error),
@@ -1127,25 +772,12 @@ fn record_fit(
         ("time_steps", series.len() as f64),
         ("tau_min", tau_min),
         ("tau_max", tau_max),
-        (
-            "blocking_converged",
-            series.iter().all(|s| s.1.blocked.converged) as u8 as f64,
-        ),
+        ("blocking_converged", series.iter().all(|s| s.1.blocked.converged) as u8 as f64),
     ] {
         r.extra(k, v);
     }
-    reference_extras(
-        r,
-        &[
-            ("exact", sys.exact),
-            ("fixed_node", sys.fixed_node.map(|f| f.0)),
-            ("hf", sys.hf.map(|h| h.energy)),
-        ],
-    );
-    let points: Vec<String> = series
-        .iter()
-        .map(|(tau, e, _)| format!("{tau}: {:.5}({:.0})", e.energy, e.error * 1e5))
-        .collect();
+    reference_extras(r, &[("exact", sys.exact), ("fixed_node", sys.fixed_node.map(|f| f.0)), ("hf", sys.hf.map(|h| h.energy))]);
+    let points: Vec<String> = series.iter().map(|(tau, e, _)| format!("{tau}: {:.5}({:.0})", e.energy, e.error * 1e5)).collect();
     r.say(&format!(
         "  dmc {} {variant:?} tau -> 0 ({} fit of {}): E_0 = {:.6} +- {:.6} Ha, slope {:.4} +- {:.4} Ha^2, chi2 {:.2} for {} dof (exact {exact}, fixed-node {fixed_node})",
         sys.name,
@@ -1169,27 +801,8 @@ mod tests {
 
     /// An estimate whose error bar converged (or not).
     fn blocked(energy: f64, error: f64, converged: bool) -> Estimate {
-        let blocked = Blocked {
-            mean: energy,
-            error,
-            naive_error: error / 4.0,
-            variance: 0.1,
-            block_size: 64,
-            blocks: 32,
-            samples: 2048,
-            inefficiency_32: 16.0,
-            converged,
-        };
-        Estimate {
-            energy,
-            error,
-            blocked,
-            variance: 0.1,
-            acceptance: 0.99,
-            tau_eff: 0.01,
-            population: 100.0,
-            walker_steps: 1,
-        }
+        let blocked = Blocked { mean: energy, error, naive_error: error / 4.0, variance: 0.1, block_size: 64, blocks: 32, samples: 2048, inefficiency_32: 16.0, converged };
+        Estimate { energy, error, blocked, variance: 0.1, acceptance: 0.99, tau_eff: 0.01, population: 100.0, walker_steps: 1 }
     }
 
     fn estimate(energy: f64, error: f64) -> Estimate {
@@ -1212,44 +825,15 @@ mod tests {
         assert!(!variational(&estimate(x + 0.03, f64::NAN), x).passed());
         let gas = System::electron_gas(14, 1.0, true).unwrap();
         let hf = gas.hf.unwrap().energy;
-        assert!(passed(&hartree_fock_checks(
-            &gas,
-            &estimate(hf - 0.1, 0.01),
-            &[]
-        )));
-        assert!(!passed(&hartree_fock_checks(
-            &gas,
-            &estimate(f64::NAN, 0.01),
-            &[]
-        )));
-        assert!(!passed(&hartree_fock_checks(
-            &gas,
-            &estimate(hf - 0.1, f64::NAN),
-            &[]
-        )));
+        assert!(passed(&hartree_fock_checks(&gas, &estimate(hf - 0.1, 0.01), &[])));
+        assert!(!passed(&hartree_fock_checks(&gas, &estimate(f64::NAN, 0.01), &[])));
+        assert!(!passed(&hartree_fock_checks(&gas, &estimate(hf - 0.1, f64::NAN), &[])));
         let vmc = estimate(hf - 0.17, 0.004);
-        assert!(passed(&dmc_checks(
-            &gas,
-            &estimate(hf - 0.5, 0.01),
-            Some(&vmc)
-        )));
-        assert!(!passed(&dmc_checks(
-            &gas,
-            &estimate(f64::NAN, 0.01),
-            Some(&vmc)
-        )));
-        assert!(!passed(&dmc_checks(
-            &gas,
-            &estimate(hf - 0.5, 0.01),
-            Some(&estimate(f64::NAN, 0.004))
-        )));
-        assert!(
-            !at_most("x", 1.0, f64::NAN, 1.0).passed()
-                && !at_most("x", f64::NEG_INFINITY, 0.0, 1.0).passed()
-        );
-        assert!(
-            !within("x", f64::NAN, 0.0, 1.0).passed() && !within("x", 0.0, 0.0, f64::NAN).passed()
-        );
+        assert!(passed(&dmc_checks(&gas, &estimate(hf - 0.5, 0.01), Some(&vmc))));
+        assert!(!passed(&dmc_checks(&gas, &estimate(f64::NAN, 0.01), Some(&vmc))));
+        assert!(!passed(&dmc_checks(&gas, &estimate(hf - 0.5, 0.01), Some(&estimate(f64::NAN, 0.004)))));
+        assert!(!at_most("x", 1.0, f64::NAN, 1.0).passed() && !at_most("x", f64::NEG_INFINITY, 0.0, 1.0).passed());
+        assert!(!within("x", f64::NAN, 0.0, 1.0).passed() && !within("x", 0.0, 0.0, f64::NAN).passed());
     }
 
     /// The electron gas's DMC had no check (a --method dmc run recorded "skipped"). Now: a converged error bar,
@@ -1265,42 +849,20 @@ mod tests {
             assert!(!passed(&dmc_checks(&gas, &estimate(hf + 0.02, 0.01), None)));
             assert!(!passed(&dmc_checks(&gas, &estimate(hf - 0.02, 0.01), None)));
             // an unconverged error bar
-            assert!(!passed(&dmc_checks(
-                &gas,
-                &blocked(hf - 0.5, 0.01, false),
-                None
-            )));
+            assert!(!passed(&dmc_checks(&gas, &blocked(hf - 0.5, 0.01, false), None)));
             // above VMC by more than 3 combined error bars (0.01 and 0.004: 32 mHa)
             let vmc = estimate(hf - 0.17, 0.004);
-            assert!(passed(&dmc_checks(
-                &gas,
-                &estimate(hf - 0.15, 0.01),
-                Some(&vmc)
-            )));
-            assert!(!passed(&dmc_checks(
-                &gas,
-                &estimate(hf - 0.13, 0.01),
-                Some(&vmc)
-            )));
+            assert!(passed(&dmc_checks(&gas, &estimate(hf - 0.15, 0.01), Some(&vmc))));
+            assert!(!passed(&dmc_checks(&gas, &estimate(hf - 0.13, 0.01), Some(&vmc))));
         }
     }
 
     fn fit(energy: f64, error: f64, chi2: f64) -> Fit {
-        Fit {
-            energy,
-            error,
-            slope: -0.4,
-            slope_error: 0.1,
-            chi2,
-            dof: 1,
-        }
+        Fit { energy, error, slope: -0.4, slope_error: 0.1, chi2, dof: 1 }
     }
 
     fn series() -> Vec<(f64, Estimate, f64)> {
-        [0.005, 0.01, 0.02]
-            .iter()
-            .map(|&t| (t, estimate(-14.66, 0.001), 1.0))
-            .collect()
+        [0.005, 0.01, 0.02].iter().map(|&t| (t, estimate(-14.66, 0.001), 1.0)).collect()
     }
 
     /// Be: the extrapolated energy must be the fixed-node one within error bars, and may not lie below the exact
@@ -1310,74 +872,31 @@ mod tests {
     fn be_extrapolation_is_fixed_node_and_not_below_exact() {
         let be = System::by_name("be", 0, 0.0).unwrap();
         let (fixed_node, _) = BE_FIXED_NODE;
-        assert!(passed(&extrapolated_checks(
-            &be,
-            &fit(fixed_node + 0.002, 0.0015, 1.0),
-            &series()
-        )));
+        assert!(passed(&extrapolated_checks(&be, &fit(fixed_node + 0.002, 0.0015, 1.0), &series())));
         // the exact energy, 10.2 mHa below fixed-node: fails
-        assert!(!passed(&extrapolated_checks(
-            &be,
-            &fit(BE_EXACT, 0.0015, 1.0),
-            &series()
-        )));
+        assert!(!passed(&extrapolated_checks(&be, &fit(BE_EXACT, 0.0015, 1.0), &series())));
         // 6 mHa below exact: fails both
         let below = extrapolated_checks(&be, &fit(BE_EXACT - 0.006, 0.0015, 1.0), &series());
         assert_eq!(below.iter().filter(|c| !c.passed()).count(), 2, "{below:?}");
         // an error bar so large that the checks cannot tell fixed-node from exact: fails
         let vague = extrapolated_checks(&be, &fit(fixed_node, 0.004, 1.0), &series());
-        assert!(
-            !passed(&vague)
-                && vague
-                    .iter()
-                    .filter(|c| !c.passed())
-                    .all(|c| c.quantity.contains("fixed-node window")),
-            "{vague:?}"
-        );
+        assert!(!passed(&vague) && vague.iter().filter(|c| !c.passed()).all(|c| c.quantity.contains("fixed-node window")), "{vague:?}");
         // a fit that does not describe its points, or a point whose error bar did not converge: fails
-        assert!(!passed(&extrapolated_checks(
-            &be,
-            &fit(fixed_node, 0.0015, 30.0),
-            &series()
-        )));
+        assert!(!passed(&extrapolated_checks(&be, &fit(fixed_node, 0.0015, 30.0), &series())));
         let mut s = series();
         s[1].1 = blocked(-14.66, 0.001, false);
-        assert!(!passed(&extrapolated_checks(
-            &be,
-            &fit(fixed_node, 0.0015, 1.0),
-            &s
-        )));
-        assert!(!passed(&extrapolated_checks(
-            &be,
-            &fit(f64::NAN, 0.0015, 1.0),
-            &series()
-        )));
+        assert!(!passed(&extrapolated_checks(&be, &fit(fixed_node, 0.0015, 1.0), &s)));
+        assert!(!passed(&extrapolated_checks(&be, &fit(f64::NAN, 0.0015, 1.0), &series())));
     }
 
     /// He and H2: the extrapolated energy against the exact one within 3 of its error bars, no allowance.
     #[test]
     fn he_extrapolation_meets_the_exact_energy_without_allowance() {
         let he = System::by_name("he", 0, 0.0).unwrap();
-        assert!(passed(&extrapolated_checks(
-            &he,
-            &fit(HE_EXACT + 0.0008, 0.0003, 1.0),
-            &series()
-        )));
-        assert!(!passed(&extrapolated_checks(
-            &he,
-            &fit(HE_EXACT + 0.0010, 0.0003, 1.0),
-            &series()
-        )));
-        assert!(!passed(&extrapolated_checks(
-            &he,
-            &fit(HE_EXACT - 0.0010, 0.0003, 1.0),
-            &series()
-        )));
-        assert!(!passed(&extrapolated_checks(
-            &he,
-            &fit(HE_EXACT, f64::NAN, 1.0),
-            &series()
-        )));
+        assert!(passed(&extrapolated_checks(&he, &fit(HE_EXACT + 0.0008, 0.0003, 1.0), &series())));
+        assert!(!passed(&extrapolated_checks(&he, &fit(HE_EXACT + 0.0010, 0.0003, 1.0), &series())));
+        assert!(!passed(&extrapolated_checks(&he, &fit(HE_EXACT - 0.0010, 0.0003, 1.0), &series())));
+        assert!(!passed(&extrapolated_checks(&he, &fit(HE_EXACT, f64::NAN, 1.0), &series())));
     }
 
     #[test]
@@ -1385,22 +904,13 @@ mod tests {
         let sys = System::electron_gas(14, 1.0, false).unwrap();
         let hf = sys.hf.unwrap();
         let e = estimate(hf.energy, 0.01);
-        let kinetic_check = |k: &[f64]| {
-            hartree_fock_checks(&sys, &e, k)
-                .into_iter()
-                .find(|c| c.quantity.starts_with("kinetic"))
-                .unwrap()
-        };
+        let kinetic_check = |k: &[f64]| hartree_fock_checks(&sys, &e, k).into_iter().find(|c| c.quantity.starts_with("kinetic")).unwrap();
         // one walker near a node, off by 3e-13 Ha among 16384 exact ones: zero variance to rounding
         let mut k = vec![hf.kinetic; 16384];
         k[7] += 3e-13;
         assert!(kinetic_check(&k).passed());
         // a wrong Laplacian moves every walker
-        let wrong: Vec<f64> = k
-            .iter()
-            .enumerate()
-            .map(|(i, x)| x + 1e-3 * (i % 3) as f64)
-            .collect();
+        let wrong: Vec<f64> = k.iter().enumerate().map(|(i, x)| x + 1e-3 * (i % 3) as f64).collect();
         assert!(!kinetic_check(&wrong).passed());
         // no walkers to look at
         assert!(!kinetic_check(&[]).passed());

@@ -46,17 +46,17 @@ use crate::registry::Level;
 use anyhow::{bail, Result};
 use harness::cli::{positive, CommonArgs};
 use harness::{Case, Runner, Variant, Work};
-use kernels::check::{self, worse};
-use kernels::pseudopotential::Setup;
+use kernels::Scalar;
 use kernels::qmc::comm::Ranks;
 use kernels::solid::cpu::CpuEngine;
 use kernels::solid::gpu::GpuEngine;
+use kernels::pseudopotential::Setup;
 use kernels::solid::ranks::Engine;
 use kernels::solid::validate::{self, RANDOM_WALKERS};
 use kernels::solid::{self, conditioning, Class, Params, Solid, Timers};
-use kernels::Scalar;
-use kernels::{Check, Precision, Real};
+use kernels::check::{self, worse};
 use rayon::prelude::*;
+use kernels::{Check, Precision, Real};
 
 /// Whole VMC/DMC steps of a synthetic carbon solid (random B-spline orbitals, Slater-Jastrow, Ewald, BFD nonlocal
 /// pseudopotential): GPU speedup over all cores and time per kernel class. Example, 512 electrons, 128 walkers:
@@ -123,40 +123,9 @@ impl KernelArgs for Args {
 
 pub fn suite(level: Level) -> &'static [&'static str] {
     match level {
-        Level::Quick => &[
-            "--electrons",
-            "64",
-            "--walkers",
-            "4",
-            "--cpu-walkers",
-            "4",
-            "--check-steps",
-            "1",
-            "--check-walkers",
-            "2",
-        ],
-        Level::Full => &[
-            "--electrons",
-            "128,256,512,1024",
-            "--walkers",
-            "32,128,512,1024",
-            "--steps",
-            "1",
-            "--max-reps",
-            "2",
-        ],
-        Level::Score => &[
-            "--electrons",
-            "512",
-            "--walkers",
-            "512",
-            "--steps",
-            "1",
-            "--max-reps",
-            "3",
-            "--precision",
-            "double,mixed",
-        ],
+        Level::Quick => &["--electrons", "64", "--walkers", "4", "--cpu-walkers", "4", "--check-steps", "1", "--check-walkers", "2"],
+        Level::Full => &["--electrons", "128,256,512,1024", "--walkers", "32,128,512,1024", "--steps", "1", "--max-reps", "2"],
+        Level::Score => &["--electrons", "512", "--walkers", "512", "--steps", "1", "--max-reps", "3", "--precision", "double,mixed"],
     }
 }
 
@@ -181,26 +150,14 @@ pub(crate) struct Validated {
 impl Validated {
     /// Every walker's energies and weights finite at every step so far, and the first, the last and
     /// `RANDOM_WALKERS` walkers drawn with `seed` against the reference.
-    pub(crate) fn of(
-        sys: &Solid,
-        e: &mut dyn Engine,
-        p: Precision,
-        recompute: usize,
-        seed: u64,
-    ) -> Result<Validated> {
+    pub(crate) fn of(sys: &Solid, e: &mut dyn Engine, p: Precision, recompute: usize, seed: u64) -> Result<Validated> {
         let n = e.count();
         let which = check::sample(n, RANDOM_WALKERS, seed);
         let s = validate::sampled(sys, e, &which, p.eps(), recompute)?;
         let list: Vec<String> = which.iter().map(|k| k.to_string()).collect();
-        let mut checks = s
-            .checks(&format!("walkers {} of {n}", list.join(", ")))
-            .to_vec();
+        let mut checks = s.checks(&format!("walkers {} of {n}", list.join(", "))).to_vec();
         checks.push(e.finite().check());
-        Ok(Validated {
-            checks,
-            cond: s.cond,
-            energy_tolerance: s.energy_tolerance,
-        })
+        Ok(Validated { checks, cond: s.cond, energy_tolerance: s.energy_tolerance })
     }
 
     /// The condition number and the energy tolerance as extras of the last record.
@@ -220,44 +177,25 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
         bail!("--check-steps must be at least 1: every record rests on the GPU engine followed step by step against the CPU engine, and a check of nothing fails");
     }
     if let Some(n) = a.electrons.iter().find(|&&n| n % 32 != 0) {
-        bail!(
-            "--electrons {n} is not a multiple of 32 (4 electrons per atom, 8-atom diamond cells)"
-        );
+        bail!("--electrons {n} is not a multiple of 32 (4 electrons per atom, 8-atom diamond cells)");
     }
     if let Some(n) = a.electrons.iter().find(|&&n| n > MAX_ELECTRONS) {
         bail!("--electrons {n} is more than {MAX_ELECTRONS}");
     }
-    if let Some(w) = a
-        .walkers
-        .iter()
-        .chain([&a.check_walkers, &a.cpu_walkers])
-        .find(|&&w| w > MAX_WALKERS)
-    {
+    if let Some(w) = a.walkers.iter().chain([&a.check_walkers, &a.cpu_walkers]).find(|&&w| w > MAX_WALKERS) {
         bail!("--walkers {w} is more than {MAX_WALKERS}");
     }
     let max_w = *a.walkers.iter().max().unwrap();
-    if let Some(&ne) = a
-        .electrons
-        .iter()
-        .find(|&&ne| state_bytes(ne, max_w) > MAX_STATE_BYTES)
-    {
+    if let Some(&ne) = a.electrons.iter().find(|&&ne| state_bytes(ne, max_w) > MAX_STATE_BYTES) {
         bail!("{max_w} walkers of {ne} electrons need {:.0} GB of walker state (inverses and gradient rows, in double) on the host and the GPU: at most {:.0} GB", state_bytes(ne, max_w) / 1e9, MAX_STATE_BYTES / 1e9);
     }
     if a.delay > kernels::determinant::MAX_DELAY {
-        bail!(
-            "--delay {} is more than {}",
-            a.delay,
-            kernels::determinant::MAX_DELAY
-        );
+        bail!("--delay {} is more than {}", a.delay, kernels::determinant::MAX_DELAY);
     }
     if !(a.tau > 0.0 && a.tau <= 1.0) {
         bail!("--tau {} must be in (0, 1]", a.tau);
     }
-    let precisions: Vec<Precision> = r
-        .precisions()
-        .into_iter()
-        .filter(|&p| p != Precision::Single)
-        .collect();
+    let precisions: Vec<Precision> = r.precisions().into_iter().filter(|&p| p != Precision::Single).collect();
     if precisions.len() < r.precisions().len() {
         r.say("note: solid runs double and mixed only (paper 000 keeps inversion and sums in double); single skipped");
     }
@@ -265,24 +203,14 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
     if a.ranks.is_some() || ranks.transport() == "mpi" {
         return ranks::run(r, a, &ranks, &precisions);
     }
-    let variants = [Variant::Cpu, Variant::Gpu]
-        .into_iter()
-        .filter(|v| r.runs(*v))
-        .count();
+    let variants = [Variant::Cpu, Variant::Gpu].into_iter().filter(|v| r.runs(*v)).count();
     r.plan(a.electrons.len() * a.walkers.len() * precisions.len() * variants);
     let mut gemm = GemmRates::default();
     for (i, &ne) in a.electrons.iter().enumerate() {
         r.step(format!("building the {}-atom solid", ne / 4));
         let sys = Solid::carbon(ne / 4, r.seed(i as u64 + 1)).map_err(anyhow::Error::msg)?;
         for &p in &precisions {
-            let params = Params {
-                tau: a.tau,
-                dmc: a.method == "dmc",
-                recompute: a.recompute,
-                seed: r.seed(100 + i as u64),
-                first: 0,
-                delay: delay(a, ne),
-            };
+            let params = Params { tau: a.tau, dmc: a.method == "dmc", recompute: a.recompute, seed: r.seed(100 + i as u64), first: 0, delay: delay(a, ne) };
             match p {
                 Precision::Double => sizes::<f64, f64>(r, a, &sys, params, p, &mut gemm)?,
                 _ => sizes::<f32, f64>(r, a, &sys, params, p, &mut gemm)?,
@@ -302,31 +230,12 @@ pub(crate) fn delay(a: &Args, ne: usize) -> usize {
 }
 
 /// Every walker count of one system in one precision: storage S, arithmetic A.
-fn sizes<S: Scalar, A: Scalar>(
-    r: &mut Runner,
-    a: &Args,
-    sys: &Solid,
-    params: Params,
-    p: Precision,
-    gemm: &mut GemmRates,
-) -> Result<()> {
+fn sizes<S: Scalar, A: Scalar>(r: &mut Runner, a: &Args, sys: &Solid, params: Params, p: Precision, gemm: &mut GemmRates) -> Result<()> {
     let ne = sys.electrons();
-    let case = |w: usize| {
-        Case::new("solid", &a.method, p)
-            .size("electrons", ne)
-            .size("walkers", w)
-            .param("tau", a.tau)
-            .param("steps", a.steps)
-            .param("delay", params.delay)
-    };
+    let case = |w: usize| Case::new("solid", &a.method, p).size("electrons", ne).size("walkers", w).param("tau", a.tau).param("steps", a.steps).param("delay", params.delay);
     if r.runs(Variant::Cpu) {
         let max_w = *a.walkers.iter().max().unwrap();
-        let cw = if a.cpu_walkers > 0 {
-            a.cpu_walkers
-        } else {
-            2 * rayon::current_num_threads()
-        }
-        .min(max_w);
+        let cw = if a.cpu_walkers > 0 { a.cpu_walkers } else { 2 * rayon::current_num_threads() }.min(max_w);
         r.step(format!("solid cpu {p} electrons={ne} walkers={cw}"));
         let mut e = CpuEngine::<S, A>::new(sys, cw, params)?;
         let t = r.time_reps(Variant::Cpu, a.max_reps, || -> Result<()> {
@@ -342,27 +251,11 @@ fn sizes<S: Scalar, A: Scalar>(
             // time of the case's walkers at the measured rate per walker step
             let f = w as f64 / cw as f64;
             let t = t.scaled(f);
-            r.record(
-                &case(w),
-                Variant::Cpu,
-                t,
-                work::<S>(sys, &params, w, a.steps, acc),
-                &v.checks,
-            )?;
+            r.record(&case(w), Variant::Cpu, t, work::<S>(sys, &params, w, a.steps, acc), &v.checks)?;
             extras(r, &e.timers, ne, w * a.steps, t.median, acc);
             if !r.args.no_ceilings {
                 let rate = gemm.of(r, Variant::Cpu)?;
-                floors(
-                    r,
-                    Variant::Cpu,
-                    sys,
-                    &params,
-                    std::mem::size_of::<S>(),
-                    &e.timers,
-                    t.median / (w * a.steps) as f64,
-                    acc,
-                    rate,
-                )?;
+                floors(r, Variant::Cpu, sys, &params, std::mem::size_of::<S>(), &e.timers, t.median / (w * a.steps) as f64, acc, rate)?;
             }
             r.extra("cpu_walkers_timed", cw as f64);
             v.extras(r);
@@ -370,19 +263,11 @@ fn sizes<S: Scalar, A: Scalar>(
         }
     }
     if r.runs(Variant::Gpu) {
-        let Some(gpu) = r.gpu().cloned() else {
-            return Ok(());
-        };
+        let Some(gpu) = r.gpu().cloned() else { return Ok(()) };
         let setup: Setup<S> = sys.setup.convert();
         r.step(format!("solid gpu {p} electrons={ne}: trajectory check"));
         let traj = trajectory_checks::<S, A>(&gpu, sys, &setup, params, a, p)?;
-        r.say(&format!(
-            "solid gpu {p} electrons={ne}: trajectory check {}",
-            traj.iter()
-                .map(|c| format!("{} {:.2e}/{:.0e}", c.quantity, c.error, c.tolerance))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
+        r.say(&format!("solid gpu {p} electrons={ne}: trajectory check {}", traj.iter().map(|c| format!("{} {:.2e}/{:.0e}", c.quantity, c.error, c.tolerance)).collect::<Vec<_>>().join(", ")));
         for &w in &a.walkers {
             r.step(format!("solid gpu {p} electrons={ne} walkers={w}"));
             let mut g = GpuEngine::<S, A>::new(&gpu, sys, &setup, w, params)?;
@@ -398,39 +283,17 @@ fn sizes<S: Scalar, A: Scalar>(
             let mut v = Validated::of(sys, &mut g, p, params.recompute, params.seed)?;
             v.checks.extend(traj.iter().cloned());
             let acc = g.moves.acceptance();
-            r.record(
-                &case(w),
-                Variant::Gpu,
-                t,
-                work::<S>(sys, &params, w, a.steps, acc),
-                &v.checks,
-            )?;
+            r.record(&case(w), Variant::Gpu, t, work::<S>(sys, &params, w, a.steps, acc), &v.checks)?;
             extras(r, &g.timers, ne, w * a.steps, t.median, acc);
             if !r.args.no_ceilings {
                 let rate = gemm.of(r, Variant::Gpu)?;
-                floors(
-                    r,
-                    Variant::Gpu,
-                    sys,
-                    &params,
-                    std::mem::size_of::<S>(),
-                    &g.timers,
-                    t.median / (w * a.steps) as f64,
-                    acc,
-                    rate,
-                )?;
+                floors(r, Variant::Gpu, sys, &params, std::mem::size_of::<S>(), &g.timers, t.median / (w * a.steps) as f64, acc, rate)?;
             }
             let bytes = g.traffic();
             r.extra("host_bytes_per_step", bytes.total() as f64 / g.steps as f64);
-            r.extra(
-                "to_host_bytes_per_step",
-                bytes.to_host as f64 / g.steps as f64,
-            );
+            r.extra("to_host_bytes_per_step", bytes.to_host as f64 / g.steps as f64);
             v.extras(r);
-            r.extra(
-                "reinversions_per_step",
-                g.reinversions as f64 / (w * g.steps) as f64,
-            );
+            r.extra("reinversions_per_step", g.reinversions as f64 / (w * g.steps) as f64);
         }
     }
     Ok(())
@@ -438,47 +301,22 @@ fn sizes<S: Scalar, A: Scalar>(
 
 /// A walker's energy by part, for the logs of failed checks.
 fn show_parts(x: &solid::Parts) -> String {
-    format!(
-        "kinetic {:.12e} coulomb {:.12e} nonlocal {:.12e}",
-        x.kinetic, x.coulomb, x.nonlocal
-    )
+    format!("kinetic {:.12e} coulomb {:.12e} nonlocal {:.12e}", x.kinetic, x.coulomb, x.nonlocal)
 }
 
 /// The walker at the start of the arrays (positions, rotations, inverse rows) against the reference.
-fn compare_walker<S: Real>(
-    sys: &Solid,
-    pos: &[f64],
-    rot: &[f64],
-    parts: solid::Parts,
-    inv: &[S],
-) -> Result<solid::Comparison> {
-    let (ne, ni, st) = (
-        sys.electrons(),
-        sys.setup.ion_count(),
-        sys.setup.table.stride,
-    );
+fn compare_walker<S: Real>(sys: &Solid, pos: &[f64], rot: &[f64], parts: solid::Parts, inv: &[S]) -> Result<solid::Comparison> {
+    let (ne, ni, st) = (sys.electrons(), sys.setup.ion_count(), sys.setup.table.stride);
     let rows: Vec<f64> = inv[..ne * st].iter().map(|x| x.f64()).collect();
-    solid::compare(sys, &pos[..3 * ne], &rot[..9 * ni], parts, &rows).map_err(|e| {
-        anyhow::anyhow!("the reference found the Slater matrix of electron {e}'s spin singular")
-    })
+    solid::compare(sys, &pos[..3 * ne], &rot[..9 * ni], parts, &rows).map_err(|e| anyhow::anyhow!("the reference found the Slater matrix of electron {e}'s spin singular"))
 }
 
 /// The GPU engine against the CPU engine from the same start positions (each inverts and measures them itself)
 /// with the same random numbers, step by step (see the module docs for what double and mixed check). Prints what
 /// differs. Profiled (CUDA events), so the first GPU run exercises every path.
-fn trajectory_checks<S: Scalar, A: Scalar>(
-    gpu: &std::sync::Arc<kernels::gpu::Gpu>,
-    sys: &Solid,
-    setup: &Setup<S>,
-    params: Params,
-    a: &Args,
-    p: Precision,
-) -> Result<Vec<Check>> {
+fn trajectory_checks<S: Scalar, A: Scalar>(gpu: &std::sync::Arc<kernels::gpu::Gpu>, sys: &Solid, setup: &Setup<S>, params: Params, a: &Args, p: Precision) -> Result<Vec<Check>> {
     // a re-inversion every second step, so the check goes through the cuBLAS path more than at the start
-    let params = Params {
-        recompute: 2,
-        ..params
-    };
+    let params = Params { recompute: 2, ..params };
     let nw = a.check_walkers;
     let mut cpu = CpuEngine::<S, A>::new(sys, nw, params)?;
     let mut g = GpuEngine::<S, A>::new(gpu, sys, setup, nw, params)?;
@@ -491,30 +329,19 @@ fn trajectory_checks<S: Scalar, A: Scalar>(
         let ga = g.accepted()?;
         for (k, &ca) in cpu.accepted.iter().enumerate() {
             if ga[k] != ca {
-                eprintln!(
-                    "solid gpu {p} trajectory step {step} walker {k}: cpu accepted {ca}, gpu {}",
-                    ga[k]
-                );
+                eprintln!("solid gpu {p} trajectory step {step} walker {k}: cpu accepted {ca}, gpu {}", ga[k]);
             }
             acc_diff = acc_diff.max((ga[k] as f64 - ca as f64).abs());
             (cpu_total, gpu_total) = (cpu_total + ca as f64, gpu_total + ga[k] as f64);
         }
         if p == Precision::Double {
             for (k, (ge, ce)) in g.energies()?.iter().zip(cpu.energies()).enumerate() {
-                let err = if ge.is_finite() {
-                    (ge - ce).abs() / cpu.parts[k].magnitude()
-                } else {
-                    f64::INFINITY
-                };
+                let err = if ge.is_finite() { (ge - ce).abs() / cpu.parts[k].magnitude() } else { f64::INFINITY };
                 if err > solid::DOUBLE_TOLERANCE {
                     // by part, so the log says which stage parted (kinetic: orbitals and inverse; coulomb: Ewald;
                     // nonlocal: the pseudopotential's job list and ratios); judged below, with the configurations
                     eprintln!("solid gpu {p} trajectory step {step} walker {k}: cpu E_L {ce:.12e}, gpu E_L {ge:.12e}, relative difference {err:.3e}");
-                    eprintln!(
-                        "  cpu {}\n  gpu {}",
-                        show_parts(&cpu.parts[k]),
-                        show_parts(&g.parts[k])
-                    );
+                    eprintln!("  cpu {}\n  gpu {}", show_parts(&cpu.parts[k]), show_parts(&g.parts[k]));
                 }
             }
         }
@@ -525,53 +352,29 @@ fn trajectory_checks<S: Scalar, A: Scalar>(
     // the acceptance, e.g. a wrong Green's function factor, shifts the total by far more at these move counts).
     let walker_steps = nw * a.check_steps;
     let acceptance = if p == Precision::Double {
-        Check {
-            quantity: "gpu vs cpu accepted moves (trajectory)".into(),
-            error: acc_diff,
-            tolerance: 0.0,
-            compared: walker_steps,
-        }
+        Check { quantity: "gpu vs cpu accepted moves (trajectory)".into(), error: acc_diff, tolerance: 0.0, compared: walker_steps }
     } else {
         let moves = (nw * a.check_steps * sys.electrons()) as f64;
         let pa = cpu_total / moves;
         let tolerance = (5.0 * (2.0 * pa * (1.0 - pa) * moves).sqrt()).max(2.0);
         let error = (gpu_total - cpu_total).abs();
-        Check {
-            quantity: "gpu vs cpu accepted moves, all walkers (trajectory, 5 binomial sigma)"
-                .into(),
-            error,
-            tolerance,
-            compared: walker_steps,
-        }
+        Check { quantity: "gpu vs cpu accepted moves, all walkers (trajectory, 5 binomial sigma)".into(), error, tolerance, compared: walker_steps }
     };
     let mut checks = vec![acceptance];
     // every walker of both engines against the reference at its own configuration (error over the tolerance of its
     // condition number; double: 1e-8), and the engines against each other where the configurations agree
-    let (ne, ni, st) = (
-        sys.electrons(),
-        sys.setup.ion_count(),
-        sys.setup.table.stride,
-    );
-    let gpu_walkers = (0..nw)
-        .map(|k| g.walker(k))
-        .collect::<Result<Vec<_>, _>>()?;
+    let (ne, ni, st) = (sys.electrons(), sys.setup.ion_count(), sys.setup.table.stride);
+    let gpu_walkers = (0..nw).map(|k| g.walker(k)).collect::<Result<Vec<_>, _>>()?;
     let tol = |cond: f64| conditioning::energy_tolerance(p.eps(), cond, params.recompute);
     let results: Vec<Result<(solid::Comparison, solid::Comparison)>> = (0..nw)
         .into_par_iter()
         .map(|k| {
             let (pos, rot, parts, inv) = &gpu_walkers[k];
-            let c = compare_walker(
-                sys,
-                &cpu.w.pos[3 * k * ne..],
-                &cpu.w.rot[9 * k * ni..],
-                cpu.parts[k],
-                &cpu.w.inv[k * ne * st..],
-            )?;
+            let c = compare_walker(sys, &cpu.w.pos[3 * k * ne..], &cpu.w.rot[9 * k * ni..], cpu.parts[k], &cpu.w.inv[k * ne * st..])?;
             Ok((c, compare_walker(sys, pos, rot, *parts, inv)?))
         })
         .collect();
-    let (mut worst_cpu, mut worst_gpu, mut worst_pair, mut agreed, mut widest) =
-        (0.0f64, 0.0f64, 0.0f64, 0usize, 0.0f64);
+    let (mut worst_cpu, mut worst_gpu, mut worst_pair, mut agreed, mut widest) = (0.0f64, 0.0f64, 0.0f64, 0usize, 0.0f64);
     // double: agreeing configurations are equal to rounding (1e-15 bohr a step; the drift's rounding grows with the
     // conditioning, see the module docs); mixed: one flipped move parts them by a step (0.1 bohr)
     let agree = if p == Precision::Double { 1e-10 } else { 1e-6 };
@@ -581,10 +384,7 @@ fn trajectory_checks<S: Scalar, A: Scalar>(
         worst_cpu = worse(worst_cpu, c.energy / cpu_tol);
         worst_gpu = worse(worst_gpu, gc.energy / gpu_tol);
         let (gpos, _, gparts, _) = &gpu_walkers[k];
-        let apart = gpos
-            .iter()
-            .zip(&cpu.w.pos[3 * k * ne..3 * (k + 1) * ne])
-            .fold(0.0f64, |m, (a, b)| worse(m, (a - b).abs()));
+        let apart = gpos.iter().zip(&cpu.w.pos[3 * k * ne..3 * (k + 1) * ne]).fold(0.0f64, |m, (a, b)| worse(m, (a - b).abs()));
         widest = worse(widest, apart);
         let same = apart < agree;
         if same {
@@ -594,44 +394,20 @@ fn trajectory_checks<S: Scalar, A: Scalar>(
         }
         eprintln!("solid gpu {p} trajectory walker {k}: cond {:.2e} (gpu {:.2e}), error vs reference cpu {:.2e} gpu {:.2e} (tolerance {:.1e}), configurations {} ({apart:.1e} bohr)", c.cond, gc.cond, c.energy, gc.energy, cpu_tol, if same { "agree" } else { "parted" });
         if c.energy > cpu_tol || gc.energy > gpu_tol {
-            eprintln!(
-                "  reference {}\n  cpu       {}\n  gpu ref.  {}\n  gpu       {}",
-                show_parts(&c.reference),
-                show_parts(&cpu.parts[k]),
-                show_parts(&gc.reference),
-                show_parts(gparts)
-            );
+            eprintln!("  reference {}\n  cpu       {}\n  gpu ref.  {}\n  gpu       {}", show_parts(&c.reference), show_parts(&cpu.parts[k]), show_parts(&gc.reference), show_parts(gparts));
         }
     }
     if agreed < nw {
-        let why = if p == Precision::Double {
-            "rounding grown along the trajectory"
-        } else {
-            "a Metropolis decision flipped on f32 rounding"
-        };
+        let why = if p == Precision::Double { "rounding grown along the trajectory" } else { "a Metropolis decision flipped on f32 rounding" };
         eprintln!("solid gpu {p} trajectory: {} of {nw} walkers parted ({why}): each was held against the reference alone", nw - agreed);
     }
     if p == Precision::Double {
         // the same decisions move both engines' electrons by the same steps: a wrong drift or proposal parts them by
         // a sizeable fraction of a step (sqrt(tau) ~ 0.14 bohr) even where no decision flips; measured at most 3e-6
-        checks.push(Check {
-            quantity: "gpu vs cpu positions (trajectory, bohr)".into(),
-            error: widest,
-            tolerance: 1e-4,
-            compared: nw,
-        });
+        checks.push(Check { quantity: "gpu vs cpu positions (trajectory, bohr)".into(), error: widest, tolerance: 1e-4, compared: nw });
     }
-    let each = |engine: &str, error: f64| Check {
-        quantity: format!("{engine} walkers vs reference (trajectory, error / cond tolerance)"),
-        error,
-        tolerance: 1.0,
-        compared: nw,
-    };
-    checks.extend([
-        each("cpu", worst_cpu),
-        each("gpu", worst_gpu),
-        pair_check(agreed, nw, worst_pair, worse(worst_cpu, worst_gpu)),
-    ]);
+    let each = |engine: &str, error: f64| Check { quantity: format!("{engine} walkers vs reference (trajectory, error / cond tolerance)"), error, tolerance: 1.0, compared: nw };
+    checks.extend([each("cpu", worst_cpu), each("gpu", worst_gpu), pair_check(agreed, nw, worst_pair, worse(worst_cpu, worst_gpu))]);
     Ok(checks)
 }
 
@@ -642,39 +418,17 @@ fn trajectory_checks<S: Scalar, A: Scalar>(
 fn pair_check(agreed: usize, nw: usize, pair: f64, each: f64) -> Check {
     if agreed > 0 {
         let quantity = format!("gpu vs cpu local energy where configurations agree, {agreed} of {nw} walkers (trajectory, error / both tolerances)");
-        Check {
-            quantity,
-            error: pair,
-            tolerance: 1.0,
-            compared: agreed,
-        }
+        Check { quantity, error: pair, tolerance: 1.0, compared: agreed }
     } else {
         let quantity = format!("gpu vs cpu local energy: all {nw} walkers parted, so each engine vs reference at its own configuration instead (trajectory, error / cond tolerance)");
-        Check {
-            quantity,
-            error: each,
-            tolerance: 1.0,
-            compared: 2 * nw,
-        }
+        Check { quantity, error: each, tolerance: 1.0, compared: 2 * nw }
     }
 }
 
 /// The work of `walkers` walkers' `steps` steps of `params` at acceptance `acc` (`solid::step_work`).
-pub(crate) fn work<S>(
-    sys: &Solid,
-    params: &Params,
-    walkers: usize,
-    steps: usize,
-    acc: f64,
-) -> Work {
+pub(crate) fn work<S>(sys: &Solid, params: &Params, walkers: usize, steps: usize, acc: f64) -> Work {
     let n = (walkers * steps) as f64;
-    let (bytes, flops) = solid::step_work(
-        sys,
-        std::mem::size_of::<S>(),
-        acc,
-        params.delay,
-        params.recompute,
-    );
+    let (bytes, flops) = solid::step_work(sys, std::mem::size_of::<S>(), acc, params.delay, params.recompute);
     Work {
         bytes: n * bytes,
         model: harness::BytesModel::Passes,
@@ -696,9 +450,7 @@ impl GemmRates {
         Ok(match v {
             Variant::Gpu => match self.gpu {
                 Some(x) => x,
-                None => *self.gpu.insert(solid::floor::gpu_gemm_rate(
-                    r.gpu().expect("the gpu variant runs with a GPU"),
-                )?),
+                None => *self.gpu.insert(solid::floor::gpu_gemm_rate(r.gpu().expect("the gpu variant runs with a GPU"))?),
             },
             _ => *self.cpu.get_or_insert_with(solid::floor::cpu_gemm_rate),
         })
@@ -709,17 +461,7 @@ impl GemmRates {
 /// `gemm_gflops`, `floor_s_step` and `floor_s_<class>` (seconds per walker step), and a line per record saying how far
 /// each class is from its floor (measured time per class: the record's fractions of `per_step`).
 #[allow(clippy::too_many_arguments)]
-fn floors(
-    r: &mut Runner,
-    v: Variant,
-    sys: &Solid,
-    params: &Params,
-    e: usize,
-    t: &Timers,
-    per_step: f64,
-    acc: f64,
-    gemm: f64,
-) -> Result<()> {
+fn floors(r: &mut Runner, v: Variant, sys: &Solid, params: &Params, e: usize, t: &Timers, per_step: f64, acc: f64, gemm: f64) -> Result<()> {
     let copy = r.ceiling(v)?;
     let work = solid::floor::class_work(sys, e, acc, params.delay, params.recompute);
     let floor = solid::floor::floor(&work, copy, gemm);
@@ -727,24 +469,13 @@ fn floors(
     r.extra("gemm_gflops", gemm / 1e9);
     r.extra("floor_s_step", floor.iter().sum());
     let mut lines = vec![];
-    let mut classes: Vec<Class> = Class::ALL
-        .into_iter()
-        .filter(|&c| work[c as usize] != (0.0, 0.0))
-        .collect();
+    let mut classes: Vec<Class> = Class::ALL.into_iter().filter(|&c| work[c as usize] != (0.0, 0.0)).collect();
     classes.sort_by(|&x, &y| frac[y as usize].total_cmp(&frac[x as usize]));
     for c in classes {
         let (f, m) = (floor[c as usize], frac[c as usize] * per_step);
         r.extra(&format!("floor_s_{}", c.name()), f);
-        let bound = if solid::floor::bytes_bound(work[c as usize], copy, gemm) {
-            "bytes"
-        } else {
-            "flops"
-        };
-        lines.push(format!(
-            "{} {m:.2e} s / floor {f:.2e} s ({bound}) = {:.1}x",
-            c.name(),
-            m / f
-        ));
+        let bound = if solid::floor::bytes_bound(work[c as usize], copy, gemm) { "bytes" } else { "flops" };
+        lines.push(format!("{} {m:.2e} s / floor {f:.2e} s ({bound}) = {:.1}x", c.name(), m / f));
     }
     r.say(&format!(
         "  one walker step {per_step:.3e} s, floor {:.3e} s at {:.0} GB/s copy and {:.0} GFLOP/s f64 GEMM; by class, measured / floor: {}",
@@ -757,18 +488,8 @@ fn floors(
 }
 
 /// Throughput extras and the time fraction of each kernel class.
-fn extras(
-    r: &mut Runner,
-    t: &Timers,
-    electrons: usize,
-    walker_steps: usize,
-    seconds: f64,
-    acc: f64,
-) {
-    r.extra(
-        "electron_moves_per_s",
-        (walker_steps * electrons) as f64 / seconds,
-    );
+fn extras(r: &mut Runner, t: &Timers, electrons: usize, walker_steps: usize, seconds: f64, acc: f64) {
+    r.extra("electron_moves_per_s", (walker_steps * electrons) as f64 / seconds);
     r.extra("acceptance", acc);
     for (c, f) in Class::ALL.iter().zip(t.fractions()) {
         r.extra(&format!("frac_{}", c.name()), f);
@@ -784,25 +505,10 @@ mod tests {
     #[test]
     fn the_pair_check_falls_back_when_every_walker_parted() {
         let c = pair_check(3, 4, 0.2, 0.5);
-        assert!(
-            c.passed()
-                && c.compared == 3
-                && c.error == 0.2
-                && c.quantity.contains("3 of 4 walkers"),
-            "{c:?}"
-        );
+        assert!(c.passed() && c.compared == 3 && c.error == 0.2 && c.quantity.contains("3 of 4 walkers"), "{c:?}");
         let c = pair_check(0, 4, 0.0, 0.5);
-        assert!(
-            c.passed()
-                && c.compared == 8
-                && c.error == 0.5
-                && c.quantity.contains("all 4 walkers parted"),
-            "{c:?}"
-        );
-        assert!(
-            !pair_check(0, 4, 0.0, 2.0).passed(),
-            "the fallback compares something real"
-        );
+        assert!(c.passed() && c.compared == 8 && c.error == 0.5 && c.quantity.contains("all 4 walkers parted"), "{c:?}");
+        assert!(!pair_check(0, 4, 0.0, 2.0).passed(), "the fallback compares something real");
         assert!(!pair_check(0, 4, 0.0, f64::INFINITY).passed());
     }
 }

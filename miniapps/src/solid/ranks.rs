@@ -22,17 +22,17 @@ use super::{work, Args};
 use anyhow::{bail, Result};
 use harness::timing::Stats;
 use harness::{Case, Runner, Variant};
-use kernels::check::{sample, worse};
+use kernels::Scalar;
 use kernels::gpu::Gpu;
 use kernels::pseudopotential::Setup;
 use kernels::qmc::comm::{share, Comm, Ranks};
 use kernels::solid::cpu::CpuEngine;
-use kernels::solid::finite::Finite;
 use kernels::solid::gpu::GpuEngine;
+use kernels::check::{sample, worse};
 use kernels::solid::ranks::{generation, Dmc, Engine};
+use kernels::solid::finite::Finite;
 use kernels::solid::validate::{sampled, RANDOM_WALKERS};
 use kernels::solid::{Params, Solid};
-use kernels::Scalar;
 use kernels::{Check, Precision};
 use std::time::Instant;
 
@@ -58,32 +58,18 @@ pub fn run(r: &mut Runner, a: &Args, ranks: &Ranks, precisions: &[Precision]) ->
     if r.runs(Variant::Gpu) && ranks.transport() == "threads" {
         gpus_for_ranks(size, Gpu::count().unwrap_or(0))?;
     }
-    let variants: Vec<Variant> = [Variant::Cpu, Variant::Gpu]
-        .into_iter()
-        .filter(|v| r.runs(*v))
-        .collect();
+    let variants: Vec<Variant> = [Variant::Cpu, Variant::Gpu].into_iter().filter(|v| r.runs(*v)).collect();
     r.plan(a.electrons.len() * a.walkers.len() * precisions.len() * variants.len());
     for (i, &ne) in a.electrons.iter().enumerate() {
         r.step(format!("building the {}-atom solid", ne / 4));
         let sys = Solid::carbon(ne / 4, r.seed(i as u64 + 1)).map_err(anyhow::Error::msg)?;
         for &p in precisions {
-            let params = Params {
-                tau: a.tau,
-                dmc: true,
-                recompute: a.recompute,
-                seed: r.seed(100 + i as u64),
-                first: 0,
-                delay: crate::solid::delay(a, ne),
-            };
+            let params = Params { tau: a.tau, dmc: true, recompute: a.recompute, seed: r.seed(100 + i as u64), first: 0, delay: crate::solid::delay(a, ne) };
             for &v in &variants {
                 for &w in &a.walkers {
-                    r.step(format!(
-                        "solid {v} {p} electrons={ne} walkers={w} ranks={size}"
-                    ));
+                    r.step(format!("solid {v} {p} electrons={ne} walkers={w} ranks={size}"));
                     let out = match p {
-                        Precision::Double => {
-                            ranks.each(|c, _| on_rank::<f64, f64>(c, &sys, params, w, a.steps, v))
-                        }
+                        Precision::Double => ranks.each(|c, _| on_rank::<f64, f64>(c, &sys, params, w, a.steps, v)),
                         _ => ranks.each(|c, _| on_rank::<f32, f64>(c, &sys, params, w, a.steps, v)),
                     };
                     let (all, energy) = out.into_iter().next().expect("at least one rank here");
@@ -99,41 +85,25 @@ pub fn run(r: &mut Runner, a: &Args, ranks: &Ranks, precisions: &[Precision]) ->
 
 /// One rank's run: its engine over its share, one untimed generation, `steps` timed ones; returns every rank's
 /// report block (summed over ranks) and the mean generation energy. A rank that fails stops all of them.
-fn on_rank<S: Scalar, A: Scalar>(
-    c: &dyn Comm,
-    sys: &Solid,
-    params: Params,
-    total: usize,
-    steps: usize,
-    v: Variant,
-) -> (Vec<f64>, f64) {
+fn on_rank<S: Scalar, A: Scalar>(c: &dyn Comm, sys: &Solid, params: Params, total: usize, steps: usize, v: Variant) -> (Vec<f64>, f64) {
     let (first, n) = share(total, c.rank(), c.size());
     let params = Params { first, ..params };
-    let p = if std::mem::size_of::<S>() == 8 {
-        Precision::Double
-    } else {
-        Precision::Mixed
-    };
+    let p = if std::mem::size_of::<S>() == 8 { Precision::Double } else { Precision::Mixed };
     let fail = |e: &dyn std::fmt::Display| -> ! { c.abort(&format!("rank {}: {e}", c.rank())) };
     let mut mine = vec![0.0; SLOTS];
     let energy = match v {
         Variant::Gpu => {
-            let gpu = Gpu::count()
-                .and_then(|count| Gpu::open(c.local_rank() % count.max(1)))
-                .unwrap_or_else(|e| fail(&e));
+            let gpu = Gpu::count().and_then(|count| Gpu::open(c.local_rank() % count.max(1))).unwrap_or_else(|e| fail(&e));
             let setup: Setup<S> = sys.setup.convert();
-            let mut g =
-                GpuEngine::<S, A>::new(&gpu, sys, &setup, n, params).unwrap_or_else(|e| fail(&e));
-            let energy =
-                drive(c, &mut g, sys, params, total, steps, &mut mine).unwrap_or_else(|e| fail(&e));
+            let mut g = GpuEngine::<S, A>::new(&gpu, sys, &setup, n, params).unwrap_or_else(|e| fail(&e));
+            let energy = drive(c, &mut g, sys, params, total, steps, &mut mine).unwrap_or_else(|e| fail(&e));
             validate(sys, &mut g, p, params, c.rank(), &mut mine).unwrap_or_else(|e| fail(&e));
             mine[10] = g.moves.acceptance();
             energy
         }
         _ => {
             let mut e = CpuEngine::<S, A>::new(sys, n, params).unwrap_or_else(|e| fail(&e));
-            let energy =
-                drive(c, &mut e, sys, params, total, steps, &mut mine).unwrap_or_else(|e| fail(&e));
+            let energy = drive(c, &mut e, sys, params, total, steps, &mut mine).unwrap_or_else(|e| fail(&e));
             validate(sys, &mut e, p, params, c.rank(), &mut mine).unwrap_or_else(|e| fail(&e));
             mine[10] = e.moves.acceptance();
             energy
@@ -150,15 +120,7 @@ fn on_rank<S: Scalar, A: Scalar>(
 /// energies and weights checked finite, and those that were not;
 /// [4] E_est; [5..8] compute, reduce, migrate seconds; [8..10] walkers and bytes migrated; [10] acceptance; [11]
 /// the slot of the last arrival plus one (0: none); [12] the wall time of the timed generations.
-fn drive(
-    c: &dyn Comm,
-    e: &mut dyn Engine,
-    sys: &Solid,
-    p: Params,
-    total: usize,
-    steps: usize,
-    mine: &mut [f64],
-) -> Result<f64> {
+fn drive(c: &dyn Comm, e: &mut dyn Engine, sys: &Solid, p: Params, total: usize, steps: usize, mine: &mut [f64]) -> Result<f64> {
     let mut d = Dmc::start(c, e, total, p.tau, sys.electrons(), p.seed);
     // one untimed generation: first-use costs (allocations, the first transfers) stay out of the timing
     generation(c, e, &mut d)?;
@@ -171,33 +133,15 @@ fn drive(
     c.barrier();
     let secs = t.elapsed().as_secs_f64();
     let t = d.timing;
-    mine[4..10].copy_from_slice(&[
-        d.e_est,
-        t.compute_s,
-        t.reduce_s,
-        t.migrate_s,
-        t.migrated as f64,
-        t.migrated_bytes as f64,
-    ]);
+    mine[4..10].copy_from_slice(&[d.e_est, t.compute_s, t.reduce_s, t.migrate_s, t.migrated as f64, t.migrated_bytes as f64]);
     mine[11] = d.arrived.map_or(0.0, |k| k as f64 + 1.0);
     mine[12] = secs;
     Ok(d.energies[1..].iter().sum::<f64>() / steps as f64)
 }
 
 /// The sampled walkers, the last arrival and the finite tally into the report block.
-fn validate(
-    sys: &Solid,
-    e: &mut dyn Engine,
-    p: Precision,
-    params: Params,
-    rank: usize,
-    mine: &mut [f64],
-) -> Result<()> {
-    let which = sample(
-        e.count(),
-        RANDOM_WALKERS,
-        params.seed.wrapping_add(rank as u64),
-    );
+fn validate(sys: &Solid, e: &mut dyn Engine, p: Precision, params: Params, rank: usize, mine: &mut [f64]) -> Result<()> {
+    let which = sample(e.count(), RANDOM_WALKERS, params.seed.wrapping_add(rank as u64));
     let s = sampled(sys, e, &which, p.eps(), params.recompute)?;
     let arr = match (mine[11] as usize).checked_sub(1) {
         Some(k) => {
@@ -208,28 +152,12 @@ fn validate(
     };
     mine[..4].copy_from_slice(&[s.energy, s.inverse, arr[0], arr[1]]);
     let f = *e.finite();
-    mine[13..18].copy_from_slice(&[
-        s.cond,
-        arr[2],
-        s.walkers as f64,
-        f.checked as f64,
-        f.bad as f64,
-    ]);
+    mine[13..18].copy_from_slice(&[s.cond, arr[2], s.walkers as f64, f.checked as f64, f.bad as f64]);
     Ok(())
 }
 
 #[allow(clippy::too_many_arguments)]
-fn record(
-    r: &mut Runner,
-    a: &Args,
-    sys: &Solid,
-    p: Precision,
-    v: Variant,
-    total: usize,
-    ranks: &Ranks,
-    all: &[f64],
-    energy: f64,
-) -> Result<()> {
+fn record(r: &mut Runner, a: &Args, sys: &Solid, p: Precision, v: Variant, total: usize, ranks: &Ranks, all: &[f64], energy: f64) -> Result<()> {
     let (ne, size) = (sys.electrons(), ranks.size());
     let blocks: Vec<&[f64]> = all.chunks_exact(SLOTS).collect();
     // NaN-safe: f64::max would drop a rank's NaN
@@ -237,50 +165,24 @@ fn record(
     let mean = |i: usize| blocks.iter().map(|b| b[i]).sum::<f64>() / size as f64;
     let count = |i: usize| blocks.iter().map(|b| b[i]).sum::<f64>() as usize;
     let sampled = count(15);
-    let check = |quantity: &str, error: f64, compared: usize| Check {
-        quantity: quantity.into(),
-        error,
-        tolerance: 1.0,
-        compared,
-    };
+    let check = |quantity: &str, error: f64, compared: usize| Check { quantity: quantity.into(), error, tolerance: 1.0, compared };
     let mut checks = vec![
         check("sampled walkers' local energy vs reference, first, last and 2 random of each rank (error / cond tolerance, worst rank)", worst(0), sampled),
         check("sampled walkers' inverse vs reference, first, last and 2 random of each rank (error / cond tolerance, worst rank)", worst(1), sampled),
     ];
     let arrivals = blocks.iter().filter(|b| b[11] > 0.0).count();
     if arrivals > 0 {
-        checks.push(check(
-            "migrated walker local energy vs reference (error / cond tolerance, worst rank)",
-            worst(2),
-            arrivals,
-        ));
-        checks.push(check(
-            "migrated walker inverse vs reference (error / cond tolerance, worst rank)",
-            worst(3),
-            arrivals,
-        ));
+        checks.push(check("migrated walker local energy vs reference (error / cond tolerance, worst rank)", worst(2), arrivals));
+        checks.push(check("migrated walker inverse vs reference (error / cond tolerance, worst rank)", worst(3), arrivals));
     }
-    checks.push(
-        Finite {
-            checked: count(16) as u64,
-            bad: count(17) as u64,
-            first: None,
-        }
-        .check(),
-    );
+    checks.push(Finite { checked: count(16) as u64, bad: count(17) as u64, first: None }.check());
     let e_est: Vec<f64> = blocks.iter().map(|b| b[4]).collect();
     let spread = if e_est.iter().all(|x| x.is_finite()) {
-        e_est.iter().fold(f64::NEG_INFINITY, |m, &x| m.max(x))
-            - e_est.iter().fold(f64::INFINITY, |m, &x| m.min(x))
+        e_est.iter().fold(f64::NEG_INFINITY, |m, &x| m.max(x)) - e_est.iter().fold(f64::INFINITY, |m, &x| m.min(x))
     } else {
         f64::INFINITY
     };
-    checks.push(Check {
-        quantity: "E_est spread over ranks (Ha)".into(),
-        error: spread,
-        tolerance: 0.0,
-        compared: size,
-    });
+    checks.push(Check { quantity: "E_est spread over ranks (Ha)".into(), error: spread, tolerance: 0.0, compared: size });
     let secs = blocks[0][12];
     let case = Case::new("solid", "dmc", p)
         .size("electrons", ne)
@@ -292,21 +194,8 @@ fn record(
         .param("delay", crate::solid::delay(a, ne))
         .param("transport", ranks.transport());
     let acc = mean(10);
-    let params = Params {
-        tau: a.tau,
-        dmc: true,
-        recompute: a.recompute,
-        seed: 0,
-        first: 0,
-        delay: crate::solid::delay(a, ne),
-    };
-    r.record(
-        &case,
-        v,
-        Stats::from_samples(&[secs]),
-        work_of(sys, &params, p, total, a.steps, acc),
-        &checks,
-    )?;
+    let params = Params { tau: a.tau, dmc: true, recompute: a.recompute, seed: 0, first: 0, delay: crate::solid::delay(a, ne) };
+    r.record(&case, v, Stats::from_samples(&[secs]), work_of(sys, &params, p, total, a.steps, acc), &checks)?;
     if let Some(rec) = r.records.last_mut() {
         rec.reps = 1; // one run of --steps generations, timed whole
     }
@@ -328,14 +217,7 @@ fn record(
     Ok(())
 }
 
-fn work_of(
-    sys: &Solid,
-    params: &Params,
-    p: Precision,
-    walkers: usize,
-    steps: usize,
-    acc: f64,
-) -> harness::Work {
+fn work_of(sys: &Solid, params: &Params, p: Precision, walkers: usize, steps: usize, acc: f64) -> harness::Work {
     match p {
         Precision::Double => work::<f64>(sys, params, walkers, steps, acc),
         _ => work::<f32>(sys, params, walkers, steps, acc),
@@ -359,25 +241,9 @@ mod tests {
 
     fn verdict(blocks: [Vec<f64>; 2]) -> harness::record::Validation {
         let a = Args::parse_from(["solid", "--ranks", "2", "--quiet"]);
-        let mut r = Runner::new(&CommonArgs {
-            variants: Some(vec![Variant::Cpu]),
-            quiet: true,
-            ..Default::default()
-        })
-        .unwrap();
+        let mut r = Runner::new(&CommonArgs { variants: Some(vec![Variant::Cpu]), quiet: true, ..Default::default() }).unwrap();
         let sys = Solid::carbon(8, 1).unwrap();
-        record(
-            &mut r,
-            &a,
-            &sys,
-            Precision::Double,
-            Variant::Cpu,
-            8,
-            &Ranks::Threads(2),
-            &blocks.concat(),
-            -5.0,
-        )
-        .unwrap();
+        record(&mut r, &a, &sys, Precision::Double, Variant::Cpu, 8, &Ranks::Threads(2), &blocks.concat(), -5.0).unwrap();
         r.records.pop().unwrap().validation
     }
 
@@ -386,39 +252,23 @@ mod tests {
     fn a_nan_on_any_rank_fails_the_record() {
         let v = verdict([block(), block()]);
         assert!(v.passed(), "{v:?}");
-        assert_eq!(
-            v.checks[0].compared,
-            Some(8),
-            "4 walkers sampled on each rank"
-        );
+        assert_eq!(v.checks[0].compared, Some(8), "4 walkers sampled on each rank");
         let mut nan = block();
         nan[0] = f64::NAN;
         assert!(verdict([block(), nan]).failed());
         let mut weight = block();
         weight[17] = 1.0;
         let v = verdict([weight, block()]);
-        assert!(
-            v.failed()
-                && v.checks
-                    .iter()
-                    .any(|c| c.quantity.contains("finite") && !c.passed),
-            "{v:?}"
-        );
+        assert!(v.failed() && v.checks.iter().any(|c| c.quantity.contains("finite") && !c.passed), "{v:?}");
         let mut e_est = block();
         e_est[4] = f64::NAN;
-        assert!(
-            verdict([block(), e_est]).failed(),
-            "a NaN trial energy on one rank is no spread of 0"
-        );
+        assert!(verdict([block(), e_est]).failed(), "a NaN trial energy on one rank is no spread of 0");
     }
 
     #[test]
     fn more_ranks_than_gpus_is_refused_in_a_sentence() {
         assert!(gpus_for_ranks(2, 2).is_ok());
         let e = gpus_for_ranks(2, 1).unwrap_err().to_string();
-        assert_eq!(
-            e,
-            "--ranks 2 with the gpu variant needs one GPU per rank, but 1 GPU(s) are visible"
-        );
+        assert_eq!(e, "--ranks 2 with the gpu variant needs one GPU per rank, but 1 GPU(s) are visible");
     }
 }

@@ -67,10 +67,7 @@ impl Comm for Solo {
 /// as possible, the first `total % size` ranks holding one more.
 pub fn share(total: usize, rank: usize, size: usize) -> (usize, usize) {
     let (base, extra) = (total / size, total % size);
-    (
-        rank * base + rank.min(extra),
-        base + (rank < extra) as usize,
-    )
+    (rank * base + rank.min(extra), base + (rank < extra) as usize)
 }
 
 /// The ranks this process runs: what a driver's `--ranks` option (or an `mpirun` launch) chooses.

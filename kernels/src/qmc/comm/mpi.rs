@@ -19,15 +19,9 @@ impl Mpi {
     /// Initialise MPI when this process was launched by mpirun/mpiexec/srun with more than one rank; None when it
     /// runs alone (then the other transports apply) or MPI was initialised already.
     pub fn launched() -> Option<Mpi> {
-        let launched = [
-            "OMPI_COMM_WORLD_SIZE",
-            "PMI_SIZE",
-            "PMIX_RANK",
-            "MPI_LOCALNRANKS",
-            "SLURM_NTASKS",
-        ]
-        .iter()
-        .any(|v| std::env::var_os(v).is_some());
+        let launched = ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS", "SLURM_NTASKS"]
+            .iter()
+            .any(|v| std::env::var_os(v).is_some());
         if !launched {
             return None;
         }
@@ -35,11 +29,7 @@ impl Mpi {
         let world = universe.world();
         // the rank among the processes of this host picks the GPU: ranks sharing memory form one communicator
         let local_rank = world.split_shared(world.rank()).rank() as usize;
-        Some(Mpi {
-            world,
-            local_rank,
-            _universe: universe,
-        })
+        Some(Mpi { world, local_rank, _universe: universe })
     }
 }
 
@@ -52,17 +42,13 @@ impl Comm for Mpi {
     }
     fn sum(&self, x: &mut [f64]) {
         let mine = x.to_vec();
-        self.world
-            .all_reduce_into(&mine[..], x, SystemOperation::sum());
+        self.world.all_reduce_into(&mine[..], x, SystemOperation::sum());
     }
     fn send(&self, to: usize, bytes: Vec<u8>) {
         self.world.process_at_rank(to as i32).send(&bytes[..]);
     }
     fn recv(&self, from: usize) -> Vec<u8> {
-        self.world
-            .process_at_rank(from as i32)
-            .receive_vec::<u8>()
-            .0
+        self.world.process_at_rank(from as i32).receive_vec::<u8>().0
     }
     fn barrier(&self) {
         self.world.barrier();

@@ -23,15 +23,10 @@ pub struct Threads {
 impl Threads {
     /// The handles of a group of `n` ranks, one per thread.
     pub fn group(n: usize) -> Vec<Threads> {
-        let shared = Arc::new(Shared {
-            barrier: Barrier::new(n),
-            slots: Mutex::new(vec![vec![]; n]),
-        });
+        let shared = Arc::new(Shared { barrier: Barrier::new(n), slots: Mutex::new(vec![vec![]; n]) });
         // channel (s, d) carries messages from rank s to rank d
-        let mut senders: Vec<Vec<Sender<Vec<u8>>>> =
-            (0..n).map(|_| Vec::with_capacity(n)).collect();
-        let mut receivers: Vec<Vec<Mutex<Receiver<Vec<u8>>>>> =
-            (0..n).map(|_| Vec::with_capacity(n)).collect();
+        let mut senders: Vec<Vec<Sender<Vec<u8>>>> = (0..n).map(|_| Vec::with_capacity(n)).collect();
+        let mut receivers: Vec<Vec<Mutex<Receiver<Vec<u8>>>>> = (0..n).map(|_| Vec::with_capacity(n)).collect();
         for to in senders.iter_mut() {
             for from in receivers.iter_mut() {
                 let (tx, rx) = channel();
@@ -43,13 +38,7 @@ impl Threads {
             .into_iter()
             .zip(receivers)
             .enumerate()
-            .map(|(rank, (to, from))| Threads {
-                rank,
-                size: n,
-                shared: shared.clone(),
-                to,
-                from,
-            })
+            .map(|(rank, (to, from))| Threads { rank, size: n, shared: shared.clone(), to, from })
             .collect()
     }
 
@@ -61,28 +50,16 @@ impl Threads {
             let handles: Vec<_> = Threads::group(n)
                 .into_iter()
                 .map(|c| {
-                    s.spawn(move || {
-                        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&c))) {
-                            Ok(r) => r,
-                            Err(e) => {
-                                let msg = e
-                                    .downcast_ref::<String>()
-                                    .cloned()
-                                    .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()));
-                                c.abort(&format!(
-                                    "rank {} failed: {}",
-                                    c.rank,
-                                    msg.unwrap_or_default()
-                                ))
-                            }
+                    s.spawn(move || match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&c))) {
+                        Ok(r) => r,
+                        Err(e) => {
+                            let msg = e.downcast_ref::<String>().cloned().or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()));
+                            c.abort(&format!("rank {} failed: {}", c.rank, msg.unwrap_or_default()))
                         }
                     })
                 })
                 .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().expect("a rank thread"))
-                .collect()
+            handles.into_iter().map(|h| h.join().expect("a rank thread")).collect()
         })
     }
 }
@@ -110,16 +87,10 @@ impl Comm for Threads {
         self.shared.barrier.wait();
     }
     fn send(&self, to: usize, bytes: Vec<u8>) {
-        self.to[to]
-            .send(bytes)
-            .expect("the receiving rank is alive");
+        self.to[to].send(bytes).expect("the receiving rank is alive");
     }
     fn recv(&self, from: usize) -> Vec<u8> {
-        self.from[from]
-            .lock()
-            .unwrap()
-            .recv()
-            .expect("the sending rank is alive")
+        self.from[from].lock().unwrap().recv().expect("the sending rank is alive")
     }
     fn barrier(&self) {
         self.shared.barrier.wait();
