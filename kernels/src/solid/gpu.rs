@@ -34,7 +34,7 @@ use super::conditioning::{device_norms, reinverts};
 use super::walker::Walker;
 use super::finite::Finite;
 use super::{branch, comb_offset, start_walkers, weight, Class, Params, Parts, Solid, SolidError, Timers, PER_MOVE};
-use crate::bspline::gpu::{default_per_thread, suffix, GpuSpline};
+use crate::bspline::gpu::{default_per_thread, suffix, CellSort, GpuSpline};
 use crate::bspline::Output;
 use crate::determinant::gpu::{delayed_gemms, delayed_y, DelayedBatch, SOLVER_MIN_N};
 use crate::ewald::gpu::GpuEwald;
@@ -93,6 +93,7 @@ struct Funcs {
     det_ratio: CudaFunction,
     sm_update: CudaFunction,
     measure_det: CudaFunction,
+    cell_keys: CudaFunction,
     from_inverse: CudaFunction,
     kinetic: CudaFunction,
     fractions: CudaFunction,
@@ -237,6 +238,8 @@ pub struct GpuEngine<'a, S: Real, A: Real> {
     kp: SolidParams,
     f: Funcs,
     spline: GpuSpline<S, A>,
+    /// The measurement's points (every electron of every walker) sorted by B-spline cell for the grouped kernel.
+    sort: CellSort,
     ewald: GpuEwald<S, A>,
     pp: GpuPseudo<S, A>,
     /// Every walker's positions, rotations, inverse and gradient rows.
@@ -321,6 +324,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             // rows over 2 KB and of at most 512 entries held in registers (solid.cu, sm_update)
             sm_update: func(if st * std::mem::size_of::<S>() > SM_CACHED_BYTES && st <= SM_HELD_MAX { "sm_update_held" } else { "sm_update" })?,
             measure_det: func("measure_det")?,
+            cell_keys: gpu.function("solid", SRC, "solid_cell_keys")?,
             from_inverse: func("from_inverse")?,
             kinetic: func("kinetic")?,
             fractions: func("fractions")?,
@@ -335,8 +339,10 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             matrix_ptrs: gpu.function("solid", SRC, "solid_matrix_ptrs")?,
             draws: gpu.function("solid", SRC, "solid_draws")?,
         };
+        let spline = GpuSpline::new(gpu, &setup.table, chunk, Output::Vgl, default_per_thread::<S, A>())?.for_sorted_points()?;
         let mut e = GpuEngine {
-            spline: GpuSpline::new(gpu, &setup.table, chunk, Output::Vgl, default_per_thread::<S, A>())?,
+            sort: spline.cell_sort(walkers * ne)?,
+            spline,
             ewald: GpuEwald::new(gpu, &sys.ewald, walkers)?,
             pp: GpuPseudo::new(gpu, setup, &slab)?,
             slab,
@@ -691,12 +697,19 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         Ok(())
     }
 
-    /// VGL of the points (walker, electron) of the first `walkers` walkers listed (mode 0: every walker in order;
-    /// mode 1: those that re-invert) in chunks, each followed by solid_measure_det in `mode`.
+    /// VGL of the points (walker, electron) of the first `walkers` walkers listed (mode 0: every walker in order,
+    /// the points sorted by B-spline cell and evaluated by the grouped kernel; mode 1: those that re-invert) in
+    /// chunks, each followed by solid_measure_det in `mode`.
     fn measure_chunks(&mut self, mode: i32, walkers: usize) -> Result<(), GpuError> {
         let total = walkers * self.kp.electrons as usize;
         let kp = self.kp;
         let s = self.gpu.stream.clone();
+        let sorted = mode == 0;
+        if sorted {
+            self.sort_points(total)?;
+        }
+        // the order of the points: the sort's (a null pointer: the list's own)
+        let null: u64 = 0;
         let mut first = 0usize;
         while first < total {
             let count = self.chunk.min(total - first);
@@ -706,20 +719,26 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
                 let x = &self.inversion;
                 let list = if mode == 1 { &x.chosen } else { &x.all };
                 let mut b = s.launch_builder(&self.f.gather);
-                b.arg(&kp).arg(&first_i).arg(&count_i).arg(list).arg(&self.slab.buf).arg(sp);
-                // SAFETY: thread t < count reads the position of point first + t < walkers * electrons (its walker
-                // from list, which holds `walkers` entries) in that walker's slab and writes 3 entries of sp, which
-                // holds chunk >= count points.
+                b.arg(&kp).arg(&first_i).arg(&count_i).arg(list);
+                if sorted { b.arg(&self.sort.perm) } else { b.arg(&null) };
+                b.arg(&self.slab.buf).arg(sp);
+                // SAFETY: thread t < count reads the position of point first + t < walkers * electrons (or, sorted,
+                // of the point perm holds there: sort_points wrote a permutation of 0..total) (its walker from list,
+                // which holds `walkers` entries) in that walker's slab and writes 3 entries of sp, which holds
+                // chunk >= count points.
                 unsafe { b.launch(cfg(((count as u32).div_ceil(BLOCK), 1), BLOCK)) }.during("launching solid_gather_positions")?;
             }
-            self.spline.launch()?;
+            if sorted { self.spline.launch_sorted() } else { self.spline.launch() }?;
             self.mark(Class::Orbitals)?;
             let first_i = first as i64;
             let x = &mut self.inversion;
             let list = if mode == 1 { &x.chosen } else { &x.all };
             let mut b = s.launch_builder(&self.f.measure_det);
-            b.arg(&kp).arg(&first_i).arg(&mode).arg(list).arg(self.spline.device_outputs()).arg(&mut self.slab.buf).arg(&mut self.det4).arg(&mut x.work);
-            // SAFETY: block t handles point first + t < total of the listed walkers: its spline output row (count
+            b.arg(&kp).arg(&first_i).arg(&mode).arg(list);
+            if sorted { b.arg(&self.sort.perm) } else { b.arg(&null) };
+            b.arg(self.spline.device_outputs()).arg(&mut self.slab.buf).arg(&mut self.det4).arg(&mut x.work);
+            // SAFETY: block t handles point first + t < total of the listed walkers (sorted: the point perm holds
+            // there, a permutation of 0..total): its spline output row (count
             // points evaluated), its inverse and gradient rows, det4[4 pt..] (mode 0, where list is every walker in
             // order); mode 1 writes column-major entries of its walker's spin matrix in work (2 n^2 per walker).
             unsafe { b.launch(cfg((count as u32, 1), BLOCK)) }.during("launching solid_measure_det")?;
@@ -727,6 +746,24 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             first += count;
         }
         Ok(())
+    }
+
+    /// Every electron of every walker (point = walker * electrons + electron, `total` of them) sorted by B-spline
+    /// cell into the sort's perm.
+    fn sort_points(&mut self, total: usize) -> Result<(), GpuError> {
+        if total > self.sort.capacity() {
+            self.sort.resize(total)?;
+        }
+        self.sort.clear()?;
+        let (n, c) = self.spline.grid();
+        let kp = self.kp;
+        let mut b = self.gpu.stream.launch_builder(&self.f.cell_keys);
+        b.arg(&kp).arg(&n[0]).arg(&n[1]).arg(&n[2]).arg(&c[0]).arg(&c[1]).arg(&c[2]).arg(&self.slab.buf);
+        b.arg(&mut self.sort.key).arg(&mut self.sort.rank).arg(&mut self.sort.counts);
+        // SAFETY: thread pt < walkers * electrons = total (within the sort's capacity) reads its electron's position
+        // in its walker's slab, writes key[pt] and rank[pt] and counts in counts at a cell below nx*ny*nz.
+        unsafe { b.launch(cfg(((total as u32).div_ceil(BLOCK), 1), BLOCK)) }.during("launching solid_cell_keys")?;
+        self.sort.finish(total)
     }
 
     /// f64 LU and inverse of both Slater matrices of each walker in `chosen` (listed on the device by `measure`),

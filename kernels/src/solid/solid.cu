@@ -480,13 +480,15 @@ __device__ void sm_update(const SolidParams p, int e, unsigned char* __restrict_
 }
 
 // Measurement of points first .. first + count - 1 of the walkers in `list` (point = position in list * electrons +
-// electron), one block each. mode 0 (list: every walker in order): refresh the gradient rows and det4[point] =
+// electron), one block each; with `order` (not null) the points at those positions of the order instead (mode 0: the
+// points sorted by B-spline cell, so that the grouped B-spline kernel shares stencil rows among them). mode 0 (list: every walker in order): refresh the gradient rows and det4[point] =
 // (grad D / D, lap D / D) from the inverse row; mode 1 (list: the walkers that re-invert): write the Slater
 // matrices' values (rounded to S) column-major into work [walker][spin][n][n] for the LU.
 template <typename S, typename A>
-__device__ void measure_det(const SolidParams p, long long first, int mode, const int* __restrict__ list, const A* __restrict__ phi,
-                            unsigned char* __restrict__ walkers, double* __restrict__ det4, double* __restrict__ work) {
-    const long long pt = first + blockIdx.x;
+__device__ void measure_det(const SolidParams p, long long first, int mode, const int* __restrict__ list, const int* __restrict__ order,
+                            const A* __restrict__ phi, unsigned char* __restrict__ walkers, double* __restrict__ det4,
+                            double* __restrict__ work) {
+    const long long pt = order ? (long long)order[first + blockIdx.x] : first + blockIdx.x;
     const int w = list[pt / p.electrons], e = (int)(pt % p.electrons);
     const A* ph = phi + (size_t)blockIdx.x * 5 * p.stride;
     if (mode == 1) {
@@ -588,12 +590,28 @@ template <typename S> __device__ void fractions(const SolidParams p, const unsig
     }
 }
 
-// Positions of points first .. first + count - 1 of the walkers in `list` (as measure_det) for the B-spline kernel.
+// Positions of points first .. first + count - 1 of the walkers in `list` (with `order`, of the order: as
+// measure_det) for the B-spline kernel.
+// Every electron of every walker (point = walker * electrons + electron) keyed by its B-spline cell for the sort
+// (bspline/gpu.rs CellSort: counts zeroed before); n, cell: the spline's grid.
+extern "C" __global__ void solid_cell_keys(const SolidParams p, int nx, int ny, int nz, double cx, double cy, double cz,
+                                           const unsigned char* __restrict__ walkers, int* __restrict__ key,
+                                           int* __restrict__ rank, int* __restrict__ counts) {
+    const long long pt = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (pt >= (long long)p.walkers * p.electrons) return;
+    const int n[3] = {nx, ny, nz};
+    const double cell[3] = {cx, cy, cz};
+    const int k = spline_cell(pos_of<const double>(p, walkers, pt / p.electrons) + 3 * (pt % p.electrons), n, cell);
+    key[pt] = k;
+    rank[pt] = atomicAdd(counts + k, 1);
+}
+
 extern "C" __global__ void solid_gather_positions(const SolidParams p, long long first, int count, const int* __restrict__ list,
-                                                  const unsigned char* __restrict__ walkers, double* __restrict__ out) {
+                                                  const int* __restrict__ order, const unsigned char* __restrict__ walkers,
+                                                  double* __restrict__ out) {
     const int t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= count) return;
-    const long long pt = first + t;
+    const long long pt = order ? (long long)order[first + t] : first + t;
     const double* r = pos_of<const double>(p, walkers, list[pt / p.electrons]) + 3 * (pt % p.electrons);
     for (int k = 0; k < 3; k++) out[3 * (size_t)t + k] = r[k];
 }
@@ -638,8 +656,9 @@ extern "C" __global__ void solid_gather_positions(const SolidParams p, long long
         sm_update<S, A, true>(p, e, walkers, urow, accept, g, tk);                                                       \
     }                                                                                                                    \
     extern "C" __global__ void solid_measure_det_##SUF(const SolidParams p, long long first, int mode, const int* list, \
+                                                       const int* order,                                               \
                                                        const A* phi, unsigned char* walkers, double* det4, double* work) { \
-        measure_det<S, A>(p, first, mode, list, phi, walkers, det4, work);                                               \
+        measure_det<S, A>(p, first, mode, list, order, phi, walkers, det4, work);                                        \
     }                                                                                                                    \
     extern "C" __global__ void solid_from_inverse_##SUF(const SolidParams p, const int* list, int count, const double* out, \
                                                         unsigned char* walkers) {                                        \
