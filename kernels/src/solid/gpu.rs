@@ -54,8 +54,22 @@ pub const SRC: &str = concat!("#line 1 \"draws.cu\"\n", include_str!("draws.cu")
 
 /// Most B-spline coefficients of a Jastrow functor: the pseudopotential kernel's packing (SOLID_MAX_JC in solid.cu).
 const MAX_JC: usize = MAX_JASTROW_COEFS;
-/// Threads per block of every solid.cu kernel (SOLID_BLOCK).
+/// Threads per block of the solid.cu kernels that are not one block per walker.
 const BLOCK: u32 = 128;
+
+/// Threads per block of the kernels that run one block per walker (the moves' determinant and Jastrow steps, the
+/// sums): enough for about 128k threads over all walkers, 128 to 512. One block per walker leaves a few blocks per
+/// SM when walkers are few, and those kernels wait on memory: more threads per walker keep more loads in flight.
+/// Measured on the H100 (walker steps/s, double / mixed, delay path; every solid.cu kernel at the block size):
+///
+/// | threads | 1536 electrons, 256 walkers | 384 electrons, 1024 walkers |
+/// | --- | --- | --- |
+/// | 128 | 524 / 506 | 11,870 / 11,525 |
+/// | 256 | 604 / 562 | 11,323 / 10,935 |
+/// | 512 | 635 / 582 | 9,911 / 9,620 |
+pub(super) fn walker_block(walkers: usize) -> u32 {
+    ((1usize << 17) / walkers.max(1)).next_power_of_two().clamp(128, 512) as u32
+}
 /// Threads per block of solid_draws: one warp, the walkers' sequential draws spread over many SMs.
 const DRAW_BLOCK: u32 = 32;
 /// Sherman-Morrison holds a row in registers between its two passes when it is longer than this (the cache keeps
@@ -499,7 +513,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             b.arg(&kp).arg(&e).arg(&self.slab.buf).arg(&mut self.g);
             // SAFETY: block w < walkers reads row e of walker w's inverse ([e][stride]) and gradient rows
             // ([e][3][stride]) in its slab, writes g[4w..4w+4].
-            unsafe { b.launch(cfg((nw, 1), BLOCK)) }.during("launching solid_det_grad")?;
+            unsafe { b.launch(cfg((nw, 1), walker_block(nw as usize))) }.during("launching solid_det_grad")?;
         }
         self.mark(Class::Determinant)?;
         self.jastrow_move(e, 0)?;
@@ -511,7 +525,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             b.arg(&kp).arg(&e).arg(self.spline.device_outputs()).arg(&self.slab.buf).arg(&mut self.urow).arg(&mut self.g).arg(&mut self.tk);
             // SAFETY: block w reads point w of the spline output ([point][5][stride], nw points evaluated) and row e of
             // walker w's inverse; writes urow[w][4][stride], g[4w..4w+4] and tk[w][stride].
-            unsafe { b.launch(cfg((nw, 1), BLOCK)) }.during("launching solid_det_ratio")?;
+            unsafe { b.launch(cfg((nw, 1), walker_block(nw as usize))) }.during("launching solid_det_ratio")?;
         }
         self.mark(Class::Determinant)?;
         self.jastrow_move(e, 1)?;
@@ -545,7 +559,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             // SAFETY: block w < walkers reads row e of walker w's inverse and gradient rows in its slab and the first slot
             // < k rows of its pending moves (k <= 64, the shared arrays' size); writes p[w][..slot], tk[w][..n] and
             // g[4w+1..4w+4].
-            unsafe { b.launch(cfg((nw, 1), BLOCK)) }.during("launching solid_det_column")?;
+            unsafe { b.launch(cfg((nw, 1), walker_block(nw as usize))) }.during("launching solid_det_column")?;
         }
         self.mark(Class::Determinant)?;
         self.jastrow_move(e, 0)?;
@@ -557,7 +571,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             b.arg(&kp).arg(&e).arg(self.spline.device_outputs()).arg(&self.slab.buf).arg(&mut self.urow).arg(&mut self.g).arg(&mut self.tk);
             // SAFETY: block w reads point w of the spline output ([point][5][stride], nw points evaluated) and tk[w];
             // writes urow[w][4][stride] and g[4w..4w+4].
-            unsafe { b.launch(cfg((nw, 1), BLOCK)) }.during("launching solid_det_ratio_delayed")?;
+            unsafe { b.launch(cfg((nw, 1), walker_block(nw as usize))) }.during("launching solid_det_ratio_delayed")?;
         }
         self.mark(Class::Determinant)?;
         self.jastrow_move(e, 1)?;
@@ -570,7 +584,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             // SAFETY: block w (accepted walkers only) writes the 3 gradient rows of electron e in its slab and slot
             // `slot` < k of its pending moves (row slot of v and ut, B^-1's first slot + 1 rows and columns, rep[slot]),
             // reading urow[w], row e of its inverse and p[w] (written by det_column on this stream).
-            unsafe { b.launch(cfg((nw, 1), BLOCK)) }.during("launching solid_det_accept")?;
+            unsafe { b.launch(cfg((nw, 1), walker_block(nw as usize))) }.during("launching solid_det_accept")?;
         }
         if q + 1 == n || (q + 1).is_multiple_of(k) {
             self.apply_pending(e as usize / n, q % k + 1)?;
@@ -616,7 +630,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             b.arg(&ni).arg(&ki).arg(&si).arg(rep).arg(w).arg(binv);
             // SAFETY: block b < walkers touches rep[b][..slots], W^T's entries (rep, l) < (n, k) and the k x k B^-1 of
             // walker b; after the products that read B^-1, before the one that reads W, on this stream.
-            unsafe { b.launch(cfg((nw as u32, 1), BLOCK)) }.during("launching solid_delayed_fix")?;
+            unsafe { b.launch(cfg((nw as u32, 1), walker_block(nw))) }.during("launching solid_delayed_fix")?;
             Ok(())
         };
         let Some(fused) = &self.f.fused else {
@@ -655,7 +669,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         b.arg(&mut self.newpos).arg(sp).arg(&mut self.accept).arg(&mut self.acc);
         // SAFETY: block w reads walker w's positions and draws row e, the ions; thread 0 writes entry w of jold,
         // accept, acc, and 3 entries of newpos, the spline positions (room for nw >= w + 1 points) and pos.
-        unsafe { b.launch(cfg((nw as u32, 1), BLOCK)) }.during("launching solid_jastrow_move")?;
+        unsafe { b.launch(cfg((nw as u32, 1), walker_block(nw))) }.during("launching solid_jastrow_move")?;
         Ok(())
     }
 
@@ -682,7 +696,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             let mut b = s.launch_builder(&self.f.row_sum);
             b.arg(&len).arg(&self.term).arg(&mut self.kin);
             // SAFETY: block w sums term[w][0..ne] into kin[w].
-            unsafe { b.launch(cfg((nw as u32, 1), BLOCK)) }.during("launching solid_row_sum")?;
+            unsafe { b.launch(cfg((nw as u32, 1), walker_block(nw))) }.during("launching solid_row_sum")?;
         }
         self.mark(Class::Jastrow)?;
         {

@@ -10,7 +10,6 @@
 // solid/cpu.rs, in the same arithmetic, so a double run follows the CPU engine's trajectory.
 
 #define SOLID_MAX_JC 16
-#define SOLID_BLOCK 128
 
 struct SolidParams {
     int walkers, electrons, n, stride, ions, dmc;
@@ -33,9 +32,9 @@ template <typename T, typename B> __device__ __forceinline__ T* dpsi_of(const So
     return slab_at<T>(walkers, p.slab, w, p.slab.dpsi);
 }
 
-// Sum of N values over the block (SOLID_BLOCK threads); thread 0 gets the sums.
+// Sum of N values over the block (a multiple of 32 threads, at most 1024); thread 0 gets the sums.
 template <typename A, int N> __device__ void block_sum(A v[N]) {
-    __shared__ A sh[N][SOLID_BLOCK / 32];
+    __shared__ A sh[N][32];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 #pragma unroll
     for (int c = 0; c < N; c++) v[c] = warp_sum(v[c]);
@@ -45,7 +44,7 @@ template <typename A, int N> __device__ void block_sum(A v[N]) {
     if (threadIdx.x == 0)
         for (int c = 0; c < N; c++) {
             A s = A(0);
-            for (int k = 0; k < SOLID_BLOCK / 32; k++) s += sh[c][k];
+            for (int k = 0; k < (int)(blockDim.x >> 5); k++) s += sh[c][k];
             v[c] = s;
         }
     __syncthreads();

@@ -405,3 +405,14 @@ fn dump_draws_for_the_host_build() {
     }
     std::fs::write(dir.join("cases.txt"), lines.join("\n") + "\n").unwrap();
 }
+
+#[test]
+fn walker_blocks_fill_about_128k_threads_within_128_to_512() {
+    use super::gpu::walker_block;
+    // the measured choices (gpu.rs): 512 threads at 256 walkers, 128 at 1024; 256 between
+    assert_eq!((walker_block(256), walker_block(512), walker_block(1024)), (512, 256, 128));
+    for w in [1, 7, 128, 300, 5000, 100_000] {
+        let b = walker_block(w);
+        assert!((128..=512).contains(&b) && b % 32 == 0, "{w} walkers: {b} threads");
+    }
+}
