@@ -340,6 +340,20 @@ for stage in "$@"; do
             grep -v "^==PROF==" "$OUT/solid-ncu-$p.txt" | grep -E "solid_|pp_|bspline|ewald|gemm|Kernel|gpu__time|dram__" | head -300
         done
         ;;
+    solid-spline-ncu)
+        # issue #21: the grouped B-spline kernel at the pseudopotential's sorted points (1536 electrons, 256 walkers),
+        # double and mixed: time, DRAM bytes, registers, occupancy and local-memory (spill) traffic of two launches
+        # of the timed step (the check walker's come first and are skipped). Timings only, not imported.
+        NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null)
+        for p in double mixed; do
+            echo "+ ncu bspline_v sorted, 1536 electrons, 256 walkers, $p"
+            timeout 200 "$NCU" --clock-control none -k regex:bspline_v_.*_sorted --launch-skip 4 --launch-count 2 \
+                --metrics gpu__time_duration.sum,dram__bytes_read.sum,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active,l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum,sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active,lts__t_bytes.sum \
+                "$BIN" run solid --electrons 1536 --walkers 256 --variants gpu --precision "$p" --check-walkers 1 --check-steps 1 \
+                --warmup 0 --max-reps 1 --quiet --out /tmp/qmc-spline-ncu 2>&1 | grep -v "^==PROF==" | grep -E "bspline|gpu__|dram__|launch__|sm__|l1tex__|lts__" | head -40 \
+                || echo "ncu failed"
+        done
+        ;;
     solid-scaling)
         # DMC of the synthetic solid, one rank (thread) per GPU, 256 and 512 electrons, mixed precision, 4 timed
         # generations: weak scaling at 256 walkers per GPU, strong scaling at 512 walkers in all. One process per
