@@ -327,7 +327,7 @@ for stage in "$@"; do
         ;;
     solid-kernels)
         # issue #21: where one DMC step of the solid goes, kernel by kernel (Nsight Compute's duration and DRAM bytes of
-        # every launch, summed per kernel): 1536 electrons, 256 walkers, delay 32, double then mixed; one walker in the
+        # every launch, summed per kernel): 1536 electrons, 256 walkers, delay 32, double; one walker in the
         # trajectory check so its launches barely count. Timings only (the records go to /tmp, not imported).
         NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null)
         # Every launch of the run is replayed under the profiler: one precision takes about 6 minutes on the H100, so
