@@ -76,7 +76,8 @@ __device__ __forceinline__ int spline_cell(const double* at, const int* n, const
     for (int d = 0; d < 3; d++) {
         double u = at[d] / cell[d];
         u -= floor(u);
-        c = c * n[d] + min((int)floor(u * n[d]), n[d] - 1);
+        const int i = (int)floor(u * n[d]);
+        c = c * n[d] + (i < n[d] - 1 ? i : n[d] - 1); // (no min(): the prelude also builds on the host, cu-host.h)
     }
     return c;
 }
