@@ -38,6 +38,24 @@ pub fn jastrow_tables(j: &super::Jastrow, who: &str) -> ([i32; 3], [f64; 3], [f6
     (n, cut, inv_h, coef)
 }
 
+/// Orbitals per thread of the grouped B-spline kernel at the sorted points: one in mixed precision, whose f64 sums of
+/// converted f32 rows leave it short of registers and issue slots with two (ncu on the H100: 134 registers, fp64
+/// pipe 20% against double's 32%), the B-spline default otherwise. Measured on the H100 (solid, GPU, the
+/// pseudopotential's time per walker step and the whole step, 4616337 and its variant with one orbital a thread):
+///
+/// | | 1536 electrons, 256 walkers | 384 electrons, 1024 walkers |
+/// | --- | --- | --- |
+/// | mixed, 2 a thread | 0.398 ms, 573 walker steps/s | 24.6 us, 11,390 |
+/// | mixed, 1 a thread | 0.286 ms, 612 | 21.7 us, 11,711 |
+/// | double, 2 a thread | 0.279 ms, 632 | 19.4 us, 11,687 |
+/// | double, 1 a thread | 0.277 ms | 22.0 us, 11,362 |
+fn sorted_per_thread<S: Real, A: Real>() -> usize {
+    match (S::NAME, A::NAME) {
+        ("f32", "f64") => 1,
+        _ => crate::bspline::gpu::default_per_thread::<S, A>(),
+    }
+}
+
 /// Points per chunk of phase 2 (one B-spline launch each).
 pub const CHUNK: usize = 65535;
 
@@ -160,7 +178,7 @@ impl<S: Real, A: Real> GpuPseudo<S, A> {
         }
         let ne = w.count * s.electrons;
         let sfx = suffix::<S, A>();
-        let spline = GpuSpline::new(gpu, &s.table, CHUNK, Output::V, crate::bspline::gpu::default_per_thread::<S, A>())?.for_sorted_points()?;
+        let spline = GpuSpline::new(gpu, &s.table, CHUNK, Output::V, sorted_per_thread::<S, A>())?.for_sorted_points()?;
         let (n, cell) = spline.grid();
         (params.grid, params.grid_cell) = ([n[0], n[1], n[2], 0], cell);
         let f = |name: &str| gpu.function("pseudopotential", SRC, name);
