@@ -67,17 +67,24 @@ template <typename T> __device__ __forceinline__ void bspline_weights(T t, T* a,
     d2a[0] = u; d2a[1] = T(3) * t - T(2); d2a[2] = T(1) - T(3) * t; d2a[3] = t;
 }
 
-// The B-spline grid cell holding `at` as the B-spline kernels find it (bspline.cu): cell (i, j, k) with i =
-// floor(n x wrapped fraction) on each axis, as the linear index (i n[1] + j) n[2] + k. The callers that sort points
-// by cell for the grouped kernels (bspline.cu evaluate_grouped, bspline/gpu.rs CellSort) key them with it.
+// The grid interval of coordinate x on a periodic axis of n points over `side`: i = floor(n x wrapped fraction),
+// and t, the position in grid units (t - i in [0, 1)). The one place the B-spline kernels (bspline.cu) and the sort
+// of points by cell find a point's cell. (No min(): the prelude also builds on the host, scripts/cu-host.h.)
+__device__ __forceinline__ int spline_interval(double x, double side, int n, double& t) {
+    double u = x / side;
+    u -= floor(u);
+    t = u * n;
+    const int i = (int)floor(t);
+    return i < n - 1 ? i : n - 1;
+}
+
+// The B-spline grid cell holding `at`, as the linear index (i n[1] + j) n[2] + k of its intervals.
 __device__ __forceinline__ int spline_cell(const double* at, const int* n, const double* cell) {
     int c = 0;
 #pragma unroll
     for (int d = 0; d < 3; d++) {
-        double u = at[d] / cell[d];
-        u -= floor(u);
-        const int i = (int)floor(u * n[d]);
-        c = c * n[d] + (i < n[d] - 1 ? i : n[d] - 1); // (no min(): the prelude also builds on the host, cu-host.h)
+        double t;
+        c = c * n[d] + spline_interval(at[d], cell[d], n[d], t);
     }
     return c;
 }

@@ -39,10 +39,8 @@ __device__ void evaluate(const SplineParams p,
     A wv[3][4], wd[3][4], w2[3][4];
 #pragma unroll
     for (int d = 0; d < 3; d++) {
-        double u = pos[3 * w + d] / p.cell[d];
-        u -= floor(u);
-        double t = u * n[d];
-        int i = min((int)floor(t), n[d] - 1);
+        double t;
+        const int i = spline_interval(pos[3 * w + d], p.cell[d], n[d], t);
         A a[4], da[4], d2a[4];
         bspline_weights<A>(A(t - i), a, da, d2a);
         A inv_h = A(n[d] / p.cell[d]);
@@ -144,10 +142,8 @@ __device__ void evaluate_grouped(const SplineParams p, const S* __restrict__ coe
             c = 0;
 #pragma unroll
             for (int d = 0; d < 3; d++) {
-                double u = pos[3 * w + d] / p.cell[d];
-                u -= floor(u);
-                double t = u * n[d];
-                int i = min((int)floor(t), n[d] - 1);
+                double t;
+                const int i = spline_interval(pos[3 * w + d], p.cell[d], n[d], t);
                 c = c * n[d] + i;
                 A a[4], da[4], d2a[4];
                 bspline_weights<A>(A(t - i), a, da, d2a);
@@ -172,25 +168,13 @@ __device__ void evaluate_grouped(const SplineParams p, const S* __restrict__ coe
     for (int s = 0; s < G && cell[s] >= 0;) {
         int e = s + 1;
         while (e < G && cell[e] == cell[s]) e++;
-        A acc[G][NC][N];
-#pragma unroll
-        for (int g = 0; g < G; g++)
-#pragma unroll
-            for (int c = 0; c < NC; c++)
-#pragma unroll
-                for (int v = 0; v < N; v++) acc[g][c][v] = A(0);
+        A acc[G][NC][N] = {};
 #pragma unroll
         for (int i = 0; i < 4; i++) {
 #pragma unroll
             for (int j = 0; j < 4; j++) {
                 const size_t plane = ((size_t)idx[s][0][i] * p.ny + idx[s][1][j]) * p.nz;
-                A sz[G][NZ][N];
-#pragma unroll
-                for (int g = 0; g < G; g++)
-#pragma unroll
-                    for (int q = 0; q < NZ; q++)
-#pragma unroll
-                        for (int v = 0; v < N; v++) sz[g][q][v] = A(0);
+                A sz[G][NZ][N] = {};
 #pragma unroll
                 for (int k = 0; k < 4; k++) {
                     union { V v; S s[N]; } c;

@@ -1,8 +1,9 @@
 //! GPU launch code: all walkers in one set of buffers, paper 000's two phases, all on the device: the job list is
 //! counted, scanned (a block scan per walker, then one over the walkers' totals) and written there (paper 000
 //! concatenates on the CPU); the points are sorted by B-spline grid cell on the device (bspline::gpu::CellSort),
-//! and the ratios run over the sorted points in chunks of at most 65535 (the B-spline buffer), each chunk three launches (points, orbitals, ratios) on one stream, over a capacity of jobs estimated from the
-//! geometry (the host does not wait for the count); one block per walker sums its contributions. The only
+//! and the ratios run over the sorted points in chunks of at most 65535 (the B-spline buffer), each chunk three
+//! launches (points, orbitals, ratios) on one stream, over a capacity of jobs estimated from the geometry (the host
+//! does not wait for the count); one block per walker sums its contributions. The only
 //! download is the energies with the job count: a count above the capacity makes `evaluate` run again with room
 //! for it (rare: the estimate is 10% above the uniform expectation), and the capacity stays grown.
 //! The walkers (positions, rotations, inverse rows) are a [`Slab`] the caller owns and passes to each phase. The ratio kernel multiplies in the

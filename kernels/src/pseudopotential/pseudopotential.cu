@@ -8,9 +8,9 @@
 // Phase 2: pp_old_* once (with the Jastrow: one warp per walker-electron with jobs, its current sum); the points
 //          sorted by B-spline grid cell (a counting sort: pp_keys, one thread per point, its cell and its rank among
 //          the cell's points by an atomic; then bspline/gpu.rs CellSort's scan and scatter into perm, sorted
-//          position -> point), so that
-//          the grouped B-spline kernel reads each stencil row once for all the points of a cell in a block (about
-//          80 points a cell at 1536 electrons: the points crowd the ions); then per chunk of sorted positions up to
+//          position -> point), so that the grouped B-spline kernel reads each stencil row once for all the points of
+//          a cell in a block (about 80 points a cell at 1536 electrons: the points crowd the ions); then per chunk of
+//          sorted positions up to
 //          the capacity (the host does not know the total yet): pp_points (one thread per point: position and
 //          channel weight), the B-spline kernel (orbital values at all points), pp_ratio_* (one warp per point: dot
 //          product of the values with the electron's transposed-inverse row, times the Jastrow ratio, times the

@@ -480,8 +480,8 @@ __device__ void sm_update(const SolidParams p, int e, unsigned char* __restrict_
 
 // Measurement of points first .. first + count - 1 of the walkers in `list` (point = position in list * electrons +
 // electron), one block each; with `order` (not null) the points at those positions of the order instead (mode 0: the
-// points sorted by B-spline cell, so that the grouped B-spline kernel shares stencil rows among them). mode 0 (list: every walker in order): refresh the gradient rows and det4[point] =
-// (grad D / D, lap D / D) from the inverse row; mode 1 (list: the walkers that re-invert): write the Slater
+// points sorted by B-spline cell, so that the grouped B-spline kernel shares stencil rows among them). mode 0 (list:
+// every walker in order): refresh the gradient rows and det4[point] = (grad D / D, lap D / D) from the inverse row; mode 1 (list: the walkers that re-invert): write the Slater
 // matrices' values (rounded to S) column-major into work [walker][spin][n][n] for the LU.
 template <typename S, typename A>
 __device__ void measure_det(const SolidParams p, long long first, int mode, const int* __restrict__ list, const int* __restrict__ order,
@@ -589,8 +589,6 @@ template <typename S> __device__ void fractions(const SolidParams p, const unsig
     }
 }
 
-// Positions of points first .. first + count - 1 of the walkers in `list` (with `order`, of the order: as
-// measure_det) for the B-spline kernel.
 // Every electron of every walker (point = walker * electrons + electron) keyed by its B-spline cell for the sort
 // (bspline/gpu.rs CellSort: counts zeroed before); n, cell: the spline's grid.
 extern "C" __global__ void solid_cell_keys(const SolidParams p, int nx, int ny, int nz, double cx, double cy, double cz,
@@ -605,6 +603,8 @@ extern "C" __global__ void solid_cell_keys(const SolidParams p, int nx, int ny, 
     rank[pt] = atomicAdd(counts + k, 1);
 }
 
+// Positions of points first .. first + count - 1 of the walkers in `list` (with `order`, of the order: as
+// measure_det) for the B-spline kernel.
 extern "C" __global__ void solid_gather_positions(const SolidParams p, long long first, int count, const int* __restrict__ list,
                                                   const int* __restrict__ order, const unsigned char* __restrict__ walkers,
                                                   double* __restrict__ out) {
