@@ -357,23 +357,29 @@ for stage in "$@"; do
         done
         ;;
     solid-scaling)
-        # DMC of the synthetic solid, one rank (thread) per GPU, 256 and 512 electrons, mixed precision, 4 timed
-        # generations: weak scaling at 256 walkers per GPU, strong scaling at 512 walkers in all. One process per
-        # rank count (each compiles the kernels once); the 1-GPU run holds both baselines.
+        # DMC of the synthetic solid, one rank (thread) per GPU, 256 and 512 electrons, mixed precision, 20 timed
+        # generations: weak scaling at 256 walkers per GPU, strong scaling at 512 walkers in all; on several GPUs
+        # once for each migration cargo (configuration: positions, rebuilt on arrival; whole: the full state). One
+        # process per rank count (each compiles the kernels once); the 1-GPU run holds both baselines.
         G=$(nvidia-smi -L 2>/dev/null | wc -l)
         for R in $(seq 1 "$G"); do
             W=$( (echo 512; echo $((256 * R)); [ "$R" = 1 ] && echo 256) | sort -nu | paste -sd, -)
-            STAGE_TIMEOUT=${STAGE_TIMEOUT_SCALING:-100} run run solid --electrons 256,512 --walkers "$W" --ranks "$R" --steps 4 --variants gpu --precision mixed
+            for M in configuration whole; do
+                [ "$R" = 1 ] && [ "$M" = whole ] && continue
+                STAGE_TIMEOUT=${STAGE_TIMEOUT_SCALING:-100} run run solid --electrons 256,512 --walkers "$W" --ranks "$R" --steps 20 --variants gpu --precision mixed --migrate "$M"
+            done
         done
         # the same over MPI (one process per GPU) on 2 and on all GPUs, weak and strong at both sizes, where the
         # binary was built with the mpi feature
         if [ "$G" -ge 2 ] && command -v mpirun >/dev/null && ldd "$BIN" 2>/dev/null | grep -q libmpi; then
             for R in $( (echo 2; echo "$G") | sort -nu); do
                 W=$( (echo 512; echo $((256 * R))) | sort -nu | paste -sd, -)
-                echo "+ mpirun -n $R qmcbench run solid --electrons 256,512 --walkers $W (mpi transport)"
-                OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout --signal=INT 120 mpirun --allow-run-as-root --oversubscribe -n "$R" \
-                    "$BIN" run solid --electrons 256,512 --walkers "$W" --ranks 1 --steps 4 --variants gpu --precision mixed --quiet --out "$REC" \
-                    || { echo "FAILED: mpirun -n $R solid"; fail=1; }
+                for M in configuration whole; do
+                    echo "+ mpirun -n $R qmcbench run solid --electrons 256,512 --walkers $W --migrate $M (mpi transport)"
+                    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout --signal=INT 120 mpirun --allow-run-as-root --oversubscribe -n "$R" \
+                        "$BIN" run solid --electrons 256,512 --walkers "$W" --ranks 1 --steps 20 --variants gpu --precision mixed --migrate "$M" --quiet --out "$REC" \
+                        || { echo "FAILED: mpirun -n $R solid"; fail=1; }
+                done
             done
         else
             echo "solid-scaling: no mpirun run (needs 2 GPUs, mpirun, and a binary linked with MPI)"

@@ -141,25 +141,45 @@ impl<S: Real> Slab<S> {
 
     /// Walker k's arrays, in one transfer to the host.
     pub fn take(&self, gpu: &Gpu, k: usize) -> Result<HostWalker, GpuError> {
-        let b = self.walker_bytes();
-        let raw = gpu.stream.clone_dtoh(&self.buf.slice(k * b..(k + 1) * b)).during("copying a walker's slab")?;
-        let get = |f: Field| -> Vec<f64> {
-            let (off, n) = (f.offset(&self.layout) as usize, self.lens[f as usize]);
-            let bytes = &raw[off..];
-            match f.size::<S>() {
-                8 => bytes.chunks_exact(8).take(n).map(|c| f64::from_ne_bytes(c.try_into().unwrap())).collect(),
-                _ => bytes.chunks_exact(4).take(n).map(|c| f32::from_ne_bytes(c.try_into().unwrap()) as f64).collect(),
-            }
-        };
+        let raw = self.download(gpu, k, self.walker_bytes())?;
+        let get = |f: Field| self.parse(&raw, f);
         Ok(HostWalker { pos: get(Field::Pos), rot: get(Field::Rot), inv: get(Field::Inv), dpsi: get(Field::Dpsi) })
     }
 
+    /// Walker k's configuration (positions and rotations, the slab's first bytes) in one transfer, the inverse and
+    /// gradient rows left empty: what a migration sends when the receiver rebuilds the rest.
+    pub fn take_configuration(&self, gpu: &Gpu, k: usize) -> Result<HostWalker, GpuError> {
+        let raw = self.download(gpu, k, self.layout.inv as usize)?;
+        Ok(HostWalker { pos: self.parse(&raw, Field::Pos), rot: self.parse(&raw, Field::Rot), inv: vec![], dpsi: vec![] })
+    }
+
+    /// The first `len` bytes of walker k's slab.
+    fn download(&self, gpu: &Gpu, k: usize, len: usize) -> Result<Vec<u8>, GpuError> {
+        let b = self.walker_bytes();
+        gpu.stream.clone_dtoh(&self.buf.slice(k * b..k * b + len)).during("copying a walker's slab")
+    }
+
+    /// Array `f` of a walker's downloaded slab bytes, in f64.
+    fn parse(&self, raw: &[u8], f: Field) -> Vec<f64> {
+        let (off, n) = (f.offset(&self.layout) as usize, self.lens[f as usize]);
+        let bytes = &raw[off..];
+        match f.size::<S>() {
+            8 => bytes.chunks_exact(8).take(n).map(|c| f64::from_ne_bytes(c.try_into().unwrap())).collect(),
+            _ => bytes.chunks_exact(4).take(n).map(|c| f32::from_ne_bytes(c.try_into().unwrap()) as f64).collect(),
+        }
+    }
+
     /// Slot k takes the arrays (positions, rotations, inverse rows, gradient rows; rounded to S where stored in S),
-    /// in one transfer to the device. Borrowed, so a migrating walker is not copied on the host first.
+    /// in one transfer to the device. Borrowed, so a migrating walker is not copied on the host first. With `inv`
+    /// and `dpsi` empty (a configuration), only the positions and rotations are written; the rows stay as they
+    /// were, for the caller to rebuild.
     pub fn put(&mut self, gpu: &Gpu, k: usize, [pos, rot, inv, dpsi]: [&[f64]; 4]) -> Result<(), GpuError> {
         let b = self.walker_bytes();
-        let mut raw = vec![0u8; b];
-        for (f, v) in [(Field::Pos, pos), (Field::Rot, rot), (Field::Inv, inv), (Field::Dpsi, dpsi)] {
+        let configuration = inv.is_empty() && dpsi.is_empty();
+        let len = if configuration { self.layout.inv as usize } else { b };
+        let mut raw = vec![0u8; len];
+        let fields = if configuration { &[(Field::Pos, pos), (Field::Rot, rot)][..] } else { &[(Field::Pos, pos), (Field::Rot, rot), (Field::Inv, inv), (Field::Dpsi, dpsi)][..] };
+        for &(f, v) in fields {
             assert_eq!(v.len(), self.lens[f as usize], "slab: walker array size");
             let at = &mut raw[f.offset(&self.layout) as usize..];
             match f.size::<S>() {
@@ -167,7 +187,7 @@ impl<S: Real> Slab<S> {
                 _ => at.chunks_exact_mut(4).zip(v.iter()).for_each(|(c, x)| c.copy_from_slice(&(S::of(*x).f64() as f32).to_ne_bytes())),
             }
         }
-        gpu.stream.memcpy_htod(&raw, &mut self.buf.slice_mut(k * b..(k + 1) * b)).during("copying a walker's slab")
+        gpu.stream.memcpy_htod(&raw, &mut self.buf.slice_mut(k * b..k * b + len)).during("copying a walker's slab")
     }
 }
 
@@ -247,5 +267,10 @@ mod tests {
         slab.put(&gpu, 1, [&moved.pos, &moved.rot, &moved.inv, &moved.dpsi]).unwrap();
         assert_eq!(slab.take(&gpu, 1).unwrap(), moved);
         assert_eq!(slab.take(&gpu, 0).unwrap(), host(2), "the neighbours stay");
+        // a configuration: positions and rotations only, in and out; the rows of the slot it lands in stay
+        let c = slab.take_configuration(&gpu, 2).unwrap();
+        assert_eq!((&c.pos, &c.rot, c.inv.len(), c.dpsi.len()), (&host(1).pos, &host(1).rot, 0, 0));
+        slab.put(&gpu, 1, [&c.pos, &c.rot, &[], &[]]).unwrap();
+        assert_eq!(slab.take(&gpu, 1).unwrap(), HostWalker { pos: c.pos, rot: c.rot, ..moved });
     }
 }

@@ -681,10 +681,10 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             let list: Vec<i32> = chosen.iter().map(|&k| k as i32).collect();
             self.gpu.stream.memcpy_htod(&list, &mut self.inversion.chosen.slice_mut(..list.len())).during("copying the re-inverting walkers")?;
             self.traffic.up::<i32>(list.len());
-            self.measure_chunks(1, chosen.len())?;
+            self.measure_chunks(1, true, chosen.len())?;
             self.reinvert(chosen)?;
         }
-        self.measure_chunks(0, nw)?;
+        self.measure_chunks(0, false, nw)?;
         let kp = self.kp;
         let s = self.gpu.stream.clone();
         {
@@ -711,14 +711,15 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         Ok(())
     }
 
-    /// VGL of the points (walker, electron) of the first `walkers` walkers listed (mode 0: every walker in order,
-    /// the points sorted by B-spline cell and evaluated by the grouped kernel; mode 1: those that re-invert) in
-    /// chunks, each followed by solid_measure_det in `mode`.
-    fn measure_chunks(&mut self, mode: i32, walkers: usize) -> Result<(), GpuError> {
+    /// VGL of the points (walker, electron) of the first `walkers` walkers of a list (not `listed`: every walker in
+    /// order, the points sorted by B-spline cell and evaluated by the grouped kernel; `listed`: the walkers of the
+    /// inversion's `chosen` list, in order) in chunks, each followed by solid_measure_det in `mode` (0: gradient
+    /// rows and derivatives; 1: Slater matrices for the re-inversion).
+    fn measure_chunks(&mut self, mode: i32, listed: bool, walkers: usize) -> Result<(), GpuError> {
         let total = walkers * self.kp.electrons as usize;
         let kp = self.kp;
         let s = self.gpu.stream.clone();
-        let sorted = mode == 0;
+        let sorted = !listed;
         if sorted {
             self.sort_points(total)?;
         }
@@ -731,7 +732,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
                 let sp = self.spline.device_positions(count);
                 let (first_i, count_i) = (first as i64, count as i32);
                 let x = &self.inversion;
-                let list = if mode == 1 { &x.chosen } else { &x.all };
+                let list = if listed { &x.chosen } else { &x.all };
                 let mut b = s.launch_builder(&self.f.gather);
                 b.arg(&kp).arg(&first_i).arg(&count_i).arg(list);
                 if sorted { b.arg(&self.sort.perm) } else { b.arg(&null) };
@@ -746,7 +747,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             self.mark(Class::Orbitals)?;
             let first_i = first as i64;
             let x = &mut self.inversion;
-            let list = if mode == 1 { &x.chosen } else { &x.all };
+            let list = if listed { &x.chosen } else { &x.all };
             let mut b = s.launch_builder(&self.f.measure_det);
             b.arg(&kp).arg(&first_i).arg(&mode).arg(list);
             if sorted { b.arg(&self.sort.perm) } else { b.arg(&null) };
@@ -911,7 +912,33 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         Ok(Walker { pos: h.pos, rot: h.rot, parts: self.parts[k], inv: h.inv, dpsi: h.dpsi, cond: self.cond[k] })
     }
 
-    /// Slot k takes the state `w` (a walker that migrated from another rank): its slab in one transfer.
+    /// Walker k's configuration (positions, rotations, energies; no rows), for migration: the first bytes of its
+    /// slab in one transfer.
+    pub fn take_configuration(&mut self, k: usize) -> Result<Walker, GpuError> {
+        let h = self.slab.take_configuration(&self.gpu, k)?;
+        Ok(Walker { pos: h.pos, rot: h.rot, parts: self.parts[k], inv: h.inv, dpsi: h.dpsi, cond: self.cond[k] })
+    }
+
+    /// The walkers in `slots` (configurations put there) get their inverse and gradient rows from their positions in
+    /// one batched pass, as the measurement's re-inversion makes them: VGL at every electron into the Slater
+    /// matrices, the f64 LU and inverse (with the condition number), then the gradient rows. Their energies stay
+    /// those they carried.
+    pub fn rebuild(&mut self, slots: &[usize]) -> Result<(), SolidError> {
+        if slots.is_empty() {
+            return Ok(());
+        }
+        let list: Vec<i32> = slots.iter().map(|&k| k as i32).collect();
+        self.gpu.stream.memcpy_htod(&list, &mut self.inversion.chosen.slice_mut(..list.len())).during("copying the rebuilt walkers")?;
+        self.traffic.up::<i32>(list.len());
+        self.measure_chunks(1, true, slots.len())?;
+        self.reinvert(slots)?;
+        // det4 of the first slots.len() walkers is overwritten here: the next measurement writes it again first
+        self.measure_chunks(0, true, slots.len())?;
+        Ok(())
+    }
+
+    /// Slot k takes the state `w` (a walker that migrated from another rank): its slab in one transfer (a
+    /// configuration: its positions and rotations, for `rebuild`).
     pub fn put(&mut self, k: usize, w: &Walker) -> Result<(), GpuError> {
         self.slab.put(&self.gpu, k, [&w.pos, &w.rot, &w.inv, &w.dpsi])?;
         self.parts[k] = w.parts;

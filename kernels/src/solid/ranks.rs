@@ -16,8 +16,13 @@
 //!    rank derives from the same sums, so no further reduction is needed). The total population stays N and every
 //!    rank ends with its share again, so the engines keep their fixed sizes.
 //!
-//! A migrating walker carries its whole state (positions, rotations, energies, inverse and gradient rows, in f64),
-//! so it continues on its new rank exactly as it would have on its old one; nothing is re-measured.
+//! What a migrating walker carries is the run's [`Cargo`]: its configuration (positions, rotations, energies and
+//! condition number: 14 KB at 512 electrons), from which the receiving engine rebuilds the inverse and gradient rows
+//! of all arrivals in one batched pass (`Engine::rebuild`, a fresh measurement with f64 re-inversion), as production
+//! codes do; or its whole state (4 MB at 512 electrons in f64: the rows too), so it continues on its new rank exactly
+//! as it would have on its old one with nothing re-measured. A rebuilt walker's rows are those of a re-inversion, so
+//! its later steps agree with the whole state's to rounding (closer to the f64 reference, if anything), and its
+//! energies are those it carried.
 
 use super::cpu::CpuEngine;
 use super::finite::Finite;
@@ -29,6 +34,36 @@ use crate::qmc::comm::Comm;
 use crate::qmc::population::migrate;
 use std::time::Instant;
 
+/// What a migrating walker carries (module docs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Cargo {
+    /// Positions, rotations, energies and condition number; the receiver rebuilds the rows.
+    #[default]
+    Configuration,
+    /// Everything, the inverse and gradient rows in f64 too; nothing is rebuilt.
+    Whole,
+}
+
+impl Cargo {
+    pub fn name(self) -> &'static str {
+        match self {
+            Cargo::Configuration => "configuration",
+            Cargo::Whole => "whole",
+        }
+    }
+}
+
+impl std::str::FromStr for Cargo {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Cargo, String> {
+        match s {
+            "configuration" => Ok(Cargo::Configuration),
+            "whole" => Ok(Cargo::Whole),
+            _ => Err(format!("unknown migration cargo {s:?}: use configuration (positions; the receiver rebuilds the rest) or whole (the full state)")),
+        }
+    }
+}
+
 /// What the population control needs of an engine (CPU or GPU).
 pub trait Engine {
     fn count(&self) -> usize;
@@ -38,8 +73,12 @@ pub trait Engine {
     fn energies(&self) -> Vec<f64>;
     /// Slot s takes the state of walker `parents[s]`; no parent's own slot is a target.
     fn copy_slots(&mut self, parents: &[usize]) -> Result<(), SolidError>;
-    fn take(&mut self, k: usize) -> Result<Walker, SolidError>;
+    /// Walker k's state as `cargo` says.
+    fn take(&mut self, k: usize, cargo: Cargo) -> Result<Walker, SolidError>;
+    /// Slot k takes `w` (whole, or a configuration whose rows `rebuild` then makes).
     fn put(&mut self, k: usize, w: &Walker) -> Result<(), SolidError>;
+    /// The rows of the configurations put into `slots`, from their positions (one batched pass on the GPU).
+    fn rebuild(&mut self, slots: &[usize]) -> Result<(), SolidError>;
     /// The engine's tally of energies and weights checked finite.
     fn finite(&mut self) -> &mut Finite;
 }
@@ -58,9 +97,10 @@ impl<S: Scalar, A: Scalar> Engine for CpuEngine<'_, S, A> {
         CpuEngine::copy_slots(self, parents);
         Ok(())
     }
-    fn take(&mut self, k: usize) -> Result<Walker, SolidError> {
+    fn take(&mut self, k: usize, cargo: Cargo) -> Result<Walker, SolidError> {
         let (ne, st, ni) = (self.ctx.sys.electrons(), self.ctx.setup.table.stride, self.ctx.setup.ion_count());
-        let f = |v: &[S], len: usize| v[k * len..(k + 1) * len].iter().map(|x| x.f64()).collect();
+        let whole = cargo == Cargo::Whole;
+        let f = |v: &[S], len: usize| if whole { v[k * len..(k + 1) * len].iter().map(|x| x.f64()).collect() } else { vec![] };
         Ok(Walker {
             pos: self.w.pos[3 * ne * k..3 * ne * (k + 1)].to_vec(),
             rot: self.w.rot[9 * ni * k..9 * ni * (k + 1)].to_vec(),
@@ -75,13 +115,18 @@ impl<S: Scalar, A: Scalar> Engine for CpuEngine<'_, S, A> {
         let set = |v: &mut [S], len: usize, src: &[f64]| v[k * len..(k + 1) * len].iter_mut().zip(src).for_each(|(x, &y)| *x = S::of(y));
         self.w.pos[3 * ne * k..3 * ne * (k + 1)].copy_from_slice(&w.pos);
         self.w.rot[9 * ni * k..9 * ni * (k + 1)].copy_from_slice(&w.rot);
-        set(&mut self.w.inv, ne * st, &w.inv);
-        set(&mut self.dpsi, 3 * ne * st, &w.dpsi);
-        // its Laplacian rows did not travel: the next measurement evaluates its orbitals
+        if !w.is_configuration() {
+            set(&mut self.w.inv, ne * st, &w.inv);
+            set(&mut self.dpsi, 3 * ne * st, &w.dpsi);
+        }
+        // its Laplacian rows did not travel: the next measurement (or `rebuild`) evaluates its orbitals
         self.lap_known[k] = false;
         self.parts[k] = w.parts;
         self.cond[k] = w.cond;
         Ok(())
+    }
+    fn rebuild(&mut self, slots: &[usize]) -> Result<(), SolidError> {
+        CpuEngine::rebuild(self, slots)
     }
     fn finite(&mut self) -> &mut Finite {
         &mut self.finite
@@ -101,11 +146,17 @@ impl<S: Scalar, A: Scalar> Engine for GpuEngine<'_, S, A> {
     fn copy_slots(&mut self, parents: &[usize]) -> Result<(), SolidError> {
         Ok(GpuEngine::copy_slots(self, parents)?)
     }
-    fn take(&mut self, k: usize) -> Result<Walker, SolidError> {
-        Ok(GpuEngine::take(self, k)?)
+    fn take(&mut self, k: usize, cargo: Cargo) -> Result<Walker, SolidError> {
+        Ok(match cargo {
+            Cargo::Whole => GpuEngine::take(self, k)?,
+            Cargo::Configuration => GpuEngine::take_configuration(self, k)?,
+        })
     }
     fn put(&mut self, k: usize, w: &Walker) -> Result<(), SolidError> {
         Ok(GpuEngine::put(self, k, w)?)
+    }
+    fn rebuild(&mut self, slots: &[usize]) -> Result<(), SolidError> {
+        GpuEngine::rebuild(self, slots)
     }
     fn finite(&mut self) -> &mut Finite {
         &mut self.finite
@@ -173,7 +224,10 @@ pub fn place(copies: &[usize]) -> Placement {
 pub struct Timing {
     pub compute_s: f64,
     pub reduce_s: f64,
+    /// Branching, the exchange and the rebuild of arrived configurations.
     pub migrate_s: f64,
+    /// The rebuild alone.
+    pub rebuild_s: f64,
     pub migrated: u64,
     pub migrated_bytes: u64,
 }
@@ -193,15 +247,17 @@ pub struct Dmc {
     pub energies: Vec<f64>,
     /// The slot of the last walker that arrived on this rank (to validate: it crossed ranks).
     pub arrived: Option<usize>,
+    /// What a migrating walker carries.
+    pub cargo: Cargo,
     pub timing: Timing,
 }
 
 impl Dmc {
     /// The state at the start, from every rank's start energies (one sum).
-    pub fn start(comm: &dyn Comm, e: &dyn Engine, total: usize, tau: f64, electrons: usize, seed: u64) -> Dmc {
+    pub fn start(comm: &dyn Comm, e: &dyn Engine, total: usize, tau: f64, electrons: usize, seed: u64, cargo: Cargo) -> Dmc {
         let mut s = [e.energies().iter().sum::<f64>()];
         comm.sum(&mut s);
-        Dmc { total, tau, electrons, seed, e_est: s[0] / total as f64, steps: 0, energies: vec![], arrived: None, timing: Timing::default() }
+        Dmc { total, tau, electrons, seed, e_est: s[0] / total as f64, steps: 0, energies: vec![], arrived: None, cargo, timing: Timing::default() }
     }
 }
 
@@ -233,7 +289,7 @@ pub fn generation(comm: &dyn Comm, e: &mut dyn Engine, d: &mut Dmc) -> Result<()
     let before: f64 = totals[..me].iter().sum();
     let c = copies(&w, before, total, d.total, xi, ranges[me].clone());
     let p = place(&c);
-    let mut leaving = p.send.iter().map(|&j| e.take(j)).collect::<Result<Vec<_>, _>>()?;
+    let mut leaving = p.send.iter().map(|&j| e.take(j, d.cargo)).collect::<Result<Vec<_>, _>>()?;
     e.copy_slots(&p.parents)?;
     let counts: Vec<usize> = ranges.iter().map(|r| r.len()).collect();
     let traffic = migrate(comm, &mut leaving, &counts, &());
@@ -244,6 +300,10 @@ pub fn generation(comm: &dyn Comm, e: &mut dyn Engine, d: &mut Dmc) -> Result<()
         e.put(slot, w)?;
         d.arrived = Some(slot);
     }
+    let rebuilt: Vec<usize> = p.open.iter().zip(&leaving).filter(|(_, w)| w.is_configuration()).map(|(&slot, _)| slot).collect();
+    let r = Instant::now();
+    e.rebuild(&rebuilt)?;
+    d.timing.rebuild_s += r.elapsed().as_secs_f64();
     d.timing.migrate_s += t.elapsed().as_secs_f64();
     d.timing.migrated += traffic.walkers;
     d.timing.migrated_bytes += traffic.bytes;
@@ -298,15 +358,17 @@ mod tests {
     #[test]
     fn two_ranks_make_the_one_engine_generation() {
         let sys = Solid::carbon(16, 3).unwrap();
-        let mut migrated = 0;
-        for seed in 1..=4 {
-            migrated += one_generation(&sys, Params { tau: 0.5, dmc: true, recompute: 0, seed, first: 0, delay: 4 });
+        for cargo in [Cargo::Whole, Cargo::Configuration] {
+            let mut migrated = 0;
+            for seed in 1..=4 {
+                migrated += one_generation(&sys, Params { tau: 0.5, dmc: true, recompute: 0, seed, first: 0, delay: 4 }, cargo);
+            }
+            assert!(migrated > 0, "no seed moved a walker between ranks: the test did not exercise migration ({cargo:?})");
         }
-        assert!(migrated > 0, "no seed moved a walker between ranks: the test did not exercise migration");
     }
 
     /// Walkers that crossed ranks.
-    fn one_generation(sys: &Solid, p: Params) -> u64 {
+    fn one_generation(sys: &Solid, p: Params, cargo: Cargo) -> u64 {
         let mut one = CpuEngine::<f64, f64>::new(sys, 4, p).unwrap();
         let e0 = one.e_est;
         one.step().unwrap();
@@ -314,12 +376,12 @@ mod tests {
         let out = Threads::run(2, |c| {
             let (first, n) = share(4, c.rank(), 2);
             let mut e = CpuEngine::<f64, f64>::new(sys, n, Params { first, ..p }).unwrap();
-            let mut d = Dmc::start(c, &e, 4, p.tau, sys.electrons(), p.seed);
+            let mut d = Dmc::start(c, &e, 4, p.tau, sys.electrons(), p.seed, cargo);
             assert!((d.e_est - e0).abs() < 1e-10 * e0.abs(), "start {} vs {e0}", d.e_est);
             generation(c, &mut e, &mut d).unwrap();
             assert_eq!((e.finite.checked, e.finite.bad), (4, 0), "both walkers' energy and weight checked finite");
             if let Some(k) = d.arrived {
-                let w = e.take(k).unwrap();
+                let w = e.take(k, Cargo::Whole).unwrap();
                 let c = compare(sys, &w.pos, &w.rot, w.parts, &w.inv).unwrap();
                 assert!(c.energy < DOUBLE_TOLERANCE && c.inverse < 1e-8, "walker that arrived: energy error {:.2e}, inverse error {:.2e}", c.energy, c.inverse);
             }
@@ -339,25 +401,45 @@ mod tests {
     }
 
     /// A walker put into another slot comes out whole (every array, including the gradient rows that only the
-    /// next sweep's drift reads), on the CPU and, where there is one, on the GPU.
+    /// next sweep's drift reads), and a configuration put there and rebuilt comes out as the whole walker it was
+    /// taken from: on the CPU and, where there is one, on the GPU (double and mixed).
     #[test]
     fn take_and_put_move_the_whole_walker_gpu_too_when_present() {
         let sys = Solid::carbon(16, 3).unwrap();
         let p = Params { tau: 0.02, dmc: true, recompute: 0, seed: 9, first: 0, delay: 4 };
         let mut e = CpuEngine::<f32, f64>::new(&sys, 3, p).unwrap();
-        round_trip(&mut e);
+        round_trip(&mut e, f32::EPSILON as f64);
         if let Some(gpu) = crate::gpu::for_test() {
             let setup = sys.setup.convert();
-            round_trip(&mut GpuEngine::<f64, f64>::new(&gpu, &sys, &setup, 3, p).unwrap());
+            round_trip(&mut GpuEngine::<f64, f64>::new(&gpu, &sys, &setup, 3, p).unwrap(), f64::EPSILON);
+            let setup = sys.setup.convert();
+            round_trip(&mut GpuEngine::<f32, f64>::new(&gpu, &sys, &setup, 3, p).unwrap(), f32::EPSILON as f64);
         }
     }
 
-    fn round_trip(e: &mut dyn Engine) {
-        let (a, b) = (e.take(1).unwrap(), e.take(2).unwrap());
+    /// `eps`: the storage's rounding unit. A rebuilt walker's rows are a fresh f64 re-inversion and orbital
+    /// evaluation, as the engine's start made walker 0's, so they agree to the rounding of the storage (a few
+    /// units: LU batches of another size may order their sums differently); stale rows would be off by O(1).
+    fn round_trip(e: &mut dyn Engine, eps: f64) {
+        let (a, b) = (e.take(1, Cargo::Whole).unwrap(), e.take(2, Cargo::Whole).unwrap());
         assert_ne!(a, b);
         e.put(2, &a).unwrap();
-        assert_eq!(e.take(2).unwrap(), a);
+        assert_eq!(e.take(2, Cargo::Whole).unwrap(), a);
         assert_eq!(e.energies()[2], a.parts.local());
-        assert_eq!(e.take(1).unwrap(), a, "the source stays");
+        assert_eq!(e.take(1, Cargo::Whole).unwrap(), a, "the source stays");
+        let whole = e.take(0, Cargo::Whole).unwrap();
+        let c = e.take(0, Cargo::Configuration).unwrap();
+        assert!(c.is_configuration() && !whole.is_configuration());
+        assert_eq!((&c.pos, &c.rot, c.parts, c.cond), (&whole.pos, &whole.rot, whole.parts, whole.cond));
+        e.put(2, &c).unwrap();
+        e.rebuild(&[2]).unwrap();
+        let got = e.take(2, Cargo::Whole).unwrap();
+        assert_eq!((&got.pos, &got.rot, got.parts), (&whole.pos, &whole.rot, whole.parts));
+        for (name, x, y) in [("inverse", &got.inv, &whole.inv), ("gradient", &got.dpsi, &whole.dpsi)] {
+            let scale = y.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+            let err = x.iter().zip(y).map(|(p, q)| (p - q).abs()).fold(0.0f64, f64::max);
+            assert!(err <= 8.0 * eps * scale, "rebuilt {name} rows differ by {err:.2e} (scale {scale:.2e})");
+        }
+        assert_eq!(e.energies()[2], whole.parts.local());
     }
 }

@@ -10,7 +10,7 @@
 //! or transfer.
 
 use super::conditioning::{energy_tolerance, inverse_tolerance};
-use super::ranks::Engine;
+use super::ranks::{Cargo, Engine};
 use super::{compare, Solid, SolidError};
 use crate::check::{worse, Check};
 use rayon::prelude::*;
@@ -47,7 +47,7 @@ impl Sampled {
 /// Walkers `which` of engine `e` (downloaded one by one from a GPU) against the f64 reference, in parallel, with the
 /// tolerances of storage precision `eps` and re-inversion interval `recompute`.
 pub fn sampled(sys: &Solid, e: &mut dyn Engine, which: &[usize], eps: f64, recompute: usize) -> Result<Sampled, SolidError> {
-    let walkers = which.iter().map(|&k| e.take(k).map(|w| (k, w))).collect::<Result<Vec<_>, _>>()?;
+    let walkers = which.iter().map(|&k| e.take(k, Cargo::Whole).map(|w| (k, w))).collect::<Result<Vec<_>, _>>()?;
     let results: Vec<Result<(f64, f64, f64, f64), SolidError>> = walkers
         .par_iter()
         .map(|(k, w)| {

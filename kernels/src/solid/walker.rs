@@ -1,10 +1,12 @@
-//! One walker of the solid as it travels between ranks: its whole state (positions, rotations, energies, inverse
-//! and gradient rows, in f64), packed to bytes for the migration. Below both engines and the ranks that move it.
+//! One walker of the solid as it travels between ranks, packed to bytes for the migration: its whole state
+//! (positions, rotations, energies, inverse and gradient rows, in f64), or its configuration alone (the inverse and
+//! gradient rows empty), which the receiving engine rebuilds from the positions (`ranks::Cargo`). Below both engines
+//! and the ranks that move it.
 
 use super::Parts;
 use crate::qmc::pack::{put_f64, put_f64s, Pack, Reader, Truncated};
 
-/// One walker's whole state, as it travels between ranks.
+/// One walker's whole state, or its configuration (`inv` and `dpsi` empty), as it travels between ranks.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Walker {
     pub pos: Vec<f64>,
@@ -14,6 +16,13 @@ pub struct Walker {
     pub dpsi: Vec<f64>,
     /// Condition number at its last f64 re-inversion (`conditioning::reinverts` goes on deciding with it).
     pub cond: f64,
+}
+
+impl Walker {
+    /// Whether only the configuration travels (the receiver rebuilds the inverse and gradient rows).
+    pub fn is_configuration(&self) -> bool {
+        self.inv.is_empty() && self.dpsi.is_empty()
+    }
 }
 
 impl Pack for Walker {

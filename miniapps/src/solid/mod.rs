@@ -113,6 +113,12 @@ pub struct Args {
     /// Records carry sizes.ranks and params.transport (see `ranks`).
     #[arg(long)]
     pub ranks: Option<usize>,
+    /// With ranks: what a walker migrating between ranks carries. configuration: positions, rotations and
+    /// energies (14 KB at 512 electrons), the receiving rank rebuilding the inverse and gradient rows of all its
+    /// arrivals in one batched pass (an f64 re-inversion); whole: the full state, rows too in f64 (4 MB at 512
+    /// electrons), nothing rebuilt. Recorded as params.migrate.
+    #[arg(long, default_value = "configuration", value_parser = clap::value_parser!(kernels::solid::ranks::Cargo))]
+    pub migrate: kernels::solid::ranks::Cargo,
 }
 
 impl KernelArgs for Args {

@@ -9,7 +9,9 @@
 //! `params.transport`, `params.system`; the time of `--steps` generations after one untimed generation, with the
 //! per-generation means over ranks of the time in walker moves (`compute_per_gen_s`), in the sum over ranks
 //! (`reduce_per_gen_s`, including the wait for the slowest rank) and in branching and migration
-//! (`migrate_per_gen_s`), and `generations_run`: what the `solid-scaling` figure turns into efficiencies.
+//! (`migrate_per_gen_s`, of which `rebuild_per_gen_s` rebuilding arrived configurations), `params.migrate` (what a
+//! migrating walker carries, `--migrate`), and `generations_run`: what the `solid-scaling` figure turns into
+//! efficiencies.
 //!
 //! Validation, on every rank: every walker's local energy and weight finite at every generation
 //! (`kernels::solid::finite::Finite`), a sample of its walkers (the first, the last and two seeded others) and
@@ -29,7 +31,7 @@ use kernels::qmc::comm::{share, Comm, Ranks};
 use kernels::solid::cpu::CpuEngine;
 use kernels::solid::gpu::GpuEngine;
 use kernels::check::{sample, worse};
-use kernels::solid::ranks::{generation, Dmc, Engine};
+use kernels::solid::ranks::{generation, Cargo, Dmc, Engine};
 use kernels::solid::finite::Finite;
 use kernels::solid::validate::{sampled, RANDOM_WALKERS};
 use kernels::solid::{Params, Solid};
@@ -37,7 +39,7 @@ use kernels::{Check, Precision};
 use std::time::Instant;
 
 /// What each rank reports, in one vector summed over ranks (each rank fills its own block).
-const SLOTS: usize = 18;
+const SLOTS: usize = 19;
 
 /// Threads transport with the gpu variant: one GPU per rank.
 pub fn gpus_for_ranks(ranks: usize, gpus: usize) -> Result<()> {
@@ -69,8 +71,8 @@ pub fn run(r: &mut Runner, a: &Args, ranks: &Ranks, precisions: &[Precision]) ->
                 for &w in &a.walkers {
                     r.step(format!("solid {v} {p} electrons={ne} walkers={w} ranks={size}"));
                     let out = match p {
-                        Precision::Double => ranks.each(|c, _| on_rank::<f64, f64>(c, &sys, params, w, a.steps, v)),
-                        _ => ranks.each(|c, _| on_rank::<f32, f64>(c, &sys, params, w, a.steps, v)),
+                        Precision::Double => ranks.each(|c, _| on_rank::<f64, f64>(c, &sys, params, w, a, v)),
+                        _ => ranks.each(|c, _| on_rank::<f32, f64>(c, &sys, params, w, a, v)),
                     };
                     let (all, energy) = out.into_iter().next().expect("at least one rank here");
                     if ranks.root() {
@@ -85,7 +87,8 @@ pub fn run(r: &mut Runner, a: &Args, ranks: &Ranks, precisions: &[Precision]) ->
 
 /// One rank's run: its engine over its share, one untimed generation, `steps` timed ones; returns every rank's
 /// report block (summed over ranks) and the mean generation energy. A rank that fails stops all of them.
-fn on_rank<S: Scalar, A: Scalar>(c: &dyn Comm, sys: &Solid, params: Params, total: usize, steps: usize, v: Variant) -> (Vec<f64>, f64) {
+fn on_rank<S: Scalar, A: Scalar>(c: &dyn Comm, sys: &Solid, params: Params, total: usize, a: &Args, v: Variant) -> (Vec<f64>, f64) {
+    let (steps, cargo) = (a.steps, a.migrate);
     let (first, n) = share(total, c.rank(), c.size());
     let params = Params { first, ..params };
     let p = if std::mem::size_of::<S>() == 8 { Precision::Double } else { Precision::Mixed };
@@ -96,14 +99,14 @@ fn on_rank<S: Scalar, A: Scalar>(c: &dyn Comm, sys: &Solid, params: Params, tota
             let gpu = Gpu::count().and_then(|count| Gpu::open(c.local_rank() % count.max(1))).unwrap_or_else(|e| fail(&e));
             let setup: Setup<S> = sys.setup.convert();
             let mut g = GpuEngine::<S, A>::new(&gpu, sys, &setup, n, params).unwrap_or_else(|e| fail(&e));
-            let energy = drive(c, &mut g, sys, params, total, steps, &mut mine).unwrap_or_else(|e| fail(&e));
+            let energy = drive(c, &mut g, sys, params, total, steps, cargo, &mut mine).unwrap_or_else(|e| fail(&e));
             validate(sys, &mut g, p, params, c.rank(), &mut mine).unwrap_or_else(|e| fail(&e));
             mine[10] = g.moves.acceptance();
             energy
         }
         _ => {
             let mut e = CpuEngine::<S, A>::new(sys, n, params).unwrap_or_else(|e| fail(&e));
-            let energy = drive(c, &mut e, sys, params, total, steps, &mut mine).unwrap_or_else(|e| fail(&e));
+            let energy = drive(c, &mut e, sys, params, total, steps, cargo, &mut mine).unwrap_or_else(|e| fail(&e));
             validate(sys, &mut e, p, params, c.rank(), &mut mine).unwrap_or_else(|e| fail(&e));
             mine[10] = e.moves.acceptance();
             energy
@@ -119,9 +122,11 @@ fn on_rank<S: Scalar, A: Scalar>(c: &dyn Comm, sys: &Solid, params: Params, tota
 /// arrived walker's (or -1: none); [13], [14] their largest condition numbers; [15] walkers sampled; [16], [17]
 /// energies and weights checked finite, and those that were not;
 /// [4] E_est; [5..8] compute, reduce, migrate seconds; [8..10] walkers and bytes migrated; [10] acceptance; [11]
-/// the slot of the last arrival plus one (0: none); [12] the wall time of the timed generations.
-fn drive(c: &dyn Comm, e: &mut dyn Engine, sys: &Solid, p: Params, total: usize, steps: usize, mine: &mut [f64]) -> Result<f64> {
-    let mut d = Dmc::start(c, e, total, p.tau, sys.electrons(), p.seed);
+/// the slot of the last arrival plus one (0: none); [12] the wall time of the timed generations; [18] seconds
+/// rebuilding arrived configurations.
+#[allow(clippy::too_many_arguments)]
+fn drive(c: &dyn Comm, e: &mut dyn Engine, sys: &Solid, p: Params, total: usize, steps: usize, cargo: Cargo, mine: &mut [f64]) -> Result<f64> {
+    let mut d = Dmc::start(c, e, total, p.tau, sys.electrons(), p.seed, cargo);
     // one untimed generation: first-use costs (allocations, the first transfers) stay out of the timing
     generation(c, e, &mut d)?;
     d.timing = Default::default();
@@ -136,6 +141,7 @@ fn drive(c: &dyn Comm, e: &mut dyn Engine, sys: &Solid, p: Params, total: usize,
     mine[4..10].copy_from_slice(&[d.e_est, t.compute_s, t.reduce_s, t.migrate_s, t.migrated as f64, t.migrated_bytes as f64]);
     mine[11] = d.arrived.map_or(0.0, |k| k as f64 + 1.0);
     mine[12] = secs;
+    mine[18] = t.rebuild_s;
     Ok(d.energies[1..].iter().sum::<f64>() / steps as f64)
 }
 
@@ -192,7 +198,8 @@ fn record(r: &mut Runner, a: &Args, sys: &Solid, p: Precision, v: Variant, total
         .param("tau", a.tau)
         .param("steps", a.steps)
         .param("delay", crate::solid::delay(a, ne))
-        .param("transport", ranks.transport());
+        .param("transport", ranks.transport())
+        .param("migrate", a.migrate.name());
     let acc = mean(10);
     let params = Params { tau: a.tau, dmc: true, recompute: a.recompute, seed: 0, first: 0, delay: crate::solid::delay(a, ne) };
     r.record(&case, v, Stats::from_samples(&[secs]), work_of(sys, &params, p, total, a.steps, acc), &checks)?;
@@ -204,6 +211,7 @@ fn record(r: &mut Runner, a: &Args, sys: &Solid, p: Precision, v: Variant, total
         ("compute_per_gen_s", mean(5) / g),
         ("reduce_per_gen_s", mean(6) / g),
         ("migrate_per_gen_s", mean(7) / g),
+        ("rebuild_per_gen_s", mean(18) / g),
         ("migrated_per_gen", mean(8) / g),
         ("migrated_bytes_per_gen", mean(9) / g),
         ("generations_run", g),
