@@ -359,13 +359,14 @@ for stage in "$@"; do
     solid-scaling)
         # DMC of the synthetic solid, one rank (thread) per GPU, 256 and 512 electrons, mixed precision, 20 timed
         # generations: weak scaling at 256 walkers per GPU, strong scaling at 512 walkers in all; on several GPUs
-        # once for each migration cargo (configuration: positions, rebuilt on arrival; whole: the full state). One
-        # process per rank count (each compiles the kernels once); the 1-GPU run holds both baselines.
+        # once for each migration cargo (configuration: positions, rows rebuilt on arrival; inverse: the inverse rows
+        # too; whole: the full state). One process per rank count (each compiles the kernels once); the 1-GPU run
+        # holds both baselines.
         G=$(nvidia-smi -L 2>/dev/null | wc -l)
         for R in $(seq 1 "$G"); do
             W=$( (echo 512; echo $((256 * R)); [ "$R" = 1 ] && echo 256) | sort -nu | paste -sd, -)
-            for M in configuration whole; do
-                [ "$R" = 1 ] && [ "$M" = whole ] && continue
+            for M in configuration inverse whole; do
+                [ "$R" = 1 ] && [ "$M" != configuration ] && continue
                 STAGE_TIMEOUT=${STAGE_TIMEOUT_SCALING:-100} run run solid --electrons 256,512 --walkers "$W" --ranks "$R" --steps 20 --variants gpu --precision mixed --migrate "$M"
             done
         done
@@ -374,7 +375,7 @@ for stage in "$@"; do
         if [ "$G" -ge 2 ] && command -v mpirun >/dev/null && ldd "$BIN" 2>/dev/null | grep -q libmpi; then
             for R in $( (echo 2; echo "$G") | sort -nu); do
                 W=$( (echo 512; echo $((256 * R))) | sort -nu | paste -sd, -)
-                for M in configuration whole; do
+                for M in configuration inverse whole; do
                     echo "+ mpirun -n $R qmcbench run solid --electrons 256,512 --walkers $W --migrate $M (mpi transport)"
                     OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout --signal=INT 120 mpirun --allow-run-as-root --oversubscribe -n "$R" \
                         "$BIN" run solid --electrons 256,512 --walkers "$W" --ranks 1 --steps 20 --variants gpu --precision mixed --migrate "$M" --quiet --out "$REC" \

@@ -146,11 +146,13 @@ impl<S: Real> Slab<S> {
         Ok(HostWalker { pos: get(Field::Pos), rot: get(Field::Rot), inv: get(Field::Inv), dpsi: get(Field::Dpsi) })
     }
 
-    /// Walker k's configuration (positions and rotations, the slab's first bytes) in one transfer, the inverse and
-    /// gradient rows left empty: what a migration sends when the receiver rebuilds the rest.
-    pub fn take_configuration(&self, gpu: &Gpu, k: usize) -> Result<HostWalker, GpuError> {
-        let raw = self.download(gpu, k, self.layout.inv as usize)?;
-        Ok(HostWalker { pos: self.parse(&raw, Field::Pos), rot: self.parse(&raw, Field::Rot), inv: vec![], dpsi: vec![] })
+    /// Walker k's arrays before `upto` (the slab's first bytes: positions and rotations before `Field::Inv`, the
+    /// inverse rows too before `Field::Dpsi`) in one transfer, the others left empty: what a migration sends when
+    /// the receiver rebuilds the rest.
+    pub fn take_prefix(&self, gpu: &Gpu, k: usize, upto: Field) -> Result<HostWalker, GpuError> {
+        let raw = self.download(gpu, k, upto.offset(&self.layout) as usize)?;
+        let get = |f: Field| if f < upto { self.parse(&raw, f) } else { vec![] };
+        Ok(HostWalker { pos: get(Field::Pos), rot: get(Field::Rot), inv: get(Field::Inv), dpsi: get(Field::Dpsi) })
     }
 
     /// The first `len` bytes of walker k's slab.
@@ -170,16 +172,15 @@ impl<S: Real> Slab<S> {
     }
 
     /// Slot k takes the arrays (positions, rotations, inverse rows, gradient rows; rounded to S where stored in S),
-    /// in one transfer to the device. Borrowed, so a migrating walker is not copied on the host first. With `inv`
-    /// and `dpsi` empty (a configuration), only the positions and rotations are written; the rows stay as they
-    /// were, for the caller to rebuild.
+    /// in one transfer to the device. Borrowed, so a migrating walker is not copied on the host first. Trailing
+    /// arrays left empty (`take_prefix`'s) are not written: those rows stay as they were, for the caller to rebuild.
     pub fn put(&mut self, gpu: &Gpu, k: usize, [pos, rot, inv, dpsi]: [&[f64]; 4]) -> Result<(), GpuError> {
         let b = self.walker_bytes();
-        let configuration = inv.is_empty() && dpsi.is_empty();
-        let len = if configuration { self.layout.inv as usize } else { b };
+        let all = [(Field::Pos, pos), (Field::Rot, rot), (Field::Inv, inv), (Field::Dpsi, dpsi)];
+        let given = all.iter().rposition(|(_, v)| !v.is_empty()).map_or(0, |i| i + 1);
+        let len = all.get(given).map_or(b, |(f, _)| f.offset(&self.layout) as usize);
         let mut raw = vec![0u8; len];
-        let fields = if configuration { &[(Field::Pos, pos), (Field::Rot, rot)][..] } else { &[(Field::Pos, pos), (Field::Rot, rot), (Field::Inv, inv), (Field::Dpsi, dpsi)][..] };
-        for &(f, v) in fields {
+        for &(f, v) in &all[..given] {
             assert_eq!(v.len(), self.lens[f as usize], "slab: walker array size");
             let at = &mut raw[f.offset(&self.layout) as usize..];
             match f.size::<S>() {
@@ -191,8 +192,8 @@ impl<S: Real> Slab<S> {
     }
 }
 
-/// The arrays of a slab.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The arrays of a slab, in their order in it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Field {
     Pos,
     Rot,
@@ -268,9 +269,14 @@ mod tests {
         assert_eq!(slab.take(&gpu, 1).unwrap(), moved);
         assert_eq!(slab.take(&gpu, 0).unwrap(), host(2), "the neighbours stay");
         // a configuration: positions and rotations only, in and out; the rows of the slot it lands in stay
-        let c = slab.take_configuration(&gpu, 2).unwrap();
+        let c = slab.take_prefix(&gpu, 2, Field::Inv).unwrap();
         assert_eq!((&c.pos, &c.rot, c.inv.len(), c.dpsi.len()), (&host(1).pos, &host(1).rot, 0, 0));
         slab.put(&gpu, 1, [&c.pos, &c.rot, &[], &[]]).unwrap();
-        assert_eq!(slab.take(&gpu, 1).unwrap(), HostWalker { pos: c.pos, rot: c.rot, ..moved });
+        assert_eq!(slab.take(&gpu, 1).unwrap(), HostWalker { pos: c.pos, rot: c.rot, ..moved.clone() });
+        // the inverse rows too
+        let c = slab.take_prefix(&gpu, 0, Field::Dpsi).unwrap();
+        assert_eq!((&c.pos, &c.inv, c.dpsi.len()), (&host(2).pos, &host(2).inv, 0));
+        slab.put(&gpu, 1, [&c.pos, &c.rot, &c.inv, &[]]).unwrap();
+        assert_eq!(slab.take(&gpu, 1).unwrap(), HostWalker { dpsi: moved.dpsi, ..host(2) });
     }
 }

@@ -293,10 +293,10 @@ impl<'a, S: Scalar, A: Scalar> CpuEngine<'a, S, A> {
         self.e_est += (e_gen - self.e_est) / (step + 2) as f64;
     }
 
-    /// The walkers in `slots` (configurations that arrived from another rank: positions and rotations set, energies
-    /// and condition number carried) get their orbital rows and an f64 inverse from their positions, as a fresh
-    /// measurement with re-inversion makes them; their energies stay those they carried.
-    pub fn rebuild(&mut self, slots: &[usize]) -> Result<(), SolidError> {
+    /// The walkers in `slots` (arrived from another rank: positions and rotations set, energies and condition number
+    /// carried, the inverse rows too unless `invert`) get their orbital rows, and with `invert` an f64 inverse, from
+    /// their positions, as a fresh measurement makes them; their energies stay those they carried.
+    pub fn rebuild(&mut self, slots: &[usize], invert: bool) -> Result<(), SolidError> {
         let (ne, st) = (self.ctx.sys.electrons(), self.ctx.setup.table.stride);
         if self.scratch.is_empty() {
             self.scratch.push(Mutex::new(Scratch::new(&self.ctx.setup, self.ctx.p.delay)));
@@ -307,8 +307,8 @@ impl<'a, S: Scalar, A: Scalar> CpuEngine<'a, S, A> {
             let mut t = Timers::default();
             let (pos, inv) = (&self.w.pos[3 * ne * k..3 * ne * (k + 1)], &mut self.w.inv[ne * st * k..ne * st * (k + 1)]);
             let (dpsi, lap) = (&mut self.dpsi[3 * ne * st * k..3 * ne * st * (k + 1)], &mut self.lap[ne * st * k..ne * st * (k + 1)]);
-            let (_, cond) = crate::dispatch!(me.measure_walker(pos, inv, dpsi, lap, false, true, &mut *sc, &mut t)).map_err(|_| SolidError::Singular(k))?;
-            self.cond[k] = cond.unwrap_or(f64::INFINITY);
+            let (_, cond) = crate::dispatch!(me.measure_walker(pos, inv, dpsi, lap, false, invert, &mut *sc, &mut t)).map_err(|_| SolidError::Singular(k))?;
+            self.cond[k] = cond.unwrap_or(self.cond[k]);
             self.lap_known[k] = true;
         }
         Ok(())

@@ -40,7 +40,7 @@ use crate::determinant::gpu::{delayed_gemms, delayed_y, DelayedBatch, SOLVER_MIN
 use crate::ewald::gpu::GpuEwald;
 use crate::gpu::{BatchedLu, CudaEvent, CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PushKernelArg, Traffic};
 use crate::pseudopotential::gpu::{jastrow_tables, GpuPseudo, MAX_JASTROW_COEFS};
-use crate::pseudopotential::slab::{Slab, SlabLayout};
+use crate::pseudopotential::slab::{Field, Slab, SlabLayout};
 use crate::pseudopotential::Setup;
 use crate::qmc::walker::MoveStats;
 use crate::{Real, Scalar};
@@ -128,6 +128,10 @@ struct Fused {
     w: CudaFunction,
     update: CudaFunction,
 }
+
+/// From this size up (per spin) the rebuild of migrated walkers inverts through cuSOLVER's per-matrix LU: a few
+/// matrices, where the batched LU's column-by-column latency does not pay.
+const REBUILD_SOLVER_MIN_N: usize = SOLVER_MIN_N;
 
 /// Tiles of solid.cu's delayed_w (rows of t per block of W_BLOCK threads: 8 warps of 4 or 8 slots each) and
 /// delayed_update (rows and columns of t per block of UPDATE_BLOCK threads): SOLID_W_BLOCK, SOLID_W_ROWS,
@@ -682,7 +686,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             self.gpu.stream.memcpy_htod(&list, &mut self.inversion.chosen.slice_mut(..list.len())).during("copying the re-inverting walkers")?;
             self.traffic.up::<i32>(list.len());
             self.measure_chunks(1, true, chosen.len())?;
-            self.reinvert(chosen)?;
+            self.reinvert(chosen, SOLVER_MIN_N)?;
         }
         self.measure_chunks(0, false, nw)?;
         let kp = self.kp;
@@ -782,14 +786,14 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
     }
 
     /// f64 LU and inverse of both Slater matrices of each walker in `chosen` (listed on the device by `measure`),
-    /// back into their inverse rows, with each one's condition number. cuBLAS's batched LU below
-    /// [`SOLVER_MIN_N`], cuSOLVER's blocked LU and solves against the identity per matrix from there, as the
-    /// determinant kernel (which measured the blocked LU the faster from n = 1024). Both routes give walkers on the
-    /// f64 reference to 1.7e-13 at 2048 electrons (cond 1e5).
-    fn reinvert(&mut self, chosen: &[usize]) -> Result<(), SolidError> {
+    /// back into their inverse rows, with each one's condition number. cuBLAS's batched LU below `solver_min_n`,
+    /// cuSOLVER's blocked LU and solves against the identity per matrix from there (the step's re-inversions use
+    /// [`SOLVER_MIN_N`], as the determinant kernel, which measured the blocked LU the faster from n = 1024 for
+    /// batches of walkers). Both routes give walkers on the f64 reference to 1.7e-13 at 2048 electrons (cond 1e5).
+    fn reinvert(&mut self, chosen: &[usize], solver_min_n: usize) -> Result<(), SolidError> {
         let (n, c) = (self.kp.n as usize, chosen.len());
         let m = 2 * c;
-        let solver = if n >= SOLVER_MIN_N { self.gpu.solver()? } else { None };
+        let solver = if n >= solver_min_n { self.gpu.solver()? } else { None };
         let s = self.gpu.stream.clone();
         let x = &mut self.inversion;
         let norms = device_norms(&self.gpu, &x.work, n, &x.chosen, c)?;
@@ -912,33 +916,35 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         Ok(Walker { pos: h.pos, rot: h.rot, parts: self.parts[k], inv: h.inv, dpsi: h.dpsi, cond: self.cond[k] })
     }
 
-    /// Walker k's configuration (positions, rotations, energies; no rows), for migration: the first bytes of its
-    /// slab in one transfer.
-    pub fn take_configuration(&mut self, k: usize) -> Result<Walker, GpuError> {
-        let h = self.slab.take_configuration(&self.gpu, k)?;
+    /// Walker k's state up to `upto` (its positions and rotations before `Field::Inv`, its inverse rows too before
+    /// `Field::Dpsi`) with its energies, for migration: the first bytes of its slab in one transfer.
+    pub fn take_prefix(&mut self, k: usize, upto: Field) -> Result<Walker, GpuError> {
+        let h = self.slab.take_prefix(&self.gpu, k, upto)?;
         Ok(Walker { pos: h.pos, rot: h.rot, parts: self.parts[k], inv: h.inv, dpsi: h.dpsi, cond: self.cond[k] })
     }
 
-    /// The walkers in `slots` (configurations put there) get their inverse and gradient rows from their positions in
-    /// one batched pass, as the measurement's re-inversion makes them: VGL at every electron into the Slater
-    /// matrices, the f64 LU and inverse (with the condition number), then the gradient rows. Their energies stay
-    /// those they carried.
-    pub fn rebuild(&mut self, slots: &[usize]) -> Result<(), SolidError> {
+    /// The walkers in `slots` (put there without their gradient rows, and without their inverse rows too if
+    /// `invert`) get them from their positions in one batched pass, as the measurement makes them: with `invert`,
+    /// VGL at every electron into the Slater matrices and the f64 LU and inverse (with the condition number); then
+    /// the gradient rows. Their energies stay those they carried.
+    pub fn rebuild(&mut self, slots: &[usize], invert: bool) -> Result<(), SolidError> {
         if slots.is_empty() {
             return Ok(());
         }
         let list: Vec<i32> = slots.iter().map(|&k| k as i32).collect();
         self.gpu.stream.memcpy_htod(&list, &mut self.inversion.chosen.slice_mut(..list.len())).during("copying the rebuilt walkers")?;
         self.traffic.up::<i32>(list.len());
-        self.measure_chunks(1, true, slots.len())?;
-        self.reinvert(slots)?;
+        if invert {
+            self.measure_chunks(1, true, slots.len())?;
+            self.reinvert(slots, REBUILD_SOLVER_MIN_N)?;
+        }
         // det4 of the first slots.len() walkers is overwritten here: the next measurement writes it again first
         self.measure_chunks(0, true, slots.len())?;
         Ok(())
     }
 
-    /// Slot k takes the state `w` (a walker that migrated from another rank): its slab in one transfer (a
-    /// configuration: its positions and rotations, for `rebuild`).
+    /// Slot k takes the state `w` (a walker that migrated from another rank): its slab in one transfer (of the
+    /// arrays it carries; `rebuild` makes the others).
     pub fn put(&mut self, k: usize, w: &Walker) -> Result<(), GpuError> {
         self.slab.put(&self.gpu, k, [&w.pos, &w.rot, &w.inv, &w.dpsi])?;
         self.parts[k] = w.parts;

@@ -16,19 +16,23 @@
 //!    rank derives from the same sums, so no further reduction is needed). The total population stays N and every
 //!    rank ends with its share again, so the engines keep their fixed sizes.
 //!
-//! What a migrating walker carries is the run's [`Cargo`]: its configuration (positions, rotations, energies and
-//! condition number: 14 KB at 512 electrons), from which the receiving engine rebuilds the inverse and gradient rows
-//! of all arrivals in one batched pass (`Engine::rebuild`, a fresh measurement with f64 re-inversion), as production
-//! codes do; or its whole state (4 MB at 512 electrons in f64: the rows too), so it continues on its new rank exactly
-//! as it would have on its old one with nothing re-measured. A rebuilt walker's rows are those of a re-inversion, so
-//! its later steps agree with the whole state's to rounding (closer to the f64 reference, if anything), and its
-//! energies are those it carried.
+//! What a migrating walker carries is the run's [`Cargo`]:
+//! - configuration: positions, rotations, energies and condition number (14 KB at 512 electrons); the receiving
+//!   engine rebuilds the inverse and gradient rows of all its arrivals in one batched pass (`Engine::rebuild`, a
+//!   fresh measurement with f64 re-inversion), as production codes do. Its rows are those of a re-inversion, so its
+//!   later steps agree with the other cargos' to rounding (closer to the f64 reference, if anything);
+//! - inverse: the inverse rows too (1 MB at 512 electrons, their stored values exact in f64), the gradient rows
+//!   rebuilt (orbital gradients at the positions: no inversion), so it continues exactly as on its old rank;
+//! - whole: every array, the gradient rows too (4 MB at 512 electrons), nothing rebuilt.
+//!
+//! Every cargo carries the energies, so the generation's estimate does not depend on it.
 
 use super::cpu::CpuEngine;
 use super::finite::Finite;
 use super::gpu::GpuEngine;
 use super::walker::Walker;
 use super::{comb_offset, weight, Parts, SolidError};
+use crate::pseudopotential::slab::Field;
 use crate::Scalar;
 use crate::qmc::comm::Comm;
 use crate::qmc::population::migrate;
@@ -40,7 +44,9 @@ pub enum Cargo {
     /// Positions, rotations, energies and condition number; the receiver rebuilds the rows.
     #[default]
     Configuration,
-    /// Everything, the inverse and gradient rows in f64 too; nothing is rebuilt.
+    /// The inverse rows too; the receiver rebuilds the gradient rows.
+    Inverse,
+    /// Everything, the gradient rows too; nothing is rebuilt.
     Whole,
 }
 
@@ -48,7 +54,16 @@ impl Cargo {
     pub fn name(self) -> &'static str {
         match self {
             Cargo::Configuration => "configuration",
+            Cargo::Inverse => "inverse",
             Cargo::Whole => "whole",
+        }
+    }
+    /// The first slab array a walker of this cargo leaves behind.
+    fn upto(self) -> Field {
+        match self {
+            Cargo::Configuration => Field::Inv,
+            Cargo::Inverse => Field::Dpsi,
+            Cargo::Whole => unreachable!("the whole walker leaves nothing behind"),
         }
     }
 }
@@ -58,8 +73,11 @@ impl std::str::FromStr for Cargo {
     fn from_str(s: &str) -> Result<Cargo, String> {
         match s {
             "configuration" => Ok(Cargo::Configuration),
+            "inverse" => Ok(Cargo::Inverse),
             "whole" => Ok(Cargo::Whole),
-            _ => Err(format!("unknown migration cargo {s:?}: use configuration (positions; the receiver rebuilds the rest) or whole (the full state)")),
+            _ => Err(format!(
+                "unknown migration cargo {s:?}: use configuration (positions; the receiver rebuilds the rest), inverse (the inverse rows too) or whole (the full state)"
+            )),
         }
     }
 }
@@ -77,8 +95,9 @@ pub trait Engine {
     fn take(&mut self, k: usize, cargo: Cargo) -> Result<Walker, SolidError>;
     /// Slot k takes `w` (whole, or a configuration whose rows `rebuild` then makes).
     fn put(&mut self, k: usize, w: &Walker) -> Result<(), SolidError>;
-    /// The rows of the configurations put into `slots`, from their positions (one batched pass on the GPU).
-    fn rebuild(&mut self, slots: &[usize]) -> Result<(), SolidError>;
+    /// The rows the walkers put into `slots` did not carry (`cargo`'s), from their positions (one batched pass on
+    /// the GPU).
+    fn rebuild(&mut self, slots: &[usize], cargo: Cargo) -> Result<(), SolidError>;
     /// The engine's tally of energies and weights checked finite.
     fn finite(&mut self) -> &mut Finite;
 }
@@ -99,14 +118,13 @@ impl<S: Scalar, A: Scalar> Engine for CpuEngine<'_, S, A> {
     }
     fn take(&mut self, k: usize, cargo: Cargo) -> Result<Walker, SolidError> {
         let (ne, st, ni) = (self.ctx.sys.electrons(), self.ctx.setup.table.stride, self.ctx.setup.ion_count());
-        let whole = cargo == Cargo::Whole;
-        let f = |v: &[S], len: usize| if whole { v[k * len..(k + 1) * len].iter().map(|x| x.f64()).collect() } else { vec![] };
+        let f = |v: &[S], len: usize, carried: bool| if carried { v[k * len..(k + 1) * len].iter().map(|x| x.f64()).collect() } else { vec![] };
         Ok(Walker {
             pos: self.w.pos[3 * ne * k..3 * ne * (k + 1)].to_vec(),
             rot: self.w.rot[9 * ni * k..9 * ni * (k + 1)].to_vec(),
             parts: self.parts[k],
-            inv: f(&self.w.inv, ne * st),
-            dpsi: f(&self.dpsi, 3 * ne * st),
+            inv: f(&self.w.inv, ne * st, cargo != Cargo::Configuration),
+            dpsi: f(&self.dpsi, 3 * ne * st, cargo == Cargo::Whole),
             cond: self.cond[k],
         })
     }
@@ -115,8 +133,10 @@ impl<S: Scalar, A: Scalar> Engine for CpuEngine<'_, S, A> {
         let set = |v: &mut [S], len: usize, src: &[f64]| v[k * len..(k + 1) * len].iter_mut().zip(src).for_each(|(x, &y)| *x = S::of(y));
         self.w.pos[3 * ne * k..3 * ne * (k + 1)].copy_from_slice(&w.pos);
         self.w.rot[9 * ni * k..9 * ni * (k + 1)].copy_from_slice(&w.rot);
-        if !w.is_configuration() {
+        if !w.inv.is_empty() {
             set(&mut self.w.inv, ne * st, &w.inv);
+        }
+        if !w.dpsi.is_empty() {
             set(&mut self.dpsi, 3 * ne * st, &w.dpsi);
         }
         // its Laplacian rows did not travel: the next measurement (or `rebuild`) evaluates its orbitals
@@ -125,8 +145,8 @@ impl<S: Scalar, A: Scalar> Engine for CpuEngine<'_, S, A> {
         self.cond[k] = w.cond;
         Ok(())
     }
-    fn rebuild(&mut self, slots: &[usize]) -> Result<(), SolidError> {
-        CpuEngine::rebuild(self, slots)
+    fn rebuild(&mut self, slots: &[usize], cargo: Cargo) -> Result<(), SolidError> {
+        CpuEngine::rebuild(self, slots, cargo == Cargo::Configuration)
     }
     fn finite(&mut self) -> &mut Finite {
         &mut self.finite
@@ -149,14 +169,14 @@ impl<S: Scalar, A: Scalar> Engine for GpuEngine<'_, S, A> {
     fn take(&mut self, k: usize, cargo: Cargo) -> Result<Walker, SolidError> {
         Ok(match cargo {
             Cargo::Whole => GpuEngine::take(self, k)?,
-            Cargo::Configuration => GpuEngine::take_configuration(self, k)?,
+            _ => GpuEngine::take_prefix(self, k, cargo.upto())?,
         })
     }
     fn put(&mut self, k: usize, w: &Walker) -> Result<(), SolidError> {
         Ok(GpuEngine::put(self, k, w)?)
     }
-    fn rebuild(&mut self, slots: &[usize]) -> Result<(), SolidError> {
-        GpuEngine::rebuild(self, slots)
+    fn rebuild(&mut self, slots: &[usize], cargo: Cargo) -> Result<(), SolidError> {
+        GpuEngine::rebuild(self, slots, cargo == Cargo::Configuration)
     }
     fn finite(&mut self) -> &mut Finite {
         &mut self.finite
@@ -300,9 +320,9 @@ pub fn generation(comm: &dyn Comm, e: &mut dyn Engine, d: &mut Dmc) -> Result<()
         e.put(slot, w)?;
         d.arrived = Some(slot);
     }
-    let rebuilt: Vec<usize> = p.open.iter().zip(&leaving).filter(|(_, w)| w.is_configuration()).map(|(&slot, _)| slot).collect();
+    let rebuilt = if d.cargo == Cargo::Whole { &[][..] } else { &p.open[..leaving.len()] };
     let r = Instant::now();
-    e.rebuild(&rebuilt)?;
+    e.rebuild(rebuilt, d.cargo)?;
     d.timing.rebuild_s += r.elapsed().as_secs_f64();
     d.timing.migrate_s += t.elapsed().as_secs_f64();
     d.timing.migrated += traffic.walkers;
@@ -358,7 +378,7 @@ mod tests {
     #[test]
     fn two_ranks_make_the_one_engine_generation() {
         let sys = Solid::carbon(16, 3).unwrap();
-        for cargo in [Cargo::Whole, Cargo::Configuration] {
+        for cargo in [Cargo::Whole, Cargo::Inverse, Cargo::Configuration] {
             let mut migrated = 0;
             for seed in 1..=4 {
                 migrated += one_generation(&sys, Params { tau: 0.5, dmc: true, recompute: 0, seed, first: 0, delay: 4 }, cargo);
@@ -428,18 +448,26 @@ mod tests {
         assert_eq!(e.energies()[2], a.parts.local());
         assert_eq!(e.take(1, Cargo::Whole).unwrap(), a, "the source stays");
         let whole = e.take(0, Cargo::Whole).unwrap();
-        let c = e.take(0, Cargo::Configuration).unwrap();
-        assert!(c.is_configuration() && !whole.is_configuration());
-        assert_eq!((&c.pos, &c.rot, c.parts, c.cond), (&whole.pos, &whole.rot, whole.parts, whole.cond));
-        e.put(2, &c).unwrap();
-        e.rebuild(&[2]).unwrap();
-        let got = e.take(2, Cargo::Whole).unwrap();
-        assert_eq!((&got.pos, &got.rot, got.parts), (&whole.pos, &whole.rot, whole.parts));
-        for (name, x, y) in [("inverse", &got.inv, &whole.inv), ("gradient", &got.dpsi, &whole.dpsi)] {
-            let scale = y.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-            let err = x.iter().zip(y).map(|(p, q)| (p - q).abs()).fold(0.0f64, f64::max);
-            assert!(err <= 8.0 * eps * scale, "rebuilt {name} rows differ by {err:.2e} (scale {scale:.2e})");
+        for cargo in [Cargo::Configuration, Cargo::Inverse] {
+            // slot 2 holds walker 1's rows again first: rows left stale would be off by O(1)
+            e.put(2, &a).unwrap();
+            let c = e.take(0, cargo).unwrap();
+            assert_eq!(c.is_configuration(), cargo == Cargo::Configuration);
+            assert_eq!((c.dpsi.len(), c.inv.is_empty()), (0, cargo == Cargo::Configuration));
+            assert_eq!((&c.pos, &c.rot, c.parts, c.cond), (&whole.pos, &whole.rot, whole.parts, whole.cond));
+            e.put(2, &c).unwrap();
+            e.rebuild(&[2], cargo).unwrap();
+            let got = e.take(2, Cargo::Whole).unwrap();
+            assert_eq!((&got.pos, &got.rot, got.parts), (&whole.pos, &whole.rot, whole.parts));
+            if cargo == Cargo::Inverse {
+                assert_eq!(got.inv, whole.inv, "the inverse rows travel exactly");
+            }
+            for (name, x, y) in [("inverse", &got.inv, &whole.inv), ("gradient", &got.dpsi, &whole.dpsi)] {
+                let scale = y.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+                let err = x.iter().zip(y).map(|(p, q)| (p - q).abs()).fold(0.0f64, f64::max);
+                assert!(err <= 8.0 * eps * scale, "{cargo:?}: rebuilt {name} rows differ by {err:.2e} (scale {scale:.2e})");
+            }
+            assert_eq!(e.energies()[2], whole.parts.local());
         }
-        assert_eq!(e.energies()[2], whole.parts.local());
     }
 }
