@@ -384,7 +384,48 @@ pub fn folder_tables(dir: &str, records: &[Record]) -> Result<String> {
             ));
         }
     }
+    out.push_str(&scaling_table(&mine));
     Ok(out)
+}
+
+/// The synthetic solid's parallel efficiency over GPUs (the `solid-scaling` figure's series) at the newest commit
+/// that ran it over several ranks with a recorded migration cargo: one row per series, at its largest rank count.
+fn scaling_table(mine: &[&Record]) -> String {
+    let Ok(f) = crate::figures::find("solid-scaling") else { return String::new() };
+    let recs: Vec<Record> = mine.iter().map(|r| (*r).clone()).collect();
+    let chosen = crate::figures::select(&f, &recs);
+    let newest = chosen.iter().filter(|r| r.sizes.get("ranks").is_some_and(|&n| n > 1) && r.params.contains_key("migrate")).max_by(|a, b| a.timestamp.cmp(&b.timestamp));
+    let Some(newest) = newest.map(|r| r.commit.clone()) else { return String::new() };
+    let here: Vec<&Record> = chosen.into_iter().filter(|r| r.commit == newest).collect();
+    let mut rows = vec![];
+    for m in crate::figures::series(&f, &here) {
+        let Some(last) = m.points.last().filter(|p| p.x > 1.0) else { continue };
+        let attr = |k: &str| m.attrs.iter().find(|a| a.0 == k).map_or(String::new(), |a| a.1.clone());
+        rows.push(format!(
+            "| {} | {} | {} | {} | {} | {} | {:.3} | {} |",
+            attr("electrons"),
+            attr("precision"),
+            attr("scaling"),
+            attr("transport"),
+            attr("migrate"),
+            last.x,
+            last.y,
+            short(&last.commit)
+        ));
+    }
+    if rows.is_empty() {
+        return String::new();
+    }
+    rows.sort();
+    let mut out = String::from("\nSynthetic-solid DMC over GPUs (`scripts/gpu-host.sh solid-scaling`, figure `solid-scaling`): parallel ");
+    out.push_str("efficiency at the largest rank count, weak (walkers per GPU fixed) and strong (population fixed), by what a ");
+    out.push_str("migrating walker carries (`solid --migrate`).\n\n");
+    out.push_str("| electrons | precision | scaling | transport | migrate | GPUs | efficiency | commit |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n");
+    for r in rows {
+        out.push_str(&r);
+        out.push('\n');
+    }
+    out
 }
 
 /// The whole generated section for `folders` (paths relative to `root`, each read whole), markers included.
@@ -477,6 +518,35 @@ mod tests {
         let table = folder_tables("results/nvidia-h100-80gb-hbm3", &recs).unwrap();
         let line = table.lines().find(|l| l.contains("678 electrons")).unwrap();
         assert!(line.contains("| 10.0x |") && !line.contains("4.00x"), "{line}");
+    }
+
+    /// The scaling table: the newest commit's multi-rank runs over their one-rank run, at the largest rank count,
+    /// one row per cargo; an older commit's runs are left out.
+    #[test]
+    fn the_scaling_table_takes_the_newest_commit_at_its_largest_rank_count() {
+        let base: Record = serde_json::from_str(include_str!("../tests/data/record.json")).unwrap();
+        let rec = |ranks: u64, walkers: u64, secs: f64, migrate: &str, commit: &str, ts: &str| {
+            let mut r = base.clone();
+            (r.kernel, r.op, r.variant, r.precision) = ("solid".into(), "dmc".into(), Variant::Gpu, "mixed".into());
+            r.sizes = [("electrons".to_string(), 512), ("walkers".to_string(), walkers), ("ranks".to_string(), ranks)].into();
+            r.params = [("migrate".to_string(), migrate.to_string()), ("transport".to_string(), "threads".to_string())].into();
+            r.extra = [("generations_run".to_string(), 20.0)].into();
+            (r.commit, r.time.median, r.timestamp, r.validation.status) = (commit.into(), secs, ts.into(), "passed".into());
+            r
+        };
+        let recs = [
+            rec(1, 256, 1.0, "inverse", "old0000", "2026-01-01T00:00:00Z"),
+            rec(2, 512, 2.0, "inverse", "old0000", "2026-01-01T00:00:01Z"),
+            rec(1, 256, 1.0, "inverse", "new0000", "2026-01-02T00:00:00Z"),
+            rec(2, 512, 1.25, "inverse", "new0000", "2026-01-02T00:00:01Z"),
+            rec(2, 512, 2.0, "whole", "new0000", "2026-01-02T00:00:02Z"),
+        ];
+        let mine: Vec<&Record> = recs.iter().collect();
+        let t = scaling_table(&mine);
+        let row = |m: &str| t.lines().find(|l| l.contains("weak") && l.contains(&format!("| {m} |"))).unwrap_or_else(|| panic!("{m}: {t}")).to_string();
+        assert!(row("inverse").ends_with("| 2 | 0.800 | new0000 |"), "{t}");
+        assert!(row("whole").ends_with("| 2 | 0.500 | new0000 |"), "{t}");
+        assert!(!t.contains("old0000"), "{t}");
     }
 
     #[test]

@@ -129,10 +129,6 @@ struct Fused {
     update: CudaFunction,
 }
 
-/// From this size up (per spin) the rebuild of migrated walkers inverts through cuSOLVER's per-matrix LU: a few
-/// matrices, where the batched LU's column-by-column latency does not pay.
-const REBUILD_SOLVER_MIN_N: usize = SOLVER_MIN_N;
-
 /// Tiles of solid.cu's delayed_w (rows of t per block of W_BLOCK threads: 8 warps of 4 or 8 slots each) and
 /// delayed_update (rows and columns of t per block of UPDATE_BLOCK threads): SOLID_W_BLOCK, SOLID_W_ROWS,
 /// SOLID_U_ROWS, SOLID_U_COLS.
@@ -686,7 +682,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             self.gpu.stream.memcpy_htod(&list, &mut self.inversion.chosen.slice_mut(..list.len())).during("copying the re-inverting walkers")?;
             self.traffic.up::<i32>(list.len());
             self.measure_chunks(1, true, chosen.len())?;
-            self.reinvert(chosen, SOLVER_MIN_N)?;
+            self.reinvert(chosen)?;
         }
         self.measure_chunks(0, false, nw)?;
         let kp = self.kp;
@@ -786,14 +782,16 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
     }
 
     /// f64 LU and inverse of both Slater matrices of each walker in `chosen` (listed on the device by `measure`),
-    /// back into their inverse rows, with each one's condition number. cuBLAS's batched LU below `solver_min_n`,
-    /// cuSOLVER's blocked LU and solves against the identity per matrix from there (the step's re-inversions use
-    /// [`SOLVER_MIN_N`], as the determinant kernel, which measured the blocked LU the faster from n = 1024 for
-    /// batches of walkers). Both routes give walkers on the f64 reference to 1.7e-13 at 2048 electrons (cond 1e5).
-    fn reinvert(&mut self, chosen: &[usize], solver_min_n: usize) -> Result<(), SolidError> {
+    /// back into their inverse rows, with each one's condition number. cuBLAS's batched LU below
+    /// [`SOLVER_MIN_N`], cuSOLVER's blocked LU and solves against the identity per matrix from there, as the
+    /// determinant kernel (which measured the blocked LU the faster from n = 1024). For the few matrices of a
+    /// migration's rebuild cuSOLVER is no faster either: on two H200s at 512 electrons (n = 256, about 7 matrices a
+    /// generation) a generation took 54.6 ms with it against 53.7 with the batched LU (ff491b4 and a variant of it).
+    /// Both routes give walkers on the f64 reference to 1.7e-13 at 2048 electrons (cond 1e5).
+    fn reinvert(&mut self, chosen: &[usize]) -> Result<(), SolidError> {
         let (n, c) = (self.kp.n as usize, chosen.len());
         let m = 2 * c;
-        let solver = if n >= solver_min_n { self.gpu.solver()? } else { None };
+        let solver = if n >= SOLVER_MIN_N { self.gpu.solver()? } else { None };
         let s = self.gpu.stream.clone();
         let x = &mut self.inversion;
         let norms = device_norms(&self.gpu, &x.work, n, &x.chosen, c)?;
@@ -936,7 +934,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         self.traffic.up::<i32>(list.len());
         if invert {
             self.measure_chunks(1, true, slots.len())?;
-            self.reinvert(slots, REBUILD_SOLVER_MIN_N)?;
+            self.reinvert(slots)?;
         }
         // det4 of the first slots.len() walkers is overwritten here: the next measurement writes it again first
         self.measure_chunks(0, true, slots.len())?;

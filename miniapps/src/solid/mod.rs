@@ -116,9 +116,9 @@ pub struct Args {
     /// With ranks: what a walker migrating between ranks carries. configuration: positions, rotations and
     /// energies (14 KB at 512 electrons), the receiving rank rebuilding the inverse and gradient rows of all its
     /// arrivals in one batched pass (an f64 re-inversion); inverse: the inverse rows too (1 MB at 512 electrons),
-    /// only the gradient rows rebuilt; whole: the full state, gradient rows too (4 MB at 512 electrons), nothing
-    /// rebuilt. Recorded as params.migrate.
-    #[arg(long, default_value = "configuration", value_parser = clap::value_parser!(kernels::solid::ranks::Cargo))]
+    /// only the gradient rows rebuilt (the default: the fastest on two H200s); whole: the full state, gradient rows
+    /// too (4 MB at 512 electrons), nothing rebuilt. Recorded as params.migrate.
+    #[arg(long, default_value = "inverse", value_parser = clap::value_parser!(kernels::solid::ranks::Cargo))]
     pub migrate: kernels::solid::ranks::Cargo,
 }
 
