@@ -29,6 +29,9 @@ pub enum GpuError {
     /// cuBLAS could not be loaded or failed.
     #[error("cuBLAS error while {during}: {message}")]
     Blas { during: String, message: String },
+    /// A stream capture that made no graph.
+    #[error("capturing {0} into a CUDA graph made no graph")]
+    EmptyGraph(String),
     /// Any other driver error, with what was being done.
     #[error("CUDA driver error while {during}: {source}")]
     Driver {

@@ -108,7 +108,9 @@ impl Gpu {
         // One stream per process: the multi-stream event tracking of cudarc would only add overhead to timed loops.
         // SAFETY: every buffer of this process is used on `stream` alone.
         unsafe { ctx.disable_event_tracking() };
-        let stream = ctx.default_stream();
+        // A stream of its own, not the legacy default stream: CUDA graphs are captured from a stream, and the
+        // default one cannot be captured (the solid's sweep is replayed from a graph).
+        let stream = ctx.new_stream().during("creating a stream")?;
         let attr = |a| ctx.attribute(a).during("reading device attributes");
         let info = DeviceInfo {
             ordinal,

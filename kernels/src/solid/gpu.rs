@@ -45,7 +45,7 @@ use crate::pseudopotential::Setup;
 use crate::qmc::walker::MoveStats;
 use crate::{Real, Scalar};
 use cudarc::cusolver::sys as dn;
-use cudarc::driver::{sys, DevicePtr, DeviceRepr};
+use cudarc::driver::{sys, CudaGraph, DevicePtr, DeviceRepr};
 use std::sync::Arc;
 
 /// The solid's kernels: the per-walker random draws (draws.cu, a file of its own so that g++ builds it for the host
@@ -296,6 +296,12 @@ pub struct GpuEngine<'a, S: Real, A: Real> {
     /// Every walker's local energy and weight checked finite at every step (`validate`: on the host copies the
     /// comb needs anyway).
     pub finite: Finite,
+    /// The sweep's launches (six or seven an electron, thousands a step), captured once into a CUDA graph and
+    /// replayed each step: at a few hundred walkers each launch runs for a few microseconds, about what the host
+    /// takes to issue it, so the step was bound by issuing. Every argument is fixed from step to step (the electron,
+    /// the buffers; the step's random numbers are drawn on the device before it). Not with `profile`, whose events
+    /// need the launches issued one by one.
+    sweep_graph: Option<CudaGraph>,
 }
 
 impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
@@ -387,6 +393,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             marks: Marks::default(),
             traffic: Traffic::default(),
             finite: Finite::default(),
+            sweep_graph: None,
             gpu: gpu.clone(),
             p,
             sys,
@@ -486,9 +493,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         }
         self.gpu.stream.memset_zeros(&mut self.acc).during("clearing the accepted counts")?;
         self.mark(Class::Other)?;
-        for e in 0..ne {
-            self.sweep_electron(e as i32)?;
-        }
+        self.sweep(ne)?;
         // walker by walker, as the CPU engine
         let chosen: Vec<usize> = (0..nw).filter(|&k| reinverts(&self.p, step, S::EPS, self.cond[k])).collect();
         self.measure(&chosen)?;
@@ -498,6 +503,26 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         self.moves.attempted += (nw * ne) as u64;
         self.steps += 1;
         Ok(())
+    }
+
+    /// Every electron's move, all walkers: replayed from the graph captured at the first step (`sweep_graph`), or
+    /// issued launch by launch with `profile`.
+    fn sweep(&mut self, ne: usize) -> Result<(), GpuError> {
+        if self.profile {
+            return (0..ne).try_for_each(|e| self.sweep_electron(e as i32));
+        }
+        if self.sweep_graph.is_none() {
+            // handles made before the capture: creating them allocates, which a capture does not allow
+            self.gpu.blas()?;
+            let s = self.gpu.stream.clone();
+            s.begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL).during("starting the capture of the sweep")?;
+            let issued = (0..ne).try_for_each(|e| self.sweep_electron(e as i32));
+            // the capture ends whatever happened, or the stream stays unusable
+            let graph = s.end_capture(sys::CUgraphInstantiate_flags(0)).during("capturing the sweep into a graph");
+            issued?;
+            self.sweep_graph = Some(graph?.ok_or_else(|| GpuError::EmptyGraph("the sweep".into()))?);
+        }
+        self.sweep_graph.as_ref().expect("captured above").launch().during("launching the sweep's graph")
     }
 
     /// The six launches of one electron's move, all walkers: with delayed updates those of `delayed_electron`.
