@@ -186,10 +186,16 @@ fn a_slow_rank_gets_fewer_walkers_by_speed_and_the_wait_falls() {
     assert!(held(&speed[1]) < 0.35 * DMC.walkers as f64, "rank 1 held {} walkers a generation", held(&speed[1]));
     assert!(held(&speed[0]) > 0.6 * DMC.walkers as f64, "rank 0 held {} walkers a generation", held(&speed[0]));
     assert!(wait(&speed[0]) < 0.5 * wait(&equal[0]), "rank 0 waited {} s a generation by speed, {} s with equal shares", wait(&speed[0]), wait(&equal[0]));
-    // and the physics is unchanged: both ranks hold the same estimate, on the exact energy
+    // and the physics holds: both ranks hold the same estimate, near the exact energy. Not within its error bar:
+    // with shares by speed the walkers' paths depend on the measured timings, so the energy is a fresh sample on
+    // every machine, and this short run's error bar does not converge (300 generations; 1200 did not either, the
+    // inefficiency still rising past 15), so a 4-sigma test of it could fail by accident: it did once on a 32-core
+    // host, 23 mHa above the exact energy against an unconverged 4.5 mHa. The bound below only catches broken
+    // population control (lost or doubled walkers, wrong weights: gross errors); the energy
+    // against its error bar is the equal-shares test's, whose paths are reproducible.
     let (e, e1) = (speed[0].estimate.unwrap(), speed[1].estimate.unwrap());
     assert_eq!(bits(&e), bits(&e1));
-    assert!((e.energy - HE_EXACT).abs() < 4.0 * e.error + 0.005, "{e:?}");
+    assert!((e.energy - HE_EXACT).abs() < 0.05, "{e:?}");
     assert!((e.population - DMC.walkers as f64).abs() < 0.2 * DMC.walkers as f64, "{e:?}");
 }
 
