@@ -469,6 +469,7 @@ pub fn all() -> Vec<Figure> {
             select: &["ranks>=1"],
             runs: &[
                 &["--electrons", "256,512", "--walkers", "256,512", "--ranks", "1", "--steps", "20", "--variants", "gpu", "--precision", "mixed"],
+                &["--electrons", "256,512", "--walkers", "512", "--ranks", "2", "--steps", "20", "--variants", "gpu", "--precision", "mixed", "--migrate", "inverse"],
                 &["--electrons", "256,512", "--walkers", "512", "--ranks", "2", "--steps", "20", "--variants", "gpu", "--precision", "mixed", "--migrate", "configuration"],
                 &["--electrons", "256,512", "--walkers", "512", "--ranks", "2", "--steps", "20", "--variants", "gpu", "--precision", "mixed", "--migrate", "whole"],
             ],

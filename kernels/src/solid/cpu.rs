@@ -204,10 +204,7 @@ impl<'a, S: Scalar, A: Scalar> CpuEngine<'a, S, A> {
     /// threads). Adds the thread times per class, scaled to the wall time, to `timers`.
     fn walker_tasks(&mut self, step: Option<usize>, invert: bool) -> Result<(), SolidError> {
         let (ne, ni, st) = (self.ctx.sys.electrons(), self.ctx.setup.ion_count(), self.ctx.setup.table.stride);
-        let threads = rayon::current_num_threads();
-        while self.scratch.len() < threads {
-            self.scratch.push(Mutex::new(Scratch::new(&self.ctx.setup, self.ctx.p.delay)));
-        }
+        self.scratch_for(rayon::current_num_threads());
         let start = Instant::now();
         let (me, scratch) = (&self.ctx, &self.scratch);
         self.w
@@ -293,14 +290,19 @@ impl<'a, S: Scalar, A: Scalar> CpuEngine<'a, S, A> {
         self.e_est += (e_gen - self.e_est) / (step + 2) as f64;
     }
 
+    /// At least `threads` scratch spaces (made on first use, kept).
+    fn scratch_for(&mut self, threads: usize) {
+        while self.scratch.len() < threads {
+            self.scratch.push(Mutex::new(Scratch::new(&self.ctx.setup, self.ctx.p.delay)));
+        }
+    }
+
     /// The walkers in `slots` (arrived from another rank: positions and rotations set, energies and condition number
     /// carried, the inverse rows too unless `invert`) get their orbital rows, and with `invert` an f64 inverse, from
     /// their positions, as a fresh measurement makes them; their energies stay those they carried.
     pub fn rebuild(&mut self, slots: &[usize], invert: bool) -> Result<(), SolidError> {
         let (ne, st) = (self.ctx.sys.electrons(), self.ctx.setup.table.stride);
-        if self.scratch.is_empty() {
-            self.scratch.push(Mutex::new(Scratch::new(&self.ctx.setup, self.ctx.p.delay)));
-        }
+        self.scratch_for(1);
         let me = &self.ctx;
         let mut sc = self.scratch[0].lock().expect("solid cpu: scratch");
         for &k in slots {

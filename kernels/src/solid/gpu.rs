@@ -703,9 +703,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
     fn measure(&mut self, chosen: &[usize]) -> Result<(), SolidError> {
         let (nw, ne) = (self.count(), self.kp.electrons as usize);
         if !chosen.is_empty() {
-            let list: Vec<i32> = chosen.iter().map(|&k| k as i32).collect();
-            self.gpu.stream.memcpy_htod(&list, &mut self.inversion.chosen.slice_mut(..list.len())).during("copying the re-inverting walkers")?;
-            self.traffic.up::<i32>(list.len());
+            self.list(chosen)?;
             self.measure_chunks(1, true, chosen.len())?;
             self.reinvert(chosen)?;
         }
@@ -733,6 +731,15 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         }
         self.ewald.launch_energy()?;
         self.mark(Class::Coulomb)?;
+        Ok(())
+    }
+
+    /// `walkers` into the inversion's `chosen` list on the device, which the listed passes (`measure_chunks` with
+    /// `listed`, `reinvert`) go through.
+    fn list(&mut self, walkers: &[usize]) -> Result<(), GpuError> {
+        let list: Vec<i32> = walkers.iter().map(|&k| k as i32).collect();
+        self.gpu.stream.memcpy_htod(&list, &mut self.inversion.chosen.slice_mut(..list.len())).during("copying the walker list")?;
+        self.traffic.up::<i32>(list.len());
         Ok(())
     }
 
@@ -954,9 +961,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         if slots.is_empty() {
             return Ok(());
         }
-        let list: Vec<i32> = slots.iter().map(|&k| k as i32).collect();
-        self.gpu.stream.memcpy_htod(&list, &mut self.inversion.chosen.slice_mut(..list.len())).during("copying the rebuilt walkers")?;
-        self.traffic.up::<i32>(list.len());
+        self.list(slots)?;
         if invert {
             self.measure_chunks(1, true, slots.len())?;
             self.reinvert(slots)?;

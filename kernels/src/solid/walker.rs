@@ -18,13 +18,6 @@ pub struct Walker {
     pub cond: f64,
 }
 
-impl Walker {
-    /// Whether only the configuration travels (the receiver rebuilds the inverse and gradient rows).
-    pub fn is_configuration(&self) -> bool {
-        self.inv.is_empty() && self.dpsi.is_empty()
-    }
-}
-
 impl Pack for Walker {
     type Context = ();
     fn pack(&self, out: &mut Vec<u8>) {
