@@ -21,6 +21,12 @@ pub trait Real:
     fn of(x: f64) -> Self;
     /// Widen to f64.
     fn f64(self) -> f64;
+    /// Bytes of one value as it travels between ranks and to disk.
+    const BYTES: usize;
+    /// The value into `out` (`BYTES` long), little-endian.
+    fn write_le(self, out: &mut [u8]);
+    /// The value from `b` (`BYTES` long), little-endian.
+    fn read_le(b: &[u8]) -> Self;
 }
 
 impl Real for f32 {
@@ -34,6 +40,15 @@ impl Real for f32 {
     fn f64(self) -> f64 {
         self as f64
     }
+    const BYTES: usize = 4;
+    #[inline(always)]
+    fn write_le(self, out: &mut [u8]) {
+        out.copy_from_slice(&self.to_le_bytes());
+    }
+    #[inline(always)]
+    fn read_le(b: &[u8]) -> Self {
+        f32::from_le_bytes(b.try_into().expect("4 bytes"))
+    }
 }
 
 impl Real for f64 {
@@ -46,6 +61,15 @@ impl Real for f64 {
     #[inline(always)]
     fn f64(self) -> f64 {
         self
+    }
+    const BYTES: usize = 8;
+    #[inline(always)]
+    fn write_le(self, out: &mut [u8]) {
+        out.copy_from_slice(&self.to_le_bytes());
+    }
+    #[inline(always)]
+    fn read_le(b: &[u8]) -> Self {
+        f64::from_le_bytes(b.try_into().expect("8 bytes"))
     }
 }
 

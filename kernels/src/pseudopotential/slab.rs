@@ -1,6 +1,6 @@
 //! Paper 000's walker layout on the GPU: each walker's persistent data (electron positions, quadrature rotations,
 //! transposed inverse, stored orbital gradient rows) contiguous in one slab, all slabs in one allocation at a fixed
-//! walker stride, so a branching copy is one device-to-device copy and a migration one host transfer per walker.
+//! walker stride, so a branching copy is one device-to-device copy and a migration one host transfer per walker and array.
 //! Inside a slab each array keeps the layout the kernels read coalesced: positions `[electron][xyz]` f64, rotations
 //! `[ion][3x3]` f64, inverse rows `[electron][stride]` S, gradient rows `[electron][xyz][stride]` S. Every array
 //! and the walker stride are multiples of 256 bytes, so each array starts aligned for wide loads.
@@ -49,13 +49,13 @@ impl SlabLayout {
     }
 }
 
-/// One walker's arrays on the host (positions, rotations, inverse and gradient rows in f64).
+/// One walker's arrays on the host: positions and rotations in f64, inverse and gradient rows in the storage S.
 #[derive(Clone, Debug, PartialEq)]
-pub struct HostWalker {
+pub struct HostWalker<S> {
     pub pos: Vec<f64>,
     pub rot: Vec<f64>,
-    pub inv: Vec<f64>,
-    pub dpsi: Vec<f64>,
+    pub inv: Vec<S>,
+    pub dpsi: Vec<S>,
 }
 
 /// All walkers' slabs in one device allocation.
@@ -139,56 +139,75 @@ impl<S: Real> Slab<S> {
         gpu.stream.memcpy_dtod(&src, &mut dst).during("copying a walker's slab")
     }
 
-    /// Walker k's arrays, in one transfer to the host.
-    pub fn take(&self, gpu: &Gpu, k: usize) -> Result<HostWalker, GpuError> {
-        let raw = self.download(gpu, k, self.walker_bytes())?;
-        let get = |f: Field| self.parse(&raw, f);
-        Ok(HostWalker { pos: get(Field::Pos), rot: get(Field::Rot), inv: get(Field::Inv), dpsi: get(Field::Dpsi) })
+    /// Walker k's arrays, one transfer each straight into its host vector.
+    pub fn take(&self, gpu: &Gpu, k: usize) -> Result<HostWalker<S>, GpuError> {
+        self.take_before(gpu, k, None)
     }
 
-    /// Walker k's arrays before `upto` (the slab's first bytes: positions and rotations before `Field::Inv`, the
-    /// inverse rows too before `Field::Dpsi`) in one transfer, the others left empty: what a migration sends when
-    /// the receiver rebuilds the rest.
-    pub fn take_prefix(&self, gpu: &Gpu, k: usize, upto: Field) -> Result<HostWalker, GpuError> {
-        let raw = self.download(gpu, k, upto.offset(&self.layout) as usize)?;
-        let get = |f: Field| if f < upto { self.parse(&raw, f) } else { vec![] };
-        Ok(HostWalker { pos: get(Field::Pos), rot: get(Field::Rot), inv: get(Field::Inv), dpsi: get(Field::Dpsi) })
+    /// Walker k's arrays before `upto` (positions and rotations before `Field::Inv`, the inverse rows too before
+    /// `Field::Dpsi`), the others left empty: what a migration sends when the receiver rebuilds the rest.
+    pub fn take_prefix(&self, gpu: &Gpu, k: usize, upto: Field) -> Result<HostWalker<S>, GpuError> {
+        self.take_before(gpu, k, Some(upto))
     }
 
-    /// The first `len` bytes of walker k's slab.
-    fn download(&self, gpu: &Gpu, k: usize, len: usize) -> Result<Vec<u8>, GpuError> {
-        let b = self.walker_bytes();
-        gpu.stream.clone_dtoh(&self.buf.slice(k * b..k * b + len)).during("copying a walker's slab")
+    fn take_before(&self, gpu: &Gpu, k: usize, upto: Option<Field>) -> Result<HostWalker<S>, GpuError> {
+        let wanted = |f: Field| upto.is_none_or(|u| f < u);
+        let h = HostWalker {
+            pos: if wanted(Field::Pos) { self.read(gpu, k, Field::Pos)? } else { vec![] },
+            rot: if wanted(Field::Rot) { self.read(gpu, k, Field::Rot)? } else { vec![] },
+            inv: if wanted(Field::Inv) { self.read(gpu, k, Field::Inv)? } else { vec![] },
+            dpsi: if wanted(Field::Dpsi) { self.read(gpu, k, Field::Dpsi)? } else { vec![] },
+        };
+        gpu.stream.synchronize().during("copying a walker's slab")?;
+        Ok(h)
     }
 
-    /// Array `f` of a walker's downloaded slab bytes, in f64.
-    fn parse(&self, raw: &[u8], f: Field) -> Vec<f64> {
-        let (off, n) = (f.offset(&self.layout) as usize, self.lens[f as usize]);
-        let bytes = &raw[off..];
-        match f.size::<S>() {
-            8 => bytes.chunks_exact(8).take(n).map(|c| f64::from_ne_bytes(c.try_into().unwrap())).collect(),
-            _ => bytes.chunks_exact(4).take(n).map(|c| f32::from_ne_bytes(c.try_into().unwrap()) as f64).collect(),
+    /// Array `f` of walker k (T: f64 for positions and rotations, S for rows) into a new host vector, in its own
+    /// type: no staging buffer, no conversion (a migrating walker's rows are a megabyte at 512 electrons).
+    fn read<T: Real>(&self, gpu: &Gpu, k: usize, f: Field) -> Result<Vec<T>, GpuError> {
+        let n = self.lens[f as usize];
+        let mut out = vec![T::zero(); n];
+        if n > 0 {
+            assert_eq!(f.size::<S>(), T::BYTES, "slab: array type");
+            let at = k * self.walker_bytes() + f.offset(&self.layout) as usize;
+            let bytes = self.buf.slice(at..at + n * T::BYTES);
+            // SAFETY: the bytes hold n values of T (the field's element type, checked above), written by the kernels
+            // or by `put`; the view covers exactly them.
+            let view = unsafe { bytes.transmute::<T>(n) }.expect("slab: the array's bytes hold its values");
+            gpu.stream.memcpy_dtoh(&view, &mut out).during("copying a walker's slab")?;
         }
+        Ok(out)
     }
 
-    /// Slot k takes the arrays (positions, rotations, inverse rows, gradient rows; rounded to S where stored in S),
-    /// in one transfer to the device. Borrowed, so a migrating walker is not copied on the host first. Trailing
-    /// arrays left empty (`take_prefix`'s) are not written: those rows stay as they were, for the caller to rebuild.
-    pub fn put(&mut self, gpu: &Gpu, k: usize, [pos, rot, inv, dpsi]: [&[f64]; 4]) -> Result<(), GpuError> {
-        let b = self.walker_bytes();
-        let all = [(Field::Pos, pos), (Field::Rot, rot), (Field::Inv, inv), (Field::Dpsi, dpsi)];
-        let given = all.iter().rposition(|(_, v)| !v.is_empty()).map_or(0, |i| i + 1);
-        let len = all.get(given).map_or(b, |(f, _)| f.offset(&self.layout) as usize);
-        let mut raw = vec![0u8; len];
-        for &(f, v) in &all[..given] {
-            assert_eq!(v.len(), self.lens[f as usize], "slab: walker array size");
-            let at = &mut raw[f.offset(&self.layout) as usize..];
-            match f.size::<S>() {
-                8 => at.chunks_exact_mut(8).zip(v.iter()).for_each(|(c, x)| c.copy_from_slice(&x.to_ne_bytes())),
-                _ => at.chunks_exact_mut(4).zip(v.iter()).for_each(|(c, x)| c.copy_from_slice(&(S::of(*x).f64() as f32).to_ne_bytes())),
-            }
+    /// Array `f` of walker k from `src` (its length, in its own type).
+    fn write<T: Real>(&mut self, gpu: &Gpu, k: usize, f: Field, src: &[T]) -> Result<(), GpuError> {
+        assert!(src.len() == self.lens[f as usize] && f.size::<S>() == T::BYTES, "slab: walker array size or type");
+        if src.is_empty() {
+            return Ok(());
         }
-        gpu.stream.memcpy_htod(&raw, &mut self.buf.slice_mut(k * b..k * b + len)).during("copying a walker's slab")
+        let at = k * self.walker_bytes() + f.offset(&self.layout) as usize;
+        let mut bytes = self.buf.slice_mut(at..at + src.len() * T::BYTES);
+        // SAFETY: as in `read`: the view covers exactly the array's values of type T.
+        let mut view = unsafe { bytes.transmute_mut::<T>(src.len()) }.expect("slab: the array's bytes hold its values");
+        // from pageable memory the driver has staged `src` before returning
+        gpu.stream.memcpy_htod(src, &mut view).during("copying a walker's slab")
+    }
+
+    /// Slot k takes the arrays given (positions and rotations in f64, inverse and gradient rows in S), one transfer
+    /// each. Trailing arrays left empty (`take_prefix`'s) are not written: those rows stay as they were, for the
+    /// caller to rebuild.
+    pub fn put(&mut self, gpu: &Gpu, k: usize, [pos, rot]: [&[f64]; 2], [inv, dpsi]: [&[S]; 2]) -> Result<(), GpuError> {
+        assert!(k < self.count, "slab: walker index");
+        assert!(dpsi.is_empty() || !inv.is_empty(), "slab: gradient rows come with their inverse");
+        self.write(gpu, k, Field::Pos, pos)?;
+        self.write(gpu, k, Field::Rot, rot)?;
+        if !inv.is_empty() {
+            self.write(gpu, k, Field::Inv, inv)?;
+        }
+        if !dpsi.is_empty() {
+            self.write(gpu, k, Field::Dpsi, dpsi)?;
+        }
+        Ok(())
     }
 }
 
@@ -242,7 +261,7 @@ mod tests {
     }
 
     /// Walkers uploaded with pitched copies come back whole, one slab copied over another in either direction
-    /// moves every array, and a walker put into a slot comes back as it went in (rounded to f32 where stored so).
+    /// moves every array, and a walker put into a slot comes back as it went in.
     #[test]
     fn slabs_copy_take_and_put_whole_walkers_when_present() {
         let Some(gpu) = crate::gpu::for_test() else { return };
@@ -253,8 +272,8 @@ mod tests {
         let host = |k: usize| HostWalker {
             pos: w.pos[3 * ne * k..3 * ne * (k + 1)].to_vec(),
             rot: w.rot[9 * ni * k..9 * ni * (k + 1)].to_vec(),
-            inv: w.inv[ne * st * k..ne * st * (k + 1)].iter().map(|x| x.f64()).collect(),
-            dpsi: vec![0.0; 3 * ne * st],
+            inv: w.inv[ne * st * k..ne * st * (k + 1)].to_vec(),
+            dpsi: vec![0.0f32; 3 * ne * st],
         };
         for k in 0..3 {
             assert_eq!(slab.take(&gpu, k).unwrap(), host(k), "walker {k} as uploaded");
@@ -264,19 +283,19 @@ mod tests {
         assert_eq!(slab.take(&gpu, 0).unwrap(), host(2));
         assert_eq!(slab.take(&gpu, 2).unwrap(), host(1));
         let mut moved = host(0);
-        moved.dpsi.iter_mut().enumerate().for_each(|(i, x)| *x = f32::from(i as u16).into());
-        slab.put(&gpu, 1, [&moved.pos, &moved.rot, &moved.inv, &moved.dpsi]).unwrap();
+        moved.dpsi.iter_mut().enumerate().for_each(|(i, x)| *x = f32::from(i as u16));
+        slab.put(&gpu, 1, [&moved.pos, &moved.rot], [&moved.inv, &moved.dpsi]).unwrap();
         assert_eq!(slab.take(&gpu, 1).unwrap(), moved);
         assert_eq!(slab.take(&gpu, 0).unwrap(), host(2), "the neighbours stay");
         // a configuration: positions and rotations only, in and out; the rows of the slot it lands in stay
         let c = slab.take_prefix(&gpu, 2, Field::Inv).unwrap();
         assert_eq!((&c.pos, &c.rot, c.inv.len(), c.dpsi.len()), (&host(1).pos, &host(1).rot, 0, 0));
-        slab.put(&gpu, 1, [&c.pos, &c.rot, &[], &[]]).unwrap();
+        slab.put(&gpu, 1, [&c.pos, &c.rot], [&[], &[]]).unwrap();
         assert_eq!(slab.take(&gpu, 1).unwrap(), HostWalker { pos: c.pos, rot: c.rot, ..moved.clone() });
         // the inverse rows too
         let c = slab.take_prefix(&gpu, 0, Field::Dpsi).unwrap();
         assert_eq!((&c.pos, &c.inv, c.dpsi.len()), (&host(2).pos, &host(2).inv, 0));
-        slab.put(&gpu, 1, [&c.pos, &c.rot, &c.inv, &[]]).unwrap();
+        slab.put(&gpu, 1, [&c.pos, &c.rot], [&c.inv, &[]]).unwrap();
         assert_eq!(slab.take(&gpu, 1).unwrap(), HostWalker { dpsi: moved.dpsi, ..host(2) });
     }
 }

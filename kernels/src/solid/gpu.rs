@@ -456,7 +456,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
     /// Walker k's positions, rotations, energies and inverse rows (its slab downloaded), for validation.
     pub fn walker(&mut self, k: usize) -> Result<WalkerState<S>, GpuError> {
         let h = self.slab.take(&self.gpu, k)?;
-        Ok((h.pos, h.rot, self.parts[k], h.inv.into_iter().map(S::of).collect()))
+        Ok((h.pos, h.rot, self.parts[k], h.inv))
     }
 
     /// One step of every walker, as `CpuEngine::step`.
@@ -939,16 +939,16 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         Ok(())
     }
 
-    /// Walker k's whole state (positions, rotations, energies, inverse and gradient rows in f64), for migration:
-    /// its slab in one transfer.
-    pub fn take(&mut self, k: usize) -> Result<Walker, GpuError> {
+    /// Walker k's whole state (positions, rotations, energies, inverse and gradient rows in storage), for migration:
+    /// one transfer per array.
+    pub fn take(&mut self, k: usize) -> Result<Walker<S>, GpuError> {
         let h = self.slab.take(&self.gpu, k)?;
         Ok(Walker { pos: h.pos, rot: h.rot, parts: self.parts[k], inv: h.inv, dpsi: h.dpsi, cond: self.cond[k] })
     }
 
     /// Walker k's state up to `upto` (its positions and rotations before `Field::Inv`, its inverse rows too before
-    /// `Field::Dpsi`) with its energies, for migration: the first bytes of its slab in one transfer.
-    pub fn take_prefix(&mut self, k: usize, upto: Field) -> Result<Walker, GpuError> {
+    /// `Field::Dpsi`) with its energies, for migration: one transfer per array.
+    pub fn take_prefix(&mut self, k: usize, upto: Field) -> Result<Walker<S>, GpuError> {
         let h = self.slab.take_prefix(&self.gpu, k, upto)?;
         Ok(Walker { pos: h.pos, rot: h.rot, parts: self.parts[k], inv: h.inv, dpsi: h.dpsi, cond: self.cond[k] })
     }
@@ -971,10 +971,10 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         Ok(())
     }
 
-    /// Slot k takes the state `w` (a walker that migrated from another rank): its slab in one transfer (of the
-    /// arrays it carries; `rebuild` makes the others).
-    pub fn put(&mut self, k: usize, w: &Walker) -> Result<(), GpuError> {
-        self.slab.put(&self.gpu, k, [&w.pos, &w.rot, &w.inv, &w.dpsi])?;
+    /// Slot k takes the state `w` (a walker that migrated from another rank): one transfer per array it carries
+    /// (`rebuild` makes the others).
+    pub fn put(&mut self, k: usize, w: &Walker<S>) -> Result<(), GpuError> {
+        self.slab.put(&self.gpu, k, [&w.pos, &w.rot], [&w.inv, &w.dpsi])?;
         self.parts[k] = w.parts;
         self.cond[k] = w.cond;
         Ok(())

@@ -33,7 +33,7 @@ use super::gpu::GpuEngine;
 use super::walker::Walker;
 use super::{comb_offset, weight, Parts, SolidError};
 use crate::pseudopotential::slab::Field;
-use crate::Scalar;
+use crate::{Real, Scalar};
 use crate::qmc::comm::Comm;
 use crate::qmc::population::migrate;
 use std::time::Instant;
@@ -85,8 +85,8 @@ impl std::str::FromStr for Cargo {
     }
 }
 
-/// What the population control needs of an engine (CPU or GPU).
-pub trait Engine {
+/// What the population control needs of an engine (CPU or GPU) storing its rows in S.
+pub trait Engine<S> {
     fn count(&self) -> usize;
     /// One step without branching (sweep, measurement, nonlocal energy).
     fn advance(&mut self) -> Result<(), SolidError>;
@@ -95,9 +95,9 @@ pub trait Engine {
     /// Slot s takes the state of walker `parents[s]`; no parent's own slot is a target.
     fn copy_slots(&mut self, parents: &[usize]) -> Result<(), SolidError>;
     /// Walker k's state as `cargo` says.
-    fn take(&mut self, k: usize, cargo: Cargo) -> Result<Walker, SolidError>;
+    fn take(&mut self, k: usize, cargo: Cargo) -> Result<Walker<S>, SolidError>;
     /// Slot k takes `w` (whole, or a configuration whose rows `rebuild` then makes).
-    fn put(&mut self, k: usize, w: &Walker) -> Result<(), SolidError>;
+    fn put(&mut self, k: usize, w: &Walker<S>) -> Result<(), SolidError>;
     /// The rows the walkers put into `slots` did not carry (`cargo`'s), from their positions (one batched pass on
     /// the GPU).
     fn rebuild(&mut self, slots: &[usize], cargo: Cargo) -> Result<(), SolidError>;
@@ -105,7 +105,7 @@ pub trait Engine {
     fn finite(&mut self) -> &mut Finite;
 }
 
-impl<S: Scalar, A: Scalar> Engine for CpuEngine<'_, S, A> {
+impl<S: Scalar, A: Scalar> Engine<S> for CpuEngine<'_, S, A> {
     fn count(&self) -> usize {
         CpuEngine::count(self)
     }
@@ -119,9 +119,9 @@ impl<S: Scalar, A: Scalar> Engine for CpuEngine<'_, S, A> {
         CpuEngine::copy_slots(self, parents);
         Ok(())
     }
-    fn take(&mut self, k: usize, cargo: Cargo) -> Result<Walker, SolidError> {
+    fn take(&mut self, k: usize, cargo: Cargo) -> Result<Walker<S>, SolidError> {
         let (ne, st, ni) = (self.ctx.sys.electrons(), self.ctx.setup.table.stride, self.ctx.setup.ion_count());
-        let f = |v: &[S], len: usize, carried: bool| if carried { v[k * len..(k + 1) * len].iter().map(|x| x.f64()).collect() } else { vec![] };
+        let f = |v: &[S], len: usize, carried: bool| if carried { v[k * len..(k + 1) * len].to_vec() } else { vec![] };
         Ok(Walker {
             pos: self.w.pos[3 * ne * k..3 * ne * (k + 1)].to_vec(),
             rot: self.w.rot[9 * ni * k..9 * ni * (k + 1)].to_vec(),
@@ -131,9 +131,9 @@ impl<S: Scalar, A: Scalar> Engine for CpuEngine<'_, S, A> {
             cond: self.cond[k],
         })
     }
-    fn put(&mut self, k: usize, w: &Walker) -> Result<(), SolidError> {
+    fn put(&mut self, k: usize, w: &Walker<S>) -> Result<(), SolidError> {
         let (ne, st, ni) = (self.ctx.sys.electrons(), self.ctx.setup.table.stride, self.ctx.setup.ion_count());
-        let set = |v: &mut [S], len: usize, src: &[f64]| v[k * len..(k + 1) * len].iter_mut().zip(src).for_each(|(x, &y)| *x = S::of(y));
+        let set = |v: &mut [S], len: usize, src: &[S]| v[k * len..(k + 1) * len].copy_from_slice(src);
         self.w.pos[3 * ne * k..3 * ne * (k + 1)].copy_from_slice(&w.pos);
         self.w.rot[9 * ni * k..9 * ni * (k + 1)].copy_from_slice(&w.rot);
         if !w.inv.is_empty() {
@@ -156,7 +156,7 @@ impl<S: Scalar, A: Scalar> Engine for CpuEngine<'_, S, A> {
     }
 }
 
-impl<S: Scalar, A: Scalar> Engine for GpuEngine<'_, S, A> {
+impl<S: Scalar, A: Scalar> Engine<S> for GpuEngine<'_, S, A> {
     fn count(&self) -> usize {
         GpuEngine::count(self)
     }
@@ -169,13 +169,13 @@ impl<S: Scalar, A: Scalar> Engine for GpuEngine<'_, S, A> {
     fn copy_slots(&mut self, parents: &[usize]) -> Result<(), SolidError> {
         Ok(GpuEngine::copy_slots(self, parents)?)
     }
-    fn take(&mut self, k: usize, cargo: Cargo) -> Result<Walker, SolidError> {
+    fn take(&mut self, k: usize, cargo: Cargo) -> Result<Walker<S>, SolidError> {
         Ok(match cargo {
             Cargo::Whole => GpuEngine::take(self, k)?,
             _ => GpuEngine::take_prefix(self, k, cargo.upto())?,
         })
     }
-    fn put(&mut self, k: usize, w: &Walker) -> Result<(), SolidError> {
+    fn put(&mut self, k: usize, w: &Walker<S>) -> Result<(), SolidError> {
         Ok(GpuEngine::put(self, k, w)?)
     }
     fn rebuild(&mut self, slots: &[usize], cargo: Cargo) -> Result<(), SolidError> {
@@ -249,7 +249,13 @@ pub struct Timing {
     pub reduce_s: f64,
     /// Branching, the exchange and the rebuild of arrived configurations.
     pub migrate_s: f64,
-    /// The rebuild alone.
+    /// Of `migrate_s`: taking the leaving walkers out of the engine (device to host on a GPU),
+    pub take_s: f64,
+    /// sending and receiving them (with the wait for the sender),
+    pub exchange_s: f64,
+    /// putting the arrivals into their slots (host to device),
+    pub put_s: f64,
+    /// and rebuilding what they did not carry (the GPU's launches only: they run at the next step).
     pub rebuild_s: f64,
     pub migrated: u64,
     pub migrated_bytes: u64,
@@ -277,7 +283,7 @@ pub struct Dmc {
 
 impl Dmc {
     /// The state at the start, from every rank's start energies (one sum).
-    pub fn start(comm: &dyn Comm, e: &dyn Engine, total: usize, tau: f64, electrons: usize, seed: u64, cargo: Cargo) -> Dmc {
+    pub fn start<S>(comm: &dyn Comm, e: &dyn Engine<S>, total: usize, tau: f64, electrons: usize, seed: u64, cargo: Cargo) -> Dmc {
         let mut s = [e.energies().iter().sum::<f64>()];
         comm.sum(&mut s);
         Dmc { total, tau, electrons, seed, e_est: s[0] / total as f64, steps: 0, energies: vec![], arrived: None, cargo, timing: Timing::default() }
@@ -285,7 +291,7 @@ impl Dmc {
 }
 
 /// One DMC generation of this rank's engine with population control over all ranks (module docs).
-pub fn generation(comm: &dyn Comm, e: &mut dyn Engine, d: &mut Dmc) -> Result<(), SolidError> {
+pub fn generation<S: Real>(comm: &dyn Comm, e: &mut dyn Engine<S>, d: &mut Dmc) -> Result<(), SolidError> {
     let (me, size) = (comm.rank(), comm.size());
     let t = Instant::now();
     let old = e.energies();
@@ -312,17 +318,23 @@ pub fn generation(comm: &dyn Comm, e: &mut dyn Engine, d: &mut Dmc) -> Result<()
     let before: f64 = totals[..me].iter().sum();
     let c = copies(&w, before, total, d.total, xi, ranges[me].clone());
     let p = place(&c);
+    let phase = Instant::now();
     let mut leaving = p.send.iter().map(|&j| e.take(j, d.cargo)).collect::<Result<Vec<_>, _>>()?;
+    d.timing.take_s += phase.elapsed().as_secs_f64();
     e.copy_slots(&p.parents)?;
     let counts: Vec<usize> = ranges.iter().map(|r| r.len()).collect();
+    let phase = Instant::now();
     let traffic = migrate(comm, &mut leaving, &counts, &());
+    d.timing.exchange_s += phase.elapsed().as_secs_f64();
     if leaving.len() != p.open.len() {
         comm.abort(&format!("rank {me}: {} walkers arrived for {} open slots", leaving.len(), p.open.len()));
     }
+    let phase = Instant::now();
     for (&slot, w) in p.open.iter().zip(&leaving) {
         e.put(slot, w)?;
         d.arrived = Some(slot);
     }
+    d.timing.put_s += phase.elapsed().as_secs_f64();
     let rebuilt = if d.cargo == Cargo::Whole { &[][..] } else { &p.open[..leaving.len()] };
     let r = Instant::now();
     e.rebuild(rebuilt, d.cargo)?;
@@ -405,7 +417,7 @@ mod tests {
             assert_eq!((e.finite.checked, e.finite.bad), (4, 0), "both walkers' energy and weight checked finite");
             if let Some(k) = d.arrived {
                 let w = e.take(k, Cargo::Whole).unwrap();
-                let c = compare(sys, &w.pos, &w.rot, w.parts, &w.inv).unwrap();
+                let c = compare(sys, &w.pos, &w.rot, w.parts, &w.inv_f64()).unwrap();
                 assert!(c.energy < DOUBLE_TOLERANCE && c.inverse < 1e-8, "walker that arrived: energy error {:.2e}, inverse error {:.2e}", c.energy, c.inverse);
             }
             (e.energies(), d.e_est, d.timing.migrated)
@@ -443,7 +455,7 @@ mod tests {
     /// `eps`: the storage's rounding unit. A rebuilt walker's rows are a fresh f64 re-inversion and orbital
     /// evaluation, as the engine's start made walker 0's, so they agree to the rounding of the storage (a few
     /// units: LU batches of another size may order their sums differently); stale rows would be off by O(1).
-    fn round_trip(e: &mut dyn Engine, eps: f64) {
+    fn round_trip<S: Real>(e: &mut dyn Engine<S>, eps: f64) {
         let (a, b) = (e.take(1, Cargo::Whole).unwrap(), e.take(2, Cargo::Whole).unwrap());
         assert_ne!(a, b);
         e.put(2, &a).unwrap();
@@ -465,8 +477,8 @@ mod tests {
                 assert_eq!(got.inv, whole.inv, "the inverse rows travel exactly");
             }
             for (name, x, y) in [("inverse", &got.inv, &whole.inv), ("gradient", &got.dpsi, &whole.dpsi)] {
-                let scale = y.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-                let err = x.iter().zip(y).map(|(p, q)| (p - q).abs()).fold(0.0f64, f64::max);
+                let scale = y.iter().fold(0.0f64, |m, v| m.max(v.f64().abs()));
+                let err = x.iter().zip(y).map(|(p, q)| (p.f64() - q.f64()).abs()).fold(0.0f64, f64::max);
                 assert!(err <= 8.0 * eps * scale, "{cargo:?}: rebuilt {name} rows differ by {err:.2e} (scale {scale:.2e})");
             }
             assert_eq!(e.energies()[2], whole.parts.local());

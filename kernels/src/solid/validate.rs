@@ -13,6 +13,7 @@ use super::conditioning::{energy_tolerance, inverse_tolerance};
 use super::ranks::{Cargo, Engine};
 use super::{compare, Solid, SolidError};
 use crate::check::{worse, Check};
+use crate::Real;
 use rayon::prelude::*;
 
 /// Walkers drawn at random per engine besides the first and the last.
@@ -46,12 +47,12 @@ impl Sampled {
 
 /// Walkers `which` of engine `e` (downloaded one by one from a GPU) against the f64 reference, in parallel, with the
 /// tolerances of storage precision `eps` and re-inversion interval `recompute`.
-pub fn sampled(sys: &Solid, e: &mut dyn Engine, which: &[usize], eps: f64, recompute: usize) -> Result<Sampled, SolidError> {
+pub fn sampled<S: Real>(sys: &Solid, e: &mut dyn Engine<S>, which: &[usize], eps: f64, recompute: usize) -> Result<Sampled, SolidError> {
     let walkers = which.iter().map(|&k| e.take(k, Cargo::Whole).map(|w| (k, w))).collect::<Result<Vec<_>, _>>()?;
     let results: Vec<Result<(f64, f64, f64, f64), SolidError>> = walkers
         .par_iter()
         .map(|(k, w)| {
-            let c = compare(sys, &w.pos, &w.rot, w.parts, &w.inv).map_err(|_| SolidError::Singular(*k))?;
+            let c = compare(sys, &w.pos, &w.rot, w.parts, &w.inv_f64()).map_err(|_| SolidError::Singular(*k))?;
             let tol = energy_tolerance(eps, c.cond, recompute);
             Ok((c.energy / tol, c.inverse / inverse_tolerance(eps, c.cond, recompute), c.cond, tol))
         })

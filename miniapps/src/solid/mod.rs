@@ -157,7 +157,7 @@ pub(crate) struct Validated {
 impl Validated {
     /// Every walker's energies and weights finite at every step so far, and the first, the last and
     /// `RANDOM_WALKERS` walkers drawn with `seed` against the reference.
-    pub(crate) fn of(sys: &Solid, e: &mut dyn Engine, p: Precision, recompute: usize, seed: u64) -> Result<Validated> {
+    pub(crate) fn of<S: Real>(sys: &Solid, e: &mut dyn Engine<S>, p: Precision, recompute: usize, seed: u64) -> Result<Validated> {
         let n = e.count();
         let which = check::sample(n, RANDOM_WALKERS, seed);
         let s = validate::sampled(sys, e, &which, p.eps(), recompute)?;

@@ -8,8 +8,10 @@
 //! Records (rank 0 writes them): one per (electrons, walkers, precision, variant), `sizes.ranks`,
 //! `params.transport`, `params.system`; the time of `--steps` generations after one untimed generation, with the
 //! per-generation means over ranks of the time in walker moves (`compute_per_gen_s`), in the sum over ranks
-//! (`reduce_per_gen_s`, including the wait for the slowest rank) and in branching and migration
-//! (`migrate_per_gen_s`, of which `rebuild_per_gen_s` rebuilding arrived configurations), `params.migrate` (what a
+//! (`reduce_per_gen_s`, including the wait for the slowest rank; `reduce_max_per_gen_s` that of the rank that waits
+//! most) and in branching and migration (`migrate_per_gen_s`, of which `take_per_gen_s` taking the leaving walkers
+//! out of the engine, `exchange_per_gen_s` sending and receiving them, `put_per_gen_s` putting the arrivals in, and
+//! `rebuild_per_gen_s` rebuilding what they did not carry), `params.migrate` (what a
 //! migrating walker carries, `--migrate`), and `generations_run`: what the `solid-scaling` figure turns into
 //! efficiencies.
 //!
@@ -35,11 +37,11 @@ use kernels::solid::ranks::{generation, Cargo, Dmc, Engine};
 use kernels::solid::finite::Finite;
 use kernels::solid::validate::{sampled, RANDOM_WALKERS};
 use kernels::solid::{Params, Solid};
-use kernels::{Check, Precision};
+use kernels::{Check, Precision, Real};
 use std::time::Instant;
 
 /// What each rank reports, in one vector summed over ranks (each rank fills its own block).
-const SLOTS: usize = 19;
+const SLOTS: usize = 22;
 
 /// Threads transport with the gpu variant: one GPU per rank.
 pub fn gpus_for_ranks(ranks: usize, gpus: usize) -> Result<()> {
@@ -123,9 +125,10 @@ fn on_rank<S: Scalar, A: Scalar>(c: &dyn Comm, sys: &Solid, params: Params, tota
 /// energies and weights checked finite, and those that were not;
 /// [4] E_est; [5..8] compute, reduce, migrate seconds; [8..10] walkers and bytes migrated; [10] acceptance; [11]
 /// the slot of the last arrival plus one (0: none); [12] the wall time of the timed generations; [18] seconds
-/// rebuilding arrived configurations.
+/// rebuilding arrived configurations; [19..22] seconds taking the leaving walkers, exchanging them, putting the
+/// arrivals.
 #[allow(clippy::too_many_arguments)]
-fn drive(c: &dyn Comm, e: &mut dyn Engine, sys: &Solid, p: Params, total: usize, steps: usize, cargo: Cargo, mine: &mut [f64]) -> Result<f64> {
+fn drive<S: Real>(c: &dyn Comm, e: &mut dyn Engine<S>, sys: &Solid, p: Params, total: usize, steps: usize, cargo: Cargo, mine: &mut [f64]) -> Result<f64> {
     let mut d = Dmc::start(c, e, total, p.tau, sys.electrons(), p.seed, cargo);
     // one untimed generation: first-use costs (allocations, the first transfers) stay out of the timing
     generation(c, e, &mut d)?;
@@ -142,11 +145,12 @@ fn drive(c: &dyn Comm, e: &mut dyn Engine, sys: &Solid, p: Params, total: usize,
     mine[11] = d.arrived.map_or(0.0, |k| k as f64 + 1.0);
     mine[12] = secs;
     mine[18] = t.rebuild_s;
+    mine[19..22].copy_from_slice(&[t.take_s, t.exchange_s, t.put_s]);
     Ok(d.energies[1..].iter().sum::<f64>() / steps as f64)
 }
 
 /// The sampled walkers, the last arrival and the finite tally into the report block.
-fn validate(sys: &Solid, e: &mut dyn Engine, p: Precision, params: Params, rank: usize, mine: &mut [f64]) -> Result<()> {
+fn validate<S: Real>(sys: &Solid, e: &mut dyn Engine<S>, p: Precision, params: Params, rank: usize, mine: &mut [f64]) -> Result<()> {
     let which = sample(e.count(), RANDOM_WALKERS, params.seed.wrapping_add(rank as u64));
     let s = sampled(sys, e, &which, p.eps(), params.recompute)?;
     let arr = match (mine[11] as usize).checked_sub(1) {
@@ -169,6 +173,7 @@ fn record(r: &mut Runner, a: &Args, sys: &Solid, p: Precision, v: Variant, total
     // NaN-safe: f64::max would drop a rank's NaN
     let worst = |i: usize| blocks.iter().map(|b| b[i]).fold(f64::NEG_INFINITY, worse);
     let mean = |i: usize| blocks.iter().map(|b| b[i]).sum::<f64>() / size as f64;
+    let largest = |i: usize| blocks.iter().map(|b| b[i]).fold(0.0, f64::max);
     let count = |i: usize| blocks.iter().map(|b| b[i]).sum::<f64>() as usize;
     let sampled = count(15);
     let check = |quantity: &str, error: f64, compared: usize| Check { quantity: quantity.into(), error, tolerance: 1.0, compared };
@@ -212,6 +217,10 @@ fn record(r: &mut Runner, a: &Args, sys: &Solid, p: Precision, v: Variant, total
         ("reduce_per_gen_s", mean(6) / g),
         ("migrate_per_gen_s", mean(7) / g),
         ("rebuild_per_gen_s", mean(18) / g),
+        ("take_per_gen_s", mean(19) / g),
+        ("exchange_per_gen_s", mean(20) / g),
+        ("put_per_gen_s", mean(21) / g),
+        ("reduce_max_per_gen_s", largest(6) / g),
         ("migrated_per_gen", mean(8) / g),
         ("migrated_bytes_per_gen", mean(9) / g),
         ("generations_run", g),
