@@ -15,7 +15,7 @@
 #   scaling-weak  DMC weak scaling over 1..16 CPU ranks, threads and MPI (bound to cores), and 16 MPI ranks unbound
 #   scaling-repeat  weak scaling at 1 and 16 ranks, three runs a point (median): threads, MPI bound, MPI unbound
 #   scaling-loaded  the weak-scaling work without communication: one one-rank run alone, then 16 at once, one a core
-#   solid-scaling  synthetic-solid DMC over 1..G GPUs (weak and strong scaling, threads transport; one mpirun run)
+#   solid-scaling  synthetic-solid DMC over 1..G GPUs (weak and strong scaling, threads and MPI, each migration cargo)
 #   lattice-tune  the lattice GPU kernel's threads per chain, blocking factor and chain count (issue #26)
 #   sampling    the sampled checks where the GPU works in pieces: every pseudopotential launch, chains across 2048,
 #               product rows and basis electrons across a tall product, the own-LU reference inverse to N = 4096
@@ -357,17 +357,19 @@ for stage in "$@"; do
         done
         ;;
     solid-scaling)
-        # DMC of the synthetic solid, one rank (thread) per GPU, 256 and 512 electrons, mixed precision, 20 timed
+        # DMC of the synthetic solid, one rank (thread) per GPU, 256 and 512 electrons, mixed precision, 50 timed
         # generations: weak scaling at 256 walkers per GPU, strong scaling at 512 walkers in all; on several GPUs
         # once for each migration cargo (configuration: positions, rows rebuilt on arrival; inverse: the inverse rows
-        # too; whole: the full state). One process per rank count (each compiles the kernels once); the 1-GPU run
-        # holds both baselines.
+        # too; whole: the full state) with the arrays copied GPU to GPU (--migrate-via device), and the default cargo
+        # once more through the host (--migrate-via host). One process per rank count (each compiles the kernels
+        # once); the 1-GPU run holds both baselines.
         G=$(nvidia-smi -L 2>/dev/null | wc -l)
         for R in $(seq 1 "$G"); do
             W=$( (echo 512; echo $((256 * R)); [ "$R" = 1 ] && echo 256) | sort -nu | paste -sd, -)
-            for M in configuration inverse whole; do
+            for M in configuration inverse whole inverse-host; do
                 [ "$R" = 1 ] && [ "$M" != configuration ] && continue
-                STAGE_TIMEOUT=${STAGE_TIMEOUT_SCALING:-100} run run solid --electrons 256,512 --walkers "$W" --ranks "$R" --steps 20 --variants gpu --precision mixed --migrate "$M"
+                V=device; [ "$M" = inverse-host ] && { M=inverse; V=host; }
+                STAGE_TIMEOUT=${STAGE_TIMEOUT_SCALING:-100} run run solid --electrons 256,512 --walkers "$W" --ranks "$R" --steps 50 --variants gpu --precision mixed --migrate "$M" --migrate-via "$V"
             done
         done
         # the same over MPI (one process per GPU) on 2 and on all GPUs, weak and strong at both sizes, where the
@@ -378,7 +380,7 @@ for stage in "$@"; do
                 for M in configuration inverse whole; do
                     echo "+ mpirun -n $R qmcbench run solid --electrons 256,512 --walkers $W --migrate $M (mpi transport)"
                     OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout --signal=INT 120 mpirun --allow-run-as-root --oversubscribe -n "$R" \
-                        "$BIN" run solid --electrons 256,512 --walkers "$W" --ranks 1 --steps 20 --variants gpu --precision mixed --migrate "$M" --quiet --out "$REC" \
+                        "$BIN" run solid --electrons 256,512 --walkers "$W" --ranks 1 --steps 50 --variants gpu --precision mixed --migrate "$M" --quiet --out "$REC" \
                         || { echo "FAILED: mpirun -n $R solid"; fail=1; }
                 done
             done

@@ -468,10 +468,11 @@ pub fn all() -> Vec<Figure> {
             measure: Measure::ScalingEfficiency,
             select: &["ranks>=1"],
             runs: &[
-                &["--electrons", "256,512", "--walkers", "256,512", "--ranks", "1", "--steps", "20", "--variants", "gpu", "--precision", "mixed"],
-                &["--electrons", "256,512", "--walkers", "512", "--ranks", "2", "--steps", "20", "--variants", "gpu", "--precision", "mixed", "--migrate", "inverse"],
-                &["--electrons", "256,512", "--walkers", "512", "--ranks", "2", "--steps", "20", "--variants", "gpu", "--precision", "mixed", "--migrate", "configuration"],
-                &["--electrons", "256,512", "--walkers", "512", "--ranks", "2", "--steps", "20", "--variants", "gpu", "--precision", "mixed", "--migrate", "whole"],
+                &["--electrons", "256,512", "--walkers", "256,512", "--ranks", "1", "--steps", "50", "--variants", "gpu", "--precision", "mixed"],
+                &["--electrons", "256,512", "--walkers", "512", "--ranks", "2", "--steps", "50", "--variants", "gpu", "--precision", "mixed", "--migrate", "inverse"],
+                &["--electrons", "256,512", "--walkers", "512", "--ranks", "2", "--steps", "50", "--variants", "gpu", "--precision", "mixed", "--migrate", "inverse", "--migrate-via", "host"],
+                &["--electrons", "256,512", "--walkers", "512", "--ranks", "2", "--steps", "50", "--variants", "gpu", "--precision", "mixed", "--migrate", "configuration"],
+                &["--electrons", "256,512", "--walkers", "512", "--ranks", "2", "--steps", "50", "--variants", "gpu", "--precision", "mixed", "--migrate", "whole"],
             ],
             paper_points: &[],
             paper_ranges: &[PaperRange { lo: 0.85, hi: 0.85, label: "at least 85% strong scaling at 2,000 nodes" }],
@@ -746,7 +747,7 @@ fn scaling_series(recs: &[&Record]) -> Vec<Measured> {
         for k in ["ranks", "walkers"] {
             r.sizes.remove(k);
         }
-        for k in ["transport", "threads", "migrate"] {
+        for k in ["transport", "threads", "migrate", "migrate_via"] {
             r.params.remove(k);
         }
         r.key()
@@ -761,8 +762,11 @@ fn scaling_series(recs: &[&Record]) -> Vec<Measured> {
         a.push(("precision".to_string(), r.precision.clone()));
         a.extend(r.sizes.iter().filter(|(k, _)| !matches!(k.as_str(), "ranks" | "walkers")).map(|(k, v)| (k.clone(), v.to_string())));
         // what a migrating walker carried names a series of its own, over the one-rank run (which migrates nothing)
-        if let Some(m) = r.params.get("migrate").filter(|_| r.sizes.get("ranks").is_some_and(|&n| n > 1)) {
-            a.push(("migrate".to_string(), m.clone()));
+        let several = r.sizes.get("ranks").is_some_and(|&n| n > 1);
+        for k in ["migrate", "migrate_via"] {
+            if let Some(m) = r.params.get(k).filter(|_| several) {
+                a.push((k.to_string(), m.clone()));
+            }
         }
         a
     };

@@ -402,12 +402,13 @@ fn scaling_table(mine: &[&Record]) -> String {
         let Some(last) = m.points.last().filter(|p| p.x > 1.0) else { continue };
         let attr = |k: &str| m.attrs.iter().find(|a| a.0 == k).map_or(String::new(), |a| a.1.clone());
         rows.push(format!(
-            "| {} | {} | {} | {} | {} | {} | {:.3} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {:.3} | {} |",
             attr("electrons"),
             attr("precision"),
             attr("scaling"),
             attr("transport"),
             attr("migrate"),
+            attr("migrate_via"),
             last.x,
             last.y,
             short(&last.commit)
@@ -419,8 +420,8 @@ fn scaling_table(mine: &[&Record]) -> String {
     rows.sort();
     let mut out = String::from("\nSynthetic-solid DMC over GPUs (`scripts/gpu-host.sh solid-scaling`, figure `solid-scaling`): parallel ");
     out.push_str("efficiency at the largest rank count, weak (walkers per GPU fixed) and strong (population fixed), by what a ");
-    out.push_str("migrating walker carries (`solid --migrate`).\n\n");
-    out.push_str("| electrons | precision | scaling | transport | migrate | GPUs | efficiency | commit |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n");
+    out.push_str("migrating walker carries (`solid --migrate`) and how its arrays travel (`--migrate-via`; empty: through the host, before the choice existed).\n\n");
+    out.push_str("| electrons | precision | scaling | transport | migrate | via | GPUs | efficiency | commit |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
     for r in rows {
         out.push_str(&r);
         out.push('\n');

@@ -44,6 +44,8 @@ pub struct Gpu {
     compile_seconds: Mutex<f64>,
     blas: Mutex<Option<Arc<CudaBlas>>>,
     solver: Mutex<Option<Arc<DnHandle>>>,
+    /// The contexts (as addresses) this one reads directly (`reach`).
+    peers: Mutex<Vec<usize>>,
 }
 
 fn driver_present() -> bool {
@@ -123,7 +125,7 @@ impl Gpu {
                 as usize,
             driver_version: version_text(driver_version()?),
         };
-        Ok(Arc::new(Gpu { ctx, stream, info, modules: Mutex::default(), compile_seconds: Mutex::new(0.0), blas: Mutex::default(), solver: Mutex::default() }))
+        Ok(Arc::new(Gpu { ctx, stream, info, modules: Mutex::default(), compile_seconds: Mutex::new(0.0), blas: Mutex::default(), solver: Mutex::default(), peers: Mutex::default() }))
     }
 
     /// The module built from `src`, compiled by NVRTC on first use and cached for the life of the process.
@@ -185,6 +187,24 @@ impl Gpu {
         let h = DnHandle::new(self.stream.clone())
             .map_err(|e| GpuError::Blas { during: "creating a cuSOLVER handle".into(), message: format!("{e:?}") })?;
         Ok(Some(slot.insert(Arc::new(h)).clone()))
+    }
+
+    /// Let this device's context read the memory of context `peer` (another device of this process) directly, once
+    /// per peer: a `cuMemcpyPeer` from it then goes over the devices' link. Where the devices cannot reach each
+    /// other the driver still copies, through the host.
+    pub fn reach(&self, peer: sys::CUcontext) -> Result<(), GpuError> {
+        let mut peers = self.peers.lock().unwrap();
+        if peer == self.ctx.cu_ctx() || peers.contains(&(peer as usize)) {
+            return Ok(());
+        }
+        self.ctx.bind_to_thread().during("binding the GPU context")?;
+        // SAFETY: `peer` is a live context of this process (the sending rank's, which outlives the run).
+        match unsafe { sys::cuCtxEnablePeerAccess(peer, 0) } {
+            sys::CUresult::CUDA_SUCCESS | sys::CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED | sys::CUresult::CUDA_ERROR_PEER_ACCESS_UNSUPPORTED => {}
+            e => return e.result().during("enabling peer access between two GPUs"),
+        }
+        peers.push(peer as usize);
+        Ok(())
     }
 
     /// Seconds spent compiling and loading modules so far (kept apart from kernel timings).

@@ -11,7 +11,7 @@
 use super::{Setup, Walkers};
 use crate::gpu::{CudaSlice, DriverContext, Gpu, GpuError};
 use crate::Real;
-use cudarc::driver::{sys, DevicePtrMut, DeviceRepr};
+use cudarc::driver::{sys, DevicePtr, DevicePtrMut, DeviceRepr};
 use std::marker::PhantomData;
 
 /// Alignment of every array and of the walker stride.
@@ -58,6 +58,18 @@ pub struct HostWalker<S> {
     pub dpsi: Vec<S>,
 }
 
+/// Where a walker's first slab bytes lie on a device of this process: what a walker carries instead of its arrays
+/// between threads ranks (one GPU each), for the receiving rank to copy device to device (`Slab::put_device`).
+/// Meaningless in another process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeviceBytes {
+    /// Device address of the bytes.
+    pub ptr: u64,
+    /// The context that owns them (`CUcontext` as an address).
+    pub ctx: u64,
+    pub len: u64,
+}
+
 /// All walkers' slabs in one device allocation.
 pub struct Slab<S> {
     pub buf: CudaSlice<u8>,
@@ -84,6 +96,11 @@ impl<S: Real> Slab<S> {
         slab.write_all(gpu, Field::Rot, &w.rot)?;
         slab.write_all(gpu, Field::Inv, &w.inv)?;
         Ok(slab)
+    }
+
+    /// Byte offset of array `f` in a walker's slab (the bytes before it are those of the arrays before it).
+    pub fn layout_offset(&self, f: Field) -> usize {
+        f.offset(&self.layout) as usize
     }
 
     pub fn walker_bytes(&self) -> usize {
@@ -191,6 +208,36 @@ impl<S: Real> Slab<S> {
         let mut view = unsafe { bytes.transmute_mut::<T>(src.len()) }.expect("slab: the array's bytes hold its values");
         // from pageable memory the driver has staged `src` before returning
         gpu.stream.memcpy_htod(src, &mut view).during("copying a walker's slab")
+    }
+
+    /// Walker k's slab bytes before `upto` (all of them with None) copied on the device into `outbox` at byte `at`,
+    /// where they stay for another rank of this process to copy (`put_device`): the walker's own slot may change
+    /// at the next step before that rank has copied it. The copy is queued on this GPU's stream.
+    pub fn stage(&self, gpu: &Gpu, k: usize, upto: Option<Field>, outbox: &mut CudaSlice<u8>, at: usize) -> Result<DeviceBytes, GpuError> {
+        let (b, len) = (self.walker_bytes(), upto.map_or(self.walker_bytes(), |f| f.offset(&self.layout) as usize));
+        assert!(k < self.count && at + len <= outbox.len(), "slab: staging a walker");
+        let mut dst = outbox.slice_mut(at..at + len);
+        gpu.stream.memcpy_dtod(&self.buf.slice(k * b..k * b + len), &mut dst).during("staging a walker's slab")?;
+        let (ptr, _sync) = dst.device_ptr(&gpu.stream);
+        Ok(DeviceBytes { ptr, ctx: gpu.ctx.cu_ctx() as u64, len: len as u64 })
+    }
+
+    /// Slot k takes the bytes `from` (staged by `stage` on a GPU of this process, this one or another) as the first
+    /// bytes of its slab: one device-to-device copy, over the devices' link where they reach each other.
+    pub fn put_device(&mut self, gpu: &Gpu, k: usize, from: DeviceBytes) -> Result<(), GpuError> {
+        let b = self.walker_bytes();
+        assert!(k < self.count && from.len as usize <= b, "slab: a staged walker");
+        let peer = from.ctx as sys::CUcontext;
+        gpu.reach(peer)?;
+        let stream = gpu.stream.clone();
+        let mut slot = self.buf.slice_mut(k * b..k * b + from.len as usize);
+        let (dst, _sync) = slot.device_ptr_mut(&stream);
+        // SAFETY: the source is `len` bytes of a live allocation of context `peer` that its rank leaves untouched
+        // until every rank has passed the next generation's sum (`stage`), after this copy has completed (the caller
+        // synchronizes this stream before its next sum); the destination is slot k's first `len` bytes (checked).
+        unsafe { sys::cuMemcpyPeerAsync(dst, gpu.ctx.cu_ctx(), from.ptr, peer, from.len as usize, stream.cu_stream()) }
+            .result()
+            .during("copying a walker's slab from another GPU")
     }
 
     /// Slot k takes the arrays given (positions and rotations in f64, inverse and gradient rows in S), one transfer

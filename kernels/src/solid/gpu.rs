@@ -302,6 +302,8 @@ pub struct GpuEngine<'a, S: Real, A: Real> {
     /// the buffers; the step's random numbers are drawn on the device before it). Not with `profile`, whose events
     /// need the launches issued one by one.
     sweep_graph: Option<CudaGraph>,
+    /// Walkers staged for ranks of this process to copy device to device (`stage`).
+    outbox: CudaSlice<u8>,
 }
 
 impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
@@ -394,6 +396,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             traffic: Traffic::default(),
             finite: Finite::default(),
             sweep_graph: None,
+            outbox: gpu.zeros("the migration's outbox", 1)?,
             gpu: gpu.clone(),
             p,
             sys,
@@ -943,14 +946,32 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
     /// one transfer per array.
     pub fn take(&mut self, k: usize) -> Result<Walker<S>, GpuError> {
         let h = self.slab.take(&self.gpu, k)?;
-        Ok(Walker { pos: h.pos, rot: h.rot, parts: self.parts[k], inv: h.inv, dpsi: h.dpsi, cond: self.cond[k] })
+        Ok(Walker { pos: h.pos, rot: h.rot, parts: self.parts[k], inv: h.inv, dpsi: h.dpsi, cond: self.cond[k], device: None })
     }
 
     /// Walker k's state up to `upto` (its positions and rotations before `Field::Inv`, its inverse rows too before
     /// `Field::Dpsi`) with its energies, for migration: one transfer per array.
     pub fn take_prefix(&mut self, k: usize, upto: Field) -> Result<Walker<S>, GpuError> {
         let h = self.slab.take_prefix(&self.gpu, k, upto)?;
-        Ok(Walker { pos: h.pos, rot: h.rot, parts: self.parts[k], inv: h.inv, dpsi: h.dpsi, cond: self.cond[k] })
+        Ok(Walker { pos: h.pos, rot: h.rot, parts: self.parts[k], inv: h.inv, dpsi: h.dpsi, cond: self.cond[k], device: None })
+    }
+
+    /// Walkers `ks` staged on this GPU for ranks of this process to copy device to device (`put` of a walker with
+    /// `device`): each one's slab bytes before `upto` (all with None) into the outbox, which stays untouched until
+    /// this engine's next `stage`, after the next generation's sum, by which time every receiver has copied them.
+    /// Returns when the staging copies are complete (a receiver's copy runs on its own stream).
+    pub fn stage(&mut self, ks: &[usize], upto: Option<Field>) -> Result<Vec<Walker<S>>, GpuError> {
+        let len = upto.map_or(self.slab.walker_bytes(), |f| self.slab.layout_offset(f));
+        if self.outbox.len() < ks.len() * len {
+            self.outbox = self.gpu.zeros("the migration's outbox", ks.len() * len)?;
+        }
+        let mut out = Vec::with_capacity(ks.len());
+        for (i, &k) in ks.iter().enumerate() {
+            let device = self.slab.stage(&self.gpu, k, upto, &mut self.outbox, i * len)?;
+            out.push(Walker { pos: vec![], rot: vec![], parts: self.parts[k], inv: vec![], dpsi: vec![], cond: self.cond[k], device: Some(device) });
+        }
+        self.gpu.stream.synchronize().during("staging walkers")?;
+        Ok(out)
     }
 
     /// The walkers in `slots` (put there without their gradient rows, and without their inverse rows too if
@@ -974,7 +995,10 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
     /// Slot k takes the state `w` (a walker that migrated from another rank): one transfer per array it carries
     /// (`rebuild` makes the others).
     pub fn put(&mut self, k: usize, w: &Walker<S>) -> Result<(), GpuError> {
-        self.slab.put(&self.gpu, k, [&w.pos, &w.rot], [&w.inv, &w.dpsi])?;
+        match w.device {
+            Some(d) => self.slab.put_device(&self.gpu, k, d)?,
+            None => self.slab.put(&self.gpu, k, [&w.pos, &w.rot], [&w.inv, &w.dpsi])?,
+        }
         self.parts[k] = w.parts;
         self.cond[k] = w.cond;
         Ok(())

@@ -21,11 +21,16 @@
 //!   engine rebuilds the inverse and gradient rows of all its arrivals in one batched pass (`Engine::rebuild`, a
 //!   fresh measurement with f64 re-inversion), as production codes do. Its rows are those of a re-inversion, so its
 //!   later steps agree with the other cargos' to rounding (closer to the f64 reference, if anything);
-//! - inverse: the inverse rows too (1 MB at 512 electrons, their stored values exact in f64), the gradient rows
-//!   rebuilt (orbital gradients at the positions: no inversion), so it continues exactly as on its old rank;
-//! - whole: every array, the gradient rows too (4 MB at 512 electrons), nothing rebuilt.
+//! - inverse: the inverse rows too (0.5 MB at 512 electrons in mixed, 1 MB in double: rows travel in their storage
+//!   type), the gradient rows rebuilt (orbital gradients at the positions: no inversion), so it continues exactly
+//!   as on its old rank;
+//! - whole: every array, the gradient rows too (2 MB at 512 electrons in mixed), nothing rebuilt.
 //!
 //! Every cargo carries the energies, so the generation's estimate does not depend on it.
+//!
+//! How the arrays get there is the run's [`Via`]: through the host (device to host, the message, host to device), or,
+//! between threads ranks of one process with a GPU each, device to device: the sender stages the walkers in a device
+//! outbox and the message carries where they lie; the receiver copies them over the devices' link.
 
 use super::cpu::CpuEngine;
 use super::finite::Finite;
@@ -61,12 +66,42 @@ impl Cargo {
             Cargo::Whole => "whole",
         }
     }
-    /// The first slab array a walker of this cargo leaves behind.
-    fn upto(self) -> Field {
+    /// The first slab array a walker of this cargo leaves behind (None: nothing).
+    fn upto(self) -> Option<Field> {
         match self {
-            Cargo::Configuration => Field::Inv,
-            Cargo::Inverse => Field::Dpsi,
-            Cargo::Whole => unreachable!("the whole walker leaves nothing behind"),
+            Cargo::Configuration => Some(Field::Inv),
+            Cargo::Inverse => Some(Field::Dpsi),
+            Cargo::Whole => None,
+        }
+    }
+}
+
+/// How a migrating walker's arrays reach the other rank (module docs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Via {
+    /// Through the host: device to host, the message, host to device.
+    Host,
+    /// Device to device (threads ranks of one process, a GPU each); the message carries where they lie.
+    #[default]
+    Device,
+}
+
+impl Via {
+    pub fn name(self) -> &'static str {
+        match self {
+            Via::Host => "host",
+            Via::Device => "device",
+        }
+    }
+}
+
+impl std::str::FromStr for Via {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Via, String> {
+        match s {
+            "host" => Ok(Via::Host),
+            "device" => Ok(Via::Device),
+            _ => Err(format!("unknown migration path {s:?}: use device (GPU to GPU, threads ranks) or host (through the host's memory)")),
         }
     }
 }
@@ -96,6 +131,11 @@ pub trait Engine<S> {
     fn copy_slots(&mut self, parents: &[usize]) -> Result<(), SolidError>;
     /// Walker k's state as `cargo` says.
     fn take(&mut self, k: usize, cargo: Cargo) -> Result<Walker<S>, SolidError>;
+    /// Walkers `ks` for migration, their arrays through the host or, where the engine can, staged on its device
+    /// (`via`).
+    fn take_all(&mut self, ks: &[usize], cargo: Cargo, _via: Via) -> Result<Vec<Walker<S>>, SolidError> {
+        ks.iter().map(|&k| self.take(k, cargo)).collect()
+    }
     /// Slot k takes `w` (whole, or a configuration whose rows `rebuild` then makes).
     fn put(&mut self, k: usize, w: &Walker<S>) -> Result<(), SolidError>;
     /// The rows the walkers put into `slots` did not carry (`cargo`'s), from their positions (one batched pass on
@@ -129,9 +169,11 @@ impl<S: Scalar, A: Scalar> Engine<S> for CpuEngine<'_, S, A> {
             inv: f(&self.w.inv, ne * st, cargo != Cargo::Configuration),
             dpsi: f(&self.dpsi, 3 * ne * st, cargo == Cargo::Whole),
             cond: self.cond[k],
+            device: None,
         })
     }
     fn put(&mut self, k: usize, w: &Walker<S>) -> Result<(), SolidError> {
+        assert!(w.device.is_none(), "a CPU engine's walkers travel through the host");
         let (ne, st, ni) = (self.ctx.sys.electrons(), self.ctx.setup.table.stride, self.ctx.setup.ion_count());
         let set = |v: &mut [S], len: usize, src: &[S]| v[k * len..(k + 1) * len].copy_from_slice(src);
         self.w.pos[3 * ne * k..3 * ne * (k + 1)].copy_from_slice(&w.pos);
@@ -170,10 +212,16 @@ impl<S: Scalar, A: Scalar> Engine<S> for GpuEngine<'_, S, A> {
         Ok(GpuEngine::copy_slots(self, parents)?)
     }
     fn take(&mut self, k: usize, cargo: Cargo) -> Result<Walker<S>, SolidError> {
-        Ok(match cargo {
-            Cargo::Whole => GpuEngine::take(self, k)?,
-            _ => GpuEngine::take_prefix(self, k, cargo.upto())?,
+        Ok(match cargo.upto() {
+            None => GpuEngine::take(self, k)?,
+            Some(f) => GpuEngine::take_prefix(self, k, f)?,
         })
+    }
+    fn take_all(&mut self, ks: &[usize], cargo: Cargo, via: Via) -> Result<Vec<Walker<S>>, SolidError> {
+        match via {
+            Via::Device => Ok(self.stage(ks, cargo.upto())?),
+            Via::Host => ks.iter().map(|&k| Engine::take(self, k, cargo)).collect(),
+        }
     }
     fn put(&mut self, k: usize, w: &Walker<S>) -> Result<(), SolidError> {
         Ok(GpuEngine::put(self, k, w)?)
@@ -278,15 +326,18 @@ pub struct Dmc {
     pub arrived: Option<usize>,
     /// What a migrating walker carries.
     pub cargo: Cargo,
+    /// How its arrays travel: device to device only between threads ranks (`start` makes it host otherwise).
+    pub via: Via,
     pub timing: Timing,
 }
 
 impl Dmc {
     /// The state at the start, from every rank's start energies (one sum).
-    pub fn start<S>(comm: &dyn Comm, e: &dyn Engine<S>, total: usize, tau: f64, electrons: usize, seed: u64, cargo: Cargo) -> Dmc {
+    pub fn start<S>(comm: &dyn Comm, e: &dyn Engine<S>, total: usize, tau: f64, electrons: usize, seed: u64, cargo: Cargo, via: Via) -> Dmc {
         let mut s = [e.energies().iter().sum::<f64>()];
         comm.sum(&mut s);
-        Dmc { total, tau, electrons, seed, e_est: s[0] / total as f64, steps: 0, energies: vec![], arrived: None, cargo, timing: Timing::default() }
+        let via = if comm.transport() == "threads" { via } else { Via::Host };
+        Dmc { total, tau, electrons, seed, e_est: s[0] / total as f64, steps: 0, energies: vec![], arrived: None, cargo, via, timing: Timing::default() }
     }
 }
 
@@ -319,7 +370,7 @@ pub fn generation<S: Real>(comm: &dyn Comm, e: &mut dyn Engine<S>, d: &mut Dmc) 
     let c = copies(&w, before, total, d.total, xi, ranges[me].clone());
     let p = place(&c);
     let phase = Instant::now();
-    let mut leaving = p.send.iter().map(|&j| e.take(j, d.cargo)).collect::<Result<Vec<_>, _>>()?;
+    let mut leaving = e.take_all(&p.send, d.cargo, d.via)?;
     d.timing.take_s += phase.elapsed().as_secs_f64();
     e.copy_slots(&p.parents)?;
     let counts: Vec<usize> = ranges.iter().map(|r| r.len()).collect();
@@ -387,52 +438,95 @@ mod tests {
     }
 
     /// Two ranks of two walkers against one engine of four: the same start (global walker indices), the same random
-    /// numbers, so after one generation the same energy estimate, and the same walkers (by local energy) across the
-    /// ranks after the comb and migration, each rank holding two; a walker that crossed ranks still matches the
-    /// f64 reference. A long time step spreads the weights, so some seeds make a rank send walkers.
+    /// numbers, so after each of two generations the same energy estimate, and the same walkers (by local energy)
+    /// across the ranks after the comb and migration, each rank holding two. The second generation's energies come
+    /// from walkers that may have crossed ranks in the first: arrays that arrived wrong (positions, inverse or
+    /// gradient rows) would change them. A walker that crossed ranks still matches the f64 reference. A long time
+    /// step spreads the weights, so some seeds make a rank send walkers.
     #[test]
-    fn two_ranks_make_the_one_engine_generation() {
+    fn two_ranks_make_the_one_engine_generations() {
         let sys = Solid::carbon(16, 3).unwrap();
         for cargo in [Cargo::Whole, Cargo::Inverse, Cargo::Configuration] {
             let mut migrated = 0;
             for seed in 1..=4 {
-                migrated += one_generation(&sys, Params { tau: 0.5, dmc: true, recompute: 0, seed, first: 0, delay: 4 }, cargo);
+                let p = Params { tau: 0.5, dmc: true, recompute: 0, seed, first: 0, delay: 4 };
+                let mut one = CpuEngine::<f64, f64>::new(&sys, 4, p).unwrap();
+                let mut want = vec![(one.e_est, one.energies())];
+                for _ in 0..2 {
+                    one.step().unwrap();
+                    want.push((one.e_est, one.energies()));
+                }
+                migrated += two_ranks(&sys, p, cargo, Via::Device, &want, |_, n, p| CpuEngine::<f64, f64>::new(&sys, n, p).unwrap());
             }
             assert!(migrated > 0, "no seed moved a walker between ranks: the test did not exercise migration ({cargo:?})");
         }
     }
 
-    /// Walkers that crossed ranks.
-    fn one_generation(sys: &Solid, p: Params, cargo: Cargo) -> u64 {
-        let mut one = CpuEngine::<f64, f64>::new(sys, 4, p).unwrap();
-        let e0 = one.e_est;
-        one.step().unwrap();
-        let mut want = one.energies();
+    /// As `two_ranks_make_the_one_engine_generations`, with a GPU engine per rank (each rank opens the GPU of its
+    /// local rank, so on one GPU both share it), the arrays through the host and device to device.
+    #[test]
+    fn two_gpu_ranks_make_the_one_engine_generations_through_host_and_device_when_present() {
+        let Some(gpu) = crate::gpu::for_test() else { return };
+        let sys = Solid::carbon(16, 3).unwrap();
+        let setup = sys.setup.convert::<f64>();
+        for via in [Via::Host, Via::Device] {
+            for cargo in [Cargo::Whole, Cargo::Inverse, Cargo::Configuration] {
+                let mut migrated = 0;
+                for seed in 1..=4 {
+                    let p = Params { tau: 0.5, dmc: true, recompute: 0, seed, first: 0, delay: 4 };
+                    let mut one = GpuEngine::<f64, f64>::new(&gpu, &sys, &setup, 4, p).unwrap();
+                    let mut want = vec![(one.e_est, one.energies().unwrap())];
+                    for _ in 0..2 {
+                        one.step().unwrap();
+                        want.push((one.e_est, one.energies().unwrap()));
+                    }
+                    let count = crate::gpu::Gpu::count().unwrap();
+                    migrated += two_ranks(&sys, p, cargo, via, &want, |c, n, p| {
+                        let g = crate::gpu::Gpu::open(c.local_rank() % count).unwrap();
+                        let setup = setup.clone();
+                        // the engine borrows the system only; its GPU handle is shared
+                        GpuEngine::<f64, f64>::new(&g, &sys, &setup, n, p).unwrap()
+                    });
+                }
+                assert!(migrated > 0, "no seed moved a walker between GPU ranks ({cargo:?}, {via:?})");
+            }
+        }
+    }
+
+    /// Two thread ranks of two walkers each (`make(comm, walkers, params)`) for `want.len() - 1` generations against
+    /// the one engine's (E_est, energies) at its start and after each step; returns the walkers that crossed ranks.
+    fn two_ranks<S: Real, E: Engine<S>>(sys: &Solid, p: Params, cargo: Cargo, via: Via, want: &[(f64, Vec<f64>)], make: impl Fn(&Threads, usize, Params) -> E + Sync) -> u64 {
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-10 * b.abs();
         let out = Threads::run(2, |c| {
             let (first, n) = share(4, c.rank(), 2);
-            let mut e = CpuEngine::<f64, f64>::new(sys, n, Params { first, ..p }).unwrap();
-            let mut d = Dmc::start(c, &e, 4, p.tau, sys.electrons(), p.seed, cargo);
-            assert!((d.e_est - e0).abs() < 1e-10 * e0.abs(), "start {} vs {e0}", d.e_est);
-            generation(c, &mut e, &mut d).unwrap();
-            assert_eq!((e.finite.checked, e.finite.bad), (4, 0), "both walkers' energy and weight checked finite");
+            let mut e = make(c, n, Params { first, ..p });
+            let mut d = Dmc::start(c, &e, 4, p.tau, sys.electrons(), p.seed, cargo, via);
+            assert_eq!(d.via, via, "threads ranks keep the path asked for");
+            let mut seen = vec![(d.e_est, e.energies())];
+            for _ in 1..want.len() {
+                generation(c, &mut e, &mut d).unwrap();
+                seen.push((d.e_est, e.energies()));
+            }
+            assert_eq!((e.finite().checked, e.finite().bad), (4 * (want.len() - 1) as u64, 0), "both walkers' energy and weight checked finite");
             if let Some(k) = d.arrived {
                 let w = e.take(k, Cargo::Whole).unwrap();
                 let c = compare(sys, &w.pos, &w.rot, w.parts, &w.inv_f64()).unwrap();
                 assert!(c.energy < DOUBLE_TOLERANCE && c.inverse < 1e-8, "walker that arrived: energy error {:.2e}, inverse error {:.2e}", c.energy, c.inverse);
             }
-            (e.energies(), d.e_est, d.timing.migrated)
+            (seen, d.timing.migrated)
         });
-        for (_, e_est, _) in &out {
-            assert!((e_est - one.e_est).abs() < 1e-10 * one.e_est.abs(), "E_est {e_est} vs {}", one.e_est);
+        for (g, (e_est, energies)) in want.iter().enumerate() {
+            for (seen, _) in &out {
+                assert!(close(seen[g].0, *e_est), "generation {g}: E_est {} vs {e_est} ({cargo:?}, {via:?})", seen[g].0);
+            }
+            let mut got: Vec<f64> = out.iter().flat_map(|(seen, _)| seen[g].1.clone()).collect();
+            let mut energies = energies.clone();
+            got.sort_by(f64::total_cmp);
+            energies.sort_by(f64::total_cmp);
+            assert_eq!(got.len(), 4);
+            assert!(got.iter().zip(&energies).all(|(a, b)| close(*a, *b)), "generation {g}: walkers {got:?} vs {energies:?} ({cargo:?}, {via:?})");
         }
-        let mut got: Vec<f64> = out.iter().flat_map(|(e, _, _)| e.clone()).collect();
-        assert_eq!(out.iter().map(|(e, _, _)| e.len()).collect::<Vec<_>>(), [2, 2]);
-        got.sort_by(f64::total_cmp);
-        want.sort_by(f64::total_cmp);
-        for (g, w) in got.iter().zip(&want) {
-            assert!((g - w).abs() < 1e-10 * w.abs(), "walkers after the generation: {got:?} vs {want:?}");
-        }
-        out.iter().map(|o| o.2).sum()
+        out.iter().map(|o| o.1).sum()
     }
 
     /// A walker put into another slot comes out whole (every array, including the gradient rows that only the

@@ -2,10 +2,13 @@
 //! (positions, rotations, energies, inverse and gradient rows), or less (`ranks::Cargo`): the inverse rows without
 //! the gradient rows, or its configuration alone, and the receiving engine rebuilds the rest from the positions.
 //! The rows travel in the engine's storage type S (f32 in mixed precision), as they lie in its memory: no
-//! conversion on either side, half the bytes of f64 in mixed. Below both engines and the ranks that move it.
+//! conversion on either side, half the bytes of f64 in mixed. Between threads ranks of one process, each with its
+//! GPU, the arrays need not travel at all: the walker carries where they lie on the sending GPU (`device`) and the
+//! receiving GPU copies them device to device. Below both engines and the ranks that move it.
 
 use super::Parts;
-use crate::qmc::pack::{put_f64, put_f64s, put_reals, reals_len, Pack, Reader, Truncated};
+use crate::pseudopotential::slab::DeviceBytes;
+use crate::qmc::pack::{put_f64, put_f64s, put_reals, put_u64, reals_len, Pack, Reader, Truncated};
 use crate::Real;
 
 /// One walker's whole state, or part of it (`inv` and `dpsi`, or `dpsi` alone, empty), as it travels between ranks.
@@ -20,6 +23,9 @@ pub struct Walker<S> {
     pub dpsi: Vec<S>,
     /// Condition number at its last f64 re-inversion (`conditioning::reinverts` goes on deciding with it).
     pub cond: f64,
+    /// Where its arrays lie on a GPU of this process, staged there for the receiver to copy (the arrays above are
+    /// then empty); None: the arrays travel with it.
+    pub device: Option<DeviceBytes>,
 }
 
 impl<S: Real> Pack for Walker<S> {
@@ -32,14 +38,19 @@ impl<S: Real> Pack for Walker<S> {
         for x in [self.parts.kinetic, self.parts.coulomb, self.parts.nonlocal, self.cond] {
             put_f64(out, x);
         }
+        let d = self.device.map_or([0; 4], |d| [1, d.ptr, d.ctx, d.len]);
+        d.into_iter().for_each(|x| put_u64(out, x));
     }
     fn packed_len(&self) -> usize {
-        reals_len::<f64>(self.pos.len()) + reals_len::<f64>(self.rot.len()) + reals_len::<S>(self.inv.len()) + reals_len::<S>(self.dpsi.len()) + 32
+        reals_len::<f64>(self.pos.len()) + reals_len::<f64>(self.rot.len()) + reals_len::<S>(self.inv.len()) + reals_len::<S>(self.dpsi.len()) + 64
     }
     fn unpack(_: &(), r: &mut Reader) -> Result<Walker<S>, Truncated> {
         let (pos, rot, inv, dpsi) = (r.f64s()?, r.f64s()?, r.reals()?, r.reals()?);
         let parts = Parts { kinetic: r.f64()?, coulomb: r.f64()?, nonlocal: r.f64()? };
-        Ok(Walker { pos, rot, parts, inv, dpsi, cond: r.f64()? })
+        let cond = r.f64()?;
+        let [flag, ptr, ctx, len] = [r.u64()?, r.u64()?, r.u64()?, r.u64()?];
+        let device = (flag == 1).then_some(DeviceBytes { ptr, ctx, len });
+        Ok(Walker { pos, rot, parts, inv, dpsi, cond, device })
     }
 }
 
@@ -65,12 +76,14 @@ mod tests {
             inv: vec![0.1, 1e-30, -7.0, f32::MAX],
             dpsi: vec![],
             cond: 12.5,
+            device: None,
         };
         let mut one = vec![];
         w.pack(&mut one);
         assert_eq!(one.len(), w.packed_len());
-        assert_eq!(w.packed_len(), 8 + 24 + 8 + 72 + 8 + 16 + 8 + 32);
-        let back: Vec<Walker<f32>> = unpack_all(&(), &frames(&pack_all(&[w.clone(), w.clone()])).unwrap()).unwrap();
-        assert_eq!(back, [w.clone(), w]);
+        assert_eq!(w.packed_len(), 8 + 24 + 8 + 72 + 8 + 16 + 8 + 32 + 32);
+        let staged = Walker { pos: vec![], rot: vec![], inv: vec![], device: Some(DeviceBytes { ptr: 1 << 40, ctx: 77, len: 4096 }), ..w.clone() };
+        let back: Vec<Walker<f32>> = unpack_all(&(), &frames(&pack_all(&[w.clone(), staged.clone()])).unwrap()).unwrap();
+        assert_eq!(back, [w, staged]);
     }
 }

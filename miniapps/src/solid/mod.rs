@@ -115,11 +115,17 @@ pub struct Args {
     pub ranks: Option<usize>,
     /// With ranks: what a walker migrating between ranks carries. configuration: positions, rotations and
     /// energies (14 KB at 512 electrons), the receiving rank rebuilding the inverse and gradient rows of all its
-    /// arrivals in one batched pass (an f64 re-inversion); inverse: the inverse rows too (1 MB at 512 electrons),
-    /// only the gradient rows rebuilt (the default: the fastest on two H200s); whole: the full state, gradient rows
-    /// too (4 MB at 512 electrons), nothing rebuilt. Recorded as params.migrate.
+    /// arrivals in one batched pass (an f64 re-inversion); inverse: the inverse rows too (0.5 MB at 512 electrons
+    /// in mixed, 1 MB in double), only the gradient rows rebuilt (the default: the fastest on two H200s); whole: the
+    /// full state, gradient rows too (2 MB in mixed, 4 MB in double), nothing rebuilt. Recorded as params.migrate.
     #[arg(long, default_value = "inverse", value_parser = clap::value_parser!(kernels::solid::ranks::Cargo))]
     pub migrate: kernels::solid::ranks::Cargo,
+    /// With threads ranks and the gpu variant: how a migrating walker's arrays travel. device: staged on the
+    /// sending GPU and copied GPU to GPU by the receiver (over NVLink or PCIe peer access); host: device to host,
+    /// a message, host to device. MPI ranks and the cpu variant always go through the host. Recorded as
+    /// params.migrate_via (what was used).
+    #[arg(long, default_value = "device", value_parser = clap::value_parser!(kernels::solid::ranks::Via))]
+    pub migrate_via: kernels::solid::ranks::Via,
 }
 
 impl KernelArgs for Args {

@@ -33,7 +33,7 @@ use kernels::qmc::comm::{share, Comm, Ranks};
 use kernels::solid::cpu::CpuEngine;
 use kernels::solid::gpu::GpuEngine;
 use kernels::check::{sample, worse};
-use kernels::solid::ranks::{generation, Cargo, Dmc, Engine};
+use kernels::solid::ranks::{generation, Cargo, Dmc, Engine, Via};
 use kernels::solid::finite::Finite;
 use kernels::solid::validate::{sampled, RANDOM_WALKERS};
 use kernels::solid::{Params, Solid};
@@ -90,7 +90,7 @@ pub fn run(r: &mut Runner, a: &Args, ranks: &Ranks, precisions: &[Precision]) ->
 /// One rank's run: its engine over its share, one untimed generation, `steps` timed ones; returns every rank's
 /// report block (summed over ranks) and the mean generation energy. A rank that fails stops all of them.
 fn on_rank<S: Scalar, A: Scalar>(c: &dyn Comm, sys: &Solid, params: Params, total: usize, a: &Args, v: Variant) -> (Vec<f64>, f64) {
-    let (steps, cargo) = (a.steps, a.migrate);
+    let (steps, cargo) = (a.steps, (a.migrate, a.migrate_via));
     let (first, n) = share(total, c.rank(), c.size());
     let params = Params { first, ..params };
     let p = if std::mem::size_of::<S>() == 8 { Precision::Double } else { Precision::Mixed };
@@ -128,8 +128,8 @@ fn on_rank<S: Scalar, A: Scalar>(c: &dyn Comm, sys: &Solid, params: Params, tota
 /// rebuilding arrived configurations; [19..22] seconds taking the leaving walkers, exchanging them, putting the
 /// arrivals.
 #[allow(clippy::too_many_arguments)]
-fn drive<S: Real>(c: &dyn Comm, e: &mut dyn Engine<S>, sys: &Solid, p: Params, total: usize, steps: usize, cargo: Cargo, mine: &mut [f64]) -> Result<f64> {
-    let mut d = Dmc::start(c, e, total, p.tau, sys.electrons(), p.seed, cargo);
+fn drive<S: Real>(c: &dyn Comm, e: &mut dyn Engine<S>, sys: &Solid, p: Params, total: usize, steps: usize, (cargo, via): (Cargo, Via), mine: &mut [f64]) -> Result<f64> {
+    let mut d = Dmc::start(c, e, total, p.tau, sys.electrons(), p.seed, cargo, via);
     // one untimed generation: first-use costs (allocations, the first transfers) stay out of the timing
     generation(c, e, &mut d)?;
     d.timing = Default::default();
@@ -204,7 +204,8 @@ fn record(r: &mut Runner, a: &Args, sys: &Solid, p: Precision, v: Variant, total
         .param("steps", a.steps)
         .param("delay", crate::solid::delay(a, ne))
         .param("transport", ranks.transport())
-        .param("migrate", a.migrate.name());
+        .param("migrate", a.migrate.name())
+        .param("migrate_via", if ranks.transport() == "threads" && v == Variant::Gpu { a.migrate_via.name() } else { "host" });
     let acc = mean(10);
     let params = Params { tau: a.tau, dmc: true, recompute: a.recompute, seed: 0, first: 0, delay: crate::solid::delay(a, ne) };
     r.record(&case, v, Stats::from_samples(&[secs]), work_of(sys, &params, p, total, a.steps, acc), &checks)?;
