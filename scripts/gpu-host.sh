@@ -360,15 +360,15 @@ for stage in "$@"; do
         # DMC of the synthetic solid, one rank (thread) per GPU, 256 and 512 electrons, mixed precision, 50 timed
         # generations: weak scaling at 256 walkers per GPU, strong scaling at 512 walkers in all; on several GPUs
         # once for each migration cargo (configuration: positions, rows rebuilt on arrival; inverse: the inverse rows
-        # too; whole: the full state) with the arrays copied GPU to GPU (--migrate-via device), and the default cargo
-        # once more through the host (--migrate-via host). One process per rank count (each compiles the kernels
-        # once); the 1-GPU run holds both baselines.
+        # too; whole: the full state) with the arrays through the host (--migrate-via host, the default), and the
+        # default cargo once more copied GPU to GPU (--migrate-via device). One process per rank count (each compiles
+        # the kernels once); the 1-GPU run holds both baselines.
         G=$(nvidia-smi -L 2>/dev/null | wc -l)
         for R in $(seq 1 "$G"); do
             W=$( (echo 512; echo $((256 * R)); [ "$R" = 1 ] && echo 256) | sort -nu | paste -sd, -)
-            for M in configuration inverse whole inverse-host; do
+            for M in configuration inverse whole inverse-device; do
                 [ "$R" = 1 ] && [ "$M" != configuration ] && continue
-                V=device; [ "$M" = inverse-host ] && { M=inverse; V=host; }
+                V=host; [ "$M" = inverse-device ] && { M=inverse; V=device; }
                 STAGE_TIMEOUT=${STAGE_TIMEOUT_SCALING:-100} run run solid --electrons 256,512 --walkers "$W" --ranks "$R" --steps 50 --variants gpu --precision mixed --migrate "$M" --migrate-via "$V"
             done
         done

@@ -470,7 +470,7 @@ pub fn all() -> Vec<Figure> {
             runs: &[
                 &["--electrons", "256,512", "--walkers", "256,512", "--ranks", "1", "--steps", "50", "--variants", "gpu", "--precision", "mixed"],
                 &["--electrons", "256,512", "--walkers", "512", "--ranks", "2", "--steps", "50", "--variants", "gpu", "--precision", "mixed", "--migrate", "inverse"],
-                &["--electrons", "256,512", "--walkers", "512", "--ranks", "2", "--steps", "50", "--variants", "gpu", "--precision", "mixed", "--migrate", "inverse", "--migrate-via", "host"],
+                &["--electrons", "256,512", "--walkers", "512", "--ranks", "2", "--steps", "50", "--variants", "gpu", "--precision", "mixed", "--migrate", "inverse", "--migrate-via", "device"],
                 &["--electrons", "256,512", "--walkers", "512", "--ranks", "2", "--steps", "50", "--variants", "gpu", "--precision", "mixed", "--migrate", "configuration"],
                 &["--electrons", "256,512", "--walkers", "512", "--ranks", "2", "--steps", "50", "--variants", "gpu", "--precision", "mixed", "--migrate", "whole"],
             ],

@@ -207,6 +207,16 @@ impl Gpu {
         Ok(())
     }
 
+    /// Can this device read the memory of device `peer` directly (peer access over NVLink or PCIe)? Without it a
+    /// copy between them goes through the host, whatever path the caller chose.
+    pub fn can_reach(&self, peer: usize) -> Result<bool, GpuError> {
+        let other = CudaContext::new(peer).during("opening the peer device")?;
+        let mut can = 0;
+        // SAFETY: both devices are valid ordinals of an initialised driver; `can` is written by the call.
+        unsafe { sys::cuDeviceCanAccessPeer(&mut can, self.ctx.cu_device(), other.cu_device()) }.result().during("asking for peer access")?;
+        Ok(can == 1)
+    }
+
     /// Seconds spent compiling and loading modules so far (kept apart from kernel timings).
     pub fn compile_seconds(&self) -> f64 {
         *self.compile_seconds.lock().unwrap()

@@ -120,11 +120,12 @@ pub struct Args {
     /// full state, gradient rows too (2 MB in mixed, 4 MB in double), nothing rebuilt. Recorded as params.migrate.
     #[arg(long, default_value = "inverse", value_parser = clap::value_parser!(kernels::solid::ranks::Cargo))]
     pub migrate: kernels::solid::ranks::Cargo,
-    /// With threads ranks and the gpu variant: how a migrating walker's arrays travel. device: staged on the
-    /// sending GPU and copied GPU to GPU by the receiver (over NVLink or PCIe peer access); host: device to host,
-    /// a message, host to device. MPI ranks and the cpu variant always go through the host. Recorded as
-    /// params.migrate_via (what was used).
-    #[arg(long, default_value = "device", value_parser = clap::value_parser!(kernels::solid::ranks::Via))]
+    /// With threads ranks and the gpu variant: how a migrating walker's arrays travel. host: device to host, a
+    /// message, host to device (the default: the faster on the 2 x H200 host); device: staged on the sending GPU
+    /// and copied GPU to GPU by the receiver (direct where the GPUs have peer access: the record's extra
+    /// peer_access). MPI ranks and the cpu variant always go through the host. Recorded as params.migrate_via
+    /// (what was used).
+    #[arg(long, default_value = "host", value_parser = clap::value_parser!(kernels::solid::ranks::Via))]
     pub migrate_via: kernels::solid::ranks::Via,
 }
 

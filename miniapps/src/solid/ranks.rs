@@ -41,7 +41,7 @@ use kernels::{Check, Precision, Real};
 use std::time::Instant;
 
 /// What each rank reports, in one vector summed over ranks (each rank fills its own block).
-const SLOTS: usize = 22;
+const SLOTS: usize = 23;
 
 /// Threads transport with the gpu variant: one GPU per rank.
 pub fn gpus_for_ranks(ranks: usize, gpus: usize) -> Result<()> {
@@ -96,9 +96,13 @@ fn on_rank<S: Scalar, A: Scalar>(c: &dyn Comm, sys: &Solid, params: Params, tota
     let p = if std::mem::size_of::<S>() == 8 { Precision::Double } else { Precision::Mixed };
     let fail = |e: &dyn std::fmt::Display| -> ! { c.abort(&format!("rank {}: {e}", c.rank())) };
     let mut mine = vec![0.0; SLOTS];
+    mine[22] = -1.0;
     let energy = match v {
         Variant::Gpu => {
-            let gpu = Gpu::count().and_then(|count| Gpu::open(c.local_rank() % count.max(1))).unwrap_or_else(|e| fail(&e));
+            let count = Gpu::count().unwrap_or_else(|e| fail(&e)).max(1);
+            let gpu = Gpu::open(c.local_rank() % count).unwrap_or_else(|e| fail(&e));
+            // whether a copy to the next GPU could go direct (the device path's premise)
+            mine[22] = if count > 1 { f64::from(u8::from(gpu.can_reach((c.local_rank() + 1) % count).unwrap_or_else(|e| fail(&e)))) } else { -1.0 };
             let setup: Setup<S> = sys.setup.convert();
             let mut g = GpuEngine::<S, A>::new(&gpu, sys, &setup, n, params).unwrap_or_else(|e| fail(&e));
             let energy = drive(c, &mut g, sys, params, total, steps, cargo, &mut mine).unwrap_or_else(|e| fail(&e));
@@ -126,7 +130,7 @@ fn on_rank<S: Scalar, A: Scalar>(c: &dyn Comm, sys: &Solid, params: Params, tota
 /// [4] E_est; [5..8] compute, reduce, migrate seconds; [8..10] walkers and bytes migrated; [10] acceptance; [11]
 /// the slot of the last arrival plus one (0: none); [12] the wall time of the timed generations; [18] seconds
 /// rebuilding arrived configurations; [19..22] seconds taking the leaving walkers, exchanging them, putting the
-/// arrivals.
+/// arrivals; [22] whether this rank's GPU has peer access to the next one's (1, 0; -1: one GPU, or the cpu variant).
 #[allow(clippy::too_many_arguments)]
 fn drive<S: Real>(c: &dyn Comm, e: &mut dyn Engine<S>, sys: &Solid, p: Params, total: usize, steps: usize, (cargo, via): (Cargo, Via), mine: &mut [f64]) -> Result<f64> {
     let mut d = Dmc::start(c, e, total, p.tau, sys.electrons(), p.seed, cargo, via);
@@ -231,6 +235,10 @@ fn record(r: &mut Runner, a: &Args, sys: &Solid, p: Precision, v: Variant, total
         ("cond", worse(worst(13), worst(14))),
     ] {
         r.extra(k, x);
+    }
+    let peer = blocks.iter().map(|b| b[22]).fold(f64::INFINITY, f64::min);
+    if peer >= 0.0 {
+        r.extra("peer_access", peer);
     }
     Ok(())
 }
