@@ -12,9 +12,9 @@
 //!    the run's seed, the same on every rank), so rank r's walkers receive exactly the copies the single engine's
 //!    `branch` would give them in one population; each rank makes its copies in place (survivors keep their slots,
 //!    extra copies fill the slots of the dead); a rank with more copies than slots sends the surplus, a rank with
-//!    fewer receives, by `qmc::population::migrate` (the transfer plan from the per-rank copy counts, which every
-//!    rank derives from the same sums, so no further reduction is needed). The total population stays N and every
-//!    rank ends with its share again, so the engines keep their fixed sizes.
+//!    fewer receives, walker by walker ([`exchange`]: the transfer plan of `qmc::population::plan` from the
+//!    per-rank copy counts, which every rank derives from the same sums, so no further reduction is needed). The
+//!    total population stays N and every rank ends with its share again, so the engines keep their fixed sizes.
 //!
 //! What a migrating walker carries is the run's [`Cargo`]:
 //! - configuration: positions, rotations, energies and condition number (14 KB at 512 electrons); the receiving
@@ -40,7 +40,8 @@ use super::{comb_offset, weight, Parts, SolidError};
 use crate::pseudopotential::slab::Field;
 use crate::{Real, Scalar};
 use crate::qmc::comm::Comm;
-use crate::qmc::population::migrate;
+use crate::qmc::pack::{frames, pack_all, unpack_all};
+use crate::qmc::population::{plan, Traffic};
 use std::time::Instant;
 
 /// What a migrating walker carries (module docs).
@@ -335,7 +336,7 @@ pub struct Dmc {
 
 impl Dmc {
     /// The state at the start, from every rank's start energies (one sum).
-    pub fn start<S>(comm: &dyn Comm, e: &dyn Engine<S>, total: usize, tau: f64, electrons: usize, seed: u64, cargo: Cargo, via: Via) -> Dmc {
+    pub fn start<S>(comm: &dyn Comm, e: &dyn Engine<S>, total: usize, tau: f64, electrons: usize, seed: u64, (cargo, via): (Cargo, Via)) -> Dmc {
         let mut s = [e.energies().iter().sum::<f64>()];
         comm.sum(&mut s);
         let via = if comm.transport() == "threads" { via } else { Via::Host };
@@ -371,24 +372,10 @@ pub fn generation<S: Real>(comm: &dyn Comm, e: &mut dyn Engine<S>, d: &mut Dmc) 
     let before: f64 = totals[..me].iter().sum();
     let c = copies(&w, before, total, d.total, xi, ranges[me].clone());
     let p = place(&c);
-    let phase = Instant::now();
-    let mut leaving = e.take_all(&p.send, d.cargo, d.via)?;
-    d.timing.take_s += phase.elapsed().as_secs_f64();
-    e.copy_slots(&p.parents)?;
     let counts: Vec<usize> = ranges.iter().map(|r| r.len()).collect();
-    let phase = Instant::now();
-    let traffic = migrate(comm, &mut leaving, &counts, &());
-    d.timing.exchange_s += phase.elapsed().as_secs_f64();
-    if leaving.len() != p.open.len() {
-        comm.abort(&format!("rank {me}: {} walkers arrived for {} open slots", leaving.len(), p.open.len()));
-    }
-    let phase = Instant::now();
-    for (&slot, w) in p.open.iter().zip(&leaving) {
-        e.put(slot, w)?;
-        d.arrived = Some(slot);
-    }
-    d.timing.put_s += phase.elapsed().as_secs_f64();
-    let rebuilt = if d.cargo == Cargo::Whole { &[][..] } else { &p.open[..leaving.len()] };
+    let (traffic, arrived) = exchange(comm, e, d, &p, &counts)?;
+    e.copy_slots(&p.parents)?;
+    let rebuilt = if d.cargo == Cargo::Whole { &[][..] } else { &p.open[..arrived] };
     let r = Instant::now();
     e.rebuild(rebuilt, d.cargo)?;
     d.timing.rebuild_s += r.elapsed().as_secs_f64();
@@ -400,6 +387,66 @@ pub fn generation<S: Real>(comm: &dyn Comm, e: &mut dyn Engine<S>, d: &mut Dmc) 
     d.energies.push(e_gen);
     d.steps += 1;
     Ok(())
+}
+
+/// The migration of one generation, walker by walker: the transfers of `qmc::population::plan` (to equal shares,
+/// the same plan on every rank), each walker taken out of the engine, packed and sent on its own, so the receiver
+/// unpacks and puts one while the sender takes the next; the walkers of `p.send` leave in order and the arrivals fill
+/// `p.open` in order. With `Via::Device` all leaving walkers are staged on the device first (one outbox). Returns the
+/// traffic and the number of arrivals.
+fn exchange<S: Real>(comm: &dyn Comm, e: &mut dyn Engine<S>, d: &mut Dmc, p: &Placement, counts: &[usize]) -> Result<(Traffic, usize), SolidError> {
+    let me = comm.rank();
+    let moves = plan(counts);
+    let mut traffic = Traffic::default();
+    let t = Instant::now();
+    let mut staged = match d.via {
+        Via::Device => e.take_all(&p.send, d.cargo, d.via)?.into_iter().map(Some).collect(),
+        Via::Host => vec![None; p.send.len()],
+    };
+    d.timing.take_s += t.elapsed().as_secs_f64();
+    let (mut sent, mut arrived) = (0, 0);
+    for m in &moves {
+        for _ in 0..m.n {
+            if m.from == me {
+                let t = Instant::now();
+                let w = match staged[sent].take() {
+                    Some(w) => w,
+                    None => e.take(p.send[sent], d.cargo)?,
+                };
+                d.timing.take_s += t.elapsed().as_secs_f64();
+                let t = Instant::now();
+                let bytes = pack_all(std::slice::from_ref(&w));
+                traffic.bytes += bytes.len() as u64;
+                comm.send(m.to, bytes);
+                d.timing.exchange_s += t.elapsed().as_secs_f64();
+                sent += 1;
+            } else if m.to == me {
+                let t = Instant::now();
+                let bytes = comm.recv(m.from);
+                traffic.bytes += bytes.len() as u64;
+                let w = match frames(&bytes).and_then(|f| unpack_all::<Walker<S>>(&(), &f)) {
+                    Ok(mut w) if w.len() == 1 => w.pop().expect("one walker"),
+                    _ => comm.abort(&format!("rank {me}: a walker from rank {} arrived damaged", m.from)),
+                };
+                d.timing.exchange_s += t.elapsed().as_secs_f64();
+                let Some(&slot) = p.open.get(arrived) else {
+                    comm.abort(&format!("rank {me}: more walkers arrived than the {} open slots", p.open.len()));
+                };
+                let t = Instant::now();
+                e.put(slot, &w)?;
+                d.timing.put_s += t.elapsed().as_secs_f64();
+                d.arrived = Some(slot);
+                arrived += 1;
+            } else {
+                break;
+            }
+            traffic.walkers += 1;
+        }
+    }
+    if sent != p.send.len() || arrived != p.open.len() {
+        comm.abort(&format!("rank {me}: sent {sent} of {} walkers, received {arrived} for {} open slots", p.send.len(), p.open.len()));
+    }
+    Ok((traffic, arrived))
 }
 
 #[cfg(test)]
@@ -502,7 +549,7 @@ mod tests {
         let out = Threads::run(2, |c| {
             let (first, n) = share(4, c.rank(), 2);
             let mut e = make(c, n, Params { first, ..p });
-            let mut d = Dmc::start(c, &e, 4, p.tau, sys.electrons(), p.seed, cargo, via);
+            let mut d = Dmc::start(c, &e, 4, p.tau, sys.electrons(), p.seed, (cargo, via));
             assert_eq!(d.via, via, "threads ranks keep the path asked for");
             let mut seen = vec![(d.e_est, e.energies())];
             for _ in 1..want.len() {

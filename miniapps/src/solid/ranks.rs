@@ -133,7 +133,7 @@ fn on_rank<S: Scalar, A: Scalar>(c: &dyn Comm, sys: &Solid, params: Params, tota
 /// arrivals; [22] whether this rank's GPU has peer access to the next one's (1, 0; -1: one GPU, or the cpu variant).
 #[allow(clippy::too_many_arguments)]
 fn drive<S: Real>(c: &dyn Comm, e: &mut dyn Engine<S>, sys: &Solid, p: Params, total: usize, steps: usize, (cargo, via): (Cargo, Via), mine: &mut [f64]) -> Result<f64> {
-    let mut d = Dmc::start(c, e, total, p.tau, sys.electrons(), p.seed, cargo, via);
+    let mut d = Dmc::start(c, e, total, p.tau, sys.electrons(), p.seed, (cargo, via));
     // one untimed generation: first-use costs (allocations, the first transfers) stay out of the timing
     generation(c, e, &mut d)?;
     d.timing = Default::default();
