@@ -50,9 +50,9 @@ pub enum Cargo {
     /// Positions, rotations, energies and condition number; the receiver rebuilds the rows.
     Configuration,
     /// The inverse rows too; the receiver rebuilds the gradient rows. The default: on two H200s (mixed, 256 walkers
-    /// a GPU) it measured the fastest at 256 and 512 electrons over threads and MPI: 52.2 ms a generation at 512
-    /// electrons against 53.7 (configuration, whose f64 re-inversion of a few 256 x 256 matrices costs about 4.5 ms
-    /// on the receiving rank, with cuBLAS's batched LU or cuSOLVER's alike) and 72.2 (whole), ff491b4.
+    /// a GPU) it measured the fastest at 256 and 512 electrons over threads and MPI: 45.5 ms a generation at 512
+    /// electrons (MPI) against 49.0 (configuration, whose f64 re-inversion of a few 256 x 256 matrices costs about
+    /// 2.3 ms on the receiving rank, with cuBLAS's batched LU or cuSOLVER's alike) and 47.9 (whole), f6bd8fa.
     #[default]
     Inverse,
     /// Everything, the gradient rows too; nothing is rebuilt.
@@ -80,9 +80,11 @@ impl Cargo {
 /// How a migrating walker's arrays reach the other rank (module docs).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Via {
-    /// Through the host: device to host, the message, host to device. The default: on the 2 x H200 host device to
-    /// device measured slower (7b9fd19, 512 electrons, inverse cargo: 57.5 ms a generation against 48.3 through
-    /// the host, the receiver's copies taking 1.5 ms a walker); records say whether the GPUs had peer access.
+    /// Through the host: device to host (one DMA transfer into page-locked memory), the message, host to device.
+    /// The default, being the only path MPI ranks have: on the 2 x H200 host (peer access on) neither path won at
+    /// f6bd8fa (inverse cargo, threads, ms a generation: 14.16 host against 14.34 device at 256 electrons, 45.81
+    /// against 45.18 at 512). (At 7b9fd19, with the copies of branching queued before the exchange, device to
+    /// device measured 57.5 against 48.3.)
     #[default]
     Host,
     /// Device to device (threads ranks of one process, a GPU each); the message carries where they lie.
