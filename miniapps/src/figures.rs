@@ -770,16 +770,17 @@ fn scaling_series(recs: &[&Record]) -> Vec<Measured> {
         }
         a
     };
-    // the one-rank baselines of each commit's runs, per transport: "solo" (no communication layer) for every
-    // transport, and a transport's own one-rank run (mpirun -n 1) where there is one, which then takes precedence.
-    // Records come oldest first: a later run of the same case replaces an earlier one.
-    let one: BTreeMap<(String, String, String, u64), (f64, &str)> = recs
+    // the one-rank baselines of each commit's runs on each host (a run is paired with the one-rank run of its own
+    // machine: two hosts of one GPU model differ by a percent or two), per transport: "solo" (no communication
+    // layer) for every transport, and a transport's own one-rank run (mpirun -n 1) where there is one, which then
+    // takes precedence. Records come oldest first: a later run of the same case replaces an earlier one.
+    let one: BTreeMap<(String, String, String, String, u64), (f64, &str)> = recs
         .iter()
         .filter(|r| r.sizes.get("ranks") == Some(&1))
-        .filter_map(|r| Some(((r.commit.clone(), transport(r), case(r), *r.sizes.get("walkers")?), (gen_time(r)?, r.timestamp.as_str()))))
+        .filter_map(|r| Some(((r.commit.clone(), r.system.host.clone(), transport(r), case(r), *r.sizes.get("walkers")?), (gen_time(r)?, r.timestamp.as_str()))))
         .collect();
     let base = |tr: &str, r: &Record, w: u64| {
-        let key = |t: &str| (r.commit.clone(), t.to_string(), case(r), w);
+        let key = |t: &str| (r.commit.clone(), r.system.host.clone(), t.to_string(), case(r), w);
         one.get(&key(tr)).or_else(|| one.get(&key("solo")))
     };
     // each transport its own series, starting at efficiency 1 on one rank
@@ -1262,6 +1263,14 @@ mod tests {
         close(&s, &strong("configuration"), [(1.0, 1.0), (2.0, 0.8)]);
         close(&s, &strong("whole"), [(1.0, 1.0), (2.0, 0.5)]);
         assert_eq!(s.len(), 2, "{s:?}");
+        // a run pairs with the one-rank run of its own host, not with a later one of the same commit on another
+        let host = |mut r: Record, h: &str| {
+            (r.commit, r.system.host) = ("hosts".into(), h.into());
+            r
+        };
+        let recs = vec![host(run(1, 200, 2.0, "solo"), "a"), host(run(2, 200, 1.25, "threads"), "a"), host(later(run(1, 200, 1.0, "solo")), "b")];
+        let s = series(&f, &select(&f, &recs));
+        close(&s, &sc("strong", "200", "threads"), [(1.0, 1.0), (2.0, 0.8)]);
     }
 
     #[test]

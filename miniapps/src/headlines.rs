@@ -389,7 +389,7 @@ pub fn folder_tables(dir: &str, records: &[Record]) -> Result<String> {
 }
 
 /// The synthetic solid's parallel efficiency over GPUs (the `solid-scaling` figure's series) at the newest commit
-/// that ran it over several ranks with a recorded migration cargo: one row per series, at its largest rank count.
+/// that ran it over several ranks with a recorded migration cargo: one row per series, one column per GPU count.
 fn scaling_table(mine: &[&Record]) -> String {
     let Ok(f) = crate::figures::find("solid-scaling") else { return String::new() };
     let recs: Vec<Record> = mine.iter().map(|r| (*r).clone()).collect();
@@ -397,31 +397,27 @@ fn scaling_table(mine: &[&Record]) -> String {
     let newest = chosen.iter().filter(|r| r.sizes.get("ranks").is_some_and(|&n| n > 1) && r.params.contains_key("migrate")).max_by(|a, b| a.timestamp.cmp(&b.timestamp));
     let Some(newest) = newest.map(|r| r.commit.clone()) else { return String::new() };
     let here: Vec<&Record> = chosen.into_iter().filter(|r| r.commit == newest).collect();
-    let mut rows = vec![];
-    for m in crate::figures::series(&f, &here) {
-        let Some(last) = m.points.last().filter(|p| p.x > 1.0) else { continue };
-        let attr = |k: &str| m.attrs.iter().find(|a| a.0 == k).map_or(String::new(), |a| a.1.clone());
-        rows.push(format!(
-            "| {} | {} | {} | {} | {} | {} | {} | {:.3} | {} |",
-            attr("electrons"),
-            attr("precision"),
-            attr("scaling"),
-            attr("transport"),
-            attr("migrate"),
-            attr("migrate_via"),
-            last.x,
-            last.y,
-            short(&last.commit)
-        ));
-    }
-    if rows.is_empty() {
+    let series: Vec<_> = crate::figures::series(&f, &here).into_iter().filter(|m| m.points.iter().any(|p| p.x > 1.0)).collect();
+    let mut counts: Vec<u64> = series.iter().flat_map(|m| m.points.iter().map(|p| p.x as u64)).filter(|&x| x > 1).collect();
+    counts.sort();
+    counts.dedup();
+    if counts.is_empty() {
         return String::new();
+    }
+    let mut rows = vec![];
+    for m in &series {
+        let attr = |k: &str| m.attrs.iter().find(|a| a.0 == k).map_or(String::new(), |a| a.1.clone());
+        let cells: Vec<String> = counts.iter().map(|&x| m.points.iter().find(|p| p.x as u64 == x).map_or("-".into(), |p| format!("{:.3}", p.y))).collect();
+        let keys = [attr("electrons"), attr("precision"), attr("scaling"), attr("transport"), attr("migrate"), attr("migrate_via")];
+        rows.push(format!("| {} | {} | {} |", keys.join(" | "), cells.join(" | "), short(&newest)));
     }
     rows.sort();
     let mut out = String::from("\nSynthetic-solid DMC over GPUs (`scripts/gpu-host.sh solid-scaling`, figure `solid-scaling`): parallel ");
-    out.push_str("efficiency at the largest rank count, weak (walkers per GPU fixed) and strong (population fixed), by what a ");
+    out.push_str("efficiency by GPU count, weak (walkers per GPU fixed) and strong (population fixed), by what a ");
     out.push_str("migrating walker carries (`solid --migrate`) and how its arrays travel (`--migrate-via`; empty: through the host, before the choice existed).\n\n");
-    out.push_str("| electrons | precision | scaling | transport | migrate | via | GPUs | efficiency | commit |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
+    let gpus: Vec<String> = counts.iter().map(|x| format!("{x} GPUs")).collect();
+    out.push_str(&format!("| electrons | precision | scaling | transport | migrate | via | {} | commit |\n", gpus.join(" | ")));
+    out.push_str(&format!("|{}\n", " --- |".repeat(7 + counts.len())));
     for r in rows {
         out.push_str(&r);
         out.push('\n');
@@ -521,10 +517,10 @@ mod tests {
         assert!(line.contains("| 10.0x |") && !line.contains("4.00x"), "{line}");
     }
 
-    /// The scaling table: the newest commit's multi-rank runs over their one-rank run, at the largest rank count,
-    /// one row per cargo; an older commit's runs are left out.
+    /// The scaling table: the newest commit's multi-rank runs over their one-rank run, a column per rank count (a
+    /// dash where a series has none), one row per cargo; an older commit's runs are left out.
     #[test]
-    fn the_scaling_table_takes_the_newest_commit_at_its_largest_rank_count() {
+    fn the_scaling_table_takes_the_newest_commit_at_every_rank_count() {
         let base: Record = serde_json::from_str(include_str!("../tests/data/record.json")).unwrap();
         let rec = |ranks: u64, walkers: u64, secs: f64, migrate: &str, commit: &str, ts: &str| {
             let mut r = base.clone();
@@ -541,12 +537,14 @@ mod tests {
             rec(1, 256, 1.0, "inverse", "new0000", "2026-01-02T00:00:00Z"),
             rec(2, 512, 1.25, "inverse", "new0000", "2026-01-02T00:00:01Z"),
             rec(2, 512, 2.0, "whole", "new0000", "2026-01-02T00:00:02Z"),
+            rec(4, 1024, 1.6, "inverse", "new0000", "2026-01-02T00:00:03Z"),
         ];
         let mine: Vec<&Record> = recs.iter().collect();
         let t = scaling_table(&mine);
         let row = |m: &str| t.lines().find(|l| l.contains("weak") && l.contains(&format!("| {m} |"))).unwrap_or_else(|| panic!("{m}: {t}")).to_string();
-        assert!(row("inverse").ends_with("| 2 | 0.800 | new0000 |"), "{t}");
-        assert!(row("whole").ends_with("| 2 | 0.500 | new0000 |"), "{t}");
+        assert!(t.contains("| 2 GPUs | 4 GPUs | commit |"), "{t}");
+        assert!(row("inverse").ends_with("| 0.800 | 0.625 | new0000 |"), "{t}");
+        assert!(row("whole").ends_with("| 0.500 | - | new0000 |"), "{t}");
         assert!(!t.contains("old0000"), "{t}");
     }
 
