@@ -13,7 +13,8 @@
 //!   [`pseudopotential`]): they import the base, and a kernel another only where the physics composes them (the
 //!   Jastrow's radial functors are B-splines; the pseudopotential's ratios need orbitals, determinants and Jastrow);
 //! - the drivers, whole VMC/DMC steps composed of the kernels ([`qmc`]: walkers, moves, branching, ranks; [`solid`]:
-//!   the synthetic solid on its CPU and GPU engines, using qmc's walker, population and rank machinery).
+//!   the synthetic solid on its CPU and GPU engines), over what both share ([`ensemble`]: ranks and how they talk,
+//!   walkers as bytes, branching and migration, balance by speed, the drift of a move).
 //!
 //! No module imports one that imports it back. `tests/layers.rs` checks both rules from the source.
 
@@ -36,6 +37,7 @@ pub mod jastrow;
 pub mod lattice;
 pub mod pseudopotential;
 // the drivers
+pub mod ensemble;
 pub mod qmc;
 pub mod solid;
 

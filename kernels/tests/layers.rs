@@ -26,7 +26,7 @@ const BASE: &[&str] = &["check", "gpu", "linalg", "maths", "real", "rng", "sampl
 /// The kernels: one folder each, importing the base.
 const KERNELS: &[&str] = &["bspline", "determinant", "ewald", "gemm", "jastrow", "lattice", "pseudopotential"];
 /// The drivers: whole VMC/DMC steps composed of the kernels.
-const DRIVERS: &[&str] = &["qmc", "solid"];
+const DRIVERS: &[&str] = &["ensemble", "qmc", "solid"];
 
 /// Kernel folders that use another kernel folder today (issue #20 asks for kernels that import only the base). Each
 /// is a composition the physics asks for: the Jastrow's radial functors are B-splines, and the nonlocal

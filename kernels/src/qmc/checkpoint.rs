@@ -9,7 +9,7 @@
 //! Writing goes to `FILE.tmp`, which is flushed to disk (fsync) and then renamed over `FILE`: the rename is atomic,
 //! so a crash mid-write leaves the previous checkpoint whole.
 
-use super::pack::{frames, put_bytes, put_f64, put_u64, Reader, Truncated};
+use crate::ensemble::pack::{frames, put_bytes, put_f64, put_u64, Reader, Truncated};
 use std::fs::File;
 use std::io::Write;
 use std::path::Path;

@@ -27,25 +27,26 @@
 //! (`blocking`), so a run measures about 300/Ha (He), 90/Ha (gas) or 9/Ha (Be) at least, twice that to converge
 //! reliably, whatever tau (`qmc --dmc-time`).
 //!
-//! Across ranks ([`comm`](super::comm)): each rank propagates its share of the walkers; the generation's energy,
+//! Across ranks ([`comm`](crate::ensemble::comm)): each rank propagates its share of the walkers; the generation's energy,
 //! weight, move statistics and populations (and each rank's compute time and last wait, for the records and the
 //! balance) are summed over ranks in one sum, so the trial energy is global; after branching,
 //! [`population::migrate_to`] moves walkers point to point until every rank holds its goal: its equal share, or
-//! with [`Balance::Speed`] a share by its measured speed ([`balance`](super::balance)). Walker k of the global
+//! with [`Balance::Speed`] a share by its measured speed ([`balance`](crate::ensemble::balance)). Walker k of the global
 //! order (rank 0's first) draws its moves and its branching number from streams named by (seed, generation, k):
 //! with equal shares and a given number of ranks a run is reproducible, and a run restarted from a checkpoint
 //! continues the same chains bit for bit (with shares by speed, which depend on timings, they agree statistically).
 
-use super::balance::{Balance, Pace};
+use crate::ensemble::balance::{Balance, Pace};
 use super::blocking::weighted_blocking;
 use super::checkpoint::{self, Header};
-use super::comm::{share, Comm, Solo};
+use crate::ensemble::comm::{share, Comm, Solo};
 use super::engine::Population;
-use super::pack::{put_f64, put_f64s, put_u64, unpack_all, Pack, Reader, Truncated};
-use super::population::{copies, Traffic};
+use crate::ensemble::pack::{put_f64, put_f64s, put_u64, unpack_all, Pack, Reader, Truncated};
+use crate::ensemble::population::{copies, Traffic};
 use super::vmc::Estimate;
 use crate::rng::stream;
-use super::walker::{MoveStats, Walker};
+use super::walker::Walker;
+use crate::ensemble::moves::MoveStats;
 use super::System;
 use rand::Rng;
 use std::path::PathBuf;

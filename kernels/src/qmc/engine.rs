@@ -3,10 +3,11 @@
 //! walkers resident on the device) alike. Every method works in the global walker order: walker k of this rank is
 //! walker `first + k` of the run and draws its moves from `rng::stream(seed, tag, step, first + k)`.
 
-use super::comm::Comm;
-use super::pack::pack_all;
-use super::population::{branch, migrate_to, Traffic};
-use super::walker::{MoveStats, Walker};
+use crate::ensemble::comm::Comm;
+use crate::ensemble::pack::pack_all;
+use crate::ensemble::population::{branch, migrate_to, Traffic};
+use super::walker::Walker;
+use crate::ensemble::moves::MoveStats;
 use crate::rng::stream;
 use super::System;
 use rayon::prelude::*;

@@ -23,13 +23,13 @@
 //! Precisions as the CPU driver's (`qmc` module docs): double <f64 wavefunction, f64 inversion, f64 local energy>,
 //! mixed <f32, f64, f64>, single <f32, f32, f32>; positions f64 in all.
 
-use super::comm::Comm;
+use crate::ensemble::comm::Comm;
 use super::engine::Population;
-use super::pack::{pack_all, put_f64, Pack, Reader, Truncated};
-use super::population::Traffic;
+use crate::ensemble::pack::{pack_all, put_f64, Pack, Reader, Truncated};
+use crate::ensemble::population::Traffic;
 use super::systems::OrbitalSet;
 use super::vmc::{initial_walkers, start_positions};
-use super::walker::MoveStats;
+use crate::ensemble::moves::MoveStats;
 use super::{System, V3};
 use crate::ewald::gpu::GpuEwald;
 use crate::ewald::Ewald;

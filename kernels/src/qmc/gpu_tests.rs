@@ -2,7 +2,7 @@
 //! CPU's draws, so the constants and the draw order the device uses are checked without a device), and, on a
 //! machine with a GPU, its trajectories against the CPU walkers.
 
-use super::balance::Balance;
+use crate::ensemble::balance::Balance;
 use super::dmc::{self, DmcParams};
 use super::engine::{infallible, Population};
 use super::gpu::{trajectory_check, GpuWalkers};
@@ -100,7 +100,7 @@ fn gpu_matches_cpu_when_present() {
     let p = DmcParams { walkers: 16, steps: 64, equil: 0, tau: 0.1, seed: 5, feedback: 10.0, balance: Balance::Equal };
     let cpu = dmc::run(&sys, &p, initial_walkers(&sys, 16, 5)).unwrap();
     let mut dev = GpuWalkers::new(&gpu, &sys, &start_positions(&sys, 0..16, 5)).unwrap();
-    let rep = dmc::run_with(&sys, &p, &super::comm::Solo, &mut dev, None, None, "he").unwrap();
+    let rep = dmc::run_with(&sys, &p, &crate::ensemble::comm::Solo, &mut dev, None, None, "he").unwrap();
     let g = rep.estimate.unwrap();
     assert!((g.energy - cpu.energy).abs() < 1e-9 * cpu.energy.abs() && g.population == cpu.population, "{g:?} vs {cpu:?}");
     // and a wrong energy is detected by the check

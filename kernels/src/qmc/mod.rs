@@ -25,18 +25,16 @@
 //!   and generations (the energy estimators, DMC weights and blocking) stay f64, as in every kernel of the suite:
 //!   single precision is the per-walker arithmetic.
 //!
-//! Scale-out: [`comm`] (how ranks talk: one rank, threads, MPI), [`population`] (branching and walker migration,
-//! generic over anything that [`pack`]s itself to bytes), [`balance`] (walker shares by measured rank speed), [`checkpoint`] (atomic files a DMC run restarts from).
+//! Scale-out: the ranks, migration and balance that every driver shares are in [`crate::ensemble`]; here
+//! [`checkpoint`] (atomic files a DMC run restarts from).
 //!
 //! Engines: VMC and DMC drive any [`engine::Population`]: the CPU walkers (`Vec<Walker>`, rayon over walkers) or
 //! [`gpu::GpuWalkers`] (every walker resident on one GPU, one thread per walker, rebuilt from the system's
 //! [`systems::Blueprint`]; in double it follows the CPU trajectories, the same random numbers being drawn on the
 //! device).
 
-pub mod balance;
 pub mod blocking;
 pub mod checkpoint;
-pub mod comm;
 pub mod coverage;
 pub mod coulomb;
 pub mod dmc;
@@ -46,8 +44,6 @@ pub mod gaussian;
 pub mod heg;
 pub mod jastrow;
 pub mod orbitals;
-pub mod pack;
-pub mod population;
 pub mod slater;
 pub mod systems;
 pub mod timestep;

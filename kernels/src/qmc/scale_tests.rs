@@ -3,14 +3,15 @@
 //! checkpoints of another run are refused; a population that dies out leaves its last good generation on disk; a
 //! rank made slower holds fewer walkers when shares follow speed, and the others wait less for it.
 
-use super::balance::Balance;
-use super::comm::{Comm, Solo, Threads};
+use crate::ensemble::balance::Balance;
+use crate::ensemble::comm::{Comm, Solo, Threads};
 use super::dmc::{self, Checkpointing, DmcError, DmcParams, Report};
 use super::systems::{System, HE_EXACT};
 use super::engine::Population;
-use super::population::Traffic;
+use crate::ensemble::population::Traffic;
 use super::vmc::{self, Estimate, VmcParams};
-use super::walker::{MoveStats, Walker};
+use super::walker::Walker;
+use crate::ensemble::moves::MoveStats;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 

@@ -2,13 +2,13 @@
 //! Laplacians match finite differences; VMC is variational and reproducible whatever the thread count; DMC of a
 //! nodeless system falls below VMC onto the exact energy.
 
-use super::balance::Balance;
+use crate::ensemble::balance::Balance;
 use super::dmc::{self, DmcParams};
 use super::jastrow::TwoBody;
 use crate::jastrow::Radial;
 use super::systems::{System, HE_EXACT};
 use super::vmc::{self, initial_walkers, VmcParams};
-use super::walker::drift;
+use crate::ensemble::moves::drift;
 use crate::rng::gaussian3;
 use super::{dot, norm, Wavefunction, V3};
 use crate::rng::rng;

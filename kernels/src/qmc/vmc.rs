@@ -6,9 +6,10 @@
 //! s from its own stream (seed, s, k), so a run is reproducible from its seed whatever the number of threads.
 
 use super::blocking::{blocking, Blocked};
-use super::comm::{share, Comm, Solo};
+use crate::ensemble::comm::{share, Comm, Solo};
 use super::engine::{infallible, Population};
-use super::walker::{MoveStats, Walker};
+use super::walker::Walker;
+use crate::ensemble::moves::MoveStats;
 use super::{System, V3};
 use crate::rng::stream;
 use rayon::prelude::*;

@@ -2,41 +2,11 @@
 //! a sweep of single-electron drift-diffusion proposals, each accepted by Metropolis-Hastings with the ratio of the
 //! drift-diffusion Green's functions, so the walk samples |psi_T|^2 exactly whatever the time step.
 
-use super::pack::{put_f64, Pack, Reader, Truncated};
+use crate::ensemble::pack::{put_f64, Pack, Reader, Truncated};
 use super::{add, dot, kinetic, local_energy, scale, sub, System, Wavefunction, V3};
+use crate::ensemble::moves::{drift, MoveStats};
 use crate::rng::{gaussian3, Rng64};
 use rand::Rng;
-
-/// The drift displacement tau * v, limited as Umrigar, Nightingale and Runge (1993) with a = 1 (QMCPACK's form):
-/// v_bar = v (-1 + sqrt(1 + 2 v^2 tau)) / (v^2 tau). Near a node or a nucleus |v| diverges and the plain drift would
-/// throw the electron far away; the limited drift tends to sqrt(2 tau) in length, and to tau v where v^2 tau << 1.
-pub fn drift(v: V3, tau: f64) -> V3 {
-    let v2t = dot(v, v) * tau;
-    let f = if v2t < 1e-8 { 1.0 - 0.5 * v2t } else { ((1.0 + 2.0 * v2t).sqrt() - 1.0) / v2t };
-    scale(f * tau, v)
-}
-
-/// What a sweep did, summed so that acceptance and the effective time step can be formed over many walkers.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct MoveStats {
-    pub attempted: u64,
-    pub accepted: u64,
-    /// sum of |r' - r|^2 over proposals, and over accepted proposals.
-    pub r2_proposed: f64,
-    pub r2_accepted: f64,
-}
-
-impl MoveStats {
-    pub fn add(&mut self, o: &MoveStats) {
-        self.attempted += o.attempted;
-        self.accepted += o.accepted;
-        self.r2_proposed += o.r2_proposed;
-        self.r2_accepted += o.r2_accepted;
-    }
-    pub fn acceptance(&self) -> f64 {
-        self.accepted as f64 / self.attempted.max(1) as f64
-    }
-}
 
 /// One configuration with its wavefunction state and measured quantities.
 #[derive(Clone)]

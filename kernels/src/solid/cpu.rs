@@ -19,7 +19,7 @@ use crate::determinant::dot::{dot, dot_wide};
 use crate::ewald::cpu::CpuEwald;
 use crate::pseudopotential::cpu::{JastrowSums, Soa};
 use crate::pseudopotential::{self as pp, Setup, Walkers};
-use crate::qmc::walker::{drift, MoveStats};
+use crate::ensemble::moves::{drift, MoveStats};
 use crate::{Real, Scalar};
 use rayon::prelude::*;
 use std::sync::Mutex;

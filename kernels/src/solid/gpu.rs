@@ -42,7 +42,7 @@ use crate::gpu::{BatchedLu, CudaEvent, CudaFunction, CudaSlice, DriverContext, G
 use crate::pseudopotential::gpu::{jastrow_tables, GpuPseudo, MAX_JASTROW_COEFS};
 use crate::pseudopotential::slab::{Field, Slab, SlabLayout};
 use crate::pseudopotential::Setup;
-use crate::qmc::walker::MoveStats;
+use crate::ensemble::moves::MoveStats;
 use crate::{Real, Scalar};
 use cudarc::cusolver::sys as dn;
 use cudarc::driver::{sys, CudaGraph, DevicePtr, DeviceRepr};

@@ -12,7 +12,7 @@
 //!    the run's seed, the same on every rank), so rank r's walkers receive exactly the copies the single engine's
 //!    `branch` would give them in one population; each rank makes its copies in place (survivors keep their slots,
 //!    extra copies fill the slots of the dead); a rank with more copies than slots sends the surplus, a rank with
-//!    fewer receives, walker by walker ([`exchange`]: the transfer plan of `qmc::population::plan` from the
+//!    fewer receives, walker by walker ([`exchange`]: the transfer plan of `ensemble::population::plan` from the
 //!    per-rank copy counts, which every rank derives from the same sums, so no further reduction is needed). The
 //!    total population stays N and every rank ends with its share again, so the engines keep their fixed sizes.
 //!
@@ -39,9 +39,9 @@ use super::walker::Walker;
 use super::{comb_offset, weight, Parts, SolidError};
 use crate::pseudopotential::slab::Field;
 use crate::{Real, Scalar};
-use crate::qmc::comm::Comm;
-use crate::qmc::pack::{frames, pack_all, unpack_all};
-use crate::qmc::population::{plan, Traffic};
+use crate::ensemble::comm::Comm;
+use crate::ensemble::pack::{frames, pack_all, unpack_all};
+use crate::ensemble::population::{plan, Traffic};
 use std::time::Instant;
 
 /// What a migrating walker carries (module docs).
@@ -391,7 +391,7 @@ pub fn generation<S: Real>(comm: &dyn Comm, e: &mut dyn Engine<S>, d: &mut Dmc) 
     Ok(())
 }
 
-/// The migration of one generation, walker by walker: the transfers of `qmc::population::plan` (to equal shares,
+/// The migration of one generation, walker by walker: the transfers of `ensemble::population::plan` (to equal shares,
 /// the same plan on every rank), each walker taken out of the engine, packed and sent on its own, so the receiver
 /// unpacks and puts one while the sender takes the next; the walkers of `p.send` leave in order and the arrivals fill
 /// `p.open` in order. With `Via::Device` all leaving walkers are staged on the device first (one outbox). Returns the
@@ -454,9 +454,9 @@ fn exchange<S: Real>(comm: &dyn Comm, e: &mut dyn Engine<S>, d: &mut Dmc, p: &Pl
 #[cfg(test)]
 mod tests {
     use super::super::{branch, compare, Params, Solid, DOUBLE_TOLERANCE};
-    use crate::qmc::comm::share;
+    use crate::ensemble::comm::share;
     use super::*;
-    use crate::qmc::comm::Threads;
+    use crate::ensemble::comm::Threads;
 
     #[test]
     fn the_global_comb_gives_every_walker_the_single_comb_copies() {

@@ -8,7 +8,7 @@
 
 use super::Parts;
 use crate::pseudopotential::slab::DeviceBytes;
-use crate::qmc::pack::{put_f64, put_f64s, put_reals, put_u64, reals_len, Pack, Reader, Truncated};
+use crate::ensemble::pack::{put_f64, put_f64s, put_reals, put_u64, reals_len, Pack, Reader, Truncated};
 use crate::Real;
 
 /// One walker's whole state, or part of it (`inv` and `dpsi`, or `dpsi` alone, empty), as it travels between ranks.
@@ -64,7 +64,7 @@ impl<S: Real> Walker<S> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::qmc::pack::{frames, pack_all, unpack_all};
+    use crate::ensemble::pack::{frames, pack_all, unpack_all};
 
     /// A walker with f32 rows packs to its exact size and comes back bit for bit; its rows take 4 bytes a value.
     #[test]

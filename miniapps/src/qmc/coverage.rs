@@ -26,7 +26,7 @@ use super::{at_most, case, dmc_steps, sized, vmc_tau, within, work, Args};
 use anyhow::{bail, Result};
 use harness::timing::Stats;
 use harness::{Runner, Variant};
-use kernels::qmc::comm::{Ranks, Solo};
+use kernels::ensemble::comm::{Ranks, Solo};
 use kernels::qmc::blocking::BLOCKS;
 use kernels::qmc::coverage::coverage;
 use kernels::qmc::dmc::{self, DmcParams};

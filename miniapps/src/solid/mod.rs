@@ -47,7 +47,7 @@ use anyhow::{bail, Result};
 use harness::cli::{positive, CommonArgs};
 use harness::{Case, Runner, Variant, Work};
 use kernels::Scalar;
-use kernels::qmc::comm::Ranks;
+use kernels::ensemble::comm::Ranks;
 use kernels::solid::cpu::CpuEngine;
 use kernels::solid::gpu::GpuEngine;
 use kernels::pseudopotential::Setup;

@@ -29,7 +29,7 @@ use harness::{Case, Runner, Variant};
 use kernels::Scalar;
 use kernels::gpu::Gpu;
 use kernels::pseudopotential::Setup;
-use kernels::qmc::comm::{share, Comm, Ranks};
+use kernels::ensemble::comm::{share, Comm, Ranks};
 use kernels::solid::cpu::CpuEngine;
 use kernels::solid::gpu::GpuEngine;
 use kernels::check::{sample, worse};

@@ -1,0 +1,13 @@
+//! What every QMC driver shares about its walkers as an ensemble, whatever the system (issue 20's driver layer,
+//! below the drivers `qmc` and `solid`, importing only the base):
+//! - [`comm`]: the ranks and how they talk (one rank, threads of this process, MPI);
+//! - [`pack`]: walkers and run state as bytes, for migration and checkpoints;
+//! - [`population`]: branching copies and the migration of walkers between ranks (transfer plans, traffic);
+//! - [`balance`]: walker shares by measured rank speed;
+//! - [`moves`]: the limited drift of a drift-diffusion move and the tally of proposals.
+
+pub mod balance;
+pub mod comm;
+pub mod moves;
+pub mod pack;
+pub mod population;
