@@ -89,13 +89,9 @@ pub struct Traffic {
     pub seconds: f64,
 }
 
-/// Balance the populations to equal shares: `counts[r]` is rank r's population after branching (the same on every
-/// rank). Sent walkers leave from the end of `walkers`; received ones are appended in sender order.
-pub fn migrate<W: Pack + Send>(comm: &dyn Comm, walkers: &mut Vec<W>, counts: &[usize], ctx: &W::Context) -> Traffic {
-    migrate_to(comm, walkers, counts, &equal(counts.iter().sum(), counts.len()), ctx)
-}
-
-/// [`migrate`] to `goals[r]` walkers on rank r (the same on every rank, summing to the counts' total).
+/// Balance the populations to `goals[r]` walkers on rank r (the same on every rank, summing to the counts' total;
+/// `balance::equal` for equal shares): `counts[r]` is rank r's population after branching (the same on every rank).
+/// Sent walkers leave from the end of `walkers`; received ones are appended in sender order.
 pub fn migrate_to<W: Pack + Send>(comm: &dyn Comm, walkers: &mut Vec<W>, counts: &[usize], goals: &[usize], ctx: &W::Context) -> Traffic {
     let t = Instant::now();
     let me = comm.rank();
@@ -220,7 +216,7 @@ mod tests {
             let mut items: Vec<Item> = (0..start[c.rank()]).map(|i| Item((c.rank() * 100 + i) as u64)).collect();
             let n = counts(c, items.len());
             assert_eq!(n, start);
-            migrate(c, &mut items, &n, &());
+            migrate_to(c, &mut items, &n, &equal(n.iter().sum(), n.len()), &());
             items
         });
         let sizes: Vec<usize> = out.iter().map(|v| v.len()).collect();

@@ -1,6 +1,6 @@
 //! Paper 000's walker layout on the GPU: each walker's persistent data (electron positions, quadrature rotations,
 //! transposed inverse, stored orbital gradient rows) contiguous in one slab, all slabs in one allocation at a fixed
-//! walker stride, so a branching copy is one device-to-device copy and a migration one host transfer per walker and array.
+//! walker stride, so a branching copy is one device-to-device copy and a migration one host transfer per walker.
 //! Inside a slab each array keeps the layout the kernels read coalesced: positions `[electron][xyz]` f64, rotations
 //! `[ion][3x3]` f64, inverse rows `[electron][stride]` S, gradient rows `[electron][xyz][stride]` S. Every array
 //! and the walker stride are multiples of 256 bytes, so each array starts aligned for wide loads.
@@ -102,9 +102,9 @@ impl<S: Real> Slab<S> {
         Ok(slab)
     }
 
-    /// Byte offset of array `f` in a walker's slab (the bytes before it are those of the arrays before it).
-    pub fn layout_offset(&self, f: Field) -> usize {
-        f.offset(&self.layout) as usize
+    /// Bytes of a walker's slab before array `upto` (the arrays before it), or all of them with None.
+    pub fn prefix_len(&self, upto: Option<Field>) -> usize {
+        upto.map_or(self.walker_bytes(), |f| f.offset(&self.layout) as usize)
     }
 
     pub fn walker_bytes(&self) -> usize {
@@ -160,22 +160,12 @@ impl<S: Real> Slab<S> {
         gpu.stream.memcpy_dtod(&src, &mut dst).during("copying a walker's slab")
     }
 
-    /// Walker k's arrays, in one transfer through the staging memory.
-    pub fn take(&mut self, gpu: &Gpu, k: usize) -> Result<HostWalker<S>, GpuError> {
-        self.take_before(gpu, k, None)
-    }
-
-    /// Walker k's arrays before `upto` (positions and rotations before `Field::Inv`, the inverse rows too before
-    /// `Field::Dpsi`), the others left empty: what a migration sends when the receiver rebuilds the rest.
-    pub fn take_prefix(&mut self, gpu: &Gpu, k: usize, upto: Field) -> Result<HostWalker<S>, GpuError> {
-        self.take_before(gpu, k, Some(upto))
-    }
-
-    /// The first bytes of walker k's slab (up to `upto`'s array, all with None) into the staging memory in one
-    /// transfer, then each array wanted out of it in its own type.
-    fn take_before(&mut self, gpu: &Gpu, k: usize, upto: Option<Field>) -> Result<HostWalker<S>, GpuError> {
+    /// Walker k's arrays before `upto` (all with None; positions and rotations before `Field::Inv`, the inverse rows
+    /// too before `Field::Dpsi`), the others left empty (what a migration sends when the receiver rebuilds the rest):
+    /// the slab's first bytes into the staging memory in one transfer, then each array out of it in its own type.
+    pub fn take(&mut self, gpu: &Gpu, k: usize, upto: Option<Field>) -> Result<HostWalker<S>, GpuError> {
         assert!(k < self.count, "slab: walker index");
-        let (b, len) = (self.walker_bytes(), upto.map_or(self.walker_bytes(), |f| f.offset(&self.layout) as usize));
+        let (b, len) = (self.walker_bytes(), self.prefix_len(upto));
         let src = self.buf.slice(k * b..k * b + len);
         let stage = staging(&mut self.staging, gpu, b)?;
         gpu.stream.memcpy_dtoh(&src, &mut stage[..len]).during("copying a walker's slab")?;
@@ -189,7 +179,7 @@ impl<S: Real> Slab<S> {
     /// where they stay for another rank of this process to copy (`put_device`): the walker's own slot may change
     /// at the next step before that rank has copied it. The copy is queued on this GPU's stream.
     pub fn stage(&self, gpu: &Gpu, k: usize, upto: Option<Field>, outbox: &mut CudaSlice<u8>, at: usize) -> Result<DeviceBytes, GpuError> {
-        let (b, len) = (self.walker_bytes(), upto.map_or(self.walker_bytes(), |f| f.offset(&self.layout) as usize));
+        let (b, len) = (self.walker_bytes(), self.prefix_len(upto));
         assert!(k < self.count && at + len <= outbox.len(), "slab: staging a walker");
         let mut dst = outbox.slice_mut(at..at + len);
         gpu.stream.memcpy_dtod(&self.buf.slice(k * b..k * b + len), &mut dst).during("staging a walker's slab")?;
@@ -216,7 +206,7 @@ impl<S: Real> Slab<S> {
     }
 
     /// Slot k takes the arrays given (positions and rotations in f64, inverse and gradient rows in S), written into
-    /// the staging memory and sent in one transfer. Trailing arrays left empty (`take_prefix`'s) are not written:
+    /// the staging memory and sent in one transfer. Trailing arrays left empty (those `take` left out) are not written:
     /// those rows stay as they were, for the caller to rebuild.
     pub fn put(&mut self, gpu: &Gpu, k: usize, [pos, rot]: [&[f64]; 2], [inv, dpsi]: [&[S]; 2]) -> Result<(), GpuError> {
         assert!(k < self.count, "slab: walker index");
@@ -321,26 +311,26 @@ mod tests {
             dpsi: vec![0.0f32; 3 * ne * st],
         };
         for k in 0..3 {
-            assert_eq!(slab.take(&gpu, k).unwrap(), host(k), "walker {k} as uploaded");
+            assert_eq!(slab.take(&gpu, k, None).unwrap(), host(k), "walker {k} as uploaded");
         }
         slab.copy(&gpu, 2, 0).unwrap();
         slab.copy(&gpu, 1, 2).unwrap();
-        assert_eq!(slab.take(&gpu, 0).unwrap(), host(2));
-        assert_eq!(slab.take(&gpu, 2).unwrap(), host(1));
+        assert_eq!(slab.take(&gpu, 0, None).unwrap(), host(2));
+        assert_eq!(slab.take(&gpu, 2, None).unwrap(), host(1));
         let mut moved = host(0);
         moved.dpsi.iter_mut().enumerate().for_each(|(i, x)| *x = f32::from(i as u16));
         slab.put(&gpu, 1, [&moved.pos, &moved.rot], [&moved.inv, &moved.dpsi]).unwrap();
-        assert_eq!(slab.take(&gpu, 1).unwrap(), moved);
-        assert_eq!(slab.take(&gpu, 0).unwrap(), host(2), "the neighbours stay");
+        assert_eq!(slab.take(&gpu, 1, None).unwrap(), moved);
+        assert_eq!(slab.take(&gpu, 0, None).unwrap(), host(2), "the neighbours stay");
         // a configuration: positions and rotations only, in and out; the rows of the slot it lands in stay
-        let c = slab.take_prefix(&gpu, 2, Field::Inv).unwrap();
+        let c = slab.take(&gpu, 2, Some(Field::Inv)).unwrap();
         assert_eq!((&c.pos, &c.rot, c.inv.len(), c.dpsi.len()), (&host(1).pos, &host(1).rot, 0, 0));
         slab.put(&gpu, 1, [&c.pos, &c.rot], [&[], &[]]).unwrap();
-        assert_eq!(slab.take(&gpu, 1).unwrap(), HostWalker { pos: c.pos, rot: c.rot, ..moved.clone() });
+        assert_eq!(slab.take(&gpu, 1, None).unwrap(), HostWalker { pos: c.pos, rot: c.rot, ..moved.clone() });
         // the inverse rows too
-        let c = slab.take_prefix(&gpu, 0, Field::Dpsi).unwrap();
+        let c = slab.take(&gpu, 0, Some(Field::Dpsi)).unwrap();
         assert_eq!((&c.pos, &c.inv, c.dpsi.len()), (&host(2).pos, &host(2).inv, 0));
         slab.put(&gpu, 1, [&c.pos, &c.rot], [&c.inv, &[]]).unwrap();
-        assert_eq!(slab.take(&gpu, 1).unwrap(), HostWalker { dpsi: moved.dpsi, ..host(2) });
+        assert_eq!(slab.take(&gpu, 1, None).unwrap(), HostWalker { dpsi: moved.dpsi, ..host(2) });
     }
 }

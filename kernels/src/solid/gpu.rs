@@ -458,7 +458,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
 
     /// Walker k's positions, rotations, energies and inverse rows (its slab downloaded), for validation.
     pub fn walker(&mut self, k: usize) -> Result<WalkerState<S>, GpuError> {
-        let h = self.slab.take(&self.gpu, k)?;
+        let h = self.slab.take(&self.gpu, k, None)?;
         Ok((h.pos, h.rot, self.parts[k], h.inv))
     }
 
@@ -942,17 +942,11 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         Ok(())
     }
 
-    /// Walker k's whole state (positions, rotations, energies, inverse and gradient rows in storage), for migration:
-    /// one transfer per array.
-    pub fn take(&mut self, k: usize) -> Result<Walker<S>, GpuError> {
-        let h = self.slab.take(&self.gpu, k)?;
-        Ok(Walker { pos: h.pos, rot: h.rot, parts: self.parts[k], inv: h.inv, dpsi: h.dpsi, cond: self.cond[k], device: None })
-    }
-
-    /// Walker k's state up to `upto` (its positions and rotations before `Field::Inv`, its inverse rows too before
-    /// `Field::Dpsi`) with its energies, for migration: one transfer per array.
-    pub fn take_prefix(&mut self, k: usize, upto: Field) -> Result<Walker<S>, GpuError> {
-        let h = self.slab.take_prefix(&self.gpu, k, upto)?;
+    /// Walker k's state for migration: its energies and its arrays before `upto` (all with None: positions,
+    /// rotations, inverse and gradient rows in storage; its positions and rotations before `Field::Inv`, its
+    /// inverse rows too before `Field::Dpsi`), through the host in one transfer.
+    pub fn take(&mut self, k: usize, upto: Option<Field>) -> Result<Walker<S>, GpuError> {
+        let h = self.slab.take(&self.gpu, k, upto)?;
         Ok(Walker { pos: h.pos, rot: h.rot, parts: self.parts[k], inv: h.inv, dpsi: h.dpsi, cond: self.cond[k], device: None })
     }
 
@@ -961,7 +955,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
     /// this engine's next `stage`, after the next generation's sum, by which time every receiver has copied them.
     /// Returns when the staging copies are complete (a receiver's copy runs on its own stream).
     pub fn stage(&mut self, ks: &[usize], upto: Option<Field>) -> Result<Vec<Walker<S>>, GpuError> {
-        let len = upto.map_or(self.slab.walker_bytes(), |f| self.slab.layout_offset(f));
+        let len = self.slab.prefix_len(upto);
         if self.outbox.len() < ks.len() * len {
             self.outbox = self.gpu.zeros("the migration's outbox", ks.len() * len)?;
         }
@@ -992,8 +986,8 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         Ok(())
     }
 
-    /// Slot k takes the state `w` (a walker that migrated from another rank): one transfer per array it carries
-    /// (`rebuild` makes the others).
+    /// Slot k takes the state `w` (a walker that migrated from another rank): its arrays in one transfer from the
+    /// host, or one copy from the GPU it was staged on (`rebuild` makes the arrays it did not carry).
     pub fn put(&mut self, k: usize, w: &Walker<S>) -> Result<(), GpuError> {
         match w.device {
             Some(d) => self.slab.put_device(&self.gpu, k, d)?,

@@ -136,10 +136,10 @@ pub trait Engine<S> {
     fn copy_slots(&mut self, parents: &[usize]) -> Result<(), SolidError>;
     /// Walker k's state as `cargo` says.
     fn take(&mut self, k: usize, cargo: Cargo) -> Result<Walker<S>, SolidError>;
-    /// Walkers `ks` for migration, their arrays through the host or, where the engine can, staged on its device
-    /// (`via`).
-    fn take_all(&mut self, ks: &[usize], cargo: Cargo, _via: Via) -> Result<Vec<Walker<S>>, SolidError> {
-        ks.iter().map(|&k| self.take(k, cargo)).collect()
+    /// Walkers `ks` for migration with their arrays staged on the engine's device, for a rank of this process to
+    /// copy device to device (`Via::Device`); None where the engine has no device (they go through the host).
+    fn stage(&mut self, _ks: &[usize], _cargo: Cargo) -> Result<Option<Vec<Walker<S>>>, SolidError> {
+        Ok(None)
     }
     /// Slot k takes `w` (whole, or a configuration whose rows `rebuild` then makes).
     fn put(&mut self, k: usize, w: &Walker<S>) -> Result<(), SolidError>;
@@ -217,16 +217,10 @@ impl<S: Scalar, A: Scalar> Engine<S> for GpuEngine<'_, S, A> {
         Ok(GpuEngine::copy_slots(self, parents)?)
     }
     fn take(&mut self, k: usize, cargo: Cargo) -> Result<Walker<S>, SolidError> {
-        Ok(match cargo.upto() {
-            None => GpuEngine::take(self, k)?,
-            Some(f) => GpuEngine::take_prefix(self, k, f)?,
-        })
+        Ok(GpuEngine::take(self, k, cargo.upto())?)
     }
-    fn take_all(&mut self, ks: &[usize], cargo: Cargo, via: Via) -> Result<Vec<Walker<S>>, SolidError> {
-        match via {
-            Via::Device => Ok(self.stage(ks, cargo.upto())?),
-            Via::Host => ks.iter().map(|&k| Engine::take(self, k, cargo)).collect(),
-        }
+    fn stage(&mut self, ks: &[usize], cargo: Cargo) -> Result<Option<Vec<Walker<S>>>, SolidError> {
+        Ok(Some(GpuEngine::stage(self, ks, cargo.upto())?))
     }
     fn put(&mut self, k: usize, w: &Walker<S>) -> Result<(), SolidError> {
         Ok(GpuEngine::put(self, k, w)?)
@@ -401,10 +395,8 @@ fn exchange<S: Real>(comm: &dyn Comm, e: &mut dyn Engine<S>, d: &mut Dmc, p: &Pl
     let moves = plan(counts);
     let mut traffic = Traffic::default();
     let t = Instant::now();
-    let mut staged = match d.via {
-        Via::Device => e.take_all(&p.send, d.cargo, d.via)?.into_iter().map(Some).collect(),
-        Via::Host => vec![None; p.send.len()],
-    };
+    let staged = if d.via == Via::Device { e.stage(&p.send, d.cargo)? } else { None };
+    let mut staged: Vec<Option<Walker<S>>> = staged.map_or_else(|| vec![None; p.send.len()], |w| w.into_iter().map(Some).collect());
     d.timing.take_s += t.elapsed().as_secs_f64();
     let (mut sent, mut arrived) = (0, 0);
     for m in &moves {
