@@ -304,18 +304,24 @@ for stage in "$@"; do
         else
             # GPU at walker counts that fill it, CPU on all cores with a few walkers per core (its time per walker step
             # does not depend on the count once every core is busy: the record scales it to the case's walkers, so
-            # GPU / CPU is the ratio of walker steps per second). Delay by size (16, 32, 32). 3072: stage solid-3072.
+            # GPU / CPU is the ratio of walker steps per second). Delay by size (16, 32, 32). Each repetition one
+            # re-inversion cycle (--steps 0: 8 steps), so the f64 re-inversions count in their proportion. 3072: stage
+            # solid-3072.
             run run solid --electrons 384 --walkers 1024 --cpu-walkers 32 --variants cpu,gpu --precision double,mixed --warmup 1 --max-reps 2
             run run solid --electrons 768 --walkers 512 --cpu-walkers 32 --variants cpu,gpu --precision double,mixed --warmup 1 --max-reps 2
             run run solid --electrons 1536 --walkers 256 --cpu-walkers 16 --variants cpu,gpu --precision double,mixed --warmup 1 --max-reps 2
             # the rank-1 (Sherman-Morrison) path at one size, the same walkers
-            run run solid --electrons 1536 --walkers 256 --variants gpu --precision double,mixed --delay 1 --warmup 1 --max-reps 2
+            run run solid --electrons 1536 --walkers 256 --variants gpu --precision double,mixed --delay 1 --warmup 1 --max-reps 1
         fi
         ;;
     solid-3072)
+        # first the per-matrix f64 LU its re-inversions take (n = 1536 a spin), the matrices side by side on the
+        # solver's lanes: the determinant mini-app's inversion at n = 1024 and 2048 (walkers as --max-gb allows: 29
+        # and 7, the sizes of the one-stream records of 2aec892)
+        run run determinant --n 1024,2048 --walkers 64 --ops invert --variants gpu --precision double,single --reps 3 --warmup 1
         # the solid at 3072 electrons (768 carbon atoms, delay 64), after solid-delayed: GPU 128 walkers, CPU 16 (one
-        # per core); the trajectory check with 2 walkers for 1 step (every walker of both engines on the f64
-        # reference), one process for both precisions
+        # per core), each timed over one re-inversion cycle (--steps 0: 8 steps); the trajectory check with 2 walkers
+        # for 1 step (every walker of both engines on the f64 reference), one process for both precisions
         STAGE_TIMEOUT=${STAGE_TIMEOUT_3072:-540} run run solid --electrons 3072 --walkers 128 --cpu-walkers 16 --variants cpu,gpu \
             --precision double,mixed --check-walkers 2 --check-steps 1 --warmup 1 --max-reps 1
         ;;

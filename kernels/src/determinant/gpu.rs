@@ -5,8 +5,9 @@
 //!
 //! Two inversion routes, chosen by size: cuBLAS's batched LU (`getrfBatched`, then `getriBatched`) is built for many
 //! small matrices; a blocked LU per matrix (cuSOLVER `getrf`, then `getrs` against the identity) keeps the GPU busy
-//! with large GEMMs inside each factorisation but pays a launch sequence per walker. Measured on an H100 (median of
-//! 3, all walkers; batched / per-matrix):
+//! with large GEMMs inside each factorisation but pays a launch sequence per walker; the matrices go to eight
+//! streams side by side (`gpu::Lanes`), since one factorisation fills only part of the device. Measured on an H100
+//! (median of 3, all walkers; batched / per-matrix on one stream, 2aec892, before the lanes):
 //!
 //! | N (walkers) | double | single |
 //! | --- | --- | --- |
@@ -28,7 +29,6 @@ use crate::gpu::{BatchedGemm, BatchedLu, CudaFunction, CudaSlice, DriverContext,
 use crate::Real;
 use cudarc::cublas::sys::cublasOperation_t::{CUBLAS_OP_N, CUBLAS_OP_T};
 use cudarc::cublas::sys;
-use cudarc::cusolver::sys as dn;
 use cudarc::driver::DevicePtr;
 use std::sync::Arc;
 
@@ -70,8 +70,6 @@ struct InvertBuffers<A> {
     logdet: CudaSlice<f64>,
     neg: CudaSlice<i32>,
     singular: CudaSlice<i32>,
-    /// cuSOLVER's workspace, where that route is taken.
-    dn_work: Option<CudaSlice<A>>,
 }
 
 /// The delayed-update operands of a batch of matrices: device addresses, row lengths (`_ld`) and strides between the
@@ -365,7 +363,6 @@ impl<S: BatchedGemm, A: BatchedLu> Engine for GpuDets<S, A> {
                 logdet: g.zeros("log determinants", walkers)?,
                 neg: g.zeros("determinant signs", walkers)?,
                 singular: g.zeros("singular flags", walkers)?,
-                dn_work: None,
             });
         }
         let solver = if n >= SOLVER_MIN_N { self.gpu.solver()? } else { None };
@@ -384,27 +381,10 @@ impl<S: BatchedGemm, A: BatchedLu> Engine for GpuDets<S, A> {
         let (wp, op) = (inv.work_ptrs.device_ptr(s).0, inv.out_ptrs.device_ptr(s).0);
         let (work, out) = (inv.work.device_ptr(s).0, inv.out.device_ptr(s).0);
         let (mat, ints) = ((n * n * std::mem::size_of::<A>()) as u64, (n * 4) as u64);
-        let dn_ok = dn::cusolverStatus_t::CUSOLVER_STATUS_SUCCESS;
-        if let Some(h) = &solver {
-            let h = h.cu();
-            if inv.dn_work.is_none() {
-                let mut lwork = 0i32;
-                // SAFETY: work holds at least one n x n matrix; lwork is a host int.
-                let st = unsafe { A::dn_getrf_size(h, ni, work, &mut lwork) };
-                if st != dn_ok {
-                    return Err(lu_err("sizing cuSOLVER's LU workspace (getrf_bufferSize)", &st).into());
-                }
-                inv.dn_work = Some(self.gpu.zeros("cuSOLVER workspace", lwork.max(1) as usize)?);
-            }
-            let ws = inv.dn_work.as_ref().unwrap().device_ptr(s).0;
-            for k in 0..walkers as u64 {
-                // SAFETY: walker k's matrix, pivots and info lie at these offsets of work, piv and info (sized for
-                // all walkers); ws is the workspace getrf_bufferSize asked for; the handle runs on this stream.
-                let st = unsafe { A::dn_getrf(h, ni, work + k * mat, ws, piv + k * ints, info + 4 * k) };
-                if st != dn_ok {
-                    return Err(lu_err("the LU factorisation (cuSOLVER getrf)", &st).into());
-                }
-            }
+        if let Some(lanes) = &solver {
+            // walker k's matrix, pivots and info lie at these offsets of work, piv and info (sized for all walkers)
+            let lu: Vec<(u64, u64, u64)> = (0..walkers as u64).map(|k| (work + k * mat, piv + k * ints, info + 4 * k)).collect();
+            lanes.lock().unwrap().getrf::<A>(&self.gpu, n, &lu)?;
         } else {
             // SAFETY: work_ptrs and out_ptrs hold the addresses of the `walkers` n x n matrices of work and out
             // (built from these very allocations, which live as long as the pointer arrays); piv holds n * walkers
@@ -422,19 +402,14 @@ impl<S: BatchedGemm, A: BatchedLu> Engine for GpuDets<S, A> {
         unsafe { b.launch(cfg((w, 1, 1), (BLOCK, 1, 1))) }.during("launching det_lu_logdet")?;
         let total = (n * n * walkers) as u64;
         let spread = cfg((self.gpu.info.multiprocessors.max(1) as u32 * 8, 1, 1), (BLOCK, 1, 1));
-        if let Some(h) = &solver {
-            let h = h.cu();
+        if let Some(lanes) = &solver {
             let mut b = s.launch_builder(&self.f.identity);
             b.arg(&ni).arg(&total).arg(&mut inv.out);
             // SAFETY: grid-stride loop over the `total` entries of out.
             unsafe { b.launch(spread) }.during("launching det_identity")?;
-            for k in 0..walkers as u64 {
-                // SAFETY: as for getrf above; out's walker-k matrix is the right-hand side, overwritten in place.
-                let st = unsafe { A::dn_getrs(h, ni, work + k * mat, piv + k * ints, out + k * mat, info + 4 * k) };
-                if st != dn_ok {
-                    return Err(lu_err("the LU solve (cuSOLVER getrs)", &st).into());
-                }
-            }
+            // out's walker-k matrix is the right-hand side, overwritten in place
+            let solve: Vec<(u64, u64, u64, u64)> = (0..walkers as u64).map(|k| (work + k * mat, piv + k * ints, out + k * mat, info + 4 * k)).collect();
+            lanes.lock().unwrap().getrs::<A>(&self.gpu, n, &solve)?;
         } else {
             // SAFETY: as for getrf; out is a separate allocation from work.
             let st = unsafe { A::getri(*blas.handle(), ni, wp, piv, op, info, nw) };

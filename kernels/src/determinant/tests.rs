@@ -194,6 +194,31 @@ fn gpu_matches_reference_when_present() {
     assert!(matches!(e.invert(), Err(DetError::Singular { walker: 1, .. })));
 }
 
+/// From `SOLVER_MIN_N` up the inversion goes through cuSOLVER on the solver's lanes: more matrices than lanes, so
+/// some lanes take two; every inverse and log|det| against the reference, and a singular matrix on a lane's second
+/// turn still flagged as that walker's.
+#[test]
+fn gpu_inverts_large_matrices_on_the_solver_lanes_when_present() {
+    let Some(g) = crate::gpu::for_test() else { return };
+    let (n, walkers) = (gpu::SOLVER_MIN_N, crate::gpu::LANES + 3);
+    let p = problem(n, walkers, 31);
+    let mut e = gpu::GpuDets::<f64, f64>::new(&g, n, &p.prop, &p.grad, 1, 1).unwrap();
+    e.load(&p.a, &vec![0.0; p.a.len()], &vec![0; walkers]).unwrap();
+    e.invert().unwrap();
+    let (_, logdet, _) = reference::invert_all(&p.a, n).unwrap();
+    let c = Check::compare("inverse", &e.inverse().unwrap(), &p.t, 1e-9);
+    assert!(c.passed(), "inverse error {:.2e}", c.error);
+    let c = Check::compare("logdet", &e.logdets().unwrap().0, &logdet, 1e-12);
+    assert!(c.passed(), "log|det| error {:.2e}", c.error);
+    let bad = crate::gpu::LANES + 1;
+    let mut singular = p.a.clone();
+    let m = &mut singular[bad * n * n..(bad + 1) * n * n];
+    let row = m[..n].to_vec();
+    m[5 * n..6 * n].copy_from_slice(&row);
+    e.load(&singular, &p.t, &vec![0; walkers]).unwrap();
+    assert!(matches!(e.invert(), Err(DetError::Singular { walker, .. }) if walker == bad));
+}
+
 /// The textbook right-looking LU with partial pivoting, one pivot at a time (what `reference::lu` reorders).
 fn textbook_lu(a: &[f64], n: usize) -> (Vec<f64>, Vec<usize>) {
     let (mut m, mut perm) = (a.to_vec(), (0..n).collect::<Vec<usize>>());

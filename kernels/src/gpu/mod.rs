@@ -5,14 +5,15 @@
 mod blas;
 mod compile;
 mod error;
+mod lanes;
 
 pub use blas::{BatchedGemm, BatchedLu};
 pub use compile::{arch_name, compile, nvrtc_available, nvrtc_version, OPTIONS_TEXT, PRELUDE};
 pub use cudarc::driver::{CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 pub use error::{DriverContext, GpuError};
+pub use lanes::{Lanes, LANES};
 
 pub use cudarc::cublas::CudaBlas;
-pub use cudarc::cusolver::DnHandle;
 use cudarc::driver::{sys, CudaContext, DeviceRepr, ValidAsZeroBits};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -43,7 +44,7 @@ pub struct Gpu {
     modules: Mutex<HashMap<String, Arc<CudaModule>>>,
     compile_seconds: Mutex<f64>,
     blas: Mutex<Option<Arc<CudaBlas>>>,
-    solver: Mutex<Option<Arc<DnHandle>>>,
+    solver: Mutex<Option<Arc<Mutex<Lanes>>>>,
     /// The contexts (as addresses) this one reads directly (`reach`).
     peers: Mutex<Vec<usize>>,
 }
@@ -173,9 +174,9 @@ impl Gpu {
         Ok(slot.insert(Arc::new(b)).clone())
     }
 
-    /// The process's dense cuSOLVER handle on this device's stream, created on first use; None where libcusolver
-    /// cannot be loaded (callers then fall back to cuBLAS's batched routines).
-    pub fn solver(&self) -> Result<Option<Arc<DnHandle>>, GpuError> {
+    /// This device's cuSOLVER lanes (per-matrix LU on several streams, `lanes`), created on first use; None where
+    /// libcusolver cannot be loaded (callers then fall back to cuBLAS's batched routines).
+    pub fn solver(&self) -> Result<Option<Arc<Mutex<Lanes>>>, GpuError> {
         let mut slot = self.solver.lock().unwrap();
         if let Some(h) = slot.as_ref() {
             return Ok(Some(h.clone()));
@@ -184,9 +185,7 @@ impl Gpu {
         if !unsafe { cudarc::cusolver::sys::is_culib_present() } {
             return Ok(None);
         }
-        let h = DnHandle::new(self.stream.clone())
-            .map_err(|e| GpuError::Blas { during: "creating a cuSOLVER handle".into(), message: format!("{e:?}") })?;
-        Ok(Some(slot.insert(Arc::new(h)).clone()))
+        Ok(Some(slot.insert(Arc::new(Mutex::new(Lanes::new(self)?))).clone()))
     }
 
     /// Let this device's context read the memory of context `peer` (another device of this process) directly, once

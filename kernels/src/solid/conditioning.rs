@@ -18,8 +18,9 @@
 //!   below them (256 and 512 electrons, delays 16 and 32, 4 steps: energy parts <= 1.7e-7, inverse <= 7.2e-6 per
 //!   step against 2.5e-7 and 3.9e-5); with the apply in f32 they were 17 times Sherman-Morrison's growth.
 //!
-//! Hence the rule ([`reinverts`]): re-invert every `recompute` steps, and every step while `recompute` steps of
-//! the growth bound [`GROWTH`] eps cond would pass [`MIXED_CAP`] (cond > 1.05e5 at the default 8); and the
+//! Hence the rule ([`reinverts`]): re-invert every `recompute` steps, or every fewer steps as the growth bound
+//! [`GROWTH`] eps cond per step asks to stay within [`MIXED_CAP`] (from cond > 1.05e5 at the default 8; every
+//! step from cond > 8.4e5); and the
 //! tolerance of a walker's energy against the reference ([`energy_tolerance`]): that bound over the steps the
 //! walker may go without a re-inversion, never below [`MIXED_FLOOR`] and never above [`MIXED_CAP`]. Over
 //! every measured point up to 1024 electrons the largest error was 6% of its tolerance (energy and inverse); at 2048
@@ -43,22 +44,26 @@ pub const MIXED_FLOOR: f64 = 3e-5;
 /// digit, and a walker re-inverted every step stays below it up to cond ~1e6 by the growth bound.
 pub const MIXED_CAP: f64 = 1e-4;
 
-/// Steps a walker of condition number `cond` in storage precision `eps` may go between f64 re-inversions: 1 where
-/// `recompute` steps of [`GROWTH`] would pass [`MIXED_CAP`] (or `cond` is unknown), else `recompute`.
+/// Steps a walker of condition number `cond` in storage precision `eps` may go between f64 re-inversions: the most
+/// steps, at most `recompute`, whose growth bound [`GROWTH`] eps cond per step stays within [`MIXED_CAP`]; at least 1
+/// (also where `cond` is unknown). So a walker just past the cap's reach re-inverts every few steps rather than every
+/// step: at 3072 electrons (cond ~2.5e5) every third step.
 pub fn interval(eps: f64, cond: f64, recompute: usize) -> usize {
-    let drift = GROWTH * recompute as f64 * eps * cond;
-    if drift.is_nan() || drift > MIXED_CAP {
+    let steps = MIXED_CAP / (GROWTH * eps * cond);
+    if steps.is_nan() || steps < 1.0 {
         1
     } else {
-        recompute
+        (steps.floor() as usize).clamp(1, recompute.max(1))
     }
 }
 
 /// Does a walker whose Slater matrices had condition number `cond` at its last f64 re-inversion, stored in
-/// precision `eps`, re-invert at the end of step `step`? Every `recompute` steps ([`Params::reinverts`]), and
-/// every step where [`interval`] is 1. Never with `recompute` 0.
+/// precision `eps`, re-invert at the end of step `step`? At every step that ends a multiple of its [`interval`]
+/// (with the whole `recompute`, [`Params::reinverts`]'s steps). The interval changes only at a re-inversion, and
+/// the next multiple of the new one is at most that many steps away, so no walker goes longer than its interval;
+/// a branching copy takes its parent's condition number with its inverse. Never with `recompute` 0.
 pub fn reinverts(p: &Params, step: usize, eps: f64, cond: f64) -> bool {
-    p.recompute > 0 && (p.reinverts(step) || interval(eps, cond, p.recompute) == 1)
+    p.recompute > 0 && (step + 1).is_multiple_of(interval(eps, cond, p.recompute))
 }
 
 /// Tolerance of a walker's energy (largest error of the parts and the local energy, relative to the magnitude

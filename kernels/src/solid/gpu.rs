@@ -44,7 +44,6 @@ use crate::pseudopotential::slab::{Field, Slab, SlabLayout};
 use crate::pseudopotential::Setup;
 use crate::ensemble::moves::MoveStats;
 use crate::{Real, Scalar};
-use cudarc::cusolver::sys as dn;
 use cudarc::driver::{sys, CudaGraph, DevicePtr, DeviceRepr};
 use std::sync::Arc;
 
@@ -188,8 +187,6 @@ struct Inversion {
     /// Every walker in order (the measurement's list), and the walkers that re-invert this step (first entries).
     all: CudaSlice<i32>,
     chosen: CudaSlice<i32>,
-    /// cuSOLVER's getrf workspace (sized on first use).
-    dn_work: Option<CudaSlice<f64>>,
 }
 
 impl Inversion {
@@ -203,7 +200,6 @@ impl Inversion {
             info: gpu.zeros("inversion info", 2 * m)?,
             all: gpu.upload("walker list", &(0..walkers as i32).collect::<Vec<_>>())?,
             chosen: gpu.zeros("re-inverting walkers", walkers)?,
-            dn_work: None,
         })
     }
 }
@@ -282,6 +278,9 @@ pub struct GpuEngine<'a, S: Real, A: Real> {
     pub cond: Vec<f64>,
     /// Walker re-inversions in the steps so far.
     pub reinversions: u64,
+    /// Seconds the device spent in them (CUDA events from the first norm to the status download, which waits for
+    /// them anyway; the copy of the inverses into the slabs after it is not counted).
+    pub reinversion_s: f64,
     accepted: Vec<u32>,
     pub e_est: f64,
     pub steps: usize,
@@ -388,6 +387,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             parts: vec![Parts::default(); walkers],
             cond: vec![f64::INFINITY; walkers],
             reinversions: 0,
+            reinversion_s: 0.0,
             steps: 0,
             timers: Timers::default(),
             moves: MoveStats::default(),
@@ -818,7 +818,8 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
 
     /// f64 LU and inverse of both Slater matrices of each walker in `chosen` (listed on the device by `measure`),
     /// back into their inverse rows, with each one's condition number. cuBLAS's batched LU below
-    /// [`SOLVER_MIN_N`], cuSOLVER's blocked LU and solves against the identity per matrix from there, as the
+    /// [`SOLVER_MIN_N`], cuSOLVER's blocked LU and solves against the identity per matrix from there (side by side
+    /// on the solver's lanes), as the
     /// determinant kernel (which measured the blocked LU the faster from n = 1024). For the few matrices of a
     /// migration's rebuild cuSOLVER is no faster either: on two H200s at 512 electrons (n = 256, about 7 matrices a
     /// generation) a generation took 54.6 ms with it against 53.7 with the batched LU (ff491b4 and a variant of it).
@@ -828,6 +829,8 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         let m = 2 * c;
         let solver = if n >= SOLVER_MIN_N { self.gpu.solver()? } else { None };
         let s = self.gpu.stream.clone();
+        let timing = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let start = s.record_event(timing).during("recording the re-inversion's start")?;
         let x = &mut self.inversion;
         let norms = device_norms(&self.gpu, &x.work, n, &x.chosen, c)?;
         self.traffic.down::<f64>(norms.len());
@@ -839,40 +842,18 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         // matrix q of the list: spin q % 2 of walker chosen[q / 2] (listed_matrix in solid.cu)
         let matrix = |q: usize| (2 * chosen[q / 2] + q % 2) as u64 * mat;
         let spread = cfg((((m * n * n) as u32).div_ceil(BLOCK).min(8192), 1), BLOCK);
-        if let Some(h) = &solver {
-            let h = h.cu();
-            let dn_err = |during: &str, st: dn::cusolverStatus_t| GpuError::Blas { during: during.into(), message: format!("{st:?}") };
-            let ok = dn::cusolverStatus_t::CUSOLVER_STATUS_SUCCESS;
-            if x.dn_work.is_none() {
-                let mut lwork = 0i32;
-                // SAFETY: work holds at least one n x n matrix; lwork is a host int.
-                let st = unsafe { <f64 as BatchedLu>::dn_getrf_size(h, ni, work, &mut lwork) };
-                if st != ok {
-                    return Err(dn_err("sizing cuSOLVER's LU workspace (getrf_bufferSize)", st).into());
-                }
-                x.dn_work = Some(self.gpu.zeros("cuSOLVER workspace", lwork.max(1) as usize)?);
-            }
-            let ws = x.dn_work.as_ref().unwrap().device_ptr(&s).0;
-            for q in 0..m {
-                // SAFETY: matrix(q) is a whole n x n matrix of work; piv and info hold n ints and one int per listed
-                // matrix; ws is the workspace getrf_bufferSize asked for; the handle runs on this stream.
-                let st = unsafe { <f64 as BatchedLu>::dn_getrf(h, ni, work + matrix(q), ws, piv + q as u64 * ints, info + 4 * q as u64) };
-                if st != ok {
-                    return Err(dn_err("the LU factorisation (cuSOLVER getrf)", st).into());
-                }
-            }
+        if let Some(lanes) = &solver {
+            let mut lanes = lanes.lock().unwrap();
+            let lu: Vec<(u64, u64, u64)> = (0..m).map(|q| (work + matrix(q), piv + q as u64 * ints, info + 4 * q as u64)).collect();
+            lanes.getrf::<f64>(&self.gpu, n, &lu)?;
             let mut b = s.launch_builder(&self.f.identity);
             b.arg(&ni).arg(&x.chosen).arg(&ci).arg(&mut x.out);
             // SAFETY: grid-stride over the 2 c n^2 entries of the listed matrices of out.
             unsafe { b.launch(spread) }.during("launching solid_identity")?;
-            for q in 0..m {
-                // SAFETY: as for getrf; out's matrix(q) is the right-hand side, solved in place; getrs's status goes
-                // after getrf's (info holds 2 m ints) so a singular factor stays flagged.
-                let st = unsafe { <f64 as BatchedLu>::dn_getrs(h, ni, work + matrix(q), piv + q as u64 * ints, out + matrix(q), info + 4 * (m + q) as u64) };
-                if st != ok {
-                    return Err(dn_err("the LU solve (cuSOLVER getrs)", st).into());
-                }
-            }
+            // out's matrix(q) is the right-hand side, solved in place; getrs's status goes after getrf's (info holds
+            // 2 m ints) so a singular factor stays flagged
+            let solve: Vec<(u64, u64, u64, u64)> = (0..m).map(|q| (work + matrix(q), piv + q as u64 * ints, out + matrix(q), info + 4 * (m + q) as u64)).collect();
+            lanes.getrs::<f64>(&self.gpu, n, &solve)?;
         } else {
             let blas = self.gpu.blas()?;
             let h = *blas.handle();
@@ -895,7 +876,9 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
                 return Err(err("the batched LU inversion (getriBatched)", st).into());
             }
         }
+        let end = s.record_event(timing).during("recording the re-inversion's end")?;
         let info = s.clone_dtoh(&x.info.slice(..m)).during("copying the inversion status")?;
+        self.reinversion_s += start.elapsed_ms(&end).during("timing the re-inversion")? as f64 * 1e-3;
         self.traffic.down::<i32>(info.len());
         let inv_norms = device_norms(&self.gpu, &x.out, n, &x.chosen, c)?;
         self.traffic.down::<f64>(inv_norms.len());

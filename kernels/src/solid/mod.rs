@@ -25,7 +25,7 @@
 //!    positions (the CPU engine keeps them from the accepted moves; the GPU engine evaluates the orbitals at all
 //!    electrons) against the inverse rows, the Jastrow's, the kinetic energy; the Ewald energy (electron-electron,
 //!    electron-ion, ion-ion); the nonlocal pseudopotential energy (pseudopotential kernel, all walkers in one
-//!    batch); every `recompute` steps (every step for an ill-conditioned walker in mixed precision:
+//!    batch); every `recompute` steps (more often for an ill-conditioned walker in mixed precision:
 //!    [`conditioning::reinverts`]) a fresh f64 inversion of the Slater matrices from the measured values;
 //! 3. DMC only: branching weights and a fixed-population comb ([`branch`]); over several ranks (one per GPU or
 //!    core group) one comb over all ranks' walkers and walker migration ([`ranks`]).
@@ -37,7 +37,7 @@
 //!
 //! Precision: `double` (f64 everywhere), `mixed` (f32 B-spline table, inverse and stored gradients; f64 positions,
 //! dot products, pending delayed moves and their apply, Jastrow, Ewald sums and energies; f64 re-inversion every
-//! `recompute` steps, and every step for a walker whose Slater matrices are too ill-conditioned for f32:
+//! `recompute` steps, and more often, down to every step, for a walker whose Slater matrices are ill-conditioned for f32:
 //! [`conditioning`]). `single` is not offered: paper 000 keeps the inversion and the sums in double.
 
 pub mod conditioning;

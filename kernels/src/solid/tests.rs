@@ -110,17 +110,38 @@ fn cpu_mixed_within_tolerance_and_reinverts() {
 }
 
 #[test]
-fn rule_reinverts_ill_conditioned_walkers_every_step() {
+fn rule_reinverts_ill_conditioned_walkers_as_often_as_the_growth_bound_asks() {
     let p = Params { recompute: 8, ..params(false) };
-    // well conditioned: only every 8th step; so ill conditioned that 8 steps of drift could pass the cap: every step
+    // well conditioned: only every 8th step; 4 times worse: every 4th step (4 steps of growth reach half the
+    // cap); between 8 and 16 times worse: every step but not more; past 16 times: every step
     let cond_ok = 0.5 * MIXED_CAP / (GROWTH * 8.0 * EPS32);
-    assert_eq!((0..16).filter(|&s| reinverts(&p, s, EPS32, cond_ok)).collect::<Vec<_>>(), [7, 15]);
-    assert!((0..16).all(|s| reinverts(&p, s, EPS32, 2.0 * cond_ok * 2.0)));
+    let steps = |cond: f64| (0..16).filter(|&s| reinverts(&p, s, EPS32, cond)).collect::<Vec<_>>();
+    assert_eq!(steps(cond_ok), [7, 15]);
+    assert_eq!(steps(4.0 * cond_ok), [3, 7, 11, 15]);
+    assert_eq!(steps(5.3 * cond_ok), [2, 5, 8, 11, 14]);
+    assert_eq!(steps(9.0 * cond_ok), (0..16).collect::<Vec<_>>(), "16 / 9 steps of growth round down to 1");
+    assert_eq!(steps(1e3 * cond_ok), (0..16).collect::<Vec<_>>());
     assert!((0..16).all(|s| reinverts(&p, s, EPS32, f64::INFINITY)), "unknown conditioning re-inverts");
-    // double never needs it; recompute 0 never re-inverts
+    // the interval's growth stays within the cap, and one more step would pass it
+    for cond in [cond_ok, 3.0 * cond_ok, 5.3 * cond_ok, 7.9 * cond_ok] {
+        let d = interval(EPS32, cond, 8) as f64;
+        assert!(GROWTH * d * EPS32 * cond <= MIXED_CAP && (d == 8.0 || GROWTH * (d + 1.0) * EPS32 * cond > MIXED_CAP), "cond {cond:e}: {d}");
+    }
+    // a walker whose condition number changes at every re-inversion never goes longer than its interval
+    let conds = [cond_ok, 5.3 * cond_ok, 2.0 * cond_ok, 9.0 * cond_ok, 3.0 * cond_ok, cond_ok, 4.0 * cond_ok];
+    let (mut cond, mut last, mut next) = (conds[0], None::<usize>, 1);
+    for s in 0..200 {
+        if reinverts(&p, s, EPS32, cond) {
+            let gap = s - last.map_or(0, |l| l + 1) + 1;
+            assert!(gap <= interval(EPS32, cond, 8), "step {s}: {gap} steps since the last re-inversion at cond {cond:e}");
+            (last, cond, next) = (Some(s), conds[next % conds.len()], next + 1);
+        }
+    }
+    assert!(next > 40, "it re-inverted {next} times in 200 steps");
+    // double never needs more than recompute; recompute 0 never re-inverts
     assert_eq!((0..16).filter(|&s| reinverts(&p, s, f64::EPSILON, 1e9)).count(), 2);
     assert!(!(0..16).any(|s| reinverts(&Params { recompute: 0, ..p }, s, EPS32, 1e9)));
-    assert_eq!((interval(EPS32, cond_ok, 8), interval(EPS32, 4.0 * cond_ok, 8)), (8, 1));
+    assert_eq!((interval(EPS32, cond_ok, 8), interval(EPS32, 4.0 * cond_ok, 8), interval(EPS32, 16.5 * cond_ok, 8)), (8, 4, 1));
     // in the engine: walker 0 planted as ill conditioned re-inverts at step 0 (not a scheduled one), walker 1 not,
     // and walker 0's estimate becomes its true one
     let sys = Solid::carbon(8, 4).unwrap();
@@ -141,8 +162,11 @@ fn tolerance_follows_the_condition_number_within_floor_and_cap() {
     // in between: the growth bound over the interval, linear in cond
     let mid = 2.0 * MIXED_FLOOR / (GROWTH * 8.0 * EPS32);
     assert!((energy_tolerance(EPS32, mid, 8) - 2.0 * MIXED_FLOOR).abs() < 1e-12);
-    // every-step walkers: one step of growth; never above the cap, however ill conditioned
-    let every = 4.0 * MIXED_CAP / (GROWTH * 8.0 * EPS32);
+    // a walker re-inverted every third step: three steps of growth; every step: one step of growth; never above
+    // the cap, however ill conditioned
+    let third = 0.3 * MIXED_CAP / (GROWTH * EPS32);
+    assert!((energy_tolerance(EPS32, third, 8) - 3.0 * GROWTH * EPS32 * third).abs() < 1e-12);
+    let every = 0.6 * MIXED_CAP / (GROWTH * EPS32);
     assert!((energy_tolerance(EPS32, every, 8) - GROWTH * EPS32 * every).abs() < 1e-12);
     assert_eq!(energy_tolerance(EPS32, 1e12, 8), MIXED_CAP);
     assert_eq!(energy_tolerance(EPS32, f64::INFINITY, 8), MIXED_CAP);

@@ -22,7 +22,8 @@
 //! (`kernels::solid::conditioning`: double 1e-8; mixed between 2e-5 and the cap 1e-4), the record keeping the
 //! worst error over its tolerance, the walkers it compared, and as extras the largest condition number `cond`
 //! (1-norm, the worse spin) and the energy tolerance at it (`energy_tolerance`); `reinversions_per_step` is the
-//! fraction of walkers re-inverted per step. The GPU record also
+//! fraction of walkers re-inverted per step (GPU: `reinversion_ms_per_step`, the device time of those f64
+//! re-inversions per step of all walkers, averaged over every step the engine ran). The GPU record also
 //! follows the CPU engine of the same precision from the same start for `--check-steps` steps with the same random
 //! numbers, and holds every walker of both engines against the reference at its own configuration. Double:
 //! identical acceptances, positions within 1e-4 bohr, and the two engines' local energies within 1e-8 where their
@@ -80,8 +81,10 @@ pub struct Args {
     /// Walkers the CPU variant runs (0: two per thread, at most the case's walkers).
     #[arg(long, default_value_t = 0)]
     pub cpu_walkers: usize,
-    /// Steps per timed repetition (each step: one sweep of every electron, the measurement, DMC branching).
-    #[arg(long, default_value_t = 1)]
+    /// Steps per timed repetition (each step: one sweep of every electron, the measurement, DMC branching); 0: one
+    /// whole re-inversion cycle, --recompute steps, so that the time holds the f64 re-inversions in their proportion
+    /// (a walker re-inverts every --recompute steps, an ill-conditioned one in mixed precision every few).
+    #[arg(long, default_value_t = 0)]
     pub steps: usize,
     /// Timed repetitions at most (the harness' --reps caps it too).
     #[arg(long, default_value_t = 3)]
@@ -184,7 +187,6 @@ impl Validated {
 pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
     positive("electrons", &a.electrons)?;
     positive("walkers", &a.walkers)?;
-    positive("steps", &[a.steps])?;
     positive("max-reps", &[a.max_reps])?;
     positive("check-walkers", &[a.check_walkers])?;
     if a.check_steps == 0 {
@@ -234,6 +236,17 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
     Ok(())
 }
 
+impl Args {
+    /// Steps per timed repetition: --steps, or with 0 one whole re-inversion cycle.
+    pub(crate) fn timed_steps(&self) -> usize {
+        if self.steps == 0 {
+            self.recompute.max(1)
+        } else {
+            self.steps
+        }
+    }
+}
+
 /// The delay of the inverse updates at `ne` electrons: --delay, or by size.
 pub(crate) fn delay(a: &Args, ne: usize) -> usize {
     if a.delay == 0 {
@@ -245,15 +258,15 @@ pub(crate) fn delay(a: &Args, ne: usize) -> usize {
 
 /// Every walker count of one system in one precision: storage S, arithmetic A.
 fn sizes<S: Scalar, A: Scalar>(r: &mut Runner, a: &Args, sys: &Solid, params: Params, p: Precision, gemm: &mut GemmRates) -> Result<()> {
-    let ne = sys.electrons();
-    let case = |w: usize| Case::new("solid", &a.method, p).size("electrons", ne).size("walkers", w).param("tau", a.tau).param("steps", a.steps).param("delay", params.delay);
+    let (ne, steps) = (sys.electrons(), a.timed_steps());
+    let case = |w: usize| Case::new("solid", &a.method, p).size("electrons", ne).size("walkers", w).param("tau", a.tau).param("steps", steps).param("delay", params.delay);
     if r.runs(Variant::Cpu) {
         let max_w = *a.walkers.iter().max().unwrap();
         let cw = if a.cpu_walkers > 0 { a.cpu_walkers } else { 2 * rayon::current_num_threads() }.min(max_w);
         r.step(format!("solid cpu {p} electrons={ne} walkers={cw}"));
         let mut e = CpuEngine::<S, A>::new(sys, cw, params)?;
         let t = r.time_reps(Variant::Cpu, a.max_reps, || -> Result<()> {
-            for _ in 0..a.steps {
+            for _ in 0..steps {
                 e.step()?;
             }
             Ok(())
@@ -265,11 +278,11 @@ fn sizes<S: Scalar, A: Scalar>(r: &mut Runner, a: &Args, sys: &Solid, params: Pa
             // time of the case's walkers at the measured rate per walker step
             let f = w as f64 / cw as f64;
             let t = t.scaled(f);
-            r.record(&case(w), Variant::Cpu, t, work::<S>(sys, &params, w, a.steps, acc), &v.checks)?;
-            extras(r, &e.timers, ne, w * a.steps, t.median, acc);
+            r.record(&case(w), Variant::Cpu, t, work::<S>(sys, &params, w, steps, acc), &v.checks)?;
+            extras(r, &e.timers, ne, w * steps, t.median, acc);
             if !r.args.no_ceilings {
                 let rate = gemm.of(r, Variant::Cpu)?;
-                floors(r, Variant::Cpu, sys, &params, std::mem::size_of::<S>(), &e.timers, t.median / (w * a.steps) as f64, acc, rate)?;
+                floors(r, Variant::Cpu, sys, &params, std::mem::size_of::<S>(), &e.timers, t.median / (w * steps) as f64, acc, rate)?;
             }
             r.extra("cpu_walkers_timed", cw as f64);
             v.extras(r);
@@ -286,7 +299,7 @@ fn sizes<S: Scalar, A: Scalar>(r: &mut Runner, a: &Args, sys: &Solid, params: Pa
             r.step(format!("solid gpu {p} electrons={ne} walkers={w}"));
             let mut g = GpuEngine::<S, A>::new(&gpu, sys, &setup, w, params)?;
             let t = r.time_reps(Variant::Gpu, a.max_reps, || -> Result<()> {
-                for _ in 0..a.steps {
+                for _ in 0..steps {
                     g.step()?;
                 }
                 Ok(())
@@ -297,17 +310,18 @@ fn sizes<S: Scalar, A: Scalar>(r: &mut Runner, a: &Args, sys: &Solid, params: Pa
             let mut v = Validated::of(sys, &mut g, p, params.recompute, params.seed)?;
             v.checks.extend(traj.iter().cloned());
             let acc = g.moves.acceptance();
-            r.record(&case(w), Variant::Gpu, t, work::<S>(sys, &params, w, a.steps, acc), &v.checks)?;
-            extras(r, &g.timers, ne, w * a.steps, t.median, acc);
+            r.record(&case(w), Variant::Gpu, t, work::<S>(sys, &params, w, steps, acc), &v.checks)?;
+            extras(r, &g.timers, ne, w * steps, t.median, acc);
             if !r.args.no_ceilings {
                 let rate = gemm.of(r, Variant::Gpu)?;
-                floors(r, Variant::Gpu, sys, &params, std::mem::size_of::<S>(), &g.timers, t.median / (w * a.steps) as f64, acc, rate)?;
+                floors(r, Variant::Gpu, sys, &params, std::mem::size_of::<S>(), &g.timers, t.median / (w * steps) as f64, acc, rate)?;
             }
             let bytes = g.traffic();
             r.extra("host_bytes_per_step", bytes.total() as f64 / g.steps as f64);
             r.extra("to_host_bytes_per_step", bytes.to_host as f64 / g.steps as f64);
             v.extras(r);
             r.extra("reinversions_per_step", g.reinversions as f64 / (w * g.steps) as f64);
+            r.extra("reinversion_ms_per_step", 1e3 * g.reinversion_s / g.steps as f64);
         }
     }
     Ok(())

@@ -90,7 +90,7 @@ pub fn run(r: &mut Runner, a: &Args, ranks: &Ranks, precisions: &[Precision]) ->
 /// One rank's run: its engine over its share, one untimed generation, `steps` timed ones; returns every rank's
 /// report block (summed over ranks) and the mean generation energy. A rank that fails stops all of them.
 fn on_rank<S: Scalar, A: Scalar>(c: &dyn Comm, sys: &Solid, params: Params, total: usize, a: &Args, v: Variant) -> (Vec<f64>, f64) {
-    let (steps, cargo) = (a.steps, (a.migrate, a.migrate_via));
+    let (steps, cargo) = (a.timed_steps(), (a.migrate, a.migrate_via));
     let (first, n) = share(total, c.rank(), c.size());
     let params = Params { first, ..params };
     let p = if std::mem::size_of::<S>() == 8 { Precision::Double } else { Precision::Mixed };
@@ -172,6 +172,7 @@ fn validate<S: Real>(sys: &Solid, e: &mut dyn Engine<S>, p: Precision, params: P
 
 #[allow(clippy::too_many_arguments)]
 fn record(r: &mut Runner, a: &Args, sys: &Solid, p: Precision, v: Variant, total: usize, ranks: &Ranks, all: &[f64], energy: f64) -> Result<()> {
+    let steps = a.timed_steps();
     let (ne, size) = (sys.electrons(), ranks.size());
     let blocks: Vec<&[f64]> = all.chunks_exact(SLOTS).collect();
     // NaN-safe: f64::max would drop a rank's NaN
@@ -205,18 +206,18 @@ fn record(r: &mut Runner, a: &Args, sys: &Solid, p: Precision, v: Variant, total
         .size("ranks", size)
         .param("system", format!("C{}", ne / 4))
         .param("tau", a.tau)
-        .param("steps", a.steps)
+        .param("steps", steps)
         .param("delay", crate::solid::delay(a, ne))
         .param("transport", ranks.transport())
         .param("migrate", a.migrate.name())
         .param("migrate_via", if ranks.transport() == "threads" && v == Variant::Gpu { a.migrate_via.name() } else { "host" });
     let acc = mean(10);
     let params = Params { tau: a.tau, dmc: true, recompute: a.recompute, seed: 0, first: 0, delay: crate::solid::delay(a, ne) };
-    r.record(&case, v, Stats::from_samples(&[secs]), work_of(sys, &params, p, total, a.steps, acc), &checks)?;
+    r.record(&case, v, Stats::from_samples(&[secs]), work_of(sys, &params, p, total, steps, acc), &checks)?;
     if let Some(rec) = r.records.last_mut() {
         rec.reps = 1; // one run of --steps generations, timed whole
     }
-    let g = a.steps as f64;
+    let g = steps as f64;
     for (k, x) in [
         ("compute_per_gen_s", mean(5) / g),
         ("reduce_per_gen_s", mean(6) / g),
