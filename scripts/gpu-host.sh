@@ -21,6 +21,7 @@
 #               product rows and basis electrons across a tall product, the own-LU reference inverse to N = 4096
 #   solid-delayed  the solid with delayed (rank-k) updates at 384..1536 electrons, CPU and GPU, after its GPU tests
 #   solid-3072  the solid at 3072 electrons, CPU and GPU, double and mixed (after solid-delayed)
+#   solid-walkers  the solid's GPU rate at more walkers: 1536 electrons at 512, 3072 at 256
 #   solid-delay-sweep  the solid's delay k = 1, 16, 32, 64 at 1536 electrons, GPU double
 #   solid-kernels  Nsight Compute's time and DRAM bytes per kernel of one solid step at 1536 electrons (issue #21)
 #   <kernel>    that mini-app's full suite, GPU and all-core CPU, plus the one-core CPU baselines its figures need
@@ -324,6 +325,14 @@ for stage in "$@"; do
         # for 1 step (every walker of both engines on the f64 reference), one process for both precisions
         STAGE_TIMEOUT=${STAGE_TIMEOUT_3072:-540} run run solid --electrons 3072 --walkers 128 --cpu-walkers 16 --variants cpu,gpu \
             --precision double,mixed --check-walkers 2 --check-steps 1 --warmup 1 --max-reps 1
+        ;;
+    solid-walkers)
+        # how the GPU's rate grows with walkers where the per-move launches leave SMs idle (128 walkers: one block a
+        # walker on 132 SMs): 1536 electrons at 512 walkers, 3072 at 256 (GPU only; the CPU records of the same
+        # commit come from solid-delayed and solid-3072)
+        run run solid --electrons 1536 --walkers 512 --variants gpu --precision double,mixed --warmup 1 --max-reps 2
+        STAGE_TIMEOUT=${STAGE_TIMEOUT_3072:-400} run run solid --electrons 3072 --walkers 256 --variants gpu --precision double,mixed \
+            --check-walkers 2 --check-steps 1 --warmup 1 --max-reps 1
         ;;
     solid-delay-sweep)
         # which delay the GPU prefers at 1536 electrons (the default there is 32)
