@@ -11,7 +11,14 @@
 //!   an antiparallel neighbour and reused for its (up to 4) bonds.
 //! - An accepted swap is committed as two Sherman-Morrison updates, in the order whose first ratio (f_a or h) is
 //!   larger in magnitude.
-//! W is `[b][a]` row-major: the f vector and the updates stream whole rows (vectorised by `dispatch!`).
+//!
+//! W is `[b][a]` row-major: the f vector and the updates stream whole rows (vectorised by `dispatch!`). While a
+//! chain runs, its W rows are padded with zeros to whole 64-byte vectors (16 f32, 8 f64; `Tables::ld`), so every row
+//! loop is whole vectors: without the padding a row of N_P = 37 (L = 9) in f32 was 2 vectors and a 5-entry scalar
+//! tail, and f32 gained little over f64. The zeros add exactly nothing, so the padding changes no rounding.
+//!
+//! Storage and evaluation are in S: moves, ratios, f, g and the updates (f32 in single and mixed, the paper's
+//! single-precision evaluation); energies are accumulated in f64. A is the arithmetic of the rebuild only.
 //!
 //! Recompute: every `recompute` sweeps (0: never) W is rebuilt from scratch by `reinvert`, Gauss-Jordan with
 //! partial pivoting in the arithmetic type A (f64 in double and mixed, f32 in single), the same algorithm, pivot
@@ -22,9 +29,59 @@ use super::{tally, Config, Model, Stream, HL, UP};
 use crate::Real;
 use rayon::prelude::*;
 
+/// `$e` with the constant N the lanes of one 64-byte vector of S (16 f32, 8 f64), for the row kernels below.
+macro_rules! by_lanes {
+    ($s:ty, $n:ident => $e:expr) => {
+        if std::mem::size_of::<$s>() == 4 {
+            const $n: usize = 16;
+            $e
+        } else {
+            const $n: usize = 8;
+            $e
+        }
+    };
+}
+
+/// `$e` for each block of at most 8 vectors of a row of `$chunks` vectors: `$j` the block's first vector, the
+/// constant `$q` its length (held in registers across the rows).
+macro_rules! by_blocks {
+    ($chunks:expr, $j:ident, $q:ident => $e:expr) => {{
+        let chunks = $chunks;
+        let mut $j = 0;
+        while $j < chunks {
+            let n = (chunks - $j).min(8);
+            match n {
+                1 => { const $q: usize = 1; $e }
+                2 => { const $q: usize = 2; $e }
+                3 => { const $q: usize = 3; $e }
+                4 => { const $q: usize = 4; $e }
+                5 => { const $q: usize = 5; $e }
+                6 => { const $q: usize = 6; $e }
+                7 => { const $q: usize = 7; $e }
+                _ => { const $q: usize = 8; $e }
+            }
+            $j += n;
+        }
+    }};
+}
+
 #[inline(always)]
-fn ld<S: Real, A: Real>(x: S) -> A {
+fn widen<S: Real, A: Real>(x: S) -> A {
     A::of(x.f64())
+}
+
+/// Row stride of W while a chain runs: N_P rounded up to whole 64-byte vectors of S.
+pub fn stride<S>(pairs: usize) -> usize {
+    pairs.next_multiple_of(64 / std::mem::size_of::<S>())
+}
+
+/// The dense N_P x N_P `w` with rows padded with zeros to stride `ld`.
+fn padded<S: Real>(w: &[S], np: usize, ld: usize) -> Vec<S> {
+    let mut out = vec![S::zero(); np * ld];
+    for (pad, row) in out.chunks_exact_mut(ld).zip(w.chunks_exact(np)) {
+        pad[..np].copy_from_slice(row);
+    }
+    out
 }
 
 /// The state of one chain.
@@ -88,16 +145,17 @@ impl<S: Real> Ensemble<S> {
 
     /// Run every chain on the current rayon pool: `equil` sweeps, then `sweeps` sweeps with a measurement each.
     pub fn run<A: Real>(&mut self, equil: usize, sweeps: usize) {
-        let (tables, chains) = self.split::<A>();
+        let (tables, chains) = self.split();
         chains.par_iter_mut().for_each(|c| {
             crate::dispatch!(run_chain::<S, A>(&tables, c, equil, sweeps));
         });
     }
 
     /// The shared tables and the chains, borrowed apart.
-    fn split<A: Real>(&mut self) -> (Tables<'_, S>, &mut [Chain<S>]) {
-        let degenerate = self.degenerate.unwrap_or(super::degenerate_ratio(A::EPS));
-        let t = Tables { sites: self.sites, pairs: self.pairs, j: self.j, recompute: self.recompute, degenerate, nbr: &self.nbr, hop: &self.hop, phi: &self.phi };
+    fn split(&mut self) -> (Tables<'_, S>, &mut [Chain<S>]) {
+        // the intermediate ratios are computed in S, so S's threshold (f32 in mixed too)
+        let degenerate = self.degenerate.unwrap_or(super::degenerate_ratio(S::EPS));
+        let t = Tables { sites: self.sites, pairs: self.pairs, ld: stride::<S>(self.pairs), j: self.j, recompute: self.recompute, degenerate, nbr: &self.nbr, hop: &self.hop, phi: &self.phi };
         (t, &mut self.chains)
     }
 }
@@ -105,6 +163,8 @@ impl<S: Real> Ensemble<S> {
 struct Tables<'a, S> {
     sites: usize,
     pairs: usize,
+    /// Row stride of W during a run (`stride`).
+    ld: usize,
     j: f64,
     recompute: usize,
     degenerate: f64,
@@ -113,31 +173,38 @@ struct Tables<'a, S> {
     phi: &'a [S],
 }
 
-/// Scratch vectors of one chain.
+/// Scratch vectors of one chain: f, g, p and the update's row have the padded length `ld` (p's padding stays 0).
 struct Scratch<S, A> {
-    f: Vec<A>,
-    g: Vec<A>,
-    p: Vec<A>,
-    /// Scratch of `gauss_jordan` (3 N_P).
+    f: Vec<S>,
+    g: Vec<S>,
+    p: Vec<S>,
+    /// Scratch of `gauss_jordan_ld` (2 ld + 2 N_P in A).
     row: Vec<A>,
-    /// The update's vector rounded to the storage type (the rank-1 updates run in S).
+    /// The scaled row of `update_dn`.
     vs: Vec<S>,
-    /// M, then its inverse, for `reinvert`.
+    /// The coefficients of `fvec`, the column of `update_up`, -g of `update_dn` (N_P).
+    q: Vec<S>,
+    /// M, then its inverse, for `reinvert` (rows of stride `stride::<A>`, zeros past N_P).
     m: Vec<A>,
     piv: Vec<usize>,
+    /// `column_order` of the rebuild.
+    order: Vec<usize>,
 }
 
 impl<S: Real, A: Real> Scratch<S, A> {
-    fn new(np: usize) -> Self {
-        let v = vec![A::zero(); np];
-        Scratch { f: v.clone(), g: v.clone(), p: v.clone(), row: vec![A::zero(); 3 * np], vs: vec![S::zero(); np], m: vec![A::zero(); np * np], piv: vec![0; np] }
+    fn new(np: usize, ld: usize) -> Self {
+        let v = vec![S::zero(); ld];
+        let ld_a = stride::<A>(np);
+        Scratch { f: v.clone(), g: v.clone(), p: v.clone(), row: vec![A::zero(); 2 * ld_a + 2 * np], vs: v, q: vec![S::zero(); np], m: vec![A::zero(); np * ld_a], piv: vec![0; np], order: vec![0; np] }
     }
 }
 
 #[inline(always)]
 fn run_chain<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, equil: usize, sweeps: usize) {
-    let np = t.pairs;
-    let mut s = Scratch::<S, A>::new(np);
+    let (np, ld) = (t.pairs, t.ld);
+    let mut s = Scratch::<S, A>::new(np, ld);
+    // W padded to stride ld for the run, dense again after it (2 N_P^2 copies against N_P^3 work per sweep)
+    c.w = padded(&c.w, np, ld);
     for k in 0..equil + sweeps {
         for _ in 0..2 * np {
             step(t, c, &mut s);
@@ -152,126 +219,202 @@ fn run_chain<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, equil: usize, sw
             c.tally[tally::MEASUREMENTS] += 1.0;
         }
     }
+    let dense: Vec<S> = c.w.chunks_exact(ld).flat_map(|row| row[..np].iter().copied()).collect();
+    c.w = dense;
 }
 
-/// f_a = sum_b phi(y, d_b) W_ba for all a (row-vector times W, row by row). Four rows of W per pass over f, each
-/// entry a chain of fused multiply-adds in row order (b = 0, 1, ...; one rounding per term, as lattice.cu's FMA-
-/// contracted sums): f is read and written once per four rows instead of once per row, so the loop is bound by the
-/// loads of W and the FMAs, not by f's loads and stores.
+/// f_a = sum_b phi(y, d_b) W_ba for all a (row-vector times W), each entry a chain of fused multiply-adds in row
+/// order (b = 0, 1, ...; one rounding per term, as lattice.cu's FMA-contracted sums), accumulated in registers over
+/// all rows (`gemv_t`), so the loop is bound by the loads of W and the FMAs. `coef` is scratch of N_P.
 #[inline(always)]
-fn fvec<S: Real, A: Real>(t: &Tables<S>, c: &Chain<S>, y: usize, f: &mut [A]) {
-    let np = t.pairs;
-    let f = &mut f[..np];
-    f.iter_mut().for_each(|x| *x = A::zero());
+fn fvec<S: Real>(t: &Tables<S>, c: &Chain<S>, y: usize, f: &mut [S], coef: &mut [S]) {
+    let (np, ld) = (t.pairs, t.ld);
     let row_y = &t.phi[y * t.sites..(y + 1) * t.sites];
-    let coef = |b: usize| -> A { ld(row_y[c.dn[b] as usize]) };
+    for (q, &d) in coef[..np].iter_mut().zip(&c.dn) {
+        *q = row_y[d as usize];
+    }
+    by_lanes!(S, N => by_blocks!(ld / N, j, Q => gemv_t::<S, N, Q>(&mut f[j * N..(j + Q) * N], &coef[..np], &c.w[j * N..], ld)));
+}
+
+/// The row kernels: W's rows (stride ld, a multiple of N) in blocks of Q vectors of N that stay in registers while
+/// the loop runs over the rows. Written as loops over the rows with the vectors of a block as fixed-size arrays, so
+/// each block entry is one vector instruction. A plain loop along a row leaves the vectorising to LLVM, which unrolls
+/// it four vectors deep and runs rows shorter than that (64 f32: all of L = 9's 37 or 48, 38 of L = 15's 102 or 112)
+/// in half-width and scalar remainder loops, and loops with nothing carried from one chunk or row to the next are
+/// vectorised across them with gathers and scatters: either way f32, of twice the entries per vector, lost most of
+/// its advantage. Every entry is computed with the same operations in the same order as the plain loops
+/// (an FMA chain over the rows in order), so f64 rounds as before.
+///
+/// f = sum_b coef_b W[b][..] over the Q vectors of a block (`w` starts at the block's first column).
+#[inline(always)]
+fn gemv_t<S: Real, const N: usize, const Q: usize>(f: &mut [S], coef: &[S], w: &[S], ld: usize) {
+    let mut acc = [[S::zero(); N]; Q];
+    for (b, &cb) in coef.iter().enumerate() {
+        let row = &w[b * ld..b * ld + Q * N].as_chunks::<N>().0;
+        for q in 0..Q {
+            for k in 0..N {
+                acc[q][k] = cb.mul_add(row[q][k], acc[q][k]);
+            }
+        }
+    }
+    for (f, a) in f.as_chunks_mut::<N>().0.iter_mut().zip(&acc) {
+        *f = *a;
+    }
+}
+
+/// W[b][..] += u_b v over the Q vectors of a block (`w` and `v` start at the block's first column): one FMA per entry.
+#[inline(always)]
+fn rank1<S: Real, const N: usize, const Q: usize>(w: &mut [S], u: &[S], v: &[S], ld: usize) {
+    let v: [[S; N]; Q] = *<&[[S; N]; Q]>::try_from(v[..Q * N].as_chunks::<N>().0).unwrap();
+    for (b, &ub) in u.iter().enumerate() {
+        // The row through black_box, an opaque pointer: otherwise LLVM may vectorise this loop across the rows
+        // (nothing is carried from one row to the next), with gathers and scatters that ran several times slower.
+        let row = std::hint::black_box(&mut w[b * ld..b * ld + Q * N]).as_chunks_mut::<N>().0;
+        for q in 0..Q {
+            for k in 0..N {
+                row[q][k] = ub.mul_add(v[q][k], row[q][k]);
+            }
+        }
+    }
+}
+
+/// W += u v^T on the padded W (u of length N_P, v of length ld).
+#[inline(always)]
+fn update_rank1<S: Real>(w: &mut [S], u: &[S], v: &[S], ld: usize) {
+    by_lanes!(S, N => by_blocks!(ld / N, j, Q => rank1::<S, N, Q>(&mut w[j * N..], u, &v[j * N..], ld)));
+}
+
+/// g_b = `dot_row`(W[b], p) for every row b, four rows per pass over p (four independent FMA chains instead of one
+/// that waits on each FMA), each row's partial sums and their reduction exactly those of `dot_row`.
+#[inline(always)]
+fn dots<S: Real>(w: &[S], p: &[S], np: usize, ld: usize, g: &mut [S]) {
     let mut b = 0;
     while b + 4 <= np {
-        let (c0, c1, c2, c3) = (coef(b), coef(b + 1), coef(b + 2), coef(b + 3));
-        let w = &c.w[b * np..(b + 4) * np];
-        let (w0, w1, w2, w3) = (&w[..np], &w[np..2 * np], &w[2 * np..3 * np], &w[3 * np..4 * np]);
-        for a in 0..np {
-            let x = c0.mul_add(ld::<S, A>(w0[a]), f[a]);
-            let x = c1.mul_add(ld::<S, A>(w1[a]), x);
-            let x = c2.mul_add(ld::<S, A>(w2[a]), x);
-            f[a] = c3.mul_add(ld::<S, A>(w3[a]), x);
-        }
+        by_lanes!(S, N => {
+            let mut acc = [[S::zero(); N]; 4];
+            let rows: [&[[S; N]]; 4] = std::array::from_fn(|r| w[(b + r) * ld..(b + r + 1) * ld].as_chunks::<N>().0);
+            for (j, pj) in p[..ld].as_chunks::<N>().0.iter().enumerate() {
+                for r in 0..4 {
+                    for k in 0..N {
+                        acc[r][k] = rows[r][j][k].mul_add(pj[k], acc[r][k]);
+                    }
+                }
+            }
+            for r in 0..4 {
+                g[b + r] = reduce(acc[r]);
+            }
+        });
         b += 4;
     }
     for b in b..np {
-        let cb = coef(b);
-        for (fa, &w) in f.iter_mut().zip(&c.w[b * np..(b + 1) * np]) {
-            *fa = cb.mul_add(ld::<S, A>(w), *fa);
-        }
+        g[b] = dot_row(&w[b * ld..(b + 1) * ld], &p[..ld]);
     }
 }
 
 /// p_a = phi(u_a, x) (phi is symmetric: row x gathered at the up sites).
 #[inline(always)]
-fn gather<S: Real, A: Real>(t: &Tables<S>, c: &Chain<S>, x: usize, p: &mut [A]) {
+fn gather<S: Real>(t: &Tables<S>, c: &Chain<S>, x: usize, p: &mut [S]) {
     let row_x = &t.phi[x * t.sites..(x + 1) * t.sites];
     for (pa, &u) in p.iter_mut().zip(&c.up) {
-        *pa = ld(row_x[u as usize]);
+        *pa = row_x[u as usize];
     }
 }
 
-/// sum_a w_a p_a over eight partial sums of fused multiply-adds: a serial fold is one long chain of dependent additions that the compiler
-/// may not reorder (no fast-math), so it neither vectorises nor overlaps; eight lanes do both. `w` and `p` have the
-/// same length.
+/// sum_a w_a p_a over one 64-byte vector of partial sums of fused multiply-adds (8 in f64, 16 in f32): a serial fold
+/// is one long chain of dependent additions that the compiler may not reorder (no fast-math), so it neither
+/// vectorises nor overlaps; a vector of lanes does both. Eight lanes in f32 (as before 2026-11-27) used half a
+/// vector and a chain of twice as many dependent FMAs as f64 per element. `w` and `p` have the same length.
 #[inline(always)]
-fn dot_row<S: Real, A: Real>(w: &[S], p: &[A]) -> A {
-    let mut acc = [A::zero(); 8];
-    let (wc, pc) = (w.chunks_exact(8), p.chunks_exact(8));
-    let (wr, pr) = (wc.remainder(), pc.remainder());
-    for (x, y) in wc.zip(pc) {
-        for k in 0..8 {
-            acc[k] = ld::<S, A>(x[k]).mul_add(y[k], acc[k]);
+fn dot_row<S: Real>(w: &[S], p: &[S]) -> S {
+    if std::mem::size_of::<S>() == 4 {
+        dot_lanes::<S, 16>(w, p)
+    } else {
+        dot_lanes::<S, 8>(w, p)
+    }
+}
+
+/// `dot_row` with N (8 or 16) partial sums, folded in halves down to eight, then as a tree (for N = 8 the order of
+/// the code before, so f64 rounds as it did).
+#[inline(always)]
+fn dot_lanes<S: Real, const N: usize>(w: &[S], p: &[S]) -> S {
+    let mut acc = [S::zero(); N];
+    let ((wc, wr), (pc, pr)) = (w.as_chunks::<N>(), p.as_chunks::<N>());
+    for (x, y) in wc.iter().zip(pc) {
+        for k in 0..N {
+            acc[k] = x[k].mul_add(y[k], acc[k]);
         }
     }
     for (k, (&x, &y)) in wr.iter().zip(pr).enumerate() {
-        acc[k] = ld::<S, A>(x).mul_add(y, acc[k]);
+        acc[k] = x.mul_add(y, acc[k]);
+    }
+    reduce(acc)
+}
+
+/// The sum of `dot_lanes`' N partial sums: folded in halves down to eight, then as a tree.
+#[inline(always)]
+fn reduce<S: Real, const N: usize>(mut acc: [S; N]) -> S {
+    let mut n = N;
+    while n > 8 {
+        n /= 2;
+        for k in 0..n {
+            acc[k] += acc[k + n];
+        }
     }
     ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]))
 }
 
-/// Sherman-Morrison for up electron a moving to s, given f (with f_a the ratio). The update itself runs in the
-/// storage type S (f and the column rounded to S once): in mixed precision the matrix is f32 and so is its rank-1
-/// update, as lattice.cu's `update_cols`; ratios and dot products stay in A. Each entry is updated by one fused
-/// multiply-add (one rounding, as on the GPU): the `dispatch!` builds have FMA instructions.
+/// Sherman-Morrison for up electron a moving to s, given f (with f_a the ratio), in S: in mixed precision the
+/// matrix is f32 and so is its rank-1 update, as lattice.cu's `update_cols`. Each entry is updated by one fused
+/// multiply-add (one rounding, as on the GPU): the `dispatch!` builds have FMA instructions. f's padding is 0, so
+/// W's stays 0.
 #[inline(always)]
-fn update_up<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, a: usize, s: usize, f: &[A], fs: &mut [S]) {
-    let np = t.pairs;
-    let inv_r = A::one() / f[a];
-    for (x, &y) in fs.iter_mut().zip(f) {
-        *x = S::of(y.f64());
+fn update_up<S: Real>(t: &Tables<S>, c: &mut Chain<S>, a: usize, s: usize, f: &[S], col: &mut [S]) {
+    let (np, ld) = (t.pairs, t.ld);
+    let inv_r = S::one() / f[a];
+    // -W_ba / r: each entry becomes (-col_b) f_a' + W_ba', the same single rounding as (-f_a') col_b + W_ba'
+    for (b, x) in col[..np].iter_mut().enumerate() {
+        *x = -(c.w[b * ld + a] * inv_r);
     }
-    for b in 0..np {
-        let row = &mut c.w[b * np..(b + 1) * np];
-        let col = ld::<S, A>(row[a]) * inv_r;
-        let col_s = S::of(col.f64());
-        for (x, &fa) in row.iter_mut().zip(fs.iter()) {
-            *x = (-fa).mul_add(col_s, *x);
-        }
-        row[a] = col_s;
+    update_rank1(&mut c.w, &col[..np], &f[..ld], ld);
+    for (b, &x) in col[..np].iter().enumerate() {
+        c.w[b * ld + a] = -x;
     }
     c.up[a] = s as u32;
 }
 
 /// Sherman-Morrison for down electron b moving to s, given g (with g_b the ratio); in S, as `update_up`.
 #[inline(always)]
-fn update_dn<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, b: usize, s: usize, g: &[A], row: &mut [S]) {
-    let np = t.pairs;
-    let inv_r = A::one() / g[b];
-    for (r, &x) in row.iter_mut().zip(&c.w[b * np..(b + 1) * np]) {
-        *r = S::of((ld::<S, A>(x) * inv_r).f64());
+fn update_dn<S: Real>(t: &Tables<S>, c: &mut Chain<S>, b: usize, s: usize, g: &[S], row: &mut [S], u: &mut [S]) {
+    let (np, ld) = (t.pairs, t.ld);
+    let inv_r = S::one() / g[b];
+    let row = &mut row[..ld];
+    for (r, &x) in row.iter_mut().zip(&c.w[b * ld..(b + 1) * ld]) {
+        *r = x * inv_r;
     }
-    for bb in 0..np {
-        let gb = S::of(g[bb].f64());
-        for (x, &r) in c.w[bb * np..(bb + 1) * np].iter_mut().zip(row.iter()) {
-            *x = (-gb).mul_add(r, *x);
-        }
+    for (u, &x) in u[..np].iter_mut().zip(g) {
+        *u = -x;
     }
-    c.w[b * np..(b + 1) * np].copy_from_slice(row);
+    update_rank1(&mut c.w, &u[..np], row, ld);
+    c.w[b * ld..(b + 1) * ld].copy_from_slice(row);
     c.dn[b] = s as u32;
 }
 
 /// Swap ratio of up electron a on x with down electron b on y; leaves f and p (the gather at x) in scratch and
 /// returns (R, h).
 #[inline(always)]
-fn swap_ratio<S: Real, A: Real>(t: &Tables<S>, c: &Chain<S>, a: usize, x: usize, b: usize, y: usize, s: &mut Scratch<S, A>) -> (A, A) {
-    let np = t.pairs;
-    fvec(t, c, y, &mut s.f);
+fn swap_ratio<S: Real, A: Real>(t: &Tables<S>, c: &Chain<S>, a: usize, x: usize, b: usize, y: usize, s: &mut Scratch<S, A>) -> (S, S) {
+    let ld = t.ld;
+    fvec(t, c, y, &mut s.f, &mut s.q);
     gather(t, c, x, &mut s.p);
-    let wrow = &c.w[b * np..(b + 1) * np];
+    let wrow = &c.w[b * ld..(b + 1) * ld];
     let h = dot_row(wrow, &s.p);
     let k = dot_row(&s.f, &s.p);
-    let wba: A = ld(wrow[a]);
-    (wba * (ld::<S, A>(t.phi[y * t.sites + x]) - k) + s.f[a] * h, h)
+    (wrow[a] * (t.phi[y * t.sites + x] - k) + s.f[a] * h, h)
 }
 
 #[inline(always)]
 fn step<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, s: &mut Scratch<S, A>) {
-    let np = t.pairs;
+    let (np, ld) = (t.pairs, t.ld);
     let i = c.rng.below(np);
     let spin = c.rng.below(2) as u32;
     let old = if spin == UP { c.up[i] } else { c.dn[i] } as usize;
@@ -284,23 +427,21 @@ fn step<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, s: &mut Scratch<S, A>
     let u = c.rng.uniform();
     if c.occ[new] == HL {
         c.tally[tally::HOPS] += 1.0;
-        let r: A = if spin == UP {
+        let r: S = if spin == UP {
             let row = &t.phi[new * t.sites..(new + 1) * t.sites];
-            (0..np).fold(A::zero(), |acc, b| acc + ld::<S, A>(row[c.dn[b] as usize]) * ld::<S, A>(c.w[b * np + i]))
+            (0..np).fold(S::zero(), |acc, b| acc + row[c.dn[b] as usize] * c.w[b * ld + i])
         } else {
             gather(t, c, new, &mut s.p);
-            dot_row(&c.w[i * np..(i + 1) * np], &s.p)
+            dot_row(&c.w[i * ld..(i + 1) * ld], &s.p)
         };
         let r = r.f64();
         if u < r * r {
             if spin == UP {
-                fvec(t, c, new, &mut s.f);
-                update_up(t, c, i, new, &s.f, &mut s.vs);
+                fvec(t, c, new, &mut s.f, &mut s.q);
+                update_up(t, c, i, new, &s.f, &mut s.q);
             } else {
-                for bb in 0..np {
-                    s.g[bb] = dot_row(&c.w[bb * np..(bb + 1) * np], &s.p);
-                }
-                update_dn(t, c, i, new, &s.g, &mut s.vs);
+                dots(&c.w, &s.p, np, ld, &mut s.g);
+                update_dn(t, c, i, new, &s.g, &mut s.vs, &mut s.q);
             }
             c.occ[old] = HL;
             c.occ[new] = spin;
@@ -328,8 +469,8 @@ fn step<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, s: &mut Scratch<S, A>
 /// Commit an accepted swap (f and p of `swap_ratio` still in scratch) as two rank-1 updates.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn commit_swap<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, a: usize, x: usize, b: usize, y: usize, h: A, s: &mut Scratch<S, A>) {
-    let np = t.pairs;
+fn commit_swap<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, a: usize, x: usize, b: usize, y: usize, h: S, s: &mut Scratch<S, A>) {
+    let (np, ld) = (t.pairs, t.ld);
     if s.f[a].abs().max(h.abs()).f64() < t.degenerate {
         // Both single moves pass through a (nearly) singular matrix: Sherman-Morrison would divide W by the small
         // ratio and amplify its rounding error by as much, so W is rebuilt from scratch instead.
@@ -339,26 +480,22 @@ fn commit_swap<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, a: usize, x: u
         return;
     }
     if s.f[a].abs() >= h.abs() {
-        update_up(t, c, a, y, &s.f, &mut s.vs);
+        update_up(t, c, a, y, &s.f, &mut s.q);
         gather(t, c, x, &mut s.p);
-        for bb in 0..np {
-            s.g[bb] = dot_row(&c.w[bb * np..(bb + 1) * np], &s.p);
-        }
-        update_dn(t, c, b, x, &s.g, &mut s.vs);
+        dots(&c.w, &s.p, np, ld, &mut s.g);
+        update_dn(t, c, b, x, &s.g, &mut s.vs, &mut s.q);
     } else {
-        for bb in 0..np {
-            s.g[bb] = dot_row(&c.w[bb * np..(bb + 1) * np], &s.p);
-        }
-        update_dn(t, c, b, x, &s.g, &mut s.vs);
-        fvec(t, c, y, &mut s.f);
-        update_up(t, c, a, y, &s.f, &mut s.vs);
+        dots(&c.w, &s.p, np, ld, &mut s.g);
+        update_dn(t, c, b, x, &s.g, &mut s.vs, &mut s.q);
+        fvec(t, c, y, &mut s.f, &mut s.q);
+        update_up(t, c, a, y, &s.f, &mut s.q);
     }
 }
 
 /// Local energy per site.
 #[inline(always)]
 fn energy<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, s: &mut Scratch<S, A>) -> f64 {
-    let (np, ns) = (t.pairs, t.sites);
+    let (np, ns, ld) = (t.pairs, t.sites, t.ld);
     let mut ekin = 0.0f64;
     let mut nkin = 0.0;
     for a in 0..np {
@@ -367,7 +504,7 @@ fn energy<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, s: &mut Scratch<S, 
             let n = t.nbr[4 * site + jn] as usize;
             if c.occ[n] == HL {
                 let row = &t.phi[n * ns..(n + 1) * ns];
-                let r = (0..np).fold(A::zero(), |acc, b| acc + ld::<S, A>(row[c.dn[b] as usize]) * ld::<S, A>(c.w[b * np + a]));
+                let r = (0..np).fold(S::zero(), |acc, b| acc + row[c.dn[b] as usize] * c.w[b * ld + a]);
                 ekin += t.hop[4 * site + jn] * r.f64();
                 nkin += 1.0;
             }
@@ -379,7 +516,7 @@ fn energy<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, s: &mut Scratch<S, 
             let n = t.nbr[4 * site + jn] as usize;
             if c.occ[n] == HL {
                 gather(t, c, n, &mut s.p);
-                ekin += t.hop[4 * site + jn] * dot_row(&c.w[b * np..(b + 1) * np], &s.p).f64();
+                ekin += t.hop[4 * site + jn] * dot_row(&c.w[b * ld..(b + 1) * ld], &s.p).f64();
                 nkin += 1.0;
             }
         }
@@ -391,7 +528,7 @@ fn energy<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, s: &mut Scratch<S, 
         if !(0..4).any(|jn| c.occ[t.nbr[4 * y + jn] as usize] == UP) {
             continue;
         }
-        fvec(t, c, y, &mut s.f);
+        fvec(t, c, y, &mut s.f, &mut s.q);
         fvecs += 1.0;
         for jn in 0..4 {
             let x = t.nbr[4 * y + jn] as usize;
@@ -400,10 +537,10 @@ fn energy<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, s: &mut Scratch<S, 
             }
             let a = c.which[x] as usize;
             gather(t, c, x, &mut s.p);
-            let wrow = &c.w[b * np..(b + 1) * np];
+            let wrow = &c.w[b * ld..(b + 1) * ld];
             let h = dot_row(wrow, &s.p);
             let k = dot_row(&s.f, &s.p);
-            let r = ld::<S, A>(wrow[a]) * (ld::<S, A>(t.phi[y * ns + x]) - k) + s.f[a] * h;
+            let r = wrow[a] * (t.phi[y * ns + x] - k) + s.f[a] * h;
             ej -= 0.5 * t.j * (1.0 + r.f64());
             bonds += 1.0;
         }
@@ -421,111 +558,29 @@ fn energy<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, s: &mut Scratch<S, 
 #[inline(always)]
 fn reinvert<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, s: &mut Scratch<S, A>) {
     let np = t.pairs;
+    let ld = stride::<A>(np);
     c.tally[tally::RECOMPUTES] += 1.0;
-    for (a, row) in s.m.chunks_exact_mut(np).enumerate() {
+    for (a, row) in s.m.chunks_exact_mut(ld).enumerate() {
         let phi_u = &t.phi[c.up[a] as usize * t.sites..(c.up[a] as usize + 1) * t.sites];
         for (x, &d) in row.iter_mut().zip(&c.dn) {
-            *x = ld(phi_u[d as usize]);
+            *x = widen(phi_u[d as usize]);
         }
+        // the padding zero (a failed rebuild leaves garbage there)
+        row[np..].iter_mut().for_each(|x| *x = A::zero());
     }
-    if gauss_jordan(&mut s.m, np, &mut s.piv, &mut s.row) {
-        c.w.iter_mut().zip(&s.m).for_each(|(w, &x)| *w = S::of(x.f64()));
+    if gauss_jordan_ld(&mut s.m, np, ld, &mut s.piv, &mut s.row) {
+        column_order(&s.piv, &mut s.order);
+        for (w, m) in c.w.chunks_exact_mut(t.ld).zip(s.m.chunks_exact(ld)) {
+            w[..np].iter_mut().zip(&s.order).for_each(|(w, &j)| *w = S::of(m[j].f64()));
+        }
     }
 }
 
 /// In-place inverse of the n x n row-major `m` by Gauss-Jordan with partial pivoting; false if a pivot is zero
-/// (then `m` is garbage). `scratch` has length 3 n.
-///
-/// Two pivots per pass over the matrix: the one-pivot algorithm (`gauss_jordan_one`, the operation order of
-/// lattice.cu's `reinvert`) reads and writes the whole matrix once per pivot, 2 n^3 bytes of traffic per rebuild
-/// that do not fit the core's L1 (83 KB in f64 at L = 15), and that traffic, not the arithmetic, bound it. Here the
-/// pivot of step k + 1 is chosen from column k + 1 as step k leaves it (computed apart, O(n)), both pivot rows are
-/// formed first, and every other row then takes both eliminations in one pass: the same pivots and the same
-/// roundings, entry by entry, as `gauss_jordan_one` (each entry x -> (x - f1 r1) - f2 r2 with unfused products, as
-/// the two steps one after the other; a test compares them bit for bit).
-#[inline(always)]
+/// (then `m` is garbage). `scratch` has length 4 n.
 pub fn gauss_jordan<T: Real>(m: &mut [T], n: usize, piv: &mut [usize], scratch: &mut [T]) -> bool {
-    let (r1, rest) = scratch.split_at_mut(n);
-    let (r2, c) = rest.split_at_mut(n);
-    let (r1, r2, c) = (&mut r1[..n], &mut r2[..n], &mut c[..n]);
-    let argmax = |m: &[T], k: usize, col: &dyn Fn(&[T], usize) -> T| -> usize {
-        let mut p = k;
-        for i in k + 1..n {
-            if col(m, i).abs() > col(m, p).abs() {
-                p = i;
-            }
-        }
-        p
-    };
-    let swap_rows = |m: &mut [T], p: usize, k: usize| {
-        if p != k {
-            for j in 0..n {
-                m.swap(p * n + j, k * n + j);
-            }
-        }
-    };
-    let mut k = 0;
-    while k < n {
-        // step k: pivot, swap, scaled pivot row r1 (row k of the result before step k + 1)
-        let p = argmax(m, k, &|m, i| m[i * n + k]);
-        let pivot = m[p * n + k];
-        if pivot == T::zero() || pivot.is_nan() {
-            return false;
-        }
-        piv[k] = p;
-        swap_rows(m, p, k);
-        let d = T::one() / m[k * n + k];
-        m[k * n + k] = T::one();
-        for (x, r) in m[k * n..(k + 1) * n].iter_mut().zip(r1.iter_mut()) {
-            *x *= d;
-            *r = *x;
-        }
-        if k + 1 == n {
-            eliminate_one(m, n, k, r1);
-            break;
-        }
-        // column k + 1 as step k leaves it, and the pivot of step k + 1 from it
-        let k1 = k + 1;
-        for i in (0..n).filter(|&i| i != k) {
-            c[i] = m[i * n + k1] - m[i * n + k] * r1[k1];
-        }
-        let p2 = argmax(m, k1, &|_, i| c[i]);
-        if c[p2] == T::zero() || c[p2].is_nan() {
-            return false;
-        }
-        piv[k1] = p2;
-        swap_rows(m, p2, k1);
-        c.swap(p2, k1);
-        // row k + 1 after step k, scaled: the pivot row r2 of step k + 1
-        let f1 = m[k1 * n + k];
-        m[k1 * n + k] = T::zero();
-        for (x, &r) in m[k1 * n..(k1 + 1) * n].iter_mut().zip(r1.iter()) {
-            *x -= f1 * r;
-        }
-        let d2 = T::one() / m[k1 * n + k1];
-        m[k1 * n + k1] = T::one();
-        for (x, r) in m[k1 * n..(k1 + 1) * n].iter_mut().zip(r2.iter_mut()) {
-            *x *= d2;
-            *r = *x;
-        }
-        // row k: step k + 1's elimination
-        let f = m[k * n + k1];
-        m[k * n + k1] = T::zero();
-        for (x, &r) in m[k * n..(k + 1) * n].iter_mut().zip(r2.iter()) {
-            *x -= f * r;
-        }
-        // every other row: both eliminations in one pass. Entry k starts at 0 (step k zeroes it); entry k + 1 starts
-        // at f1 r1[k + 1], so that step k leaves it at exactly 0, as step k + 1 sets it before subtracting.
-        for i in (0..n).filter(|&i| i != k && i != k1) {
-            let row = &mut m[i * n..(i + 1) * n];
-            let (f1, f2) = (row[k], c[i]);
-            row[k] = T::zero();
-            row[k1] = f1 * r1[k1];
-            for ((x, &a), &b) in row.iter_mut().zip(r1.iter()).zip(r2.iter()) {
-                *x = (*x - f1 * a) - f2 * b;
-            }
-        }
-        k += 2;
+    if !crate::dispatch!(gauss_jordan_ld(m, n, n, piv, scratch)) {
+        return false;
     }
     for k in (0..n).rev() {
         if piv[k] != k {
@@ -537,11 +592,154 @@ pub fn gauss_jordan<T: Real>(m: &mut [T], n: usize, piv: &mut [usize], scratch: 
     true
 }
 
+/// The column of `gauss_jordan_ld`'s result that holds column a of the inverse: the row interchanges `piv` undone
+/// as column interchanges in reverse order, as a gather (`reinvert` applies it in its copy to W, a pass over the
+/// matrix fewer).
+#[inline(always)]
+fn column_order(piv: &[usize], order: &mut [usize]) {
+    order.iter_mut().enumerate().for_each(|(a, x)| *x = a);
+    for k in (0..piv.len()).rev() {
+        order.swap(k, piv[k]);
+    }
+}
+
+/// `gauss_jordan` of the n x n matrix in rows of stride `ld` >= n (entries past n in a row: zeros, kept zero), but
+/// with the columns left in the pivots' order (`column_order` says where each column of the inverse is).
+///
+/// Two pivots per pass over the matrix: the one-pivot algorithm (`gauss_jordan_one`, the operation order of
+/// lattice.cu's `reinvert`) reads and writes the whole matrix once per pivot, 2 n^3 bytes of traffic per rebuild
+/// that do not fit the core's L1 (83 KB in f64 at L = 15), and that traffic, not the arithmetic, bound it. Here the
+/// pivot of step k + 1 is chosen from column k + 1 as step k leaves it (computed apart, O(n)), both pivot rows are
+/// formed first, and every other row then takes both eliminations in one pass: the same pivots and the same
+/// roundings, entry by entry, as `gauss_jordan_one` (each entry x -> (x - f1 r1) - f2 r2 with unfused products, as
+/// the two steps one after the other; a test compares them bit for bit). That pass runs as the row kernels do
+/// (`elim2`: the two pivot rows in registers, whole vectors down the rows); f32, rebuilt every sweep, needs it most.
+#[inline(always)]
+fn gauss_jordan_ld<T: Real>(m: &mut [T], n: usize, ld: usize, piv: &mut [usize], scratch: &mut [T]) -> bool {
+    let (r1, rest) = scratch.split_at_mut(ld.max(n));
+    let (r2, rest) = rest.split_at_mut(ld.max(n));
+    let (c, f1s) = rest.split_at_mut(n);
+    let (r1, r2, c, f1s) = (&mut r1[..ld], &mut r2[..ld], &mut c[..n], &mut f1s[..n]);
+    // the first i >= k of largest |x(i)|
+    #[inline(always)]
+    fn argmax<T: Real>(k: usize, n: usize, x: impl Fn(usize) -> T) -> usize {
+        let (mut p, mut best) = (k, x(k).abs());
+        for i in k + 1..n {
+            let v = x(i).abs();
+            if v > best {
+                (p, best) = (i, v);
+            }
+        }
+        p
+    }
+    let swap_rows = |m: &mut [T], p: usize, k: usize| {
+        if p != k {
+            let (lo, hi) = m.split_at_mut(p.max(k) * ld);
+            lo[p.min(k) * ld..(p.min(k) + 1) * ld].swap_with_slice(&mut hi[..ld]);
+        }
+    };
+    let mut k = 0;
+    while k < n {
+        // step k: pivot, swap, scaled pivot row r1 (row k of the result before step k + 1)
+        let p = argmax(k, n, |i| m[i * ld + k]);
+        let pivot = m[p * ld + k];
+        if pivot == T::zero() || pivot.is_nan() {
+            return false;
+        }
+        piv[k] = p;
+        swap_rows(m, p, k);
+        let d = T::one() / m[k * ld + k];
+        m[k * ld + k] = T::one();
+        for (x, r) in m[k * ld..(k + 1) * ld].iter_mut().zip(r1.iter_mut()) {
+            *x *= d;
+            *r = *x;
+        }
+        if k + 1 == n {
+            eliminate_one(m, n, ld, k, r1);
+            break;
+        }
+        // column k + 1 as step k leaves it, and the pivot of step k + 1 from it
+        let k1 = k + 1;
+        for i in (0..n).filter(|&i| i != k) {
+            c[i] = m[i * ld + k1] - m[i * ld + k] * r1[k1];
+        }
+        let p2 = argmax(k1, n, |i| c[i]);
+        if c[p2] == T::zero() || c[p2].is_nan() {
+            return false;
+        }
+        piv[k1] = p2;
+        swap_rows(m, p2, k1);
+        c.swap(p2, k1);
+        // row k + 1 after step k, scaled: the pivot row r2 of step k + 1
+        let f1 = m[k1 * ld + k];
+        m[k1 * ld + k] = T::zero();
+        for (x, &r) in m[k1 * ld..(k1 + 1) * ld].iter_mut().zip(r1.iter()) {
+            *x -= f1 * r;
+        }
+        let d2 = T::one() / m[k1 * ld + k1];
+        m[k1 * ld + k1] = T::one();
+        for (x, r) in m[k1 * ld..(k1 + 1) * ld].iter_mut().zip(r2.iter_mut()) {
+            *x *= d2;
+            *r = *x;
+        }
+        // row k: step k + 1's elimination
+        let f = m[k * ld + k1];
+        m[k * ld + k1] = T::zero();
+        for (x, &r) in m[k * ld..(k + 1) * ld].iter_mut().zip(r2.iter()) {
+            *x -= f * r;
+        }
+        // every other row: both eliminations in one pass. Entry k starts at 0 (step k zeroes it); entry k + 1 starts
+        // at f1 r1[k + 1], so that step k leaves it at exactly 0, as step k + 1 sets it before subtracting.
+        for i in (0..n).filter(|&i| i != k && i != k1) {
+            let row = &mut m[i * ld..(i + 1) * ld];
+            f1s[i] = row[k];
+            row[k] = T::zero();
+            row[k1] = f1s[i] * r1[k1];
+        }
+        elim2(m, n, ld, (k, k1), f1s, c, r1, r2);
+        k += 2;
+    }
+    true
+}
+
+/// Row i of the n rows of stride ld, all but rows `skip`: x -> (x - f1_i r1) - f2_i r2, unfused, in blocks of whole
+/// vectors with r1 and r2 in registers (`gemv_t`'s layout), then the entries past the last whole vector.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn elim2<T: Real>(m: &mut [T], n: usize, ld: usize, skip: (usize, usize), f1: &[T], f2: &[T], r1: &[T], r2: &[T]) {
+    let rows = (0..n).filter(|&i| i != skip.0 && i != skip.1);
+    by_lanes!(T, N => {
+        by_blocks!(ld / N, j, Q => {
+            let a: [[T; N]; Q] = *<&[[T; N]; Q]>::try_from(r1[j * N..(j + Q) * N].as_chunks::<N>().0).unwrap();
+            let b: [[T; N]; Q] = *<&[[T; N]; Q]>::try_from(r2[j * N..(j + Q) * N].as_chunks::<N>().0).unwrap();
+            for i in rows.clone() {
+                let (g1, g2) = (f1[i], f2[i]);
+                // black_box: see `rank1`
+                let row = std::hint::black_box(&mut m[i * ld + j * N..i * ld + (j + Q) * N]).as_chunks_mut::<N>().0;
+                for q in 0..Q {
+                    for k in 0..N {
+                        row[q][k] = (row[q][k] - g1 * a[q][k]) - g2 * b[q][k];
+                    }
+                }
+            }
+        });
+        let tail = ld / N * N;
+        if tail < ld {
+            for i in rows {
+                let (g1, g2) = (f1[i], f2[i]);
+                for ((x, &a), &b) in m[i * ld + tail..(i + 1) * ld].iter_mut().zip(&r1[tail..ld]).zip(&r2[tail..ld]) {
+                    *x = (*x - g1 * a) - g2 * b;
+                }
+            }
+        }
+    });
+}
+
 /// Step k's elimination of every row but k with the scaled pivot row `r` (x -> x - row[k] r, entry k from 0).
 #[inline(always)]
-fn eliminate_one<T: Real>(m: &mut [T], n: usize, k: usize, r: &[T]) {
+fn eliminate_one<T: Real>(m: &mut [T], n: usize, ld: usize, k: usize, r: &[T]) {
     for i in (0..n).filter(|&i| i != k) {
-        let row = &mut m[i * n..(i + 1) * n];
+        let row = &mut m[i * ld..(i + 1) * ld];
         let f = row[k];
         row[k] = T::zero();
         for (x, &r) in row.iter_mut().zip(r.iter()) {
@@ -576,7 +774,7 @@ pub fn gauss_jordan_one<T: Real>(m: &mut [T], n: usize, piv: &mut [usize], pivot
             *x *= d;
             *r = *x;
         }
-        eliminate_one(m, n, k, pivot_row);
+        eliminate_one(m, n, n, k, pivot_row);
     }
     for k in (0..n).rev() {
         if piv[k] != k {
@@ -597,11 +795,13 @@ impl<S: Real> Chain<S> {
 
 impl<S: Real> Ensemble<S> {
     /// The fast swap ratio of chain `c` for its up electron `a` and down electron `b` (for tests).
-    pub fn swap_ratio<A: Real>(&mut self, c: usize, a: usize, b: usize) -> f64 {
-        let np = self.pairs;
-        let (t, chains) = self.split::<A>();
-        let mut s = Scratch::<S, A>::new(np);
-        let ch = &chains[c];
-        swap_ratio(&t, ch, a, ch.up[a] as usize, b, ch.dn[b] as usize, &mut s).0.f64()
+    pub fn swap_ratio(&mut self, c: usize, a: usize, b: usize) -> f64 {
+        let (np, ld) = (self.pairs, stride::<S>(self.pairs));
+        let (t, chains) = self.split();
+        let mut s = Scratch::<S, S>::new(np, ld);
+        // the chain's W padded, as `run_chain` holds it
+        let mut ch = chains[c].clone();
+        ch.w = padded(&ch.w, np, ld);
+        swap_ratio(&t, &ch, a, ch.up[a] as usize, b, ch.dn[b] as usize, &mut s).0.f64()
     }
 }

@@ -77,9 +77,10 @@ pub const WINDOW: usize = 64;
 
 /// Dynamic shared memory per block for the vectors: 64 doubles, f, g, the gathered phi row, buf and 64 reduction
 /// slots in A, the look-ahead batch's three LOOK x N_P arrays (phi vectors, their f vectors, the short dots' phi
-/// vectors) in A, the configuration and the pivots of `reinvert` in ints, padded to 16 bytes.
-fn vector_bytes(pairs: usize, sites: usize, a_bytes: usize) -> usize {
-    (64 * 8 + (4 * pairs + 64 + 3 * LOOK * pairs) * a_bytes + (3 * pairs + 2 * sites) * 4).next_multiple_of(16)
+/// vectors) in S (the evaluation type; in A before 2026-11-27, 9.8 KB more in mixed at L = 15), the configuration and
+/// the pivots of `reinvert` in ints, padded to 16 bytes.
+fn vector_bytes(pairs: usize, sites: usize, s_bytes: usize, a_bytes: usize) -> usize {
+    (64 * 8 + (4 * pairs + 64) * a_bytes + 3 * LOOK * pairs * s_bytes + (3 * pairs + 2 * sites) * 4).next_multiple_of(16)
 }
 
 /// Bytes of the working copy of W (and of M during a rebuild, in the same memory).
@@ -89,7 +90,7 @@ fn matrix_bytes(pairs: usize, s_bytes: usize, a_bytes: usize) -> usize {
 
 /// Dynamic shared memory per block: the vectors, and the working copy of W when it is on chip.
 pub fn shared_bytes(pairs: usize, sites: usize, s_bytes: usize, a_bytes: usize, on_chip: bool) -> usize {
-    vector_bytes(pairs, sites, a_bytes) + if on_chip { matrix_bytes(pairs, s_bytes, a_bytes) } else { 0 }
+    vector_bytes(pairs, sites, s_bytes, a_bytes) + if on_chip { matrix_bytes(pairs, s_bytes, a_bytes) } else { 0 }
 }
 
 /// Static shared memory of the kernel (`__shared__` arrays in lattice.cu: the batch's moves, the random-number
@@ -133,7 +134,7 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
         let rng: Vec<u64> = (0..chains as u64).map(|c| Stream::new(seed, c).0).collect();
         let phi: Vec<S> = m.phi.iter().map(|&x| S::of(x)).collect();
         let nbr: Vec<i32> = m.nbr.iter().map(|&x| x as i32).collect();
-        let params = LatticeParams { sites: ns as i32, pairs: np as i32, chains: chains as i32, equil: 0, sweeps: 0, recompute: 0, bfactor: DEFAULT_BFACTOR as i32, ld: ld as i32, on_chip: on_chip as i32, j: m.j, degenerate: super::degenerate_ratio(A::EPS), window: WINDOW as i32 };
+        let params = LatticeParams { sites: ns as i32, pairs: np as i32, chains: chains as i32, equil: 0, sweeps: 0, recompute: 0, bfactor: DEFAULT_BFACTOR as i32, ld: ld as i32, on_chip: on_chip as i32, j: m.j, degenerate: super::degenerate_ratio(S::EPS), window: WINDOW as i32 };
         Ok(GpuEnsemble {
             phi: gpu.upload("the pair function", &phi)?,
             nbr: gpu.upload("the neighbour table", &nbr)?,
@@ -208,7 +209,8 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
         self.params.window = outputs as i32;
     }
 
-    /// Intermediate-ratio magnitude below which an accepted swap rebuilds W (default `degenerate_ratio` of A).
+    /// Intermediate-ratio magnitude below which an accepted swap rebuilds W (default `degenerate_ratio` of S, the type
+    /// the ratios are evaluated in).
     pub fn set_degenerate(&mut self, ratio: f64) {
         self.params.degenerate = ratio;
     }

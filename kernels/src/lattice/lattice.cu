@@ -1,6 +1,10 @@
 // Lattice VMC of the t-J model (paper 001): one thread block per Markov chain, the whole run (equilibration and
 // accumulation sweeps) in one launch, as the thesis' k_sysAve. Same algorithm and random-number order as cpu.rs.
-// Storage S (W, phi), arithmetic A (dot products, ratios); the rank-1 updates of W in S; energies in double.
+// Storage S (W, phi), arithmetic A (the rebuild, and the f and g vectors of the rank-1 updates, which run in S); the
+// moves' ratios and the measurement's terms are evaluated in S, as cpu.rs (mixed: single-precision evaluation, the
+// inversion in double; until 2026-11-27 every dot product of mixed ran in f64 from f32 data: twice the shared
+// memory for the batch's vectors, a conversion per W entry read, and f64 FMAs at half the f32 rate); energies in
+// double.
 //
 // On chip. A sweep is 2 N_P moves and a measurement; most moves are swaps, whose ratio needs f = phi(y, d) W, a pass
 // over the whole N_P x N_P inverse W (83 KB in double at L = 15), and are rejected (about 95%). So the chain's W lives
@@ -252,15 +256,16 @@ template <typename S, typename A> struct Chain {
         __syncthreads();
     }
     // By one warp: h = sum_a' W_ba' phi(u_a', x) and k = sum_a' fv_a' phi(u_a', x), to every lane (fv must be ready).
-    __device__ void hk_warp(int b, int x, const A* fv, A& h, A& k) {
+    // In E, the type of fv (S: the evaluation type).
+    template <typename E> __device__ void hk_warp(int b, int x, const E* fv, E& h, E& k) {
         const int np = p.pairs, lane = threadIdx.x & 31;
         const S* row = phi + (size_t)x * p.sites;
-        h = A(0);
-        k = A(0);
+        h = E(0);
+        k = E(0);
 #pragma unroll 4
         for (int a = lane; a < np; a += 32) {
-            const A ph = A(row[up[a]]);
-            h += A(W[b * p.ld + a]) * ph;
+            const E ph = E(row[up[a]]);
+            h += E(W[b * p.ld + a]) * ph;
             k += fv[a] * ph;
         }
         h = warp_allsum(h);
@@ -434,9 +439,10 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const int*
     A* pv = g + np;
     A* buf = pv + np;
     A* scratch = buf + np;
-    A* PVT = scratch + 64;  // [np][LOOK] (16-byte aligned rows): the vectors phi(y, d) of LOOK swaps, interleaved
-    A* F = PVT + LOOK * np; // [LOOK][np]: their f vectors
-    A* Q = F + LOOK * np;   // [LOOK][np]: the phi vector of each move's short dot products
+    // the batch's vectors in S, the evaluation type (16-byte aligned: 512 + (4 np + 64) sizeof(A) bytes in)
+    S* PVT = (S*)(scratch + 64); // [np][LOOK] (16-byte aligned rows): the vectors phi(y, d) of LOOK swaps, interleaved
+    S* F = PVT + LOOK * np;      // [LOOK][np]: their f vectors
+    S* Q = F + LOOK * np;        // [LOOK][np]: the phi vector of each move's short dot products
     int* up = (int*)(Q + LOOK * np);
     int* dn = up + np;
     int* occ = dn + np;
@@ -556,8 +562,8 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const int*
                 const int* qsites = swap || spin == OCC_DN ? up : dn;
                 const S* prow = phi + (size_t)y * ns;
                 for (int t = tid; t < np; t += blockDim.x) {
-                    PVT[t * LOOK + k] = swap ? A(prow[dn[t]]) : A(0);
-                    if (live) Q[k * np + t] = A(qrow[qsites[t]]);
+                    PVT[t * LOOK + k] = swap ? prow[dn[t]] : S(0);
+                    if (live) Q[k * np + t] = qrow[qsites[t]];
                 }
                 if (tid == 0 && swap) mv_pyx[k] = (double)phi[(size_t)y * ns + x];
             }
@@ -566,28 +572,28 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const int*
             col_dots_look(W, PVT, F, np, ld);
             // (4) each move's ratio, a warp per move
             for (int k = warp; k < kn; k += warps) {
-                const A* q = Q + k * np;
+                const S* q = Q + k * np;
                 const int i = mv_i[k];
-                A r = A(0), h = A(0), kk = A(0);
+                S r = S(0), h = S(0), kk = S(0);
                 if (mv_hop[k]) {
                     if (mv_spin[k] == OCC_UP) {
-                        for (int b = lane; b < np; b += 32) r += q[b] * A(W[b * ld + i]);
+                        for (int b = lane; b < np; b += 32) r += q[b] * W[b * ld + i];
                     } else {
-                        for (int a = lane; a < np; a += 32) r += A(W[i * ld + a]) * q[a];
+                        for (int a = lane; a < np; a += 32) r += W[i * ld + a] * q[a];
                     }
                     r = warp_allsum(r);
                 } else {
                     const int a = mv_spin[k] == OCC_UP ? i : mv_j[k], b = mv_spin[k] == OCC_UP ? mv_j[k] : i;
-                    const A* fk = F + k * np;
+                    const S* fk = F + k * np;
                     for (int c = lane; c < np; c += 32) {
-                        h += A(W[b * ld + c]) * q[c];
+                        h += W[b * ld + c] * q[c];
                         kk += fk[c] * q[c];
                     }
                     h = warp_allsum(h);
                     kk = warp_allsum(kk);
-                    r = A(W[b * ld + a]) * (A(mv_pyx[k]) - kk) + fk[a] * h;
+                    r = W[b * ld + a] * (S(mv_pyx[k]) - kk) + fk[a] * h;
                 }
-                if (lane == 0) { mv_r[k] = r; mv_h[k] = h; }
+                if (lane == 0) { mv_r[k] = A(r); mv_h[k] = A(h); }
             }
             __syncthreads();
             // (5) the decisions in order, up to the first accepted move; the stream advances past the kept moves
@@ -663,9 +669,9 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const int*
                 const int n = nbr[4 * s + jn];
                 if (occ[n] != OCC_HL) continue;
                 const S* row = phi + (size_t)n * ns;
-                A r = A(0);
+                S r = S(0);
 #pragma unroll 8
-                for (int b = 0; b < np; b++) r += A(row[dn[b]]) * A(W[b * ld + a]);
+                for (int b = 0; b < np; b++) r += row[dn[b]] * W[b * ld + a];
                 ekin += hop[4 * s + jn] * (double)r;
                 nkin += 1.0;
             }
@@ -676,9 +682,9 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const int*
                 const int n = nbr[4 * s + jn];
                 if (occ[n] != OCC_HL) continue;
                 const S* row = phi + (size_t)n * ns;
-                A r = A(0);
+                S r = S(0);
 #pragma unroll 8
-                for (int a = 0; a < np; a++) r += A(W[b * ld + a]) * A(row[up[a]]);
+                for (int a = 0; a < np; a++) r += W[b * ld + a] * row[up[a]];
                 ekin += hop[4 * s + jn] * (double)r;
                 nkin += 1.0;
             }
@@ -704,7 +710,7 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const int*
 #pragma unroll
             for (int k = 0; k < LOOK; k++) {
                 const S* prow = phi + (size_t)(k < kn ? dn[piv[g0 + k]] : 0) * ns;
-                for (int t = tid; t < np; t += blockDim.x) PVT[t * LOOK + k] = k < kn ? A(prow[dn[t]]) : A(0);
+                for (int t = tid; t < np; t += blockDim.x) PVT[t * LOOK + k] = k < kn ? prow[dn[t]] : S(0);
             }
             __syncthreads();
             col_dots_look(W, PVT, F, np, ld);
@@ -712,10 +718,10 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const int*
                 const int k = w >> 2, b = piv[g0 + k], y = dn[b], x = nbr[4 * y + (w & 3)];
                 if (occ[x] != OCC_UP) continue;
                 const int a = which[x];
-                const A* fk = F + k * np;
-                A h, kk;
+                const S* fk = F + k * np;
+                S h, kk;
                 ch.hk_warp(b, x, fk, h, kk);
-                const A r = A(W[b * ld + a]) * (A(phi[(size_t)y * ns + x]) - kk) + fk[a] * h;
+                const S r = W[b * ld + a] * (phi[(size_t)y * ns + x] - kk) + fk[a] * h;
                 if (lane == 0) {
                     ej -= 0.5 * p.j * (1.0 + (double)r);
                     bonds += 1.0;

@@ -30,12 +30,40 @@
 //! CPU, GPU), so the variants follow the same Markov chain and can be compared chain by chain.
 //!
 //! Precision: `double` (W = M^-1, phi, ratios in f64), `single` (all f32), `mixed` (paper 000's scheme: W and phi
-//! stored in f32 and the rank-1 updates of W done in f32, the storage type; dot products, ratios and the energy's
-//! terms accumulated in f64 from the f32 data; the inverse rebuilt in f64). Energies are accumulated in f64 in every
-//! mode. The updates are the bulk of the arithmetic and move W, so mixed costs about what single costs; until
-//! 2026-11 mixed did the updates in f64 from f32 data and ran slower than double (H100 records: L = 15, 2048 chains,
-//! 62,110 against 94,750 chain sweeps/s), paying conversions for f32-rounded results of the same accuracy (an f32
-//! FMA rounds once, as the f64 update rounded to f32 does).
+//! stored in f32, the moves' ratios, f and g vectors, the measurement's terms and the rank-1 updates of W evaluated
+//! in f32; the inverse rebuilt in f64). Energies are accumulated in f64 in every mode. Until 2026-11 mixed did the
+//! updates in f64 from f32 data; until 2026-11-27 it still took every dot product in f64 from f32 data (a conversion
+//! per W entry read and f64 FMAs, so its sweep cost what double's did, on the GPU with twice the shared memory for the
+//! look-ahead batch's vectors), paying for accuracy W does not have (an f32 W is off by eps_f32 / rcond, below).
+//!
+//! What single and mixed paid for, and what changed on 2026-11-27 (issue #26). Single and mixed rebuild W before
+//! every measurement (`recompute` 1, see below), 2 N_P^3 flops a sweep that double never does; f32 pays for that only
+//! where its sweep is much cheaper than double's, and on the CPU it was not: (1) the row loops (the f vectors, the
+//! rank-1 updates, the rebuild's elimination) were plain loops that LLVM unrolls four vectors deep, so a row shorter
+//! than 64 f32 (L = 9's 37, and 38 of L = 15's 102) ran in half-width and scalar remainder loops, while f64 rows lost
+//! less; (2) the dot products summed into eight lanes, half an f32 vector; (3) mixed converted every W entry to f64;
+//! (4) the rebuild's pivot search called a closure per entry and swapped rows entry by entry. Now W's rows are padded
+//! to whole 64-byte vectors while a chain runs (`cpu::stride`), the row kernels hold a block of up to eight vectors
+//! in registers while they run down the rows (`cpu::gemv_t`, `rank1`, `dots`, and `elim2` in the rebuild), f32 dots
+//! use sixteen lanes, mixed evaluates in f32, and the rebuild leaves its column interchanges to the copy into W. f64
+//! rounds exactly as before (same operations in the same order; padding adds exact zeros), so double still follows
+//! the reference path. Tallies: one rebuild per chain sweep in single and mixed, none in double, no degenerate-swap
+//! rebuilds in any (L = 9 and 15, 8 chains, 78 sweeps). Measured on this suite's 2-core development machine, chain
+//! sweeps/s, before (the code of 134569b) -> after, CPU time of one thread (serial; 4 chains) and wall time of two
+//! threads (8 chains), best of 20 runs of 5 sweeps each with a measurement:
+//!
+//! | | double | single | mixed |
+//! |---|---|---|---|
+//! | L = 9, serial | 40,806 -> 44,724 | 29,135 -> 35,935 | 24,484 -> 35,198 |
+//! | L = 9, 2 threads | 75,015 -> 86,086 | 57,794 -> 70,318 | 46,354 -> 68,926 |
+//! | L = 15, serial | 2,740 -> 2,519 | 3,355 -> 5,245 | 2,059 -> 4,306 |
+//! | L = 15, 2 threads | 5,444 -> 6,660 | 6,032 -> 8,830 | 4,041 -> 6,308 |
+//!
+//! (double's serial L = 15 rate moved between 2,500 and 3,400 from build to build of the same f64 code: this
+//! machine's cores are shared.) At L = 15 single and mixed now beat double (their sweep without the rebuild: 3.1x
+//! double's); at L = 9 they reach 0.8x: the f32 sweep there is only 1.2x double's (short rows, and gathers and
+//! reductions that cost the same in both), and the rebuild (6 us in f32, 8 us in f64, against a 22 us double sweep)
+//! is the rest. The GPU kernel evaluates in S likewise (lattice.cu); its rebuild is the same extra cost.
 //!
 //! Recompute: every `recompute` sweeps (`cpu::Ensemble::recompute`, `gpu::GpuEnsemble::set_recompute`; 0: never,
 //! as the thesis) W is rebuilt from scratch by Gauss-Jordan with partial pivoting in the arithmetic type (f64 in
@@ -298,7 +326,8 @@ pub fn invert(m: &[f64], n: usize) -> Option<(Vec<f64>, f64)> {
 
 /// Below this magnitude of both intermediate ratios an accepted swap rebuilds W from scratch instead of two
 /// Sherman-Morrison updates (which divide by them): 1e-6 in f64 arithmetic, 1e-3 in f32, where dividing by a
-/// smaller ratio would amplify W's rounding (6e-8) beyond 1e-4. gpu.rs passes the value to lattice.cu.
+/// smaller ratio would amplify W's rounding (6e-8) beyond 1e-4. The ratios are evaluated in the storage type, so
+/// mixed takes f32's value. gpu.rs passes the value to lattice.cu.
 pub fn degenerate_ratio(eps: f64) -> f64 {
     if eps > 1e-10 {
         1e-3
