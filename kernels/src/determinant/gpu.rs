@@ -37,7 +37,7 @@ pub const SRC: &str = include_str!("determinant.cu");
 const BLOCK: u32 = 256;
 
 /// From this matrix size up, invert through cuSOLVER's per-matrix LU (see the module docs).
-pub const SOLVER_MIN_N: usize = 1024;
+pub const SOLVER_MIN_N: usize = 512;
 
 /// Kernel-name suffix for storage S and accumulation A.
 fn suffix<S: Real, A: Real>() -> &'static str {
