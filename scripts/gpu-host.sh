@@ -22,6 +22,8 @@
 #   solid-delayed  the solid with delayed (rank-k) updates at 384..1536 electrons, CPU and GPU, after its GPU tests
 #   solid-3072  the solid at 3072 electrons, CPU and GPU, double and mixed (after solid-delayed)
 #   solid-walkers  the solid's GPU rate at more walkers: 1536 electrons at 512, 3072 at 256
+#   lu-route    where the lanes' per-matrix LU overtakes the batched one: inversions at n = 512..1024, this binary and
+#               PREV_BIN; the solid at 1536 electrons on the GPU
 #   solid-delay-sweep  the solid's delay k = 1, 16, 32, 64 at 1536 electrons, GPU double
 #   solid-kernels  Nsight Compute's time and DRAM bytes per kernel of one solid step at 1536 electrons (issue #21)
 #   <kernel>    that mini-app's full suite, GPU and all-core CPU, plus the one-core CPU baselines its figures need
@@ -333,6 +335,15 @@ for stage in "$@"; do
         run run solid --electrons 1536 --walkers 512 --variants gpu --precision double,mixed --warmup 1 --max-reps 2
         STAGE_TIMEOUT=${STAGE_TIMEOUT_3072:-400} run run solid --electrons 3072 --walkers 256 --variants gpu --precision double,mixed \
             --check-walkers 2 --check-steps 1 --warmup 1 --max-reps 1
+        ;;
+    lu-route)
+        # where cuSOLVER's per-matrix LU on the solver's lanes overtakes cuBLAS's batched LU (SOLVER_MIN_N): the
+        # determinant's inversion at n = 512, 768, 1024 (64 walkers) with this binary and with PREV_BIN (a build that
+        # draws the line elsewhere), then the solid at 1536 electrons (n = 768 a spin) on the GPU
+        for b in "$BIN" ${PREV_BIN:+"$PREV_BIN"}; do
+            BIN=$b run run determinant --n 512,768,1024 --walkers 64 --ops invert --variants gpu --precision double,single --reps 3 --warmup 1
+        done
+        run run solid --electrons 1536 --walkers 256 --variants gpu --precision double,mixed --warmup 1 --max-reps 2
         ;;
     solid-delay-sweep)
         # which delay the GPU prefers at 1536 electrons (the default there is 32)
