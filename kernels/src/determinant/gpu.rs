@@ -17,8 +17,18 @@
 //! | 2048 (7) | 588 / 51.6 ms | 2568 / 43.6 ms |
 //! | 4096 (1) | 4251 / 20.1 ms | 18911 / 17.5 ms |
 //!
-//! hence per-matrix from [`SOLVER_MIN_N`] = 1024 up. Where libcusolver cannot be loaded the batched route is used at
-//! every size.
+//! and with the lanes (H100, one run: batched 825a7e2 / lanes 74ca2ba; 1024 and 2048 lanes only, 994e14d):
+//!
+//! | N (walkers) | double | single |
+//! | --- | --- | --- |
+//! | 512 (64) | 15.3 / 31.0 ms | 38.4 / 27.4 ms |
+//! | 768 (64) | 43.0 / 44.3 ms | 133.5 / 28.5 ms |
+//! | 1024 (64) | 62.6 ms | 54.0 ms |
+//! | 2048 (29) | 87.4 ms | 66.2 ms |
+//!
+//! hence the lanes from [`solver_min_n`]: n = 1024 in f64 (the batched LU wins at 512 and ties at 768), 512 in f32
+//! (where cuBLAS's batched f32 LU falls behind early). Where libcusolver cannot be loaded the batched route is used
+//! at every size.
 //!
 //! cuBLAS is column-major: a row-major r x c array is its c x r transpose. With T = t (row-major N x N) and
 //! V, U^T, W, Y row-major k x N, the products W = V t^T, Y = B^-T U^T, t -= W^T Y read, in column-major terms,
@@ -36,8 +46,14 @@ pub const SRC: &str = include_str!("determinant.cu");
 
 const BLOCK: u32 = 256;
 
-/// From this matrix size up, invert through cuSOLVER's per-matrix LU (see the module docs).
-pub const SOLVER_MIN_N: usize = 512;
+/// From this matrix size up, invert in A through cuSOLVER's per-matrix LU on the lanes (see the module docs).
+pub fn solver_min_n<A: Real>() -> usize {
+    if A::EPS < 1e-10 {
+        1024
+    } else {
+        512
+    }
+}
 
 /// Kernel-name suffix for storage S and accumulation A.
 fn suffix<S: Real, A: Real>() -> &'static str {
@@ -365,7 +381,7 @@ impl<S: BatchedGemm, A: BatchedLu> Engine for GpuDets<S, A> {
                 singular: g.zeros("singular flags", walkers)?,
             });
         }
-        let solver = if n >= SOLVER_MIN_N { self.gpu.solver()? } else { None };
+        let solver = if n >= solver_min_n::<A>() { self.gpu.solver()? } else { None };
         let blas = self.gpu.blas()?;
         let inv = self.inv.as_mut().unwrap();
         let s = &self.gpu.stream;

@@ -194,13 +194,13 @@ fn gpu_matches_reference_when_present() {
     assert!(matches!(e.invert(), Err(DetError::Singular { walker: 1, .. })));
 }
 
-/// From `SOLVER_MIN_N` up the inversion goes through cuSOLVER on the solver's lanes: more matrices than lanes, so
+/// From `solver_min_n` up the inversion goes through cuSOLVER on the solver's lanes: more matrices than lanes, so
 /// some lanes take two; every inverse and log|det| against the reference, and a singular matrix on a lane's second
 /// turn still flagged as that walker's.
 #[test]
 fn gpu_inverts_large_matrices_on_the_solver_lanes_when_present() {
     let Some(g) = crate::gpu::for_test() else { return };
-    let (n, walkers) = (gpu::SOLVER_MIN_N, crate::gpu::LANES + 3);
+    let (n, walkers) = (gpu::solver_min_n::<f64>(), crate::gpu::LANES + 3);
     let p = problem(n, walkers, 31);
     let mut e = gpu::GpuDets::<f64, f64>::new(&g, n, &p.prop, &p.grad, 1, 1).unwrap();
     e.load(&p.a, &vec![0.0; p.a.len()], &vec![0; walkers]).unwrap();

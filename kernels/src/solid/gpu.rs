@@ -36,7 +36,7 @@ use super::finite::Finite;
 use super::{branch, comb_offset, start_walkers, weight, Class, Params, Parts, Solid, SolidError, Timers, PER_MOVE};
 use crate::bspline::gpu::{default_per_thread, suffix, CellSort, GpuSpline};
 use crate::bspline::Output;
-use crate::determinant::gpu::{delayed_gemms, delayed_y, DelayedBatch, SOLVER_MIN_N};
+use crate::determinant::gpu::{delayed_gemms, delayed_y, solver_min_n, DelayedBatch};
 use crate::ewald::gpu::GpuEwald;
 use crate::gpu::{BatchedLu, CudaEvent, CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PushKernelArg, Traffic};
 use crate::pseudopotential::gpu::{jastrow_tables, GpuPseudo, MAX_JASTROW_COEFS};
@@ -818,7 +818,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
 
     /// f64 LU and inverse of both Slater matrices of each walker in `chosen` (listed on the device by `measure`),
     /// back into their inverse rows, with each one's condition number. cuBLAS's batched LU below
-    /// [`SOLVER_MIN_N`], cuSOLVER's blocked LU and solves against the identity per matrix from there (side by side
+    /// [`solver_min_n`] (1024 in f64), cuSOLVER's blocked LU and solves against the identity per matrix from there (side by side
     /// on the solver's lanes), as the
     /// determinant kernel (which measured the blocked LU the faster from n = 1024). For the few matrices of a
     /// migration's rebuild cuSOLVER is no faster either: on two H200s at 512 electrons (n = 256, about 7 matrices a
@@ -827,7 +827,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
     fn reinvert(&mut self, chosen: &[usize]) -> Result<(), SolidError> {
         let (n, c) = (self.kp.n as usize, chosen.len());
         let m = 2 * c;
-        let solver = if n >= SOLVER_MIN_N { self.gpu.solver()? } else { None };
+        let solver = if n >= solver_min_n::<f64>() { self.gpu.solver()? } else { None };
         let s = self.gpu.stream.clone();
         let timing = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
         let start = s.record_event(timing).during("recording the re-inversion's start")?;
