@@ -59,7 +59,7 @@ pub fn interval(eps: f64, cond: f64, recompute: usize) -> usize {
 
 /// Does a walker whose Slater matrices had condition number `cond` at its last f64 re-inversion, stored in
 /// precision `eps`, re-invert at the end of step `step`? At every step that ends a multiple of its [`interval`]
-/// (with the whole `recompute`, [`Params::reinverts`]'s steps). The interval changes only at a re-inversion, and
+/// (with the whole `recompute`, every `recompute` steps). The interval changes only at a re-inversion, and
 /// the next multiple of the new one is at most that many steps away, so no walker goes longer than its interval;
 /// a branching copy takes its parent's condition number with its inverse. Never with `recompute` 0.
 pub fn reinverts(p: &Params, step: usize, eps: f64, cond: f64) -> bool {

@@ -108,13 +108,6 @@ pub struct Params {
     pub delay: usize,
 }
 
-impl Params {
-    /// Does step `step` (from 0) end with a re-inversion?
-    pub fn reinverts(&self, step: usize) -> bool {
-        self.recompute > 0 && (step + 1).is_multiple_of(self.recompute)
-    }
-}
-
 /// Why a step failed (either engine's).
 #[derive(Debug, thiserror::Error)]
 pub enum SolidError {
