@@ -61,6 +61,12 @@ __device__ void jastrow_terms(const SolidParams& p, const double* __restrict__ p
                               int e, const double at[3], A acc[5]) {
     const int half = p.n;
     const int total = p.electrons + p.ions;
+    // Most pairs lie beyond the functors' cutoff (half a diamond cell's side; 1536 electrons fill 48 cells), where
+    // the functor adds exact zeros: they are skipped before the square root, with a margin of ulps so that no pair the functor would
+    // weigh is skipped, and the image is found with a product instead of a division. The two agree on the nearest
+    // image except within an ulp of half a side, which lies beyond the cutoff (at most half the smallest side), so
+    // the sums are the same bits as before.
+    const double inv_cell[3] = {1.0 / p.cell[0], 1.0 / p.cell[1], 1.0 / p.cell[2]};
     for (int o = threadIdx.x; o < total; o += blockDim.x) {
         if (o == e) continue;
         const double* b = o < p.electrons ? pw + 3 * (size_t)o : ions + 3 * (size_t)(o - p.electrons);
@@ -69,9 +75,11 @@ __device__ void jastrow_terms(const SolidParams& p, const double* __restrict__ p
 #pragma unroll
         for (int k = 0; k < 3; k++) {
             const double x = at[k] - b[k];
-            d[k] = x - p.cell[k] * rint(x / p.cell[k]);
+            d[k] = x - p.cell[k] * rint(x * inv_cell[k]);
         }
-        const double r = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+        const double r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+        if (r2 > p.jcut[f] * p.jcut[f] * (1.0 + 1e-12)) continue;
+        const double r = sqrt(r2);
         A u[3];
         functor<A>(p, f, (A)r, u);
         const A dr = u[1] / (A)r;
