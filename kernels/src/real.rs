@@ -104,6 +104,49 @@ impl Precision {
             Precision::Single | Precision::Mixed => f32::EPSILON as f64,
         }
     }
+
+    /// The mode of storage type S and arithmetic type A, the pair [`by_precision!`] makes of it: (f64, f64) double,
+    /// (f32, f32) single, (f32, f64) mixed. Generic code names its precision from its types with this, so a mode
+    /// cannot be passed beside types that disagree with it.
+    pub fn of<S: Real, A: Real>() -> Precision {
+        match (S::BYTES, A::BYTES) {
+            (8, 8) => Precision::Double,
+            (4, 4) => Precision::Single,
+            (4, 8) => Precision::Mixed,
+            _ => panic!("no precision mode stores in {} and computes in {}", S::NAME, A::NAME),
+        }
+    }
+}
+
+/// The one place a run's precision becomes types: `by_precision!(p => f(args))` calls `f::<S, A>(args)` (and
+/// `by_precision!(p => x.f(args))` the method) with the (storage, arithmetic) pair of `p`: (f64, f64) for double,
+/// (f32, f32) for single, (f32, f64) for mixed. Every generic entry point takes its types in that order, storage
+/// first; inside, `Precision::of::<S, A>()` names the mode.
+#[macro_export]
+macro_rules! by_precision {
+    ($p:expr => $recv:ident . $f:ident ( $($arg:expr),* $(,)? )) => {
+        match $p {
+            $crate::Precision::Double => $recv.$f::<f64, f64>($($arg),*),
+            $crate::Precision::Single => $recv.$f::<f32, f32>($($arg),*),
+            $crate::Precision::Mixed => $recv.$f::<f32, f64>($($arg),*),
+        }
+    };
+    ($p:expr => $($f:ident)::+ ( $($arg:expr),* $(,)? )) => {
+        match $p {
+            $crate::Precision::Double => $($f)::+::<f64, f64>($($arg),*),
+            $crate::Precision::Single => $($f)::+::<f32, f32>($($arg),*),
+            $crate::Precision::Mixed => $($f)::+::<f32, f64>($($arg),*),
+        }
+    };
+}
+
+/// `x`, f64 data, as its storage-type copy `Y`: borrowed where `Y` is `X` itself (a double run uses the f64 data
+/// as it is, however large: a B-spline table of gigabytes is not copied), else made by `convert`.
+pub fn in_storage<'a, X: std::any::Any, Y: std::any::Any + Clone>(x: &'a X, convert: impl FnOnce(&X) -> Y) -> std::borrow::Cow<'a, Y> {
+    match (x as &dyn std::any::Any).downcast_ref::<Y>() {
+        Some(same) => std::borrow::Cow::Borrowed(same),
+        None => std::borrow::Cow::Owned(convert(x)),
+    }
 }
 
 impl Display for Precision {
@@ -135,6 +178,22 @@ mod tests {
         assert_eq!("mixed".parse::<Precision>().unwrap(), Precision::Mixed);
         let err = "quad".parse::<Precision>().unwrap_err();
         assert!(err.contains("quad") && err.contains("double"));
+    }
+
+    #[test]
+    fn precision_comes_from_the_type_pair_and_back() {
+        fn named<S: Real, A: Real>(tag: u8) -> (Precision, u8) {
+            (Precision::of::<S, A>(), tag)
+        }
+        for p in Precision::ALL {
+            assert_eq!(crate::by_precision!(p => named(7)), (p, 7));
+        }
+        assert!(std::panic::catch_unwind(|| Precision::of::<f64, f32>()).is_err(), "f64 storage with f32 arithmetic is no mode");
+        // f64 data is borrowed for f64 storage, converted for f32
+        let x = vec![0.1f64, 0.2];
+        assert!(matches!(in_storage(&x, |_| -> Vec<f64> { unreachable!() }), std::borrow::Cow::Borrowed(b) if std::ptr::eq(b, &x)));
+        let y = in_storage(&x, |v| v.iter().map(|&a| a as f32).collect::<Vec<f32>>());
+        assert!(matches!(y, std::borrow::Cow::Owned(_)) && y[1] == 0.2f32);
     }
 
     #[test]

@@ -132,11 +132,7 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
             r.step(format!("reference of a {g}^3 x {o} table"));
             let inputs: Vec<Inputs> = a.walkers.iter().map(|&w| Inputs::new(a, &t64, w, r.seed(case_no * 7919 + w as u64))).collect();
             for p in r.precisions() {
-                match p {
-                    Precision::Double => sweep::<f64, f64>(r, a, &t64, &t64, p, &inputs)?,
-                    Precision::Single => sweep::<f32, f32>(r, a, &t64, &t64.convert(), p, &inputs)?,
-                    Precision::Mixed => sweep::<f32, f64>(r, a, &t64, &t64.convert(), p, &inputs)?,
-                }
+                kernels::by_precision!(p => sweep(r, a, &t64, &inputs))?;
             }
         }
     }
@@ -161,7 +157,10 @@ impl Inputs {
 }
 
 /// All walker counts and variants of one table in one precision: storage S, arithmetic A.
-fn sweep<S: Real, A: Real>(r: &mut Runner, a: &Args, t64: &Table<f64>, table: &Table<S>, p: Precision, inputs: &[Inputs]) -> Result<()> {
+fn sweep<S: Real, A: Real>(r: &mut Runner, a: &Args, t64: &Table<f64>, inputs: &[Inputs]) -> Result<()> {
+    let p = Precision::of::<S, A>();
+    let table = kernels::real::in_storage(t64, |t| t.convert::<S>());
+    let table = &*table;
     let max_w = *a.walkers.iter().max().unwrap();
     let mut gpu = match r.gpu() {
         Some(g) if r.runs(Variant::Gpu) => {

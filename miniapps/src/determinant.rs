@@ -248,11 +248,7 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
                 reference_timings(r, &pb)?;
             }
             for p in r.precisions() {
-                match p {
-                    Precision::Double => precision::<f64, f64>(r, a, &pb, p)?,
-                    Precision::Single => precision::<f32, f32>(r, a, &pb, p)?,
-                    Precision::Mixed => precision::<f32, f64>(r, a, &pb, p)?,
-                }
+                kernels::by_precision!(p => precision(r, a, &pb))?;
             }
         }
         let drifts: Vec<Precision> = r.precisions().into_iter().filter(|&p| p != Precision::Double).collect();
@@ -323,7 +319,8 @@ fn reference_timings(r: &mut Runner, pb: &Setup) -> Result<()> {
 }
 
 /// All ops of one problem in one precision, on the CPU and (when present) the GPU.
-fn precision<S: Scalar + BatchedGemm, A: Scalar + BatchedLu>(r: &mut Runner, a: &Args, pb: &Setup, p: Precision) -> Result<()> {
+fn precision<S: Scalar + BatchedGemm, A: Scalar + BatchedLu>(r: &mut Runner, a: &Args, pb: &Setup) -> Result<()> {
+    let p = Precision::of::<S, A>();
     let kmax = a.delay.iter().copied().max().unwrap().max(1);
     if r.runs(Variant::Cpu) {
         let mut e = CpuDets::<S, A>::new(pb.n, &pb.prop, &pb.grad, kmax);

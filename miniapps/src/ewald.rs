@@ -162,11 +162,7 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
         });
         let sys = System { a, e: &e, pos: &pos, moves: &moves, refs: &refs, checked: &checked, alpha_check };
         for p in r.precisions() {
-            match p {
-                Precision::Double => sys.sweep::<f64, f64>(r, p)?,
-                Precision::Single => sys.sweep::<f32, f32>(r, p)?,
-                Precision::Mixed => sys.sweep::<f32, f64>(r, p)?,
-            }
+            kernels::by_precision!(p => sys.sweep(r))?;
         }
     }
     Ok(())
@@ -232,7 +228,8 @@ impl System<'_> {
     }
 
     /// All walker counts, operations and fast variants in one precision: storage and evaluation S, sums A.
-    fn sweep<S: Real, A: Real>(&self, r: &mut Runner, p: Precision) -> Result<()> {
+    fn sweep<S: Real, A: Real>(&self, r: &mut Runner) -> Result<()> {
+        let p = Precision::of::<S, A>();
         let (n, sb, ab) = (self.e.electrons, std::mem::size_of::<S>(), std::mem::size_of::<A>());
         let max_w = *self.a.walkers.iter().max().unwrap();
         let mut gpu = match r.gpu() {

@@ -211,18 +211,14 @@ fn basis_case(r: &mut Runner, a: &Args, mol: Molecule, walkers: usize, case_no: 
             .size("walkers", walkers)
             .param("molecule", mol.name);
         r.step(format!("basis {p} {} walkers={walkers}", mol.name));
-        match p {
-            Precision::Double => basis_variants::<f64, f64>(r, &case, &set, &pos, &refv, &checked)?,
-            Precision::Single => basis_variants::<f32, f32>(r, &case, &set, &pos, &refv, &checked)?,
-            Precision::Mixed => basis_variants::<f64, f32>(r, &case, &set, &pos, &refv, &checked)?,
-        }
+        kernels::by_precision!(p => basis_variants(r, &case, &set, &pos, &refv, &checked))?;
     }
     Ok(())
 }
 
-/// The basis kernel on CPU (and its single-core reference in double) and GPU: arithmetic T, stored O; `refv` is
+/// The basis kernel on CPU (and its single-core reference in double) and GPU: stored O, arithmetic T; `refv` is
 /// the reference of the `checked` electrons.
-fn basis_variants<T: Real, O: Real>(r: &mut Runner, case: &Case, set: &BasisSet, pos: &[f64], refv: &[f64], checked: &Sample) -> Result<()> {
+fn basis_variants<O: Real, T: Real>(r: &mut Runner, case: &Case, set: &BasisSet, pos: &[f64], refv: &[f64], checked: &Sample) -> Result<()> {
     let points = pos.len() / 3;
     let nf = set.len();
     let work = Work { bytes: set.bytes(points, std::mem::size_of::<O>()), model: BytesModel::Compulsory, flops: set.flops(points), items: (points * nf) as f64, unit: "basis evals/s" };
@@ -237,7 +233,7 @@ fn basis_variants<T: Real, O: Real>(r: &mut Runner, case: &Case, set: &BasisSet,
     if r.runs(Variant::Cpu) {
         let mut out = vec![O::nan(); points * COMPONENTS * nf];
         let t = r.time(Variant::Cpu, || -> Result<()> {
-            cpu::basis::<T, O>(set, pos, &mut out);
+            cpu::basis::<O, T>(set, pos, &mut out);
             Ok(())
         })?;
         let fast: Vec<f64> = checked.gather(&out, COMPONENTS * nf).iter().map(|x| x.f64()).collect();
@@ -245,7 +241,7 @@ fn basis_variants<T: Real, O: Real>(r: &mut Runner, case: &Case, set: &BasisSet,
         r.extra("checked_electrons", checked.len() as f64);
     }
     if let Some(gpu) = r.gpu().filter(|_| r.runs(Variant::Gpu)).cloned() {
-        let mut g = GpuBasis::<T, O>::new(&gpu, set, points)?;
+        let mut g = GpuBasis::<O, T>::new(&gpu, set, points)?;
         g.set_positions(pos)?;
         let t = r.time(Variant::Gpu, || g.launch())?;
         g.poison()?;

@@ -197,11 +197,7 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
                 let inputs = Inputs { vgl, ratio, accept, walkers: w, pos, moves, checked, which };
                 let ctx = Ctx { j: &j, ops: &ops, variants: &variants, reps };
                 for &p in &precisions {
-                    match p {
-                        Precision::Double => sweep::<f64, f64>(r, &ctx, &inputs, p)?,
-                        Precision::Single => sweep::<f32, f32>(r, &ctx, &inputs, p)?,
-                        Precision::Mixed => sweep::<f32, f64>(r, &ctx, &inputs, p)?,
-                    }
+                    kernels::by_precision!(p => sweep(r, &ctx, &inputs))?;
                 }
             }
         }
@@ -217,7 +213,8 @@ struct Ctx<'a> {
 }
 
 /// Every operation and variant of one case in one precision: evaluation in T, sums in A.
-fn sweep<T: Real, A: Real>(r: &mut Runner, c: &Ctx, inp: &Inputs, p: Precision) -> Result<()> {
+fn sweep<T: Real, A: Real>(r: &mut Runner, c: &Ctx, inp: &Inputs) -> Result<()> {
+    let p = Precision::of::<T, A>();
     let (j, n, w) = (c.j, c.j.electrons, inp.walkers);
     let nm = inp.moves.electrons.len();
     let tol = tolerance(p, n);

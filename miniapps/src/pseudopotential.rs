@@ -221,14 +221,9 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
         let first_job = first_jobs(&cpu::jobs(&setup, &walkers), max_w);
         let checked = checked_walkers(a, &setup, walker_counts, &first_job, r.seed(2000 + i as u64));
         let re = Reference::new(&setup, &walkers, &checked, first_job);
-        let (s32, w32) = (setup.convert::<f32>(), walkers.convert::<f32>());
         let f64s = (&setup, &walkers, &re, &checked);
         for p in r.precisions() {
-            match p {
-                Precision::Double => sweep::<f64, f64>(r, a, walker_counts, f64s, &setup, &walkers, p)?,
-                Precision::Single => sweep::<f32, f32>(r, a, walker_counts, f64s, &s32, &w32, p)?,
-                Precision::Mixed => sweep::<f32, f64>(r, a, walker_counts, f64s, &s32, &w32, p)?,
-            }
+            kernels::by_precision!(p => sweep(r, a, walker_counts, f64s))?;
         }
     }
     Ok(())
@@ -238,8 +233,11 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
 type Double<'a> = (&'a Setup<f64>, &'a Walkers<f64>, &'a Reference, &'a BTreeMap<usize, Sample>);
 
 /// The walker counts `counts` of one cell with every variant in one precision: storage S, arithmetic A.
-fn sweep<S: Real, A: Real>(r: &mut Runner, a: &Args, counts: &[usize], f64s: Double, setup: &Setup<S>, all: &Walkers<S>, p: Precision) -> Result<()> {
+fn sweep<S: Real, A: Real>(r: &mut Runner, a: &Args, counts: &[usize], f64s: Double) -> Result<()> {
+    let p = Precision::of::<S, A>();
     let (re, checked) = (f64s.2, f64s.3);
+    let (setup, all) = (kernels::real::in_storage(f64s.0, |s| s.convert::<S>()), kernels::real::in_storage(f64s.1, |w| w.convert::<S>()));
+    let (setup, all) = (&*setup, &*all);
     let atoms = setup.ion_count();
     for &nw in counts {
         let w = all.prefix(nw);

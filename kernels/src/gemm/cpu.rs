@@ -94,8 +94,8 @@ fn primitives<T: Real>(set: &BasisSet) -> (Vec<T>, Vec<T>) {
 }
 
 /// Value, gradient and Laplacian of all functions at `pos` (`[point][xyz]`) into `out`
-/// (`[point][component][function]`): arithmetic T, stored O.
-pub fn basis<T: Real, O: Real>(set: &BasisSet, pos: &[f64], out: &mut [O]) {
+/// (`[point][component][function]`): stored O, arithmetic T (storage first, as everywhere).
+pub fn basis<O: Real, T: Real>(set: &BasisSet, pos: &[f64], out: &mut [O]) {
     let nf = set.len();
     assert_eq!(out.len(), pos.len() / 3 * COMPONENTS * nf, "basis cpu: output length");
     if nf == 0 {
@@ -103,7 +103,7 @@ pub fn basis<T: Real, O: Real>(set: &BasisSet, pos: &[f64], out: &mut [O]) {
     }
     let (exps, coefs) = primitives::<T>(set);
     out.par_chunks_mut(COMPONENTS * nf).zip(pos.par_chunks(3)).for_each(|(row, r)| {
-        crate::dispatch!(basis_point::<T, O>(set, &exps, &coefs, [r[0], r[1], r[2]], row));
+        crate::dispatch!(basis_point::<O, T>(set, &exps, &coefs, [r[0], r[1], r[2]], row));
     });
 }
 
@@ -114,7 +114,7 @@ fn ipow<T: Real>(x: T, e: i32) -> T {
 }
 
 #[inline(always)]
-fn basis_point<T: Real, O: Real>(set: &BasisSet, exps: &[T], coefs: &[T], r: [f64; 3], row: &mut [O]) {
+fn basis_point<O: Real, T: Real>(set: &BasisSet, exps: &[T], coefs: &[T], r: [f64; 3], row: &mut [O]) {
     let nf = set.len();
     let two = T::of(2.0);
     for (j, f) in set.functions.iter().enumerate() {

@@ -185,8 +185,8 @@ struct BasisParams {
 // SAFETY: plain-old-data with the C layout of the kernel's struct.
 unsafe impl DeviceRepr for BasisParams {}
 
-/// Kernel-name suffix for arithmetic T and stored output O.
-fn basis_entry<T: Real, O: Real>() -> &'static str {
+/// Kernel-name suffix for stored output O and arithmetic T.
+fn basis_entry<O: Real, T: Real>() -> &'static str {
     match (T::NAME, O::NAME) {
         ("f64", "f32") => "basis_mixed",
         ("f32", _) => "basis_f32",
@@ -195,7 +195,7 @@ fn basis_entry<T: Real, O: Real>() -> &'static str {
 }
 
 /// A basis set resident on the GPU with room for `points` electron positions and their outputs.
-pub struct GpuBasis<T: Real, O: Real> {
+pub struct GpuBasis<O: Real, T: Real> {
     gpu: Arc<Gpu>,
     func: CudaFunction,
     params: BasisParams,
@@ -207,7 +207,7 @@ pub struct GpuBasis<T: Real, O: Real> {
     out: CudaSlice<O>,
 }
 
-impl<T: Real, O: Real> GpuBasis<T, O> {
+impl<O: Real, T: Real> GpuBasis<O, T> {
     pub fn new(gpu: &Arc<Gpu>, set: &BasisSet, points: usize) -> Result<Self, GpuError> {
         assert!(points <= i32::MAX as usize, "basis gpu: too many points");
         let out_len = points * COMPONENTS * set.len();
@@ -215,7 +215,7 @@ impl<T: Real, O: Real> GpuBasis<T, O> {
         let centers: Vec<f64> = set.centers.iter().flatten().copied().collect();
         let conv = |v: &[f64]| -> Vec<T> { v.iter().map(|&x| T::of(x)).collect() };
         Ok(GpuBasis {
-            func: gpu.function("gemm", SRC, basis_entry::<T, O>())?,
+            func: gpu.function("gemm", SRC, basis_entry::<O, T>())?,
             params: BasisParams { functions: set.len() as i32, rows: points as i32 },
             centers: gpu.upload("atom positions", &centers)?,
             table: gpu.upload("basis function table", &set.table())?,

@@ -193,7 +193,7 @@ fn cpu_basis_matches_reference_in_every_precision() {
     let mut o32 = vec![f32::NAN; n];
     cpu::basis::<f32, f32>(&set, &pos, &mut o32);
     basis_checks(&o32.iter().map(|&x| x as f64).collect::<Vec<_>>(), &reference, set.len(), f32::EPSILON as f64);
-    cpu::basis::<f64, f32>(&set, &pos, &mut o32);
+    cpu::basis::<f32, f64>(&set, &pos, &mut o32);
     // Mixed: f64 arithmetic, one rounding to f32 at the end.
     let err = Check::compare("mixed", &o32, &reference, 0.0).error;
     assert!(err <= f32::EPSILON as f64, "mixed error {err:.3e}");

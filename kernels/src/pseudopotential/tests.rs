@@ -1,7 +1,8 @@
 use super::quadrature::{legendre, random_rotation, rotate};
 use super::*;
 use crate::check::Check;
-use crate::Precision;
+use crate::real::in_storage;
+use crate::{Precision, Real};
 
 /// Average of x^a y^b z^c over the unit sphere: (a-1)!!(b-1)!!(c-1)!! / (a+b+c+1)!! for even a, b, c, else 0.
 fn sphere_moment(a: usize, b: usize, c: usize) -> f64 {
@@ -215,13 +216,11 @@ fn cpu_matches_reference_in_every_precision() {
     let (s, w) = small(Rule::P12, Channels::test_channels(), 3, 7);
     let re = reference::energies(&s, &w);
     assert!(re.jobs > 0);
-    let (s32, w32) = (s.convert::<f32>(), w.convert::<f32>());
+    fn energies<S: Real, A: Real>(s: &Setup<f64>, w: &Walkers<f64>) -> Energies {
+        cpu::energies::<S, A>(&in_storage(s, |s| s.convert()), &in_storage(w, |w| w.convert()))
+    }
     for p in Precision::ALL {
-        let fast = match p {
-            Precision::Double => cpu::energies::<f64, f64>(&s, &w),
-            Precision::Single => cpu::energies::<f32, f32>(&s32, &w32),
-            Precision::Mixed => cpu::energies::<f32, f64>(&s32, &w32),
-        };
+        let fast = crate::by_precision!(p => energies(&s, &w));
         assert_eq!(fast.jobs, re.jobs);
         for c in [Check::compare("energy", &fast.energy, &re.energy, tolerance(p)), Check::compare("ratio", &fast.ratios, &re.ratios, tolerance(p))] {
             assert!(c.passed(), "{p}: {c:?}");
@@ -262,15 +261,10 @@ fn gpu_matches_reference_when_present() {
     let Some(gpu) = crate::gpu::for_test() else { return };
     let (s, w) = small(Rule::P12, Channels::test_channels(), 3, 9);
     let re = reference::energies(&s, &w);
-    let (s32, w32) = (s.convert::<f32>(), w.convert::<f32>());
     // each precision with the estimated capacity, and double once more from a capacity of one job, so the list
     // overflows and the evaluation runs again with room for it
     for (p, cap) in Precision::ALL.into_iter().map(|p| (p, None)).chain([(Precision::Double, Some(1))]) {
-        let (energy, ratios, jobs) = match p {
-            Precision::Double => run_gpu::<f64, f64>(&gpu, &s, &w, cap),
-            Precision::Single => run_gpu::<f32, f32>(&gpu, &s32, &w32, cap),
-            Precision::Mixed => run_gpu::<f32, f64>(&gpu, &s32, &w32, cap),
-        };
+        let (energy, ratios, jobs) = crate::by_precision!(p => run_gpu(&gpu, &s, &w, cap));
         assert_eq!(jobs, re.jobs, "gpu {p} capacity {cap:?}: job count");
         for c in [Check::compare("energy", &energy, &re.energy, tolerance(p)), Check::compare("ratio", &ratios, &re.ratios, tolerance(p))] {
             assert!(c.passed(), "gpu {p} capacity {cap:?}: {c:?}");
@@ -295,7 +289,10 @@ fn gpu_job_list_over_several_scan_tiles_when_present() {
     assert!(c.passed(), "{c:?}");
 }
 
-fn run_gpu<S: Real, A: Real>(gpu: &std::sync::Arc<crate::gpu::Gpu>, s: &Setup<S>, w: &Walkers<S>, cap: Option<usize>) -> (Vec<f64>, Vec<f64>, usize) {
+/// The GPU evaluation of `s` and `w` in storage S, arithmetic A: energies, ratios and the job count.
+fn run_gpu<S: Real, A: Real>(gpu: &std::sync::Arc<crate::gpu::Gpu>, s: &Setup<f64>, w: &Walkers<f64>, cap: Option<usize>) -> (Vec<f64>, Vec<f64>, usize) {
+    let (s, w) = (in_storage(s, |s| s.convert::<S>()), in_storage(w, |w| w.convert::<S>()));
+    let (s, w) = (&*s, &*w);
     let slab = super::slab::Slab::upload(gpu, s, w, false).unwrap();
     let mut g = gpu::GpuPseudo::<S, A>::new(gpu, s, &slab).unwrap();
     if let Some(c) = cap {
