@@ -10,8 +10,9 @@
 #   qmc-check   the driver's GPU walkers at small sizes (trajectory check against the CPU first)
 #   qmc-gpu     the driver's GPU walkers: DMC time-step series of He, H2, Be (extrapolated to tau = 0) and the gas
 #   qmc-coverage  300 independent He DMC runs (CPU cores): how often their error bars cover the exact energy
-#   lattice-precision  the lattice's single and mixed beside double on the GPU: rebuild cost, no-rebuild ceiling,
-#               threads a chain (timings only, not imported)
+#   lattice-precision  the lattice's double, single and mixed at their default rebuild intervals, GPU and all CPU
+#               cores; single and mixed at L = 9 with the old rebuild every sweep, and without rebuilds (their ceiling)
+#               (timings only, not imported)
 #   scaling-weak  DMC weak scaling over 1..16 CPU ranks, threads and MPI (bound to cores), and 16 MPI ranks unbound
 #   scaling-repeat  weak scaling at 1 and 16 ranks, three runs a point (median): threads, MPI bound, MPI unbound
 #   scaling-loaded  the weak-scaling work without communication: one one-rank run alone, then 16 at once, one a core
@@ -182,16 +183,17 @@ for stage in "$@"; do
         fi
         ;;
     lattice-precision)
-        # issue #26: what single and mixed cost beside double on the GPU, at L = 9 and 15 with 2048 chains, into a
-        # folder never imported (these change settings the case key does not hold): the rebuild's cost (double
-        # rebuilding every sweep as single and mixed do), single and mixed without rebuilds (their ceiling; their
-        # measurements then drift, so these are timings only), and 128 against 256 threads a chain at L = 15
+        # issue #26: what single and mixed cost beside double, at L = 9 and 15 with 2048 chains, into a folder never
+        # imported (these change settings the case key does not hold): the defaults (single and mixed rebuild W every
+        # 3 sweeps at L = 9, every sweep at L = 15: kernels::lattice::default_recompute), GPU and all CPU cores; at
+        # L = 9 the rebuild every sweep of before, GPU and CPU; single and mixed without rebuilds (their ceiling;
+        # their measurements then drift, so these are timings only)
         L=/tmp/qmc-lattice-precision
         rm -rf "$L"
-        c=(--chains 2048 --sweeps 6 --equil 3 --max-reps 3 --variants gpu)
-        RUN_OUT=$L/rc1 run run lattice --lattice 9,15 --precision double --recompute 1 "${c[@]}"
-        RUN_OUT=$L/rc0 run run lattice --lattice 9,15 --precision single,mixed --recompute 0 "${c[@]}"
-        for t in 128 256; do RUN_OUT=$L/t$t run run lattice --lattice 15 --precision double,single,mixed --block-threads $t "${c[@]}"; done
+        c=(--chains 2048 --sweeps 6 --equil 3 --max-reps 3)
+        RUN_OUT=$L/default run run lattice --lattice 9,15 --precision double,single,mixed --variants cpu,gpu "${c[@]}"
+        RUN_OUT=$L/rc1 run run lattice --lattice 9 --precision single,mixed --recompute 1 --variants cpu,gpu "${c[@]}"
+        RUN_OUT=$L/rc0 run run lattice --lattice 9,15 --precision single,mixed --recompute 0 --variants gpu "${c[@]}"
         ;;
     scaling-weak)
         # issue #24: weak scaling over CPU ranks (the 14-electron gas, 128 walkers a rank, 1..16 ranks), threads then

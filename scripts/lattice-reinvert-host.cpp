@@ -74,8 +74,42 @@ template <typename S, typename A> int check(int n, int threads, unsigned seed, b
     printf("n=%d threads=%d S=%zu A=%zu failed=%d ok=%d pivots differing %d, entries differing %ld, max |diff|/max|W| %.2e\n", n, threads, sizeof(S), sizeof(A), failed, ok, bad_piv, diff, maxrel);
     return failed || !ok || bad_piv || diff ? 1 : 0;
 }
+// update_cols and update_rows (lattice.cu: a thread per column and group of rows) by a block of host threads against
+// the plain loops (every column over every row): the same W bit for bit, for one to six row groups.
+template <typename S, typename A> int check_updates(int n, int threads, unsigned seed) {
+    const int ld = n | 1, a = n / 3;
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<double> u(-0.5, 0.5);
+    std::vector<S> w0(n * ld);
+    for (auto& x : w0) x = S(u(rng));
+    std::vector<A> f(n), v(n);
+    for (int i = 0; i < n; i++) { f[i] = A(u(rng)); v[i] = A(u(rng)); }
+    std::vector<S> rc = w0, rr = w0, wc = w0, wr = w0;
+    for (int c = 0; c < n; c++)
+        for (int b = 0; b < n; b++) rc[b * ld + c] = c == a ? S(v[b]) : S(rc[b * ld + c] - S(f[c]) * S(v[b]));
+    for (int c = 0; c < n; c++)
+        for (int r = 0; r < n; r++) rr[r * ld + c] = r == a ? S(v[c]) : S(rr[r * ld + c] - S(f[r]) * S(v[c]));
+    blockDim.x = threads;
+    std::vector<std::thread> ts;
+    for (int t = 0; t < threads; t++)
+        ts.emplace_back([&, t] {
+            threadIdx.x = t;
+            update_cols<S, A>(wc.data(), f.data(), v.data(), a, n, ld);
+            update_rows<S, A>(wr.data(), f.data(), v.data(), a, n, ld);
+        });
+    for (auto& t : ts) t.join();
+    long diff = 0;
+    for (int i = 0; i < n * ld; i++) diff += (wc[i] != rc[i]) + (wr[i] != rr[i]);
+    printf("updates n=%d threads=%d (row groups %d) S=%zu A=%zu: entries differing %ld\n", n, threads, std::max(1, threads / n), sizeof(S), sizeof(A), diff);
+    return diff ? 1 : 0;
+}
 int main() {
     int bad = 0;
+    for (auto [n, t] : std::vector<std::pair<int, int>>{{5, 32}, {37, 64}, {37, 96}, {37, 160}, {102, 64}, {102, 256}, {130, 256}, {102, 512}}) {
+        bad += check_updates<double, double>(n, t, n * 5 + t);
+        bad += check_updates<float, float>(n, t, n * 5 + t);
+        bad += check_updates<float, double>(n, t, n * 5 + t);
+    }
     for (auto [n, t] : std::vector<std::pair<int, int>>{{5, 32}, {37, 64}, {37, 96}, {102, 64}, {102, 256}, {130, 96}, {300, 160}}) {
         bad += check<double, double>(n, t, n * 7 + t, false);
         bad += check<float, float>(n, t, n * 7 + t, false);

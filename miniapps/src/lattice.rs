@@ -26,21 +26,21 @@
 //!   the updates; `inverse_tolerance` says where the rate comes from). Double is held to the same drift bound.
 //!
 //! Recompute (`--recompute N`): W is rebuilt from scratch every N sweeps (0: never), right before the sweep's
-//! measurement, in f64 for double and mixed and in f32 for single. Default 0 in double (the thesis never
-//! re-inverts; the f64 drift stays ~1e-13) and 1 in single and mixed, so every measurement uses an inverse at the
-//! precision's level. Measured (CPU, 8 chains): against the f64 inverse of the matrix a chain uses, W is off by
-//! 3e-8 (mixed) and 1e-5 (single) right after a rebuild, and by 1e-3 (L = 9) and 3e-2 to 4e-1 (L = 15) after one
-//! sweep of f32 Sherman-Morrison updates: eps_f32 / rcond, reached within a sweep, so a longer interval would
-//! measure with that error. In energy (2026-11-26, CPU, 8 chains, L = 9 and 15, single and mixed): a measurement
-//! with the chain's W is off from the same configuration's energy with the exact inverse by 1e-6 (mixed) to 1e-5
-//! (single) per site right after a rebuild, and by 1e-4 (L = 9) to 1e-3 (L = 15) on average, up to 0.1, once W has
-//! drifted for a sweep or more; the drift saturates within two or three sweeps instead of growing with them, so
-//! every period k > 1 measures k - 1 of k sweeps at 100 to 1000 times the error, and no drift bound selects one
-//! between 1 and never (kernels' test `measurements_need_a_rebuilt_inverse_in_f32_storage` keeps this). The rebuild
-//! costs 2 N_P^3 flops per chain; on the CPU it runs two pivots per pass over the matrix (the one-pivot loop was
-//! bound by the matrix traffic), on the GPU two block barriers per pivot: one core of this suite's 2-core
-//! development machine, L = 15, 8 chains, 30 sweeps: single 70 ms with a rebuild per sweep, 47 ms without; mixed 114
-//! and 83 ms; double (no rebuild) 79 ms.
+//! measurement, in f64 for double and mixed and in f32 for single. Default (`kernels::lattice::default_recompute`) 0
+//! in double (the thesis never re-inverts; the f64 drift stays ~1e-13); in single and mixed 3 up to L = 9 (37 pairs)
+//! and 1 above (until 2026-11-27: 1 at every L). Measured (kernels::lattice's module docs, drift table): against the
+//! f64 inverse of the matrix a chain uses, W is off by 3e-8 (mixed) and 1e-5 (single) right after a rebuild, and
+//! its normwise error x rcond grows about as sqrt(sweeps) from 0.3 to 0.6 eps_f32 after one sweep of f32
+//! Sherman-Morrison updates, reaching eps_f32 (the f32 level) after 2 to 3 sweeps at every L. At L <= 9 the energy a
+//! measurement takes with the drifted W is off by 3e-5 to 1e-4 per site on average (none above 1e-2 in 6144
+//! samples; sigma of the local energy 1.2e-2), no bias resolved, and the mean energy agrees with double at every
+//! interval from 1 to never; at L = 11 and 15 one sweep of drift already gives some measurements errors above 1e-2
+//! (up to 80 at L = 15, a chain whose W went wrong) and intervals above 1 widened the error bars up to 25-fold. So 3
+//! at L <= 9 (measurements at most 2 sweeps after a rebuild; 3 divides the validation run's 1 + 2 sweeps, so its
+//! strict inverse check applies) and 1 above. The rebuild costs 2 N_P^3 flops per chain; on the CPU it runs two
+//! pivots per pass over the matrix (the one-pivot loop was bound by the matrix traffic), on the GPU two block
+//! barriers per pivot: one core of this suite's 2-core development machine, L = 15, 8 chains, 30 sweeps: single 70
+//! ms with a rebuild per sweep, 47 ms without; mixed 114 and 83 ms; double (no rebuild) 79 ms.
 
 use crate::common::KernelArgs;
 use crate::registry::Level;
@@ -103,15 +103,15 @@ pub struct Args {
     /// `threads_per_chain`: a tuning sweep.
     #[arg(long, value_delimiter = ',')]
     pub block_threads: Vec<usize>,
-    /// Rebuild every chain's inverse from scratch every N sweeps (0: never); default 0 in double, 1 in single and
-    /// mixed.
+    /// Rebuild every chain's inverse from scratch every N sweeps (0: never); default 0 in double; in single and
+    /// mixed 3 up to L = 9 and 1 above (see the module docs).
     #[arg(long)]
     pub recompute: Option<usize>,
 }
 
-/// The recompute interval of precision `p` (see the module docs for the defaults).
-fn recompute(a: &Args, p: Precision) -> usize {
-    a.recompute.unwrap_or(if p == Precision::Double { 0 } else { 1 })
+/// The recompute interval of precision `p` at model `m` (`lat::default_recompute` unless --recompute).
+fn recompute(a: &Args, p: Precision, m: &Model) -> usize {
+    a.recompute.unwrap_or(lat::default_recompute(m.pairs, p == Precision::Double))
 }
 
 impl KernelArgs for Args {
@@ -269,7 +269,7 @@ fn checks<S: Real>(c: &Ctx, fast: &[ChainResult]) -> (Vec<Check>, f64) {
     // W against the f64 inverse of the matrix the chain uses (phi rounded to S), times rcond: the error the
     // conditioning of M allows, worst chain.
     let m = Model { phi: c.m.phi.iter().map(|&x| S::of(x).f64()).collect(), ..c.m.clone() };
-    let rc = recompute(c.a, p);
+    let rc = recompute(c.a, p, c.m);
     let since = if rc > 0 { (1 + c.a.check_sweeps) % rc } else { 1 + c.a.check_sweeps };
     let mut inv = Check { quantity: "inverse x rcond".into(), error: 0.0, tolerance: inverse_tolerance(p, since), compared: fast.len() };
     for x in fast {
@@ -328,7 +328,7 @@ fn extras(r: &mut Runner, c: &Ctx, t: &[[f64; tally::LEN]], diverged: f64) {
     r.extra("swap_acceptance", sum(tally::SWAPS_ACCEPTED) / sum(tally::SWAPS).max(1.0));
     r.extra("energy_per_site", e);
     r.extra("energy_error", err);
-    r.extra("recompute_sweeps", recompute(c.a, c.p) as f64);
+    r.extra("recompute_sweeps", recompute(c.a, c.p, c.m) as f64);
     r.extra("recomputes", sum(tally::RECOMPUTES));
     r.extra("diverged_chains", diverged);
     r.extra("checked_chains", c.checked.len() as f64);
@@ -389,7 +389,7 @@ fn variants<S: Real, A: Real>(r: &mut Runner, c: &Ctx) -> Result<()> {
         for (mode, pool) in modes {
             r.step(format!("lattice L={} chains={} {} cpu {mode}", m.l, c.chains, c.p));
             let mut e = Ensemble::<S>::new(m, c.starts, c.seed);
-            e.recompute = recompute(a, c.p);
+            e.recompute = recompute(a, c.p, m);
             let go = |e: &mut Ensemble<S>, eq: usize, sw: usize| match &pool {
                 Some(pl) => pl.install(|| e.run::<A>(eq, sw)),
                 None => e.run::<A>(eq, sw),
@@ -423,7 +423,7 @@ fn variants<S: Real, A: Real>(r: &mut Runner, c: &Ctx) -> Result<()> {
         for (bf, threads) in tunings {
             r.step(format!("lattice L={} chains={} {} gpu", m.l, c.chains, c.p));
             let mut g = GpuEnsemble::<S, A>::new(&gpu, m, c.starts, c.seed)?;
-            g.set_recompute(recompute(a, c.p));
+            g.set_recompute(recompute(a, c.p, m));
             if let Some(b) = bf {
                 g.set_bfactor(b);
             }

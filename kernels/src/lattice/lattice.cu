@@ -147,17 +147,25 @@ __device__ __forceinline__ void col_dots(const S* __restrict__ W, const A* __res
     }
 }
 
+// The rank-1 updates below give each thread a column and a group of rows: blockDim / n groups of consecutive rows
+// (one group, all rows, where the block has fewer than 2 n threads). A thread per column alone left the threads past
+// n idle (154 of 256 at L = 15, where each of the others walked all 102 rows in turn); every entry is still updated by
+// the same single operation, so W rounds exactly as with a thread per column (scripts/lattice-reinvert-host.cpp).
+__device__ __forceinline__ int row_groups(int n) { return (int)blockDim.x >= 2 * n ? (int)blockDim.x / n : 1; }
+
 // W[b][c] -= col[b] f[c] for every (b, c), column `a` replaced by col (Sherman-Morrison of an up electron a), in S.
 template <typename S, typename A>
 __device__ __forceinline__ void update_cols(S* __restrict__ W, const A* __restrict__ f, const A* __restrict__ col, int a,
                                             int n, int ld) {
-    for (int c = threadIdx.x; c < n; c += blockDim.x) {
+    const int groups = row_groups(n), span = (n + groups - 1) / groups;
+    for (int t = threadIdx.x; t < n * groups; t += blockDim.x) {
+        const int c = t % n, b0 = (t / n) * span, b1 = b0 + span < n ? b0 + span : n;
         const S fc = S(f[c]);
         if (c == a) {
-            for (int b = 0; b < n; b++) W[b * ld + c] = S(col[b]);
+            for (int b = b0; b < b1; b++) W[b * ld + c] = S(col[b]);
         } else {
 #pragma unroll 4
-            for (int b = 0; b < n; b++) W[b * ld + c] -= fc * S(col[b]);
+            for (int b = b0; b < b1; b++) W[b * ld + c] -= fc * S(col[b]);
         }
     }
 }
@@ -166,10 +174,12 @@ __device__ __forceinline__ void update_cols(S* __restrict__ W, const A* __restri
 template <typename S, typename A>
 __device__ __forceinline__ void update_rows(S* __restrict__ W, const A* __restrict__ g, const A* __restrict__ row, int b,
                                             int n, int ld) {
-    for (int a = threadIdx.x; a < n; a += blockDim.x) {
+    const int groups = row_groups(n), span = (n + groups - 1) / groups;
+    for (int t = threadIdx.x; t < n * groups; t += blockDim.x) {
+        const int a = t % n, r0 = (t / n) * span, r1 = r0 + span < n ? r0 + span : n;
         const S ra = S(row[a]);
 #pragma unroll 4
-        for (int r = 0; r < n; r++) W[r * ld + a] = r == b ? ra : W[r * ld + a] - S(g[r]) * ra;
+        for (int r = r0; r < r1; r++) W[r * ld + a] = r == b ? ra : W[r * ld + a] - S(g[r]) * ra;
     }
 }
 

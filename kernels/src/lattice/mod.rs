@@ -36,8 +36,9 @@
 //! per W entry read and f64 FMAs, so its sweep cost what double's did, on the GPU with twice the shared memory for the
 //! look-ahead batch's vectors), paying for accuracy W does not have (an f32 W is off by eps_f32 / rcond, below).
 //!
-//! What single and mixed paid for, and what changed on 2026-11-27 (issue #26). Single and mixed rebuild W before
-//! every measurement (`recompute` 1, see below), 2 N_P^3 flops a sweep that double never does; f32 pays for that only
+//! What single and mixed paid for, and what changed on 2026-11-27 (issue #26). Single and mixed rebuilt W before
+//! every measurement (`recompute` 1; from 2026-11-27 every 3 sweeps up to L = 9, see below), 2 N_P^3 flops a sweep
+//! that double never does; f32 pays for that only
 //! where its sweep is much cheaper than double's, and on the CPU it was not: (1) the row loops (the f vectors, the
 //! rank-1 updates, the rebuild's elimination) were plain loops that LLVM unrolls four vectors deep, so a row shorter
 //! than 64 f32 (L = 9's 37, and 38 of L = 15's 102) ran in half-width and scalar remainder loops, while f64 rows lost
@@ -69,7 +70,60 @@
 //! as the thesis) W is rebuilt from scratch by Gauss-Jordan with partial pivoting in the arithmetic type (f64 in
 //! double and mixed, f32 in single), the same algorithm on the CPU and the GPU; so is W after an accepted swap
 //! whose two intermediate ratios are both below `degenerate_ratio` (a Sherman-Morrison step would divide by them).
-//! Tally `RECOMPUTES` counts both.
+//! Tally `RECOMPUTES` counts both. The sweep count restarts with every `run` (a launch on the GPU): a run whose
+//! length is not a multiple of the interval leaves up to interval - 1 sweeps of drift to the next.
+//!
+//! Rebuild interval of single and mixed (`default_recompute`, from 2026-11-27; until then every sweep): every 3
+//! sweeps up to 37 pairs (L <= 9), every sweep above. Measured on the CPU (this machine; accuracy does not depend on
+//! it) by kernels' ignored tests `drift_table` and `interval_table` (their doc comments give the command lines):
+//! f32 chains (64, seed 21) rebuilt for 5 sweeps, then in cycles of sweeps without a rebuild, sampled after each
+//! (s = sweeps since the rebuild; 384 samples a cell at L = 5, 9, 11, 256 at L = 15, 1536 for s <= 2 at L = 15). W
+//! against the f64 inverse of the matrix the chain uses, normwise error x rcond / eps_f32, median (max):
+//!
+//! | L (pairs) | s = 0 | 1 | 2 | 3 | 4 | 8 |
+//! |---|---|---|---|---|---|---|
+//! | 5 (12) single | 0.02 (0.1) | 0.30 (5.7) | 0.56 (8.4) | 0.72 (12) | 0.88 (11) | |
+//! | 9 (37) single | 0.01 (< 0.05) | 0.44 (5.8) | 0.92 (12.5) | 1.30 (21) | 1.59 (20) | 2.32 (13) |
+//! | 9 (37) mixed | 0.00 (< 0.05) | 0.34 (3.8) | 0.81 (24) | 1.14 (23) | 1.60 (20) | 2.13 (14) |
+//! | 11 (55) single | 0.00 | 0.53 (26) | 0.96 (7.8) | 1.36 (17) | 1.86 (17) | |
+//! | 11 (55) mixed | 0.00 | 0.41 (6.9) | 0.97 (18) | 1.40 (49) | 1.75 (29) | |
+//! | 15 (102) single | 0.00 | 0.61 (16) | 1.21 (30) | 1.93 (24) | 2.57 (38) | 4.04 (77) |
+//! | 15 (102) mixed | 0.00 | 0.46 (20) | 1.14 (39) | 1.61 (13) | 2.27 (24) | 3.73 (34) |
+//!
+//! It grows about as sqrt(s) (rounding errors of the updates adding up) and reaches the f32 level (W the exact inverse
+//! of a matrix within eps_f32 of M: err x rcond = eps_f32) at s = 2 to 3 at every L. The energy a measurement takes
+//! with that W against the same configuration's with the exact inverse, per site (local energy sigma 1.2e-2 at L = 9,
+//! 2.3e-2 at L = 15): right after a rebuild mean 3e-7 to 1e-6 (L = 9), 2e-6 to 1e-5 (L = 15); after drift, mean / max:
+//! L = 5 2e-6 / 7e-5 (s <= 4); L = 9 3e-5 / 1.3e-3 (s = 1), 5e-5 / 4.8e-3 (s = 2), 9e-5 / 4.3e-3 (s = 8), none above
+//! 1e-2 in 6144 samples s = 1..8; L = 11 7e-5 / 2.6e-3 (s = 1) but 1.4e-4 / 1.5e-2 at s = 2 (mixed); L = 15 3e-4 to
+//! 5e-2 / up to 80 (s = 1: a chain whose W went wrong), with 0.3 to 2% of the measurements above 1e-2 from s = 1 on.
+//! The signed mean is zero within about two standard errors (L = 9: 1e-5, L = 15: 1e-4): the drift adds noise, no bias
+//! was resolved. In the mean energy against double from the same starts (`interval_table`; z = difference over the
+//! combined error bar, the mini-app's check takes z < 4): L = 9, 1024 chains, 10 + 40 sweeps, intervals 1, 2, 3, 4, 6,
+//! 8 and never: every |z| <= 1.3 with error bars 1.9 to 2.0e-4 in all (double 2.0e-4), and with 2048 chains every |z| <
+//! 1 with error bars 1.4e-4 as double's; L = 15, 256 chains, 5 + 20 sweeps: intervals 1 and 3 keep the error bar at 3.8
+//! to 4.1e-4 (double 3.5e-4), but 2 (mixed) reached 1.3e-3, 4 (mixed) 9.7e-3 with the mean off by 1e-2, and 6 and 8 1.3
+//! to 1.7e-3: outlier chains pass the check only by widening the error bar (intervals 1 and 3 happened to meet no
+//! outlier there, 2 did: with outliers this rare, whether a run meets one is chance). So: at L <= 9 an interval of 3
+//! measures at s = 0, 1, 2, where W stays within the f32 level (median below 1) and no energy error reaches the local
+//! energy's spread; 3 also divides the mini-app's validation run (1 + 2 sweeps), which then ends on a rebuild and keeps
+//! its strict inverse check (err x rcond below eps_f32), and it removes two thirds of the rebuilds (longer intervals
+//! save at most a sixth of one more). At L = 11 one sweep of drift already makes energy errors above 1e-2, and at L =
+//! 15 wrong inverses: every sweep there (untested sizes in between take it too). Kernels' test
+//! `default_recompute_interval_keeps_w_at_the_f32_level` fails if the L = 9 interval leaves the f32 level (an interval
+//! of 4 or more).
+//!
+//! What the interval buys on the CPU (kernels' ignored test `cpu_rate_table`: best of 4 x 40 runs of 6 sweeps with a
+//! measurement, 4 chains on one thread, 8 on two; this suite's 2-core development machine, shared with other builds,
+//! so double's two-thread rate ranged 98,000 to 129,000 between runs), chain sweeps/s at L = 9, a rebuild every sweep
+//! -> every 3: single 55,811 -> 69,356 on one thread and 108,368 -> 135,970 on two, mixed 55,761 -> 70,501 and
+//! 105,993 -> 136,333, against double's 67,032 and 129,392: 0.83x -> 1.03 to 1.05x double. L = 15 keeps a rebuild
+//! every sweep (one thread: double 4,015 to 4,349, single 6,557 to 6,859, mixed 5,501 to 6,235). Tried on the f32
+//! sweep at L = 9 and measured no faster, so not kept: two sets of accumulators (even and odd rows) in the f vector's
+//! pass over W, whose 3 FMA chains of 37 rows looked latency-bound, and four FMA chains in the up electrons' column
+//! ratios. On the GPU the rank-1 updates now give the threads past N_P rows of their own (lattice.cu `update_cols`,
+//! `update_rows`: at L = 15 with 256 threads, 204 threads of 51 rows each instead of 102 of 102), W bit for bit as
+//! before (scripts/lattice-reinvert-host.cpp checks it).
 //!
 //! Validation of single and mixed: M is ill conditioned (rcond ~ 1e-4 at L = 9, 1e-6 at L = 15), so W in f32 is
 //! off by ~ eps_f32 / rcond from the inverse of M (1e-1 at L = 15) even right after a rebuild, and ratios move by
@@ -333,6 +387,27 @@ pub fn degenerate_ratio(eps: f64) -> f64 {
         1e-3
     } else {
         1e-6
+    }
+}
+
+/// Pairs up to which single and mixed rebuild W every `RECOMPUTE_SHORT` sweeps by default (L <= 9: 37 pairs at the
+/// default doping), one sweep above (see the module docs' drift table).
+pub const RECOMPUTE_SHORT_MAX_PAIRS: usize = 37;
+/// The rebuild interval of single and mixed up to `RECOMPUTE_SHORT_MAX_PAIRS`: W then serves the measurements of at
+/// most two sweeps of f32 updates after a rebuild, where it stays the inverse of a matrix within eps_f32 of M (median
+/// err x rcond below eps_f32; module docs); it also divides the mini-app's validation run (1 + 2 sweeps), so that run
+/// ends on a rebuild and its strict inverse check applies.
+pub const RECOMPUTE_SHORT: usize = 3;
+
+/// Default sweeps between rebuilds of W from scratch (0: never) for `pairs` pairs: never in double (storage in
+/// f64: `double`), `RECOMPUTE_SHORT` in single and mixed up to `RECOMPUTE_SHORT_MAX_PAIRS` pairs, else every sweep.
+pub fn default_recompute(pairs: usize, double: bool) -> usize {
+    if double {
+        0
+    } else if pairs <= RECOMPUTE_SHORT_MAX_PAIRS {
+        RECOMPUTE_SHORT
+    } else {
+        1
     }
 }
 

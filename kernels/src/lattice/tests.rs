@@ -384,15 +384,17 @@ fn gpu_matches_reference_when_present() {
     check("mixed", g.results(&every).unwrap(), 1e-6);
 }
 
-/// Why single and mixed rebuild W before every measurement (`recompute` 1) rather than every few sweeps: the error
-/// of a measured energy with the chain's W against the same configuration's energy with the exact inverse (of the
-/// f32-rounded M). Measured on this machine (8 chains, 24 sweeps without rebuilds after 3 with): right after a
-/// rebuild 1e-6 (mixed) to 1e-5 (single) per site at L = 9 and 15; after one sweep of f32 Sherman-Morrison updates
-/// 1e-5 to 5e-4 on average, and from the second or third sweep on the drift of W saturates at 3 to 50 eps_f32 / rcond
-/// (it does not keep growing with the sweeps), with measurement errors of 1e-4 (L = 9) and 1e-3 (L = 15) per site on
-/// average and up to 0.1 (a chain with rcond 2e-7; sigma of the local energy is 1.2e-2 to 2.3e-2). So a rebuild
-/// period of k > 1 measures k - 1 of every k sweeps with about 100 to 1000 times the error of a rebuilt W, whatever k
-/// is: no drift bound picks a period between 1 and "never". This test keeps that measured fact (L = 9, mixed).
+/// What a measurement loses when W was not rebuilt right before it (until 2026-11-27 the reason single and mixed
+/// rebuilt every sweep at every L): the error of a measured energy with the chain's W against the same
+/// configuration's energy with the exact inverse (of the f32-rounded M). Measured on this machine (8 chains, 24
+/// sweeps without rebuilds after 3 with): right after a rebuild 1e-6 (mixed) to 1e-5 (single) per site at L = 9 and
+/// 15; after one sweep of f32 Sherman-Morrison updates 1e-5 to 5e-4 on average, and from then on it grows slowly
+/// (W's error about as sqrt(sweeps)), with measurement errors of 1e-4 (L = 9) and 1e-3 (L = 15) per site on average
+/// and up to 0.1 at L = 15 (a chain with rcond 2e-7; sigma of the local energy is 1.2e-2 to 2.3e-2). So any period
+/// k > 1 measures k - 1 of every k sweeps with 10 to 1000 times the error of a rebuilt W. Whether that matters is the
+/// module docs' drift table: at L <= 9 it stays far below the local energy's spread and W within the f32 level for
+/// two sweeps, so the default period there is 3 (`default_recompute_interval_keeps_w_at_the_f32_level`); at L = 15
+/// it does not, and the period stays 1. This test keeps the measured fact (L = 9, mixed).
 #[test]
 fn measurements_need_a_rebuilt_inverse_in_f32_storage() {
     let m = Model::new(9, Params::default()).unwrap();
@@ -432,4 +434,188 @@ fn measurements_need_a_rebuilt_inverse_in_f32_storage() {
     }
     let (early, late) = (drifted[1..3].iter().cloned().fold(0.0, f64::max), drifted[3..].iter().cloned().fold(0.0, f64::max));
     assert!(late < 100.0 * early, "drift after 4 to 6 sweeps {late} vs 2 to 3 sweeps {early}");
+}
+
+/// One sample of a chain of storage f32: (normwise error of W against the f64 inverse of the f32-rounded M, that
+/// times rcond over eps_f32, E(W) - E(exact inverse) per site, the normwise error that rounding phi to f32 puts in
+/// the exact inverse (inverse of the f32-rounded M against that of M), and the energy difference it makes). `ms` is
+/// the model with phi rounded to f32.
+fn drift_sample(m: &Model, ms: &Model, ch: &cpu::Chain<f32>) -> [f64; 5] {
+    let cfg = ch.config();
+    let mat = ms.matrix(&cfg);
+    let (exact, _) = invert(&mat, ms.pairs).unwrap();
+    let (exact64, _) = invert(&m.matrix(&cfg), m.pairs).unwrap();
+    let rc = crate::linalg::rcond(&mat, &exact, ms.pairs);
+    let w: Vec<f64> = ch.w.iter().map(|x| x.f64()).collect();
+    let err = crate::Check::compare("inverse", &w, &exact, 0.0).error;
+    let err0 = crate::Check::compare("inverse", &exact, &exact64, 0.0).error;
+    let with_w = reference::Chain::new(ms, cfg.clone(), w, Stream(0)).energy();
+    let with_exact = reference::Chain::new(ms, cfg.clone(), exact, Stream(0)).energy();
+    let with_exact64 = reference::Chain::new(m, cfg, exact64, Stream(0)).energy();
+    [err, err * rc / f32::EPSILON as f64, with_w - with_exact, err0, with_exact - with_exact64]
+}
+
+/// Samples by sweeps since the last rebuild (0..=depth) of `chains` f32 chains (arithmetic A of the rebuild) at
+/// model m: 5 sweeps with a rebuild after each, then `cycles` times: depth sweeps without rebuilds, sampled after
+/// each, and one sweep that ends with a rebuild.
+fn drift_samples<A: Real>(m: &Model, chains: usize, cycles: usize, depth: usize) -> Vec<Vec<[f64; 5]>> {
+    use rayon::prelude::*;
+    let ms = Model { phi: m.phi.iter().map(|&x| (x as f32) as f64).collect(), ..m.clone() };
+    let starts = initial_states(m, 21, chains).unwrap();
+    let mut e = cpu::Ensemble::<f32>::new(m, &starts, 8);
+    e.recompute = 1;
+    e.run::<A>(5, 0);
+    let mut rows = vec![vec![]; depth + 1];
+    for cycle in 0..cycles {
+        if cycle > 0 {
+            e.recompute = 1;
+            e.run::<A>(1, 0);
+        }
+        e.recompute = 0;
+        for (s, row) in rows.iter_mut().enumerate() {
+            if s > 0 {
+                e.run::<A>(1, 0);
+            }
+            row.extend(e.chains.par_iter().map(|c| drift_sample(m, &ms, c)).collect::<Vec<_>>());
+        }
+    }
+    rows
+}
+
+fn quantile(mut x: Vec<f64>, q: f64) -> f64 {
+    x.sort_by(f64::total_cmp);
+    x[((x.len() - 1) as f64 * q).round() as usize]
+}
+
+/// The drift table of the module docs: `cargo test --release -p kernels --lib lattice::tests::drift_table --
+/// --ignored --nocapture` (LATTICE_DRIFT="L,chains,cycles,depth;..." to change the cases).
+#[test]
+#[ignore]
+fn drift_table() {
+    let cases = std::env::var("LATTICE_DRIFT").unwrap_or("9,64,4,8;15,32,3,8".into());
+    for case in cases.split(';') {
+        let v: Vec<usize> = case.split(',').map(|x| x.trim().parse().unwrap()).collect();
+        let (l, chains, cycles, depth) = (v[0], v[1], v[2], v[3]);
+        let m = Model::new(l, Params::default()).unwrap();
+        for name in ["single", "mixed"] {
+            let rows = if name == "single" { drift_samples::<f32>(&m, chains, cycles, depth) } else { drift_samples::<f64>(&m, chains, cycles, depth) };
+            println!("L = {l} {name}, {chains} chains x {cycles} cycles");
+            println!("| s | err median | err max | err x rcond / eps median | max | err / err(phi in f32) median | p90 | mean abs dE | mean abs dE(phi in f32) | max abs dE | P(abs dE > 1e-3) | P(abs dE > 1e-2) | mean dE +- se |");
+            for (s, row) in rows.iter().enumerate() {
+                let n = row.len() as f64;
+                let col = |k: usize| row.iter().map(|x| x[k]).collect::<Vec<f64>>();
+                let (err, er, de, de0) = (col(0), col(1), col(2), col(4));
+                let ratio: Vec<f64> = row.iter().map(|x| x[0] / x[3]).collect();
+                let mean = de.iter().sum::<f64>() / n;
+                let sd = (de.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+                let abs = de.iter().map(|x| x.abs()).sum::<f64>() / n;
+                let abs0 = de0.iter().map(|x| x.abs()).sum::<f64>() / n;
+                let amax = de.iter().map(|x| x.abs()).fold(0.0, f64::max);
+                let above = |t: f64| de.iter().filter(|x| x.abs() > t).count() as f64 / n;
+                println!(
+                    "| {s} | {:.1e} | {:.1e} | {:.2} | {:.1} | {:.2} | {:.2} | {abs:.1e} | {abs0:.1e} | {amax:.1e} | {:.3} | {:.4} | {mean:.1e} +- {:.1e} |",
+                    quantile(err.clone(), 0.5),
+                    quantile(err, 1.0),
+                    quantile(er.clone(), 0.5),
+                    quantile(er, 1.0),
+                    quantile(ratio.clone(), 0.5),
+                    quantile(ratio, 0.9),
+                    above(1e-3),
+                    above(1e-2),
+                    sd / n.sqrt()
+                );
+            }
+        }
+    }
+}
+
+/// The energy of single and mixed with a rebuild every k sweeps against double from the same starts:
+/// `cargo test --release -p kernels --lib lattice::tests::interval_table -- --ignored --nocapture`
+/// (LATTICE_INTERVAL="L,chains,equil,sweeps;..." to change the cases).
+#[test]
+#[ignore]
+fn interval_table() {
+    let cases = std::env::var("LATTICE_INTERVAL").unwrap_or("9,256,10,40;15,64,5,20".into());
+    for case in cases.split(';') {
+        let v: Vec<usize> = case.split(',').map(|x| x.trim().parse().unwrap()).collect();
+        let (l, chains, equil, sweeps) = (v[0], v[1], v[2], v[3]);
+        let m = Model::new(l, Params::default()).unwrap();
+        let t = std::time::Instant::now();
+        let (starts, (ed, sd)) = double_run(&m, chains, equil, sweeps);
+        println!("L = {l}, {chains} chains, {equil} + {sweeps} sweeps: double {ed:.6} +- {sd:.1e} ({:.1} s)", t.elapsed().as_secs_f64());
+        for k in [1, 2, 3, 4, 6, 8, 0] {
+            let mut row = format!("| {k} |");
+            for mixed in [false, true] {
+                let mut e = cpu::Ensemble::<f32>::new(&m, &starts, 8);
+                e.recompute = k;
+                if mixed { e.run::<f64>(equil, sweeps) } else { e.run::<f32>(equil, sweeps) }
+                let (ef, sf) = energy_stats(&e);
+                row += &format!(" {ef:.6} +- {sf:.1e} (z {:.2}) |", (ef - ed) / (sf * sf + sd * sd).sqrt());
+            }
+            println!("{row}");
+        }
+    }
+}
+
+/// The default rebuild interval of single and mixed at L = 9 (`default_recompute`, module docs' drift table): every
+/// measurement of a period, up to k - 1 sweeps of f32 updates after the rebuild, sees a W that is still the inverse of
+/// a matrix within eps_f32 of M (median err x rcond below eps_f32) with energy errors far below the local energy's
+/// spread (none above 1e-2 per site), while one sweep more than a doubled period leaves that level: an interval much
+/// longer than the default fails here.
+#[test]
+fn default_recompute_interval_keeps_w_at_the_f32_level() {
+    assert_eq!((default_recompute(37, true), default_recompute(102, true)), (0, 0));
+    assert_eq!((default_recompute(12, false), default_recompute(37, false)), (RECOMPUTE_SHORT, RECOMPUTE_SHORT));
+    // L = 11 and up (55 pairs and more): a rebuild every sweep (the drift of one sweep already makes outliers at L = 15)
+    assert_eq!((default_recompute(38, false), default_recompute(102, false)), (1, 1));
+    let m = Model::new(9, Params::default()).unwrap();
+    let k = default_recompute(m.pairs, false);
+    assert!(k > 1);
+    for mixed in [false, true] {
+        let rows = if mixed { drift_samples::<f64>(&m, 64, 3, 2 * k - 1) } else { drift_samples::<f32>(&m, 64, 3, 2 * k - 1) };
+        let median = |s: usize| quantile(rows[s].iter().map(|x| x[1]).collect(), 0.5);
+        for (s, row) in rows.iter().enumerate().take(k) {
+            let de: Vec<f64> = row.iter().map(|x| x[2].abs()).collect();
+            let mean = de.iter().sum::<f64>() / de.len() as f64;
+            let worst = de.iter().cloned().fold(0.0, f64::max);
+            let err_max = row.iter().map(|x| x[1]).fold(0.0, f64::max);
+            assert!(median(s) < 1.0 && err_max < 100.0, "mixed {mixed}, {s} sweeps after a rebuild: err x rcond / eps median {} max {err_max}", median(s));
+            assert!(mean < 1e-4 && worst < 1e-2, "mixed {mixed}, {s} sweeps after a rebuild: energy error mean {mean} max {worst}");
+        }
+        // twice the period: past the f32 level
+        assert!(median(2 * k - 1) > 1.0, "mixed {mixed}: err x rcond / eps median {} after {} sweeps", median(2 * k - 1), 2 * k - 1);
+    }
+}
+
+/// CPU chain sweeps/s of the module docs' table (not a test of speed: it prints, and asserts nothing):
+/// `cargo test --release -p kernels --lib lattice::tests::cpu_rate_table -- --ignored --nocapture`; best of
+/// LATTICE_REPS (20) runs of 6 sweeps with a measurement each, 4 chains on one thread and 8 chains on two.
+#[test]
+#[ignore]
+fn cpu_rate_table() {
+    let reps: usize = std::env::var("LATTICE_REPS").ok().and_then(|x| x.parse().ok()).unwrap_or(20);
+    let ls: Vec<usize> = std::env::var("LATTICE_L").unwrap_or("9,15".into()).split(',').map(|x| x.parse().unwrap()).collect();
+    for l in ls {
+        let m = Model::new(l, Params::default()).unwrap();
+        let starts = initial_states(&m, 21, 8).unwrap();
+        for (threads, chains) in [(1, 4), (2, 8)] {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            let mut row = format!("| L = {l}, {threads} thread(s) |");
+            for (name, k) in [("double", 0), ("single", 1), ("single", default_recompute(m.pairs, false)), ("mixed", 1), ("mixed", default_recompute(m.pairs, false))] {
+                let best = pool.install(|| {
+                    let time = |f: &mut dyn FnMut()| {
+                        f();
+                        (0..reps).map(|_| { let t = std::time::Instant::now(); f(); t.elapsed().as_secs_f64() }).fold(f64::INFINITY, f64::min)
+                    };
+                    match name {
+                        "double" => { let mut e = cpu::Ensemble::<f64>::new(&m, &starts[..chains], 8); time(&mut || e.run::<f64>(0, 6)) }
+                        "single" => { let mut e = cpu::Ensemble::<f32>::new(&m, &starts[..chains], 8); e.recompute = k; time(&mut || e.run::<f32>(0, 6)) }
+                        _ => { let mut e = cpu::Ensemble::<f32>::new(&m, &starts[..chains], 8); e.recompute = k; time(&mut || e.run::<f64>(0, 6)) }
+                    }
+                });
+                row += &format!(" {name} k={k} {:.0} |", (6 * chains) as f64 / best);
+            }
+            println!("{row}");
+        }
+    }
 }
