@@ -194,11 +194,7 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
             }
             for p in r.precisions() {
                 let ctx = Ctx { m, a, starts: &starts, refs: &refs, checked: &checked, seed, chains, p, exact };
-                match p {
-                    Precision::Double => variants::<f64, f64>(r, &ctx)?,
-                    Precision::Single => variants::<f32, f32>(r, &ctx)?,
-                    Precision::Mixed => variants::<f32, f64>(r, &ctx)?,
-                }
+                kernels::by_precision!(p => variants(r, &ctx))?;
             }
         }
     }
@@ -376,6 +372,7 @@ fn cpu_results<S: Real>(e: &Ensemble<S>, chains: &[usize]) -> Vec<ChainResult> {
 
 /// cpu (serial and parallel) and gpu for one precision: storage S, arithmetic A.
 fn variants<S: Real, A: Real>(r: &mut Runner, c: &Ctx) -> Result<()> {
+    assert_eq!(c.p, Precision::of::<S, A>(), "lattice: the context's precision and the types disagree");
     let (a, m, checked) = (c.a, c.m, &c.checked.items);
     let runs = (r.args.warmup + a.max_reps.min(r.args.reps())) as f64;
     let sweeps = a.equil + a.sweeps;
