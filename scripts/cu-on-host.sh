@@ -4,22 +4,26 @@
 # - qmc.cu's step kernel against the CPU driver on every system and precision (scripts/qmc-cu-host.cpp);
 # - the synthetic solid's per-walker random draws (kernels/src/solid/draws.cu) against solid::draws, bit for bit
 #   (scripts/solid-draws-host.cpp);
+# - the plane-wave kernel (kernels/src/planewave/planewave.cu) against planewave::PlaneWaves::evaluate in double and
+#   float, every block and thread of a launch one at a time, padding included (scripts/planewave-host.cpp);
 # - the lattice kernel's rebuild of W (lattice.cu Chain::reinvert) by a block of host threads against the plain
 #   Gauss-Jordan, bit for bit (scripts/lattice-reinvert-host.cpp, scripts/cu-block-host.h).
 # Usage: scripts/cu-on-host.sh   (from the repository root)
 set -e
 dir=$(mktemp -d)
-mkdir "$dir/qmc" "$dir/draws"
-QMC_HOST_DUMP="$dir/qmc" SOLID_DRAWS_DUMP="$dir/draws" cargo test -q -p kernels --lib -- --ignored \
-    qmc::gpu_tests::dump_for_the_host_build solid::tests::dump_draws_for_the_host_build >/dev/null
+mkdir "$dir/qmc" "$dir/draws" "$dir/planewave"
+QMC_HOST_DUMP="$dir/qmc" SOLID_DRAWS_DUMP="$dir/draws" PLANEWAVE_DUMP="$dir/planewave" cargo test -q -p kernels --lib -- --ignored \
+    qmc::gpu_tests::dump_for_the_host_build solid::tests::dump_draws_for_the_host_build planewave::tests::dump_for_the_host_build >/dev/null
 # the defines the GPU layer puts before the prelude (kernels::maths::prelude_defines), written by the qmc dump
 g++ -O1 -std=c++17 -include "$dir/qmc/prelude-defines.h" -o "$dir/qmc-host" scripts/qmc-cu-host.cpp
 g++ -O1 -std=c++17 -include "$dir/qmc/prelude-defines.h" -o "$dir/draws-host" scripts/solid-draws-host.cpp
+g++ -O1 -std=c++17 -include "$dir/qmc/prelude-defines.h" -o "$dir/planewave-host" scripts/planewave-host.cpp
 sed -n '1,/^__device__ void run(/p' kernels/src/lattice/lattice.cu | head -n -2 > "$dir/lattice-chain.inc"
 g++ -O1 -std=c++20 -ffp-contract=off -pthread -include "$dir/qmc/prelude-defines.h" -I"$dir" -o "$dir/reinvert-host" scripts/lattice-reinvert-host.cpp
 status=0
 for s in "$dir"/qmc/*/; do "$dir/qmc-host" "${s%/}" || status=1; done
 "$dir/draws-host" "$dir/draws" || status=1
+"$dir/planewave-host" "$dir/planewave" || status=1
 "$dir/reinvert-host" || status=1
 rm -rf "$dir"
 exit $status

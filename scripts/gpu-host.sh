@@ -27,6 +27,8 @@
 #               PREV_BIN; the solid at 1536 electrons on the GPU
 #   solid-delay-sweep  the solid's delay k = 1, 16, 32, 64 at 1536 electrons, GPU double
 #   solid-kernels  Nsight Compute's time and DRAM bytes per kernel of one solid step at 1536 electrons (issue #21)
+#   gas         the electron gas on the solid's batched engines (issue #20, item 4): its GPU tests, CPU (16 cores) and
+#               GPU timings, double and mixed, at 14..294 electrons, and the Hartree-Fock check at 162 (about 4 min)
 #   <kernel>    that mini-app's full suite, GPU and all-core CPU, plus the one-core CPU baselines its figures need
 #   score       the procurement workload (qmcbench suite --score) three times: what `qmcbench score` compares
 #   regression  can GPU timings catch a 5% slowdown of one kernel (issue #23)? One GPU case per kernel (not qmc), run
@@ -318,6 +320,33 @@ for stage in "$@"; do
             # the rank-1 (Sherman-Morrison) path at one size, the same walkers
             run run solid --electrons 1536 --walkers 256 --variants gpu --precision double,mixed --delay 1 --warmup 1 --max-reps 1
         fi
+        ;;
+    gas)
+        # issue #20, item 4: the 3D electron gas through the solid's engines (solid --system gas: plane-wave
+        # orbitals, no ions, Ewald with the background). First the GPU tests of the plane-wave kernel and of the GPU
+        # engine following the CPU engine on the gas (where TESTS=1 scripts/build-carry.sh carried the test binary).
+        # Then the timings: Slater-Jastrow DMC (the default method) at the closed shells 14..294, GPU 512 walkers, CPU
+        # 32 walkers on all 16 cores (two a core; the record scales its time to 512), double and mixed, one
+        # re-inversion cycle a repetition (--steps 0: 8 steps), 1 warm-up and 2 timed: 24 steps, about 1 s a
+        # precision on the CPU side at 294 electrons (24 ms a walker step on one core of the 2-core build machine).
+        # Each record holds the GPU engine followed step by step against the CPU engine and both against the f64
+        # reference.
+        # Then the Hartree-Fock check at 162 electrons: VMC without the Jastrow, where every walker's kinetic energy
+        # must be T_0 at every step and E_VMC must equal E_HF within 4 error bars of a converged blocking analysis.
+        # tau 0.1 (VMC's energy does not depend on it; it decorrelates the steps faster: 3.4 to 4.6 steps per
+        # independent sample at 162 electrons on the build machine, so 256 inefficiencies need about 1200 steps);
+        # 500 steps a repetition, 1 warm-up and 4 timed: 2500 steps, 2250 after equilibration, twice that need. The
+        # CPU side takes about 11 ms a step there (two walkers a core), 30 s a precision; the GPU a few ms a step.
+        if [ -x .carry/kernels-tests ]; then
+            echo "+ kernels-tests planewave::tests::gpu solid::gas_tests::gas_gpu"
+            QMC_REQUIRE_GPU=1 timeout 120 .carry/kernels-tests planewave::tests::gpu solid::gas_tests::gas_gpu || { echo "FAILED: GPU tests"; fail=1; }
+        else
+            echo "no .carry/kernels-tests (TESTS=1 scripts/build-carry.sh): GPU unit tests not run"
+        fi
+        run run solid --system gas --electrons 14,54,114,162,246,294 --walkers 512 --cpu-walkers 32 --variants cpu,gpu \
+            --precision double,mixed --warmup 1 --max-reps 2
+        run run solid --system gas --electrons 162 --jastrow off --method vmc --tau 0.1 --walkers 512 --cpu-walkers 32 \
+            --variants cpu,gpu --precision double,mixed --steps 500 --warmup 1 --max-reps 4
         ;;
     solid-3072)
         # first the per-matrix f64 LU its re-inversions take (n = 1536 a spin), the matrices side by side on the

@@ -176,6 +176,20 @@ template <typename T> struct BSplineTables {
     template <typename P> static __device__ __forceinline__ T coef(const P& p, int f, int k) { return (T)p.jcoef[f][k]; }
 };
 
+// ---- plane waves ----
+// Orbital j of the electron gas (kernels::planewave::PlaneWaves::each): k4 = (kx, ky, kz, sine), the orbital
+// cos(k.r), or sin(k.r) where sine != 0, with k and r rounded to T and everything in T: value, gradient and
+// Laplacian (-k^2 times the value). Shared by planewave.cu and qmc.cu.
+template <typename T>
+__device__ __forceinline__ void plane_wave_vgl(const double* k4, T x, T y, T z, T& v, T& gx, T& gy, T& gz, T& l) {
+    const T kx = (T)k4[0], ky = (T)k4[1], kz = (T)k4[2];
+    T s, c;
+    qmc_sincos(kx * x + ky * y + kz * z, &s, &c);
+    const T val = k4[3] != 0.0 ? s : c, dval = k4[3] != 0.0 ? c : -s;
+    v = val, gx = dval * kx, gy = dval * ky, gz = dval * kz;
+    l = -(kx * kx + ky * ky + kz * kz) * val;
+}
+
 // ---- drift-diffusion ----
 // The drift displacement tau v_bar of velocity v (grad ln psi), v limited as Umrigar, Nightingale and Runge
 // (qmc::walker::drift), in double.

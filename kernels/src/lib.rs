@@ -8,13 +8,16 @@
 //!   matrices), random streams ([`rng`]), the one GPU layer ([`gpu`], with the cuBLAS/cuSOLVER traits), checks and
 //!   their sampling ([`check`], [`sample`]), dense linear algebra for checks ([`linalg`]), SIMD dispatch ([`simd`]),
 //!   and the CUDA prelude of shared device maths (`common.cuh`: precision overloads, B-spline weights, radial
-//!   functors, drift) with its host side ([`maths`]: the B-spline weights, the functors' forms and their numbers);
+//!   functors, plane waves, drift) with its host side ([`maths`]: the B-spline weights, the functors' forms and
+//!   their numbers);
 //! - the kernels, one folder each ([`bspline`], [`determinant`], [`ewald`], [`gemm`], [`jastrow`], [`lattice`],
-//!   [`pseudopotential`]): they import the base, and a kernel another only where the physics composes them (the
-//!   Jastrow's radial functors are B-splines; the pseudopotential's ratios need orbitals, determinants and Jastrow);
+//!   [`planewave`], [`pseudopotential`]): they import the base, and a kernel another only where the physics
+//!   composes them (the Jastrow's radial functors are B-splines; the pseudopotential's ratios need orbitals,
+//!   determinants and Jastrow);
 //! - the drivers, whole VMC/DMC steps composed of the kernels ([`qmc`]: walkers, moves, branching, ranks; [`solid`]:
-//!   the synthetic solid on its CPU and GPU engines), over what both share ([`ensemble`]: ranks and how they talk,
-//!   walkers as bytes, branching and migration, balance by speed, the drift of a move).
+//!   the batched CPU and GPU engines, running the synthetic solid and the electron gas), over what both share
+//!   ([`ensemble`]: ranks and how they talk, walkers as bytes, branching and migration, balance by speed, the drift
+//!   of a move).
 //!
 //! No module imports one that imports it back. `tests/layers.rs` checks both rules from the source.
 
@@ -35,6 +38,7 @@ pub mod ewald;
 pub mod gemm;
 pub mod jastrow;
 pub mod lattice;
+pub mod planewave;
 pub mod pseudopotential;
 // the drivers
 pub mod ensemble;

@@ -81,7 +81,7 @@ fn ptx_of_every_module() {
     assert!(gpu::nvrtc_available(), "QMC_PTX_DUMP is set but libnvrtc is not loadable");
     let dir = PathBuf::from(dir);
     std::fs::create_dir_all(&dir).unwrap();
-    let modules: [(&str, &str); 11] = [
+    let modules: [(&str, &str); 12] = [
         ("qmc_common", ""),
         ("bspline", kernels::bspline::gpu::SRC),
         ("determinant", kernels::determinant::gpu::SRC),
@@ -89,6 +89,7 @@ fn ptx_of_every_module() {
         ("gemm", kernels::gemm::gpu::SRC),
         ("jastrow", kernels::jastrow::gpu::SRC),
         ("lattice", kernels::lattice::gpu::SRC),
+        ("planewave", kernels::planewave::gpu::SRC),
         ("pseudopotential", kernels::pseudopotential::gpu::SRC),
         ("qmc", kernels::qmc::gpu::SRC),
         ("solid", kernels::solid::gpu::SRC),

@@ -24,6 +24,37 @@ fn bad_input_is_rejected_with_a_sentence() {
     rejects(&solid(&["--check-steps", "0"]), "--check-steps must be at least 1");
     rejects(&solid(&["--ranks", "3", "--walkers", "8,2", "--variants", "cpu"]), "--walkers 2 is fewer than the 3 ranks: every rank needs walkers");
     rejects(&solid(&["--ranks", "2", "--method", "vmc", "--variants", "cpu"]), "--ranks runs DMC");
+    // the electron gas: closed shells only, its own flags only with it
+    rejects(&solid(&["--system", "gas", "--electrons", "16"]), "--electrons 16 is not a closed shell of the electron gas: use one of 2, 14, 38, 54, 66, 114, 162, 186, 246, 294, 342, ...");
+    rejects(&solid(&["--system", "gas", "--electrons", "15"]), "not a closed shell");
+    rejects(&solid(&["--system", "gas", "--rs", "0"]), "--rs 0 must be a positive number of bohr");
+    rejects(&solid(&["--rs", "2"]), "--rs applies to --system gas only");
+    rejects(&solid(&["--jastrow", "off"]), "--jastrow applies to --system gas only");
+    rejects(&solid(&["--system", "gas", "--jastrow", "maybe"]), "invalid value 'maybe' for '--jastrow");
+    rejects(&solid(&["--system", "metal"]), "invalid value 'metal' for '--system");
+    rejects(&solid(&["--system", "gas", "--ranks", "2", "--variants", "cpu"]), "--system gas runs on one rank");
+}
+
+/// The gas without the Jastrow in VMC: every walker's kinetic energy is T_0 at every step (a check of the record),
+/// the record carries its system, r_s and Jastrow and the energies E_VMC, its error bar and E_HF; the few steps of
+/// this run leave the blocking analysis unconverged, which the record says (hf_converged 0) without a check.
+#[test]
+fn a_gas_run_records_its_exact_checks() {
+    let dir = std::env::temp_dir().join(format!("qmc-cli-solid-gas-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let o = solid(&["--system", "gas", "--electrons", "14", "--jastrow", "off", "--method", "vmc", "--walkers", "4", "--cpu-walkers", "4", "--steps", "20", "--variants", "cpu", "--precision", "double,mixed", "--reps", "1", "--quiet", "--out", dir.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(dir.join("solid.jsonl")).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    for l in &lines {
+        for want in ["passed", "\"system\":\"gas\"", "\"rs\":\"1\"", "\"jastrow\":\"off\"", "kinetic energy = T_0", "\"e_vmc\"", "\"e_vmc_error\"", "\"e_hf\"", "\"hf_converged\":0.0"] {
+            assert!(l.contains(want), "{want} missing: {l}");
+        }
+        // no ions: no pseudopotential time, floor or work
+        assert!(l.contains("\"frac_pseudopotential\":0.0") && !l.contains("floor_s_pseudopotential"), "{l}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Two thread ranks of the cpu variant: one record per precision with the scaling extras, validated (walker 0 and

@@ -143,6 +143,9 @@ impl Soa {
     /// Every point again from `[point][xyz]` (as many as the groups hold), without allocating.
     pub fn fill(&mut self, pts: &[f64]) {
         let (n, len) = (self.n, self.len);
+        if len == 0 {
+            return; // no points (a system without ions)
+        }
         for (g, out) in self.xyz.chunks_exact_mut(3 * len).enumerate() {
             for (i, p) in pts[3 * g * n..][..3 * n].chunks_exact(3).enumerate() {
                 (0..3).for_each(|k| out[k * len + i] = p[k]);

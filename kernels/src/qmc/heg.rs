@@ -2,8 +2,7 @@
 //! background, a plane-wave Slater determinant per spin (closed shells), the Ewald energy from the `ewald` kernel and
 //! a two-body B-spline Jastrow from the `jastrow` kernel.
 //!
-//! Orbitals are real: 1 for k = 0, and cos(k.r), sin(k.r) for each pair +-k. A closed shell holds both k and -k, so
-//! these span the same space as the complex exp(ik.r) and the determinant differs by a constant factor only.
+//! Orbitals: the planewave kernel's ([`crate::planewave`]: closed shells, real plane waves 1, cos(k.r), sin(k.r)).
 //! Each is an eigenfunction of the Laplacian (-k^2), hence so is the determinant: its local kinetic energy is
 //! exactly T_0 = sum over occupied states of k^2 / 2, at every configuration.
 //!
@@ -23,76 +22,21 @@ use crate::ewald::cpu::CpuEwald;
 use crate::ewald::reference::Reference;
 use crate::ewald::{electron_gas_cell, Cell, Ewald, Ions, Lattice};
 use crate::jastrow::Radial;
+use crate::planewave::{occupied, plane_waves, PlaneWaves};
 use crate::Real;
 use std::f64::consts::{PI, TAU};
 
 /// Absolute accuracy of the Ewald sums per particle, Ha.
 pub const EWALD_ACCURACY: f64 = 1e-6;
 
-/// Real plane waves: (k, sine?) per orbital; (0, false) is the constant.
-#[derive(Clone, Debug)]
-pub struct PlaneWaves {
-    pub k: Vec<(V3, bool)>,
-}
-
+/// The plane-wave orbitals of the planewave kernel, as the driver's orbital set.
 impl Orbitals for PlaneWaves {
     fn len(&self) -> usize {
-        self.k.len()
+        PlaneWaves::len(self)
     }
     fn vgl<T: Real>(&self, r: V3, v: &mut [T], g: &mut [T], l: &mut [T]) {
-        let n = self.k.len();
-        let r = r.map(T::of);
-        for (j, &(k, sine)) in self.k.iter().enumerate() {
-            let k = k.map(T::of);
-            let (s, c) = (k[0] * r[0] + k[1] * r[1] + k[2] * r[2]).sin_cos();
-            // cos: grad -sin k; sin: grad cos k; both: lap = -k^2 value
-            let (val, dval) = if sine { (s, c) } else { (c, -s) };
-            v[j] = val;
-            for d in 0..3 {
-                g[d * n + j] = dval * k[d];
-            }
-            l[j] = -(k[0] * k[0] + k[1] * k[1] + k[2] * k[2]) * val;
-        }
+        PlaneWaves::vgl(self, r, v, g, l)
     }
-}
-
-/// The occupied integer wavevectors n (k = 2 pi n / L) of one spin: the `count` smallest |n|^2, which must be a
-/// closed shell (1, 7, 19, 27, 33, 57, 81, ...).
-pub fn occupied(count: usize) -> Result<Vec<[i32; 3]>, String> {
-    let m = (count as f64).cbrt().ceil() as i32 + 1;
-    let mut all: Vec<[i32; 3]> = vec![];
-    for a in -m..=m {
-        for b in -m..=m {
-            for c in -m..=m {
-                all.push([a, b, c]);
-            }
-        }
-    }
-    let n2 = |v: &[i32; 3]| v.iter().map(|x| x * x).sum::<i32>();
-    all.sort_by_key(|v| (n2(v), *v));
-    let closed = |c: usize| c == 0 || c == all.len() || n2(&all[c - 1]) != n2(&all[c]);
-    if count == 0 || !closed(count) {
-        let shells: Vec<String> = (1..all.len()).filter(|&c| closed(c)).take(6).map(|c| (2 * c).to_string()).collect();
-        return Err(format!("{} electrons do not fill closed shells: use one of {}, ...", 2 * count, shells.join(", ")));
-    }
-    all.truncate(count);
-    Ok(all)
-}
-
-/// The real orbitals of an occupied set (k from integer vectors in a cube of side `side`).
-pub fn plane_waves(occ: &[[i32; 3]], side: f64) -> PlaneWaves {
-    let kv = |n: &[i32; 3]| n.map(|x| TAU / side * x as f64);
-    let mut k = vec![];
-    for n in occ {
-        if *n == [0, 0, 0] {
-            k.push((kv(n), false));
-        } else if *n > [-n[0], -n[1], -n[2]] {
-            // one of each +-n pair carries both the cosine and the sine
-            k.push((kv(n), false));
-            k.push((kv(n), true));
-        }
-    }
-    PlaneWaves { k }
 }
 
 /// The Ewald energy of the electrons and background, one configuration at a time: terms in S, sums in A (the
@@ -161,6 +105,11 @@ pub fn gas(electrons: usize, rs: f64) -> Result<Gas, String> {
 /// interior coefficients sampled from a Padé shape c r / (1 + b r) with its value and slope at the cutoff
 /// subtracted, so u rises from below to zero at the cutoff. b = HEG_JASTROW_B / r_s.
 pub fn bspline_jastrow(n_up: usize, side: f64, rs: f64) -> TwoBody {
+    TwoBody { n_up, pair: pair_functors(side, rs), nuclei: vec![], side: Some(side) }
+}
+
+/// The functors of [`bspline_jastrow`]: [like spins, opposite spins] (what the solid engine's gas runs too).
+pub fn pair_functors(side: f64, rs: f64) -> [Radial<f64>; 2] {
     let rc = 0.5 * side;
     let m = 8;
     let h = rc / m as f64;
@@ -171,7 +120,7 @@ pub fn bspline_jastrow(n_up: usize, side: f64, rs: f64) -> TwoBody {
         let interior: Vec<f64> = (1..m).map(|k| k as f64 * h).map(|r| g(r) - g(rc) - dg(rc) * (r - rc)).collect();
         Radial::bspline(rc, cusp, &interior)
     };
-    TwoBody { n_up, pair: [make(0.25), make(0.5)], nuclei: vec![], side: Some(side) }
+    [make(0.25), make(0.5)]
 }
 
 /// b r_s of the gas Jastrow's Padé shape (see `bspline_jastrow`).

@@ -112,17 +112,9 @@ __device__ void orbitals(const QmcParams& P, const int* __restrict__ itab, const
             }
         }
     } else {
-        // heg.rs PlaneWaves::vgl: cos(k.r) or sin(k.r)
+        // planewave::PlaneWaves::each: cos(k.r) or sin(k.r) (common.cuh)
         T x = (T)r[0], y = (T)r[1], z = (T)r[2];
-        for (int j = 0; j < n; j++) {
-            const double* k4 = dtab + 4 * j;
-            T kx = (T)k4[0], ky = (T)k4[1], kz = (T)k4[2];
-            T s, c;
-            qmc_sincos(kx * x + ky * y + kz * z, &s, &c);
-            T val = k4[3] != 0.0 ? s : c, dval = k4[3] != 0.0 ? c : -s;
-            o.v[j] = val, o.gx[j] = dval * kx, o.gy[j] = dval * ky, o.gz[j] = dval * kz;
-            o.l[j] = -(kx * kx + ky * ky + kz * kz) * val;
-        }
+        for (int j = 0; j < n; j++) plane_wave_vgl<T>(dtab + 4 * j, x, y, z, o.v[j], o.gx[j], o.gy[j], o.gz[j], o.l[j]);
     }
 }
 

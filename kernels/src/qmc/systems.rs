@@ -13,12 +13,13 @@
 
 use super::coulomb::Coulomb;
 use super::gaussian::{GaussianOrbitals, HfAtom, BE_HF};
-use super::heg::{self, EwaldPotential, HartreeFock, PlaneWaves};
+use super::heg::{self, EwaldPotential, HartreeFock};
 use super::jastrow::TwoBody;
 use super::orbitals::{Lcao, OrbitalProduct};
 use super::slater::{Orbitals, Slater};
 use super::{Component, Hamiltonian, Wavefunction, V3};
 use crate::ewald::cpu::CpuEwald;
+use crate::planewave::PlaneWaves;
 use crate::ewald::Ewald;
 use crate::Precision;
 use std::sync::Arc;

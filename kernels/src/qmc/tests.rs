@@ -158,7 +158,7 @@ fn two_electron_gas_hartree_fock_energy_is_the_madelung_energy() {
 
 #[test]
 fn electron_gas_needs_closed_shells() {
-    assert_eq!(super::heg::occupied(7).unwrap().len(), 7);
+    assert_eq!(crate::planewave::occupied(7).unwrap().len(), 7);
     for n in [14, 38, 54, 66, 114] {
         assert!(System::electron_gas(n, 1.0, true).is_ok(), "{n}");
     }

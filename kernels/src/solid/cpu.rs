@@ -1,6 +1,7 @@
 //! The CPU engine: walkers over all cores (rayon), each walker swept electron by electron and measured in its own
-//! task so its inverse and gradient rows stay in cache (paper 000's CPU loop order), then the nonlocal energy of all
-//! walkers in one batch of the pseudopotential kernel, then (DMC) the branching. Storage S, arithmetic A.
+//! task so its inverse and gradient rows stay in cache (paper 000's CPU loop order), then (with ions) the nonlocal
+//! energy of all walkers in one batch of the pseudopotential kernel, then (DMC) the branching. Storage S, arithmetic
+//! A. The orbitals (B-spline table or plane waves: [`PointOrbitals`]) are chosen once per walker task.
 //!
 //! State, walker-major (`pseudopotential::Walkers` holds the first three, so the nonlocal energy reads them as is):
 //! positions `[walker][electron][xyz]` (f64), transposed inverses `[walker][electron][stride]` (row e = column of
@@ -11,16 +12,18 @@
 
 use super::conditioning::{cond_1, reinverts};
 use super::finite::Finite;
-use super::{branch, comb_offset, draws, start_walkers, timed, weight, Class, Params, Parts, Solid, SolidError, Timers, PER_MOVE};
-use crate::bspline::{cpu as spline, Output};
+use super::{branch, comb_offset, draws, start_walkers, timed, weight, Class, Orbitals, Params, Parts, Solid, SolidError, Timers, PER_MOVE};
+use crate::bspline::{cpu as spline, Output, Table};
 use crate::determinant::cpu::invert_in;
 use crate::determinant::delayed::Delayed;
 use crate::determinant::dot::{dot, dot_wide};
 use crate::ewald::cpu::CpuEwald;
 use crate::pseudopotential::cpu::{JastrowSums, Soa};
+use crate::planewave::PlaneWaves;
 use crate::pseudopotential::{self as pp, Setup, Walkers};
 use crate::ensemble::moves::{drift, MoveStats};
 use crate::{Real, Scalar};
+use rayon::iter::Either;
 use rayon::prelude::*;
 use std::sync::Mutex;
 use std::time::Instant;
@@ -176,9 +179,11 @@ impl<'a, S: Scalar, A: Scalar> CpuEngine<'a, S, A> {
     pub fn advance(&mut self) -> Result<(), SolidError> {
         let step = self.steps;
         self.walker_tasks(Some(step), false)?;
-        let start = Instant::now();
-        self.nonlocal();
-        self.timers.add(Class::Pseudopotential, start.elapsed().as_secs_f64());
+        if self.ctx.sys.has_ions() {
+            let start = Instant::now();
+            self.nonlocal();
+            self.timers.add(Class::Pseudopotential, start.elapsed().as_secs_f64());
+        }
         self.steps += 1;
         Ok(())
     }
@@ -207,6 +212,11 @@ impl<'a, S: Scalar, A: Scalar> CpuEngine<'a, S, A> {
         self.scratch_for(rayon::current_num_threads());
         let start = Instant::now();
         let (me, scratch) = (&self.ctx, &self.scratch);
+        // each walker's rotations: without ions an empty slice each (there are no chunks of length 0)
+        let rot = match ni {
+            0 => Either::Right((0..self.w.count).into_par_iter().map(|_| <&mut [f64]>::default())),
+            _ => Either::Left(self.w.rot.par_chunks_mut(9 * ni)),
+        };
         self.w
             .pos
             .par_chunks_mut(3 * ne)
@@ -214,7 +224,7 @@ impl<'a, S: Scalar, A: Scalar> CpuEngine<'a, S, A> {
             .zip(self.dpsi.par_chunks_mut(ne * 3 * st))
             .zip(self.lap.par_chunks_mut(ne * st))
             .zip(self.lap_known.par_iter_mut())
-            .zip(self.w.rot.par_chunks_mut(9 * ni))
+            .zip(rot)
             .zip(self.cond.par_iter_mut())
             .zip(self.outcomes.par_iter_mut())
             .enumerate()
@@ -227,13 +237,13 @@ impl<'a, S: Scalar, A: Scalar> CpuEngine<'a, S, A> {
                     Some(step) => {
                         let t = &mut out.t;
                         timed(t, Class::Other, || draws(me.p.seed, step, me.p.first + k, ne, ni, &mut sc.moves, rot));
-                        (out.stats, out.accepted) = crate::dispatch!(me.sweep(pos, inv, dpsi, lap, &mut *sc, t));
+                        (out.stats, out.accepted) = with_orbitals!(me, o, crate::dispatch!(me.sweep(o, pos, inv, dpsi, lap, &mut *sc, t)));
                         reinverts(&me.p, step, S::EPS, *cond)
                     }
                     None => invert,
                 };
                 out.inverted = invert;
-                match crate::dispatch!(me.measure_walker(pos, inv, dpsi, lap, *known, invert, &mut *sc, &mut out.t)) {
+                match with_orbitals!(me, o, crate::dispatch!(me.measure_walker(o, pos, inv, dpsi, lap, *known, invert, &mut *sc, &mut out.t))) {
                     Ok((kinetic, c)) => {
                         *known = true;
                         out.kinetic = kinetic;
@@ -265,8 +275,12 @@ impl<'a, S: Scalar, A: Scalar> CpuEngine<'a, S, A> {
         Ok(())
     }
 
-    /// The nonlocal energy of all walkers: the pseudopotential kernel's batched job list and ratios.
+    /// The nonlocal energy of all walkers: the pseudopotential kernel's batched job list and ratios (none without
+    /// ions: the energies stay 0).
     fn nonlocal(&mut self) {
+        if !self.ctx.sys.has_ions() {
+            return;
+        }
         let e = pp::cpu::energies::<S, A>(&self.ctx.setup, &self.w).energy;
         for (p, v) in self.parts.iter_mut().zip(e) {
             p.nonlocal = v;
@@ -309,7 +323,7 @@ impl<'a, S: Scalar, A: Scalar> CpuEngine<'a, S, A> {
             let mut t = Timers::default();
             let (pos, inv) = (&self.w.pos[3 * ne * k..3 * ne * (k + 1)], &mut self.w.inv[ne * st * k..ne * st * (k + 1)]);
             let (dpsi, lap) = (&mut self.dpsi[3 * ne * st * k..3 * ne * st * (k + 1)], &mut self.lap[ne * st * k..ne * st * (k + 1)]);
-            let (_, cond) = crate::dispatch!(me.measure_walker(pos, inv, dpsi, lap, false, invert, &mut *sc, &mut t)).map_err(|_| SolidError::Singular(k))?;
+            let (_, cond) = with_orbitals!(me, o, crate::dispatch!(me.measure_walker(o, pos, inv, dpsi, lap, false, invert, &mut *sc, &mut t))).map_err(|_| SolidError::Singular(k))?;
             self.cond[k] = cond.unwrap_or(self.cond[k]);
             self.lap_known[k] = true;
         }
@@ -332,6 +346,46 @@ impl<'a, S: Scalar, A: Scalar> CpuEngine<'a, S, A> {
     }
 }
 
+/// The orbitals VGL at one point into `[component][stride]` in A, on the calling thread, allocating nothing: the
+/// B-spline table (storage S) or the plane waves. The engine calls the sweep and the measurement with the system's
+/// set as a concrete type (`with_orbitals!`), so the choice is made once per walker task and the carbon solid's
+/// loops are the ones they were.
+pub trait PointOrbitals<A> {
+    fn vgl(&self, r: [f64; 3], out: &mut [A]);
+}
+
+impl<S: Real, A: Real> PointOrbitals<A> for Table<S> {
+    #[inline(always)]
+    fn vgl(&self, r: [f64; 3], out: &mut [A]) {
+        spline::evaluate_point::<S, A>(self, r, Output::Vgl, out)
+    }
+}
+
+impl<A: Real> PointOrbitals<A> for PlaneWaves {
+    #[inline(always)]
+    fn vgl(&self, r: [f64; 3], out: &mut [A]) {
+        self.evaluate_point::<A>(r, out.len() / 5, out)
+    }
+}
+
+/// `$body` with `$o` bound to the system's orbitals of context `$ctx` as a concrete [`PointOrbitals`] type: one
+/// match per call of the body (a walker's sweep or measurement), each arm compiled for its own type.
+macro_rules! with_orbitals {
+    ($ctx:expr, $o:ident, $body:expr) => {
+        match &$ctx.sys.orbitals {
+            Orbitals::Table => {
+                let $o = &$ctx.setup.table;
+                $body
+            }
+            Orbitals::PlaneWaves(w) => {
+                let $o = w;
+                $body
+            }
+        }
+    };
+}
+use with_orbitals;
+
 /// `[electron][xyz]` positions as points.
 fn points(pos: &[f64]) -> &[[f64; 3]] {
     assert!(pos.len().is_multiple_of(3));
@@ -347,7 +401,8 @@ impl<S: Scalar, A: Scalar> Ctx<'_, S, A> {
     /// closures: a closure not inlined would run without the vector instruction set, and its minimum images would
     /// call libm's rint).
     #[inline(always)]
-    fn sweep(&self, pos: &mut [f64], inv: &mut [S], dpsi: &mut [S], lap: &mut [S], sc: &mut Scratch<S, A>, t: &mut Timers) -> (MoveStats, u32) {
+    #[allow(clippy::too_many_arguments)]
+    fn sweep<O: PointOrbitals<A>>(&self, orb: &O, pos: &mut [f64], inv: &mut [S], dpsi: &mut [S], lap: &mut [S], sc: &mut Scratch<S, A>, t: &mut Timers) -> (MoveStats, u32) {
         let (ne, n, st) = (self.sys.electrons(), self.setup.per_spin(), self.setup.table.stride);
         let (tau, k) = (self.p.tau, self.p.delay);
         let (mut stats, mut acc) = (MoveStats::default(), 0u32);
@@ -372,7 +427,7 @@ impl<S: Scalar, A: Scalar> Ctx<'_, S, A> {
             let chi = [0, 1, 2].map(|d| tau.sqrt() * mv[PER_MOVE * e + d]);
             let dr = drift([0, 1, 2].map(|d| g_det[d] + g_jas[d]), tau);
             let new = [0, 1, 2].map(|d| old[d] + dr[d] + chi[d]);
-            timed(t, Class::Orbitals, #[inline(always)] || spline::evaluate_point::<S, A>(&self.setup.table, new, Output::Vgl, phi));
+            timed(t, Class::Orbitals, #[inline(always)] || orb.vgl(new, phi));
             let (ratio_det, g_det_new) = timed(t, Class::Determinant, #[inline(always)] || {
                 // value and gradient rows in S: the row the update writes in, and the next gradient row
                 row_s[..4 * st].iter_mut().zip(&phi[..4 * st]).for_each(|(x, &y)| *x = S::of(y.f64()));
@@ -424,7 +479,7 @@ impl<S: Scalar, A: Scalar> Ctx<'_, S, A> {
     /// `dispatch!`.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    fn measure_walker(&self, pos: &[f64], inv: &mut [S], dpsi: &mut [S], lap: &mut [S], known: bool, invert: bool, sc: &mut Scratch<S, A>, t: &mut Timers) -> Result<(f64, Option<f64>), usize> {
+    fn measure_walker<O: PointOrbitals<A>>(&self, orb: &O, pos: &[f64], inv: &mut [S], dpsi: &mut [S], lap: &mut [S], known: bool, invert: bool, sc: &mut Scratch<S, A>, t: &mut Timers) -> Result<(f64, Option<f64>), usize> {
         let (ne, n, st) = (self.sys.electrons(), self.setup.per_spin(), self.setup.table.stride);
         let Scratch { phi, rows, electrons, slater, inverse, det, .. } = sc;
         let mut worst = 0.0f64;
@@ -432,7 +487,7 @@ impl<S: Scalar, A: Scalar> Ctx<'_, S, A> {
             if invert || !known {
                 for i in 0..n {
                     let e = s * n + i;
-                    timed(t, Class::Orbitals, #[inline(always)] || spline::evaluate_point::<S, A>(&self.setup.table, [pos[3 * e], pos[3 * e + 1], pos[3 * e + 2]], Output::Vgl, phi));
+                    timed(t, Class::Orbitals, #[inline(always)] || orb.vgl([pos[3 * e], pos[3 * e + 1], pos[3 * e + 2]], phi));
                     timed(t, Class::Determinant, #[inline(always)] || {
                         rows.iter_mut().zip(phi.iter()).for_each(|(x, &y)| *x = S::of(y.f64()));
                         dpsi[3 * e * st..(3 * e + 3) * st].copy_from_slice(&rows[st..4 * st]);

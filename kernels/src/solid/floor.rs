@@ -5,7 +5,8 @@
 //!
 //! What is counted (per walker step, n electrons per spin, `stride` orbitals padded, e bytes per stored element):
 //! - orbitals: the VGL spline at every proposal and again at every electron in the measurement (64 table rows of
-//!   `stride` each per point, `bspline::flops`);
+//!   `stride` each per point, `bspline::flops`); plane waves read no table: their five output rows written per
+//!   point (in f64) and `planewave::flops`;
 //! - determinant: per move the gradient, ratio and gradient-ratio dots against the inverse row (or, delayed, its
 //!   column against the pending moves: 3 slot n more), per accept Sherman-Morrison (4 n^2 flops, the spin's inverse
 //!   read and written) or, per window of k moves, the apply (4 k n^2 flops, the inverse read twice and written once
@@ -15,12 +16,13 @@
 //! - Jastrow: 3 passes over all electrons and ions per electron (both ends of a move, the measurement), 12 flops a
 //!   distance and the functor within its cutoff; the positions once (they stay in cache);
 //! - Coulomb: the Ewald energy (`ewald::Ewald::energy_flops`, `energy_bytes`);
-//! - pseudopotential: the expected jobs' quadrature points (`pseudopotential::flops`, `bytes`).
+//! - pseudopotential: the expected jobs' quadrature points (`pseudopotential::flops`, `bytes`); nothing without ions.
 
-use super::{expected_jobs, Class, Solid};
+use super::{expected_jobs, Class, Orbitals, Solid};
 use crate::bspline::{self, Output};
 use crate::gemm::{Operands, Shape};
 use crate::pseudopotential::{self as pp, Jastrow};
+use crate::planewave;
 use std::time::Instant;
 
 /// Bytes and flops of one walker step per class (`Class as usize`), for stored elements of `e` bytes, acceptance
@@ -30,8 +32,10 @@ pub fn class_work(sys: &Solid, e: usize, acc: f64, k: usize, recompute: usize) -
     let (ne, n, ni, st) = (s.electrons as f64, s.per_spin() as f64, s.ion_count() as f64, s.table.stride as f64);
     let (ef, row) = (e as f64, st * e as f64);
     let mut w = [(0.0, 0.0); 7];
-    let vgl = bspline::flops(1, s.per_spin(), Output::Vgl);
-    w[Class::Orbitals as usize] = (2.0 * ne * 64.0 * row, 2.0 * ne * vgl);
+    w[Class::Orbitals as usize] = match &sys.orbitals {
+        Orbitals::Table => (2.0 * ne * 64.0 * row, 2.0 * ne * bspline::flops(1, s.per_spin(), Output::Vgl)),
+        Orbitals::PlaneWaves(_) => (2.0 * ne * 5.0 * st * 8.0, 2.0 * ne * planewave::flops(1, s.per_spin())),
+    };
     // per move: 3 gradient dots, 4 ratio dots (the rows read: inverse row, 3 gradient rows, 4 proposal rows)
     let mut det = (ne * 8.0 * row, ne * 14.0 * st);
     if k <= 1 {
@@ -55,12 +59,15 @@ pub fn class_work(sys: &Solid, e: usize, acc: f64, k: usize, recompute: usize) -
     }
     w[Class::Determinant as usize] = det;
     let vol: f64 = s.cell.iter().product();
-    let inside = (4.0 / 3.0 * std::f64::consts::PI * pp::JASTROW_CUTOFF.powi(3) / vol).min(1.0);
+    let cutoff = sys.jastrow().pair[0].cutoff;
+    let inside = (4.0 / 3.0 * std::f64::consts::PI * cutoff.powi(3) / vol).min(1.0);
     w[Class::Jastrow as usize] = (24.0 * (ne + ni), 3.0 * ne * (ne + ni) * (12.0 + inside * Jastrow::PAIR_FLOPS));
     w[Class::Coulomb as usize] = (sys.ewald.energy_bytes(e, 8), sys.ewald.energy_flops());
-    let jobs = expected_jobs(sys).round() as usize;
-    let rows = jobs.min(s.electrons);
-    w[Class::Pseudopotential as usize] = (pp::bytes(jobs * s.rule.points(), s.table.bytes(), rows, st as usize * e, s.electrons), pp::flops(s, jobs, rows, 1));
+    if sys.has_ions() {
+        let jobs = expected_jobs(sys).round() as usize;
+        let rows = jobs.min(s.electrons);
+        w[Class::Pseudopotential as usize] = (pp::bytes(jobs * s.rule.points(), s.table.bytes(), rows, st as usize * e, s.electrons), pp::flops(s, jobs, rows, 1));
+    }
     w
 }
 

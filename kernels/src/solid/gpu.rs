@@ -1,17 +1,20 @@
 //! The GPU engine: every stage of a step for all walkers at once (paper 000's interchange of the walker and
 //! electron loops). Per electron, six launches over all walkers (solid.cu): determinant gradient, Jastrow and
-//! proposal, B-spline VGL at the proposals (bspline kernel), determinant ratio, Jastrow ratio and Metropolis-
+//! proposal, orbital VGL at the proposals (bspline kernel, or the planewave kernel for the gas: `Evaluator`, chosen
+//! at construction, both writing `[point][5][stride]`), determinant ratio, Jastrow ratio and Metropolis-
 //! Hastings, the update for the accepted walkers: with delay k > 1 (`Params::delay`) the gradient and ratio against
 //! the window's pending moves and the accept into its slot (common.cuh's delayed_*), and at each window's end the
 //! rank-k apply over every walker's inverse (`apply_pending`: in double three cuBLAS strided-batched GEMMs on the
 //! slabs; in mixed precision cuBLAS's Y = B^-T U^T and two kernels of solid.cu that read the f32 inverses in the slabs
 //! directly and do the products in f64, W = V t^T and t -= W^T Y, rounding each entry to f32 once); with k = 1
 //! Sherman-Morrison (each row's coefficient and rank-1 update in one pass). The measurement:
-//! VGL of all electrons in chunks of points (bspline kernel), the determinant's gradient and Laplacian (and first,
+//! VGL of all electrons in chunks of points (B-spline: sorted by cell for the grouped kernel; plane waves: in walker
+//! order), the determinant's gradient and Laplacian (and first,
 //! for the walkers that re-invert (`conditioning::reinverts`, walker by walker as on the CPU) an f64 LU: cuBLAS
 //! batched below n = 1024 per spin, cuSOLVER per matrix from there), the kinetic energy, the Ewald energy (ewald kernel,
 //! fed fractional coordinates on the device), the nonlocal energy (pseudopotential kernel, on the very walker slabs
-//! this engine moves). Then (DMC) the comb on the host and one slab copy per walker that dies.
+//! this engine moves; without ions, the gas, there is no such stage: no kernel, no launch, no transfer). Then
+//! (DMC) the comb on the host and one slab copy per walker that dies.
 //!
 //! What crosses between host and device per step (counted: `traffic`): the accepted counts, the kinetic, Ewald and
 //! nonlocal energies (the pseudopotential kernel builds its job list and sums its contributions on the device: one
@@ -33,12 +36,13 @@
 use super::conditioning::{device_norms, reinverts};
 use super::walker::Walker;
 use super::finite::Finite;
-use super::{branch, comb_offset, start_walkers, weight, Class, Params, Parts, Solid, SolidError, Timers, PER_MOVE};
+use super::{branch, comb_offset, start_walkers, weight, Class, Orbitals, Params, Parts, Solid, SolidError, Timers, PER_MOVE};
 use crate::bspline::gpu::{default_per_thread, suffix, CellSort, GpuSpline};
 use crate::bspline::Output;
 use crate::determinant::gpu::{delayed_gemms, delayed_y, solver_min_n, DelayedBatch};
 use crate::ewald::gpu::GpuEwald;
 use crate::gpu::{BatchedLu, CudaEvent, CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PushKernelArg, Traffic};
+use crate::planewave::gpu::GpuPlaneWaves;
 use crate::pseudopotential::gpu::{jastrow_tables, GpuPseudo, MAX_JASTROW_COEFS};
 use crate::pseudopotential::slab::{Field, Slab, SlabLayout};
 use crate::pseudopotential::Setup;
@@ -237,6 +241,45 @@ fn cfg(grid: (u32, u32), block: u32) -> LaunchConfig {
     LaunchConfig { grid_dim: (grid.0, grid.1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 }
 }
 
+/// The orbitals' evaluator on the GPU: the B-spline kernel or the plane waves, both writing VGL rows
+/// `[point][5][stride]` in A into their output buffer from the positions in theirs. The engine chose it at
+/// construction; each method dispatches once per launch.
+enum Evaluator<S: Real, A: Real> {
+    Spline(GpuSpline<S, A>),
+    Waves(GpuPlaneWaves<A>),
+}
+
+impl<S: Real, A: Real> Evaluator<S, A> {
+    /// Queue the evaluation of the points set with `device_positions` (the per-point kernel).
+    fn launch(&mut self) -> Result<(), GpuError> {
+        match self {
+            Evaluator::Spline(s) => s.launch(),
+            Evaluator::Waves(w) => w.launch(),
+        }
+    }
+    /// The same for points sorted by B-spline cell (the grouped kernel; plane waves need no order).
+    fn launch_sorted(&mut self) -> Result<(), GpuError> {
+        match self {
+            Evaluator::Spline(s) => s.launch_sorted(),
+            Evaluator::Waves(w) => w.launch(),
+        }
+    }
+    /// The position buffer (`[point][xyz]`) of the next launch, which evaluates `points` points.
+    fn device_positions(&mut self, points: usize) -> &mut CudaSlice<f64> {
+        match self {
+            Evaluator::Spline(s) => s.device_positions(points),
+            Evaluator::Waves(w) => w.device_positions(points),
+        }
+    }
+    /// The output buffer, `[point][5][stride]`.
+    fn device_outputs(&self) -> &CudaSlice<A> {
+        match self {
+            Evaluator::Spline(s) => s.device_outputs(),
+            Evaluator::Waves(w) => w.device_outputs(),
+        }
+    }
+}
+
 /// One walker downloaded: positions, rotations, energies, inverse rows.
 pub type WalkerState<S> = (Vec<f64>, Vec<f64>, Parts, Vec<S>);
 
@@ -247,11 +290,14 @@ pub struct GpuEngine<'a, S: Real, A: Real> {
     p: Params,
     kp: SolidParams,
     f: Funcs,
-    spline: GpuSpline<S, A>,
-    /// The measurement's points (every electron of every walker) sorted by B-spline cell for the grouped kernel.
-    sort: CellSort,
+    /// The orbitals' evaluator (the system's choice, made here once: every launch below goes to it).
+    orb: Evaluator<S, A>,
+    /// The measurement's points (every electron of every walker) sorted by B-spline cell for the grouped kernel
+    /// (None with plane waves, whose cost does not depend on the order of the points).
+    sort: Option<CellSort>,
     ewald: GpuEwald<S, A>,
-    pp: GpuPseudo<S, A>,
+    /// The nonlocal pseudopotential (None without ions: no stage at all).
+    pp: Option<GpuPseudo<S, A>>,
     /// Every walker's positions, rotations, inverse and gradient rows.
     slab: Slab<S>,
     ions: CudaSlice<f64>,
@@ -360,14 +406,22 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             matrix_ptrs: gpu.function("solid", SRC, "solid_matrix_ptrs")?,
             draws: gpu.function("solid", SRC, "solid_draws")?,
         };
-        let spline = GpuSpline::new(gpu, &setup.table, chunk, Output::Vgl, default_per_thread::<S, A>())?.for_sorted_points()?;
+        let (orb, sort) = match &sys.orbitals {
+            Orbitals::Table => {
+                let spline = GpuSpline::new(gpu, &setup.table, chunk, Output::Vgl, default_per_thread::<S, A>())?.for_sorted_points()?;
+                let sort = spline.cell_sort(walkers * ne)?;
+                (Evaluator::Spline(spline), Some(sort))
+            }
+            Orbitals::PlaneWaves(w) => (Evaluator::Waves(GpuPlaneWaves::new(gpu, w, st, chunk)?), None),
+        };
         let mut e = GpuEngine {
-            sort: spline.cell_sort(walkers * ne)?,
-            spline,
+            orb,
+            sort,
             ewald: GpuEwald::new(gpu, &sys.ewald, walkers)?,
-            pp: GpuPseudo::new(gpu, setup, &slab)?,
+            pp: if ni > 0 { Some(GpuPseudo::new(gpu, setup, &slab)?) } else { None },
             slab,
-            ions: gpu.upload("ion positions", &setup.ions)?,
+            // without ions a one-entry placeholder (no zero-length allocation): the kernels loop over no ion
+            ions: if ni > 0 { gpu.upload("ion positions", &setup.ions)? } else { gpu.zeros("ion positions", 1)? },
             draws: gpu.zeros("random numbers", walkers * ne * PER_MOVE)?,
             g: gpu.zeros("ratios and gradients", 4 * walkers)?,
             jold: gpu.zeros("old Jastrow sums", walkers)?,
@@ -408,7 +462,10 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         e.energies_to_host()?;
         e.e_est = e.parts.iter().map(Parts::local).sum::<f64>() / walkers as f64;
         // the start's transfers are not a step's
-        (e.traffic, e.pp.traffic) = (Traffic::default(), Traffic::default());
+        e.traffic = Traffic::default();
+        if let Some(pp) = &mut e.pp {
+            pp.traffic = Traffic::default();
+        }
         Ok(e)
     }
 
@@ -421,8 +478,14 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         self.traffic.down::<A>(coulomb.len());
         self.traffic.down::<i32>(acc.len());
         self.mark(Class::Other)?;
-        let nonlocal = self.pp.evaluate(&self.slab)?;
-        self.mark(Class::Pseudopotential)?;
+        let nonlocal = match &mut self.pp {
+            Some(pp) => {
+                let v = pp.evaluate(&self.slab)?;
+                self.mark(Class::Pseudopotential)?;
+                v
+            }
+            None => vec![0.0; self.count()],
+        };
         for k in 0..self.count() {
             self.parts[k] = Parts { kinetic: kinetic[k], coulomb: coulomb[k].f64(), nonlocal: nonlocal[k] };
             self.accepted[k] = acc[k] as u32;
@@ -436,7 +499,10 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
 
     /// Bytes moved between host and device by the steps so far (all stages).
     pub fn traffic(&self) -> Traffic {
-        self.traffic.merge(self.pp.traffic)
+        match &self.pp {
+            Some(pp) => self.traffic.merge(pp.traffic),
+            None => self.traffic,
+        }
     }
 
     fn mark(&mut self, c: Class) -> Result<(), GpuError> {
@@ -546,11 +612,11 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         self.mark(Class::Determinant)?;
         self.jastrow_move(e, 0)?;
         self.mark(Class::Jastrow)?;
-        self.spline.launch()?;
+        self.orb.launch()?;
         self.mark(Class::Orbitals)?;
         {
             let mut b = s.launch_builder(&self.f.det_ratio);
-            b.arg(&kp).arg(&e).arg(self.spline.device_outputs()).arg(&self.slab.buf).arg(&mut self.urow).arg(&mut self.g).arg(&mut self.tk);
+            b.arg(&kp).arg(&e).arg(self.orb.device_outputs()).arg(&self.slab.buf).arg(&mut self.urow).arg(&mut self.g).arg(&mut self.tk);
             // SAFETY: block w reads point w of the spline output ([point][5][stride], nw points evaluated) and row e of
             // walker w's inverse; writes urow[w][4][stride], g[4w..4w+4] and tk[w][stride].
             unsafe { b.launch(cfg((nw, 1), walker_block(nw as usize))) }.during("launching solid_det_ratio")?;
@@ -592,11 +658,11 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         self.mark(Class::Determinant)?;
         self.jastrow_move(e, 0)?;
         self.mark(Class::Jastrow)?;
-        self.spline.launch()?;
+        self.orb.launch()?;
         self.mark(Class::Orbitals)?;
         {
             let mut b = s.launch_builder(&self.f.det_ratio_delayed);
-            b.arg(&kp).arg(&e).arg(self.spline.device_outputs()).arg(&self.slab.buf).arg(&mut self.urow).arg(&mut self.g).arg(&mut self.tk);
+            b.arg(&kp).arg(&e).arg(self.orb.device_outputs()).arg(&self.slab.buf).arg(&mut self.urow).arg(&mut self.g).arg(&mut self.tk);
             // SAFETY: block w reads point w of the spline output ([point][5][stride], nw points evaluated) and tk[w];
             // writes urow[w][4][stride] and g[4w..4w+4].
             unsafe { b.launch(cfg((nw, 1), walker_block(nw as usize))) }.during("launching solid_det_ratio_delayed")?;
@@ -691,7 +757,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         let nw = self.count();
         let kp = self.kp;
         let s = self.gpu.stream.clone();
-        let sp = self.spline.device_positions(nw);
+        let sp = self.orb.device_positions(nw);
         let mut b = s.launch_builder(&self.f.jastrow_move);
         b.arg(&kp).arg(&e).arg(&phase).arg(&mut self.slab.buf).arg(&self.ions).arg(&self.draws).arg(&self.g).arg(&mut self.jold);
         b.arg(&mut self.newpos).arg(sp).arg(&mut self.accept).arg(&mut self.acc);
@@ -747,14 +813,14 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
     }
 
     /// VGL of the points (walker, electron) of the first `walkers` walkers of a list (not `listed`: every walker in
-    /// order, the points sorted by B-spline cell and evaluated by the grouped kernel; `listed`: the walkers of the
-    /// inversion's `chosen` list, in order) in chunks, each followed by solid_measure_det in `mode` (0: gradient
+    /// order, with B-spline orbitals the points sorted by cell and evaluated by the grouped kernel; `listed`: the
+    /// walkers of the inversion's `chosen` list, in order) in chunks, each followed by solid_measure_det in `mode` (0: gradient
     /// rows and derivatives; 1: Slater matrices for the re-inversion).
     fn measure_chunks(&mut self, mode: i32, listed: bool, walkers: usize) -> Result<(), GpuError> {
         let total = walkers * self.kp.electrons as usize;
         let kp = self.kp;
         let s = self.gpu.stream.clone();
-        let sorted = !listed;
+        let sorted = !listed && self.sort.is_some();
         if sorted {
             self.sort_points(total)?;
         }
@@ -764,13 +830,16 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         while first < total {
             let count = self.chunk.min(total - first);
             {
-                let sp = self.spline.device_positions(count);
+                let sp = self.orb.device_positions(count);
                 let (first_i, count_i) = (first as i64, count as i32);
                 let x = &self.inversion;
                 let list = if listed { &x.chosen } else { &x.all };
                 let mut b = s.launch_builder(&self.f.gather);
                 b.arg(&kp).arg(&first_i).arg(&count_i).arg(list);
-                if sorted { b.arg(&self.sort.perm) } else { b.arg(&null) };
+                match self.sort.as_ref().filter(|_| sorted) {
+                    Some(sort) => b.arg(&sort.perm),
+                    None => b.arg(&null),
+                };
                 b.arg(&self.slab.buf).arg(sp);
                 // SAFETY: thread t < count reads the position of point first + t < walkers * electrons (or, sorted,
                 // of the point perm holds there: sort_points wrote a permutation of 0..total) (its walker from list,
@@ -778,15 +847,18 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
                 // chunk >= count points.
                 unsafe { b.launch(cfg(((count as u32).div_ceil(BLOCK), 1), BLOCK)) }.during("launching solid_gather_positions")?;
             }
-            if sorted { self.spline.launch_sorted() } else { self.spline.launch() }?;
+            if sorted { self.orb.launch_sorted() } else { self.orb.launch() }?;
             self.mark(Class::Orbitals)?;
             let first_i = first as i64;
             let x = &mut self.inversion;
             let list = if listed { &x.chosen } else { &x.all };
             let mut b = s.launch_builder(&self.f.measure_det);
             b.arg(&kp).arg(&first_i).arg(&mode).arg(list);
-            if sorted { b.arg(&self.sort.perm) } else { b.arg(&null) };
-            b.arg(self.spline.device_outputs()).arg(&mut self.slab.buf).arg(&mut self.det4).arg(&mut x.work);
+            match self.sort.as_ref().filter(|_| sorted) {
+                Some(sort) => b.arg(&sort.perm),
+                None => b.arg(&null),
+            };
+            b.arg(self.orb.device_outputs()).arg(&mut self.slab.buf).arg(&mut self.det4).arg(&mut x.work);
             // SAFETY: block t handles point first + t < total of the listed walkers (sorted: the point perm holds
             // there, a permutation of 0..total): its spline output row (count
             // points evaluated), its inverse and gradient rows, det4[4 pt..] (mode 0, where list is every walker in
@@ -799,21 +871,24 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
     }
 
     /// Every electron of every walker (point = walker * electrons + electron, `total` of them) sorted by B-spline
-    /// cell into the sort's perm.
+    /// cell into the sort's perm (B-spline orbitals only: the sort exists with them).
     fn sort_points(&mut self, total: usize) -> Result<(), GpuError> {
-        if total > self.sort.capacity() {
-            self.sort.resize(total)?;
+        let (Evaluator::Spline(spline), Some(sort)) = (&self.orb, &mut self.sort) else {
+            unreachable!("solid gpu: points are sorted for the B-spline kernel only")
+        };
+        if total > sort.capacity() {
+            sort.resize(total)?;
         }
-        self.sort.clear()?;
-        let (n, c) = self.spline.grid();
+        sort.clear()?;
+        let (n, c) = spline.grid();
         let kp = self.kp;
         let mut b = self.gpu.stream.launch_builder(&self.f.cell_keys);
         b.arg(&kp).arg(&n[0]).arg(&n[1]).arg(&n[2]).arg(&c[0]).arg(&c[1]).arg(&c[2]).arg(&self.slab.buf);
-        b.arg(&mut self.sort.key).arg(&mut self.sort.rank).arg(&mut self.sort.counts);
+        b.arg(&mut sort.key).arg(&mut sort.rank).arg(&mut sort.counts);
         // SAFETY: thread pt < walkers * electrons = total (within the sort's capacity) reads its electron's position
         // in its walker's slab, writes key[pt] and rank[pt] and counts in counts at a cell below nx*ny*nz.
         unsafe { b.launch(cfg(((total as u32).div_ceil(BLOCK), 1), BLOCK)) }.during("launching solid_cell_keys")?;
-        self.sort.finish(total)
+        sort.finish(total)
     }
 
     /// f64 LU and inverse of both Slater matrices of each walker in `chosen` (listed on the device by `measure`),

@@ -1,10 +1,26 @@
-//! A whole QMC step of a synthetic carbon-like solid (paper 000, Figs. 3 and 4): the work of a real VMC or DMC
-//! generation with real-material sizes, as miniqmc imitates it (the energies are not physical, the cost is).
+//! A whole QMC step, batched over walkers, on a CPU engine and a GPU engine, for two systems given as descriptions
+//! ([`Solid`]): the synthetic carbon-like solid of paper 000's Figs. 3 and 4 (the work of a real VMC or DMC generation
+//! with real-material sizes, as miniqmc imitates it: the energies are not physical, the cost is), and the 3D
+//! homogeneous electron gas (whose energies are: its checks are exact).
 //!
-//! System: the pseudopotential kernel's cell ([`crate::pseudopotential::Setup::carbon`]): diamond cells of 8 atoms,
-//! 4 valence electrons per atom (half per spin), random B-spline orbitals (bspline kernel table), BFD carbon
-//! nonlocal channels, two-body and one-body B-spline Jastrow functors (jastrow kernel's [`crate::jastrow::Radial`]),
-//! plus the Ewald sum (ewald kernel) of the electrons and the ions of charge 4 in the same orthorhombic cell.
+//! Systems:
+//! - carbon ([`Solid::carbon`]): the pseudopotential kernel's cell ([`crate::pseudopotential::Setup::carbon`]):
+//!   diamond cells of 8 atoms, 4 valence electrons per atom (half per spin), random B-spline orbitals (bspline kernel
+//!   table), BFD carbon nonlocal channels, two-body and one-body B-spline Jastrow functors (jastrow kernel's
+//!   [`crate::jastrow::Radial`]), plus the Ewald sum (ewald kernel) of the electrons and the ions of charge 4 in the
+//!   same orthorhombic cell;
+//! - the electron gas ([`Solid::electron_gas`]): N electrons (closed shells) in the simple cubic cell of volume
+//!   N 4/3 pi r_s^3 (the qmc driver's `heg`), plane-wave orbitals ([`crate::planewave`]), no ions (so no one-body
+//!   Jastrow and no pseudopotential stage: the engines skip it, no launch or loop over zero ions), the Ewald sum of
+//!   the electrons with the neutralising background, and the gas's two-body B-spline Jastrow or, without it, zero
+//!   functors (the Jastrow factor exactly 1). Without the Jastrow each walker's kinetic energy is the plane waves'
+//!   T_0 at every configuration and the VMC energy is the Hartree-Fock energy ([`Gas::hf`]), the checks of
+//!   `gas_tests`.
+//!
+//! The orbital set is the one choice between them ([`Orbitals`]): the B-spline table or the plane waves, both writing
+//! value, gradient and Laplacian rows in one layout (`[component][stride]` per point), so everything after the
+//! orbitals is one code; each engine picks the evaluator once (per walker task on the CPU, at construction on the
+//! GPU), not per point.
 //!
 //! Wavefunction: Psi = D_up D_down exp(J), D_s = det[phi_k(r_i)] over the electrons of spin s (both spins share the
 //! orbitals), J = sum_{i<j} u(r_ij) + sum_{i,I} chi(r_iI), minimum image.
@@ -12,7 +28,7 @@
 //! One step, every walker (see [`cpu`] and [`gpu`]):
 //! 1. the sweep, electron by electron: drift-diffusion proposal from grad ln Psi (column q of the current inverse
 //!    dotted with the stored orbital gradients, plus the Jastrow gradient), orbitals VGL at the new point
-//!    (B-spline), determinant ratio and gradient (the same column), Jastrow ratio and gradient (one O(N) pass over
+//!    (B-spline or plane waves), determinant ratio and gradient (the same column), Jastrow ratio and gradient (one O(N) pass over
 //!    the other electrons and the ions at the old and the new point: the cost QMCPACK's stored-row update has),
 //!    Metropolis-Hastings with the drift-diffusion Green's functions (qmc::walker's rule), and on accept the update
 //!    of the inverse and the new gradient row. With [`Params::delay`] k > 1 the electrons of a spin go in windows of
@@ -24,7 +40,7 @@
 //! 2. the measurement: grad and Laplacian of ln D from the orbital gradient and Laplacian rows at the current
 //!    positions (the CPU engine keeps them from the accepted moves; the GPU engine evaluates the orbitals at all
 //!    electrons) against the inverse rows, the Jastrow's, the kinetic energy; the Ewald energy (electron-electron,
-//!    electron-ion, ion-ion); the nonlocal pseudopotential energy (pseudopotential kernel, all walkers in one
+//!    electron-ion, ion-ion); with ions the nonlocal pseudopotential energy (pseudopotential kernel, all walkers in one
 //!    batch); every `recompute` steps (more often for an ill-conditioned walker in mixed precision:
 //!    [`conditioning::reinverts`]) a fresh f64 inversion of the Slater matrices from the measured values;
 //! 3. DMC only: branching weights and a fixed-population comb ([`branch`]); over several ranks (one per GPU or
@@ -38,7 +54,8 @@
 //! Precision: `double` (f64 everywhere), `mixed` (f32 B-spline table, inverse and stored gradients; f64 positions,
 //! dot products, pending delayed moves and their apply, Jastrow, Ewald sums and energies; f64 re-inversion every
 //! `recompute` steps, and more often, down to every step, for a walker whose Slater matrices are ill-conditioned for f32:
-//! [`conditioning`]). `single` is not offered: paper 000 keeps the inversion and the sums in double.
+//! [`conditioning`]; plane waves are evaluated in f64 and rounded to f32 where stored, as the B-spline's rows are).
+//! `single` is not offered: paper 000 keeps the inversion and the sums in double.
 
 pub mod conditioning;
 pub mod cpu;
@@ -50,10 +67,15 @@ pub mod reference;
 pub mod validate;
 pub mod walker;
 #[cfg(test)]
+mod gas_tests;
+#[cfg(test)]
 mod tests;
 
+use crate::bspline::{self, Basis, Grid, Table};
 use crate::ewald::{self, Ewald};
+use crate::planewave::PlaneWaves;
 use crate::pseudopotential::{self as pp, quadrature::random_rotation, Channels, Rule, Setup};
+use crate::qmc::heg::{self, HartreeFock};
 use crate::rng::{gaussian3, stream};
 use crate::Real;
 use rand::Rng;
@@ -65,11 +87,42 @@ pub const ION_CHARGE: f64 = 4.0;
 /// Random numbers per electron per sweep: three normals and one uniform.
 pub const PER_MOVE: usize = 4;
 
-/// The system all walkers share.
+/// The system all walkers share: the pseudopotential kernel's setup (cell, ions, electrons, the orbitals' row
+/// stride, the quadrature and channels, the Jastrow functors), the Ewald sum, which orbitals the determinants are made
+/// of, and for the electron gas what its checks need.
 #[derive(Clone, Debug)]
 pub struct Solid {
     pub setup: Setup<f64>,
     pub ewald: Ewald,
+    pub orbitals: Orbitals,
+    /// The electron gas's density and Hartree-Fock energy (None: the carbon solid).
+    pub gas: Option<Gas>,
+}
+
+/// The orbitals of the Slater determinants (both spins share them). Each engine chooses its evaluator once, per
+/// walker task (CPU) or at construction (GPU), never per point.
+#[derive(Clone, Debug)]
+pub enum Orbitals {
+    /// The setup's B-spline table (`setup.table`, the bspline kernel): the carbon solid.
+    Table,
+    /// Plane waves (the planewave kernel): the electron gas. The setup's table then holds no coefficients, only
+    /// the orbital count and the row stride that every layout uses (`no_table`).
+    PlaneWaves(PlaneWaves),
+}
+
+/// What the electron gas's description adds: its density, whether the Jastrow factor is on, and the finite-N
+/// Hartree-Fock energy VMC without the Jastrow must return.
+#[derive(Clone, Copy, Debug)]
+pub struct Gas {
+    pub rs: f64,
+    pub jastrow: bool,
+    pub hf: HartreeFock,
+}
+
+/// A table of `orbitals` orbitals on no grid: the row stride of the layouts and nothing to evaluate (the electron
+/// gas's setup, whose orbitals are plane waves; without ions the pseudopotential evaluates no orbitals either).
+fn no_table(orbitals: usize, cell: [f64; 3]) -> Table<f64> {
+    Table { grid: Grid { n: [0; 3], cell }, orbitals, stride: bspline::stride_for(orbitals), basis: Basis::BSpline, coefs: vec![] }
 }
 
 impl Solid {
@@ -80,14 +133,57 @@ impl Solid {
         let cell = ewald::Cell::new(3, [[c[0], 0.0, 0.0], [0.0, c[1], 0.0], [0.0, 0.0, c[2]]]);
         let ions = ewald::Ions { pos: setup.ions.chunks_exact(3).map(|r| [r[0], r[1], r[2]]).collect(), charge: vec![ION_CHARGE; setup.ion_count()] };
         let ewald = Ewald::auto(cell, setup.electrons, ions, EWALD_ACCURACY);
-        Ok(Solid { setup, ewald })
+        Ok(Solid { setup, ewald, orbitals: Orbitals::Table, gas: None })
     }
+
+    /// The 3D electron gas of `electrons` electrons (closed shells: 2, 14, 38, 54, 66, 114, 162, ...) at density
+    /// `rs` in the qmc driver's simple cubic cell (`qmc::heg::gas`): plane-wave orbitals, no ions (so no one-body
+    /// Jastrow and no pseudopotential), the Ewald sum of the electrons in their neutralising background, and with
+    /// `jastrow` the gas's two-body B-spline Jastrow (`qmc::heg::pair_functors`); without it the functors are zero
+    /// (every coefficient), so the Jastrow factor is exactly 1 and VMC must return E_HF. Nothing in it is random.
+    pub fn electron_gas(electrons: usize, rs: f64, jastrow: bool) -> Result<Solid, String> {
+        let g = heg::gas(electrons, rs)?;
+        let side = g.side;
+        let cell = [side; 3];
+        let pair = if jastrow { heg::pair_functors(side, rs) } else { [zero_functor(0.5 * side), zero_functor(0.5 * side)] };
+        // no ions: the one-body functor is never evaluated (a zero one, for the GPU's fixed table of three)
+        let jas = pp::Jastrow { pair, one: zero_functor(0.5 * side) };
+        let setup = Setup {
+            cell,
+            ions: vec![],
+            electrons,
+            table: no_table(electrons / 2, cell),
+            // the quadrature and channels of a pseudopotential that never runs (no ions)
+            rule: Rule::P12,
+            channels: Channels::carbon_bfd(),
+            jastrow: Some(jas),
+        };
+        Ok(Solid { setup, ewald: g.ewald, orbitals: Orbitals::PlaneWaves(g.orbitals), gas: Some(Gas { rs, jastrow, hf: g.hf }) })
+    }
+
     pub fn electrons(&self) -> usize {
         self.setup.electrons
     }
     pub fn jastrow(&self) -> &pp::Jastrow {
         self.setup.jastrow.as_ref().expect("the solid always has a Jastrow factor")
     }
+    /// Whether there are ions (and with them the one-body Jastrow and the nonlocal pseudopotential).
+    pub fn has_ions(&self) -> bool {
+        self.setup.ion_count() > 0
+    }
+    /// `carbon` or `gas`: the mini-app's `--system`.
+    pub fn name(&self) -> &'static str {
+        if self.gas.is_some() {
+            "gas"
+        } else {
+            "carbon"
+        }
+    }
+}
+
+/// A B-spline functor that is zero everywhere (every coefficient zero, so its value and derivatives are exactly 0).
+fn zero_functor(cutoff: f64) -> crate::jastrow::Radial<f64> {
+    crate::jastrow::Radial::bspline(cutoff, 0.0, &[0.0; 7])
 }
 
 /// Run parameters of a step.

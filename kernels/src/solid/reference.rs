@@ -1,15 +1,16 @@
 //! The f64 reference: the local energy of one configuration from scratch, with each kernel's reference code and
-//! nothing kept from earlier moves: orbitals by the B-spline reference, the Slater matrices inverted by the
+//! nothing kept from earlier moves: orbitals by the B-spline or the plane-wave reference, the Slater matrices inverted by the
 //! determinant reference (natural layout), the Jastrow by the jastrow reference functor (every coefficient summed),
 //! the Ewald reference (its own image box and full G sphere), and the nonlocal energy by the pseudopotential
-//! reference with those inverses. The kinetic energy is written in its expanded form
+//! reference with those inverses (none without ions). The kinetic energy is written in its expanded form
 //! -1/2 sum_i (lap D/D + 2 grad ln D . grad J + |grad J|^2 + lap J), not the fast code's.
 
-use super::{Parts, Solid};
+use super::{Orbitals, Parts, Solid};
 use crate::bspline::{reference as spline, Output};
 use crate::determinant::reference::inverse;
 use crate::ewald::reference::Reference;
 use crate::jastrow::reference::radial;
+use crate::planewave::reference as planewave;
 use crate::pseudopotential::{reference as pp, Walkers};
 
 /// Local energy by parts of the configuration `pos` (`[electron][xyz]`) with quadrature rotations `rot`
@@ -18,7 +19,10 @@ use crate::pseudopotential::{reference as pp, Walkers};
 pub fn energy(sys: &Solid, pos: &[f64], rot: &[f64]) -> Result<(Parts, Vec<f64>, f64), usize> {
     let s = &sys.setup;
     let (ne, n, st) = (s.electrons, s.per_spin(), s.table.stride);
-    let vgl = spline::evaluate(&s.table, pos, Output::Vgl);
+    let vgl = match &sys.orbitals {
+        Orbitals::Table => spline::evaluate(&s.table, pos, Output::Vgl),
+        Orbitals::PlaneWaves(w) => planewave::evaluate(w, pos, st),
+    };
     let at = |e: usize, c: usize, j: usize| vgl[(e * 5 + c) * st + j];
     let mut rows = vec![0.0; ne * st];
     let (mut kinetic, mut cond) = (0.0, 0.0f64);
@@ -59,6 +63,6 @@ pub fn energy(sys: &Solid, pos: &[f64], rot: &[f64]) -> Result<(Parts, Vec<f64>,
     let r: Vec<[f64; 3]> = pos.chunks_exact(3).map(|x| [x[0], x[1], x[2]]).collect();
     let coulomb = Reference::new(&sys.ewald.cell, sys.ewald.params).energy(&r, &sys.ewald.ions).total();
     let w = Walkers { count: 1, pos: pos.to_vec(), inv: rows.clone(), rot: rot.to_vec() };
-    let nonlocal = pp::energies(s, &w).energy[0];
+    let nonlocal = if sys.has_ions() { pp::energies(s, &w).energy[0] } else { 0.0 };
     Ok((Parts { kinetic, coulomb, nonlocal }, rows, cond))
 }

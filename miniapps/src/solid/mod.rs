@@ -3,6 +3,14 @@
 //! Ewald, nonlocal pseudopotential, branching) for all walkers, on all CPU cores and on the GPU, with per-stage
 //! timers. See `kernels::solid`.
 //!
+//! `--system gas` runs the 3D electron gas through the same engines instead (`kernels::solid::Solid::electron_gas`:
+//! plane-wave orbitals, no ions and so no pseudopotential stage, Ewald with the neutralising background, the gas's
+//! two-body Jastrow or with `--jastrow off` none), at closed-shell sizes and density `--rs`. Its records carry
+//! params.system, params.rs and params.jastrow (carbon's records keep their keys), and the gas's exact checks
+//! (`gas`): with the Jastrow off the kinetic energy of every walker is T_0 at every step, and in VMC the energy is
+//! the Hartree-Fock energy within 4 error bars once the blocking analysis has converged (extras `e_vmc`,
+//! `e_vmc_error`, `e_hf`, `hf_converged`).
+//!
 //! Beside each record it prints the floor of one walker step per kernel class (`kernels::solid::floor`: the class's
 //! bytes at the copy bandwidth, its flops at the f64 GEMM rate, both measured in this process) and the measured time
 //! of that class, and keeps the floors as extras (`floor_s_<class>`, `floor_s_step`, `gemm_gflops`). A class whose
@@ -40,9 +48,11 @@
 //! With `--ranks N` (or under mpirun): DMC over ranks, one per GPU, `--walkers` being the population over all
 //! ranks; see `ranks` for what those records hold and check.
 
+mod gas;
 mod ranks;
 
 use crate::common::KernelArgs;
+use gas::{GasOutcome, GasTally};
 use crate::registry::Level;
 use anyhow::{bail, Result};
 use harness::cli::{positive, CommonArgs};
@@ -60,20 +70,43 @@ use rayon::prelude::*;
 use kernels::{Check, Precision, Real};
 
 /// Whole VMC/DMC steps of a synthetic carbon solid (random B-spline orbitals, Slater-Jastrow, Ewald, BFD nonlocal
-/// pseudopotential): GPU speedup over all cores and time per kernel class. Example, 512 electrons, 128 walkers:
+/// pseudopotential) or of the 3D electron gas (plane waves, Ewald, two-body Jastrow) on the same batched engines:
+/// GPU speedup over all cores and time per kernel class. Examples: the carbon solid of 512 electrons, 128 walkers;
+/// the 162-electron gas without the Jastrow, whose VMC energy must be the Hartree-Fock energy:
 ///   solid --electrons 512 --walkers 128 --precision double,mixed
+///   solid --system gas --electrons 162 --jastrow off --method vmc --walkers 512 --tau 0.1 --steps 400
 #[derive(clap::Parser, Debug)]
 #[command(name = "solid", version)]
 pub struct Args {
     #[command(flatten)]
     pub common: CommonArgs,
-    /// Electrons (4 per carbon atom, multiples of 32: 8-atom diamond cells, at most 4096), comma-separated. What fits
-    /// a GPU, from the engine's allocations (slab of positions, inverse and gradient rows; f64 re-inversion buffers;
-    /// delayed moves) per walker in double (mixed): about 100 MB (67 MB) at 2048 electrons, 230 MB (155 MB) at 3072,
-    /// 410 MB (270 MB) at 4096, beside a B-spline table of 1.0 GB (0.5) / 2.0 GB (1.0) / 3.6 GB (1.8): an 80 GB H100
-    /// holds about 750 / 330 / 185 walkers in double, 1100 / 480 / 280 in mixed. A run that does not fit says so
+    /// The system: carbon (the synthetic carbon-like solid of paper 000: random B-spline orbitals, BFD nonlocal
+    /// pseudopotential, ions of charge 4, two- and one-body Jastrow) or gas (the 3D homogeneous electron gas:
+    /// plane-wave orbitals of closed shells, no ions, Ewald with a neutralising background, the two-body Jastrow of
+    /// the qmc driver's gas). The gas's energies are exact checks: with --jastrow off every walker's kinetic energy is
+    /// T_0 at every step, and VMC returns the Hartree-Fock energy (checked within 4 error bars once the error bar
+    /// has converged: give VMC a few thousand steps, e.g. --steps 400 --max-reps 4, and a larger --tau such as 0.1,
+    /// which VMC's energy does not depend on).
+    #[arg(long, default_value = "carbon", value_parser = ["carbon", "gas"])]
+    pub system: String,
+    /// Density parameter r_s of the gas in bohr (the cube holds N 4/3 pi r_s^3); gas only, default 1.0: the qmc
+    /// driver's gas, so the two drivers' records of one size compare (r_s changes the energies and the acceptance,
+    /// hardly the cost).
+    #[arg(long)]
+    pub rs: Option<f64>,
+    /// The gas's Jastrow factor: on (Slater-Jastrow, the default) or off (the bare plane-wave determinant: the
+    /// Hartree-Fock checks). Gas only.
+    #[arg(long, value_parser = ["on", "off"])]
+    pub jastrow: Option<String>,
+    /// Electrons, comma-separated (default: 128 for carbon, 54 for the gas). Carbon: 4 per atom, multiples of 32
+    /// (8-atom diamond cells), at most 4096. Gas: closed shells, 2, 14, 38, 54, 66, 114, 162, 186, 246, 294, 342, ...
+    /// (both spins fill the same shells of plane waves), at most 4096. What fits a GPU, from the engine's
+    /// allocations (slab of positions, inverse and gradient rows; f64 re-inversion buffers; delayed moves) per
+    /// walker in double (mixed): about 100 MB (67 MB) at 2048 electrons, 230 MB (155 MB) at 3072, 410 MB (270 MB)
+    /// at 4096, beside (carbon) a B-spline table of 1.0 GB (0.5) / 2.0 GB (1.0) / 3.6 GB (1.8): an 80 GB H100 holds
+    /// about 750 / 330 / 185 carbon walkers in double, 1100 / 480 / 280 in mixed. A run that does not fit says so
     /// before it allocates.
-    #[arg(long, value_delimiter = ',', default_value = "128")]
+    #[arg(long, value_delimiter = ',')]
     pub electrons: Vec<usize>,
     /// Walkers (per GPU; with --ranks, over all ranks), comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "32")]
@@ -185,24 +218,39 @@ impl Validated {
 }
 
 pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
-    positive("electrons", &a.electrons)?;
+    let electrons = a.electrons();
+    positive("electrons", &electrons)?;
     positive("walkers", &a.walkers)?;
     positive("max-reps", &[a.max_reps])?;
     positive("check-walkers", &[a.check_walkers])?;
     if a.check_steps == 0 {
         bail!("--check-steps must be at least 1: every record rests on the GPU engine followed step by step against the CPU engine, and a check of nothing fails");
     }
-    if let Some(n) = a.electrons.iter().find(|&&n| n % 32 != 0) {
-        bail!("--electrons {n} is not a multiple of 32 (4 electrons per atom, 8-atom diamond cells)");
+    if a.gas() {
+        if let Some(&n) = electrons.iter().find(|&&n| kernels::planewave::occupied(n / 2).is_err() || n % 2 != 0) {
+            bail!("--electrons {n} is not a closed shell of the electron gas: use one of {}", kernels::planewave::closed_shell_list(n));
+        }
+        if let Some(rs) = a.rs.filter(|rs| !(rs.is_finite() && *rs > 0.0)) {
+            bail!("--rs {rs} must be a positive number of bohr");
+        }
+    } else {
+        for (flag, given) in [("--rs", a.rs.is_some()), ("--jastrow", a.jastrow.is_some())] {
+            if given {
+                bail!("{flag} applies to --system gas only (the carbon solid's density and Jastrow are fixed)");
+            }
+        }
+        if let Some(n) = electrons.iter().find(|&&n| n % 32 != 0) {
+            bail!("--electrons {n} is not a multiple of 32 (4 electrons per atom, 8-atom diamond cells)");
+        }
     }
-    if let Some(n) = a.electrons.iter().find(|&&n| n > MAX_ELECTRONS) {
+    if let Some(n) = electrons.iter().find(|&&n| n > MAX_ELECTRONS) {
         bail!("--electrons {n} is more than {MAX_ELECTRONS}");
     }
     if let Some(w) = a.walkers.iter().chain([&a.check_walkers, &a.cpu_walkers]).find(|&&w| w > MAX_WALKERS) {
         bail!("--walkers {w} is more than {MAX_WALKERS}");
     }
     let max_w = *a.walkers.iter().max().unwrap();
-    if let Some(&ne) = a.electrons.iter().find(|&&ne| state_bytes(ne, max_w) > MAX_STATE_BYTES) {
+    if let Some(&ne) = electrons.iter().find(|&&ne| state_bytes(ne, max_w) > MAX_STATE_BYTES) {
         bail!("{max_w} walkers of {ne} electrons need {:.0} GB of walker state (inverses and gradient rows, in double) on the host and the GPU: at most {:.0} GB", state_bytes(ne, max_w) / 1e9, MAX_STATE_BYTES / 1e9);
     }
     if a.delay > kernels::determinant::MAX_DELAY {
@@ -217,14 +265,16 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
     }
     let ranks = Ranks::choose(a.ranks.unwrap_or(1)).map_err(anyhow::Error::msg)?;
     if a.ranks.is_some() || ranks.transport() == "mpi" {
+        if a.gas() {
+            bail!("--system gas runs on one rank (the engines are the same, but the ranks' records and checks are the carbon solid's): drop --ranks");
+        }
         return ranks::run(r, a, &ranks, &precisions);
     }
     let variants = [Variant::Cpu, Variant::Gpu].into_iter().filter(|v| r.runs(*v)).count();
-    r.plan(a.electrons.len() * a.walkers.len() * precisions.len() * variants);
+    r.plan(electrons.len() * a.walkers.len() * precisions.len() * variants);
     let mut gemm = GemmRates::default();
-    for (i, &ne) in a.electrons.iter().enumerate() {
-        r.step(format!("building the {}-atom solid", ne / 4));
-        let sys = Solid::carbon(ne / 4, r.seed(i as u64 + 1)).map_err(anyhow::Error::msg)?;
+    for (i, &ne) in electrons.iter().enumerate() {
+        let sys = a.system(r, ne, i)?;
         for &p in &precisions {
             let params = Params { tau: a.tau, dmc: a.method == "dmc", recompute: a.recompute, seed: r.seed(100 + i as u64), first: 0, delay: delay(a, ne) };
             match p {
@@ -237,6 +287,46 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
 }
 
 impl Args {
+    pub(crate) fn gas(&self) -> bool {
+        self.system == "gas"
+    }
+
+    /// --electrons, or the system's default.
+    pub(crate) fn electrons(&self) -> Vec<usize> {
+        match (self.electrons.is_empty(), self.gas()) {
+            (false, _) => self.electrons.clone(),
+            (true, false) => vec![128],
+            (true, true) => vec![54],
+        }
+    }
+
+    /// The gas's r_s (default 1.0) and whether its Jastrow is on (default on).
+    fn gas_params(&self) -> (f64, bool) {
+        (self.rs.unwrap_or(1.0), self.jastrow.as_deref() != Some("off"))
+    }
+
+    /// The system of the `i`-th electron count `ne`: the carbon solid of ne / 4 atoms (seeded by the case) or the gas.
+    fn system(&self, r: &mut Runner, ne: usize, i: usize) -> Result<Solid> {
+        if self.gas() {
+            let (rs, jastrow) = self.gas_params();
+            r.step(format!("building the {ne}-electron gas (r_s = {rs}, Jastrow {})", if jastrow { "on" } else { "off" }));
+            Solid::electron_gas(ne, rs, jastrow).map_err(anyhow::Error::msg)
+        } else {
+            r.step(format!("building the {}-atom solid", ne / 4));
+            Solid::carbon(ne / 4, r.seed(i as u64 + 1)).map_err(anyhow::Error::msg)
+        }
+    }
+
+    /// The record's case: carbon's keys as they always were; the gas adds its system, r_s and Jastrow.
+    fn case(&self, p: Precision, ne: usize, w: usize, steps: usize, delay: usize) -> Case {
+        let c = Case::new("solid", &self.method, p).size("electrons", ne).size("walkers", w).param("tau", self.tau).param("steps", steps).param("delay", delay);
+        if !self.gas() {
+            return c;
+        }
+        let (rs, jastrow) = self.gas_params();
+        c.param("system", "gas").param("rs", rs).param("jastrow", if jastrow { "on" } else { "off" })
+    }
+
     /// Steps per timed repetition: --steps, or with 0 one whole re-inversion cycle.
     pub(crate) fn timed_steps(&self) -> usize {
         if self.steps == 0 {
@@ -259,19 +349,30 @@ pub(crate) fn delay(a: &Args, ne: usize) -> usize {
 /// Every walker count of one system in one precision: storage S, arithmetic A.
 fn sizes<S: Scalar, A: Scalar>(r: &mut Runner, a: &Args, sys: &Solid, params: Params, p: Precision, gemm: &mut GemmRates) -> Result<()> {
     let (ne, steps) = (sys.electrons(), a.timed_steps());
-    let case = |w: usize| Case::new("solid", &a.method, p).size("electrons", ne).size("walkers", w).param("tau", a.tau).param("steps", steps).param("delay", params.delay);
+    let case = |w: usize| a.case(p, ne, w, steps, params.delay);
     if r.runs(Variant::Cpu) {
         let max_w = *a.walkers.iter().max().unwrap();
         let cw = if a.cpu_walkers > 0 { a.cpu_walkers } else { 2 * rayon::current_num_threads() }.min(max_w);
         r.step(format!("solid cpu {p} electrons={ne} walkers={cw}"));
         let mut e = CpuEngine::<S, A>::new(sys, cw, params)?;
+        let mut tally = GasTally::new(sys, p, &params);
         let t = r.time_reps(Variant::Cpu, a.max_reps, || -> Result<()> {
             for _ in 0..steps {
                 e.step()?;
+                if let Some(g) = &mut tally {
+                    g.add(&e.parts, &e.cond);
+                }
             }
             Ok(())
         })?;
-        let v = Validated::of(sys, &mut e, p, params.recompute, params.seed)?;
+        let mut v = Validated::of(sys, &mut e, p, params.recompute, params.seed)?;
+        let gas = tally.map(|g| g.outcome());
+        if let Some(g) = &gas {
+            v.checks.extend(g.checks.iter().cloned());
+            if let Some(note) = &g.note {
+                r.say(&format!("solid cpu {p} electrons={ne}: {note}"));
+            }
+        }
         let acc = e.moves.acceptance();
         let reinverted = e.reinversions as f64 / (cw * e.steps) as f64;
         for &w in &a.walkers {
@@ -287,6 +388,7 @@ fn sizes<S: Scalar, A: Scalar>(r: &mut Runner, a: &Args, sys: &Solid, params: Pa
             r.extra("cpu_walkers_timed", cw as f64);
             v.extras(r);
             r.extra("reinversions_per_step", reinverted);
+            gas_extras(r, &gas);
         }
     }
     if r.runs(Variant::Gpu) {
@@ -298,17 +400,31 @@ fn sizes<S: Scalar, A: Scalar>(r: &mut Runner, a: &Args, sys: &Solid, params: Pa
         for &w in &a.walkers {
             r.step(format!("solid gpu {p} electrons={ne} walkers={w}"));
             let mut g = GpuEngine::<S, A>::new(&gpu, sys, &setup, w, params)?;
+            let mut tally = GasTally::new(sys, p, &params);
             let t = r.time_reps(Variant::Gpu, a.max_reps, || -> Result<()> {
                 for _ in 0..steps {
                     g.step()?;
+                    if let Some(t) = &mut tally {
+                        t.add(&g.parts, &g.cond);
+                    }
                 }
                 Ok(())
             })?;
             // one more step with CUDA events between the classes, for the fractions
             g.profile = true;
             g.step()?;
+            if let Some(t) = &mut tally {
+                t.add(&g.parts, &g.cond);
+            }
             let mut v = Validated::of(sys, &mut g, p, params.recompute, params.seed)?;
             v.checks.extend(traj.iter().cloned());
+            let gas = tally.map(|t| t.outcome());
+            if let Some(o) = &gas {
+                v.checks.extend(o.checks.iter().cloned());
+                if let Some(note) = &o.note {
+                    r.say(&format!("solid gpu {p} electrons={ne} walkers={w}: {note}"));
+                }
+            }
             let acc = g.moves.acceptance();
             r.record(&case(w), Variant::Gpu, t, work::<S>(sys, &params, w, steps, acc), &v.checks)?;
             extras(r, &g.timers, ne, w * steps, t.median, acc);
@@ -322,9 +438,17 @@ fn sizes<S: Scalar, A: Scalar>(r: &mut Runner, a: &Args, sys: &Solid, params: Pa
             v.extras(r);
             r.extra("reinversions_per_step", g.reinversions as f64 / (w * g.steps) as f64);
             r.extra("reinversion_ms_per_step", 1e3 * g.reinversion_s / g.steps as f64);
+            gas_extras(r, &gas);
         }
     }
     Ok(())
+}
+
+/// The gas's extras (E_VMC, its error bar, E_HF, ...) on the last record.
+fn gas_extras(r: &mut Runner, gas: &Option<GasOutcome>) {
+    for (name, value) in gas.iter().flat_map(|g| g.extras.iter()) {
+        r.extra(name, *value);
+    }
 }
 
 /// A walker's energy by part, for the logs of failed checks.

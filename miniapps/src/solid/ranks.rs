@@ -63,8 +63,9 @@ pub fn run(r: &mut Runner, a: &Args, ranks: &Ranks, precisions: &[Precision]) ->
         gpus_for_ranks(size, Gpu::count().unwrap_or(0))?;
     }
     let variants: Vec<Variant> = [Variant::Cpu, Variant::Gpu].into_iter().filter(|v| r.runs(*v)).collect();
-    r.plan(a.electrons.len() * a.walkers.len() * precisions.len() * variants.len());
-    for (i, &ne) in a.electrons.iter().enumerate() {
+    let electrons = a.electrons();
+    r.plan(electrons.len() * a.walkers.len() * precisions.len() * variants.len());
+    for (i, &ne) in electrons.iter().enumerate() {
         r.step(format!("building the {}-atom solid", ne / 4));
         let sys = Solid::carbon(ne / 4, r.seed(i as u64 + 1)).map_err(anyhow::Error::msg)?;
         for &p in precisions {
