@@ -119,6 +119,10 @@ struct Funcs {
     det_ratio_delayed: CudaFunction,
     det_accept: CudaFunction,
     delayed_fix: CudaFunction,
+    /// The moves' fused launches (solid.cu move_begin, move_end; the delayed ones with delayed updates), which the
+    /// sweep's graph replays in place of the four (six with delayed updates) they join.
+    move_begin: CudaFunction,
+    move_end: CudaFunction,
     /// Where S is narrower than A (mixed): the apply's W = V t^T and t -= W^T Y on the S inverses (solid.cu).
     fused: Option<Fused>,
     gather: CudaFunction,
@@ -400,6 +404,8 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             det_ratio_delayed: func("det_ratio_delayed")?,
             det_accept: func("det_accept")?,
             delayed_fix: func("delayed_fix")?,
+            move_begin: func(if p.delay > 1 { "move_begin_delayed" } else { "move_begin" })?,
+            move_end: func(if p.delay > 1 { "move_end_delayed" } else { "move_end" })?,
             fused: if std::mem::size_of::<S>() < ab { Some(Fused { w: func(if p.delay <= 32 { "delayed_w4" } else { "delayed_w8" })?, update: func("delayed_update")? }) } else { None },
             gather: gpu.function("solid", SRC, "solid_gather_positions")?,
             identity: gpu.function("solid", SRC, "solid_identity")?,
@@ -602,6 +608,15 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         let (nw, n) = (self.count() as u32, self.kp.n as u32);
         let s = self.gpu.stream.clone();
         let kp = self.kp;
+        if !self.profile {
+            self.move_begin(e, None)?;
+            self.spline.launch()?;
+            self.move_end(e, None)?;
+            let mut b = s.launch_builder(&self.f.sm_update);
+            b.arg(&kp).arg(&e).arg(&mut self.slab.buf).arg(&self.urow).arg(&self.accept).arg(&self.g).arg(&self.tk);
+            // SAFETY: as below.
+            return unsafe { b.launch(cfg((n.div_ceil(BLOCK / 32), nw), BLOCK)) }.during("launching solid_sm_update").map(|_| ());
+        }
         {
             let mut b = s.launch_builder(&self.f.det_grad);
             b.arg(&kp).arg(&e).arg(&self.slab.buf).arg(&mut self.g);
@@ -646,6 +661,15 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         let k = x.k;
         let q = e as usize % n;
         let (slot, ki) = ((q % k) as i32, k as i32);
+        if !self.profile {
+            self.move_begin(e, Some((slot, ki)))?;
+            self.spline.launch()?;
+            self.move_end(e, Some((slot, ki)))?;
+            if q + 1 == n || (q + 1).is_multiple_of(k) {
+                self.apply_pending(e as usize / n, q % k + 1)?;
+            }
+            return Ok(());
+        }
         {
             let mut b = s.launch_builder(&self.f.det_column);
             b.arg(&kp).arg(&e).arg(&slot).arg(&ki).arg(&self.slab.buf).arg(&x.v).arg(&x.ut).arg(&x.binv).arg(&x.rep);
@@ -749,6 +773,60 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         // on this stream, and rewrites its 64 x 128 tile (entries < n) of walker w's spin block `spin` in its slab.
         let grid = LaunchConfig { grid_dim: (n.div_ceil(U_COLS) as u32, n.div_ceil(U_ROWS) as u32, nw as u32), block_dim: (UPDATE_BLOCK, 1, 1), shared_mem_bytes: 0 };
         unsafe { b.launch(grid) }.during("launching solid_delayed_update")?;
+        Ok(())
+    }
+
+    /// The fused first launch of electron e's move (solid.cu move_begin): the determinant's gradient (with delayed
+    /// updates, `window` = (slot, k): the column against the pending moves), the Jastrow at the old position and the
+    /// proposal into the spline's positions.
+    fn move_begin(&mut self, e: i32, window: Option<(i32, i32)>) -> Result<(), GpuError> {
+        let nw = self.count();
+        let kp = self.kp;
+        let s = self.gpu.stream.clone();
+        let sp = self.spline.device_positions(nw);
+        let mut b = s.launch_builder(&self.f.move_begin);
+        b.arg(&kp).arg(&e);
+        if let Some((slot, k)) = &window {
+            b.arg(slot).arg(k);
+        }
+        b.arg(&mut self.slab.buf).arg(&self.ions).arg(&self.draws);
+        if window.is_some() {
+            let x = self.pending.as_mut().expect("a window needs the pending moves");
+            b.arg(&x.v).arg(&x.ut).arg(&x.binv).arg(&x.rep).arg(&mut x.p).arg(&mut self.tk);
+        }
+        b.arg(&mut self.g).arg(&mut self.jold).arg(&mut self.newpos).arg(sp);
+        // SAFETY: block w < walkers: det_grad's or det_column's reads and writes (rows e of walker w's inverse and
+        // gradient rows, the first slot < k <= 64 rows of its pending moves; p[w][..slot], tk[w][..n], g[4w+1..4w+4])
+        // then jastrow_move's in phase 0 (walker w's positions and draws row e, the ions; thread 0 writes jold[w],
+        // 3 entries of newpos and of the spline positions, which hold nw >= w + 1 points).
+        unsafe { b.launch(cfg((nw as u32, 1), walker_block(nw))) }.during("launching solid_move_begin")?;
+        Ok(())
+    }
+
+    /// The fused second launch of electron e's move (solid.cu move_end): the ratio and gradient at the proposal from
+    /// the spline's outputs, the Jastrow there and Metropolis-Hastings, and with delayed updates (`window`) an
+    /// accepted move into its slot.
+    fn move_end(&mut self, e: i32, window: Option<(i32, i32)>) -> Result<(), GpuError> {
+        let nw = self.count();
+        let kp = self.kp;
+        let s = self.gpu.stream.clone();
+        let mut b = s.launch_builder(&self.f.move_end);
+        b.arg(&kp).arg(&e);
+        if let Some((slot, k)) = &window {
+            b.arg(slot).arg(k);
+        }
+        b.arg(self.spline.device_outputs()).arg(&mut self.slab.buf).arg(&self.ions).arg(&self.draws);
+        b.arg(&mut self.urow).arg(&mut self.g).arg(&mut self.tk).arg(&mut self.jold).arg(&mut self.newpos);
+        b.arg(&mut self.accept).arg(&mut self.acc);
+        if window.is_some() {
+            let x = self.pending.as_mut().expect("a window needs the pending moves");
+            b.arg(&mut x.v).arg(&mut x.ut).arg(&mut x.binv).arg(&mut x.rep).arg(&x.p);
+        }
+        // SAFETY: block w < walkers: det_ratio's reads and writes (point w of the spline output, nw points evaluated;
+        // row e of walker w's inverse or tk[w]; urow[w][4][stride], g[4w..4w+4], tk[w]), then jastrow_move's in phase
+        // 1 (thread 0 writes accept[w], acc[w] and, on accept, walker w's position e), then with a window det_accept's
+        // (accepted walkers only: the gradient rows of electron e in its slab and slot `slot` < k of its pending moves).
+        unsafe { b.launch(cfg((nw as u32, 1), walker_block(nw))) }.during("launching solid_move_end")?;
         Ok(())
     }
 

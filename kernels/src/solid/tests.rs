@@ -217,31 +217,32 @@ fn corrupted_inverse_is_detected() {
 /// The GPU engine follows the CPU engine (same start, same random numbers): identical acceptances and local
 /// energies within 1e-9 in double, with delayed updates (rank 4: four windows per spin, the last apply of each spin
 /// and the empty slots of rejected moves) and with Sherman-Morrison (delay 1); mixed within its tolerance of the
-/// reference, through a re-inversion, delayed.
+/// reference, through a re-inversion, delayed. Each path both ways: the fused launches the timed sweep's graph
+/// replays, and the separate ones of a profiled step.
 #[test]
 fn gpu_matches_cpu_when_present() {
     let Some(gpu) = crate::gpu::for_test() else { return };
     let sys = Solid::carbon(16, 6).unwrap();
     let mut p = params(true);
     p.recompute = 2;
-    for delay in [4, 1] {
+    for (delay, profile) in [(4, false), (4, true), (1, false), (1, true)] {
         let p = Params { delay, ..p };
         let mut cpu = CpuEngine::<f64, f64>::new(&sys, 3, p).unwrap();
         let mut g = gpu::GpuEngine::<f64, f64>::new(&gpu, &sys, &sys.setup, 3, p).unwrap();
         for (k, (a, b)) in g.energies().unwrap().iter().zip(cpu.energies()).enumerate() {
             assert!((a - b).abs() <= 1e-10 * cpu.parts[k].magnitude(), "delay {delay} start walker {k}: gpu {a} cpu {b}");
         }
-        g.profile = true;
+        g.profile = profile;
         for step in 0..3 {
             cpu.step().unwrap();
             g.step().unwrap();
-            assert_eq!(g.accepted().unwrap(), cpu.accepted, "delay {delay} step {step}");
+            assert_eq!(g.accepted().unwrap(), cpu.accepted, "delay {delay} profile {profile} step {step}");
             for (k, (a, b)) in g.energies().unwrap().iter().zip(cpu.energies()).enumerate() {
-                assert!((a - b).abs() <= 1e-9 * cpu.parts[k].magnitude(), "delay {delay} step {step} walker {k}: gpu {a} cpu {b}");
+                assert!((a - b).abs() <= 1e-9 * cpu.parts[k].magnitude(), "delay {delay} profile {profile} step {step} walker {k}: gpu {a} cpu {b}");
             }
         }
         assert!(cpu.moves.acceptance() < 0.99, "delay {delay}: some moves rejected (empty slots)");
-        assert!(g.timers.0[Class::Orbitals as usize] > 0.0 && g.timers.0[Class::Branching as usize] > 0.0);
+        assert!(!profile || g.timers.0[Class::Orbitals as usize] > 0.0 && g.timers.0[Class::Branching as usize] > 0.0);
         let (pos, rot, parts, inv) = g.walker(2).unwrap();
         let c = compare(&sys, &pos, &rot, parts, &inv).unwrap();
         assert!(c.energy < DOUBLE_TOLERANCE && c.inverse < 1e-9, "delay {delay} gpu walker 2 vs reference: energy {:e}, inverse {:e}", c.energy, c.inverse);
