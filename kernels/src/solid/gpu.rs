@@ -610,7 +610,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         let kp = self.kp;
         if !self.profile {
             self.move_begin(e, None)?;
-            self.spline.launch()?;
+            self.orb.launch()?;
             self.move_end(e, None)?;
             let mut b = s.launch_builder(&self.f.sm_update);
             b.arg(&kp).arg(&e).arg(&mut self.slab.buf).arg(&self.urow).arg(&self.accept).arg(&self.g).arg(&self.tk);
@@ -663,7 +663,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         let (slot, ki) = ((q % k) as i32, k as i32);
         if !self.profile {
             self.move_begin(e, Some((slot, ki)))?;
-            self.spline.launch()?;
+            self.orb.launch()?;
             self.move_end(e, Some((slot, ki)))?;
             if q + 1 == n || (q + 1).is_multiple_of(k) {
                 self.apply_pending(e as usize / n, q % k + 1)?;
@@ -778,12 +778,12 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
 
     /// The fused first launch of electron e's move (solid.cu move_begin): the determinant's gradient (with delayed
     /// updates, `window` = (slot, k): the column against the pending moves), the Jastrow at the old position and the
-    /// proposal into the spline's positions.
+    /// proposal into the orbital evaluator's positions.
     fn move_begin(&mut self, e: i32, window: Option<(i32, i32)>) -> Result<(), GpuError> {
         let nw = self.count();
         let kp = self.kp;
         let s = self.gpu.stream.clone();
-        let sp = self.spline.device_positions(nw);
+        let sp = self.orb.device_positions(nw);
         let mut b = s.launch_builder(&self.f.move_begin);
         b.arg(&kp).arg(&e);
         if let Some((slot, k)) = &window {
@@ -798,13 +798,13 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         // SAFETY: block w < walkers: det_grad's or det_column's reads and writes (rows e of walker w's inverse and
         // gradient rows, the first slot < k <= 64 rows of its pending moves; p[w][..slot], tk[w][..n], g[4w+1..4w+4])
         // then jastrow_move's in phase 0 (walker w's positions and draws row e, the ions; thread 0 writes jold[w],
-        // 3 entries of newpos and of the spline positions, which hold nw >= w + 1 points).
+        // 3 entries of newpos and of the orbital evaluator's positions, which hold nw >= w + 1 points).
         unsafe { b.launch(cfg((nw as u32, 1), walker_block(nw))) }.during("launching solid_move_begin")?;
         Ok(())
     }
 
     /// The fused second launch of electron e's move (solid.cu move_end): the ratio and gradient at the proposal from
-    /// the spline's outputs, the Jastrow there and Metropolis-Hastings, and with delayed updates (`window`) an
+    /// the orbital evaluator's outputs, the Jastrow there and Metropolis-Hastings, and with delayed updates (`window`) an
     /// accepted move into its slot.
     fn move_end(&mut self, e: i32, window: Option<(i32, i32)>) -> Result<(), GpuError> {
         let nw = self.count();
@@ -815,7 +815,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         if let Some((slot, k)) = &window {
             b.arg(slot).arg(k);
         }
-        b.arg(self.spline.device_outputs()).arg(&mut self.slab.buf).arg(&self.ions).arg(&self.draws);
+        b.arg(self.orb.device_outputs()).arg(&mut self.slab.buf).arg(&self.ions).arg(&self.draws);
         b.arg(&mut self.urow).arg(&mut self.g).arg(&mut self.tk).arg(&mut self.jold).arg(&mut self.newpos);
         b.arg(&mut self.accept).arg(&mut self.acc);
         if window.is_some() {
