@@ -38,8 +38,9 @@ pub enum Value {
     GpuError,
     /// A quantity the mini-app added to the record of this variant (`Runner::extra`), as a percentage.
     Share(Variant, &'static str),
-    /// The record's `energy` extra with its `error`, "value(error)" (Ha).
-    Energy(Variant),
+    /// The record's energy extra `.1` with its error `.2` (the qmc driver's `energy` and `error`; the solid's gas
+    /// VMC writes `e_vmc` and `e_vmc_error`), "value(error)" (Ha).
+    Energy(Variant, &'static str, &'static str),
     /// The record's throughput in its unit (walker steps/s, ...): a CPU record on all cores or the GPU's.
     Throughput(Variant),
 }
@@ -167,32 +168,52 @@ pub const ROWS: &[Row] = &[
         Value::Throughput(Variant::Gpu), "GPU", Reference::Text("")),
     row!("kernels", "solid", "dmc", "DMC step, 3072 electrons, 128 walkers, delayed updates, re-inversions included", ["electrons=3072", "walkers=128", "tau=0.02", "steps=8", "!ranks", "delay>=2"],
         Value::GpuOverCpuDouble, "GPU over all cores in double", Reference::Text("")),
+    row!("kernels", "solid", "dmc", "electron gas on the batched engines (solid --system gas), 54 electrons, r_s = 1, Slater-Jastrow DMC step, 512 walkers", ["system=gas", "electrons=54", "walkers=512", "jastrow=on", "steps=8", "!ranks"],
+        Value::Throughput(Variant::Cpu), "CPU on all cores", Reference::Text("")),
+    row!("kernels", "solid", "dmc", "electron gas on the batched engines (solid --system gas), 54 electrons, r_s = 1, Slater-Jastrow DMC step, 512 walkers", ["system=gas", "electrons=54", "walkers=512", "jastrow=on", "steps=8", "!ranks"],
+        Value::Throughput(Variant::Gpu), "GPU", Reference::Text("")),
+    row!("kernels", "solid", "dmc", "electron gas on the batched engines (solid --system gas), 54 electrons, r_s = 1, Slater-Jastrow DMC step, 512 walkers", ["system=gas", "electrons=54", "walkers=512", "jastrow=on", "steps=8", "!ranks"],
+        Value::GpuOverCpuDouble, "GPU over all cores in double", Reference::Text("")),
+    row!("kernels", "solid", "dmc", "electron gas on the batched engines (solid --system gas), 162 electrons, r_s = 1, Slater-Jastrow DMC step, 512 walkers", ["system=gas", "electrons=162", "walkers=512", "jastrow=on", "steps=8", "!ranks"],
+        Value::Throughput(Variant::Cpu), "CPU on all cores", Reference::Text("")),
+    row!("kernels", "solid", "dmc", "electron gas on the batched engines (solid --system gas), 162 electrons, r_s = 1, Slater-Jastrow DMC step, 512 walkers", ["system=gas", "electrons=162", "walkers=512", "jastrow=on", "steps=8", "!ranks"],
+        Value::Throughput(Variant::Gpu), "GPU", Reference::Text("")),
+    row!("kernels", "solid", "dmc", "electron gas on the batched engines (solid --system gas), 162 electrons, r_s = 1, Slater-Jastrow DMC step, 512 walkers", ["system=gas", "electrons=162", "walkers=512", "jastrow=on", "steps=8", "!ranks"],
+        Value::GpuOverCpuDouble, "GPU over all cores in double", Reference::Text("")),
+    row!("kernels", "solid", "dmc", "electron gas on the batched engines (solid --system gas), 294 electrons, r_s = 1, Slater-Jastrow DMC step, 512 walkers", ["system=gas", "electrons=294", "walkers=512", "jastrow=on", "steps=8", "!ranks"],
+        Value::Throughput(Variant::Cpu), "CPU on all cores", Reference::Text("")),
+    row!("kernels", "solid", "dmc", "electron gas on the batched engines (solid --system gas), 294 electrons, r_s = 1, Slater-Jastrow DMC step, 512 walkers", ["system=gas", "electrons=294", "walkers=512", "jastrow=on", "steps=8", "!ranks"],
+        Value::Throughput(Variant::Gpu), "GPU", Reference::Text("")),
+    row!("kernels", "solid", "dmc", "electron gas on the batched engines (solid --system gas), 294 electrons, r_s = 1, Slater-Jastrow DMC step, 512 walkers", ["system=gas", "electrons=294", "walkers=512", "jastrow=on", "steps=8", "!ranks"],
+        Value::GpuOverCpuDouble, "GPU over all cores in double", Reference::Text("")),
     row!("kernels", "solid", "dmc", "Fig. 4: DMC step, 512 electrons, 128 walkers", ["electrons=512", "walkers=128", "tau=0.02", "steps=1", "!ranks", "delay>=2"],
         Value::Share(Variant::Gpu, "frac_determinant"), "GPU time in the determinant", Reference::Text("")),
     row!("kernels", "solid", "dmc", "Fig. 4: DMC step, 512 electrons, 128 walkers", ["electrons=512", "walkers=128", "tau=0.02", "steps=1", "!ranks", "delay>=2"],
         Value::Share(Variant::Cpu, "frac_jastrow"), "CPU time in the Jastrow factor", Reference::Text("")),
     row!("driver-cpu", "qmc", "dmc-extrapolated", "He, tau -> 0 (0.04, 0.02), 1024 walkers", ["system=he", "walkers=1024", "ranks=1"],
-        Value::Energy(Variant::Cpu), "DMC", Reference::Extra("exact", "exact")),
+        Value::Energy(Variant::Cpu, "energy", "error"), "DMC", Reference::Extra("exact", "exact")),
     row!("driver-cpu", "qmc", "dmc-extrapolated", "H2, tau -> 0 (0.04, 0.02), 1024 walkers", ["system=h2", "walkers=1024", "ranks=1"],
-        Value::Energy(Variant::Cpu), "DMC", Reference::Extra("exact", "exact")),
+        Value::Energy(Variant::Cpu, "energy", "error"), "DMC", Reference::Extra("exact", "exact")),
     row!("driver-cpu", "qmc", "vmc", "14-electron gas, r_s = 1, no Jastrow, 32 walkers", ["system=heg-hf", "walkers=32", "ranks=1"],
-        Value::Energy(Variant::Cpu), "VMC", Reference::Extra("hf", "Hartree-Fock")),
+        Value::Energy(Variant::Cpu, "energy", "error"), "VMC", Reference::Extra("hf", "Hartree-Fock")),
     row!("driver-cpu", "qmc", "vmc", "14-electron gas, r_s = 1, Slater-Jastrow, 32 walkers", ["system=heg", "walkers=32", "ranks=1"],
-        Value::Energy(Variant::Cpu), "VMC", Reference::Text("below Hartree-Fock")),
+        Value::Energy(Variant::Cpu, "energy", "error"), "VMC", Reference::Text("below Hartree-Fock")),
     row!("driver-cpu", "qmc", "dmc-extrapolated", "14-electron gas, r_s = 1, Slater-Jastrow, tau -> 0 (0.04, 0.02), 32 walkers", ["system=heg", "walkers=32", "ranks=1"],
-        Value::Energy(Variant::Cpu), "DMC", Reference::Text("below VMC")),
+        Value::Energy(Variant::Cpu, "energy", "error"), "DMC", Reference::Text("below VMC")),
     row!("driver-gpu", "qmc", "dmc-extrapolated", "He, tau -> 0 (0.04, 0.02, 0.01), 4096 walkers", ["system=he", "walkers=4096"],
-        Value::Energy(Variant::Gpu), "DMC", Reference::Extra("exact", "exact")),
+        Value::Energy(Variant::Gpu, "energy", "error"), "DMC", Reference::Extra("exact", "exact")),
     row!("driver-gpu", "qmc", "dmc-extrapolated", "H2, tau -> 0 (0.04, 0.02, 0.01), 4096 walkers", ["system=h2", "walkers=4096"],
-        Value::Energy(Variant::Gpu), "DMC", Reference::Extra("exact", "exact")),
+        Value::Energy(Variant::Gpu, "energy", "error"), "DMC", Reference::Extra("exact", "exact")),
     row!("driver-gpu", "qmc", "dmc-extrapolated", "Be (HF nodes), tau -> 0 (0.02, 0.01, 0.005), 16384 walkers", ["system=be", "walkers=16384"],
-        Value::Energy(Variant::Gpu), "DMC", Reference::Extra("fixed_node", "fixed-node")),
+        Value::Energy(Variant::Gpu, "energy", "error"), "DMC", Reference::Extra("fixed_node", "fixed-node")),
     row!("driver-gpu", "qmc", "vmc", "14-electron gas, r_s = 1, no Jastrow, 4096 walkers", ["system=heg-hf", "walkers=4096"],
-        Value::Energy(Variant::Gpu), "VMC", Reference::Extra("hf", "Hartree-Fock")),
+        Value::Energy(Variant::Gpu, "energy", "error"), "VMC", Reference::Extra("hf", "Hartree-Fock")),
     row!("driver-gpu", "qmc", "vmc", "14-electron gas, r_s = 1, Slater-Jastrow, 4096 walkers", ["system=heg", "walkers=4096"],
-        Value::Energy(Variant::Gpu), "VMC", Reference::Text("below Hartree-Fock")),
+        Value::Energy(Variant::Gpu, "energy", "error"), "VMC", Reference::Text("below Hartree-Fock")),
     row!("driver-gpu", "qmc", "dmc", "14-electron gas, r_s = 1, Slater-Jastrow, tau = 0.02, 4096 walkers", ["system=heg", "tau=0.02", "walkers=4096"],
-        Value::Energy(Variant::Gpu), "DMC", Reference::Text("below VMC")),
+        Value::Energy(Variant::Gpu, "energy", "error"), "DMC", Reference::Text("below VMC")),
+    row!("driver-gpu", "solid", "vmc", "162-electron gas on the batched engines (solid --system gas), r_s = 1, no Jastrow, 512 walkers", ["system=gas", "electrons=162", "jastrow=off", "walkers=512"],
+        Value::Energy(Variant::Gpu, "e_vmc", "e_vmc_error"), "VMC", Reference::Extra("e_hf", "Hartree-Fock")),
 ];
 
 const PRECISIONS: [&str; 3] = ["double", "single", "mixed"];
@@ -220,7 +241,7 @@ fn latest<'a>(recs: &[&'a Record], f: impl Fn(&Record) -> bool) -> Option<&'a Re
 fn cell_in<'a>(row: &Row, precision: &str, commit: &[&'a Record]) -> Result<Option<Cell<'a>>> {
     let chosen: Vec<&Record> = commit.iter().copied().filter(|r| r.precision == precision && row.select.iter().all(|s| has(r, s))).collect();
     let primary = match row.value {
-        Value::Energy(v) | Value::Share(v, _) | Value::Throughput(v) => v,
+        Value::Energy(v, ..) | Value::Share(v, _) | Value::Throughput(v) => v,
         _ => Variant::Gpu,
     };
     let candidates: Vec<&Record> = chosen.iter().copied().filter(|r| r.variant == primary && (primary == Variant::Gpu || all_cores(r))).collect();
@@ -269,7 +290,7 @@ fn cell_in<'a>(row: &Row, precision: &str, commit: &[&'a Record]) -> Result<Opti
             None => return Ok(None),
         },
         Value::Throughput(_) => (format!("{} {}", sig3(n.throughput), n.throughput_unit), None),
-        Value::Energy(_) => match (n.extra.get("energy"), n.extra.get("error")) {
+        Value::Energy(_, value, error) => match (n.extra.get(value), n.extra.get(error)) {
             (Some(&e), Some(&s)) => (with_error(e, s), None),
             _ => return Ok(None),
         },
