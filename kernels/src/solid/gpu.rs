@@ -600,7 +600,8 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         self.sweep_graph.as_ref().expect("captured above").launch().during("launching the sweep's graph")
     }
 
-    /// The six launches of one electron's move, all walkers: with delayed updates those of `delayed_electron`.
+    /// One electron's move, all walkers: the fused launches (`move_begin`, the orbitals, `move_end`) or, profiled,
+    /// the five separate ones, then the Sherman-Morrison update; with delayed updates those of `delayed_electron`.
     fn sweep_electron(&mut self, e: i32) -> Result<(), GpuError> {
         if self.pending.is_some() {
             return self.delayed_electron(e);
@@ -612,33 +613,26 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             self.move_begin(e, None)?;
             self.orb.launch()?;
             self.move_end(e, None)?;
-            let mut b = s.launch_builder(&self.f.sm_update);
-            b.arg(&kp).arg(&e).arg(&mut self.slab.buf).arg(&self.urow).arg(&self.accept).arg(&self.g).arg(&self.tk);
-            // SAFETY: as below.
-            return unsafe { b.launch(cfg((n.div_ceil(BLOCK / 32), nw), BLOCK)) }.during("launching solid_sm_update").map(|_| ());
-        }
-        {
+        } else {
             let mut b = s.launch_builder(&self.f.det_grad);
             b.arg(&kp).arg(&e).arg(&self.slab.buf).arg(&mut self.g);
             // SAFETY: block w < walkers reads row e of walker w's inverse ([e][stride]) and gradient rows
             // ([e][3][stride]) in its slab, writes g[4w..4w+4].
             unsafe { b.launch(cfg((nw, 1), walker_block(nw as usize))) }.during("launching solid_det_grad")?;
-        }
-        self.mark(Class::Determinant)?;
-        self.jastrow_move(e, 0)?;
-        self.mark(Class::Jastrow)?;
-        self.orb.launch()?;
-        self.mark(Class::Orbitals)?;
-        {
+            self.mark(Class::Determinant)?;
+            self.jastrow_move(e, 0)?;
+            self.mark(Class::Jastrow)?;
+            self.orb.launch()?;
+            self.mark(Class::Orbitals)?;
             let mut b = s.launch_builder(&self.f.det_ratio);
             b.arg(&kp).arg(&e).arg(self.orb.device_outputs()).arg(&self.slab.buf).arg(&mut self.urow).arg(&mut self.g).arg(&mut self.tk);
             // SAFETY: block w reads point w of the spline output ([point][5][stride], nw points evaluated) and row e of
             // walker w's inverse; writes urow[w][4][stride], g[4w..4w+4] and tk[w][stride].
             unsafe { b.launch(cfg((nw, 1), walker_block(nw as usize))) }.during("launching solid_det_ratio")?;
+            self.mark(Class::Determinant)?;
+            self.jastrow_move(e, 1)?;
+            self.mark(Class::Jastrow)?;
         }
-        self.mark(Class::Determinant)?;
-        self.jastrow_move(e, 1)?;
-        self.mark(Class::Jastrow)?;
         {
             let mut b = s.launch_builder(&self.f.sm_update);
             b.arg(&kp).arg(&e).arg(&mut self.slab.buf).arg(&self.urow).arg(&self.accept).arg(&self.g).arg(&self.tk);
@@ -665,12 +659,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             self.move_begin(e, Some((slot, ki)))?;
             self.orb.launch()?;
             self.move_end(e, Some((slot, ki)))?;
-            if q + 1 == n || (q + 1).is_multiple_of(k) {
-                self.apply_pending(e as usize / n, q % k + 1)?;
-            }
-            return Ok(());
-        }
-        {
+        } else {
             let mut b = s.launch_builder(&self.f.det_column);
             b.arg(&kp).arg(&e).arg(&slot).arg(&ki).arg(&self.slab.buf).arg(&x.v).arg(&x.ut).arg(&x.binv).arg(&x.rep);
             b.arg(&mut x.p).arg(&mut self.tk).arg(&mut self.g);
@@ -678,24 +667,20 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             // < k rows of its pending moves (k <= 64, the shared arrays' size); writes p[w][..slot], tk[w][..n] and
             // g[4w+1..4w+4].
             unsafe { b.launch(cfg((nw, 1), walker_block(nw as usize))) }.during("launching solid_det_column")?;
-        }
-        self.mark(Class::Determinant)?;
-        self.jastrow_move(e, 0)?;
-        self.mark(Class::Jastrow)?;
-        self.orb.launch()?;
-        self.mark(Class::Orbitals)?;
-        {
+            self.mark(Class::Determinant)?;
+            self.jastrow_move(e, 0)?;
+            self.mark(Class::Jastrow)?;
+            self.orb.launch()?;
+            self.mark(Class::Orbitals)?;
             let mut b = s.launch_builder(&self.f.det_ratio_delayed);
             b.arg(&kp).arg(&e).arg(self.orb.device_outputs()).arg(&self.slab.buf).arg(&mut self.urow).arg(&mut self.g).arg(&mut self.tk);
             // SAFETY: block w reads point w of the spline output ([point][5][stride], nw points evaluated) and tk[w];
             // writes urow[w][4][stride] and g[4w..4w+4].
             unsafe { b.launch(cfg((nw, 1), walker_block(nw as usize))) }.during("launching solid_det_ratio_delayed")?;
-        }
-        self.mark(Class::Determinant)?;
-        self.jastrow_move(e, 1)?;
-        self.mark(Class::Jastrow)?;
-        let x = self.pending.as_mut().expect("delayed_electron needs the pending moves");
-        {
+            self.mark(Class::Determinant)?;
+            self.jastrow_move(e, 1)?;
+            self.mark(Class::Jastrow)?;
+            let x = self.pending.as_mut().expect("delayed_electron needs the pending moves");
             let mut b = s.launch_builder(&self.f.det_accept);
             b.arg(&kp).arg(&e).arg(&slot).arg(&ki).arg(&mut self.slab.buf).arg(&self.urow).arg(&self.accept);
             b.arg(&mut x.v).arg(&mut x.ut).arg(&mut x.binv).arg(&mut x.rep).arg(&x.p);
@@ -704,6 +689,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             // reading urow[w], row e of its inverse and p[w] (written by det_column on this stream).
             unsafe { b.launch(cfg((nw, 1), walker_block(nw as usize))) }.during("launching solid_det_accept")?;
         }
+        // the window's end, both ways
         if q + 1 == n || (q + 1).is_multiple_of(k) {
             self.apply_pending(e as usize / n, q % k + 1)?;
         }
