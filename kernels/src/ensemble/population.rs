@@ -31,6 +31,24 @@ pub fn copies(weight: f64, xi: f64) -> usize {
     ((weight + xi) as usize).min(MAX_COPIES)
 }
 
+/// The cap on a local energy's distance from the estimate in the branching weight, in units of sqrt(N / tau)
+/// (Zen, Sorella, Gillan, Michaelides and Alfe 2016): it stops a walker near a node from branching wildly.
+pub const ENERGY_CAP: f64 = 0.2;
+
+/// The cap of [`ENERGY_CAP`] for `electrons` electrons at time step `tau`, in Ha.
+pub fn energy_cap(electrons: usize, tau: f64) -> f64 {
+    ENERGY_CAP * (electrons as f64 / tau).sqrt()
+}
+
+/// The DMC branching weight of a walker whose local energy went from `old` to `new` over a step of (effective)
+/// length `tau`: exp(tau [(s_old + s_new) / 2 + shift]), s = E_est - E_L limited to +-`cap`, `shift` = E_T - E_est.
+/// Every driver's weight: the qmc driver's with its trial energy's feedback on the population, the solid's with
+/// shift 0 (a fixed population needs no feedback).
+pub fn weight(old: f64, new: f64, e_est: f64, shift: f64, tau: f64, cap: f64) -> f64 {
+    let s = |e: f64| (e_est - e).clamp(-cap, cap);
+    (tau * (0.5 * (s(old) + s(new)) + shift)).exp()
+}
+
 /// Replace each walker by `n[k]` copies of itself, in walker order (a dead walker leaves none).
 pub fn branch<W: Clone>(walkers: Vec<W>, n: &[usize]) -> Vec<W> {
     let mut next = Vec::with_capacity(n.iter().sum());

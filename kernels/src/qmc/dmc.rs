@@ -42,7 +42,7 @@ use super::checkpoint::{self, Header};
 use crate::ensemble::comm::{share, Comm, Solo};
 use super::engine::Population;
 use crate::ensemble::pack::{put_f64, put_f64s, put_u64, unpack_all, Pack, Reader, Truncated};
-use crate::ensemble::population::{copies, Traffic};
+use crate::ensemble::population::{copies, energy_cap, weight, Traffic};
 use super::vmc::Estimate;
 use crate::rng::stream;
 use super::walker::Walker;
@@ -68,9 +68,6 @@ pub struct DmcParams {
     /// How walkers are spread over ranks after branching.
     pub balance: Balance,
 }
-
-/// The energy cap of Zen et al., in units of sqrt(N / tau).
-const ENERGY_CAP: f64 = 0.2;
 
 /// The imaginary time DMC spends equilibrating at least, in 1/Ha. The excess of the VMC start over the DMC energy
 /// decays as exp(-gap t), the gap being that to the first excited state of the same symmetry (0.73 Ha for He,
@@ -313,7 +310,7 @@ pub fn run_with<P: Population>(
 ) -> Result<Report, DmcError> {
     let device = |e: P::Error| DmcError::Device(e.to_string());
     let target = p.walkers;
-    let cap = ENERGY_CAP * (sys.n_electrons as f64 / p.tau).sqrt();
+    let cap = energy_cap(sys.n_electrons, p.tau);
     let equil = equilibration(p);
     let head = header(system, p);
     let (me, size) = (comm.rank(), comm.size());
@@ -346,20 +343,10 @@ pub fn run_with<P: Population>(
         let (e_est, e_trial) = (acc.e_est, acc.e_trial);
         let old = pop.energies().map_err(device)?;
         timing.walkers += old.len() as u64;
-        let out: Vec<(MoveStats, f64, f64)> = pop
-            .advance(sys, p.tau, true, p.seed, 3, gen, first)
-            .map_err(device)?
-            .into_iter()
-            .zip(old)
-            .map(|((m, e), e_old)| {
-                let s_old = (e_est - e_old).clamp(-cap, cap);
-                let s_new = (e_est - e).clamp(-cap, cap);
-                (m, 0.5 * (s_old + s_new), e)
-            })
-            .collect();
+        let out: Vec<(MoveStats, f64, f64)> = pop.advance(sys, p.tau, true, p.seed, 3, gen, first).map_err(device)?.into_iter().zip(old).map(|((m, e), e_old)| (m, e_old, e)).collect();
         // tau_eff of the generations before this one (see the module page): known before the sum
         let tau_eff = effective_tau(p.tau, &acc.moves);
-        let w: Vec<f64> = out.iter().map(|o| (tau_eff * (o.1 + e_trial - e_est)).exp()).collect();
+        let w: Vec<f64> = out.iter().map(|o| weight(o.1, o.2, e_est, e_trial - e_est, tau_eff, cap)).collect();
         let n: Vec<usize> = w.iter().enumerate().map(|(k, wk)| copies(*wk, stream(p.seed, 4, gen, first + k).random())).collect();
         let mut m = MoveStats::default();
         for o in &out {

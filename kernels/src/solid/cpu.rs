@@ -1,6 +1,7 @@
 //! The CPU engine: walkers over all cores (rayon), each walker swept electron by electron and measured in its own
 //! task so its inverse and gradient rows stay in cache (paper 000's CPU loop order), then (with ions) the nonlocal
-//! energy of all walkers in one batch of the pseudopotential kernel, then (DMC) the branching. Storage S, arithmetic
+//! energy of all walkers in one batch of the pseudopotential kernel, then (DMC) the population control of
+//! [`ranks::generation`](super::ranks::generation) on one rank. Storage S, arithmetic
 //! A. The orbitals (B-spline table or plane waves: [`PointOrbitals`]) are chosen once per walker task.
 //!
 //! State, walker-major (`pseudopotential::Walkers` holds the first three, so the nonlocal energy reads them as is):
@@ -12,7 +13,10 @@
 
 use super::conditioning::{cond_1, reinverts};
 use super::finite::Finite;
-use super::{branch, comb_offset, draws, start_walkers, timed, weight, Class, Orbitals, Params, Parts, Solid, SolidError, Timers, PER_MOVE};
+use super::ranks::{generation, Cargo, Dmc, Engine};
+use super::walker::Walker;
+use super::{draws, start_walkers, timed, Class, Orbitals, Params, Parts, Solid, SolidError, Timers, PER_MOVE};
+use crate::ensemble::comm::Solo;
 use crate::bspline::{cpu as spline, Output, Table};
 use crate::determinant::cpu::invert_in;
 use crate::determinant::delayed::Delayed;
@@ -59,10 +63,8 @@ pub struct CpuEngine<'a, S: Scalar, A: Scalar> {
     pub reinversions: u64,
     /// Moves accepted by each walker in the last step.
     pub accepted: Vec<u32>,
-    /// Branching weights and the parent of each slot in the last step (DMC).
-    pub weights: Vec<f64>,
-    pub parents: Vec<usize>,
-    pub e_est: f64,
+    /// The population control of a DMC run on this engine alone (None: VMC, or ranks that run their own).
+    dmc: Option<Dmc>,
     pub steps: usize,
     pub timers: Timers,
     pub moves: MoveStats,
@@ -134,9 +136,7 @@ impl<'a, S: Scalar, A: Scalar> CpuEngine<'a, S, A> {
             cond: vec![f64::INFINITY; count],
             reinversions: 0,
             accepted: vec![0; count],
-            weights: vec![1.0; count],
-            parents: (0..count).collect(),
-            e_est: 0.0,
+            dmc: None,
             steps: 0,
             timers: Timers::default(),
             moves: MoveStats::default(),
@@ -147,7 +147,9 @@ impl<'a, S: Scalar, A: Scalar> CpuEngine<'a, S, A> {
         };
         e.measure(true)?;
         e.nonlocal();
-        e.e_est = e.parts.iter().map(Parts::local).sum::<f64>() / count as f64;
+        if p.dmc {
+            e.dmc = Some(Dmc::start(&Solo, &e, count, p.tau, sys.electrons(), p.seed, Default::default()));
+        }
         e.timers = Timers::default();
         Ok(e)
     }
@@ -161,17 +163,27 @@ impl<'a, S: Scalar, A: Scalar> CpuEngine<'a, S, A> {
         self.parts.iter().map(Parts::local).collect()
     }
 
-    /// One step of every walker (sweep, measurement, nonlocal energy, DMC branching); adds to `timers`.
+    /// One step of every walker (sweep, measurement, nonlocal energy; DMC: the generation's population control on
+    /// this engine alone); adds to `timers`.
     pub fn step(&mut self) -> Result<(), SolidError> {
-        let (step, old) = (self.steps, self.energies());
-        self.advance()?;
-        self.finite.tally(step, &self.energies());
-        if self.ctx.p.dmc {
-            let start = Instant::now();
-            self.branch(&old, step);
-            self.timers.add(Class::Branching, start.elapsed().as_secs_f64());
-        }
-        Ok(())
+        let Some(mut d) = self.dmc.take() else {
+            let step = self.steps;
+            self.advance()?;
+            self.finite.tally(step, &self.energies());
+            return Ok(());
+        };
+        let before = d.timing.compute_s;
+        let start = Instant::now();
+        let done = generation(&Solo, self, &mut d);
+        // the advance's classes are timed inside it; the rest is the population control
+        self.timers.add(Class::Branching, start.elapsed().as_secs_f64() - (d.timing.compute_s - before));
+        self.dmc = Some(d);
+        done
+    }
+
+    /// The energy the DMC weights refer to (the running mean of the generations' energies); None in VMC.
+    pub fn e_est(&self) -> Option<f64> {
+        self.dmc.as_ref().map(|d| d.e_est)
     }
 
     /// The step without branching: sweep, measurement and nonlocal energy of every walker (what each rank does
@@ -287,23 +299,6 @@ impl<'a, S: Scalar, A: Scalar> CpuEngine<'a, S, A> {
         }
     }
 
-    /// DMC: weights from the old and new local energies, the comb, the copies (in place: see `branch`), and the
-    /// estimate of the energy the weights refer to.
-    fn branch(&mut self, old: &[f64], step: usize) {
-        let ne = self.ctx.sys.electrons();
-        let new = self.energies();
-        self.weights = old.iter().zip(&new).map(|(&o, &n)| weight(o, n, self.e_est, self.ctx.p.tau, ne)).collect();
-        self.finite.tally(step, &self.weights);
-        let wsum: f64 = self.weights.iter().sum();
-        let e_gen = self.weights.iter().zip(&new).map(|(w, e)| w * e).sum::<f64>() / wsum;
-        self.parents = branch(&self.weights, comb_offset(self.ctx.p.seed, step));
-        let parents = std::mem::take(&mut self.parents);
-        self.copy_slots(&parents);
-        self.parents = parents;
-        // the energy estimate the weights are measured from: running mean of the generations
-        self.e_est += (e_gen - self.e_est) / (step + 2) as f64;
-    }
-
     /// At least `threads` scratch spaces (made on first use, kept).
     fn scratch_for(&mut self, threads: usize) {
         while self.scratch.len() < threads {
@@ -330,7 +325,7 @@ impl<'a, S: Scalar, A: Scalar> CpuEngine<'a, S, A> {
         Ok(())
     }
 
-    /// Slot s takes the state of walker `parents[s]` (no parent's own slot is overwritten: see `branch`).
+    /// Slot s takes the state of walker `parents[s]` (no parent's own slot is overwritten: see `ranks::place`).
     pub fn copy_slots(&mut self, parents: &[usize]) {
         let (ne, st, ni) = (self.ctx.sys.electrons(), self.ctx.setup.table.stride, self.ctx.setup.ion_count());
         for (slot, &from) in parents.iter().enumerate().filter(|(s, f)| s != *f) {
@@ -567,5 +562,58 @@ fn sherman_morrison<S: Real, A: Real>(t: &mut [S], n: usize, stride: usize, k: u
         for (x, &y) in row.iter_mut().zip(&tk) {
             *x = S::of((A::of(x.f64()) - c * y).f64());
         }
+    }
+}
+
+impl<S: Scalar, A: Scalar> Engine<S> for CpuEngine<'_, S, A> {
+    fn count(&self) -> usize {
+        CpuEngine::count(self)
+    }
+    fn advance(&mut self) -> Result<(), SolidError> {
+        CpuEngine::advance(self)
+    }
+    fn energies(&self) -> Vec<f64> {
+        CpuEngine::energies(self)
+    }
+    fn copy_slots(&mut self, parents: &[usize]) -> Result<(), SolidError> {
+        CpuEngine::copy_slots(self, parents);
+        Ok(())
+    }
+    fn take(&mut self, k: usize, cargo: Cargo) -> Result<Walker<S>, SolidError> {
+        let (ne, st, ni) = (self.ctx.sys.electrons(), self.ctx.setup.table.stride, self.ctx.setup.ion_count());
+        let f = |v: &[S], len: usize, carried: bool| if carried { v[k * len..(k + 1) * len].to_vec() } else { vec![] };
+        Ok(Walker {
+            pos: self.w.pos[3 * ne * k..3 * ne * (k + 1)].to_vec(),
+            rot: self.w.rot[9 * ni * k..9 * ni * (k + 1)].to_vec(),
+            parts: self.parts[k],
+            inv: f(&self.w.inv, ne * st, cargo != Cargo::Configuration),
+            dpsi: f(&self.dpsi, 3 * ne * st, cargo == Cargo::Whole),
+            cond: self.cond[k],
+            device: None,
+        })
+    }
+    fn put(&mut self, k: usize, w: &Walker<S>) -> Result<(), SolidError> {
+        assert!(w.device.is_none(), "a CPU engine's walkers travel through the host");
+        let (ne, st, ni) = (self.ctx.sys.electrons(), self.ctx.setup.table.stride, self.ctx.setup.ion_count());
+        let set = |v: &mut [S], len: usize, src: &[S]| v[k * len..(k + 1) * len].copy_from_slice(src);
+        self.w.pos[3 * ne * k..3 * ne * (k + 1)].copy_from_slice(&w.pos);
+        self.w.rot[9 * ni * k..9 * ni * (k + 1)].copy_from_slice(&w.rot);
+        if !w.inv.is_empty() {
+            set(&mut self.w.inv, ne * st, &w.inv);
+        }
+        if !w.dpsi.is_empty() {
+            set(&mut self.dpsi, 3 * ne * st, &w.dpsi);
+        }
+        // its Laplacian rows did not travel: the next measurement (or `rebuild`) evaluates its orbitals
+        self.lap_known[k] = false;
+        self.parts[k] = w.parts;
+        self.cond[k] = w.cond;
+        Ok(())
+    }
+    fn rebuild(&mut self, slots: &[usize], cargo: Cargo) -> Result<(), SolidError> {
+        CpuEngine::rebuild(self, slots, cargo == Cargo::Configuration)
+    }
+    fn finite(&mut self) -> &mut Finite {
+        &mut self.finite
     }
 }

@@ -36,7 +36,9 @@
 use super::conditioning::{device_norms, reinverts};
 use super::walker::Walker;
 use super::finite::Finite;
-use super::{branch, comb_offset, start_walkers, weight, Class, Orbitals, Params, Parts, Solid, SolidError, Timers, PER_MOVE};
+use super::ranks::{generation, Cargo, Dmc, Engine};
+use super::{start_walkers, Class, Orbitals, Params, Parts, Solid, SolidError, Timers, PER_MOVE};
+use crate::ensemble::comm::Solo;
 use crate::bspline::gpu::{default_per_thread, suffix, CellSort, GpuSpline};
 use crate::bspline::Output;
 use crate::determinant::gpu::{delayed_gemms, delayed_y, solver_min_n, DelayedBatch};
@@ -332,7 +334,8 @@ pub struct GpuEngine<'a, S: Real, A: Real> {
     /// them anyway; the copy of the inverses into the slabs after it is not counted).
     pub reinversion_s: f64,
     accepted: Vec<u32>,
-    pub e_est: f64,
+    /// The population control of a DMC run on this engine alone (None: VMC, or ranks that run their own).
+    dmc: Option<Dmc>,
     pub steps: usize,
     pub timers: Timers,
     pub moves: MoveStats,
@@ -443,7 +446,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             pending: if p.delay > 1 { Some(Pending::new(gpu, walkers, p.delay, n, st)?) } else { None },
             chunk,
             accepted: vec![0; walkers],
-            e_est: 0.0,
+            dmc: None,
             parts: vec![Parts::default(); walkers],
             cond: vec![f64::INFINITY; walkers],
             reinversions: 0,
@@ -466,7 +469,9 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         // the measurement with a re-inversion makes the inverses and gradient rows from the positions
         e.measure(&(0..walkers).collect::<Vec<_>>())?;
         e.energies_to_host()?;
-        e.e_est = e.parts.iter().map(Parts::local).sum::<f64>() / walkers as f64;
+        if p.dmc {
+            e.dmc = Some(Dmc::start(&Solo, &e, walkers, p.tau, sys.electrons(), p.seed, Default::default()));
+        }
         // the start's transfers are not a step's
         e.traffic = Traffic::default();
         if let Some(pp) = &mut e.pp {
@@ -534,14 +539,22 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         Ok((h.pos, h.rot, self.parts[k], h.inv))
     }
 
+    /// The energy the DMC weights refer to, as `CpuEngine::e_est`.
+    pub fn e_est(&self) -> Option<f64> {
+        self.dmc.as_ref().map(|d| d.e_est)
+    }
+
     /// One step of every walker, as `CpuEngine::step`.
     pub fn step(&mut self) -> Result<(), SolidError> {
-        let (step, old) = (self.steps, self.energies()?);
-        self.advance()?;
-        self.finite.tally(step, &self.energies()?);
-        if self.p.dmc {
-            self.branch(&old, step)?;
+        if let Some(mut d) = self.dmc.take() {
+            let done = generation(&Solo, self, &mut d);
+            self.dmc = Some(d);
+            done?;
             self.mark(Class::Branching)?;
+        } else {
+            let step = self.steps;
+            self.advance()?;
+            self.finite.tally(step, &self.energies()?);
         }
         if self.profile {
             self.timers = self.timers.merge(self.marks.finish()?);
@@ -1039,21 +1052,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         Ok(())
     }
 
-    /// DMC: weights and the comb on the host (as `CpuEngine`), then one slab copy per walker that dies.
-    fn branch(&mut self, old: &[f64], step: usize) -> Result<(), GpuError> {
-        let ne = self.kp.electrons as usize;
-        let new: Vec<f64> = self.parts.iter().map(Parts::local).collect();
-        let weights: Vec<f64> = old.iter().zip(&new).map(|(&o, &n)| weight(o, n, self.e_est, self.p.tau, ne)).collect();
-        self.finite.tally(step, &weights);
-        let wsum: f64 = weights.iter().sum();
-        let e_gen = weights.iter().zip(&new).map(|(w, e)| w * e).sum::<f64>() / wsum;
-        let parents = branch(&weights, comb_offset(self.p.seed, step));
-        self.copy_slots(&parents)?;
-        self.e_est += (e_gen - self.e_est) / (step + 2) as f64;
-        Ok(())
-    }
-
-    /// Slot s takes the state of walker `parents[s]` (no parent's own slot is overwritten: see `branch`): one slab
+    /// Slot s takes the state of walker `parents[s]` (no parent's own slot is overwritten: see `ranks::place`): one slab
     /// copy per pair on the device, the host's energies.
     pub fn copy_slots(&mut self, parents: &[usize]) -> Result<(), GpuError> {
         for (slot, &f) in parents.iter().enumerate().filter(|(s, f)| s != *f) {
@@ -1118,6 +1117,37 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         self.parts[k] = w.parts;
         self.cond[k] = w.cond;
         Ok(())
+    }
+}
+
+
+impl<S: Scalar, A: Scalar> Engine<S> for GpuEngine<'_, S, A> {
+    fn count(&self) -> usize {
+        GpuEngine::count(self)
+    }
+    fn advance(&mut self) -> Result<(), SolidError> {
+        GpuEngine::advance(self)
+    }
+    fn energies(&self) -> Vec<f64> {
+        self.parts.iter().map(Parts::local).collect()
+    }
+    fn copy_slots(&mut self, parents: &[usize]) -> Result<(), SolidError> {
+        Ok(GpuEngine::copy_slots(self, parents)?)
+    }
+    fn take(&mut self, k: usize, cargo: Cargo) -> Result<Walker<S>, SolidError> {
+        Ok(GpuEngine::take(self, k, cargo.upto())?)
+    }
+    fn stage(&mut self, ks: &[usize], cargo: Cargo) -> Result<Option<Vec<Walker<S>>>, SolidError> {
+        Ok(Some(GpuEngine::stage(self, ks, cargo.upto())?))
+    }
+    fn put(&mut self, k: usize, w: &Walker<S>) -> Result<(), SolidError> {
+        Ok(GpuEngine::put(self, k, w)?)
+    }
+    fn rebuild(&mut self, slots: &[usize], cargo: Cargo) -> Result<(), SolidError> {
+        GpuEngine::rebuild(self, slots, cargo == Cargo::Configuration)
+    }
+    fn finite(&mut self) -> &mut Finite {
+        &mut self.finite
     }
 }
 

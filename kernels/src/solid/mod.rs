@@ -43,8 +43,9 @@
 //!    electron-ion, ion-ion); with ions the nonlocal pseudopotential energy (pseudopotential kernel, all walkers in one
 //!    batch); every `recompute` steps (more often for an ill-conditioned walker in mixed precision:
 //!    [`conditioning::reinverts`]) a fresh f64 inversion of the Slater matrices from the measured values;
-//! 3. DMC only: branching weights and a fixed-population comb ([`branch`]); over several ranks (one per GPU or
-//!    core group) one comb over all ranks' walkers and walker migration ([`ranks`]).
+//! 3. DMC only: branching weights and a fixed-population comb, one population control for every engine
+//!    ([`ranks::generation`]): on one rank, or over several (one per GPU or core group) one comb over all ranks'
+//!    walkers and walker migration.
 //!
 //! Random numbers: per walker and step one stream (rng::stream), drawn in a fixed order ([`draws`]): per
 //! electron three normals and one uniform, then the quadrature rotations of every ion. The GPU engine draws the same
@@ -337,41 +338,6 @@ pub fn start_walkers<S: Real>(sys: &Solid, count: usize, p: &Params) -> pp::Walk
 /// The uniform number of the comb of step `step`.
 pub fn comb_offset(seed: u64, step: usize) -> f64 {
     stream(seed, 0xB4A9, step, 0).random::<f64>()
-}
-
-/// Branching with a fixed population (the comb): walker j gets about weight_j * count / sum copies, drawn with one
-/// uniform `xi` for all teeth. Returns, per slot, the walker whose state goes there: survivors keep their own slot,
-/// extra copies fill the slots of walkers that died, so the copies can be made in place in any order (no source is
-/// overwritten). The population-control step of a distributed DMC can replace this function.
-pub fn branch(weights: &[f64], xi: f64) -> Vec<usize> {
-    let n = weights.len();
-    let total: f64 = weights.iter().sum();
-    let mut copies = vec![0usize; n];
-    let (mut acc, mut j) = (0.0, 0usize);
-    for k in 0..n {
-        let tooth = (k as f64 + xi) * total / n as f64;
-        while j + 1 < n && acc + weights[j] <= tooth {
-            acc += weights[j];
-            j += 1;
-        }
-        copies[j] += 1;
-    }
-    let mut parent: Vec<usize> = (0..n).collect();
-    let mut free = (0..n).filter(|&s| copies[s] == 0);
-    for (j, &c) in copies.iter().enumerate() {
-        for _ in 1..c {
-            parent[free.next().expect("the comb makes exactly n copies")] = j;
-        }
-    }
-    parent
-}
-
-/// The DMC weight of a walker whose local energy went from `old` to `new`: exp(-tau (mean of the capped
-/// E_L - E_est)), with qmc::dmc's cap of Zen et al. (0.2 sqrt(N / tau)).
-pub fn weight(old: f64, new: f64, e_est: f64, tau: f64, electrons: usize) -> f64 {
-    let cap = 0.2 * (electrons as f64 / tau).sqrt();
-    let s = |e: f64| (e - e_est).clamp(-cap, cap);
-    (-tau * 0.5 * (s(old) + s(new))).exp()
 }
 
 /// Expected nonlocal jobs of one walker: electrons times ions times the chance of being within r_c of an ion.

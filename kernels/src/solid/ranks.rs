@@ -1,20 +1,24 @@
-//! The solid's DMC over ranks (one per GPU, or per CPU core group): each rank's engine owns its share of the
-//! walkers (`comm::share` of the total, global walker indices from `Params::first`, so no two ranks share a random
-//! stream) and propagates them; population control is global.
+//! The solid's DMC, on one rank or many (one per GPU, or per CPU core group): the one population control of the
+//! batched engines. A single engine's DMC step (`CpuEngine::step`, `GpuEngine::step`) is [`generation`] on one rank
+//! ([`Solo`](crate::ensemble::comm::Solo)); over ranks each rank's engine owns its share of the walkers
+//! (`comm::share` of the total, global walker indices from `Params::first`, so no two ranks share a random stream)
+//! and propagates them; population control is global.
 //!
 //! Per generation ([`generation`]):
 //! 1. compute: every rank's engine advances its walkers (sweep, measurement, nonlocal energy; `advance`);
 //! 2. reduce: one element-wise sum of [W_0, ..., W_{P-1}, sum w E_L] (each rank fills its own weight total W_r and
-//!    its part of the weighted energy), so every rank knows every rank's weight total and the generation's energy;
-//!    the trial energy E_est (the running mean of the generations' energies, as the single engine keeps it) is
-//!    updated identically on every rank;
+//!    its part of the weighted energy; the weights are `ensemble::population::weight`, the qmc driver's, with no
+//!    trial-energy shift since the population is fixed), so every rank knows every rank's weight total and the
+//!    generation's energy; the estimate E_est (the running mean of the generations' energies) is updated
+//!    identically on every rank;
 //! 3. population: one comb over all ranks' walkers in rank order ([`teeth`]: tooth k at (k + xi) W / N, xi from
-//!    the run's seed, the same on every rank), so rank r's walkers receive exactly the copies the single engine's
-//!    `branch` would give them in one population; each rank makes its copies in place (survivors keep their slots,
-//!    extra copies fill the slots of the dead); a rank with more copies than slots sends the surplus, a rank with
-//!    fewer receives, walker by walker ([`exchange`]: the transfer plan of `ensemble::population::plan` from the
-//!    per-rank copy counts, which every rank derives from the same sums, so no further reduction is needed). The
-//!    total population stays N and every rank ends with its share again, so the engines keep their fixed sizes.
+//!    the run's seed, the same on every rank), so rank r's walkers receive exactly the copies one comb over the
+//!    whole population would give them; each rank makes its copies in place ([`place`]: survivors keep their
+//!    slots, extra copies fill the slots of the dead); a rank with more copies than slots sends the surplus, a
+//!    rank with fewer receives, walker by walker ([`exchange`]: the transfer plan of `ensemble::population::plan`
+//!    from the per-rank copy counts, which every rank derives from the same sums, so no further reduction is
+//!    needed). The total population stays N and every rank ends with its share again, so the engines keep their
+//!    fixed sizes.
 //!
 //! What a migrating walker carries is the run's [`Cargo`]:
 //! - configuration: positions, rotations, energies and condition number (14 KB at 512 electrons); the receiving
@@ -32,16 +36,14 @@
 //! between threads ranks of one process with a GPU each, device to device: the sender stages the walkers in a device
 //! outbox and the message carries where they lie; the receiver copies them over the devices' link.
 
-use super::cpu::CpuEngine;
 use super::finite::Finite;
-use super::gpu::GpuEngine;
 use super::walker::Walker;
-use super::{comb_offset, weight, Parts, SolidError};
+use super::{comb_offset, SolidError};
 use crate::pseudopotential::slab::Field;
-use crate::{Real, Scalar};
+use crate::Real;
 use crate::ensemble::comm::Comm;
 use crate::ensemble::pack::{frames, pack_all, unpack_all};
-use crate::ensemble::population::{plan, Traffic};
+use crate::ensemble::population::{energy_cap, plan, weight, Traffic};
 use std::time::Instant;
 
 /// What a migrating walker carries (module docs).
@@ -68,7 +70,7 @@ impl Cargo {
         }
     }
     /// The first slab array a walker of this cargo leaves behind (None: nothing).
-    fn upto(self) -> Option<Field> {
+    pub(super) fn upto(self) -> Option<Field> {
         match self {
             Cargo::Configuration => Some(Field::Inv),
             Cargo::Inverse => Some(Field::Dpsi),
@@ -150,89 +152,6 @@ pub trait Engine<S> {
     fn finite(&mut self) -> &mut Finite;
 }
 
-impl<S: Scalar, A: Scalar> Engine<S> for CpuEngine<'_, S, A> {
-    fn count(&self) -> usize {
-        CpuEngine::count(self)
-    }
-    fn advance(&mut self) -> Result<(), SolidError> {
-        CpuEngine::advance(self)
-    }
-    fn energies(&self) -> Vec<f64> {
-        CpuEngine::energies(self)
-    }
-    fn copy_slots(&mut self, parents: &[usize]) -> Result<(), SolidError> {
-        CpuEngine::copy_slots(self, parents);
-        Ok(())
-    }
-    fn take(&mut self, k: usize, cargo: Cargo) -> Result<Walker<S>, SolidError> {
-        let (ne, st, ni) = (self.ctx.sys.electrons(), self.ctx.setup.table.stride, self.ctx.setup.ion_count());
-        let f = |v: &[S], len: usize, carried: bool| if carried { v[k * len..(k + 1) * len].to_vec() } else { vec![] };
-        Ok(Walker {
-            pos: self.w.pos[3 * ne * k..3 * ne * (k + 1)].to_vec(),
-            rot: self.w.rot[9 * ni * k..9 * ni * (k + 1)].to_vec(),
-            parts: self.parts[k],
-            inv: f(&self.w.inv, ne * st, cargo != Cargo::Configuration),
-            dpsi: f(&self.dpsi, 3 * ne * st, cargo == Cargo::Whole),
-            cond: self.cond[k],
-            device: None,
-        })
-    }
-    fn put(&mut self, k: usize, w: &Walker<S>) -> Result<(), SolidError> {
-        assert!(w.device.is_none(), "a CPU engine's walkers travel through the host");
-        let (ne, st, ni) = (self.ctx.sys.electrons(), self.ctx.setup.table.stride, self.ctx.setup.ion_count());
-        let set = |v: &mut [S], len: usize, src: &[S]| v[k * len..(k + 1) * len].copy_from_slice(src);
-        self.w.pos[3 * ne * k..3 * ne * (k + 1)].copy_from_slice(&w.pos);
-        self.w.rot[9 * ni * k..9 * ni * (k + 1)].copy_from_slice(&w.rot);
-        if !w.inv.is_empty() {
-            set(&mut self.w.inv, ne * st, &w.inv);
-        }
-        if !w.dpsi.is_empty() {
-            set(&mut self.dpsi, 3 * ne * st, &w.dpsi);
-        }
-        // its Laplacian rows did not travel: the next measurement (or `rebuild`) evaluates its orbitals
-        self.lap_known[k] = false;
-        self.parts[k] = w.parts;
-        self.cond[k] = w.cond;
-        Ok(())
-    }
-    fn rebuild(&mut self, slots: &[usize], cargo: Cargo) -> Result<(), SolidError> {
-        CpuEngine::rebuild(self, slots, cargo == Cargo::Configuration)
-    }
-    fn finite(&mut self) -> &mut Finite {
-        &mut self.finite
-    }
-}
-
-impl<S: Scalar, A: Scalar> Engine<S> for GpuEngine<'_, S, A> {
-    fn count(&self) -> usize {
-        GpuEngine::count(self)
-    }
-    fn advance(&mut self) -> Result<(), SolidError> {
-        GpuEngine::advance(self)
-    }
-    fn energies(&self) -> Vec<f64> {
-        self.parts.iter().map(Parts::local).collect()
-    }
-    fn copy_slots(&mut self, parents: &[usize]) -> Result<(), SolidError> {
-        Ok(GpuEngine::copy_slots(self, parents)?)
-    }
-    fn take(&mut self, k: usize, cargo: Cargo) -> Result<Walker<S>, SolidError> {
-        Ok(GpuEngine::take(self, k, cargo.upto())?)
-    }
-    fn stage(&mut self, ks: &[usize], cargo: Cargo) -> Result<Option<Vec<Walker<S>>>, SolidError> {
-        Ok(Some(GpuEngine::stage(self, ks, cargo.upto())?))
-    }
-    fn put(&mut self, k: usize, w: &Walker<S>) -> Result<(), SolidError> {
-        Ok(GpuEngine::put(self, k, w)?)
-    }
-    fn rebuild(&mut self, slots: &[usize], cargo: Cargo) -> Result<(), SolidError> {
-        GpuEngine::rebuild(self, slots, cargo == Cargo::Configuration)
-    }
-    fn finite(&mut self) -> &mut Finite {
-        &mut self.finite
-    }
-}
-
 /// For each rank, the range of comb teeth (out of `n`, tooth k at (k + xi) W / n, W the sum of `totals`) that fall
 /// on its walkers' weights, which lie after those of the ranks before it. The ranges partition 0..n exactly on every
 /// rank (they are computed from the same numbers in the same order).
@@ -253,7 +172,8 @@ pub fn teeth(totals: &[f64], n: usize, xi: f64) -> Vec<std::ops::Range<usize>> {
 }
 
 /// Copies of each of `weights` (one rank's walkers, whose weights start at `before` in the global order) under the
-/// teeth `mine` of a comb of `n` teeth over the global total `total`: the single engine's `branch` rule.
+/// teeth `mine` of a comb of `n` teeth over the global total `total`: walker j gets about weight_j n / total copies,
+/// one uniform `xi` for all teeth.
 pub fn copies(weights: &[f64], before: f64, total: f64, n: usize, xi: f64, mine: std::ops::Range<usize>) -> Vec<usize> {
     let mut c = vec![0usize; weights.len()];
     let (mut acc, mut j) = (before, 0usize);
@@ -276,8 +196,8 @@ pub struct Placement {
     pub open: Vec<usize>,
 }
 
-/// Survivors keep their slots, extra copies fill the dead walkers' slots in order (as `super::branch` does); what
-/// does not fit leaves, what stays empty waits for arrivals.
+/// Survivors keep their slots, extra copies fill the dead walkers' slots in order, so the copies can be made in place
+/// in any order (no source is overwritten); what does not fit leaves, what stays empty waits for arrivals.
 pub fn place(copies: &[usize]) -> Placement {
     let mut parents: Vec<usize> = (0..copies.len()).collect();
     let free: Vec<usize> = (0..copies.len()).filter(|&s| copies[s] == 0).collect();
@@ -347,7 +267,9 @@ pub fn generation<S: Real>(comm: &dyn Comm, e: &mut dyn Engine<S>, d: &mut Dmc) 
     let old = e.energies();
     e.advance()?;
     let new = e.energies();
-    let w: Vec<f64> = old.iter().zip(&new).map(|(&o, &n)| weight(o, n, d.e_est, d.tau, d.electrons)).collect();
+    // a fixed population: no trial-energy feedback
+    let cap = energy_cap(d.electrons, d.tau);
+    let w: Vec<f64> = old.iter().zip(&new).map(|(&o, &n)| weight(o, n, d.e_est, 0.0, d.tau, cap)).collect();
     e.finite().tally(d.steps, &new);
     e.finite().tally(d.steps, &w);
     d.timing.compute_s += t.elapsed().as_secs_f64();
@@ -445,7 +367,9 @@ fn exchange<S: Real>(comm: &dyn Comm, e: &mut dyn Engine<S>, d: &mut Dmc, p: &Pl
 
 #[cfg(test)]
 mod tests {
-    use super::super::{branch, compare, Params, Solid, DOUBLE_TOLERANCE};
+    use super::super::cpu::CpuEngine;
+    use super::super::gpu::GpuEngine;
+    use super::super::{compare, Params, Solid, DOUBLE_TOLERANCE};
     use crate::ensemble::comm::share;
     use super::*;
     use crate::ensemble::comm::Threads;
@@ -454,9 +378,17 @@ mod tests {
     fn the_global_comb_gives_every_walker_the_single_comb_copies() {
         let weights = [0.3, 1.7, 0.9, 0.05, 2.2, 1.0, 0.6, 1.25];
         for xi in [0.0, 0.37, 0.999] {
+            // one comb over the whole population, by hand
+            let total: f64 = weights.iter().sum();
             let mut want = vec![0usize; weights.len()];
-            for &p in &branch(&weights, xi) {
-                want[p] += 1;
+            for k in 0..weights.len() {
+                let tooth = (k as f64 + xi) * total / weights.len() as f64;
+                let mut acc = 0.0;
+                let j = weights.iter().position(|w| {
+                    acc += w;
+                    acc > tooth
+                });
+                want[j.unwrap_or(weights.len() - 1)] += 1;
             }
             for split in [vec![8], vec![3, 5], vec![1, 1, 6], vec![4, 0, 4]] {
                 let parts: Vec<&[f64]> = split.iter().scan(0, |at, &n| Some((*at, *at += n).0)).zip(&split).map(|(a, &n)| &weights[a..a + n]).collect();
@@ -478,6 +410,11 @@ mod tests {
         assert_eq!((p.parents, p.send, p.open), (vec![1, 1, 2, 1], vec![1], vec![]));
         let p = place(&[0, 2, 0, 0]);
         assert_eq!((p.parents, p.send, p.open), (vec![1, 1, 2, 3], vec![], vec![2, 3]));
+        // one rank: a comb's copies all fit, and no slot that is a source is overwritten
+        let weights = [0.01, 3.0, 0.01, 1.0];
+        let p = place(&copies(&weights, 0.0, weights.iter().sum(), 4, 0.5, 0..4));
+        assert_eq!((p.parents.clone(), p.send, p.open), (vec![1, 1, 1, 3], vec![], vec![]));
+        assert!(p.parents.iter().enumerate().all(|(slot, &from)| from == slot || p.parents[from] == from));
     }
 
     /// Two ranks of two walkers against one engine of four: the same start (global walker indices), the same random
@@ -494,10 +431,10 @@ mod tests {
             for seed in 1..=4 {
                 let p = Params { tau: 0.5, dmc: true, recompute: 0, seed, first: 0, delay: 4 };
                 let mut one = CpuEngine::<f64, f64>::new(&sys, 4, p).unwrap();
-                let mut want = vec![(one.e_est, one.energies())];
+                let mut want = vec![(one.e_est().unwrap(), one.energies())];
                 for _ in 0..2 {
                     one.step().unwrap();
-                    want.push((one.e_est, one.energies()));
+                    want.push((one.e_est().unwrap(), one.energies()));
                 }
                 migrated += two_ranks(&sys, p, cargo, Via::Device, &want, |_, n, p| CpuEngine::<f64, f64>::new(&sys, n, p).unwrap());
             }
@@ -518,10 +455,10 @@ mod tests {
                 for seed in 1..=4 {
                     let p = Params { tau: 0.5, dmc: true, recompute: 0, seed, first: 0, delay: 4 };
                     let mut one = GpuEngine::<f64, f64>::new(&gpu, &sys, &setup, 4, p).unwrap();
-                    let mut want = vec![(one.e_est, one.energies().unwrap())];
+                    let mut want = vec![(one.e_est().unwrap(), one.energies().unwrap())];
                     for _ in 0..2 {
                         one.step().unwrap();
-                        want.push((one.e_est, one.energies().unwrap()));
+                        want.push((one.e_est().unwrap(), one.energies().unwrap()));
                     }
                     let count = crate::gpu::Gpu::count().unwrap();
                     migrated += two_ranks(&sys, p, cargo, via, &want, |c, n, p| {

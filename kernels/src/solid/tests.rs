@@ -28,21 +28,6 @@ fn worst<S: Scalar, A: Scalar>(e: &CpuEngine<S, A>) -> (f64, f64) {
 }
 
 #[test]
-fn branch_comb_copies_in_place() {
-    assert_eq!(branch(&[1.0; 5], 0.5), vec![0, 1, 2, 3, 4]);
-    // walker 1 carries most weight: it keeps its slot and fills the slots of walkers that die
-    let p = branch(&[0.01, 3.0, 0.01, 1.0], 0.5);
-    assert_eq!(p.len(), 4);
-    assert_eq!(p[1], 1);
-    assert_eq!(p[3], 3);
-    assert_eq!(p.iter().filter(|&&x| x == 1).count(), 3);
-    // no slot that is a source is overwritten
-    for (slot, &from) in p.iter().enumerate() {
-        assert!(from == slot || p[from] == from);
-    }
-}
-
-#[test]
 fn cpu_double_matches_reference_each_step() {
     let sys = Solid::carbon(8, 3).unwrap();
     for dmc in [false, true] {
