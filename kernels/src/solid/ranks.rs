@@ -11,7 +11,7 @@
 //!    trial-energy shift since the population is fixed), so every rank knows every rank's weight total and the
 //!    generation's energy; the estimate E_est (the running mean of the generations' energies) is updated
 //!    identically on every rank;
-//! 3. population: one comb over all ranks' walkers in rank order ([`teeth`]: tooth k at (k + xi) W / N, xi from
+//! 3. population: one comb over all ranks' walkers in rank order (`ensemble::population::teeth`, `Comb::Fixed`: tooth k at (k + xi) W / N, xi from
 //!    the run's seed, the same on every rank), so rank r's walkers receive exactly the copies one comb over the
 //!    whole population would give them; each rank makes its copies in place ([`place`]: survivors keep their
 //!    slots, extra copies fill the slots of the dead); a rank with more copies than slots sends the surplus, a
@@ -43,7 +43,7 @@ use crate::pseudopotential::slab::Field;
 use crate::Real;
 use crate::ensemble::comm::Comm;
 use crate::ensemble::pack::{frames, pack_all, unpack_all};
-use crate::ensemble::population::{energy_cap, plan, weight, Traffic};
+use crate::ensemble::population::{comb_copies, energy_cap, plan, teeth, weight, Comb, Traffic};
 use std::time::Instant;
 
 /// What a migrating walker carries (module docs).
@@ -152,42 +152,6 @@ pub trait Engine<S> {
     fn finite(&mut self) -> &mut Finite;
 }
 
-/// For each rank, the range of comb teeth (out of `n`, tooth k at (k + xi) W / n, W the sum of `totals`) that fall
-/// on its walkers' weights, which lie after those of the ranks before it. The ranges partition 0..n exactly on every
-/// rank (they are computed from the same numbers in the same order).
-pub fn teeth(totals: &[f64], n: usize, xi: f64) -> Vec<std::ops::Range<usize>> {
-    let total: f64 = totals.iter().sum();
-    let below = |x: f64| (0..n).filter(|&k| (k as f64 + xi) * total / (n as f64) < x).count();
-    let mut edge = 0.0;
-    let mut lo = 0;
-    (0..totals.len())
-        .map(|r| {
-            edge += totals[r];
-            let hi = if r + 1 == totals.len() { n } else { below(edge).max(lo) };
-            let range = lo..hi;
-            lo = hi;
-            range
-        })
-        .collect()
-}
-
-/// Copies of each of `weights` (one rank's walkers, whose weights start at `before` in the global order) under the
-/// teeth `mine` of a comb of `n` teeth over the global total `total`: walker j gets about weight_j n / total copies,
-/// one uniform `xi` for all teeth.
-pub fn copies(weights: &[f64], before: f64, total: f64, n: usize, xi: f64, mine: std::ops::Range<usize>) -> Vec<usize> {
-    let mut c = vec![0usize; weights.len()];
-    let (mut acc, mut j) = (before, 0usize);
-    for k in mine {
-        let tooth = (k as f64 + xi) * total / n as f64;
-        while j + 1 < weights.len() && acc + weights[j] <= tooth {
-            acc += weights[j];
-            j += 1;
-        }
-        c[j] += 1;
-    }
-    c
-}
-
 /// Where copies go on one rank: `parents[s]` the walker whose state slot s takes, `send` the walkers whose
 /// surplus copies leave, `open` the slots left for arriving walkers.
 pub struct Placement {
@@ -286,9 +250,9 @@ pub fn generation<S: Real>(comm: &dyn Comm, e: &mut dyn Engine<S>, d: &mut Dmc) 
     let total: f64 = totals.iter().sum();
     let e_gen = v[size] / total;
     let xi = comb_offset(d.seed, d.steps);
-    let ranges = teeth(totals, d.total, xi);
+    let ranges = teeth(totals, Comb::Fixed(d.total), xi);
     let before: f64 = totals[..me].iter().sum();
-    let c = copies(&w, before, total, d.total, xi, ranges[me].clone());
+    let c = comb_copies(&w, before, total, Comb::Fixed(d.total), xi, ranges[me].clone());
     let p = place(&c);
     let counts: Vec<usize> = ranges.iter().map(|r| r.len()).collect();
     let (traffic, arrived) = exchange(comm, e, d, &p, &counts)?;
@@ -375,33 +339,6 @@ mod tests {
     use crate::ensemble::comm::Threads;
 
     #[test]
-    fn the_global_comb_gives_every_walker_the_single_comb_copies() {
-        let weights = [0.3, 1.7, 0.9, 0.05, 2.2, 1.0, 0.6, 1.25];
-        for xi in [0.0, 0.37, 0.999] {
-            // one comb over the whole population, by hand
-            let total: f64 = weights.iter().sum();
-            let mut want = vec![0usize; weights.len()];
-            for k in 0..weights.len() {
-                let tooth = (k as f64 + xi) * total / weights.len() as f64;
-                let mut acc = 0.0;
-                let j = weights.iter().position(|w| {
-                    acc += w;
-                    acc > tooth
-                });
-                want[j.unwrap_or(weights.len() - 1)] += 1;
-            }
-            for split in [vec![8], vec![3, 5], vec![1, 1, 6], vec![4, 0, 4]] {
-                let parts: Vec<&[f64]> = split.iter().scan(0, |at, &n| Some((*at, *at += n).0)).zip(&split).map(|(a, &n)| &weights[a..a + n]).collect();
-                let totals: Vec<f64> = parts.iter().map(|p| p.iter().sum()).collect();
-                let ranges = teeth(&totals, weights.len(), xi);
-                assert_eq!(ranges.iter().map(|r| r.len()).sum::<usize>(), weights.len());
-                let got: Vec<usize> = (0..split.len()).flat_map(|r| copies(parts[r], totals[..r].iter().sum(), totals.iter().sum(), weights.len(), xi, ranges[r].clone())).collect();
-                assert_eq!(got, want, "xi {xi} split {split:?}");
-            }
-        }
-    }
-
-    #[test]
     fn placement_keeps_survivors_and_counts_what_leaves_and_arrives() {
         let p = place(&[0, 3, 1, 0]);
         assert_eq!(p.parents, [1, 1, 2, 1]);
@@ -412,7 +349,7 @@ mod tests {
         assert_eq!((p.parents, p.send, p.open), (vec![1, 1, 2, 3], vec![], vec![2, 3]));
         // one rank: a comb's copies all fit, and no slot that is a source is overwritten
         let weights = [0.01, 3.0, 0.01, 1.0];
-        let p = place(&copies(&weights, 0.0, weights.iter().sum(), 4, 0.5, 0..4));
+        let p = place(&comb_copies(&weights, 0.0, weights.iter().sum(), Comb::Fixed(4), 0.5, 0..4));
         assert_eq!((p.parents.clone(), p.send, p.open), (vec![1, 1, 1, 3], vec![], vec![]));
         assert!(p.parents.iter().enumerate().all(|(slot, &from)| from == slot || p.parents[from] == from));
     }
