@@ -138,9 +138,9 @@ struct Fused {
     update: CudaFunction,
 }
 
-/// Tiles of solid.cu's delayed_w (rows of t per block of W_BLOCK threads: 8 warps of 4 or 8 slots each) and
-/// delayed_update (rows and columns of t per block of UPDATE_BLOCK threads): SOLID_W_BLOCK, SOLID_W_ROWS,
-/// SOLID_U_ROWS, SOLID_U_COLS.
+/// Tiles of solid.cu's delayed_w (rows of t per block of W_BLOCK threads, with 32 or 64 slots: 8 warps of 32 rows
+/// by 16 or 32 slots on the FP64 tensor cores) and delayed_update (rows and columns of t per block of UPDATE_BLOCK
+/// threads: 8 warps of 32 x 32): SOLID_W_BLOCK, SOLID_W_ROWS, SOLID_U_ROWS, SOLID_U_COLS, SOLID_U_BLOCK.
 const W_BLOCK: u32 = 256;
 const W_ROWS: usize = 128;
 const U_ROWS: usize = 64;
@@ -385,6 +385,12 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         };
         let ab = std::mem::size_of::<A>();
         assert!((1..=crate::determinant::MAX_DELAY).contains(&p.delay), "solid gpu: delay {} out of 1..=64", p.delay);
+        // the mixed apply's products are mma.m8n8k4 f64 (solid.cu), which trap below sm_80 (CUDA 13 still builds for
+        // sm_75): refused here, before anything is launched
+        let (major, minor) = gpu.info.compute_capability;
+        if std::mem::size_of::<S>() < ab && p.delay > 1 && major < 8 {
+            return Err(SolidError::NoTensorF64(gpu.info.name.clone(), major, minor));
+        }
         let pending_bytes = if p.delay > 1 { Pending::<A>::bytes(walkers, p.delay, n, st) } else { 0 };
         gpu.ensure_fits("the walkers' slabs, f64 re-inversion buffers and delayed moves", walkers * kp.slab.bytes as usize + 4 * walkers * n * n * 8 + pending_bytes)?;
         let slab = Slab::upload(gpu, setup, &w, true)?;
@@ -761,15 +767,17 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             let mut b = s.launch_builder(&fused.w);
             b.arg(&kp).arg(&spin_i).arg(&si).arg(&ki).arg(&self.slab.buf).arg(&x.v).arg(&mut x.w);
             // SAFETY: block (r, w) reads rows 128 r .. (at most n) of walker w's spin block `spin` in its slab (columns
-            // < n), v[w][l][..n] for l < slots, writes w[w][l][128 r ..] for l < slots <= k; its 8 warps of 4 slots
-            // (delayed_w4, k <= 32) or 8 (delayed_w8, k <= 64) cover every slot.
+            // < n), v[w][l][..n] for l < slots, writes w[w][l][128 r ..] for l < slots <= k; its 8 warps' fragments
+            // cover 32 slots (delayed_w4, k <= 32) or 64 (delayed_w8, k <= 64): every slot. The device is sm_80 or
+            // later (checked in `new`).
             unsafe { b.launch(cfg((n.div_ceil(W_ROWS) as u32, nw as u32), W_BLOCK)) }.during("launching solid_delayed_w")?;
         }
         fix(&mut x.rep, &mut x.w, &mut x.binv)?;
         let mut b = s.launch_builder(&fused.update);
         b.arg(&kp).arg(&spin_i).arg(&si).arg(&ki).arg(&mut self.slab.buf).arg(&x.w).arg(&x.y);
         // SAFETY: block (c, r, w) reads w[w][l][64 r ..] and y[w][l][128 c ..] (l < slots, entries < n), written before
-        // on this stream, and rewrites its 64 x 128 tile (entries < n) of walker w's spin block `spin` in its slab.
+        // on this stream, and rewrites its 64 x 128 tile (entries < n) of walker w's spin block `spin` in its slab; sm_80
+        // or later (checked in `new`).
         let grid = LaunchConfig { grid_dim: (n.div_ceil(U_COLS) as u32, n.div_ceil(U_ROWS) as u32, nw as u32), block_dim: (UPDATE_BLOCK, 1, 1), shared_mem_bytes: 0 };
         unsafe { b.launch(grid) }.during("launching solid_delayed_update")?;
         Ok(())

@@ -210,6 +210,9 @@ pub struct Params {
 pub enum SolidError {
     #[error("the Slater matrix of walker {0} is singular: its inverse cannot be recomputed")]
     Singular(usize),
+    /// The mixed delayed apply's products run on FP64 tensor cores (solid.cu, mma.m8n8k4 f64): sm_80 and later.
+    #[error("the mixed-precision delayed updates need FP64 tensor cores (compute capability 8.0 or newer), and {0} has {1}.{2}: use --delay 1 or --precision double")]
+    NoTensorF64(String, i32, i32),
     #[error(transparent)]
     Gpu(#[from] crate::gpu::GpuError),
 }

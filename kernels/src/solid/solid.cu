@@ -302,161 +302,253 @@ __device__ void delayed_fix(int n, int kmax, int slots, int* __restrict__ rep, A
 }
 
 // The rank-k apply where the inverse is stored narrower than its products (mixed: S = float, A = double), in two
-// kernels that read the f32 spin blocks in the slabs directly, convert in registers and do every product in f64:
-// solid_delayed_w (W = V t^T) before solid_delayed_fix, solid_delayed_update (t -= W^T Y, rounded to S once, as
-// Sherman-Morrison rounds its rows) after it; Y = B^-T U^T stays cuBLAS's DGEMM on the pending moves (solid/gpu.rs).
-// Each t entry is read twice and written once per apply (12 n^2 bytes per spin block), against the 48 n^2 of the
-// former dense f64 copies (f32 -> f64 copy, the DGEMMs' three passes, the copy back). The same mathematics as
-// determinant::gpu::delayed_gemms: W[l][j] = v_l . t[j] (row j of t, i < n), w [walker][kmax][n] as cuBLAS writes
-// W^T (n x kmax column-major); t[j][i] -= sum_{l < slots} W[l][j] Y[l][i], y [walker][kmax][n] likewise.
-// No double instantiation: double applies through cuBLAS on its slabs (and the tiles would pass 48 KB of shared).
+// kernels that read the f32 spin blocks in the slabs directly, convert to f64 on the way to the FP64 tensor cores and
+// do every product there in f64: solid_delayed_w (W = V t^T) before solid_delayed_fix, solid_delayed_update (t -= W^T
+// Y, rounded to S once, as Sherman-Morrison rounds its rows) after it; Y = B^-T U^T stays cuBLAS's DGEMM on the pending
+// moves (solid/gpu.rs). Each t entry is read twice and written once per apply (12 n^2 bytes per spin block), against
+// the 48 n^2 of the former dense f64 copies (f32 -> f64 copy, the DGEMMs' three passes, the copy back). The same
+// mathematics as determinant::gpu::delayed_gemms: W[l][j] = v_l . t[j] (row j of t, i < n), w [walker][kmax][n] as
+// cuBLAS writes W^T (n x kmax column-major); t[j][i] -= sum_{l < slots} W[l][j] Y[l][i], y [walker][kmax][n] likewise.
+// No double instantiation: double applies through cuBLAS on its slabs.
+//
+// Both products are warps of mma.m8n8k4 (f64): the SIMT kernels they replace were estimated at 5-8 TFLOP/s on the H100,
+// a fraction of its FP64 SIMT peak (34) and of the tensor cores' (67), where cuBLAS's DGEMM runs the double apply at
+// about 60 (3072 electrons, 64 slots: the mixed step's determinant 0.97 s of 2.04, double's 0.72). A warp holds a
+// 32 x 32 tile of the output (at most; 16 fragments of 8 x 8, two doubles a lane each), so each step of 4 in the sum
+// loads 4 + 4 fragments from shared memory for 16 products: 96-128 bytes of shared loads a product of 512 flops, within
+// the 128 bytes a clock an SM's shared memory serves for the ~0.5 product a clock its tensor cores retire. Each kernel
+// pads its shared tiles so that the 32 lanes of a fragment load hit distinct banks (the pitches below), and zero-fills
+// them past n and past the slots: nothing is read that may not be (a NaN times a zero is a NaN), and the zeros add
+// nothing to the sums.
+//
+// Fragments (PTX ISA, mma.m8n8k4 .f64), lane = 4 g + c (g = lane >> 2, c = lane & 3): A (8 x 4, row-major) a = A[g][c];
+// B (4 x 8, column-major) b = B[c][g]; C and D (8 x 8) d = {D[g][2c], D[g][2c + 1]}; D = A B + C. sm_80 and later;
+// below (sm_75, the oldest CUDA 13 compiles for) the product traps, and the engine refuses a mixed delayed run there
+// before launching (solid/gpu.rs), so the module still loads for every other kernel.
+__device__ __forceinline__ void mma_f64(double d[2], double a, double b) {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};\n"
+                 : "+d"(d[0]), "+d"(d[1])
+                 : "d"(a), "d"(b));
+#else
+    __trap();
+#endif
+}
 
-// W = V t^T: a block of SOLID_W_BLOCK threads takes SOLID_W_ROWS rows of one walker's spin block (4 per lane, rows
-// lane + 32 r) and every slot (TN per warp: 8 TN >= kmax), the rows' SOLID_W_COLS-column tiles staged in shared memory
-// (coalesced, each entry read from memory once) beside the slots' tile of V, transposed so that a warp's TN slots are
-// one broadcast. The next tile's entries are loaded into registers while the current one is multiplied.
+// W = V t^T: a block of SOLID_W_BLOCK threads takes SOLID_W_ROWS rows j of one walker's spin block and every slot l
+// (8 TN >= kmax: TN fragments of 8 slots), the sum over i in SOLID_W_COLS-column stages. Per product, M = rows j, N =
+// slots l, K = columns i: A[m][k] = t[j0 + m][i0 + k], B[k][n] = V[l0 + n][i0 + k], so both operands load alike, entry
+// (g, c) of a rows x columns tile (ts[j][i], vs[l][i]). 8 warps: 4 of 32 rows by 2 of 4 TN slots (4 x TN / 2 fragments
+// each); a warp skips the fragments of slots past `slots` (uniform). Stages double-buffered in shared memory: the next
+// stage's entries are loaded into registers while this one is multiplied, then stored into the other buffer, one
+// barrier a stage; t stays f32 there (each lane converts its A fragments: 8 KB a stage instead of 16, so that both
+// buffers of both tiles take 40 KB, within the 48 KB of static shared memory), V is f64. Pitch SOLID_W_PITCH = 20 =
+// 4 x 5: the 8 rows g of a fragment start 20 g words apart, 0, 20, 8, 28, 16, 4, 24, 12 mod 32, and c adds 0-3: 32
+// distinct banks for the f32 tile; for the f64 one a half-warp (g < 4, or g >= 4) covers 20 g + c mod 16 = 4 g + c: 16
+// distinct double banks. A stage reads 8 KB of t from memory (rows of 64 contiguous bytes) and 8 KB of V (w8; 4 KB w4)
+// from L2 for 262,144 flops (w8): 32 flops a byte of t, 16 a byte staged. Each t entry is read from memory once (512 n
+// bytes a block).
 #define SOLID_W_BLOCK 256
 #define SOLID_W_ROWS 128
-#define SOLID_W_COLS 32
-#define SOLID_W_SLOTS 66 // 64 slots at most, padded (fewer bank conflicts on the transposed store, 16-byte aligned)
+#define SOLID_W_COLS 16
+#define SOLID_W_PITCH 20
 template <typename S, int TN>
 __device__ void delayed_w(const SolidParams p, int spin, int slots, int kmax, const unsigned char* __restrict__ walkers,
                           const double* __restrict__ v, double* __restrict__ w) {
-    constexpr int TPER = SOLID_W_ROWS * SOLID_W_COLS / SOLID_W_BLOCK, VPER = 8 * TN * SOLID_W_COLS / SOLID_W_BLOCK;
-    __shared__ S ts[SOLID_W_ROWS][SOLID_W_COLS + 1];
-    __shared__ __align__(16) double vs[SOLID_W_COLS][SOLID_W_SLOTS];
-    const int n = p.n, st = p.stride, lane = threadIdx.x & 31, g = threadIdx.x >> 5;
+    constexpr int SLOTS = 8 * TN, FN = TN / 2;
+    constexpr int TPER = SOLID_W_ROWS * SOLID_W_COLS / SOLID_W_BLOCK, VPER = SLOTS * SOLID_W_COLS / SOLID_W_BLOCK;
+    __shared__ S ts[2][SOLID_W_ROWS][SOLID_W_PITCH];
+    __shared__ double vs[2][SLOTS][SOLID_W_PITCH];
+    const int n = p.n, st = p.stride, lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, c = lane & 3;
+    // the warp's first row (of the block's) and first slot
+    const int wr = 32 * (warp & 3), wl = SLOTS / 2 * (warp >> 2);
     const int row0 = blockIdx.x * SOLID_W_ROWS;
     const long long wk = blockIdx.y;
     const S* t = inv_of<const S>(p, walkers, wk) + (size_t)spin * n * st;
     const double* vw = v + (size_t)wk * kmax * st;
+    // thread x holds column x % SOLID_W_COLS of the next stage's rows x / SOLID_W_COLS + R u (R = SOLID_W_BLOCK /
+    // SOLID_W_COLS), of t's and of V's (coalesced: a warp reads two rows' 64 contiguous bytes of t, one row's 128 of V)
+    constexpr int R = SOLID_W_BLOCK / SOLID_W_COLS;
+    const int r0 = threadIdx.x / SOLID_W_COLS, cc = threadIdx.x % SOLID_W_COLS;
+    t += (size_t)(row0 + r0) * st + cc;
+    vw += (size_t)r0 * st + cc;
     S tr[TPER];
     double vr[VPER];
     auto fetch = [&](int i0) {
+        const bool in = i0 + cc < n;
 #pragma unroll
-        for (int u = 0; u < TPER; u++) {
-            const int x = threadIdx.x + u * SOLID_W_BLOCK, j = row0 + x / SOLID_W_COLS, i = i0 + x % SOLID_W_COLS;
-            tr[u] = j < n && i < n ? t[(size_t)j * st + i] : S(0);
-        }
+        for (int u = 0; u < TPER; u++) tr[u] = in && row0 + r0 + R * u < n ? t[(size_t)(R * u) * st + i0] : S(0);
 #pragma unroll
-        for (int u = 0; u < VPER; u++) {
-            const int x = threadIdx.x + u * SOLID_W_BLOCK, l = x / SOLID_W_COLS, i = i0 + x % SOLID_W_COLS;
-            vr[u] = l < slots && i < n ? vw[(size_t)l * st + i] : 0.0;
-        }
+        for (int u = 0; u < VPER; u++) vr[u] = in && r0 + R * u < slots ? vw[(size_t)(R * u) * st + i0] : 0.0;
     };
-    double acc[4][TN];
+    auto stage = [&](int buf) {
 #pragma unroll
-    for (int r = 0; r < 4; r++)
+        for (int u = 0; u < TPER; u++) ts[buf][r0 + R * u][cc] = tr[u];
 #pragma unroll
-        for (int q = 0; q < TN; q++) acc[r][q] = 0.0;
+        for (int u = 0; u < VPER; u++) vs[buf][r0 + R * u][cc] = vr[u];
+    };
+    double acc[4][FN][2];
+#pragma unroll
+    for (int fm = 0; fm < 4; fm++)
+#pragma unroll
+        for (int fn = 0; fn < FN; fn++) acc[fm][fn][0] = acc[fm][fn][1] = 0.0;
     fetch(0);
-    for (int i0 = 0; i0 < n; i0 += SOLID_W_COLS) {
+    stage(0);
+    __syncthreads();
+    for (int i0 = 0, buf = 0; i0 < n; i0 += SOLID_W_COLS, buf ^= 1) {
+        const bool next = i0 + SOLID_W_COLS < n;
+        if (next) fetch(i0 + SOLID_W_COLS);
 #pragma unroll
-        for (int u = 0; u < TPER; u++) {
-            const int x = threadIdx.x + u * SOLID_W_BLOCK;
-            ts[x / SOLID_W_COLS][x % SOLID_W_COLS] = tr[u];
+        for (int k = 0; k < SOLID_W_COLS; k += 4) {
+            double a[4], b[FN];
+#pragma unroll
+            for (int fm = 0; fm < 4; fm++) a[fm] = (double)ts[buf][wr + 8 * fm + g][k + c];
+#pragma unroll
+            for (int fn = 0; fn < FN; fn++) b[fn] = vs[buf][wl + 8 * fn + g][k + c];
+#pragma unroll
+            for (int fn = 0; fn < FN; fn++)
+                if (wl + 8 * fn < slots)
+#pragma unroll
+                    for (int fm = 0; fm < 4; fm++) mma_f64(acc[fm][fn], a[fm], b[fn]);
         }
-#pragma unroll
-        for (int u = 0; u < VPER; u++) {
-            const int x = threadIdx.x + u * SOLID_W_BLOCK;
-            vs[x % SOLID_W_COLS][x / SOLID_W_COLS] = vr[u];
-        }
-        __syncthreads();
-        if (i0 + SOLID_W_COLS < n) fetch(i0 + SOLID_W_COLS);
-#pragma unroll 8
-        for (int c = 0; c < SOLID_W_COLS; c++) {
-            double vv[TN];
-#pragma unroll
-            for (int q = 0; q < TN; q += 2) {
-                const double2 x = *(const double2*)&vs[c][TN * g + q];
-                vv[q] = x.x;
-                vv[q + 1] = x.y;
-            }
-#pragma unroll
-            for (int r = 0; r < 4; r++) {
-                const double x = (double)ts[32 * r + lane][c];
-#pragma unroll
-                for (int q = 0; q < TN; q++) acc[r][q] += vv[q] * x;
-            }
-        }
+        // the other buffer was last read before the previous barrier
+        if (next) stage(buf ^ 1);
         __syncthreads();
     }
+    // d = W at (row wr + 8 fm + g, slots wl + 8 fn + 2 c and the next): a warp's store, 4 slots' 8 consecutive rows
     double* ww = w + (size_t)wk * kmax * n;
 #pragma unroll
-    for (int r = 0; r < 4; r++) {
-        const int j = row0 + 32 * r + lane;
+    for (int fm = 0; fm < 4; fm++) {
+        const int j = row0 + wr + 8 * fm + g;
 #pragma unroll
-        for (int q = 0; q < TN; q++)
-            if (j < n && TN * g + q < slots) ww[(size_t)(TN * g + q) * n + j] = acc[r][q];
+        for (int fn = 0; fn < FN; fn++)
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const int l = wl + 8 * fn + 2 * c + h;
+                if (j < n && l < slots) ww[(size_t)l * n + j] = acc[fm][fn][h];
+            }
     }
 }
 
-// t -= W^T Y: a block of 8 warps takes a tile of SOLID_U_ROWS x SOLID_U_COLS of one walker's spin block, each lane
-// 8 rows (its warp's: W's entries a broadcast) x 4 columns (lane + 32 c: coalesced), W's and Y's tiles SOLID_U_SLOTS
-// slots at a time in shared memory; the sums in f64, then each entry read, updated and rounded to S once.
+// t -= W^T Y: a block of SOLID_U_BLOCK threads takes a tile of SOLID_U_ROWS x SOLID_U_COLS of one walker's spin block,
+// the sum over the slots in stages of SOLID_U_SLOTS. Per product, M = rows j, N = columns i, K = slots l: A[m][k] =
+// W[l0 + k][j0 + m], B[k][n] = Y[l0 + k][i0 + n], both staged as they lie in memory (ws[l][j], ys[l][i]: rows of 64 and
+// 128 doubles read whole) and loaded as entry (c, g) of a slots x rows tile. 8 warps: 2 of 32 rows by 4 of 32 columns,
+// 16 fragments each. Pitches of 68 and 132 doubles (4 mod 16): a half-warp's fragment load covers 4 c + g mod 16, 16
+// distinct double banks. The stages double-buffered as in delayed_w (one barrier a stage). K is at most 64, so there is
+// no long sum to hide t's latency behind: once the sums are done, the block reads its t tile (a warp one row's 128
+// contiguous bytes at a time; each thread 32 entries in two halves of 16 loads in flight together: all 32 at once
+// pushed the kernel past its 128 registers into spills, ptxas -v) into shared memory where the stages were, each lane
+// updates its accumulators' entries there (f64, rounded to S once), and the tile goes back the way it came; the other
+// block on the SM multiplies meanwhile. The tile's pitch, 136 f32, puts pair (g, c) of a fragment at 8-byte word
+// 68 g + c: 4 g + c mod 16, conflict-free too. A block moves 32 KB of t each way and reads 64 + 128 doubles a slot from
+// L2 (96 KB at 64 slots) for 16,384 flops a slot: 16 flops a byte of t at 64 slots, so at the H100's 3.35 TB/s the
+// update needs about 54 TFLOP/s, which only the tensor cores give; it is bound by memory, as it should be.
+#define SOLID_U_BLOCK 256
 #define SOLID_U_ROWS 64
 #define SOLID_U_COLS 128
-#define SOLID_U_SLOTS 16
+#define SOLID_U_SLOTS 8
+template <typename S> struct __align__(2 * sizeof(S)) SolidPair {
+    S x, y;
+};
+template <typename S> union SolidUpdateTiles {
+    struct {
+        double w[2][SOLID_U_SLOTS][SOLID_U_ROWS + 4];
+        double y[2][SOLID_U_SLOTS][SOLID_U_COLS + 4];
+    } k;
+    S t[SOLID_U_ROWS][SOLID_U_COLS + 8];
+};
 template <typename S>
 __device__ void delayed_update(const SolidParams p, int spin, int slots, int kmax, unsigned char* __restrict__ walkers,
                                const double* __restrict__ w, const double* __restrict__ y) {
-    __shared__ __align__(16) double ws[SOLID_U_SLOTS][SOLID_U_ROWS];
-    __shared__ double ys[SOLID_U_SLOTS][SOLID_U_COLS];
-    const int n = p.n, st = p.stride, lane = threadIdx.x & 31, g = threadIdx.x >> 5;
+    constexpr int WPER = SOLID_U_SLOTS * SOLID_U_ROWS / SOLID_U_BLOCK, YPER = SOLID_U_SLOTS * SOLID_U_COLS / SOLID_U_BLOCK,
+                  TPER = SOLID_U_ROWS * SOLID_U_COLS / SOLID_U_BLOCK;
+    __shared__ SolidUpdateTiles<S> sh;
+    const int n = p.n, st = p.stride, lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, c = lane & 3;
+    // the warp's first row and column (of the block's)
+    const int wr = 32 * (warp >> 2), wc = 32 * (warp & 3);
     const int col0 = blockIdx.x * SOLID_U_COLS, row0 = blockIdx.y * SOLID_U_ROWS;
     const long long wk = blockIdx.z;
     const double* ww = w + (size_t)wk * kmax * n;
     const double* yw = y + (size_t)wk * kmax * n;
-    double acc[8][4];
+    // thread x holds entry (x / SOLID_U_ROWS + WS u, x % SOLID_U_ROWS) of the next stage's W and
+    // (x / SOLID_U_COLS + YS u, x % SOLID_U_COLS) of its Y (a warp reads 32 consecutive doubles of a row of either)
+    constexpr int WS = SOLID_U_BLOCK / SOLID_U_ROWS, YS = SOLID_U_BLOCK / SOLID_U_COLS;
+    const int wl0 = threadIdx.x / SOLID_U_ROWS, wj = threadIdx.x % SOLID_U_ROWS;
+    const int yl0 = threadIdx.x / SOLID_U_COLS, yi = threadIdx.x % SOLID_U_COLS;
+    const bool in_w = row0 + wj < n, in_y = col0 + yi < n;
+    ww += (size_t)wl0 * n + row0 + wj;
+    yw += (size_t)yl0 * n + col0 + yi;
+    double wv[WPER], yv[YPER];
+    auto fetch = [&](int l0) {
 #pragma unroll
-    for (int r = 0; r < 8; r++)
+        for (int u = 0; u < WPER; u++) wv[u] = in_w && l0 + wl0 + WS * u < slots ? ww[(size_t)(l0 + WS * u) * n] : 0.0;
 #pragma unroll
-        for (int q = 0; q < 4; q++) acc[r][q] = 0.0;
-    for (int l0 = 0; l0 < slots; l0 += SOLID_U_SLOTS) {
-        for (int x = threadIdx.x; x < SOLID_U_SLOTS * SOLID_U_ROWS; x += blockDim.x) {
-            const int l = x / SOLID_U_ROWS, r = x % SOLID_U_ROWS, j = row0 + r;
-            ws[l][r] = l0 + l < slots && j < n ? ww[(size_t)(l0 + l) * n + j] : 0.0;
+        for (int u = 0; u < YPER; u++) yv[u] = in_y && l0 + yl0 + YS * u < slots ? yw[(size_t)(l0 + YS * u) * n] : 0.0;
+    };
+    auto stage = [&](int buf) {
+#pragma unroll
+        for (int u = 0; u < WPER; u++) sh.k.w[buf][wl0 + WS * u][wj] = wv[u];
+#pragma unroll
+        for (int u = 0; u < YPER; u++) sh.k.y[buf][yl0 + YS * u][yi] = yv[u];
+    };
+    double acc[4][4][2];
+#pragma unroll
+    for (int fm = 0; fm < 4; fm++)
+#pragma unroll
+        for (int fn = 0; fn < 4; fn++) acc[fm][fn][0] = acc[fm][fn][1] = 0.0;
+    fetch(0);
+    stage(0);
+    __syncthreads();
+    for (int l0 = 0, buf = 0; l0 < slots; l0 += SOLID_U_SLOTS, buf ^= 1) {
+        const bool next = l0 + SOLID_U_SLOTS < slots;
+        if (next) fetch(l0 + SOLID_U_SLOTS);
+#pragma unroll
+        for (int k = 0; k < SOLID_U_SLOTS; k += 4) {
+            // a step wholly past the slots adds zeros (uniform)
+            if (l0 + k >= slots) break;
+            double a[4], b[4];
+#pragma unroll
+            for (int fm = 0; fm < 4; fm++) a[fm] = sh.k.w[buf][k + c][wr + 8 * fm + g];
+#pragma unroll
+            for (int fn = 0; fn < 4; fn++) b[fn] = sh.k.y[buf][k + c][wc + 8 * fn + g];
+#pragma unroll
+            for (int fm = 0; fm < 4; fm++)
+#pragma unroll
+                for (int fn = 0; fn < 4; fn++) mma_f64(acc[fm][fn], a[fm], b[fn]);
         }
-        for (int x = threadIdx.x; x < SOLID_U_SLOTS * SOLID_U_COLS; x += blockDim.x) {
-            const int l = x / SOLID_U_COLS, c = x % SOLID_U_COLS, i = col0 + c;
-            ys[l][c] = l0 + l < slots && i < n ? yw[(size_t)(l0 + l) * n + i] : 0.0;
-        }
-        __syncthreads();
-#pragma unroll
-        for (int l = 0; l < SOLID_U_SLOTS; l++) {
-            double wv[8], yv[4];
-#pragma unroll
-            for (int r = 0; r < 8; r += 2) {
-                const double2 x = *(const double2*)&ws[l][8 * g + r];
-                wv[r] = x.x;
-                wv[r + 1] = x.y;
-            }
-#pragma unroll
-            for (int q = 0; q < 4; q++) yv[q] = ys[l][32 * q + lane];
-#pragma unroll
-            for (int r = 0; r < 8; r++)
-#pragma unroll
-                for (int q = 0; q < 4; q++) acc[r][q] += wv[r] * yv[q];
-        }
+        if (next) stage(buf ^ 1);
         __syncthreads();
     }
-    S* t = inv_of<S>(p, walkers, wk) + (size_t)spin * n * st;
-    // every entry read before any is written: the 32 loads in flight together
-    S old[8][4];
+    // (the last barrier above: every warp is done with the stages, whose space the t tile takes)
+    // thread x holds column x % SOLID_U_COLS of the tile's rows x / SOLID_U_COLS + R u (coalesced: a warp reads and
+    // writes 128 contiguous bytes of a row)
+    constexpr int R = SOLID_U_BLOCK / SOLID_U_COLS;
+    const int r0 = threadIdx.x / SOLID_U_COLS, cc = threadIdx.x % SOLID_U_COLS, i = col0 + cc;
+    S* t = inv_of<S>(p, walkers, wk) + ((size_t)spin * n + row0 + r0) * st + i;
+#pragma unroll 1
+    for (int h = 0; h < TPER; h += TPER / 2) {
+        S old[TPER / 2];
 #pragma unroll
-    for (int r = 0; r < 8; r++)
+        for (int u = 0; u < TPER / 2; u++)
+            old[u] = row0 + r0 + R * (h + u) < n && i < n ? t[(size_t)(R * (h + u)) * st] : S(0);
 #pragma unroll
-        for (int q = 0; q < 4; q++) {
-            const int j = row0 + 8 * g + r, i = col0 + 32 * q + lane;
-            old[r][q] = j < n && i < n ? t[(size_t)j * st + i] : S(0);
+        for (int u = 0; u < TPER / 2; u++) sh.t[r0 + R * (h + u)][cc] = old[u];
+    }
+    __syncthreads();
+    // d = the sum at (row wr + 8 fm + g, columns wc + 8 fn + 2 c and the next): one pair of the tile
+#pragma unroll
+    for (int fm = 0; fm < 4; fm++)
+#pragma unroll
+        for (int fn = 0; fn < 4; fn++) {
+            SolidPair<S>& e = *reinterpret_cast<SolidPair<S>*>(&sh.t[wr + 8 * fm + g][wc + 8 * fn + 2 * c]);
+            e.x = (S)((double)e.x - acc[fm][fn][0]);
+            e.y = (S)((double)e.y - acc[fm][fn][1]);
         }
+    __syncthreads();
 #pragma unroll
-    for (int r = 0; r < 8; r++)
-#pragma unroll
-        for (int q = 0; q < 4; q++) {
-            const int j = row0 + 8 * g + r, i = col0 + 32 * q + lane;
-            if (j < n && i < n) t[(size_t)j * st + i] = (S)((double)old[r][q] - acc[r][q]);
-        }
+    for (int u = 0; u < TPER; u++)
+        if (row0 + r0 + R * u < n && i < n) t[(size_t)(R * u) * st] = sh.t[r0 + R * u][cc];
 }
 
 extern "C" __global__ void __launch_bounds__(SOLID_W_BLOCK, 2) solid_delayed_w4_mixed(const SolidParams p, int spin, int slots, int kmax,
@@ -467,8 +559,8 @@ extern "C" __global__ void __launch_bounds__(SOLID_W_BLOCK, 2) solid_delayed_w8_
                                                                                 const unsigned char* walkers, const double* v, double* w) {
     delayed_w<float, 8>(p, spin, slots, kmax, walkers, v, w);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) solid_delayed_update_mixed(const SolidParams p, int spin, int slots, int kmax,
-                                                                          unsigned char* walkers, const double* w, const double* y) {
+extern "C" __global__ void __launch_bounds__(SOLID_U_BLOCK, 2) solid_delayed_update_mixed(const SolidParams p, int spin, int slots, int kmax,
+                                                                                    unsigned char* walkers, const double* w, const double* y) {
     delayed_update<float>(p, spin, slots, kmax, walkers, w, y);
 }
 

@@ -302,7 +302,7 @@ fn apply_case<S: Scalar, A: Scalar>(gpu: &std::sync::Arc<crate::gpu::Gpu>, sys: 
             }
         }
     }
-    // slots holding a change (-1) and new rows of replaced rows (distinct rows: 7 is prime to n = 48, 144)
+    // slots holding a change (-1) and new rows of replaced rows (distinct rows: 7 is prime to n = 48, 144, 27, 81)
     let rep: Vec<i32> = (0..walkers * k).map(|x| if x % 3 == 0 { -1 } else { ((7 * (x % k) + x / k) % n) as i32 }).collect();
     let conv = |x: &[f64]| x.iter().map(|&y| A::of(y)).collect::<Vec<A>>();
     for spin in [1, 0] {
@@ -354,6 +354,27 @@ fn gpu_delayed_apply_matches_f64_product_when_present() {
         let sys = Solid::carbon(atoms, 7).unwrap();
         let conv = sys.setup.convert();
         for (k, slots) in [(4, 4), (4, 3), (32, 32), (32, 21), (48, 33), (64, 64)] {
+            let p = Params { delay: k, ..params(false) };
+            apply_case::<f64, f64>(&gpu, &sys, &sys.setup, p, slots, 0.0);
+            apply_case::<f32, f64>(&gpu, &sys, &conv, p, slots, 0.5);
+        }
+    }
+}
+
+/// The apply's edges on the FP64 tensor cores (solid.cu's mma.m8n8k4 tiles), with `apply_case`: spin blocks of 27
+/// and 81 rows (the electron gas at 54 and 162 electrons), multiples neither of the 8 x 8 fragments nor of the 4 of a
+/// product's sum nor of the 16-column stages of delayed_w; windows of slots that are multiples of neither 4 nor 8
+/// (3 of 4, 5 of 8, 11 of 16, 27 of 27: delayed_w4; 30 of 32; 41 of 48, 57 of 64: delayed_w8, partial 8-slot stages
+/// of delayed_update) and a full window of 64; mixed to half an f32 ulp plus f64 terms, double to f64 rounding.
+#[test]
+fn gpu_delayed_apply_edges_match_f64_product_when_present() {
+    let Some(gpu) = crate::gpu::for_test() else { return };
+    let cases: [(usize, &[(usize, usize)]); 2] = [(54, &[(4, 3), (8, 5), (16, 11), (27, 27)]), (162, &[(32, 30), (48, 41), (64, 57), (64, 64)])];
+    for (electrons, windows) in cases {
+        let sys = Solid::electron_gas(electrons, 1.0, true).unwrap();
+        assert_eq!(sys.setup.per_spin(), electrons / 2);
+        let conv = sys.setup.convert();
+        for &(k, slots) in windows {
             let p = Params { delay: k, ..params(false) };
             apply_case::<f64, f64>(&gpu, &sys, &sys.setup, p, slots, 0.0);
             apply_case::<f32, f64>(&gpu, &sys, &conv, p, slots, 0.5);
