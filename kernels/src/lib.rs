@@ -13,7 +13,8 @@
 //! - the kernels, one folder each ([`bspline`], [`determinant`], [`ewald`], [`gemm`], [`jastrow`], [`lattice`],
 //!   [`planewave`], [`pseudopotential`]): they import the base, and a kernel another only where the physics
 //!   composes them (the Jastrow's radial functors are B-splines; the pseudopotential's ratios need orbitals,
-//!   determinants and Jastrow);
+//!   determinants and Jastrow; the electron gas, a system description beside its plane waves ([`planewave::heg`],
+//!   what both drivers run), has the Ewald energy and the Jastrow's functors);
 //! - the drivers, whole VMC/DMC steps composed of the kernels ([`qmc`]: walkers, moves, branching, ranks; [`solid`]:
 //!   the batched CPU and GPU engines, running the synthetic solid and the electron gas), over what both share
 //!   ([`ensemble`]: ranks and how they talk, walkers as bytes, branching and migration, balance by speed, the drift

@@ -116,6 +116,15 @@ impl Precision {
             _ => panic!("no precision mode stores in {} and computes in {}", S::NAME, A::NAME),
         }
     }
+
+    /// Bytes of one value of the mode's storage type and of its arithmetic type, from its [`by_precision!`] pair:
+    /// (8, 8) double, (4, 4) single, (4, 8) mixed.
+    pub fn bytes(self) -> (usize, usize) {
+        fn of<S: Real, A: Real>() -> (usize, usize) {
+            (S::BYTES, A::BYTES)
+        }
+        crate::by_precision!(self => of())
+    }
 }
 
 /// The one place a run's precision becomes types: `by_precision!(p => f(args))` calls `f::<S, A>(args)` (and
@@ -188,6 +197,7 @@ mod tests {
         for p in Precision::ALL {
             assert_eq!(crate::by_precision!(p => named(7)), (p, 7));
         }
+        assert_eq!(Precision::ALL.map(Precision::bytes), [(8, 8), (4, 4), (4, 8)]);
         assert!(std::panic::catch_unwind(|| Precision::of::<f64, f32>()).is_err(), "f64 storage with f32 arithmetic is no mode");
         // f64 data is borrowed for f64 storage, converted for f32
         let x = vec![0.1f64, 0.2];

@@ -29,11 +29,17 @@ const KERNELS: &[&str] = &["bspline", "determinant", "ewald", "gemm", "jastrow",
 const DRIVERS: &[&str] = &["ensemble", "qmc", "solid"];
 
 /// Kernel folders that use another kernel folder today (issue #20 asks for kernels that import only the base). Each
-/// is a composition the physics asks for: the Jastrow's radial functors are B-splines, and the nonlocal
+/// is a composition the physics asks for: the Jastrow's radial functors are B-splines; the nonlocal
 /// pseudopotential evaluates wavefunction ratios (spline orbitals, determinant rows, Jastrow factors) at its
-/// quadrature points. Any other kernel-to-kernel import fails; removing one of these when it goes is welcome.
+/// quadrature points; and the electron gas (`planewave::heg`, the system description both drivers run: its
+/// determinant is this kernel's plane waves) is a Coulomb problem in a periodic cell, so its cell, background and
+/// Hartree-Fock energy are the Ewald kernel's (cell, sums, Madelung constant), and its two-body Jastrow is made of
+/// the jastrow kernel's radial functors. Any other kernel-to-kernel import fails; removing one of these when it goes
+/// is welcome.
 const KERNEL_TO_KERNEL: &[(&str, &str)] = &[
     ("jastrow", "bspline"),
+    ("planewave", "ewald"),
+    ("planewave", "jastrow"),
     ("pseudopotential", "bspline"),
     ("pseudopotential", "determinant"),
     ("pseudopotential", "jastrow"),
@@ -824,6 +830,36 @@ fn checker_catches_a_kernel_importing_a_driver_and_a_new_kernel_pair() {
     let top = c.top_level_circles();
     assert_eq!(top.len(), 1, "{top:?}");
     assert!(top[0].contains("[determinant, qmc]"), "{top:?}");
+}
+
+/// With the real layer lists: a kernel folder that reaches any of the three drivers fails, however it reaches it (a
+/// `use` through `super::`, a path in code, a name the crate root re-exports from a driver, a macro a driver
+/// exports), and only the kernel's edges fail: a driver using the kernel is the layering's direction.
+#[test]
+fn checker_catches_a_kernel_importing_each_driver_with_the_real_layers() {
+    let c = in_memory(&[
+        ("lib.rs", "pub mod real;\npub mod planewave;\npub mod ensemble;\npub mod qmc;\npub mod solid;\npub use ensemble::pack::Pack;\n"),
+        ("real.rs", "pub trait Real {}\n"),
+        ("planewave/mod.rs", "pub mod heg;\npub mod gpu;\nuse crate::real::Real;\n"),
+        ("planewave/heg.rs", "use super::super::qmc::systems::System;\nfn f() { crate::solid::Solid::electron_gas(); }\n"),
+        ("planewave/gpu.rs", "use crate::Pack;\nfn g() { crate::walkers!(); }\n"),
+        ("ensemble/mod.rs", "pub mod pack;\n"),
+        ("ensemble/pack.rs", "pub trait Pack {}\n"),
+        ("qmc/mod.rs", "pub mod systems;\n"),
+        ("qmc/systems.rs", "use crate::planewave::heg;\npub struct System;\n"),
+        ("solid/mod.rs", "#[macro_export]\nmacro_rules! walkers { () => {} }\npub struct Solid;\nuse crate::planewave::heg::f;\n"),
+    ]);
+    let v = c.layer_violations(&layers());
+    assert_eq!(v.len(), 4, "{v:?}");
+    for (from, to, at) in [
+        ("planewave::heg", "qmc::systems", "planewave/heg.rs:1 `super::super::qmc::systems::System`"),
+        ("planewave::heg", "solid", "planewave/heg.rs:2 `crate::solid::Solid::electron_gas`"),
+        ("planewave::gpu", "ensemble::pack", "planewave/gpu.rs:1 `crate::Pack`"),
+        ("planewave::gpu", "solid", "planewave/gpu.rs:2 `crate::walkers`"),
+    ] {
+        let want = format!("kernels: {from} (Kernel) imports {to} (Driver): {at}");
+        assert!(v.contains(&want), "missing: {want}\n{v:?}");
+    }
 }
 
 #[test]

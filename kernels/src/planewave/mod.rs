@@ -1,5 +1,6 @@
 //! Plane-wave orbitals: the Slater determinant of the homogeneous electron gas (paper 003's CASINO runs, the qmc
-//! driver's `heg`, the solid engine's `Solid::electron_gas`).
+//! driver's `heg`, the solid engine's `Solid::electron_gas`), and the gas itself as a system description ([`heg`]:
+//! its cell, closed shells, Hartree-Fock energy and Jastrow functors, which both drivers build on).
 //!
 //! The occupied states of one spin are the integer vectors n (k = 2 pi n / L in a cube of side L) of the `count`
 //! smallest |n|^2, a closed shell ([`occupied`]: 1, 7, 19, 27, 33, 57, 81, ... per spin). The orbitals are real: 1
@@ -19,6 +20,7 @@
 //! batch of points in one launch (planewave.cu) into the B-spline kernel's output layout.
 
 pub mod gpu;
+pub mod heg;
 pub mod reference;
 #[cfg(test)]
 mod tests;

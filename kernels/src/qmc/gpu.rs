@@ -110,23 +110,68 @@ pub enum EngineError {
     Unsupported(String),
 }
 
-/// The electron gas's potential on the device, in the run's energy precision.
-enum Potential {
-    Double(GpuEwald<f64, f64>),
-    Single(GpuEwald<f32, f32>),
+/// What the engine takes from the run's (storage, arithmetic) pair (S, A), chosen once from its precision
+/// (`by_precision!`): the step kernel's entry point (`qmc_step_f64`, `_mixed`, `_f32`), the bytes of an element of
+/// the inverses (S) and of the inversion workspace (A), and the electron gas's potential, in A.
+struct Types {
+    step: String,
+    t_bytes: usize,
+    r_bytes: usize,
+    potential: MakePotential,
 }
 
-/// Fractional coordinates from the engine's positions, then the Ewald energy of every walker.
-#[allow(clippy::too_many_arguments)]
-fn ewald_energies<S: Real>(e: &mut GpuEwald<S, S>, gpu: &Gpu, f: &CudaFunction, cell: &CellB, pos: &CudaSlice<f64>, count: usize, cap: usize, ne: usize) -> Result<Vec<f64>, GpuError> {
-    let frac = e.device_fractions(count);
-    let (ne, n, c) = (ne as i32, count as i32, cap as i32);
-    let mut b = gpu.stream.launch_builder(f);
-    b.arg(cell).arg(pos).arg(frac).arg(&ne).arg(&n).arg(&c);
-    // SAFETY: grid-stride over count x ne (< capacity x ne positions); frac holds at least count*3*ne entries.
-    unsafe { b.launch(grid_1d((count * ne as usize).min(1 << 22), 256)) }.during("launching qmc_fractions")?;
-    e.launch_energy()?;
-    Ok(e.outputs()?.into_iter().map(|x| x.f64()).collect())
+/// [`potential`] in one type: the potential of an Ewald sum for so many walkers.
+type MakePotential = fn(&Arc<Gpu>, &Ewald, usize) -> Result<Box<dyn DevicePotential>, EngineError>;
+
+fn types<S: Real, A: Real>() -> Types {
+    let suffix = match (S::NAME, A::NAME) {
+        ("f32", "f64") => "mixed",
+        (_, name) => name,
+    };
+    Types { step: format!("qmc_step_{suffix}"), t_bytes: S::BYTES, r_bytes: A::BYTES, potential: potential::<A> }
+}
+
+/// The electron gas's potential on the device in the run's arithmetic type A (f64 in double and mixed, f32 in
+/// single): the ewald kernel's sums, fed fractional coordinates by `qmc_fractions_<A>`.
+struct Potential<A: Real> {
+    ewald: GpuEwald<A, A>,
+    fractions: CudaFunction,
+}
+
+/// A [`Potential`] of either type: its type is chosen once, by the constructor that `types` picks ([`potential`] in
+/// A), and it remakes itself in that type when the walkers outgrow it.
+trait DevicePotential: Send + Sync {
+    /// Fractional coordinates from the engine's positions, then the Ewald energy of every walker.
+    fn energies(&mut self, gpu: &Gpu, cell: &CellB, pos: &CudaSlice<f64>, count: usize, cap: usize, ne: usize) -> Result<Vec<f64>, GpuError>;
+    /// The same potential for `capacity` walkers.
+    fn resized(&self, gpu: &Arc<Gpu>, e: &Ewald, capacity: usize) -> Result<Box<dyn DevicePotential>, EngineError>;
+}
+
+/// The potential of `e` for `capacity` walkers, in A.
+fn potential<A: Real>(gpu: &Arc<Gpu>, e: &Ewald, capacity: usize) -> Result<Box<dyn DevicePotential>, EngineError> {
+    if capacity > MAX_EWALD_WALKERS {
+        return Err(EngineError::Unsupported(format!("{capacity} walkers of a periodic system: the GPU engine's Ewald sums hold at most {MAX_EWALD_WALKERS}")));
+    }
+    let fractions = gpu.function("qmc", SRC, &format!("qmc_fractions_{}", A::NAME))?;
+    Ok(Box::new(Potential::<A> { ewald: GpuEwald::new(gpu, e, capacity)?, fractions }))
+}
+
+impl<A: Real> DevicePotential for Potential<A> {
+    fn energies(&mut self, gpu: &Gpu, cell: &CellB, pos: &CudaSlice<f64>, count: usize, cap: usize, ne: usize) -> Result<Vec<f64>, GpuError> {
+        let e = &mut self.ewald;
+        let frac = e.device_fractions(count);
+        let (ne, n, c) = (ne as i32, count as i32, cap as i32);
+        let mut b = gpu.stream.launch_builder(&self.fractions);
+        b.arg(cell).arg(pos).arg(frac).arg(&ne).arg(&n).arg(&c);
+        // SAFETY: grid-stride over count x ne (< capacity x ne positions); frac holds at least count*3*ne entries.
+        unsafe { b.launch(grid_1d((count * ne as usize).min(1 << 22), 256)) }.during("launching qmc_fractions")?;
+        e.launch_energy()?;
+        Ok(e.outputs()?.into_iter().map(|x| x.f64()).collect())
+    }
+
+    fn resized(&self, gpu: &Arc<Gpu>, e: &Ewald, capacity: usize) -> Result<Box<dyn DevicePotential>, EngineError> {
+        potential::<A>(gpu, e, capacity)
+    }
 }
 
 /// A walker's positions travel as a CPU `Walker` does (its `Pack`), so checkpoints are interchangeable.
@@ -150,7 +195,6 @@ pub struct GpuWalkers {
     step: CudaFunction,
     copy64: CudaFunction,
     copy32: CudaFunction,
-    fractions: CudaFunction,
     itab: CudaSlice<i32>,
     dtab: CudaSlice<f64>,
     /// Positions and transposed inverses, with spares of the same capacity that branching copies into.
@@ -164,7 +208,7 @@ pub struct GpuWalkers {
     counts: CudaSlice<i32>,
     r2: CudaSlice<f64>,
     parent: CudaSlice<i32>,
-    ewald: Option<(Ewald, Potential)>,
+    ewald: Option<(Ewald, Box<dyn DevicePotential>)>,
     cell: CellB,
     /// Local energies of the last measurement (host copy).
     energies: Vec<f64>,
@@ -309,26 +353,20 @@ impl GpuWalkers {
         let (p, Tables { itab, dtab, .. }) = plan(sys)?;
         let bp = &sys.blueprint;
         let (n_up, n_dn) = (sys.n_up, sys.n_electrons - sys.n_up);
-        let (suffix, t_bytes, r_bytes) = match sys.precision {
-            Precision::Double => ("f64", 8, 8),
-            Precision::Mixed => ("mixed", 4, 8),
-            Precision::Single => ("f32", 4, 4),
-        };
+        let Types { step, t_bytes, r_bytes, potential } = crate::by_precision!(sys.precision => types());
         let mut cell = CellB { b: [0.0; 9] };
         if let Some(e) = &bp.ewald {
             for k in 0..3 {
                 cell.b[3 * k..3 * k + 3].copy_from_slice(&e.cell.b[k]);
             }
         }
-        let single = sys.precision == Precision::Single;
         let f = |name: &str| gpu.function("qmc", SRC, name);
         let mut me = GpuWalkers {
             gpu: gpu.clone(),
             p,
-            step: f(&format!("qmc_step_{suffix}"))?,
+            step: f(&step)?,
             copy64: f("qmc_copy_u64")?,
             copy32: f("qmc_copy_u32")?,
-            fractions: f(if single { "qmc_fractions_f32" } else { "qmc_fractions_f64" })?,
             itab: gpu.upload("orbital indices", &itab)?,
             dtab: gpu.upload("orbital tables", &dtab)?,
             pos: gpu.zeros("positions", 1)?,
@@ -350,19 +388,12 @@ impl GpuWalkers {
             w_elems: n_up.max(n_dn).pow(2),
         };
         if let Some(e) = &bp.ewald {
-            me.ewald = Some((e.clone(), me.potential(e, 1, single)?));
+            me.ewald = Some((e.clone(), potential(gpu, e, 1)?));
         }
         me.grow(positions.len().max(1))?;
         me.upload_positions(positions)?;
         me.measure(sys)?;
         Ok(me)
-    }
-
-    fn potential(&self, e: &Ewald, capacity: usize, single: bool) -> Result<Potential, EngineError> {
-        if capacity > MAX_EWALD_WALKERS {
-            return Err(EngineError::Unsupported(format!("{capacity} walkers of a periodic system: the GPU engine's Ewald sums hold at most {MAX_EWALD_WALKERS}")));
-        }
-        Ok(if single { Potential::Single(GpuEwald::new(&self.gpu, e, capacity)?) } else { Potential::Double(GpuEwald::new(&self.gpu, e, capacity)?) })
     }
 
     fn capacity(&self) -> usize {
@@ -383,10 +414,8 @@ impl GpuWalkers {
         self.counts = g.zeros("move counts", 2 * cap)?;
         self.r2 = g.zeros("displacements", 2 * cap)?;
         self.parent = g.zeros("parents", cap)?;
-        if let Some((e, _)) = &self.ewald {
-            let e = e.clone();
-            let pot = self.potential(&e, cap, matches!(self.ewald, Some((_, Potential::Single(_)))))?;
-            self.ewald = Some((e, pot));
+        if let Some((e, pot)) = &mut self.ewald {
+            *pot = pot.resized(&g, e, cap)?;
         }
         self.p.capacity = cap as i32;
         Ok(())
@@ -445,8 +474,7 @@ impl GpuWalkers {
         let ne = self.p.electrons as usize;
         self.energies = match &mut self.ewald {
             // the CPU's kinetic + potential, the potential being the Ewald energy
-            Some((_, Potential::Double(e))) => kin.iter().zip(ewald_energies(e, &self.gpu, &self.fractions, &self.cell, &self.pos, n, cap, ne)?).map(|(k, v)| k + v).collect(),
-            Some((_, Potential::Single(e))) => kin.iter().zip(ewald_energies(e, &self.gpu, &self.fractions, &self.cell, &self.pos, n, cap, ne)?).map(|(k, v)| k + v).collect(),
+            Some((_, pot)) => kin.iter().zip(pot.energies(&self.gpu, &self.cell, &self.pos, n, cap, ne)?).map(|(k, v)| k + v).collect(),
             None => kin.iter().zip(&pot).map(|(k, v)| k + v).collect(),
         };
         Ok((0..n).map(|w| MoveStats { attempted: att[w] as u64, accepted: acc[w] as u64, r2_proposed: r2p[w], r2_accepted: r2a[w] }).collect())

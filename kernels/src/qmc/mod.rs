@@ -6,10 +6,13 @@
 //! gradient: the calls a QMC driver makes (QMCPACK's evaluateLog / evalGrad / ratioGrad / acceptMove). The potential
 //! comes from a [`Hamiltonian`]. The shared kernels (determinant, jastrow, ewald, gemm) plug in by implementing these
 //! two traits: [`slater`] (one determinant per spin through the determinant kernel), [`jastrow`] (the jastrow
-//! kernel's radial functors), [`heg`] (plane waves and the ewald kernel's energy for the electron gas). What is
-//! left of the first version ([`orbitals`], [`coulomb`]) is what He and H2 need in open boundaries.
+//! kernel's radial functors), [`systems`] (for the electron gas, the plane-wave kernel's description
+//! `crate::planewave::heg`: its plane waves, the ewald kernel's energy, its B-spline Jastrow). What is left of the
+//! first version ([`orbitals`], [`coulomb`]) is what He and H2 need in open boundaries.
 //!
-//! Precision (`System::precision`, chosen when the system is built; the walker, VMC and DMC code is the same for all):
+//! Precision (`System::precision`, chosen once when the system is built: `System::by_name_with` turns it into the
+//! (storage, arithmetic) pair with `by_precision!`, the wavefunction in the storage type, the Slater inversion and
+//! the local energy in the arithmetic type; the walker, VMC and DMC code is the same for all):
 //! the [`Component`] and [`Hamiltonian`] interfaces stay f64 (positions, returned ln psi, ratios, gradients and
 //! Laplacians), and each component converts at its boundary and computes inside in its own type.
 //!
@@ -41,7 +44,6 @@ pub mod dmc;
 pub mod engine;
 pub mod gpu;
 pub mod gaussian;
-pub mod heg;
 pub mod jastrow;
 pub mod orbitals;
 pub mod slater;
@@ -147,13 +149,12 @@ pub fn local_energy(p: Precision, h: &dyn Hamiltonian, r: &[V3], grad: &[V3], la
 /// The local kinetic energy -1/2 sum_i (lap_i ln psi + |grad_i ln psi|^2): summed over electrons in f32 in single
 /// precision (a per-walker quantity), in f64 otherwise.
 pub fn kinetic(p: Precision, grad: &[V3], lap: &[f64]) -> f64 {
-    fn sum<T: Real>(grad: &[V3], lap: &[f64]) -> f64 {
-        let half = T::of(-0.5);
-        let s: T = grad.iter().zip(lap).map(|(g, &l)| T::of(l) + g.iter().map(|&x| T::of(x) * T::of(x)).sum::<T>()).sum();
+    // the pair (S, A) that by_precision! gives: the sum is arithmetic, in A
+    #[allow(clippy::extra_unused_type_parameters)]
+    fn sum<S: Real, A: Real>(grad: &[V3], lap: &[f64]) -> f64 {
+        let half = A::of(-0.5);
+        let s: A = grad.iter().zip(lap).map(|(g, &l)| A::of(l) + g.iter().map(|&x| A::of(x) * A::of(x)).sum::<A>()).sum();
         (half * s).f64()
     }
-    match p {
-        Precision::Single => sum::<f32>(grad, lap),
-        Precision::Double | Precision::Mixed => sum::<f64>(grad, lap),
-    }
+    crate::by_precision!(p => sum(grad, lap))
 }

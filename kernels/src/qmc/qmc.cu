@@ -2,9 +2,9 @@
 // single-electron drift-diffusion moves with Metropolis-Hastings and Sherman-Morrison updates, then the full
 // evaluation: Slater inverses from scratch, grad and Laplacian of ln psi, the local kinetic energy and, in open
 // boundaries, the Coulomb potential). The arithmetic mirrors the CPU driver (kernels/src/qmc: walker.rs, slater.rs,
-// orbitals.rs, gaussian.rs, heg.rs, jastrow.rs, coulomb.rs) operation by operation, and the random numbers are the
-// CPU's (common.cuh: xoshiro256++ seeded as crate::rng::rng and rng::stream), so in double a walker follows the CPU
-// trajectory.
+// orbitals.rs, gaussian.rs, systems.rs, jastrow.rs, coulomb.rs; the electron gas's plane waves in kernels/src/planewave)
+// operation by operation, and the random numbers are the CPU's (common.cuh: xoshiro256++ seeded as crate::rng::rng and
+// rng::stream), so in double a walker follows the CPU trajectory.
 //
 // Layout: every per-walker array is element-major, walker-minor (x[elem * capacity + w]): a warp reads consecutive
 // addresses. Positions f64 [3 * electron + axis]; the transposed inverses t = Ainv^T of both spins in T (spin up's

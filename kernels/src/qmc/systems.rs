@@ -10,18 +10,21 @@
 //!   it (see `BE_JASTROW_B` for why a one-body cusp term was dropped). Exact
 //!   non-relativistic energy -14.66736 Ha (Chakravorty et al. 1993); DMC with these HF nodes must give the
 //!   fixed-node value, not the exact one. `be-hf` is the bare determinant: its VMC energy is E_HF.
+//! - The 3D electron gas, `heg` (`heg-hf` without its Jastrow): the plane-wave kernel's system description
+//!   (`crate::planewave::heg`: closed-shell plane waves, the Ewald energy, the B-spline Jastrow, E_HF), made into
+//!   this driver's components below. With the Jastrow off its VMC energy is E_HF.
 
 use super::coulomb::Coulomb;
 use super::gaussian::{GaussianOrbitals, HfAtom, BE_HF};
-use super::heg::{self, EwaldPotential, HartreeFock};
 use super::jastrow::TwoBody;
 use super::orbitals::{Lcao, OrbitalProduct};
 use super::slater::{Orbitals, Slater};
 use super::{Component, Hamiltonian, Wavefunction, V3};
 use crate::ewald::cpu::CpuEwald;
+use crate::planewave::heg::{self, HartreeFock};
 use crate::planewave::PlaneWaves;
 use crate::ewald::Ewald;
-use crate::Precision;
+use crate::{Precision, Real, Scalar};
 use std::sync::Arc;
 
 /// A system to simulate.
@@ -83,43 +86,66 @@ pub struct Setup {
     pub atom: Option<HfAtom>,
 }
 
-/// The determinant of electrons `first..first + n` in the precision's types: evaluation/storage T, inversion R.
-fn slater<O: Orbitals>(p: Precision, orb: O, first: usize) -> Box<dyn Component> {
-    match p {
-        Precision::Double => Box::new(Slater::<O, f64, f64>::new(orb, first)),
-        Precision::Mixed => Box::new(Slater::<O, f32, f64>::new(orb, first)),
-        Precision::Single => Box::new(Slater::<O, f32, f32>::new(orb, first)),
+// psi_T and the potential in the (storage, arithmetic) pair (S, A) of the system's precision, the pair that
+// `by_name_with` chooses once (`by_precision!`): the wavefunction (orbitals, Slater matrices and their updates, the
+// Jastrow's pair terms) evaluated and stored in S, the Slater inversion, the potential and the local energy in A.
+// Double is (f64, f64); mixed (f32, f64): an f32 wavefunction with f64 inversion and an f64 Coulomb or Ewald
+// potential; single (f32, f32).
+
+/// The determinant of electrons `first..first + n`: orbitals, matrix and updates in S, inversion in A.
+fn slater<O: Orbitals, S: Real, A: Scalar>(orb: O, first: usize) -> Box<dyn Component> {
+    Box::new(Slater::<O, S, A>::new(orb, first))
+}
+
+/// A Jastrow factor (built in f64) evaluated in S.
+fn jastrow<S: Real>(j: &TwoBody) -> Box<dyn Component> {
+    Box::new(j.convert::<S>())
+}
+
+/// One orbital per electron (1x1 determinants), evaluated in S.
+fn product<S: Real>(orbitals: Vec<Lcao>) -> Box<dyn Component> {
+    Box::new(OrbitalProduct::<S>::new(orbitals))
+}
+
+/// The potential in open boundaries, summed in A.
+fn coulomb<A: Real>(nuclei: Vec<(f64, V3)>) -> Arc<dyn Hamiltonian> {
+    Arc::new(Coulomb::<A>::new(nuclei))
+}
+
+/// The electron gas's Ewald energy, terms and sums in A.
+fn ewald<A: Real>(e: &Ewald) -> Arc<dyn Hamiltonian> {
+    Arc::new(EwaldPotential { ewald: CpuEwald::<A, A>::new(e) })
+}
+
+// The electron gas in this driver: the gas itself (cell, closed shells, E_HF, Jastrow functors) is the plane-wave
+// kernel's system description, `planewave::heg`; here its parts become the driver's components.
+
+/// The plane-wave orbitals of the planewave kernel, as the driver's orbital set.
+impl Orbitals for PlaneWaves {
+    fn len(&self) -> usize {
+        PlaneWaves::len(self)
+    }
+    fn vgl<T: Real>(&self, r: V3, v: &mut [T], g: &mut [T], l: &mut [T]) {
+        PlaneWaves::vgl(self, r, v, g, l)
     }
 }
 
-/// A Jastrow factor (built in f64) in the precision's evaluation type.
-fn jastrow(p: Precision, j: TwoBody) -> Box<dyn Component> {
-    match p {
-        Precision::Double => Box::new(j),
-        Precision::Single | Precision::Mixed => Box::new(j.convert::<f32>()),
+/// The Ewald energy of the electrons and background, one configuration at a time: terms in S, sums in A (the
+/// `ewald` kernel's CPU code; f64/f64 for double and mixed, f32/f32 for single).
+pub struct EwaldPotential<S: Real = f64, A: Real = f64> {
+    pub ewald: CpuEwald<S, A>,
+}
+
+impl<S: Real, A: Real> Hamiltonian for EwaldPotential<S, A> {
+    fn potential(&self, r: &[V3]) -> f64 {
+        self.ewald.energy_one(r).f64()
     }
 }
 
-fn product(p: Precision, orbitals: Vec<Lcao>) -> Box<dyn Component> {
-    match p {
-        Precision::Double => Box::new(OrbitalProduct::<f64>::new(orbitals)),
-        Precision::Single | Precision::Mixed => Box::new(OrbitalProduct::<f32>::new(orbitals)),
-    }
-}
-
-/// The potential: f64 in double and mixed (the local energy is a double-precision quantity there), f32 in single.
-fn coulomb(p: Precision, nuclei: Vec<(f64, V3)>) -> Arc<dyn Hamiltonian> {
-    match p {
-        Precision::Single => Arc::new(Coulomb::<f32>::new(nuclei)),
-        Precision::Double | Precision::Mixed => Arc::new(Coulomb::<f64>::new(nuclei)),
-    }
-}
-
-fn ewald(p: Precision, e: &Ewald) -> Arc<dyn Hamiltonian> {
-    match p {
-        Precision::Single => Arc::new(EwaldPotential { ewald: CpuEwald::<f32, f32>::new(e) }),
-        Precision::Double | Precision::Mixed => Arc::new(EwaldPotential { ewald: CpuEwald::<f64, f64>::new(e) }),
-    }
+/// The gas's two-body B-spline Jastrow (`heg::pair_functors`) for `n_up` electrons of each spin in the cube of side
+/// `side`, minimum image.
+pub fn bspline_jastrow(n_up: usize, side: f64, rs: f64) -> TwoBody {
+    TwoBody { n_up, pair: heg::pair_functors(side, rs), nuclei: vec![], side: Some(side) }
 }
 
 /// He exact non-relativistic energy, infinite nuclear mass.
@@ -144,18 +170,22 @@ impl System {
         System::by_name_with(name, &Setup { electrons, rs, precision: Precision::Double, atom: None })
     }
 
-    /// Look a system up by name with everything `Setup` holds.
+    /// Look a system up by name with everything `Setup` holds: the one place its precision becomes types.
     pub fn by_name_with(name: &str, s: &Setup) -> Result<System, String> {
-        let p = s.precision;
+        crate::by_precision!(s.precision => System::named(name, s))
+    }
+
+    /// `by_name_with` in storage S and arithmetic A.
+    fn named<S: Real, A: Scalar>(name: &str, s: &Setup) -> Result<System, String> {
         let atom = || s.atom.clone().unwrap_or_else(be_hf);
         match name {
-            "h" => Ok(System::hydrogen_in(p)),
-            "he" => Ok(System::helium_in(HE_JASTROW_B, p)),
-            "h2" => Ok(System::h2_in(H2_BOND, H2_ZETA, H2_JASTROW_B, p)),
-            "heg" => System::electron_gas_in(s.electrons, s.rs, true, p),
-            "heg-hf" => System::electron_gas_in(s.electrons, s.rs, false, p),
-            "be" => Ok(System::atom_in(atom(), Some(BE_JASTROW_B), p)),
-            "be-hf" => Ok(System::atom_in(atom(), None, p)),
+            "h" => Ok(System::hydrogen_in::<S, A>()),
+            "he" => Ok(System::helium_in::<S, A>(HE_JASTROW_B)),
+            "h2" => Ok(System::h2_in::<S, A>(H2_BOND, H2_ZETA, H2_JASTROW_B)),
+            "heg" => System::electron_gas_in::<S, A>(s.electrons, s.rs, true),
+            "heg-hf" => System::electron_gas_in::<S, A>(s.electrons, s.rs, false),
+            "be" => Ok(System::atom_in::<S, A>(atom(), Some(BE_JASTROW_B))),
+            "be-hf" => Ok(System::atom_in::<S, A>(atom(), None)),
             _ => Err(format!("unknown system '{name}': known systems are {}", System::NAMES.join(", "))),
         }
     }
@@ -163,12 +193,12 @@ impl System {
     /// The names `by_name` knows.
     pub const NAMES: [&'static str; 7] = ["h", "he", "h2", "be", "be-hf", "heg", "heg-hf"];
 
-    fn open(name: &str, n_up: usize, nuclei: Vec<(f64, V3)>, trial: Wavefunction, exact: Option<f64>, p: Precision, blueprint: Blueprint) -> System {
+    fn open<S: Real, A: Real>(name: &str, n_up: usize, nuclei: Vec<(f64, V3)>, trial: Wavefunction, exact: Option<f64>, blueprint: Blueprint) -> System {
         System {
             name: name.into(),
             n_up,
             n_electrons: nuclei.iter().map(|n| n.0 as usize).sum(), // neutral
-            hamiltonian: coulomb(p, nuclei.clone()),
+            hamiltonian: coulomb::<A>(nuclei.clone()),
             nuclei,
             side: None,
             jastrow: trial.parts.len() > 1,
@@ -176,30 +206,31 @@ impl System {
             exact,
             hf: None,
             fixed_node: None,
-            precision: p,
+            precision: Precision::of::<S, A>(),
             blueprint,
         }
     }
 
     /// The electron gas in double precision (see `electron_gas_in`).
     pub fn electron_gas(electrons: usize, rs: f64, jastrow: bool) -> Result<System, String> {
-        System::electron_gas_in(electrons, rs, jastrow, Precision::Double)
+        System::electron_gas_in::<f64, f64>(electrons, rs, jastrow)
     }
 
-    /// The electron gas of `electrons` electrons (closed shells) at r_s, with or without its Jastrow factor.
-    pub fn electron_gas_in(electrons: usize, rs: f64, with_jastrow: bool, p: Precision) -> Result<System, String> {
+    /// The electron gas of `electrons` electrons (closed shells) at r_s, with or without its Jastrow factor, in storage S
+    /// and arithmetic A.
+    pub fn electron_gas_in<S: Real, A: Scalar>(electrons: usize, rs: f64, with_jastrow: bool) -> Result<System, String> {
         let g = heg::gas(electrons, rs)?;
-        let mut parts = vec![slater(p, g.orbitals.clone(), 0), slater(p, g.orbitals.clone(), electrons / 2)];
-        let two_body = with_jastrow.then(|| heg::bspline_jastrow(electrons / 2, g.side, rs));
+        let mut parts = vec![slater::<_, S, A>(g.orbitals.clone(), 0), slater::<_, S, A>(g.orbitals.clone(), electrons / 2)];
+        let two_body = with_jastrow.then(|| bspline_jastrow(electrons / 2, g.side, rs));
         if let Some(j) = &two_body {
-            parts.push(jastrow(p, j.clone()));
+            parts.push(jastrow::<S>(j));
         }
         let blueprint = Blueprint { orbitals: OrbitalSet::PlaneWaves(g.orbitals), jastrow: two_body, ewald: Some(g.ewald.clone()) };
         Ok(System {
             name: if with_jastrow { "heg" } else { "heg-hf" }.into(),
             n_up: electrons / 2,
             n_electrons: electrons,
-            hamiltonian: ewald(p, &g.ewald),
+            hamiltonian: ewald::<A>(&g.ewald),
             nuclei: vec![],
             side: Some(g.side),
             trial: Wavefunction { parts },
@@ -207,70 +238,73 @@ impl System {
             hf: Some(g.hf),
             jastrow: with_jastrow,
             fixed_node: None,
-            precision: p,
+            precision: Precision::of::<S, A>(),
             blueprint,
         })
     }
 
     /// H atom with its exact 1s orbital, in double precision.
     pub fn hydrogen() -> System {
-        System::hydrogen_in(Precision::Double)
+        System::hydrogen_in::<f64, f64>()
     }
 
-    pub fn hydrogen_in(p: Precision) -> System {
+    /// H atom in storage S and arithmetic A.
+    pub fn hydrogen_in<S: Real, A: Real>() -> System {
         let o = V3::default();
         let orbitals = vec![Lcao::slater_1s(1.0, o)];
-        let trial = Wavefunction { parts: vec![product(p, orbitals.clone())] };
+        let trial = Wavefunction { parts: vec![product::<S>(orbitals.clone())] };
         let blueprint = Blueprint { orbitals: OrbitalSet::Product(orbitals), jastrow: None, ewald: None };
-        System::open("h", 1, vec![(1.0, o)], trial, Some(-0.5), p, blueprint)
+        System::open::<S, A>("h", 1, vec![(1.0, o)], trial, Some(-0.5), blueprint)
     }
 
     /// He in double precision (see `helium_in`).
     pub fn helium(b: f64) -> System {
-        System::helium_in(b, Precision::Double)
+        System::helium_in::<f64, f64>(b)
     }
 
-    /// He with 1s(zeta = 2) orbitals (exact nuclear cusp) and a two-body Padé Jastrow of parameter b.
-    pub fn helium_in(b: f64, p: Precision) -> System {
+    /// He with 1s(zeta = 2) orbitals (exact nuclear cusp) and a two-body Padé Jastrow of parameter b, in storage S and
+    /// arithmetic A.
+    pub fn helium_in<S: Real, A: Real>(b: f64) -> System {
         let o = V3::default();
         let orb = Lcao::slater_1s(2.0, o);
         let (orbitals, j) = (vec![orb.clone(), orb], TwoBody::pade(1, b));
-        let trial = Wavefunction { parts: vec![product(p, orbitals.clone()), jastrow(p, j.clone())] };
+        let trial = Wavefunction { parts: vec![product::<S>(orbitals.clone()), jastrow::<S>(&j)] };
         let blueprint = Blueprint { orbitals: OrbitalSet::Product(orbitals), jastrow: Some(j), ewald: None };
-        System::open("he", 1, vec![(2.0, o)], trial, Some(HE_EXACT), p, blueprint)
+        System::open::<S, A>("he", 1, vec![(2.0, o)], trial, Some(HE_EXACT), blueprint)
     }
 
     /// H2 in double precision (see `h2_in`).
     pub fn h2(bond: f64, zeta: f64, b: f64) -> System {
-        System::h2_in(bond, zeta, b, Precision::Double)
+        System::h2_in::<f64, f64>(bond, zeta, b)
     }
 
-    /// H2 with bond length `bond` along z, sigma_g orbitals of exponent zeta and a two-body Padé Jastrow.
-    pub fn h2_in(bond: f64, zeta: f64, b: f64, p: Precision) -> System {
+    /// H2 with bond length `bond` along z, sigma_g orbitals of exponent zeta and a two-body Padé Jastrow, in storage S
+    /// and arithmetic A.
+    pub fn h2_in<S: Real, A: Real>(bond: f64, zeta: f64, b: f64) -> System {
         let (a, c) = ([0.0, 0.0, -0.5 * bond], [0.0, 0.0, 0.5 * bond]);
         let orb = Lcao::sigma_g(zeta, a, c);
         let (orbitals, j) = (vec![orb.clone(), orb], TwoBody::pade(1, b));
-        let trial = Wavefunction { parts: vec![product(p, orbitals.clone()), jastrow(p, j.clone())] };
+        let trial = Wavefunction { parts: vec![product::<S>(orbitals.clone()), jastrow::<S>(&j)] };
         let blueprint = Blueprint { orbitals: OrbitalSet::Product(orbitals), jastrow: Some(j), ewald: None };
-        System::open("h2", 1, vec![(1.0, a), (1.0, c)], trial, (bond == H2_BOND).then_some(H2_EXACT), p, blueprint)
+        System::open::<S, A>("h2", 1, vec![(1.0, a), (1.0, c)], trial, (bond == H2_BOND).then_some(H2_EXACT), blueprint)
     }
 
     /// Be with the committed PySCF orbitals, in double precision (see `atom_in`).
     pub fn beryllium(jastrow: Option<f64>) -> System {
-        System::atom_in(be_hf(), jastrow, Precision::Double)
+        System::atom_in::<f64, f64>(be_hf(), jastrow)
     }
 
     /// Be with the RHF orbitals of `atom`, and with `with_jastrow` = Some(b) the Padé two-body term of parameter b;
-    /// None: the bare Hartree-Fock determinant.
-    pub fn atom_in(atom: HfAtom, with_jastrow: Option<f64>, p: Precision) -> System {
-        let mut parts = vec![slater(p, atom.orbitals.clone(), 0), slater(p, atom.orbitals.clone(), 2)];
+    /// None: the bare Hartree-Fock determinant; in storage S and arithmetic A.
+    pub fn atom_in<S: Real, A: Scalar>(atom: HfAtom, with_jastrow: Option<f64>) -> System {
+        let mut parts = vec![slater::<_, S, A>(atom.orbitals.clone(), 0), slater::<_, S, A>(atom.orbitals.clone(), 2)];
         let two_body = with_jastrow.map(|b| TwoBody::pade(2, b));
         if let Some(j) = &two_body {
-            parts.push(jastrow(p, j.clone()));
+            parts.push(jastrow::<S>(j));
         }
         let name = if with_jastrow.is_some() { "be" } else { "be-hf" };
         let blueprint = Blueprint { orbitals: OrbitalSet::Gaussian(atom.orbitals.clone()), jastrow: two_body, ewald: None };
-        let mut sys = System::open(name, 2, vec![(atom.z, atom.center)], Wavefunction { parts }, Some(BE_EXACT), p, blueprint);
+        let mut sys = System::open::<S, A>(name, 2, vec![(atom.z, atom.center)], Wavefunction { parts }, Some(BE_EXACT), blueprint);
         sys.hf = Some(HartreeFock { energy: atom.energy, kinetic: atom.kinetic });
         sys.fixed_node = Some(BE_FIXED_NODE);
         sys.jastrow = with_jastrow.is_some();

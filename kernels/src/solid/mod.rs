@@ -10,7 +10,8 @@
 //!   [`crate::jastrow::Radial`]), plus the Ewald sum (ewald kernel) of the electrons and the ions of charge 4 in the
 //!   same orthorhombic cell;
 //! - the electron gas ([`Solid::electron_gas`]): N electrons (closed shells) in the simple cubic cell of volume
-//!   N 4/3 pi r_s^3 (the qmc driver's `heg`), plane-wave orbitals ([`crate::planewave`]), no ions (so no one-body
+//!   N 4/3 pi r_s^3 (the plane-wave kernel's system description [`crate::planewave::heg`], which the qmc driver's
+//!   `heg` runs too), plane-wave orbitals ([`crate::planewave`]), no ions (so no one-body
 //!   Jastrow and no pseudopotential stage: the engines skip it, no launch or loop over zero ions), the Ewald sum of
 //!   the electrons with the neutralising background, and the gas's two-body B-spline Jastrow or, without it, zero
 //!   functors (the Jastrow factor exactly 1). Without the Jastrow each walker's kinetic energy is the plane waves'
@@ -76,13 +77,13 @@ use crate::bspline::{self, Basis, Grid, Table};
 use crate::ewald::{self, Ewald};
 use crate::planewave::PlaneWaves;
 use crate::pseudopotential::{self as pp, quadrature::random_rotation, Channels, Rule, Setup};
-use crate::qmc::heg::{self, HartreeFock};
+use crate::planewave::heg::{self, HartreeFock};
 use crate::rng::{gaussian3, stream};
 use crate::Real;
 use rand::Rng;
 
-/// Ewald accuracy in Ha per particle (the electron-gas driver's).
-pub const EWALD_ACCURACY: f64 = 1e-6;
+/// Ewald accuracy in Ha per particle (the electron gas's, [`heg::EWALD_ACCURACY`]).
+pub const EWALD_ACCURACY: f64 = heg::EWALD_ACCURACY;
 /// Ion charge: carbon's valence with the BFD core removed.
 pub const ION_CHARGE: f64 = 4.0;
 /// Random numbers per electron per sweep: three normals and one uniform.
@@ -138,10 +139,11 @@ impl Solid {
     }
 
     /// The 3D electron gas of `electrons` electrons (closed shells: 2, 14, 38, 54, 66, 114, 162, ...) at density
-    /// `rs` in the qmc driver's simple cubic cell (`qmc::heg::gas`): plane-wave orbitals, no ions (so no one-body
-    /// Jastrow and no pseudopotential), the Ewald sum of the electrons in their neutralising background, and with
-    /// `jastrow` the gas's two-body B-spline Jastrow (`qmc::heg::pair_functors`); without it the functors are zero
-    /// (every coefficient), so the Jastrow factor is exactly 1 and VMC must return E_HF. Nothing in it is random.
+    /// `rs` in the simple cubic cell of the plane-wave kernel's gas (`planewave::heg::gas`): plane-wave orbitals, no
+    /// ions (so no one-body Jastrow and no pseudopotential), the Ewald sum of the electrons in their neutralising
+    /// background, and with `jastrow` the gas's two-body B-spline Jastrow (`planewave::heg::pair_functors`); without
+    /// it the functors are zero (every coefficient), so the Jastrow factor is exactly 1 and VMC must return E_HF.
+    /// Nothing in it is random.
     pub fn electron_gas(electrons: usize, rs: f64, jastrow: bool) -> Result<Solid, String> {
         let g = heg::gas(electrons, rs)?;
         let side = g.side;

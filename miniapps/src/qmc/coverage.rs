@@ -22,7 +22,7 @@
 //! of 64 walkers). The same runs with Lee et al.'s block choice and 120/Ha (the driver before): a spread 15%
 //! larger than the error bars (173 runs), 24% at 256 walkers.
 
-use super::{at_most, case, dmc_steps, sized, vmc_tau, within, work, Args};
+use super::{at_most, case, seed_of, sized, vmc_tau, within, work, Args};
 use anyhow::{bail, Result};
 use harness::timing::Stats;
 use harness::{Runner, Variant};
@@ -74,16 +74,16 @@ pub fn run(r: &mut Runner, a: &Args, systems: &[Vec<System>], variants: &[Varian
     for (i, in_precisions) in systems.iter().enumerate() {
         for &variant in variants {
             for sys in in_precisions {
-                let a = &sized(a, sys);
-                let base = r.seed(i as u64 + 1) + 7919 * sys.precision as u64;
-                let generations: Vec<usize> = a.tau.iter().map(|&tau| dmc_steps(a, tau)).collect();
-                r.step(format!("dmc coverage {} {} {variant:?}: {runs} runs of {} walkers, tau {:?}, generations {generations:?}", sys.name, sys.precision, a.walkers, a.tau));
+                let n = sized(a, sys);
+                let base = seed_of(r, i, sys.precision);
+                let generations: Vec<usize> = a.tau.iter().map(|&tau| n.dmc_steps(tau)).collect();
+                r.step(format!("dmc coverage {} {} {variant:?}: {runs} runs of {} walkers, tau {:?}, generations {generations:?}", sys.name, sys.precision, n.walkers, a.tau));
                 let t = Instant::now();
                 let gpu = r.gpu().cloned();
                 // run j: VMC from its own seed, then DMC at every time step from the VMC walkers
                 let one = |j: usize| -> Result<Sample> {
                     let seed = base.wrapping_add((j as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
-                    let vp = VmcParams { walkers: a.walkers, steps: 2, equil: a.equil, tau: vmc_tau(sys, a), seed };
+                    let vp = VmcParams { walkers: n.walkers, steps: 2, equil: a.equil, tau: vmc_tau(sys, a), seed };
                     let mut points = vec![];
                     let mut sample = Sample { energy: 0.0, error: 0.0, converged: true, walker_steps: 0 };
                     let start: Vec<Vec<V3>> = match &gpu {
@@ -95,7 +95,7 @@ pub fn run(r: &mut Runner, a: &Args, systems: &[Vec<System>], variants: &[Varian
                         _ => vmc::run(sys, &vp).1.into_iter().map(|w| w.r).collect(),
                     };
                     for (k, &tau) in a.tau.iter().enumerate() {
-                        let dp = DmcParams { walkers: a.walkers, steps: generations[k], equil: a.equil, tau, seed: seed + k as u64, feedback: a.feedback, balance: a.balance.into() };
+                        let dp = DmcParams { walkers: n.walkers, steps: generations[k], equil: a.equil, tau, seed: seed + k as u64, feedback: a.feedback, balance: a.balance.into() };
                         let e = match &gpu {
                             Some(gpu) if variant == Variant::Gpu => {
                                 let mut pop = GpuWalkers::new(gpu, sys, &start)?;
@@ -124,7 +124,7 @@ pub fn run(r: &mut Runner, a: &Args, systems: &[Vec<System>], variants: &[Varian
                 let (checks, extras, summary) = evaluate(&samples, exact);
                 let walker_steps = samples.iter().map(|e| e.walker_steps).sum();
                 let tau = if extrapolate { 0.0 } else { a.tau[0] };
-                let case = case(a, sys, "dmc-coverage", tau, &ranks).size("steps", generations[generations.len() - 1]).size("runs", runs);
+                let case = case(a, n, sys, "dmc-coverage", tau, &ranks).size("steps", generations[generations.len() - 1]).size("runs", runs);
                 r.record(&case, variant, Stats::from_samples(&[secs]), work(sys, walker_steps), &checks)?;
                 if let Some(rec) = r.records.last_mut() {
                     rec.reps = 1;

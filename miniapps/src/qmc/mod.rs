@@ -51,7 +51,7 @@ use kernels::qmc::dmc::{self, Checkpointing, DmcParams, Report};
 use kernels::qmc::vmc::{self, Estimate, VmcParams};
 use kernels::qmc::walker::Walker;
 use kernels::qmc::gaussian::HfAtom;
-use kernels::qmc::heg::HartreeFock;
+use kernels::planewave::heg::HartreeFock;
 use kernels::qmc::slater::Orbitals;
 use kernels::qmc::systems::Setup;
 use kernels::qmc::timestep::{self, Fit};
@@ -332,9 +332,8 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
                 _ => None,
             };
             for sys in in_precisions {
-                // an independent seed per precision: the comparison with double treats the runs as independent
-                let seed = r.seed(i as u64 + 1) + 7919 * sys.precision as u64;
-                let a = &sized(a, sys);
+                let seed = seed_of(r, i, sys.precision);
+                let n = sized(a, sys);
                 let mut compared = |op: &'static str, tau: f64, e: (f64, f64), checks: &mut Vec<Check>| {
                     checks.extend(trajectory.clone());
                     let key = (name.clone(), op, tau.to_bits(), variant);
@@ -351,7 +350,7 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
                 // QMC run is timed whole, its steps are its repetitions
                 let factor = r.plant_factor();
                 let planted = |steps: usize| harness::timing::Credit::total(factor, steps as u64) as usize;
-                let vp = VmcParams { walkers: a.walkers, steps: planted(a.steps), equil: a.equil, tau: vmc_tau, seed };
+                let vp = VmcParams { walkers: n.walkers, steps: planted(n.steps), equil: a.equil, tau: vmc_tau, seed };
                 // DMC starts from VMC walkers: the measured VMC run when asked for, else an equilibration-only one
                 // (each rank's share; none needed when DMC restarts from a checkpoint)
                 let mut vmc_estimate = None;
@@ -359,7 +358,7 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
                     eprintln!("note: qmc --restart continues DMC from the checkpoint; VMC is skipped");
                     Start::Cpu(vec![])
                 } else if a.method.contains(&Method::Vmc) {
-                    r.step(format!("vmc {} {} {variant:?} walkers={}", sys.name, sys.precision, a.walkers));
+                    r.step(format!("vmc {} {} {variant:?} walkers={}", sys.name, sys.precision, n.walkers));
                     let t = Instant::now();
                     let (e, start, kinetic) = vmc_on(r, variant, sys, &vp, &ranks)?;
                     let secs = t.elapsed().as_secs_f64();
@@ -368,7 +367,7 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
                     checks.extend(hartree_fock_checks(sys, &e, &kinetic));
                     compared("vmc", vmc_tau, (e.energy, e.error), &mut checks);
                     if ranks.root() {
-                        record(r, a, sys, "vmc", vmc_tau, &e, secs, &checks, &ranks, None, variant)?;
+                        record(r, a, n, sys, "vmc", vmc_tau, &e, secs, &checks, &ranks, None, variant)?;
                     }
                     vmc_estimate = Some(e);
                     start
@@ -385,8 +384,8 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
                 };
                 let mut series: Vec<(f64, Estimate, f64)> = vec![];
                 for (k, &tau) in a.tau.iter().enumerate() {
-                    let dp = DmcParams { walkers: a.walkers, steps: planted(dmc_steps(a, tau)), equil: a.equil, tau, seed: seed + k as u64, feedback: a.feedback, balance: a.balance.into() };
-                    r.step(format!("dmc {} {} {variant:?} walkers={} tau={tau} generations={}", sys.name, sys.precision, a.walkers, dp.steps));
+                    let dp = DmcParams { walkers: n.walkers, steps: planted(n.dmc_steps(tau)), equil: a.equil, tau, seed: seed + k as u64, feedback: a.feedback, balance: a.balance.into() };
+                    r.step(format!("dmc {} {} {variant:?} walkers={} tau={tau} generations={}", sys.name, sys.precision, n.walkers, dp.steps));
                     let t = Instant::now();
                     let report = match &start {
                         Start::Gpu(positions) => {
@@ -412,8 +411,7 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
                     let mut checks = dmc_checks(sys, &e, vmc_estimate.as_ref());
                     compared("dmc", tau, (e.energy, e.error), &mut checks);
                     if ranks.root() {
-                        let a = &Args { steps: dp.steps, ..a.clone() };
-                        record(r, a, sys, "dmc", tau, &e, secs, &checks, &ranks, Some(&report), variant)?;
+                        record(r, a, Sizes { steps: dp.steps, ..n }, sys, "dmc", tau, &e, secs, &checks, &ranks, Some(&report), variant)?;
                         if let Some(why) = e.blocked.why_unconverged() {
                             r.say(&format!("  dmc {} tau={tau}: {why} (generations): run longer (--dmc-time)", sys.name));
                         }
@@ -436,7 +434,7 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
                 let mut checks = extrapolated_checks(sys, &fit, &series);
                 compared("dmc-extrapolated", 0.0, (fit.energy, fit.error), &mut checks);
                 if ranks.root() {
-                    record_fit(r, a, sys, &fit, &series, &checks, &ranks, variant)?;
+                    record_fit(r, a, n, sys, &fit, &series, &checks, &ranks, variant)?;
                 }
             }
         }
@@ -465,9 +463,17 @@ fn vmc_on(r: &Runner, variant: Variant, sys: &System, vp: &VmcParams, ranks: &Ra
     Ok((e.swap_remove(0), Start::Cpu(w), kinetic))
 }
 
-/// DMC generations at time step `tau`: --dmc-time / tau when given, else --steps (of this kind of system).
-pub(crate) fn dmc_steps(a: &Args, tau: f64) -> usize {
-    a.dmc_time.map_or(a.steps, |t| (t / tau).round() as usize)
+/// The seed of a system's runs in one precision: the system's seed (--seed and its place in --system) plus 7919
+/// times the precision's stream tag, so that each precision draws random numbers of its own (the comparison with
+/// double treats the runs as independent). The tags are fixed here, not taken from the order of `Precision`'s
+/// variants: double 0, single 1, mixed 2, the seeds every record so far ran with.
+pub(crate) fn seed_of(r: &Runner, system: usize, p: Precision) -> u64 {
+    let tag: u64 = match p {
+        Precision::Double => 0,
+        Precision::Single => 1,
+        Precision::Mixed => 2,
+    };
+    r.seed(system as u64 + 1).wrapping_add(7919 * tag)
 }
 
 /// The checks of one DMC run at one time step: its error bar converged; below the VMC energy of the same trial
@@ -558,9 +564,24 @@ fn atom_z(sys: &System) -> f64 {
     sys.nuclei.iter().map(|n| n.0).fold(0.0, f64::max)
 }
 
-/// The arguments with the walkers, steps and DMC time of this system's kind: the electron gas's, a first-row atom's,
-/// or the common ones.
-pub(crate) fn sized(a: &Args, sys: &System) -> Args {
+/// The counts of one kind of system, which differ between kinds (--gas-walkers, --atom-steps, ...): walkers,
+/// measured steps and DMC's imaginary time.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Sizes {
+    pub walkers: usize,
+    pub steps: usize,
+    pub dmc_time: Option<f64>,
+}
+
+impl Sizes {
+    /// DMC generations at time step `tau`: the DMC time / tau when given, else the steps.
+    pub(crate) fn dmc_steps(&self, tau: f64) -> usize {
+        self.dmc_time.map_or(self.steps, |t| (t / tau).round() as usize)
+    }
+}
+
+/// The walkers, steps and DMC time of this system's kind: the electron gas's, a first-row atom's, or the common ones.
+pub(crate) fn sized(a: &Args, sys: &System) -> Sizes {
     let (walkers, steps, dmc_time) = if sys.side.is_some() {
         (a.gas_walkers, a.gas_steps, a.gas_dmc_time)
     } else if atom_z(sys) > 2.0 {
@@ -568,7 +589,7 @@ pub(crate) fn sized(a: &Args, sys: &System) -> Args {
     } else {
         (None, None, None)
     };
-    Args { walkers: walkers.unwrap_or(a.walkers), steps: steps.unwrap_or(a.steps), dmc_time: dmc_time.or(a.dmc_time), ..a.clone() }
+    Sizes { walkers: walkers.unwrap_or(a.walkers), steps: steps.unwrap_or(a.steps), dmc_time: dmc_time.or(a.dmc_time) }
 }
 
 /// Read and parse `--orbitals`; the driver's be/be-hf wavefunction needs Be's two doubly occupied orbitals.
@@ -610,7 +631,7 @@ fn hartree_fock_checks(sys: &System, e: &Estimate, kinetic: &[f64]) -> Vec<Check
     // among 16384 walkers), so it is reported but not bounded
     // (no walkers to look at: NaN, which fails)
     let rms = (kinetic.iter().map(|k| (k - hf.kinetic).powi(2)).sum::<f64>() / kinetic.len() as f64).sqrt();
-    let allowance = 10.0 * sys.n_electrons as f64 * kernels::qmc::heg::EWALD_ACCURACY + rounding(sys, hf);
+    let allowance = 10.0 * sys.n_electrons as f64 * kernels::planewave::heg::EWALD_ACCURACY + rounding(sys, hf);
     vec![
         Check { quantity: "kinetic - sum k^2/2, rms over walkers (Ha)".into(), error: finite_or_inf(rms), tolerance: kinetic_rounding(sys, hf), compared: kinetic.len() },
         within("vmc vs hf (Ha)", e.energy, hf.energy, 3.0 * e.error + allowance),
@@ -644,10 +665,10 @@ fn variational(e: &Estimate, exact: f64) -> Check {
 
 /// The record key of a run: kernel qmc, the operation (vmc, dmc, dmc-extrapolated, dmc-coverage), sizes and
 /// parameters.
-pub(crate) fn case(a: &Args, sys: &System, op: &str, tau: f64, ranks: &Ranks) -> Case {
+pub(crate) fn case(a: &Args, n: Sizes, sys: &System, op: &str, tau: f64, ranks: &Ranks) -> Case {
     Case::new("qmc", op, sys.precision)
-        .size("walkers", a.walkers)
-        .size("steps", a.steps)
+        .size("walkers", n.walkers)
+        .size("steps", n.steps)
         .size("electrons", sys.n_electrons)
         .param("system", sys.name.as_str())
         .param("rs", if sys.side.is_some() { a.rs.to_string() } else { "-".into() })
@@ -672,8 +693,8 @@ pub(crate) fn work(sys: &System, walker_steps: u64) -> Work {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn record(r: &mut Runner, a: &Args, sys: &System, op: &str, tau: f64, e: &Estimate, secs: f64, checks: &[Check], ranks: &Ranks, dmc: Option<&Report>, variant: Variant) -> Result<()> {
-    let case = case(a, sys, op, tau, ranks);
+fn record(r: &mut Runner, a: &Args, n: Sizes, sys: &System, op: &str, tau: f64, e: &Estimate, secs: f64, checks: &[Check], ranks: &Ranks, dmc: Option<&Report>, variant: Variant) -> Result<()> {
+    let case = case(a, n, sys, op, tau, ranks);
     let work = work(sys, e.walker_steps);
     r.record(&case, variant, Stats::from_samples(&[secs]), work, checks)?;
     if let Some(rec) = r.records.last_mut() {
@@ -694,7 +715,7 @@ fn record(r: &mut Runner, a: &Args, sys: &System, op: &str, tau: f64, e: &Estima
         ("blocking_converged", e.blocked.converged as u8 as f64),
         ("inefficiency_32", e.blocked.inefficiency_32),
         ("samples_needed", e.blocked.needed() as f64),
-        ("time_per_step_s", secs / dmc.map_or((a.equil + a.steps) as f64, |d| d.timing.generations.max(1) as f64)),
+        ("time_per_step_s", secs / dmc.map_or((a.equil + n.steps) as f64, |d| d.timing.generations.max(1) as f64)),
     ] {
         r.extra(k, v);
     }
@@ -752,10 +773,10 @@ fn reference_extras(r: &mut Runner, refs: &[(&str, Option<f64>)]) {
 /// The record of a time-step series extrapolated to tau = 0: the fit's E_0 and error, slope, chi^2; its time is
 /// the series' time, its walker steps the series'.
 #[allow(clippy::too_many_arguments)]
-fn record_fit(r: &mut Runner, a: &Args, sys: &System, fit: &Fit, series: &[(f64, Estimate, f64)], checks: &[Check], ranks: &Ranks, variant: Variant) -> Result<()> {
+fn record_fit(r: &mut Runner, a: &Args, n: Sizes, sys: &System, fit: &Fit, series: &[(f64, Estimate, f64)], checks: &[Check], ranks: &Ranks, variant: Variant) -> Result<()> {
     let secs: f64 = series.iter().map(|s| s.2).sum();
     let walker_steps = series.iter().map(|s| s.1.walker_steps).sum();
-    r.record(&case(a, sys, "dmc-extrapolated", 0.0, ranks), variant, Stats::from_samples(&[secs]), work(sys, walker_steps), checks)?;
+    r.record(&case(a, n, sys, "dmc-extrapolated", 0.0, ranks), variant, Stats::from_samples(&[secs]), work(sys, walker_steps), checks)?;
     if let Some(rec) = r.records.last_mut() {
         rec.reps = 1;
     }

@@ -12,7 +12,7 @@
 //!   check. With the Jastrow on the extras show how far below E_HF the correlation brings the energy.
 
 use kernels::qmc::blocking::{blocking, Blocked};
-use kernels::qmc::heg::HartreeFock;
+use kernels::planewave::heg::HartreeFock;
 use kernels::solid::conditioning::energy_tolerance;
 use kernels::solid::{Params, Parts, Solid};
 use kernels::{Check, Precision};

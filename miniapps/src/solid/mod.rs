@@ -277,10 +277,8 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
         let sys = a.system(r, ne, i)?;
         for &p in &precisions {
             let params = Params { tau: a.tau, dmc: a.method == "dmc", recompute: a.recompute, seed: r.seed(100 + i as u64), first: 0, delay: delay(a, ne) };
-            match p {
-                Precision::Double => sizes::<f64, f64>(r, a, &sys, params, p, &mut gemm)?,
-                _ => sizes::<f32, f64>(r, a, &sys, params, p, &mut gemm)?,
-            }
+            // (single was left out above: its arm is never taken)
+            kernels::by_precision!(p => sizes(r, a, &sys, params, &mut gemm))?;
         }
     }
     Ok(())
@@ -347,7 +345,8 @@ pub(crate) fn delay(a: &Args, ne: usize) -> usize {
 }
 
 /// Every walker count of one system in one precision: storage S, arithmetic A.
-fn sizes<S: Scalar, A: Scalar>(r: &mut Runner, a: &Args, sys: &Solid, params: Params, p: Precision, gemm: &mut GemmRates) -> Result<()> {
+fn sizes<S: Scalar, A: Scalar>(r: &mut Runner, a: &Args, sys: &Solid, params: Params, gemm: &mut GemmRates) -> Result<()> {
+    let p = Precision::of::<S, A>();
     let (ne, steps) = (sys.electrons(), a.timed_steps());
     let case = |w: usize| a.case(p, ne, w, steps, params.delay);
     if r.runs(Variant::Cpu) {
@@ -379,11 +378,11 @@ fn sizes<S: Scalar, A: Scalar>(r: &mut Runner, a: &Args, sys: &Solid, params: Pa
             // time of the case's walkers at the measured rate per walker step
             let f = w as f64 / cw as f64;
             let t = t.scaled(f);
-            r.record(&case(w), Variant::Cpu, t, work::<S>(sys, &params, w, steps, acc), &v.checks)?;
+            r.record(&case(w), Variant::Cpu, t, work(sys, &params, S::BYTES, w, steps, acc), &v.checks)?;
             extras(r, &e.timers, ne, w * steps, t.median, acc);
             if !r.args.no_ceilings {
                 let rate = gemm.of(r, Variant::Cpu)?;
-                floors(r, Variant::Cpu, sys, &params, std::mem::size_of::<S>(), &e.timers, t.median / (w * steps) as f64, acc, rate)?;
+                floors(r, Variant::Cpu, sys, &params, S::BYTES, &e.timers, t.median / (w * steps) as f64, acc, rate)?;
             }
             r.extra("cpu_walkers_timed", cw as f64);
             v.extras(r);
@@ -395,7 +394,7 @@ fn sizes<S: Scalar, A: Scalar>(r: &mut Runner, a: &Args, sys: &Solid, params: Pa
         let Some(gpu) = r.gpu().cloned() else { return Ok(()) };
         let setup: Setup<S> = sys.setup.convert();
         r.step(format!("solid gpu {p} electrons={ne}: trajectory check"));
-        let traj = trajectory_checks::<S, A>(&gpu, sys, &setup, params, a, p)?;
+        let traj = trajectory_checks::<S, A>(&gpu, sys, &setup, params, a)?;
         r.say(&format!("solid gpu {p} electrons={ne}: trajectory check {}", traj.iter().map(|c| format!("{} {:.2e}/{:.0e}", c.quantity, c.error, c.tolerance)).collect::<Vec<_>>().join(", ")));
         for &w in &a.walkers {
             r.step(format!("solid gpu {p} electrons={ne} walkers={w}"));
@@ -426,11 +425,11 @@ fn sizes<S: Scalar, A: Scalar>(r: &mut Runner, a: &Args, sys: &Solid, params: Pa
                 }
             }
             let acc = g.moves.acceptance();
-            r.record(&case(w), Variant::Gpu, t, work::<S>(sys, &params, w, steps, acc), &v.checks)?;
+            r.record(&case(w), Variant::Gpu, t, work(sys, &params, S::BYTES, w, steps, acc), &v.checks)?;
             extras(r, &g.timers, ne, w * steps, t.median, acc);
             if !r.args.no_ceilings {
                 let rate = gemm.of(r, Variant::Gpu)?;
-                floors(r, Variant::Gpu, sys, &params, std::mem::size_of::<S>(), &g.timers, t.median / (w * steps) as f64, acc, rate)?;
+                floors(r, Variant::Gpu, sys, &params, S::BYTES, &g.timers, t.median / (w * steps) as f64, acc, rate)?;
             }
             let bytes = g.traffic();
             r.extra("host_bytes_per_step", bytes.total() as f64 / g.steps as f64);
@@ -466,7 +465,8 @@ fn compare_walker<S: Real>(sys: &Solid, pos: &[f64], rot: &[f64], parts: solid::
 /// The GPU engine against the CPU engine from the same start positions (each inverts and measures them itself)
 /// with the same random numbers, step by step (see the module docs for what double and mixed check). Prints what
 /// differs. Profiled (CUDA events), so the first GPU run exercises every path.
-fn trajectory_checks<S: Scalar, A: Scalar>(gpu: &std::sync::Arc<kernels::gpu::Gpu>, sys: &Solid, setup: &Setup<S>, params: Params, a: &Args, p: Precision) -> Result<Vec<Check>> {
+fn trajectory_checks<S: Scalar, A: Scalar>(gpu: &std::sync::Arc<kernels::gpu::Gpu>, sys: &Solid, setup: &Setup<S>, params: Params, a: &Args) -> Result<Vec<Check>> {
+    let p = Precision::of::<S, A>();
     // a re-inversion every second step, so the check goes through the cuBLAS path more than at the start
     let params = Params { recompute: 2, ..params };
     let nw = a.check_walkers;
@@ -577,10 +577,11 @@ fn pair_check(agreed: usize, nw: usize, pair: f64, each: f64) -> Check {
     }
 }
 
-/// The work of `walkers` walkers' `steps` steps of `params` at acceptance `acc` (`solid::step_work`).
-pub(crate) fn work<S>(sys: &Solid, params: &Params, walkers: usize, steps: usize, acc: f64) -> Work {
+/// The work of `walkers` walkers' `steps` steps of `params` at acceptance `acc` (`solid::step_work`), the walker
+/// state in a storage type of `e` bytes.
+pub(crate) fn work(sys: &Solid, params: &Params, e: usize, walkers: usize, steps: usize, acc: f64) -> Work {
     let n = (walkers * steps) as f64;
-    let (bytes, flops) = solid::step_work(sys, std::mem::size_of::<S>(), acc, params.delay, params.recompute);
+    let (bytes, flops) = solid::step_work(sys, e, acc, params.delay, params.recompute);
     Work {
         bytes: n * bytes,
         model: harness::BytesModel::Passes,

@@ -73,10 +73,8 @@ pub fn run(r: &mut Runner, a: &Args, ranks: &Ranks, precisions: &[Precision]) ->
             for &v in &variants {
                 for &w in &a.walkers {
                     r.step(format!("solid {v} {p} electrons={ne} walkers={w} ranks={size}"));
-                    let out = match p {
-                        Precision::Double => ranks.each(|c, _| on_rank::<f64, f64>(c, &sys, params, w, a, v)),
-                        _ => ranks.each(|c, _| on_rank::<f32, f64>(c, &sys, params, w, a, v)),
-                    };
+                    // (single is not among the solid's precisions: its arm is never taken)
+                    let out = ranks.each(|c, _| kernels::by_precision!(p => on_rank(c, &sys, params, w, a, v)));
                     let (all, energy) = out.into_iter().next().expect("at least one rank here");
                     if ranks.root() {
                         record(r, a, &sys, p, v, w, ranks, &all, energy)?;
@@ -94,7 +92,7 @@ fn on_rank<S: Scalar, A: Scalar>(c: &dyn Comm, sys: &Solid, params: Params, tota
     let (steps, cargo) = (a.timed_steps(), (a.migrate, a.migrate_via));
     let (first, n) = share(total, c.rank(), c.size());
     let params = Params { first, ..params };
-    let p = if std::mem::size_of::<S>() == 8 { Precision::Double } else { Precision::Mixed };
+    let p = Precision::of::<S, A>();
     let fail = |e: &dyn std::fmt::Display| -> ! { c.abort(&format!("rank {}: {e}", c.rank())) };
     let mut mine = vec![0.0; SLOTS];
     mine[22] = -1.0;
@@ -214,7 +212,7 @@ fn record(r: &mut Runner, a: &Args, sys: &Solid, p: Precision, v: Variant, total
         .param("migrate_via", if ranks.transport() == "threads" && v == Variant::Gpu { a.migrate_via.name() } else { "host" });
     let acc = mean(10);
     let params = Params { tau: a.tau, dmc: true, recompute: a.recompute, seed: 0, first: 0, delay: crate::solid::delay(a, ne) };
-    r.record(&case, v, Stats::from_samples(&[secs]), work_of(sys, &params, p, total, steps, acc), &checks)?;
+    r.record(&case, v, Stats::from_samples(&[secs]), work(sys, &params, p.bytes().0, total, steps, acc), &checks)?;
     if let Some(rec) = r.records.last_mut() {
         rec.reps = 1; // one run of --steps generations, timed whole
     }
@@ -243,13 +241,6 @@ fn record(r: &mut Runner, a: &Args, sys: &Solid, p: Precision, v: Variant, total
         r.extra("peer_access", peer);
     }
     Ok(())
-}
-
-fn work_of(sys: &Solid, params: &Params, p: Precision, walkers: usize, steps: usize, acc: f64) -> harness::Work {
-    match p {
-        Precision::Double => work::<f64>(sys, params, walkers, steps, acc),
-        _ => work::<f32>(sys, params, walkers, steps, acc),
-    }
 }
 
 #[cfg(test)]

@@ -1,8 +1,9 @@
-//! The 3D homogeneous electron gas: N electrons in a periodic cube of volume N 4/3 pi r_s^3 with a neutralising
+//! The 3D homogeneous electron gas as a system description, for both drivers (the qmc driver's `heg`, the solid
+//! engine's `Solid::electron_gas`): N electrons in a periodic cube of volume N 4/3 pi r_s^3 with a neutralising
 //! background, a plane-wave Slater determinant per spin (closed shells), the Ewald energy from the `ewald` kernel and
-//! a two-body B-spline Jastrow from the `jastrow` kernel.
+//! a two-body B-spline Jastrow from the `jastrow` kernel's radial functors.
 //!
-//! Orbitals: the planewave kernel's ([`crate::planewave`]: closed shells, real plane waves 1, cos(k.r), sin(k.r)).
+//! Orbitals: this kernel's ([`occupied`] closed shells, [`plane_waves`]: real plane waves 1, cos(k.r), sin(k.r)).
 //! Each is an eigenfunction of the Laplacian (-k^2), hence so is the determinant: its local kinetic energy is
 //! exactly T_0 = sum over occupied states of k^2 / 2, at every configuration.
 //!
@@ -14,42 +15,18 @@
 //! pairs). v_M comes from the `ewald` kernel's reference (`Reference::v_m`). E_HF = T_0 + <V>. The total local energy
 //! is NOT constant: T_0 is, but V(R) fluctuates, so the zero-variance check applies to the kinetic part, and the
 //! energy check is E_VMC = E_HF within its error bar.
+//!
+//! Nothing here runs a walker: each driver builds its own components from [`Gas`] and [`pair_functors`] (the qmc
+//! driver in `qmc::systems`, the solid engine in `solid::Solid::electron_gas`).
 
-use super::jastrow::TwoBody;
-use super::slater::Orbitals;
-use super::{dot, Hamiltonian, V3};
-use crate::ewald::cpu::CpuEwald;
+use super::{occupied, plane_waves, PlaneWaves};
 use crate::ewald::reference::Reference;
 use crate::ewald::{electron_gas_cell, Cell, Ewald, Ions, Lattice};
 use crate::jastrow::Radial;
-use crate::planewave::{occupied, plane_waves, PlaneWaves};
-use crate::Real;
 use std::f64::consts::{PI, TAU};
 
 /// Absolute accuracy of the Ewald sums per particle, Ha.
 pub const EWALD_ACCURACY: f64 = 1e-6;
-
-/// The plane-wave orbitals of the planewave kernel, as the driver's orbital set.
-impl Orbitals for PlaneWaves {
-    fn len(&self) -> usize {
-        PlaneWaves::len(self)
-    }
-    fn vgl<T: Real>(&self, r: V3, v: &mut [T], g: &mut [T], l: &mut [T]) {
-        PlaneWaves::vgl(self, r, v, g, l)
-    }
-}
-
-/// The Ewald energy of the electrons and background, one configuration at a time: terms in S, sums in A (the
-/// `ewald` kernel's CPU code; f64/f64 for double and mixed, f32/f32 for single).
-pub struct EwaldPotential<S: Real = f64, A: Real = f64> {
-    pub ewald: CpuEwald<S, A>,
-}
-
-impl<S: Real, A: Real> Hamiltonian for EwaldPotential<S, A> {
-    fn potential(&self, r: &[V3]) -> f64 {
-        self.ewald.energy_one(r).f64()
-    }
-}
 
 /// The Hartree-Fock energy of the plane-wave determinant and its (constant) kinetic part.
 #[derive(Clone, Copy, Debug)]
@@ -58,15 +35,19 @@ pub struct HartreeFock {
     pub kinetic: f64,
 }
 
+fn dot(a: [f64; 3], b: [f64; 3]) -> f64 {
+    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+}
+
 /// E_HF of N = 2 x occ.len() electrons in the cube `cell`, as the module docs derive it.
 pub fn hartree_fock(occ: &[[i32; 3]], cell: &Cell, ewald: &Ewald) -> HartreeFock {
     let side = cell.a[0][0];
-    let k: Vec<V3> = occ.iter().map(|n| n.map(|x| TAU / side * x as f64)).collect();
+    let k: Vec<[f64; 3]> = occ.iter().map(|n| n.map(|x| TAU / side * x as f64)).collect();
     let kinetic = 2.0 * k.iter().map(|k| 0.5 * dot(*k, *k)).sum::<f64>();
     let mut exchange = 0.0;
     for (a, ka) in k.iter().enumerate() {
         for kb in &k[..a] {
-            let q = super::sub(*ka, *kb);
+            let q = [ka[0] - kb[0], ka[1] - kb[1], ka[2] - kb[2]];
             // ordered pairs (a, b) and (b, a), times 1/2, times two spins
             exchange -= 2.0 * 4.0 * PI / (cell.volume * dot(q, q));
         }
@@ -76,7 +57,7 @@ pub fn hartree_fock(occ: &[[i32; 3]], cell: &Cell, ewald: &Ewald) -> HartreeFock
     HartreeFock { energy: kinetic + 0.5 * n * v_m + exchange, kinetic }
 }
 
-/// The parts of an electron-gas system (the precision-specific components are made from them in `systems`).
+/// The parts of an electron-gas system (each driver makes its precision-specific components from them).
 pub struct Gas {
     pub side: f64,
     /// The orbitals of each spin (the same closed shell).
@@ -101,14 +82,10 @@ pub fn gas(electrons: usize, rs: f64) -> Result<Gas, String> {
     Ok(Gas { side, orbitals: plane_waves(&occ, side), ewald, hf })
 }
 
-/// The two-body B-spline Jastrow of the gas: 8 intervals up to half the side, cusps 1/4 (like) and 1/2 (opposite),
-/// interior coefficients sampled from a Padé shape c r / (1 + b r) with its value and slope at the cutoff
-/// subtracted, so u rises from below to zero at the cutoff. b = HEG_JASTROW_B / r_s.
-pub fn bspline_jastrow(n_up: usize, side: f64, rs: f64) -> TwoBody {
-    TwoBody { n_up, pair: pair_functors(side, rs), nuclei: vec![], side: Some(side) }
-}
-
-/// The functors of [`bspline_jastrow`]: [like spins, opposite spins] (what the solid engine's gas runs too).
+/// The functors of the gas's two-body B-spline Jastrow, [like spins, opposite spins] (what both drivers run): 8
+/// intervals up to half the side, cusps 1/4 (like) and 1/2 (opposite), interior coefficients sampled from a Padé
+/// shape c r / (1 + b r) with its value and slope at the cutoff subtracted, so u rises from below to zero at the
+/// cutoff. b = HEG_JASTROW_B / r_s.
 pub fn pair_functors(side: f64, rs: f64) -> [Radial<f64>; 2] {
     let rc = 0.5 * side;
     let m = 8;
@@ -123,5 +100,5 @@ pub fn pair_functors(side: f64, rs: f64) -> [Radial<f64>; 2] {
     [make(0.25), make(0.5)]
 }
 
-/// b r_s of the gas Jastrow's Padé shape (see `bspline_jastrow`).
+/// b r_s of the gas Jastrow's Padé shape (see [`pair_functors`]).
 pub const HEG_JASTROW_B: f64 = 1.0;
