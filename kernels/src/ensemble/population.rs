@@ -22,47 +22,35 @@ use super::comm::Comm;
 use super::pack::{frames, pack_all, unpack_all, Pack};
 use std::time::Instant;
 
-/// The comb of a generation: one uniform xi for all walkers (the branching of Umrigar, Nightingale and Runge 1993
-/// with the smallest variance), tooth k at (k + xi) times the spacing along the walkers' cumulative weight in the
-/// global walker order (rank 0's first); each walker is copied once per tooth on its stretch of that line, so it
-/// expects its weight over the spacing in copies and gets the floor or the ceiling of that. Over ranks the teeth
-/// split by each rank's weight total ([`teeth`]), so every rank derives every rank's population after branching
-/// from the one sum of weight totals, and the copies do not depend on how the walkers are split.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Comb {
-    /// n teeth over the total weight (spacing W / n): the population stays n. The solid's batched engines, which
-    /// keep their sizes.
-    Fixed(usize),
-    /// Spacing 1: a walker of weight w expects w copies and the population follows the total weight. The qmc
-    /// driver, whose trial energy keeps that near its target.
-    Unit,
+/// Most copies one walker may make in one generation (a walker that would make more is a sign of trouble; the cap
+/// bounds the damage).
+pub const MAX_COPIES: usize = 4;
+
+/// floor(w + xi) copies of a walker of weight w, xi uniform in [0, 1) and its own: the expected number is w. The
+/// qmc driver's branching, walker by walker. (A comb of unit spacing, one xi for all walkers, was tried in its place
+/// at e3d01da: with weights near 1 it kills and copies walkers only where the cumulative weight crosses a tooth, in
+/// bursts among neighbours that are mostly relatives, and the DMC error bars of He and H2 on the GPU grew 1.5-2x at
+/// the same imaginary time, Be's not, results/nvidia-h100-80gb-hbm3 log of 80019b5.)
+pub fn copies(weight: f64, xi: f64) -> usize {
+    ((weight + xi) as usize).min(MAX_COPIES)
 }
 
-impl Comb {
-    /// How many teeth fall on a total weight `total`.
-    pub fn count(self, total: f64, xi: f64) -> usize {
-        match self {
-            Comb::Fixed(n) => n,
-            Comb::Unit if total > xi => (total - xi).ceil() as usize,
-            Comb::Unit => 0,
-        }
-    }
-    /// Where tooth k lies.
-    fn tooth(self, k: usize, total: f64, xi: f64) -> f64 {
-        match self {
-            Comb::Fixed(n) => (k as f64 + xi) * total / n as f64,
-            Comb::Unit => k as f64 + xi,
-        }
-    }
+/// The comb of a fixed population (the batched engines' population control, which keeps their sizes): one uniform
+/// xi for all walkers, tooth k of n at (k + xi) W / n along the walkers' cumulative weight in the global walker order
+/// (rank 0's first); each walker is copied once per tooth on its stretch of that line, so walker j gets about
+/// w_j n / W copies. Over ranks the teeth split by each rank's weight total ([`teeth`]), so every rank derives every
+/// rank's population after branching from the one sum of weight totals, and the copies do not depend on how the
+/// walkers are split ([`comb_copies`]).
+fn tooth(k: usize, n: usize, total: f64, xi: f64) -> f64 {
+    (k as f64 + xi) * total / n as f64
 }
 
-/// For each rank, the range of the comb's teeth that fall on its walkers' weights, which lie after those of the
-/// ranks before it (`totals`: every rank's weight total). The ranges partition the teeth exactly on every rank
-/// (they are computed from the same numbers in the same order).
-pub fn teeth(totals: &[f64], comb: Comb, xi: f64) -> Vec<std::ops::Range<usize>> {
+/// For each rank, the range of the `n` teeth that fall on its walkers' weights, which lie after those of the ranks
+/// before it (`totals`: every rank's weight total). The ranges partition 0..n exactly on every rank (they are
+/// computed from the same numbers in the same order).
+pub fn teeth(totals: &[f64], n: usize, xi: f64) -> Vec<std::ops::Range<usize>> {
     let total: f64 = totals.iter().sum();
-    let n = comb.count(total, xi);
-    let below = |x: f64| (0..n).filter(|&k| comb.tooth(k, total, xi) < x).count();
+    let below = |x: f64| (0..n).filter(|&k| tooth(k, n, total, xi) < x).count();
     let mut edge = 0.0;
     let mut lo = 0;
     (0..totals.len())
@@ -77,12 +65,12 @@ pub fn teeth(totals: &[f64], comb: Comb, xi: f64) -> Vec<std::ops::Range<usize>>
 }
 
 /// Copies of each of `weights` (one rank's walkers, whose weights start at `before` in the global order, the
-/// global total `total`) under the teeth `mine` of the comb ([`teeth`]).
-pub fn comb_copies(weights: &[f64], before: f64, total: f64, comb: Comb, xi: f64, mine: std::ops::Range<usize>) -> Vec<usize> {
+/// global total `total`) under its teeth `mine` of the comb of `n` ([`teeth`]).
+pub fn comb_copies(weights: &[f64], before: f64, total: f64, n: usize, xi: f64, mine: std::ops::Range<usize>) -> Vec<usize> {
     let mut c = vec![0usize; weights.len()];
     let (mut acc, mut j) = (before, 0usize);
     for k in mine {
-        let tooth = comb.tooth(k, total, xi);
+        let tooth = tooth(k, n, total, xi);
         while j + 1 < weights.len() && acc + weights[j] <= tooth {
             acc += weights[j];
             j += 1;
@@ -270,46 +258,41 @@ mod tests {
     #[test]
     fn branching_makes_the_asked_copies_in_order() {
         assert_eq!(branch(vec!['a', 'b', 'c', 'd'], &[2, 0, 1, 3]), ['a', 'a', 'c', 'd', 'd', 'd']);
+        assert_eq!(copies(0.3, 0.69), 0);
+        assert_eq!(copies(0.3, 0.71), 1);
+        assert_eq!(copies(1e9, 0.5), MAX_COPIES);
     }
 
     /// The comb over ranks gives every walker the copies of one comb over the whole population, however the walkers
-    /// are split, for both spacings; with spacing 1 a walker of weight w gets floor(w) or ceil(w) copies; the fixed
-    /// comb makes exactly n.
+    /// are split, and makes exactly n copies.
     #[test]
     fn the_comb_over_ranks_is_the_comb_over_the_population() {
         let weights = [0.3, 1.7, 0.9, 0.05, 2.2, 1.0, 0.6, 1.25];
         let total: f64 = weights.iter().sum();
-        for comb in [Comb::Fixed(8), Comb::Fixed(5), Comb::Unit] {
+        for n in [8, 5] {
             for xi in [0.0, 0.37, 0.999] {
                 // one comb over the whole population, by hand
                 let mut want = vec![0usize; weights.len()];
-                for k in 0..comb.count(total, xi) {
-                    let tooth = comb.tooth(k, total, xi);
+                for k in 0..n {
+                    let at = tooth(k, n, total, xi);
                     let mut acc = 0.0;
                     let j = weights.iter().position(|w| {
                         acc += w;
-                        acc > tooth
+                        acc > at
                     });
                     want[j.unwrap_or(weights.len() - 1)] += 1;
                 }
-                if let Comb::Fixed(n) = comb {
-                    assert_eq!(want.iter().sum::<usize>(), n);
-                } else {
-                    assert!(want.iter().zip(&weights).all(|(&c, &w)| c == w.floor() as usize || c == w.ceil() as usize), "{want:?}");
-                }
+                assert_eq!(want.iter().sum::<usize>(), n);
                 for split in [vec![8], vec![3, 5], vec![1, 1, 6], vec![4, 0, 4]] {
                     let parts: Vec<&[f64]> = split.iter().scan(0, |at, &n| Some((*at, *at += n).0)).zip(&split).map(|(a, &n)| &weights[a..a + n]).collect();
                     let totals: Vec<f64> = parts.iter().map(|p| p.iter().sum()).collect();
-                    let ranges = teeth(&totals, comb, xi);
-                    assert_eq!(ranges.iter().map(|r| r.len()).sum::<usize>(), comb.count(total, xi));
-                    let got: Vec<usize> = (0..split.len()).flat_map(|r| comb_copies(parts[r], totals[..r].iter().sum(), totals.iter().sum(), comb, xi, ranges[r].clone())).collect();
-                    assert_eq!(got, want, "{comb:?} xi {xi} split {split:?}");
+                    let ranges = teeth(&totals, n, xi);
+                    assert_eq!(ranges.iter().map(|r| r.len()).sum::<usize>(), n);
+                    let got: Vec<usize> = (0..split.len()).flat_map(|r| comb_copies(parts[r], totals[..r].iter().sum(), totals.iter().sum(), n, xi, ranges[r].clone())).collect();
+                    assert_eq!(got, want, "n {n} xi {xi} split {split:?}");
                 }
             }
         }
-        assert_eq!(Comb::Unit.count(3.0, 0.5), 3);
-        assert_eq!(Comb::Unit.count(3.5, 0.5), 3);
-        assert_eq!(Comb::Unit.count(0.2, 0.5), 0);
     }
 
     /// A tagged item, to follow where each one goes.

@@ -3,9 +3,7 @@
 //! drift-diffusion moves accepted by Metropolis-Hastings (fixed-node: a sign change is rejected), then carries the
 //! branching weight
 //!     w = exp(-tau_eff [ (E_L(R) + E_L(R')) / 2 - E_T ]),
-//! and is copied by the generation's comb (`ensemble::population::Comb::Unit`, the batched engines' comb with a
-//! unit spacing: one uniform for all walkers, floor(w) or ceil(w) copies of a walker of weight w, the population
-//! following the total weight). The small-time-step improvements:
+//! and is replaced by floor(w + xi) copies. The small-time-step improvements:
 //!
 //! - the limited drift (`walker::drift`), UNR's remedy for the divergent drift near nodes and nuclei,
 //! - the local energy in the weight limited to E_est +- 0.2 sqrt(N / tau) (Zen, Sorella, Gillan, Michaelides and
@@ -30,13 +28,11 @@
 //! reliably, whatever tau (`qmc --dmc-time`).
 //!
 //! Across ranks ([`comm`](crate::ensemble::comm)): each rank propagates its share of the walkers; the generation's energy,
-//! weight, move statistics and every rank's weight total (and each rank's compute time and last wait, for the records
-//! and the balance) are summed over ranks in one sum, so the trial energy is global and every rank derives every
-//! rank's population after the comb from the same numbers (`population::teeth`); after branching,
+//! weight, move statistics and populations (and each rank's compute time and last wait, for the records and the
+//! balance) are summed over ranks in one sum, so the trial energy is global; after branching,
 //! [`population::migrate_to`] moves walkers point to point until every rank holds its goal: its equal share, or
 //! with [`Balance::Speed`] a share by its measured speed ([`balance`](crate::ensemble::balance)). Walker k of the global
-//! order (rank 0's first) draws its moves from streams named by (seed, generation, k), the comb its one uniform from
-//! (seed, generation):
+//! order (rank 0's first) draws its moves and its branching number from streams named by (seed, generation, k):
 //! with equal shares and a given number of ranks a run is reproducible, and a run restarted from a checkpoint
 //! continues the same chains bit for bit (with shares by speed, which depend on timings, they agree statistically).
 
@@ -46,7 +42,7 @@ use super::checkpoint::{self, Header};
 use crate::ensemble::comm::{share, Comm, Solo};
 use super::engine::Population;
 use crate::ensemble::pack::{put_f64, put_f64s, put_u64, unpack_all, Pack, Reader, Truncated};
-use crate::ensemble::population::{comb_copies, energy_cap, teeth, weight, Comb, Traffic};
+use crate::ensemble::population::{copies, energy_cap, weight, Traffic};
 use super::vmc::Estimate;
 use crate::rng::stream;
 use super::walker::Walker;
@@ -351,6 +347,7 @@ pub fn run_with<P: Population>(
         // tau_eff of the generations before this one (see the module page): known before the sum
         let tau_eff = effective_tau(p.tau, &acc.moves);
         let w: Vec<f64> = out.iter().map(|o| weight(o.1, o.2, e_est, e_trial - e_est, tau_eff, cap)).collect();
+        let n: Vec<usize> = w.iter().enumerate().map(|(k, wk)| copies(*wk, stream(p.seed, 4, gen, first + k).random())).collect();
         let mut m = MoveStats::default();
         for o in &out {
             m.add(&o.0);
@@ -365,38 +362,35 @@ pub fn run_with<P: Population>(
         }
         let compute = t.elapsed().as_secs_f64();
         timing.compute_s += compute;
-        // the generation's one sum: move statistics, weights, then one-hot vectors of every rank's weight total
-        // (exact: one non-zero term each), compute time of this generation and wait in the last generation's sum
+        // the generation's one sum: move statistics, weights, then one-hot vectors of every rank's population after
+        // branching, compute time of this generation and wait in the last generation's sum
         let t = Instant::now();
         let mut v = vec![0.0; 7 + 3 * size];
         v[..7].copy_from_slice(&[m.attempted as f64, m.accepted as f64, m.r2_proposed, m.r2_accepted, s[0], s[1], s[2]]);
-        (v[7 + me], v[7 + size + me], v[7 + 2 * size + me]) = (w.iter().sum::<f64>(), compute, last_reduce);
+        (v[7 + me], v[7 + size + me], v[7 + 2 * size + me]) = (n.iter().sum::<usize>() as f64, compute, last_reduce);
         comm.sum(&mut v);
         last_reduce = t.elapsed().as_secs_f64();
         timing.reduce_s += last_reduce;
         let mut moves = acc.moves;
         moves.add(&MoveStats { attempted: v[0] as u64, accepted: v[1] as u64, r2_proposed: v[2], r2_accepted: v[3] });
         let s = [v[4], v[5], v[6]];
-        let totals = &v[7..7 + size];
+        let counts: Vec<usize> = v[7..7 + size].iter().map(|&c| c as usize).collect();
         let (computes, waits) = (&v[7 + size..7 + 2 * size], &v[7 + 2 * size..]);
         timing.compute_max_s += largest(computes);
         if timing.generations > 0 {
             timing.reduce_max_s += largest(waits);
         }
         pace.update(computes, &held);
+        let total: usize = counts.iter().sum();
         let e_gen = s[1] / s[0];
-        // the comb (its teeth only once the weights are known finite and not exploded: about one tooth a unit of
-        // weight)
-        let weight_total: f64 = totals.iter().sum();
-        let xi: f64 = stream(p.seed, 4, gen, 0).random();
-        let (ranges, failure) = if !e_gen.is_finite() {
-            (vec![], Some(DmcError::NotFinite(e_gen, gen)))
-        } else if weight_total > 10.0 * target as f64 {
-            (vec![], Some(DmcError::Exploded(weight_total.round() as usize, gen, target)))
+        let failure = if !e_gen.is_finite() {
+            Some(DmcError::NotFinite(e_gen, gen))
+        } else if total == 0 {
+            Some(DmcError::DiedOut(gen, target))
+        } else if total > 10 * target {
+            Some(DmcError::Exploded(total, gen, target))
         } else {
-            let ranges = teeth(totals, Comb::Unit, xi);
-            let dead = ranges.iter().all(|r| r.is_empty());
-            (ranges, dead.then_some(DmcError::DiedOut(gen, target)))
+            None
         };
         if let Some(e) = failure {
             // acc is still the state after generation gen - 1: save it with the walkers as they were then
@@ -416,9 +410,7 @@ pub fn run_with<P: Population>(
         }
         acc.walker_steps += acc.population as u64;
         acc.moves = moves;
-        let counts: Vec<usize> = ranges.iter().map(|r| r.len()).collect();
-        let total: usize = counts.iter().sum();
-        pop.branch(&comb_copies(&w, totals[..me].iter().sum(), weight_total, Comb::Unit, xi, ranges[me].clone())).map_err(device)?;
+        pop.branch(&n).map_err(device)?;
         let goals = pace.goals(total, p.balance);
         timing.add(&pop.migrate(comm, &counts, &goals, sys).map_err(device)?);
         held = goals;

@@ -11,7 +11,7 @@
 //!    trial-energy shift since the population is fixed), so every rank knows every rank's weight total and the
 //!    generation's energy; the estimate E_est (the running mean of the generations' energies) is updated
 //!    identically on every rank;
-//! 3. population: one comb over all ranks' walkers in rank order (`ensemble::population::teeth`, `Comb::Fixed`: tooth k at (k + xi) W / N, xi from
+//! 3. population: one comb over all ranks' walkers in rank order (`ensemble::population::teeth`: tooth k at (k + xi) W / N, xi from
 //!    the run's seed, the same on every rank), so rank r's walkers receive exactly the copies one comb over the
 //!    whole population would give them; each rank makes its copies in place ([`place`]: survivors keep their
 //!    slots, extra copies fill the slots of the dead); a rank with more copies than slots sends the surplus, a
@@ -43,7 +43,7 @@ use crate::pseudopotential::slab::Field;
 use crate::Real;
 use crate::ensemble::comm::Comm;
 use crate::ensemble::pack::{frames, pack_all, unpack_all};
-use crate::ensemble::population::{comb_copies, energy_cap, plan, teeth, weight, Comb, Traffic};
+use crate::ensemble::population::{comb_copies, energy_cap, plan, teeth, weight, Traffic};
 use std::time::Instant;
 
 /// What a migrating walker carries (module docs).
@@ -250,9 +250,9 @@ pub fn generation<S: Real>(comm: &dyn Comm, e: &mut dyn Engine<S>, d: &mut Dmc) 
     let total: f64 = totals.iter().sum();
     let e_gen = v[size] / total;
     let xi = comb_offset(d.seed, d.steps);
-    let ranges = teeth(totals, Comb::Fixed(d.total), xi);
+    let ranges = teeth(totals, d.total, xi);
     let before: f64 = totals[..me].iter().sum();
-    let c = comb_copies(&w, before, total, Comb::Fixed(d.total), xi, ranges[me].clone());
+    let c = comb_copies(&w, before, total, d.total, xi, ranges[me].clone());
     let p = place(&c);
     let counts: Vec<usize> = ranges.iter().map(|r| r.len()).collect();
     let (traffic, arrived) = exchange(comm, e, d, &p, &counts)?;
@@ -349,7 +349,7 @@ mod tests {
         assert_eq!((p.parents, p.send, p.open), (vec![1, 1, 2, 3], vec![], vec![2, 3]));
         // one rank: a comb's copies all fit, and no slot that is a source is overwritten
         let weights = [0.01, 3.0, 0.01, 1.0];
-        let p = place(&comb_copies(&weights, 0.0, weights.iter().sum(), Comb::Fixed(4), 0.5, 0..4));
+        let p = place(&comb_copies(&weights, 0.0, weights.iter().sum(), 4, 0.5, 0..4));
         assert_eq!((p.parents.clone(), p.send, p.open), (vec![1, 1, 1, 3], vec![], vec![]));
         assert!(p.parents.iter().enumerate().all(|(slot, &from)| from == slot || p.parents[from] == from));
     }
