@@ -186,6 +186,11 @@ impl<'a, S: Scalar, A: Scalar> CpuEngine<'a, S, A> {
         self.dmc.as_ref().map(|d| d.e_est)
     }
 
+    /// The DMC run's population control and its generations' energies and weights (None in VMC).
+    pub fn dmc(&self) -> Option<&Dmc> {
+        self.dmc.as_ref()
+    }
+
     /// The step without branching: sweep, measurement and nonlocal energy of every walker (what each rank does
     /// before the population control over ranks, `super::ranks`).
     pub fn advance(&mut self) -> Result<(), SolidError> {

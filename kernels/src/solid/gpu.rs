@@ -550,6 +550,11 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         self.dmc.as_ref().map(|d| d.e_est)
     }
 
+    /// The DMC run's population control and its generations' energies and weights (None in VMC).
+    pub fn dmc(&self) -> Option<&Dmc> {
+        self.dmc.as_ref()
+    }
+
     /// One step of every walker, as `CpuEngine::step`.
     pub fn step(&mut self) -> Result<(), SolidError> {
         if let Some(mut d) = self.dmc.take() {

@@ -42,6 +42,7 @@ use super::{comb_offset, SolidError};
 use crate::pseudopotential::slab::Field;
 use crate::Real;
 use crate::ensemble::comm::Comm;
+use crate::qmc::blocking::{weighted_blocking, Blocked};
 use crate::ensemble::pack::{frames, pack_all, unpack_all};
 use crate::ensemble::population::{comb_copies, energy_cap, plan, teeth, weight, Traffic};
 use std::time::Instant;
@@ -205,6 +206,8 @@ pub struct Dmc {
     pub steps: usize,
     /// Each generation's weighted mean local energy over all ranks.
     pub energies: Vec<f64>,
+    /// Each generation's total weight over all ranks (the weight of its energy in the estimate).
+    pub weights: Vec<f64>,
     /// The slot of the last walker that arrived on this rank (to validate: it crossed ranks).
     pub arrived: Option<usize>,
     /// What a migrating walker carries.
@@ -220,7 +223,16 @@ impl Dmc {
         let mut s = [e.energies().iter().sum::<f64>()];
         comm.sum(&mut s);
         let via = if comm.transport() == "threads" { via } else { Via::Host };
-        Dmc { total, tau, electrons, seed, e_est: s[0] / total as f64, steps: 0, energies: vec![], arrived: None, cargo, via, timing: Timing::default() }
+        Dmc { total, tau, electrons, seed, e_est: s[0] / total as f64, steps: 0, energies: vec![], weights: vec![], arrived: None, cargo, via, timing: Timing::default() }
+    }
+}
+
+impl Dmc {
+    /// The DMC energy: the generations' energies after the first `skip`, weighted by their total weights, with the
+    /// error bar of a blocking analysis of that ratio (qmc::blocking::weighted_blocking, the qmc driver's estimator).
+    pub fn estimate(&self, skip: usize) -> Blocked {
+        let skip = skip.min(self.energies.len());
+        weighted_blocking(&self.energies[skip..], &self.weights[skip..])
     }
 }
 
@@ -267,6 +279,7 @@ pub fn generation<S: Real>(comm: &dyn Comm, e: &mut dyn Engine<S>, d: &mut Dmc) 
 
     d.e_est += (e_gen - d.e_est) / (d.steps + 2) as f64;
     d.energies.push(e_gen);
+    d.weights.push(total);
     d.steps += 1;
     Ok(())
 }
