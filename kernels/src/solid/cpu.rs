@@ -181,11 +181,6 @@ impl<'a, S: Scalar, A: Scalar> CpuEngine<'a, S, A> {
         done
     }
 
-    /// The energy the DMC weights refer to (the running mean of the generations' energies); None in VMC.
-    pub fn e_est(&self) -> Option<f64> {
-        self.dmc.as_ref().map(|d| d.e_est)
-    }
-
     /// The DMC run's population control and its generations' energies and weights (None in VMC).
     pub fn dmc(&self) -> Option<&Dmc> {
         self.dmc.as_ref()

@@ -545,11 +545,6 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         Ok((h.pos, h.rot, self.parts[k], h.inv))
     }
 
-    /// The energy the DMC weights refer to, as `CpuEngine::e_est`.
-    pub fn e_est(&self) -> Option<f64> {
-        self.dmc.as_ref().map(|d| d.e_est)
-    }
-
     /// The DMC run's population control and its generations' energies and weights (None in VMC).
     pub fn dmc(&self) -> Option<&Dmc> {
         self.dmc.as_ref()
@@ -1132,7 +1127,6 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         Ok(())
     }
 }
-
 
 impl<S: Scalar, A: Scalar> Engine<S> for GpuEngine<'_, S, A> {
     fn count(&self) -> usize {

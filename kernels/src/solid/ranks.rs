@@ -225,9 +225,7 @@ impl Dmc {
         let via = if comm.transport() == "threads" { via } else { Via::Host };
         Dmc { total, tau, electrons, seed, e_est: s[0] / total as f64, steps: 0, energies: vec![], weights: vec![], arrived: None, cargo, via, timing: Timing::default() }
     }
-}
 
-impl Dmc {
     /// The DMC energy: the generations' energies after the first `skip`, weighted by their total weights, with the
     /// error bar of a blocking analysis of that ratio (qmc::blocking::weighted_blocking, the qmc driver's estimator).
     pub fn estimate(&self, skip: usize) -> Blocked {
@@ -381,10 +379,10 @@ mod tests {
             for seed in 1..=4 {
                 let p = Params { tau: 0.5, dmc: true, recompute: 0, seed, first: 0, delay: 4 };
                 let mut one = CpuEngine::<f64, f64>::new(&sys, 4, p).unwrap();
-                let mut want = vec![(one.e_est().unwrap(), one.energies())];
+                let mut want = vec![(one.dmc().unwrap().e_est, one.energies())];
                 for _ in 0..2 {
                     one.step().unwrap();
-                    want.push((one.e_est().unwrap(), one.energies()));
+                    want.push((one.dmc().unwrap().e_est, one.energies()));
                 }
                 migrated += two_ranks(&sys, p, cargo, Via::Device, &want, |_, n, p| CpuEngine::<f64, f64>::new(&sys, n, p).unwrap());
             }
@@ -405,10 +403,10 @@ mod tests {
                 for seed in 1..=4 {
                     let p = Params { tau: 0.5, dmc: true, recompute: 0, seed, first: 0, delay: 4 };
                     let mut one = GpuEngine::<f64, f64>::new(&gpu, &sys, &setup, 4, p).unwrap();
-                    let mut want = vec![(one.e_est().unwrap(), one.energies().unwrap())];
+                    let mut want = vec![(one.dmc().unwrap().e_est, one.energies().unwrap())];
                     for _ in 0..2 {
                         one.step().unwrap();
-                        want.push((one.e_est().unwrap(), one.energies().unwrap()));
+                        want.push((one.dmc().unwrap().e_est, one.energies().unwrap()));
                     }
                     let count = crate::gpu::Gpu::count().unwrap();
                     migrated += two_ranks(&sys, p, cargo, via, &want, |c, n, p| {
