@@ -105,16 +105,18 @@ pub fn cond_1<S: Real>(a: &[S], t: &[S], n: usize, stride: usize) -> f64 {
     cols.into_iter().fold(0.0, f64::max) * inv
 }
 
-/// 1-norms of both spins' column-major n x n f64 matrices (`mats` holds `[walker][spin][n][n]`) of the first `count`
-/// walkers listed in `list`, on the device (conditioning.cu), downloaded: entry 2k + s for spin s of walker list[k].
-pub fn device_norms(gpu: &Gpu, mats: &CudaSlice<f64>, n: usize, list: &CudaSlice<i32>, count: usize) -> Result<Vec<f64>, GpuError> {
+/// 1-norms of the first `count` packed column-major n x n f64 matrices of `mats` (n^2 entries apart) less `shift`
+/// times the identity, on the device (conditioning.cu), downloaded. NaN for a matrix with a NaN entry. Shift 0: the
+/// norms of the condition number (the matrices of a re-inversion list: entry 2k + s for spin s of its k-th walker);
+/// shift 1 on a refinement's 2 I - A X: the residual ||I - A X||_1.
+pub fn device_norms(gpu: &Gpu, mats: &CudaSlice<f64>, n: usize, count: usize, shift: f64) -> Result<Vec<f64>, GpuError> {
     let f = gpu.function("solid_conditioning", SRC, "solid_norm1")?;
-    let mut out = gpu.zeros::<f64>("matrix norms", 2 * count)?;
+    let mut out = gpu.zeros::<f64>("matrix norms", count)?;
     let (ni, ci) = (n as i32, count as i32);
     let mut b = gpu.stream.launch_builder(&f);
-    b.arg(&ni).arg(list).arg(&ci).arg(mats).arg(&mut out);
-    // SAFETY: block b < 2 count reads matrix 2 list[b / 2] + b % 2 (n^2 entries of mats, which holds both spins of
-    // every walker in list) and writes out[b].
-    unsafe { b.launch(LaunchConfig { grid_dim: (2 * count as u32, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 }) }.during("launching solid_norm1")?;
+    b.arg(&ni).arg(&ci).arg(&shift).arg(mats).arg(&mut out);
+    // SAFETY: block b < count reads matrix b (n^2 entries of mats, which holds at least count of them) and writes
+    // out[b].
+    unsafe { b.launch(LaunchConfig { grid_dim: (count as u32, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 }) }.during("launching solid_norm1")?;
     gpu.download(&out)
 }

@@ -10,8 +10,9 @@
 //! Sherman-Morrison (each row's coefficient and rank-1 update in one pass). The measurement:
 //! VGL of all electrons in chunks of points (B-spline: sorted by cell for the grouped kernel; plane waves: in walker
 //! order), the determinant's gradient and Laplacian (and first,
-//! for the walkers that re-invert (`conditioning::reinverts`, walker by walker as on the CPU) an f64 LU: cuBLAS
-//! batched below n = 1024 per spin, cuSOLVER per matrix from there), the kinetic energy, the Ewald energy (ewald kernel,
+//! for the walkers that re-invert (`conditioning::reinverts`, walker by walker as on the CPU) the f64 inverse: by
+//! Newton-Schulz refinement of the updated inverse rows in tensor-core DGEMMs, or where that cannot converge, and at
+//! the start, an f64 LU: cuBLAS batched below n = 1024 per spin, cuSOLVER per matrix from there), the kinetic energy, the Ewald energy (ewald kernel,
 //! fed fractional coordinates on the device), the nonlocal energy (pseudopotential kernel, on the very walker slabs
 //! this engine moves; without ions, the gas, there is no such stage: no kernel, no launch, no transfer). Then
 //! (DMC) the comb on the host and one slab copy per walker that dies.
@@ -19,7 +20,8 @@
 //! What crosses between host and device per step (counted: `traffic`): the accepted counts, the kinetic, Ewald and
 //! nonlocal energies (the pseudopotential kernel builds its job list and sums its contributions on the device: one
 //! download of the energies and the job count), and for a re-inversion the list of its walkers (up) and their
-//! status flags and matrix norms (down). The random numbers do not cross: the
+//! matrix norms and the refinement's residuals per update (the LU's status flags instead) (down). The random
+//! numbers do not cross: the
 //! device draws them (`solid_draws`, draws.cu) from the CPU engine's streams in its order, moves and quadrature
 //! rotations, so a double run follows the CPU engine. Branching copies stay on the device.
 //!
@@ -43,7 +45,7 @@ use crate::bspline::gpu::{default_per_thread, suffix, CellSort, GpuSpline};
 use crate::bspline::Output;
 use crate::determinant::gpu::{delayed_gemms, delayed_y, solver_min_n, DelayedBatch};
 use crate::ewald::gpu::GpuEwald;
-use crate::gpu::{BatchedLu, CudaEvent, CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PushKernelArg, Traffic};
+use crate::gpu::{BatchedGemm, BatchedLu, CudaEvent, CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PushKernelArg, Traffic};
 use crate::planewave::gpu::GpuPlaneWaves;
 use crate::pseudopotential::gpu::{jastrow_tables, GpuPseudo, MAX_JASTROW_COEFS};
 use crate::pseudopotential::slab::{Field, Slab, SlabLayout};
@@ -114,6 +116,7 @@ struct Funcs {
     measure_det: CudaFunction,
     cell_keys: CudaFunction,
     from_inverse: CudaFunction,
+    to_inverse: CudaFunction,
     kinetic: CudaFunction,
     fractions: CudaFunction,
     row_sum: CudaFunction,
@@ -183,12 +186,17 @@ impl<A: Real> Pending<A> {
     }
 }
 
-/// Buffers of the f64 re-inversion, and the walker lists the measurement goes through.
+/// Buffers of the f64 re-inversion, and the walker lists the measurement goes through. The matrices are packed in
+/// list order: matrix q is spin q % 2 of the list's walker q / 2, column-major n x n (solid.cu's measure_det mode 1).
 struct Inversion {
-    /// Both spins' Slater matrices of every walker, `[walker][spin][n][n]` column-major (the LU works in place).
+    /// The listed walkers' Slater matrices (the LU works in place), room for every walker's two.
     work: CudaSlice<f64>,
     /// Their inverses, same layout.
     out: CudaSlice<f64>,
+    /// The Newton-Schulz refinement's 2 I - A X and X (2 I - A X) of `batch` matrices at a time.
+    r: CudaSlice<f64>,
+    t: CudaSlice<f64>,
+    batch: usize,
     /// cuBLAS's batched route: the addresses of the listed matrices of work, then of out.
     ptrs: CudaSlice<u64>,
     /// Pivots and status per listed matrix; getrs's status apart from getrf's (after the first 2 walkers entries).
@@ -199,12 +207,29 @@ struct Inversion {
     chosen: CudaSlice<i32>,
 }
 
+/// Device memory of the refinement's two work buffers together: batches of matrices this large keep the GEMMs
+/// wide (at 1536 electrons 113 matrices of n = 768, at 3072 electrons 28 of n = 1536) without doubling the
+/// re-inversion's memory.
+const REFINE_BYTES: usize = 1 << 30;
+/// A refinement's last update is the one from a residual ||I - A X||_1 at most this (`GpuEngine::refine`): the next
+/// residual is its square, 1e-12, below what an f64 LU's inverse leaves (n eps cond, 1e-11 at n = 768, cond 1e5),
+/// and this is far above the rounding of the residual's own computation (the same n eps cond).
+const REFINE_DONE: f64 = 1e-6;
+/// A residual above this does not converge fast enough (or at all, from 1 up): the LU takes over.
+const REFINE_DIVERGES: f64 = 0.5;
+/// Most updates of a batch: from 1/2, six squarings reach 1e-19.
+const REFINE_MOST: usize = 6;
+
 impl Inversion {
     fn new(gpu: &Gpu, walkers: usize, n: usize) -> Result<Self, GpuError> {
         let m = 2 * walkers;
+        let batch = (REFINE_BYTES / (2 * n * n * 8)).clamp(1, m);
         Ok(Inversion {
             work: gpu.zeros("Slater matrices", m * n * n)?,
             out: gpu.zeros("inverses", m * n * n)?,
+            r: gpu.zeros("refinement residuals", batch * n * n)?,
+            t: gpu.zeros("refinement products", batch * n * n)?,
+            batch,
             ptrs: gpu.zeros("matrix addresses", 2 * m)?,
             piv: gpu.zeros("pivots", m * n)?,
             info: gpu.zeros("inversion info", 2 * m)?,
@@ -330,9 +355,11 @@ pub struct GpuEngine<'a, S: Real, A: Real> {
     pub cond: Vec<f64>,
     /// Walker re-inversions in the steps so far.
     pub reinversions: u64,
-    /// Seconds the device spent in them (CUDA events from the first norm to the status download, which waits for
-    /// them anyway; the copy of the inverses into the slabs after it is not counted).
+    /// Seconds the device spent in them (CUDA events from the first norm to the end of the LU or refinement; the
+    /// condition numbers and the copy of the inverses into the slabs after it are not counted).
     pub reinversion_s: f64,
+    /// Walker re-inversions of the steps that the refinement left to the LU (`reinvert`: none expected).
+    pub lu_fallbacks: u64,
     accepted: Vec<u32>,
     /// The population control of a DMC run on this engine alone (None: VMC, or ranks that run their own).
     dmc: Option<Dmc>,
@@ -406,6 +433,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             measure_det: func("measure_det")?,
             cell_keys: gpu.function("solid", SRC, "solid_cell_keys")?,
             from_inverse: func("from_inverse")?,
+            to_inverse: func("to_inverse")?,
             kinetic: func("kinetic")?,
             fractions: func("fractions")?,
             row_sum: gpu.function("solid", SRC, "solid_row_sum")?,
@@ -457,6 +485,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             cond: vec![f64::INFINITY; walkers],
             reinversions: 0,
             reinversion_s: 0.0,
+            lu_fallbacks: 0,
             steps: 0,
             timers: Timers::default(),
             moves: MoveStats::default(),
@@ -473,7 +502,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             f,
         };
         // the measurement with a re-inversion makes the inverses and gradient rows from the positions
-        e.measure(&(0..walkers).collect::<Vec<_>>())?;
+        e.measure(&(0..walkers).collect::<Vec<_>>(), false)?;
         e.energies_to_host()?;
         if p.dmc {
             e.dmc = Some(Dmc::start(&Solo, &e, walkers, p.tau, sys.electrons(), p.seed, Default::default()));
@@ -590,7 +619,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         self.sweep(ne)?;
         // walker by walker, as the CPU engine
         let chosen: Vec<usize> = (0..nw).filter(|&k| reinverts(&self.p, step, S::EPS, self.cond[k])).collect();
-        self.measure(&chosen)?;
+        self.measure(&chosen, true)?;
         self.reinversions += chosen.len() as u64;
         self.energies_to_host()?;
         self.moves.accepted += self.accepted.iter().map(|&a| a as u64).sum::<u64>();
@@ -853,13 +882,14 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
     }
 
     /// Orbitals VGL at every electron in chunks; first, for the walkers in `chosen`, a pass that fills their Slater
-    /// matrices and re-inverts them in f64; then the determinant derivatives, the kinetic energy and the Ewald energy.
-    fn measure(&mut self, chosen: &[usize]) -> Result<(), SolidError> {
+    /// matrices and re-inverts them in f64 (`refine`: from their updated inverse rows, see `reinvert`); then the
+    /// determinant derivatives, the kinetic energy and the Ewald energy.
+    fn measure(&mut self, chosen: &[usize], refine: bool) -> Result<(), SolidError> {
         let (nw, ne) = (self.count(), self.kp.electrons as usize);
         if !chosen.is_empty() {
             self.list(chosen)?;
             self.measure_chunks(1, true, chosen.len())?;
-            self.reinvert(chosen)?;
+            self.reinvert(chosen, refine)?;
         }
         self.measure_chunks(0, false, nw)?;
         let kp = self.kp;
@@ -976,80 +1006,52 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         sort.finish(total)
     }
 
-    /// f64 LU and inverse of both Slater matrices of each walker in `chosen` (listed on the device by `measure`),
-    /// back into their inverse rows, with each one's condition number. cuBLAS's batched LU below
-    /// [`solver_min_n`] (1024 in f64), cuSOLVER's blocked LU and solves against the identity per matrix from there (side by side
-    /// on the solver's lanes), as the
+    /// The f64 inverses of both Slater matrices of each walker in `chosen` (listed on the device, their matrices in
+    /// `work` by `measure_chunks` mode 1), back into their inverse rows, with each one's condition number.
+    ///
+    /// With `refine` (the periodic re-inversion of walkers whose inverse rows hold the updated inverse) by
+    /// Newton-Schulz refinement of those rows, X <- X (2 I - A X), in f64 strided-batched GEMMs (`refine`); where it
+    /// cannot converge (a residual ||I - A X||_1 above 1/2) and without `refine` (the start, a migration's rebuild:
+    /// no inverse to start from) by LU: cuBLAS's batched LU below [`solver_min_n`] (1024 in f64), cuSOLVER's blocked
+    /// LU and solves against the identity per matrix from there (side by side on the solver's lanes), as the
     /// determinant kernel (which measured the blocked LU the faster from n = 1024). For the few matrices of a
     /// migration's rebuild cuSOLVER is no faster either: on two H200s at 512 electrons (n = 256, about 7 matrices a
     /// generation) a generation took 54.6 ms with it against 53.7 with the batched LU (ff491b4 and a variant of it).
-    /// Both routes give walkers on the f64 reference to 1.7e-13 at 2048 electrons (cond 1e5).
-    fn reinvert(&mut self, chosen: &[usize]) -> Result<(), SolidError> {
+    /// Both LU routes give walkers on the f64 reference to 1.7e-13 at 2048 electrons (cond 1e5).
+    fn reinvert(&mut self, chosen: &[usize], refine: bool) -> Result<bool, SolidError> {
         let (n, c) = (self.kp.n as usize, chosen.len());
-        let m = 2 * c;
-        let solver = if n >= solver_min_n::<f64>() { self.gpu.solver()? } else { None };
         let s = self.gpu.stream.clone();
         let timing = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
         let start = s.record_event(timing).during("recording the re-inversion's start")?;
-        let x = &mut self.inversion;
-        let norms = device_norms(&self.gpu, &x.work, n, &x.chosen, c)?;
+        let norms = device_norms(&self.gpu, &self.inversion.work, n, 2 * c, 0.0)?;
         self.traffic.down::<f64>(norms.len());
-        let ptr = |v: &CudaSlice<i32>| v.device_ptr(&s).0;
-        let (piv, info) = (ptr(&x.piv), ptr(&x.info));
-        let (work, out) = (x.work.device_ptr(&s).0, x.out.device_ptr(&s).0);
-        let (ni, ci, mi) = (n as i32, c as i32, m as i32);
-        let (mat, ints) = ((n * n * 8) as u64, (n * 4) as u64);
-        // matrix q of the list: spin q % 2 of walker chosen[q / 2] (listed_matrix in solid.cu)
-        let matrix = |q: usize| (2 * chosen[q / 2] + q % 2) as u64 * mat;
-        let spread = cfg((((m * n * n) as u32).div_ceil(BLOCK).min(8192), 1), BLOCK);
-        if let Some(lanes) = &solver {
-            let mut lanes = lanes.lock().unwrap();
-            let lu: Vec<(u64, u64, u64)> = (0..m).map(|q| (work + matrix(q), piv + q as u64 * ints, info + 4 * q as u64)).collect();
-            lanes.getrf::<f64>(&self.gpu, n, &lu)?;
-            let mut b = s.launch_builder(&self.f.identity);
-            b.arg(&ni).arg(&x.chosen).arg(&ci).arg(&mut x.out);
-            // SAFETY: grid-stride over the 2 c n^2 entries of the listed matrices of out.
-            unsafe { b.launch(spread) }.during("launching solid_identity")?;
-            // out's matrix(q) is the right-hand side, solved in place; getrs's status goes after getrf's (info holds
-            // 2 m ints) so a singular factor stays flagged
-            let solve: Vec<(u64, u64, u64, u64)> = (0..m).map(|q| (work + matrix(q), piv + q as u64 * ints, out + matrix(q), info + 4 * (m + q) as u64)).collect();
-            lanes.getrs::<f64>(&self.gpu, n, &solve)?;
-        } else {
-            let blas = self.gpu.blas()?;
-            let h = *blas.handle();
-            let err = |during: &str, st: cudarc::cublas::sys::cublasStatus_t| GpuError::Blas { during: during.into(), message: format!("{st:?}") };
-            let mut b = s.launch_builder(&self.f.matrix_ptrs);
-            b.arg(&ni).arg(&x.chosen).arg(&ci).arg(&work).arg(&out).arg(&mut x.ptrs);
-            // SAFETY: thread q < 2c writes ptrs[q] and ptrs[2c + q]; ptrs holds 4 walkers entries.
-            unsafe { b.launch(cfg(((m as u32).div_ceil(BLOCK), 1), BLOCK)) }.during("launching solid_matrix_ptrs")?;
-            let (wp, op) = (x.ptrs.device_ptr(&s).0, x.ptrs.device_ptr(&s).0 + 8 * m as u64);
-            // SAFETY: wp and op hold the addresses of the m listed n x n matrices of work and out (written by the
-            // launch before, on this stream); piv holds n ints per listed matrix, info one; the handle runs on the
-            // stream of the launches that filled work.
-            let st = unsafe { <f64 as BatchedLu>::getrf(h, ni, wp, piv, info, mi) };
-            if st != cudarc::cublas::sys::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
-                return Err(err("the batched LU factorisation (getrfBatched)", st).into());
-            }
-            // SAFETY: as for getrf; out is a separate allocation from work.
-            let st = unsafe { <f64 as BatchedLu>::getri(h, ni, wp, piv, op, info, mi) };
-            if st != cudarc::cublas::sys::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
-                return Err(err("the batched LU inversion (getriBatched)", st).into());
-            }
+        let refined = refine && self.refine(c)?;
+        if !refined {
+            self.lu(c)?;
+        }
+        if refine && !refined {
+            self.lu_fallbacks += c as u64;
         }
         let end = s.record_event(timing).during("recording the re-inversion's end")?;
-        let info = s.clone_dtoh(&x.info.slice(..m)).during("copying the inversion status")?;
+        end.synchronize().during("waiting for the re-inversion")?;
         self.reinversion_s += start.elapsed_ms(&end).during("timing the re-inversion")? as f64 * 1e-3;
-        self.traffic.down::<i32>(info.len());
-        let inv_norms = device_norms(&self.gpu, &x.out, n, &x.chosen, c)?;
+        if !refined {
+            let info = s.clone_dtoh(&self.inversion.info.slice(..2 * c)).during("copying the inversion status")?;
+            self.traffic.down::<i32>(info.len());
+            if let Some(q) = info.iter().position(|&i| i != 0) {
+                return Err(SolidError::Singular(chosen[q / 2]));
+            }
+        }
+        let spread = self.spread(2 * c);
+        let x = &mut self.inversion;
+        let inv_norms = device_norms(&self.gpu, &x.out, n, 2 * c, 0.0)?;
         self.traffic.down::<f64>(inv_norms.len());
         for (j, &k) in chosen.iter().enumerate() {
             self.cond[k] = (0..2).map(|s| norms[2 * j + s] * inv_norms[2 * j + s]).fold(0.0, f64::max);
         }
-        if let Some(q) = info.iter().position(|&i| i != 0) {
-            return Err(SolidError::Singular(chosen[q / 2]));
-        }
         {
             let kp = self.kp;
+            let ci = c as i32;
             let mut b = s.launch_builder(&self.f.from_inverse);
             b.arg(&kp).arg(&x.chosen).arg(&ci).arg(&x.out).arg(&mut self.slab.buf);
             // SAFETY: grid-stride over the 2 c n^2 entries of the listed matrices of out; each lands in row k < n,
@@ -1057,7 +1059,152 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             unsafe { b.launch(spread) }.during("launching solid_from_inverse")?;
         }
         self.mark(Class::Determinant)?;
+        Ok(refined)
+    }
+
+    /// Test hook: every walker re-inverted now, from its positions, as a step's measurement does (by refinement of
+    /// its inverse rows with `refine`, else by LU); whether the refinement held.
+    #[cfg(test)]
+    pub(super) fn reinvert_all(&mut self, refine: bool) -> Result<bool, SolidError> {
+        let all: Vec<usize> = (0..self.count()).collect();
+        self.list(&all)?;
+        self.measure_chunks(1, true, all.len())?;
+        self.reinvert(&all, refine)
+    }
+
+    /// A grid-stride launch over `matrices` packed n x n matrices.
+    fn spread(&self, matrices: usize) -> LaunchConfig {
+        let n = self.kp.n as usize;
+        cfg((((matrices * n * n) as u32).div_ceil(BLOCK).min(8192), 1), BLOCK)
+    }
+
+    /// The LU route of `reinvert` for the 2 c listed matrices: their inverses into `out`, the status into `info`
+    /// (getrs's after getrf's).
+    fn lu(&mut self, c: usize) -> Result<(), SolidError> {
+        let n = self.kp.n as usize;
+        let m = 2 * c;
+        let solver = if n >= solver_min_n::<f64>() { self.gpu.solver()? } else { None };
+        let s = self.gpu.stream.clone();
+        let spread = self.spread(m);
+        let x = &mut self.inversion;
+        let ptr = |v: &CudaSlice<i32>| v.device_ptr(&s).0;
+        let (piv, info) = (ptr(&x.piv), ptr(&x.info));
+        let (work, out) = (x.work.device_ptr(&s).0, x.out.device_ptr(&s).0);
+        let (ni, mi) = (n as i32, m as i32);
+        let (mat, ints) = ((n * n * 8) as u64, (n * 4) as u64);
+        if let Some(lanes) = &solver {
+            let mut lanes = lanes.lock().unwrap();
+            let lu: Vec<(u64, u64, u64)> = (0..m as u64).map(|q| (work + q * mat, piv + q * ints, info + 4 * q)).collect();
+            lanes.getrf::<f64>(&self.gpu, n, &lu)?;
+            let one = 1.0f64;
+            let mut b = s.launch_builder(&self.f.identity);
+            b.arg(&ni).arg(&mi).arg(&one).arg(&mut x.out);
+            // SAFETY: grid-stride over the m n^2 entries of the first m matrices of out.
+            unsafe { b.launch(spread) }.during("launching solid_identity")?;
+            // out's matrix q is the right-hand side, solved in place; getrs's status goes after getrf's (info holds
+            // 2 m ints) so a singular factor stays flagged
+            let solve: Vec<(u64, u64, u64, u64)> = (0..m as u64).map(|q| (work + q * mat, piv + q * ints, out + q * mat, info + 4 * (m as u64 + q))).collect();
+            lanes.getrs::<f64>(&self.gpu, n, &solve)?;
+            return Ok(());
+        }
+        let blas = self.gpu.blas()?;
+        let h = *blas.handle();
+        let err = |during: &str, st: cudarc::cublas::sys::cublasStatus_t| GpuError::Blas { during: during.into(), message: format!("{st:?}") };
+        let mut b = s.launch_builder(&self.f.matrix_ptrs);
+        b.arg(&ni).arg(&mi).arg(&work).arg(&out).arg(&mut x.ptrs);
+        // SAFETY: thread q < m writes ptrs[q] and ptrs[m + q]; ptrs holds 4 walkers entries.
+        unsafe { b.launch(cfg(((m as u32).div_ceil(BLOCK), 1), BLOCK)) }.during("launching solid_matrix_ptrs")?;
+        let (wp, op) = (x.ptrs.device_ptr(&s).0, x.ptrs.device_ptr(&s).0 + 8 * m as u64);
+        // SAFETY: wp and op hold the addresses of the m listed n x n matrices of work and out (written by the
+        // launch before, on this stream); piv holds n ints per listed matrix, info one; the handle runs on the
+        // stream of the launches that filled work.
+        let st = unsafe { <f64 as BatchedLu>::getrf(h, ni, wp, piv, info, mi) };
+        if st != cudarc::cublas::sys::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
+            return Err(err("the batched LU factorisation (getrfBatched)", st).into());
+        }
+        // SAFETY: as for getrf; out is a separate allocation from work.
+        let st = unsafe { <f64 as BatchedLu>::getri(h, ni, wp, piv, op, info, mi) };
+        if st != cudarc::cublas::sys::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
+            return Err(err("the batched LU inversion (getriBatched)", st).into());
+        }
         Ok(())
+    }
+
+    /// The refinement route of `reinvert` for the 2 c listed matrices: X_0 the walkers' inverse rows in f64 (in
+    /// `out`), then X_{k+1} = X_k (2 I - A X_k), batch by batch, whose residual R_k = I - A X_k squares each time
+    /// (R_{k+1} = R_k^2). A batch stops after the update from a residual of at most [`REFINE_DONE`] in every matrix
+    /// (then ||R|| <= 1e-12 but for the GEMMs' rounding, which is the LU's: n eps ||A|| ||X||); it fails if a
+    /// residual exceeds [`REFINE_DIVERGES`] (or is NaN) or [`REFINE_MOST`] updates do not get there: false, and
+    /// `reinvert` takes the LU route for the whole list. Double walkers start from the f64 updated inverse (R_0
+    /// about 1e-10 after 8 steps: one update); mixed ones from f32 (R_0 about eps_f32 cond, 1e-3..1e-2: three).
+    /// Cost: 4 n^3 flops an update in tensor-core DGEMMs, against 2 n^3 flops of cuBLAS's batched LU at a small
+    /// fraction of the GEMM rate.
+    fn refine(&mut self, c: usize) -> Result<bool, SolidError> {
+        let n = self.kp.n as usize;
+        let m = 2 * c;
+        let s = self.gpu.stream.clone();
+        {
+            let (kp, ci) = (self.kp, c as i32);
+            let spread = self.spread(m);
+            let x = &mut self.inversion;
+            let mut b = s.launch_builder(&self.f.to_inverse);
+            b.arg(&kp).arg(&x.chosen).arg(&ci).arg(&self.slab.buf).arg(&mut x.out);
+            // SAFETY: grid-stride over the 2 c n^2 entries of the first 2 c matrices of out, each read from row
+            // k < n, column m < n <= stride of its walker's spin block in inv.
+            unsafe { b.launch(spread) }.during("launching solid_to_inverse")?;
+        }
+        let blas = self.gpu.blas()?;
+        let h = *blas.handle();
+        let (ni, nn) = (n as i32, (n * n) as i64);
+        let mat = (n * n * 8) as u64;
+        let (work, out) = (self.inversion.work.device_ptr(&s).0, self.inversion.out.device_ptr(&s).0);
+        let (r, t) = (self.inversion.r.device_ptr(&s).0, self.inversion.t.device_ptr(&s).0);
+        let gemm = |what: &str, st: cudarc::cublas::sys::cublasStatus_t| {
+            if st == cudarc::cublas::sys::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
+                Ok(())
+            } else {
+                Err(GpuError::Blas { during: format!("the refinement's {what} (gemmStridedBatched)"), message: format!("{st:?}") })
+            }
+        };
+        let mut first = 0;
+        while first < m {
+            let g = self.inversion.batch.min(m - first);
+            let (a, xk) = (work + first as u64 * mat, out + first as u64 * mat);
+            let gi = g as i32;
+            let mut updates = 0;
+            loop {
+                {
+                    let two = 2.0f64;
+                    let spread = self.spread(g);
+                    let mut b = s.launch_builder(&self.f.identity);
+                    b.arg(&ni).arg(&gi).arg(&two).arg(&mut self.inversion.r);
+                    // SAFETY: grid-stride over the g n^2 entries of r, which holds batch >= g matrices.
+                    unsafe { b.launch(spread) }.during("launching solid_identity")?;
+                }
+                use cudarc::cublas::sys::cublasOperation_t::CUBLAS_OP_N;
+                // SAFETY (both): a, xk, r and t each hold g packed n x n matrices n^2 apart (work and out past the
+                // first `first`, r and t from their start: batch >= g); the outputs are distinct from the inputs.
+                // r = 2 I - A X
+                gemm("2 I - A X", unsafe { <f64 as BatchedGemm>::gemm_batched(h, CUBLAS_OP_N, CUBLAS_OP_N, ni, ni, ni, -1.0, a, ni, nn, xk, ni, nn, 1.0, r, ni, nn, gi) })?;
+                let residual = device_norms(&self.gpu, &self.inversion.r, n, g, 1.0)?;
+                self.traffic.down::<f64>(residual.len());
+                let worst = residual.iter().fold(0.0, |w: f64, &x| if x.is_nan() || w.is_nan() { f64::NAN } else { w.max(x) });
+                if !(worst <= REFINE_DIVERGES) || updates == REFINE_MOST {
+                    return Ok(false);
+                }
+                // t = X (2 I - A X), then X = t
+                // SAFETY: as above.
+                gemm("X (2 I - A X)", unsafe { <f64 as BatchedGemm>::gemm_batched(h, CUBLAS_OP_N, CUBLAS_OP_N, ni, ni, ni, 1.0, xk, ni, nn, r, ni, nn, 0.0, t, ni, nn, gi) })?;
+                let mut dst = self.inversion.out.slice_mut(first * n * n..(first + g) * n * n);
+                s.memcpy_dtod(&self.inversion.t.slice(..g * n * n), &mut dst).during("copying the refined inverses")?;
+                updates += 1;
+                if worst <= REFINE_DONE {
+                    break;
+                }
+            }
+            first += g;
+        }
+        Ok(true)
     }
 
     /// Slot s takes the state of walker `parents[s]` (no parent's own slot is overwritten: see `ranks::place`): one slab
@@ -1108,7 +1255,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         self.list(slots)?;
         if invert {
             self.measure_chunks(1, true, slots.len())?;
-            self.reinvert(slots)?;
+            self.reinvert(slots, false)?;
         }
         // det4 of the first slots.len() walkers is overwritten here: the next measurement writes it again first
         self.measure_chunks(0, true, slots.len())?;

@@ -624,17 +624,19 @@ __device__ void sm_update(const SolidParams p, int e, unsigned char* __restrict_
 // electron), one block each; with `order` (not null) the points at those positions of the order instead (mode 0: the
 // points sorted by B-spline cell, so that the grouped B-spline kernel shares stencil rows among them). mode 0 (list:
 // every walker in order): refresh the gradient rows and det4[point] = (grad D / D, lap D / D) from the inverse row; mode 1 (list: the walkers that re-invert): write the Slater
-// matrices' values (rounded to S) column-major into work [walker][spin][n][n] for the LU.
+// matrices' values (rounded to S) column-major into work, matrix 2 j + spin for the j-th walker of the list (the
+// re-inversion's matrices packed in list order, so cuBLAS's strided batches reach them).
 template <typename S, typename A>
 __device__ void measure_det(const SolidParams p, long long first, int mode, const int* __restrict__ list, const int* __restrict__ order,
                             const A* __restrict__ phi, unsigned char* __restrict__ walkers, double* __restrict__ det4,
                             double* __restrict__ work) {
     const long long pt = order ? (long long)order[first + blockIdx.x] : first + blockIdx.x;
-    const int w = list[pt / p.electrons], e = (int)(pt % p.electrons);
+    const long long j = pt / p.electrons;
+    const int w = list[j], e = (int)(pt % p.electrons);
     const A* ph = phi + (size_t)blockIdx.x * 5 * p.stride;
     if (mode == 1) {
         const int s = e / p.n, i = e % p.n;
-        double* m = work + ((size_t)w * 2 + s) * p.n * p.n;
+        double* m = work + ((size_t)j * 2 + s) * p.n * p.n;
         for (int j = threadIdx.x; j < p.n; j += blockDim.x) m[i + (size_t)j * p.n] = (double)(S)ph[j];
         return;
     }
@@ -655,38 +657,50 @@ __device__ void measure_det(const SolidParams p, long long first, int mode, cons
         for (int c = 0; c < 4; c++) det4[4 * pt + c] = (double)acc[c];
 }
 
-// Matrix q of a re-inversion list: spin q % 2 of walker list[q / 2] (work and out hold [walker][spin][n][n]).
-__device__ __forceinline__ size_t listed_matrix(const int* __restrict__ list, size_t q) { return 2 * (size_t)list[q / 2] + q % 2; }
+// The re-inversion's matrices (work, out, and the refinement's r and t) are packed in list order: matrix q is spin
+// q % 2 of walker list[q / 2], column-major n x n, q n^2 entries in.
 
-// The inverses the LU wrote (column-major A^-1 = row-major transposed inverse) for the `count` walkers in `list` back
-// into their strided rows, in S.
+// The inverses (column-major A^-1 = row-major transposed inverse) of the `count` walkers in `list` back into their
+// strided rows, in S.
 template <typename S>
 __device__ void from_inverse(const SolidParams p, const int* __restrict__ list, int count, const double* __restrict__ out,
                              unsigned char* __restrict__ walkers) {
     const size_t nn = (size_t)p.n * p.n, total = (size_t)count * 2 * nn;
     for (size_t x = blockIdx.x * (size_t)blockDim.x + threadIdx.x; x < total; x += (size_t)gridDim.x * blockDim.x) {
-        const size_t q = x / nn, r = x % nn, ws = listed_matrix(list, q);
-        const size_t w = ws / 2, s = ws % 2, k = r / p.n, m = r % p.n;
-        inv_of<S>(p, walkers, w)[(s * p.n + k) * p.stride + m] = (S)out[ws * nn + r];
+        const size_t q = x / nn, r = x % nn, w = list[q / 2], s = q % 2, k = r / p.n, m = r % p.n;
+        inv_of<S>(p, walkers, w)[(s * p.n + k) * p.stride + m] = (S)out[x];
     }
 }
 
-// The identity in the 2 count listed matrices of out (the right-hand sides of cuSOLVER's getrs).
-extern "C" __global__ void solid_identity(int n, const int* __restrict__ list, int count, double* __restrict__ out) {
-    const size_t nn = (size_t)n * n, total = (size_t)count * 2 * nn;
+// from_inverse's converse: the walkers' current inverse rows (S) into out in f64, the start of the Newton-Schulz
+// refinement (solid/gpu.rs reinvert).
+template <typename S>
+__device__ void to_inverse(const SolidParams p, const int* __restrict__ list, int count, const unsigned char* __restrict__ walkers,
+                           double* __restrict__ out) {
+    const size_t nn = (size_t)p.n * p.n, total = (size_t)count * 2 * nn;
+    for (size_t x = blockIdx.x * (size_t)blockDim.x + threadIdx.x; x < total; x += (size_t)gridDim.x * blockDim.x) {
+        const size_t q = x / nn, r = x % nn, w = list[q / 2], s = q % 2, k = r / p.n, m = r % p.n;
+        out[x] = (double)inv_of<const S>(p, walkers, w)[(s * p.n + k) * p.stride + m];
+    }
+}
+
+// diag times the identity in `count` packed n x n matrices of out (cuSOLVER's right-hand sides: 1; the refinement's
+// 2 I - A X starts from 2).
+extern "C" __global__ void solid_identity(int n, int count, double diag, double* __restrict__ out) {
+    const size_t nn = (size_t)n * n, total = (size_t)count * nn;
     for (size_t x = blockIdx.x * (size_t)blockDim.x + threadIdx.x; x < total; x += (size_t)gridDim.x * blockDim.x) {
         const size_t r = x % nn;
-        out[listed_matrix(list, x / nn) * nn + r] = r / n == r % n ? 1.0 : 0.0;
+        out[x] = r / n == r % n ? diag : 0.0;
     }
 }
 
-// Addresses of the 2 count listed matrices of work, then of out, for cuBLAS's batched LU.
-extern "C" __global__ void solid_matrix_ptrs(int n, const int* __restrict__ list, int count, u64 work, u64 out, u64* __restrict__ ptrs) {
+// Addresses of the `count` packed matrices of work, then of out, for cuBLAS's batched LU.
+extern "C" __global__ void solid_matrix_ptrs(int n, int count, u64 work, u64 out, u64* __restrict__ ptrs) {
     const int q = blockIdx.x * blockDim.x + threadIdx.x;
-    if (q >= 2 * count) return;
-    const u64 at = listed_matrix(list, q) * (u64)n * n * sizeof(double);
+    if (q >= count) return;
+    const u64 at = (u64)q * n * n * sizeof(double);
     ptrs[q] = work + at;
-    ptrs[2 * count + q] = out + at;
+    ptrs[count + q] = out + at;
 }
 
 // Kinetic term of electron blockIdx.x of walker blockIdx.y: -1/2 (lap ln Psi + |grad ln Psi|^2) (solid::cpu::kinetic_term).
@@ -832,6 +846,10 @@ extern "C" __global__ void solid_gather_positions(const SolidParams p, long long
     extern "C" __global__ void solid_from_inverse_##SUF(const SolidParams p, const int* list, int count, const double* out, \
                                                         unsigned char* walkers) {                                        \
         from_inverse<S>(p, list, count, out, walkers);                                                                   \
+    }                                                                                                                    \
+    extern "C" __global__ void solid_to_inverse_##SUF(const SolidParams p, const int* list, int count, const unsigned char* walkers, \
+                                                      double* out) {                                                     \
+        to_inverse<S>(p, list, count, walkers, out);                                                                     \
     }                                                                                                                    \
     extern "C" __global__ void solid_kinetic_##SUF(const SolidParams p, const unsigned char* walkers, const double* ions, \
                                                    const double* det4, double* term) {                                   \

@@ -233,15 +233,17 @@ fn gpu_matches_cpu_when_present() {
         assert!(c.energy < DOUBLE_TOLERANCE && c.inverse < 1e-9, "delay {delay} gpu walker 2 vs reference: energy {:e}, inverse {:e}", c.energy, c.inverse);
         // To the host, every step: the kinetic and Ewald energies (8 bytes a walker each), the accepted counts (4), the
         // nonlocal energies with the job count (8 (w + 1)); at the step-1 re-inversion of all 3 walkers (recompute 2) the
-        // status flags of the 2 w matrices (4 each) and the 1-norms of the matrices and of their inverses
+        // residuals of the 2 w matrices before the refinement's one update (8 each: the updated f64 inverses are far
+        // within REFINE_DONE) and the 1-norms of the matrices and of their inverses
         // (conditioning::device_norms, 8 each: the condition numbers that decide the next re-inversion). Up: only the
         // list of the re-inverting walkers (4 each); the device draws the random numbers. The finite check of every
         // energy and weight reads the host copies and moves nothing.
         let w = 3u64;
         let every_step = 8 * w + 8 * w + 4 * w + 8 * (w + 1);
-        let reinversion = 4 * 2 * w + 2 * 8 * 2 * w;
+        let reinversion = 8 * 2 * w + 2 * 8 * 2 * w;
         assert_eq!(g.traffic().to_host, 3 * every_step + reinversion, "delay {delay}: bytes to the host in 3 steps");
         assert_eq!(g.traffic().to_device, 4 * w, "bytes to the device in 3 steps: the re-inverting walkers");
+        assert_eq!((g.reinversions, g.lu_fallbacks), (w, 0), "delay {delay}: the step-1 re-inversion refined");
         // every walker's energy and weight was checked finite every step; a NaN weight on walker 1 (not 0) fails it
         assert!(g.finite.check().passed() && g.finite.checked == 3 * 2 * w, "{:?}", g.finite);
         g.parts[1].kinetic = f64::NAN;
@@ -446,4 +448,54 @@ fn walker_blocks_fill_about_128k_threads_within_128_to_512() {
         let b = walker_block(w);
         assert!((128..=512).contains(&b) && b % 32 == 0, "{w} walkers: {b} threads");
     }
+}
+
+/// The periodic re-inversion by Newton-Schulz refinement of the updated inverse rows (`GpuEngine::reinvert`) gives the
+/// LU's inverse. After 3 steps of delayed updates without a re-inversion (recompute 0): double walkers refined agree
+/// with the same walkers by LU to 1e-11 (relative, normwise: both are f64 inverses of one matrix, each off by about
+/// n eps cond) and with the reference to 1e-9; mixed ones, refined from f32 rows (residual about eps_f32 cond, three
+/// updates), agree with the LU's once both are rounded to f32, to 1e-6 (a few entries a rounding apart). A walker
+/// whose rows are zeroed (residual 1: nothing to start from) sends the whole list to the LU, and every walker is
+/// still on the reference.
+#[test]
+fn gpu_refined_reinversion_matches_lu_when_present() {
+    let Some(gpu) = crate::gpu::for_test() else { return };
+    let sys = Solid::carbon(32, 6).unwrap();
+    fn rows<S: Scalar, A: Scalar>(g: &mut gpu::GpuEngine<S, A>) -> Vec<Vec<f64>> {
+        (0..g.count()).map(|k| g.walker(k).unwrap().3.iter().map(|x| x.f64()).collect()).collect()
+    }
+    let gap = |a: &[Vec<f64>], b: &[Vec<f64>]| {
+        let norm = |x: &mut dyn Iterator<Item = f64>| x.map(|v| v * v).sum::<f64>().sqrt();
+        a.iter().zip(b).map(|(x, y)| norm(&mut x.iter().zip(y).map(|(p, q)| p - q)) / norm(&mut y.iter().copied())).fold(0.0, f64::max)
+    };
+    let p = params(false);
+    let mut g = gpu::GpuEngine::<f64, f64>::new(&gpu, &sys, &sys.setup, 4, p).unwrap();
+    for _ in 0..3 {
+        g.step().unwrap();
+    }
+    assert!(g.reinvert_all(true).unwrap(), "double: the refinement held");
+    let refined = rows(&mut g);
+    assert!(!g.reinvert_all(false).unwrap());
+    let lu = rows(&mut g);
+    assert!(gap(&refined, &lu) < 1e-11, "double: refined vs LU {:e}", gap(&refined, &lu));
+    let mut w = g.take(1, None).unwrap();
+    w.inv.iter_mut().for_each(|x| *x = 0.0);
+    g.put(1, &w).unwrap();
+    assert!(!g.reinvert_all(true).unwrap(), "zeroed rows: the LU takes over");
+    assert_eq!(g.lu_fallbacks, 4, "the whole list of 4 walkers");
+    for k in 0..4 {
+        let (pos, rot, parts, inv) = g.walker(k).unwrap();
+        let c = compare(&sys, &pos, &rot, parts, &inv).unwrap();
+        assert!(c.inverse < 1e-9, "walker {k} after the fallback: inverse {:e}", c.inverse);
+    }
+    assert!(gap(&rows(&mut g), &lu) < 1e-13, "the fallback's LU is the LU's");
+    let mut g = gpu::GpuEngine::<f32, f64>::new(&gpu, &sys, &sys.setup.convert(), 4, p).unwrap();
+    for _ in 0..3 {
+        g.step().unwrap();
+    }
+    assert!(g.reinvert_all(true).unwrap(), "mixed: the refinement held");
+    let refined = rows(&mut g);
+    assert!(!g.reinvert_all(false).unwrap());
+    let lu = rows(&mut g);
+    assert!(gap(&refined, &lu) < 1e-6, "mixed: refined vs LU {:e}", gap(&refined, &lu));
 }

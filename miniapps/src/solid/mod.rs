@@ -31,7 +31,8 @@
 //! worst error over its tolerance, the walkers it compared, and as extras the largest condition number `cond`
 //! (1-norm, the worse spin) and the energy tolerance at it (`energy_tolerance`); `reinversions_per_step` is the
 //! fraction of walkers re-inverted per step (GPU: `reinversion_ms_per_step`, the device time of those f64
-//! re-inversions per step of all walkers, averaged over every step the engine ran). The GPU record also
+//! re-inversions per step of all walkers, averaged over every step the engine ran, and `lu_fallbacks_per_step`,
+//! the fraction of walkers per step whose refinement did not converge and went to the LU). The GPU record also
 //! follows the CPU engine of the same precision from the same start for `--check-steps` steps with the same random
 //! numbers, and holds every walker of both engines against the reference at its own configuration. Double:
 //! identical acceptances, positions within 1e-4 bohr, and the two engines' local energies within 1e-8 where their
@@ -437,6 +438,7 @@ fn sizes<S: Scalar, A: Scalar>(r: &mut Runner, a: &Args, sys: &Solid, params: Pa
             v.extras(r);
             r.extra("reinversions_per_step", g.reinversions as f64 / (w * g.steps) as f64);
             r.extra("reinversion_ms_per_step", 1e3 * g.reinversion_s / g.steps as f64);
+            r.extra("lu_fallbacks_per_step", g.lu_fallbacks as f64 / (w * g.steps) as f64);
             gas_extras(r, &gas);
         }
     }
