@@ -326,8 +326,10 @@ for stage in "$@"; do
         ;;
     gas)
         # issue #20, item 4: the 3D electron gas through the solid's engines (solid --system gas: plane-wave
-        # orbitals, no ions, Ewald with the background). First the GPU tests of the plane-wave kernel and of the GPU
-        # engine following the CPU engine on the gas (where TESTS=1 scripts/build-carry.sh carried the test binary).
+        # orbitals, no ions, Ewald with the background). First, where TESTS=1 scripts/build-carry.sh carried the test
+        # binary, the GPU tests of the plane-wave kernel, of the GPU engine following the CPU engine on the gas, and
+        # of DMC below VMC below Hartree-Fock on the GPU engine (14 and 54 electrons, double and mixed, 8640 steps
+        # each; it prints the energies).
         # Then the timings: Slater-Jastrow DMC (the default method) at the closed shells 14..294, GPU 512 walkers, CPU
         # 32 walkers on all 16 cores (two a core; the record scales its time to 512), double and mixed, one
         # re-inversion cycle a repetition (--steps 0: 8 steps), 1 warm-up and 2 timed: 24 steps, about 1 s a
@@ -341,8 +343,8 @@ for stage in "$@"; do
         # 500 steps a repetition, 1 warm-up and 4 timed: 2500 steps, 2250 after equilibration, twice that need. The
         # CPU side takes about 11 ms a step there (two walkers a core), 30 s a precision; the GPU a few ms a step.
         if [ -x .carry/kernels-tests ]; then
-            echo "+ kernels-tests planewave::tests::gpu solid::gas_tests::gas_gpu"
-            QMC_REQUIRE_GPU=1 timeout 120 .carry/kernels-tests planewave::tests::gpu solid::gas_tests::gas_gpu || { echo "FAILED: GPU tests"; fail=1; }
+            echo "+ kernels-tests planewave::tests::gpu solid::gas_tests::gas_gpu solid::gas_tests::gas_dmc"
+            QMC_REQUIRE_GPU=1 timeout 240 .carry/kernels-tests planewave::tests::gpu solid::gas_tests::gas_gpu solid::gas_tests::gas_dmc --nocapture || { echo "FAILED: GPU tests"; fail=1; }
         else
             echo "no .carry/kernels-tests (TESTS=1 scripts/build-carry.sh): GPU unit tests not run"
         fi
@@ -350,6 +352,12 @@ for stage in "$@"; do
             --precision double,mixed --warmup 1 --max-reps 2
         run run solid --system gas --electrons 162 --jastrow off --method vmc --tau 0.1 --walkers 512 --cpu-walkers 32 \
             --variants cpu,gpu --precision double,mixed --steps 500 --warmup 1 --max-reps 4
+        # And DMC with the Jastrow at 162 electrons: fixed-node with the Hartree-Fock nodes, its energy must lie below
+        # E_HF by more than 4 error bars of a converged blocking analysis (extras e_dmc, e_dmc_error, dmc_converged).
+        # tau 0.05, 500 generations a repetition, 1 warm-up and 6 timed: 3500, 3150 after equilibration (the
+        # 54-electron gas needed about 6 steps a sample in DMC)
+        run run solid --system gas --electrons 162 --method dmc --tau 0.05 --walkers 512 --cpu-walkers 32 \
+            --variants cpu,gpu --precision double,mixed --steps 500 --warmup 1 --max-reps 6
         ;;
     solid-3072)
         # first the per-matrix f64 LU its re-inversions take (n = 1536 a spin), the matrices side by side on the

@@ -57,6 +57,23 @@ fn a_gas_run_records_its_exact_checks() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The gas in DMC: the record carries E_DMC, its error bar and E_HF; the few generations of this run leave the
+/// blocking analysis unconverged, which the record says (dmc_converged 0) without a check against E_HF.
+#[test]
+fn a_gas_dmc_run_records_its_energy() {
+    let dir = std::env::temp_dir().join(format!("qmc-cli-solid-gas-dmc-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let o = solid(&["--system", "gas", "--electrons", "14", "--method", "dmc", "--walkers", "4", "--cpu-walkers", "4", "--steps", "20", "--tau", "0.05", "--variants", "cpu", "--precision", "double", "--reps", "1", "--quiet", "--out", dir.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(dir.join("solid.jsonl")).unwrap();
+    for want in ["passed", "\"system\":\"gas\"", "\"e_dmc\"", "\"e_dmc_error\"", "\"e_hf\"", "\"dmc_converged\":0.0"] {
+        assert!(text.contains(want), "{want} missing: {text}");
+    }
+    assert!(!text.contains("\"e_vmc\"") && !text.contains("below the Hartree-Fock energy"), "{text}");
+    assert!(String::from_utf8_lossy(&o.stdout).contains("not checked against E_HF: the blocking analysis did not converge"), "the run says why it made no energy check");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Two thread ranks of the cpu variant: one record per precision with the scaling extras, validated (walker 0 and
 /// migrated walkers against the reference on every rank, one trial energy on all ranks).
 #[test]

@@ -9,7 +9,9 @@
 //! params.system, params.rs and params.jastrow (carbon's records keep their keys), and the gas's exact checks
 //! (`gas`): with the Jastrow off the kinetic energy of every walker is T_0 at every step, and in VMC the energy is
 //! the Hartree-Fock energy within 4 error bars once the blocking analysis has converged (extras `e_vmc`,
-//! `e_vmc_error`, `e_hf`, `hf_converged`).
+//! `e_vmc_error`, `e_hf`, `hf_converged`); in DMC the engine's energy lies below the Hartree-Fock energy by more
+//! than 4 error bars once its blocking analysis has converged (fixed-node DMC with the Hartree-Fock nodes is
+//! variational; extras `e_dmc`, `e_dmc_error`, `e_dmc_samples`, `e_hf`, `dmc_converged`).
 //!
 //! Beside each record it prints the floor of one walker step per kernel class (`kernels::solid::floor`: the class's
 //! bytes at the copy bandwidth, its flops at the f64 GEMM rate, both measured in this process) and the measured time
@@ -87,7 +89,10 @@ pub struct Args {
     /// the qmc driver's gas). The gas's energies are exact checks: with --jastrow off every walker's kinetic energy is
     /// T_0 at every step, and VMC returns the Hartree-Fock energy (checked within 4 error bars once the error bar
     /// has converged: give VMC a few thousand steps, e.g. --steps 400 --max-reps 4, and a larger --tau such as 0.1,
-    /// which VMC's energy does not depend on).
+    /// which VMC's energy does not depend on); DMC's energy, fixed-node with the Hartree-Fock nodes, lies below the
+    /// Hartree-Fock energy (checked by more than 4 error bars once the error bar has converged: DMC needs a few
+    /// thousand steps too, e.g. --tau 0.05 --steps 500 --max-reps 6, the first tenth being equilibration). The
+    /// records carry the energies as extras (e_vmc or e_dmc, with their error bars, and e_hf).
     #[arg(long, default_value = "carbon", value_parser = ["carbon", "gas"])]
     pub system: String,
     /// Density parameter r_s of the gas in bohr (the cube holds N 4/3 pi r_s^3); gas only, default 1.0: the qmc
@@ -366,7 +371,7 @@ fn sizes<S: Scalar, A: Scalar>(r: &mut Runner, a: &Args, sys: &Solid, params: Pa
             Ok(())
         })?;
         let mut v = Validated::of(sys, &mut e, p, params.recompute, params.seed)?;
-        let gas = tally.map(|g| g.outcome());
+        let gas = tally.map(|g| g.outcome(e.dmc()));
         if let Some(g) = &gas {
             v.checks.extend(g.checks.iter().cloned());
             if let Some(note) = &g.note {
@@ -418,7 +423,7 @@ fn sizes<S: Scalar, A: Scalar>(r: &mut Runner, a: &Args, sys: &Solid, params: Pa
             }
             let mut v = Validated::of(sys, &mut g, p, params.recompute, params.seed)?;
             v.checks.extend(traj.iter().cloned());
-            let gas = tally.map(|t| t.outcome());
+            let gas = tally.map(|t| t.outcome(g.dmc()));
             if let Some(o) = &gas {
                 v.checks.extend(o.checks.iter().cloned());
                 if let Some(note) = &o.note {
