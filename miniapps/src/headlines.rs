@@ -214,6 +214,9 @@ pub const ROWS: &[Row] = &[
         Value::Energy(Variant::Gpu, "energy", "error"), "DMC", Reference::Text("below VMC")),
     row!("driver-gpu", "solid", "vmc", "162-electron gas on the batched engines (solid --system gas), r_s = 1, no Jastrow, 512 walkers", ["system=gas", "electrons=162", "jastrow=off", "walkers=512"],
         Value::Energy(Variant::Gpu, "e_vmc", "e_vmc_error"), "VMC", Reference::Extra("e_hf", "Hartree-Fock")),
+    // the converged DMC run of gpu-host.sh's gas stage (500 generations a repetition; the throughput runs take 8)
+    row!("driver-gpu", "solid", "dmc", "162-electron gas on the batched engines (solid --system gas), r_s = 1, Slater-Jastrow, tau = 0.05, 512 walkers", ["system=gas", "electrons=162", "jastrow=on", "steps=500", "tau=0.05", "walkers=512"],
+        Value::Energy(Variant::Gpu, "e_dmc", "e_dmc_error"), "DMC", Reference::Extra("e_hf", "Hartree-Fock (DMC below it)")),
 ];
 
 const PRECISIONS: [&str; 3] = ["double", "single", "mixed"];
