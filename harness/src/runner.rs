@@ -428,6 +428,17 @@ impl Runner {
     }
 }
 
+/// A run that stops on an error (a case that does not fit the device, a failed launch) keeps what it measured
+/// before: the last record, complete but for extras its case would have added after the error, is written too
+/// (`push` writes each record only when the next one comes, so that its extras go with it).
+impl Drop for Runner {
+    fn drop(&mut self) {
+        if let Err(e) = self.flush(self.records.len()) {
+            eprintln!("warning: the records measured so far were not all written: {e}");
+        }
+    }
+}
+
 /// The outcome of a run's records, with one line per record that failed or was not checked.
 fn verdict(records: &[Record]) -> Outcome {
     let (mut failed, mut unchecked) = (0, 0);
@@ -469,6 +480,28 @@ mod tests {
         assert_eq!(on_disk[0].extra["energy"], -2.9);
         r.finish().unwrap();
         assert_eq!(crate::output::read_file(&dir.join("k.jsonl")).unwrap().len(), 2, "finish writes the rest, once");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A run that stopped on an error after its second record (at 1536 electrons, the next walker count did not fit
+    /// the GPU) lost that record: only `finish` wrote the last one.
+    #[test]
+    fn a_run_that_stops_on_an_error_keeps_its_last_record() {
+        let dir = std::env::temp_dir().join(format!("qmc-runner-drop-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let args = CommonArgs { variants: Some(vec![Variant::Cpu]), out: Some(dir.clone()), quiet: true, ..Default::default() };
+        let run = |r: &mut Runner| -> anyhow::Result<()> {
+            r.push(sample("k", Variant::Cpu, 1, 1.0));
+            r.push(sample("k", Variant::Cpu, 2, 1.0));
+            r.extra("energy", -2.9);
+            anyhow::bail!("the next case does not fit")
+        };
+        let mut r = Runner::new(&args).unwrap();
+        assert!(run(&mut r).is_err());
+        drop(r);
+        let on_disk = crate::output::read_file(&dir.join("k.jsonl")).unwrap();
+        assert_eq!(on_disk.len(), 2, "both records kept");
+        assert_eq!(on_disk[1].extra["energy"], -2.9);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
