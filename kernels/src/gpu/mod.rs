@@ -230,7 +230,7 @@ impl Gpu {
     /// Buffers dropped since the stream last synchronised are freed stream-ordered (cuMemFreeAsync), and the memory
     /// pool hands their memory back only at a synchronisation: so where the room seems short, the stream is
     /// synchronised and the free memory read again (on the H100 a 1536-electron engine of 1024 walkers was refused
-    /// with 47.5 GiB free right after the run of a 512-walker engine).
+    /// with 47.5 GiB free right after the 512-walker engine before it had been dropped).
     pub fn ensure_fits(&self, what: &str, bytes: usize) -> Result<(), GpuError> {
         // keep a little room for the context's own needs
         let room = |free: usize| bytes.saturating_add(64 << 20) <= free;
