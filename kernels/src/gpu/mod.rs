@@ -227,19 +227,10 @@ impl Gpu {
     }
 
     /// Fail with a clear message if `bytes` more cannot fit on the device (checked before any large allocation).
-    /// Buffers dropped since the stream last synchronised are freed stream-ordered (cuMemFreeAsync), and the memory
-    /// pool hands their memory back only at a synchronisation: so where the room seems short, the stream is
-    /// synchronised and the free memory read again (on the H100 a 1536-electron engine of 1024 walkers was refused
-    /// with 47.5 GiB free right after the 512-walker engine before it had been dropped).
     pub fn ensure_fits(&self, what: &str, bytes: usize) -> Result<(), GpuError> {
+        let (free, _) = self.memory()?;
         // keep a little room for the context's own needs
-        let room = |free: usize| bytes.saturating_add(64 << 20) <= free;
-        let (mut free, _) = self.memory()?;
-        if !room(free) {
-            self.stream.synchronize().during("synchronising before reading free memory again")?;
-            free = self.memory()?.0;
-        }
-        if !room(free) {
+        if bytes.saturating_add(64 << 20) > free {
             return Err(GpuError::OutOfMemory { what: what.to_string(), asked: bytes, free });
         }
         Ok(())
