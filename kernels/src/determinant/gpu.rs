@@ -35,10 +35,9 @@
 //! W^T = op_T(T^T) V^T, Y^T = U^T_cm B_cm^T, T^T -= Y^T (W^T)^T.
 
 use super::{singular_tolerance, DetError, Engine, MAX_DELAY};
-use crate::gpu::{BatchedGemm, BatchedLu, CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PushKernelArg};
+use crate::gpu::{blas_ok, BatchedGemm, BatchedLu, CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PushKernelArg};
 use crate::Real;
 use cudarc::cublas::sys::cublasOperation_t::{CUBLAS_OP_N, CUBLAS_OP_T};
-use cudarc::cublas::sys;
 use cudarc::driver::DevicePtr;
 use std::sync::Arc;
 
@@ -120,13 +119,7 @@ pub unsafe fn delayed_gemms<S: BatchedGemm>(blas: &cudarc::cublas::CudaBlas, d: 
     let h = *blas.handle();
     let (n, k) = (d.n as i32, pending as i32);
     let (one, zero) = (S::one(), S::zero());
-    let check = |what: &str, st: sys::cublasStatus_t| {
-        if st == sys::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
-            Ok(())
-        } else {
-            Err(GpuError::Blas { during: format!("the delayed update's {what} (gemmStridedBatched)"), message: format!("{st:?}") })
-        }
-    };
+    let check = |what: &str, st| blas_ok(&format!("the delayed update's {what} (gemmStridedBatched)"), st);
     let (tl, vl, b) = (d.t_ld as i32, d.vu_ld as i32, d.batch as i32);
     let (ts, vs, ws) = (d.t_stride as i64, d.vu_stride as i64, d.wy_stride as i64);
     // SAFETY (both): the shapes below stay inside the matrices the caller vouches for.
@@ -152,11 +145,7 @@ pub unsafe fn delayed_y<S: BatchedGemm>(blas: &cudarc::cublas::CudaBlas, d: &Del
     // Y^T (n x k) = U^T op_T(B^-T)
     // SAFETY: the shapes stay inside the matrices the caller vouches for.
     let st = unsafe { S::gemm_batched(*blas.handle(), CUBLAS_OP_N, CUBLAS_OP_T, n, k, k, S::one(), d.ut, vl, vs, d.binv, d.kmax as i32, bs, S::zero(), d.y, n, ws, b) };
-    if st == sys::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
-        Ok(())
-    } else {
-        Err(GpuError::Blas { during: "the delayed update's Y = B^-T U^T (gemmStridedBatched)".into(), message: format!("{st:?}") })
-    }
+    blas_ok("the delayed update's Y = B^-T U^T (gemmStridedBatched)", st)
 }
 
 /// All walkers' determinants on the GPU (see module docs). Storage S, accumulation and inversion A.
@@ -391,7 +380,6 @@ impl<S: BatchedGemm, A: BatchedLu> Engine for GpuDets<S, A> {
         b.arg(&ni).arg(&self.a).arg(&mut inv.work);
         // SAFETY: 32 x 32 tiles cover n x n for every walker; entries beyond n are skipped.
         unsafe { b.launch(cfg((tiles, tiles, w), (32, 8, 1))) }.during("launching det_to_work")?;
-        let lu_err = |during: &str, st: &dyn std::fmt::Debug| GpuError::Blas { during: during.into(), message: format!("{st:?}") };
         let ptr = |x: &CudaSlice<i32>| x.device_ptr(s).0;
         let (piv, info) = (ptr(&inv.piv), ptr(&inv.info));
         let (wp, op) = (inv.work_ptrs.device_ptr(s).0, inv.out_ptrs.device_ptr(s).0);
@@ -405,10 +393,7 @@ impl<S: BatchedGemm, A: BatchedLu> Engine for GpuDets<S, A> {
             // SAFETY: work_ptrs and out_ptrs hold the addresses of the `walkers` n x n matrices of work and out
             // (built from these very allocations, which live as long as the pointer arrays); piv holds n * walkers
             // ints and info walkers ints; the handle runs on the stream of every launch here.
-            let st = unsafe { A::getrf(*blas.handle(), ni, wp, piv, info, nw) };
-            if st != sys::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
-                return Err(lu_err("the batched LU factorisation (getrfBatched)", &st).into());
-            }
+            blas_ok("the batched LU factorisation (getrfBatched)", unsafe { A::getrf(*blas.handle(), ni, wp, piv, info, nw) })?;
         }
         let tol = singular_tolerance(n, self.max_abs, A::EPS);
         let mut b = s.launch_builder(&self.f.lu_logdet);
@@ -428,10 +413,7 @@ impl<S: BatchedGemm, A: BatchedLu> Engine for GpuDets<S, A> {
             lanes.lock().unwrap().getrs::<A>(&self.gpu, n, &solve)?;
         } else {
             // SAFETY: as for getrf; out is a separate allocation from work.
-            let st = unsafe { A::getri(*blas.handle(), ni, wp, piv, op, info, nw) };
-            if st != sys::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
-                return Err(lu_err("the batched LU inversion (getriBatched)", &st).into());
-            }
+            blas_ok("the batched LU inversion (getriBatched)", unsafe { A::getri(*blas.handle(), ni, wp, piv, op, info, nw) })?;
         }
         let mut b = s.launch_builder(&self.f.from_work);
         b.arg(&total).arg(&inv.out).arg(&mut self.t);

@@ -2,9 +2,19 @@
 //! batched and per-matrix LU factorisation and inversion, strided-batched GEMM. Base layer: the determinant kernel
 //! and the solid driver both use them, and [`crate::Scalar`] requires [`BatchedGemm`].
 
+use super::GpuError;
 use crate::Real;
 use cudarc::cublas::sys;
 use cudarc::cusolver::sys as dn;
+
+/// A cuBLAS call's status as a result: anything but success is [`GpuError::Blas`] naming what was running.
+pub fn blas_ok(during: &str, st: sys::cublasStatus_t) -> Result<(), GpuError> {
+    if st == sys::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
+        Ok(())
+    } else {
+        Err(GpuError::Blas { during: during.into(), message: format!("{st:?}") })
+    }
+}
 
 /// LU factorisation and inversion in f32 or f64: cuBLAS's batched routines and cuSOLVER's per-matrix ones.
 pub trait BatchedLu: Real {

@@ -7,7 +7,7 @@ mod compile;
 mod error;
 mod lanes;
 
-pub use blas::{BatchedGemm, BatchedLu};
+pub use blas::{blas_ok, BatchedGemm, BatchedLu};
 pub use compile::{arch_name, compile, nvrtc_available, nvrtc_version, OPTIONS_TEXT, PRELUDE};
 pub use cudarc::driver::{CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 pub use error::{DriverContext, GpuError};

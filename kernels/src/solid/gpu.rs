@@ -45,7 +45,7 @@ use crate::bspline::gpu::{default_per_thread, suffix, CellSort, GpuSpline};
 use crate::bspline::Output;
 use crate::determinant::gpu::{delayed_gemms, delayed_y, solver_min_n, DelayedBatch};
 use crate::ewald::gpu::GpuEwald;
-use crate::gpu::{BatchedGemm, BatchedLu, CudaEvent, CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PushKernelArg, Traffic};
+use crate::gpu::{blas_ok, BatchedGemm, BatchedLu, CudaEvent, CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PushKernelArg, Traffic};
 use crate::planewave::gpu::GpuPlaneWaves;
 use crate::pseudopotential::gpu::{jastrow_tables, GpuPseudo, MAX_JASTROW_COEFS};
 use crate::pseudopotential::slab::{Field, Slab, SlabLayout};
@@ -1014,7 +1014,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
     ///
     /// With `refine` (the periodic re-inversion of walkers whose inverse rows hold the updated inverse) by
     /// Newton-Schulz refinement of those rows, X <- X (2 I - A X), in f64 strided-batched GEMMs (`refine`); where it
-    /// cannot converge (a residual ||I - A X||_1 above 1/2) and without `refine` (the start, a migration's rebuild:
+    /// cannot converge (a residual ||I - A X||_1 above [`REFINE_DIVERGES`]) and without `refine` (the start, a migration's rebuild:
     /// no inverse to start from) by LU: cuBLAS's batched LU below [`solver_min_n`] (1024 in f64), cuSOLVER's blocked
     /// LU and solves against the identity per matrix from there (side by side on the solver's lanes), as the
     /// determinant kernel (which measured the blocked LU the faster from n = 1024). For the few matrices of a
@@ -1112,7 +1112,6 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         }
         let blas = self.gpu.blas()?;
         let h = *blas.handle();
-        let err = |during: &str, st: cudarc::cublas::sys::cublasStatus_t| GpuError::Blas { during: during.into(), message: format!("{st:?}") };
         let mut b = s.launch_builder(&self.f.matrix_ptrs);
         b.arg(&ni).arg(&mi).arg(&work).arg(&out).arg(&mut x.ptrs);
         // SAFETY: thread q < m writes ptrs[q] and ptrs[m + q]; ptrs holds 4 walkers entries.
@@ -1121,15 +1120,9 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         // SAFETY: wp and op hold the addresses of the m listed n x n matrices of work and out (written by the
         // launch before, on this stream); piv holds n ints per listed matrix, info one; the handle runs on the
         // stream of the launches that filled work.
-        let st = unsafe { <f64 as BatchedLu>::getrf(h, ni, wp, piv, info, mi) };
-        if st != cudarc::cublas::sys::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
-            return Err(err("the batched LU factorisation (getrfBatched)", st).into());
-        }
+        blas_ok("the batched LU factorisation (getrfBatched)", unsafe { <f64 as BatchedLu>::getrf(h, ni, wp, piv, info, mi) })?;
         // SAFETY: as for getrf; out is a separate allocation from work.
-        let st = unsafe { <f64 as BatchedLu>::getri(h, ni, wp, piv, op, info, mi) };
-        if st != cudarc::cublas::sys::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
-            return Err(err("the batched LU inversion (getriBatched)", st).into());
-        }
+        blas_ok("the batched LU inversion (getriBatched)", unsafe { <f64 as BatchedLu>::getri(h, ni, wp, piv, op, info, mi) })?;
         Ok(())
     }
 
@@ -1164,13 +1157,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         let mat = (n * n * 8) as u64;
         let (work, out) = (self.inversion.work.device_ptr(&s).0, self.inversion.out.device_ptr(&s).0);
         let (r, t) = (self.inversion.r.device_ptr(&s).0, self.inversion.t.device_ptr(&s).0);
-        let gemm = |what: &str, st: cudarc::cublas::sys::cublasStatus_t| {
-            if st == cudarc::cublas::sys::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
-                Ok(())
-            } else {
-                Err(GpuError::Blas { during: format!("the refinement's {what} (gemmStridedBatched)"), message: format!("{st:?}") })
-            }
-        };
+        let gemm = |what: &str, st| blas_ok(&format!("the refinement's {what} (gemmStridedBatched)"), st);
         let mut first = 0;
         while first < m {
             let g = self.inversion.batch.min(m - first);
@@ -1193,7 +1180,8 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
                 gemm("2 I - A X", unsafe { <f64 as BatchedGemm>::gemm_batched(h, CUBLAS_OP_N, CUBLAS_OP_N, ni, ni, ni, -1.0, a, ni, nn, xk, ni, nn, 1.0, r, ni, nn, gi) })?;
                 let residual = device_norms(&self.gpu, &self.inversion.r, n, g, 1.0)?;
                 self.traffic.down::<f64>(residual.len());
-                let worst = residual.iter().fold(0.0, |w: f64, &x| if x.is_nan() || w.is_nan() { f64::NAN } else { w.max(x) });
+                // (a NaN residual counts as infinite)
+                let worst = residual.iter().copied().fold(0.0, crate::check::worse);
                 if !(worst <= REFINE_DIVERGES) || updates == REFINE_MOST {
                     return Ok(false);
                 }
