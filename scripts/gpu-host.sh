@@ -23,12 +23,14 @@
 #   solid-delayed  the solid with delayed (rank-k) updates at 384..1536 electrons, CPU and GPU, after its GPU tests
 #   solid-3072  the solid at 3072 electrons, CPU and GPU, double and mixed (after solid-delayed)
 #   solid-walkers  the solid's GPU rate at more walkers: 1536 electrons at 512, 3072 at 256
-#   solid-gpu   the solid's GPU rates of issue #21's targets alone: 1536 electrons at 256 and 512 walkers, 3072 at 256
+#   solid-gpu   the solid's GPU rates of issue #21's targets alone: 1536 electrons at 256 and 512 walkers (and 1024
+#               in mixed), 3072 at 256
 #   solid-rank1-few  the GPU's rank-1 path (--delay 1) at Fig. 3's sizes with few walkers (512..2048 electrons, 32 and
 #               128 walkers), beside the suite's delayed ones: where the delayed updates stop paying
 #   lu-route    where the lanes' per-matrix LU overtakes the batched one: inversions at n = 512..1024, this binary and
 #               PREV_BIN; the solid at 1536 electrons on the GPU
 #   solid-delay-sweep  the solid's delay k = 1, 16, 32, 64 at 1536 electrons, GPU double
+#   solid-mixed-delay  the solid's delay k = 48, 64 at 1536 electrons and 512 walkers, GPU mixed (32 is solid-gpu's)
 #   solid-kernels  Nsight Compute's time and DRAM bytes per kernel of one solid step at 1536 electrons (issue #21)
 #   gas         the electron gas on the solid's batched engines (issue #20, item 4): its GPU tests, CPU (16 cores) and
 #               GPU timings, double and mixed, at 14..294 electrons, and the Hartree-Fock check at 162 (about 4 min)
@@ -387,8 +389,9 @@ for stage in "$@"; do
         # issue #21's GPU targets after a change to the GPU engine alone (the CPU records of the commit before stand):
         # 1536 electrons at 256 and 512 walkers, 3072 at 256, double and mixed, each repetition one re-inversion cycle
         # (1024 walkers at 1536 electrons, 54.8 GiB in double, were refused with 47.5 GiB free after the 512-walker
-        # engine's run)
+        # engine's run; mixed at 1024 walkers runs in a process of its own)
         run run solid --electrons 1536 --walkers 256,512 --variants gpu --precision double,mixed --warmup 1 --max-reps 2
+        run run solid --electrons 1536 --walkers 1024 --variants gpu --precision mixed --check-walkers 2 --check-steps 1 --warmup 1 --max-reps 2
         STAGE_TIMEOUT=${STAGE_TIMEOUT_3072:-400} run run solid --electrons 3072 --walkers 256 --variants gpu --precision double,mixed \
             --check-walkers 2 --check-steps 1 --warmup 1 --max-reps 1
         ;;
@@ -400,6 +403,12 @@ for stage in "$@"; do
             BIN=$b run run determinant --n 512,768,1024 --walkers 64 --ops invert --variants gpu --precision double,single --reps 3 --warmup 1
         done
         run run solid --electrons 1536 --walkers 256 --variants gpu --precision double,mixed --warmup 1 --max-reps 2
+        ;;
+    solid-mixed-delay)
+        # which delay mixed precision prefers at 1536 electrons now that its pending rows are f32 (default 32)
+        for k in 48 64; do
+            run run solid --electrons 1536 --walkers 512 --variants gpu --precision mixed --delay "$k" --check-walkers 2 --check-steps 1 --warmup 1 --max-reps 2
+        done
         ;;
     solid-delay-sweep)
         # which delay the GPU prefers at 1536 electrons (the default there is 32)

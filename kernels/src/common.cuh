@@ -387,17 +387,19 @@ __device__ void random_rotation(Xoshiro& r, double* rot) {
 }
 
 // ---- delayed (Woodbury rank-k) inverse updates: the per-walker steps shared by the determinant and solid kernels ----
-// The GPU twin of determinant::delayed (see its docs). One matrix per block; the inverse's rows in S, its pending moves
-// in P (the determinant kernel: P = S; the solid: P = A) in slots l < m: v [slot][ld] (row changes, or the new rows
-// of replaced rows), ut [slot][ld] (the rows t[q_l] of the inverse the delay started from), binv [slot][kmax] (B^-1,
-// zero rows and columns for empty slots), p [slot] (V t[q] of the last column, A), rep [slot] (the row a slot's new
-// row replaces, -1 where the slot holds a change or nothing; null: every slot holds a change). At most 64 slots.
+// The GPU twin of determinant::delayed (see its docs). One matrix per block; the inverse's rows in S, its pending rows
+// in P and B^-1 in B (deduced from binv; the determinant kernel: P = B = S; the solid: P = S, B = A, since its
+// pending rows are new rows rounded to S and rows of the S inverse, exact in S, while B^-1 is computed) in slots
+// l < m: v [slot][ld] (row changes, or the new rows of replaced rows), ut [slot][ld] (the rows t[q_l] of the inverse
+// the delay started from), binv [slot][kmax] (B^-1, zero rows and columns for empty slots), p [slot] (V t[q] of the
+// last column, A), rep [slot] (the row a slot's new row replaces, -1 where the slot holds a change or nothing; null:
+// every slot holds a change). At most 64 slots.
 
 // p_l = v_l . tq - [rep_l == q] for l < m (into p and sp), then sz = B^-1 p: what column q of the current inverse,
 // tq[i] - sum_l ut[l][i] sz[l], needs (delayed_entry). Every thread of the block calls it (barriers inside).
-template <typename S, typename P, typename A>
+template <typename S, typename P, typename A, typename B>
 __device__ void delayed_z(int m, int n, int q, const S* __restrict__ tq, const P* __restrict__ v, const P* __restrict__ ut, size_t ld,
-                          const P* __restrict__ binv, int kmax, const int* __restrict__ rep, A* __restrict__ p, A* sp, A* sz) {
+                          const B* __restrict__ binv, int kmax, const int* __restrict__ rep, A* __restrict__ p, A* sp, A* sz) {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
     if (m == 0) return;
     for (int j = warp; j < m; j += nw) {
@@ -412,7 +414,7 @@ __device__ void delayed_z(int m, int n, int q, const S* __restrict__ tq, const P
     }
     __syncthreads();
     if (threadIdx.x < m) {
-        const P* b = binv + (size_t)threadIdx.x * kmax;
+        const B* b = binv + (size_t)threadIdx.x * kmax;
         A s = A(0);
         for (int l = 0; l < m; l++) s += A(b[l]) * sp[l];
         sz[threadIdx.x] = s;
@@ -433,9 +435,9 @@ __device__ __forceinline__ A delayed_entry(int i, int m, const S* __restrict__ t
 // [replaced >= 0], x = B^-1 p, y = d^T B^-1, s = beta - d . x: B^-1 grows to [[B^-1 + x y^T / s, -x / s],
 // [-y^T / s, 1 / s]]; v and ut gain the rows `row` and tq. Every thread of the block calls it (barriers inside);
 // on return each thread has written v[m][i] for its own i (i = threadIdx.x + k blockDim.x) and nothing after.
-template <typename S, typename P, typename A, typename Row>
+template <typename S, typename P, typename A, typename Row, typename B>
 __device__ void delayed_grow(const Row& row, int n, int m, int kmax, int replaced, const S* __restrict__ tq, P* __restrict__ v,
-                             P* __restrict__ ut, size_t ld, P* __restrict__ binv, int* __restrict__ rep, const A* __restrict__ p) {
+                             P* __restrict__ ut, size_t ld, B* __restrict__ binv, int* __restrict__ rep, const A* __restrict__ p) {
     __shared__ A sd[65], sx[64], sy[64];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
     for (int j = warp; j <= m; j += nw) {
@@ -472,7 +474,7 @@ __device__ void delayed_grow(const Row& row, int n, int m, int kmax, int replace
         else if (i < m) val = -sx[i] / s;
         else if (j < m) val = -sy[j] / s;
         else val = A(1) / s;
-        binv[(size_t)i * kmax + j] = P(val);
+        binv[(size_t)i * kmax + j] = B(val);
     }
     for (int i = threadIdx.x; i < n; i += blockDim.x) {
         v[(size_t)m * ld + i] = P(row(i));

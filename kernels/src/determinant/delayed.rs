@@ -17,9 +17,13 @@
 //! of the column and the Schur complement. The determinant kernel keeps P = S (its mixed precision: f32 products); the
 //! solid P = A = f64 in mixed precision too: its Slater matrices are ill-conditioned (cond 1e3..1e5), and f32 products
 //! summed over n terms (W = V t^T) made its energies drift by up to 1e-2 eps cond per step, 17 times Sherman-Morrison's
-//! f64-accumulated update (`examples/solid_mixed.rs`). Where P is wider than S the apply converts t in blocks of
-//! rows and rounds the updated rows to S once, as Sherman-Morrison rounds its (the GPU twin converts each entry in
-//! registers as it reads it and rounds it once as it writes it back: no f64 copy of t in memory).
+//! f64-accumulated update (`examples/solid_mixed.rs`). What must be f64 is the arithmetic and B^-1, not the rows: a
+//! new row is rounded to S before it is stored and ut holds rows of the S inverse, so both are exact in S. The
+//! solid's GPU engine keeps them in S (half the bytes a move reads) and widens them as it reads them, with the same
+//! results bit for bit; its CPU engine keeps P = f64 (faer's GEMM takes one type). Where P is wider than S the apply
+//! converts t in blocks of rows and rounds the updated rows to S once, as Sherman-Morrison rounds its (the GPU twin
+//! converts each entry in registers as it reads it and rounds it once as it writes it back: no f64 copy of t in
+//! memory).
 
 use super::dot::{dot, dot_wide};
 use crate::{Real, Scalar};

@@ -44,8 +44,9 @@ pub fn class_work(sys: &Solid, e: usize, acc: f64, k: usize, recompute: usize) -
     } else {
         let kf = k as f64;
         let windows = ne / kf;
-        // the pending moves: about (k - 1) / 2 slots on average, 3 passes of n over them (f64 rows)
-        det.0 += ne * 3.0 * (kf - 1.0) / 2.0 * n * 8.0;
+        // the pending moves: about (k - 1) / 2 slots on average, 3 passes of n over them, rows in the stored precision
+        // (a new row rounded to it, a row of the stored inverse: exact; the GPU keeps them so, the CPU in f64)
+        det.0 += ne * 3.0 * (kf - 1.0) / 2.0 * n * ef;
         det.1 += ne * 6.0 * (kf - 1.0) / 2.0 * n;
         det.0 += windows * 3.0 * n * n * ef;
         det.1 += windows * (4.0 * kf * n * n + 2.0 * kf * kf * n);

@@ -139,6 +139,8 @@ struct Funcs {
 struct Fused {
     w: CudaFunction,
     update: CudaFunction,
+    /// The pending inverse rows widened to f64 for cuBLAS's Y = B^-T U^T.
+    widen: CudaFunction,
 }
 
 /// Tiles of solid.cu's delayed_w (rows of t per block of W_BLOCK threads, with 32 or 64 slots: 8 warps of 32 rows
@@ -150,23 +152,24 @@ const U_ROWS: usize = 64;
 const U_COLS: usize = 128;
 const UPDATE_BLOCK: u32 = 256;
 
-/// The pending moves of the delayed updates (delay k > 1), every walker's in one allocation each (solid.cu), in A:
-/// f64 in mixed precision too (determinant::delayed says why).
-struct Pending<A> {
+/// The pending moves of the delayed updates (delay k > 1), every walker's in one allocation each (solid.cu): the rows
+/// in S (exact: a new row is rounded to S before the update writes it, and ut holds rows of the S inverse), what is
+/// computed from them in A, f64 in mixed precision too (determinant::delayed says why).
+struct Pending<S, A> {
     k: usize,
     /// New value rows and the inverse rows they started from, `[walker][k][stride]`.
-    v: CudaSlice<A>,
-    ut: CudaSlice<A>,
+    v: CudaSlice<S>,
+    ut: CudaSlice<S>,
     /// B^-1, `[walker][k][k]`; the row each slot replaces (-1: empty), `[walker][k]`; V t[q] of the last column.
     binv: CudaSlice<A>,
     rep: CudaSlice<i32>,
     p: CudaSlice<A>,
-    /// The apply's W^T and Y^T, `[walker][k][n]`.
+    /// The apply's W^T and Y^T, `[walker][k][n]` (W^T's buffer first holds ut widened to f64 where S is f32).
     w: CudaSlice<A>,
     y: CudaSlice<A>,
 }
 
-impl<A: Real> Pending<A> {
+impl<S: Real, A: Real> Pending<S, A> {
     fn new(gpu: &Gpu, walkers: usize, k: usize, n: usize, stride: usize) -> Result<Self, GpuError> {
         Ok(Pending {
             k,
@@ -182,7 +185,7 @@ impl<A: Real> Pending<A> {
 
     /// Device bytes of `walkers` walkers' pending moves.
     fn bytes(walkers: usize, k: usize, n: usize, stride: usize) -> usize {
-        walkers * (k * (2 * stride + k + 2 * n + 1) * std::mem::size_of::<A>() + 4 * k)
+        walkers * (2 * k * stride * std::mem::size_of::<S>() + k * (k + 2 * n + 1) * std::mem::size_of::<A>() + 4 * k)
     }
 }
 
@@ -348,7 +351,7 @@ pub struct GpuEngine<'a, S: Real, A: Real> {
     kin: CudaSlice<f64>,
     inversion: Inversion,
     /// The delayed updates' pending moves (None: Sherman-Morrison, delay 1).
-    pending: Option<Pending<A>>,
+    pending: Option<Pending<S, A>>,
     /// Points per measurement chunk.
     chunk: usize,
     pub parts: Vec<Parts>,
@@ -420,7 +423,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         if std::mem::size_of::<S>() < ab && p.delay > 1 && major < 8 {
             return Err(SolidError::NoTensorF64(gpu.info.name.clone(), major, minor));
         }
-        let pending_bytes = if p.delay > 1 { Pending::<A>::bytes(walkers, p.delay, n, st) } else { 0 };
+        let pending_bytes = if p.delay > 1 { Pending::<S, A>::bytes(walkers, p.delay, n, st) } else { 0 };
         gpu.ensure_fits("the walkers' slabs, f64 re-inversion buffers and delayed moves", walkers * kp.slab.bytes as usize + 4 * walkers * n * n * 8 + pending_bytes)?;
         let slab = Slab::upload(gpu, setup, &w, true)?;
         let chunk = (CHUNK_BYTES / (5 * st * ab)).clamp(walkers, 65535).min((walkers * ne).max(walkers));
@@ -445,7 +448,15 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             delayed_fix: func("delayed_fix")?,
             move_begin: func(if p.delay > 1 { "move_begin_delayed" } else { "move_begin" })?,
             move_end: func(if p.delay > 1 { "move_end_delayed" } else { "move_end" })?,
-            fused: if std::mem::size_of::<S>() < ab { Some(Fused { w: func(if p.delay <= 32 { "delayed_w4" } else { "delayed_w8" })?, update: func("delayed_update")? }) } else { None },
+            fused: if std::mem::size_of::<S>() < ab {
+                Some(Fused {
+                    w: func(if p.delay <= 32 { "delayed_w4" } else { "delayed_w8" })?,
+                    update: func("delayed_update")?,
+                    widen: gpu.function("solid", SRC, "solid_widen_ut")?,
+                })
+            } else {
+                None
+            },
             gather: gpu.function("solid", SRC, "solid_gather_positions")?,
             identity: gpu.function("solid", SRC, "solid_identity")?,
             matrix_ptrs: gpu.function("solid", SRC, "solid_matrix_ptrs")?,
@@ -769,8 +780,8 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             t: base + (kp.slab.inv as usize + spin * n * st * e) as u64,
             t_ld: st,
             t_stride: slab_bytes / e,
-            v: at(&x.v),
-            ut: at(&x.ut),
+            v: x.v.device_ptr(&s).0,
+            ut: x.ut.device_ptr(&s).0,
             vu_ld: st,
             vu_stride: k * st,
             binv: at(&x.binv),
@@ -779,7 +790,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             y: at(&x.y),
             wy_stride: k * n,
         };
-        let (spin_i, ni, ki, si) = (spin as i32, n as i32, k as i32, slots as i32);
+        let (spin_i, ni, sti, ki, si) = (spin as i32, n as i32, st as i32, k as i32, slots as i32);
         let fix = |rep: &mut CudaSlice<i32>, w: &mut CudaSlice<A>, binv: &mut CudaSlice<A>| -> Result<(), GpuError> {
             let mut b = s.launch_builder(&self.f.delayed_fix);
             b.arg(&ni).arg(&ki).arg(&si).arg(rep).arg(w).arg(binv);
@@ -793,8 +804,18 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             // v, ut (k rows of st), binv (k x k), w, y (k rows of n) hold every walker's at these strides; slots <= k.
             return unsafe { delayed_gemms::<A>(&blas, &d, slots, || fix(&mut x.rep, &mut x.w, &mut x.binv)) };
         };
-        // SAFETY: ut (k rows of st), binv (k x k) and y (k rows of n) hold every walker's at these strides; slots <= k.
-        unsafe { delayed_y::<A>(&blas, &d, slots) }?;
+        {
+            let mut b = s.launch_builder(&fused.widen);
+            b.arg(&ni).arg(&sti).arg(&ki).arg(&si).arg(&x.ut).arg(&mut x.w);
+            // SAFETY: block b < walkers reads ut[b][l][..n] (k rows of st) and writes w[b][l][..n] (k rows of n), l < slots
+            // <= k.
+            unsafe { b.launch(cfg((nw as u32, 1), walker_block(nw))) }.during("launching solid_widen_ut")?;
+        }
+        // Y from the widened rows, which W^T's buffer holds until delayed_w overwrites them, k rows of n apart
+        let dy = DelayedBatch { ut: at(&x.w), vu_ld: n, vu_stride: k * n, ..d };
+        // SAFETY: the widened ut (k rows of n), binv (k x k) and y (k rows of n) hold every walker's at these strides;
+        // slots <= k.
+        unsafe { delayed_y::<A>(&blas, &dy, slots) }?;
         {
             let mut b = s.launch_builder(&fused.w);
             b.arg(&kp).arg(&spin_i).arg(&si).arg(&ki).arg(&self.slab.buf).arg(&x.v).arg(&mut x.w);
@@ -1300,10 +1321,10 @@ impl<S: Scalar, A: Scalar> Engine<S> for GpuEngine<'_, S, A> {
 
 #[cfg(test)]
 impl<S: Scalar, A: Scalar> GpuEngine<'_, S, A> {
-    /// For the apply's test: every walker's pending moves set to `[v, ut, binv]` (`[walker][k][stride]` twice,
-    /// `[walker][k][k]`) and `rep` (`[walker][k]`), W and Y filled with `fill` (what the apply must write before it
+    /// For the apply's test: every walker's pending moves set to `[v, ut]` (`[walker][k][stride]`), `binv`
+    /// (`[walker][k][k]`) and `rep` (`[walker][k]`), W and Y filled with `fill` (what the apply must write before it
     /// reads), then the rank-`slots` apply of spin `spin`. Returns rep and B^-1 after it.
-    pub(super) fn apply_with(&mut self, spin: usize, slots: usize, [v, ut, binv]: [&[A]; 3], rep: &[i32], fill: A) -> Result<(Vec<i32>, Vec<A>), GpuError> {
+    pub(super) fn apply_with(&mut self, spin: usize, slots: usize, [v, ut]: [&[S]; 2], binv: &[A], rep: &[i32], fill: A) -> Result<(Vec<i32>, Vec<A>), GpuError> {
         let x = self.pending.as_mut().expect("apply_with needs a delayed engine");
         self.gpu.write(&mut x.v, v)?;
         self.gpu.write(&mut x.ut, ut)?;

@@ -202,28 +202,29 @@ __device__ void det_ratio(const SolidParams p, int e, const A* __restrict__ phi,
 }
 
 // ---- delayed updates (solid::Params::delay > 1): the electrons of a spin in windows of kmax; slot = the electron's
-// place in its window. Pending moves per walker, in A (f64 in mixed precision too: determinant::delayed says why):
-// v, ut [w][kmax][stride] (the new value rows, the inverse rows they started from), binv [w][kmax][kmax], rep
-// [w][kmax] (the row each slot replaces, -1 empty), pbuf [w][kmax]; the steps themselves are common.cuh's delayed_z,
+// place in its window. Pending moves per walker: v, ut [w][kmax][stride] in S (the new value rows, rounded to S as
+// the update writes them, and the inverse rows they started from: both exact in S, so f32 rows in mixed precision
+// lose nothing and halve the bytes each move reads), binv [w][kmax][kmax] and pbuf [w][kmax] in A (computed, f64 in
+// mixed precision too: determinant::delayed says why), rep [w][kmax] (the row each slot replaces, -1 empty); the steps themselves are common.cuh's delayed_z,
 // delayed_entry and delayed_grow, the apply cuBLAS's (solid/gpu.rs).
 
 // grad ln D of electron e at its position: column q of the current inverse against the window's pending moves into
 // col [w][stride] (A), the stored gradient rows dotted with it -> g[w][1..3].
 template <typename S, typename A>
 __device__ void det_column(const SolidParams p, int e, int slot, int kmax, const unsigned char* __restrict__ walkers,
-                           const A* __restrict__ v, const A* __restrict__ ut, const A* __restrict__ binv,
+                           const S* __restrict__ v, const S* __restrict__ ut, const A* __restrict__ binv,
                            const int* __restrict__ rep, A* __restrict__ pbuf, A* __restrict__ col, double* __restrict__ g) {
     __shared__ A sp[64], sz[64];
     const int w = blockIdx.x, q = e % p.n;
     const size_t ks = (size_t)kmax * p.stride;
     const S* tq = inv_of<const S>(p, walkers, w) + (size_t)e * p.stride;
-    const A* uw = ut + w * ks;
-    delayed_z<S, A, A>(slot, p.n, q, tq, v + w * ks, uw, p.stride, binv + (size_t)w * kmax * kmax, kmax, rep + (size_t)w * kmax,
+    const S* uw = ut + w * ks;
+    delayed_z<S, S, A>(slot, p.n, q, tq, v + w * ks, uw, p.stride, binv + (size_t)w * kmax * kmax, kmax, rep + (size_t)w * kmax,
                     pbuf + (size_t)w * kmax, sp, sz);
     const S* d = dpsi_of<const S>(p, walkers, w) + (size_t)e * 3 * p.stride;
     A acc[3] = {A(0), A(0), A(0)};
     for (int i = threadIdx.x; i < p.n; i += blockDim.x) {
-        const A c = delayed_entry<S, A, A>(i, slot, tq, uw, p.stride, sz);
+        const A c = delayed_entry<S, S, A>(i, slot, tq, uw, p.stride, sz);
         col[(size_t)w * p.stride + i] = c;
 #pragma unroll
         for (int k = 0; k < 3; k++) acc[k] += (A)d[(size_t)k * p.stride + i] * c;
@@ -243,7 +244,7 @@ template <typename S> struct NewRow {
 // rows are stored. One block per walker; nothing for the walkers that rejected.
 template <typename S, typename A>
 __device__ void det_accept(const SolidParams p, int e, int slot, int kmax, unsigned char* __restrict__ walkers, const S* urow,
-                           const int* accept, A* __restrict__ v, A* __restrict__ ut, A* __restrict__ binv,
+                           const int* accept, S* __restrict__ v, S* __restrict__ ut, A* __restrict__ binv,
                            int* __restrict__ rep, const A* __restrict__ pbuf) {
     const int w = blockIdx.x;
     if (!accept[w]) return;
@@ -251,7 +252,7 @@ __device__ void det_accept(const SolidParams p, int e, int slot, int kmax, unsig
     S* d = dpsi_of<S>(p, walkers, w) + (size_t)e * 3 * p.stride;
     for (int i = threadIdx.x; i < 3 * p.stride; i += blockDim.x) d[i] = u[p.stride + i];
     const size_t ks = (size_t)kmax * p.stride;
-    delayed_grow<S, A, A>(NewRow<S>{u}, p.n, slot, kmax, e % p.n, inv_of<const S>(p, walkers, w) + (size_t)e * p.stride, v + w * ks,
+    delayed_grow<S, S, A>(NewRow<S>{u}, p.n, slot, kmax, e % p.n, inv_of<const S>(p, walkers, w) + (size_t)e * p.stride, v + w * ks,
                        ut + w * ks, p.stride, binv + (size_t)w * kmax * kmax, rep + (size_t)w * kmax, pbuf + (size_t)w * kmax);
 }
 
@@ -264,7 +265,7 @@ __device__ void det_accept(const SolidParams p, int e, int slot, int kmax, unsig
 // after a barrier through plain pointers: data written in the same launch must not come through the read-only cache.
 template <typename S, typename A, bool DELAYED>
 __device__ void move_begin(const SolidParams& p, int e, int slot, int kmax, unsigned char* walkers, const double* ions,
-                           const double* moves, const A* v, const A* ut, const A* binv, const int* rep, A* pbuf, A* col,
+                           const double* moves, const S* v, const S* ut, const A* binv, const int* rep, A* pbuf, A* col,
                            double* g, double* jold, double* newpos, double* spline_pos) {
     if (DELAYED) det_column<S, A>(p, e, slot, kmax, walkers, v, ut, binv, rep, pbuf, col, g);
     else det_grad<S, A>(p, e, walkers, g);
@@ -276,7 +277,7 @@ __device__ void move_begin(const SolidParams& p, int e, int slot, int kmax, unsi
 template <typename S, typename A, bool DELAYED>
 __device__ void move_end(const SolidParams& p, int e, int slot, int kmax, const A* phi, unsigned char* walkers,
                          const double* ions, const double* moves, S* urow, double* g, A* tk, double* jold, double* newpos,
-                         int* accept, int* acc, A* v, A* ut, A* binv, int* rep, const A* pbuf) {
+                         int* accept, int* acc, S* v, S* ut, A* binv, int* rep, const A* pbuf) {
     det_ratio<S, A, DELAYED>(p, e, phi, walkers, urow, g, tk);
     __syncthreads();
     // phase 1 does not write the spline's positions
@@ -342,10 +343,10 @@ __device__ __forceinline__ void mma_f64(double d[2], double a, double b) {
 // each); a warp skips the fragments of slots past `slots` (uniform). Stages double-buffered in shared memory: the next
 // stage's entries are loaded into registers while this one is multiplied, then stored into the other buffer, one
 // barrier a stage; t stays f32 there (each lane converts its A fragments: 8 KB a stage instead of 16, so that both
-// buffers of both tiles take 40 KB, within the 48 KB of static shared memory), V is f64. Pitch SOLID_W_PITCH = 20 =
+// buffers of both tiles take 40 KB, within the 48 KB of static shared memory), V (f32 in memory) is staged in f64. Pitch SOLID_W_PITCH = 20 =
 // 4 x 5: the 8 rows g of a fragment start 20 g words apart, 0, 20, 8, 28, 16, 4, 24, 12 mod 32, and c adds 0-3: 32
 // distinct banks for the f32 tile; for the f64 one a half-warp (g < 4, or g >= 4) covers 20 g + c mod 16 = 4 g + c: 16
-// distinct double banks. A stage reads 8 KB of t from memory (rows of 64 contiguous bytes) and 8 KB of V (w8; 4 KB w4)
+// distinct double banks. A stage reads 8 KB of t from memory (rows of 64 contiguous bytes) and 4 KB of V (w8; 2 KB w4)
 // from L2 for 262,144 flops (w8): 32 flops a byte of t, 16 a byte staged. Each t entry is read from memory once (512 n
 // bytes a block).
 #define SOLID_W_BLOCK 256
@@ -354,7 +355,7 @@ __device__ __forceinline__ void mma_f64(double d[2], double a, double b) {
 #define SOLID_W_PITCH 20
 template <typename S, int TN>
 __device__ void delayed_w(const SolidParams p, int spin, int slots, int kmax, const unsigned char* __restrict__ walkers,
-                          const double* __restrict__ v, double* __restrict__ w) {
+                          const S* __restrict__ v, double* __restrict__ w) {
     constexpr int SLOTS = 8 * TN, FN = TN / 2;
     constexpr int TPER = SOLID_W_ROWS * SOLID_W_COLS / SOLID_W_BLOCK, VPER = SLOTS * SOLID_W_COLS / SOLID_W_BLOCK;
     __shared__ S ts[2][SOLID_W_ROWS][SOLID_W_PITCH];
@@ -365,27 +366,27 @@ __device__ void delayed_w(const SolidParams p, int spin, int slots, int kmax, co
     const int row0 = blockIdx.x * SOLID_W_ROWS;
     const long long wk = blockIdx.y;
     const S* t = inv_of<const S>(p, walkers, wk) + (size_t)spin * n * st;
-    const double* vw = v + (size_t)wk * kmax * st;
+    const S* vw = v + (size_t)wk * kmax * st;
     // thread x holds column x % SOLID_W_COLS of the next stage's rows x / SOLID_W_COLS + R u (R = SOLID_W_BLOCK /
-    // SOLID_W_COLS), of t's and of V's (coalesced: a warp reads two rows' 64 contiguous bytes of t, one row's 128 of V)
+    // SOLID_W_COLS), of t's and of V's (coalesced: a warp reads two rows' 64 contiguous bytes of t and of V)
     constexpr int R = SOLID_W_BLOCK / SOLID_W_COLS;
     const int r0 = threadIdx.x / SOLID_W_COLS, cc = threadIdx.x % SOLID_W_COLS;
     t += (size_t)(row0 + r0) * st + cc;
     vw += (size_t)r0 * st + cc;
     S tr[TPER];
-    double vr[VPER];
+    S vr[VPER];
     auto fetch = [&](int i0) {
         const bool in = i0 + cc < n;
 #pragma unroll
         for (int u = 0; u < TPER; u++) tr[u] = in && row0 + r0 + R * u < n ? t[(size_t)(R * u) * st + i0] : S(0);
 #pragma unroll
-        for (int u = 0; u < VPER; u++) vr[u] = in && r0 + R * u < slots ? vw[(size_t)(R * u) * st + i0] : 0.0;
+        for (int u = 0; u < VPER; u++) vr[u] = in && r0 + R * u < slots ? vw[(size_t)(R * u) * st + i0] : S(0);
     };
     auto stage = [&](int buf) {
 #pragma unroll
         for (int u = 0; u < TPER; u++) ts[buf][r0 + R * u][cc] = tr[u];
 #pragma unroll
-        for (int u = 0; u < VPER; u++) vs[buf][r0 + R * u][cc] = vr[u];
+        for (int u = 0; u < VPER; u++) vs[buf][r0 + R * u][cc] = (double)vr[u];
     };
     double acc[4][FN][2];
 #pragma unroll
@@ -552,16 +553,28 @@ __device__ void delayed_update(const SolidParams p, int spin, int slots, int kma
 }
 
 extern "C" __global__ void __launch_bounds__(SOLID_W_BLOCK, 2) solid_delayed_w4_mixed(const SolidParams p, int spin, int slots, int kmax,
-                                                                                const unsigned char* walkers, const double* v, double* w) {
+                                                                                const unsigned char* walkers, const float* v, double* w) {
     delayed_w<float, 4>(p, spin, slots, kmax, walkers, v, w);
 }
 extern "C" __global__ void __launch_bounds__(SOLID_W_BLOCK, 2) solid_delayed_w8_mixed(const SolidParams p, int spin, int slots, int kmax,
-                                                                                const unsigned char* walkers, const double* v, double* w) {
+                                                                                const unsigned char* walkers, const float* v, double* w) {
     delayed_w<float, 8>(p, spin, slots, kmax, walkers, v, w);
 }
 extern "C" __global__ void __launch_bounds__(SOLID_U_BLOCK, 2) solid_delayed_update_mixed(const SolidParams p, int spin, int slots, int kmax,
                                                                                     unsigned char* walkers, const double* w, const double* y) {
     delayed_update<float>(p, spin, slots, kmax, walkers, w, y);
+}
+
+// The first `slots` rows of every walker's pending inverse rows ut (f32, [walker][kmax][stride]) widened to f64 into
+// u64 ([walker][kmax][n]), for cuBLAS's Y = B^-T U^T: exact, so Y is what it was when ut was kept in f64. One block
+// per walker.
+extern "C" __global__ void solid_widen_ut(int n, int stride, int kmax, int slots, const float* __restrict__ ut,
+                                          double* __restrict__ u64) {
+    const size_t b = blockIdx.x;
+    for (int idx = threadIdx.x; idx < slots * n; idx += blockDim.x) {
+        const int l = idx / n, i = idx % n;
+        u64[(b * kmax + l) * n + i] = (double)ut[(b * kmax + l) * stride + i];
+    }
 }
 
 // Sherman-Morrison for the accepted walkers, one warp per row j of the spin block: coef_j = (t[j] . u - delta_jk) /
@@ -790,12 +803,12 @@ extern "C" __global__ void solid_gather_positions(const SolidParams p, long long
         det_ratio<S, A, true>(p, e, phi, walkers, urow, g, tk);                                                          \
     }                                                                                                                    \
     extern "C" __global__ void solid_det_column_##SUF(const SolidParams p, int e, int slot, int kmax,                   \
-                                                      const unsigned char* walkers, const A* v, const A* ut,             \
+                                                      const unsigned char* walkers, const S* v, const S* ut,             \
                                                       const A* binv, const int* rep, A* pbuf, A* col, double* g) {       \
         det_column<S, A>(p, e, slot, kmax, walkers, v, ut, binv, rep, pbuf, col, g);                                     \
     }                                                                                                                    \
     extern "C" __global__ void solid_det_accept_##SUF(const SolidParams p, int e, int slot, int kmax, unsigned char* walkers, \
-                                                      const S* urow, const int* accept, A* v, A* ut, A* binv, int* rep,  \
+                                                      const S* urow, const int* accept, S* v, S* ut, A* binv, int* rep,  \
                                                       const A* pbuf) {                                                   \
         det_accept<S, A>(p, e, slot, kmax, walkers, urow, accept, v, ut, binv, rep, pbuf);                               \
     }                                                                                                                    \
@@ -807,7 +820,7 @@ extern "C" __global__ void solid_gather_positions(const SolidParams p, long long
     }                                                                                                                    \
     extern "C" __global__ void __launch_bounds__(512) solid_move_begin_delayed_##SUF(const SolidParams p, int e, int slot, int kmax,           \
                                                               unsigned char* walkers, const double* ions,                \
-                                                              const double* moves, const A* v, const A* ut,              \
+                                                              const double* moves, const S* v, const S* ut,              \
                                                               const A* binv, const int* rep, A* pbuf, A* col, double* g, \
                                                               double* jold, double* newpos, double* spline_pos) {        \
         move_begin<S, A, true>(p, e, slot, kmax, walkers, ions, moves, v, ut, binv, rep, pbuf, col, g, jold, newpos,    \
@@ -822,8 +835,8 @@ extern "C" __global__ void solid_gather_positions(const SolidParams p, long long
     extern "C" __global__ void __launch_bounds__(512) solid_move_end_delayed_##SUF(const SolidParams p, int e, int slot, int kmax,             \
                                                             const A* phi, unsigned char* walkers, const double* ions,    \
                                                             const double* moves, S* urow, double* g, A* tk,              \
-                                                            double* jold, double* newpos, int* accept, int* acc, A* v,   \
-                                                            A* ut, A* binv, int* rep, const A* pbuf) {                   \
+                                                            double* jold, double* newpos, int* accept, int* acc, S* v,   \
+                                                            S* ut, A* binv, int* rep, const A* pbuf) {                   \
         move_end<S, A, true>(p, e, slot, kmax, phi, walkers, ions, moves, urow, g, tk, jold, newpos, accept, acc, v, ut, \
                              binv, rep, pbuf);                                                                           \
     }                                                                                                                    \

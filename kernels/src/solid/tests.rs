@@ -288,7 +288,9 @@ fn apply_case<S: Scalar, A: Scalar>(gpu: &std::sync::Arc<crate::gpu::Gpu>, sys: 
     let (n, st, k) = (sys.setup.per_spin(), sys.setup.table.stride, p.delay);
     let nan = f64::NAN;
     let seed = (n * 1000 + k * 10 + slots) as u64;
-    let (mut v, mut ut, mut binv) = (uniforms(seed, walkers * k * st), uniforms(seed + 1, walkers * k * st), uniforms(seed + 2, walkers * k * k));
+    // the rows as the engine keeps them, in S (a new row rounded to S, rows of the S inverse)
+    let in_s = |x: Vec<f64>| x.into_iter().map(|y| S::of(y).f64()).collect::<Vec<f64>>();
+    let (mut v, mut ut, mut binv) = (in_s(uniforms(seed, walkers * k * st)), in_s(uniforms(seed + 1, walkers * k * st)), uniforms(seed + 2, walkers * k * k));
     for w in 0..walkers {
         for l in 0..k {
             for i in 0..st {
@@ -307,9 +309,10 @@ fn apply_case<S: Scalar, A: Scalar>(gpu: &std::sync::Arc<crate::gpu::Gpu>, sys: 
     // slots holding a change (-1) and new rows of replaced rows (distinct rows: 7 is prime to n = 48, 144, 27, 81)
     let rep: Vec<i32> = (0..walkers * k).map(|x| if x % 3 == 0 { -1 } else { ((7 * (x % k) + x / k) % n) as i32 }).collect();
     let conv = |x: &[f64]| x.iter().map(|&y| A::of(y)).collect::<Vec<A>>();
+    let rows = |x: &[f64]| x.iter().map(|&y| S::of(y)).collect::<Vec<S>>();
     for spin in [1, 0] {
         let before: Vec<Vec<f64>> = (0..walkers).map(|w| g.walker(w).unwrap().3.iter().map(|x| x.f64()).collect()).collect();
-        let (rep_after, binv_after) = g.apply_with(spin, slots, [&conv(&v), &conv(&ut), &conv(&binv)], &rep, A::of(nan)).unwrap();
+        let (rep_after, binv_after) = g.apply_with(spin, slots, [&rows(&v), &rows(&ut)], &conv(&binv), &rep, A::of(nan)).unwrap();
         let what = format!("{} n {n} delay {k} slots {slots} spin {spin}", S::NAME);
         for w in 0..walkers {
             let after: Vec<f64> = g.walker(w).unwrap().3.iter().map(|x| x.f64()).collect();
