@@ -339,6 +339,7 @@ pub struct GpuEngine<'a, S: Real, A: Real> {
     ions: CudaSlice<f64>,
     draws: CudaSlice<f64>,
     g: CudaSlice<f64>,
+    /// Per walker the Jastrow's value at the old position and its 5 sums at the proposal, `[walker][6]`.
     jold: CudaSlice<f64>,
     newpos: CudaSlice<f64>,
     accept: CudaSlice<i32>,
@@ -480,7 +481,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             ions: if ni > 0 { gpu.upload("ion positions", &setup.ions)? } else { gpu.zeros("ion positions", 1)? },
             draws: gpu.zeros("random numbers", walkers * ne * PER_MOVE)?,
             g: gpu.zeros("ratios and gradients", 4 * walkers)?,
-            jold: gpu.zeros("old Jastrow sums", walkers)?,
+            jold: gpu.zeros("Jastrow sums of a move", 6 * walkers)?,
             newpos: gpu.zeros("proposals", 3 * walkers)?,
             accept: gpu.zeros("accept flags", walkers)?,
             acc: gpu.zeros("accepted counts", walkers)?,
@@ -857,14 +858,14 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         b.arg(&mut self.g).arg(&mut self.jold).arg(&mut self.newpos).arg(sp);
         // SAFETY: block w < walkers: det_grad's or det_column's reads and writes (rows e of walker w's inverse and
         // gradient rows, the first slot < k <= 64 rows of its pending moves; p[w][..slot], tk[w][..n], g[4w+1..4w+4])
-        // then jastrow_move's in phase 0 (walker w's positions and draws row e, the ions; thread 0 writes jold[w],
+        // then jastrow_move's in phase 0 (walker w's positions and draws row e, the ions; thread 0 writes jold[w][..6],
         // 3 entries of newpos and of the orbital evaluator's positions, which hold nw >= w + 1 points).
         unsafe { b.launch(cfg((nw as u32, 1), walker_block(nw))) }.during("launching solid_move_begin")?;
         Ok(())
     }
 
     /// The fused second launch of electron e's move (solid.cu move_end): the ratio and gradient at the proposal from
-    /// the orbital evaluator's outputs, the Jastrow there and Metropolis-Hastings, and with delayed updates (`window`) an
+    /// the orbital evaluator's outputs, Metropolis-Hastings with the Jastrow sums move_begin left, and with delayed updates (`window`) an
     /// accepted move into its slot.
     fn move_end(&mut self, e: i32, window: Option<(i32, i32)>) -> Result<(), GpuError> {
         let nw = self.count();
@@ -884,13 +885,13 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         }
         // SAFETY: block w < walkers: det_ratio's reads and writes (point w of the spline output, nw points evaluated;
         // row e of walker w's inverse or tk[w]; urow[w][4][stride], g[4w..4w+4], tk[w]), then jastrow_move's in phase
-        // 1 (thread 0 writes accept[w], acc[w] and, on accept, walker w's position e), then with a window det_accept's
+        // 1 (thread 0 reads jold[w][..6], writes accept[w], acc[w] and, on accept, walker w's position e), then with a window det_accept's
         // (accepted walkers only: the gradient rows of electron e in its slab and slot `slot` < k of its pending moves).
         unsafe { b.launch(cfg((nw as u32, 1), walker_block(nw))) }.during("launching solid_move_end")?;
         Ok(())
     }
 
-    /// Phase 0 (old position, proposal into the spline's positions) or 1 (new position, accept).
+    /// Phase 0 (old position, proposal into the spline's positions, the Jastrow there) or 1 (ratio, accept).
     fn jastrow_move(&mut self, e: i32, phase: i32) -> Result<(), GpuError> {
         let nw = self.count();
         let kp = self.kp;
@@ -899,7 +900,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         let mut b = s.launch_builder(&self.f.jastrow_move);
         b.arg(&kp).arg(&e).arg(&phase).arg(&mut self.slab.buf).arg(&self.ions).arg(&self.draws).arg(&self.g).arg(&mut self.jold);
         b.arg(&mut self.newpos).arg(sp).arg(&mut self.accept).arg(&mut self.acc);
-        // SAFETY: block w reads walker w's positions and draws row e, the ions; thread 0 writes entry w of jold,
+        // SAFETY: block w reads walker w's positions and draws row e, the ions; thread 0 writes jold[w][..6],
         // accept, acc, and 3 entries of newpos, the spline positions (room for nw >= w + 1 points) and pos.
         unsafe { b.launch(cfg((nw as u32, 1), walker_block(nw))) }.during("launching solid_jastrow_move")?;
         Ok(())

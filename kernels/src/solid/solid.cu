@@ -134,7 +134,7 @@ __device__ void jastrow_decide(const SolidParams& p, int e, int phase, double* _
     if (phase == 0) {
         double dr[3];
         drift(grad, p.tau, dr);
-        jold[w] = (double)s[0];
+        jold[6 * w] = (double)s[0];
         for (int k = 0; k < 3; k++) {
             const double x = at[k] + dr[k] + chi[k];
             newpos[3 * w + k] = x;
@@ -142,7 +142,7 @@ __device__ void jastrow_decide(const SolidParams& p, int e, int phase, double* _
         }
     } else {
         const double old[3] = {pw[3 * e], pw[3 * e + 1], pw[3 * e + 2]};
-        const double ratio = g[4 * w] * exp((double)s[0] - jold[w]);
+        const double ratio = g[4 * w] * exp((double)s[0] - jold[6 * w]);
         const bool a = mh_accept(ratio, p.dmc, old, at, chi, grad, p.tau, mv[3]);
         accept[w] = a;
         if (a) {
@@ -152,8 +152,12 @@ __device__ void jastrow_decide(const SolidParams& p, int e, int phase, double* _
     }
 }
 
-// Phase 0: Jastrow at the old position, then the proposal r' = r + drift(grad ln Psi) + sqrt(tau) chi.
-// Phase 1: Jastrow at r', the ratio, Metropolis-Hastings; on accept the position moves and the count grows.
+// Phase 0: Jastrow at the old position, the proposal r' = r + drift(grad ln Psi) + sqrt(tau) chi, then the Jastrow at
+// r' into jold [w][6] (entry 0 the old value, 1..5 the proposal's sums): the walker's positions are read twice in a
+// row, the second time from cache. Apart, the two passes sat on either side of the orbitals' evaluation, whose table
+// rows pushed the positions (46 KB a walker at 1536 electrons) out of L2 between them, so each pass read them from
+// memory. Phase 1: the ratio with the proposal's sums, Metropolis-Hastings; on accept the position moves and the count
+// grows (thread 0 alone). The same sums as computing them in phase 1, bit for bit.
 template <typename A>
 __device__ void jastrow_move(const SolidParams p, int e, int phase, unsigned char* __restrict__ walkers, const double* __restrict__ ions,
                              const double* __restrict__ moves, const double* g, double* __restrict__ jold,
@@ -162,13 +166,29 @@ __device__ void jastrow_move(const SolidParams p, int e, int phase, unsigned cha
     const int w = blockIdx.x;
     double* pw = pos_of<double>(p, walkers, w);
     const double* mv = moves + ((size_t)w * p.electrons + e) * 4;
-    double at[3];
-    for (int k = 0; k < 3; k++) at[k] = phase == 0 ? pw[3 * e + k] : newpos[3 * w + k];
+    if (phase == 1) {
+        // the rest is thread 0's; the others carry on (the fused kernels below synchronise after it)
+        if (threadIdx.x == 0) {
+            const double at[3] = {newpos[3 * w], newpos[3 * w + 1], newpos[3 * w + 2]};
+            A s[5];
+            for (int k = 0; k < 5; k++) s[k] = (A)jold[6 * w + 1 + k];
+            jastrow_decide<A>(p, e, 1, pw, mv, at, s, g, jold, newpos, spline_pos, accept, acc);
+        }
+        return;
+    }
+    const double at[3] = {pw[3 * e], pw[3 * e + 1], pw[3 * e + 2]};
     A s[5] = {A(0), A(0), A(0), A(0), A(0)};
     jastrow_terms<A>(p, pw, ions, e, at, s);
     block_sum<A, 5>(s);
-    // the rest is thread 0's; the others carry on (the fused kernels below synchronise after it)
-    if (threadIdx.x == 0) jastrow_decide<A>(p, e, phase, pw, mv, at, s, g, jold, newpos, spline_pos, accept, acc);
+    if (threadIdx.x == 0) jastrow_decide<A>(p, e, 0, pw, mv, at, s, g, jold, newpos, spline_pos, accept, acc);
+    // thread 0's proposal, written to memory, is read after the barrier through a plain pointer
+    __syncthreads();
+    const double to[3] = {newpos[3 * w], newpos[3 * w + 1], newpos[3 * w + 2]};
+    A t[5] = {A(0), A(0), A(0), A(0), A(0)};
+    jastrow_terms<A>(p, pw, ions, e, to, t);
+    block_sum<A, 5>(t);
+    if (threadIdx.x == 0)
+        for (int k = 0; k < 5; k++) jold[6 * w + 1 + k] = (double)t[k];
 }
 
 // Ratio det(A')/det(A) and grad ln D' at the proposal: the VGL rows (rounded to S, the row the update writes) dotted
@@ -258,7 +278,7 @@ __device__ void det_accept(const SolidParams p, int e, int slot, int kmax, unsig
 
 // The moves' fused launches, which the timed sweep's graph replays (a profiled step keeps the separate ones, whose
 // events time each class): begin = the determinant's gradient (det_grad, or det_column with delayed updates), then
-// the Jastrow at the old position and the proposal; end = the ratio (det_ratio), the Jastrow at the proposal and the
+// the Jastrow at the old position, the proposal and the Jastrow at the proposal; end = the ratio (det_ratio), the
 // decision, and with delayed updates the accept into the window (det_accept). One block per walker, as each part:
 // three or four launches an electron fewer, a few microseconds each, which at a few hundred walkers is much of a
 // move. What one part hands the next in memory (g and the accept flag from thread 0, urow from every thread) is read
