@@ -32,7 +32,23 @@ fn bad_input_is_rejected_with_a_sentence() {
     rejects(&solid(&["--jastrow", "off"]), "--jastrow applies to --system gas only");
     rejects(&solid(&["--system", "gas", "--jastrow", "maybe"]), "invalid value 'maybe' for '--jastrow");
     rejects(&solid(&["--system", "metal"]), "invalid value 'metal' for '--system");
-    rejects(&solid(&["--system", "gas", "--ranks", "2", "--variants", "cpu"]), "--system gas runs on one rank");
+}
+
+/// The gas over two thread ranks: the same population control and migration as the carbon solid's, the record keyed
+/// by the gas's system, r_s and Jastrow beside the ranks' keys, validated (sampled walkers against the reference on
+/// every rank, one trial energy on all ranks). Carbon's ranks records keep their cell's name.
+#[test]
+fn the_gas_runs_over_ranks() {
+    let dir = std::env::temp_dir().join(format!("qmc-cli-solid-gas-ranks-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let o = solid(&["--system", "gas", "--electrons", "14", "--walkers", "8", "--ranks", "2", "--steps", "3", "--tau", "0.05", "--variants", "cpu", "--precision", "double", "--quiet", "--out", dir.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(dir.join("solid.jsonl")).unwrap();
+    assert_eq!(text.lines().count(), 1, "{text}");
+    for want in ["passed", "\"system\":\"gas\"", "\"rs\":\"1\"", "\"jastrow\":\"on\"", "\"ranks\":2", "\"transport\":\"threads\"", "\"generations_run\":3", "E_est spread", "sampled walkers' local energy vs reference"] {
+        assert!(text.contains(want), "{want} missing: {text}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The gas without the Jastrow in VMC: every walker's kinetic energy is T_0 at every step (a check of the record),
@@ -86,7 +102,7 @@ fn a_two_rank_run_records_the_scaling_extras() {
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 2, "{text}");
     for l in &lines {
-        for want in ["passed", "\"ranks\":2", "\"transport\":\"threads\"", "\"compute_per_gen_s\"", "\"migrate_per_gen_s\"", "\"generations_run\":3", "E_est spread"] {
+        for want in ["passed", "\"ranks\":2", "\"system\":\"C16\"", "\"transport\":\"threads\"", "\"compute_per_gen_s\"", "\"migrate_per_gen_s\"", "\"generations_run\":3", "E_est spread"] {
             assert!(l.contains(want), "{want} missing: {l}");
         }
     }

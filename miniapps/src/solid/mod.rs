@@ -11,7 +11,8 @@
 //! the Hartree-Fock energy within 4 error bars once the blocking analysis has converged (extras `e_vmc`,
 //! `e_vmc_error`, `e_hf`, `hf_converged`); in DMC the engine's energy lies below the Hartree-Fock energy by more
 //! than 4 error bars once its blocking analysis has converged (fixed-node DMC with the Hartree-Fock nodes is
-//! variational; extras `e_dmc`, `e_dmc_error`, `e_dmc_samples`, `e_hf`, `dmc_converged`).
+//! variational; extras `e_dmc`, `e_dmc_error`, `e_dmc_samples`, `e_hf`, `dmc_converged`). With `--ranks` (or under
+//! mpirun) the gas runs over ranks as carbon does (`ranks`), with the ranks' checks and timings.
 //!
 //! Beside each record it prints the floor of one walker step per kernel class (`kernels::solid::floor`: the class's
 //! bytes at the copy bandwidth, its flops at the f64 GEMM rate, both measured in this process) and the measured time
@@ -271,9 +272,6 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
     }
     let ranks = Ranks::choose(a.ranks.unwrap_or(1)).map_err(anyhow::Error::msg)?;
     if a.ranks.is_some() || ranks.transport() == "mpi" {
-        if a.gas() {
-            bail!("--system gas runs on one rank (the engines are the same, but the ranks' records and checks are the carbon solid's): drop --ranks");
-        }
         return ranks::run(r, a, &ranks, &precisions);
     }
     let variants = [Variant::Cpu, Variant::Gpu].into_iter().filter(|v| r.runs(*v)).count();

@@ -1,12 +1,14 @@
-//! `solid --ranks N` (or under mpirun with the `mpi` feature): the synthetic solid's DMC over ranks, one per GPU
+//! `solid --ranks N` (or under mpirun with the `mpi` feature): the synthetic solid's (or with `--system gas` the
+//! electron gas's) DMC over ranks, one per GPU
 //! (threads: one thread per GPU of this process, device = local rank modulo the visible devices) or per CPU core
 //! group (the cpu variant: thread ranks share the process's rayon pool, so the cores go to whichever rank has
 //! work; under mpirun each process has its own pool, sized with --threads). `--walkers` is the population over all
 //! ranks; each rank's engine holds its share. Population control is one comb over all ranks plus walker migration
 //! (`kernels::solid::ranks`); the trial energy is global.
 //!
-//! Records (rank 0 writes them): one per (electrons, walkers, precision, variant), `sizes.ranks`,
-//! `params.transport`, `params.system`; the time of `--steps` generations after one untimed generation, with the
+//! Records (rank 0 writes them): one per (electrons, walkers, precision, variant), the single-rank case's keys (the
+//! gas's `params.system`, `rs` and `jastrow`; carbon's `params.system` names its cell), `sizes.ranks`,
+//! `params.transport`; the time of `--steps` generations after one untimed generation, with the
 //! per-generation means over ranks of the time in walker moves (`compute_per_gen_s`), in the sum over ranks
 //! (`reduce_per_gen_s`, including the wait for the slowest rank; `reduce_max_per_gen_s` that of the rank that waits
 //! most) and in branching and migration (`migrate_per_gen_s`, of which `take_per_gen_s` taking the leaving walkers
@@ -25,7 +27,7 @@
 use super::{work, Args};
 use anyhow::{bail, Result};
 use harness::timing::Stats;
-use harness::{Case, Runner, Variant};
+use harness::{Runner, Variant};
 use kernels::Scalar;
 use kernels::gpu::Gpu;
 use kernels::pseudopotential::Setup;
@@ -66,8 +68,7 @@ pub fn run(r: &mut Runner, a: &Args, ranks: &Ranks, precisions: &[Precision]) ->
     let electrons = a.electrons();
     r.plan(electrons.len() * a.walkers.len() * precisions.len() * variants.len());
     for (i, &ne) in electrons.iter().enumerate() {
-        r.step(format!("building the {}-atom solid", ne / 4));
-        let sys = Solid::carbon(ne / 4, r.seed(i as u64 + 1)).map_err(anyhow::Error::msg)?;
+        let sys = a.system(r, ne, i)?;
         for &p in precisions {
             let params = Params { tau: a.tau, dmc: true, recompute: a.recompute, seed: r.seed(100 + i as u64), first: 0, delay: crate::solid::delay(a, ne) };
             for &v in &variants {
@@ -199,14 +200,10 @@ fn record(r: &mut Runner, a: &Args, sys: &Solid, p: Precision, v: Variant, total
     };
     checks.push(Check { quantity: "E_est spread over ranks (Ha)".into(), error: spread, tolerance: 0.0, compared: size });
     let secs = blocks[0][12];
-    let case = Case::new("solid", "dmc", p)
-        .size("electrons", ne)
-        .size("walkers", total)
-        .size("ranks", size)
-        .param("system", format!("C{}", ne / 4))
-        .param("tau", a.tau)
-        .param("steps", steps)
-        .param("delay", crate::solid::delay(a, ne))
+    // the single-rank case's keys (the gas's system, r_s and Jastrow among them) and the ranks'; carbon names its cell
+    let case = a.case(p, ne, total, steps, crate::solid::delay(a, ne)).size("ranks", size);
+    let case = if a.gas() { case } else { case.param("system", format!("C{}", ne / 4)) };
+    let case = case
         .param("transport", ranks.transport())
         .param("migrate", a.migrate.name())
         .param("migrate_via", if ranks.transport() == "threads" && v == Variant::Gpu { a.migrate_via.name() } else { "host" });
