@@ -30,6 +30,8 @@
 #   lu-route    where the lanes' per-matrix LU overtakes the batched one: inversions at n = 512..1024, this binary and
 #               PREV_BIN; the solid at 1536 electrons on the GPU
 #   solid-delay-sweep  the solid's delay k = 1, 16, 32, 64 at 1536 electrons, GPU double
+#   gas-ranks-weak  weak scaling of the 54-electron gas's DMC on the batched CPU engine (solid --system gas), 1 and
+#               16 ranks, MPI bound to cores and threads (issue #24, item 5)
 #   solid-mixed-delay  the solid's delay k = 48, 64 at 1536 electrons and 512 walkers, GPU mixed (32 is solid-gpu's)
 #   solid-kernels  Nsight Compute's time and DRAM bytes per kernel of one solid step at 1536 electrons (issue #21)
 #   gas         the electron gas on the solid's batched engines (issue #20, item 4): its GPU tests, CPU (16 cores) and
@@ -445,6 +447,26 @@ for stage in "$@"; do
                 "$BIN" run solid --electrons 1536 --walkers 256 --variants gpu --precision "$p" --check-walkers 1 --check-steps 1 \
                 --warmup 0 --max-reps 1 --quiet --out /tmp/qmc-spline-ncu 2>&1 | grep -v "^==PROF==" | grep -E "bspline|gpu__|dram__|launch__|sm__|l1tex__|lts__" | head -40 \
                 || echo "ncu failed"
+        done
+        ;;
+    gas-ranks-weak)
+        # issue #24, item 5, on the one driver's CPU engine: weak scaling of the 54-electron gas's DMC (solid --system
+        # gas, 32 walkers a rank, 200 timed generations, double) at 1 and 16 ranks: MPI processes bound one to a core
+        # (--threads 1 each), then threads of one process (--ranks R --threads R); the one-rank run again after the
+        # 16-rank one, so that a drift of the machine between them shows. Efficiency t(1) / t(16) per generation, from
+        # the records
+        g=(--system gas --electrons 54 --steps 200 --tau 0.02 --variants cpu --precision double)
+        if command -v mpirun >/dev/null && ldd "$BIN" 2>/dev/null | grep -q libmpi; then
+            for R in 1 16 1; do
+                echo "+ mpirun -n $R qmcbench run solid ${g[*]} --walkers $((32 * R)) --threads 1 (mpi transport, bound)"
+                OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout --signal=INT 120 mpirun --allow-run-as-root --bind-to core --map-by core -n "$R" \
+                    "$BIN" run solid "${g[@]}" --walkers $((32 * R)) --threads 1 --quiet --out "$REC" || { echo "FAILED: mpirun -n $R solid gas"; fail=1; }
+            done
+        else
+            echo "gas-ranks-weak: no MPI runs (needs mpirun and a binary built with MPI=1 scripts/build-carry.sh)"
+        fi
+        for R in 1 16 1; do
+            STAGE_TIMEOUT=120 run run solid "${g[@]}" --walkers $((32 * R)) --ranks "$R" --threads "$R"
         done
         ;;
     solid-scaling)
