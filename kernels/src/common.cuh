@@ -113,6 +113,22 @@ __device__ __forceinline__ void horner(const P& prm, int f, int first, int len, 
     p2 *= T(2);
 }
 
+// Screening pairs by a radial functor's cutoff, which past it is an exact zero: most pairs of a large cell lie there
+// and are skipped before the square root. near_image: the minimum image d of a - b found with a product by inv_cell
+// (1 / cell) instead of a division, and |d|^2. The two images differ only where a coordinate lies within an ulp of
+// half a side, and there both |d|^2 agree to an ulp; past_cutoff's margin of ulps covers that, so no pair the functor
+// weighs is screened out.
+__device__ __forceinline__ double near_image(const double cell[3], const double inv_cell[3], const double* a, const double* b,
+                                             double d[3]) {
+#pragma unroll
+    for (int k = 0; k < 3; k++) {
+        const double x = a[k] - b[k];
+        d[k] = x - cell[k] * rint(x * inv_cell[k]);
+    }
+    return d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+}
+__device__ __forceinline__ bool past_cutoff(double r2, double cut) { return r2 > cut * cut * (1.0 + 1e-12); }
+
 // u, u' and u'' of B-spline functor f of parameters prm at r, in T.
 template <typename V, typename T, typename P>
 __device__ __forceinline__ void bspline_functor(const P& prm, int f, T r, T& u, T& du, T& d2u) {

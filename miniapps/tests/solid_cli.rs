@@ -39,8 +39,7 @@ fn bad_input_is_rejected_with_a_sentence() {
 /// every rank, one trial energy on all ranks). Carbon's ranks records keep their cell's name.
 #[test]
 fn the_gas_runs_over_ranks() {
-    let dir = std::env::temp_dir().join(format!("qmc-cli-solid-gas-ranks-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = scratch("solid-gas-ranks");
     let o = solid(&["--system", "gas", "--electrons", "14", "--walkers", "8", "--ranks", "2", "--steps", "3", "--tau", "0.05", "--variants", "cpu", "--precision", "double", "--quiet", "--out", dir.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&o.stderr));
     let text = std::fs::read_to_string(dir.join("solid.jsonl")).unwrap();
@@ -56,8 +55,7 @@ fn the_gas_runs_over_ranks() {
 /// this run leave the blocking analysis unconverged, which the record says (hf_converged 0) without a check.
 #[test]
 fn a_gas_run_records_its_exact_checks() {
-    let dir = std::env::temp_dir().join(format!("qmc-cli-solid-gas-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = scratch("solid-gas");
     let o = solid(&["--system", "gas", "--electrons", "14", "--jastrow", "off", "--method", "vmc", "--walkers", "4", "--cpu-walkers", "4", "--steps", "20", "--variants", "cpu", "--precision", "double,mixed", "--reps", "1", "--quiet", "--out", dir.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&o.stderr));
     let text = std::fs::read_to_string(dir.join("solid.jsonl")).unwrap();
@@ -77,8 +75,7 @@ fn a_gas_run_records_its_exact_checks() {
 /// blocking analysis unconverged, which the record says (dmc_converged 0) without a check against E_HF.
 #[test]
 fn a_gas_dmc_run_records_its_energy() {
-    let dir = std::env::temp_dir().join(format!("qmc-cli-solid-gas-dmc-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = scratch("solid-gas-dmc");
     let o = solid(&["--system", "gas", "--electrons", "14", "--method", "dmc", "--walkers", "4", "--cpu-walkers", "4", "--steps", "20", "--tau", "0.05", "--variants", "cpu", "--precision", "double", "--reps", "1", "--quiet", "--out", dir.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&o.stderr));
     let text = std::fs::read_to_string(dir.join("solid.jsonl")).unwrap();
@@ -94,8 +91,7 @@ fn a_gas_dmc_run_records_its_energy() {
 /// migrated walkers against the reference on every rank, one trial energy on all ranks).
 #[test]
 fn a_two_rank_run_records_the_scaling_extras() {
-    let dir = std::env::temp_dir().join(format!("qmc-cli-solid-ranks-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = scratch("solid-ranks");
     let o = solid(&["--electrons", "64", "--walkers", "6", "--ranks", "2", "--steps", "3", "--tau", "0.3", "--variants", "cpu", "--precision", "double,mixed", "--quiet", "--out", dir.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&o.stderr));
     let text = std::fs::read_to_string(dir.join("solid.jsonl")).unwrap();
@@ -111,8 +107,7 @@ fn a_two_rank_run_records_the_scaling_extras() {
 
 #[test]
 fn a_tiny_run_passes_and_writes_records() {
-    let dir = std::env::temp_dir().join(format!("qmc-cli-solid-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = scratch("solid");
     let o = solid(&["--electrons", "64", "--walkers", "2,4", "--cpu-walkers", "2", "--variants", "cpu", "--precision", "double,mixed", "--reps", "1", "--quiet", "--out", dir.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&o.stderr));
     let text = std::fs::read_to_string(dir.join("solid.jsonl")).unwrap();

@@ -148,20 +148,13 @@ extern "C" __global__ void pp_keys(const PPParams p, const double* __restrict__ 
 }
 
 // Value of Jastrow functor f at the minimum-image distance between a and b, in A. Most pairs lie beyond the functor's
-// cutoff (at 1536 electrons a point is within it of a few dozen of the 1920 particles), where it is an exact zero:
-// they are screened out first with the image found by a product with inv_cell (1 / cell) instead of min_image's
-// division, and a margin of ulps on r^2. The product's image differs from the division's only where a coordinate
-// lies within an ulp of half a side, and there both images' r^2 agree to an ulp, within the margin: no pair the
-// functor weighs is screened out. The pairs kept take min_image's image as before, so the sums are the same bits.
+// cutoff (at 1536 electrons a point is within it of a few dozen of the 1920 particles): they are screened out
+// (common.cuh near_image, past_cutoff). The pairs kept take min_image's image by division as before, so the sums
+// are the same bits.
 template <typename A>
 __device__ __forceinline__ A jastrow_u(const PPParams& p, int f, const double* a, const double* b, const double inv_cell[3]) {
     double d[3];
-#pragma unroll
-    for (int k = 0; k < 3; k++) {
-        const double x = a[k] - b[k];
-        d[k] = x - p.cell[k] * rint(x * inv_cell[k]);
-    }
-    if (d[0] * d[0] + d[1] * d[1] + d[2] * d[2] > p.jcut[f] * p.jcut[f] * (1.0 + 1e-12)) return A(0);
+    if (past_cutoff(near_image(p.cell, inv_cell, a, b, d), p.jcut[f])) return A(0);
     min_image(p, a, b, d);
     const double r = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
     A u, du, d2u;

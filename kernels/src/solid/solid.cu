@@ -61,24 +61,17 @@ __device__ void jastrow_terms(const SolidParams& p, const double* __restrict__ p
                               int e, const double at[3], A acc[5]) {
     const int half = p.n;
     const int total = p.electrons + p.ions;
-    // Most pairs lie beyond the functors' cutoff (half a diamond cell's side; 1536 electrons fill 48 cells), where
-    // the functor adds exact zeros: they are skipped before the square root, with a margin of ulps so that no pair the functor would
-    // weigh is skipped, and the image is found with a product instead of a division. The two agree on the nearest
-    // image except within an ulp of half a side, which lies beyond the cutoff (at most half the smallest side), so
-    // the sums are the same bits as before.
+    // Most pairs lie beyond the functors' cutoff (half a diamond cell's side; 1536 electrons fill 48 cells): they are
+    // screened out (common.cuh near_image, past_cutoff). The pairs kept take near_image's image: it agrees with a
+    // division's except within an ulp of half a side, which lies beyond the cutoff (at most half the smallest side).
     const double inv_cell[3] = {1.0 / p.cell[0], 1.0 / p.cell[1], 1.0 / p.cell[2]};
     for (int o = threadIdx.x; o < total; o += blockDim.x) {
         if (o == e) continue;
         const double* b = o < p.electrons ? pw + 3 * (size_t)o : ions + 3 * (size_t)(o - p.electrons);
         const int f = o < p.electrons ? ((o < half) != (e < half)) : 2;
         double d[3];
-#pragma unroll
-        for (int k = 0; k < 3; k++) {
-            const double x = at[k] - b[k];
-            d[k] = x - p.cell[k] * rint(x * inv_cell[k]);
-        }
-        const double r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
-        if (r2 > p.jcut[f] * p.jcut[f] * (1.0 + 1e-12)) continue;
+        const double r2 = near_image(p.cell, inv_cell, at, b, d);
+        if (past_cutoff(r2, p.jcut[f])) continue;
         const double r = sqrt(r2);
         A u[3];
         functor<A>(p, f, (A)r, u);
@@ -225,8 +218,8 @@ __device__ void det_ratio(const SolidParams p, int e, const A* __restrict__ phi,
 // place in its window. Pending moves per walker: v, ut [w][kmax][stride] in S (the new value rows, rounded to S as
 // the update writes them, and the inverse rows they started from: both exact in S, so f32 rows in mixed precision
 // lose nothing and halve the bytes each move reads), binv [w][kmax][kmax] and pbuf [w][kmax] in A (computed, f64 in
-// mixed precision too: determinant::delayed says why), rep [w][kmax] (the row each slot replaces, -1 empty); the steps themselves are common.cuh's delayed_z,
-// delayed_entry and delayed_grow, the apply cuBLAS's (solid/gpu.rs).
+// mixed precision too: determinant::delayed says why), rep [w][kmax] (the row each slot replaces, -1 empty); the
+// steps themselves are common.cuh's delayed_z, delayed_entry and delayed_grow, the apply cuBLAS's (solid/gpu.rs).
 
 // grad ln D of electron e at its position: column q of the current inverse against the window's pending moves into
 // col [w][stride] (A), the stored gradient rows dotted with it -> g[w][1..3].
@@ -363,8 +356,8 @@ __device__ __forceinline__ void mma_f64(double d[2], double a, double b) {
 // each); a warp skips the fragments of slots past `slots` (uniform). Stages double-buffered in shared memory: the next
 // stage's entries are loaded into registers while this one is multiplied, then stored into the other buffer, one
 // barrier a stage; t stays f32 there (each lane converts its A fragments: 8 KB a stage instead of 16, so that both
-// buffers of both tiles take 40 KB, within the 48 KB of static shared memory), V (f32 in memory) is staged in f64. Pitch SOLID_W_PITCH = 20 =
-// 4 x 5: the 8 rows g of a fragment start 20 g words apart, 0, 20, 8, 28, 16, 4, 24, 12 mod 32, and c adds 0-3: 32
+// buffers of both tiles take 40 KB, within the 48 KB of static shared memory), V (f32 in memory) is staged in f64.
+// Pitch SOLID_W_PITCH = 20 = 4 x 5: the 8 rows g of a fragment start 20 g words apart, 0, 20, 8, 28, 16, 4, 24, 12 mod 32, and c adds 0-3: 32
 // distinct banks for the f32 tile; for the f64 one a half-warp (g < 4, or g >= 4) covers 20 g + c mod 16 = 4 g + c: 16
 // distinct double banks. A stage reads 8 KB of t from memory (rows of 64 contiguous bytes) and 4 KB of V (w8; 2 KB w4)
 // from L2 for 262,144 flops (w8): 32 flops a byte of t, 16 a byte staged. Each t entry is read from memory once (512 n
