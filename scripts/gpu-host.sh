@@ -7,6 +7,8 @@
 #   dram-bytes  Nsight Compute's DRAM byte counters beside the record's byte model, for the GPU case above 100% of
 #               the copy ceiling (B-spline VGH, 4096 orbitals, 1024 walkers, double)
 #   probe       what the host offers for multi-rank runs (MPI library, launcher, GPUs)
+#   capture-race  how often a device closing on another thread breaks a CUDA graph capture left unguarded (the
+#               diagnostic beside the GPU test that the guard, gpu/mod.rs CAPTURES, prevents it)
 #   qmc-check   the driver's GPU walkers at small sizes (trajectory check against the CPU first)
 #   qmc-gpu     the driver's GPU walkers: DMC time-step series of He, H2, Be (extrapolated to tau = 0) and the gas
 #   qmc-coverage  300 independent He DMC runs (CPU cores): how often their error bars cover the exact energy
@@ -92,6 +94,11 @@ for stage in "$@"; do
         fi
         grep -q SKIPPED "$OUT/tests.txt" && { echo "FAILED: a GPU test skipped with QMC_REQUIRE_GPU=1"; exit 1; }
         echo "  GPU tests passed ($((SECONDS - t0)) s): $(grep -c '^test .* ok$' "$OUT/tests.txt") tests"
+        ;;
+    capture-race)
+        # How often a device closing on another thread breaks a stream capture in flight when the capture is not
+        # kept apart (gpu/mod.rs CAPTURES; the GPU test captures_survive_other_threads_closing_devices runs with it)
+        "${TESTS:-.carry/kernels-tests}" capture_race_without_the_lock --ignored --nocapture 2>&1 | tee "$OUT/capture-race.txt" | grep -E "without the lock|^  |test result"
         ;;
     solid-check)
         # small whole-step run first: the GPU engine against the CPU engine step by step (trajectory) and against

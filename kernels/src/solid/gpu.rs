@@ -650,15 +650,10 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             return (0..ne).try_for_each(|e| self.sweep_electron(e as i32));
         }
         if self.sweep_graph.is_none() {
-            // handles made before the capture: creating them allocates, which a capture does not allow
+            // the delayed updates' cuBLAS handle, made before the capture
             self.gpu.blas()?;
-            let s = self.gpu.stream.clone();
-            s.begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL).during("starting the capture of the sweep")?;
-            let issued = (0..ne).try_for_each(|e| self.sweep_electron(e as i32));
-            // the capture ends whatever happened, or the stream stays unusable
-            let graph = s.end_capture(sys::CUgraphInstantiate_flags(0)).during("capturing the sweep into a graph");
-            issued?;
-            self.sweep_graph = Some(graph?.ok_or_else(|| GpuError::EmptyGraph("the sweep".into()))?);
+            let gpu = self.gpu.clone();
+            self.sweep_graph = Some(gpu.capture("the sweep", || (0..ne).try_for_each(|e| self.sweep_electron(e as i32)))?);
         }
         self.sweep_graph.as_ref().expect("captured above").launch().during("launching the sweep's graph")
     }
