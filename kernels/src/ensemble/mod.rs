@@ -4,10 +4,15 @@
 //! - [`pack`]: walkers and run state as bytes, for migration and checkpoints;
 //! - [`population`]: branching copies and the migration of walkers between ranks (transfer plans, traffic);
 //! - [`balance`]: walker shares by measured rank speed;
-//! - [`moves`]: the limited drift of a drift-diffusion move and the tally of proposals.
+//! - [`moves`]: the limited drift of a drift-diffusion move and the tally of proposals;
+//! - [`dmc`]: the one DMC generation (weights, branching or comb, trial energy, estimator) over any engine;
+//! - [`blocking`], [`coverage`]: error bars of correlated series and how often they cover a known value.
 
 pub mod balance;
+pub mod blocking;
 pub mod comm;
+pub mod coverage;
+pub mod dmc;
 pub mod moves;
 pub mod pack;
 pub mod population;

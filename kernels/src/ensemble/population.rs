@@ -20,6 +20,7 @@
 use super::balance::equal;
 use super::comm::Comm;
 use super::pack::{frames, pack_all, unpack_all, Pack};
+use rand::Rng;
 use std::time::Instant;
 
 /// Most copies one walker may make in one generation (a walker that would make more is a sign of trouble; the cap
@@ -43,6 +44,11 @@ pub fn copies(weight: f64, xi: f64) -> usize {
 /// walkers are split ([`comb_copies`]).
 fn tooth(k: usize, n: usize, total: f64, xi: f64) -> f64 {
     (k as f64 + xi) * total / n as f64
+}
+
+/// The uniform offset xi of the comb of generation `gen` (the same on every rank).
+pub fn comb_offset(seed: u64, gen: usize) -> f64 {
+    crate::rng::stream(seed, 0xB4A9, gen, 0).random::<f64>()
 }
 
 /// For each rank, the range of the `n` teeth that fall on its walkers' weights, which lie after those of the ranks

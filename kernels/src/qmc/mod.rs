@@ -36,9 +36,8 @@
 //! [`systems::Blueprint`]; in double it follows the CPU trajectories, the same random numbers being drawn on the
 //! device).
 
-pub mod blocking;
+
 pub mod checkpoint;
-pub mod coverage;
 pub mod coulomb;
 pub mod dmc;
 pub mod engine;

@@ -5,7 +5,7 @@
 //! [`engine`](super::engine)). Walker k draws its random numbers at step
 //! s from its own stream (seed, s, k), so a run is reproducible from its seed whatever the number of threads.
 
-use super::blocking::{blocking, Blocked};
+use crate::ensemble::blocking::{blocking, Blocked};
 use crate::ensemble::comm::{share, Comm, Solo};
 use super::engine::{infallible, Population};
 use super::walker::Walker;

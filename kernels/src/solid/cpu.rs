@@ -13,7 +13,8 @@
 
 use super::conditioning::{cond_1, reinverts};
 use super::finite::Finite;
-use super::ranks::{generation, Cargo, Dmc, Engine};
+use super::ranks::{self, generation, Cargo, Engine, Migration};
+use crate::ensemble::dmc::Dmc;
 use super::walker::Walker;
 use super::{draws, start_walkers, timed, Class, Orbitals, Params, Parts, Solid, SolidError, Timers, PER_MOVE};
 use crate::ensemble::comm::Solo;
@@ -148,7 +149,7 @@ impl<'a, S: Scalar, A: Scalar> CpuEngine<'a, S, A> {
         e.measure(true)?;
         e.nonlocal();
         if p.dmc {
-            e.dmc = Some(Dmc::start(&Solo, &e, count, p.tau, sys.electrons(), p.seed, Default::default()));
+            e.dmc = Some(ranks::dmc(&Solo, &mut e, &p, count, sys.electrons(), 0)?);
         }
         e.timers = Timers::default();
         Ok(e)
@@ -174,7 +175,7 @@ impl<'a, S: Scalar, A: Scalar> CpuEngine<'a, S, A> {
         };
         let before = d.timing.compute_s;
         let start = Instant::now();
-        let done = generation(&Solo, self, &mut d);
+        let done = generation(&Solo, self, &mut d, &mut Migration::default());
         // the advance's classes are timed inside it; the rest is the population control
         self.timers.add(Class::Branching, start.elapsed().as_secs_f64() - (d.timing.compute_s - before));
         self.dmc = Some(d);
@@ -615,5 +616,8 @@ impl<S: Scalar, A: Scalar> Engine<S> for CpuEngine<'_, S, A> {
     }
     fn finite(&mut self) -> &mut Finite {
         &mut self.finite
+    }
+    fn moves(&self) -> MoveStats {
+        self.moves
     }
 }

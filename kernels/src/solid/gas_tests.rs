@@ -5,9 +5,9 @@
 
 use super::cpu::CpuEngine;
 use super::gpu::GpuEngine;
-use super::ranks::Dmc;
+use crate::ensemble::dmc::Dmc;
 use super::*;
-use crate::qmc::blocking::{blocking, Blocked};
+use crate::ensemble::blocking::{blocking, Blocked};
 use crate::Scalar;
 
 fn params(delay: usize) -> Params {

@@ -38,7 +38,8 @@
 use super::conditioning::{device_norms, reinverts};
 use super::walker::Walker;
 use super::finite::Finite;
-use super::ranks::{generation, Cargo, Dmc, Engine};
+use super::ranks::{self, generation, Cargo, Engine, Migration};
+use crate::ensemble::dmc::Dmc;
 use super::{start_walkers, Class, Orbitals, Params, Parts, Solid, SolidError, Timers, PER_MOVE};
 use crate::ensemble::comm::Solo;
 use crate::bspline::gpu::{default_per_thread, suffix, CellSort, GpuSpline};
@@ -519,7 +520,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         e.measure(&(0..walkers).collect::<Vec<_>>(), false)?;
         e.energies_to_host()?;
         if p.dmc {
-            e.dmc = Some(Dmc::start(&Solo, &e, walkers, p.tau, sys.electrons(), p.seed, Default::default()));
+            e.dmc = Some(ranks::dmc(&Solo, &mut e, &p, walkers, sys.electrons(), 0)?);
         }
         // the start's transfers and its LU re-inversion of every walker are not a step's
         e.traffic = Traffic::default();
@@ -597,7 +598,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
     /// One step of every walker, as `CpuEngine::step`.
     pub fn step(&mut self) -> Result<(), SolidError> {
         if let Some(mut d) = self.dmc.take() {
-            let done = generation(&Solo, self, &mut d);
+            let done = generation(&Solo, self, &mut d, &mut Migration::default());
             self.dmc = Some(d);
             done?;
             self.mark(Class::Branching)?;
@@ -1312,6 +1313,9 @@ impl<S: Scalar, A: Scalar> Engine<S> for GpuEngine<'_, S, A> {
     }
     fn finite(&mut self) -> &mut Finite {
         &mut self.finite
+    }
+    fn moves(&self) -> MoveStats {
+        self.moves
     }
 }
 

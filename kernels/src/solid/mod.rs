@@ -44,9 +44,9 @@
 //!    electron-ion, ion-ion); with ions the nonlocal pseudopotential energy (pseudopotential kernel, all walkers in one
 //!    batch); every `recompute` steps (more often for an ill-conditioned walker in mixed precision:
 //!    [`conditioning::reinverts`]) a fresh f64 inversion of the Slater matrices from the measured values;
-//! 3. DMC only: branching weights and a fixed-population comb, one population control for every engine
-//!    ([`ranks::generation`]): on one rank, or over several (one per GPU or core group) one comb over all ranks'
-//!    walkers and walker migration.
+//! 3. DMC only: the suite's one DMC generation ([`crate::ensemble::dmc`], the qmc driver's too) under its
+//!    fixed-population comb ([`ranks::generation`]): on one rank, or over several (one per GPU or core group) one
+//!    comb over all ranks' walkers and walker migration.
 //!
 //! Random numbers: per walker and step one stream (rng::stream), drawn in a fixed order ([`draws`]): per
 //! electron three normals and one uniform, then the quadrature rotations of every ion. The GPU engine draws the same
@@ -217,6 +217,9 @@ pub enum SolidError {
     NoTensorF64(String, i32, i32),
     #[error(transparent)]
     Gpu(#[from] crate::gpu::GpuError),
+    /// The DMC generation's own stop (a non-finite energy), or an engine error it passed on, as its message.
+    #[error("{0}")]
+    Dmc(String),
 }
 
 /// The delay both engines use for `n` electrons per spin unless told otherwise: the power of 2 nearest sqrt(2n)
@@ -338,11 +341,6 @@ pub fn start_walkers<S: Real>(sys: &Solid, count: usize, p: &Params) -> pp::Walk
         rot.extend((0..ni).flat_map(|_| random_rotation(&mut r)));
     }
     pp::Walkers { count, pos, inv: vec![S::zero(); count * ne * s.table.stride], rot }
-}
-
-/// The uniform number of the comb of step `step`.
-pub fn comb_offset(seed: u64, step: usize) -> f64 {
-    stream(seed, 0xB4A9, step, 0).random::<f64>()
 }
 
 /// Expected nonlocal jobs of one walker: electrons times ions times the chance of being within r_c of an ion.

@@ -4,21 +4,15 @@
 //! (`comm::share` of the total, global walker indices from `Params::first`, so no two ranks share a random stream)
 //! and propagates them; population control is global.
 //!
-//! Per generation ([`generation`]):
-//! 1. compute: every rank's engine advances its walkers (sweep, measurement, nonlocal energy; `advance`);
-//! 2. reduce: one element-wise sum of [W_0, ..., W_{P-1}, sum w E_L] (each rank fills its own weight total W_r and
-//!    its part of the weighted energy; the weights are `ensemble::population::weight`, the qmc driver's, with no
-//!    trial-energy shift since the population is fixed), so every rank knows every rank's weight total and the
-//!    generation's energy; the estimate E_est (the running mean of the generations' energies) is updated
-//!    identically on every rank;
-//! 3. population: one comb over all ranks' walkers in rank order (`ensemble::population::teeth`: tooth k at (k + xi) W / N, xi from
-//!    the run's seed, the same on every rank), so rank r's walkers receive exactly the copies one comb over the
-//!    whole population would give them; each rank makes its copies in place ([`place`]: survivors keep their
-//!    slots, extra copies fill the slots of the dead); a rank with more copies than slots sends the surplus, a
-//!    rank with fewer receives, walker by walker ([`exchange`]: the transfer plan of `ensemble::population::plan`
-//!    from the per-rank copy counts, which every rank derives from the same sums, so no further reduction is
-//!    needed). The total population stays N and every rank ends with its share again, so the engines keep their
-//!    fixed sizes.
+//! A generation is the one DMC generation of the suite ([`crate::ensemble::dmc`]) under its comb
+//! ([`Control::Comb`]): every rank's engine advances its walkers (sweep, measurement, nonlocal energy); one sum over
+//! ranks carries each rank's weight total and the weighted energy; one comb over all ranks' walkers in rank order
+//! gives rank r's walkers exactly the copies one comb over the whole population would give them, so every rank
+//! derives every rank's copy count from the same sums. [`Slots`] then renews the population in the engine's fixed
+//! slots: each rank makes its copies in place ([`place`]: survivors keep their slots, extra copies fill the slots of
+//! the dead); a rank with more copies than slots sends the surplus, a rank with fewer receives, walker by walker
+//! ([`exchange`]: the transfer plan from the per-rank copy counts to equal shares). The total population stays N and
+//! every rank ends with its share again, so the engines keep their fixed sizes.
 //!
 //! What a migrating walker carries is the run's [`Cargo`]:
 //! - configuration: positions, rotations, energies and condition number (14 KB at 512 electrons); the receiving
@@ -38,13 +32,14 @@
 
 use super::finite::Finite;
 use super::walker::Walker;
-use super::{comb_offset, SolidError};
+use super::{Params, SolidError};
+use crate::ensemble::comm::Comm;
+use crate::ensemble::dmc::{self, Control, Dmc, DmcError, Ensemble};
+use crate::ensemble::moves::MoveStats;
+use crate::ensemble::pack::{frames, pack_all, unpack_all};
+use crate::ensemble::population::{plan_to, Traffic};
 use crate::pseudopotential::slab::Field;
 use crate::Real;
-use crate::ensemble::comm::Comm;
-use crate::qmc::blocking::{weighted_blocking, Blocked};
-use crate::ensemble::pack::{frames, pack_all, unpack_all};
-use crate::ensemble::population::{comb_copies, energy_cap, plan, teeth, weight, Traffic};
 use std::time::Instant;
 
 /// What a migrating walker carries (module docs).
@@ -151,6 +146,8 @@ pub trait Engine<S> {
     fn rebuild(&mut self, slots: &[usize], cargo: Cargo) -> Result<(), SolidError>;
     /// The engine's tally of energies and weights checked finite.
     fn finite(&mut self) -> &mut Finite;
+    /// The engine's tally of moves so far.
+    fn moves(&self) -> MoveStats;
 }
 
 /// Where copies go on one rank: `parents[s]` the walker whose state slot s takes, `send` the walkers whose
@@ -174,14 +171,11 @@ pub fn place(copies: &[usize]) -> Placement {
     Placement { parents, send: extras[fit..].to_vec(), open: free[fit..].to_vec() }
 }
 
-/// Per-generation times and traffic of one rank.
+/// Where a rank's migration time went, summed over generations (the part of `dmc::Timing::migrate_s` that is not
+/// the copies in place).
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Timing {
-    pub compute_s: f64,
-    pub reduce_s: f64,
-    /// Branching, the exchange and the rebuild of arrived configurations.
-    pub migrate_s: f64,
-    /// Of `migrate_s`: taking the leaving walkers out of the engine (device to host on a GPU),
+pub struct MigrationTiming {
+    /// Taking the leaving walkers out of the engine (device to host on a GPU),
     pub take_s: f64,
     /// sending and receiving them (with the wait for the sender),
     pub exchange_s: f64,
@@ -189,107 +183,89 @@ pub struct Timing {
     pub put_s: f64,
     /// and rebuilding what they did not carry (the GPU's launches only: they run at the next step).
     pub rebuild_s: f64,
-    pub migrated: u64,
-    pub migrated_bytes: u64,
 }
 
-/// The global DMC state every rank holds identically.
-#[derive(Clone, Debug)]
-pub struct Dmc {
-    /// Walkers over all ranks.
-    pub total: usize,
-    pub tau: f64,
-    pub electrons: usize,
-    pub seed: u64,
-    pub e_est: f64,
-    /// Generations run.
-    pub steps: usize,
-    /// Each generation's weighted mean local energy over all ranks.
-    pub energies: Vec<f64>,
-    /// Each generation's total weight over all ranks (the weight of its energy in the estimate).
-    pub weights: Vec<f64>,
-    /// The slot of the last walker that arrived on this rank (to validate: it crossed ranks).
-    pub arrived: Option<usize>,
+/// How walkers migrate between ranks, and what they did.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Migration {
     /// What a migrating walker carries.
     pub cargo: Cargo,
-    /// How its arrays travel: device to device only between threads ranks (`start` makes it host otherwise).
+    /// How its arrays travel: device to device only between threads ranks (`dmc` makes it host otherwise).
     pub via: Via,
-    pub timing: Timing,
+    pub timing: MigrationTiming,
+    /// The slot of the last walker that arrived on this rank (to validate: it crossed ranks).
+    pub arrived: Option<usize>,
 }
 
-impl Dmc {
-    /// The state at the start, from every rank's start energies (one sum).
-    pub fn start<S>(comm: &dyn Comm, e: &dyn Engine<S>, total: usize, tau: f64, electrons: usize, seed: u64, (cargo, via): (Cargo, Via)) -> Dmc {
-        let mut s = [e.energies().iter().sum::<f64>()];
-        comm.sum(&mut s);
-        let via = if comm.transport() == "threads" { via } else { Via::Host };
-        Dmc { total, tau, electrons, seed, e_est: s[0] / total as f64, steps: 0, energies: vec![], weights: vec![], arrived: None, cargo, via, timing: Timing::default() }
+/// The DMC run of an engine built with `p` holding its share of `total` walkers over the ranks of `comm`: the one
+/// generation under the comb, with the estimator from generation `equil` on (one sum over ranks, for the start).
+pub fn dmc<S: Real>(comm: &dyn Comm, e: &mut dyn Engine<S>, p: &Params, total: usize, electrons: usize, equil: usize) -> Result<Dmc, SolidError> {
+    let params = dmc::Params { target: total, tau: p.tau, seed: p.seed, electrons, equil, control: Control::Comb };
+    Dmc::start(comm, &Slots { engine: e, migration: &mut Migration::default() }, params, None).map_err(dmc_error)
+}
+
+/// One DMC generation of this rank's engine with the population control over all ranks (module docs).
+pub fn generation<S: Real>(comm: &dyn Comm, e: &mut dyn Engine<S>, d: &mut Dmc, migration: &mut Migration) -> Result<(), SolidError> {
+    if comm.transport() != "threads" {
+        migration.via = Via::Host;
     }
+    d.generation(comm, &mut Slots { engine: e, migration }).map_err(dmc_error)
+}
 
-    /// The DMC energy: the generations' energies after the first `skip`, weighted by their total weights, with the
-    /// error bar of a blocking analysis of that ratio (qmc::blocking::weighted_blocking, the qmc driver's estimator).
-    pub fn estimate(&self, skip: usize) -> Blocked {
-        let skip = skip.min(self.energies.len());
-        weighted_blocking(&self.energies[skip..], &self.weights[skip..])
+fn dmc_error(e: DmcError) -> SolidError {
+    SolidError::Dmc(e.to_string())
+}
+
+/// A solid engine as the one DMC generation's ensemble: fixed slots, so its population control is the comb, and
+/// its walkers migrate as `migration` says.
+pub struct Slots<'a, S> {
+    pub engine: &'a mut dyn Engine<S>,
+    pub migration: &'a mut Migration,
+}
+
+impl<S: Real> Ensemble for Slots<'_, S> {
+    type Error = SolidError;
+    fn len(&self) -> usize {
+        self.engine.count()
+    }
+    fn energies(&self) -> Result<Vec<f64>, SolidError> {
+        Ok(self.engine.energies())
+    }
+    /// The engine was built with the run's time step and seed, its walkers numbered from `Params::first`, which is
+    /// this rank's `first` (equal shares); its steps count the generations. The GPU engine does not sum the moves'
+    /// displacements, so neither engine reports them: the weights use tau itself, the same on both.
+    fn advance(&mut self, _gen: usize, _first: usize) -> Result<(MoveStats, Vec<f64>), SolidError> {
+        let before = self.engine.moves();
+        self.engine.advance()?;
+        let after = self.engine.moves();
+        let m = MoveStats { attempted: after.attempted - before.attempted, accepted: after.accepted - before.accepted, r2_proposed: 0.0, r2_accepted: 0.0 };
+        Ok((m, self.engine.energies()))
+    }
+    fn weighed(&mut self, gen: usize, energies: &[f64], weights: &[f64]) {
+        self.engine.finite().tally(gen, energies);
+        self.engine.finite().tally(gen, weights);
+    }
+    fn repopulate(&mut self, comm: &dyn Comm, copies: &[usize], counts: &[usize], goals: &[usize]) -> Result<Traffic, SolidError> {
+        let p = place(copies);
+        let (traffic, arrived) = exchange(comm, self.engine, self.migration, &p, counts, goals)?;
+        self.engine.copy_slots(&p.parents)?;
+        let cargo = self.migration.cargo;
+        let rebuilt = if cargo == Cargo::Whole { &[][..] } else { &p.open[..arrived] };
+        let r = Instant::now();
+        self.engine.rebuild(rebuilt, cargo)?;
+        self.migration.timing.rebuild_s += r.elapsed().as_secs_f64();
+        Ok(traffic)
     }
 }
 
-/// One DMC generation of this rank's engine with population control over all ranks (module docs).
-pub fn generation<S: Real>(comm: &dyn Comm, e: &mut dyn Engine<S>, d: &mut Dmc) -> Result<(), SolidError> {
-    let (me, size) = (comm.rank(), comm.size());
-    let t = Instant::now();
-    let old = e.energies();
-    e.advance()?;
-    let new = e.energies();
-    // a fixed population: no trial-energy feedback
-    let cap = energy_cap(d.electrons, d.tau);
-    let w: Vec<f64> = old.iter().zip(&new).map(|(&o, &n)| weight(o, n, d.e_est, 0.0, d.tau, cap)).collect();
-    e.finite().tally(d.steps, &new);
-    e.finite().tally(d.steps, &w);
-    d.timing.compute_s += t.elapsed().as_secs_f64();
-
-    let t = Instant::now();
-    let mut v = vec![0.0; size + 1];
-    v[me] = w.iter().sum();
-    v[size] = w.iter().zip(&new).map(|(w, e)| w * e).sum();
-    comm.sum(&mut v);
-    d.timing.reduce_s += t.elapsed().as_secs_f64();
-
-    let t = Instant::now();
-    let totals = &v[..size];
-    let total: f64 = totals.iter().sum();
-    let e_gen = v[size] / total;
-    let xi = comb_offset(d.seed, d.steps);
-    let ranges = teeth(totals, d.total, xi);
-    let before: f64 = totals[..me].iter().sum();
-    let c = comb_copies(&w, before, total, d.total, xi, ranges[me].clone());
-    let p = place(&c);
-    let counts: Vec<usize> = ranges.iter().map(|r| r.len()).collect();
-    let (traffic, arrived) = exchange(comm, e, d, &p, &counts)?;
-    e.copy_slots(&p.parents)?;
-    let rebuilt = if d.cargo == Cargo::Whole { &[][..] } else { &p.open[..arrived] };
-    let r = Instant::now();
-    e.rebuild(rebuilt, d.cargo)?;
-    d.timing.rebuild_s += r.elapsed().as_secs_f64();
-    d.timing.migrate_s += t.elapsed().as_secs_f64();
-    d.timing.migrated += traffic.walkers;
-    d.timing.migrated_bytes += traffic.bytes;
-
-    d.e_est += (e_gen - d.e_est) / (d.steps + 2) as f64;
-    d.energies.push(e_gen);
-    d.weights.push(total);
-    d.steps += 1;
-    Ok(())
-}
-
-/// The migration of one generation, walker by walker: the transfers of `ensemble::population::plan` (to equal shares,
-/// the same plan on every rank), each walker taken out of the engine, packed and sent on its own, so the receiver
+/// The migration of one generation, walker by walker: the transfers of `ensemble::population::plan_to` (to
+/// `goals`, equal shares; the same plan on every rank), each walker taken out of the engine, packed and sent on its own, so the receiver
 /// unpacks and puts one while the sender takes the next; the walkers of `p.send` leave in order and the arrivals fill
 /// `p.open` in order. With `Via::Device` all leaving walkers are staged on the device first (one outbox). Returns the
 /// traffic and the number of arrivals.
-fn exchange<S: Real>(comm: &dyn Comm, e: &mut dyn Engine<S>, d: &mut Dmc, p: &Placement, counts: &[usize]) -> Result<(Traffic, usize), SolidError> {
+fn exchange<S: Real>(comm: &dyn Comm, e: &mut dyn Engine<S>, d: &mut Migration, p: &Placement, counts: &[usize], goals: &[usize]) -> Result<(Traffic, usize), SolidError> {
     let me = comm.rank();
-    let moves = plan(counts);
+    let moves = plan_to(counts, goals);
     let mut traffic = Traffic::default();
     let t = Instant::now();
     let staged = if d.via == Via::Device { e.stage(&p.send, d.cargo)? } else { None };
@@ -348,6 +324,7 @@ mod tests {
     use crate::ensemble::comm::share;
     use super::*;
     use crate::ensemble::comm::Threads;
+    use crate::ensemble::population::comb_copies;
 
     #[test]
     fn placement_keeps_survivors_and_counts_what_leaves_and_arrives() {
@@ -379,10 +356,10 @@ mod tests {
             for seed in 1..=4 {
                 let p = Params { tau: 0.5, dmc: true, recompute: 0, seed, first: 0, delay: 4 };
                 let mut one = CpuEngine::<f64, f64>::new(&sys, 4, p).unwrap();
-                let mut want = vec![(one.dmc().unwrap().e_est, one.energies())];
+                let mut want = vec![(one.dmc().unwrap().acc.e_est, one.energies())];
                 for _ in 0..2 {
                     one.step().unwrap();
-                    want.push((one.dmc().unwrap().e_est, one.energies()));
+                    want.push((one.dmc().unwrap().acc.e_est, one.energies()));
                 }
                 migrated += two_ranks(&sys, p, cargo, Via::Device, &want, |_, n, p| CpuEngine::<f64, f64>::new(&sys, n, p).unwrap());
             }
@@ -403,10 +380,10 @@ mod tests {
                 for seed in 1..=4 {
                     let p = Params { tau: 0.5, dmc: true, recompute: 0, seed, first: 0, delay: 4 };
                     let mut one = GpuEngine::<f64, f64>::new(&gpu, &sys, &setup, 4, p).unwrap();
-                    let mut want = vec![(one.dmc().unwrap().e_est, one.energies().unwrap())];
+                    let mut want = vec![(one.dmc().unwrap().acc.e_est, one.energies().unwrap())];
                     for _ in 0..2 {
                         one.step().unwrap();
-                        want.push((one.dmc().unwrap().e_est, one.energies().unwrap()));
+                        want.push((one.dmc().unwrap().acc.e_est, one.energies().unwrap()));
                     }
                     let count = crate::gpu::Gpu::count().unwrap();
                     migrated += two_ranks(&sys, p, cargo, via, &want, |c, n, p| {
@@ -428,15 +405,16 @@ mod tests {
         let out = Threads::run(2, |c| {
             let (first, n) = share(4, c.rank(), 2);
             let mut e = make(c, n, Params { first, ..p });
-            let mut d = Dmc::start(c, &e, 4, p.tau, sys.electrons(), p.seed, (cargo, via));
-            assert_eq!(d.via, via, "threads ranks keep the path asked for");
-            let mut seen = vec![(d.e_est, e.energies())];
+            let mut d = dmc(c, &mut e, &Params { first, ..p }, 4, sys.electrons(), 0).unwrap();
+            let mut m = Migration { cargo, via, ..Default::default() };
+            let mut seen = vec![(d.acc.e_est, e.energies())];
             for _ in 1..want.len() {
-                generation(c, &mut e, &mut d).unwrap();
-                seen.push((d.e_est, e.energies()));
+                generation(c, &mut e, &mut d, &mut m).unwrap();
+                seen.push((d.acc.e_est, e.energies()));
             }
+            assert_eq!(m.via, via, "threads ranks keep the path asked for");
             assert_eq!((e.finite().checked, e.finite().bad), (4 * (want.len() - 1) as u64, 0), "both walkers' energy and weight checked finite");
-            if let Some(k) = d.arrived {
+            if let Some(k) = m.arrived {
                 let w = e.take(k, Cargo::Whole).unwrap();
                 let c = compare(sys, &w.pos, &w.rot, w.parts, &w.inv_f64()).unwrap();
                 assert!(c.energy < DOUBLE_TOLERANCE && c.inverse < 1e-8, "walker that arrived: energy error {:.2e}, inverse error {:.2e}", c.energy, c.inverse);

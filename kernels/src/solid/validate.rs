@@ -80,7 +80,8 @@ mod tests {
     }
 
     /// A NaN weight on walker 2 of 4 (its old energy made NaN before the step): walker 0 and the step's energies
-    /// stay finite, so the old walker-0 check passed; the tally fails the record.
+    /// stay finite, so the old walker-0 check passed; the DMC generation stops on the NaN energy it makes, and the
+    /// tally names the walker and fails the record.
     #[test]
     fn a_nan_weight_on_a_later_walker_fails() {
         let sys = Solid::carbon(8, 5).unwrap();
@@ -88,7 +89,8 @@ mod tests {
         e.step().unwrap();
         assert!(e.finite.check().passed(), "{:?}", e.finite);
         e.parts[2].kinetic = f64::NAN;
-        e.step().unwrap();
+        let stop = e.step().unwrap_err().to_string();
+        assert!(stop.contains("became NaN at generation 1"), "{stop}");
         let c = e.finite.check();
         assert!(!c.passed(), "{c:?}");
         assert!(c.quantity.contains("step 1, walker 2"), "{}", c.quantity);

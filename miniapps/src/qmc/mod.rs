@@ -1,6 +1,6 @@
 //! `qmc`: the VMC/DMC driver. Runs variational and diffusion Monte Carlo of He, H2, Be and the 3D electron gas
 //! with walkers in parallel on all cores, and validates each run. Every error bar is a blocking error bar that
-//! must have converged (`kernels::qmc::blocking`: 256 inefficiencies of data), or the record fails and says how
+//! must have converged (`kernels::ensemble::blocking`: 256 inefficiencies of data), or the record fails and says how
 //! long to run (--dmc-time sets DMC's length in imaginary time). VMC: above the exact energy (He, H2); the
 //! electron gas against its Hartree-Fock energy (with the Jastrow off VMC must equal E_HF and the local kinetic
 //! energy must be the constant sum k^2/2 to rounding; with it on VMC must lie below E_HF); Be's bare determinant at
@@ -817,7 +817,7 @@ fn record_fit(r: &mut Runner, a: &Args, n: Sizes, sys: &System, fit: &Fit, serie
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kernels::qmc::blocking::Blocked;
+    use kernels::ensemble::blocking::Blocked;
     use kernels::qmc::systems::{BE_EXACT, BE_FIXED_NODE, HE_EXACT};
 
     /// An estimate whose error bar converged (or not).

@@ -5,12 +5,12 @@
 //!   is an eigenfunction of the kinetic energy): the largest |T - T_0| / T_0 over walkers and steps, over the energy
 //!   tolerance of the walker's condition number (`conditioning::energy_tolerance`: 1e-8 in double), must be <= 1;
 //! - in VMC, the mean local energy over the steps after equilibration (the first tenth, at least 10 steps), with
-//!   the error bar of a blocking analysis (`kernels::qmc::blocking`) of the per-step means over walkers: extras
+//!   the error bar of a blocking analysis (`kernels::ensemble::blocking`) of the per-step means over walkers: extras
 //!   `e_vmc`, `e_vmc_error`, `e_hf` and `hf_converged`. With the Jastrow off E_VMC must be E_HF: a check that fails
 //!   beyond 4 error bars, made only when the blocking analysis converged; otherwise the run says why (too few
 //!   steps for the correlation time: run more `--steps` or `--max-reps`), records `hf_converged` 0 and no energy
 //!   check. With the Jastrow on the extras show how far below E_HF the correlation brings the energy;
-//! - in DMC, the engine's energy (`kernels::solid::ranks::Dmc::estimate`: the generations' weighted mean local
+//! - in DMC, the engine's energy (`kernels::ensemble::dmc::Accumulators::estimate`: the generations' weighted mean local
 //!   energies after equilibration, the same first tenth and at least 10 generations, with the error bar of a
 //!   weighted blocking analysis): extras `e_dmc`, `e_dmc_error`, `e_dmc_samples`, `e_dmc_inefficiency`, `e_hf` and
 //!   `dmc_converged`. Fixed-node DMC is variational, and the nodes here are the Hartree-Fock determinant's (the
@@ -22,10 +22,10 @@
 //!   `dmc_converged` 0 and no energy check.
 
 use crate::qmc::at_most;
-use kernels::qmc::blocking::blocking;
+use kernels::ensemble::blocking::blocking;
 use kernels::planewave::heg::HartreeFock;
 use kernels::solid::conditioning::energy_tolerance;
-use kernels::solid::ranks::Dmc;
+use kernels::ensemble::dmc::Accumulators;
 use kernels::solid::{Params, Parts, Solid};
 use kernels::{Check, Precision};
 
@@ -74,7 +74,7 @@ impl GasTally {
     }
 
     /// The outcome of the run, `dmc` the engine's population control (None in VMC).
-    pub fn outcome(&self, dmc: Option<&Dmc>) -> GasOutcome {
+    pub fn outcome(&self, dmc: Option<&Accumulators>) -> GasOutcome {
         let mut out = GasOutcome { checks: vec![], extras: vec![("e_hf", self.hf.energy), ("kinetic_t0", self.hf.kinetic)], note: None };
         if !self.jastrow {
             out.checks.push(Check {
@@ -124,9 +124,9 @@ fn equilibration(n: usize) -> Option<usize> {
 
 /// The DMC energy of a run (module docs) into `out`: extras, the note, and once the blocking analysis converged the
 /// check against `hf`.
-fn dmc_outcome(hf: f64, d: &Dmc, out: &mut GasOutcome) {
-    let Some(skip) = equilibration(d.energies.len()) else {
-        out.note = Some(format!("E_DMC not analysed: {} generations leave fewer than 2 after equilibration", d.energies.len()));
+fn dmc_outcome(hf: f64, d: &Accumulators, out: &mut GasOutcome) {
+    let Some(skip) = equilibration(d.series.len()) else {
+        out.note = Some(format!("E_DMC not analysed: {} generations leave fewer than 2 after equilibration", d.series.len()));
         out.extras.push(("dmc_converged", 0.0));
         return;
     };
@@ -148,14 +148,13 @@ fn dmc_outcome(hf: f64, d: &Dmc, out: &mut GasOutcome) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kernels::solid::ranks::{Cargo, Timing, Via};
 
     /// The outcome of a DMC run of the 14-electron gas whose generations had the energies `e` (weights 1).
     fn dmc_run(e: Vec<f64>) -> (GasOutcome, f64) {
         let sys = Solid::electron_gas(14, 1.0, true).unwrap();
         let params = Params { tau: 0.05, dmc: true, recompute: 8, seed: 1, first: 0, delay: 4 };
         let tally = GasTally::new(&sys, Precision::Double, &params).unwrap();
-        let d = Dmc { total: 32, tau: 0.05, electrons: 14, seed: 1, e_est: 0.0, steps: e.len(), weights: vec![1.0; e.len()], energies: e, arrived: None, cargo: Cargo::default(), via: Via::default(), timing: Timing::default() };
+        let d = Accumulators { weights: vec![1.0; e.len()], series: e, ..Default::default() };
         (tally.outcome(Some(&d)), sys.gas.unwrap().hf.energy)
     }
 

@@ -35,7 +35,7 @@ use kernels::ensemble::comm::{share, Comm, Ranks};
 use kernels::solid::cpu::CpuEngine;
 use kernels::solid::gpu::GpuEngine;
 use kernels::check::{sample, worse};
-use kernels::solid::ranks::{generation, Cargo, Dmc, Engine, Via};
+use kernels::solid::ranks::{self as solid_ranks, generation, Cargo, Engine, Migration, Via};
 use kernels::solid::finite::Finite;
 use kernels::solid::validate::{sampled, RANDOM_WALKERS};
 use kernels::solid::{Params, Solid};
@@ -133,24 +133,26 @@ fn on_rank<S: Scalar, A: Scalar>(c: &dyn Comm, sys: &Solid, params: Params, tota
 /// arrivals; [22] whether this rank's GPU has peer access to the next one's (1, 0; -1: one GPU, or the cpu variant).
 #[allow(clippy::too_many_arguments)]
 fn drive<S: Real>(c: &dyn Comm, e: &mut dyn Engine<S>, sys: &Solid, p: Params, total: usize, steps: usize, (cargo, via): (Cargo, Via), mine: &mut [f64]) -> Result<f64> {
-    let mut d = Dmc::start(c, e, total, p.tau, sys.electrons(), p.seed, (cargo, via));
-    // one untimed generation: first-use costs (allocations, the first transfers) stay out of the timing
-    generation(c, e, &mut d)?;
-    d.timing = Default::default();
+    // one untimed generation, the estimator's equilibration: first-use costs (allocations, the first transfers) stay
+    // out of the timing
+    let mut d = solid_ranks::dmc(c, e, &p, total, sys.electrons(), 1)?;
+    let mut m = Migration { cargo, via, ..Default::default() };
+    generation(c, e, &mut d, &mut m)?;
+    (d.timing, m.timing) = Default::default();
     c.barrier();
     let t = Instant::now();
     for _ in 0..steps {
-        generation(c, e, &mut d)?;
+        generation(c, e, &mut d, &mut m)?;
     }
     c.barrier();
     let secs = t.elapsed().as_secs_f64();
-    let t = d.timing;
-    mine[4..10].copy_from_slice(&[d.e_est, t.compute_s, t.reduce_s, t.migrate_s, t.migrated as f64, t.migrated_bytes as f64]);
-    mine[11] = d.arrived.map_or(0.0, |k| k as f64 + 1.0);
+    let (t, mt) = (d.timing, m.timing);
+    mine[4..10].copy_from_slice(&[d.acc.e_est, t.compute_s, t.reduce_s, t.migrate_s, t.migrated as f64, t.migrated_bytes as f64]);
+    mine[11] = m.arrived.map_or(0.0, |k| k as f64 + 1.0);
     mine[12] = secs;
-    mine[18] = t.rebuild_s;
-    mine[19..22].copy_from_slice(&[t.take_s, t.exchange_s, t.put_s]);
-    Ok(d.energies[1..].iter().sum::<f64>() / steps as f64)
+    mine[18] = mt.rebuild_s;
+    mine[19..22].copy_from_slice(&[mt.take_s, mt.exchange_s, mt.put_s]);
+    Ok(d.acc.series.iter().sum::<f64>() / steps as f64)
 }
 
 /// The sampled walkers, the last arrival and the finite tally into the report block.

@@ -131,7 +131,7 @@ pub fn weighted_blocking(x: &[f64], w: &[f64]) -> Blocked {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::qmc::coverage::coverage;
+    use crate::ensemble::coverage::coverage;
     use crate::rng::gaussian3;
     use crate::rng::rng;
 

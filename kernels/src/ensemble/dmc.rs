@@ -1,0 +1,392 @@
+//! The one DMC generation of the suite, whatever the system and the engine (the qmc driver's walkers, CPU or GPU;
+//! the batched engines of the solid and the electron gas): diffusion Monte Carlo with importance sampling
+//! (Reynolds, Ceperley, Alder and Lester 1982; Umrigar, Nightingale and Runge 1993). Each generation every walker
+//! makes a sweep of single-electron drift-diffusion moves accepted by Metropolis-Hastings ([`Ensemble::advance`]),
+//! then carries the branching weight
+//!     w = exp(-tau_eff [ (E_L(R) + E_L(R')) / 2 - E_T ]),
+//! (the local energy limited to E_est +- 0.2 sqrt(N / tau): [`energy_cap`]) and the population is renewed by one of
+//! two controls ([`Control`]):
+//! - [`Control::Branch`]: walker k becomes floor(w + xi) copies (xi from walker k's stream), the population varies and
+//!   the trial energy follows it, E_T = E_est - ln(N / N_target) / (g tau_eff), which pulls it back to its target
+//!   over about g generations; after branching the ranks' walkers are balanced ([`Balance`]);
+//! - [`Control::Comb`]: one comb over all ranks' walkers in rank order ([`teeth`], [`comb_copies`]) keeps the
+//!   population at its target exactly (engines whose walker slots are fixed: the batched engines), and every rank
+//!   holds its equal share after the migration; E_T is E_est.
+//!
+//! tau_eff = tau x (accepted / proposed mean-square displacement), accumulated over the run, so rejected moves do
+//! not make walkers branch as though they had diffused. A generation's weights use the ratio of the generations
+//! before it (tau itself in the first, and always where an engine does not sum displacements): that lets the
+//! generation's move statistics travel in the same one sum as its weights and populations, one synchronisation of
+//! the ranks a generation. The ratio is a mean over every generation so far, so leaving the current one out changes
+//! it by O(1/g) of its own fluctuation.
+//!
+//! The energy is the mixed estimator over the generations after equilibration, sum_g S_g / sum_g W_g with
+//! S_g = sum w E_L and W_g = sum w of generation g, and its error bar is that of this ratio ([`weighted_blocking`]).
+//! E_est is, during equilibration, the mean of the later half of the generations so far (forgetting the start),
+//! then that estimator.
+//!
+//! Across ranks ([`comm`](super::comm)): each rank advances its share of the walkers; the generation's move
+//! statistics, weight sums and, per rank, its population after branching (its weight total under the comb), its
+//! compute time and its last wait are summed over ranks in one sum, so the trial energy and every rank's plan are
+//! global. Walker k of the global order (rank 0's first) draws its moves and its branching number from streams named
+//! by (seed, generation, k): with equal shares and a given number of ranks a run is reproducible bit for bit.
+
+use super::balance::{equal, Balance, Pace};
+use super::blocking::{weighted_blocking, Blocked};
+use super::comm::Comm;
+use super::moves::MoveStats;
+use super::pack::{put_f64, put_f64s, put_u64, Pack, Reader, Truncated};
+use super::population::{comb_copies, comb_offset, copies, energy_cap, teeth, weight, Traffic};
+use crate::rng::stream;
+use rand::Rng;
+use std::time::Instant;
+
+/// How the population is renewed each generation (module docs).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Control {
+    /// Each walker its own number of copies; the population varies about its target, held by the trial energy's
+    /// feedback over `feedback` generations; the ranks' shares after branching as `balance` says.
+    Branch { feedback: f64, balance: Balance },
+    /// One comb over all walkers: the population stays at its target and every rank at its equal share.
+    Comb,
+}
+
+/// What a DMC run is, for its generations.
+#[derive(Clone, Copy, Debug)]
+pub struct Params {
+    /// Target population over all ranks.
+    pub target: usize,
+    pub tau: f64,
+    pub seed: u64,
+    /// Electrons of the system (the local energy's limit in the weight scales with sqrt(N)).
+    pub electrons: usize,
+    /// Generations before the estimator starts.
+    pub equil: usize,
+    pub control: Control,
+}
+
+/// Why a DMC run stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum DmcError {
+    #[error("the DMC population died out at generation {0} (target {1}): the time step is likely too large for this trial function")]
+    DiedOut(usize, usize),
+    #[error("the DMC population exploded to {0} walkers at generation {1} (target {2}): the time step is likely too large for this trial function")]
+    Exploded(usize, usize, usize),
+    #[error("the DMC local energy became {0} at generation {1}")]
+    NotFinite(f64, usize),
+    /// A failure after which the last good generation was written to a checkpoint.
+    #[error("{0}; the state after generation {1} (the last good one) is saved in {2}")]
+    Saved(Box<DmcError>, usize, String),
+    #[error("{0}")]
+    Checkpoint(String),
+    /// The engine's own failure (a GPU driver error).
+    #[error("{0}")]
+    Device(String),
+}
+
+/// The walkers of one rank as the DMC generation drives them: the one engine interface of every system.
+pub trait Ensemble {
+    /// Why an operation failed (the qmc driver's CPU walkers never fail; GPU engines report driver errors).
+    type Error: std::fmt::Display;
+    /// Walkers held.
+    fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// The local energies of the last measurement, in walker order.
+    fn energies(&self) -> Result<Vec<f64>, Self::Error>;
+    /// One sweep of every walker and its measurement, for generation `gen`, walker k being walker `first + k` of
+    /// all ranks (which names its random streams); the tally of the moves and the new local energies.
+    fn advance(&mut self, gen: usize, first: usize) -> Result<(MoveStats, Vec<f64>), Self::Error>;
+    /// Every generation's local energies and weights, before they are summed (an engine's finite-value tally).
+    fn weighed(&mut self, _gen: usize, _energies: &[f64], _weights: &[f64]) {}
+    /// Walker k becomes `copies[k]` walkers; then walkers move between ranks from `counts` (every rank's walkers
+    /// after the copies) to `goals` (the same total).
+    fn repopulate(&mut self, comm: &dyn Comm, copies: &[usize], counts: &[usize], goals: &[usize]) -> Result<Traffic, Self::Error>;
+}
+
+/// Everything of a DMC run that carries from one generation to the next besides the walkers; a checkpoint holds
+/// it. Every rank holds the same copy: it is built from sums over ranks.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Accumulators {
+    /// Generations done.
+    pub gen: usize,
+    /// Walkers on all ranks.
+    pub population: usize,
+    pub e_est: f64,
+    pub e_trial: f64,
+    /// Generation energies during equilibration (E_est forgets the start).
+    pub recent: Vec<f64>,
+    /// Measured generations: mixed-estimator energy and total weight.
+    pub series: Vec<f64>,
+    pub weights: Vec<f64>,
+    pub var_sum: f64,
+    pub pop_sum: f64,
+    pub moves: MoveStats,
+    pub walker_steps: u64,
+}
+
+impl Accumulators {
+    /// The DMC energy of the measured generations after the first `skip`, weighted by their total weights, with the
+    /// error bar of the blocking of that ratio.
+    pub fn estimate(&self, skip: usize) -> Blocked {
+        let skip = skip.min(self.series.len());
+        weighted_blocking(&self.series[skip..], &self.weights[skip..])
+    }
+}
+
+impl Pack for Accumulators {
+    type Context = ();
+    fn pack(&self, out: &mut Vec<u8>) {
+        for v in [self.gen as u64, self.population as u64, self.moves.attempted, self.moves.accepted, self.walker_steps] {
+            put_u64(out, v);
+        }
+        for v in [self.e_est, self.e_trial, self.var_sum, self.pop_sum, self.moves.r2_proposed, self.moves.r2_accepted] {
+            put_f64(out, v);
+        }
+        for v in [&self.recent, &self.series, &self.weights] {
+            put_f64s(out, v);
+        }
+    }
+    fn unpack(_: &(), r: &mut Reader) -> Result<Accumulators, Truncated> {
+        let (gen, population, attempted, accepted, walker_steps) = (r.u64()?, r.u64()?, r.u64()?, r.u64()?, r.u64()?);
+        let (e_est, e_trial, var_sum, pop_sum, r2_proposed, r2_accepted) = (r.f64()?, r.f64()?, r.f64()?, r.f64()?, r.f64()?, r.f64()?);
+        let (recent, series, weights) = (r.f64s()?, r.f64s()?, r.f64s()?);
+        let moves = MoveStats { attempted, accepted, r2_proposed, r2_accepted };
+        let (gen, population) = (gen as usize, population as usize);
+        Ok(Accumulators { gen, population, e_est, e_trial, recent, series, weights, var_sum, pop_sum, moves, walker_steps })
+    }
+}
+
+/// Where the time of one rank went, summed over generations. Compute is the walker moves and weights; reduce is the
+/// generation's sum over ranks (mostly the wait for the slowest rank); migrate is the copies, the exchange and the
+/// rebuild of walkers.
+///
+/// The per-generation extremes tell two causes of waiting apart: ranks waiting for one persistently slow rank
+/// (then `compute_slowest_s`, the slowest rank's own total, is close to `compute_max_s`, the sum of each
+/// generation's slowest compute, and shares by speed help), or for random stragglers, a different rank each
+/// generation (then `compute_max_s` exceeds `compute_slowest_s`, and no plan can foresee them).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Timing {
+    pub generations: u64,
+    pub compute_s: f64,
+    pub reduce_s: f64,
+    pub migrate_s: f64,
+    pub checkpoint_s: f64,
+    /// Walkers and bytes this rank sent or received.
+    pub migrated: u64,
+    pub migrated_bytes: u64,
+    /// Walkers this rank propagated, summed over generations.
+    pub walkers: u64,
+    /// Each generation's largest compute over ranks, summed over generations (the same on every rank).
+    pub compute_max_s: f64,
+    /// Each generation's largest wait in the sum over ranks, summed over generations (the same on every rank).
+    pub reduce_max_s: f64,
+    /// The largest over ranks of a rank's compute summed over generations (set at the end of a run).
+    pub compute_slowest_s: f64,
+}
+
+impl Timing {
+    fn add(&mut self, t: &Traffic) {
+        self.migrate_s += t.seconds;
+        self.migrated += t.walkers;
+        self.migrated_bytes += t.bytes;
+    }
+}
+
+fn largest(x: &[f64]) -> f64 {
+    x.iter().fold(0.0, |a, &b| a.max(b))
+}
+
+/// tau x (accepted / proposed mean-square displacement) of the moves `m`; tau itself before any move, or where the
+/// engine does not sum displacements.
+pub fn effective_tau(tau: f64, m: &MoveStats) -> f64 {
+    if m.r2_proposed > 0.0 {
+        tau * m.r2_accepted / m.r2_proposed
+    } else {
+        tau
+    }
+}
+
+/// A DMC run in progress on one rank: its parameters, the state every rank shares, and this rank's timing.
+#[derive(Clone, Debug)]
+pub struct Dmc {
+    pub p: Params,
+    pub acc: Accumulators,
+    pub timing: Timing,
+    /// Every rank's walkers now.
+    held: Vec<usize>,
+    pace: Pace,
+    /// This rank's wait in the last generation's sum: the next generation's sum carries it to every rank.
+    last_reduce: f64,
+}
+
+impl Dmc {
+    /// The run at its start (one sum over ranks): from `resume`, the state a checkpoint held, or fresh from the
+    /// walkers' energies (which must be measured).
+    pub fn start<E: Ensemble>(comm: &dyn Comm, pop: &E, p: Params, resume: Option<Accumulators>) -> Result<Dmc, DmcError> {
+        let (me, size) = (comm.rank(), comm.size());
+        // every rank's population (one-hot), and at a fresh start the energies that start E_est
+        let mut v = vec![0.0; 1 + size];
+        v[1 + me] = pop.len() as f64;
+        if resume.is_none() {
+            v[0] = pop.energies().map_err(device)?.iter().sum::<f64>();
+        }
+        comm.sum(&mut v);
+        let held: Vec<usize> = v[1..].iter().map(|&c| c as usize).collect();
+        let acc = match resume {
+            Some(a) => a,
+            None => {
+                let (e, population) = (v[0] / held.iter().sum::<usize>() as f64, held.iter().sum());
+                Accumulators { population, e_est: e, e_trial: e, ..Default::default() }
+            }
+        };
+        Ok(Dmc { p, acc, timing: Timing::default(), held, pace: Pace::new(size), last_reduce: 0.0 })
+    }
+
+    /// The DMC energy of the measured generations after the first `skip` (`Accumulators::estimate`).
+    pub fn estimate(&self, skip: usize) -> Blocked {
+        self.acc.estimate(skip)
+    }
+
+    /// One generation on this rank, with every other rank of `comm` doing the same (module docs). On an error the
+    /// shared state (`acc`) is still that after the generation before, which a checkpoint can save; the walkers are
+    /// not.
+    pub fn generation<E: Ensemble>(&mut self, comm: &dyn Comm, pop: &mut E) -> Result<(), DmcError> {
+        let p = self.p;
+        let (me, size) = (comm.rank(), comm.size());
+        let acc = &mut self.acc;
+        let gen = acc.gen;
+        let first: usize = self.held[..me].iter().sum();
+        let t = Instant::now();
+        let (e_est, e_trial) = (acc.e_est, acc.e_trial);
+        let old = pop.energies().map_err(device)?;
+        self.timing.walkers += old.len() as u64;
+        let (m, new) = pop.advance(gen, first).map_err(device)?;
+        // tau_eff of the generations before this one (module docs): known before the sum
+        let tau_eff = effective_tau(p.tau, &acc.moves);
+        let cap = energy_cap(p.electrons, p.tau);
+        let w: Vec<f64> = old.iter().zip(&new).map(|(&o, &e)| weight(o, e, e_est, e_trial - e_est, tau_eff, cap)).collect();
+        pop.weighed(gen, &new, &w);
+        // each walker's copies, under Branch: known before the sum, which carries their count
+        let n: Vec<usize> = match p.control {
+            Control::Branch { .. } => w.iter().enumerate().map(|(k, wk)| copies(*wk, stream(p.seed, 4, gen, first + k).random())).collect(),
+            Control::Comb => vec![],
+        };
+        // sum w, sum w E_L, sum w (E_L - E_est)^2 over all walkers of all ranks (E_est, known to all, keeps the
+        // variance free of cancellation)
+        let mut s = [0.0; 3];
+        for (wk, e) in w.iter().zip(&new) {
+            s[0] += wk;
+            s[1] += wk * e;
+            s[2] += wk * (e - e_est).powi(2);
+        }
+        let compute = t.elapsed().as_secs_f64();
+        self.timing.compute_s += compute;
+        // the generation's one sum: move statistics, weights, then per rank its population after branching (under
+        // the comb its weight total, from which every rank derives every rank's copies), its compute time in this
+        // generation and its wait in the last generation's sum
+        let t = Instant::now();
+        let mut v = vec![0.0; 7 + 3 * size];
+        v[..7].copy_from_slice(&[m.attempted as f64, m.accepted as f64, m.r2_proposed, m.r2_accepted, s[0], s[1], s[2]]);
+        v[7 + me] = match p.control {
+            Control::Branch { .. } => n.iter().sum::<usize>() as f64,
+            Control::Comb => s[0],
+        };
+        (v[7 + size + me], v[7 + 2 * size + me]) = (compute, self.last_reduce);
+        comm.sum(&mut v);
+        self.last_reduce = t.elapsed().as_secs_f64();
+        self.timing.reduce_s += self.last_reduce;
+        let mut moves = acc.moves;
+        moves.add(&MoveStats { attempted: v[0] as u64, accepted: v[1] as u64, r2_proposed: v[2], r2_accepted: v[3] });
+        let s = [v[4], v[5], v[6]];
+        let (computes, waits) = (&v[7 + size..7 + 2 * size], &v[7 + 2 * size..]);
+        self.timing.compute_max_s += largest(computes);
+        if self.timing.generations > 0 {
+            self.timing.reduce_max_s += largest(waits);
+        }
+        self.pace.update(computes, &self.held);
+        let (n, counts) = match p.control {
+            Control::Branch { .. } => (n, v[7..7 + size].iter().map(|&c| c as usize).collect::<Vec<usize>>()),
+            Control::Comb => {
+                // tooth k at (k + xi) W / N along all ranks' weights in rank order; W summed as `teeth` sums it
+                let totals = &v[7..7 + size];
+                let xi = comb_offset(p.seed, gen);
+                let ranges = teeth(totals, p.target, xi);
+                let (before, all): (f64, f64) = (totals[..me].iter().sum(), totals.iter().sum());
+                let n = comb_copies(&w, before, all, p.target, xi, ranges[me].clone());
+                (n, ranges.iter().map(|r| r.len()).collect())
+            }
+        };
+        let total: usize = counts.iter().sum();
+        let e_gen = s[1] / s[0];
+        if !e_gen.is_finite() {
+            return Err(DmcError::NotFinite(e_gen, gen));
+        } else if total == 0 {
+            return Err(DmcError::DiedOut(gen, p.target));
+        } else if total > 10 * p.target {
+            return Err(DmcError::Exploded(total, gen, p.target));
+        }
+        if gen >= p.equil {
+            acc.var_sum += s[2] - s[0] * (e_gen - e_est).powi(2); // sum w (E_L - e_gen)^2
+            acc.pop_sum += acc.population as f64;
+            acc.series.push(e_gen);
+            acc.weights.push(s[0]);
+        }
+        acc.walker_steps += acc.population as u64;
+        acc.moves = moves;
+        let goals = match p.control {
+            Control::Branch { balance, .. } => self.pace.goals(total, balance),
+            Control::Comb => equal(total, size),
+        };
+        let t = Instant::now();
+        let mut traffic = pop.repopulate(comm, &n, &counts, &goals).map_err(device)?;
+        traffic.seconds = t.elapsed().as_secs_f64();
+        self.timing.add(&traffic);
+        self.held = goals;
+        // E_est: during equilibration the mean of the last generations (forgetting the start), then the mean of all
+        // measured generations
+        if gen < p.equil {
+            acc.recent.push(e_gen);
+            let keep = (acc.recent.len() / 2).max(1);
+            acc.e_est = acc.recent[acc.recent.len() - keep..].iter().sum::<f64>() / keep as f64;
+        } else {
+            let wsum: f64 = acc.weights.iter().sum();
+            acc.e_est = acc.series.iter().zip(&acc.weights).map(|(e, w)| e * w).sum::<f64>() / wsum;
+        }
+        acc.population = total;
+        acc.e_trial = match p.control {
+            Control::Branch { feedback, .. } => acc.e_est - (total as f64 / p.target as f64).ln() / (feedback * effective_tau(p.tau, &acc.moves)),
+            Control::Comb => acc.e_est,
+        };
+        acc.gen += 1;
+        self.timing.generations += 1;
+        Ok(())
+    }
+
+    /// The timing of the run so far: the mean over ranks of the per-rank sums (every rank gets the same), and this
+    /// rank's own, both with the extremes over ranks completed (one sum over ranks).
+    pub fn timing_over_ranks(&self, comm: &dyn Comm) -> (Timing, Timing) {
+        let (me, n) = (comm.rank(), comm.size());
+        let t = self.timing;
+        let mut v = vec![0.0; 7 + 2 * n];
+        v[..7].copy_from_slice(&[t.compute_s, t.reduce_s, t.migrate_s, t.checkpoint_s, t.migrated as f64, t.migrated_bytes as f64, t.walkers as f64]);
+        // the wait in the last generation's sum, which no generation's sum carried (each carries the one before)
+        (v[7 + me], v[7 + n + me]) = (t.compute_s, self.last_reduce);
+        comm.sum(&mut v);
+        let mut own = t;
+        own.compute_slowest_s = largest(&v[7..7 + n]);
+        if t.generations > 0 {
+            own.reduce_max_s += largest(&v[7 + n..]);
+        }
+        let m = n as f64;
+        let mut mean = own;
+        (mean.compute_s, mean.reduce_s, mean.migrate_s, mean.checkpoint_s) = (v[0] / m, v[1] / m, v[2] / m, v[3] / m);
+        (mean.migrated, mean.migrated_bytes, mean.walkers) = ((v[4] / m) as u64, (v[5] / m) as u64, (v[6] / m) as u64);
+        (mean, own)
+    }
+}
+
+fn device(e: impl std::fmt::Display) -> DmcError {
+    DmcError::Device(e.to_string())
+}
