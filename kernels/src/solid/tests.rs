@@ -244,10 +244,12 @@ fn gpu_matches_cpu_when_present() {
         assert_eq!(g.traffic().to_host, 3 * every_step + reinversion, "delay {delay}: bytes to the host in 3 steps");
         assert_eq!(g.traffic().to_device, 4 * w, "bytes to the device in 3 steps: the re-inverting walkers");
         assert_eq!((g.reinversions, g.lu_fallbacks), (w, 0), "delay {delay}: the step-1 re-inversion refined");
-        // every walker's energy and weight was checked finite every step; a NaN weight on walker 1 (not 0) fails it
+        // every walker's energy and weight was checked finite every step; a NaN weight on walker 1 (not 0) stops the
+        // generation (its energy is NaN) and fails the tally, which names the walker
         assert!(g.finite.check().passed() && g.finite.checked == 3 * 2 * w, "{:?}", g.finite);
         g.parts[1].kinetic = f64::NAN;
-        g.step().unwrap();
+        let stop = g.step().unwrap_err().to_string();
+        assert!(stop.contains("became NaN at generation 3"), "delay {delay}: {stop}");
         let c = g.finite.check();
         assert!(!c.passed() && c.quantity.contains("step 3, walker 1"), "delay {delay}: {c:?}");
     }
