@@ -5,7 +5,8 @@
 //! - [`population`]: branching copies and the migration of walkers between ranks (transfer plans, traffic);
 //! - [`balance`]: walker shares by measured rank speed;
 //! - [`moves`]: the limited drift of a drift-diffusion move and the tally of proposals;
-//! - [`dmc`]: the one DMC generation (weights, branching or comb, trial energy, estimator) over any engine;
+//! - [`dmc`]: the one DMC generation (weights, branching or comb, trial energy, estimator) over any engine
+//!   ([`dmc::Ensemble`], the one engine interface), and [`vmc`]: the one VMC step and estimator over the same;
 //! - [`blocking`], [`coverage`]: error bars of correlated series and how often they cover a known value.
 
 pub mod balance;
@@ -16,3 +17,4 @@ pub mod dmc;
 pub mod moves;
 pub mod pack;
 pub mod population;
+pub mod vmc;

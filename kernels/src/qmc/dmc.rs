@@ -23,17 +23,15 @@
 //! chains bit for bit (with shares by speed, which depend on timings, they agree statistically).
 
 use super::checkpoint::{self, Header};
-use super::engine::Population;
+use super::engine::{Driven, Method, Population};
 use super::vmc::Estimate;
 use super::walker::Walker;
 use super::System;
 use crate::ensemble::balance::Balance;
 use crate::ensemble::comm::{share, Comm, Solo};
 pub use crate::ensemble::dmc::{Accumulators, DmcError, Timing};
-use crate::ensemble::dmc::{effective_tau, Control, Dmc, Ensemble, Params};
-use crate::ensemble::moves::MoveStats;
+use crate::ensemble::dmc::{effective_tau, Control, Dmc, Params};
 use crate::ensemble::pack::{unpack_all, Pack, Reader};
-use crate::ensemble::population::Traffic;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -177,7 +175,7 @@ pub fn run_with<P: Population>(
     if resume.is_none() {
         pop.measure(sys).map_err(|e| DmcError::Device(e.to_string()))?;
     }
-    let mut pop = Driven { pop, sys, tau: p.tau, seed: p.seed };
+    let mut pop = Driven { pop, sys, tau: p.tau, seed: p.seed, method: Method::Dmc };
     let mut d = Dmc::start(comm, &pop, params, resume)?;
     while d.acc.gen < equil + p.steps {
         // what a checkpoint of the last good generation needs, should this one fail
@@ -222,35 +220,4 @@ pub fn run_with<P: Population>(
         walker_steps: a.walker_steps,
     };
     Ok(Report { estimate: Some(estimate), timing, own, generations: d.acc.gen })
-}
-
-/// A population of this driver's walkers as the one DMC generation drives it: its sweeps with the system, the
-/// time step and the run's seed (tag 3 for the moves), its branching, then its migration.
-struct Driven<'a, P> {
-    pop: &'a mut P,
-    sys: &'a System,
-    tau: f64,
-    seed: u64,
-}
-
-impl<P: Population> Ensemble for Driven<'_, P> {
-    type Error = P::Error;
-    fn len(&self) -> usize {
-        self.pop.len()
-    }
-    fn energies(&self) -> Result<Vec<f64>, P::Error> {
-        self.pop.energies()
-    }
-    fn advance(&mut self, gen: usize, first: usize) -> Result<(MoveStats, Vec<f64>), P::Error> {
-        let out = self.pop.advance(self.sys, self.tau, true, self.seed, 3, gen, first)?;
-        let mut m = MoveStats::default();
-        for o in &out {
-            m.add(&o.0);
-        }
-        Ok((m, out.into_iter().map(|o| o.1).collect()))
-    }
-    fn repopulate(&mut self, comm: &dyn Comm, copies: &[usize], counts: &[usize], goals: &[usize]) -> Result<Traffic, P::Error> {
-        self.pop.branch(copies)?;
-        self.pop.migrate(comm, counts, goals, self.sys)
-    }
 }

@@ -4,6 +4,7 @@
 //! walker `first + k` of the run and draws its moves from `rng::stream(seed, tag, step, first + k)`.
 
 use crate::ensemble::comm::Comm;
+use crate::ensemble::dmc::Ensemble;
 use crate::ensemble::pack::pack_all;
 use crate::ensemble::population::{branch, migrate_to, Traffic};
 use super::walker::Walker;
@@ -78,5 +79,49 @@ pub fn infallible<T>(r: Result<T, std::convert::Infallible>) -> T {
     match r {
         Ok(v) => v,
         Err(never) => match never {},
+    }
+}
+
+/// Which loop drives a population: VMC moves (stream tag 2, node crossings allowed) or DMC's (tag 3, fixed node).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    Vmc,
+    Dmc,
+}
+
+/// A population of this driver's walkers as the one VMC loop and the one DMC generation drive it
+/// ([`crate::ensemble::dmc::Ensemble`]): its sweeps with the system, the time step and the run's seed, its
+/// branching, then its migration.
+pub struct Driven<'a, P> {
+    pub pop: &'a mut P,
+    pub sys: &'a System,
+    pub tau: f64,
+    pub seed: u64,
+    pub method: Method,
+}
+
+impl<P: Population> Ensemble for Driven<'_, P> {
+    type Error = P::Error;
+    fn len(&self) -> usize {
+        self.pop.len()
+    }
+    fn energies(&self) -> Result<Vec<f64>, P::Error> {
+        self.pop.energies()
+    }
+    fn advance(&mut self, step: usize, first: usize) -> Result<(MoveStats, Vec<f64>), P::Error> {
+        let (fixed_node, tag) = match self.method {
+            Method::Vmc => (false, 2),
+            Method::Dmc => (true, 3),
+        };
+        let out = self.pop.advance(self.sys, self.tau, fixed_node, self.seed, tag, step, first)?;
+        let mut m = MoveStats::default();
+        for o in &out {
+            m.add(&o.0);
+        }
+        Ok((m, out.into_iter().map(|o| o.1).collect()))
+    }
+    fn repopulate(&mut self, comm: &dyn Comm, copies: &[usize], counts: &[usize], goals: &[usize]) -> Result<Traffic, P::Error> {
+        self.pop.branch(copies)?;
+        self.pop.migrate(comm, counts, goals, self.sys)
     }
 }

@@ -5,12 +5,12 @@
 //! [`engine`](super::engine)). Walker k draws its random numbers at step
 //! s from its own stream (seed, s, k), so a run is reproducible from its seed whatever the number of threads.
 
-use crate::ensemble::blocking::{blocking, Blocked};
-use crate::ensemble::comm::{share, Comm, Solo};
-use super::engine::{infallible, Population};
+use super::engine::{infallible, Driven, Method, Population};
 use super::walker::Walker;
-use crate::ensemble::moves::MoveStats;
 use super::{System, V3};
+use crate::ensemble::blocking::Blocked;
+use crate::ensemble::comm::{share, Comm, Solo};
+use crate::ensemble::vmc::Vmc;
 use crate::rng::stream;
 use rayon::prelude::*;
 
@@ -74,37 +74,21 @@ pub fn run_on(sys: &System, p: &VmcParams, comm: &dyn Comm) -> (Estimate, Vec<Wa
 }
 
 /// Run VMC on `pop`, this rank's share of the walkers (walker k being walker `first + k` of the global order),
-/// already measured; the population ends where the run ends (a DMC run starts from it).
+/// already measured; the population ends where the run ends (a DMC run starts from it). The steps are the one VMC
+/// loop's ([`crate::ensemble::vmc`]).
 pub fn run_with<P: Population>(sys: &System, p: &VmcParams, comm: &dyn Comm, pop: &mut P, first: usize) -> Result<Estimate, P::Error> {
-    let (mut series, mut var_sum, mut moves) = (Vec::with_capacity(p.steps), 0.0, MoveStats::default());
-    for step in 0..p.equil + p.steps {
-        let out = pop.advance(sys, p.tau, false, p.seed, 2, step, first)?;
-        if step < p.equil {
-            continue;
-        }
-        let mut m = MoveStats::default();
-        for o in &out {
-            m.add(&o.0);
-        }
-        // sums over ranks: E_L and the move statistics, then (E_L - mean)^2
-        let mut s = [out.iter().map(|o| o.1).sum::<f64>(), m.attempted as f64, m.accepted as f64, m.r2_proposed, m.r2_accepted];
-        comm.sum(&mut s);
-        let n = p.walkers as f64;
-        let mean = s[0] / n;
-        let mut v = [out.iter().map(|o| (o.1 - mean).powi(2)).sum::<f64>()];
-        comm.sum(&mut v);
-        var_sum += v[0] / n;
-        series.push(mean);
-        moves.add(&MoveStats { attempted: s[1] as u64, accepted: s[2] as u64, r2_proposed: s[3], r2_accepted: s[4] });
+    let mut vmc = Vmc::new(p.walkers, first, p.equil);
+    let mut pop = Driven { pop, sys, tau: p.tau, seed: p.seed, method: Method::Vmc };
+    for _ in 0..p.equil + p.steps {
+        vmc.step(comm, &mut pop)?;
     }
-    let b = blocking(&series);
+    let b = vmc.estimate(0);
     Ok(Estimate {
         energy: b.mean,
         error: b.error,
         blocked: b,
-        // within-step variance plus the variance of the step means
-        variance: var_sum / series.len() as f64 + b.variance,
-        acceptance: moves.acceptance(),
+        variance: vmc.variance(),
+        acceptance: vmc.moves.acceptance(),
         tau_eff: p.tau,
         population: p.walkers as f64,
         walker_steps: (p.walkers * (p.equil + p.steps)) as u64,

@@ -15,6 +15,7 @@ use super::conditioning::{cond_1, reinverts};
 use super::finite::Finite;
 use super::ranks::{self, generation, Cargo, Engine, Migration};
 use crate::ensemble::dmc::Dmc;
+use crate::ensemble::vmc::Vmc;
 use super::walker::Walker;
 use super::{draws, start_walkers, timed, Class, Orbitals, Params, Parts, Solid, SolidError, Timers, PER_MOVE};
 use crate::ensemble::comm::Solo;
@@ -66,6 +67,8 @@ pub struct CpuEngine<'a, S: Scalar, A: Scalar> {
     pub accepted: Vec<u32>,
     /// The population control of a DMC run on this engine alone (None: VMC, or ranks that run their own).
     dmc: Option<Dmc>,
+    /// The VMC run on this engine alone (None: DMC).
+    vmc: Option<Vmc>,
     pub steps: usize,
     pub timers: Timers,
     pub moves: MoveStats,
@@ -138,6 +141,7 @@ impl<'a, S: Scalar, A: Scalar> CpuEngine<'a, S, A> {
             reinversions: 0,
             accepted: vec![0; count],
             dmc: None,
+            vmc: None,
             steps: 0,
             timers: Timers::default(),
             moves: MoveStats::default(),
@@ -150,6 +154,8 @@ impl<'a, S: Scalar, A: Scalar> CpuEngine<'a, S, A> {
         e.nonlocal();
         if p.dmc {
             e.dmc = Some(ranks::dmc(&Solo, &mut e, &p, count, sys.electrons(), 0)?);
+        } else {
+            e.vmc = Some(Vmc::new(count, p.first, 0));
         }
         e.timers = Timers::default();
         Ok(e)
@@ -168,9 +174,10 @@ impl<'a, S: Scalar, A: Scalar> CpuEngine<'a, S, A> {
     /// this engine alone); adds to `timers`.
     pub fn step(&mut self) -> Result<(), SolidError> {
         let Some(mut d) = self.dmc.take() else {
-            let step = self.steps;
-            self.advance()?;
-            self.finite.tally(step, &self.energies());
+            let (step, mut v) = (self.steps, self.vmc.take().expect("an engine runs VMC or DMC"));
+            let energies = ranks::vmc_step(self, &mut v);
+            self.vmc = Some(v);
+            self.finite.tally(step, &energies?);
             return Ok(());
         };
         let before = d.timing.compute_s;
@@ -185,6 +192,11 @@ impl<'a, S: Scalar, A: Scalar> CpuEngine<'a, S, A> {
     /// The DMC run's population control and its generations' energies and weights (None in VMC).
     pub fn dmc(&self) -> Option<&Dmc> {
         self.dmc.as_ref()
+    }
+
+    /// The VMC run's steps' mean energies (None in DMC).
+    pub fn vmc(&self) -> Option<&Vmc> {
+        self.vmc.as_ref()
     }
 
     /// The step without branching: sweep, measurement and nonlocal energy of every walker (what each rank does

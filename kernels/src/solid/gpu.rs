@@ -40,6 +40,7 @@ use super::walker::Walker;
 use super::finite::Finite;
 use super::ranks::{self, generation, Cargo, Engine, Migration};
 use crate::ensemble::dmc::Dmc;
+use crate::ensemble::vmc::Vmc;
 use super::{start_walkers, Class, Orbitals, Params, Parts, Solid, SolidError, Timers, PER_MOVE};
 use crate::ensemble::comm::Solo;
 use crate::bspline::gpu::{default_per_thread, suffix, CellSort, GpuSpline};
@@ -370,6 +371,8 @@ pub struct GpuEngine<'a, S: Real, A: Real> {
     accepted: Vec<u32>,
     /// The population control of a DMC run on this engine alone (None: VMC, or ranks that run their own).
     dmc: Option<Dmc>,
+    /// The VMC run on this engine alone (None: DMC).
+    vmc: Option<Vmc>,
     pub steps: usize,
     pub timers: Timers,
     pub moves: MoveStats,
@@ -496,6 +499,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             chunk,
             accepted: vec![0; walkers],
             dmc: None,
+            vmc: None,
             parts: vec![Parts::default(); walkers],
             cond: vec![f64::INFINITY; walkers],
             reinversions: 0,
@@ -521,6 +525,8 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         e.energies_to_host()?;
         if p.dmc {
             e.dmc = Some(ranks::dmc(&Solo, &mut e, &p, walkers, sys.electrons(), 0)?);
+        } else {
+            e.vmc = Some(Vmc::new(walkers, p.first, 0));
         }
         // the start's transfers and its LU re-inversion of every walker are not a step's
         e.traffic = Traffic::default();
@@ -595,6 +601,11 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         self.dmc.as_ref()
     }
 
+    /// The VMC run's steps' mean energies (None in DMC).
+    pub fn vmc(&self) -> Option<&Vmc> {
+        self.vmc.as_ref()
+    }
+
     /// One step of every walker, as `CpuEngine::step`.
     pub fn step(&mut self) -> Result<(), SolidError> {
         if let Some(mut d) = self.dmc.take() {
@@ -603,9 +614,10 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             done?;
             self.mark(Class::Branching)?;
         } else {
-            let step = self.steps;
-            self.advance()?;
-            self.finite.tally(step, &self.energies()?);
+            let (step, mut v) = (self.steps, self.vmc.take().expect("an engine runs VMC or DMC"));
+            let energies = ranks::vmc_step(self, &mut v);
+            self.vmc = Some(v);
+            self.finite.tally(step, &energies?);
         }
         if self.profile {
             self.timers = self.timers.merge(self.marks.finish()?);

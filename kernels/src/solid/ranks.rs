@@ -33,7 +33,8 @@
 use super::finite::Finite;
 use super::walker::Walker;
 use super::{Params, SolidError};
-use crate::ensemble::comm::Comm;
+use crate::ensemble::comm::{Comm, Solo};
+use crate::ensemble::vmc::Vmc;
 use crate::ensemble::dmc::{self, Control, Dmc, DmcError, Ensemble};
 use crate::ensemble::moves::MoveStats;
 use crate::ensemble::pack::{frames, pack_all, unpack_all};
@@ -210,6 +211,12 @@ pub fn generation<S: Real>(comm: &dyn Comm, e: &mut dyn Engine<S>, d: &mut Dmc, 
         migration.via = Via::Host;
     }
     d.generation(comm, &mut Slots { engine: e, migration }).map_err(dmc_error)
+}
+
+/// One VMC step of an engine alone: the one VMC loop's step ([`crate::ensemble::vmc`]); returns the new local
+/// energies.
+pub fn vmc_step<S: Real>(e: &mut dyn Engine<S>, v: &mut Vmc) -> Result<Vec<f64>, SolidError> {
+    v.step(&Solo, &mut Slots { engine: e, migration: &mut Migration::default() })
 }
 
 fn dmc_error(e: DmcError) -> SolidError {

@@ -4,8 +4,9 @@
 //! - with the Jastrow off, every walker's kinetic energy equals the plane waves' T_0 at every step (the determinant
 //!   is an eigenfunction of the kinetic energy): the largest |T - T_0| / T_0 over walkers and steps, over the energy
 //!   tolerance of the walker's condition number (`conditioning::energy_tolerance`: 1e-8 in double), must be <= 1;
-//! - in VMC, the mean local energy over the steps after equilibration (the first tenth, at least 10 steps), with
-//!   the error bar of a blocking analysis (`kernels::ensemble::blocking`) of the per-step means over walkers: extras
+//! - in VMC, the engine's energy (`kernels::ensemble::vmc::Vmc::estimate`: the mean local energy over the steps
+//!   after equilibration, the first tenth and at least 10 steps, with the error bar of a blocking analysis of the
+//!   per-step means over walkers): extras
 //!   `e_vmc`, `e_vmc_error`, `e_hf` and `hf_converged`. With the Jastrow off E_VMC must be E_HF: a check that fails
 //!   beyond 4 error bars, made only when the blocking analysis converged; otherwise the run says why (too few
 //!   steps for the correlation time: run more `--steps` or `--max-reps`), records `hf_converged` 0 and no energy
@@ -22,10 +23,10 @@
 //!   `dmc_converged` 0 and no energy check.
 
 use crate::qmc::at_most;
-use kernels::ensemble::blocking::blocking;
 use kernels::planewave::heg::HartreeFock;
 use kernels::solid::conditioning::energy_tolerance;
 use kernels::ensemble::dmc::Accumulators;
+use kernels::ensemble::vmc::Vmc;
 use kernels::solid::{Params, Parts, Solid};
 use kernels::{Check, Precision};
 
@@ -42,8 +43,6 @@ pub(crate) struct GasTally {
     /// Largest kinetic deviation over its tolerance, and the walker energies compared.
     worst: f64,
     checked: usize,
-    /// Mean local energy of each step.
-    means: Vec<f64>,
 }
 
 /// The outcome: checks for the record, extras, and a line to say.
@@ -57,7 +56,7 @@ impl GasTally {
     /// The tally of a run of `sys` (None for carbon: nothing of this to check).
     pub fn new(sys: &Solid, p: Precision, params: &Params) -> Option<GasTally> {
         let gas = sys.gas?;
-        Some(GasTally { hf: gas.hf, jastrow: gas.jastrow, vmc: !params.dmc, eps: p.eps(), recompute: params.recompute, worst: 0.0, checked: 0, means: vec![] })
+        Some(GasTally { hf: gas.hf, jastrow: gas.jastrow, vmc: !params.dmc, eps: p.eps(), recompute: params.recompute, worst: 0.0, checked: 0 })
     }
 
     /// After a step: every walker's energies and condition number.
@@ -70,11 +69,10 @@ impl GasTally {
             }
             self.checked += parts.len();
         }
-        self.means.push(parts.iter().map(Parts::local).sum::<f64>() / parts.len() as f64);
     }
 
-    /// The outcome of the run, `dmc` the engine's population control (None in VMC).
-    pub fn outcome(&self, dmc: Option<&Accumulators>) -> GasOutcome {
+    /// The outcome of the run: `dmc` the engine's DMC generations (None in VMC), `vmc` its VMC steps (None in DMC).
+    pub fn outcome(&self, dmc: Option<&Accumulators>, vmc: Option<&Vmc>) -> GasOutcome {
         let mut out = GasOutcome { checks: vec![], extras: vec![("e_hf", self.hf.energy), ("kinetic_t0", self.hf.kinetic)], note: None };
         if !self.jastrow {
             out.checks.push(Check {
@@ -90,8 +88,9 @@ impl GasTally {
             }
             return out;
         }
-        let Some(b) = equilibration(self.means.len()).map(|skip| blocking(&self.means[skip..])) else {
-            out.note = Some(format!("E_VMC not analysed: {} steps leave fewer than 2 after equilibration", self.means.len()));
+        let steps = vmc.map_or(0, |v| v.series.len());
+        let Some(b) = equilibration(steps).and_then(|skip| vmc.map(|v| v.estimate(skip))) else {
+            out.note = Some(format!("E_VMC not analysed: {steps} steps leave fewer than 2 after equilibration"));
             out.extras.push(("hf_converged", 0.0));
             return out;
         };
@@ -155,7 +154,7 @@ mod tests {
         let params = Params { tau: 0.05, dmc: true, recompute: 8, seed: 1, first: 0, delay: 4 };
         let tally = GasTally::new(&sys, Precision::Double, &params).unwrap();
         let d = Accumulators { weights: vec![1.0; e.len()], series: e, ..Default::default() };
-        (tally.outcome(Some(&d)), sys.gas.unwrap().hf.energy)
+        (tally.outcome(Some(&d), None), sys.gas.unwrap().hf.energy)
     }
 
     /// `n` uncorrelated generations' energies about `mean` (spread 0.05 Ha: the error bar of 1800 of them is 1.2 mHa).
@@ -205,7 +204,7 @@ mod tests {
         // VMC's outcome has no DMC energy
         let sys = Solid::electron_gas(14, 1.0, true).unwrap();
         let params = Params { tau: 0.15, dmc: false, recompute: 8, seed: 1, first: 0, delay: 4 };
-        let o = GasTally::new(&sys, Precision::Double, &params).unwrap().outcome(None);
+        let o = GasTally::new(&sys, Precision::Double, &params).unwrap().outcome(None, None);
         assert!(extra(&o, "dmc_converged").is_none() && extra(&o, "hf_converged") == Some(0.0));
     }
 }

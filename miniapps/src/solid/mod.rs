@@ -369,7 +369,7 @@ fn sizes<S: Scalar, A: Scalar>(r: &mut Runner, a: &Args, sys: &Solid, params: Pa
             Ok(())
         })?;
         let mut v = Validated::of(sys, &mut e, p, params.recompute, params.seed)?;
-        let gas = tally.map(|g| g.outcome(e.dmc().map(|d| &d.acc)));
+        let gas = tally.map(|g| g.outcome(e.dmc().map(|d| &d.acc), e.vmc()));
         if let Some(g) = &gas {
             v.checks.extend(g.checks.iter().cloned());
             if let Some(note) = &g.note {
@@ -421,7 +421,7 @@ fn sizes<S: Scalar, A: Scalar>(r: &mut Runner, a: &Args, sys: &Solid, params: Pa
             }
             let mut v = Validated::of(sys, &mut g, p, params.recompute, params.seed)?;
             v.checks.extend(traj.iter().cloned());
-            let gas = tally.map(|t| t.outcome(g.dmc().map(|d| &d.acc)));
+            let gas = tally.map(|t| t.outcome(g.dmc().map(|d| &d.acc), g.vmc()));
             if let Some(o) = &gas {
                 v.checks.extend(o.checks.iter().cloned());
                 if let Some(note) = &o.note {
