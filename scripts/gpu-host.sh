@@ -34,6 +34,8 @@
 #   solid-delay-sweep  the solid's delay k = 1, 16, 32, 64 at 1536 electrons, GPU double
 #   gas-ranks-weak  weak scaling of the 54-electron gas's DMC on the batched CPU engine (solid --system gas), 1 and
 #               16 ranks, MPI bound to cores and threads (issue #24, item 5)
+#   solid-half-batch  one GPU's solid DMC rate at 256 and 512 walkers, 256 and 512 electrons, mixed: the bound the
+#               half batch sets on 2-GPU strong scaling at 512 walkers (issue #24)
 #   solid-mixed-delay  the solid's delay k = 48, 64 at 1536 electrons and 512 walkers, GPU mixed (32 is solid-gpu's)
 #   solid-kernels  Nsight Compute's time and DRAM bytes per kernel of one solid step at 1536 electrons (issue #21)
 #   gas         the electron gas on the solid's batched engines (issue #20, item 4): its GPU tests, CPU (16 cores) and
@@ -412,6 +414,12 @@ for stage in "$@"; do
             BIN=$b run run determinant --n 512,768,1024 --walkers 64 --ops invert --variants gpu --precision double,single --reps 3 --warmup 1
         done
         run run solid --electrons 1536 --walkers 256 --variants gpu --precision double,mixed --warmup 1 --max-reps 2
+        ;;
+    solid-half-batch)
+        # issue #24: what bounds 2-GPU strong scaling at a fixed population of 512 walkers: one GPU's rate at half
+        # the population (256 walkers) against the whole (512), at 256 and 512 electrons, mixed, one re-inversion
+        # cycle a repetition; the records' extras split each step by class (branching: the host's DMC control)
+        run run solid --electrons 256,512 --walkers 256,512 --variants gpu --precision mixed --max-reps 3
         ;;
     solid-mixed-delay)
         # which delay mixed precision prefers at 1536 electrons now that its pending rows are f32 (default 32)
