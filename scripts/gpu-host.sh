@@ -38,6 +38,7 @@
 #               half batch sets on 2-GPU strong scaling at 512 walkers (issue #24)
 #   solid-mixed-delay  the solid's delay k = 48, 64 at 1536 electrons and 512 walkers, GPU mixed (32 is solid-gpu's)
 #   solid-kernels  Nsight Compute's time and DRAM bytes per kernel of one solid step at 1536 electrons (issue #21)
+#   gas-hf      the gas stage's Hartree-Fock check alone: VMC without the Jastrow at 162 electrons, CPU and GPU
 #   gas         the electron gas on the solid's batched engines (issue #20, item 4): its GPU tests, CPU (16 cores) and
 #               GPU timings, double and mixed, at 14..294 electrons, and the Hartree-Fock check at 162 (about 4 min)
 #   <kernel>    that mini-app's full suite, GPU and all-core CPU, plus the one-core CPU baselines its figures need
@@ -74,6 +75,14 @@ nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.mem --f
 nproc; grep -m1 "model name" /proc/cpuinfo
 
 fail=0
+# The gas's Hartree-Fock check at 162 electrons (stages gas and gas-hf): VMC without the Jastrow, where every
+# walker's kinetic energy must be T_0 at every step and E_VMC must equal E_HF within 4 error bars of a converged
+# blocking analysis (the reasons for tau and the steps are in the gas stage)
+gas_hf() {
+    run run solid --system gas --electrons 162 --jastrow off --method vmc --tau 0.1 --walkers 512 --cpu-walkers 32 \
+        --variants cpu,gpu --precision double,mixed --steps 500 --warmup 1 --max-reps 4
+}
+
 run() { # run a qmcbench command, keep going on failure, remember it
     echo "+ qmcbench $*"
     local t0=$SECONDS
@@ -337,6 +346,10 @@ for stage in "$@"; do
             run run solid --electrons 1536 --walkers 256 --variants gpu --precision double,mixed --delay 1 --warmup 1 --max-reps 1
         fi
         ;;
+    gas-hf)
+        # the gas stage's Hartree-Fock check alone (VMC without the Jastrow at 162 electrons; see gas below)
+        gas_hf
+        ;;
     gas)
         # issue #20, item 4: the 3D electron gas through the solid's engines (solid --system gas: plane-wave
         # orbitals, no ions, Ewald with the background). First, where TESTS=1 scripts/build-carry.sh carried the test
@@ -363,8 +376,7 @@ for stage in "$@"; do
         fi
         run run solid --system gas --electrons 14,54,114,162,246,294 --walkers 512 --cpu-walkers 32 --variants cpu,gpu \
             --precision double,mixed --warmup 1 --max-reps 2
-        run run solid --system gas --electrons 162 --jastrow off --method vmc --tau 0.1 --walkers 512 --cpu-walkers 32 \
-            --variants cpu,gpu --precision double,mixed --steps 500 --warmup 1 --max-reps 4
+        gas_hf
         # And DMC with the Jastrow at 162 electrons: fixed-node with the Hartree-Fock nodes, its energy must lie below
         # E_HF by more than 4 error bars of a converged blocking analysis (extras e_dmc, e_dmc_error, dmc_converged).
         # tau 0.05, 500 generations a repetition, 1 warm-up and 6 timed: 3500, 3150 after equilibration (the
