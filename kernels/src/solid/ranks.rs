@@ -191,7 +191,7 @@ pub struct MigrationTiming {
 pub struct Migration {
     /// What a migrating walker carries.
     pub cargo: Cargo,
-    /// How its arrays travel: device to device only between threads ranks (`dmc` makes it host otherwise).
+    /// How its arrays travel: device to device only between threads ranks (`generation` makes it host otherwise).
     pub via: Via,
     pub timing: MigrationTiming,
     /// The slot of the last walker that arrived on this rank (to validate: it crossed ranks).
