@@ -390,3 +390,133 @@ impl Dmc {
 fn device(e: impl std::fmt::Display) -> DmcError {
     DmcError::Device(e.to_string())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ensemble::comm::{share, Solo, Threads};
+    use crate::ensemble::pack::{put_f64, Pack, Reader, Truncated};
+    use crate::ensemble::population::{branch, migrate_to};
+
+    /// A walker of the toy: its local energy.
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    struct Energy(f64);
+    impl Pack for Energy {
+        type Context = ();
+        fn pack(&self, out: &mut Vec<u8>) {
+            put_f64(out, self.0);
+        }
+        fn unpack(_: &(), r: &mut Reader) -> Result<Energy, Truncated> {
+            Ok(Energy(r.f64()?))
+        }
+    }
+
+    /// A toy ensemble: a step moves each walker's energy halfway to `mean` plus a uniform kick of +-`spread` from
+    /// its own stream (global walker index), so the weights spread and the population control has work; a walker
+    /// set to poison makes a NaN.
+    struct Toy {
+        walkers: Vec<Energy>,
+        mean: f64,
+        spread: f64,
+        poison: Option<usize>,
+    }
+
+    impl Ensemble for Toy {
+        type Error = std::convert::Infallible;
+        fn len(&self) -> usize {
+            self.walkers.len()
+        }
+        fn energies(&self) -> Result<Vec<f64>, Self::Error> {
+            Ok(self.walkers.iter().map(|w| w.0).collect())
+        }
+        fn advance(&mut self, gen: usize, first: usize) -> Result<(MoveStats, Vec<f64>), Self::Error> {
+            for (k, w) in self.walkers.iter_mut().enumerate() {
+                let u: f64 = stream(11, 5, gen, first + k).random();
+                w.0 = 0.5 * (w.0 + self.mean) + self.spread * (2.0 * u - 1.0);
+            }
+            if let Some(k) = self.poison {
+                self.walkers[k].0 = f64::NAN;
+            }
+            let n = self.walkers.len() as u64;
+            Ok((MoveStats { attempted: n, accepted: n / 2, r2_proposed: 0.0, r2_accepted: 0.0 }, self.energies()?))
+        }
+        fn repopulate(&mut self, comm: &dyn Comm, copies: &[usize], counts: &[usize], goals: &[usize]) -> Result<Traffic, Self::Error> {
+            self.walkers = branch(std::mem::take(&mut self.walkers), copies);
+            assert_eq!(self.walkers.len(), counts[comm.rank()], "this rank's copies are what every rank counted for it");
+            Ok(migrate_to(comm, &mut self.walkers, counts, goals, &()))
+        }
+    }
+
+    fn toy(ks: std::ops::Range<usize>) -> Toy {
+        Toy { walkers: ks.map(|k| Energy(-1.0 + 0.01 * k as f64)).collect(), mean: -1.0, spread: 0.5, poison: None }
+    }
+
+    fn params(target: usize, control: Control) -> Params {
+        Params { target, tau: 0.1, seed: 3, electrons: 2, equil: 5, control }
+    }
+
+    /// Under the comb the population is its target after every generation, every rank holds its equal share, the
+    /// trial energy is the estimate, every rank holds the same state, and after equilibration the estimate is the
+    /// weighted mean of the measured generations.
+    #[test]
+    fn the_comb_holds_the_target_and_every_rank_its_share() {
+        let out = Threads::run(3, |c| {
+            let (first, n) = share(13, c.rank(), 3);
+            let mut pop = toy(first..first + n);
+            let mut d = Dmc::start(c, &pop, params(13, Control::Comb), None).unwrap();
+            for _ in 0..30 {
+                d.generation(c, &mut pop).unwrap();
+                assert_eq!((d.acc.population, pop.len()), (13, n), "rank {}", c.rank());
+                assert_eq!(d.acc.e_trial, d.acc.e_est);
+            }
+            (d.acc.clone(), d.timing.migrated)
+        });
+        assert!(out.iter().all(|o| o.0 == out[0].0), "every rank holds the same state");
+        let a = &out[0].0;
+        assert_eq!((a.gen, a.series.len()), (30, 25));
+        let mean = a.series.iter().zip(&a.weights).map(|(e, w)| e * w).sum::<f64>() / a.weights.iter().sum::<f64>();
+        assert!((a.e_est - mean).abs() < 1e-12, "{} vs {mean}", a.e_est);
+        assert!((a.e_est + 1.0).abs() < 0.1, "the toy's energies sit about -1: {}", a.e_est);
+        assert!(out.iter().map(|o| o.1).sum::<u64>() > 0, "no walker moved between ranks: the test did not exercise the exchange");
+    }
+
+    /// Under branching the population varies about its target, held by the trial energy: above the target E_T is
+    /// below E_est, below it above; two runs of one seed are the same run.
+    #[test]
+    fn branching_holds_the_population_near_its_target_by_the_trial_energy() {
+        let run = || {
+            let mut pop = toy(0..200);
+            let mut d = Dmc::start(&Solo, &pop, params(200, Control::Branch { feedback: 10.0, balance: Balance::Equal }), None).unwrap();
+            let mut seen = vec![];
+            for _ in 0..100 {
+                d.generation(&Solo, &mut pop).unwrap();
+                let (n, shift) = (d.acc.population, d.acc.e_trial - d.acc.e_est);
+                assert!((100..=400).contains(&n), "population {n}");
+                assert!(n == 200 || (n > 200) == (shift < 0.0), "population {n}, E_T - E_est {shift}");
+                seen.push(n);
+            }
+            (seen, d.acc)
+        };
+        let (seen, acc) = run();
+        assert!(seen.iter().any(|&n| n != 200), "the population never moved: branching did nothing");
+        assert_eq!(run().1, acc, "one seed, one run");
+    }
+
+    /// A NaN local energy stops the generation with its error and leaves the shared state as it was, so a
+    /// checkpoint saves the last good generation.
+    #[test]
+    fn a_nan_energy_stops_the_generation_and_keeps_the_last_good_state() {
+        for control in [Control::Comb, Control::Branch { feedback: 10.0, balance: Balance::Equal }] {
+            let mut pop = toy(0..16);
+            let mut d = Dmc::start(&Solo, &pop, params(16, control), None).unwrap();
+            for _ in 0..3 {
+                d.generation(&Solo, &mut pop).unwrap();
+            }
+            let good = d.acc.clone();
+            pop.poison = Some(7);
+            let e = d.generation(&Solo, &mut pop).unwrap_err();
+            assert!(matches!(e, DmcError::NotFinite(x, 3) if x.is_nan()), "{control:?}: {e}");
+            assert_eq!(d.acc, good, "{control:?}");
+        }
+    }
+}
