@@ -94,6 +94,23 @@ fn cpu_mixed_within_tolerance_and_reinverts() {
     assert_eq!(e.reinversions, 2, "the step-1 re-inversion of both walkers, none for the conditioning");
 }
 
+/// Single precision (f32 storage and arithmetic, the f64 re-inversion kept): every walker within the f32 tolerance
+/// of its condition number against the f64 reference, step after step.
+#[test]
+fn cpu_single_within_tolerance() {
+    let sys = Solid::carbon(32, 4).unwrap();
+    let p = Params { recompute: 2, ..params(true) };
+    let mut e = CpuEngine::<f32, f32>::new(&sys, 2, p).unwrap();
+    for step in 0..3 {
+        e.step().unwrap();
+        for (k, c) in comparisons(&e).iter().enumerate() {
+            let (tol, inv_tol) = (energy_tolerance(EPS32, c.cond, p.recompute), inverse_tolerance(EPS32, c.cond, p.recompute));
+            assert!(c.energy < tol, "step {step} walker {k}: energy error {:e}, tolerance {tol:e} at cond {:e}", c.energy, c.cond);
+            assert!(c.inverse < inv_tol, "step {step} walker {k}: inverse error {:e}, tolerance {inv_tol:e}", c.inverse);
+        }
+    }
+}
+
 #[test]
 fn rule_reinverts_ill_conditioned_walkers_as_often_as_the_growth_bound_asks() {
     let p = Params { recompute: 8, ..params(false) };
@@ -412,6 +429,30 @@ fn gpu_mixed_delayed_within_tolerance_when_present() {
             }
         }
         assert!(g.moves.acceptance() > 0.3 && g.moves.acceptance() < 0.99, "delay {delay}: acceptance {}", g.moves.acceptance());
+    }
+}
+
+/// The GPU engine in single precision (f32 storage and arithmetic), rank-1 and delayed updates: every walker
+/// within the f32 tolerance of its condition number against the f64 reference, step after step.
+#[test]
+fn gpu_single_within_tolerance_when_present() {
+    let Some(gpu) = crate::gpu::for_test() else { return };
+    let sys = Solid::carbon(24, 6).unwrap();
+    let conv = sys.setup.convert();
+    for delay in [1, 4] {
+        let p = Params { delay, recompute: 2, ..params(true) };
+        let mut g = gpu::GpuEngine::<f32, f32>::new(&gpu, &sys, &conv, 3, p).unwrap();
+        for step in 0..4 {
+            g.step().unwrap();
+            for k in 0..g.count() {
+                let (pos, rot, parts, inv) = g.walker(k).unwrap();
+                let inv: Vec<f64> = inv.iter().map(|x| x.f64()).collect();
+                let c = compare(&sys, &pos, &rot, parts, &inv).unwrap();
+                let (tol, inv_tol) = (energy_tolerance(EPS32, c.cond, p.recompute), inverse_tolerance(EPS32, c.cond, p.recompute));
+                assert!(c.energy < tol, "delay {delay} step {step} walker {k}: energy error {:e}, tolerance {tol:e} at cond {:e}", c.energy, c.cond);
+                assert!(c.inverse < inv_tol, "delay {delay} step {step} walker {k}: inverse error {:e}, tolerance {inv_tol:e}", c.inverse);
+            }
+        }
     }
 }
 
