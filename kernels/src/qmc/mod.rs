@@ -1,5 +1,6 @@
-//! The VMC/DMC engine: walkers, single-electron drift-diffusion moves, variational and diffusion Monte Carlo, the
-//! mixed estimator and blocking analysis, and the small systems that validate it (H, He, H2 in open boundaries).
+//! The VMC/DMC engine: walkers, single-electron drift-diffusion moves, and the small systems that validate it (H, He,
+//! H2 in open boundaries), run by the one VMC loop and the one DMC generation of [`crate::ensemble`] (through
+//! [`engine::Driven`]), with what this driver adds around them ([`vmc`], [`dmc`]: starts, checkpoints, estimates).
 //!
 //! The trial wavefunction is a product of [`Component`]s (orbital part, Jastrow factors), each giving ln|psi|, the
 //! gradient and Laplacian of ln psi for every electron, and, for a one-electron move, the ratio psi'/psi with the new

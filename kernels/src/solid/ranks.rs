@@ -11,7 +11,7 @@
 //! derives every rank's copy count from the same sums. [`Slots`] then renews the population in the engine's fixed
 //! slots: each rank makes its copies in place ([`place`]: survivors keep their slots, extra copies fill the slots of
 //! the dead); a rank with more copies than slots sends the surplus, a rank with fewer receives, walker by walker
-//! ([`exchange`]: the transfer plan from the per-rank copy counts to equal shares). The total population stays N and
+//! (`exchange`: the transfer plan from the per-rank copy counts to equal shares). The total population stays N and
 //! every rank ends with its share again, so the engines keep their fixed sizes.
 //!
 //! What a migrating walker carries is the run's [`Cargo`]:
