@@ -84,6 +84,13 @@ pub enum DmcError {
     Device(String),
 }
 
+impl DmcError {
+    /// An engine's own error (`Ensemble::Error`) as the run's.
+    pub fn device(e: impl std::fmt::Display) -> DmcError {
+        DmcError::Device(e.to_string())
+    }
+}
+
 /// The walkers of one rank as the DMC generation drives them: the one engine interface of every system.
 pub trait Ensemble {
     /// Why an operation failed (the qmc driver's CPU walkers never fail; GPU engines report driver errors).
@@ -230,7 +237,7 @@ impl Dmc {
         let mut v = vec![0.0; 1 + size];
         v[1 + me] = pop.len() as f64;
         if resume.is_none() {
-            v[0] = pop.energies().map_err(device)?.iter().sum::<f64>();
+            v[0] = pop.energies().map_err(DmcError::device)?.iter().sum::<f64>();
         }
         comm.sum(&mut v);
         let held: Vec<usize> = v[1..].iter().map(|&c| c as usize).collect();
@@ -260,9 +267,9 @@ impl Dmc {
         let first: usize = self.held[..me].iter().sum();
         let t = Instant::now();
         let (e_est, e_trial) = (acc.e_est, acc.e_trial);
-        let old = pop.energies().map_err(device)?;
+        let old = pop.energies().map_err(DmcError::device)?;
         self.timing.walkers += old.len() as u64;
-        let (m, new) = pop.advance(gen, first).map_err(device)?;
+        let (m, new) = pop.advance(gen, first).map_err(DmcError::device)?;
         // tau_eff of the generations before this one (module docs): known before the sum
         let tau_eff = effective_tau(p.tau, &acc.moves);
         let cap = energy_cap(p.electrons, p.tau);
@@ -340,7 +347,7 @@ impl Dmc {
             Control::Comb => equal(total, size),
         };
         let t = Instant::now();
-        let mut traffic = pop.repopulate(comm, &n, &counts, &goals).map_err(device)?;
+        let mut traffic = pop.repopulate(comm, &n, &counts, &goals).map_err(DmcError::device)?;
         traffic.seconds = t.elapsed().as_secs_f64();
         self.timing.add(&traffic);
         self.held = goals;
@@ -387,9 +394,6 @@ impl Dmc {
     }
 }
 
-fn device(e: impl std::fmt::Display) -> DmcError {
-    DmcError::Device(e.to_string())
-}
 
 #[cfg(test)]
 mod tests {

@@ -173,13 +173,13 @@ pub fn run_with<P: Population>(
     let control = Control::Branch { feedback: p.feedback, balance: p.balance };
     let params = Params { target: p.walkers, tau: p.tau, seed: p.seed, electrons: sys.n_electrons, equil, control };
     if resume.is_none() {
-        pop.measure(sys).map_err(|e| DmcError::Device(e.to_string()))?;
+        pop.measure(sys).map_err(DmcError::device)?;
     }
     let mut pop = Driven { pop, sys, tau: p.tau, seed: p.seed, method: Method::Dmc };
     let mut d = Dmc::start(comm, &pop, params, resume)?;
     while d.acc.gen < equil + p.steps {
         // what a checkpoint of the last good generation needs, should this one fail
-        let last_good = ckpt.map(|_| pop.pop.packed()).transpose().map_err(|e| DmcError::Device(e.to_string()))?;
+        let last_good = ckpt.map(|_| pop.pop.packed()).transpose().map_err(DmcError::device)?;
         if let Err(e) = d.generation(comm, &mut pop) {
             // d.acc is still the state after the generation before: save it with the walkers as they were then
             return Err(match (ckpt, last_good, e) {
@@ -195,7 +195,7 @@ pub fn run_with<P: Population>(
             let stop = c.stop_after == Some(d.acc.gen);
             if d.acc.gen % c.every == 0 || stop || d.acc.gen == equil + p.steps {
                 let t = Instant::now();
-                save(comm, c, &head, &d.acc, pop.pop.packed().map_err(|e| DmcError::Device(e.to_string()))?)?;
+                save(comm, c, &head, &d.acc, pop.pop.packed().map_err(DmcError::device)?)?;
                 d.timing.checkpoint_s += t.elapsed().as_secs_f64();
             }
             if stop {
