@@ -34,6 +34,7 @@
 #   solid-delay-sweep  the solid's delay k = 1, 16, 32, 64 at 1536 electrons, GPU double
 #   gas-ranks-weak  weak scaling of the 54-electron gas's DMC on the batched CPU engine (solid --system gas), 1 and
 #               16 ranks, MPI bound to cores and threads (issue #24, item 5)
+#   solid-single  the batched engines in single precision, carbon and the gas, CPU and GPU (issue #20)
 #   solid-half-batch  one GPU's solid DMC rate at 256 and 512 walkers, 256 and 512 electrons, mixed: the bound the
 #               half batch sets on 2-GPU strong scaling at 512 walkers (issue #24)
 #   solid-mixed-delay  the solid's delay k = 48, 64 at 1536 electrons and 512 walkers, GPU mixed (32 is solid-gpu's)
@@ -426,6 +427,13 @@ for stage in "$@"; do
             BIN=$b run run determinant --n 512,768,1024 --walkers 64 --ops invert --variants gpu --precision double,single --reps 3 --warmup 1
         done
         run run solid --electrons 1536 --walkers 256 --variants gpu --precision double,mixed --warmup 1 --max-reps 2
+        ;;
+    solid-single)
+        # issue #20: the batched engines in single precision (f32 storage and arithmetic, f64 re-inversion), carbon
+        # and the gas, CPU (16 cores) and GPU, mixed beside it; every record checked against the f64 reference
+        run run solid --electrons 128,512 --walkers 32,256 --variants cpu,gpu --precision single,mixed --max-reps 2
+        run run solid --system gas --electrons 54,162 --walkers 512 --cpu-walkers 32 --variants cpu,gpu --precision single \
+            --warmup 1 --max-reps 2
         ;;
     solid-half-batch)
         # issue #24: what bounds 2-GPU strong scaling at a fixed population of 512 walkers: one GPU's rate at half

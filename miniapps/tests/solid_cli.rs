@@ -108,12 +108,15 @@ fn a_two_rank_run_records_the_scaling_extras() {
 #[test]
 fn a_tiny_run_passes_and_writes_records() {
     let dir = scratch("solid");
-    let o = solid(&["--electrons", "64", "--walkers", "2,4", "--cpu-walkers", "2", "--variants", "cpu", "--precision", "double,mixed", "--reps", "1", "--quiet", "--out", dir.to_str().unwrap()]);
+    let o = solid(&["--electrons", "64", "--walkers", "2,4", "--cpu-walkers", "2", "--variants", "cpu", "--precision", "double,single,mixed", "--reps", "1", "--quiet", "--out", dir.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&o.stderr));
     let text = std::fs::read_to_string(dir.join("solid.jsonl")).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     // one timing per precision, recorded for each walker count
-    assert_eq!(lines.len(), 4, "{text}");
+    assert_eq!(lines.len(), 6, "{text}");
+    for p in ["double", "single", "mixed"] {
+        assert_eq!(lines.iter().filter(|l| l.contains(&format!("\"precision\":\"{p}\""))).count(), 2, "{p}: {text}");
+    }
     assert!(lines.iter().all(|l| l.contains("passed") && l.contains("\"frac_orbitals\"") && l.contains("\"electron_moves_per_s\"")), "{text}");
     // the delay chosen by size (32 per spin: 8) and the floor of a step beside it
     assert!(lines.iter().all(|l| l.contains("\"delay\":\"8\"") && l.contains("\"floor_s_step\"") && l.contains("\"floor_s_determinant\"")), "{text}");

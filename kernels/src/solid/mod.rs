@@ -57,7 +57,10 @@
 //! dot products, pending delayed moves and their apply, Jastrow, Ewald sums and energies; f64 re-inversion every
 //! `recompute` steps, and more often, down to every step, for a walker whose Slater matrices are ill-conditioned for f32:
 //! [`conditioning`]; plane waves are evaluated in f64 and rounded to f32 where stored, as the B-spline's rows are).
-//! `single` is not offered: paper 000 keeps the inversion and the sums in double.
+//! `single` (f32 storage as mixed, and f32 arithmetic: the orbitals' evaluation, the Jastrow, the Ewald sums, the
+//! nonlocal energy and the delayed updates; the f64 re-inversion kept, as in mixed): paper 000 keeps the inversion
+//! and the sums in double, and so does mixed; single is what a code without any f64 in its step would do, measured
+//! beside them and held to the same f32 tolerance of each walker's condition number.
 
 pub mod conditioning;
 pub mod cpu;

@@ -886,4 +886,5 @@ extern "C" __global__ void solid_gather_positions(const SolidParams p, long long
     }
 
 SOLID_ENTRIES(f64, double, double)
+SOLID_ENTRIES(f32, float, float)
 SOLID_ENTRIES(mixed, float, double)

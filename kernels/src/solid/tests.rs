@@ -82,16 +82,32 @@ fn cpu_mixed_within_tolerance_and_reinverts() {
     for (k, c) in comparisons(&e).iter().enumerate() {
         assert!((e.cond[k] - c.cond).abs() < 1e-3 * c.cond, "walker {k}: engine cond {:e}, reference {:e}", e.cond[k], c.cond);
     }
-    for step in 0..3 {
+    steps_within_f32_tolerance(&mut e, p.recompute, 3);
+    assert_eq!(e.reinversions, 2, "the step-1 re-inversion of both walkers, none for the conditioning");
+}
+
+/// Single precision (f32 storage and arithmetic, the f64 re-inversion kept): every walker within the f32 tolerance
+/// of its condition number against the f64 reference, step after step.
+#[test]
+fn cpu_single_within_tolerance() {
+    let sys = Solid::carbon(32, 4).unwrap();
+    let p = Params { recompute: 2, ..params(true) };
+    let mut e = CpuEngine::<f32, f32>::new(&sys, 2, p).unwrap();
+    steps_within_f32_tolerance(&mut e, p.recompute, 3);
+}
+
+/// `steps` steps of an engine with f32 storage: after each, every walker's energy and inverse within the f32
+/// tolerances of its condition number (10 < cond < 1e6 for these systems) against the f64 reference.
+fn steps_within_f32_tolerance<A: Scalar>(e: &mut CpuEngine<f32, A>, recompute: usize, steps: usize) {
+    for step in 0..steps {
         e.step().unwrap();
-        for (k, c) in comparisons(&e).iter().enumerate() {
-            let (tol, inv_tol) = (energy_tolerance(EPS32, c.cond, p.recompute), inverse_tolerance(EPS32, c.cond, p.recompute));
+        for (k, c) in comparisons(e).iter().enumerate() {
+            let (tol, inv_tol) = (energy_tolerance(EPS32, c.cond, recompute), inverse_tolerance(EPS32, c.cond, recompute));
             assert!(c.energy < tol, "step {step} walker {k}: energy error {:e}, tolerance {tol:e} at cond {:e}", c.energy, c.cond);
             assert!(c.inverse < inv_tol, "step {step} walker {k}: inverse error {:e}, tolerance {inv_tol:e}", c.inverse);
             assert!(c.cond > 10.0 && c.cond < 1e6, "walker {k}: cond {:e}", c.cond);
         }
     }
-    assert_eq!(e.reinversions, 2, "the step-1 re-inversion of both walkers, none for the conditioning");
 }
 
 #[test]
@@ -389,17 +405,15 @@ fn gpu_delayed_apply_edges_match_f64_product_when_present() {
     }
 }
 
-/// The mixed GPU engine with delayed updates at 96 electrons (48 rows per spin: partial tiles of the fused apply), of
-/// rank 4, 5 (windows of 5, ..., 3) and 32 (windows of 32 and 16), DMC through a re-inversion (recompute 2): every
-/// walker within its condition number's tolerances of the f64 reference, each step (the CPU mixed engine's test).
-#[test]
-fn gpu_mixed_delayed_within_tolerance_when_present() {
-    let Some(gpu) = crate::gpu::for_test() else { return };
+/// The GPU engine in storage S and arithmetic A at 96 electrons (48 rows per spin: partial tiles of the fused
+/// apply) with each of `delays`, DMC through a re-inversion (recompute 2): every walker within its condition
+/// number's f32 tolerances of the f64 reference, each step (the CPU engine's tests).
+fn gpu_within_f32_tolerance<S: Scalar, A: Scalar>(gpu: &std::sync::Arc<crate::gpu::Gpu>, delays: &[usize]) {
     let sys = Solid::carbon(24, 6).unwrap();
     let conv = sys.setup.convert();
-    for delay in [4, 5, 32] {
+    for &delay in delays {
         let p = Params { delay, recompute: 2, ..params(true) };
-        let mut g = gpu::GpuEngine::<f32, f64>::new(&gpu, &sys, &conv, 3, p).unwrap();
+        let mut g = gpu::GpuEngine::<S, A>::new(gpu, &sys, &conv, 3, p).unwrap();
         for step in 0..4 {
             g.step().unwrap();
             for k in 0..g.count() {
@@ -413,6 +427,20 @@ fn gpu_mixed_delayed_within_tolerance_when_present() {
         }
         assert!(g.moves.acceptance() > 0.3 && g.moves.acceptance() < 0.99, "delay {delay}: acceptance {}", g.moves.acceptance());
     }
+}
+
+/// Mixed with delayed updates of rank 4, 5 (windows of 5, ..., 3) and 32 (windows of 32 and 16).
+#[test]
+fn gpu_mixed_delayed_within_tolerance_when_present() {
+    let Some(gpu) = crate::gpu::for_test() else { return };
+    gpu_within_f32_tolerance::<f32, f64>(&gpu, &[4, 5, 32]);
+}
+
+/// Single precision (f32 storage and arithmetic), rank-1 and delayed updates.
+#[test]
+fn gpu_single_within_tolerance_when_present() {
+    let Some(gpu) = crate::gpu::for_test() else { return };
+    gpu_within_f32_tolerance::<f32, f32>(&gpu, &[1, 4]);
 }
 
 /// What `scripts/cu-on-host.sh` needs to check draws.cu compiled for the host against `draws`: per case

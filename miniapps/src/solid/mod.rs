@@ -266,10 +266,7 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
     if !(a.tau > 0.0 && a.tau <= 1.0) {
         bail!("--tau {} must be in (0, 1]", a.tau);
     }
-    let precisions: Vec<Precision> = r.precisions().into_iter().filter(|&p| p != Precision::Single).collect();
-    if precisions.len() < r.precisions().len() {
-        r.say("note: solid runs double and mixed only (paper 000 keeps inversion and sums in double); single skipped");
-    }
+    let precisions: Vec<Precision> = r.precisions();
     let ranks = Ranks::choose(a.ranks.unwrap_or(1)).map_err(anyhow::Error::msg)?;
     if a.ranks.is_some() || ranks.transport() == "mpi" {
         return ranks::run(r, a, &ranks, &precisions);
@@ -281,7 +278,6 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
         let sys = a.system(r, ne, i)?;
         for &p in &precisions {
             let params = Params { tau: a.tau, dmc: a.method == "dmc", recompute: a.recompute, seed: r.seed(100 + i as u64), first: 0, delay: delay(a, ne) };
-            // (single was left out above: its arm is never taken)
             kernels::by_precision!(p => sizes(r, a, &sys, params, &mut gemm))?;
         }
     }

@@ -74,7 +74,6 @@ pub fn run(r: &mut Runner, a: &Args, ranks: &Ranks, precisions: &[Precision]) ->
             for &v in &variants {
                 for &w in &a.walkers {
                     r.step(format!("solid {v} {p} electrons={ne} walkers={w} ranks={size}"));
-                    // (single is not among the solid's precisions: its arm is never taken)
                     let out = ranks.each(|c, _| kernels::by_precision!(p => on_rank(c, &sys, params, w, a, v)));
                     let (all, energy) = out.into_iter().next().expect("at least one rank here");
                     if ranks.root() {
