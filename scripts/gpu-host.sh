@@ -19,6 +19,7 @@
 #   scaling-repeat  weak scaling at 1 and 16 ranks, three runs a point (median): threads, MPI bound, MPI unbound
 #   scaling-loaded  the weak-scaling work without communication: one one-rank run alone, then 16 at once, one a core
 #   solid-scaling  synthetic-solid DMC over 1..G GPUs (weak and strong scaling, threads and MPI, each migration cargo)
+#   lattice-registers  the lattice GPU kernel at register caps 128, 80 and 64, L = 9 and 15, each precision (#26)
 #   lattice-tune  the lattice GPU kernel's threads per chain, blocking factor and chain count (issue #26)
 #   sampling    the sampled checks where the GPU works in pieces: every pseudopotential launch, chains across 2048,
 #               product rows and basis electrons across a tall product, the own-LU reference inverse to N = 4096
@@ -209,6 +210,13 @@ for stage in "$@"; do
         if command -v mpirun >/dev/null; then
             MPI=1 QMC="$BIN run qmc" STEPS=200 WEAK=128 STRONG=1024 timeout 200 bash scripts/scaling.sh "$REC" 16 || { echo "FAILED: scaling (mpi)"; fail=1; }
         fi
+        ;;
+    lattice-registers)
+        # issue #26: the sweep kernel's register caps (lattice.cu: 128, the default; 80; 64) at L = 9 and 15, each
+        # precision at its default rebuild interval: fewer registers, more chains an SM (chains_in_flight), spills.
+        # 2048 chains, and 6336 = 48 x 132: whole waves at 8, 12 and 16 chains an SM (L = 9) and 2, 3, 4 (L = 15)
+        run run lattice --lattice 9,15 --chains 2048,6336 --registers 128,80,64 --sweeps 6 --equil 3 --max-reps 3 \
+            --variants gpu --precision double,single,mixed
         ;;
     lattice-precision)
         # issue #26: what single and mixed cost beside double, at L = 9 and 15 with 2048 chains, into a folder never

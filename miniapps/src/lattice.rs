@@ -47,7 +47,7 @@ use crate::registry::Level;
 use anyhow::{bail, Result};
 use harness::cli::{positive, CommonArgs};
 use harness::{BytesModel, Case, Runner, Variant, Work};
-use kernels::lattice::{self as lat, cpu::Ensemble, gpu::{GpuEnsemble, BFACTORS}, reference, tally, ChainResult, Config, Model, Params};
+use kernels::lattice::{self as lat, cpu::Ensemble, gpu::{GpuEnsemble, BFACTORS, REGISTER_CAPS}, reference, tally, ChainResult, Config, Model, Params};
 use kernels::sample::Sample;
 use kernels::{Check, Precision, Real};
 
@@ -103,6 +103,11 @@ pub struct Args {
     /// `threads_per_chain`: a tuning sweep.
     #[arg(long, value_delimiter = ',')]
     pub block_threads: Vec<usize>,
+    /// GPU registers a thread at most, comma-separated: 128 (the default), 80 or 64 (blocks of at most 384 threads at
+    /// 80). Fewer registers let more chains share an SM where shared memory allows, and spill; each value is a GPU
+    /// record with param `registers` (`registers_per_thread` and `chains_in_flight` in its extras): a tuning sweep.
+    #[arg(long, value_delimiter = ',')]
+    pub registers: Vec<usize>,
     /// Rebuild every chain's inverse from scratch every N sweeps (0: never); default 0 in double; in single and
     /// mixed 3 up to L = 9 and 1 above (see the module docs).
     #[arg(long)]
@@ -148,6 +153,9 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
     }
     if let Some(t) = a.block_threads.iter().find(|&&t| t % 32 != 0 || !(32..=1024).contains(&t)) {
         bail!("--block-threads {t} is not supported: use multiples of 32 from 32 to 1024");
+    }
+    if let Some(x) = a.registers.iter().find(|x| !REGISTER_CAPS.contains(x)) {
+        bail!("--registers {x} is not supported: use 128, 80 or 64");
     }
     if let Some(c) = a.chains.iter().find(|&&c| c > 1 << 20) {
         bail!("--chains {c} is more than this program runs (at most 1048576)");
@@ -413,16 +421,27 @@ fn variants<S: Real, A: Real>(r: &mut Runner, c: &Ctx) -> Result<()> {
         }
     }
     if let (true, Some(gpu)) = (r.runs(Variant::Gpu), r.gpu().cloned()) {
-        // an explicit --bfactor or --block-threads is a tuning sweep: each value becomes a param of its record
+        // an explicit --bfactor, --block-threads or --registers is a tuning sweep: each value becomes a param of its
+        // record
         let sweep = |v: &[usize]| -> Vec<Option<usize>> { if v.is_empty() { vec![None] } else { v.iter().map(|&b| Some(b)).collect() } };
-        let tunings: Vec<(Option<usize>, Option<usize>)> =
-            sweep(&a.bfactor).into_iter().flat_map(|b| sweep(&a.block_threads).into_iter().map(move |t| (b, t))).collect();
-        for (bf, threads) in tunings {
+        let mut tunings = vec![];
+        for b in sweep(&a.bfactor) {
+            for t in sweep(&a.block_threads) {
+                tunings.extend(sweep(&a.registers).into_iter().map(|x| (b, t, x)));
+            }
+        }
+        for (bf, threads, registers) in tunings {
             r.step(format!("lattice L={} chains={} {} gpu", m.l, c.chains, c.p));
             let mut g = GpuEnsemble::<S, A>::new(&gpu, m, c.starts, c.seed)?;
             g.set_recompute(recompute(a, c.p, m));
             if let Some(b) = bf {
                 g.set_bfactor(b);
+            }
+            if let Some(x) = registers {
+                if x == 80 && threads.unwrap_or(g.block_threads()) > 384 {
+                    bail!("--registers 80 takes blocks of at most 384 threads: pass --block-threads 384 or fewer");
+                }
+                g.set_registers(x)?;
             }
             if let Some(t) = threads {
                 if t * 2 < m.pairs {
@@ -446,6 +465,9 @@ fn variants<S: Real, A: Real>(r: &mut Runner, c: &Ctx) -> Result<()> {
             if let Some(t) = threads {
                 kase = kase.param("threads_per_chain", t);
             }
+            if let Some(x) = registers {
+                kase = kase.param("registers", x);
+            }
             let done = diff(&after, &before);
             r.record(&kase, Variant::Gpu, t, work(m, c.chains, sweeps, es, &done, runs), &chk)?;
             extras(r, c, &after, diverged);
@@ -455,6 +477,7 @@ fn variants<S: Real, A: Real>(r: &mut Runner, c: &Ctx) -> Result<()> {
             }
             r.extra("chains_in_flight", g.chains_in_flight()? as f64);
             r.extra("threads_per_chain", g.block_threads() as f64);
+            r.extra("registers_per_thread", g.registers_used()? as f64);
         }
     }
     Ok(())

@@ -16,6 +16,7 @@ fn bad_input_is_refused_with_a_sentence() {
         (vec!["--lattice", "5", "--doping", "1.5"], "doping"),
         (vec!["--lattice", "5", "--chains", "1"], "at least 2"),
         (vec!["--lattice", "5", "--bfactor", "12"], "use 8, 16 or 32"),
+        (vec!["--lattice", "5", "--registers", "96"], "use 128, 80 or 64"),
     ] {
         let out = lattice(&args);
         let err = String::from_utf8_lossy(&out.stderr);

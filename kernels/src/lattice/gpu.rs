@@ -4,8 +4,8 @@
 //!
 //! Each block works on a copy of its chain's W held in shared memory for the whole launch when it fits (`on_chip`:
 //! N_P^2 elements of the larger of S and A, about 84 KB in double at L = 15, plus 27 KB of vectors, most of them the
-//! look-ahead batch's (lattice.cu says why), so two chains per H100 SM; 42 + 15 KB in single, three), and in a
-//! per-chain device buffer otherwise (`m`). Chains that fill the GPU: blocks per SM (from the occupancy calculator,
+//! look-ahead batch's (lattice.cu says why), so two chains per H100 SM; 42 + 15 KB in single, three where registers
+//! allow: [`REGISTER_CAPS`]), and in a per-chain device buffer otherwise (`m`). Chains that fill the GPU: blocks per SM (from the occupancy calculator,
 //! `chains_in_flight`) times SMs; beyond that chains run in waves.
 
 use super::{tally, ChainResult, Config, Model, Stream};
@@ -36,14 +36,24 @@ struct LatticeParams {
 // SAFETY: plain-old-data with the C layout of the kernel's struct.
 unsafe impl DeviceRepr for LatticeParams {}
 
-/// Entry name for storage S and arithmetic A.
-pub fn entry<S: Real, A: Real>() -> &'static str {
-    match (S::NAME, A::NAME) {
-        ("f32", "f64") => "lattice_sweeps_mixed",
-        (_, "f32") => "lattice_sweeps_f32",
-        _ => "lattice_sweeps_f64",
+/// Entry name for storage S and arithmetic A at register cap `registers` (one of [`REGISTER_CAPS`]).
+pub fn entry<S: Real, A: Real>(registers: usize) -> String {
+    let p = match (S::NAME, A::NAME) {
+        ("f32", "f64") => "mixed",
+        (_, "f32") => "f32",
+        _ => "f64",
+    };
+    match registers {
+        128 => format!("lattice_sweeps_{p}"),
+        r => format!("lattice_sweeps_{p}_r{r}"),
     }
 }
+
+/// Registers a thread the kernel is compiled to at most (lattice.cu's entries: its launch bounds alone, 80 and 64):
+/// fewer registers, more chains resident on an SM where shared memory allows, and spills.
+pub const REGISTER_CAPS: [usize; 3] = [128, 80, 64];
+/// Most threads a block of the 80-register entries (`__launch_bounds__(384, 2)`).
+const R80_THREADS: usize = 384;
 
 /// Threads per row of the down-electron dot products, by default: 8, the thesis' choice and the fastest measured on
 /// an H100 (32 chains, double: L = 9 1.90 / 2.01 / 2.21 ms per run and L = 15 14.9 / 15.1 / 15.5 ms for 8 / 16 / 32).
@@ -112,6 +122,8 @@ pub struct GpuEnsemble<S: Real, A: Real> {
     dn: CudaSlice<i32>,
     rng: CudaSlice<u64>,
     tally: CudaSlice<f64>,
+    /// The register cap of `func` (one of [`REGISTER_CAPS`]).
+    registers: usize,
     threads: u32,
     _a: std::marker::PhantomData<A>,
 }
@@ -126,7 +138,7 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
         let on_chip = shared_bytes(np, ns, es, ea, true) + STATIC_SHARED <= gpu.info.shared_per_block_optin;
         let scratch = if on_chip { 1 } else { chains * np * ld };
         gpu.ensure_fits("the chains' inverse matrices and their working copies", chains * np * np * es + scratch * ea + ns * ns * es)?;
-        let func = gpu.function("lattice", SRC, entry::<S, A>())?;
+        let func = gpu.function("lattice", SRC, &entry::<S, A>(128))?;
         gpu.opt_in_shared("lattice sweeps", &func, shared_bytes(np, ns, es, ea, on_chip))?;
         let w: Vec<S> = starts.iter().flat_map(|(_, w)| w.iter().map(|&x| S::of(x))).collect();
         let up: Vec<i32> = starts.iter().flat_map(|(c, _)| c.up.iter().map(|&s| s as i32)).collect();
@@ -148,6 +160,7 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
             gpu: gpu.clone(),
             func,
             params,
+            registers: 128,
             threads: block_threads(np),
             _a: std::marker::PhantomData,
         })
@@ -169,6 +182,28 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
         let np = self.params.pairs as usize;
         assert!(threads.is_multiple_of(32) && (32..=1024).contains(&threads) && threads * NARROW_MAX >= np, "lattice gpu: {threads} threads per chain");
         self.threads = threads as u32;
+    }
+
+    /// Compile-time register cap of the kernel, one of [`REGISTER_CAPS`] (default 128): the entry compiled to it
+    /// replaces the current one. The 80-register entry takes blocks of at most 384 threads.
+    pub fn set_registers(&mut self, registers: usize) -> Result<(), GpuError> {
+        assert!(REGISTER_CAPS.contains(&registers), "lattice gpu: register cap {registers} is not one of {REGISTER_CAPS:?}");
+        assert!(registers != 80 || self.threads as usize <= R80_THREADS, "lattice gpu: the 80-register entry takes at most {R80_THREADS} threads");
+        let func = self.gpu.function("lattice", SRC, &entry::<S, A>(registers))?;
+        self.gpu.opt_in_shared("lattice sweeps", &func, self.shared())?;
+        self.func = func;
+        self.registers = registers;
+        Ok(())
+    }
+
+    /// The register cap of the kernel the launches use.
+    pub fn registers(&self) -> usize {
+        self.registers
+    }
+
+    /// Registers a thread of that kernel takes, as the driver's compiler allotted them.
+    pub fn registers_used(&self) -> Result<usize, GpuError> {
+        Ok(self.func.num_regs().during("reading the lattice kernel's registers")? as usize)
     }
 
     /// Threads per chain (block) the launches use.

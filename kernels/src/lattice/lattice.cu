@@ -761,14 +761,24 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const int*
     }
 }
 
-#define LATTICE_ENTRY(NAME, S, A)                                                                              \
-    extern "C" __global__ void __launch_bounds__(MAX_THREADS) NAME(const LatticeParams p, const S* __restrict__ phi, const int* __restrict__ nbr, \
+// Each precision at three register caps (gpu.rs REGISTER_CAPS): the launch bounds alone (MAX_THREADS: up to 128
+// registers a thread, what ptxas takes: 110-128), 80 (__launch_bounds__(384, 2); blocks of at most 384 threads) and 64
+// (__launch_bounds__(MAX_THREADS, 2)). The sweep is latency-bound and its blocks per SM are set by registers wherever
+// W leaves shared memory to spare (L = 9 at 64 threads: 8 blocks at 128 registers, 12 at 80, 16 at 64; L = 15 at 256
+// threads in f32: 2, 3, 3 by shared memory), so fewer registers buy more chains in flight at the price of spills
+// (ptxas 13.0 for sm_90 at 80: none in f32 and mixed, 40 bytes stored in f64; at 64: 36 to 156).
+#define LATTICE_ENTRY(NAME, S, A, THREADS, BLOCKS)                                                             \
+    extern "C" __global__ void __launch_bounds__(THREADS, BLOCKS) NAME(const LatticeParams p, const S* __restrict__ phi, const int* __restrict__ nbr, \
                                     const double* __restrict__ hop, S* __restrict__ W, A* __restrict__ M,         \
                                     int* __restrict__ up, int* __restrict__ dn, u64* __restrict__ rng,            \
                                     double* __restrict__ tally) {                                                  \
         run<S, A>(p, phi, nbr, hop, W, M, up, dn, rng, tally);                                                 \
     }
+#define LATTICE_ENTRIES(SUF, S, A)                                        \
+    LATTICE_ENTRY(lattice_sweeps_##SUF, S, A, MAX_THREADS, 1)             \
+    LATTICE_ENTRY(lattice_sweeps_##SUF##_r80, S, A, 384, 2)               \
+    LATTICE_ENTRY(lattice_sweeps_##SUF##_r64, S, A, MAX_THREADS, 2)
 
-LATTICE_ENTRY(lattice_sweeps_f64, double, double)
-LATTICE_ENTRY(lattice_sweeps_f32, float, float)
-LATTICE_ENTRY(lattice_sweeps_mixed, float, double)
+LATTICE_ENTRIES(f64, double, double)
+LATTICE_ENTRIES(f32, float, float)
+LATTICE_ENTRIES(mixed, float, double)
