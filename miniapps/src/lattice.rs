@@ -437,21 +437,22 @@ fn variants<S: Real, A: Real>(r: &mut Runner, c: &Ctx) -> Result<()> {
             if let Some(b) = bf {
                 g.set_bfactor(b);
             }
-            if let Some(x) = registers {
-                if x == 80 && threads.unwrap_or(g.block_threads()) > 384 {
-                    bail!("--registers 80 takes blocks of at most 384 threads: pass --block-threads 384 or fewer");
-                }
-                g.set_registers(x)?;
-            }
             if let Some(t) = threads {
                 if t * 2 < m.pairs {
                     bail!("--block-threads {t} is too few for {} pairs: at least {}", m.pairs, m.pairs.div_ceil(2).next_multiple_of(32));
                 }
-                let most = g.max_block_threads()?;
-                if t > most {
-                    bail!("--block-threads {t} is more than the {} kernel launches with on this GPU: at most {most} (its registers per thread)", c.p);
+                // (the default register cap is chosen again for these threads)
+                g.set_block_threads(t)?;
+            }
+            if let Some(x) = registers {
+                if x == 80 && g.block_threads() > 384 {
+                    bail!("--registers 80 takes blocks of at most 384 threads: pass --block-threads 384 or fewer");
                 }
-                g.set_block_threads(t);
+                g.set_registers(x)?;
+            }
+            let most = g.max_block_threads()?;
+            if g.block_threads() > most {
+                bail!("--block-threads {} is more than the {} kernel launches with on this GPU: at most {most} (its registers per thread)", g.block_threads(), c.p);
             }
             g.run(1, a.check_sweeps)?;
             let (chk, diverged) = checks::<S>(c, &g.results(checked)?);

@@ -122,8 +122,9 @@ pub struct GpuEnsemble<S: Real, A: Real> {
     dn: CudaSlice<i32>,
     rng: CudaSlice<u64>,
     tally: CudaSlice<f64>,
-    /// The register cap of `func` (one of [`REGISTER_CAPS`]).
+    /// The register cap of `func` (one of [`REGISTER_CAPS`]), and whether it was set rather than the default.
     registers: usize,
+    registers_set: bool,
     threads: u32,
     _a: std::marker::PhantomData<A>,
 }
@@ -147,7 +148,7 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
         let phi: Vec<S> = m.phi.iter().map(|&x| S::of(x)).collect();
         let nbr: Vec<i32> = m.nbr.iter().map(|&x| x as i32).collect();
         let params = LatticeParams { sites: ns as i32, pairs: np as i32, chains: chains as i32, equil: 0, sweeps: 0, recompute: 0, bfactor: DEFAULT_BFACTOR as i32, ld: ld as i32, on_chip: on_chip as i32, j: m.j, degenerate: super::degenerate_ratio(S::EPS), window: WINDOW as i32 };
-        Ok(GpuEnsemble {
+        let mut e = GpuEnsemble {
             phi: gpu.upload("the pair function", &phi)?,
             nbr: gpu.upload("the neighbour table", &nbr)?,
             hop: gpu.upload("the hopping table", &m.hop)?,
@@ -161,9 +162,12 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
             func,
             params,
             registers: 128,
+            registers_set: false,
             threads: block_threads(np),
             _a: std::marker::PhantomData,
-        })
+        };
+        e.default_registers()?;
+        Ok(e)
     }
 
     /// Sweeps between rebuilds of W from scratch (0: never), as `cpu::Ensemble::recompute`.
@@ -177,23 +181,54 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
         self.params.bfactor = bfactor as i32;
     }
 
-    /// Threads per chain (block), a multiple of 32 with at least N_P / 2 (default [`block_threads`]).
-    pub fn set_block_threads(&mut self, threads: usize) {
+    /// Threads per chain (block), a multiple of 32 with at least N_P / 2 (default [`block_threads`]); the default
+    /// register cap is chosen again for them unless one was set.
+    pub fn set_block_threads(&mut self, threads: usize) -> Result<(), GpuError> {
         let np = self.params.pairs as usize;
         assert!(threads.is_multiple_of(32) && (32..=1024).contains(&threads) && threads * NARROW_MAX >= np, "lattice gpu: {threads} threads per chain");
         self.threads = threads as u32;
+        if self.registers_set {
+            return Ok(());
+        }
+        self.default_registers()
     }
 
-    /// Compile-time register cap of the kernel, one of [`REGISTER_CAPS`] (default 128): the entry compiled to it
-    /// replaces the current one. The 80-register entry takes blocks of at most 384 threads.
+    /// Compile-time register cap of the kernel, one of [`REGISTER_CAPS`] (default: [`Self::default_registers`]'s):
+    /// the entry compiled to it replaces the current one. The 80-register entry takes blocks of at most 384 threads.
     pub fn set_registers(&mut self, registers: usize) -> Result<(), GpuError> {
         assert!(REGISTER_CAPS.contains(&registers), "lattice gpu: register cap {registers} is not one of {REGISTER_CAPS:?}");
+        self.registers_set = true;
+        self.load(registers)
+    }
+
+    fn load(&mut self, registers: usize) -> Result<(), GpuError> {
         assert!(registers != 80 || self.threads as usize <= R80_THREADS, "lattice gpu: the 80-register entry takes at most {R80_THREADS} threads");
         let func = self.gpu.function("lattice", SRC, &entry::<S, A>(registers))?;
         self.gpu.opt_in_shared("lattice sweeps", &func, self.shared())?;
         self.func = func;
         self.registers = registers;
         Ok(())
+    }
+
+    /// The register cap a precision launches with unless one is set: single, of 80 and 64 (80 for blocks of at most
+    /// 384 threads), the one that puts more chains on the GPU at once, 80 (no spills) where they tie; double and
+    /// mixed 128. Measured on the H100 at 38989db (stage lattice-registers, chain sweeps/s at 2048 / 6336 chains):
+    /// single at L = 9 3.06M / 3.14M at 128 registers (1056 chains in flight), 2.90M / 3.45M at 80 (1584), 3.36M /
+    /// 3.43M at 64 (2112); at L = 15 298k / 305k at 128 (264), 355k / 383k at 80 and 345k / 372k at 64 (396 both).
+    /// Double and mixed ran fastest at 128 at both sizes (double L = 15: 420k, 407k, 356k at 6336 chains): double
+    /// spills below 128 and holds W in f64 as mixed does, whose blocks at L = 15 stay two an SM by shared memory.
+    fn default_registers(&mut self) -> Result<(), GpuError> {
+        let caps: &[usize] = if (S::NAME, A::NAME) == ("f32", "f32") { &[80, 64] } else { &[128] };
+        let mut best = (0, 128);
+        let threads = self.threads as usize;
+        for &cap in caps.iter().filter(|&&c| c != 80 || threads <= R80_THREADS) {
+            self.load(cap)?;
+            let flight = self.chains_in_flight()?;
+            if flight > best.0 {
+                best = (flight, cap);
+            }
+        }
+        self.load(best.1)
     }
 
     /// The register cap of the kernel the launches use.

@@ -385,8 +385,8 @@ fn gpu_matches_reference_when_present() {
 }
 
 /// The entries compiled to fewer registers (spilling) run the same arithmetic: every precision's chains at L = 9 and
-/// 15 with a rebuild every other sweep, at each register cap, equal the default entry's bit for bit (configurations,
-/// W and tallies), and the driver allots each at most its cap.
+/// 15 with a rebuild every other sweep, at each register cap, equal the 128-register entry's bit for bit
+/// (configurations, W and tallies), and the driver allots each at most its cap; the default cap is each precision's.
 #[test]
 fn register_caps_change_nothing_but_occupancy_when_present() {
     let Some(gpu) = crate::gpu::for_test() else { return };
@@ -401,6 +401,13 @@ fn register_caps_change_nothing_but_occupancy_when_present() {
             (g.results(&all).unwrap(), g.chains_in_flight().unwrap())
         };
         let (base, flight) = run(128);
+        // the default: single at 80 or 64 registers, whichever puts more chains in flight; double and mixed at 128
+        let g = gpu::GpuEnsemble::<S, A>::new(gpu, m, starts, 12).unwrap();
+        if (S::NAME, A::NAME) == ("f32", "f32") {
+            assert!([80, 64].contains(&g.registers()) && g.chains_in_flight().unwrap() >= flight, "single's default: {} registers", g.registers());
+        } else {
+            assert_eq!(g.registers(), 128, "{}/{}'s default", S::NAME, A::NAME);
+        }
         for cap in [80, 64] {
             let (x, f) = run(cap);
             assert!(f >= flight, "{}: {f} chains in flight at {cap} registers, {flight} at 128", S::NAME);
