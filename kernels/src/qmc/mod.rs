@@ -1,6 +1,7 @@
 //! The VMC/DMC engine: walkers, single-electron drift-diffusion moves, and the small systems that validate it (H, He,
 //! H2 in open boundaries), run by the one VMC loop and the one DMC generation of [`crate::ensemble`] (through
-//! [`engine::Driven`]), with what this driver adds around them ([`vmc`], [`dmc`]: starts, checkpoints, estimates).
+//! [`engine::Driven`]), with what this driver adds around them ([`vmc`], [`dmc`]: starts, checkpoints, estimates)
+//! and the order of a system's runs, VMC then DMC at each time step then the fit to tau = 0 ([`plan`]).
 //!
 //! The trial wavefunction is a product of [`Component`]s (orbital part, Jastrow factors), each giving ln|psi|, the
 //! gradient and Laplacian of ln psi for every electron, and, for a one-electron move, the ratio psi'/psi with the new
@@ -46,6 +47,7 @@ pub mod gpu;
 pub mod gaussian;
 pub mod jastrow;
 pub mod orbitals;
+pub mod plan;
 pub mod slater;
 pub mod systems;
 pub mod timestep;

@@ -22,19 +22,17 @@
 //! of 64 walkers). The same runs with Lee et al.'s block choice and 120/Ha (the driver before): a spread 15%
 //! larger than the error bars (173 runs), 24% at 256 walkers.
 
-use super::{at_most, case, seed_of, sized, vmc_tau, within, work, Args};
+use super::{at_most, case, seed_of, sized, vmc_tau, within, work, Args, On};
 use anyhow::{bail, Result};
 use harness::timing::Stats;
 use harness::{Runner, Variant};
-use kernels::ensemble::comm::{Ranks, Solo};
+use kernels::ensemble::comm::Ranks;
 use kernels::ensemble::blocking::BLOCKS;
 use kernels::ensemble::coverage::coverage;
-use kernels::qmc::dmc::{self, DmcParams};
-use kernels::qmc::gpu::GpuWalkers;
-use kernels::qmc::timestep;
-use kernels::qmc::vmc::{self, VmcParams};
-use kernels::qmc::walker::Walker;
-use kernels::qmc::{System, V3};
+use kernels::qmc::dmc::DmcParams;
+use kernels::qmc::plan::{self, Event, Plan};
+use kernels::qmc::vmc::VmcParams;
+use kernels::qmc::System;
 use kernels::Check;
 use rayon::prelude::*;
 use std::time::Instant;
@@ -83,36 +81,27 @@ pub fn run(r: &mut Runner, a: &Args, systems: &[Vec<System>], variants: &[Varian
                 // run j: VMC from its own seed, then DMC at every time step from the VMC walkers
                 let one = |j: usize| -> Result<Sample> {
                     let seed = base.wrapping_add((j as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
-                    let vp = VmcParams { walkers: n.walkers, steps: 2, equil: a.equil, tau: vmc_tau(sys, a), seed };
-                    let mut points = vec![];
+                    let vmc = VmcParams { walkers: n.walkers, steps: 2, equil: a.equil, tau: vmc_tau(sys, a), seed };
+                    let dmc = a.tau.iter().enumerate().map(|(k, &tau)| DmcParams { walkers: n.walkers, steps: generations[k], equil: a.equil, tau, seed: seed + k as u64, feedback: a.feedback, balance: a.balance.into() }).collect();
+                    let plan = Plan { vmc, measured: false, restart: false, dmc, fit: a.tau_fit };
+                    let mut on = On { gpu: if variant == Variant::Gpu { gpu.clone() } else { None }, sys, ranks: &ranks, a, label: sys.name.clone() };
                     let mut sample = Sample { energy: 0.0, error: 0.0, converged: true, walker_steps: 0 };
-                    let start: Vec<Vec<V3>> = match &gpu {
-                        Some(gpu) if variant == Variant::Gpu => {
-                            let mut pop = GpuWalkers::new(gpu, sys, &vmc::start_positions(sys, 0..vp.walkers, seed))?;
-                            vmc::run_with(sys, &vp, &Solo, &mut pop, 0)?;
-                            pop.positions()?
-                        }
-                        _ => vmc::run(sys, &vp).1.into_iter().map(|w| w.r).collect(),
-                    };
-                    for (k, &tau) in a.tau.iter().enumerate() {
-                        let dp = DmcParams { walkers: n.walkers, steps: generations[k], equil: a.equil, tau, seed: seed + k as u64, feedback: a.feedback, balance: a.balance.into() };
-                        let e = match &gpu {
-                            Some(gpu) if variant == Variant::Gpu => {
-                                let mut pop = GpuWalkers::new(gpu, sys, &start)?;
-                                dmc::run_with(sys, &dp, &Solo, &mut pop, None, None, &sys.name)?.estimate.expect("a run without stop_after finishes")
+                    // the extrapolation to tau = 0, or with one --tau that time step's energy
+                    let (mut first, mut fitted) = (None, None);
+                    plan::run(&plan, &mut on, |event| {
+                        match event {
+                            Event::Dmc { report, .. } => {
+                                let e = report.estimate.expect("a run without stop_after finishes");
+                                sample.converged &= e.blocked.converged;
+                                sample.walker_steps += e.walker_steps;
+                                first.get_or_insert((e.energy, e.error));
                             }
-                            _ => dmc::run(sys, &dp, start.iter().map(|r| Walker::new(sys, r.clone())).collect())?,
-                        };
-                        sample.converged &= e.blocked.converged;
-                        sample.walker_steps += e.walker_steps;
-                        points.push((tau, e.energy, e.error));
-                    }
-                    if extrapolate {
-                        let fit = timestep::fit(&points, a.tau_fit).map_err(anyhow::Error::msg)?;
-                        (sample.energy, sample.error) = (fit.energy, fit.error);
-                    } else {
-                        (sample.energy, sample.error) = (points[0].1, points[0].2);
-                    }
+                            Event::Fit { fit, .. } => fitted = Some((fit.energy, fit.error)),
+                            _ => {}
+                        }
+                        Ok(())
+                    })?;
+                    (sample.energy, sample.error) = fitted.or(first).expect("--coverage runs at least one time step");
                     Ok(sample)
                 };
                 let samples: Vec<Sample> = match variant {

@@ -54,12 +54,12 @@ use kernels::qmc::gaussian::HfAtom;
 use kernels::planewave::heg::HartreeFock;
 use kernels::qmc::slater::Orbitals;
 use kernels::qmc::systems::Setup;
+use kernels::qmc::plan::{self, Event, Plan, Runs};
 use kernels::qmc::timestep::{self, Fit};
 use kernels::qmc::{System, V3};
 use kernels::{Check, Precision};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 /// VMC and DMC energies of He, H2, Be and the electron gas, validated against exact, fixed-node and Hartree-Fock
 /// energies, in double, single and mixed precision. Example, a DMC time-step series of 500/Ha per time step,
@@ -351,91 +351,77 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
                 let factor = r.plant_factor();
                 let planted = |steps: usize| harness::timing::Credit::total(factor, steps as u64) as usize;
                 let vp = VmcParams { walkers: n.walkers, steps: planted(n.steps), equil: a.equil, tau: vmc_tau, seed };
-                // DMC starts from VMC walkers: the measured VMC run when asked for, else an equilibration-only one
-                // (each rank's share; none needed when DMC restarts from a checkpoint)
-                let mut vmc_estimate = None;
-                let start = if a.restart.is_some() {
-                    eprintln!("note: qmc --restart continues DMC from the checkpoint; VMC is skipped");
-                    Start::Cpu(vec![])
-                } else if a.method.contains(&Method::Vmc) {
-                    r.step(format!("vmc {} {} {variant:?} walkers={}", sys.name, sys.precision, n.walkers));
-                    let t = Instant::now();
-                    let (e, start, kinetic) = vmc_on(r, variant, sys, &vp, &ranks)?;
-                    let secs = t.elapsed().as_secs_f64();
-                    let mut checks = vec![converged(&e)];
-                    checks.extend(sys.exact.map(|x| variational(&e, x)));
-                    checks.extend(hartree_fock_checks(sys, &e, &kinetic));
-                    compared("vmc", vmc_tau, (e.energy, e.error), &mut checks);
-                    if ranks.root() {
-                        record(r, a, n, sys, "vmc", vmc_tau, &e, secs, &checks, &ranks, None, variant)?;
-                    }
-                    vmc_estimate = Some(e);
-                    start
-                } else {
-                    vmc_on(r, variant, sys, &VmcParams { steps: 2, ..vp }, &ranks)?.1
+                let dmc = if a.method.contains(&Method::Dmc) { &a.tau[..] } else { &[] };
+                let plan = Plan {
+                    vmc: vp,
+                    measured: a.method.contains(&Method::Vmc),
+                    restart: a.restart.is_some(),
+                    dmc: dmc
+                        .iter()
+                        .enumerate()
+                        .map(|(k, &tau)| DmcParams { walkers: n.walkers, steps: planted(n.dmc_steps(tau)), equil: a.equil, tau, seed: seed + k as u64, feedback: a.feedback, balance: a.balance.into() })
+                        .collect(),
+                    fit: a.tau_fit,
                 };
-                if !a.method.contains(&Method::Dmc) {
-                    continue;
-                }
                 let label = if sys.side.is_some() {
                     format!("{} {} electrons={} rs={}", sys.name, sys.precision, sys.n_electrons, a.rs)
                 } else {
                     format!("{} {}", sys.name, sys.precision)
                 };
-                let mut series: Vec<(f64, Estimate, f64)> = vec![];
-                for (k, &tau) in a.tau.iter().enumerate() {
-                    let dp = DmcParams { walkers: n.walkers, steps: planted(n.dmc_steps(tau)), equil: a.equil, tau, seed: seed + k as u64, feedback: a.feedback, balance: a.balance.into() };
-                    r.step(format!("dmc {} {} {variant:?} walkers={} tau={tau} generations={}", sys.name, sys.precision, n.walkers, dp.steps));
-                    let t = Instant::now();
-                    let report = match &start {
-                        Start::Gpu(positions) => {
-                            let gpu = r.gpu().expect("the gpu variant runs only with a GPU");
-                            let mut pop = GpuWalkers::new(gpu, sys, positions)?;
-                            dmc::run_with(sys, &dp, &Solo, &mut pop, None, None, &sys.name)?
+                let mut runs = On { gpu: if variant == Variant::Gpu { r.gpu().cloned() } else { None }, sys, ranks: &ranks, a, label };
+                let mut vmc_estimate = None;
+                plan::run(&plan, &mut runs, |event| {
+                    match event {
+                        Event::VmcStarts { measured: true } => r.step(format!("vmc {} {} {variant:?} walkers={}", sys.name, sys.precision, n.walkers)),
+                        Event::VmcStarts { measured: false } => {}
+                        Event::Vmc { estimate: e, kinetic, secs } => {
+                            let mut checks = vec![converged(e)];
+                            checks.extend(sys.exact.map(|x| variational(e, x)));
+                            checks.extend(hartree_fock_checks(sys, e, kinetic));
+                            compared("vmc", vmc_tau, (e.energy, e.error), &mut checks);
+                            if ranks.root() {
+                                record(r, a, n, sys, "vmc", vmc_tau, e, secs, &checks, &ranks, None, variant)?;
+                            }
+                            vmc_estimate = Some(*e);
                         }
-                        Start::Cpu(walkers) => {
-                            let ckpt = a.checkpoint.clone().map(|path| Checkpointing { path, every: a.checkpoint_every, stop_after: a.stop_after });
-                            let mut out = ranks.each(|c, slot| match &a.restart {
-                                Some(path) => dmc::restart(sys, &dp, c, &label, path).and_then(|(acc, w)| dmc::run_on(sys, &dp, c, w, Some(acc), ckpt.as_ref(), &label)),
-                                None => dmc::run_on(sys, &dp, c, walkers[slot].clone(), None, ckpt.as_ref(), &label),
-                            });
-                            out.swap_remove(0)?
+                        Event::DmcStarts { params: dp } => {
+                            r.step(format!("dmc {} {} {variant:?} walkers={} tau={} generations={}", sys.name, sys.precision, n.walkers, dp.tau, dp.steps))
                         }
-                    };
-                    let secs = t.elapsed().as_secs_f64();
-                    let Some(e) = report.estimate else {
-                        let path = a.checkpoint.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
-                        r.say(&format!("  dmc {}: stopped after generation {} as asked; continue with --restart {path}", sys.name, report.generations));
-                        continue;
-                    };
-                    let mut checks = dmc_checks(sys, &e, vmc_estimate.as_ref());
-                    compared("dmc", tau, (e.energy, e.error), &mut checks);
-                    if ranks.root() {
-                        record(r, a, Sizes { steps: dp.steps, ..n }, sys, "dmc", tau, &e, secs, &checks, &ranks, Some(&report), variant)?;
-                        if let Some(why) = e.blocked.why_unconverged() {
-                            r.say(&format!("  dmc {} tau={tau}: {why} (generations): run longer (--dmc-time)", sys.name));
+                        Event::Dmc { params: dp, report, secs } => {
+                            let tau = dp.tau;
+                            let Some(e) = &report.estimate else {
+                                let path = a.checkpoint.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
+                                r.say(&format!("  dmc {}: stopped after generation {} as asked; continue with --restart {path}", sys.name, report.generations));
+                                return Ok(());
+                            };
+                            let mut checks = dmc_checks(sys, e, vmc_estimate.as_ref());
+                            compared("dmc", tau, (e.energy, e.error), &mut checks);
+                            if ranks.root() {
+                                record(r, a, Sizes { steps: dp.steps, ..n }, sys, "dmc", tau, e, secs, &checks, &ranks, Some(report), variant)?;
+                                if let Some(why) = e.blocked.why_unconverged() {
+                                    r.say(&format!("  dmc {} tau={tau}: {why} (generations): run longer (--dmc-time)", sys.name));
+                                }
+                            }
+                        }
+                        Event::NoFit { steps, model } => {
+                            if ranks.root() {
+                                r.say(&format!(
+                                    "  dmc {}: {steps} time step(s): no {} extrapolation to tau = 0, so no comparison with an exact or fixed-node energy (give --tau 0.04,0.02,0.01)",
+                                    sys.name,
+                                    model.name()
+                                ));
+                            }
+                        }
+                        Event::Fit { fit, series } => {
+                            let mut checks = extrapolated_checks(sys, fit, series);
+                            compared("dmc-extrapolated", 0.0, (fit.energy, fit.error), &mut checks);
+                            if ranks.root() {
+                                record_fit(r, a, n, sys, fit, series, &checks, &ranks, variant)?;
+                            }
                         }
                     }
-                    series.push((tau, e, secs));
-                }
-                if series.len() < a.tau_fit.parameters() {
-                    if ranks.root() && series.len() == a.tau.len() {
-                        r.say(&format!(
-                            "  dmc {}: {} time step(s): no {} extrapolation to tau = 0, so no comparison with an exact or fixed-node energy (give --tau 0.04,0.02,0.01)",
-                            sys.name,
-                            series.len(),
-                            a.tau_fit.name()
-                        ));
-                    }
-                    continue;
-                }
-                let points: Vec<(f64, f64, f64)> = series.iter().map(|(tau, e, _)| (*tau, e.energy, e.error)).collect();
-                let fit = timestep::fit(&points, a.tau_fit).map_err(anyhow::Error::msg)?;
-                let mut checks = extrapolated_checks(sys, &fit, &series);
-                compared("dmc-extrapolated", 0.0, (fit.energy, fit.error), &mut checks);
-                if ranks.root() {
-                    record_fit(r, a, n, sys, &fit, &series, &checks, &ranks, variant)?;
-                }
+                    Ok(())
+                })?;
             }
         }
     }
@@ -444,23 +430,63 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
 
 /// Where DMC starts: the VMC walkers' positions (GPU, rebuilt on the device for every time step) or the walkers of
 /// every rank (CPU).
-enum Start {
+pub(crate) enum Start {
     Gpu(Vec<Vec<V3>>),
     Cpu(Vec<Vec<Walker>>),
 }
 
-/// VMC on the engine of `variant`: the estimate, where DMC starts, and every walker's local kinetic energy at the
-/// end (the electron gas's Hartree-Fock check).
-fn vmc_on(r: &Runner, variant: Variant, sys: &System, vp: &VmcParams, ranks: &Ranks) -> Result<(Estimate, Start, Vec<f64>)> {
-    if variant == Variant::Gpu {
-        let gpu = r.gpu().expect("the gpu variant runs only with a GPU");
-        let mut pop = GpuWalkers::new(gpu, sys, &vmc::start_positions(sys, 0..vp.walkers, vp.seed))?;
-        let e = vmc::run_with(sys, vp, &Solo, &mut pop, 0)?;
-        return Ok((e, Start::Gpu(pop.positions()?), pop.kinetic()?));
+/// The runs of one system on one variant (kernels::qmc::plan orders them): on the GPU, or on the CPU ranks with
+/// the checkpoints and restarts asked for.
+pub(crate) struct On<'a> {
+    pub(crate) gpu: Option<std::sync::Arc<kernels::gpu::Gpu>>,
+    pub(crate) sys: &'a System,
+    pub(crate) ranks: &'a Ranks,
+    pub(crate) a: &'a Args,
+    /// The system with its parameters, as checkpoints name it.
+    pub(crate) label: String,
+}
+
+impl Runs for On<'_> {
+    type Start = Start;
+    type Error = anyhow::Error;
+
+    /// VMC: the estimate, where DMC starts, and every walker's local kinetic energy at the end (the electron gas's
+    /// Hartree-Fock check).
+    fn vmc(&mut self, vp: &VmcParams) -> Result<(Estimate, Start, Vec<f64>)> {
+        let sys = self.sys;
+        if let Some(gpu) = &self.gpu {
+            let mut pop = GpuWalkers::new(gpu, sys, &vmc::start_positions(sys, 0..vp.walkers, vp.seed))?;
+            let e = vmc::run_with(sys, vp, &Solo, &mut pop, 0)?;
+            return Ok((e, Start::Gpu(pop.positions()?), pop.kinetic()?));
+        }
+        let (mut e, w): (Vec<Estimate>, Vec<Vec<Walker>>) = self.ranks.each(|c, _| vmc::run_on(sys, vp, c)).into_iter().unzip();
+        let kinetic = w.iter().flatten().map(|w| w.kinetic(sys)).collect();
+        Ok((e.swap_remove(0), Start::Cpu(w), kinetic))
     }
-    let (mut e, w): (Vec<Estimate>, Vec<Vec<Walker>>) = ranks.each(|c, _| vmc::run_on(sys, vp, c)).into_iter().unzip();
-    let kinetic = w.iter().flatten().map(|w| w.kinetic(sys)).collect();
-    Ok((e.swap_remove(0), Start::Cpu(w), kinetic))
+
+    fn restarted(&mut self) -> Start {
+        eprintln!("note: qmc --restart continues DMC from the checkpoint; VMC is skipped");
+        Start::Cpu(vec![])
+    }
+
+    fn dmc(&mut self, start: &Start, dp: &DmcParams) -> Result<Report> {
+        let (sys, a, label) = (self.sys, self.a, &self.label);
+        Ok(match start {
+            Start::Gpu(positions) => {
+                let gpu = self.gpu.as_ref().expect("a GPU start comes from the gpu variant");
+                let mut pop = GpuWalkers::new(gpu, sys, positions)?;
+                dmc::run_with(sys, dp, &Solo, &mut pop, None, None, &sys.name)?
+            }
+            Start::Cpu(walkers) => {
+                let ckpt = a.checkpoint.clone().map(|path| Checkpointing { path, every: a.checkpoint_every, stop_after: a.stop_after });
+                let mut out = self.ranks.each(|c, slot| match &a.restart {
+                    Some(path) => dmc::restart(sys, dp, c, label, path).and_then(|(acc, w)| dmc::run_on(sys, dp, c, w, Some(acc), ckpt.as_ref(), label)),
+                    None => dmc::run_on(sys, dp, c, walkers[slot].clone(), None, ckpt.as_ref(), label),
+                });
+                out.swap_remove(0)?
+            }
+        })
+    }
 }
 
 /// The seed of a system's runs in one precision: the system's seed (--seed and its place in --system) plus 7919
