@@ -84,7 +84,9 @@ pub fn run(r: &mut Runner, a: &Args, systems: &[Vec<System>], variants: &[Varian
                     let vmc = VmcParams { walkers: n.walkers, steps: 2, equil: a.equil, tau: vmc_tau(sys, a), seed };
                     let dmc = a.tau.iter().enumerate().map(|(k, &tau)| DmcParams { walkers: n.walkers, steps: generations[k], equil: a.equil, tau, seed: seed + k as u64, feedback: a.feedback, balance: a.balance.into() }).collect();
                     let plan = Plan { vmc, measured: false, restart: false, dmc, fit: a.tau_fit };
-                    let mut on = On { gpu: if variant == Variant::Gpu { gpu.clone() } else { None }, sys, ranks: &ranks, a, label: sys.name.clone() };
+                    // one rank per run (an MPI communicator is not shared by the runs' threads)
+                    let solo = Ranks::Solo;
+                    let mut on = On { gpu: if variant == Variant::Gpu { gpu.clone() } else { None }, sys, ranks: &solo, a, label: sys.name.clone() };
                     let mut sample = Sample { energy: 0.0, error: 0.0, converged: true, walker_steps: 0 };
                     // the extrapolation to tau = 0, or with one --tau that time step's energy
                     let (mut first, mut fitted) = (None, None);
