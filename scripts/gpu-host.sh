@@ -36,6 +36,7 @@
 #   gas-ranks-weak  weak scaling of the 54-electron gas's DMC on the batched CPU engine (solid --system gas), 1 and
 #               16 ranks, MPI bound to cores and threads (issue #24, item 5)
 #   solid-single  the batched engines in single precision, carbon and the gas, CPU and GPU (issue #20)
+#   gas-single  the gas's Hartree-Fock check and DMC below E_HF at 162 electrons in single precision (#20)
 #   solid-half-batch  one GPU's solid DMC rate at 256 and 512 walkers, 256 and 512 electrons, mixed: the bound the
 #               half batch sets on 2-GPU strong scaling at 512 walkers (issue #24)
 #   solid-mixed-delay  the solid's delay k = 48, 64 at 1536 electrons and 512 walkers, GPU mixed (32 is solid-gpu's)
@@ -80,9 +81,15 @@ fail=0
 # The gas's Hartree-Fock check at 162 electrons (stages gas and gas-hf): VMC without the Jastrow, where every
 # walker's kinetic energy must be T_0 at every step and E_VMC must equal E_HF within 4 error bars of a converged
 # blocking analysis (the reasons for tau and the steps are in the gas stage)
+# the gas's physics at 162 electrons in the precisions $1: the Hartree-Fock check (VMC without the Jastrow), and
+# DMC with the Jastrow below E_HF (the gas stage says why these lengths)
 gas_hf() {
     run run solid --system gas --electrons 162 --jastrow off --method vmc --tau 0.1 --walkers 512 --cpu-walkers 32 \
-        --variants cpu,gpu --precision double,mixed --steps 500 --warmup 1 --max-reps 4
+        --variants cpu,gpu --precision "$1" --steps 500 --warmup 1 --max-reps 4
+}
+gas_dmc() {
+    run run solid --system gas --electrons 162 --method dmc --tau 0.05 --walkers 512 --cpu-walkers 32 \
+        --variants cpu,gpu --precision "$1" --steps 500 --warmup 1 --max-reps 6
 }
 
 run() { # run a qmcbench command, keep going on failure, remember it
@@ -357,7 +364,7 @@ for stage in "$@"; do
         ;;
     gas-hf)
         # the gas stage's Hartree-Fock check alone (VMC without the Jastrow at 162 electrons; see gas below)
-        gas_hf
+        gas_hf double,mixed
         ;;
     gas)
         # issue #20, item 4: the 3D electron gas through the solid's engines (solid --system gas: plane-wave
@@ -385,13 +392,17 @@ for stage in "$@"; do
         fi
         run run solid --system gas --electrons 14,54,114,162,246,294 --walkers 512 --cpu-walkers 32 --variants cpu,gpu \
             --precision double,mixed --warmup 1 --max-reps 2
-        gas_hf
+        gas_hf double,mixed
         # And DMC with the Jastrow at 162 electrons: fixed-node with the Hartree-Fock nodes, its energy must lie below
         # E_HF by more than 4 error bars of a converged blocking analysis (extras e_dmc, e_dmc_error, dmc_converged).
         # tau 0.05, 500 generations a repetition, 1 warm-up and 6 timed: 3500, 3150 after equilibration (the
         # 54-electron gas needed about 6 steps a sample in DMC)
-        run run solid --system gas --electrons 162 --method dmc --tau 0.05 --walkers 512 --cpu-walkers 32 \
-            --variants cpu,gpu --precision double,mixed --steps 500 --warmup 1 --max-reps 6
+        gas_dmc double,mixed
+        ;;
+    gas-single)
+        # issue #20: the gas's physics at 162 electrons in single precision (f32 storage and arithmetic), CPU and GPU
+        gas_hf single
+        gas_dmc single
         ;;
     solid-3072)
         # first the per-matrix f64 LU its re-inversions take (n = 1536 a spin), the matrices side by side on the
