@@ -37,6 +37,7 @@
 #               16 ranks, MPI bound to cores and threads (issue #24, item 5)
 #   solid-single  the batched engines in single precision, carbon and the gas, CPU and GPU (issue #20)
 #   gas-single  the gas's Hartree-Fock check and DMC below E_HF at 162 electrons in single precision (#20)
+#   gas-single-delay  the gas's kinetic check in single on the GPU with rank-1 and delayed updates (#20)
 #   solid-half-batch  one GPU's solid DMC rate at 256 and 512 walkers, 256 and 512 electrons, mixed: the bound the
 #               half batch sets on 2-GPU strong scaling at 512 walkers (issue #24)
 #   solid-mixed-delay  the solid's delay k = 48, 64 at 1536 electrons and 512 walkers, GPU mixed (32 is solid-gpu's)
@@ -398,6 +399,15 @@ for stage in "$@"; do
         # tau 0.05, 500 generations a repetition, 1 warm-up and 6 timed: 3500, 3150 after equilibration (the
         # 54-electron gas needed about 6 steps a sample in DMC)
         gas_dmc double,mixed
+        ;;
+    gas-single-delay)
+        # issue #20: which path of single precision loses the gas's zero-variance kinetic energy on the GPU (gas-single
+        # at 6f8d3d8: 6.2 times the f32 tolerance, the CPU 0.51): rank-1 updates (--delay 1) against the delayed ones
+        # (16, SGEMM applies), VMC without the Jastrow at 162 electrons, GPU
+        for d in 1 16; do
+            run run solid --system gas --electrons 162 --jastrow off --method vmc --tau 0.1 --walkers 512 --variants gpu \
+                --precision single --delay $d --steps 500 --warmup 1 --max-reps 4
+        done
         ;;
     gas-single)
         # issue #20: the gas's physics at 162 electrons in single precision (f32 storage and arithmetic), CPU and GPU
