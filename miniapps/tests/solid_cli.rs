@@ -118,7 +118,11 @@ fn a_tiny_run_passes_and_writes_records() {
         assert_eq!(lines.iter().filter(|l| l.contains(&format!("\"precision\":\"{p}\""))).count(), 2, "{p}: {text}");
     }
     assert!(lines.iter().all(|l| l.contains("passed") && l.contains("\"frac_orbitals\"") && l.contains("\"electron_moves_per_s\"")), "{text}");
-    // the delay chosen by size (32 per spin: 8) and the floor of a step beside it
-    assert!(lines.iter().all(|l| l.contains("\"delay\":\"8\"") && l.contains("\"floor_s_step\"") && l.contains("\"floor_s_determinant\"")), "{text}");
+    // the delay chosen by size (32 per spin: 8; single: rank-1 updates, `delay` says why) and the floor of a step
+    // beside it
+    for l in &lines {
+        let delay = if l.contains("\"precision\":\"single\"") { "1" } else { "8" };
+        assert!(l.contains(&format!("\"delay\":\"{delay}\"")) && l.contains("\"floor_s_step\"") && l.contains("\"floor_s_determinant\""), "{l}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -70,7 +70,7 @@ pub fn run(r: &mut Runner, a: &Args, ranks: &Ranks, precisions: &[Precision]) ->
     for (i, &ne) in electrons.iter().enumerate() {
         let sys = a.system(r, ne, i)?;
         for &p in precisions {
-            let params = Params { tau: a.tau, dmc: true, recompute: a.recompute, seed: r.seed(100 + i as u64), first: 0, delay: crate::solid::delay(a, ne) };
+            let params = Params { tau: a.tau, dmc: true, recompute: a.recompute, seed: r.seed(100 + i as u64), first: 0, delay: crate::solid::delay(a, ne, p) };
             for &v in &variants {
                 for &w in &a.walkers {
                     r.step(format!("solid {v} {p} electrons={ne} walkers={w} ranks={size}"));
@@ -202,14 +202,14 @@ fn record(r: &mut Runner, a: &Args, sys: &Solid, p: Precision, v: Variant, total
     checks.push(Check { quantity: "E_est spread over ranks (Ha)".into(), error: spread, tolerance: 0.0, compared: size });
     let secs = blocks[0][12];
     // the single-rank case's keys (the gas's system, r_s and Jastrow among them) and the ranks'; carbon names its cell
-    let case = a.case(p, ne, total, steps, crate::solid::delay(a, ne)).size("ranks", size);
+    let case = a.case(p, ne, total, steps, crate::solid::delay(a, ne, p)).size("ranks", size);
     let case = if a.gas() { case } else { case.param("system", format!("C{}", ne / 4)) };
     let case = case
         .param("transport", ranks.transport())
         .param("migrate", a.migrate.name())
         .param("migrate_via", if ranks.transport() == "threads" && v == Variant::Gpu { a.migrate_via.name() } else { "host" });
     let acc = mean(10);
-    let params = Params { tau: a.tau, dmc: true, recompute: a.recompute, seed: 0, first: 0, delay: crate::solid::delay(a, ne) };
+    let params = Params { tau: a.tau, dmc: true, recompute: a.recompute, seed: 0, first: 0, delay: crate::solid::delay(a, ne, p) };
     r.record(&case, v, Stats::from_samples(&[secs]), work(sys, &params, p.bytes().0, total, steps, acc), &checks)?;
     if let Some(rec) = r.records.last_mut() {
         rec.reps = 1; // one run of --steps generations, timed whole
