@@ -23,7 +23,7 @@ fn main() {
     println!("electrons delay walkers threads min_cpu_s_per_walker_step median_cpu_s_per_walker_step fractions(orbitals determinant jastrow coulomb pseudopotential)");
     for ne in sizes {
         let sys = Solid::carbon(ne / 4, 1).unwrap();
-        let k = if delay == 0 { default_delay(ne / 2) } else { delay };
+        let k = if delay == 0 { default_delay(ne / 2, kernels::Precision::Double) } else { delay };
         let p = Params { tau: 0.02, dmc: true, recompute: 8, seed: 100, first: 0, delay: k };
         let mut e = CpuEngine::<f64, f64>::new(&sys, walkers, p).unwrap();
         e.step().unwrap();

@@ -13,7 +13,7 @@ fn main() {
     // the mini-app's seeds for its first size: Runner::seed(i) = 20261122 + i * 1000003
     let seed = |i: u64| 20261122u64.wrapping_add(i.wrapping_mul(1_000_003));
     let sys = Solid::carbon(ne / 4, seed(1)).unwrap();
-    let p = Params { tau: 0.02, dmc: true, recompute: 2, seed: seed(100), first: 0, delay: default_delay(ne / 2) };
+    let p = Params { tau: 0.02, dmc: true, recompute: 2, seed: seed(100), first: 0, delay: default_delay(ne / 2, kernels::Precision::Double) };
     let mut e = CpuEngine::<f64, f64>::new(&sys, walkers, p).unwrap();
     let (ni, st) = (sys.setup.ion_count(), sys.setup.table.stride);
     for step in 0..steps {

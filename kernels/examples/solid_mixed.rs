@@ -22,7 +22,7 @@ fn main() {
         // the same solid with the table the mixed engine reads: f32-rounded orbitals are a different wavefunction
         let mut sys32 = sys.clone();
         sys32.setup.table = sys.setup.table.convert::<f32>().convert::<f64>();
-        let delay = if delay == 0 { default_delay(ne / 2) } else { delay };
+        let delay = if delay == 0 { default_delay(ne / 2, kernels::Precision::Mixed) } else { delay };
         println!("# delay {delay}");
         let p = Params { tau: 0.02, dmc: false, recompute: 0, seed: 100, first: 0, delay };
         let mut e = CpuEngine::<f32, f64>::new(&sys, walkers, p).unwrap();

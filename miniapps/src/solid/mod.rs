@@ -336,16 +336,12 @@ impl Args {
     }
 }
 
-/// The delay of the inverse updates at `ne` electrons in precision `p`: --delay, or by size, and in single the rank-1
-/// path: single's delayed apply on the GPU (three SGEMMs) lost the electron gas's zero-variance kinetic energy, at 6.2
-/// times the f32 tolerance of the walkers' condition numbers at 162 electrons and delay 16 against 0.16 with rank-1
-/// updates and 0.51 on the CPU engine with delay 16 (H200, 6f8d3d8, stages gas-single and gas-single-delay), the
-/// cause not yet found.
+/// The delay of the inverse updates at `ne` electrons in precision `p`: --delay, or `solid::default_delay`.
 pub(crate) fn delay(a: &Args, ne: usize, p: Precision) -> usize {
-    match (a.delay, p) {
-        (0, Precision::Single) => 1,
-        (0, _) => solid::default_delay(ne / 2),
-        (d, _) => d,
+    if a.delay == 0 {
+        solid::default_delay(ne / 2, p)
+    } else {
+        a.delay
     }
 }
 
