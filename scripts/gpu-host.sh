@@ -32,6 +32,9 @@
 #               128 walkers), beside the suite's delayed ones: where the delayed updates stop paying
 #   lu-route    where the lanes' per-matrix LU overtakes the batched one: inversions at n = 512..1024, this binary and
 #               PREV_BIN; the solid at 1536 electrons on the GPU
+#   fig34-prev  issue #20's speed criterion: the GPU rates behind paper 000's Figs. 3 and 4 (the solid's DMC step at
+#               512, 1024 and 2048 electrons), from this binary and from PREV_BIN (a build of the commit compared with:
+#               7f3f1c0, the engine before the unified driver) in the same run
 #   solid-delay-sweep  the solid's delay k = 1, 16, 32, 64 at 1536 electrons, GPU double
 #   gas-ranks-weak  weak scaling of the 54-electron gas's DMC on the batched CPU engine (solid --system gas), 1 and
 #               16 ranks, MPI bound to cores and threads (issue #24, item 5)
@@ -456,6 +459,17 @@ for stage in "$@"; do
             BIN=$b run run determinant --n 512,768,1024 --walkers 64 --ops invert --variants gpu --precision double,single --reps 3 --warmup 1
         done
         run run solid --electrons 1536 --walkers 256 --variants gpu --precision double,mixed --warmup 1 --max-reps 2
+        ;;
+    fig34-prev)
+        # issue #20: re-measured through the unified engine, the Figs. 3 and 4 GPU rates must be no slower than
+        # 7f3f1c0's by more than 3% at 512, 1024 and 2048 electrons (same device, same sizes): both binaries here, one
+        # after the other, each at the walker counts the solid suite and solid-2048 run (GPU only: the CPU side of
+        # the figures is the same code at both commits), double and mixed, one step a repetition as the suite
+        for b in "$BIN" ${PREV_BIN:+"$PREV_BIN"}; do
+            BIN=$b run run solid --electrons 512,1024 --walkers 32,128,512,1024 --steps 1 --max-reps 2 --variants gpu \
+                --precision double,mixed
+            BIN=$b run run solid --electrons 2048 --walkers 32,128 --steps 1 --max-reps 2 --variants gpu --precision double,mixed
+        done
         ;;
     solid-single)
         # issue #20: the batched engines in single precision (f32 storage and arithmetic, f64 re-inversion), carbon

@@ -228,10 +228,15 @@ pub enum SolidError {
 /// The delay both engines use for `n` electrons per spin in precision `p` unless told otherwise: the power of 2
 /// nearest sqrt(2n) (the pending moves cost about 1.5 k n per move, the apply 3 n^2 / k per move: their sum is least
 /// at k = sqrt(2n)), from 8 to 64 ([`crate::determinant::MAX_DELAY`]) and at most n: 16 at 384 electrons, 32 at 768
-/// and 1536, 64 at 3072. In single precision 1 (the rank-1 path): single's delayed apply on the GPU (three SGEMMs)
-/// lost the electron gas's zero-variance kinetic energy, at 6.2 times the f32 tolerance of the walkers' condition
-/// numbers at 162 electrons and delay 16, against 0.16 with rank-1 updates and 0.51 on the CPU engine at delay 16
-/// (H200, 6f8d3d8, gpu-host.sh stages gas-single and gas-single-delay), the cause not yet found.
+/// and 1536, 64 at 3072. In single precision 1 (the rank-1 path): single's delayed apply runs in f32 (three SGEMMs on
+/// the GPU, faer's f32 GEMM on the CPU), and its rounding errors grow about 17 times faster per step than f32
+/// Sherman-Morrison's (`conditioning`'s module docs: measured on the CPU engine when the apply first ran in f32; mixed
+/// precision's apply runs in f64 for that reason). So it loses the electron gas's zero-variance kinetic energy at 162
+/// electrons: at delay 16 the GPU engine reached 6.2 times the f32 tolerance of the walkers' condition numbers in 512
+/// walkers x 2500 steps, against 0.16 with rank-1 updates (H200, 6f8d3d8, gpu-host.sh stages gas-single and
+/// gas-single-delay), and the CPU engine, same walkers, 250 steps, 1.0 (failed) against 0.056 (the 2-core build
+/// machine, 2026-11-28; its 0.51 in gas-single came from 32 walkers). The same growth on both engines: the f32 apply
+/// itself, not a GPU fault.
 pub fn default_delay(n: usize, p: crate::Precision) -> usize {
     if p == crate::Precision::Single {
         return 1;

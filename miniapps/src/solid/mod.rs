@@ -141,7 +141,8 @@ pub struct Args {
     /// Rank k of the delayed (Woodbury) inverse updates: the accepted moves of each k consecutive electrons of a spin
     /// reach the inverse together, as three matrix products; 1: Sherman-Morrison after every accepted move (the
     /// rank-1 path); 0: by size (the power of 2 nearest sqrt(electrons): 16 at 384 electrons, 32 at 768 and 1536,
-    /// 64 at 3072; in single precision 1, as its delayed apply on the GPU loses accuracy: not yet understood). At most
+    /// 64 at 3072; in single precision 1: an f32 apply's rounding errors grow about 17 times faster than rank-1
+    /// updates', which loses the gas's zero-variance kinetic energy at 162 electrons; mixed applies in f64). At most
     /// 64. Recorded as params.delay.
     #[arg(long, default_value_t = 0)]
     pub delay: usize,
