@@ -13,12 +13,11 @@
 
 use super::conditioning::{cond_1, reinverts};
 use super::finite::Finite;
-use super::ranks::{self, generation, Cargo, Engine, Migration};
+use super::ranks::{self, Cargo, Engine, Run};
 use crate::ensemble::dmc::Dmc;
 use crate::ensemble::vmc::Vmc;
 use super::walker::Walker;
 use super::{draws, start_walkers, timed, Class, Orbitals, Params, Parts, Solid, SolidError, Timers, PER_MOVE};
-use crate::ensemble::comm::Solo;
 use crate::bspline::{cpu as spline, Output, Table};
 use crate::determinant::cpu::invert_in;
 use crate::determinant::delayed::Delayed;
@@ -65,10 +64,9 @@ pub struct CpuEngine<'a, S: Scalar, A: Scalar> {
     pub reinversions: u64,
     /// Moves accepted by each walker in the last step.
     pub accepted: Vec<u32>,
-    /// The population control of a DMC run on this engine alone (None: VMC, or ranks that run their own).
-    dmc: Option<Dmc>,
-    /// The VMC run on this engine alone (None: DMC).
-    vmc: Option<Vmc>,
+    /// The run of this engine's own steps (`step`): VMC, or DMC with the population control on this engine alone
+    /// (an engine of one of several ranks holds one too, unstepped: the ranks run their own).
+    run: Run,
     pub steps: usize,
     pub timers: Timers,
     pub moves: MoveStats,
@@ -140,8 +138,7 @@ impl<'a, S: Scalar, A: Scalar> CpuEngine<'a, S, A> {
             cond: vec![f64::INFINITY; count],
             reinversions: 0,
             accepted: vec![0; count],
-            dmc: None,
-            vmc: None,
+            run: Run::placeholder(),
             steps: 0,
             timers: Timers::default(),
             moves: MoveStats::default(),
@@ -152,11 +149,7 @@ impl<'a, S: Scalar, A: Scalar> CpuEngine<'a, S, A> {
         };
         e.measure(true)?;
         e.nonlocal();
-        if p.dmc {
-            e.dmc = Some(ranks::dmc(&Solo, &mut e, &p, count, sys.electrons(), 0)?);
-        } else {
-            e.vmc = Some(Vmc::new(count, p.first, 0));
-        }
+        e.run = Run::start(&mut e, &p, sys.electrons())?;
         e.timers = Timers::default();
         Ok(e)
     }
@@ -173,30 +166,21 @@ impl<'a, S: Scalar, A: Scalar> CpuEngine<'a, S, A> {
     /// One step of every walker (sweep, measurement, nonlocal energy; DMC: the generation's population control on
     /// this engine alone); adds to `timers`.
     pub fn step(&mut self) -> Result<(), SolidError> {
-        let Some(mut d) = self.dmc.take() else {
-            let (step, mut v) = (self.steps, self.vmc.take().expect("an engine runs VMC or DMC"));
-            let energies = ranks::vmc_step(self, &mut v);
-            self.vmc = Some(v);
-            self.finite.tally(step, &energies?);
-            return Ok(());
-        };
-        let before = d.timing.compute_s;
-        let start = Instant::now();
-        let done = generation(&Solo, self, &mut d, &mut Migration::default());
-        // the advance's classes are timed inside it; the rest is the population control
-        self.timers.add(Class::Branching, start.elapsed().as_secs_f64() - (d.timing.compute_s - before));
-        self.dmc = Some(d);
-        done
+        let step = self.steps;
+        ranks::step_alone(self, |e| &mut e.run, step, |e, branching_s, done| {
+            e.timers.add(Class::Branching, branching_s);
+            done
+        })
     }
 
     /// The DMC run's population control and its generations' energies and weights (None in VMC).
     pub fn dmc(&self) -> Option<&Dmc> {
-        self.dmc.as_ref()
+        self.run.dmc()
     }
 
     /// The VMC run's steps' mean energies (None in DMC).
     pub fn vmc(&self) -> Option<&Vmc> {
-        self.vmc.as_ref()
+        self.run.vmc()
     }
 
     /// The step without branching: sweep, measurement and nonlocal energy of every walker (what each rank does

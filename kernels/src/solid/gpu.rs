@@ -38,11 +38,10 @@
 use super::conditioning::{device_norms, reinverts};
 use super::walker::Walker;
 use super::finite::Finite;
-use super::ranks::{self, generation, Cargo, Engine, Migration};
+use super::ranks::{self, Cargo, Engine, Run};
 use crate::ensemble::dmc::Dmc;
 use crate::ensemble::vmc::Vmc;
 use super::{start_walkers, Class, Orbitals, Params, Parts, Solid, SolidError, Timers, PER_MOVE};
-use crate::ensemble::comm::Solo;
 use crate::bspline::gpu::{default_per_thread, suffix, CellSort, GpuSpline};
 use crate::bspline::Output;
 use crate::determinant::gpu::{delayed_gemms, delayed_y, solver_min_n, DelayedBatch};
@@ -369,10 +368,8 @@ pub struct GpuEngine<'a, S: Real, A: Real> {
     /// Walker re-inversions of the steps that the refinement left to the LU (`reinvert`: none expected).
     pub lu_fallbacks: u64,
     accepted: Vec<u32>,
-    /// The population control of a DMC run on this engine alone (None: VMC, or ranks that run their own).
-    dmc: Option<Dmc>,
-    /// The VMC run on this engine alone (None: DMC).
-    vmc: Option<Vmc>,
+    /// The run of this engine's own steps (`step`), as `CpuEngine`'s.
+    run: Run,
     pub steps: usize,
     pub timers: Timers,
     pub moves: MoveStats,
@@ -498,8 +495,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             pending: if p.delay > 1 { Some(Pending::new(gpu, walkers, p.delay, n, st)?) } else { None },
             chunk,
             accepted: vec![0; walkers],
-            dmc: None,
-            vmc: None,
+            run: Run::placeholder(),
             parts: vec![Parts::default(); walkers],
             cond: vec![f64::INFINITY; walkers],
             reinversions: 0,
@@ -523,11 +519,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         // the measurement with a re-inversion makes the inverses and gradient rows from the positions
         e.measure(&(0..walkers).collect::<Vec<_>>(), false)?;
         e.energies_to_host()?;
-        if p.dmc {
-            e.dmc = Some(ranks::dmc(&Solo, &mut e, &p, walkers, sys.electrons(), 0)?);
-        } else {
-            e.vmc = Some(Vmc::new(walkers, p.first, 0));
-        }
+        e.run = Run::start(&mut e, &p, sys.electrons())?;
         // the start's transfers and its LU re-inversion of every walker are not a step's
         e.traffic = Traffic::default();
         e.reinversion_s = 0.0;
@@ -598,27 +590,21 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
 
     /// The DMC run's population control and its generations' energies and weights (None in VMC).
     pub fn dmc(&self) -> Option<&Dmc> {
-        self.dmc.as_ref()
+        self.run.dmc()
     }
 
     /// The VMC run's steps' mean energies (None in DMC).
     pub fn vmc(&self) -> Option<&Vmc> {
-        self.vmc.as_ref()
+        self.run.vmc()
     }
 
     /// One step of every walker, as `CpuEngine::step`.
     pub fn step(&mut self) -> Result<(), SolidError> {
-        if let Some(mut d) = self.dmc.take() {
-            let done = generation(&Solo, self, &mut d, &mut Migration::default());
-            self.dmc = Some(d);
+        let step = self.steps;
+        ranks::step_alone(self, |e| &mut e.run, step, |e, _, done| {
             done?;
-            self.mark(Class::Branching)?;
-        } else {
-            let (step, mut v) = (self.steps, self.vmc.take().expect("an engine runs VMC or DMC"));
-            let energies = ranks::vmc_step(self, &mut v);
-            self.vmc = Some(v);
-            self.finite.tally(step, &energies?);
-        }
+            Ok(e.mark(Class::Branching)?)
+        })?;
         if self.profile {
             self.timers = self.timers.merge(self.marks.finish()?);
         }

@@ -1,8 +1,8 @@
 //! The solid's DMC, on one rank or many (one per GPU, or per CPU core group): the one population control of the
-//! batched engines. A single engine's DMC step (`CpuEngine::step`, `GpuEngine::step`) is [`generation`] on one rank
-//! ([`Solo`](crate::ensemble::comm::Solo)); over ranks each rank's engine owns its share of the walkers
-//! (`comm::share` of the total, global walker indices from `Params::first`, so no two ranks share a random stream)
-//! and propagates them; population control is global.
+//! batched engines. A single engine's DMC step (`CpuEngine::step`, `GpuEngine::step`: [`step_alone`]) is
+//! [`generation`] on one rank ([`Solo`](crate::ensemble::comm::Solo)); over ranks each rank's engine owns its share
+//! of the walkers (`comm::share` of the total, global walker indices from `Params::first`, so no two ranks share a
+//! random stream) and propagates them; population control is global.
 //!
 //! A generation is the one DMC generation of the suite ([`crate::ensemble::dmc`]) under its comb
 //! ([`Control::Comb`]): every rank's engine advances its walkers (sweep, measurement, nonlocal energy); one sum over
@@ -217,6 +217,77 @@ pub fn generation<S: Real>(comm: &dyn Comm, e: &mut dyn Engine<S>, d: &mut Dmc, 
 /// energies.
 pub fn vmc_step<S: Real>(e: &mut dyn Engine<S>, v: &mut Vmc) -> Result<Vec<f64>, SolidError> {
     v.step(&Solo, &mut Slots { engine: e, migration: &mut Migration::default() })
+}
+
+/// The run an engine makes of its walkers by itself, step by step ([`step_alone`]): VMC, or DMC with the
+/// population control on this engine alone ([`Solo`]). Every engine holds one from the end of its start on: an
+/// engine that is one of several ranks holds the DMC of its own walkers too, which the ranks never step (they run
+/// their own over all ranks: [`dmc()`], [`generation`]).
+#[derive(Debug)]
+// one per engine, moved out and back once a step: its size costs nothing worth a box
+#[allow(clippy::large_enum_variant)]
+pub enum Run {
+    Vmc(Vmc),
+    Dmc(Dmc),
+}
+
+impl Run {
+    /// The run `p` asks for of engine `e` alone, its walkers measured (a DMC's start sums their energies).
+    pub fn start<S: Real>(e: &mut dyn Engine<S>, p: &Params, electrons: usize) -> Result<Run, SolidError> {
+        let count = e.count();
+        Ok(if p.dmc { Run::Dmc(dmc(&Solo, e, p, count, electrons, 0)?) } else { Run::Vmc(Vmc::new(count, p.first, 0)) })
+    }
+
+    /// What an engine holds in place of its run before the run starts (the start needs the engine built and
+    /// measured) and while its step has the run out ([`step_alone`]): a VMC of no walkers, never stepped.
+    pub(super) fn placeholder() -> Run {
+        Run::Vmc(Vmc::new(0, 0, 0))
+    }
+
+    /// The DMC run's population control and its generations' energies and weights (None in VMC).
+    pub fn dmc(&self) -> Option<&Dmc> {
+        match self {
+            Run::Dmc(d) => Some(d),
+            Run::Vmc(_) => None,
+        }
+    }
+
+    /// The VMC run's steps' mean energies (None in DMC).
+    pub fn vmc(&self) -> Option<&Vmc> {
+        match self {
+            Run::Vmc(v) => Some(v),
+            Run::Dmc(_) => None,
+        }
+    }
+}
+
+/// One step of engine `e`'s own run (`run(e)`, [`Run`]), `step` the engine's steps before it: a VMC step, its new
+/// energies tallied finite at `step` (a DMC generation tallies its energies and weights itself, `Slots::weighed`),
+/// or a DMC generation on this engine alone, after which `branched(e, seconds, done)` gets the seconds of the
+/// generation outside the engine's advance (its population control) and the generation's outcome, and returns the
+/// step's. The run leaves `e` for the step (it steps `e`) and is back before anything returns, errors included.
+pub fn step_alone<S: Real, E: Engine<S>>(
+    e: &mut E,
+    run: fn(&mut E) -> &mut Run,
+    step: usize,
+    branched: impl FnOnce(&mut E, f64, Result<(), SolidError>) -> Result<(), SolidError>,
+) -> Result<(), SolidError> {
+    let mut own = std::mem::replace(run(e), Run::placeholder());
+    let (done, branching) = match &mut own {
+        Run::Vmc(v) => (vmc_step(e, v).map(|energies| e.finite().tally(step, &energies)), None),
+        Run::Dmc(d) => {
+            let before = d.timing.compute_s;
+            let start = Instant::now();
+            let done = generation(&Solo, e, d, &mut Migration::default());
+            // the advance's classes are timed inside it; the rest is the population control
+            (done, Some(start.elapsed().as_secs_f64() - (d.timing.compute_s - before)))
+        }
+    };
+    *run(e) = own;
+    match branching {
+        Some(seconds) => branched(e, seconds, done),
+        None => done,
+    }
 }
 
 fn dmc_error(e: DmcError) -> SolidError {
