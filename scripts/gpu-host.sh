@@ -35,6 +35,7 @@
 #   fig34-prev  issue #20's speed criterion: the GPU rates behind paper 000's Figs. 3 and 4 (the solid's DMC step at
 #               512, 1024 and 2048 electrons), from this binary and from PREV_BIN (a build of the commit compared with:
 #               7f3f1c0, the engine before the unified driver) in the same run
+#   fig34-prev-2048  the same at 2048 electrons and 32 walkers alone (PREV_BIN's rank-1 steps there take ~0.8 s)
 #   solid-delay-sweep  the solid's delay k = 1, 16, 32, 64 at 1536 electrons, GPU double
 #   gas-ranks-weak  weak scaling of the 54-electron gas's DMC on the batched CPU engine (solid --system gas), 1 and
 #               16 ranks, MPI bound to cores and threads (issue #24, item 5)
@@ -469,6 +470,12 @@ for stage in "$@"; do
             BIN=$b run run solid --electrons 512,1024 --walkers 32,128,512,1024 --steps 1 --max-reps 2 --variants gpu \
                 --precision double,mixed
             BIN=$b run run solid --electrons 2048 --walkers 32,128 --steps 1 --max-reps 2 --variants gpu --precision double,mixed
+        done
+        ;;
+    fig34-prev-2048)
+        # fig34-prev's 2048 electrons, which 7f3f1c0 runs 4-5 times slower: 32 walkers, both binaries
+        for b in "$BIN" ${PREV_BIN:+"$PREV_BIN"}; do
+            BIN=$b run run solid --electrons 2048 --walkers 32 --steps 1 --max-reps 2 --variants gpu --precision double,mixed
         done
         ;;
     solid-single)
