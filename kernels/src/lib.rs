@@ -10,9 +10,9 @@
 //!   and the CUDA prelude of shared device maths (`common.cuh`: precision overloads, B-spline weights, radial
 //!   functors, plane waves, drift) with its host side ([`maths`]: the B-spline weights, the functors' forms and
 //!   their numbers);
-//! - the kernels, one folder each ([`bspline`], [`determinant`], [`ewald`], [`gemm`], [`jastrow`], [`lattice`],
-//!   [`planewave`], [`pseudopotential`]): they import the base, and a kernel another only where the physics
-//!   composes them (the Jastrow's radial functors are B-splines; the pseudopotential's ratios need orbitals,
+//! - the kernels, one folder each ([`atomic`], [`bspline`], [`determinant`], [`ewald`], [`gemm`], [`jastrow`],
+//!   [`lattice`], [`planewave`], [`pseudopotential`]): they import the base, and a kernel another only where the
+//!   physics composes them (the Jastrow's radial functors are B-splines; the pseudopotential's ratios need orbitals,
 //!   determinants and Jastrow; the electron gas, a system description beside its plane waves ([`planewave::heg`],
 //!   what both drivers run), has the Ewald energy and the Jastrow's functors);
 //! - the drivers, whole VMC/DMC steps composed of the kernels ([`qmc`]: walkers, moves, branching, ranks; [`solid`]:
@@ -33,6 +33,8 @@ pub mod sample;
 pub mod scalar;
 pub mod simd;
 // the kernels
+/// Atomic orbitals (Slater and contracted Gaussian LCAOs): He, H2 and Be's orbitals for the batched engines.
+pub mod atomic;
 pub mod bspline;
 pub mod determinant;
 pub mod ewald;

@@ -24,7 +24,7 @@ use std::path::Path;
 /// The base: imports nothing above it.
 const BASE: &[&str] = &["check", "gpu", "linalg", "maths", "real", "rng", "sample", "scalar", "simd"];
 /// The kernels: one folder each, importing the base.
-const KERNELS: &[&str] = &["bspline", "determinant", "ewald", "gemm", "jastrow", "lattice", "planewave", "pseudopotential"];
+const KERNELS: &[&str] = &["atomic", "bspline", "determinant", "ewald", "gemm", "jastrow", "lattice", "planewave", "pseudopotential"];
 /// The drivers: whole VMC/DMC steps composed of the kernels.
 const DRIVERS: &[&str] = &["ensemble", "qmc", "solid"];
 

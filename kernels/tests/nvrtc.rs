@@ -81,8 +81,9 @@ fn ptx_of_every_module() {
     assert!(gpu::nvrtc_available(), "QMC_PTX_DUMP is set but libnvrtc is not loadable");
     let dir = PathBuf::from(dir);
     std::fs::create_dir_all(&dir).unwrap();
-    let modules: [(&str, &str); 12] = [
+    let modules: [(&str, &str); 13] = [
         ("qmc_common", ""),
+        ("atomic", kernels::atomic::gpu::SRC),
         ("bspline", kernels::bspline::gpu::SRC),
         ("determinant", kernels::determinant::gpu::SRC),
         ("ewald", kernels::ewald::gpu::SRC),

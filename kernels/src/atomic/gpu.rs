@@ -1,0 +1,135 @@
+//! GPU launch code for the atomic orbitals: the packed orbitals (functions, primitives, coefficients) are uploaded
+//! once, positions are written each call (or filled on the device by the caller), and one launch evaluates every
+//! point, one block each (atomic.cu: the basis functions into shared memory, then the orbitals), into the B-spline
+//! kernel's output layout `[point][5][stride]` (`bspline::gpu::GpuSpline`'s VGL outputs), so an engine reads any
+//! orbital kernel's rows the same way.
+
+use super::AtomicOrbitals;
+use crate::gpu::{CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PushKernelArg};
+use crate::Real;
+use cudarc::driver::DeviceRepr;
+use std::sync::Arc;
+
+pub const SRC: &str = include_str!("atomic.cu");
+/// Threads per block: the row stride is a multiple of 64 (`bspline::ROW_ALIGN`), so every thread has an entry.
+const BLOCK: u32 = 64;
+/// Shared memory a block may take without opting in: the basis functions' VGL, 5 values of A each.
+const SHARED: usize = 48 * 1024;
+
+/// Mirrors `AtomicParams` in atomic.cu.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct AtomicParams {
+    orbitals: i32,
+    functions: i32,
+    stride: i32,
+    points: i32,
+    prims_at: i32,
+    coef_at: i32,
+    pad0: i32,
+    pad1: i32,
+}
+// SAFETY: plain-old-data with the C layout of the kernel's struct.
+unsafe impl DeviceRepr for AtomicParams {}
+
+/// Atomic orbitals resident on the GPU with buffers for up to `capacity` points. Arithmetic (and output) type A.
+pub struct GpuAtomicOrbitals<A: Real> {
+    gpu: Arc<Gpu>,
+    func: CudaFunction,
+    params: AtomicParams,
+    capacity: usize,
+    shared: u32,
+    tab: CudaSlice<f64>,
+    pos: CudaSlice<f64>,
+    out: CudaSlice<A>,
+}
+
+impl<A: Real> GpuAtomicOrbitals<A> {
+    /// Upload the orbitals, compile the kernel, allocate room for `capacity` points of rows of `stride` entries.
+    pub fn new(gpu: &Arc<Gpu>, orbs: &AtomicOrbitals, stride: usize, capacity: usize) -> Result<Self, GpuError> {
+        assert!(!orbs.is_empty() && orbs.len() <= stride && stride.is_multiple_of(BLOCK as usize), "atomic gpu: stride must hold the orbitals and be a multiple of 64");
+        assert!((1..=i32::MAX as usize).contains(&capacity), "atomic gpu: 1 to 2^31 - 1 points (one block each)");
+        if let Err(e) = orbs.check() {
+            panic!("atomic gpu: {e}");
+        }
+        let shared = 5 * orbs.functions.len() * std::mem::size_of::<A>();
+        assert!(shared <= SHARED, "atomic gpu: {} basis functions need {shared} bytes of shared memory, over {SHARED}", orbs.functions.len());
+        let tab = orbs.packed();
+        assert!(tab.len() <= i32::MAX as usize, "atomic gpu: the packed orbitals are too long");
+        let out_len = capacity * 5 * stride;
+        gpu.ensure_fits("the atomic-orbital outputs", out_len * std::mem::size_of::<A>() + capacity * 24)?;
+        let func = gpu.function("atomic", SRC, &format!("atomic_vgl_{}", A::NAME))?;
+        let params = AtomicParams {
+            orbitals: orbs.len() as i32,
+            functions: orbs.functions.len() as i32,
+            stride: stride as i32,
+            points: capacity as i32,
+            prims_at: orbs.prims_at() as i32,
+            coef_at: orbs.coef_at() as i32,
+            pad0: 0,
+            pad1: 0,
+        };
+        Ok(GpuAtomicOrbitals {
+            tab: gpu.upload("the atomic orbitals", &tab)?,
+            pos: gpu.zeros("atomic-orbital positions", capacity * 3)?,
+            out: gpu.zeros("atomic-orbital outputs", out_len)?,
+            params,
+            shared: shared as u32,
+            gpu: gpu.clone(),
+            func,
+            capacity,
+        })
+    }
+
+    /// Copy new positions (`[point][xyz]`, at most the capacity) to the device; the following launches evaluate that
+    /// many points.
+    pub fn set_positions(&mut self, pos: &[f64]) -> Result<(), GpuError> {
+        assert!(pos.len().is_multiple_of(3) && pos.len() <= 3 * self.capacity, "atomic gpu: positions length");
+        self.params.points = (pos.len() / 3) as i32;
+        let mut view = self.pos.slice_mut(..pos.len());
+        self.gpu.stream.memcpy_htod(pos, &mut view).during("copying atomic-orbital positions")
+    }
+
+    /// For callers that compute the points on the GPU: set the number of points the next launch evaluates (at most
+    /// the capacity) and return the position buffer (`[point][xyz]`) to fill on the device.
+    pub fn device_positions(&mut self, points: usize) -> &mut CudaSlice<f64> {
+        assert!(points <= self.capacity, "atomic gpu: more points than allocated");
+        self.params.points = points as i32;
+        &mut self.pos
+    }
+
+    /// Queue one evaluation of the current points (asynchronous).
+    pub fn launch(&mut self) -> Result<(), GpuError> {
+        let points = self.params.points as u32;
+        if points == 0 {
+            return Ok(());
+        }
+        let cfg = LaunchConfig { grid_dim: (points, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: self.shared };
+        let mut b = self.gpu.stream.launch_builder(&self.func);
+        b.arg(&self.params).arg(&self.tab).arg(&self.pos).arg(&mut self.out);
+        // SAFETY: block pt < points <= capacity reads pos[3 pt..3 pt + 3] (capacity * 3 entries) and the packed table
+        // within its length (the functions' records, the primitives they name, in range by the check in `new`, and
+        // orbitals x functions coefficients); it writes 5 * functions values of A to its dynamic shared memory (sized
+        // so) and out[pt][5][stride] (capacity * 5 * stride entries); threads loop over f < functions and j < stride,
+        // so any block width is safe.
+        unsafe { b.launch(cfg) }.during("launching atomic_vgl")?;
+        Ok(())
+    }
+
+    /// The device output buffer (`[point][5][stride]`), read by a following kernel on the same stream.
+    pub fn device_outputs(&self) -> &CudaSlice<A> {
+        &self.out
+    }
+
+    /// The outputs of the last evaluation, `[point][5][stride]`, for the current points.
+    pub fn outputs(&self) -> Result<Vec<A>, GpuError> {
+        let n = self.params.points as usize * 5 * self.params.stride as usize;
+        self.gpu.stream.clone_dtoh(&self.out.slice(..n)).during("copying atomic-orbital outputs")
+    }
+
+    /// Poison the outputs so a kernel that fails to write an entry cannot pass validation.
+    pub fn poison(&mut self) -> Result<(), GpuError> {
+        let nan = vec![A::nan(); self.out.len()];
+        self.gpu.write(&mut self.out, &nan)
+    }
+}

@@ -1,0 +1,277 @@
+//! Atomic orbitals: linear combinations of basis functions on nuclei (LCAOs), the orbital set that runs He, H2 and Be
+//! on the batched engines (issue #20: one QMC driver), beside the B-spline table of the carbon solid and the plane
+//! waves of the electron gas. Until now those atoms ran only on the qmc driver's engines; this kernel holds their
+//! orbitals in the planewave kernel's shape, so the solid engine can adopt them as it adopted plane waves.
+//!
+//! A basis function is chi(r) = x^k y^l z^m R(|r - A|), d = r - A from its centre A, with a radial part R that is a
+//! contraction over primitives n of one kind ([`Radial`]):
+//! - Slater: R = sum_n a_n exp(-zeta_n r), unnormalised (the coefficients a_n as given): the 1s functions of the
+//!   qmc driver's `Lcao` (He: exp(-2 r); H2: exp(-zeta |r - A|) on each nucleus, coefficient 1);
+//! - Gaussian: R = sum_n a_n exp(-b_n r^2), the contracted Cartesian Gaussians of quantum chemistry (any powers: s,
+//!   p, d, ...), with the coefficients as the basis file gives them (Be: PySCF's RHF/cc-pVTZ, [`hf`], normalised as
+//!   PySCF normalises its shells).
+//!
+//! Orbital j is phi_j = sum_f C_jf chi_f. [`AtomicOrbitals::helium`], [`AtomicOrbitals::h2`] and
+//! [`AtomicOrbitals::beryllium`] are the qmc driver's orbitals exactly: the same functions, exponents, centres and
+//! coefficients, and the same normalisation (none for the Slater functions, the file's for the Gaussians); both
+//! spins use the same set (one orbital for He and H2, 1s and 2s for Be).
+//!
+//! Value, gradient and Laplacian, with P = x^k y^l z^m of degree L = k + l + m (so d . grad P = L P):
+//!   chi = P R,   grad chi = R grad P + P (R'/r) d,   lap chi = R lap P + P (R'' + 2 (L + 1) R'/r),
+//! where for a Gaussian R'/r = -2 S1 and R'' + 2 (L + 1) R'/r = 4 r^2 S2 - 2 (2L + 3) S1, with the contracted sums
+//! S_q = sum_n a_n b_n^q exp(-b_n r^2); and for a Slater function R'/r = -S1 / r with S_q = sum_n a_n zeta_n^q
+//! exp(-zeta_n r), and R'' + 2 (L + 1) R'/r = sum_n a_n exp(-zeta_n r) (zeta_n^2 - 2 (L + 1) zeta_n / r): the qmc
+//! driver's `Lcao::vgl` term by term, r clamped to the smallest normal number as there.
+//!
+//! Outputs: the planewave kernel's ([`AtomicOrbitals::evaluate_point`]: `[component][stride]`, components value, gx,
+//! gy, gz, Laplacian, rows padded with zeros to `stride`), the layout the solid engine reads whichever orbitals it
+//! runs, and the qmc driver's ([`AtomicOrbitals::vgl`]: `v[j]`, `g[d * n + j]`, `l[j]`). Cost per point: each basis
+//! function once (an exponential per primitive), then 5 multiply-adds per orbital and function
+//! ([`AtomicOrbitals::flops`]).
+//!
+//! Precision: the arithmetic type A takes the displacement from the centre (formed in f64, rounded once), the
+//! exponents and the coefficients rounded to A, and evaluates everything in A. [`reference`] is an independent f64
+//! evaluation (each primitive's derivatives by the product rule, summed); [`gpu`] evaluates a batch of points in one
+//! launch (atomic.cu) into the same layout.
+
+pub mod gpu;
+pub mod hf;
+pub mod reference;
+#[cfg(test)]
+mod tests;
+
+use crate::Real;
+use std::ops::Range;
+
+/// The kind of a basis function's radial part.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Radial {
+    /// sum_n a_n exp(-zeta_n r)
+    Slater,
+    /// sum_n a_n exp(-b_n r^2)
+    Gaussian,
+}
+
+/// One basis function: its centre, its Cartesian powers (k, l, m), its radial kind and its primitives `prims`
+/// (indices into `exps` and `coefs` of [`AtomicOrbitals`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Function {
+    pub center: usize,
+    pub powers: [u32; 3],
+    pub radial: Radial,
+    pub prims: Range<usize>,
+}
+
+/// Orbitals phi_j = sum_f `coef[j][f]` chi_f over basis functions on centres (see the module docs).
+#[derive(Clone, Debug, PartialEq)]
+pub struct AtomicOrbitals {
+    pub centers: Vec<[f64; 3]>,
+    pub functions: Vec<Function>,
+    /// Per primitive: the exponent (zeta of a Slater, b of a Gaussian primitive) and the contraction coefficient a.
+    pub exps: Vec<f64>,
+    pub coefs: Vec<f64>,
+    /// `[orbital][function]`.
+    pub coef: Vec<Vec<f64>>,
+}
+
+/// x^e and its first two derivatives, e x^(e-1) and e (e-1) x^(e-2), the powers by repeated products (the prelude's
+/// `qmc_ipow`, which atomic.cu uses), zero where the power would be negative.
+#[inline(always)]
+fn power<A: Real>(x: A, e: u32) -> [A; 3] {
+    let ipow = |n: i64| if n < 0 { A::zero() } else { (0..n).fold(A::one(), |p, _| p * x) };
+    let e = e as i64;
+    [ipow(e), A::of(e as f64) * ipow(e - 1), A::of((e * (e - 1)) as f64) * ipow(e - 2)]
+}
+
+impl AtomicOrbitals {
+    /// The orbitals from their parts, checked ([`AtomicOrbitals::check`]). Err: one sentence saying what is wrong.
+    pub fn new(centers: Vec<[f64; 3]>, functions: Vec<Function>, exps: Vec<f64>, coefs: Vec<f64>, coef: Vec<Vec<f64>>) -> Result<AtomicOrbitals, String> {
+        let o = AtomicOrbitals { centers, functions, exps, coefs, coef };
+        o.check()?;
+        Ok(o)
+    }
+
+    /// Whether the parts fit together: at least one orbital and one function, every coefficient row as long as the
+    /// functions, centres and primitives in range, every function with a primitive, every exponent positive and every
+    /// number finite (the GPU kernel reads the table by these indices). Err: one sentence saying what is wrong.
+    pub fn check(&self) -> Result<(), String> {
+        let (functions, exps) = (&self.functions, &self.exps);
+        if functions.is_empty() || self.coef.is_empty() {
+            return Err("atomic orbitals need at least one basis function and one orbital".into());
+        }
+        if exps.len() != self.coefs.len() {
+            return Err(format!("{} exponents for {} contraction coefficients", exps.len(), self.coefs.len()));
+        }
+        if let Some(row) = self.coef.iter().find(|c| c.len() != functions.len()) {
+            return Err(format!("an orbital has {} coefficients for {} basis functions", row.len(), functions.len()));
+        }
+        for (i, f) in functions.iter().enumerate() {
+            if f.center >= self.centers.len() || f.prims.is_empty() || f.prims.end > exps.len() {
+                return Err(format!("basis function {i}: its centre or primitives are out of range, or it has no primitive"));
+            }
+        }
+        if !exps.iter().all(|&e| e > 0.0 && e.is_finite()) {
+            return Err("every exponent must be positive and finite".into());
+        }
+        if !self.coefs.iter().chain(self.coef.iter().flatten()).chain(self.centers.iter().flatten()).all(|x| x.is_finite()) {
+            return Err("every coefficient and centre must be finite".into());
+        }
+        Ok(())
+    }
+
+    /// One orbital, the Slater function exp(-zeta |r - center|) (unnormalised, as the qmc driver's `Lcao::slater_1s`).
+    pub fn slater_1s(zeta: f64, center: [f64; 3]) -> AtomicOrbitals {
+        let f = Function { center: 0, powers: [0; 3], radial: Radial::Slater, prims: 0..1 };
+        AtomicOrbitals { centers: vec![center], functions: vec![f], exps: vec![zeta], coefs: vec![1.0], coef: vec![vec![1.0]] }
+    }
+
+    /// He's orbital in the qmc driver (`System::helium`): exp(-2 r) on the nucleus at the origin, which has the exact
+    /// nuclear cusp.
+    pub fn helium() -> AtomicOrbitals {
+        AtomicOrbitals::slater_1s(2.0, [0.0; 3])
+    }
+
+    /// H2's orbital in the qmc driver (`System::h2(bond, zeta, b)`, `Lcao::sigma_g`): sigma_g = exp(-zeta |r - A|) +
+    /// exp(-zeta |r - B|), unnormalised, the nuclei at z = -bond/2 and +bond/2. The driver's validation run takes
+    /// bond 1.4 bohr and zeta 1.19 (its `systems::H2_BOND` and `H2_ZETA`, the system's constants, passed here
+    /// rather than copied into the kernel).
+    pub fn h2(bond: f64, zeta: f64) -> AtomicOrbitals {
+        let s = |center| Function { center, powers: [0; 3], radial: Radial::Slater, prims: center..center + 1 };
+        let centers = vec![[0.0, 0.0, -0.5 * bond], [0.0, 0.0, 0.5 * bond]];
+        AtomicOrbitals { centers, functions: vec![s(0), s(1)], exps: vec![zeta; 2], coefs: vec![1.0; 2], coef: vec![vec![1.0, 1.0]] }
+    }
+
+    /// Be's orbitals in the qmc driver (`System::beryllium`): the 1s and 2s of RHF/cc-pVTZ from PySCF, the committed
+    /// file [`hf::BE_HF`].
+    pub fn beryllium() -> AtomicOrbitals {
+        hf::HfOrbitals::parse(hf::BE_HF).expect("the committed Be orbital file parses (a unit test checks it)").orbitals
+    }
+
+    pub fn len(&self) -> usize {
+        self.coef.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.coef.is_empty()
+    }
+
+    /// Value, gradient and Laplacian of basis function `f` at r, in A: `[value, gx, gy, gz, Laplacian]`.
+    #[inline(always)]
+    pub fn function<A: Real>(&self, f: &Function, r: [f64; 3]) -> [A; 5] {
+        let a = self.centers[f.center];
+        let d = [0, 1, 2].map(|k| A::of(r[k] - a[k]));
+        let r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+        let two = A::of(2.0);
+        let l = A::of(f.powers.iter().sum::<u32>() as f64);
+        // the radial part: R, R'/r and R'' + 2 (L + 1) R'/r over the primitives' exponentials of argument x r^2
+        // (Gaussian) or x r (Slater), x the exponent, r clamped as `Lcao::vgl` clamps it; t sums x^2 g (Gaussian), or
+        // the Laplacian's radial term g (x^2 - 2 (L + 1) x / r) (Slater, term by term as `Lcao::vgl`)
+        let gauss = f.radial == Radial::Gaussian;
+        let rr = if gauss { r2 } else { r2.sqrt().max(A::min_positive_value()) }; // r^2 or r
+        let (mut rv, mut s1, mut t) = (A::zero(), A::zero(), A::zero());
+        for n in f.prims.clone() {
+            let x = A::of(self.exps[n]);
+            let g = A::of(self.coefs[n]) * (-x * rr).exp();
+            rv += g;
+            s1 += x * g;
+            t += if gauss { x * x * g } else { g * (x * x - two * (l + A::one()) * x / rr) };
+        }
+        let (slope, w) = if gauss { (-two * s1, A::of(4.0) * r2 * t - two * (two * l + A::of(3.0)) * s1) } else { (-(s1 / rr), t) };
+        // the angular part: x^k, y^l, z^m and their derivatives along their own axes
+        let [px, py, pz] = [0, 1, 2].map(|k| power(d[k], f.powers[k]));
+        let p = px[0] * py[0] * pz[0];
+        let grad = [px[1] * py[0] * pz[0], px[0] * py[1] * pz[0], px[0] * py[0] * pz[1]];
+        let lap = px[2] * py[0] * pz[0] + px[0] * py[2] * pz[0] + px[0] * py[0] * pz[2];
+        [p * rv, grad[0] * rv + d[0] * p * slope, grad[1] * rv + d[1] * p * slope, grad[2] * rv + d[2] * p * slope, lap * rv + p * w]
+    }
+
+    /// The orbitals' VGL at r in A as their terms: `add(component, orbital, C_jf chi_f)` for each basis function f in
+    /// order (computed once), each orbital j and component, so a sum from zero is the qmc driver's
+    /// sum_f C_jf chi_f. Inline, so each layout's caller compiles to one loop.
+    #[inline(always)]
+    fn accumulate<A: Real>(&self, r: [f64; 3], mut add: impl FnMut(usize, usize, A)) {
+        for (i, func) in self.functions.iter().enumerate() {
+            let chi = self.function::<A>(func, r);
+            for (j, row) in self.coef.iter().enumerate() {
+                let c = A::of(row[i]);
+                for (k, x) in chi.iter().enumerate() {
+                    add(k, j, c * *x);
+                }
+            }
+        }
+    }
+
+    /// Values `v[j]`, gradients `g[d * n + j]` and Laplacians `l[j]` of the n orbitals at r, in A (the qmc driver's
+    /// layout).
+    pub fn vgl<A: Real>(&self, r: [f64; 3], v: &mut [A], g: &mut [A], l: &mut [A]) {
+        let n = self.len();
+        v[..n].fill(A::zero());
+        g[..3 * n].fill(A::zero());
+        l[..n].fill(A::zero());
+        self.accumulate::<A>(r, |k, j, x| match k {
+            0 => v[j] += x,
+            4 => l[j] += x,
+            d => g[(d - 1) * n + j] += x,
+        });
+    }
+
+    /// VGL at one point into `out`, `[component][stride]` (value, gx, gy, gz, Laplacian; entries from `len()` to
+    /// `stride` zero): the B-spline kernel's output layout, on the calling thread, allocating nothing.
+    #[inline(always)]
+    pub fn evaluate_point<A: Real>(&self, r: [f64; 3], stride: usize, out: &mut [A]) {
+        assert!(self.len() <= stride && out.len() == 5 * stride, "atomic: output length");
+        out.fill(A::zero());
+        self.accumulate::<A>(r, |k, j, x| out[k * stride + j] += x);
+    }
+
+    /// VGL at every point of `pos` (`[point][xyz]`) into `out` (`[point][5][stride]`).
+    pub fn evaluate<A: Real>(&self, pos: &[f64], stride: usize, out: &mut [A]) {
+        assert!(pos.len().is_multiple_of(3) && out.len() == pos.len() / 3 * 5 * stride, "atomic: output length");
+        for (p, o) in pos.chunks_exact(3).zip(out.chunks_exact_mut(5 * stride)) {
+            self.evaluate_point(p.try_into().unwrap(), stride, o);
+        }
+    }
+
+    /// Flops of a VGL evaluation at `points` points: per basis function 30 (the displacement, r^2, the powers and the
+    /// five outputs, the gemm kernel's basis count), per primitive 8 for a Gaussian (the exponential counted as one,
+    /// as there) and 12 for a Slater function (its Laplacian term has a division), and 10 per orbital and function
+    /// (five multiply-adds).
+    pub fn flops(&self, points: usize) -> f64 {
+        let per_point: usize = self
+            .functions
+            .iter()
+            .map(|f| 30 + f.prims.len() * if f.radial == Radial::Gaussian { 8 } else { 12 } + 10 * self.len())
+            .sum();
+        (points * per_point) as f64
+    }
+
+    /// Words of one basis function's record in [`AtomicOrbitals::packed`].
+    pub const RECORD: usize = 9;
+
+    /// The orbitals as the GPU reads them, one f64 array: the functions `[function][RECORD]` (centre x, y, z, powers
+    /// k, l, m, 1 if Slater else 0, first and end primitive), then the primitives at [`AtomicOrbitals::prims_at`]
+    /// (`[primitive][exponent, coefficient]`), then the orbital coefficients at [`AtomicOrbitals::coef_at`]
+    /// (`[orbital][function]`).
+    pub fn packed(&self) -> Vec<f64> {
+        let mut out = Vec::with_capacity(self.coef_at() + self.len() * self.functions.len());
+        for f in &self.functions {
+            let [k, l, m] = f.powers.map(|x| x as f64);
+            let slater = if f.radial == Radial::Slater { 1.0 } else { 0.0 };
+            out.extend(self.centers[f.center]);
+            out.extend([k, l, m, slater, f.prims.start as f64, f.prims.end as f64]);
+        }
+        out.extend(self.exps.iter().zip(&self.coefs).flat_map(|(&e, &c)| [e, c]));
+        out.extend(self.coef.iter().flatten());
+        out
+    }
+
+    /// Where the primitives start in [`AtomicOrbitals::packed`].
+    pub fn prims_at(&self) -> usize {
+        Self::RECORD * self.functions.len()
+    }
+
+    /// Where the orbital coefficients start in [`AtomicOrbitals::packed`].
+    pub fn coef_at(&self) -> usize {
+        self.prims_at() + 2 * self.exps.len()
+    }
+}
