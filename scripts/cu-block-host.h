@@ -20,7 +20,11 @@ static Idx blockIdx, blockDim, gridDim;
 static std::barrier<>* g_block;
 static std::barrier<>* g_warp[32];
 static double g_slot[32][32];
-inline void __syncthreads() { g_block->arrive_and_wait(); }
+static long g_block_barriers; // counted by thread 0
+inline void __syncthreads() {
+    if (threadIdx.x == 0) g_block_barriers++;
+    g_block->arrive_and_wait();
+}
 inline void __syncwarp(unsigned = 0xffffffffu) { g_warp[threadIdx.x >> 5]->arrive_and_wait(); }
 template <typename T> T shfl_from(T v, int src) {
     const int w = threadIdx.x >> 5, l = threadIdx.x & 31;
@@ -38,6 +42,20 @@ template <typename T> T __shfl_down_sync(unsigned, T v, int o, int width = 32) {
     return shfl_from(v, l + o < base + width ? l + o : l);
 }
 template <typename T> T __shfl_xor_sync(unsigned, T v, int o) { return shfl_from(v, (threadIdx.x & 31) ^ o); }
+// redux.sync (sm_80): every lane gets the max (min) of the 32 lanes' values
+inline unsigned reduce_from(unsigned v, bool max) {
+    const int w = threadIdx.x >> 5;
+    g_slot[w][threadIdx.x & 31] = v;
+    __syncwarp();
+    unsigned r = v;
+    for (int l = 0; l < 32; l++) r = max ? std::max(r, (unsigned)g_slot[w][l]) : std::min(r, (unsigned)g_slot[w][l]);
+    __syncwarp();
+    return r;
+}
+inline unsigned __reduce_max_sync(unsigned, unsigned v) { return reduce_from(v, true); }
+inline unsigned __reduce_min_sync(unsigned, unsigned v) { return reduce_from(v, false); }
+inline unsigned __float_as_uint(float x) { unsigned u; memcpy(&u, &x, sizeof u); return u; }
+inline long long __double_as_longlong(double x) { long long u; memcpy(&u, &x, sizeof u); return u; }
 inline double __dmul_rn(double a, double b) { return a * b; }
 inline double __dadd_rn(double a, double b) { return a + b; }
 inline double __dsub_rn(double a, double b) { return a - b; }

@@ -28,7 +28,13 @@
 //
 // Recompute: every p.recompute sweeps (0: never) and after a degenerate accepted swap, W is rebuilt from scratch:
 // M is built in the working buffer (A: f64 in double and mixed, f32 in single) and inverted in place by Gauss-Jordan
-// with partial pivoting (pivots as cpu.rs's gauss_jordan), then narrowed to S in place row by row.
+// with partial pivoting (pivots as cpu.rs's gauss_jordan), then narrowed to S in place row by row. Blocked (from
+// 2026-11-28, issue #26): PANEL = 8 pivots at a time, warp 0 factoring the panel's columns alone, then the whole block
+// carrying the panel's 8 steps to every other column in one pass over the matrix (Chain::panel_factor and
+// panel_update say how): the same pivots and the same W bit for bit as one pivot at a time (each entry gets the same
+// operations in the same order; scripts/lattice-reinvert-host.cpp checks it against the plain algorithm), with the
+// matrix read and written once per panel instead of once per pivot and 2 or 3 barriers per panel instead of 2 per
+// pivot.
 
 #define OCC_DN 0
 #define OCC_UP 1
@@ -44,6 +50,15 @@
 #define MAX_THREADS 512
 #define LOOK 8         // moves evaluated per batch (gpu.rs LOOK): the f vectors computed per pass over W
 #define WINDOW 64      // random-number outputs evaluated in parallel per batch (two per lane of warp 0)
+// Pivots per panel of the blocked rebuild (Chain::reinvert). The matrix is read and written once per panel instead of
+// once per pivot, and the block meets 2 or 3 barriers a panel instead of 2 a pivot: more is better, up to what fits.
+// The scratch (2 PANEL N_P + PANEL entries of A: the panel's multipliers and pivot rows) takes the sweep's vectors,
+// free during a rebuild (4 N_P + 64 entries of A and 3 LOOK N_P of S), which 8 fills in mixed; each column's
+// recurrence holds PANEL values of A in registers (16 in f64, within the 64- and 80-register entries); and warp 0
+// alone factors the panel, PANEL entries a row a step, while the other warps wait.
+#define PANEL 8
+static_assert(PANEL == LOOK, "reinvert loads a row of multipliers with load_look");
+static_assert(2 * 2 * PANEL <= 2 * 4 + 3 * LOOK && PANEL <= 64, "reinvert's scratch fits the vectors (S at least half A)");
 #define SM_GAMMA 0x9E3779B97F4A7C15ull
 
 struct LatticeParams {
@@ -101,24 +116,46 @@ template <typename T> __device__ void block_sum2(T& x, T& y, T* scratch) {
     y = sy;
 }
 
-// The pivot of a Gauss-Jordan step: the largest |x| over the block, the first index among equal values, with its
-// signed value v, to every thread. One barrier: the caller guarantees that the previous readers
-// of the scratch have passed a barrier since (reinvert ends every step with one).
-__device__ void block_pivot(double& x, int& i, double& v, double* dscratch, int* iscratch) {
+// The pivot row of a Gauss-Jordan step from each lane's candidate (best: the largest |value| among its rows, -1 where
+// it has none; row: the first of its rows with that value, n where none), to every lane: the largest |value| over the
+// warp, the first row among equal values (the choice of cpu.rs's gauss_jordan); n where no lane has a candidate (a
+// NaN never is one: |NaN| > best fails). Called by a whole warp. The order (|value| down, row up) is total, so any
+// reduction gives the one answer: a butterfly of shuffles, five dependent rounds; on sm_80 and later two or three
+// redux.sync of the order's keys (|value|'s bits plus one, a monotonic map of the non-negative values: -1 maps to 0).
+template <typename T> __device__ __forceinline__ int warp_pivot_shfl(T best, int row) {
+#pragma unroll
     for (int o = 16; o > 0; o >>= 1) {
-        const double y = __shfl_down_sync(0xffffffffu, x, o);
-        const int j = __shfl_down_sync(0xffffffffu, i, o);
-        const double w = __shfl_down_sync(0xffffffffu, v, o);
-        if (y > x || (y == x && j < i)) { x = y; i = j; v = w; }
+        const T b = __shfl_xor_sync(0xffffffffu, best, o);
+        const int r = __shfl_xor_sync(0xffffffffu, row, o);
+        if (b > best || (b == best && r < row)) { best = b; row = r; }
     }
-    const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5, nw = blockDim.x >> 5;
-    if (lane == 0) { dscratch[wid] = x; dscratch[32 + wid] = v; iscratch[wid] = i; }
-    __syncthreads();
-    x = dscratch[0];
-    v = dscratch[32];
-    i = iscratch[0];
-    for (int k = 1; k < nw; k++)
-        if (dscratch[k] > x || (dscratch[k] == x && iscratch[k] < i)) { x = dscratch[k]; v = dscratch[32 + k]; i = iscratch[k]; }
+    return row;
+}
+// redux.sync needs sm_80; the host check (scripts/cu-block-host.h) emulates it and also tests the shuffles against it
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+#define PIVOT_REDUX 0
+#else
+#define PIVOT_REDUX 1
+#endif
+__device__ __forceinline__ int warp_pivot(float best, int row) {
+#if PIVOT_REDUX
+    const unsigned key = best < 0.0f ? 0u : __float_as_uint(best) + 1u;
+    const unsigned top = __reduce_max_sync(0xffffffffu, key);
+    return (int)__reduce_min_sync(0xffffffffu, key == top ? (unsigned)row : 0xffffffffu);
+#else
+    return warp_pivot_shfl(best, row);
+#endif
+}
+__device__ __forceinline__ int warp_pivot(double best, int row) {
+#if PIVOT_REDUX
+    const u64 key = best < 0.0 ? 0ull : (u64)__double_as_longlong(best) + 1ull;
+    const unsigned hi = (unsigned)(key >> 32), lo = (unsigned)key;
+    const unsigned th = __reduce_max_sync(0xffffffffu, hi);
+    const unsigned tl = __reduce_max_sync(0xffffffffu, hi == th ? lo : 0u);
+    return (int)__reduce_min_sync(0xffffffffu, hi == th && lo == tl ? (unsigned)row : 0xffffffffu);
+#else
+    return warp_pivot_shfl(best, row);
+#endif
 }
 
 // Sum over the 32 lanes of a warp, to every lane (called by a whole warp).
@@ -214,6 +251,7 @@ template <typename S, typename A> struct Chain {
     A *f, *g, *pv, *buf, *scratch;
     double* dscratch;
     int *up, *dn, *occ, *which, *piv, *iscratch;
+    A* work; // reinvert's scratch: 2 PANEL N_P + PANEL entries, 16-byte aligned (run: the vectors from f on)
 
     // pv[i] = phi(y, sites[i]) for i < n (phi is symmetric: row y gathered).
     __device__ void gather(int y, const int* sites) {
@@ -281,71 +319,180 @@ template <typename S, typename A> struct Chain {
         h = warp_allsum(h);
         k = warp_allsum(k);
     }
-    // The elimination of Gauss-Jordan step k: row i -= buf[i] x row k for every row but k, a warp per row and lanes
-    // over columns, column k replaced; for n <= 32 CH (CH > 0) row k is held in registers and a row's CH entries are
-    // loaded before any is stored, so a lane has CH loads in flight instead of one load-store round trip per entry
-    // (the compiler cannot reorder them itself: the rows share M); CH = 0 is the plain loop for any n.
-    // It also finds the next step's pivot among the values it writes: the lane that writes column k + 1 of a row
-    // below k keeps the largest |value| of its warp's rows (the first row among equal values: a warp's rows come in
-    // increasing order), with the row and the signed value, and M[k + 1][k + 1] goes to dscratch[63]; the warp's
-    // candidate goes to dscratch[warp], dscratch[32 + warp], iscratch[warp] for block_pivot_gather after the barrier.
-    template <int CH> __device__ __forceinline__ void eliminate(int k, int n, int ld) {
-        const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
-        const int kn = k + 1, ln = kn & 31, cn = kn >> 5; // the next pivot column, its lane and chunk
-        double best = -1.0, pval = 0.0;
+    // The blocked rebuild (reinvert) factors the columns of one panel, PANEL pivots, at a time. It computes W bit for
+    // bit as the Gauss-Jordan of one pivot at a time with partial pivoting in place (cpu.rs gauss_jordan_one: step k
+    // swaps rows k and its pivot row, scales row k by d = 1 / pivot with column k replaced by d, and takes
+    // m_i x row k from every other row i, m_i its column-k value, column k replaced by -m_i d): every entry receives
+    // the same operations in the same order and expression shapes (x - m r, t d), only grouped differently.
+    // Outside the panel's columns an entry of step k's pivot row is t d, t as the earlier steps of the panel left it;
+    // an entry of any other row is x - m r, r that pivot row's entry: so once the panel's multipliers m and pivots are
+    // known, each column outside the panel is a recurrence of PANEL steps, needing the matrix only once per panel.
+    // Rows a thread handles at once in both (RU), all loaded before any is stored (the rows share M, so the compiler
+    // cannot overlap them itself): two independent chains of loads and FMAs in f32. More do not fit the 64- and
+    // 80-register entries without spills in these loops (ptxas 13.0, sm_90: 4 rows in f32, 2 in f64 and mixed).
+    static constexpr int RU = sizeof(A) == 4 ? 2 : 1;
+    //
+    // panel_factor, by warp 0 alone (no block barrier; __syncwarp between its writes and other lanes' reads): the
+    // panel's steps on the panel's columns, every row, exactly as one pivot at a time: the pivot from the candidates
+    // (warp_pivot), rows k and pr swapped in the panel's columns (lane c: column k0 + c) and the pivot row scaled
+    // there (every lane also keeps the scaled entries, s), then the elimination, lanes over rows i = lane + 32 q, which
+    // also finds the next step's candidates among the values it writes. Each row's multiplier of each step goes to L
+    // (L's rows swapped with M's); the pivots to piv, 1 / pivot to dv. The rest of the rows' swaps is panel_update's.
+    // Its lanes over rows write L[i][m] with a stride of PANEL, a bank conflict (8-way in f32, 16-way in f64) that the
+    // warp does not wait for.
+    __device__ void panel_factor(int k0, int bp, A* __restrict__ L, A* __restrict__ dv, int* failed) {
+        const int n = p.pairs, ld = p.ld, lane = threadIdx.x & 31;
+        // the first pivot's candidates: column k0, rows k0 on (the others' come with the eliminations)
+        A best = A(-1);
         int pr = n;
-        A kr[CH > 0 ? CH : 1];
-#pragma unroll
-        for (int c = 0; c < CH; c++) {
-            const int j = lane + 32 * c;
-            kr[c] = j < n ? M[k * ld + j] : A(0);
+        for (int i = k0 + lane; i < n; i += 32) {
+            const A a = fabs(M[i * ld + k0]);
+            if (a > best) { best = a; pr = i; }
         }
-        for (int i = warp; i < n; i += warps) {
-            if (i == k) continue;
-            const A bi = buf[i];
-            A* row = M + (size_t)i * ld;
-            A next = A(0);
-            if constexpr (CH > 0) {
-                A v[CH];
+        int bad = 0;
+        for (int m = 0; m < bp; m++) {
+            const int k = k0 + m;
+            pr = warp_pivot(best, pr);
+            const A pval = pr < n ? M[pr * ld + k] : A(0);
+            if (pval == A(0)) { // zero or NaN column (no candidate): every lane takes the same decision
+                if (lane == 0) *failed = 1;
+                bad = 1;
+                break;
+            }
+            // the pivot row in the panel (every lane: s; lane c: its entry c, and row k's), and the rows of L to swap
+            A s[PANEL];
 #pragma unroll
-                for (int c = 0; c < CH; c++) {
-                    const int j = lane + 32 * c;
-                    v[c] = j < n ? row[j] : A(0);
+            for (int c = 0; c < PANEL; c++) s[c] = c < bp ? M[pr * ld + k0 + c] : A(0);
+            const A tc = lane < bp ? M[pr * ld + k0 + lane] : A(0), uc = lane < bp ? M[k * ld + k0 + lane] : A(0);
+            const A lk = lane < m ? L[k * PANEL + lane] : A(0), lp = lane < m ? L[pr * PANEL + lane] : A(0);
+            const A d = A(1) / pval;
+#pragma unroll
+            for (int c = 0; c < PANEL; c++) s[c] = (c == m ? A(1) : s[c]) * d;
+            __syncwarp();
+            if (lane < bp) {
+                if (pr != k) M[pr * ld + k0 + lane] = uc;
+                M[k * ld + k0 + lane] = (lane == m ? A(1) : tc) * d; // = s[lane]
+            }
+            if (pr != k && lane < m) { L[k * PANEL + lane] = lp; L[pr * PANEL + lane] = lk; }
+            if (lane == 0) { piv[k] = pr; dv[m] = d; }
+            __syncwarp();
+            // the elimination in the panel's columns, and the next step's candidates (rows below k, in order)
+            best = A(-1);
+            pr = n;
+            for (int i0 = lane; i0 < n; i0 += 32 * RU) {
+                A bi[RU], v[RU][PANEL];
+#pragma unroll
+                for (int u = 0; u < RU; u++) {
+                    const int i = i0 + 32 * u;
+                    const bool live = i < n && i != k;
+                    bi[u] = live ? M[i * ld + k] : A(0);
+#pragma unroll
+                    for (int c = 0; c < PANEL; c++) v[u][c] = live && c < bp ? M[i * ld + k0 + c] : A(0);
                 }
 #pragma unroll
-                for (int c = 0; c < CH; c++) {
-                    const int j = lane + 32 * c;
-                    const A x = (j == k ? A(0) : v[c]) - bi * kr[c];
-                    if (j < n) row[j] = x;
-                    if (c == cn) next = x;
-                }
-            } else {
-                const A* krow = M + (size_t)k * ld;
-                for (int j = lane; j < n; j += 32) {
-                    const A x = (j == k ? A(0) : row[j]) - bi * krow[j];
-                    row[j] = x;
-                    if (j == kn) next = x;
+                for (int u = 0; u < RU; u++) {
+                    const int i = i0 + 32 * u;
+                    if (i >= n || i == k) continue;
+                    L[i * PANEL + m] = bi[u];
+#pragma unroll
+                    for (int c = 0; c < PANEL; c++) {
+                        if (c >= bp) break;
+                        const A x = (c == m ? A(0) : v[u][c]) - bi[u] * s[c];
+                        M[i * ld + k0 + c] = x;
+                        if (c == m + 1 && i > k) {
+                            const A a = fabs(x);
+                            if (a > best) { best = a; pr = i; }
+                        }
+                    }
                 }
             }
-            if (lane == ln && kn < n && i > k) {
-                const double a = fabs((double)next);
-                if (a > best) { best = a; pr = i; pval = (double)next; }
-                if (i == kn) dscratch[63] = (double)next;
+            __syncwarp();
+        }
+        if (lane == 0) iscratch[0] = bad;
+    }
+    // panel_update, by the whole block after panel_factor, for every column j outside the panel. First the panel's row
+    // swaps there, in order, a thread per column, each pivot row's entry as chosen kept in R; then a thread per column
+    // and group of rows (as update_cols: blockDim / (n - bp) groups; one group: no barrier between the two) works out
+    // the panel's pivot rows in its column in registers, r_l = (R[l][j] - m_l0 r_0 - ... - m_l,l-1 r_l-1) d_l, each
+    // group alike, and takes x = x - L[i][l] r_l, l = 0, 1, ..., from each of its rows (L's row in 16-byte loads, one
+    // address over the warp); the last group writes the pivot rows, r_l - m_l,l+1 r_l+1 - ....
+    __device__ void panel_update(int k0, int bp, const A* __restrict__ L, A* __restrict__ R, const A* __restrict__ dv) {
+        const int n = p.pairs, ld = p.ld, nc = n - bp;
+        if (nc == 0) return;
+        const int groups = (int)blockDim.x >= 2 * nc ? (int)blockDim.x / nc : 1, span = (nc + groups - 1) / groups;
+        auto swaps = [&](int j) {
+            for (int m = 0; m < bp; m++) {
+                const int k = k0 + m, q = piv[k];
+                const A t = M[q * ld + j];
+                if (q != k) M[q * ld + j] = M[k * ld + j];
+                R[m * n + j] = t;
+            }
+        };
+        if (groups > 1) {
+            for (int cj = threadIdx.x; cj < nc; cj += blockDim.x) swaps(cj < k0 ? cj : cj + bp);
+            __syncthreads();
+        }
+        for (int t = threadIdx.x; t < nc * groups; t += blockDim.x) {
+            const int cj = t % nc, g = t / nc, j = cj < k0 ? cj : cj + bp;
+            if (groups == 1) swaps(j);
+            A r[PANEL];
+#pragma unroll
+            for (int l = 0; l < PANEL; l++) {
+                r[l] = A(0);
+                if (l < bp) {
+                    A x = R[l * n + j];
+#pragma unroll
+                    for (int c = 0; c < l; c++) x = x - L[(k0 + l) * PANEL + c] * r[c];
+                    r[l] = x * dv[l];
+                }
+            }
+            const int q1 = (g + 1) * span < nc ? (g + 1) * span : nc;
+            for (int q = g * span; q < q1; q += RU) {
+                A x[RU], lv[RU][PANEL];
+#pragma unroll
+                for (int u = 0; u < RU; u++) {
+                    const int i = q + u < k0 ? q + u : q + u + bp;
+                    x[u] = A(0);
+#pragma unroll
+                    for (int c = 0; c < PANEL; c++) lv[u][c] = A(0);
+                    if (q + u < q1) {
+                        load_look(L + i * PANEL, lv[u]);
+                        x[u] = M[i * ld + j];
+                    }
+                }
+#pragma unroll
+                for (int u = 0; u < RU; u++) {
+                    const int i = q + u < k0 ? q + u : q + u + bp;
+                    if (q + u >= q1) break;
+                    A y = x[u];
+#pragma unroll
+                    for (int c = 0; c < PANEL; c++)
+                        if (c < bp) y = y - lv[u][c] * r[c];
+                    M[i * ld + j] = y;
+                }
+            }
+            if (g == groups - 1) {
+#pragma unroll
+                for (int l = 0; l < PANEL; l++) {
+                    if (l >= bp) break;
+                    A x = r[l];
+#pragma unroll
+                    for (int c = l + 1; c < PANEL; c++)
+                        if (c < bp) x = x - L[(k0 + l) * PANEL + c] * r[c];
+                    M[(k0 + l) * ld + j] = x;
+                }
             }
         }
-        best = __shfl_sync(0xffffffffu, best, ln);
-        pval = __shfl_sync(0xffffffffu, pval, ln);
-        pr = __shfl_sync(0xffffffffu, pr, ln);
-        if (lane == 0) { dscratch[warp] = best; dscratch[32 + warp] = pval; iscratch[warp] = pr; }
     }
     // W = M^-1 from scratch (see the head of the file). M is built over W (the rebuild replaces it); a zero pivot
     // (never, for a configuration of nonzero weight) leaves W unusable, so it sets *failed and the chain's energy
     // sum becomes NaN at the end of the launch: the record fails instead of carrying on with a wrong W.
-    // Two barriers a step: the row swap's and the elimination's, whose writes also carry the next pivot's candidates
-    // (eliminate); only column 0's pivot is searched apart.
+    // Blocked: per panel of PANEL pivots panel_factor (warp 0) and panel_update (the block), three barriers (two where
+    // the block has fewer than 2 (n - PANEL) threads); the scratch (L, R, dv: 2 PANEL n + PANEL entries of A) is `work`,
+    // the sweep's vectors, free during a rebuild.
     __device__ void reinvert(int* failed) {
         const int n = p.pairs, ld = p.ld;
-        __syncthreads(); // up, dn final; readers of W, buf and dscratch are done
+        __syncthreads(); // up, dn final; readers of W and of the vectors under `work` are done
         // a warp per row, lanes over columns: no index division, conflict-free rows
         const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
         for (int i = warp; i < n; i += warps) {
@@ -353,50 +500,16 @@ template <typename S, typename A> struct Chain {
             for (int j = lane; j < n; j += 32) M[i * ld + j] = A(prow[dn[j]]);
         }
         __syncthreads();
-        double best = -1.0, pval = 0.0;
-        int pr = n;
-        for (int i = threadIdx.x; i < n; i += blockDim.x) {
-            const A m = M[i * ld];
-            const double v = fabs((double)m);
-            if (v > best) { best = v; pr = i; pval = (double)m; }
-        }
-        A mkk = M[0];
-        block_pivot(best, pr, pval, dscratch, iscratch);
-        for (int k = 0; k < n; k++) {
-            if (!(best > 0.0)) { // zero or NaN column; every thread takes the same decision
-                if (threadIdx.x == 0) *failed = 1;
-                __syncthreads();
-                return;
-            }
-            if (threadIdx.x == 0) piv[k] = pr;
-            // swap rows k and pr, scale the new pivot row and keep column k apart for the elimination, in one pass
-            // (pval is M[pr][k] exactly: A widened to double and back; mkk is M[k][k], read before the last barrier)
-            const A d = A(1) / A(pval);
-            for (int j = threadIdx.x; j < n; j += blockDim.x) {
-                const A t = M[pr * ld + j];
-                if (pr != k) M[pr * ld + j] = M[k * ld + j];
-                M[k * ld + j] = (j == k ? A(1) : t) * d;
-            }
-            for (int i = threadIdx.x; i < n; i += blockDim.x) buf[i] = i == k ? A(0) : i == pr ? mkk : M[i * ld + k];
+        A* L = work;             // [n][PANEL], 16-byte aligned rows: row i's multiplier of each step of the panel
+        A* R = L + n * PANEL;    // [PANEL][n]: the pivot rows outside the panel, as chosen (panel_update)
+        A* dv = R + PANEL * n;   // [PANEL]: 1 / pivot
+        for (int k0 = 0; k0 < n; k0 += PANEL) {
+            const int bp = n - k0 < PANEL ? n - k0 : PANEL;
+            if (warp == 0) panel_factor(k0, bp, L, dv, failed);
             __syncthreads();
-            if (n <= 128) {
-                eliminate<4>(k, n, ld);
-            } else if (n <= 256) {
-                eliminate<8>(k, n, ld);
-            } else {
-                eliminate<0>(k, n, ld);
-            }
-            __syncthreads();
-            // the next pivot from the warps' candidates (same choice as a search of the column: largest |value|,
-            // first row among equals); read by everyone before the next step's swap barrier, rewritten after it
-            if (k + 1 < n) {
-                best = dscratch[0];
-                pval = dscratch[32];
-                pr = iscratch[0];
-                for (int w = 1; w < warps; w++)
-                    if (dscratch[w] > best || (dscratch[w] == best && iscratch[w] < pr)) { best = dscratch[w]; pval = dscratch[32 + w]; pr = iscratch[w]; }
-                mkk = A(dscratch[63]);
-            }
+            if (iscratch[0]) return; // a zero pivot (*failed set)
+            panel_update(k0, bp, L, R, dv);
+            __syncthreads(); // the next panel's columns, and every row, final before warp 0 goes on
         }
         // Undo the row interchanges as column interchanges in reverse order; a thread owns whole rows.
         for (int i = threadIdx.x; i < n; i += blockDim.x) {
@@ -472,7 +585,7 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const int*
     __shared__ u64 win[WINDOW];
     __shared__ int batch[3]; // moves drawn, moves kept, the accepted one (-1: none)
 
-    Chain<S, A> ch{p, phi, W, M, f, g, pv, buf, scratch, dscratch, up, dn, occ, which, piv, iscratch};
+    Chain<S, A> ch{p, phi, W, M, f, g, pv, buf, scratch, dscratch, up, dn, occ, which, piv, iscratch, f};
     for (int k = tid; k < ns; k += blockDim.x) occ[k] = OCC_HL;
     for (int k = tid; k < np; k += blockDim.x) {
         up[k] = up_all[(size_t)c * np + k];

@@ -71,7 +71,12 @@
 //! double and mixed, f32 in single), the same algorithm on the CPU and the GPU; so is W after an accepted swap
 //! whose two intermediate ratios are both below `degenerate_ratio` (a Sherman-Morrison step would divide by them).
 //! Tally `RECOMPUTES` counts both. The sweep count restarts with every `run` (a launch on the GPU): a run whose
-//! length is not a multiple of the interval leaves up to interval - 1 sweeps of drift to the next.
+//! length is not a multiple of the interval leaves up to interval - 1 sweeps of drift to the next. The GPU kernel
+//! factors 8 pivots at a time since 2026-11-28 (lattice.cu `Chain::reinvert`: one warp factors the panel's columns,
+//! then the block applies its 8 steps to the rest of the matrix in one pass, 2 to 3 barriers a panel instead of 2 a
+//! pivot): the same pivots and W bit for bit as the one-pivot Gauss-Jordan it replaced (scripts/cu-on-host.sh checks
+//! it on the host against that algorithm without contraction; on the device both contract each x - m r into one
+//! FMA); its speed on the GPU is not yet measured.
 //!
 //! Rebuild interval of single and mixed (`default_recompute`, from 2026-11-27; until then every sweep): every 3
 //! sweeps up to 37 pairs (L <= 9), every sweep above. Measured on the CPU (this machine; accuracy does not depend on
