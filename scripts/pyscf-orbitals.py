@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Restricted Hartree-Fock of the Be atom (1s^2 2s^2) with PySCF, written as the plain-text orbital file that the
-`qmc` driver includes at compile time (kernels/src/qmc/data/be-hf.txt), so the Rust build needs no Python.
+`atomic` kernel (and through it the `qmc` driver) includes at compile time (kernels/src/atomic/data/be-hf.txt), so the Rust build needs no Python.
 
 Run:  python3 -m venv /tmp/venv-pyscf && /tmp/venv-pyscf/bin/pip install pyscf==2.14.0
-      /tmp/venv-pyscf/bin/python scripts/pyscf-orbitals.py > kernels/src/qmc/data/be-hf.txt
+      /tmp/venv-pyscf/bin/python scripts/pyscf-orbitals.py > kernels/src/atomic/data/be-hf.txt
 
 Basis: cc-pVTZ, all-electron. Its RHF energy (-14.572875 Ha) is 0.15 mHa above the Hartree-Fock limit
 (-14.573023 Ha); cc-pVQZ (-14.572971) and cc-pV5Z (-14.573014) gain less than the DMC error bars the driver reaches,

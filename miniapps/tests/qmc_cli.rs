@@ -45,7 +45,7 @@ fn a_missing_or_malformed_orbital_file_is_rejected_with_a_sentence() {
     let missing = dir.join("none.txt");
     rejects(&qmc(&["--system", "be", "--orbitals", missing.to_str().unwrap()]), &format!("cannot read the orbital file {}", missing.display()));
     // the committed file with one coefficient cut off the first orbital line
-    let good = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../kernels/src/qmc/data/be-hf.txt")).unwrap();
+    let good = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../kernels/src/atomic/data/be-hf.txt")).unwrap();
     let mut cut = false;
     let bad: String = good
         .lines()

@@ -109,7 +109,7 @@ pub struct Args {
     #[arg(long)]
     pub atom_steps: Option<usize>,
     /// Orbital file of be and be-hf, in the format of scripts/pyscf-orbitals.py (default: the committed
-    /// kernels/src/qmc/data/be-hf.txt).
+    /// kernels/src/atomic/data/be-hf.txt).
     #[arg(long)]
     pub orbitals: Option<std::path::PathBuf>,
     /// Measured steps (VMC) or generations (DMC) after equilibration.
