@@ -5,7 +5,7 @@
 //! orbital kernel's rows the same way.
 
 use super::AtomicOrbitals;
-use crate::gpu::{CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PushKernelArg};
+use crate::gpu::{CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PointRows, PushKernelArg};
 use crate::Real;
 use cudarc::driver::DeviceRepr;
 use std::sync::Arc;
@@ -37,18 +37,15 @@ pub struct GpuAtomicOrbitals<A: Real> {
     gpu: Arc<Gpu>,
     func: CudaFunction,
     params: AtomicParams,
-    capacity: usize,
     shared: u32,
     tab: CudaSlice<f64>,
-    pos: CudaSlice<f64>,
-    out: CudaSlice<A>,
+    rows: PointRows<A>,
 }
 
 impl<A: Real> GpuAtomicOrbitals<A> {
     /// Upload the orbitals, compile the kernel, allocate room for `capacity` points of rows of `stride` entries.
     pub fn new(gpu: &Arc<Gpu>, orbs: &AtomicOrbitals, stride: usize, capacity: usize) -> Result<Self, GpuError> {
         assert!(!orbs.is_empty() && orbs.len() <= stride && stride.is_multiple_of(BLOCK as usize), "atomic gpu: stride must hold the orbitals and be a multiple of 64");
-        assert!((1..=i32::MAX as usize).contains(&capacity), "atomic gpu: 1 to 2^31 - 1 points (one block each)");
         if let Err(e) = orbs.check() {
             panic!("atomic gpu: {e}");
         }
@@ -56,8 +53,7 @@ impl<A: Real> GpuAtomicOrbitals<A> {
         assert!(shared <= SHARED, "atomic gpu: {} basis functions need {shared} bytes of shared memory, over {SHARED}", orbs.functions.len());
         let tab = orbs.packed();
         assert!(tab.len() <= i32::MAX as usize, "atomic gpu: the packed orbitals are too long");
-        let out_len = capacity * 5 * stride;
-        gpu.ensure_fits("the atomic-orbital outputs", out_len * std::mem::size_of::<A>() + capacity * 24)?;
+        let rows = PointRows::new(gpu, "atomic-orbital", stride, capacity)?;
         let func = gpu.function("atomic", SRC, &format!("atomic_vgl_{}", A::NAME))?;
         let params = AtomicParams {
             orbitals: orbs.len() as i32,
@@ -71,42 +67,35 @@ impl<A: Real> GpuAtomicOrbitals<A> {
         };
         Ok(GpuAtomicOrbitals {
             tab: gpu.upload("the atomic orbitals", &tab)?,
-            pos: gpu.zeros("atomic-orbital positions", capacity * 3)?,
-            out: gpu.zeros("atomic-orbital outputs", out_len)?,
             params,
             shared: shared as u32,
             gpu: gpu.clone(),
             func,
-            capacity,
+            rows,
         })
     }
 
-    /// Copy new positions (`[point][xyz]`, at most the capacity) to the device; the following launches evaluate that
-    /// many points.
-    pub fn set_positions(&mut self, pos: &[f64]) -> Result<(), GpuError> {
-        assert!(pos.len().is_multiple_of(3) && pos.len() <= 3 * self.capacity, "atomic gpu: positions length");
-        self.params.points = (pos.len() / 3) as i32;
-        let mut view = self.pos.slice_mut(..pos.len());
-        self.gpu.stream.memcpy_htod(pos, &mut view).during("copying atomic-orbital positions")
+    /// The points and their rows (`PointRows`: positions in, VGL rows out).
+    pub fn rows(&self) -> &PointRows<A> {
+        &self.rows
     }
 
-    /// For callers that compute the points on the GPU: set the number of points the next launch evaluates (at most
-    /// the capacity) and return the position buffer (`[point][xyz]`) to fill on the device.
-    pub fn device_positions(&mut self, points: usize) -> &mut CudaSlice<f64> {
-        assert!(points <= self.capacity, "atomic gpu: more points than allocated");
-        self.params.points = points as i32;
-        &mut self.pos
+    /// The same, to set the points.
+    pub fn rows_mut(&mut self) -> &mut PointRows<A> {
+        &mut self.rows
     }
 
     /// Queue one evaluation of the current points (asynchronous).
     pub fn launch(&mut self) -> Result<(), GpuError> {
-        let points = self.params.points as u32;
+        let points = self.rows.points();
         if points == 0 {
             return Ok(());
         }
-        let cfg = LaunchConfig { grid_dim: (points, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: self.shared };
+        self.params.points = points as i32;
+        let cfg = LaunchConfig { grid_dim: (points as u32, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: self.shared };
+        let (pos, out) = self.rows.buffers();
         let mut b = self.gpu.stream.launch_builder(&self.func);
-        b.arg(&self.params).arg(&self.tab).arg(&self.pos).arg(&mut self.out);
+        b.arg(&self.params).arg(&self.tab).arg(pos).arg(out);
         // SAFETY: block pt < points <= capacity reads pos[3 pt..3 pt + 3] (capacity * 3 entries) and the packed table
         // within its length (the functions' records, the primitives they name, in range by the check in `new`, and
         // orbitals x functions coefficients); it writes 5 * functions values of A to its dynamic shared memory (sized
@@ -114,22 +103,5 @@ impl<A: Real> GpuAtomicOrbitals<A> {
         // so any block width is safe.
         unsafe { b.launch(cfg) }.during("launching atomic_vgl")?;
         Ok(())
-    }
-
-    /// The device output buffer (`[point][5][stride]`), read by a following kernel on the same stream.
-    pub fn device_outputs(&self) -> &CudaSlice<A> {
-        &self.out
-    }
-
-    /// The outputs of the last evaluation, `[point][5][stride]`, for the current points.
-    pub fn outputs(&self) -> Result<Vec<A>, GpuError> {
-        let n = self.params.points as usize * 5 * self.params.stride as usize;
-        self.gpu.stream.clone_dtoh(&self.out.slice(..n)).during("copying atomic-orbital outputs")
-    }
-
-    /// Poison the outputs so a kernel that fails to write an entry cannot pass validation.
-    pub fn poison(&mut self) -> Result<(), GpuError> {
-        let nan = vec![A::nan(); self.out.len()];
-        self.gpu.write(&mut self.out, &nan)
     }
 }

@@ -6,12 +6,14 @@ mod blas;
 mod compile;
 mod error;
 mod lanes;
+mod points;
 
 pub use blas::{blas_ok, BatchedGemm, BatchedLu};
 pub use compile::{arch_name, compile, nvrtc_available, nvrtc_version, OPTIONS_TEXT, PRELUDE};
 pub use cudarc::driver::{CudaEvent, CudaFunction, CudaGraph, CudaModule, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 pub use error::{DriverContext, GpuError};
 pub use lanes::{Lanes, LANES};
+pub use points::PointRows;
 
 pub use cudarc::cublas::CudaBlas;
 use cudarc::driver::{sys, CudaContext, DeviceRepr, ValidAsZeroBits};

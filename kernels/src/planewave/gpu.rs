@@ -4,7 +4,7 @@
 //! reads either kernel's rows the same way.
 
 use super::PlaneWaves;
-use crate::gpu::{CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PushKernelArg};
+use crate::gpu::{CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PointRows, PushKernelArg};
 use crate::Real;
 use cudarc::driver::DeviceRepr;
 use std::sync::Arc;
@@ -30,78 +30,50 @@ pub struct GpuPlaneWaves<A: Real> {
     gpu: Arc<Gpu>,
     func: CudaFunction,
     params: WaveParams,
-    capacity: usize,
     k: CudaSlice<f64>,
-    pos: CudaSlice<f64>,
-    out: CudaSlice<A>,
+    rows: PointRows<A>,
 }
 
 impl<A: Real> GpuPlaneWaves<A> {
     /// Upload the k vectors, compile the kernel, allocate room for `capacity` points of rows of `stride` entries.
     pub fn new(gpu: &Arc<Gpu>, waves: &PlaneWaves, stride: usize, capacity: usize) -> Result<Self, GpuError> {
         assert!(!waves.is_empty() && waves.len() <= stride && stride.is_multiple_of(BLOCK as usize), "planewave gpu: stride must hold the orbitals and be a multiple of 64");
-        assert!((1..=i32::MAX as usize).contains(&capacity), "planewave gpu: 1 to 2^31 - 1 points (one block each)");
-        let out_len = capacity * 5 * stride;
-        gpu.ensure_fits("the plane-wave outputs", out_len * std::mem::size_of::<A>() + capacity * 24)?;
+        let rows = PointRows::new(gpu, "plane-wave", stride, capacity)?;
         let func = gpu.function("planewave", SRC, &format!("planewave_vgl_{}", A::NAME))?;
         Ok(GpuPlaneWaves {
             k: gpu.upload("the plane waves' k vectors", &waves.packed())?,
-            pos: gpu.zeros("plane-wave positions", capacity * 3)?,
-            out: gpu.zeros("plane-wave outputs", out_len)?,
             params: WaveParams { orbitals: waves.len() as i32, stride: stride as i32, points: capacity as i32, pad: 0 },
             gpu: gpu.clone(),
             func,
-            capacity,
+            rows,
         })
     }
 
-    /// Copy new positions (`[point][xyz]`, at most the capacity) to the device; the following launches evaluate that
-    /// many points.
-    pub fn set_positions(&mut self, pos: &[f64]) -> Result<(), GpuError> {
-        assert!(pos.len().is_multiple_of(3) && pos.len() <= 3 * self.capacity, "planewave gpu: positions length");
-        self.params.points = (pos.len() / 3) as i32;
-        let mut view = self.pos.slice_mut(..pos.len());
-        self.gpu.stream.memcpy_htod(pos, &mut view).during("copying plane-wave positions")
+    /// The points and their rows (`PointRows`: positions in, VGL rows out).
+    pub fn rows(&self) -> &PointRows<A> {
+        &self.rows
     }
 
-    /// For callers that compute the points on the GPU: set the number of points the next launch evaluates (at most
-    /// the capacity) and return the position buffer (`[point][xyz]`) to fill on the device.
-    pub fn device_positions(&mut self, points: usize) -> &mut CudaSlice<f64> {
-        assert!(points <= self.capacity, "planewave gpu: more points than allocated");
-        self.params.points = points as i32;
-        &mut self.pos
+    /// The same, to set the points.
+    pub fn rows_mut(&mut self) -> &mut PointRows<A> {
+        &mut self.rows
     }
 
     /// Queue one evaluation of the current points (asynchronous).
     pub fn launch(&mut self) -> Result<(), GpuError> {
-        let points = self.params.points as u32;
+        let points = self.rows.points();
         if points == 0 {
             return Ok(());
         }
-        let cfg = LaunchConfig { grid_dim: (points, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
+        self.params.points = points as i32;
+        let cfg = LaunchConfig { grid_dim: (points as u32, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
+        let (pos, out) = self.rows.buffers();
         let mut b = self.gpu.stream.launch_builder(&self.func);
-        b.arg(&self.params).arg(&self.k).arg(&self.pos).arg(&mut self.out);
+        b.arg(&self.params).arg(&self.k).arg(pos).arg(out);
         // SAFETY: block pt < points <= capacity reads pos[3 pt..3 pt + 3] (capacity * 3 entries) and the k rows of
         // j < orbitals (4 each, orbitals of them), and writes out[pt][5][stride] (capacity * 5 * stride entries);
         // threads loop over j < stride, so any block width is safe.
         unsafe { b.launch(cfg) }.during("launching planewave_vgl")?;
         Ok(())
-    }
-
-    /// The device output buffer (`[point][5][stride]`), read by a following kernel on the same stream.
-    pub fn device_outputs(&self) -> &CudaSlice<A> {
-        &self.out
-    }
-
-    /// The outputs of the last evaluation, `[point][5][stride]`, for the current points.
-    pub fn outputs(&self) -> Result<Vec<A>, GpuError> {
-        let n = self.params.points as usize * 5 * self.params.stride as usize;
-        self.gpu.stream.clone_dtoh(&self.out.slice(..n)).during("copying plane-wave outputs")
-    }
-
-    /// Poison the outputs so a kernel that fails to write an entry cannot pass validation.
-    pub fn poison(&mut self) -> Result<(), GpuError> {
-        let nan = vec![A::nan(); self.out.len()];
-        self.gpu.write(&mut self.out, &nan)
     }
 }

@@ -98,16 +98,16 @@ fn gpu_matches_reference_when_present() {
         let (_, pos) = waves();
         let reference = reference::evaluate(&w, &pos, stride);
         let mut g = gpu::GpuPlaneWaves::<f64>::new(&gpu, &w, stride, 8).unwrap();
-        g.poison().unwrap();
-        g.set_positions(&pos).unwrap();
+        g.rows_mut().poison().unwrap();
+        g.rows_mut().set_positions(&pos).unwrap();
         g.launch().unwrap();
-        let c = Check::compare("vgl", &g.outputs().unwrap(), &reference, 1e-13);
+        let c = Check::compare("vgl", &g.rows().outputs().unwrap(), &reference, 1e-13);
         assert!(c.passed(), "{c:?}");
         let mut g = gpu::GpuPlaneWaves::<f32>::new(&gpu, &w, stride, 8).unwrap();
-        g.poison().unwrap();
-        g.set_positions(&pos).unwrap();
+        g.rows_mut().poison().unwrap();
+        g.rows_mut().set_positions(&pos).unwrap();
         g.launch().unwrap();
-        let out: Vec<f64> = g.outputs().unwrap().iter().map(|&x| x as f64).collect();
+        let out: Vec<f64> = g.rows().outputs().unwrap().iter().map(|&x| x as f64).collect();
         let c = Check::compare("vgl f32", &out, &reference, 1e-5);
         assert!(c.passed(), "{c:?}");
     }

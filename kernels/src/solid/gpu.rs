@@ -305,14 +305,14 @@ impl<S: Real, A: Real> Evaluator<S, A> {
     fn device_positions(&mut self, points: usize) -> &mut CudaSlice<f64> {
         match self {
             Evaluator::Spline(s) => s.device_positions(points),
-            Evaluator::Waves(w) => w.device_positions(points),
+            Evaluator::Waves(w) => w.rows_mut().device_positions(points),
         }
     }
     /// The output buffer, `[point][5][stride]`.
     fn device_outputs(&self) -> &CudaSlice<A> {
         match self {
             Evaluator::Spline(s) => s.device_outputs(),
-            Evaluator::Waves(w) => w.device_outputs(),
+            Evaluator::Waves(w) => w.rows().device_outputs(),
         }
     }
 }
