@@ -5,7 +5,7 @@
 //! orbital kernel's rows the same way.
 
 use super::AtomicOrbitals;
-use crate::gpu::{CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PointRows, PushKernelArg};
+use crate::gpu::{CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PointKernel, PointRows, PushKernelArg};
 use crate::Real;
 use cudarc::driver::DeviceRepr;
 use std::sync::Arc;
@@ -74,19 +74,18 @@ impl<A: Real> GpuAtomicOrbitals<A> {
             rows,
         })
     }
+}
 
-    /// The points and their rows (`PointRows`: positions in, VGL rows out).
-    pub fn rows(&self) -> &PointRows<A> {
+impl<A: Real> PointKernel<A> for GpuAtomicOrbitals<A> {
+    fn rows(&self) -> &PointRows<A> {
         &self.rows
     }
 
-    /// The same, to set the points.
-    pub fn rows_mut(&mut self) -> &mut PointRows<A> {
+    fn rows_mut(&mut self) -> &mut PointRows<A> {
         &mut self.rows
     }
 
-    /// Queue one evaluation of the current points (asynchronous).
-    pub fn launch(&mut self) -> Result<(), GpuError> {
+    fn launch(&mut self) -> Result<(), GpuError> {
         let points = self.rows.points();
         if points == 0 {
             return Ok(());

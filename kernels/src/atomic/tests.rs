@@ -1,5 +1,6 @@
 use super::*;
 use crate::rng;
+use crate::gpu::PointKernel;
 use crate::Check;
 
 /// A set that uses every path: two centres; contracted and single Slater functions, one with powers (x, xy);

@@ -13,7 +13,7 @@ pub use compile::{arch_name, compile, nvrtc_available, nvrtc_version, OPTIONS_TE
 pub use cudarc::driver::{CudaEvent, CudaFunction, CudaGraph, CudaModule, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 pub use error::{DriverContext, GpuError};
 pub use lanes::{Lanes, LANES};
-pub use points::PointRows;
+pub use points::{PointKernel, PointRows};
 
 pub use cudarc::cublas::CudaBlas;
 use cudarc::driver::{sys, CudaContext, DeviceRepr, ValidAsZeroBits};

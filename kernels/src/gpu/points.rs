@@ -80,3 +80,14 @@ impl<A: Real> PointRows<A> {
         self.gpu.write(&mut self.out, &nan)
     }
 }
+
+/// An orbital kernel that evaluates one block per point into [`PointRows`]: what an engine needs of it, whichever
+/// orbitals it is (the plane waves, the atomic orbitals).
+pub trait PointKernel<A: Real> {
+    /// Queue one evaluation of the current points (asynchronous).
+    fn launch(&mut self) -> Result<(), GpuError>;
+    /// The points and their rows (positions in, VGL rows out).
+    fn rows(&self) -> &PointRows<A>;
+    /// The same, to set the points.
+    fn rows_mut(&mut self) -> &mut PointRows<A>;
+}

@@ -4,7 +4,7 @@
 //! reads either kernel's rows the same way.
 
 use super::PlaneWaves;
-use crate::gpu::{CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PointRows, PushKernelArg};
+use crate::gpu::{CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PointKernel, PointRows, PushKernelArg};
 use crate::Real;
 use cudarc::driver::DeviceRepr;
 use std::sync::Arc;
@@ -48,19 +48,18 @@ impl<A: Real> GpuPlaneWaves<A> {
             rows,
         })
     }
+}
 
-    /// The points and their rows (`PointRows`: positions in, VGL rows out).
-    pub fn rows(&self) -> &PointRows<A> {
+impl<A: Real> PointKernel<A> for GpuPlaneWaves<A> {
+    fn rows(&self) -> &PointRows<A> {
         &self.rows
     }
 
-    /// The same, to set the points.
-    pub fn rows_mut(&mut self) -> &mut PointRows<A> {
+    fn rows_mut(&mut self) -> &mut PointRows<A> {
         &mut self.rows
     }
 
-    /// Queue one evaluation of the current points (asynchronous).
-    pub fn launch(&mut self) -> Result<(), GpuError> {
+    fn launch(&mut self) -> Result<(), GpuError> {
         let points = self.rows.points();
         if points == 0 {
             return Ok(());

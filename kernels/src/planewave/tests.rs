@@ -1,4 +1,5 @@
 use super::*;
+use crate::gpu::PointKernel;
 use crate::Check;
 
 /// The 38-electron gas's orbitals (19 per spin) in a cube of side 3.3, at points inside and outside the cell.

@@ -24,6 +24,7 @@ use crate::determinant::delayed::Delayed;
 use crate::determinant::dot::{dot, dot_wide};
 use crate::ewald::cpu::CpuEwald;
 use crate::pseudopotential::cpu::{JastrowSums, Soa};
+use crate::atomic::AtomicOrbitals;
 use crate::planewave::PlaneWaves;
 use crate::pseudopotential::{self as pp, Setup, Walkers};
 use crate::ensemble::moves::{drift, MoveStats};
@@ -339,7 +340,7 @@ impl<'a, S: Scalar, A: Scalar> CpuEngine<'a, S, A> {
 }
 
 /// The orbitals VGL at one point into `[component][stride]` in A, on the calling thread, allocating nothing: the
-/// B-spline table (storage S) or the plane waves. The engine calls the sweep and the measurement with the system's
+/// B-spline table (storage S), the plane waves or the atomic orbitals. The engine calls the sweep and the measurement with the system's
 /// set as a concrete type (`with_orbitals!`), so the choice is made once per walker task and the carbon solid's
 /// loops are the ones they were.
 pub trait PointOrbitals<A> {
@@ -360,6 +361,13 @@ impl<A: Real> PointOrbitals<A> for PlaneWaves {
     }
 }
 
+impl<A: Real> PointOrbitals<A> for AtomicOrbitals {
+    #[inline(always)]
+    fn vgl(&self, r: [f64; 3], out: &mut [A]) {
+        self.evaluate_point::<A>(r, out.len() / 5, out)
+    }
+}
+
 /// `$body` with `$o` bound to the system's orbitals of context `$ctx` as a concrete [`PointOrbitals`] type: one
 /// match per call of the body (a walker's sweep or measurement), each arm compiled for its own type.
 macro_rules! with_orbitals {
@@ -371,6 +379,10 @@ macro_rules! with_orbitals {
             }
             Orbitals::PlaneWaves(w) => {
                 let $o = w;
+                $body
+            }
+            Orbitals::Atomic(a) => {
+                let $o = a;
                 $body
             }
         }

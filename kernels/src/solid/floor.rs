@@ -35,6 +35,7 @@ pub fn class_work(sys: &Solid, e: usize, acc: f64, k: usize, recompute: usize) -
     w[Class::Orbitals as usize] = match &sys.orbitals {
         Orbitals::Table => (2.0 * ne * 64.0 * row, 2.0 * ne * bspline::flops(1, s.per_spin(), Output::Vgl)),
         Orbitals::PlaneWaves(_) => (2.0 * ne * 5.0 * st * 8.0, 2.0 * ne * planewave::flops(1, s.per_spin())),
+        Orbitals::Atomic(o) => (2.0 * ne * 5.0 * st * 8.0, 2.0 * ne * o.flops(1)),
     };
     // per move: 3 gradient dots, 4 ratio dots (the rows read: inverse row, 3 gradient rows, 4 proposal rows)
     let mut det = (ne * 8.0 * row, ne * 14.0 * st);

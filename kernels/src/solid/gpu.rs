@@ -46,7 +46,8 @@ use crate::bspline::gpu::{default_per_thread, suffix, CellSort, GpuSpline};
 use crate::bspline::Output;
 use crate::determinant::gpu::{delayed_gemms, delayed_y, solver_min_n, DelayedBatch};
 use crate::ewald::gpu::GpuEwald;
-use crate::gpu::{blas_ok, BatchedGemm, BatchedLu, CudaEvent, CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PushKernelArg, Traffic};
+use crate::gpu::{blas_ok, BatchedGemm, BatchedLu, CudaEvent, CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PointKernel, PushKernelArg, Traffic};
+use crate::atomic::gpu::GpuAtomicOrbitals;
 use crate::planewave::gpu::GpuPlaneWaves;
 use crate::pseudopotential::gpu::{jastrow_tables, GpuPseudo, MAX_JASTROW_COEFS};
 use crate::pseudopotential::slab::{Field, Slab, SlabLayout};
@@ -278,12 +279,12 @@ fn cfg(grid: (u32, u32), block: u32) -> LaunchConfig {
     LaunchConfig { grid_dim: (grid.0, grid.1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 }
 }
 
-/// The orbitals' evaluator on the GPU: the B-spline kernel or the plane waves, both writing VGL rows
-/// `[point][5][stride]` in A into their output buffer from the positions in theirs. The engine chose it at
-/// construction; each method dispatches once per launch.
+/// The orbitals' evaluator on the GPU: the B-spline kernel, or a kernel of one block per point (the plane waves, the
+/// atomic orbitals), all writing VGL rows `[point][5][stride]` in A into their output buffer from the positions in
+/// theirs. The engine chose it at construction; each method dispatches once per launch.
 enum Evaluator<S: Real, A: Real> {
     Spline(GpuSpline<S, A>),
-    Waves(GpuPlaneWaves<A>),
+    Points(Box<dyn PointKernel<A>>),
 }
 
 impl<S: Real, A: Real> Evaluator<S, A> {
@@ -291,28 +292,28 @@ impl<S: Real, A: Real> Evaluator<S, A> {
     fn launch(&mut self) -> Result<(), GpuError> {
         match self {
             Evaluator::Spline(s) => s.launch(),
-            Evaluator::Waves(w) => w.launch(),
+            Evaluator::Points(k) => k.launch(),
         }
     }
-    /// The same for points sorted by B-spline cell (the grouped kernel; plane waves need no order).
+    /// The same for points sorted by B-spline cell (the grouped kernel; the per-point kernels need no order).
     fn launch_sorted(&mut self) -> Result<(), GpuError> {
         match self {
             Evaluator::Spline(s) => s.launch_sorted(),
-            Evaluator::Waves(w) => w.launch(),
+            Evaluator::Points(k) => k.launch(),
         }
     }
     /// The position buffer (`[point][xyz]`) of the next launch, which evaluates `points` points.
     fn device_positions(&mut self, points: usize) -> &mut CudaSlice<f64> {
         match self {
             Evaluator::Spline(s) => s.device_positions(points),
-            Evaluator::Waves(w) => w.rows_mut().device_positions(points),
+            Evaluator::Points(k) => k.rows_mut().device_positions(points),
         }
     }
     /// The output buffer, `[point][5][stride]`.
     fn device_outputs(&self) -> &CudaSlice<A> {
         match self {
             Evaluator::Spline(s) => s.device_outputs(),
-            Evaluator::Waves(w) => w.rows().device_outputs(),
+            Evaluator::Points(k) => k.rows().device_outputs(),
         }
     }
 }
@@ -470,7 +471,8 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
                 let sort = spline.cell_sort(walkers * ne)?;
                 (Evaluator::Spline(spline), Some(sort))
             }
-            Orbitals::PlaneWaves(w) => (Evaluator::Waves(GpuPlaneWaves::new(gpu, w, st, chunk)?), None),
+            Orbitals::PlaneWaves(w) => (Evaluator::Points(Box::new(GpuPlaneWaves::new(gpu, w, st, chunk)?)), None),
+            Orbitals::Atomic(o) => (Evaluator::Points(Box::new(GpuAtomicOrbitals::new(gpu, o, st, chunk)?)), None),
         };
         let mut e = GpuEngine {
             orb,

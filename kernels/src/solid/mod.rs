@@ -78,6 +78,7 @@ mod tests;
 
 use crate::bspline::{self, Basis, Grid, Table};
 use crate::ewald::{self, Ewald};
+use crate::atomic::AtomicOrbitals;
 use crate::planewave::PlaneWaves;
 use crate::pseudopotential::{self as pp, quadrature::random_rotation, Channels, Rule, Setup};
 use crate::planewave::heg::{self, HartreeFock};
@@ -113,6 +114,12 @@ pub enum Orbitals {
     /// Plane waves (the planewave kernel): the electron gas. The setup's table then holds no coefficients, only
     /// the orbital count and the row stride that every layout uses (`no_table`).
     PlaneWaves(PlaneWaves),
+    /// Atomic orbitals (the atomic kernel: LCAOs of Slater and Gaussian functions), the orbitals of He, H2 and Be on
+    /// these engines (issue #20). As with the plane waves the setup's table holds only the orbital count and the row
+    /// stride. No system description takes them yet (the atoms need open boundaries and their own Coulomb energy);
+    /// the engines' tests run them in the electron gas's cell (`gas_tests`: `atomic_orbitals_follow_the_reference`,
+    /// `atomic_orbitals_gpu_matches_cpu_when_present`).
+    Atomic(AtomicOrbitals),
 }
 
 /// What the electron gas's description adds: its density, whether the Jastrow factor is on, and the finite-N

@@ -10,6 +10,7 @@ use crate::bspline::{reference as spline, Output};
 use crate::determinant::reference::inverse;
 use crate::ewald::reference::Reference;
 use crate::jastrow::reference::radial;
+use crate::atomic;
 use crate::planewave::reference as planewave;
 use crate::pseudopotential::{reference as pp, Walkers};
 
@@ -22,6 +23,7 @@ pub fn energy(sys: &Solid, pos: &[f64], rot: &[f64]) -> Result<(Parts, Vec<f64>,
     let vgl = match &sys.orbitals {
         Orbitals::Table => spline::evaluate(&s.table, pos, Output::Vgl),
         Orbitals::PlaneWaves(w) => planewave::evaluate(w, pos, st),
+        Orbitals::Atomic(o) => atomic::reference::evaluate(o, pos, st),
     };
     let at = |e: usize, c: usize, j: usize| vgl[(e * 5 + c) * st + j];
     let mut rows = vec![0.0; ne * st];

@@ -220,6 +220,32 @@ fn corrupted_inverse_is_detected() {
 /// and the empty slots of rejected moves) and with Sherman-Morrison (delay 1); mixed within its tolerance of the
 /// reference, through a re-inversion, delayed. Each path both ways: the fused launches the timed sweep's graph
 /// replays, and the separate ones of a profiled step.
+/// `steps` steps of both engines from the same start: the GPU engine must make the CPU engine's decisions (the same
+/// accepted counts) and keep every walker's local energy within 1e-9 of its parts' magnitude (`what` names the case).
+pub(super) fn gpu_follows_cpu(cpu: &mut CpuEngine<f64, f64>, g: &mut gpu::GpuEngine<f64, f64>, steps: usize, what: &str) {
+    for step in 0..steps {
+        cpu.step().unwrap();
+        g.step().unwrap();
+        assert_eq!(g.accepted().unwrap(), cpu.accepted, "{what} step {step}");
+        for (k, (a, b)) in g.energies().unwrap().iter().zip(cpu.energies()).enumerate() {
+            assert!((a - b).abs() <= 1e-9 * cpu.parts[k].magnitude(), "{what} step {step} walker {k}: gpu {a} cpu {b}");
+        }
+    }
+}
+
+/// Three steps of the GPU engine in mixed precision (2 walkers, `p`): walker 1 within the mixed tolerance of the f64
+/// reference, energy and inverse.
+pub(super) fn mixed_gpu_within_tolerance(gpu: &std::sync::Arc<crate::gpu::Gpu>, sys: &Solid, p: Params, what: &str) {
+    let mut g = gpu::GpuEngine::<f32, f64>::new(gpu, sys, &sys.setup.convert(), 2, p).unwrap();
+    for _ in 0..3 {
+        g.step().unwrap();
+    }
+    let (pos, rot, parts, inv) = g.walker(1).unwrap();
+    let inv: Vec<f64> = inv.iter().map(|x| x.f64()).collect();
+    let c = compare(sys, &pos, &rot, parts, &inv).unwrap();
+    assert!(c.energy < MIXED_TOLERANCE && c.inverse < 1e-3, "{what} mixed gpu: energy {:e}, inverse {:e}", c.energy, c.inverse);
+}
+
 #[test]
 fn gpu_matches_cpu_when_present() {
     let Some(gpu) = crate::gpu::for_test() else { return };
@@ -234,14 +260,7 @@ fn gpu_matches_cpu_when_present() {
             assert!((a - b).abs() <= 1e-10 * cpu.parts[k].magnitude(), "delay {delay} start walker {k}: gpu {a} cpu {b}");
         }
         g.profile = profile;
-        for step in 0..3 {
-            cpu.step().unwrap();
-            g.step().unwrap();
-            assert_eq!(g.accepted().unwrap(), cpu.accepted, "delay {delay} profile {profile} step {step}");
-            for (k, (a, b)) in g.energies().unwrap().iter().zip(cpu.energies()).enumerate() {
-                assert!((a - b).abs() <= 1e-9 * cpu.parts[k].magnitude(), "delay {delay} profile {profile} step {step} walker {k}: gpu {a} cpu {b}");
-            }
-        }
+        gpu_follows_cpu(&mut cpu, &mut g, 3, &format!("delay {delay} profile {profile}"));
         assert!(cpu.moves.acceptance() < 0.99, "delay {delay}: some moves rejected (empty slots)");
         assert!(!profile || g.timers.0[Class::Orbitals as usize] > 0.0 && g.timers.0[Class::Branching as usize] > 0.0);
         let (pos, rot, parts, inv) = g.walker(2).unwrap();
@@ -269,14 +288,7 @@ fn gpu_matches_cpu_when_present() {
         let c = g.finite.check();
         assert!(!c.passed() && c.quantity.contains("step 3, walker 1"), "delay {delay}: {c:?}");
     }
-    let mut g = gpu::GpuEngine::<f32, f64>::new(&gpu, &sys, &sys.setup.convert(), 2, p).unwrap();
-    for _ in 0..3 {
-        g.step().unwrap();
-    }
-    let (pos, rot, parts, inv) = g.walker(1).unwrap();
-    let inv: Vec<f64> = inv.iter().map(|x| x.f64()).collect();
-    let c = compare(&sys, &pos, &rot, parts, &inv).unwrap();
-    assert!(c.energy < MIXED_TOLERANCE && c.inverse < 1e-3, "mixed gpu: energy {:e}, inverse {:e}", c.energy, c.inverse);
+    mixed_gpu_within_tolerance(&gpu, &sys, p, "carbon");
 }
 
 /// A small deterministic stream of uniforms in [-1, 1) for the apply's test data (splitmix64).
