@@ -5,7 +5,7 @@
 //! orbital kernel's rows the same way.
 
 use super::AtomicOrbitals;
-use crate::gpu::{CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PointKernel, PointRows, PushKernelArg};
+use crate::gpu::{CudaFunction, CudaSlice, Gpu, GpuError, PointKernel, PointRows};
 use crate::Real;
 use cudarc::driver::DeviceRepr;
 use std::sync::Arc;
@@ -34,7 +34,6 @@ unsafe impl DeviceRepr for AtomicParams {}
 
 /// Atomic orbitals resident on the GPU with buffers for up to `capacity` points. Arithmetic (and output) type A.
 pub struct GpuAtomicOrbitals<A: Real> {
-    gpu: Arc<Gpu>,
     func: CudaFunction,
     params: AtomicParams,
     shared: u32,
@@ -69,7 +68,6 @@ impl<A: Real> GpuAtomicOrbitals<A> {
             tab: gpu.upload("the atomic orbitals", &tab)?,
             params,
             shared: shared as u32,
-            gpu: gpu.clone(),
             func,
             rows,
         })
@@ -86,21 +84,11 @@ impl<A: Real> PointKernel<A> for GpuAtomicOrbitals<A> {
     }
 
     fn launch(&mut self) -> Result<(), GpuError> {
-        let points = self.rows.points();
-        if points == 0 {
-            return Ok(());
-        }
-        self.params.points = points as i32;
-        let cfg = LaunchConfig { grid_dim: (points as u32, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: self.shared };
-        let (pos, out) = self.rows.buffers();
-        let mut b = self.gpu.stream.launch_builder(&self.func);
-        b.arg(&self.params).arg(&self.tab).arg(pos).arg(out);
-        // SAFETY: block pt < points <= capacity reads pos[3 pt..3 pt + 3] (capacity * 3 entries) and the packed table
+        self.params.points = self.rows.points() as i32;
+        // SAFETY: atomic_vgl takes (params, table, positions, outputs); block pt reads position pt and the packed table
         // within its length (the functions' records, the primitives they name, in range by the check in `new`, and
         // orbitals x functions coefficients); it writes 5 * functions values of A to its dynamic shared memory (sized
-        // so) and out[pt][5][stride] (capacity * 5 * stride entries); threads loop over f < functions and j < stride,
-        // so any block width is safe.
-        unsafe { b.launch(cfg) }.during("launching atomic_vgl")?;
-        Ok(())
+        // so) and out[pt][5][stride]; threads loop over f < functions and j < stride, so any block width is safe.
+        unsafe { self.rows.launch(&self.func, &self.params, &self.tab, BLOCK, self.shared, "atomic_vgl") }
     }
 }

@@ -3,7 +3,8 @@
 //! gradient and Laplacian rows `[point][5][stride]` (the B-spline kernel's VGL layout), so an engine reads any
 //! orbital kernel's rows the same way. Each kernel keeps its own data and launch; this holds what they share.
 
-use super::{CudaSlice, DriverContext, Gpu, GpuError};
+use super::{CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PushKernelArg};
+use cudarc::driver::DeviceRepr;
 use crate::Real;
 use std::sync::Arc;
 
@@ -58,9 +59,24 @@ impl<A: Real> PointRows<A> {
         &mut self.pos
     }
 
-    /// The positions and the outputs, for the launch.
-    pub fn buffers(&mut self) -> (&CudaSlice<f64>, &mut CudaSlice<A>) {
-        (&self.pos, &mut self.out)
+    /// Queue `func` on the current points (asynchronous; nothing with none): one block of `block` threads and `shared`
+    /// bytes of dynamic shared memory a point, with the arguments every per-point orbital kernel takes, (params,
+    /// table, positions, outputs). `what` names the kernel in an error.
+    ///
+    /// # Safety
+    /// `func` is such a kernel: block pt < points reads positions[3 pt..3 pt + 3] and writes at most the rows of
+    /// point pt (5 rows of the stride), with any block width; with `params` and `table` it reads nothing outside
+    /// `table` and its shared memory fits `shared`.
+    pub unsafe fn launch<P: DeviceRepr>(&mut self, func: &CudaFunction, params: &P, table: &CudaSlice<f64>, block: u32, shared: u32, what: &str) -> Result<(), GpuError> {
+        if self.points == 0 {
+            return Ok(());
+        }
+        let cfg = LaunchConfig { grid_dim: (self.points as u32, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: shared };
+        let mut b = self.gpu.stream.launch_builder(func);
+        b.arg(params).arg(table).arg(&self.pos).arg(&mut self.out);
+        // SAFETY: the caller's: points <= capacity blocks, each within its position and its rows of the buffers.
+        unsafe { b.launch(cfg) }.during(&format!("launching {what}"))?;
+        Ok(())
     }
 
     /// The device output buffer (`[point][5][stride]`), read by a following kernel on the same stream.

@@ -4,7 +4,7 @@
 //! reads either kernel's rows the same way.
 
 use super::PlaneWaves;
-use crate::gpu::{CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PointKernel, PointRows, PushKernelArg};
+use crate::gpu::{CudaFunction, CudaSlice, Gpu, GpuError, PointKernel, PointRows};
 use crate::Real;
 use cudarc::driver::DeviceRepr;
 use std::sync::Arc;
@@ -27,7 +27,6 @@ unsafe impl DeviceRepr for WaveParams {}
 
 /// Plane waves resident on the GPU with buffers for up to `capacity` points. Arithmetic (and output) type A.
 pub struct GpuPlaneWaves<A: Real> {
-    gpu: Arc<Gpu>,
     func: CudaFunction,
     params: WaveParams,
     k: CudaSlice<f64>,
@@ -43,7 +42,6 @@ impl<A: Real> GpuPlaneWaves<A> {
         Ok(GpuPlaneWaves {
             k: gpu.upload("the plane waves' k vectors", &waves.packed())?,
             params: WaveParams { orbitals: waves.len() as i32, stride: stride as i32, points: capacity as i32, pad: 0 },
-            gpu: gpu.clone(),
             func,
             rows,
         })
@@ -60,19 +58,10 @@ impl<A: Real> PointKernel<A> for GpuPlaneWaves<A> {
     }
 
     fn launch(&mut self) -> Result<(), GpuError> {
-        let points = self.rows.points();
-        if points == 0 {
-            return Ok(());
-        }
-        self.params.points = points as i32;
-        let cfg = LaunchConfig { grid_dim: (points as u32, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
-        let (pos, out) = self.rows.buffers();
-        let mut b = self.gpu.stream.launch_builder(&self.func);
-        b.arg(&self.params).arg(&self.k).arg(pos).arg(out);
-        // SAFETY: block pt < points <= capacity reads pos[3 pt..3 pt + 3] (capacity * 3 entries) and the k rows of
-        // j < orbitals (4 each, orbitals of them), and writes out[pt][5][stride] (capacity * 5 * stride entries);
-        // threads loop over j < stride, so any block width is safe.
-        unsafe { b.launch(cfg) }.during("launching planewave_vgl")?;
-        Ok(())
+        self.params.points = self.rows.points() as i32;
+        // SAFETY: planewave_vgl takes (params, k, positions, outputs); block pt reads position pt and the k rows of
+        // j < orbitals (4 each, orbitals of them, as uploaded), and writes out[pt][5][stride]; threads loop over j <
+        // stride, so any block width is safe; no shared memory.
+        unsafe { self.rows.launch(&self.func, &self.params, &self.k, BLOCK, 0, "planewave_vgl") }
     }
 }
