@@ -340,9 +340,9 @@ impl<'a, S: Scalar, A: Scalar> CpuEngine<'a, S, A> {
 }
 
 /// The orbitals VGL at one point into `[component][stride]` in A, on the calling thread, allocating nothing: the
-/// B-spline table (storage S), the plane waves or the atomic orbitals. The engine calls the sweep and the measurement with the system's
-/// set as a concrete type (`with_orbitals!`), so the choice is made once per walker task and the carbon solid's
-/// loops are the ones they were.
+/// B-spline table (storage S), the plane waves or the atomic orbitals. The engine calls the sweep and the measurement
+/// with the system's set as a concrete type (`with_orbitals!`), so the choice is made once per walker task and the
+/// carbon solid's loops are the ones they were.
 pub trait PointOrbitals<A> {
     fn vgl(&self, r: [f64; 3], out: &mut [A]);
 }
