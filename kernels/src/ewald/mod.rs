@@ -28,6 +28,7 @@
 pub mod cell;
 pub mod cpu;
 pub mod gpu;
+pub mod open;
 pub mod params;
 pub mod reference;
 

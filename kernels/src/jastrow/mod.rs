@@ -132,6 +132,18 @@ impl Radial<f64> {
         coefs[0] = coefs[2] - 2.0 * h * cusp;
         Radial { form: Form::BSpline, cutoff, inv_h: 1.0 / h, power: 0, coefs }
     }
+    /// A B-spline functor of `intervals` intervals up to `cutoff` in the shape of the Padé c r / (1 + b r) with cusp
+    /// c: interior coefficients sampled from that shape with its value and slope at the cutoff subtracted, so u rises
+    /// from below to zero at the cutoff. The electron gas's two-body functors (`planewave::heg::pair_functors`) and
+    /// the atoms' on the batched engines (`solid::Solid::atom`), which the Padé of the qmc driver's He, H2 and Be
+    /// would not fit: the engines' functors are B-splines, zero beyond a cutoff.
+    pub fn pade_shaped(cutoff: f64, cusp: f64, b: f64, intervals: usize) -> Radial<f64> {
+        let h = cutoff / intervals as f64;
+        let g = |r: f64| cusp * r / (1.0 + b * r);
+        let dg = |r: f64| cusp / (1.0 + b * r).powi(2);
+        let interior: Vec<f64> = (1..intervals).map(|k| k as f64 * h).map(|r| g(r) - g(cutoff) - dg(cutoff) * (r - cutoff)).collect();
+        Radial::bspline(cutoff, cusp, &interior)
+    }
     /// CASINO u: alpha_0 and alpha_2.. given (`alpha[1]` is overwritten by the cusp), C = `c`.
     pub fn casino(cutoff: f64, c: usize, cusp: f64, alpha: &[f64]) -> Radial<f64> {
         let mut coefs = alpha.to_vec();

@@ -83,21 +83,11 @@ pub fn gas(electrons: usize, rs: f64) -> Result<Gas, String> {
 }
 
 /// The functors of the gas's two-body B-spline Jastrow, [like spins, opposite spins] (what both drivers run): 8
-/// intervals up to half the side, cusps 1/4 (like) and 1/2 (opposite), interior coefficients sampled from a Padé
-/// shape c r / (1 + b r) with its value and slope at the cutoff subtracted, so u rises from below to zero at the
-/// cutoff. b = HEG_JASTROW_B / r_s.
+/// intervals up to half the side, cusps 1/4 (like) and 1/2 (opposite), in the Padé shape c r / (1 + b r)
+/// ([`Radial::pade_shaped`]), b = HEG_JASTROW_B / r_s.
 pub fn pair_functors(side: f64, rs: f64) -> [Radial<f64>; 2] {
-    let rc = 0.5 * side;
-    let m = 8;
-    let h = rc / m as f64;
     let b = HEG_JASTROW_B / rs;
-    let make = |cusp: f64| {
-        let g = |r: f64| cusp * r / (1.0 + b * r);
-        let dg = |r: f64| cusp / (1.0 + b * r).powi(2);
-        let interior: Vec<f64> = (1..m).map(|k| k as f64 * h).map(|r| g(r) - g(rc) - dg(rc) * (r - rc)).collect();
-        Radial::bspline(rc, cusp, &interior)
-    };
-    [make(0.25), make(0.5)]
+    [0.25, 0.5].map(|cusp| Radial::pade_shaped(0.5 * side, cusp, b, 8))
 }
 
 /// b r_s of the gas Jastrow's Padé shape (see [`pair_functors`]).

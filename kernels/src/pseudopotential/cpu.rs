@@ -185,7 +185,7 @@ impl<A: Real> JastrowSums<A> {
             one: j.one.convert(),
             cut2,
             cell: s.cell,
-            inv_cell: s.cell.map(|c| 1.0 / c),
+            inv_cell: s.cell.map(super::inv_side),
             ions: Soa::new(&s.ions, 1, s.ion_count()),
         }
     }

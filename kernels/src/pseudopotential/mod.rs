@@ -51,6 +51,9 @@ pub const VALENCE: usize = 4;
 /// What all walkers share: cell, ions, orbitals, quadrature, channels.
 #[derive(Clone, Debug)]
 pub struct Setup<S> {
+    /// The orthorhombic cell's sides; a side of 0 is an open axis, with no periodic images (the atoms of
+    /// `solid::Solid::atom` are open along all three): [`inv_side`] makes every minimum image along it the plain
+    /// displacement, on the CPU and the GPU (`common.cuh`'s `inv_side`).
     pub cell: [f64; 3],
     /// `[ion][xyz]`
     pub ions: Vec<f64>,
@@ -61,6 +64,16 @@ pub struct Setup<S> {
     pub channels: Channels,
     /// The Jastrow factor of the ratios; `None`: determinant ratios only.
     pub jastrow: Option<Jastrow>,
+}
+
+/// 1 / side, and 0 for an open axis (side 0): the minimum image d - side * round(d * inv_side) is then d itself,
+/// with no branch (the fast kernels' form).
+pub fn inv_side(side: f64) -> f64 {
+    if side > 0.0 {
+        1.0 / side
+    } else {
+        0.0
+    }
 }
 
 /// Cutoff of the Jastrow functors: half the diamond cell side, the smallest half side of every supercell, so one
@@ -191,12 +204,19 @@ impl<S: Real> Setup<S> {
     pub fn displacement(&self, a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
         [0, 1, 2].map(|k| {
             let d = a[k] - b[k];
-            d - self.cell[k] * (d / self.cell[k]).round()
+            if self.cell[k] > 0.0 {
+                d - self.cell[k] * (d / self.cell[k]).round()
+            } else {
+                d
+            }
         })
     }
     /// Expected jobs of one walker with uniform electrons: electrons times ions times the chance of lying within r_c
     /// of an ion (the sphere's share of the cell).
     pub fn expected_jobs(&self) -> f64 {
+        if self.ion_count() == 0 {
+            return 0.0;
+        }
         let vol: f64 = self.cell.iter().product();
         let sphere = 4.0 / 3.0 * std::f64::consts::PI * self.channels.rc.powi(3);
         (self.electrons * self.ion_count()) as f64 * sphere / vol

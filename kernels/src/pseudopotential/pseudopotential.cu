@@ -200,7 +200,7 @@ __device__ __forceinline__ A jastrow_sum(const PPParams& p, const unsigned char*
                                          int w, int e, const double* at, int lane) {
     const int half = p.electrons / 2;
     const double* pos = slab_at<const double>(walkers, p.slab, w, p.slab.pos);
-    const double inv_cell[3] = {1.0 / p.cell[0], 1.0 / p.cell[1], 1.0 / p.cell[2]};
+    const double inv_cell[3] = {inv_side(p.cell[0]), inv_side(p.cell[1]), inv_side(p.cell[2])};
     A s = A(0);
     for (int o = lane; o < p.electrons; o += 32) {
         if (o == e) continue;

@@ -17,7 +17,7 @@ use super::ranks::{self, Cargo, Engine, Run};
 use crate::ensemble::dmc::Dmc;
 use crate::ensemble::vmc::Vmc;
 use super::walker::Walker;
-use super::{draws, start_walkers, timed, Class, Orbitals, Params, Parts, Solid, SolidError, Timers, PER_MOVE};
+use super::{draws, start_walkers, timed, Class, Coulomb, Orbitals, Params, Parts, Solid, SolidError, Timers, PER_MOVE};
 use crate::bspline::{cpu as spline, Output, Table};
 use crate::determinant::cpu::invert_in;
 use crate::determinant::delayed::Delayed;
@@ -80,11 +80,33 @@ pub struct CpuEngine<'a, S: Scalar, A: Scalar> {
     scratch: Vec<Mutex<Scratch<S, A>>>,
 }
 
+/// The Coulomb energy as this engine sums it: the ewald kernel's CPU Ewald sums (terms in S, sums in A), or in
+/// open boundaries its direct sum in A.
+enum CpuCoulomb<S: Real, A: Real> {
+    Ewald(CpuEwald<S, A>),
+    Open(crate::ewald::open::Open),
+}
+
+impl<S: Real, A: Real> CpuCoulomb<S, A> {
+    fn new(c: &Coulomb) -> Self {
+        match c {
+            Coulomb::Ewald(e) => CpuCoulomb::Ewald(CpuEwald::new(e)),
+            Coulomb::Open(o) => CpuCoulomb::Open(o.clone()),
+        }
+    }
+    fn energy(&self, r: &[[f64; 3]]) -> f64 {
+        match self {
+            CpuCoulomb::Ewald(e) => e.energy_one(r).f64(),
+            CpuCoulomb::Open(o) => o.energy::<A>(r).f64(),
+        }
+    }
+}
+
 /// What every walker's task reads: the system in S and A, and the parameters.
 pub struct Ctx<'a, S: Real, A: Real> {
     pub sys: &'a Solid,
     pub setup: Setup<S>,
-    ewald: CpuEwald<S, A>,
+    coulomb: CpuCoulomb<S, A>,
     fun: JastrowSums<A>,
     pub p: Params,
 }
@@ -131,7 +153,7 @@ impl<'a, S: Scalar, A: Scalar> CpuEngine<'a, S, A> {
         let w = start_walkers::<S>(sys, count, &p);
         let st = setup.table.stride;
         let mut e = CpuEngine {
-            ctx: Ctx { ewald: CpuEwald::new(&sys.ewald), fun: JastrowSums::new(&sys.setup, sys.jastrow()), setup, sys, p },
+            ctx: Ctx { coulomb: CpuCoulomb::new(&sys.coulomb), fun: JastrowSums::new(&sys.setup, sys.jastrow()), setup, sys, p },
             dpsi: vec![S::zero(); count * sys.electrons() * 3 * st],
             lap: vec![S::zero(); count * sys.electrons() * st],
             lap_known: vec![false; count],
@@ -172,6 +194,12 @@ impl<'a, S: Scalar, A: Scalar> CpuEngine<'a, S, A> {
             e.timers.add(Class::Branching, branching_s);
             done
         })
+    }
+
+    /// Go on from `walkers` (a VMC run's, for a DMC run): `ranks::start_from`.
+    pub fn start_from(&mut self, walkers: &[Walker<S>]) -> Result<(), SolidError> {
+        let (p, ne) = (self.ctx.p, self.ctx.sys.electrons());
+        ranks::start_from(self, |e| &mut e.run, walkers, &p, ne)
     }
 
     /// The DMC run's population control and its generations' energies and weights (None in VMC).
@@ -279,8 +307,8 @@ impl<'a, S: Scalar, A: Scalar> CpuEngine<'a, S, A> {
         }
         self.timers = self.timers.merge(threads.scaled_to(wall));
         let start = Instant::now();
-        let ewald = &self.ctx.ewald;
-        self.w.pos.par_chunks(3 * ne).zip(self.parts.par_iter_mut()).for_each(|(pos, p)| p.coulomb = ewald.energy_one(points(pos)).f64());
+        let coulomb = &self.ctx.coulomb;
+        self.w.pos.par_chunks(3 * ne).zip(self.parts.par_iter_mut()).for_each(|(pos, p)| p.coulomb = coulomb.energy(points(pos)));
         self.timers.add(Class::Coulomb, start.elapsed().as_secs_f64());
         Ok(())
     }

@@ -62,9 +62,14 @@ pub fn class_work(sys: &Solid, e: usize, acc: f64, k: usize, recompute: usize) -
     w[Class::Determinant as usize] = det;
     let vol: f64 = s.cell.iter().product();
     let cutoff = sys.jastrow().pair[0].cutoff;
-    let inside = (4.0 / 3.0 * std::f64::consts::PI * cutoff.powi(3) / vol).min(1.0);
+    // (open boundaries: no volume, and every pair inside)
+    let inside = if vol > 0.0 { (4.0 / 3.0 * std::f64::consts::PI * cutoff.powi(3) / vol).min(1.0) } else { 1.0 };
     w[Class::Jastrow as usize] = (24.0 * (ne + ni), 3.0 * ne * (ne + ni) * (12.0 + inside * Jastrow::PAIR_FLOPS));
-    w[Class::Coulomb as usize] = (sys.ewald.energy_bytes(e, 8), sys.ewald.energy_flops());
+    w[Class::Coulomb as usize] = match &sys.coulomb {
+        super::Coulomb::Ewald(x) => (x.energy_bytes(e, 8), x.energy_flops()),
+        // the positions read once, each pair's terms
+        super::Coulomb::Open(o) => (24.0 * ne, o.energy_flops(s.electrons)),
+    };
     if sys.has_ions() {
         let jobs = expected_jobs(sys).round() as usize;
         let rows = jobs.min(s.electrons);

@@ -11,7 +11,7 @@ use super::*;
 use crate::ensemble::blocking::{blocking, Blocked};
 use crate::Scalar;
 
-fn params(delay: usize) -> Params {
+pub(super) fn params(delay: usize) -> Params {
     Params { tau: 0.15, dmc: false, recompute: 8, seed: 21, first: 0, delay }
 }
 
@@ -112,7 +112,7 @@ fn the_gas_is_described_by_its_closed_shells() {
     assert_eq!((sys.electrons(), sys.setup.ion_count(), sys.setup.table.stride, sys.name()), (38, 0, 64, "gas"));
     assert!(matches!(&sys.orbitals, Orbitals::PlaneWaves(w) if w.len() == 19));
     let side = (38.0 * 4.0 / 3.0 * std::f64::consts::PI * 8.0f64).cbrt();
-    assert!((sys.setup.cell[0] - side).abs() < 1e-12 && sys.ewald.ions.is_empty());
+    assert!((sys.setup.cell[0] - side).abs() < 1e-12 && matches!(&sys.coulomb, super::Coulomb::Ewald(e) if e.ions.is_empty()));
     // the Jastrow off: every functor zero
     let off = Solid::electron_gas(38, 2.0, false).unwrap();
     let j = off.jastrow();
@@ -198,7 +198,7 @@ fn the_engines_energies_match_the_reference() {
 /// 4 steps of 3 walkers of the CPU engine in `sys` (a re-inversion every 3 steps): after each, every walker's energies
 /// and inverse rows within the tolerances of the f64 reference from scratch, and nothing nonlocal (no ions). The
 /// engine, for what else the caller checks.
-fn cpu_matches_reference<S: Scalar, A: Scalar>(sys: &Solid, delay: usize, energy_tol: f64, inverse_tol: f64) -> CpuEngine<'_, S, A> {
+pub(super) fn cpu_matches_reference<S: Scalar, A: Scalar>(sys: &Solid, delay: usize, energy_tol: f64, inverse_tol: f64) -> CpuEngine<'_, S, A> {
     let mut e = CpuEngine::<S, A>::new(sys, 3, Params { recompute: 3, ..params(delay) }).unwrap();
     let (ne, st) = (sys.electrons(), sys.setup.table.stride);
     for step in 0..4 {

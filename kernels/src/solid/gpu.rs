@@ -13,7 +13,7 @@
 //! for the walkers that re-invert (`conditioning::reinverts`, walker by walker as on the CPU) the f64 inverse: by
 //! Newton-Schulz refinement of the updated inverse rows in tensor-core DGEMMs, or where that cannot converge, and at
 //! the start, an f64 LU: cuBLAS batched below n = 1024 per spin, cuSOLVER per matrix from there), the kinetic energy, the Ewald energy (ewald kernel,
-//! fed fractional coordinates on the device), the nonlocal energy (pseudopotential kernel, on the very walker slabs
+//! fed fractional coordinates on the device; in open boundaries the direct sum, `solid_open_coulomb`), the nonlocal energy (pseudopotential kernel, on the very walker slabs
 //! this engine moves; without ions, the gas, there is no such stage: no kernel, no launch, no transfer). Then
 //! (DMC) the comb on the host and one slab copy per walker that dies.
 //!
@@ -41,7 +41,7 @@ use super::finite::Finite;
 use super::ranks::{self, Cargo, Engine, Run};
 use crate::ensemble::dmc::Dmc;
 use crate::ensemble::vmc::Vmc;
-use super::{start_walkers, Class, Orbitals, Params, Parts, Solid, SolidError, Timers, PER_MOVE};
+use super::{start_walkers, Class, Coulomb, Orbitals, Params, Parts, Solid, SolidError, Timers, PER_MOVE};
 use crate::bspline::gpu::{default_per_thread, suffix, CellSort, GpuSpline};
 use crate::bspline::Output;
 use crate::determinant::gpu::{delayed_gemms, delayed_y, solver_min_n, DelayedBatch};
@@ -333,7 +333,7 @@ pub struct GpuEngine<'a, S: Real, A: Real> {
     /// The measurement's points (every electron of every walker) sorted by B-spline cell for the grouped kernel
     /// (None with plane waves, whose cost does not depend on the order of the points).
     sort: Option<CellSort>,
-    ewald: GpuEwald<S, A>,
+    coulomb: GpuCoulomb<S, A>,
     /// The nonlocal pseudopotential (None without ions: no stage at all).
     pp: Option<GpuPseudo<S, A>>,
     /// Every walker's positions, rotations, inverse and gradient rows.
@@ -391,6 +391,32 @@ pub struct GpuEngine<'a, S: Real, A: Real> {
     sweep_graph: Option<CudaGraph>,
     /// Walkers staged for ranks of this process to copy device to device (`stage`).
     outbox: CudaSlice<u8>,
+}
+
+/// The Coulomb energy on the device: the ewald kernel's sums (periodic), or in open boundaries solid.cu's direct sum,
+/// one block a walker, with the nuclei `[I][x, y, z, Z]` and their repulsion (the constant).
+enum GpuCoulomb<S: Real, A: Real> {
+    Ewald(GpuEwald<S, A>),
+    Open { f: CudaFunction, nuclei: CudaSlice<f64>, count: i32, constant: f64, out: CudaSlice<A> },
+}
+
+impl<S: Real, A: Real> GpuCoulomb<S, A> {
+    fn new(gpu: &Arc<Gpu>, c: &Coulomb, walkers: usize, func: &dyn Fn(&str) -> Result<CudaFunction, GpuError>) -> Result<Self, GpuError> {
+        Ok(match c {
+            Coulomb::Ewald(e) => GpuCoulomb::Ewald(GpuEwald::new(gpu, e, walkers)?),
+            Coulomb::Open(o) => {
+                let nuclei: Vec<f64> = o.nuclei.iter().flat_map(|(z, r)| [r[0], r[1], r[2], *z]).collect();
+                GpuCoulomb::Open {
+                    f: func("open_coulomb")?,
+                    // no nuclei: a one-entry placeholder the kernel never reads
+                    nuclei: if nuclei.is_empty() { gpu.zeros("nuclei", 1)? } else { gpu.upload("nuclei", &nuclei)? },
+                    count: o.nuclei.len() as i32,
+                    constant: o.nuclear_repulsion(),
+                    out: gpu.zeros("Coulomb energies", walkers)?,
+                }
+            }
+        })
+    }
 }
 
 impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
@@ -477,7 +503,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         let mut e = GpuEngine {
             orb,
             sort,
-            ewald: GpuEwald::new(gpu, &sys.ewald, walkers)?,
+            coulomb: GpuCoulomb::new(gpu, &sys.coulomb, walkers, &func)?,
             pp: if ni > 0 { Some(GpuPseudo::new(gpu, setup, &slab)?) } else { None },
             slab,
             // without ions a one-entry placeholder (no zero-length allocation): the kernels loop over no ion
@@ -534,7 +560,10 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
     /// Kinetic, Ewald and nonlocal energies of the last measurement into `parts`; the accepted counts.
     fn energies_to_host(&mut self) -> Result<(), GpuError> {
         let kinetic = self.gpu.download(&self.kin)?;
-        let coulomb: Vec<A> = self.ewald.outputs()?;
+        let coulomb: Vec<A> = match &self.coulomb {
+            GpuCoulomb::Ewald(e) => e.outputs()?,
+            GpuCoulomb::Open { out, .. } => self.gpu.stream.clone_dtoh(&out.slice(..self.count())).during("copying energies")?,
+        };
         let acc = self.gpu.download(&self.acc)?;
         self.traffic.down::<f64>(kinetic.len());
         self.traffic.down::<A>(coulomb.len());
@@ -588,6 +617,22 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
     pub fn walker(&mut self, k: usize) -> Result<WalkerState<S>, GpuError> {
         let h = self.slab.take(&self.gpu, k, None)?;
         Ok((h.pos, h.rot, self.parts[k], h.inv))
+    }
+
+    /// All energies of every walker at its positions again, after an f64 re-inversion from the positions (what the
+    /// start does; the CPU engine's `remeasure(true)`).
+    pub fn remeasure(&mut self) -> Result<(), SolidError> {
+        self.measure(&(0..self.count()).collect::<Vec<_>>(), false)?;
+        Ok(self.energies_to_host()?)
+    }
+
+    /// Go on from `walkers` (a VMC run's, for a DMC run): `ranks::start_from`, the rows rebuilt on the device.
+    pub fn start_from(&mut self, walkers: &[Walker<S>]) -> Result<(), SolidError> {
+        let (p, ne) = (self.p, self.sys.electrons());
+        ranks::start_from(self, |e| &mut e.run, walkers, &p, ne)?;
+        // the start's transfers are not a step's
+        self.traffic = Traffic::default();
+        Ok(())
     }
 
     /// The DMC run's population control and its generations' energies and weights (None in VMC).
@@ -927,14 +972,23 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             unsafe { b.launch(cfg((nw as u32, 1), walker_block(nw))) }.during("launching solid_row_sum")?;
         }
         self.mark(Class::Jastrow)?;
-        {
-            let frac = self.ewald.device_fractions(nw);
-            let mut b = s.launch_builder(&self.f.fractions);
-            b.arg(&kp).arg(&self.slab.buf).arg(frac);
-            // SAFETY: grid-stride over walkers x electrons; frac holds walkers*3*electrons entries.
-            unsafe { b.launch(cfg((((nw * ne) as u32).div_ceil(BLOCK).min(4096), 1), BLOCK)) }.during("launching solid_fractions")?;
+        match &mut self.coulomb {
+            GpuCoulomb::Ewald(ewald) => {
+                let frac = ewald.device_fractions(nw);
+                let mut b = s.launch_builder(&self.f.fractions);
+                b.arg(&kp).arg(&self.slab.buf).arg(frac);
+                // SAFETY: grid-stride over walkers x electrons; frac holds walkers*3*electrons entries.
+                unsafe { b.launch(cfg((((nw * ne) as u32).div_ceil(BLOCK).min(4096), 1), BLOCK)) }.during("launching solid_fractions")?;
+                ewald.launch_energy()?;
+            }
+            GpuCoulomb::Open { f, nuclei, count, constant, out } => {
+                let mut b = s.launch_builder(f);
+                b.arg(&kp).arg(&self.slab.buf).arg(&*nuclei).arg(&*count).arg(&*constant).arg(out);
+                // SAFETY: block w reads walker w's positions (w < nw <= the slab's walkers) and the count nuclei of
+                // `nuclei` (4 entries each), and writes out[w] (out holds the engine's walkers).
+                unsafe { b.launch(cfg((nw as u32, 1), 128)) }.during("launching solid_open_coulomb")?;
+            }
         }
-        self.ewald.launch_energy()?;
         self.mark(Class::Coulomb)?;
         Ok(())
     }

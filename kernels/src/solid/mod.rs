@@ -72,12 +72,14 @@ pub mod reference;
 pub mod validate;
 pub mod walker;
 #[cfg(test)]
+mod atom_tests;
+#[cfg(test)]
 mod gas_tests;
 #[cfg(test)]
 mod tests;
 
 use crate::bspline::{self, Basis, Grid, Table};
-use crate::ewald::{self, Ewald};
+use crate::ewald::{self, open::Open, Ewald};
 use crate::atomic::AtomicOrbitals;
 use crate::planewave::PlaneWaves;
 use crate::pseudopotential::{self as pp, quadrature::random_rotation, Channels, Rule, Setup};
@@ -99,10 +101,30 @@ pub const PER_MOVE: usize = 4;
 #[derive(Clone, Debug)]
 pub struct Solid {
     pub setup: Setup<f64>,
-    pub ewald: Ewald,
+    pub coulomb: Coulomb,
     pub orbitals: Orbitals,
-    /// The electron gas's density and Hartree-Fock energy (None: the carbon solid).
+    /// The electron gas's density and Hartree-Fock energy (None: the carbon solid or an atom).
     pub gas: Option<Gas>,
+    /// The atom's or molecule's name, the qmc driver's (`he`, `h2`, `be`, `be-hf`; None: periodic).
+    pub atom: Option<&'static str>,
+}
+
+/// The Coulomb energy of a configuration: the Ewald sums of the periodic cell (carbon, the electron gas), or the
+/// direct sum of open boundaries (the atoms: `ewald::open`).
+#[derive(Clone, Debug)]
+pub enum Coulomb {
+    Ewald(Ewald),
+    Open(Open),
+}
+
+impl Coulomb {
+    /// The nuclei of open boundaries (none in a periodic cell, whose ions are the setup's).
+    pub fn nuclei(&self) -> &[(f64, [f64; 3])] {
+        match self {
+            Coulomb::Ewald(_) => &[],
+            Coulomb::Open(o) => &o.nuclei,
+        }
+    }
 }
 
 /// The orbitals of the Slater determinants (both spins share them). Each engine chooses its evaluator once, per
@@ -145,7 +167,7 @@ impl Solid {
         let cell = ewald::Cell::new(3, [[c[0], 0.0, 0.0], [0.0, c[1], 0.0], [0.0, 0.0, c[2]]]);
         let ions = ewald::Ions { pos: setup.ions.chunks_exact(3).map(|r| [r[0], r[1], r[2]]).collect(), charge: vec![ION_CHARGE; setup.ion_count()] };
         let ewald = Ewald::auto(cell, setup.electrons, ions, EWALD_ACCURACY);
-        Ok(Solid { setup, ewald, orbitals: Orbitals::Table, gas: None })
+        Ok(Solid { setup, coulomb: Coulomb::Ewald(ewald), orbitals: Orbitals::Table, gas: None, atom: None })
     }
 
     /// The 3D electron gas of `electrons` electrons (closed shells: 2, 14, 38, 54, 66, 114, 162, ...) at density
@@ -171,7 +193,47 @@ impl Solid {
             channels: Channels::carbon_bfd(),
             jastrow: Some(jas),
         };
-        Ok(Solid { setup, ewald: g.ewald, orbitals: Orbitals::PlaneWaves(g.orbitals), gas: Some(Gas { rs, jastrow, hf: g.hf }) })
+        Ok(Solid { setup, coulomb: Coulomb::Ewald(g.ewald), orbitals: Orbitals::PlaneWaves(g.orbitals), gas: Some(Gas { rs, jastrow, hf: g.hf }), atom: None })
+    }
+
+    /// The qmc driver's atoms and molecule on these engines, by its names: `he` (1s of exponent 2, exact nuclear
+    /// cusp), `h2` (sigma_g at the validation bond length), `be` (the committed RHF/cc-pVTZ 1s and 2s) and `be-hf`
+    /// (its bare determinant: no Jastrow, so VMC returns E_HF). Open boundaries (cell sides 0: no images), the
+    /// direct Coulomb sum with the nuclei ([`Coulomb::Open`]), the atomic kernel's orbitals (both spins the same),
+    /// no ions in the setup (so no one-body Jastrow and no pseudopotential: the orbitals carry the nuclear cusp, or
+    /// as the qmc driver's Be do not, see `qmc::systems::BE_JASTROW_B`) and the two-body Jastrow as B-splines in
+    /// the shape of the qmc driver's Padé, cusps 1/4 and 1/2, zero beyond [`ATOM_JASTROW_CUTOFF`]
+    /// ([`crate::jastrow::Radial::pade_shaped`]: the engines' functors are B-splines). Their exact energies are the
+    /// qmc driver's systems' (`qmc::System`), which the drivers check against.
+    pub fn atom(name: &str) -> Result<Solid, String> {
+        use crate::qmc::systems::{BE_JASTROW_B, H2_BOND, H2_JASTROW_B, H2_ZETA, HE_JASTROW_B};
+        let (atom, orbitals, nuclei, b): (&'static str, _, _, _) = match name {
+            "he" => ("he", AtomicOrbitals::helium(), vec![(2.0, [0.0; 3])], Some(HE_JASTROW_B)),
+            "h2" => ("h2", AtomicOrbitals::h2(H2_BOND, H2_ZETA), vec![(1.0, [0.0, 0.0, -0.5 * H2_BOND]), (1.0, [0.0, 0.0, 0.5 * H2_BOND])], Some(H2_JASTROW_B)),
+            "be" => ("be", AtomicOrbitals::beryllium(), vec![(4.0, [0.0; 3])], Some(BE_JASTROW_B)),
+            "be-hf" => ("be-hf", AtomicOrbitals::beryllium(), vec![(4.0, [0.0; 3])], None),
+            _ => return Err(format!("unknown atom '{name}': the batched engines run he, h2, be and be-hf")),
+        };
+        let electrons = nuclei.iter().map(|n: &(f64, [f64; 3])| n.0 as usize).sum::<usize>();
+        let rc = ATOM_JASTROW_CUTOFF;
+        let pair = match b {
+            Some(b) => [0.25, 0.5].map(|cusp| crate::jastrow::Radial::pade_shaped(rc, cusp, b, ATOM_JASTROW_INTERVALS)),
+            None => [zero_functor(rc), zero_functor(rc)],
+        };
+        let cell = [0.0; 3];
+        let setup = Setup {
+            cell,
+            ions: vec![],
+            electrons,
+            table: no_table(orbitals.len(), cell),
+            rule: Rule::P12,
+            channels: Channels::carbon_bfd(),
+            jastrow: Some(pp::Jastrow { pair, one: zero_functor(rc) }),
+        };
+        if orbitals.len() != electrons / 2 {
+            return Err(format!("{name}: {} orbitals for {electrons} electrons (closed shells: one orbital per pair)", orbitals.len()));
+        }
+        Ok(Solid { setup, coulomb: Coulomb::Open(Open::new(nuclei)), orbitals: Orbitals::Atomic(orbitals), gas: None, atom: Some(atom) })
     }
 
     pub fn electrons(&self) -> usize {
@@ -184,15 +246,25 @@ impl Solid {
     pub fn has_ions(&self) -> bool {
         self.setup.ion_count() > 0
     }
-    /// `carbon` or `gas`: the mini-app's `--system`.
+    /// `carbon`, `gas` or the atom's name: the mini-apps' `--system`.
     pub fn name(&self) -> &'static str {
-        if self.gas.is_some() {
-            "gas"
-        } else {
-            "carbon"
+        match (self.gas, self.atom) {
+            (Some(_), _) => "gas",
+            (None, Some(a)) => a,
+            (None, None) => "carbon",
         }
     }
+    /// Whether the boundaries are open (the atoms): no periodic images, the direct Coulomb sum.
+    pub fn is_open(&self) -> bool {
+        matches!(self.coulomb, Coulomb::Open(_))
+    }
 }
+
+/// The atoms' Jastrow cutoff in bohr: past where their electrons go (He's density falls as exp(-3.4 r), Be's 2s as
+/// exp(-1.7 r)), so the cut tail of the Padé shape costs nothing but a constant.
+pub const ATOM_JASTROW_CUTOFF: f64 = 10.0;
+/// Intervals of the atoms' B-spline functors: 15 coefficients, the most the GPU's tables hold being 16.
+pub const ATOM_JASTROW_INTERVALS: usize = 12;
 
 /// A B-spline functor that is zero everywhere (every coefficient zero, so its value and derivatives are exactly 0).
 fn zero_functor(cutoff: f64) -> crate::jastrow::Radial<f64> {
@@ -349,16 +421,25 @@ pub fn draws(seed: u64, step: usize, walker: usize, electrons: usize, ions: usiz
     }
 }
 
-/// The walkers both engines start from: electrons uniform in the cell, quadrature rotations, each walker from its
+/// The walkers both engines start from: electrons uniform in the cell (about the nuclei in open boundaries), quadrature rotations, each walker from its
 /// own stream indexed by its global index (`p.first + k`), so a population split over ranks starts where one engine
 /// of all the walkers would. The inverses are zero placeholders: the first measurement inverts the Slater matrices.
 pub fn start_walkers<S: Real>(sys: &Solid, count: usize, p: &Params) -> pp::Walkers<S> {
     let s = &sys.setup;
     let (ne, ni) = (s.electrons, s.ion_count());
     let (mut pos, mut rot) = (Vec::with_capacity(3 * ne * count), Vec::with_capacity(9 * ni * count));
+    let nuclei = sys.coulomb.nuclei();
     for k in 0..count {
         let mut r = stream(p.seed, 0x5011D, 0, p.first + k);
-        pos.extend((0..3 * ne).map(|i| r.random_range(0.0..s.cell[i % 3])));
+        if nuclei.is_empty() {
+            pos.extend((0..3 * ne).map(|i| r.random_range(0.0..s.cell[i % 3])));
+        } else {
+            // open boundaries: electron e about a bohr from nucleus e mod (nuclei), as the qmc driver starts them
+            for e in 0..ne {
+                let (c, g) = (nuclei[e % nuclei.len()].1, gaussian3(&mut r));
+                pos.extend([0, 1, 2].map(|x| c[x] + g[x]));
+            }
+        }
         rot.extend((0..ni).flat_map(|_| random_rotation(&mut r)));
     }
     pp::Walkers { count, pos, inv: vec![S::zero(); count * ne * s.table.stride], rot }

@@ -290,6 +290,22 @@ pub fn step_alone<S: Real, E: Engine<S>>(
     }
 }
 
+/// Engine `e` (`run(e)` its own run) restarted from `walkers` (one for each of its slots, configurations or whole:
+/// a VMC run's walkers that a DMC run goes on from): each put into its slot, the rows a configuration did not carry
+/// rebuilt in one batched pass (with an f64 re-inversion), and the run `p` asks for started again over them (a DMC's
+/// start sums their energies). The engine's step count goes on, so its random numbers do not repeat a run's before.
+pub fn start_from<S: Real, E: Engine<S>>(e: &mut E, run: fn(&mut E) -> &mut Run, walkers: &[Walker<S>], p: &Params, electrons: usize) -> Result<(), SolidError> {
+    assert_eq!(walkers.len(), e.count(), "solid: one walker a slot to start from");
+    for (k, w) in walkers.iter().enumerate() {
+        e.put(k, w)?;
+    }
+    let slots: Vec<usize> = (0..walkers.len()).collect();
+    let whole = walkers.iter().all(|w| !w.inv.is_empty() && !w.dpsi.is_empty());
+    e.rebuild(&slots, if whole { Cargo::Whole } else { Cargo::Configuration })?;
+    *run(e) = Run::start(e, p, electrons)?;
+    Ok(())
+}
+
 fn dmc_error(e: DmcError) -> SolidError {
     SolidError::Dmc(e.to_string())
 }

@@ -1,11 +1,11 @@
 //! The f64 reference: the local energy of one configuration from scratch, with each kernel's reference code and
 //! nothing kept from earlier moves: orbitals by the B-spline or the plane-wave reference, the Slater matrices inverted by the
 //! determinant reference (natural layout), the Jastrow by the jastrow reference functor (every coefficient summed),
-//! the Ewald reference (its own image box and full G sphere), and the nonlocal energy by the pseudopotential
+//! the Ewald reference (its own image box and full G sphere) or in open boundaries the direct sum over ordered pairs, and the nonlocal energy by the pseudopotential
 //! reference with those inverses (none without ions). The kinetic energy is written in its expanded form
 //! -1/2 sum_i (lap D/D + 2 grad ln D . grad J + |grad J|^2 + lap J), not the fast code's.
 
-use super::{Orbitals, Parts, Solid};
+use super::{Coulomb, Orbitals, Parts, Solid};
 use crate::bspline::{reference as spline, Output};
 use crate::determinant::reference::inverse;
 use crate::ewald::reference::Reference;
@@ -63,7 +63,17 @@ pub fn energy(sys: &Solid, pos: &[f64], rot: &[f64]) -> Result<(Parts, Vec<f64>,
         }
     }
     let r: Vec<[f64; 3]> = pos.chunks_exact(3).map(|x| [x[0], x[1], x[2]]).collect();
-    let coulomb = Reference::new(&sys.ewald.cell, sys.ewald.params).energy(&r, &sys.ewald.ions).total();
+    let coulomb = match &sys.coulomb {
+        Coulomb::Ewald(e) => Reference::new(&e.cell, e.params).energy(&r, &e.ions).total(),
+        // open boundaries: every ordered pair once, halved (the fast code sums i < j)
+        Coulomb::Open(o) => {
+            let dist = |a: [f64; 3], b: [f64; 3]| ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt();
+            let ee: f64 = r.iter().enumerate().flat_map(|(i, &a)| r.iter().enumerate().filter(move |(j, _)| *j != i).map(move |(_, &b)| 0.5 / dist(a, b))).sum();
+            let en: f64 = r.iter().flat_map(|&a| o.nuclei.iter().map(move |&(z, c)| -z / dist(a, c))).sum();
+            let nn: f64 = o.nuclei.iter().flat_map(|&(za, a)| o.nuclei.iter().map(move |&(zb, b)| if a == b { 0.0 } else { 0.5 * za * zb / dist(a, b) })).sum();
+            ee + en + nn
+        }
+    };
     let w = Walkers { count: 1, pos: pos.to_vec(), inv: rows.clone(), rot: rot.to_vec() };
     let nonlocal = if sys.has_ions() { pp::energies(s, &w).energy[0] } else { 0.0 };
     Ok((Parts { kinetic, coulomb, nonlocal }, rows, cond))

@@ -64,7 +64,7 @@ __device__ void jastrow_terms(const SolidParams& p, const double* __restrict__ p
     // Most pairs lie beyond the functors' cutoff (half a diamond cell's side; 1536 electrons fill 48 cells): they are
     // screened out (common.cuh near_image, past_cutoff). The pairs kept take near_image's image: it agrees with a
     // division's except within an ulp of half a side, which lies beyond the cutoff (at most half the smallest side).
-    const double inv_cell[3] = {1.0 / p.cell[0], 1.0 / p.cell[1], 1.0 / p.cell[2]};
+    const double inv_cell[3] = {inv_side(p.cell[0]), inv_side(p.cell[1]), inv_side(p.cell[2])};
     for (int o = threadIdx.x; o < total; o += blockDim.x) {
         if (o == e) continue;
         const double* b = o < p.electrons ? pw + 3 * (size_t)o : ions + 3 * (size_t)(o - p.electrons);
@@ -771,6 +771,31 @@ template <typename S> __device__ void fractions(const SolidParams p, const unsig
     }
 }
 
+// The Coulomb energy in open boundaries of every walker (ewald/open.rs, the atoms): sum_{i<j} 1/r_ij
+// - sum_{i,I} Z_I/r_iI in A, each displacement formed in A from the f64 positions as the CPU's, plus the
+// nucleus-nucleus constant (f64, added last); block w sums walker w's pairs, a thread an electron i with every j > i.
+// nuclei: [I][4] (x, y, z, Z).
+template <typename A>
+__device__ void open_coulomb(const SolidParams p, const unsigned char* __restrict__ walkers, const double* __restrict__ nuclei,
+                             int count, double constant, A* __restrict__ out) {
+    const double* r = pos_of<const double>(p, walkers, blockIdx.x);
+    A v[1] = {A(0)};
+    for (int i = threadIdx.x; i < p.electrons; i += blockDim.x) {
+        const A ri[3] = {(A)r[3 * i], (A)r[3 * i + 1], (A)r[3 * i + 2]};
+        for (int j = i + 1; j < p.electrons; j++) {
+            const A d[3] = {ri[0] - (A)r[3 * j], ri[1] - (A)r[3 * j + 1], ri[2] - (A)r[3 * j + 2]};
+            v[0] += A(1) / sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+        }
+        for (int n = 0; n < count; n++) {
+            const double* c = nuclei + 4 * n;
+            const A d[3] = {ri[0] - (A)c[0], ri[1] - (A)c[1], ri[2] - (A)c[2]};
+            v[0] -= (A)c[3] / sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+        }
+    }
+    block_sum<A, 1>(v);
+    if (threadIdx.x == 0) out[blockIdx.x] = v[0] + (A)constant;
+}
+
 // Every electron of every walker (point = walker * electrons + electron) keyed by its B-spline cell for the sort
 // (bspline/gpu.rs CellSort: counts zeroed before); n, cell: the spline's grid.
 extern "C" __global__ void solid_cell_keys(const SolidParams p, int nx, int ny, int nz, double cx, double cy, double cz,
@@ -883,6 +908,10 @@ extern "C" __global__ void solid_gather_positions(const SolidParams p, long long
     }                                                                                                                    \
     extern "C" __global__ void solid_fractions_##SUF(const SolidParams p, const unsigned char* walkers, S* frac) { \
         fractions<S>(p, walkers, frac);                                                                                  \
+    }                                                                                                                    \
+    extern "C" __global__ void solid_open_coulomb_##SUF(const SolidParams p, const unsigned char* walkers,             \
+                                                        const double* nuclei, int count, double constant, A* out) {      \
+        open_coulomb<A>(p, walkers, nuclei, count, constant, out);                                                       \
     }
 
 SOLID_ENTRIES(f64, double, double)

