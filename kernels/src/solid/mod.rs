@@ -67,6 +67,7 @@ pub mod cpu;
 pub mod finite;
 pub mod floor;
 pub mod gpu;
+pub mod plan;
 pub mod ranks;
 pub mod reference;
 pub mod validate;

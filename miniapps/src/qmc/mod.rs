@@ -35,7 +35,13 @@
 //!   qmc --variants gpu --system he,h2 --walkers 4096 --steps 4000 --tau 0.04,0.02,0.01 --dmc-time 500
 //!   qmc --variants gpu --system be --walkers 16384 --steps 2000 --tau 0.02,0.01,0.005 --dmc-time 40
 //!   qmc --variants gpu --system heg-hf,heg --gas-walkers 4096 --gas-steps 2000 --tau 0.02 --dmc-time 200
+//!
+//! `--engine batched` runs the same plan, checks, records, precision comparisons and extrapolation on the solid's
+//! batched engines ([`batched`], `kernels::solid::plan`): he, h2, be, be-hf, heg and heg-hf, on the CPU (rayon over
+//! the walkers) and the GPU (every stage one launch over all walkers), DMC under their fixed-population comb. Its
+//! records carry the param engine=batched; it has no trajectory check, ranks, checkpoints or coverage.
 
+pub mod batched;
 pub mod coverage;
 
 use crate::common::KernelArgs;
@@ -74,6 +80,8 @@ use std::path::{Path, PathBuf};
 ///   mpirun -n 2 qmc --system he --tau 0.02     (built with: cargo build --release --features mpi)
 /// On the GPU (walkers resident on the device; one rank, no checkpoints), filling it with walkers:
 ///   qmc --variants gpu --system he,be,heg --walkers 16384 --gas-walkers 16384 --tau 0.02,0.01 --dmc-time 300
+/// The same plan and checks on the solid's batched engines (every stage one launch over all walkers), CPU and GPU:
+///   qmc --engine batched --variants cpu,gpu --system he,h2,be-hf --walkers 1024 --tau 0.04,0.02 --dmc-time 300
 #[derive(clap::Parser, Debug, Clone)]
 #[command(name = "qmc", version)]
 pub struct Args {
@@ -179,6 +187,22 @@ pub struct Args {
     /// bar did not converge is left out, and counted.
     #[arg(long, value_name = "N")]
     pub coverage: Option<usize>,
+    /// Which engines run the walkers. per-walker: this driver's own (one walker a thread on the CPU ranks, one a
+    /// GPU thread on the GPU), every option above. batched: the solid's engines (`solid` mini-app), every stage of a
+    /// step one launch over all walkers on the GPU and rayon over the walkers on the CPU, with B-spline Jastrow
+    /// functors in the Padé's shape; systems he, h2, be, be-hf, heg, heg-hf (not h: one electron), the same checks
+    /// and records (their params say engine=batched), one engine of all the walkers, DMC under a fixed-population
+    /// comb (so --feedback and --balance do nothing), and no --orbitals, --ranks, --checkpoint, --restart or
+    /// --coverage.
+    #[arg(long, value_enum, default_value = "per-walker")]
+    pub engine: EngineKind,
+}
+
+/// --engine: the qmc driver's own walkers, or the solid's batched engines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum EngineKind {
+    PerWalker,
+    Batched,
 }
 
 /// Monte Carlo method.
@@ -244,6 +268,7 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
     if a.method.is_empty() {
         bail!("--method needs at least one of vmc, dmc");
     }
+    batched::refuse(a, r.runs(Variant::Gpu))?;
     let atom = a.orbitals.as_deref().map(load_orbitals).transpose()?;
     // every system in every precision, built before anything runs (a bad name or gas fails at once)
     let systems: Vec<Vec<System>> = a
@@ -285,6 +310,7 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
         bail!("--walkers {w} is more than this driver holds (4194304)");
     }
     let ranks = Ranks::choose(a.ranks).map_err(anyhow::Error::msg)?;
+    batched::refuse_ranks(a, ranks.size())?;
     if let Some(w) = [a.walkers, a.gas_walkers.unwrap_or(a.walkers), a.atom_walkers.unwrap_or(a.walkers)].into_iter().find(|w| *w < ranks.size()) {
         bail!("--walkers {w} is fewer than the {} ranks: every rank needs walkers", ranks.size());
     }
@@ -321,9 +347,10 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
     for (i, (name, in_precisions)) in a.system.iter().zip(&systems).enumerate() {
         for &variant in &variants {
             // the GPU engine's trajectory check, once per system before its GPU runs: in double, CPU and GPU walkers
-            // from the same start and seed must give the same local energies step after step
+            // from the same start and seed must give the same local energies step after step (the per-walker engine's
+            // only: the batched engines' tests cover their GPU engine following the CPU engine, `batched` says where)
             let trajectory = match (variant, r.gpu()) {
-                (Variant::Gpu, Some(gpu)) => {
+                (Variant::Gpu, Some(gpu)) if a.engine == EngineKind::PerWalker => {
                     let double_sys = System::by_name_with(name, &Setup { electrons: a.electrons, rs: a.rs, precision: Precision::Double, atom: atom.clone() }).map_err(anyhow::Error::msg)?;
                     let (check, note) = trajectory_check(gpu, &double_sys, TRAJECTORY_WALKERS, TRAJECTORY_STEPS, r.seed(i as u64 + 1), TRAJECTORY_TOLERANCE)?;
                     r.say(&format!("  trajectory check {}: {note}", if check.passed() { "passed" } else { "FAILED" }));
@@ -428,11 +455,12 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
     Ok(())
 }
 
-/// Where DMC starts: the VMC walkers' positions (GPU, rebuilt on the device for every time step) or the walkers of
-/// every rank (CPU).
+/// Where DMC starts: the VMC walkers' positions (GPU, rebuilt on the device for every time step), the walkers of
+/// every rank (CPU), or the batched engine's walkers' configurations (`--engine batched`, either variant).
 pub(crate) enum Start {
     Gpu(Vec<Vec<V3>>),
     Cpu(Vec<Vec<Walker>>),
+    Batched(Vec<kernels::solid::plan::Configuration>),
 }
 
 /// The runs of one system on one variant (kernels::qmc::plan orders them): on the GPU, or on the CPU ranks with
@@ -453,6 +481,9 @@ impl Runs for On<'_> {
     /// VMC: the estimate, where DMC starts, and every walker's local kinetic energy at the end (the electron gas's
     /// Hartree-Fock check).
     fn vmc(&mut self, vp: &VmcParams) -> Result<(Estimate, Start, Vec<f64>)> {
+        if self.a.engine == EngineKind::Batched {
+            return batched::vmc(self, vp);
+        }
         let sys = self.sys;
         if let Some(gpu) = &self.gpu {
             let mut pop = GpuWalkers::new(gpu, sys, &vmc::start_positions(sys, 0..vp.walkers, vp.seed))?;
@@ -465,6 +496,10 @@ impl Runs for On<'_> {
     }
 
     fn restarted(&mut self) -> Start {
+        if self.a.engine == EngineKind::Batched {
+            // refused before anything runs (`batched::refuse`); an empty start, should it get here, fails DMC
+            return Start::Batched(vec![]);
+        }
         eprintln!("note: qmc --restart continues DMC from the checkpoint; VMC is skipped");
         Start::Cpu(vec![])
     }
@@ -472,6 +507,7 @@ impl Runs for On<'_> {
     fn dmc(&mut self, start: &Start, dp: &DmcParams) -> Result<Report> {
         let (sys, a, label) = (self.sys, self.a, &self.label);
         Ok(match start {
+            Start::Batched(configurations) => batched::dmc(self, configurations, dp)?,
             Start::Gpu(positions) => {
                 let gpu = self.gpu.as_ref().expect("a GPU start comes from the gpu variant");
                 let mut pop = GpuWalkers::new(gpu, sys, positions)?;
@@ -690,9 +726,12 @@ fn variational(e: &Estimate, exact: f64) -> Check {
 }
 
 /// The record key of a run: kernel qmc, the operation (vmc, dmc, dmc-extrapolated, dmc-coverage), sizes and
-/// parameters.
+/// parameters. The batched engines' records carry `engine=batched`, so their keys never meet the per-walker
+/// engine's; a per-walker record carries no engine param (as a run's records always had), so it keeps the key of
+/// the records before --engine and compares with them.
 pub(crate) fn case(a: &Args, n: Sizes, sys: &System, op: &str, tau: f64, ranks: &Ranks) -> Case {
-    Case::new("qmc", op, sys.precision)
+    let case = Case::new("qmc", op, sys.precision);
+    if a.engine == EngineKind::Batched { case.param("engine", "batched") } else { case }
         .size("walkers", n.walkers)
         .size("steps", n.steps)
         .size("electrons", sys.n_electrons)
