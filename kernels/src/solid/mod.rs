@@ -1,4 +1,4 @@
-//! A whole QMC step, batched over walkers, on a CPU engine and a GPU engine, for two systems given as descriptions
+//! A whole QMC step, batched over walkers, on a CPU engine and a GPU engine, for systems given as descriptions
 //! ([`Solid`]): the synthetic carbon-like solid of paper 000's Figs. 3 and 4 (the work of a real VMC or DMC generation
 //! with real-material sizes, as miniqmc imitates it: the energies are not physical, the cost is), and the 3D
 //! homogeneous electron gas (whose energies are: its checks are exact).
@@ -16,15 +16,22 @@
 //!   the electrons with the neutralising background, and the gas's two-body B-spline Jastrow or, without it, zero
 //!   functors (the Jastrow factor exactly 1). Without the Jastrow each walker's kinetic energy is the plane waves'
 //!   T_0 at every configuration and the VMC energy is the Hartree-Fock energy ([`Gas::hf`]), the checks of
-//!   `gas_tests`.
+//!   `gas_tests`;
+//! - the atoms and molecule of the qmc driver ([`Solid::atom`]: He, H2, Be and Be's bare determinant): open
+//!   boundaries (cell sides 0, so no minimum image anywhere: [`crate::pseudopotential::inv_side`]), the direct Coulomb
+//!   sum with the nuclei ([`Coulomb::Open`], `ewald::open`) in place of Ewald, atomic orbitals ([`crate::atomic`]), the
+//!   two-body Jastrow as B-splines in the shape of the qmc driver's Padé, and walkers that start about the nuclei.
+//!   Their energies are exact checks too (He's and H2's exact energies, Be's fixed-node and Hartree-Fock ones), made
+//!   by the qmc driver's plan on these engines (`qmc --engine batched`); `atom_tests` checks the engines against the
+//!   reference.
 //!
-//! The orbital set is the one choice between them ([`Orbitals`]): the B-spline table or the plane waves, both writing
+//! The orbital set is the one choice between them ([`Orbitals`]): the B-spline table, the plane waves or atomic orbitals, all writing
 //! value, gradient and Laplacian rows in one layout (`[component][stride]` per point), so everything after the
 //! orbitals is one code; each engine picks the evaluator once (per walker task on the CPU, at construction on the
 //! GPU), not per point.
 //!
 //! Wavefunction: Psi = D_up D_down exp(J), D_s = det[phi_k(r_i)] over the electrons of spin s (both spins share the
-//! orbitals), J = sum_{i<j} u(r_ij) + sum_{i,I} chi(r_iI), minimum image.
+//! orbitals), J = sum_{i<j} u(r_ij) + sum_{i,I} chi(r_iI), minimum image (none in open boundaries).
 //!
 //! One step, every walker (see [`cpu`] and [`gpu`]):
 //! 1. the sweep, electron by electron: drift-diffusion proposal from grad ln Psi (column q of the current inverse
@@ -138,10 +145,9 @@ pub enum Orbitals {
     /// the orbital count and the row stride that every layout uses (`no_table`).
     PlaneWaves(PlaneWaves),
     /// Atomic orbitals (the atomic kernel: LCAOs of Slater and Gaussian functions), the orbitals of He, H2 and Be on
-    /// these engines (issue #20). As with the plane waves the setup's table holds only the orbital count and the row
-    /// stride. No system description takes them yet (the atoms need open boundaries and their own Coulomb energy);
-    /// the engines' tests run them in the electron gas's cell (`gas_tests`: `atomic_orbitals_follow_the_reference`,
-    /// `atomic_orbitals_gpu_matches_cpu_when_present`).
+    /// these engines ([`Solid::atom`]). As with the plane waves the setup's table holds only the orbital count and the
+    /// row stride. The engines' tests also run a dense set of them in the electron gas's cell (`gas_tests`:
+    /// `atomic_orbitals_follow_the_reference`, `atomic_orbitals_gpu_matches_cpu_when_present`).
     Atomic(AtomicOrbitals),
 }
 
