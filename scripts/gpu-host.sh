@@ -320,6 +320,31 @@ for stage in "$@"; do
         # 10500 generations per precision at ~1 ms: ~65 s; below VMC and below Hartree-Fock
         run run qmc --variants gpu --system heg-hf,heg --gas-walkers 4096 --gas-steps 2000 --equil 400 --tau 0.02 --dmc-time 200
         ;;
+    qmc-batched-gpu)
+        # The qmc driver's plan and checks on the solid's batched GPU engine (qmc --engine batched, issue #20): the
+        # qmc-gpu stage's systems, sizes and time-step series, records params.engine=batched. He and H2: 0.04, 0.02,
+        # 0.01 for 500/Ha each, 4096 walkers, extrapolated to tau = 0 against the exact energies; Be: 0.02, 0.01,
+        # 0.005 for 40/Ha each, 16384 walkers, against the fixed-node energy; be-hf VMC against E_HF; the
+        # 54-electron gas, one time step (below VMC, below Hartree-Fock; heg-hf's VMC = E_HF)
+        run run qmc --engine batched --variants gpu --system he,h2 --walkers 4096 --steps 4000 --equil 400 --tau 0.04,0.02,0.01 --dmc-time 500
+        run run qmc --engine batched --variants gpu --system be --walkers 16384 --steps 4000 --equil 400 --tau 0.02,0.01,0.005 --dmc-time 40
+        run run qmc --engine batched --variants gpu --system be-hf --method vmc --walkers 16384 --steps 4000 --equil 400
+        run run qmc --engine batched --variants gpu --system heg-hf,heg --electrons 54 --gas-walkers 256 --gas-steps 2000 --equil 400 --tau 0.02 --dmc-time 150
+        ;;
+    qmc-batched-cpu)
+        # The same on the batched CPU engine over the host's 16 cores, sized for them: He and H2 with 256 walkers
+        # (population-control bias about 0.2 mHa, inside the extrapolation's error bar), be-hf VMC, the 14-electron
+        # gas; then He's DMC at one time step, batched against this driver's per-walker engines on the same GPU
+        # (4096 walkers) and cores (1024), for the issue's question whether one GPU thread per walker still wins for
+        # a two-electron atom (walker steps/s of the dmc records)
+        run run qmc --engine batched --variants cpu --system he,h2 --walkers 256 --steps 4000 --equil 400 --tau 0.04,0.02,0.01 --dmc-time 500
+        run run qmc --engine batched --variants cpu --system be-hf --method vmc --walkers 1024 --steps 4000 --equil 400
+        run run qmc --engine batched --variants cpu --system heg-hf,heg --gas-walkers 64 --gas-steps 2000 --equil 400 --tau 0.02 --dmc-time 150
+        for engine in batched per-walker; do
+            run run qmc --engine $engine --variants gpu --precision double,mixed --method dmc --system he --walkers 4096 --equil 100 --tau 0.02 --dmc-time 300
+            run run qmc --engine $engine --variants cpu --precision double --method dmc --system he --walkers 1024 --equil 100 --tau 0.02 --dmc-time 300
+        done
+        ;;
     qmc-coverage)
         # are the DMC error bars honest? 300 independent He runs of 64 walkers on the host's CPU cores, each a
         # tau = 0.04, 0.02 series of 500/Ha per step extrapolated to tau = 0, against the exact energy: within one
