@@ -89,15 +89,16 @@ fn be_without_the_jastrow_vmc_returns_hartree_fock() {
 }
 
 /// He with its Jastrow: VMC lies above the exact energy (variational, by more than 4 error bars: the trial function
-/// is not exact) and below the product of 1s orbitals' -2.75 Ha (the Jastrow's correlation: the qmc driver's Padé
-/// gives -2.871).
+/// is not exact) and below -2.86 Ha, near the qmc driver's Padé (-2.871; the product of 1s orbitals alone gives
+/// -2.75): -2.8673(12) on the build machine. The same functor with its coefficients sampled one knot off
+/// (`jastrow::Radial::pade_shaped_ahead`, the gas's) gave -2.848(2), which this bound catches.
 #[test]
 fn helium_vmc_is_variational_and_correlated() {
     let sys = Solid::atom("he").unwrap();
     let b = blocking(&vmc_means(&sys, 64, 100, 5000, 0.2));
     eprintln!("he cpu: E_VMC {:.4}({:.0}), {:.1} steps a sample", b.mean, b.error * 1e4, b.inefficiency_32);
     assert!(b.converged, "{:?}", b.why_unconverged());
-    assert!(b.mean > HE_EXACT + 4.0 * b.error && b.mean < -2.80, "E_VMC {} +- {}", b.mean, b.error);
+    assert!(b.mean > HE_EXACT + 4.0 * b.error && b.mean < -2.86, "E_VMC {} +- {}", b.mean, b.error);
 }
 
 /// Mean local energy of each of `steps` VMC steps of `walkers` walkers at time step `tau` after `equil`.
