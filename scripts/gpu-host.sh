@@ -327,6 +327,9 @@ for stage in "$@"; do
         # 0.005 for 40/Ha each, 16384 walkers, against the fixed-node energy; be-hf VMC against E_HF; the
         # 54-electron gas, one time step (below VMC, below Hartree-Fock; heg-hf's VMC = E_HF)
         run run qmc --engine batched --variants gpu --system he,h2 --walkers 4096 --steps 4000 --equil 400 --tau 0.04,0.02,0.01 --dmc-time 500
+        ;;
+    qmc-batched-gpu-be)
+        # the rest of qmc-batched-gpu (about 280 s on an H200; He and H2 took 240 s there)
         run run qmc --engine batched --variants gpu --system be --walkers 16384 --steps 4000 --equil 400 --tau 0.02,0.01,0.005 --dmc-time 40
         run run qmc --engine batched --variants gpu --system be-hf --method vmc --walkers 16384 --steps 4000 --equil 400
         run run qmc --engine batched --variants gpu --system heg-hf,heg --electrons 54 --gas-walkers 256 --gas-steps 2000 --equil 400 --tau 0.02 --dmc-time 150
