@@ -11,6 +11,9 @@
 #               diagnostic beside the GPU test that the guard, gpu/mod.rs CAPTURES, prevents it)
 #   qmc-check   the driver's GPU walkers at small sizes (trajectory check against the CPU first)
 #   qmc-gpu     the driver's GPU walkers: DMC time-step series of He, H2, Be (extrapolated to tau = 0) and the gas
+#   qmc-batched-gpu, qmc-batched-be, qmc-batched-gpu-rest, qmc-batched-cpu, qmc-batched-be-cpu  the qmc driver's
+#               plan and checks on the batched engines (qmc --engine batched; issue #20): He and H2, Be, be-hf and the
+#               54-electron gas on the GPU; the same on the host's cores, and batched against per-walker engines
 #   qmc-coverage  300 independent He DMC runs (CPU cores): how often their error bars cover the exact energy
 #   lattice-precision  the lattice's double, single and mixed at their default rebuild intervals, GPU and all CPU
 #               cores; single and mixed at L = 9 with the old rebuild every sweep, and without rebuilds (their ceiling)
@@ -329,13 +332,22 @@ for stage in "$@"; do
         run run qmc --engine batched --variants gpu --system he,h2 --walkers 4096 --steps 4000 --equil 400 --tau 0.04,0.02,0.01 --dmc-time 500
         ;;
     qmc-batched-be)
-        # Be on the batched GPU engine against its fixed-node energy: 0.01, 0.005, 0.0025 for 30/Ha each (17500
-        # generations), 16384 walkers, about 260 s on an H200. Not the per-walker engine's 0.02, 0.01, 0.005: the
-        # batched engines weigh with tau itself (they sum no displacements, so no tau_eff), and over that series Be's
-        # energies curved (-14.671 to -14.675 at 0.02, against the per-walker engine's -14.6657), so a line through
-        # them missed the fixed-node energy by 2 to 6 mHa (e4503fe); at these steps 98-99.7% of the moves are
-        # accepted and tau_eff is within 2% of tau
-        STAGE_TIMEOUT=380 run run qmc --engine batched --variants gpu --system be --walkers 16384 --steps 4000 --equil 400 --tau 0.01,0.005,0.0025 --dmc-time 30
+        # Be on the batched GPU engine against its fixed-node energy, the per-walker engine's series (qmc-gpu): 0.02,
+        # 0.01, 0.005 for 40/Ha each (14000 generations), 16384 walkers, about 180 s on an H200. The weights use
+        # tau_eff from the moves' displacements (summed on the device from 2026-11-29); before, with tau itself,
+        # this series curved (-14.671 to -14.675 at 0.02, against the per-walker engine's -14.6657) and its line
+        # missed the fixed-node energy by 2 to 6 mHa (e4503fe), so the stage ran 0.01, 0.005, 0.0025 instead
+        STAGE_TIMEOUT=380 run run qmc --engine batched --variants gpu --system be --walkers 16384 --steps 4000 --equil 400 --tau 0.02,0.01,0.005 --dmc-time 40
+        ;;
+    qmc-batched-be-cpu)
+        # Be on the batched CPU engine over the host's 16 cores, the same series with 1024 walkers (about 180 s); then
+        # Be's DMC at tau = 0.01, batched against the per-walker engines on the same GPU (16384 walkers) and cores
+        # (1024): which engine wins past two electrons (walker steps/s of the dmc records)
+        STAGE_TIMEOUT=330 run run qmc --engine batched --variants cpu --system be --walkers 1024 --steps 4000 --equil 400 --tau 0.02,0.01,0.005 --dmc-time 40
+        for engine in batched per-walker; do
+            run run qmc --engine $engine --variants gpu --precision double,mixed --method dmc --system be --walkers 16384 --equil 100 --tau 0.01 --dmc-time 15
+            run run qmc --engine $engine --variants cpu --precision double --method dmc --system be --walkers 1024 --equil 100 --tau 0.01 --dmc-time 15
+        done
         ;;
     qmc-batched-gpu-rest)
         # be-hf's VMC against E_HF and the 54-electron gas on the batched GPU engine (about 125 s on an H200)

@@ -15,7 +15,7 @@
 //!
 //! tau_eff = tau x (accepted / proposed mean-square displacement), accumulated over the run, so rejected moves do
 //! not make walkers branch as though they had diffused. A generation's weights use the ratio of the generations
-//! before it (tau itself in the first, and always where an engine does not sum displacements): that lets the
+//! before it (tau itself in the first; every engine sums its moves' displacements): that lets the
 //! generation's move statistics travel in the same one sum as its weights and populations, one synchronisation of
 //! the ranks a generation. The ratio is a mean over every generation so far, so leaving the current one out changes
 //! it by O(1/g) of its own fluctuation.
@@ -205,8 +205,7 @@ fn largest(x: &[f64]) -> f64 {
     x.iter().fold(0.0, |a, &b| a.max(b))
 }
 
-/// tau x (accepted / proposed mean-square displacement) of the moves `m`; tau itself before any move, or where the
-/// engine does not sum displacements.
+/// tau x (accepted / proposed mean-square displacement) of the moves `m`; tau itself before any move.
 pub fn effective_tau(tau: f64, m: &MoveStats) -> f64 {
     if m.r2_proposed > 0.0 {
         tau * m.r2_accepted / m.r2_proposed

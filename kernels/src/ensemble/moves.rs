@@ -26,6 +26,15 @@ impl MoveStats {
         self.r2_proposed += o.r2_proposed;
         self.r2_accepted += o.r2_accepted;
     }
+    /// What was tallied between `before` and this (a later total of the same run).
+    pub fn since(&self, before: &MoveStats) -> MoveStats {
+        MoveStats {
+            attempted: self.attempted - before.attempted,
+            accepted: self.accepted - before.accepted,
+            r2_proposed: self.r2_proposed - before.r2_proposed,
+            r2_accepted: self.r2_accepted - before.r2_accepted,
+        }
+    }
     pub fn acceptance(&self) -> f64 {
         self.accepted as f64 / self.attempted.max(1) as f64
     }

@@ -345,7 +345,9 @@ pub struct GpuEngine<'a, S: Real, A: Real> {
     jold: CudaSlice<f64>,
     newpos: CudaSlice<f64>,
     accept: CudaSlice<i32>,
-    acc: CudaSlice<i32>,
+    /// Per walker this step's accepted moves and sums of |r' - r|^2 over its proposals and accepted moves,
+    /// `[walker][3]` (f64: the count is exact far past any step's electrons).
+    tally: CudaSlice<f64>,
     urow: CudaSlice<S>,
     /// Each walker's inverse row of the moving electron (Sherman-Morrison's pivot row).
     tk: CudaSlice<A>,
@@ -369,6 +371,8 @@ pub struct GpuEngine<'a, S: Real, A: Real> {
     /// Walker re-inversions of the steps that the refinement left to the LU (`reinvert`: none expected).
     pub lu_fallbacks: u64,
     accepted: Vec<u32>,
+    /// The last step's sums of |r' - r|^2 over all walkers' proposals and accepted moves.
+    displaced: [f64; 2],
     /// The run of this engine's own steps (`step`), as `CpuEngine`'s.
     run: Run,
     pub steps: usize,
@@ -513,7 +517,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             jold: gpu.zeros("Jastrow sums of a move", 6 * walkers)?,
             newpos: gpu.zeros("proposals", 3 * walkers)?,
             accept: gpu.zeros("accept flags", walkers)?,
-            acc: gpu.zeros("accepted counts", walkers)?,
+            tally: gpu.zeros("move tallies", 3 * walkers)?,
             urow: gpu.zeros("proposed rows", 4 * walkers * st)?,
             tk: gpu.zeros("Sherman-Morrison rows", walkers * st)?,
             det4: gpu.zeros("determinant derivatives", 4 * walkers * ne)?,
@@ -523,6 +527,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             pending: if p.delay > 1 { Some(Pending::new(gpu, walkers, p.delay, n, st)?) } else { None },
             chunk,
             accepted: vec![0; walkers],
+            displaced: [0.0; 2],
             run: Run::placeholder(),
             parts: vec![Parts::default(); walkers],
             cond: vec![f64::INFINITY; walkers],
@@ -557,17 +562,18 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         Ok(e)
     }
 
-    /// Kinetic, Ewald and nonlocal energies of the last measurement into `parts`; the accepted counts.
+    /// Kinetic, Ewald and nonlocal energies of the last measurement into `parts`; the last step's accepted counts and
+    /// summed displacements.
     fn energies_to_host(&mut self) -> Result<(), GpuError> {
         let kinetic = self.gpu.download(&self.kin)?;
         let coulomb: Vec<A> = match &self.coulomb {
             GpuCoulomb::Ewald(e) => e.outputs()?,
             GpuCoulomb::Open { out, .. } => self.gpu.stream.clone_dtoh(&out.slice(..self.count())).during("copying energies")?,
         };
-        let acc = self.gpu.download(&self.acc)?;
+        let tally = self.gpu.download(&self.tally)?;
         self.traffic.down::<f64>(kinetic.len());
         self.traffic.down::<A>(coulomb.len());
-        self.traffic.down::<i32>(acc.len());
+        self.traffic.down::<f64>(tally.len());
         self.mark(Class::Other)?;
         let nonlocal = match &mut self.pp {
             Some(pp) => {
@@ -577,9 +583,10 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             }
             None => vec![0.0; self.count()],
         };
+        self.displaced = [1, 2].map(|c| tally.chunks_exact(3).map(|t| t[c]).sum());
         for k in 0..self.count() {
             self.parts[k] = Parts { kinetic: kinetic[k], coulomb: coulomb[k].f64(), nonlocal: nonlocal[k] };
-            self.accepted[k] = acc[k] as u32;
+            self.accepted[k] = tally[3 * k] as u32;
         }
         Ok(())
     }
@@ -675,7 +682,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             // the ions * 9 rotations of walker w's slab.
             unsafe { b.launch(cfg(((nw as u32).div_ceil(DRAW_BLOCK), 1), DRAW_BLOCK)) }.during("launching solid_draws")?;
         }
-        self.gpu.stream.memset_zeros(&mut self.acc).during("clearing the accepted counts")?;
+        self.gpu.stream.memset_zeros(&mut self.tally).during("clearing the move tallies")?;
         self.mark(Class::Other)?;
         self.sweep(ne)?;
         // walker by walker, as the CPU engine
@@ -685,6 +692,8 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         self.energies_to_host()?;
         self.moves.accepted += self.accepted.iter().map(|&a| a as u64).sum::<u64>();
         self.moves.attempted += (nw * ne) as u64;
+        self.moves.r2_proposed += self.displaced[0];
+        self.moves.r2_accepted += self.displaced[1];
         self.steps += 1;
         Ok(())
     }
@@ -919,14 +928,14 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         }
         b.arg(self.orb.device_outputs()).arg(&mut self.slab.buf).arg(&self.ions).arg(&self.draws);
         b.arg(&mut self.urow).arg(&mut self.g).arg(&mut self.tk).arg(&mut self.jold).arg(&mut self.newpos);
-        b.arg(&mut self.accept).arg(&mut self.acc);
+        b.arg(&mut self.accept).arg(&mut self.tally);
         if window.is_some() {
             let x = self.pending.as_mut().expect("a window needs the pending moves");
             b.arg(&mut x.v).arg(&mut x.ut).arg(&mut x.binv).arg(&mut x.rep).arg(&x.p);
         }
         // SAFETY: block w < walkers: det_ratio's reads and writes (point w of the spline output, nw points evaluated;
         // row e of walker w's inverse or tk[w]; urow[w][4][stride], g[4w..4w+4], tk[w]), then jastrow_move's in phase
-        // 1 (thread 0 reads jold[w][..6], writes accept[w], acc[w] and, on accept, walker w's position e), then with a window det_accept's
+        // 1 (thread 0 reads jold[w][..6], writes accept[w], tally[w][..3] and, on accept, walker w's position e), then with a window det_accept's
         // (accepted walkers only: the gradient rows of electron e in its slab and slot `slot` < k of its pending moves).
         unsafe { b.launch(cfg((nw as u32, 1), walker_block(nw))) }.during("launching solid_move_end")?;
         Ok(())
@@ -940,9 +949,9 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         let sp = self.orb.device_positions(nw);
         let mut b = s.launch_builder(&self.f.jastrow_move);
         b.arg(&kp).arg(&e).arg(&phase).arg(&mut self.slab.buf).arg(&self.ions).arg(&self.draws).arg(&self.g).arg(&mut self.jold);
-        b.arg(&mut self.newpos).arg(sp).arg(&mut self.accept).arg(&mut self.acc);
+        b.arg(&mut self.newpos).arg(sp).arg(&mut self.accept).arg(&mut self.tally);
         // SAFETY: block w reads walker w's positions and draws row e, the ions; thread 0 writes jold[w][..6],
-        // accept, acc, and 3 entries of newpos, the spline positions (room for nw >= w + 1 points) and pos.
+        // accept, tally[w][..3], and 3 entries of newpos, the spline positions (room for nw >= w + 1 points) and pos.
         unsafe { b.launch(cfg((nw as u32, 1), walker_block(nw))) }.during("launching solid_jastrow_move")?;
         Ok(())
     }

@@ -14,8 +14,8 @@
 //!   fixed-population comb ([`Control::Comb`](crate::ensemble::dmc::Control::Comb)): the population is `walkers` in
 //!   every generation, so the qmc driver's trial-energy feedback (`DmcParams::feedback`) and its balance over ranks
 //!   have nothing to do here and are ignored. The estimate is the engine's [`Dmc`] of the generations after the
-//!   equilibration (the qmc driver's convention, `qmc::dmc::run_with`); tau_eff is formed from the moves as the
-//!   weights use it (`effective_tau`: the engines sum no displacements, so it is tau itself).
+//!   equilibration (the qmc driver's convention, `qmc::dmc::run_with`); tau_eff is formed from the measured moves'
+//!   displacements (`effective_tau`), as the weights use it over the run.
 //!
 //! Random numbers: an engine draws with one tag whatever the method (`solid::draws`: stream (seed, step, walker)),
 //! so a DMC engine seeded as VMC's would replay VMC's numbers step for step on the same walkers. DMC's seed is the
@@ -31,7 +31,6 @@ use super::walker::Walker;
 use super::{default_delay, Params, Parts, Solid, SolidError};
 use crate::ensemble::comm::Solo;
 use crate::ensemble::dmc::{effective_tau, Dmc};
-use crate::ensemble::moves::MoveStats;
 use crate::ensemble::vmc::Vmc;
 use crate::gpu::Gpu;
 use crate::qmc::dmc::{equilibration, DmcParams, Report};
@@ -179,16 +178,6 @@ fn dmc_in<S: Scalar, A: Scalar>(b: &Batched, start: &[Configuration], dp: &DmcPa
     })
 }
 
-/// The moves of `after` that came after `before` (a run's measured part).
-fn since(after: MoveStats, before: MoveStats) -> MoveStats {
-    MoveStats {
-        attempted: after.attempted - before.attempted,
-        accepted: after.accepted - before.accepted,
-        r2_proposed: after.r2_proposed - before.r2_proposed,
-        r2_accepted: after.r2_accepted - before.r2_accepted,
-    }
-}
-
 /// VMC on engine `e` (module docs).
 fn vmc_on<S>(e: &mut dyn Batch<S>, vp: &VmcParams) -> Result<(Estimate, Vec<Configuration>, Vec<f64>), BatchedError> {
     let run = |e: &dyn Batch<S>| e.own_vmc().map(|v| (v.var_sum, v.moves)).expect("a VMC engine holds a VMC run");
@@ -201,7 +190,7 @@ fn vmc_on<S>(e: &mut dyn Batch<S>, vp: &VmcParams) -> Result<(Estimate, Vec<Conf
     }
     let v = e.own_vmc().expect("a VMC engine holds a VMC run");
     let b = v.estimate(vp.equil);
-    let moves = since(v.moves, equilibrated.1);
+    let moves = v.moves.since(&equilibrated.1);
     let measured = v.series.len().saturating_sub(vp.equil).max(1) as f64;
     let estimate = Estimate {
         energy: b.mean,
@@ -238,7 +227,7 @@ fn dmc_on<S>(e: &mut dyn Batch<S>, dp: &DmcParams) -> Result<Report, BatchedErro
     let d = e.own_dmc().expect("a DMC engine holds a DMC run");
     let a = &d.acc;
     let b = d.estimate(equil);
-    let moves = since(a.moves, equilibrated.1);
+    let moves = a.moves.since(&equilibrated.1);
     let wsum: f64 = a.weights[equil.min(a.weights.len())..].iter().sum();
     let estimate = Estimate {
         energy: b.mean,
@@ -284,7 +273,7 @@ mod tests {
                 }
                 Event::Dmc { params, report, .. } => {
                     assert_eq!(report.generations, equilibration(params) + params.steps);
-                    dmcs.push(report.estimate.unwrap());
+                    dmcs.push((params.tau, report.estimate.unwrap()));
                 }
                 Event::Fit { fit, .. } => fitted = Some(fit.energy),
                 _ => {}
@@ -293,13 +282,16 @@ mod tests {
         })
         .unwrap();
         let v = vmc.unwrap();
-        eprintln!("he plan: VMC {:.4}({:.0}) acceptance {:.3}; DMC {:?}; fit {fitted:?}", v.energy, v.error * 1e4, v.acceptance, dmcs.iter().map(|d| (d.energy, d.error)).collect::<Vec<_>>());
+        eprintln!("he plan: VMC {:.4}({:.0}) acceptance {:.3}; DMC {:?}; fit {fitted:?}", v.energy, v.error * 1e4, v.acceptance, dmcs.iter().map(|(_, d)| (d.energy, d.error, d.tau_eff)).collect::<Vec<_>>());
         assert!(v.energy > HE_EXACT && v.energy < -2.80 && v.error < 0.01, "VMC {} +- {}", v.energy, v.error);
         assert!(v.acceptance > 0.5 && v.variance > 0.0 && v.walker_steps == 32 * 2100);
         assert_eq!(dmcs.len(), 2);
-        for d in &dmcs {
+        for (tau, d) in &dmcs {
             assert!(d.energy.is_finite() && d.error.is_finite() && d.energy < v.energy, "DMC {} +- {} vs VMC {}", d.energy, d.error, v.energy);
-            assert!(d.population == 32.0 && d.acceptance > 0.9 && d.tau_eff > 0.0);
+            assert!(d.population == 32.0 && d.acceptance > 0.9);
+            // tau_eff from the engine's displacements: below tau by the rejected moves' share (a few percent), not
+            // tau itself as when no displacement was summed
+            assert!(d.tau_eff < tau * (1.0 - 1e-3) && d.tau_eff > 0.8 * tau, "tau {tau}: tau_eff {}, acceptance {}", d.tau_eff, d.acceptance);
         }
         assert!(fitted.unwrap().is_finite());
     }

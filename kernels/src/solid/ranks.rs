@@ -326,13 +326,12 @@ impl<S: Real> Ensemble for Slots<'_, S> {
         Ok(self.engine.energies())
     }
     /// The engine was built with the run's time step and seed, its walkers numbered from `Params::first`, which is
-    /// this rank's `first` (equal shares); its steps count the generations. The GPU engine does not sum the moves'
-    /// displacements, so neither engine reports them: the weights use tau itself, the same on both.
+    /// this rank's `first` (equal shares); its steps count the generations. Both engines sum the moves'
+    /// displacements, so the weights use tau_eff (`ensemble::dmc::effective_tau`).
     fn advance(&mut self, _gen: usize, _first: usize) -> Result<(MoveStats, Vec<f64>), SolidError> {
         let before = self.engine.moves();
         self.engine.advance()?;
-        let after = self.engine.moves();
-        let m = MoveStats { attempted: after.attempted - before.attempted, accepted: after.accepted - before.accepted, r2_proposed: 0.0, r2_accepted: 0.0 };
+        let m = self.engine.moves().since(&before);
         Ok((m, self.engine.energies()))
     }
     fn weighed(&mut self, gen: usize, energies: &[f64], weights: &[f64]) {

@@ -118,7 +118,7 @@ template <typename A>
 __device__ void jastrow_decide(const SolidParams& p, int e, int phase, double* __restrict__ pw, const double* __restrict__ mv,
                                const double at[3], const A s[5], const double* g, double* __restrict__ jold,
                                double* __restrict__ newpos, double* __restrict__ spline_pos, int* __restrict__ accept,
-                               int* __restrict__ acc) {
+                               double* __restrict__ tally) {
     const int w = blockIdx.x;
     const double st = sqrt(p.tau);
     const double chi[3] = {st * mv[0], st * mv[1], st * mv[2]};
@@ -138,9 +138,14 @@ __device__ void jastrow_decide(const SolidParams& p, int e, int phase, double* _
         const double ratio = g[4 * w] * exp((double)s[0] - jold[6 * w]);
         const bool a = mh_accept(ratio, p.dmc, old, at, chi, grad, p.tau, mv[3]);
         accept[w] = a;
+        // the tally [walker][3]: accepted moves, sum |r' - r|^2 over proposals and over accepted ones (tau_eff)
+        double dr2 = 0.0;
+        for (int k = 0; k < 3; k++) dr2 += (at[k] - old[k]) * (at[k] - old[k]);
+        tally[3 * w + 1] += dr2;
         if (a) {
             for (int k = 0; k < 3; k++) pw[3 * e + k] = at[k];
-            acc[w] += 1;
+            tally[3 * w] += 1.0;
+            tally[3 * w + 2] += dr2;
         }
     }
 }
@@ -149,13 +154,13 @@ __device__ void jastrow_decide(const SolidParams& p, int e, int phase, double* _
 // r' into jold [w][6] (entry 0 the old value, 1..5 the proposal's sums): the walker's positions are read twice in a
 // row, the second time from cache. Apart, the two passes sat on either side of the orbitals' evaluation, whose table
 // rows pushed the positions (46 KB a walker at 1536 electrons) out of L2 between them, so each pass read them from
-// memory. Phase 1: the ratio with the proposal's sums, Metropolis-Hastings; on accept the position moves and the count
-// grows (thread 0 alone). The same sums as computing them in phase 1, bit for bit.
+// memory. Phase 1: the ratio with the proposal's sums, Metropolis-Hastings; on accept the position moves; the tally of
+// moves and displacements grows (thread 0 alone). The same sums as computing them in phase 1, bit for bit.
 template <typename A>
 __device__ void jastrow_move(const SolidParams p, int e, int phase, unsigned char* __restrict__ walkers, const double* __restrict__ ions,
                              const double* __restrict__ moves, const double* g, double* __restrict__ jold,
                              double* __restrict__ newpos, double* __restrict__ spline_pos, int* __restrict__ accept,
-                             int* __restrict__ acc) {
+                             double* __restrict__ tally) {
     const int w = blockIdx.x;
     double* pw = pos_of<double>(p, walkers, w);
     const double* mv = moves + ((size_t)w * p.electrons + e) * 4;
@@ -165,7 +170,7 @@ __device__ void jastrow_move(const SolidParams p, int e, int phase, unsigned cha
             const double at[3] = {newpos[3 * w], newpos[3 * w + 1], newpos[3 * w + 2]};
             A s[5];
             for (int k = 0; k < 5; k++) s[k] = (A)jold[6 * w + 1 + k];
-            jastrow_decide<A>(p, e, 1, pw, mv, at, s, g, jold, newpos, spline_pos, accept, acc);
+            jastrow_decide<A>(p, e, 1, pw, mv, at, s, g, jold, newpos, spline_pos, accept, tally);
         }
         return;
     }
@@ -173,7 +178,7 @@ __device__ void jastrow_move(const SolidParams p, int e, int phase, unsigned cha
     A s[5] = {A(0), A(0), A(0), A(0), A(0)};
     jastrow_terms<A>(p, pw, ions, e, at, s);
     block_sum<A, 5>(s);
-    if (threadIdx.x == 0) jastrow_decide<A>(p, e, 0, pw, mv, at, s, g, jold, newpos, spline_pos, accept, acc);
+    if (threadIdx.x == 0) jastrow_decide<A>(p, e, 0, pw, mv, at, s, g, jold, newpos, spline_pos, accept, tally);
     // thread 0's proposal, written to memory, is read after the barrier through a plain pointer
     __syncthreads();
     const double to[3] = {newpos[3 * w], newpos[3 * w + 1], newpos[3 * w + 2]};
@@ -290,11 +295,11 @@ __device__ void move_begin(const SolidParams& p, int e, int slot, int kmax, unsi
 template <typename S, typename A, bool DELAYED>
 __device__ void move_end(const SolidParams& p, int e, int slot, int kmax, const A* phi, unsigned char* walkers,
                          const double* ions, const double* moves, S* urow, double* g, A* tk, double* jold, double* newpos,
-                         int* accept, int* acc, S* v, S* ut, A* binv, int* rep, const A* pbuf) {
+                         int* accept, double* tally, S* v, S* ut, A* binv, int* rep, const A* pbuf) {
     det_ratio<S, A, DELAYED>(p, e, phi, walkers, urow, g, tk);
     __syncthreads();
     // phase 1 does not write the spline's positions
-    jastrow_move<A>(p, e, 1, walkers, ions, moves, g, jold, newpos, nullptr, accept, acc);
+    jastrow_move<A>(p, e, 1, walkers, ions, moves, g, jold, newpos, nullptr, accept, tally);
     if (DELAYED) {
         __syncthreads();
         det_accept<S, A>(p, e, slot, kmax, walkers, urow, accept, v, ut, binv, rep, pbuf);
@@ -829,8 +834,8 @@ extern "C" __global__ void solid_gather_positions(const SolidParams p, long long
     extern "C" __global__ void solid_jastrow_move_##SUF(const SolidParams p, int e, int phase, unsigned char* walkers,  \
                                                         const double* ions, const double* moves, const double* g,        \
                                                         double* jold, double* newpos, double* spline_pos, int* accept,   \
-                                                        int* acc) {                                                      \
-        jastrow_move<A>(p, e, phase, walkers, ions, moves, g, jold, newpos, spline_pos, accept, acc);                   \
+                                                        double* tally) {                                                 \
+        jastrow_move<A>(p, e, phase, walkers, ions, moves, g, jold, newpos, spline_pos, accept, tally);                  \
     }                                                                                                                    \
     extern "C" __global__ void solid_det_ratio_##SUF(const SolidParams p, int e, const A* phi, const unsigned char* walkers, \
                                                      S* urow, double* g, A* tk) {                                        \
@@ -866,16 +871,16 @@ extern "C" __global__ void solid_gather_positions(const SolidParams p, long long
     }                                                                                                                    \
     extern "C" __global__ void __launch_bounds__(512) solid_move_end_##SUF(const SolidParams p, int e, const A* phi, unsigned char* walkers,   \
                                                     const double* ions, const double* moves, S* urow, double* g, A* tk,  \
-                                                    double* jold, double* newpos, int* accept, int* acc) {               \
-        move_end<S, A, false>(p, e, 0, 0, phi, walkers, ions, moves, urow, g, tk, jold, newpos, accept, acc, nullptr,    \
+                                                    double* jold, double* newpos, int* accept, double* tally) {          \
+        move_end<S, A, false>(p, e, 0, 0, phi, walkers, ions, moves, urow, g, tk, jold, newpos, accept, tally, nullptr,  \
                               nullptr, nullptr, nullptr, nullptr);                                                       \
     }                                                                                                                    \
     extern "C" __global__ void __launch_bounds__(512) solid_move_end_delayed_##SUF(const SolidParams p, int e, int slot, int kmax,             \
                                                             const A* phi, unsigned char* walkers, const double* ions,    \
                                                             const double* moves, S* urow, double* g, A* tk,              \
-                                                            double* jold, double* newpos, int* accept, int* acc, S* v,   \
+                                                            double* jold, double* newpos, int* accept, double* tally, S* v, \
                                                             S* ut, A* binv, int* rep, const A* pbuf) {                   \
-        move_end<S, A, true>(p, e, slot, kmax, phi, walkers, ions, moves, urow, g, tk, jold, newpos, accept, acc, v, ut, \
+        move_end<S, A, true>(p, e, slot, kmax, phi, walkers, ions, moves, urow, g, tk, jold, newpos, accept, tally, v, ut, \
                              binv, rep, pbuf);                                                                           \
     }                                                                                                                    \
     extern "C" __global__ void solid_delayed_fix_##SUF(int n, int kmax, int slots, int* rep, A* w, A* binv) {          \

@@ -221,8 +221,12 @@ fn corrupted_inverse_is_detected() {
 /// reference, through a re-inversion, delayed. Each path both ways: the fused launches the timed sweep's graph
 /// replays, and the separate ones of a profiled step.
 /// `steps` steps of both engines from the same start: the GPU engine must make the CPU engine's decisions (the same
-/// accepted counts) and keep every walker's local energy within 1e-9 of its parts' magnitude (`what` names the case).
+/// accepted counts), keep every walker's local energy within 1e-9 of its parts' magnitude, and sum the same
+/// displacements (tau_eff's: the proposals are the same f64 positions up to the gradients' rounding, 1e-9 relative;
+/// a tally that missed a walker, counted a rejected move as accepted or summed |r'|^2 would be off by a whole move's
+/// share, 1/(walkers x electrons) or more) (`what` names the case).
 pub(super) fn gpu_follows_cpu(cpu: &mut CpuEngine<f64, f64>, g: &mut gpu::GpuEngine<f64, f64>, steps: usize, what: &str) {
+    let (c0, g0) = (cpu.moves, g.moves);
     for step in 0..steps {
         cpu.step().unwrap();
         g.step().unwrap();
@@ -230,6 +234,11 @@ pub(super) fn gpu_follows_cpu(cpu: &mut CpuEngine<f64, f64>, g: &mut gpu::GpuEng
         for (k, (a, b)) in g.energies().unwrap().iter().zip(cpu.energies()).enumerate() {
             assert!((a - b).abs() <= 1e-9 * cpu.parts[k].magnitude(), "{what} step {step} walker {k}: gpu {a} cpu {b}");
         }
+    }
+    let (c, m) = (cpu.moves.since(&c0), g.moves.since(&g0));
+    assert!(c.r2_proposed > 0.0 && c.r2_accepted > 0.0 && c.r2_accepted <= c.r2_proposed, "{what}: cpu moves {c:?}");
+    for (a, b, name) in [(m.r2_proposed, c.r2_proposed, "proposed"), (m.r2_accepted, c.r2_accepted, "accepted")] {
+        assert!((a - b).abs() <= 1e-9 * b, "{what}: r^2 {name} gpu {a} cpu {b}");
     }
 }
 
