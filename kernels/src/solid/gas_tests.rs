@@ -235,10 +235,10 @@ fn gas_gpu_matches_cpu_when_present() {
             let (pos, rot, parts, inv) = g.walker(2).unwrap();
             let c = compare(&sys, &pos, &rot, parts, &inv).unwrap();
             assert!(c.energy < DOUBLE_TOLERANCE && c.inverse < 1e-9, "jastrow {jastrow} delay {delay} gpu walker 2 vs reference: energy {:e}, inverse {:e}", c.energy, c.inverse);
-            // to the host every step: kinetic and Ewald energies (8 bytes a walker each), accepted counts (4), and
-            // no nonlocal energies; the step-1 re-inversion's residuals and norms as for carbon
+            // to the host every step: kinetic and Ewald energies (8 bytes a walker each), move tallies (24: the accepted
+            // count and the proposed and accepted r^2), and no nonlocal energies; the step-1 re-inversion's residuals and norms as for carbon
             let w = 3u64;
-            assert_eq!(g.traffic().to_host, 3 * (8 * w + 8 * w + 4 * w) + 8 * 2 * w + 2 * 8 * 2 * w, "jastrow {jastrow} delay {delay}");
+            assert_eq!(g.traffic().to_host, 3 * (8 * w + 8 * w + 24 * w) + 8 * 2 * w + 2 * 8 * 2 * w, "jastrow {jastrow} delay {delay}");
         }
         mixed_gpu_within_tolerance(&gpu, &sys, params(4), &format!("jastrow {jastrow}"));
     }

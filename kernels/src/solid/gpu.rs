@@ -17,7 +17,8 @@
 //! this engine moves; without ions, the gas, there is no such stage: no kernel, no launch, no transfer). Then
 //! (DMC) the comb on the host and one slab copy per walker that dies.
 //!
-//! What crosses between host and device per step (counted: `traffic`): the accepted counts, the kinetic, Ewald and
+//! What crosses between host and device per step (counted: `traffic`): the move tallies (accepted
+//! count and displacements), the kinetic, Ewald and
 //! nonlocal energies (the pseudopotential kernel builds its job list and sums its contributions on the device: one
 //! download of the energies and the job count), and for a re-inversion the list of its walkers (up) and their
 //! matrix norms and the refinement's residuals per update (the LU's status flags instead) (down). The random

@@ -275,7 +275,8 @@ fn gpu_matches_cpu_when_present() {
         let (pos, rot, parts, inv) = g.walker(2).unwrap();
         let c = compare(&sys, &pos, &rot, parts, &inv).unwrap();
         assert!(c.energy < DOUBLE_TOLERANCE && c.inverse < 1e-9, "delay {delay} gpu walker 2 vs reference: energy {:e}, inverse {:e}", c.energy, c.inverse);
-        // To the host, every step: the kinetic and Ewald energies (8 bytes a walker each), the accepted counts (4), the
+        // To the host, every step: the kinetic and Ewald energies (8 bytes a walker each), the move tallies (24: accepted
+        // count, proposed and accepted r^2), the
         // nonlocal energies with the job count (8 (w + 1)); at the step-1 re-inversion of all 3 walkers (recompute 2) the
         // residuals of the 2 w matrices before the refinement's one update (8 each: the updated f64 inverses are far
         // within REFINE_DONE) and the 1-norms of the matrices and of their inverses
@@ -283,7 +284,7 @@ fn gpu_matches_cpu_when_present() {
         // list of the re-inverting walkers (4 each); the device draws the random numbers. The finite check of every
         // energy and weight reads the host copies and moves nothing.
         let w = 3u64;
-        let every_step = 8 * w + 8 * w + 4 * w + 8 * (w + 1);
+        let every_step = 8 * w + 8 * w + 24 * w + 8 * (w + 1);
         let reinversion = 8 * 2 * w + 2 * 8 * 2 * w;
         assert_eq!(g.traffic().to_host, 3 * every_step + reinversion, "delay {delay}: bytes to the host in 3 steps");
         assert_eq!(g.traffic().to_device, 4 * w, "bytes to the device in 3 steps: the re-inverting walkers");
