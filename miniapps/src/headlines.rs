@@ -76,7 +76,7 @@ pub const TABLES: &[(&str, &str)] = &[
     ("kernels", "Kernels: the GPU against this suite's multithreaded CPU code on all the host's cores (\"all cores\")."),
     ("driver-cpu", "Driver energies, CPU walkers (`qmc` full suite on all cores; Ha). DMC energies are time-step series extrapolated to tau = 0; every error bar converged."),
     ("driver-gpu", "Driver energies, GPU walkers (`qmc --variants gpu`, `scripts/gpu-host.sh qmc-gpu`; Ha). DMC energies are time-step series extrapolated to tau = 0 where a reference exists; every error bar converged."),
-    ("driver-batched", "Driver energies on the batched engines (`qmc --engine batched`, every stage one launch over all walkers; `scripts/gpu-host.sh qmc-batched-gpu qmc-batched-be qmc-batched-gpu-rest qmc-batched-cpu`; Ha). The same plan and checks as above; DMC under a fixed-population comb; every error bar converged; a blank: no passed record."),
+    ("driver-batched", "Driver energies on the batched engines (`qmc --engine batched`, every stage one launch over all walkers; `scripts/gpu-host.sh qmc-batched-gpu qmc-batched-be qmc-batched-gpu-rest qmc-batched-cpu qmc-batched-be-cpu`; Ha). The same plan and checks as above; DMC under a fixed-population comb; every error bar converged; a blank: no passed record."),
 ];
 
 macro_rules! row {
@@ -223,7 +223,7 @@ pub const ROWS: &[Row] = &[
         Value::Energy(Variant::Gpu, "energy", "error"), "DMC", Reference::Extra("exact", "exact")),
     row!("driver-batched", "qmc", "dmc-extrapolated", "H2 on the GPU, tau -> 0 (0.04, 0.02, 0.01), 4096 walkers", ["system=h2", "walkers=4096", "engine=batched"],
         Value::Energy(Variant::Gpu, "energy", "error"), "DMC", Reference::Extra("exact", "exact")),
-    row!("driver-batched", "qmc", "dmc-extrapolated", "Be (HF nodes) on the GPU, tau -> 0 (0.01, 0.005, 0.0025), 16384 walkers", ["system=be", "walkers=16384", "engine=batched"],
+    row!("driver-batched", "qmc", "dmc-extrapolated", "Be (HF nodes) on the GPU, tau -> 0 (0.02, 0.01, 0.005), 16384 walkers", ["system=be", "walkers=16384", "engine=batched"],
         Value::Energy(Variant::Gpu, "energy", "error"), "DMC", Reference::Extra("fixed_node", "fixed-node")),
     row!("driver-batched", "qmc", "vmc", "Be's bare HF determinant on the GPU, 16384 walkers", ["system=be-hf", "walkers=16384", "engine=batched"],
         Value::Energy(Variant::Gpu, "energy", "error"), "VMC", Reference::Extra("hf", "Hartree-Fock")),
@@ -233,6 +233,8 @@ pub const ROWS: &[Row] = &[
         Value::Energy(Variant::Cpu, "energy", "error"), "DMC", Reference::Extra("exact", "exact")),
     row!("driver-batched", "qmc", "dmc-extrapolated", "H2 on the CPU, tau -> 0 (0.04, 0.02, 0.01), 256 walkers", ["system=h2", "walkers=256", "engine=batched"],
         Value::Energy(Variant::Cpu, "energy", "error"), "DMC", Reference::Extra("exact", "exact")),
+    row!("driver-batched", "qmc", "dmc-extrapolated", "Be (HF nodes) on the CPU, tau -> 0 (0.02, 0.01, 0.005), 1024 walkers", ["system=be", "walkers=1024", "engine=batched"],
+        Value::Energy(Variant::Cpu, "energy", "error"), "DMC", Reference::Extra("fixed_node", "fixed-node")),
     // the converged DMC run of gpu-host.sh's gas stage (500 generations a repetition; the throughput runs take 8)
     row!("driver-gpu", "solid", "dmc", "162-electron gas on the batched engines (solid --system gas), r_s = 1, Slater-Jastrow, tau = 0.05, 512 walkers", ["system=gas", "electrons=162", "jastrow=on", "steps=500", "tau=0.05", "walkers=512"],
         Value::Energy(Variant::Gpu, "e_dmc", "e_dmc_error"), "DMC", Reference::Extra("e_hf", "Hartree-Fock (DMC below it)")),
