@@ -11,9 +11,10 @@
 #               diagnostic beside the GPU test that the guard, gpu/mod.rs CAPTURES, prevents it)
 #   qmc-check   the driver's GPU walkers at small sizes (trajectory check against the CPU first)
 #   qmc-gpu     the driver's GPU walkers: DMC time-step series of He, H2, Be (extrapolated to tau = 0) and the gas
-#   qmc-batched-gpu, qmc-batched-be, qmc-batched-gpu-rest, qmc-batched-cpu, qmc-batched-be-cpu  the qmc driver's
-#               plan and checks on the batched engines (qmc --engine batched; issue #20): He and H2, Be, be-hf and the
-#               54-electron gas on the GPU; the same on the host's cores, and batched against per-walker engines
+#   qmc-batched-gpu, qmc-batched-be, qmc-batched-gpu-rest, qmc-batched-cpu, qmc-batched-be-cpu, qmc-batched-be-seed
+#               the qmc driver's plan and checks on the batched engines (qmc --engine batched; issue #20): He and H2,
+#               Be, be-hf and the 54-electron gas on the GPU; the same on the host's cores, and batched against
+#               per-walker engines; Be's GPU series again with an independent seed
 #   qmc-coverage  300 independent He DMC runs (CPU cores): how often their error bars cover the exact energy
 #   lattice-precision  the lattice's double, single and mixed at their default rebuild intervals, GPU and all CPU
 #               cores; single and mixed at L = 9 with the old rebuild every sweep, and without rebuilds (their ceiling)
@@ -338,6 +339,13 @@ for stage in "$@"; do
         # this series curved (-14.671 to -14.675 at 0.02, against the per-walker engine's -14.6657) and its line
         # missed the fixed-node energy by 2 to 6 mHa (e4503fe), so the stage ran 0.01, 0.005, 0.0025 instead
         STAGE_TIMEOUT=380 run run qmc --engine batched --variants gpu --system be --walkers 16384 --steps 4000 --equil 400 --tau 0.02,0.01,0.005 --dmc-time 40
+        ;;
+    qmc-batched-be-seed)
+        # qmc-batched-be again with another seed (every earlier Be series ran seed 20261122, so its runs at one time
+        # step shared their random numbers and were not independent): single lay 2-3 mHa above double at 0.005 and
+        # 0.0025 in those runs, and its extrapolation failed the fixed-node window; an independent series says whether
+        # that was a fluctuation of Be's heavy-tailed local energy or a bias of the f32 path
+        STAGE_TIMEOUT=380 run run qmc --engine batched --variants gpu --system be --walkers 16384 --steps 4000 --equil 400 --tau 0.02,0.01,0.005 --dmc-time 40 --seed 20261129
         ;;
     qmc-batched-be-cpu)
         # Be on the batched CPU engine over the host's 16 cores, the same series with 1024 walkers (about 180 s); then

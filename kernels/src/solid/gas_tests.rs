@@ -4,7 +4,7 @@
 //! the CPU engine.
 
 use super::cpu::CpuEngine;
-use super::tests::{gpu_follows_cpu, mixed_gpu_within_tolerance};
+use super::tests::{gpu_follows_cpu, mixed_gpu_within_tolerance, single_gpu_follows_cpu};
 use super::gpu::GpuEngine;
 use crate::ensemble::dmc::Dmc;
 use super::*;
@@ -241,6 +241,7 @@ fn gas_gpu_matches_cpu_when_present() {
             assert_eq!(g.traffic().to_host, 3 * (8 * w + 8 * w + 24 * w) + 8 * 2 * w + 2 * 8 * 2 * w, "jastrow {jastrow} delay {delay}");
         }
         mixed_gpu_within_tolerance(&gpu, &sys, params(4), &format!("jastrow {jastrow}"));
+        single_gpu_follows_cpu(&gpu, &sys, Params { recompute: 2, ..params(1) }, &format!("gas jastrow {jastrow}"));
     }
 }
 

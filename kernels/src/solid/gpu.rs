@@ -371,9 +371,8 @@ pub struct GpuEngine<'a, S: Real, A: Real> {
     pub reinversion_s: f64,
     /// Walker re-inversions of the steps that the refinement left to the LU (`reinvert`: none expected).
     pub lu_fallbacks: u64,
-    accepted: Vec<u32>,
-    /// The last step's sums of |r' - r|^2 over all walkers' proposals and accepted moves.
-    displaced: [f64; 2],
+    /// The host copy of `tally` from the last step: the accepted counts and the step's displacements come from it.
+    last_tally: Vec<f64>,
     /// The run of this engine's own steps (`step`), as `CpuEngine`'s.
     run: Run,
     pub steps: usize,
@@ -527,8 +526,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             inversion: Inversion::new(gpu, walkers, n)?,
             pending: if p.delay > 1 { Some(Pending::new(gpu, walkers, p.delay, n, st)?) } else { None },
             chunk,
-            accepted: vec![0; walkers],
-            displaced: [0.0; 2],
+            last_tally: vec![0.0; 3 * walkers],
             run: Run::placeholder(),
             parts: vec![Parts::default(); walkers],
             cond: vec![f64::INFINITY; walkers],
@@ -563,18 +561,18 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         Ok(e)
     }
 
-    /// Kinetic, Ewald and nonlocal energies of the last measurement into `parts`; the last step's accepted counts and
-    /// summed displacements.
+    /// Kinetic, Ewald and nonlocal energies of the last measurement into `parts`; the last step's move tallies into
+    /// `last_tally`.
     fn energies_to_host(&mut self) -> Result<(), GpuError> {
         let kinetic = self.gpu.download(&self.kin)?;
         let coulomb: Vec<A> = match &self.coulomb {
             GpuCoulomb::Ewald(e) => e.outputs()?,
             GpuCoulomb::Open { out, .. } => self.gpu.stream.clone_dtoh(&out.slice(..self.count())).during("copying energies")?,
         };
-        let tally = self.gpu.download(&self.tally)?;
+        self.last_tally = self.gpu.download(&self.tally)?;
         self.traffic.down::<f64>(kinetic.len());
         self.traffic.down::<A>(coulomb.len());
-        self.traffic.down::<f64>(tally.len());
+        self.traffic.down::<f64>(self.last_tally.len());
         self.mark(Class::Other)?;
         let nonlocal = match &mut self.pp {
             Some(pp) => {
@@ -584,10 +582,8 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             }
             None => vec![0.0; self.count()],
         };
-        self.displaced = [1, 2].map(|c| tally.chunks_exact(3).map(|t| t[c]).sum());
         for k in 0..self.count() {
             self.parts[k] = Parts { kinetic: kinetic[k], coulomb: coulomb[k].f64(), nonlocal: nonlocal[k] };
-            self.accepted[k] = tally[3 * k] as u32;
         }
         Ok(())
     }
@@ -618,7 +614,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
 
     /// Moves accepted by each walker in the last step.
     pub fn accepted(&self) -> Result<Vec<u32>, GpuError> {
-        Ok(self.accepted.clone())
+        Ok(self.last_tally.chunks_exact(3).map(|t| t[0] as u32).collect())
     }
 
     /// Walker k's positions, rotations, energies and inverse rows (its slab downloaded), for validation.
@@ -691,10 +687,12 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         self.measure(&chosen, true)?;
         self.reinversions += chosen.len() as u64;
         self.energies_to_host()?;
-        self.moves.accepted += self.accepted.iter().map(|&a| a as u64).sum::<u64>();
+        for t in self.last_tally.chunks_exact(3) {
+            self.moves.accepted += t[0] as u64;
+            self.moves.r2_proposed += t[1];
+            self.moves.r2_accepted += t[2];
+        }
         self.moves.attempted += (nw * ne) as u64;
-        self.moves.r2_proposed += self.displaced[0];
-        self.moves.r2_accepted += self.displaced[1];
         self.steps += 1;
         Ok(())
     }
