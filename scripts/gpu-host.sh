@@ -101,6 +101,11 @@ gas_dmc() {
         --variants cpu,gpu --precision "$1" --steps 500 --warmup 1 --max-reps 6
 }
 
+be_gpu_series() { # Be on the batched GPU engine, the per-walker engine's time-step series (stages qmc-batched-be*)
+    STAGE_TIMEOUT=380 run run qmc --engine batched --variants gpu --system be --walkers 16384 --steps 4000 --equil 400 \
+        --tau 0.02,0.01,0.005 --dmc-time 40 "$@"
+}
+
 run() { # run a qmcbench command, keep going on failure, remember it
     echo "+ qmcbench $*"
     local t0=$SECONDS
@@ -338,14 +343,14 @@ for stage in "$@"; do
         # tau_eff from the moves' displacements (summed on the device from 2026-11-29); before, with tau itself,
         # this series curved (-14.671 to -14.675 at 0.02, against the per-walker engine's -14.6657) and its line
         # missed the fixed-node energy by 2 to 6 mHa (e4503fe), so the stage ran 0.01, 0.005, 0.0025 instead
-        STAGE_TIMEOUT=380 run run qmc --engine batched --variants gpu --system be --walkers 16384 --steps 4000 --equil 400 --tau 0.02,0.01,0.005 --dmc-time 40
+        be_gpu_series
         ;;
     qmc-batched-be-seed)
         # qmc-batched-be again with another seed (every earlier Be series ran seed 20261122, so its runs at one time
         # step shared their random numbers and were not independent): single lay 2-3 mHa above double at 0.005 and
         # 0.0025 in those runs, and its extrapolation failed the fixed-node window; an independent series says whether
         # that was a fluctuation of Be's heavy-tailed local energy or a bias of the f32 path
-        STAGE_TIMEOUT=380 run run qmc --engine batched --variants gpu --system be --walkers 16384 --steps 4000 --equil 400 --tau 0.02,0.01,0.005 --dmc-time 40 --seed 20261129
+        be_gpu_series --seed 20261129
         ;;
     qmc-batched-be-cpu)
         # Be on the batched CPU engine over the host's 16 cores, the same series with 1024 walkers (about 180 s); then

@@ -152,8 +152,8 @@ fn atoms_gpu_match_cpu_when_present() {
 /// engine re-inverts in f64 from its own orbital rows, as a run's re-inversion does): the mean difference from double
 /// lies below 1e-5 Ha and no walker's beyond 1e-3 Ha. The batched GPU engine's Be DMC in single lay 2-3 mHa above
 /// double at time steps 0.005 and 0.0025 (H200, e4503fe and c9e3496): an f32 local energy biased by even a tenth of
-/// that fails here. Measured on the build machine: single -7e-8 (standard error 2e-8), largest 1.8e-4; mixed -1e-9,
-/// largest 3.4e-5 (512 walkers, 100 samples each).
+/// that fails here. Measured on the build machine at this size (256 walkers, 40 samples each): single -2.9e-8, largest
+/// 6.4e-5; mixed 7e-9, largest 1.5e-5 (with 512 walkers and 100 samples: single -7e-8, standard error 2e-8).
 #[test]
 fn be_local_energy_in_f32_is_unbiased() {
     let sys = Solid::atom("be").unwrap();

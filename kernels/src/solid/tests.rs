@@ -2,6 +2,7 @@ use super::conditioning::{cond_1, energy_tolerance, interval, inverse_tolerance,
 use super::cpu::CpuEngine;
 use super::*;
 use crate::Scalar;
+use crate::ensemble::moves::MoveStats;
 
 const EPS32: f64 = f32::EPSILON as f64;
 
@@ -96,15 +97,21 @@ fn cpu_single_within_tolerance() {
     steps_within_f32_tolerance(&mut e, p.recompute, 3);
 }
 
+/// A walker stored in f32 against the f64 reference: energy and inverse within the f32 tolerances of its condition
+/// number for re-inversions every `recompute` steps.
+fn within_f32_tolerance(c: &Comparison, recompute: usize, what: &str) {
+    let (tol, inv_tol) = (energy_tolerance(EPS32, c.cond, recompute), inverse_tolerance(EPS32, c.cond, recompute));
+    assert!(c.energy < tol, "{what}: energy error {:e}, tolerance {tol:e} at cond {:e}", c.energy, c.cond);
+    assert!(c.inverse < inv_tol, "{what}: inverse error {:e}, tolerance {inv_tol:e}", c.inverse);
+}
+
 /// `steps` steps of an engine with f32 storage: after each, every walker's energy and inverse within the f32
 /// tolerances of its condition number (10 < cond < 1e6 for these systems) against the f64 reference.
 fn steps_within_f32_tolerance<A: Scalar>(e: &mut CpuEngine<f32, A>, recompute: usize, steps: usize) {
     for step in 0..steps {
         e.step().unwrap();
         for (k, c) in comparisons(e).iter().enumerate() {
-            let (tol, inv_tol) = (energy_tolerance(EPS32, c.cond, recompute), inverse_tolerance(EPS32, c.cond, recompute));
-            assert!(c.energy < tol, "step {step} walker {k}: energy error {:e}, tolerance {tol:e} at cond {:e}", c.energy, c.cond);
-            assert!(c.inverse < inv_tol, "step {step} walker {k}: inverse error {:e}, tolerance {inv_tol:e}", c.inverse);
+            within_f32_tolerance(c, recompute, &format!("step {step} walker {k}"));
             assert!(c.cond > 10.0 && c.cond < 1e6, "walker {k}: cond {:e}", c.cond);
         }
     }
@@ -237,8 +244,13 @@ pub(super) fn gpu_follows_cpu(cpu: &mut CpuEngine<f64, f64>, g: &mut gpu::GpuEng
     }
     let (c, m) = (cpu.moves.since(&c0), g.moves.since(&g0));
     assert!(c.r2_proposed > 0.0 && c.r2_accepted > 0.0 && c.r2_accepted <= c.r2_proposed, "{what}: cpu moves {c:?}");
-    for (a, b, name) in [(m.r2_proposed, c.r2_proposed, "proposed"), (m.r2_accepted, c.r2_accepted, "accepted")] {
-        assert!((a - b).abs() <= 1e-9 * b, "{what}: r^2 {name} gpu {a} cpu {b}");
+    displacements_agree(&m, &c, 1e-9, what);
+}
+
+/// The GPU engine's summed displacements (`gpu`) within `relative` of the CPU engine's over the same moves.
+fn displacements_agree(gpu: &MoveStats, cpu: &MoveStats, relative: f64, what: &str) {
+    for (a, b, name) in [(gpu.r2_proposed, cpu.r2_proposed, "proposed"), (gpu.r2_accepted, cpu.r2_accepted, "accepted")] {
+        assert!((a - b).abs() <= relative * b, "{what}: r^2 {name} gpu {a} cpu {b}");
     }
 }
 
@@ -262,15 +274,12 @@ pub(super) fn single_gpu_follows_cpu(gpu: &std::sync::Arc<crate::gpu::Gpu>, sys:
             let (pos, rot, parts, inv) = g.walker(k).unwrap();
             let inv: Vec<f64> = inv.iter().map(|x| x.f64()).collect();
             let c = compare(sys, &pos, &rot, parts, &inv).unwrap();
-            let (tol, inv_tol) = (energy_tolerance(EPS32, c.cond, p.recompute), inverse_tolerance(EPS32, c.cond, p.recompute));
-            assert!(c.energy < tol && c.inverse < inv_tol, "{what} single gpu step {step} walker {k}: energy {:e} (tolerance {tol:e}), inverse {:e} ({inv_tol:e}) at cond {:e}", c.energy, c.inverse, c.cond);
+            within_f32_tolerance(&c, p.recompute, &format!("{what} single gpu step {step} walker {k}"));
         }
     }
     let (c, m) = (cpu.moves.since(&c0), g.moves.since(&g0));
     assert!(c.r2_proposed > 0.0, "{what}: cpu moves {c:?}");
-    for (a, b, name) in [(m.r2_proposed, c.r2_proposed, "proposed"), (m.r2_accepted, c.r2_accepted, "accepted")] {
-        assert!((a - b).abs() <= 1e-4 * b, "{what} single: r^2 {name} gpu {a} cpu {b}");
-    }
+    displacements_agree(&m, &c, 1e-4, &format!("{what} single"));
 }
 
 /// Three steps of the GPU engine in mixed precision (2 walkers, `p`): walker 1 within the mixed tolerance of the f64
