@@ -11,6 +11,7 @@
 #               diagnostic beside the GPU test that the guard, gpu/mod.rs CAPTURES, prevents it)
 #   qmc-check   the driver's GPU walkers at small sizes (trajectory check against the CPU first)
 #   qmc-gpu     the driver's GPU walkers: DMC time-step series of He, H2, Be (extrapolated to tau = 0) and the gas
+#   qmc-be      Be's time-step series on the driver's GPU walkers alone (qmc-gpu's Be line)
 #   qmc-batched-gpu, qmc-batched-be, qmc-batched-gpu-rest, qmc-batched-cpu, qmc-batched-be-cpu, qmc-batched-be-seed
 #               the qmc driver's plan and checks on the batched engines (qmc --engine batched; issue #20): He and H2,
 #               Be, be-hf and the 54-electron gas on the GPU; the same on the host's cores, and batched against
@@ -99,6 +100,10 @@ gas_hf() {
 gas_dmc() {
     run run solid --system gas --electrons 162 --method dmc --tau 0.05 --walkers 512 --cpu-walkers 32 \
         --variants cpu,gpu --precision "$1" --steps 500 --warmup 1 --max-reps 6
+}
+
+be_per_walker_series() { # Be on the per-walker GPU engine, its time-step series (stages qmc-gpu, qmc-be)
+    run run qmc --variants gpu --system be --walkers 16384 --steps 4000 --equil 400 --tau 0.02,0.01,0.005 --dmc-time 40
 }
 
 be_gpu_series() { # Be on the batched GPU engine, the per-walker engine's time-step series (stages qmc-batched-be*)
@@ -324,10 +329,15 @@ for stage in "$@"; do
         # Be: 0.02, 0.01, 0.005 for 40/Ha each (inefficiency 0.035/Ha), 16384 walkers, 17500 generations per
         # precision at ~1.4 ms: ~75 s; tau = 0 against the fixed-node energy, not below the exact one, single and
         # mixed against double through the same extrapolation
-        run run qmc --variants gpu --system be --walkers 16384 --steps 4000 --equil 400 --tau 0.02,0.01,0.005 --dmc-time 40
+        be_per_walker_series
         # the 14-electron gas: one time step (no reference at tau = 0), 200/Ha (inefficiency 0.35/Ha), 4096 walkers,
         # 10500 generations per precision at ~1 ms: ~65 s; below VMC and below Hartree-Fock
         run run qmc --variants gpu --system heg-hf,heg --gas-walkers 4096 --gas-steps 2000 --equil 400 --tau 0.02 --dmc-time 200
+        ;;
+    qmc-be)
+        # Be's series on the per-walker GPU engine alone (qmc-gpu's Be line): after a change of Be's trial function
+        # (its orbitals' cusp restored, 2026-11-29)
+        be_per_walker_series
         ;;
     qmc-batched-gpu)
         # The qmc driver's plan and checks on the solid's batched GPU engine (qmc --engine batched, issue #20): the

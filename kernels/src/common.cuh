@@ -208,6 +208,75 @@ __device__ __forceinline__ void plane_wave_vgl(const double* k4, T x, T y, T z, 
     l = -(kx * kx + ky * ky + kz * kz) * val;
 }
 
+// ---- atomic orbitals (kernels::atomic::AtomicOrbitals) ----
+// Basis function f's value, gradient and Laplacian at r in A (AtomicOrbitals::function), from its record
+// f = (centre x, y, z, powers k, l, m, 1 if Slater else 0, first and end primitive) and the primitives
+// prims[2 n] = exponent, prims[2 n + 1] = coefficient: chi = P R with P = x^k y^l z^m of degree L;
+// grad chi = R grad P + P (R'/r) d; lap chi = R lap P + P (R'' + 2 (L + 1) R'/r). Shared by atomic.cu (the batched
+// engines) and qmc.cu (the driver's walker per thread).
+template <typename A>
+__device__ __forceinline__ void atomic_function_vgl(const double* __restrict__ f, const double* __restrict__ prims, const double* r, A* chi) {
+    const A d[3] = {(A)(r[0] - f[0]), (A)(r[1] - f[1]), (A)(r[2] - f[2])};
+    const int e[3] = {(int)f[3], (int)f[4], (int)f[5]};
+    const A r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+    const A l = A(e[0] + e[1] + e[2]);
+    // the radial part: R, R'/r and R'' + 2 (L + 1) R'/r over the primitives' exponentials of argument x r^2
+    // (Gaussian) or x r (Slater), x the exponent, r clamped to the smallest normal number as qmc orbitals.rs
+    // Lcao::vgl clamps it; t sums x^2 g (Gaussian), or the Laplacian's radial term g (x^2 - 2 (L + 1) x / r) (Slater,
+    // term by term as Lcao::vgl)
+    const bool gauss = f[6] == 0.0;
+    const A tiny = sizeof(A) == 4 ? A(1.17549435e-38f) : A(2.2250738585072014e-308);
+    A rr = r2; // r^2 or r
+    if (!gauss) {
+        rr = qmc_sqrt(r2);
+        rr = rr > tiny ? rr : tiny;
+    }
+    A rv = A(0), s1 = A(0), t = A(0);
+    for (int n = (int)f[7]; n < (int)f[8]; n++) {
+        const A x = (A)prims[2 * n];
+        const A g = (A)prims[2 * n + 1] * qmc_exp(-x * rr);
+        rv += g;
+        s1 += x * g;
+        t += gauss ? x * x * g : g * (x * x - A(2) * (l + A(1)) * x / rr);
+    }
+    const A slope = gauss ? -A(2) * s1 : -(s1 / rr);
+    const A w = gauss ? A(4) * r2 * t - A(2) * (A(2) * l + A(3)) * s1 : t;
+    A p0[3], p1[3], p2[3];
+    for (int k = 0; k < 3; k++) {
+        p0[k] = qmc_ipow(d[k], e[k]);
+        p1[k] = A(e[k]) * qmc_ipow(d[k], e[k] - 1);
+        p2[k] = A(e[k] * (e[k] - 1)) * qmc_ipow(d[k], e[k] - 2);
+    }
+    const A p = p0[0] * p0[1] * p0[2];
+    chi[0] = p * rv;
+    chi[1] = p1[0] * p0[1] * p0[2] * rv + d[0] * p * slope;
+    chi[2] = p0[0] * p1[1] * p0[2] * rv + d[1] * p * slope;
+    chi[3] = p0[0] * p0[1] * p1[2] * rv + d[2] * p * slope;
+    chi[4] = (p2[0] * p0[1] * p0[2] + p0[0] * p2[1] * p0[2] + p0[0] * p0[1] * p2[2]) * rv + p * w;
+}
+
+// A restored nuclear cusp (kernels::atomic::cusp::Cusp::vgl) from its record c = (orbital, centre x, y, z, r_c, sign,
+// a0..a4): inside r_c of the centre, out = [value, gx, gy, gz, Laplacian] of s exp(p(r)), p = a0 + a1 r + ... + a4 r^4,
+// in A (Horner), and true; false (out untouched) outside. grad = v p' d / r, lap = v (p'' + p'^2 + 2 p' / r).
+template <typename A>
+__device__ __forceinline__ bool atomic_cusp_vgl(const double* __restrict__ c, const double* r, A* out) {
+    const A d[3] = {(A)(r[0] - c[1]), (A)(r[1] - c[2]), (A)(r[2] - c[3])};
+    const A r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+    if (r2 >= (A)(c[4] * c[4])) return false;
+    const A tiny = sizeof(A) == 4 ? A(1.17549435e-38f) : A(2.2250738585072014e-308);
+    A dist = qmc_sqrt(r2);
+    dist = dist > tiny ? dist : tiny;
+    const A a0 = (A)c[6], a1 = (A)c[7], a2 = (A)c[8], a3 = (A)c[9], a4 = (A)c[10];
+    const A p = a0 + dist * (a1 + dist * (a2 + dist * (a3 + dist * a4)));
+    const A d1 = a1 + dist * (A(2) * a2 + dist * (A(3) * a3 + dist * A(4) * a4));
+    const A d2 = A(2) * a2 + dist * (A(6) * a3 + dist * A(12) * a4);
+    const A v = (A)c[5] * qmc_exp(p);
+    const A s = v * d1 / dist;
+    out[0] = v, out[1] = s * d[0], out[2] = s * d[1], out[3] = s * d[2];
+    out[4] = v * (d2 + d1 * d1 + A(2) * d1 / dist);
+    return true;
+}
+
 // ---- drift-diffusion ----
 // The drift displacement tau v_bar of velocity v (grad ln psi), v limited as Umrigar, Nightingale and Runge
 // (qmc::walker::drift), in double.

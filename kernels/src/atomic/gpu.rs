@@ -26,8 +26,8 @@ struct AtomicParams {
     points: i32,
     prims_at: i32,
     coef_at: i32,
-    pad0: i32,
-    pad1: i32,
+    cusp_at: i32,
+    cusps: i32,
 }
 // SAFETY: plain-old-data with the C layout of the kernel's struct.
 unsafe impl DeviceRepr for AtomicParams {}
@@ -61,8 +61,8 @@ impl<A: Real> GpuAtomicOrbitals<A> {
             points: capacity as i32,
             prims_at: orbs.prims_at() as i32,
             coef_at: orbs.coef_at() as i32,
-            pad0: 0,
-            pad1: 0,
+            cusp_at: orbs.cusp_at() as i32,
+            cusps: orbs.cusps.len() as i32,
         };
         Ok(GpuAtomicOrbitals {
             tab: gpu.upload("the atomic orbitals", &tab)?,
@@ -86,9 +86,10 @@ impl<A: Real> PointKernel<A> for GpuAtomicOrbitals<A> {
     fn launch(&mut self) -> Result<(), GpuError> {
         self.params.points = self.rows.points() as i32;
         // SAFETY: atomic_vgl takes (params, table, positions, outputs); block pt reads position pt and the packed table
-        // within its length (the functions' records, the primitives they name, in range by the check in `new`, and
-        // orbitals x functions coefficients); it writes 5 * functions values of A to its dynamic shared memory (sized
-        // so) and out[pt][5][stride]; threads loop over f < functions and j < stride, so any block width is safe.
+        // within its length (the functions' records, the primitives they name, in range by the check in `new`,
+        // orbitals x functions coefficients, and the cusps' records); it writes 5 * functions values of A to its
+        // dynamic shared memory (sized so) and out[pt][5][stride]; threads loop over f < functions and j < stride, so
+        // any block width is safe.
         unsafe { self.rows.launch(&self.func, &self.params, &self.tab, BLOCK, self.shared, "atomic_vgl") }
     }
 }

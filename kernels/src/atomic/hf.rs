@@ -1,10 +1,10 @@
 //! Hartree-Fock orbitals of an atom in a Gaussian basis, from a quantum-chemistry code: the Be atom's RHF/cc-pVTZ
 //! 1s and 2s from PySCF (`scripts/pyscf-orbitals.py` writes `data/be-hf.txt`, included at compile time), and the
-//! parser of that file format. The qmc driver's `gaussian` module builds its Be orbitals from what this returns; the
-//! batched engines take the same [`AtomicOrbitals`].
+//! parser of that file format. Both drivers (the qmc driver's per-walker engines and the batched engines) run the
+//! [`AtomicOrbitals`] this returns.
 //!
-//! Gaussians have zero slope at the nucleus, so these orbitals miss Kato's cusp (see the qmc driver's
-//! `System::beryllium` for what the trial function does about it).
+//! Gaussians have zero slope at the nucleus, so these orbitals miss Kato's cusp: [`super::cusp`] restores it (the
+//! `be` systems of both drivers; `be-hf` keeps the orbitals as they are, so its VMC energy is E_HF).
 
 use super::{AtomicOrbitals, Function, Radial};
 

@@ -34,6 +34,7 @@
 //! evaluation (each primitive's derivatives by the product rule, summed); [`gpu`] evaluates a batch of points in one
 //! launch (atomic.cu) into the same layout.
 
+pub mod cusp;
 pub mod gpu;
 pub mod hf;
 pub mod reference;
@@ -41,6 +42,7 @@ pub mod reference;
 mod tests;
 
 use crate::Real;
+use cusp::Cusp;
 use std::ops::Range;
 
 /// The kind of a basis function's radial part.
@@ -72,6 +74,9 @@ pub struct AtomicOrbitals {
     pub coefs: Vec<f64>,
     /// `[orbital][function]`.
     pub coef: Vec<Vec<f64>>,
+    /// Nuclear cusps restored inside small spheres ([`cusp`]; none unless [`AtomicOrbitals::cusp_corrected`] adds
+    /// them): inside one, its orbital is its [`Cusp::vgl`] instead of the sum over basis functions.
+    pub cusps: Vec<Cusp>,
 }
 
 /// x^e and its first two derivatives, e x^(e-1) and e (e-1) x^(e-2), the powers by repeated products (the prelude's
@@ -86,7 +91,7 @@ fn power<A: Real>(x: A, e: u32) -> [A; 3] {
 impl AtomicOrbitals {
     /// The orbitals from their parts, checked ([`AtomicOrbitals::check`]). Err: one sentence saying what is wrong.
     pub fn new(centers: Vec<[f64; 3]>, functions: Vec<Function>, exps: Vec<f64>, coefs: Vec<f64>, coef: Vec<Vec<f64>>) -> Result<AtomicOrbitals, String> {
-        let o = AtomicOrbitals { centers, functions, exps, coefs, coef };
+        let o = AtomicOrbitals { centers, functions, exps, coefs, coef, cusps: vec![] };
         o.check()?;
         Ok(o)
     }
@@ -116,13 +121,16 @@ impl AtomicOrbitals {
         if !self.coefs.iter().chain(self.coef.iter().flatten()).chain(self.centers.iter().flatten()).all(|x| x.is_finite()) {
             return Err("every coefficient and centre must be finite".into());
         }
+        if let Some(c) = self.cusps.iter().find(|c| c.orbital >= self.len() || !(c.rc > 0.0) || !c.p.iter().chain(&c.at).chain([&c.rc, &c.sign]).all(|x| x.is_finite())) {
+            return Err(format!("a cusp of orbital {}: orbital out of range, or a radius or coefficient not positive and finite", c.orbital));
+        }
         Ok(())
     }
 
     /// One orbital, the Slater function exp(-zeta |r - center|) (unnormalised, as the qmc driver's `Lcao::slater_1s`).
     pub fn slater_1s(zeta: f64, center: [f64; 3]) -> AtomicOrbitals {
         let f = Function { center: 0, powers: [0; 3], radial: Radial::Slater, prims: 0..1 };
-        AtomicOrbitals { centers: vec![center], functions: vec![f], exps: vec![zeta], coefs: vec![1.0], coef: vec![vec![1.0]] }
+        AtomicOrbitals { centers: vec![center], functions: vec![f], exps: vec![zeta], coefs: vec![1.0], coef: vec![vec![1.0]], cusps: vec![] }
     }
 
     /// He's orbital in the qmc driver (`System::helium`): exp(-2 r) on the nucleus at the origin, which has the exact
@@ -138,7 +146,7 @@ impl AtomicOrbitals {
     pub fn h2(bond: f64, zeta: f64) -> AtomicOrbitals {
         let s = |center| Function { center, powers: [0; 3], radial: Radial::Slater, prims: center..center + 1 };
         let centers = vec![[0.0, 0.0, -0.5 * bond], [0.0, 0.0, 0.5 * bond]];
-        AtomicOrbitals { centers, functions: vec![s(0), s(1)], exps: vec![zeta; 2], coefs: vec![1.0; 2], coef: vec![vec![1.0, 1.0]] }
+        AtomicOrbitals { centers, functions: vec![s(0), s(1)], exps: vec![zeta; 2], coefs: vec![1.0; 2], coef: vec![vec![1.0, 1.0]], cusps: vec![] }
     }
 
     /// Be's orbitals in the qmc driver (`System::beryllium`): the 1s and 2s of RHF/cc-pVTZ from PySCF, the committed
@@ -204,6 +212,17 @@ impl AtomicOrbitals {
     /// Values `v[j]`, gradients `g[d * n + j]` and Laplacians `l[j]` of the n orbitals at r, in A (the qmc driver's
     /// layout).
     pub fn vgl<A: Real>(&self, r: [f64; 3], v: &mut [A], g: &mut [A], l: &mut [A]) {
+        self.vgl_uncorrected(r, v, g, l);
+        let n = self.len();
+        self.corrected::<A>(r, |k, j, x| match k {
+            0 => v[j] = x,
+            4 => l[j] = x,
+            d => g[(d - 1) * n + j] = x,
+        });
+    }
+
+    /// As [`AtomicOrbitals::vgl`], the sums over basis functions without the cusps.
+    pub fn vgl_uncorrected<A: Real>(&self, r: [f64; 3], v: &mut [A], g: &mut [A], l: &mut [A]) {
         let n = self.len();
         v[..n].fill(A::zero());
         g[..3 * n].fill(A::zero());
@@ -215,6 +234,19 @@ impl AtomicOrbitals {
         });
     }
 
+    /// `set(component, orbital, x)` for every component of each orbital whose cusp sphere holds r (after the sums
+    /// over basis functions, which these values replace).
+    #[inline(always)]
+    fn corrected<A: Real>(&self, r: [f64; 3], mut set: impl FnMut(usize, usize, A)) {
+        for c in &self.cusps {
+            if let Some(x) = c.vgl::<A>(r) {
+                for (k, x) in x.into_iter().enumerate() {
+                    set(k, c.orbital, x);
+                }
+            }
+        }
+    }
+
     /// VGL at one point into `out`, `[component][stride]` (value, gx, gy, gz, Laplacian; entries from `len()` to
     /// `stride` zero): the B-spline kernel's output layout, on the calling thread, allocating nothing.
     #[inline(always)]
@@ -222,6 +254,7 @@ impl AtomicOrbitals {
         assert!(self.len() <= stride && out.len() == 5 * stride, "atomic: output length");
         out.fill(A::zero());
         self.accumulate::<A>(r, |k, j, x| out[k * stride + j] += x);
+        self.corrected::<A>(r, |k, j, x| out[k * stride + j] = x);
     }
 
     /// VGL at every point of `pos` (`[point][xyz]`) into `out` (`[point][5][stride]`).
@@ -251,9 +284,10 @@ impl AtomicOrbitals {
     /// The orbitals as the GPU reads them, one f64 array: the functions `[function][RECORD]` (centre x, y, z, powers
     /// k, l, m, 1 if Slater else 0, first and end primitive), then the primitives at [`AtomicOrbitals::prims_at`]
     /// (`[primitive][exponent, coefficient]`), then the orbital coefficients at [`AtomicOrbitals::coef_at`]
-    /// (`[orbital][function]`).
+    /// (`[orbital][function]`), then the cusps at [`AtomicOrbitals::cusp_at`] (`[cusp][CUSP_RECORD]`: orbital,
+    /// centre x, y, z, r_c, sign, a0..a4).
     pub fn packed(&self) -> Vec<f64> {
-        let mut out = Vec::with_capacity(self.coef_at() + self.len() * self.functions.len());
+        let mut out = Vec::with_capacity(self.cusp_at() + Self::CUSP_RECORD * self.cusps.len());
         for f in &self.functions {
             let [k, l, m] = f.powers.map(|x| x as f64);
             let slater = if f.radial == Radial::Slater { 1.0 } else { 0.0 };
@@ -262,7 +296,19 @@ impl AtomicOrbitals {
         }
         out.extend(self.exps.iter().zip(&self.coefs).flat_map(|(&e, &c)| [e, c]));
         out.extend(self.coef.iter().flatten());
+        for c in &self.cusps {
+            out.extend([c.orbital as f64, c.at[0], c.at[1], c.at[2], c.rc, c.sign]);
+            out.extend(c.p);
+        }
         out
+    }
+
+    /// Words of one cusp's record in [`AtomicOrbitals::packed`].
+    pub const CUSP_RECORD: usize = 11;
+
+    /// Where the cusps start in [`AtomicOrbitals::packed`].
+    pub fn cusp_at(&self) -> usize {
+        self.coef_at() + self.len() * self.functions.len()
     }
 
     /// Where the primitives start in [`AtomicOrbitals::packed`].

@@ -2,7 +2,9 @@
 //! or exp(-b r^2), differentiated by the product rule with the gradient of g written out (-zeta g d / r, or -2 b g d)
 //! and the Laplacian as g lap P + 2 grad P . grad g + P lap g (lap g = g (zeta^2 - 2 zeta / r), or g (4 b^2 r^2 -
 //! 6 b)), then summed over primitives and functions with the orbital coefficients (the fast code sums the
-//! exponentials of a function first and uses d . grad P = L P).
+//! exponentials of a function first and uses d . grad P = L P). Inside a restored cusp's sphere the orbital is
+//! s exp(p(r)) instead, p from explicit powers of r, differentiated axis by axis (d/dx_k = p' x_k / r, and
+//! d^2/dx_k^2 summed over the axes; the fast code uses the radial form p'' + p'^2 + 2 p' / r and Horner).
 
 use super::{AtomicOrbitals, Radial};
 
@@ -67,6 +69,28 @@ pub fn evaluate(orbs: &AtomicOrbitals, pos: &[f64], stride: usize) -> Vec<f64> {
                     let cross = dp[0] * d[0] + dp[1] * d[1] + dp[2] * d[2];
                     acc[4] += w * (g * lap_p + 2.0 * slope * cross + p * lap_g);
                 }
+            }
+            for c in orbs.cusps.iter().filter(|c| c.orbital == j) {
+                let d = [r[0] - c.at[0], r[1] - c.at[1], r[2] - c.at[2]];
+                let dist = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
+                if dist >= c.rc {
+                    continue;
+                }
+                let dist = dist.max(f64::MIN_POSITIVE);
+                let term = |i: usize, order: usize| -> f64 {
+                    let falling = (0..order).map(|m| i as f64 - m as f64).product::<f64>();
+                    if i < order { 0.0 } else { c.p[i] * falling * dist.powi((i - order) as i32) }
+                };
+                let [p, dp, d2p] = [0, 1, 2].map(|order| (0..5).map(|i| term(i, order)).sum::<f64>());
+                let v = c.sign * p.exp();
+                acc[0] = v;
+                for k in 0..3 {
+                    acc[1 + k] = v * dp * d[k] / dist;
+                }
+                acc[4] = (0..3).map(|k| {
+                    let x2 = d[k] * d[k] / (dist * dist);
+                    v * ((dp * dp + d2p) * x2 + dp * (1.0 - x2) / dist)
+                }).sum();
             }
             for (k, v) in acc.iter().enumerate() {
                 o[k * stride + j] = *v;

@@ -79,6 +79,10 @@ struct Params {
     coef_off: i32,
     fixed_node: i32,
     sweep: i32,
+    prims_at: i32,
+    cusp_at: i32,
+    cusps: i32,
+    pad: i32,
     tau: f64,
     side: f64,
     inv_side: f64,
@@ -237,11 +241,15 @@ fn radial(f: &crate::jastrow::Radial<f64>) -> Result<Radial, EngineError> {
 struct Tables {
     itab: Vec<i32>,
     dtab: Vec<f64>,
-    /// 0 LCAO product, 1 Gaussian basis, 2 plane waves.
+    /// 0 LCAO product, 1 atomic orbitals, 2 plane waves.
     kind: i32,
-    /// Basis functions, and where the orbital coefficients start in dtab (Gaussian basis).
+    /// Atomic orbitals: basis functions, and where the primitives, the orbital coefficients and the cusps start in
+    /// dtab (`AtomicOrbitals::packed`), and how many cusps.
     nf: i32,
+    prims_at: i32,
     coef_off: i32,
+    cusp_at: i32,
+    cusps: i32,
 }
 
 fn orbital_tables(set: &OrbitalSet, n_up: usize, ne: usize) -> Result<Tables, EngineError> {
@@ -258,29 +266,21 @@ fn orbital_tables(set: &OrbitalSet, n_up: usize, ne: usize) -> Result<Tables, En
                 }
                 it.push((dt.len() / 5) as i32);
             }
-            Tables { itab: it, dtab: dt, kind: 0, nf: 0, coef_off: 0 }
+            Tables { itab: it, dtab: dt, kind: 0, nf: 0, prims_at: 0, coef_off: 0, cusp_at: 0, cusps: 0 }
         }
-        OrbitalSet::Gaussian(g) => {
-            let b = &g.basis;
-            for f in &b.functions {
-                it.extend([f.powers[0] as i32, f.powers[1] as i32, f.powers[2] as i32, f.prims.start as i32, f.prims.end as i32]);
-                dt.extend(b.centers[f.center]);
+        OrbitalSet::Atomic(o) => {
+            if o.len() > MAX_PER_SPIN {
+                return Err(EngineError::Unsupported(format!("{} atomic orbitals: the GPU engine holds at most {MAX_PER_SPIN} per spin", o.len())));
             }
-            for (e, c) in b.exps.iter().zip(&b.coefs) {
-                dt.extend([*e, *c]);
-            }
-            let off = dt.len() as i32;
-            for row in g.coef.iter() {
-                dt.extend(row);
-            }
-            Tables { itab: it, dtab: dt, kind: 1, nf: b.functions.len() as i32, coef_off: off }
+            let at = |x: usize| x as i32;
+            Tables { itab: vec![0], dtab: o.packed(), kind: 1, nf: at(o.functions.len()), prims_at: at(o.prims_at()), coef_off: at(o.coef_at()), cusp_at: at(o.cusp_at()), cusps: at(o.cusps.len()) }
         }
         OrbitalSet::PlaneWaves(pw) => {
             for (k, sine) in &pw.k {
                 dt.extend([k[0], k[1], k[2], *sine as u8 as f64]);
             }
             it.push(0);
-            Tables { itab: it, dtab: dt, kind: 2, nf: 0, coef_off: 0 }
+            Tables { itab: it, dtab: dt, kind: 2, nf: 0, prims_at: 0, coef_off: 0, cusp_at: 0, cusps: 0 }
         }
     })
 }
@@ -323,6 +323,10 @@ fn plan(sys: &System) -> Result<(Params, Tables), EngineError> {
         nuclei: sys.nuclei.len() as i32,
         nf: tables.nf,
         coef_off: tables.coef_off,
+        prims_at: tables.prims_at,
+        cusp_at: tables.cusp_at,
+        cusps: tables.cusps,
+        pad: 0,
         fixed_node: 0,
         sweep: 0,
         tau: 0.0,

@@ -44,7 +44,6 @@ pub mod coulomb;
 pub mod dmc;
 pub mod engine;
 pub mod gpu;
-pub mod gaussian;
 pub mod jastrow;
 pub mod orbitals;
 pub mod plan;

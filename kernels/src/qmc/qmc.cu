@@ -2,7 +2,7 @@
 // single-electron drift-diffusion moves with Metropolis-Hastings and Sherman-Morrison updates, then the full
 // evaluation: Slater inverses from scratch, grad and Laplacian of ln psi, the local kinetic energy and, in open
 // boundaries, the Coulomb potential). The arithmetic mirrors the CPU driver (kernels/src/qmc: walker.rs, slater.rs,
-// orbitals.rs, gaussian.rs, systems.rs, jastrow.rs, coulomb.rs; the electron gas's plane waves in kernels/src/planewave)
+// orbitals.rs, systems.rs, the atomic kernel's orbitals, jastrow.rs, coulomb.rs; the electron gas's plane waves in kernels/src/planewave)
 // operation by operation, and the random numbers are the CPU's (common.cuh: xoshiro256++ seeded as crate::rng::rng and
 // rng::stream), so in double a walker follows the CPU trajectory.
 //
@@ -28,8 +28,9 @@ struct QmcRadial {
 // Mirrors `Params` in gpu.rs.
 struct QmcParams {
     int walkers, capacity, electrons, n_up;
-    int orbitals, jastrow, periodic, nuclei;  // orbitals: 0 LCAO of 1s Slater functions, 1 Gaussian basis, 2 plane waves
-    int nf, coef_off, fixed_node, sweep;      // nf: basis functions; coef_off: orbital coefficients in dtab
+    int orbitals, jastrow, periodic, nuclei;  // orbitals: 0 LCAO of 1s Slater functions, 1 atomic orbitals, 2 plane waves
+    int nf, coef_off, fixed_node, sweep;      // atomic orbitals (dtab = AtomicOrbitals::packed): basis functions, where
+    int prims_at, cusp_at, cusps, pad;        // the coefficients, primitives and cusps start, how many cusps
     double tau, side, inv_side, nuclear_repulsion;
     double nuc[QMC_MAXNUC * 4];                // charge, x, y, z
     QmcRadial pair[2];                         // like spins, opposite spins
@@ -75,41 +76,22 @@ __device__ void orbitals(const QmcParams& P, const int* __restrict__ itab, const
             o.v[j] = v, o.gx[j] = gx, o.gy[j] = gy, o.gz[j] = gz, o.l[j] = l;
         }
     } else if (P.orbitals == 1) {
-        // gaussian.rs: basis functions (gemm::cpu::basis_point) accumulated into phi_k = sum_f C_kf chi_f in f order
+        // atomic orbitals (AtomicOrbitals::vgl): the prelude's basis functions accumulated into phi_j = sum_f C_jf chi_f
+        // in f order, then the restored cusps in place of the sums inside their spheres
         for (int j = 0; j < n; j++) o.v[j] = 0, o.gx[j] = 0, o.gy[j] = 0, o.gz[j] = 0, o.l[j] = 0;
-        const T two = 2;
         for (int f = 0; f < P.nf; f++) {
-            const int* fi = itab + 5 * f;
-            const double* cen = dtab + 3 * f;
-            T d[3] = {(T)(r[0] - cen[0]), (T)(r[1] - cen[1]), (T)(r[2] - cen[2])};
-            T r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
-            T s0 = 0, s1 = 0, s2 = 0;
-            for (int q = fi[3]; q < fi[4]; q++) {
-                T ex = (T)dtab[3 * P.nf + 2 * q], co = (T)dtab[3 * P.nf + 2 * q + 1];
-                T g = co * qmc_exp<T>(-ex * r2);
-                s0 += g;
-                s1 += ex * g;
-                s2 += ex * ex * g;
-            }
-            T p0[3], p1[3], p2[3];
-            for (int k = 0; k < 3; k++) {
-                int e = fi[k];
-                p0[k] = qmc_ipow<T>(d[k], e);
-                p1[k] = (T)e * qmc_ipow<T>(d[k], e - 1);
-                p2[k] = (T)(e * (e - 1)) * qmc_ipow<T>(d[k], e - 2);
-            }
-            T poly = p0[0] * p0[1] * p0[2];
-            T lsum = (T)(fi[0] + fi[1] + fi[2]);
-            T c0 = poly * s0;
-            T cx = p1[0] * p0[1] * p0[2] * s0 - two * d[0] * poly * s1;
-            T cy = p0[0] * p1[1] * p0[2] * s0 - two * d[1] * poly * s1;
-            T cz = p0[0] * p0[1] * p1[2] * s0 - two * d[2] * poly * s1;
-            T d2 = p2[0] * p0[1] * p0[2] + p0[0] * p2[1] * p0[2] + p0[0] * p0[1] * p2[2];
-            T cl = d2 * s0 - two * (two * lsum + (T)3) * poly * s1 + (T)4 * r2 * poly * s2;
+            T chi[5];
+            atomic_function_vgl<T>(dtab + 9 * f, dtab + P.prims_at, r, chi);
             for (int j = 0; j < n; j++) {
-                T c = (T)dtab[P.coef_off + j * P.nf + f];
-                o.v[j] += c * c0, o.gx[j] += c * cx, o.gy[j] += c * cy, o.gz[j] += c * cz, o.l[j] += c * cl;
+                const T c = (T)dtab[P.coef_off + j * P.nf + f];
+                o.v[j] += c * chi[0], o.gx[j] += c * chi[1], o.gy[j] += c * chi[2], o.gz[j] += c * chi[3], o.l[j] += c * chi[4];
             }
+        }
+        for (int q = 0; q < P.cusps; q++) {
+            const double* c = dtab + P.cusp_at + 11 * q;
+            const int j = (int)c[0];
+            T x[5];
+            if (j < n && atomic_cusp_vgl<T>(c, r, x)) o.v[j] = x[0], o.gx[j] = x[1], o.gy[j] = x[2], o.gz[j] = x[3], o.l[j] = x[4];
         }
     } else {
         // planewave::PlaneWaves::each: cos(k.r) or sin(k.r) (common.cuh)

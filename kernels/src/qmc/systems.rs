@@ -5,17 +5,21 @@
 //!   DMC is exact up to time-step and population-control bias. Exact: -2.903724377 Ha (Pekeris; Drake).
 //! - H2 at R = 1.4 bohr, psi = sigma_g(r1) sigma_g(r2) exp(u(r12)): the singlet ground state is nodeless too.
 //!   Exact (Born-Oppenheimer, clamped nuclei): -1.174475 Ha (Kolos and Wolniewicz).
-//! - Be atom, psi = D_up(1s, 2s) D_down(1s, 2s) exp(u): RHF/cc-pVTZ orbitals from PySCF ([`gaussian`]) and the Padé
-//!   two-body Jastrow. The Gaussian orbitals have no nuclear cusp; we accept the larger variance rather than correct
-//!   it (see `BE_JASTROW_B` for why a one-body cusp term was dropped). Exact
-//!   non-relativistic energy -14.66736 Ha (Chakravorty et al. 1993); DMC with these HF nodes must give the
-//!   fixed-node value, not the exact one. `be-hf` is the bare determinant: its VMC energy is E_HF.
+//! - Be atom, psi = D_up(1s, 2s) D_down(1s, 2s) exp(u): RHF/cc-pVTZ orbitals from PySCF (the atomic kernel's
+//!   [`crate::atomic::hf`]) with their nuclear cusp restored inside 0.2 bohr ([`crate::atomic::cusp`]: Gaussians have
+//!   none, and without it the local energy's heavy tail made the error bars converge slowly), and the Padé two-body
+//!   Jastrow. The cusp correction leaves the determinant's nodes where they were (the atomic kernel's test
+//!   `cusp_keeps_the_node_of_the_determinant`), so DMC must give the
+//!   fixed-node value of HF nodes, not the exact non-relativistic energy -14.66736 Ha (Chakravorty et al. 1993).
+//!   `be-hf` is the bare determinant of the uncorrected orbitals: its VMC energy is E_HF.
 //! - The 3D electron gas, `heg` (`heg-hf` without its Jastrow): the plane-wave kernel's system description
 //!   (`crate::planewave::heg`: closed-shell plane waves, the Ewald energy, the B-spline Jastrow, E_HF), made into
 //!   this driver's components below. With the Jastrow off its VMC energy is E_HF.
 
 use super::coulomb::Coulomb;
-use super::gaussian::{GaussianOrbitals, HfAtom, BE_HF};
+use crate::atomic::cusp::BE_RADIUS;
+use crate::atomic::hf::{HfOrbitals, BE_HF};
+use crate::atomic::AtomicOrbitals;
 use super::jastrow::TwoBody;
 use super::orbitals::{Lcao, OrbitalProduct};
 use super::slater::{Orbitals, Slater};
@@ -70,8 +74,8 @@ pub struct Blueprint {
 pub enum OrbitalSet {
     /// One orbital per electron, in electron order (`OrbitalProduct`: 1x1 determinants).
     Product(Vec<Lcao>),
-    /// The same Gaussian-basis orbitals for both spins.
-    Gaussian(GaussianOrbitals),
+    /// The same atomic orbitals (the atomic kernel's) for both spins.
+    Atomic(AtomicOrbitals),
     /// The same plane waves for both spins.
     PlaneWaves(PlaneWaves),
 }
@@ -83,7 +87,7 @@ pub struct Setup {
     pub electrons: usize,
     pub rs: f64,
     pub precision: Precision,
-    pub atom: Option<HfAtom>,
+    pub atom: Option<HfOrbitals>,
 }
 
 // psi_T and the potential in the (storage, arithmetic) pair (S, A) of the system's precision, the pair that
@@ -119,6 +123,16 @@ fn ewald<A: Real>(e: &Ewald) -> Arc<dyn Hamiltonian> {
 
 // The electron gas in this driver: the gas itself (cell, closed shells, E_HF, Jastrow functors) is the plane-wave
 // kernel's system description, `planewave::heg`; here its parts become the driver's components.
+
+/// The atomic kernel's orbitals (Be's Gaussians, with their restored cusp), as the driver's orbital set.
+impl Orbitals for AtomicOrbitals {
+    fn len(&self) -> usize {
+        AtomicOrbitals::len(self)
+    }
+    fn vgl<T: Real>(&self, r: V3, v: &mut [T], g: &mut [T], l: &mut [T]) {
+        AtomicOrbitals::vgl(self, r, v, g, l)
+    }
+}
 
 /// The plane-wave orbitals of the planewave kernel, as the driver's orbital set.
 impl Orbitals for PlaneWaves {
@@ -184,8 +198,8 @@ impl System {
             "h2" => Ok(System::h2_in::<S, A>(H2_BOND, H2_ZETA, H2_JASTROW_B)),
             "heg" => System::electron_gas_in::<S, A>(s.electrons, s.rs, true),
             "heg-hf" => System::electron_gas_in::<S, A>(s.electrons, s.rs, false),
-            "be" => Ok(System::atom_in::<S, A>(atom(), Some(BE_JASTROW_B))),
-            "be-hf" => Ok(System::atom_in::<S, A>(atom(), None)),
+            "be" => System::atom_in::<S, A>(atom(), Some(BE_JASTROW_B)),
+            "be-hf" => System::atom_in::<S, A>(atom(), None),
             _ => Err(format!("unknown system '{name}': known systems are {}", System::NAMES.join(", "))),
         }
     }
@@ -291,24 +305,30 @@ impl System {
 
     /// Be with the committed PySCF orbitals, in double precision (see `atom_in`).
     pub fn beryllium(jastrow: Option<f64>) -> System {
-        System::atom_in::<f64, f64>(be_hf(), jastrow)
+        System::atom_in::<f64, f64>(be_hf(), jastrow).expect("the committed Be orbitals take the cusp correction (a unit test checks it)")
     }
 
-    /// Be with the RHF orbitals of `atom`, and with `with_jastrow` = Some(b) the Padé two-body term of parameter b;
-    /// None: the bare Hartree-Fock determinant; in storage S and arithmetic A.
-    pub fn atom_in<S: Real, A: Scalar>(atom: HfAtom, with_jastrow: Option<f64>) -> System {
-        let mut parts = vec![slater::<_, S, A>(atom.orbitals.clone(), 0), slater::<_, S, A>(atom.orbitals.clone(), 2)];
+    /// Be with the RHF orbitals of `atom`, and with `with_jastrow` = Some(b) the Padé two-body term of parameter b
+    /// and the orbitals' nuclear cusp restored inside [`BE_RADIUS`]; None: the bare Hartree-Fock determinant of the
+    /// orbitals as they are; in storage S and arithmetic A. Err: the orbitals cannot take the cusp correction (one
+    /// sentence).
+    pub fn atom_in<S: Real, A: Scalar>(atom: HfOrbitals, with_jastrow: Option<f64>) -> Result<System, String> {
+        let orbitals = match with_jastrow {
+            Some(_) => atom.orbitals.cusp_corrected(0, atom.z, BE_RADIUS)?,
+            None => atom.orbitals.clone(),
+        };
+        let mut parts = vec![slater::<_, S, A>(orbitals.clone(), 0), slater::<_, S, A>(orbitals.clone(), 2)];
         let two_body = with_jastrow.map(|b| TwoBody::pade(2, b));
         if let Some(j) = &two_body {
             parts.push(jastrow::<S>(j));
         }
         let name = if with_jastrow.is_some() { "be" } else { "be-hf" };
-        let blueprint = Blueprint { orbitals: OrbitalSet::Gaussian(atom.orbitals.clone()), jastrow: two_body, ewald: None };
+        let blueprint = Blueprint { orbitals: OrbitalSet::Atomic(orbitals), jastrow: two_body, ewald: None };
         let mut sys = System::open::<S, A>(name, 2, vec![(atom.z, atom.center)], Wavefunction { parts }, Some(BE_EXACT), blueprint);
         sys.hf = Some(HartreeFock { energy: atom.energy, kinetic: atom.kinetic });
         sys.fixed_node = Some(BE_FIXED_NODE);
         sys.jastrow = with_jastrow.is_some();
-        sys
+        Ok(sys)
     }
 
     /// Starting positions: uniform in a periodic cube; else electron k near nucleus k mod (number of nuclei), spread
@@ -330,8 +350,8 @@ impl System {
 }
 
 /// The committed Be orbitals.
-fn be_hf() -> HfAtom {
-    HfAtom::parse(BE_HF).expect("the committed Be orbital file parses (a unit test checks it)")
+fn be_hf() -> HfOrbitals {
+    HfOrbitals::parse(BE_HF).expect("the committed Be orbital file parses (a unit test checks it)")
 }
 
 /// He Jastrow b: the lowest local-energy variance of a VMC scan over b = 0.1..0.5 (0.084 Ha^2; E_VMC = -2.8707 Ha),
@@ -343,8 +363,8 @@ pub const H2_ZETA: f64 = 1.19;
 pub const H2_JASTROW_B: f64 = 0.5;
 /// Be two-body Padé b: the lowest variance of a VMC scan (512 walkers, 300 steps, tau 0.05) over b = 0.5, 1, 2, 4:
 /// E = -14.550(10), -14.599(7), -14.607(8), -14.599(12) Ha, variance 3.3, 1.9, 2.5, 3.5 Ha^2 (bare HF determinant:
-/// 5.4). A one-body cusp term chi = -Z r / (1 + b_en r) on top made things worse at every b_en tried (10, 30, 100:
-/// variance 9 to 136 Ha^2, energies above E_HF): the contracted cc-pVTZ core Gaussians already follow exp(-Z r)
-/// down to about 0.05 bohr, so a full -Z slope doubles the cusp instead of supplying it. A proper fix is a cusp
-/// correction of the orbitals (Ma, Towler, Drummond and Needs 2005), not done here.
+/// 5.4), all without the orbitals' cusp correction. A one-body cusp term chi = -Z r / (1 + b_en r) on top made things
+/// worse at every b_en tried (10, 30, 100: variance 9 to 136 Ha^2, energies above E_HF): the contracted cc-pVTZ core
+/// Gaussians already follow exp(-Z r) down to about 0.05 bohr, so a full -Z slope doubles the cusp instead of
+/// supplying it; the cusp is now restored in the orbitals themselves (`atom_in`, [`crate::atomic::cusp`]).
 pub const BE_JASTROW_B: f64 = 1.0;

@@ -234,26 +234,62 @@ fn a_population_left_without_feedback_dies_out_or_explodes_with_a_clear_error() 
     assert!(m.contains("died out") || m.contains("exploded"), "{m}");
 }
 
+/// The atomic kernel's orbital sets are this driver's orbitals: He's and H2's `Lcao`s (values, gradients and
+/// Laplacians at random points 0.05 to 5 bohr from a nucleus, to 1e-12 of each component's largest value), and Be's
+/// the kernel's own: the committed RHF orbitals as they are for be-hf, with the cusp restored (0.2 bohr) for be.
+/// Through the systems' blueprints (the orbitals the engines run), so a change of an exponent, a bond or the cusp
+/// radius in `systems` fails here.
 #[test]
-fn be_orbitals_reproduce_pyscf_values_and_bad_files_are_rejected() {
-    use super::gaussian::{HfAtom, BE_HF};
-    use super::slater::Orbitals;
-    let atom = HfAtom::parse(BE_HF).unwrap();
-    assert_eq!(atom.z, 4.0);
-    assert!((atom.kinetic + atom.potential - atom.energy).abs() < 1e-9);
-    assert!(!atom.checks.is_empty());
-    let n = atom.orbitals.len();
-    assert_eq!(n, 2);
-    let (mut v, mut g, mut l) = (vec![0.0; n], vec![0.0; 3 * n], vec![0.0; n]);
-    for (p, want) in &atom.checks {
-        atom.orbitals.vgl(*p, &mut v, &mut g, &mut l);
-        for k in 0..n {
-            assert!((v[k] - want[k]).abs() < 1e-10 * want[k].abs().max(1.0), "orbital {k} at {p:?}: {} vs {}", v[k], want[k]);
+fn atomic_orbitals_are_the_drivers() {
+    use super::systems::{OrbitalSet, H2_BOND, H2_JASTROW_B, H2_ZETA, HE_JASTROW_B};
+    use crate::atomic::AtomicOrbitals;
+    use crate::Check;
+    use rand::Rng;
+    let points = |centers: &[[f64; 3]], count: usize| -> Vec<V3> {
+        let mut r = crate::rng::rng(7, 0xA70);
+        (0..count)
+            .map(|i| {
+                let (c, g) = (centers[i % centers.len()], gaussian3(&mut r));
+                let s = r.random_range(0.05f64.ln()..5.0f64.ln()).exp() / (g[0] * g[0] + g[1] * g[1] + g[2] * g[2]).sqrt();
+                [c[0] + s * g[0], c[1] + s * g[1], c[2] + s * g[2]]
+            })
+            .collect()
+    };
+    let product = |sys: System| match sys.blueprint.orbitals {
+        OrbitalSet::Product(o) => o,
+        other => panic!("{}: {other:?}", sys.name),
+    };
+    let (he, h2) = (product(System::helium(HE_JASTROW_B)), product(System::h2(H2_BOND, H2_ZETA, H2_JASTROW_B)));
+    for (name, ours, theirs) in [("he", AtomicOrbitals::helium(), he), ("h2", AtomicOrbitals::h2(H2_BOND, H2_ZETA), h2)] {
+        // one orbital per electron, the same for both spins, whose centres are ours
+        assert_eq!(theirs.len(), 2, "{name}");
+        assert_eq!(ours.centers, theirs[0].terms.iter().map(|t| t.2).collect::<Vec<_>>(), "{name}");
+        for orbital in &theirs {
+            let (mut mine, mut driver) = (vec![vec![]; 5], vec![vec![]; 5]);
+            for r in points(&ours.centers, 50) {
+                let mut out = vec![0.0; 5 * 64];
+                ours.evaluate_point::<f64>(r, 64, &mut out);
+                let (v, g, l) = orbital.vgl::<f64>(r);
+                for (c, x) in [v, g[0], g[1], g[2], l].into_iter().enumerate() {
+                    mine[c].push(out[c * 64]);
+                    driver[c].push(x);
+                }
+            }
+            for c in 0..5 {
+                let check = Check::compare(&format!("{name} component {c}"), &mine[c], &driver[c], 1e-12);
+                assert!(check.passed(), "{check:?}");
+            }
         }
     }
-    for bad in ["", "energy 1 2\n", "energy 1 2 3\nnucleus 4 0 0 0\nshell 0 2\n1.0 1.0\n", "energy 1 2 3\nnucleus 4 0 0 0\nshell 3 1\n1.0 1.0\norbital 1\n", "bogus\n"] {
-        assert!(HfAtom::parse(bad).is_err(), "accepted: {bad:?}");
-    }
+    let atomic = |sys: System| match sys.blueprint.orbitals {
+        OrbitalSet::Atomic(o) => o,
+        other => panic!("{}: {other:?}", sys.name),
+    };
+    let be = AtomicOrbitals::beryllium();
+    assert_eq!(atomic(System::beryllium(None)), be);
+    let cusped = atomic(System::beryllium(Some(1.0)));
+    assert_eq!(cusped, be.cusp_corrected(0, 4.0, crate::atomic::cusp::BE_RADIUS).unwrap());
+    assert_eq!((cusped.cusps.len(), cusped.cusps[0].rc), (2, 0.2));
 }
 
 /// Single and mixed precision against double at the same configuration (the reference twin of the components):

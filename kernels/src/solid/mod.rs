@@ -204,11 +204,12 @@ impl Solid {
     }
 
     /// The qmc driver's atoms and molecule on these engines, by its names: `he` (1s of exponent 2, exact nuclear
-    /// cusp), `h2` (sigma_g at the validation bond length), `be` (the committed RHF/cc-pVTZ 1s and 2s) and `be-hf`
-    /// (its bare determinant: no Jastrow, so VMC returns E_HF). Open boundaries (cell sides 0: no images), the
-    /// direct Coulomb sum with the nuclei ([`Coulomb::Open`]), the atomic kernel's orbitals (both spins the same),
-    /// no ions in the setup (so no one-body Jastrow and no pseudopotential: the orbitals carry the nuclear cusp, or
-    /// as the qmc driver's Be do not, see `qmc::systems::BE_JASTROW_B`) and the two-body Jastrow as B-splines in
+    /// cusp), `h2` (sigma_g at the validation bond length), `be` (the committed RHF/cc-pVTZ 1s and 2s with their
+    /// nuclear cusp restored inside 0.2 bohr, [`crate::atomic::cusp`], as the qmc driver's `be`) and `be-hf` (the
+    /// bare determinant of the uncorrected orbitals: no Jastrow, so VMC returns E_HF). Open boundaries (cell sides
+    /// 0: no images), the direct Coulomb sum with the nuclei ([`Coulomb::Open`]), the atomic kernel's orbitals (both
+    /// spins the same), no ions in the setup (so no one-body Jastrow and no pseudopotential: the orbitals carry the
+    /// nuclear cusp) and the two-body Jastrow as B-splines in
     /// the shape of the qmc driver's Padé, cusps 1/4 and 1/2, zero beyond [`ATOM_JASTROW_CUTOFF`]
     /// ([`crate::jastrow::Radial::pade_shaped`]: the engines' functors are B-splines). Their exact energies are the
     /// qmc driver's systems' (`qmc::System`), which the drivers check against.
@@ -217,7 +218,7 @@ impl Solid {
         let (atom, orbitals, nuclei, b): (&'static str, _, _, _) = match name {
             "he" => ("he", AtomicOrbitals::helium(), vec![(2.0, [0.0; 3])], Some(HE_JASTROW_B)),
             "h2" => ("h2", AtomicOrbitals::h2(H2_BOND, H2_ZETA), vec![(1.0, [0.0, 0.0, -0.5 * H2_BOND]), (1.0, [0.0, 0.0, 0.5 * H2_BOND])], Some(H2_JASTROW_B)),
-            "be" => ("be", AtomicOrbitals::beryllium(), vec![(4.0, [0.0; 3])], Some(BE_JASTROW_B)),
+            "be" => ("be", AtomicOrbitals::beryllium().cusp_corrected(0, 4.0, crate::atomic::cusp::BE_RADIUS)?, vec![(4.0, [0.0; 3])], Some(BE_JASTROW_B)),
             "be-hf" => ("be-hf", AtomicOrbitals::beryllium(), vec![(4.0, [0.0; 3])], None),
             _ => return Err(format!("unknown atom '{name}': the batched engines run he, h2, be and be-hf")),
         };

@@ -56,9 +56,8 @@ use kernels::ensemble::balance::Balance;
 use kernels::qmc::dmc::{self, Checkpointing, DmcParams, Report};
 use kernels::qmc::vmc::{self, Estimate, VmcParams};
 use kernels::qmc::walker::Walker;
-use kernels::qmc::gaussian::HfAtom;
+use kernels::atomic::hf::HfOrbitals;
 use kernels::planewave::heg::HartreeFock;
-use kernels::qmc::slater::Orbitals;
 use kernels::qmc::systems::Setup;
 use kernels::qmc::plan::{self, Event, Plan, Runs};
 use kernels::qmc::timestep::{self, Fit};
@@ -655,9 +654,9 @@ pub(crate) fn sized(a: &Args, sys: &System) -> Sizes {
 }
 
 /// Read and parse `--orbitals`; the driver's be/be-hf wavefunction needs Be's two doubly occupied orbitals.
-fn load_orbitals(path: &Path) -> Result<HfAtom> {
+fn load_orbitals(path: &Path) -> Result<HfOrbitals> {
     let text = std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("cannot read the orbital file {}: {e}", path.display()))?;
-    let atom = HfAtom::parse(&text).map_err(|e| anyhow::anyhow!("the orbital file {} is malformed: {e}", path.display()))?;
+    let atom = HfOrbitals::parse(&text).map_err(|e| anyhow::anyhow!("the orbital file {} is malformed: {e}", path.display()))?;
     if atom.z != 4.0 || atom.orbitals.len() != 2 {
         bail!("the orbital file {} holds Z = {} with {} orbitals: be needs Z = 4 with 2 (1s and 2s)", path.display(), atom.z, atom.orbitals.len());
     }
