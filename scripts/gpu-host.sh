@@ -102,13 +102,20 @@ gas_dmc() {
         --variants cpu,gpu --precision "$1" --steps 500 --warmup 1 --max-reps 6
 }
 
+# Be's DMC time-step series (from b492a6e, its orbitals' cusp restored): 0.04, 0.02, 0.01 for 200/Ha each. With the
+# cusp the local energy lost its heavy tail (VMC variance 0.37 against 1.9 Ha^2) and the time-step error shrank
+# (slopes -0.02 to -0.09 Ha^2 against -0.3 to -0.5), but what is left of the generation energies' noise is correlated
+# over longer imaginary times: at b492a6e's 0.02, 0.01, 0.005 for 40/Ha every blocking analysis asked for more
+# (inefficiencies 9 to 101 generations, 0.2 to 0.5/Ha: 256 of them need up to 130/Ha). So longer runs at larger
+# steps (35000 generations a precision).
+BE_SERIES="--steps 4000 --equil 400 --tau 0.04,0.02,0.01 --dmc-time 200"
+
 be_per_walker_series() { # Be on the per-walker GPU engine, its time-step series (stages qmc-gpu, qmc-be)
-    run run qmc --variants gpu --system be --walkers 16384 --steps 4000 --equil 400 --tau 0.02,0.01,0.005 --dmc-time 40
+    run run qmc --variants gpu --system be --walkers 16384 $BE_SERIES
 }
 
-be_gpu_series() { # Be on the batched GPU engine, the per-walker engine's time-step series (stages qmc-batched-be*)
-    STAGE_TIMEOUT=380 run run qmc --engine batched --variants gpu --system be --walkers 16384 --steps 4000 --equil 400 \
-        --tau 0.02,0.01,0.005 --dmc-time 40 "$@"
+be_gpu_series() { # Be on the batched GPU engine, the per-walker engine's series at 8192 walkers (stages qmc-batched-be*)
+    STAGE_TIMEOUT=380 run run qmc --engine batched --variants gpu --system be --walkers 8192 $BE_SERIES "$@"
 }
 
 run() { # run a qmcbench command, keep going on failure, remember it
@@ -326,9 +333,9 @@ for stage in "$@"; do
         # need 300/Ha), 4096 walkers, 89250 generations per precision at ~0.3 ms: ~160 s; the tau = 0 records against
         # the exact energies without allowance
         run run qmc --variants gpu --system he,h2 --walkers 4096 --steps 4000 --equil 400 --tau 0.04,0.02,0.01 --dmc-time 500
-        # Be: 0.02, 0.01, 0.005 for 40/Ha each (inefficiency 0.035/Ha), 16384 walkers, 17500 generations per
-        # precision at ~1.4 ms: ~75 s; tau = 0 against the fixed-node energy, not below the exact one, single and
-        # mixed against double through the same extrapolation
+        # Be: BE_SERIES (above), 16384 walkers, 35000 generations per precision at ~1.4 ms: ~150 s; tau = 0 against
+        # the fixed-node energy, not below the exact one, single and mixed against double through the same
+        # extrapolation
         be_per_walker_series
         # the 14-electron gas: one time step (no reference at tau = 0), 200/Ha (inefficiency 0.35/Ha), 4096 walkers,
         # 10500 generations per precision at ~1 ms: ~65 s; below VMC and below Hartree-Fock
@@ -342,14 +349,14 @@ for stage in "$@"; do
     qmc-batched-gpu)
         # The qmc driver's plan and checks on the solid's batched GPU engine (qmc --engine batched, issue #20): the
         # qmc-gpu stage's systems, sizes and time-step series, records params.engine=batched. He and H2: 0.04, 0.02,
-        # 0.01 for 500/Ha each, 4096 walkers, extrapolated to tau = 0 against the exact energies; Be: 0.02, 0.01,
-        # 0.005 for 40/Ha each, 16384 walkers, against the fixed-node energy; be-hf VMC against E_HF; the
+        # 0.01 for 500/Ha each, 4096 walkers, extrapolated to tau = 0 against the exact energies; Be: BE_SERIES,
+        # 8192 walkers, against the fixed-node energy; be-hf VMC against E_HF; the
         # 54-electron gas, one time step (below VMC, below Hartree-Fock; heg-hf's VMC = E_HF)
         run run qmc --engine batched --variants gpu --system he,h2 --walkers 4096 --steps 4000 --equil 400 --tau 0.04,0.02,0.01 --dmc-time 500
         ;;
     qmc-batched-be)
-        # Be on the batched GPU engine against its fixed-node energy, the per-walker engine's series (qmc-gpu): 0.02,
-        # 0.01, 0.005 for 40/Ha each (14000 generations), 16384 walkers, about 180 s on an H200. The weights use
+        # Be on the batched GPU engine against its fixed-node energy, the per-walker engine's series (qmc-gpu,
+        # BE_SERIES) at 8192 walkers (35000 generations a precision). The weights use
         # tau_eff from the moves' displacements (summed on the device from 2026-11-29); before, with tau itself,
         # this series curved (-14.671 to -14.675 at 0.02, against the per-walker engine's -14.6657) and its line
         # missed the fixed-node energy by 2 to 6 mHa (e4503fe), so the stage ran 0.01, 0.005, 0.0025 instead
@@ -366,10 +373,11 @@ for stage in "$@"; do
         # Be on the batched CPU engine over the host's 16 cores, the same series with 1024 walkers (about 180 s); then
         # Be's DMC at tau = 0.01, batched against the per-walker engines on the same GPU (16384 walkers) and cores
         # (1024): which engine wins past two electrons (walker steps/s of the dmc records)
-        STAGE_TIMEOUT=330 run run qmc --engine batched --variants cpu --system be --walkers 1024 --steps 4000 --equil 400 --tau 0.02,0.01,0.005 --dmc-time 40
+        STAGE_TIMEOUT=330 run run qmc --engine batched --variants cpu --system be --walkers 1024 $BE_SERIES
+        # (100/Ha: with the cusp, 15/Ha no longer holds 256 inefficiencies)
         for engine in batched per-walker; do
-            run run qmc --engine $engine --variants gpu --precision double,mixed --method dmc --system be --walkers 16384 --equil 100 --tau 0.01 --dmc-time 15
-            run run qmc --engine $engine --variants cpu --precision double --method dmc --system be --walkers 1024 --equil 100 --tau 0.01 --dmc-time 15
+            run run qmc --engine $engine --variants gpu --precision double,mixed --method dmc --system be --walkers 16384 --equil 100 --tau 0.01 --dmc-time 100
+            run run qmc --engine $engine --variants cpu --precision double --method dmc --system be --walkers 1024 --equil 100 --tau 0.01 --dmc-time 100
         done
         ;;
     qmc-batched-gpu-rest)
