@@ -11,7 +11,7 @@
 #               diagnostic beside the GPU test that the guard, gpu/mod.rs CAPTURES, prevents it)
 #   qmc-check   the driver's GPU walkers at small sizes (trajectory check against the CPU first)
 #   qmc-gpu     the driver's GPU walkers: DMC time-step series of He, H2, Be (extrapolated to tau = 0) and the gas
-#   qmc-be      Be's time-step series on the driver's GPU walkers alone (qmc-gpu's Be line)
+#   qmc-be      Be's time-step series on the driver's GPU walkers alone (qmc-gpu's Be line); qmc-be-timing: Be batched vs per-walker
 #   qmc-batched-gpu, qmc-batched-be, qmc-batched-gpu-rest, qmc-batched-cpu, qmc-batched-be-cpu, qmc-batched-be-seed
 #               the qmc driver's plan and checks on the batched engines (qmc --engine batched; issue #20): He and H2,
 #               Be, be-hf and the 54-electron gas on the GPU; the same on the host's cores, and batched against
@@ -102,20 +102,21 @@ gas_dmc() {
         --variants cpu,gpu --precision "$1" --steps 500 --warmup 1 --max-reps 6
 }
 
-# Be's DMC time-step series (from b492a6e, its orbitals' cusp restored): 0.04, 0.02, 0.01 for 200/Ha each. With the
-# cusp the local energy lost its heavy tail (VMC variance 0.37 against 1.9 Ha^2) and the time-step error shrank
-# (slopes -0.02 to -0.09 Ha^2 against -0.3 to -0.5), but what is left of the generation energies' noise is correlated
-# over longer imaginary times: at b492a6e's 0.02, 0.01, 0.005 for 40/Ha every blocking analysis asked for more
-# (inefficiencies 9 to 101 generations, 0.2 to 0.5/Ha: 256 of them need up to 130/Ha). So longer runs at larger
-# steps (35000 generations a precision).
-BE_SERIES="--steps 4000 --equil 400 --tau 0.04,0.02,0.01 --dmc-time 200"
+# Be's DMC time-step series (from b492a6e, its orbitals' cusp restored): 0.02, 0.01, 0.005 for 160/Ha each (56000
+# generations a precision). With the cusp the local energy lost its heavy tail (VMC variance 0.37 against 1.9 Ha^2)
+# and the series flattened (slopes -0.02 to -0.09 Ha^2, chi2 below 0.1), but what is left of the generation
+# energies' noise is correlated over longer imaginary times: at 40/Ha every blocking analysis asked for more
+# (inefficiencies 9 to 101 generations, 0.15 to 0.7/Ha, so 256 of them need up to 180/Ha). 0.04 is past the linear
+# regime: with it (0.04, 0.02, 0.01 for 200/Ha) E(0.04) lay 2.5 to 4 mHa below the line through the other two, the
+# per-walker fits' chi2 was 12 to 28 and the lines missed the fixed-node energy by 2 to 3 mHa.
+BE_SERIES="--steps 4000 --equil 400 --tau 0.02,0.01,0.005 --dmc-time 160"
 
 be_per_walker_series() { # Be on the per-walker GPU engine, its time-step series (stages qmc-gpu, qmc-be)
     run run qmc --variants gpu --system be --walkers 16384 $BE_SERIES
 }
 
 be_gpu_series() { # Be on the batched GPU engine, the per-walker engine's series at 8192 walkers (stages qmc-batched-be*)
-    STAGE_TIMEOUT=380 run run qmc --engine batched --variants gpu --system be --walkers 8192 $BE_SERIES "$@"
+    STAGE_TIMEOUT=450 run run qmc --engine batched --variants gpu --system be --walkers 8192 $BE_SERIES "$@"
 }
 
 run() { # run a qmcbench command, keep going on failure, remember it
@@ -370,11 +371,13 @@ for stage in "$@"; do
         be_gpu_series --seed 20261129
         ;;
     qmc-batched-be-cpu)
-        # Be on the batched CPU engine over the host's 16 cores, the same series with 1024 walkers (about 180 s); then
-        # Be's DMC at tau = 0.01, batched against the per-walker engines on the same GPU (16384 walkers) and cores
-        # (1024): which engine wins past two electrons (walker steps/s of the dmc records)
+        # Be on the batched CPU engine over the host's 16 cores, the same series with 1024 walkers
         STAGE_TIMEOUT=330 run run qmc --engine batched --variants cpu --system be --walkers 1024 $BE_SERIES
-        # (100/Ha: with the cusp, 15/Ha no longer holds 256 inefficiencies)
+        ;;
+    qmc-be-timing)
+        # Be's DMC at tau = 0.01, batched against the per-walker engines on the same GPU (16384 walkers) and cores
+        # (1024): which engine wins past two electrons (walker steps/s of the dmc records; 100/Ha: with the cusp, 15/Ha
+        # no longer holds 256 inefficiencies)
         for engine in batched per-walker; do
             run run qmc --engine $engine --variants gpu --precision double,mixed --method dmc --system be --walkers 16384 --equil 100 --tau 0.01 --dmc-time 100
             run run qmc --engine $engine --variants cpu --precision double --method dmc --system be --walkers 1024 --equil 100 --tau 0.01 --dmc-time 100
