@@ -223,7 +223,7 @@ pub const ROWS: &[Row] = &[
         Value::Energy(Variant::Gpu, "energy", "error"), "DMC", Reference::Extra("exact", "exact")),
     row!("driver-batched", "qmc", "dmc-extrapolated", "H2 on the GPU, tau -> 0 (0.04, 0.02, 0.01), 4096 walkers", ["system=h2", "walkers=4096", "engine=batched"],
         Value::Energy(Variant::Gpu, "energy", "error"), "DMC", Reference::Extra("exact", "exact")),
-    row!("driver-batched", "qmc", "dmc-extrapolated", "Be (HF nodes) on the GPU, tau -> 0 (0.02, 0.01, 0.005), 16384 walkers", ["system=be", "walkers=16384", "engine=batched"],
+    row!("driver-batched", "qmc", "dmc-extrapolated", "Be (HF nodes) on the GPU, tau -> 0 (0.02, 0.01, 0.005), 8192 walkers", ["system=be", "walkers=8192", "engine=batched"],
         Value::Energy(Variant::Gpu, "energy", "error"), "DMC", Reference::Extra("fixed_node", "fixed-node")),
     row!("driver-batched", "qmc", "vmc", "Be's bare HF determinant on the GPU, 16384 walkers", ["system=be-hf", "walkers=16384", "engine=batched"],
         Value::Energy(Variant::Gpu, "energy", "error"), "VMC", Reference::Extra("hf", "Hartree-Fock")),
