@@ -84,10 +84,10 @@ pub fn gas(electrons: usize, rs: f64) -> Result<Gas, String> {
 
 /// The functors of the gas's two-body B-spline Jastrow, [like spins, opposite spins] (what both drivers run): 8
 /// intervals up to half the side, cusps 1/4 (like) and 1/2 (opposite), in the Padé shape c r / (1 + b r)
-/// ([`Radial::pade_shaped_ahead`]), b = HEG_JASTROW_B / r_s.
+/// ([`Radial::pade_shaped`]), b = HEG_JASTROW_B / r_s.
 pub fn pair_functors(side: f64, rs: f64) -> [Radial<f64>; 2] {
     let b = HEG_JASTROW_B / rs;
-    [0.25, 0.5].map(|cusp| Radial::pade_shaped_ahead(0.5 * side, cusp, b, 8))
+    [0.25, 0.5].map(|cusp| Radial::pade_shaped(0.5 * side, cusp, b, 8))
 }
 
 /// b r_s of the gas Jastrow's Padé shape (see [`pair_functors`]).

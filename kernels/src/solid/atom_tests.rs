@@ -97,8 +97,8 @@ fn be_without_the_jastrow_vmc_returns_hartree_fock() {
 
 /// He with its Jastrow: VMC lies above the exact energy (variational, by more than 4 error bars: the trial function
 /// is not exact) and below -2.86 Ha, near the qmc driver's Padé (-2.871; the product of 1s orbitals alone gives
-/// -2.75): -2.8673(12) on the build machine. The same functor with its coefficients sampled one knot off
-/// (`jastrow::Radial::pade_shaped_ahead`, the gas's) gave -2.848(2), which this bound catches.
+/// -2.75): -2.8673(12) on the build machine. The same functor with its coefficients sampled one knot off (as the
+/// gas's were until 2026-11-29, `jastrow::Radial::pade_shaped`) gave -2.848(2), which this bound catches.
 #[test]
 fn helium_vmc_is_variational_and_correlated() {
     let sys = Solid::atom("he").unwrap();
