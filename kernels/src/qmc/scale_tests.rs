@@ -178,13 +178,17 @@ fn a_slow_rank_gets_fewer_walkers_by_speed_and_the_wait_falls() {
     let (equal, speed) = (uneven(Balance::Equal), uneven(Balance::Speed));
     let held = |r: &Report| r.own.walkers as f64 / r.own.generations as f64;
     let wait = |r: &Report| r.own.reduce_s / r.own.generations as f64;
-    // equal shares: half each, and rank 0 waits for rank 1 every generation (about 48 x 140 us = 6.7 ms): the slow
-    // rank is persistent, so the slowest rank's own compute is nearly each generation's largest, which stands well
-    // above the mean over ranks (1.9x with sleeps alone; the walkers' own work and the sleeps' overshoot narrow it)
+    // equal shares: half each, and rank 0 waits for rank 1 every generation (about 48 x 140 us = 6.7 ms). The
+    // timings' order is exact: the sum of each generation's largest compute is at least the slowest rank's total,
+    // which is at least the mean over ranks; and the slow rank stands well above the mean (1.9x with sleeps alone;
+    // the walkers' own work and the sleeps' overshoot narrow it: 1.30x measured with another test run loading the
+    // 2-core machine). Until 2026-11-29 this also held the slowest rank's total above 0.9 of the per-generation
+    // maxima, which that load broke (0.88: the fast rank descheduled in some generations), a bound on the
+    // scheduler, not on the code.
     assert!((held(&equal[1]) - 48.0).abs() < 5.0, "{:?}", equal[1].own);
     assert!(wait(&equal[0]) > 0.6e-3, "{:?}", equal[0].own);
     let t = equal[0].timing;
-    assert!(t.compute_slowest_s > 0.9 * t.compute_max_s && t.compute_max_s > 1.25 * t.compute_s, "{t:?}");
+    assert!(t.compute_max_s >= t.compute_slowest_s && t.compute_slowest_s > 1.2 * t.compute_s && t.compute_max_s > 1.25 * t.compute_s, "{t:?}");
     assert!(t.reduce_max_s >= wait(&equal[0]) * t.generations as f64 * 0.99, "{t:?}");
     // by speed: rank 1 converges on about a tenth of the walkers (speeds 1 : 1/15 with the walkers' own work), and
     // rank 0's wait falls
