@@ -120,10 +120,12 @@ impl Cusp {
         Ok(fit_a0(best))
     }
 
-    /// p, p' and p'' at distance r.
-    pub fn poly(&self, r: f64) -> [f64; 3] {
-        let a = self.p;
-        [a[0] + r * (a[1] + r * (a[2] + r * (a[3] + r * a[4]))), a[1] + r * (2.0 * a[2] + r * (3.0 * a[3] + r * 4.0 * a[4])), 2.0 * a[2] + r * (6.0 * a[3] + r * 12.0 * a[4])]
+    /// p, p' and p'' at distance r, by Horner in A.
+    #[inline(always)]
+    pub fn poly<A: Real>(&self, r: A) -> [A; 3] {
+        let a = self.p.map(A::of);
+        let c = |x: f64| A::of(x);
+        [a[0] + r * (a[1] + r * (a[2] + r * (a[3] + r * a[4]))), a[1] + r * (c(2.0) * a[2] + r * (c(3.0) * a[3] + r * c(4.0) * a[4])), c(2.0) * a[2] + r * (c(6.0) * a[3] + r * c(12.0) * a[4])]
     }
 
     /// The corrected orbital's one-electron local energy -1/2 lap phi~ / phi~ - Z / r at distance r (finite at 0).
@@ -135,8 +137,8 @@ impl Cusp {
         -0.5 * (d2 + d1 * d1) - pole - (2.0 * a[2] + r * (3.0 * a[3] + r * 4.0 * a[4]))
     }
 
-    /// `[value, gx, gy, gz, Laplacian]` of the corrected orbital at r in A, or None outside r_c. Horner in A; the
-    /// displacement formed in f64 and rounded once, as the basis functions form theirs.
+    /// `[value, gx, gy, gz, Laplacian]` of the corrected orbital at r in A, or None outside r_c ([`Cusp::poly`] in
+    /// A; the displacement formed in f64 and rounded once, as the basis functions form theirs).
     #[inline(always)]
     pub fn vgl<A: Real>(&self, r: [f64; 3]) -> Option<[A; 5]> {
         let d = [0, 1, 2].map(|k| A::of(r[k] - self.at[k]));
@@ -145,14 +147,10 @@ impl Cusp {
             return None;
         }
         let dist = r2.sqrt().max(A::min_positive_value());
-        let a = self.p.map(A::of);
-        let (two, three, four) = (A::of(2.0), A::of(3.0), A::of(4.0));
-        let p = a[0] + dist * (a[1] + dist * (a[2] + dist * (a[3] + dist * a[4])));
-        let d1 = a[1] + dist * (two * a[2] + dist * (three * a[3] + dist * four * a[4]));
-        let d2 = two * a[2] + dist * (A::of(6.0) * a[3] + dist * A::of(12.0) * a[4]);
+        let [p, d1, d2] = self.poly(dist);
         let v = A::of(self.sign) * p.exp();
         let s = v * d1 / dist;
-        Some([v, s * d[0], s * d[1], s * d[2], v * (d2 + d1 * d1 + two * d1 / dist)])
+        Some([v, s * d[0], s * d[1], s * d[2], v * (d2 + d1 * d1 + A::of(2.0) * d1 / dist)])
     }
 }
 

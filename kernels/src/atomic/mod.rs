@@ -11,7 +11,9 @@
 //!   p, d, ...), with the coefficients as the basis file gives them (Be: PySCF's RHF/cc-pVTZ, [`hf`], normalised as
 //!   PySCF normalises its shells).
 //!
-//! Orbital j is phi_j = sum_f C_jf chi_f. [`AtomicOrbitals::helium`], [`AtomicOrbitals::h2`] and
+//! Orbital j is phi_j = sum_f C_jf chi_f, except inside the sphere of a restored nuclear cusp ([`cusp`],
+//! [`AtomicOrbitals::cusp_corrected`]: Be's `be` on both drivers), where it is that cusp's s exp(p(r)).
+//! [`AtomicOrbitals::helium`], [`AtomicOrbitals::h2`] and
 //! [`AtomicOrbitals::beryllium`] are the qmc driver's orbitals exactly: the same functions, exponents, centres and
 //! coefficients, and the same normalisation (none for the Slater functions, the file's for the Gaussians); both
 //! spins use the same set (one orbital for He and H2, 1s and 2s for Be).
