@@ -42,6 +42,13 @@ fn numbers<const N: usize>(words: &[&str], line: usize) -> Result<[f64; N], Stri
 }
 
 impl HfOrbitals {
+    /// The orbitals with the nucleus's cusp restored inside [`super::cusp::BE_RADIUS`]: both drivers' `be` (the
+    /// qmc driver's from this file or a user's, the batched engines' from the committed one). Err: one sentence, if
+    /// an orbital cannot take the correction ([`AtomicOrbitals::cusp_corrected`]).
+    pub fn cusped(&self) -> Result<AtomicOrbitals, String> {
+        self.orbitals.cusp_corrected(0, self.z, super::cusp::BE_RADIUS)
+    }
+
     /// Parse the orbital file format of `scripts/pyscf-orbitals.py`. Err: one sentence naming the line.
     pub fn parse(text: &str) -> Result<HfOrbitals, String> {
         let (mut functions, mut exps, mut coefs) = (vec![], vec![], vec![]);

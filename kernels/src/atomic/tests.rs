@@ -396,7 +396,7 @@ fn cusp_points(count: usize) -> Vec<f64> {
 
 /// Be's orbitals with the cusp restored (the qmc driver's and the batched engines' `be`).
 fn be_cusped() -> AtomicOrbitals {
-    AtomicOrbitals::beryllium().cusp_corrected(0, 4.0, cusp::BE_RADIUS).unwrap()
+    hf::HfOrbitals::parse(hf::BE_HF).unwrap().cusped().unwrap()
 }
 
 /// The one-electron local energy -1/2 lap phi / phi - Z / r of orbital j at distance r from Be's nucleus along a

@@ -17,7 +17,6 @@
 //!   this driver's components below. With the Jastrow off its VMC energy is E_HF.
 
 use super::coulomb::Coulomb;
-use crate::atomic::cusp::BE_RADIUS;
 use crate::atomic::hf::{HfOrbitals, BE_HF};
 use crate::atomic::AtomicOrbitals;
 use super::jastrow::TwoBody;
@@ -309,12 +308,12 @@ impl System {
     }
 
     /// Be with the RHF orbitals of `atom`, and with `with_jastrow` = Some(b) the Padé two-body term of parameter b
-    /// and the orbitals' nuclear cusp restored inside [`BE_RADIUS`]; None: the bare Hartree-Fock determinant of the
+    /// and the orbitals' nuclear cusp restored ([`HfOrbitals::cusped`]); None: the bare Hartree-Fock determinant of the
     /// orbitals as they are; in storage S and arithmetic A. Err: the orbitals cannot take the cusp correction (one
     /// sentence).
     pub fn atom_in<S: Real, A: Scalar>(atom: HfOrbitals, with_jastrow: Option<f64>) -> Result<System, String> {
         let orbitals = match with_jastrow {
-            Some(_) => atom.orbitals.cusp_corrected(0, atom.z, BE_RADIUS)?,
+            Some(_) => atom.cusped()?,
             None => atom.orbitals.clone(),
         };
         let mut parts = vec![slater::<_, S, A>(orbitals.clone(), 0), slater::<_, S, A>(orbitals.clone(), 2)];

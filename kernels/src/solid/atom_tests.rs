@@ -27,6 +27,12 @@ fn atoms_are_described_in_open_boundaries() {
         assert!(w.iter().all(|c| c.0.is_finite() && c.1.is_finite()) && w[Class::Coulomb as usize].1 > 0.0, "{name}: {w:?}");
         assert_eq!(w[Class::Pseudopotential as usize], (0.0, 0.0));
     }
+    // be runs the orbitals of the qmc driver's be (the cusp restored), be-hf the bare ones
+    let cusps = |name| match Solid::atom(name).unwrap().orbitals {
+        Orbitals::Atomic(o) => o.cusps.len(),
+        _ => unreachable!(),
+    };
+    assert_eq!((cusps("be"), cusps("be-hf")), (2, 0));
     let j = Solid::atom("be-hf").unwrap();
     assert!(j.jastrow().pair.iter().all(|f| f.coefs.iter().all(|&c| c == 0.0)), "be-hf has no Jastrow");
     let he = Solid::atom("he").unwrap();

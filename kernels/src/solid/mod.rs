@@ -88,6 +88,7 @@ mod tests;
 
 use crate::bspline::{self, Basis, Grid, Table};
 use crate::ewald::{self, open::Open, Ewald};
+use crate::atomic::hf::{HfOrbitals, BE_HF};
 use crate::atomic::AtomicOrbitals;
 use crate::planewave::PlaneWaves;
 use crate::pseudopotential::{self as pp, quadrature::random_rotation, Channels, Rule, Setup};
@@ -218,7 +219,7 @@ impl Solid {
         let (atom, orbitals, nuclei, b): (&'static str, _, _, _) = match name {
             "he" => ("he", AtomicOrbitals::helium(), vec![(2.0, [0.0; 3])], Some(HE_JASTROW_B)),
             "h2" => ("h2", AtomicOrbitals::h2(H2_BOND, H2_ZETA), vec![(1.0, [0.0, 0.0, -0.5 * H2_BOND]), (1.0, [0.0, 0.0, 0.5 * H2_BOND])], Some(H2_JASTROW_B)),
-            "be" => ("be", AtomicOrbitals::beryllium().cusp_corrected(0, 4.0, crate::atomic::cusp::BE_RADIUS)?, vec![(4.0, [0.0; 3])], Some(BE_JASTROW_B)),
+            "be" => ("be", HfOrbitals::parse(BE_HF)?.cusped()?, vec![(4.0, [0.0; 3])], Some(BE_JASTROW_B)),
             "be-hf" => ("be-hf", AtomicOrbitals::beryllium(), vec![(4.0, [0.0; 3])], None),
             _ => return Err(format!("unknown atom '{name}': the batched engines run he, h2, be and be-hf")),
         };
