@@ -86,6 +86,8 @@ done
 echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
 nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.mem --format=csv || true
 nproc; grep -m1 "model name" /proc/cpuinfo
+# physical cores or hyperthreads: what the 16-rank weak scaling shares (issue #24)
+lscpu 2>/dev/null | grep -E "^(Thread\(s\) per core|Core\(s\) per socket|Socket\(s\)|NUMA node\(s\)|L3 cache|CPU max MHz)" || true
 
 fail=0
 # The gas's Hartree-Fock check at 162 electrons (stages gas and gas-hf): VMC without the Jastrow, where every
@@ -111,8 +113,9 @@ gas_dmc() {
 # per-walker fits' chi2 was 12 to 28 and the lines missed the fixed-node energy by 2 to 3 mHa.
 BE_SERIES="--steps 4000 --equil 400 --tau 0.02,0.01,0.005 --dmc-time 160"
 
-be_per_walker_series() { # Be on the per-walker GPU engine, its time-step series (stages qmc-gpu, qmc-be)
-    run run qmc --variants gpu --system be --walkers 16384 $BE_SERIES
+be_per_walker_series() { # Be on the per-walker GPU engine, its time-step series (stages qmc-gpu, qmc-be), in the
+    # precisions BE_PRECISION (default all three; about 170 s each on an H200)
+    run run qmc --variants gpu --system be --walkers 16384 $BE_SERIES --precision "${BE_PRECISION:-double,single,mixed}"
 }
 
 be_gpu_series() { # Be on the batched GPU engine, the per-walker engine's series at 8192 walkers (stages qmc-batched-be*)
