@@ -430,6 +430,7 @@ pub fn folder_tables(dir: &str, records: &[Record]) -> Result<String> {
         }
     }
     out.push_str(&scaling_table(&mine));
+    out.push_str(&crate::projection::readme_section(&mine));
     Ok(out)
 }
 

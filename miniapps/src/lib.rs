@@ -13,6 +13,7 @@ pub mod pseudopotential;
 pub mod lattice;
 pub mod ewald;
 pub mod determinant;
+pub mod projection;
 pub mod qmc;
 pub mod registry;
 pub mod score;

@@ -4,6 +4,7 @@
 //! - [`pack`]: walkers and run state as bytes, for migration and checkpoints;
 //! - [`population`]: branching copies and the migration of walkers between ranks (transfer plans, traffic);
 //! - [`balance`]: walker shares by measured rank speed;
+//! - [`projection`]: weak scaling projected to many ranks from the per-generation terms of runs over a few;
 //! - [`moves`]: the limited drift of a drift-diffusion move and the tally of proposals;
 //! - [`dmc`]: the one DMC generation (weights, branching or comb, trial energy, estimator) over any engine
 //!   ([`dmc::Ensemble`], the one engine interface), and [`vmc`]: the one VMC step and estimator over the same;
@@ -17,4 +18,5 @@ pub mod dmc;
 pub mod moves;
 pub mod pack;
 pub mod population;
+pub mod projection;
 pub mod vmc;

@@ -8,8 +8,8 @@
 //! fewest walkers move, a rank either sends or receives, and since every rank takes its transfers in the same
 //! global order, blocking sends cannot deadlock. Every rank computes the same plan from the same counts and goals.
 //!
-//! Cost per generation on P ranks, the model behind a projection to many GPUs (the DMC records carry each term,
-//! measured): t_gen = t_compute(N / P) + t_sum(P) + t_migrate. t_compute is the walker moves of a rank's share;
+//! Cost per generation on P ranks, the model behind a projection to many GPUs ([`projection`](super::projection)
+//! fits it to the DMC records, which carry each term, measured): t_gen = t_compute(N / P) + t_sum(P) + t_migrate. t_compute is the walker moves of a rank's share;
 //! t_sum is one element-wise sum a generation (move statistics, energies and weights, and three vectors of P
 //! entries: populations, compute times, waits; plus the checkpoint flag when writing), a latency-bound all-reduce
 //! of about alpha log2 P plus the wait for the slowest rank; t_migrate is the surplus walkers (branching changes a

@@ -230,6 +230,27 @@ enum Cmd {
         #[arg(long)]
         write: Option<PathBuf>,
     },
+    /// The synthetic solid's DMC weak scaling projected to many GPUs from a folder's runs over a few (scripts/gpu-host.sh
+    /// solid-scaling): each series' generation split into a rank's own work, its migration and the wait for the
+    /// slowest rank (independent stragglers, fitted to the runs), plus an all-reduce across nodes of the given
+    /// latency and bandwidth; efficiencies over the one-rank run of the same walkers a GPU, newest commit, passed
+    /// records of the folder's machine. Exit 2 when the folder holds no such runs.
+    Project {
+        /// Records of one machine, e.g. results/nvidia-h200.
+        folder: PathBuf,
+        /// GPU counts to project to.
+        #[arg(long, value_delimiter = ',', default_values_t = miniapps::projection::GPUS.to_vec())]
+        gpus: Vec<usize>,
+        /// Seconds a stage of the all-reduce between nodes costs before its bytes.
+        #[arg(long, default_value_t = kernels::ensemble::projection::Network::default().latency_s)]
+        latency: f64,
+        /// Bytes per second a stage of the all-reduce moves.
+        #[arg(long, default_value_t = kernels::ensemble::projection::Network::default().bandwidth)]
+        bandwidth: f64,
+        /// Only this migration cargo (configuration, inverse, whole) [default: every one measured].
+        #[arg(long)]
+        migrate: Option<String>,
+    },
     /// Bring a GPU host's records into results/<gpu>/: every record must name a clean commit, be new to the folder
     /// and be a run of the folder's machine, or nothing is written. Prints the folder.
     Import {
@@ -271,6 +292,7 @@ fn main() -> ExitCode {
         Cmd::CompareInstructions { base, new, tolerance, subset, planted } => compare_instructions(&base, &new, tolerance, subset, planted.as_deref()),
         Cmd::Import { source, into } => import(&source, into.as_deref()),
         Cmd::Headlines { folders, write } => headlines(&folders, write.as_deref()),
+        Cmd::Project { folder, gpus, latency, bandwidth, migrate } => project(&folder, &gpus, latency, bandwidth, migrate.as_deref()),
         Cmd::Report { records, out, title } => report(&records, &out, &title),
         Cmd::Score { new, reference, combined, cases, html } => score(&new, &reference, combined, cases, html.as_deref()),
         Cmd::Figure { name, list, records, out, measure } => figure(name.as_deref(), list, &records, out, measure),
@@ -417,6 +439,23 @@ fn figure(name: Option<&str>, list: bool, paths: &[PathBuf], out: Option<PathBuf
     output::write_atomic(&dir.join(format!("{}.txt", f.name)), table.as_bytes())?;
     print!("{table}");
     Ok(outcome)
+}
+
+fn project(folder: &std::path::Path, gpus: &[usize], latency: f64, bandwidth: f64, migrate: Option<&str>) -> Result<Outcome> {
+    use kernels::ensemble::projection::Network;
+    if !(latency >= 0.0 && latency.is_finite() && bandwidth > 0.0) || gpus.iter().any(|&p| p < 2) {
+        anyhow::bail!("--latency must be a finite number of seconds >= 0, --bandwidth bytes/s > 0 and every --gpus count at least 2");
+    }
+    let records = harness::output::read_records(&[folder.to_path_buf()])?;
+    let name = folder.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let identity = harness::machine::Identity::new(&name, &records);
+    let mine: Vec<&harness::Record> = records.iter().filter(|r| r.validation.status == "passed" && identity.belongs(r)).collect();
+    let series: Vec<_> = miniapps::projection::series(&mine).into_iter().filter(|s| migrate.is_none_or(|m| s.migrate == m)).collect();
+    if series.is_empty() {
+        anyhow::bail!("{} holds no passed solid DMC runs over several GPUs with their one-rank runs (scripts/gpu-host.sh solid-scaling makes them)", folder.display());
+    }
+    print!("{}", miniapps::projection::table(&series, gpus, &Network { latency_s: latency, bandwidth }));
+    Ok(Outcome::Passed)
 }
 
 fn headlines(folders: &[String], write: Option<&std::path::Path>) -> Result<Outcome> {
