@@ -12,6 +12,7 @@
 #   qmc-check   the driver's GPU walkers at small sizes (trajectory check against the CPU first)
 #   qmc-gpu     the driver's GPU walkers: DMC time-step series of He, H2, Be (extrapolated to tau = 0) and the gas
 #   qmc-be      Be's time-step series on the driver's GPU walkers alone (qmc-gpu's Be line); qmc-be-timing: Be batched vs per-walker
+#   qmc-gas-gpu the 14-electron gas on the driver's GPU walkers alone (qmc-gpu's gas line)
 #   qmc-batched-gpu, qmc-batched-be, qmc-batched-gpu-rest, qmc-batched-cpu, qmc-batched-be-cpu, qmc-batched-be-seed
 #               the qmc driver's plan and checks on the batched engines (qmc --engine batched; issue #20): He and H2,
 #               Be, be-hf and the 54-electron gas on the GPU; the same on the host's cores, and batched against
@@ -376,6 +377,11 @@ for stage in "$@"; do
     qmc-batched-be-cpu)
         # Be on the batched CPU engine over the host's 16 cores, the same series with 1024 walkers
         STAGE_TIMEOUT=330 run run qmc --engine batched --variants cpu --system be --walkers 1024 $BE_SERIES
+        ;;
+    qmc-gas-gpu)
+        # qmc-gpu's 14-electron gas line alone (the driver's per-walker GPU engine): after a change of the gas's
+        # Jastrow (sampled at its knots, 2026-11-29)
+        run run qmc --variants gpu --system heg-hf,heg --gas-walkers 4096 --gas-steps 2000 --equil 400 --tau 0.02 --dmc-time 200
         ;;
     qmc-be-timing)
         # Be's DMC at tau = 0.01, batched against the per-walker engines on the same GPU (16384 walkers) and cores
