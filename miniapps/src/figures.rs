@@ -466,7 +466,8 @@ pub fn all() -> Vec<Figure> {
             op: "dmc",
             x: "ranks",
             measure: Measure::ScalingEfficiency,
-            select: &["ranks>=1"],
+            // ranks with a GPU each (the gas's CPU ranks, solid --system gas --ranks --variants cpu, are not GPUs)
+            select: &["ranks>=1", "variant=gpu"],
             runs: &[
                 &["--electrons", "256,512", "--walkers", "256,512", "--ranks", "1", "--steps", "50", "--variants", "gpu", "--precision", "mixed"],
                 &["--electrons", "256,512", "--walkers", "512", "--ranks", "2", "--steps", "50", "--variants", "gpu", "--precision", "mixed", "--migrate", "inverse"],
@@ -525,7 +526,8 @@ pub fn find(name: &str) -> Result<Figure> {
 /// Does record `r` match `sel`: `name=value`, `name>=number` (at least that number), or `!name` (no such size or
 /// parameter)?
 pub(crate) fn has(r: &Record, sel: &str) -> bool {
-    let value = |k: &str| r.sizes.get(k).map(|x| x.to_string()).or_else(|| r.params.get(k).cloned());
+    // sizes, then parameters, then `variant` (cpu, gpu)
+    let value = |k: &str| r.sizes.get(k).map(|x| x.to_string()).or_else(|| r.params.get(k).cloned()).or_else(|| (k == "variant").then(|| r.variant.name().to_string()));
     if let Some(k) = sel.strip_prefix('!') {
         return value(k).is_none();
     }

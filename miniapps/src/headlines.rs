@@ -434,11 +434,18 @@ pub fn folder_tables(dir: &str, records: &[Record]) -> Result<String> {
     Ok(out)
 }
 
-/// The synthetic solid's parallel efficiency over GPUs (the `solid-scaling` figure's series) at the newest commit
-/// that ran it over several ranks with a recorded migration cargo: one row per series, one column per GPU count.
+/// The synthetic solid's parallel efficiency over ranks (the `solid-scaling` figure's series), one table for ranks
+/// with a GPU each and one for CPU ranks (`solid --system gas --ranks` on the host's cores), each at the newest
+/// commit that ran it over several ranks with a recorded migration cargo: one row per series, one column per rank
+/// count.
 fn scaling_table(mine: &[&Record]) -> String {
-    let Ok(f) = crate::figures::find("solid-scaling") else { return String::new() };
-    let recs: Vec<Record> = mine.iter().map(|r| (*r).clone()).collect();
+    [(Variant::Gpu, "GPUs"), (Variant::Cpu, "CPU ranks")].iter().map(|&(v, unit)| scaling_table_of(mine, v, unit)).collect()
+}
+
+fn scaling_table_of(mine: &[&Record], variant: Variant, unit: &str) -> String {
+    let Ok(mut f) = crate::figures::find("solid-scaling") else { return String::new() };
+    f.select = &["ranks>=1"]; // the figure's ranks, of this variant (the figure draws the GPUs only)
+    let recs: Vec<Record> = mine.iter().filter(|r| r.variant == variant).map(|r| (*r).clone()).collect();
     let chosen = crate::figures::select(&f, &recs);
     let newest = chosen.iter().filter(|r| r.sizes.get("ranks").is_some_and(|&n| n > 1) && r.params.contains_key("migrate")).max_by(|a, b| a.timestamp.cmp(&b.timestamp));
     let Some(newest) = newest.map(|r| r.commit.clone()) else { return String::new() };
@@ -458,11 +465,14 @@ fn scaling_table(mine: &[&Record]) -> String {
         rows.push(format!("| {} | {} | {} |", keys.join(" | "), cells.join(" | "), short(&newest)));
     }
     rows.sort();
-    let mut out = String::from("\nSynthetic-solid DMC over GPUs (`scripts/gpu-host.sh solid-scaling`, figure `solid-scaling`): parallel ");
-    out.push_str("efficiency by GPU count, weak (walkers per GPU fixed) and strong (population fixed), by what a ");
+    let mut out = match variant {
+        Variant::Gpu => String::from("\nSynthetic-solid DMC over GPUs (`scripts/gpu-host.sh solid-scaling`, figure `solid-scaling`): parallel efficiency by GPU count, "),
+        _ => String::from("\nThe electron gas's DMC over CPU ranks on the batched CPU engine (`solid --system gas --ranks`, `scripts/gpu-host.sh gas-ranks-weak`; one core a rank): parallel efficiency by rank count, "),
+    };
+    out.push_str("weak (walkers per rank fixed) and strong (population fixed), by what a ");
     out.push_str("migrating walker carries (`solid --migrate`) and how its arrays travel (`--migrate-via`; empty: through the host, before the choice existed).\n\n");
-    let gpus: Vec<String> = counts.iter().map(|x| format!("{x} GPUs")).collect();
-    out.push_str(&format!("| electrons | precision | scaling | transport | migrate | via | {} | commit |\n", gpus.join(" | ")));
+    let cols: Vec<String> = counts.iter().map(|x| format!("{x} {unit}")).collect();
+    out.push_str(&format!("| electrons | precision | scaling | transport | migrate | via | {} | commit |\n", cols.join(" | ")));
     out.push_str(&format!("|{}\n", " --- |".repeat(7 + counts.len())));
     for r in rows {
         out.push_str(&r);
@@ -592,6 +602,16 @@ mod tests {
         assert!(row("inverse").ends_with("| 0.800 | 0.625 | new0000 |"), "{t}");
         assert!(row("whole").ends_with("| 0.500 | - | new0000 |"), "{t}");
         assert!(!t.contains("old0000"), "{t}");
+        // CPU ranks are a table of their own, not columns of GPUs, and a newer CPU run does not hide the GPU table
+        let mut cpu = rec(1, 32, 1.0, "inverse", "cpu0000", "2026-01-03T00:00:00Z");
+        cpu.variant = Variant::Cpu;
+        let mut cpu16 = rec(16, 512, 1.25, "inverse", "cpu0000", "2026-01-03T00:00:01Z");
+        cpu16.variant = Variant::Cpu;
+        let mine: Vec<&Record> = recs.iter().chain([&cpu, &cpu16]).collect();
+        let t = scaling_table(&mine);
+        assert!(t.contains("| 2 GPUs | 4 GPUs | commit |") && t.contains("| 16 CPU ranks | commit |"), "{t}");
+        assert!(t.contains("| 0.800 | 0.625 | new0000 |") && t.contains("| 0.800 | cpu0000 |"), "{t}");
+        assert!(!t.contains("16 GPUs"), "{t}");
     }
 
     #[test]
