@@ -101,6 +101,11 @@ fn a_two_rank_run_records_the_scaling_extras() {
         for want in ["passed", "\"ranks\":2", "\"system\":\"C16\"", "\"transport\":\"threads\"", "\"compute_per_gen_s\"", "\"migrate_per_gen_s\"", "\"generations_run\":3", "E_est spread"] {
             assert!(l.contains(want), "{want} missing: {l}");
         }
+        // who the ranks waited for: each generation's largest compute, at least the slowest rank's own, at least
+        // the mean over ranks
+        let r: serde_json::Value = serde_json::from_str(l).unwrap();
+        let x = |k: &str| r["extra"][k].as_f64().unwrap_or_else(|| panic!("{k} missing: {l}"));
+        assert!(x("compute_max_per_gen_s") >= x("compute_slowest_rank_per_gen_s") && x("compute_slowest_rank_per_gen_s") >= x("compute_per_gen_s") && x("compute_per_gen_s") > 0.0, "{l}");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

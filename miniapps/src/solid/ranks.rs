@@ -11,7 +11,8 @@
 //! `params.transport`; the time of `--steps` generations after one untimed generation, with the
 //! per-generation means over ranks of the time in walker moves (`compute_per_gen_s`), in the sum over ranks
 //! (`reduce_per_gen_s`, including the wait for the slowest rank; `reduce_max_per_gen_s` that of the rank that waits
-//! most) and in branching and migration (`migrate_per_gen_s`, of which `take_per_gen_s` taking the leaving walkers
+//! most; who is waited for: `compute_max_per_gen_s`, each generation's largest compute over ranks, and
+//! `compute_slowest_rank_per_gen_s`, the slowest rank's own, as the qmc driver records them) and in branching and migration (`migrate_per_gen_s`, of which `take_per_gen_s` taking the leaving walkers
 //! out of the engine, `exchange_per_gen_s` sending and receiving them, `put_per_gen_s` putting the arrivals in, and
 //! `rebuild_per_gen_s` rebuilding what they did not carry), `params.migrate` (what a
 //! migrating walker carries, `--migrate`), and `generations_run`: what the `solid-scaling` figure turns into
@@ -43,7 +44,7 @@ use kernels::{Check, Precision, Real};
 use std::time::Instant;
 
 /// What each rank reports, in one vector summed over ranks (each rank fills its own block).
-const SLOTS: usize = 23;
+const SLOTS: usize = 24;
 
 /// Threads transport with the gpu variant: one GPU per rank.
 pub fn gpus_for_ranks(ranks: usize, gpus: usize) -> Result<()> {
@@ -129,7 +130,8 @@ fn on_rank<S: Scalar, A: Scalar>(c: &dyn Comm, sys: &Solid, params: Params, tota
 /// [4] E_est; [5..8] compute, reduce, migrate seconds; [8..10] walkers and bytes migrated; [10] acceptance; [11]
 /// the slot of the last arrival plus one (0: none); [12] the wall time of the timed generations; [18] seconds
 /// rebuilding arrived configurations; [19..22] seconds taking the leaving walkers, exchanging them, putting the
-/// arrivals; [22] whether this rank's GPU has peer access to the next one's (1, 0; -1: one GPU, or the cpu variant).
+/// arrivals; [22] whether this rank's GPU has peer access to the next one's (1, 0; -1: one GPU, or the cpu variant);
+/// [23] each generation's largest compute over ranks, summed (the same on every rank).
 #[allow(clippy::too_many_arguments)]
 fn drive<S: Real>(c: &dyn Comm, e: &mut dyn Engine<S>, sys: &Solid, p: Params, total: usize, steps: usize, (cargo, via): (Cargo, Via), mine: &mut [f64]) -> Result<f64> {
     // one untimed generation, the estimator's equilibration: first-use costs (allocations, the first transfers) stay
@@ -151,6 +153,7 @@ fn drive<S: Real>(c: &dyn Comm, e: &mut dyn Engine<S>, sys: &Solid, p: Params, t
     mine[12] = secs;
     mine[18] = mt.rebuild_s;
     mine[19..22].copy_from_slice(&[mt.take_s, mt.exchange_s, mt.put_s]);
+    mine[23] = t.compute_max_s;
     Ok(d.acc.series.iter().sum::<f64>() / steps as f64)
 }
 
@@ -224,6 +227,8 @@ fn record(r: &mut Runner, a: &Args, sys: &Solid, p: Precision, v: Variant, total
         ("exchange_per_gen_s", mean(20) / g),
         ("put_per_gen_s", mean(21) / g),
         ("reduce_max_per_gen_s", largest(6) / g),
+        ("compute_max_per_gen_s", largest(23) / g),
+        ("compute_slowest_rank_per_gen_s", largest(5) / g),
         ("migrated_per_gen", mean(8) / g),
         ("migrated_bytes_per_gen", mean(9) / g),
         ("generations_run", g),
