@@ -56,13 +56,16 @@ pub fn series(recs: &[&Record]) -> Vec<Series> {
     let electrons = |r: &Record| r.sizes.get("electrons").copied().unwrap_or(0);
     let param = |r: &Record, k: &str| r.params.get(k).cloned().unwrap_or_default();
     // one-rank runs by (host, electrons, precision, walkers, transport): a transport's own one-rank run (mpirun -n 1)
-    // where there is one, else the run without a communication layer ("solo"); later records replace earlier ones
-    let mut one: BTreeMap<(String, u64, String, u64, String), f64> = BTreeMap::new();
+    // where there is one, else the run without a communication layer ("solo"); the mean of repeated ones, as the
+    // scaling figure takes them
+    let mut sums: BTreeMap<(String, u64, String, u64, String), (f64, f64)> = BTreeMap::new();
     for r in here.iter().filter(|r| r.sizes.get("ranks") == Some(&1)) {
         if let (Some(&w), Some(t)) = (r.sizes.get("walkers"), gen_s(r)) {
-            one.insert((r.system.host.clone(), electrons(r), r.precision.clone(), w, param(r, "transport")), t);
+            let e = sums.entry((r.system.host.clone(), electrons(r), r.precision.clone(), w, param(r, "transport"))).or_insert((0.0, 0.0));
+            (e.0, e.1) = (e.0 + t, e.1 + 1.0);
         }
     }
+    let one: BTreeMap<_, f64> = sums.into_iter().map(|(k, (sum, n))| (k, sum / n)).collect();
     let mut groups: BTreeMap<(String, u64, String, String, String, String, u64), Vec<Measured>> = BTreeMap::new();
     for r in here.iter().filter(|r| several(r)) {
         let (Some(&ranks), Some(&w), Some(t)) = (r.sizes.get("ranks"), r.sizes.get("walkers"), gen_s(r)) else { continue };

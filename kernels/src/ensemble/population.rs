@@ -9,9 +9,10 @@
 //! global order, blocking sends cannot deadlock. Every rank computes the same plan from the same counts and goals.
 //!
 //! Cost per generation on P ranks, the model behind a projection to many GPUs ([`projection`](super::projection)
-//! fits it to the DMC records, which carry each term, measured): t_gen = t_compute(N / P) + t_sum(P) + t_migrate. t_compute is the walker moves of a rank's share;
-//! t_sum is one element-wise sum a generation (move statistics, energies and weights, and three vectors of P
-//! entries: populations, compute times, waits; plus the checkpoint flag when writing), a latency-bound all-reduce
+//! fits it to the DMC records, which carry each term, measured): t_gen = t_compute(N / P) + t_sum(P) + t_migrate.
+//! t_compute is the walker moves of a rank's share; t_sum is one element-wise sum a generation (move statistics,
+//! energies and weights, and three vectors of P entries: populations, compute times, waits; plus the checkpoint flag
+//! when writing), a latency-bound all-reduce
 //! of about alpha log2 P plus the wait for the slowest rank; t_migrate is the surplus walkers (branching changes a
 //! rank's population by about sqrt(N / P) per generation, so a few walkers per rank) times the bytes of a walker
 //! over the link bandwidth. The vectors grow with P; at thousands of ranks an all-gather, or a prefix sum of

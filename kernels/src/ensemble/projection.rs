@@ -23,6 +23,11 @@
 //! The efficiency is t(1) / t(P), t(1) the one-rank run's generation with the same walkers a rank.
 //! Assumptions the records cannot check: independent stragglers (a shared cause, such as one slow node, is worse),
 //! the network's numbers, and a population per rank large enough that the comb's surplus stays a few walkers.
+//! What they can: on the H200 records of f6bd8fa (the solid, mixed, 256 walkers a GPU, 2, 3 and 4 GPUs of one host,
+//! threads) the fit of 2 and 3 GPUs projected 4 GPUs within 0.03 of the measured efficiency in seven of eight
+//! series, above it in five (the wait grew faster than e(P): at 256 electrons 0.06 and 0.12 ms in two runs over 2
+//! GPUs, 0.25 over 4), and missed the device path's 4-GPU slump at 256 electrons (0.916 projected, 0.743 measured); the README's check
+//! column repeats this on the newest records.
 
 /// The all-reduce between nodes.
 #[derive(Clone, Copy, Debug, PartialEq)]
