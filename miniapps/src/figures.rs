@@ -524,7 +524,7 @@ pub fn find(name: &str) -> Result<Figure> {
 }
 
 /// Does record `r` match `sel`: `name=value`, `name>=number` (at least that number), or `!name` (no such size or
-/// parameter)?
+/// parameter)? A name is a size, a parameter, or `variant` (`variant=gpu`).
 pub(crate) fn has(r: &Record, sel: &str) -> bool {
     // sizes, then parameters, then `variant` (cpu, gpu)
     let value = |k: &str| r.sizes.get(k).map(|x| x.to_string()).or_else(|| r.params.get(k).cloned()).or_else(|| (k == "variant").then(|| r.variant.name().to_string()));
