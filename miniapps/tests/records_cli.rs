@@ -52,3 +52,22 @@ fn import_files_a_gpu_hosts_records_and_refuses_another_machines() {
     assert!(!Path::new(&root.join("nvidia-h200")).exists());
     std::fs::remove_dir_all(&root).unwrap();
 }
+
+/// `qmcbench project` on the committed records: the H200 folder's multi-GPU runs make a table to 4096 GPUs; the H100
+/// folder, which has none (its rank runs are CPU ranks), and a GPU count below two are refused in one line, exit 2.
+#[test]
+fn project_tabulates_a_machines_multi_gpu_runs_and_refuses_a_folder_without_them() {
+    let results = Path::new(env!("CARGO_MANIFEST_DIR")).join("../results");
+    let h200 = results.join("nvidia-h200");
+    let out = qmcbench(&["project", h200.to_str().unwrap(), "--migrate", "inverse"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.contains("| 4096 GPUs |") && table.contains("| 512 | mixed | 256 | mpi | inverse | host |"), "{table}");
+    assert!(!table.contains("| whole |"), "--migrate keeps one cargo: {table}");
+    for args in [vec!["project", results.join("nvidia-h100-80gb-hbm3").to_str().unwrap()], vec!["project", h200.to_str().unwrap(), "--gpus", "1"]] {
+        let out = qmcbench(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.starts_with("error: ") && err.trim().lines().count() == 1, "{args:?}: {err}");
+    }
+}
