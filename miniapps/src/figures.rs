@@ -738,23 +738,59 @@ pub fn series(f: &Figure, recs: &[&Record]) -> Vec<Measured> {
     }))
 }
 
+/// A DMC run's time per generation: its time over the generations it ran (None before the record had them).
+pub(crate) fn gen_time(r: &Record) -> Option<f64> {
+    r.extra.get("generations_run").filter(|g| **g > 0.0).map(|g| r.time.median / g)
+}
+
+/// A ranks run's case without what scaling varies (ranks, walkers, transport, threads, migration).
+fn scaling_case(r: &Record) -> String {
+    let mut r = r.clone();
+    for k in ["ranks", "walkers"] {
+        r.sizes.remove(k);
+    }
+    for k in ["transport", "threads", "migrate", "migrate_via"] {
+        r.params.remove(k);
+    }
+    r.key()
+}
+
+fn transport(r: &Record) -> String {
+    r.params.get("transport").cloned().unwrap_or_default()
+}
+
+/// The one-rank baselines of scaling runs, per commit, host, transport, case and walkers: a run is paired with the
+/// one-rank run of its own machine (two hosts of one GPU model differ by a percent or two) and its transport's own
+/// one-rank run (mpirun -n 1) where there is one, else the run without a communication layer ("solo"). Where one
+/// case ran alone more than once (the gas-ranks-weak stage runs it before and after the 16-rank run), the mean of
+/// those runs: on the H200 host at 4be9411 they were 21.9 and 24.4 ms a generation, and the later alone made 16
+/// thread ranks look 0.998 efficient. Each baseline keeps its newest timestamp.
+pub(crate) struct OneRank<'a>(BTreeMap<(String, String, String, String, u64), (f64, &'a str)>);
+
+impl<'a> OneRank<'a> {
+    pub(crate) fn of(recs: &[&'a Record]) -> OneRank<'a> {
+        let mut runs: BTreeMap<(String, String, String, String, u64), (f64, usize, &str)> = BTreeMap::new();
+        for r in recs.iter().filter(|r| r.sizes.get("ranks") == Some(&1)) {
+            if let (Some(&w), Some(t)) = (r.sizes.get("walkers"), gen_time(r)) {
+                let e = runs.entry((r.commit.clone(), r.system.host.clone(), transport(r), scaling_case(r), w)).or_insert((0.0, 0, ""));
+                (e.0, e.1, e.2) = (e.0 + t, e.1 + 1, r.timestamp.as_str().max(e.2));
+            }
+        }
+        OneRank(runs.into_iter().map(|(k, (sum, n, stamp))| (k, (sum / n as f64, stamp))).collect())
+    }
+
+    /// The baseline of multi-rank run `r` at `walkers` on one rank (seconds a generation, timestamp).
+    pub(crate) fn of_run(&self, r: &Record, walkers: u64) -> Option<(f64, &'a str)> {
+        let key = |t: String| (r.commit.clone(), r.system.host.clone(), t, scaling_case(r), walkers);
+        self.0.get(&key(transport(r))).or_else(|| self.0.get(&key("solo".into()))).copied()
+    }
+}
+
 /// Weak and strong scaling series (see `Measure::ScalingEfficiency`). A run of W walkers on R ranks is a point of
 /// the strong series of W walkers when one rank ran W, and of the weak series of W / R walkers per rank when one
-/// rank ran W / R, both of its own commit. The time of a generation is the run's time over the generations it ran.
+/// rank ran W / R, both of its own commit ([`OneRank`]). The time of a generation is the run's time over the
+/// generations it ran.
 fn scaling_series(recs: &[&Record]) -> Vec<Measured> {
-    let gen_time = |r: &Record| r.extra.get("generations_run").filter(|g| **g > 0.0).map(|g| r.time.median / g);
-    // the case without what scaling varies
-    let case = |r: &Record| {
-        let mut r = r.clone();
-        for k in ["ranks", "walkers"] {
-            r.sizes.remove(k);
-        }
-        for k in ["transport", "threads", "migrate", "migrate_via"] {
-            r.params.remove(k);
-        }
-        r.key()
-    };
-    let transport = |r: &Record| r.params.get("transport").cloned().unwrap_or_default();
     // what names a series besides the scaling: the system, the precision and the other sizes
     let named = |r: &Record| {
         let mut a = vec![];
@@ -772,24 +808,7 @@ fn scaling_series(recs: &[&Record]) -> Vec<Measured> {
         }
         a
     };
-    // the one-rank baselines of each commit's runs on each host (a run is paired with the one-rank run of its own
-    // machine: two hosts of one GPU model differ by a percent or two), per transport: "solo" (no communication
-    // layer) for every transport, and a transport's own one-rank run (mpirun -n 1) where there is one, which then
-    // takes precedence. Where one case ran alone more than once (the gas-ranks-weak stage runs it before and after the
-    // 16-rank run), the mean of those runs: on the H200 host at 4be9411 they were 21.9 and 24.4 ms a generation, and
-    // the later alone made 16 thread ranks look 0.998 efficient.
-    let mut runs: BTreeMap<(String, String, String, String, u64), (f64, usize, &str)> = BTreeMap::new();
-    for r in recs.iter().filter(|r| r.sizes.get("ranks") == Some(&1)) {
-        if let (Some(&w), Some(t)) = (r.sizes.get("walkers"), gen_time(r)) {
-            let e = runs.entry((r.commit.clone(), r.system.host.clone(), transport(r), case(r), w)).or_insert((0.0, 0, ""));
-            (e.0, e.1, e.2) = (e.0 + t, e.1 + 1, r.timestamp.as_str().max(e.2));
-        }
-    }
-    let one: BTreeMap<_, (f64, &str)> = runs.into_iter().map(|(k, (sum, n, stamp))| (k, (sum / n as f64, stamp))).collect();
-    let base = |tr: &str, r: &Record, w: u64| {
-        let key = |t: &str| (r.commit.clone(), r.system.host.clone(), t.to_string(), case(r), w);
-        one.get(&key(tr)).or_else(|| one.get(&key("solo")))
-    };
+    let one = OneRank::of(recs);
     // each transport its own series, starting at efficiency 1 on one rank
     let mut points = vec![];
     for r in recs {
@@ -804,11 +823,11 @@ fn scaling_series(recs: &[&Record]) -> Vec<Measured> {
             a
         };
         let stamp = |b: &(f64, &str)| b.1.max(r.timestamp.as_str()).to_string();
-        if let Some(b) = base(&tr, r, w) {
-            points.push((attrs("strong", w), ranks as f64, b.0 / (ranks as f64 * t), stamp(b), r.commit.clone()));
+        if let Some(b) = one.of_run(r, w) {
+            points.push((attrs("strong", w), ranks as f64, b.0 / (ranks as f64 * t), stamp(&b), r.commit.clone()));
         }
-        if let Some(b) = base(&tr, r, w / ranks).filter(|_| w % ranks == 0) {
-            points.push((attrs("weak, per rank", w / ranks), ranks as f64, b.0 / t, stamp(b), r.commit.clone()));
+        if let Some(b) = one.of_run(r, w / ranks).filter(|_| w % ranks == 0) {
+            points.push((attrs("weak, per rank", w / ranks), ranks as f64, b.0 / t, stamp(&b), r.commit.clone()));
         }
     }
     let mut out = gather(points);

@@ -3,6 +3,7 @@
 //! newest commit's runs over several GPUs (their per-generation time, sum over ranks and migration), divided into
 //! the one-rank run of the same walkers a rank, commit and host.
 
+use crate::figures::{gen_time, OneRank};
 use harness::Record;
 use kernels::ensemble::projection::{fit, Fit, Measured, Network};
 use std::collections::BTreeMap;
@@ -40,10 +41,6 @@ impl Series {
     }
 }
 
-fn gen_s(r: &Record) -> Option<f64> {
-    r.extra.get("generations_run").filter(|g| **g > 0.0).map(|g| r.time.median / g)
-}
-
 /// The weak-scaling series of the newest commit that ran the solid's DMC on several GPUs (passed records only; the
 /// caller gives one machine's), one per host and series key; none where no one-rank run matches.
 pub fn series(recs: &[&Record]) -> Vec<Series> {
@@ -55,20 +52,12 @@ pub fn series(recs: &[&Record]) -> Vec<Series> {
     let here: Vec<&Record> = recs.iter().filter(dmc).filter(|r| r.commit == newest).copied().collect();
     let electrons = |r: &Record| r.sizes.get("electrons").copied().unwrap_or(0);
     let param = |r: &Record, k: &str| r.params.get(k).cloned().unwrap_or_default();
-    // one-rank runs by (host, electrons, precision, walkers, transport): a transport's own one-rank run (mpirun -n 1)
-    // where there is one, else the run without a communication layer ("solo"); the mean of repeated ones, as the
-    // scaling figure takes them
-    let mut sums: BTreeMap<(String, u64, String, u64, String), (f64, f64)> = BTreeMap::new();
-    for r in here.iter().filter(|r| r.sizes.get("ranks") == Some(&1)) {
-        if let (Some(&w), Some(t)) = (r.sizes.get("walkers"), gen_s(r)) {
-            let e = sums.entry((r.system.host.clone(), electrons(r), r.precision.clone(), w, param(r, "transport"))).or_insert((0.0, 0.0));
-            (e.0, e.1) = (e.0 + t, e.1 + 1.0);
-        }
-    }
-    let one: BTreeMap<_, f64> = sums.into_iter().map(|(k, (sum, n))| (k, sum / n)).collect();
-    let mut groups: BTreeMap<(String, u64, String, String, String, String, u64), Vec<Measured>> = BTreeMap::new();
+    // the one-rank baselines as the scaling figure pairs them (the mean of repeated ones)
+    let one = OneRank::of(&here);
+    // each series' runs, and its one-rank baseline (from any of its runs: they share the case)
+    let mut groups: BTreeMap<(String, u64, String, String, String, String, u64), (Option<f64>, Vec<Measured>)> = BTreeMap::new();
     for r in here.iter().filter(|r| several(r)) {
-        let (Some(&ranks), Some(&w), Some(t)) = (r.sizes.get("ranks"), r.sizes.get("walkers"), gen_s(r)) else { continue };
+        let (Some(&ranks), Some(&w), Some(t)) = (r.sizes.get("ranks"), r.sizes.get("walkers"), gen_time(r)) else { continue };
         if w % ranks != 0 {
             continue;
         }
@@ -79,14 +68,14 @@ pub fn series(recs: &[&Record]) -> Vec<Series> {
             migrate_s: r.extra.get("migrate_per_gen_s").copied().unwrap_or(f64::NAN),
         };
         let key = (r.system.host.clone(), electrons(r), r.precision.clone(), param(r, "transport"), param(r, "migrate"), param(r, "migrate_via"), w / ranks);
-        let runs = groups.entry(key).or_default();
+        let (base, runs) = groups.entry(key).or_default();
+        *base = base.or(one.of_run(r, w / ranks).map(|b| b.0));
         runs.retain(|o| o.ranks != m.ranks); // a later run of the same point replaces an earlier one
         runs.push(m);
     }
     let mut out = vec![];
-    for ((host, e, precision, transport, migrate, via, per_rank), mut runs) in groups {
-        let base = |t: &str| one.get(&(host.clone(), e, precision.clone(), per_rank, t.to_string())).copied();
-        let (Some(one_rank_s), Ok(f)) = (base(&transport).or_else(|| base("solo")), fit(&runs)) else { continue };
+    for ((_, e, precision, transport, migrate, via, per_rank), (base, mut runs)) in groups {
+        let (Some(one_rank_s), Ok(f)) = (base, fit(&runs)) else { continue };
         runs.sort_by_key(|m| m.ranks);
         let check = match runs.split_last() {
             Some((last, fewer)) if !fewer.is_empty() => fit(fewer).ok().map(|g| (last.ranks, one_rank_s / g.gen_s(last.ranks, &Network { latency_s: 0.0, bandwidth: f64::INFINITY }), one_rank_s / last.gen_s)),
