@@ -25,6 +25,7 @@
 #   scaling-repeat  weak scaling at 1 and 16 ranks, three runs a point (median): threads, MPI bound, MPI unbound
 #   scaling-loaded  the weak-scaling work without communication: one one-rank run alone, then 16 at once, one a core
 #   solid-scaling  synthetic-solid DMC over 1..G GPUs (weak and strong scaling, threads and MPI, each migration cargo)
+#   gas-scaling  the electron gas's DMC (162, 294 electrons) over 1..G GPUs, weak and strong, threads and MPI
 #   lattice-registers  the lattice GPU kernel at register caps 128, 80 and 64, L = 9 and 15, each precision (#26)
 #   lattice-tune  the lattice GPU kernel's threads per chain, blocking factor and chain count (issue #26)
 #   sampling    the sampled checks where the GPU works in pieces: every pseudopotential launch, chains across 2048,
@@ -675,6 +676,26 @@ for stage in "$@"; do
             done
         else
             echo "solid-scaling: no mpirun run (needs 2 GPUs, mpirun, and a binary linked with MPI)"
+        fi
+        ;;
+    gas-scaling)
+        # issue #24 on the GPUs, for the electron gas through the one driver (solid --system gas): DMC at 162 and 294
+        # electrons, mixed precision, 50 timed generations, one rank (thread) per GPU with the default cargo; weak at
+        # 512 walkers a GPU, strong at 1024 in all; then over MPI (one process per GPU) on all GPUs where the binary
+        # was built with the mpi feature. The 1-GPU run holds both baselines.
+        G=$(nvidia-smi -L 2>/dev/null | wc -l)
+        for R in $(seq 1 "$G"); do
+            W=$( (echo 1024; echo $((512 * R)); [ "$R" = 1 ] && echo 512) | sort -nu | paste -sd, -)
+            STAGE_TIMEOUT=${STAGE_TIMEOUT_SCALING:-100} run run solid --system gas --electrons 162,294 --walkers "$W" --ranks "$R" --steps 50 --variants gpu --precision mixed
+        done
+        if [ "$G" -ge 2 ] && command -v mpirun >/dev/null && ldd "$BIN" 2>/dev/null | grep -q libmpi; then
+            W=$( (echo 1024; echo $((512 * G))) | sort -nu | paste -sd, -)
+            echo "+ mpirun -n $G qmcbench run solid --system gas --electrons 162,294 --walkers $W (mpi transport)"
+            OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout --signal=INT 120 mpirun --allow-run-as-root --oversubscribe -n "$G" \
+                "$BIN" run solid --system gas --electrons 162,294 --walkers "$W" --ranks 1 --steps 50 --variants gpu --precision mixed --quiet --out "$REC" \
+                || { echo "FAILED: mpirun -n $G solid gas"; fail=1; }
+        else
+            echo "gas-scaling: no mpirun run (needs 2 GPUs, mpirun, and a binary linked with MPI)"
         fi
         ;;
     regression)
