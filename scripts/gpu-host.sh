@@ -25,6 +25,7 @@
 #   scaling-repeat  weak scaling at 1 and 16 ranks, three runs a point (median): threads, MPI bound, MPI unbound
 #   scaling-loaded  the weak-scaling work without communication: one one-rank run alone, then 16 at once, one a core
 #   solid-scaling  synthetic-solid DMC over 1..G GPUs (weak and strong scaling, threads and MPI, each migration cargo)
+#   gemm-basis  paper 004's Fig. 7 basis functions alone (GPU, all cores, one core), before and after a change
 #   gas-scaling  the electron gas's DMC (162, 294 electrons) over 1..G GPUs, weak and strong, threads and MPI
 #   lattice-registers  the lattice GPU kernel at register caps 128, 80 and 64, L = 9 and 15, each precision (#26)
 #   lattice-tune  the lattice GPU kernel's threads per chain, blocking factor and chain count (issue #26)
@@ -677,6 +678,13 @@ for stage in "$@"; do
         else
             echo "solid-scaling: no mpirun run (needs 2 GPUs, mpirun, and a binary linked with MPI)"
         fi
+        ;;
+    gemm-basis)
+        # paper 004's Fig. 7 basis evaluation alone (gemm --op basis: the Fig. 7 molecules' basis functions at 256
+        # walkers' electrons), GPU and all CPU cores, every precision, and its one-core baseline: the before and
+        # after of a change to the basis functions' code, on one device
+        run run gemm --op basis --variants cpu,gpu
+        run run gemm --op basis --walkers 128 --variants cpu --threads 1 --reps 3
         ;;
     gas-scaling)
         # issue #24 on the GPUs, for the electron gas through the one driver (solid --system gas): DMC at 162 and 294
