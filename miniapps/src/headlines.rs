@@ -434,7 +434,8 @@ pub fn folder_tables(dir: &str, records: &[Record]) -> Result<String> {
     Ok(out)
 }
 
-/// The synthetic solid's parallel efficiency over ranks (the `solid-scaling` figure's series), one table for ranks
+/// The one driver's parallel efficiency over ranks (the `solid-scaling` figure's series: the synthetic solid and the
+/// electron gas, a column naming which), one table for ranks
 /// with a GPU each and one for CPU ranks (`solid --system gas --ranks` on the host's cores), each at the newest
 /// commit that ran it over several ranks with a recorded migration cargo: one row per series, one column per rank
 /// count.
@@ -461,19 +462,19 @@ fn scaling_table_of(mine: &[&Record], variant: Variant, unit: &str) -> String {
     for m in &series {
         let attr = |k: &str| m.attrs.iter().find(|a| a.0 == k).map_or(String::new(), |a| a.1.clone());
         let cells: Vec<String> = counts.iter().map(|&x| m.points.iter().find(|p| p.x as u64 == x).map_or("-".into(), |p| format!("{:.3}", p.y))).collect();
-        let keys = [attr("electrons"), attr("precision"), attr("scaling"), attr("transport"), attr("migrate"), attr("migrate_via")];
+        let keys = [attr("system"), attr("electrons"), attr("precision"), attr("scaling"), attr("transport"), attr("migrate"), attr("migrate_via")];
         rows.push(format!("| {} | {} | {} |", keys.join(" | "), cells.join(" | "), short(&newest)));
     }
     rows.sort();
     let mut out = match variant {
-        Variant::Gpu => String::from("\nSynthetic-solid DMC over GPUs (`scripts/gpu-host.sh solid-scaling`, figure `solid-scaling`): parallel efficiency by GPU count, "),
+        Variant::Gpu => String::from("\nDMC over GPUs on the one driver's batched GPU engine (`solid --ranks`, or under mpirun): the synthetic solid (C64, C128: `scripts/gpu-host.sh solid-scaling`) and the electron gas (`gas-scaling`), figure `solid-scaling`; parallel efficiency by GPU count, "),
         _ => String::from("\nThe electron gas's DMC over CPU ranks on the batched CPU engine (`solid --system gas --ranks`, `scripts/gpu-host.sh gas-ranks-weak`; one core a rank): parallel efficiency by rank count, "),
     };
     out.push_str("weak (walkers per rank fixed) and strong (population fixed), by what a ");
     out.push_str("migrating walker carries (`solid --migrate`) and how its arrays travel (`--migrate-via`; empty: through the host, before the choice existed).\n\n");
     let cols: Vec<String> = counts.iter().map(|x| format!("{x} {unit}")).collect();
-    out.push_str(&format!("| electrons | precision | scaling | transport | migrate | via | {} | commit |\n", cols.join(" | ")));
-    out.push_str(&format!("|{}\n", " --- |".repeat(7 + counts.len())));
+    out.push_str(&format!("| system | electrons | precision | scaling | transport | migrate | via | {} | commit |\n", cols.join(" | ")));
+    out.push_str(&format!("|{}\n", " --- |".repeat(8 + counts.len())));
     for r in rows {
         out.push_str(&r);
         out.push('\n');

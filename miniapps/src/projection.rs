@@ -11,10 +11,12 @@ use std::collections::BTreeMap;
 /// The GPU counts the README projects to.
 pub const GPUS: &[usize] = &[16, 128, 1024, 4096];
 
-/// One series: a case (electrons, precision), how walkers moved (transport, cargo, path) and the walkers a rank,
+/// One series: a case (system, electrons, precision), how walkers moved (transport, cargo, path) and the walkers a rank,
 /// with its one-rank generation, its measured runs and their fit.
 #[derive(Clone, Debug)]
 pub struct Series {
+    /// The record's `params.system`: C64, C128 (the synthetic solid), gas.
+    pub system: String,
     pub electrons: u64,
     pub precision: String,
     pub transport: String,
@@ -55,7 +57,7 @@ pub fn series(recs: &[&Record]) -> Vec<Series> {
     // the one-rank baselines as the scaling figure pairs them (the mean of repeated ones)
     let one = OneRank::of(&here);
     // each series' runs, and its one-rank baseline (from any of its runs: they share the case)
-    let mut groups: BTreeMap<(String, u64, String, String, String, String, u64), (Option<f64>, Vec<Measured>)> = BTreeMap::new();
+    let mut groups: BTreeMap<(String, String, u64, String, String, String, String, u64), (Option<f64>, Vec<Measured>)> = BTreeMap::new();
     for r in here.iter().filter(|r| several(r)) {
         let (Some(&ranks), Some(&w), Some(t)) = (r.sizes.get("ranks"), r.sizes.get("walkers"), gen_time(r)) else { continue };
         if w % ranks != 0 {
@@ -67,21 +69,21 @@ pub fn series(recs: &[&Record]) -> Vec<Series> {
             reduce_s: r.extra.get("reduce_per_gen_s").copied().unwrap_or(f64::NAN),
             migrate_s: r.extra.get("migrate_per_gen_s").copied().unwrap_or(f64::NAN),
         };
-        let key = (r.system.host.clone(), electrons(r), r.precision.clone(), param(r, "transport"), param(r, "migrate"), param(r, "migrate_via"), w / ranks);
+        let key = (r.system.host.clone(), param(r, "system"), electrons(r), r.precision.clone(), param(r, "transport"), param(r, "migrate"), param(r, "migrate_via"), w / ranks);
         let (base, runs) = groups.entry(key).or_default();
         *base = base.or(one.of_run(r, w / ranks).map(|b| b.0));
         runs.retain(|o| o.ranks != m.ranks); // a later run of the same point replaces an earlier one
         runs.push(m);
     }
     let mut out = vec![];
-    for ((_, e, precision, transport, migrate, via, per_rank), (base, mut runs)) in groups {
+    for ((_, system, e, precision, transport, migrate, via, per_rank), (base, mut runs)) in groups {
         let (Some(one_rank_s), Ok(f)) = (base, fit(&runs)) else { continue };
         runs.sort_by_key(|m| m.ranks);
         let check = match runs.split_last() {
             Some((last, fewer)) if !fewer.is_empty() => fit(fewer).ok().map(|g| (last.ranks, one_rank_s / g.gen_s(last.ranks, &Network { latency_s: 0.0, bandwidth: f64::INFINITY }), one_rank_s / last.gen_s)),
             _ => None,
         };
-        out.push(Series { electrons: e, precision, transport, migrate, via, per_rank, one_rank_s, runs, fit: f, check, commit: newest.clone() });
+        out.push(Series { system, electrons: e, precision, transport, migrate, via, per_rank, one_rank_s, runs, fit: f, check, commit: newest.clone() });
     }
     out
 }
@@ -92,14 +94,14 @@ pub fn table(series: &[Series], gpus: &[usize], net: &Network) -> String {
     let mut measured: Vec<usize> = series.iter().flat_map(|s| s.runs.iter().map(|m| m.ranks)).collect();
     measured.sort();
     measured.dedup();
-    let mut head = vec!["electrons", "precision", "walkers a GPU", "transport", "migrate", "via"].into_iter().map(String::from).collect::<Vec<_>>();
+    let mut head = vec!["system", "electrons", "precision", "walkers a GPU", "transport", "migrate", "via"].into_iter().map(String::from).collect::<Vec<_>>();
     head.extend(measured.iter().map(|p| format!("{p} GPUs measured")));
     head.extend(["own ms", "migrate ms", "sigma ms", "check: fewer GPUs' fit at the most, projected / measured"].map(String::from));
     head.extend(gpus.iter().map(|p| format!("{p} GPUs")));
     head.push("commit".into());
     let mut out = format!("| {} |\n|{}\n", head.join(" | "), " --- |".repeat(head.len()));
     for s in series {
-        let mut cells = vec![s.electrons.to_string(), s.precision.clone(), s.per_rank.to_string(), s.transport.clone(), s.migrate.clone(), s.via.clone()];
+        let mut cells = vec![s.system.clone(), s.electrons.to_string(), s.precision.clone(), s.per_rank.to_string(), s.transport.clone(), s.migrate.clone(), s.via.clone()];
         cells.extend(measured.iter().map(|&p| s.measured(p).map_or("-".into(), |e| format!("{e:.3}"))));
         cells.extend([s.fit.own_s, s.fit.migrate_s, s.fit.sigma_s].map(|t| format!("{:.2}", t * 1e3)));
         cells.push(s.check.map_or("-".into(), |(p, proj, meas)| format!("{p} GPUs: {proj:.3} / {meas:.3}")));
@@ -138,6 +140,7 @@ mod tests {
         r.validation.status = "passed".into();
         r.sizes = [("electrons".to_string(), 256), ("ranks".to_string(), ranks), ("walkers".to_string(), walkers)].into();
         r.params.insert("transport".into(), transport.into());
+        r.params.insert("system".into(), "C64".into());
         if ranks > 1 {
             r.params.insert("migrate".into(), "inverse".into());
             r.params.insert("migrate_via".into(), "host".into());
@@ -170,7 +173,7 @@ mod tests {
         let e: Vec<f64> = GPUS.iter().map(|&p| s.projected(p, &net)).collect();
         assert!(e.windows(2).all(|w| w[1] < w[0]) && e[0] < s.measured(4).unwrap() + 0.01, "{e:?}");
         let t = table(&[s.clone()], GPUS, &net);
-        assert!(t.contains("| 256 | mixed | 256 | threads | inverse | host | 0.966 | 0.933 |"), "{t}");
+        assert!(t.contains("| C64 | 256 | mixed | 256 | threads | inverse | host | 0.966 | 0.933 |"), "{t}");
         // the check: fitted to the 2-GPU run alone (sigma = 0.1 ms / e(2)), projected to 4 GPUs
         let (p, proj, meas) = s.check.unwrap();
         let want = 0.0140 / (0.0145 - 0.0001 - 0.0003 + 0.0003 + 0.0001 * kernels::ensemble::projection::expected_max(4) / kernels::ensemble::projection::expected_max(2));

@@ -62,7 +62,7 @@ fn project_tabulates_a_machines_multi_gpu_runs_and_refuses_a_folder_without_them
     let out = qmcbench(&["project", h200.to_str().unwrap(), "--migrate", "inverse"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let table = String::from_utf8_lossy(&out.stdout);
-    assert!(table.contains("| 4096 GPUs |") && table.contains("| 512 | mixed | 256 | mpi | inverse | host |"), "{table}");
+    assert!(table.contains("| 4096 GPUs |") && table.contains("| C128 | 512 | mixed | 256 | mpi | inverse | host |") && table.contains("| gas | 162 | mixed | 512 |"), "{table}");
     assert!(!table.contains("| whole |"), "--migrate keeps one cargo: {table}");
     for args in [vec!["project", results.join("nvidia-h100-80gb-hbm3").to_str().unwrap()], vec!["project", h200.to_str().unwrap(), "--gpus", "1"]] {
         let out = qmcbench(&args);
