@@ -208,12 +208,12 @@ __device__ __forceinline__ void plane_wave_vgl(const double* k4, T x, T y, T z, 
     l = -(kx * kx + ky * ky + kz * kz) * val;
 }
 
-// ---- atomic orbitals (kernels::atomic::AtomicOrbitals) ----
-// Basis function f's value, gradient and Laplacian at r in A (AtomicOrbitals::function), from its record
+// ---- basis functions on centres (kernels::basis) and atomic orbitals (kernels::atomic::AtomicOrbitals) ----
+// Basis function f's value, gradient and Laplacian at r in A (kernels::basis::vgl), from its record
 // f = (centre x, y, z, powers k, l, m, 1 if Slater else 0, first and end primitive) and the primitives
-// prims[2 n] = exponent, prims[2 n + 1] = coefficient: chi = P R with P = x^k y^l z^m of degree L;
-// grad chi = R grad P + P (R'/r) d; lap chi = R lap P + P (R'' + 2 (L + 1) R'/r). Shared by atomic.cu (the batched
-// engines) and qmc.cu (the driver's walker per thread).
+// prims[2 n] = exponent, prims[2 n + 1] = coefficient (kernels::basis::pack): chi = P R with P = x^k y^l z^m of
+// degree L; grad chi = R grad P + P (R'/r) d; lap chi = R lap P + P (R'' + 2 (L + 1) R'/r). Shared by atomic.cu
+// (the batched engines), qmc.cu (the driver's walker per thread) and gemm.cu (paper 004's basis evaluation).
 template <typename A>
 __device__ __forceinline__ void atomic_function_vgl(const double* __restrict__ f, const double* __restrict__ prims, const double* r, A* chi) {
     const A d[3] = {(A)(r[0] - f[0]), (A)(r[1] - f[1]), (A)(r[2] - f[2])};

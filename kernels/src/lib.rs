@@ -6,7 +6,8 @@
 //! Three layers, each importing only from itself and the layers below it (issue 20):
 //! - the base: real types and precision ([`real`], and [`Scalar`] for the engines that multiply and invert
 //!   matrices), random streams ([`rng`]), the one GPU layer ([`gpu`], with the cuBLAS/cuSOLVER traits), checks and
-//!   their sampling ([`check`], [`sample`]), dense linear algebra for checks ([`linalg`]), SIMD dispatch ([`simd`]),
+//!   their sampling ([`check`], [`sample`]), basis functions on centres, Gaussian and Slater ([`basis`]), dense
+//!   linear algebra for checks ([`linalg`]), SIMD dispatch ([`simd`]),
 //!   and the CUDA prelude of shared device maths (`common.cuh`: precision overloads, B-spline weights, radial
 //!   functors, plane waves, drift) with its host side ([`maths`]: the B-spline weights, the functors' forms and
 //!   their numbers);
@@ -23,6 +24,7 @@
 //! No module imports one that imports it back. `tests/layers.rs` checks both rules from the source.
 
 // the base
+pub mod basis;
 pub mod check;
 pub mod gpu;
 pub mod linalg;

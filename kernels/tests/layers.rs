@@ -22,7 +22,7 @@ use std::path::Path;
 // The layers of the kernels crate.
 
 /// The base: imports nothing above it.
-const BASE: &[&str] = &["check", "gpu", "linalg", "maths", "real", "rng", "sample", "scalar", "simd"];
+const BASE: &[&str] = &["basis", "check", "gpu", "linalg", "maths", "real", "rng", "sample", "scalar", "simd"];
 /// The kernels: one folder each, importing the base.
 const KERNELS: &[&str] = &["atomic", "bspline", "determinant", "ewald", "gemm", "jastrow", "lattice", "planewave", "pseudopotential"];
 /// The drivers: whole VMC/DMC steps composed of the kernels.

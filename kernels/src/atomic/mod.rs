@@ -18,12 +18,8 @@
 //! coefficients, and the same normalisation (none for the Slater functions, the file's for the Gaussians); both
 //! spins use the same set (one orbital for He and H2, 1s and 2s for Be).
 //!
-//! Value, gradient and Laplacian, with P = x^k y^l z^m of degree L = k + l + m (so d . grad P = L P):
-//!   chi = P R,   grad chi = R grad P + P (R'/r) d,   lap chi = R lap P + P (R'' + 2 (L + 1) R'/r),
-//! where for a Gaussian R'/r = -2 S1 and R'' + 2 (L + 1) R'/r = 4 r^2 S2 - 2 (2L + 3) S1, with the contracted sums
-//! S_q = sum_n a_n b_n^q exp(-b_n r^2); and for a Slater function R'/r = -S1 / r with S_q = sum_n a_n zeta_n^q
-//! exp(-zeta_n r), and R'' + 2 (L + 1) R'/r = sum_n a_n exp(-zeta_n r) (zeta_n^2 - 2 (L + 1) zeta_n / r): the qmc
-//! driver's `Lcao::vgl` term by term, r clamped to the smallest normal number as there.
+//! Each basis function's value, gradient and Laplacian is the base's one evaluation ([`crate::basis::vgl`], on the
+//! GPU the prelude's `atomic_function_vgl`), which paper 004's basis evaluation ([`crate::gemm`]) calls too.
 //!
 //! Outputs: the planewave kernel's ([`AtomicOrbitals::evaluate_point`]: `[component][stride]`, components value, gx,
 //! gy, gz, Laplacian, rows padded with zeros to `stride`), the layout the solid engine reads whichever orbitals it
@@ -31,8 +27,8 @@
 //! function once (an exponential per primitive), then 5 multiply-adds per orbital and function
 //! ([`AtomicOrbitals::flops`]).
 //!
-//! Precision: the arithmetic type A takes the displacement from the centre (formed in f64, rounded once), the
-//! exponents and the coefficients rounded to A, and evaluates everything in A. [`reference`] is an independent f64
+//! Precision: the arithmetic type A evaluates the basis functions ([`crate::basis`]) and the sums over them.
+//! [`reference`] is an independent f64
 //! evaluation (each primitive's derivatives by the product rule, summed); [`gpu`] evaluates a batch of points in one
 //! launch (atomic.cu) into the same layout.
 
@@ -43,28 +39,9 @@ pub mod reference;
 #[cfg(test)]
 mod tests;
 
+pub use crate::basis::{Function, Radial};
 use crate::Real;
 use cusp::Cusp;
-use std::ops::Range;
-
-/// The kind of a basis function's radial part.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Radial {
-    /// sum_n a_n exp(-zeta_n r)
-    Slater,
-    /// sum_n a_n exp(-b_n r^2)
-    Gaussian,
-}
-
-/// One basis function: its centre, its Cartesian powers (k, l, m), its radial kind and its primitives `prims`
-/// (indices into `exps` and `coefs` of [`AtomicOrbitals`]).
-#[derive(Clone, Debug, PartialEq)]
-pub struct Function {
-    pub center: usize,
-    pub powers: [u32; 3],
-    pub radial: Radial,
-    pub prims: Range<usize>,
-}
 
 /// Orbitals phi_j = sum_f `coef[j][f]` chi_f over basis functions on centres (see the module docs).
 #[derive(Clone, Debug, PartialEq)]
@@ -79,15 +56,6 @@ pub struct AtomicOrbitals {
     /// Nuclear cusps restored inside small spheres ([`cusp`]; none unless [`AtomicOrbitals::cusp_corrected`] adds
     /// them): inside one, its orbital is its [`Cusp::vgl`] instead of the sum over basis functions.
     pub cusps: Vec<Cusp>,
-}
-
-/// x^e and its first two derivatives, e x^(e-1) and e (e-1) x^(e-2), the powers by repeated products (the prelude's
-/// `qmc_ipow`, which atomic.cu uses), zero where the power would be negative.
-#[inline(always)]
-fn power<A: Real>(x: A, e: u32) -> [A; 3] {
-    let ipow = |n: i64| if n < 0 { A::zero() } else { (0..n).fold(A::one(), |p, _| p * x) };
-    let e = e as i64;
-    [ipow(e), A::of(e as f64) * ipow(e - 1), A::of((e * (e - 1)) as f64) * ipow(e - 2)]
 }
 
 impl AtomicOrbitals {
@@ -165,34 +133,11 @@ impl AtomicOrbitals {
         self.coef.is_empty()
     }
 
-    /// Value, gradient and Laplacian of basis function `f` at r, in A: `[value, gx, gy, gz, Laplacian]`.
+    /// Value, gradient and Laplacian of basis function `f` at r, in A: `[value, gx, gy, gz, Laplacian]` (the one
+    /// evaluation, [`crate::basis::vgl`]).
     #[inline(always)]
     pub fn function<A: Real>(&self, f: &Function, r: [f64; 3]) -> [A; 5] {
-        let a = self.centers[f.center];
-        let d = [0, 1, 2].map(|k| A::of(r[k] - a[k]));
-        let r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
-        let two = A::of(2.0);
-        let l = A::of(f.powers.iter().sum::<u32>() as f64);
-        // the radial part: R, R'/r and R'' + 2 (L + 1) R'/r over the primitives' exponentials of argument x r^2
-        // (Gaussian) or x r (Slater), x the exponent, r clamped as `Lcao::vgl` clamps it; t sums x^2 g (Gaussian), or
-        // the Laplacian's radial term g (x^2 - 2 (L + 1) x / r) (Slater, term by term as `Lcao::vgl`)
-        let gauss = f.radial == Radial::Gaussian;
-        let rr = if gauss { r2 } else { r2.sqrt().max(A::min_positive_value()) }; // r^2 or r
-        let (mut rv, mut s1, mut t) = (A::zero(), A::zero(), A::zero());
-        for n in f.prims.clone() {
-            let x = A::of(self.exps[n]);
-            let g = A::of(self.coefs[n]) * (-x * rr).exp();
-            rv += g;
-            s1 += x * g;
-            t += if gauss { x * x * g } else { g * (x * x - two * (l + A::one()) * x / rr) };
-        }
-        let (slope, w) = if gauss { (-two * s1, A::of(4.0) * r2 * t - two * (two * l + A::of(3.0)) * s1) } else { (-(s1 / rr), t) };
-        // the angular part: x^k, y^l, z^m and their derivatives along their own axes
-        let [px, py, pz] = [0, 1, 2].map(|k| power(d[k], f.powers[k]));
-        let p = px[0] * py[0] * pz[0];
-        let grad = [px[1] * py[0] * pz[0], px[0] * py[1] * pz[0], px[0] * py[0] * pz[1]];
-        let lap = px[2] * py[0] * pz[0] + px[0] * py[2] * pz[0] + px[0] * py[0] * pz[2];
-        [p * rv, grad[0] * rv + d[0] * p * slope, grad[1] * rv + d[1] * p * slope, grad[2] * rv + d[2] * p * slope, lap * rv + p * w]
+        crate::basis::vgl(f, self.centers[f.center], &self.exps, &self.coefs, r)
     }
 
     /// The orbitals' VGL at r in A as their terms: `add(component, orbital, C_jf chi_f)` for each basis function f in
@@ -272,16 +217,11 @@ impl AtomicOrbitals {
     /// as there) and 12 for a Slater function (its Laplacian term has a division), and 10 per orbital and function
     /// (five multiply-adds).
     pub fn flops(&self, points: usize) -> f64 {
-        let per_point: usize = self
-            .functions
-            .iter()
-            .map(|f| 30 + f.prims.len() * if f.radial == Radial::Gaussian { 8 } else { 12 } + 10 * self.len())
-            .sum();
-        (points * per_point) as f64
+        (points * (crate::basis::flops(&self.functions) + 10 * self.len() * self.functions.len())) as f64
     }
 
-    /// Words of one basis function's record in [`AtomicOrbitals::packed`].
-    pub const RECORD: usize = 9;
+    /// Words of one basis function's record in [`AtomicOrbitals::packed`] ([`crate::basis::RECORD`]).
+    pub const RECORD: usize = crate::basis::RECORD;
 
     /// The orbitals as the GPU reads them, one f64 array: the functions `[function][RECORD]` (centre x, y, z, powers
     /// k, l, m, 1 if Slater else 0, first and end primitive), then the primitives at [`AtomicOrbitals::prims_at`]
@@ -289,14 +229,8 @@ impl AtomicOrbitals {
     /// (`[orbital][function]`), then the cusps at [`AtomicOrbitals::cusp_at`] (`[cusp][CUSP_RECORD]`: orbital,
     /// centre x, y, z, r_c, sign, a0..a4).
     pub fn packed(&self) -> Vec<f64> {
-        let mut out = Vec::with_capacity(self.cusp_at() + Self::CUSP_RECORD * self.cusps.len());
-        for f in &self.functions {
-            let [k, l, m] = f.powers.map(|x| x as f64);
-            let slater = if f.radial == Radial::Slater { 1.0 } else { 0.0 };
-            out.extend(self.centers[f.center]);
-            out.extend([k, l, m, slater, f.prims.start as f64, f.prims.end as f64]);
-        }
-        out.extend(self.exps.iter().zip(&self.coefs).flat_map(|(&e, &c)| [e, c]));
+        let mut out = crate::basis::pack(&self.centers, &self.functions, &self.exps, &self.coefs);
+        out.reserve(self.cusp_at() + Self::CUSP_RECORD * self.cusps.len() - out.len());
         out.extend(self.coef.iter().flatten());
         for c in &self.cusps {
             out.extend([c.orbital as f64, c.at[0], c.at[1], c.at[2], c.rc, c.sign]);

@@ -1,4 +1,5 @@
 use super::*;
+use crate::basis::power;
 use crate::rng;
 use crate::gpu::PointKernel;
 use crate::Check;

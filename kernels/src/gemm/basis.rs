@@ -4,9 +4,11 @@
 //! the real thing: atoms about 2.5 bohr apart carrying 15 functions each (the paper's count for Li to Ne): a
 //! contracted s (3 primitives), two single s, a contracted p shell (2 primitives), a single p shell and a single
 //! Cartesian d shell (6 functions). The last atom is cut short to give the table's exact basis size.
-//! Electrons sit within 1.5 bohr of a random atom, where real electrons are.
+//! Electrons sit within 1.5 bohr of a random atom, where real electrons are. The functions are the base's
+//! ([`crate::basis`]), evaluated by its one evaluation on the CPU and on the GPU, as the atomic orbitals are.
 
 use super::Molecule;
+use crate::basis::{Function, Radial};
 use crate::rng;
 use rand::Rng;
 
@@ -23,14 +25,6 @@ fn cartesians(l: u32) -> &'static [[u32; 3]] {
         1 => &[[1, 0, 0], [0, 1, 0], [0, 0, 1]],
         _ => &[[2, 0, 0], [1, 1, 0], [1, 0, 1], [0, 2, 0], [0, 1, 1], [0, 0, 2]],
     }
-}
-
-/// One basis function: its atom, its Cartesian powers and its primitives `prims` (indices into exps and coefs).
-#[derive(Clone, Debug, PartialEq)]
-pub struct Function {
-    pub center: usize,
-    pub powers: [u32; 3],
-    pub prims: std::ops::Range<usize>,
 }
 
 /// A basis set: atom positions, functions, and the primitives' exponents b and contraction coefficients a.
@@ -69,7 +63,7 @@ impl BasisSet {
                     if set.functions.len() == mol.basis {
                         break 'atoms;
                     }
-                    set.functions.push(Function { center: atom, powers, prims: start..start + n });
+                    set.functions.push(Function { center: atom, powers, radial: Radial::Gaussian, prims: start..start + n });
                 }
             }
         }
@@ -95,22 +89,16 @@ impl BasisSet {
         pos
     }
 
-    /// Per function `[center, k, l, m, first primitive, end primitive]`: the table the GPU kernel reads.
-    pub fn table(&self) -> Vec<i32> {
-        self.functions
-            .iter()
-            .flat_map(|f| {
-                let [k, l, m] = f.powers;
-                [f.center as i32, k as i32, l as i32, m as i32, f.prims.start as i32, f.prims.end as i32]
-            })
-            .collect()
+    /// The functions as the GPU reads them ([`crate::basis::pack`]: records, then the primitives from
+    /// [`crate::basis::RECORD`] x functions on).
+    pub fn packed(&self) -> Vec<f64> {
+        crate::basis::pack(&self.centers, &self.functions, &self.exps, &self.coefs)
     }
 
-    /// Flops of evaluating all functions at `points` electron positions, by the fast kernels' count: 30 for the
-    /// displacement, powers and the five outputs, and 8 per primitive (the exponential counted as one).
+    /// Flops of evaluating all functions at `points` electron positions ([`crate::basis::flops`]: 30 a function for
+    /// the displacement, powers and the five outputs, and 8 a primitive, the exponential counted as one).
     pub fn flops(&self, points: usize) -> f64 {
-        let per_point: usize = self.functions.iter().map(|f| 30 + 8 * f.prims.len()).sum();
-        (points * per_point) as f64
+        (points * crate::basis::flops(&self.functions)) as f64
     }
 
     /// Fewest bytes: positions in, five outputs per function out (the basis set itself is small and cached).

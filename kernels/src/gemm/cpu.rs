@@ -88,58 +88,27 @@ pub fn gemm_blas<T: Real + faer::traits::ComplexField>(a: &[T], b: &[T], c: &mut
     faer::linalg::matmul::matmul(cm, Accum::Replace, am, bm, T::one(), Par::rayon(0));
 }
 
-/// The basis set's exponents and coefficients in the arithmetic type.
-fn primitives<T: Real>(set: &BasisSet) -> (Vec<T>, Vec<T>) {
-    (set.exps.iter().map(|&x| T::of(x)).collect(), set.coefs.iter().map(|&x| T::of(x)).collect())
-}
-
 /// Value, gradient and Laplacian of all functions at `pos` (`[point][xyz]`) into `out`
-/// (`[point][component][function]`): stored O, arithmetic T (storage first, as everywhere).
+/// (`[point][component][function]`): stored O, arithmetic T (storage first, as everywhere), each function by the
+/// base's one evaluation ([`crate::basis::vgl`]).
 pub fn basis<O: Real, T: Real>(set: &BasisSet, pos: &[f64], out: &mut [O]) {
     let nf = set.len();
     assert_eq!(out.len(), pos.len() / 3 * COMPONENTS * nf, "basis cpu: output length");
     if nf == 0 {
         return;
     }
-    let (exps, coefs) = primitives::<T>(set);
     out.par_chunks_mut(COMPONENTS * nf).zip(pos.par_chunks(3)).for_each(|(row, r)| {
-        crate::dispatch!(basis_point::<O, T>(set, &exps, &coefs, [r[0], r[1], r[2]], row));
+        crate::dispatch!(basis_point::<O, T>(set, [r[0], r[1], r[2]], row));
     });
 }
 
-/// x^e for small e, and 0 for e < 0 (so k x^(k-1) vanishes for k = 0).
 #[inline(always)]
-fn ipow<T: Real>(x: T, e: i32) -> T {
-    (0..e).fold(if e < 0 { T::zero() } else { T::one() }, |p, _| p * x)
-}
-
-#[inline(always)]
-fn basis_point<O: Real, T: Real>(set: &BasisSet, exps: &[T], coefs: &[T], r: [f64; 3], row: &mut [O]) {
+fn basis_point<O: Real, T: Real>(set: &BasisSet, r: [f64; 3], row: &mut [O]) {
     let nf = set.len();
-    let two = T::of(2.0);
     for (j, f) in set.functions.iter().enumerate() {
-        let c = set.centers[f.center];
-        let d = [0, 1, 2].map(|i| T::of(r[i] - c[i]));
-        let r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
-        let (mut s0, mut s1, mut s2) = (T::zero(), T::zero(), T::zero());
-        for q in f.prims.clone() {
-            let g = coefs[q] * (-exps[q] * r2).exp();
-            s0 += g;
-            s1 += exps[q] * g;
-            s2 += exps[q] * exps[q] * g;
+        let chi = crate::basis::vgl::<T>(f, set.centers[f.center], &set.exps, &set.coefs, r);
+        for (k, x) in chi.into_iter().enumerate() {
+            row[k * nf + j] = O::of(x.f64());
         }
-        let e = f.powers.map(|x| x as i32);
-        // Per axis: the power, its first and its second derivative.
-        let p0 = [0, 1, 2].map(|i| ipow(d[i], e[i]));
-        let p1 = [0, 1, 2].map(|i| T::of(e[i] as f64) * ipow(d[i], e[i] - 1));
-        let p2 = [0, 1, 2].map(|i| T::of((e[i] * (e[i] - 1)) as f64) * ipow(d[i], e[i] - 2));
-        let poly = p0[0] * p0[1] * p0[2];
-        let l = T::of((e[0] + e[1] + e[2]) as f64);
-        row[j] = O::of((poly * s0).f64());
-        row[nf + j] = O::of((p1[0] * p0[1] * p0[2] * s0 - two * d[0] * poly * s1).f64());
-        row[2 * nf + j] = O::of((p0[0] * p1[1] * p0[2] * s0 - two * d[1] * poly * s1).f64());
-        row[3 * nf + j] = O::of((p0[0] * p0[1] * p1[2] * s0 - two * d[2] * poly * s1).f64());
-        let d2 = p2[0] * p0[1] * p0[2] + p0[0] * p2[1] * p0[2] + p0[0] * p0[1] * p2[2];
-        row[4 * nf + j] = O::of((d2 * s0 - two * (two * l + T::of(3.0)) * poly * s1 + T::of(4.0) * r2 * poly * s2).f64());
     }
 }

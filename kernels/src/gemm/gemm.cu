@@ -99,66 +99,37 @@ GEMM_ENTRY(gemm_mixed, float, double, PLAIN)
 
 // ---------------------------------------------------------------------------------------------------------------
 // Contracted Cartesian Gaussians: one thread per (basis function, electron row); threads of a block take
-// consecutive functions, so the output row (basis index fastest) is written coalesced.
-//
-// With P = x^k y^l z^m and the three contracted sums S_q = sum_n a_n b_n^q exp(-b_n r^2):
-//   value = P S0,   d/dx = k x^(k-1) y^l z^m S0 - 2 x P S1,
-//   Laplacian = (k(k-1) x^(k-2) y^l z^m + ...) S0 - 2 (2L + 3) P S1 + 4 r^2 P S2.
+// consecutive functions, so the output row (basis index fastest) is written coalesced. Each function is the
+// prelude's atomic_function_vgl (kernels::basis::vgl on the host: one evaluation for this kernel and the atomic
+// orbitals), reading kernels::basis::pack's records: [function][9] then the primitives from prims_at.
 
 struct BasisParams {
     int functions;  // basis functions (row length of the output)
     int rows;       // walkers x electrons
+    int prims_at;   // where the primitives start in the table
 };
 
 // T: arithmetic, O: stored output.
 template <typename T, typename O>
 __device__ void basis_eval(const BasisParams p,
-                           const double* __restrict__ centers,  // [center][xyz]
-                           const int* __restrict__ fn,          // [function][center, k, l, m, first primitive, end]
-                           const T* __restrict__ exps,          // [primitive]
-                           const T* __restrict__ coefs,         // [primitive]
-                           const double* __restrict__ pos,      // [row][xyz]
-                           O* __restrict__ out)                 // [row][5][functions]
+                           const double* __restrict__ tab,  // kernels::basis::pack
+                           const double* __restrict__ pos,  // [row][xyz]
+                           O* __restrict__ out)             // [row][5][functions]
 {
     const int j = blockIdx.y * blockDim.x + threadIdx.x;
     const long row = blockIdx.x;
     if (j >= p.functions || row >= p.rows) return;
-    const int* f = fn + 6 * j;
-    const int ctr = f[0], kx = f[1], ky = f[2], kz = f[3];
-    // The displacement is taken in double (positions are double in every mode), then rounded once.
-    const T x = T(pos[3 * row] - centers[3 * ctr]);
-    const T y = T(pos[3 * row + 1] - centers[3 * ctr + 1]);
-    const T z = T(pos[3 * row + 2] - centers[3 * ctr + 2]);
-    const T r2 = x * x + y * y + z * z;
-    T s0 = T(0), s1 = T(0), s2 = T(0);
-    for (int q = f[4]; q < f[5]; q++) {
-        const T b = exps[q];
-        const T g = coefs[q] * qmc_exp<T>(-b * r2);
-        s0 += g;
-        s1 += b * g;
-        s2 += b * b * g;
-    }
-    const T px = qmc_ipow(x, kx), py = qmc_ipow(y, ky), pz = qmc_ipow(z, kz);
-    const T P = px * py * pz;
-    const T dx = T(kx) * qmc_ipow(x, kx - 1), dy = T(ky) * qmc_ipow(y, ky - 1), dz = T(kz) * qmc_ipow(z, kz - 1);
-    const T d2 = T(kx * (kx - 1)) * qmc_ipow(x, kx - 2) * py * pz + T(ky * (ky - 1)) * px * qmc_ipow(y, ky - 2) * pz +
-                 T(kz * (kz - 1)) * px * py * qmc_ipow(z, kz - 2);
-    const int L = kx + ky + kz;
+    const double r[3] = {pos[3 * row], pos[3 * row + 1], pos[3 * row + 2]};
+    T chi[5];
+    atomic_function_vgl<T>(tab + 9 * (long)j, tab + p.prims_at, r, chi);
     O* dst = out + row * 5 * (long)p.functions + j;
-    const long st = p.functions;
-    dst[0] = O(P * s0);
-    dst[st] = O(dx * py * pz * s0 - T(2) * x * P * s1);
-    dst[2 * st] = O(px * dy * pz * s0 - T(2) * y * P * s1);
-    dst[3 * st] = O(px * py * dz * s0 - T(2) * z * P * s1);
-    dst[4 * st] = O(d2 * s0 - T(2 * (2 * L + 3)) * P * s1 + T(4) * r2 * P * s2);
+    for (int k = 0; k < 5; k++) dst[k * (long)p.functions] = O(chi[k]);
 }
 
 #define BASIS_ENTRY(NAME, T, O)                                                                                \
-    extern "C" __global__ void NAME(const BasisParams p, const double* __restrict__ centers,                    \
-                                    const int* __restrict__ fn, const T* __restrict__ exps,                     \
-                                    const T* __restrict__ coefs, const double* __restrict__ pos,                \
-                                    O* __restrict__ out) {                                                      \
-        basis_eval<T, O>(p, centers, fn, exps, coefs, pos, out);                                                \
+    extern "C" __global__ void NAME(const BasisParams p, const double* __restrict__ tab,                       \
+                                    const double* __restrict__ pos, O* __restrict__ out) {                      \
+        basis_eval<T, O>(p, tab, pos, out);                                                                     \
     }
 
 BASIS_ENTRY(basis_f64, double, double)

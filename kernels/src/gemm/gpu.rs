@@ -181,6 +181,7 @@ fn runs(rows: &[usize]) -> Vec<std::ops::Range<usize>> {
 struct BasisParams {
     functions: i32,
     rows: i32,
+    prims_at: i32,
 }
 // SAFETY: plain-old-data with the C layout of the kernel's struct.
 unsafe impl DeviceRepr for BasisParams {}
@@ -199,12 +200,10 @@ pub struct GpuBasis<O: Real, T: Real> {
     gpu: Arc<Gpu>,
     func: CudaFunction,
     params: BasisParams,
-    centers: CudaSlice<f64>,
-    table: CudaSlice<i32>,
-    exps: CudaSlice<T>,
-    coefs: CudaSlice<T>,
+    table: CudaSlice<f64>,
     pos: CudaSlice<f64>,
     out: CudaSlice<O>,
+    arithmetic: std::marker::PhantomData<T>,
 }
 
 impl<O: Real, T: Real> GpuBasis<O, T> {
@@ -212,18 +211,17 @@ impl<O: Real, T: Real> GpuBasis<O, T> {
         assert!(points <= i32::MAX as usize, "basis gpu: too many points");
         let out_len = points * COMPONENTS * set.len();
         gpu.ensure_fits("the basis outputs", out_len * std::mem::size_of::<O>() + points * 24)?;
-        let centers: Vec<f64> = set.centers.iter().flatten().copied().collect();
-        let conv = |v: &[f64]| -> Vec<T> { v.iter().map(|&x| T::of(x)).collect() };
+        let table = set.packed();
+        assert!(table.len() <= i32::MAX as usize, "basis gpu: the packed basis set is too long");
+        let prims_at = (crate::basis::RECORD * set.len()) as i32;
         Ok(GpuBasis {
             func: gpu.function("gemm", SRC, basis_entry::<O, T>())?,
-            params: BasisParams { functions: set.len() as i32, rows: points as i32 },
-            centers: gpu.upload("atom positions", &centers)?,
-            table: gpu.upload("basis function table", &set.table())?,
-            exps: gpu.upload("exponents", &conv(&set.exps))?,
-            coefs: gpu.upload("contraction coefficients", &conv(&set.coefs))?,
+            params: BasisParams { functions: set.len() as i32, rows: points as i32, prims_at },
+            table: gpu.upload("basis function table", &table)?,
             pos: gpu.zeros("electron positions", points * 3)?,
             out: gpu.zeros("basis outputs", out_len)?,
             gpu: gpu.clone(),
+            arithmetic: std::marker::PhantomData,
         })
     }
 
@@ -244,9 +242,10 @@ impl<O: Real, T: Real> GpuBasis<O, T> {
             shared_mem_bytes: 0,
         };
         let mut b = self.gpu.stream.launch_builder(&self.func);
-        b.arg(&self.params).arg(&self.centers).arg(&self.table).arg(&self.exps).arg(&self.coefs).arg(&self.pos).arg(&mut self.out);
-        // SAFETY: the table has 6 entries per function, naming centers and primitives that exist; pos holds 3 per row,
-        // out 5 * functions per row; threads with j >= functions or row >= rows return before any access.
+        b.arg(&self.params).arg(&self.table).arg(&self.pos).arg(&mut self.out);
+        // SAFETY: the table holds a RECORD of 9 per function (naming primitives that exist) and from prims_at 2 per
+        // primitive (crate::basis::pack); pos holds 3 per row, out 5 * functions per row; threads with j >= functions
+        // or row >= rows return before any access.
         unsafe { b.launch(cfg) }.during("launching the basis kernel")?;
         Ok(())
     }
