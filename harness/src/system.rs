@@ -108,6 +108,17 @@ impl System {
         self.cpu_physical.unwrap_or(self.cpu_logical)
     }
 
+    /// Which machine, for pairing records: the host id, the CPU (model, signature, physical cores), the memory and
+    /// the host's GPUs. The host id alone is not enough: the GPU hosts' containers share one host name and have no
+    /// machine id, so the one-H200 host (16 cores, 128 GiB) and the two-H200 host (32 cores, 256 GiB) have the same
+    /// id, and a ratio of a GPU run on one over a CPU run on the other would be no measurement of either. Not the
+    /// logical CPUs: they are the process's (an MPI rank bound to a core sees one), not the machine's.
+    pub fn machine(&self) -> String {
+        let gpus = self.host_gpus.as_ref().map_or(String::new(), |g| g.join("+"));
+        let cores = self.cpu_physical.map_or("?".into(), |c| c.to_string());
+        format!("{} | {} {} x{cores} | {} B | {gpus}", self.host, self.cpu_model, self.cpu_signature, self.memory_bytes)
+    }
+
     /// A short label for tables and charts: the GPU name, or the CPU model and cores.
     pub fn label(&self, gpu: bool) -> String {
         match (&self.gpu, gpu) {
@@ -167,6 +178,17 @@ mod tests {
         let info = "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 17\nmodel name\t: AMD EPYC\nstepping\t: 1\n\nprocessor\t: 1\n";
         assert_eq!(cpu_signature(info), "AuthenticAMD family 25 model 17 stepping 1");
         assert_eq!(cpu_signature("processor: 0\n"), "");
+    }
+
+    /// The one- and two-H200 hosts share a host id; their cores, memory and GPUs tell them apart, while an MPI
+    /// rank bound to one core (one logical CPU in its record) is still its machine.
+    #[test]
+    fn machines_are_told_apart_beyond_the_host_id_and_not_by_a_ranks_affinity() {
+        let one = System { host: "hostname:854c".into(), cpu_physical: Some(16), cpu_logical: 16, memory_bytes: 128, host_gpus: Some(vec!["NVIDIA H200".into()]), ..System::default() };
+        let two = System { cpu_physical: Some(32), cpu_logical: 32, memory_bytes: 256, host_gpus: Some(vec!["NVIDIA H200".into(); 2]), ..one.clone() };
+        assert_ne!(one.machine(), two.machine());
+        assert_ne!(one.machine(), System { cpu_physical: Some(32), ..one.clone() }.machine());
+        assert_eq!(one.machine(), System { cpu_logical: 1, threads_used: 1, ..one.clone() }.machine());
     }
 
     #[test]

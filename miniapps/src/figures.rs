@@ -560,13 +560,14 @@ pub fn hardware(recs: &[&Record]) -> String {
 }
 
 /// A record's case key without the parameters that only say how one side ran (`threads`, `mode` on the CPU; where
-/// the GPU kept a matrix, `w_on_chip`): pairs a CPU baseline with the GPU run of its case.
+/// the GPU kept a matrix, `w_on_chip`), behind its machine ([`harness::System::machine`]): pairs a CPU baseline with
+/// the GPU run of its case on the same machine.
 pub(crate) fn pair_key(r: &Record) -> String {
     let mut r = r.clone();
     r.params.remove("threads");
     r.params.remove("mode");
     r.params.remove("w_on_chip");
-    r.case_key()
+    format!("{} | {}", r.system.machine(), r.case_key())
 }
 
 /// A CPU record on one core: `--threads 1`, or a mini-app's serial mode (chains one after another).
@@ -761,7 +762,7 @@ fn transport(r: &Record) -> String {
     r.params.get("transport").cloned().unwrap_or_default()
 }
 
-/// The one-rank baselines of scaling runs, per commit, host, transport, case and walkers: a run is paired with the
+/// The one-rank baselines of scaling runs, per commit, machine, transport, case and walkers: a run is paired with the
 /// one-rank run of its own machine (two hosts of one GPU model differ by a percent or two) and its transport's own
 /// one-rank run (mpirun -n 1) where there is one, else the run without a communication layer ("solo"). Where one
 /// case ran alone more than once (the gas-ranks-weak stage runs it before and after the 16-rank run), the mean of
@@ -774,7 +775,7 @@ impl<'a> OneRank<'a> {
         let mut runs: BTreeMap<(String, String, String, String, u64), (f64, usize, &str)> = BTreeMap::new();
         for r in recs.iter().filter(|r| r.sizes.get("ranks") == Some(&1)) {
             if let (Some(&w), Some(t)) = (r.sizes.get("walkers"), gen_time(r)) {
-                let e = runs.entry((r.commit.clone(), r.system.host.clone(), transport(r), scaling_case(r), w)).or_insert((0.0, 0, ""));
+                let e = runs.entry((r.commit.clone(), r.system.machine(), transport(r), scaling_case(r), w)).or_insert((0.0, 0, ""));
                 (e.0, e.1, e.2) = (e.0 + t, e.1 + 1, r.timestamp.as_str().max(e.2));
             }
         }
@@ -783,7 +784,7 @@ impl<'a> OneRank<'a> {
 
     /// The baseline of multi-rank run `r` at `walkers` on one rank (seconds a generation, timestamp).
     pub(crate) fn of_run(&self, r: &Record, walkers: u64) -> Option<(f64, &'a str)> {
-        let key = |t: String| (r.commit.clone(), r.system.host.clone(), t, scaling_case(r), walkers);
+        let key = |t: String| (r.commit.clone(), r.system.machine(), t, scaling_case(r), walkers);
         self.0.get(&key(transport(r))).or_else(|| self.0.get(&key("solo".into()))).copied()
     }
 }
@@ -1154,6 +1155,11 @@ mod tests {
         let t = table(&f, &s, &sel);
         assert!(t.contains("80.0") && t.contains("75% of peak") && t.contains("NVIDIA"), "{t}");
         assert!(t.contains("the highest for double at 16 walkers"), "{t}");
+        // a one-core run of the same commit on another machine (same host id, twice the cores) is no baseline
+        let mut other = recs[1].clone();
+        other.system.cpu_physical = Some(2 * other.system.cores());
+        let recs = vec![other, recs[2].clone()];
+        assert!(series(&f, &select(&f, &recs)).is_empty(), "no pair across machines");
     }
 
     #[test]
@@ -1302,6 +1308,15 @@ mod tests {
             r
         };
         let recs = vec![host(run(1, 200, 2.0, "solo"), "a"), host(run(2, 200, 1.25, "threads"), "a"), host(later(run(1, 200, 1.0, "solo")), "b")];
+        let s = series(&f, &select(&f, &recs));
+        close(&s, &sc("strong", "200", "threads"), [(1.0, 1.0), (2.0, 0.8)]);
+        // nor on another machine of the same host id (the GPU hosts' containers share one host name): the one-H200
+        // host's 16 cores and the two-H200 host's 32 are two machines
+        let cores = |mut r: Record, n: usize| {
+            (r.commit, r.system.host, r.system.cpu_physical) = ("cores".into(), "same".into(), Some(n));
+            r
+        };
+        let recs = vec![cores(run(1, 200, 2.0, "solo"), 32), cores(run(2, 200, 1.25, "threads"), 32), cores(later(run(1, 200, 1.0, "solo")), 16)];
         let s = series(&f, &select(&f, &recs));
         close(&s, &sc("strong", "200", "threads"), [(1.0, 1.0), (2.0, 0.8)]);
     }

@@ -69,7 +69,7 @@ pub fn series(recs: &[&Record]) -> Vec<Series> {
             reduce_s: r.extra.get("reduce_per_gen_s").copied().unwrap_or(f64::NAN),
             migrate_s: r.extra.get("migrate_per_gen_s").copied().unwrap_or(f64::NAN),
         };
-        let key = (r.system.host.clone(), param(r, "system"), electrons(r), r.precision.clone(), param(r, "transport"), param(r, "migrate"), param(r, "migrate_via"), w / ranks);
+        let key = (r.system.machine(), param(r, "system"), electrons(r), r.precision.clone(), param(r, "transport"), param(r, "migrate"), param(r, "migrate_via"), w / ranks);
         let (base, runs) = groups.entry(key).or_default();
         *base = base.or(one.of_run(r, w / ranks).map(|b| b.0));
         runs.retain(|o| o.ranks != m.ranks); // a later run of the same point replaces an earlier one
