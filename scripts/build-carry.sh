@@ -3,8 +3,8 @@
 # binary, and put them in .carry/ for the
 # GPU host. cudarc loads libcuda, libnvrtc, libcublas and libcusolver at run time, so this machine needs no CUDA
 # toolkit. With MPI=1 it is built with the `mpi` feature (needs libopenmpi-dev and libclang here; the host has
-# Open MPI 4.1, the same libmpi.so.40 ABI), so `mpirun -n R .carry/qmcbench run qmc|solid ...` runs R ranks. With
-# TESTS=1 it also carries the kernels' unit tests as .carry/kernels-tests (GPU tests run there; gpu-host.sh uses it).
+# Open MPI 4.1, the same libmpi.so.40 ABI), so `mpirun -n R .carry/qmcbench run qmc|solid ...` runs R ranks. It
+# also carries the kernels' unit tests as .carry/kernels-tests (GPU tests run there; gpu-host.sh uses it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --locked -p miniapps ${MPI:+--features mpi} --bin qmcbench
@@ -18,3 +18,12 @@ exe=$(cargo test --release --locked -p kernels --lib --no-run --message-format=j
     | python3 -c 'import json,sys; print([m["executable"] for m in map(json.loads, sys.stdin) if m.get("executable")][-1])')
 strip -o .carry/kernels-tests "$exe"
 echo "built .carry/qmcbench from $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!results' || echo -dirty)"
+# One archive to carry, with the stages script (run there: tar xJf .carry/all.txz -C .carry). xz, not gzip: the
+# device tool takes the tracked tree and the carry together under 64 MiB, the tree is about 57 MB of it (the
+# records), and gzip's 11 MB no longer fits beside it (xz: 7 MB).
+cp scripts/gpu-host.sh .carry/
+tar cJf .carry/all.txz -C .carry qmcbench kernels-tests gpu-host.sh
+tree=$(git ls-files -z | xargs -0 du -cb 2>/dev/null | tail -1 | cut -f1)
+carry=$(du -b .carry/all.txz | cut -f1)
+echo "carry .carry/all.txz: $carry bytes; with the tracked tree ($tree bytes) $((tree + carry)) of the 67108864 allowed"
+[ $((tree + carry)) -lt 67108864 ] || echo "warning: the tree and .carry/all.txz exceed the device tool's 64 MiB" >&2
