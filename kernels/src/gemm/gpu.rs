@@ -181,6 +181,7 @@ fn runs(rows: &[usize]) -> Vec<std::ops::Range<usize>> {
 struct BasisParams {
     functions: i32,
     rows: i32,
+    prims_at: i32,
 }
 // SAFETY: plain-old-data with the C layout of the kernel's struct.
 unsafe impl DeviceRepr for BasisParams {}
@@ -200,9 +201,9 @@ pub struct GpuBasis<O: Real, T: Real> {
     func: CudaFunction,
     params: BasisParams,
     table: CudaSlice<f64>,
-    prims: CudaSlice<T>,
     pos: CudaSlice<f64>,
     out: CudaSlice<O>,
+    arithmetic: std::marker::PhantomData<T>,
 }
 
 impl<O: Real, T: Real> GpuBasis<O, T> {
@@ -210,19 +211,17 @@ impl<O: Real, T: Real> GpuBasis<O, T> {
         assert!(points <= i32::MAX as usize, "basis gpu: too many points");
         let out_len = points * COMPONENTS * set.len();
         gpu.ensure_fits("the basis outputs", out_len * std::mem::size_of::<O>() + points * 24)?;
-        // the records in f64, the primitives rounded to T here once (the values the CPU's evaluation rounds each to):
-        // f32 copies in single, as this kernel read before the evaluation was shared; reading the f64 table in single
-        // measured 4.8% slower (H200, geometric mean over the Fig. 7 cases, 3aca7eb against 8d28380)
-        let mut table = set.packed();
-        let prims: Vec<T> = table.split_off(crate::basis::RECORD * set.len()).into_iter().map(T::of).collect();
+        let table = set.packed();
+        assert!(table.len() <= i32::MAX as usize, "basis gpu: the packed basis set is too long");
+        let prims_at = (crate::basis::RECORD * set.len()) as i32;
         Ok(GpuBasis {
             func: gpu.function("gemm", SRC, basis_entry::<O, T>())?,
-            params: BasisParams { functions: set.len() as i32, rows: points as i32 },
-            table: gpu.upload("basis function records", &table)?,
-            prims: gpu.upload("basis primitives", &prims)?,
+            params: BasisParams { functions: set.len() as i32, rows: points as i32, prims_at },
+            table: gpu.upload("basis function table", &table)?,
             pos: gpu.zeros("electron positions", points * 3)?,
             out: gpu.zeros("basis outputs", out_len)?,
             gpu: gpu.clone(),
+            arithmetic: std::marker::PhantomData,
         })
     }
 
@@ -243,10 +242,10 @@ impl<O: Real, T: Real> GpuBasis<O, T> {
             shared_mem_bytes: 0,
         };
         let mut b = self.gpu.stream.launch_builder(&self.func);
-        b.arg(&self.params).arg(&self.table).arg(&self.prims).arg(&self.pos).arg(&mut self.out);
-        // SAFETY: the table holds a RECORD of 9 per function, naming primitives that exist in prims (2 each,
-        // crate::basis::pack); pos holds 3 per row, out 5 * functions per row; threads with j >= functions or
-        // row >= rows return before any access.
+        b.arg(&self.params).arg(&self.table).arg(&self.pos).arg(&mut self.out);
+        // SAFETY: the table holds a RECORD of 9 per function (naming primitives that exist) and from prims_at 2 per
+        // primitive (crate::basis::pack); pos holds 3 per row, out 5 * functions per row; threads with j >= functions
+        // or row >= rows return before any access.
         unsafe { b.launch(cfg) }.during("launching the basis kernel")?;
         Ok(())
     }
