@@ -680,9 +680,9 @@ for stage in "$@"; do
         fi
         ;;
     gemm-basis)
-        # paper 004's Fig. 7 basis evaluation alone (gemm --op basis: the Fig. 7 molecules' basis functions at 256
-        # walkers' electrons), GPU and all CPU cores, every precision, and its one-core baseline: the before and
-        # after of a change to the basis functions' code, on one device
+        # paper 004's Fig. 7 basis evaluation alone (gemm --op basis: the seven molecules' basis functions at every
+        # electron of 1, 16 and 128 walkers), GPU and all CPU cores, every precision, and its one-core baseline at
+        # 128 walkers: the before and after of a change to the basis functions' code, on one host (about 80 s)
         run run gemm --op basis --variants cpu,gpu
         run run gemm --op basis --walkers 128 --variants cpu --threads 1 --reps 3
         ;;
