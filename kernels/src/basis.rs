@@ -79,11 +79,16 @@ pub fn vgl<A: Real>(f: &Function, center: [f64; 3], exps: &[f64], coefs: &[f64],
 /// Words of one basis function's record in [`pack`].
 pub const RECORD: usize = 9;
 
+/// Where the primitives start in [`pack`]'s array of `functions` functions.
+pub fn prims_at(functions: usize) -> usize {
+    RECORD * functions
+}
+
 /// The functions as the GPU reads them, one f64 array: `[function][RECORD]` (centre x, y, z, powers k, l, m, 1 if
-/// Slater else 0, first and end primitive), then the primitives `[primitive][exponent, coefficient]`, which start
-/// at `RECORD * functions.len()`.
+/// Slater else 0, first and end primitive), then the primitives `[primitive][exponent, coefficient]` from
+/// [`prims_at`] on.
 pub fn pack(centers: &[[f64; 3]], functions: &[Function], exps: &[f64], coefs: &[f64]) -> Vec<f64> {
-    let mut out = Vec::with_capacity(RECORD * functions.len() + 2 * exps.len());
+    let mut out = Vec::with_capacity(prims_at(functions.len()) + 2 * exps.len());
     for f in functions {
         let [k, l, m] = f.powers.map(|x| x as f64);
         let slater = if f.radial == Radial::Slater { 1.0 } else { 0.0 };

@@ -220,14 +220,11 @@ impl AtomicOrbitals {
         (points * (crate::basis::flops(&self.functions) + 10 * self.len() * self.functions.len())) as f64
     }
 
-    /// Words of one basis function's record in [`AtomicOrbitals::packed`] ([`crate::basis::RECORD`]).
-    pub const RECORD: usize = crate::basis::RECORD;
-
-    /// The orbitals as the GPU reads them, one f64 array: the functions `[function][RECORD]` (centre x, y, z, powers
-    /// k, l, m, 1 if Slater else 0, first and end primitive), then the primitives at [`AtomicOrbitals::prims_at`]
-    /// (`[primitive][exponent, coefficient]`), then the orbital coefficients at [`AtomicOrbitals::coef_at`]
-    /// (`[orbital][function]`), then the cusps at [`AtomicOrbitals::cusp_at`] (`[cusp][CUSP_RECORD]`: orbital,
-    /// centre x, y, z, r_c, sign, a0..a4).
+    /// The orbitals as the GPU reads them, one f64 array: [`crate::basis::pack`]'s functions `[function][RECORD]`
+    /// (centre x, y, z, powers k, l, m, 1 if Slater else 0, first and end primitive), then the primitives at
+    /// [`AtomicOrbitals::prims_at`] (`[primitive][exponent, coefficient]`), then the orbital coefficients at
+    /// [`AtomicOrbitals::coef_at`] (`[orbital][function]`), then the cusps at [`AtomicOrbitals::cusp_at`]
+    /// (`[cusp][CUSP_RECORD]`: orbital, centre x, y, z, r_c, sign, a0..a4).
     pub fn packed(&self) -> Vec<f64> {
         let mut out = crate::basis::pack(&self.centers, &self.functions, &self.exps, &self.coefs);
         out.reserve(self.cusp_at() + Self::CUSP_RECORD * self.cusps.len() - out.len());
@@ -249,7 +246,7 @@ impl AtomicOrbitals {
 
     /// Where the primitives start in [`AtomicOrbitals::packed`].
     pub fn prims_at(&self) -> usize {
-        Self::RECORD * self.functions.len()
+        crate::basis::prims_at(self.functions.len())
     }
 
     /// Where the orbital coefficients start in [`AtomicOrbitals::packed`].

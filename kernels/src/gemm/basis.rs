@@ -90,7 +90,7 @@ impl BasisSet {
     }
 
     /// The functions as the GPU reads them ([`crate::basis::pack`]: records, then the primitives from
-    /// [`crate::basis::RECORD`] x functions on).
+    /// [`crate::basis::prims_at`] on).
     pub fn packed(&self) -> Vec<f64> {
         crate::basis::pack(&self.centers, &self.functions, &self.exps, &self.coefs)
     }

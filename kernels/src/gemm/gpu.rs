@@ -213,7 +213,7 @@ impl<O: Real, T: Real> GpuBasis<O, T> {
         gpu.ensure_fits("the basis outputs", out_len * std::mem::size_of::<O>() + points * 24)?;
         let table = set.packed();
         assert!(table.len() <= i32::MAX as usize, "basis gpu: the packed basis set is too long");
-        let prims_at = (crate::basis::RECORD * set.len()) as i32;
+        let prims_at = crate::basis::prims_at(set.len()) as i32;
         Ok(GpuBasis {
             func: gpu.function("gemm", SRC, basis_entry::<O, T>())?,
             params: BasisParams { functions: set.len() as i32, rows: points as i32, prims_at },
