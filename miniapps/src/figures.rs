@@ -550,13 +550,32 @@ pub fn select<'a>(f: &Figure, records: &'a [Record]) -> Vec<&'a Record> {
     chosen
 }
 
-/// "NVIDIA H100 80GB HBM3 + Intel(R) Xeon(R) Processor (16 threads)": the machine of the records.
+/// "NVIDIA H100 80GB HBM3 + Intel(R) Xeon(R) Processor (16 threads)": the machines of the records, each once, in the
+/// order first met and joined by "; " (a scaling figure spans hosts of one, two and four GPUs: "2x NVIDIA H200 + ...").
 pub fn hardware(recs: &[&Record]) -> String {
-    let cpu = recs.iter().find(|r| all_cores(r)).or(recs.first()).map(|r| r.system.label(false)).unwrap_or_default();
-    match recs.iter().find(|r| r.variant == Variant::Gpu) {
-        Some(g) => format!("{} + {cpu}", g.system.label(true)),
-        None => cpu,
+    let mut machines: Vec<String> = vec![];
+    for r in recs {
+        let m = r.system.machine();
+        if !machines.contains(&m) {
+            machines.push(m);
+        }
     }
+    let mut named: Vec<String> = vec![];
+    for m in &machines {
+        let on: Vec<&Record> = recs.iter().copied().filter(|r| r.system.machine() == *m).collect();
+        let cpu = on.iter().find(|r| all_cores(r)).or(on.first()).map(|r| r.system.label(false)).unwrap_or_default();
+        let name = match on.iter().find(|r| r.variant == Variant::Gpu) {
+            Some(g) => match g.system.host_gpus.as_ref().map_or(1, |v| v.len()) {
+                1 => format!("{} + {cpu}", g.system.label(true)),
+                n => format!("{n}x {} + {cpu}", g.system.label(true)),
+            },
+            None => cpu,
+        };
+        if !named.contains(&name) {
+            named.push(name);
+        }
+    }
+    named.join("; ")
 }
 
 /// A record's case key without the parameters that only say how one side ran (`threads`, `mode` on the CPU; where
@@ -1160,6 +1179,20 @@ mod tests {
         other.system.cpu_physical = Some(2 * other.system.cores());
         let recs = vec![other, recs[2].clone()];
         assert!(series(&f, &select(&f, &recs)).is_empty(), "no pair across machines");
+    }
+
+    #[test]
+    fn the_hardware_names_every_machine_of_the_records_once() {
+        let one = rec(Variant::Gpu, 16, 0.1, None);
+        let cpu = rec(Variant::Cpu, 16, 1.0, None);
+        let gpu = one.system.gpu.as_ref().expect("the test record ran on a GPU").name.clone();
+        let mut two = one.clone();
+        two.system.host_gpus = Some(vec![gpu.clone(); 2]);
+        two.system.cpu_physical = Some(2 * one.system.cores());
+        let cpu_label = cpu.system.label(false);
+        assert_eq!(hardware(&[&one, &cpu, &one]), format!("{gpu} + {cpu_label}"));
+        let both = hardware(&[&one, &cpu, &two]);
+        assert_eq!(both, format!("{gpu} + {cpu_label}; 2x {gpu} + {}", two.system.label(false)), "{both}");
     }
 
     #[test]
