@@ -550,32 +550,38 @@ pub fn select<'a>(f: &Figure, records: &'a [Record]) -> Vec<&'a Record> {
     chosen
 }
 
-/// "NVIDIA H100 80GB HBM3 + Intel(R) Xeon(R) Processor (16 threads)": the machines of the records, each once, in the
+/// "NVIDIA H100 80GB HBM3 + Intel(R) Xeon(R) Processor (16 cores)": the machines of the records, each once, in the
 /// order first met and joined by "; " (a scaling figure spans hosts of one, two and four GPUs: "2x NVIDIA H200 + ...").
+/// Records from before `host_gpus` was recorded do not say how many GPUs their host had: they are named with a
+/// record of the same GPU and CPU that does, if there is one, rather than as one more machine.
 pub fn hardware(recs: &[&Record]) -> String {
-    let mut machines: Vec<String> = vec![];
+    // (GPUs on the host where known, the GPU's name, the CPU): one per machine
+    let mut machines: Vec<(String, (Option<usize>, Option<String>, String))> = vec![];
     for r in recs {
         let m = r.system.machine();
-        if !machines.contains(&m) {
-            machines.push(m);
+        if machines.iter().any(|(k, _)| *k == m) {
+            continue;
         }
+        let gpu = recs.iter().find(|g| g.variant == Variant::Gpu && g.system.machine() == m).map(|g| g.system.label(true));
+        let cpu = format!("{} ({} cores)", r.system.cpu_model, r.system.cores());
+        machines.push((m, (r.system.host_gpus.as_ref().map(|v| v.len()), gpu, cpu)));
     }
-    let mut named: Vec<String> = vec![];
-    for m in &machines {
-        let on: Vec<&Record> = recs.iter().copied().filter(|r| r.system.machine() == *m).collect();
-        let cpu = on.iter().find(|r| all_cores(r)).or(on.first()).map(|r| r.system.label(false)).unwrap_or_default();
-        let name = match on.iter().find(|r| r.variant == Variant::Gpu) {
-            Some(g) => match g.system.host_gpus.as_ref().map_or(1, |v| v.len()) {
-                1 => format!("{} + {cpu}", g.system.label(true)),
-                n => format!("{n}x {} + {cpu}", g.system.label(true)),
-            },
-            None => cpu,
+    let named: Vec<&(Option<usize>, Option<String>, String)> = machines.iter().map(|(_, d)| d).collect();
+    let mut out: Vec<String> = vec![];
+    for &(n, gpu, cpu) in &named {
+        if n.is_none() && named.iter().any(|(k, g, c)| k.is_some() && g == gpu && c == cpu) {
+            continue;
+        }
+        let name = match (gpu, n) {
+            (Some(g), Some(n)) if *n > 1 => format!("{n}x {g} + {cpu}"),
+            (Some(g), _) => format!("{g} + {cpu}"),
+            (None, _) => cpu.clone(),
         };
-        if !named.contains(&name) {
-            named.push(name);
+        if !out.contains(&name) {
+            out.push(name);
         }
     }
-    named.join("; ")
+    out.join("; ")
 }
 
 /// A record's case key without the parameters that only say how one side ran (`threads`, `mode` on the CPU; where
@@ -1183,16 +1189,24 @@ mod tests {
 
     #[test]
     fn the_hardware_names_every_machine_of_the_records_once() {
-        let one = rec(Variant::Gpu, 16, 0.1, None);
-        let cpu = rec(Variant::Cpu, 16, 1.0, None);
+        let mut one = rec(Variant::Gpu, 16, 0.1, None);
         let gpu = one.system.gpu.as_ref().expect("the test record ran on a GPU").name.clone();
+        one.system.host_gpus = Some(vec![gpu.clone()]);
+        let mut cpu = rec(Variant::Cpu, 16, 1.0, None);
+        cpu.system = one.system.clone();
         let mut two = one.clone();
         two.system.host_gpus = Some(vec![gpu.clone(); 2]);
         two.system.cpu_physical = Some(2 * one.system.cores());
-        let cpu_label = cpu.system.label(false);
-        assert_eq!(hardware(&[&one, &cpu, &one]), format!("{gpu} + {cpu_label}"));
+        let (model, cores) = (&one.system.cpu_model, one.system.cores());
+        assert_eq!(hardware(&[&one, &cpu, &one]), format!("{gpu} + {model} ({cores} cores)"));
         let both = hardware(&[&one, &cpu, &two]);
-        assert_eq!(both, format!("{gpu} + {cpu_label}; 2x {gpu} + {}", two.system.label(false)), "{both}");
+        assert_eq!(both, format!("{gpu} + {model} ({cores} cores); 2x {gpu} + {model} ({} cores)", 2 * cores), "{both}");
+        // a record from before host_gpus on the two-GPU host is that host, not a third machine
+        let mut old = two.clone();
+        old.system.host_gpus = None;
+        assert_eq!(hardware(&[&one, &old, &two]), both);
+        // alone, it is named without a count
+        assert_eq!(hardware(&[&old]), format!("{gpu} + {model} ({} cores)", 2 * cores));
     }
 
     #[test]
