@@ -48,8 +48,9 @@
 #   gas-ranks-weak  weak scaling of the 54-electron gas's DMC on the batched CPU engine (solid --system gas), 1 and
 #               16 ranks, MPI bound to cores and threads (issue #24, item 5)
 #   gas-ranks-loaded  what bounds that weak scaling: one one-rank run alone against 16 independent one-rank runs at
-#               once, one a core (the machine's own loss, no communication), then the MPI runs at 1 and 16 ranks
-#               alternately, three of each (the lone run's speed drifts by 15-25% over minutes)
+#               once, one a core (the machine's own loss, no communication), then the MPI runs at 1 rank and at 16
+#               with equal shares and with shares by speed (--balance speed), in turn, three of each (the lone run's
+#               speed drifts by 15-25% over minutes)
 #   solid-single  the batched engines in single precision, carbon and the gas, CPU and GPU (issue #20)
 #   gas-single  the gas's Hartree-Fock check and DMC below E_HF at 162 electrons in single precision (#20)
 #   gas-single-delay  the gas's kinetic check in single on the GPU with rank-1 and delayed updates (#20)
@@ -654,10 +655,11 @@ for stage in "$@"; do
         # issue #24, item 5: gas-ranks-weak's work (54 electrons, 32 walkers a rank, 200 generations, double). First
         # the machine alone: one one-rank run pinned to core 0, then 16 independent one-rank runs at once, one pinned
         # to each core (no communication: their compute per generation against the lone run's is what a loaded
-        # machine costs; the slowest of them is what a generation in lock-step would wait for). Then mpirun -n 1 and
-        # -n 16 (bound to cores) alternately, three times: at 0114e33 one lone rank took 18.2 to 25.2 ms a generation
-        # from one run to the next, so a single pair of runs says little. The MPI runs are records; the rest is printed
-        # here (per generation, in ms)
+        # machine costs; the slowest of them is what a generation in lock-step would wait for: at 15094d9 23.9 ms
+        # against 20.4 mean and 18.4 alone). Then mpirun -n 1, -n 16 with equal shares and -n 16 with shares by speed
+        # (bound to cores) in turn, three times: at 0114e33 one lone rank took 18.2 to 25.2 ms a generation from one
+        # run to the next, so a single pair of runs says little. The MPI runs are records; the rest is printed here
+        # (per generation, in ms)
         g=(--system gas --electrons 54 --steps 200 --tau 0.02 --variants cpu --precision double)
         per_gen() { # file label: the compute (mean over ranks, slowest per generation), the wait and the wall time
             awk -v l="$2" '{ for (k in v) delete v[k]; n = split($0, f, /[,{}]/); for (i = 1; i <= n; i++) if (split(f[i], kv, ":") == 2) { gsub(/"/, "", kv[1]); v[kv[1]] = kv[2] }
@@ -676,13 +678,14 @@ for stage in "$@"; do
         cat /tmp/gas-loaded/*/solid.jsonl 2>/dev/null | grep -o '"compute_per_gen_s":[-0-9.e+]*' | cut -d: -f2 \
             | awk '{ s += $1; n++; if ($1 > m) m = $1; if (!lo || $1 < lo) lo = $1 } END { if (n) printf "16 loaded one-rank runs: %d, compute per generation mean %.2f ms, fastest %.2f, slowest %.2f\n", n, 1e3 * s / n, 1e3 * lo, 1e3 * m; else print "FAILED: no loaded run finished" }'
         if command -v mpirun >/dev/null && ldd "$BIN" 2>/dev/null | grep -q libmpi; then
-            echo "+ mpirun -n 1 and -n 16 (bound to cores) alternately, three times"
+            echo "+ mpirun -n 1, -n 16 with equal shares, -n 16 with shares by speed (bound to cores) in turn, three times"
             for t in 1 2 3; do
-                for R in 1 16; do
+                for run in "1 equal" "16 equal" "16 speed"; do
+                    read -r R B <<< "$run"
                     OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout --signal=INT 120 mpirun --allow-run-as-root --bind-to core --map-by core -n "$R" \
-                        "$BIN" run solid "${g[@]}" --walkers $((32 * R)) --threads 1 --quiet --out "/tmp/gas-mpi-$R-$t" >/dev/null || { echo "FAILED: mpirun -n $R solid gas"; fail=1; continue; }
-                    per_gen "/tmp/gas-mpi-$R-$t/solid.jsonl" "$R MPI rank(s), run $t"
-                    cat "/tmp/gas-mpi-$R-$t/solid.jsonl" >> "$REC/solid.jsonl"
+                        "$BIN" run solid "${g[@]}" --walkers $((32 * R)) --threads 1 --balance "$B" --quiet --out "/tmp/gas-mpi-$R-$B-$t" >/dev/null || { echo "FAILED: mpirun -n $R solid gas --balance $B"; fail=1; continue; }
+                    per_gen "/tmp/gas-mpi-$R-$B-$t/solid.jsonl" "$R MPI rank(s), $B shares, run $t"
+                    cat "/tmp/gas-mpi-$R-$B-$t/solid.jsonl" >> "$REC/solid.jsonl"
                 done
             done
         else

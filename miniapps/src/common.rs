@@ -3,6 +3,7 @@
 //! the registry's names).
 
 use harness::cli::CommonArgs;
+use kernels::ensemble::balance::Balance;
 use harness::Runner;
 
 /// A mini-app's arguments: its own sizes plus the common flags.
@@ -31,4 +32,20 @@ pub fn run_in<A: KernelArgs>(runner: &mut Runner, name: &'static str, argv: &[&s
 /// Every combination of the given size lists, in order (the outer list varies slowest).
 pub fn grid3<A: Copy, B: Copy, C: Copy>(a: &[A], b: &[B], c: &[C]) -> Vec<(A, B, C)> {
     a.iter().flat_map(|&x| b.iter().flat_map(move |&y| c.iter().map(move |&z| (x, y, z)))).collect()
+}
+
+/// --balance: how DMC spreads the walkers over ranks after each generation's population control.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Shares {
+    Equal,
+    Speed,
+}
+
+impl From<Shares> for Balance {
+    fn from(s: Shares) -> Balance {
+        match s {
+            Shares::Equal => Balance::Equal,
+            Shares::Speed => Balance::Speed,
+        }
+    }
 }

@@ -777,7 +777,8 @@ fn scaling_case(r: &Record) -> String {
     for k in ["ranks", "walkers"] {
         r.sizes.remove(k);
     }
-    for k in ["transport", "threads", "migrate", "migrate_via"] {
+    // how the ranks ran and shared the walkers: a one-rank run is the baseline of every way
+    for k in ["transport", "threads", "migrate", "migrate_via", "balance"] {
         r.params.remove(k);
     }
     r.key()

@@ -10,8 +10,9 @@
 //!   the trial energy follows it, E_T = E_est - ln(N / N_target) / (g tau_eff), which pulls it back to its target
 //!   over about g generations; after branching the ranks' walkers are balanced ([`Balance`]);
 //! - [`Control::Comb`]: one comb over all ranks' walkers in rank order ([`teeth`], [`comb_copies`]) keeps the
-//!   population at its target exactly (engines whose walker slots are fixed: the batched engines), and every rank
-//!   holds its equal share after the migration; E_T is E_est.
+//!   population at its target exactly (the batched engines, whose walkers are batched in slots), and after the
+//!   migration every rank holds its share ([`Balance`]: equal, or by speed where the engine's slots can change in
+//!   number); E_T is E_est.
 //!
 //! tau_eff = tau x (accepted / proposed mean-square displacement), accumulated over the run, so rejected moves do
 //! not make walkers branch as though they had diffused. A generation's weights use the ratio of the generations
@@ -31,7 +32,7 @@
 //! global. Walker k of the global order (rank 0's first) draws its moves and its branching number from streams named
 //! by (seed, generation, k): with equal shares and a given number of ranks a run is reproducible bit for bit.
 
-use super::balance::{equal, Balance, Pace};
+use super::balance::{Balance, Pace};
 use super::blocking::{weighted_blocking, Blocked};
 use super::comm::Comm;
 use super::moves::MoveStats;
@@ -47,8 +48,9 @@ pub enum Control {
     /// Each walker its own number of copies; the population varies about its target, held by the trial energy's
     /// feedback over `feedback` generations; the ranks' shares after branching as `balance` says.
     Branch { feedback: f64, balance: Balance },
-    /// One comb over all walkers: the population stays at its target and every rank at its equal share.
-    Comb,
+    /// One comb over all walkers: the population stays at its target, and every rank holds its share as `balance`
+    /// says (by speed only for an ensemble whose walker count can change from one generation to the next).
+    Comb { balance: Balance },
 }
 
 /// What a DMC run is, for its generations.
@@ -277,7 +279,7 @@ impl Dmc {
         // each walker's copies, under Branch: known before the sum, which carries their count
         let n: Vec<usize> = match p.control {
             Control::Branch { .. } => w.iter().enumerate().map(|(k, wk)| copies(*wk, stream(p.seed, 4, gen, first + k).random())).collect(),
-            Control::Comb => vec![],
+            Control::Comb { .. } => vec![],
         };
         // sum w, sum w E_L, sum w (E_L - E_est)^2 over all walkers of all ranks (E_est, known to all, keeps the
         // variance free of cancellation)
@@ -297,7 +299,7 @@ impl Dmc {
         v[..7].copy_from_slice(&[m.attempted as f64, m.accepted as f64, m.r2_proposed, m.r2_accepted, s[0], s[1], s[2]]);
         v[7 + me] = match p.control {
             Control::Branch { .. } => n.iter().sum::<usize>() as f64,
-            Control::Comb => s[0],
+            Control::Comb { .. } => s[0],
         };
         (v[7 + size + me], v[7 + 2 * size + me]) = (compute, self.last_reduce);
         comm.sum(&mut v);
@@ -314,7 +316,7 @@ impl Dmc {
         self.pace.update(computes, &self.held);
         let (n, counts) = match p.control {
             Control::Branch { .. } => (n, v[7..7 + size].iter().map(|&c| c as usize).collect::<Vec<usize>>()),
-            Control::Comb => {
+            Control::Comb { .. } => {
                 // tooth k at (k + xi) W / N along all ranks' weights in rank order; W summed as `teeth` sums it
                 let totals = &v[7..7 + size];
                 let xi = comb_offset(p.seed, gen);
@@ -342,8 +344,7 @@ impl Dmc {
         acc.walker_steps += acc.population as u64;
         acc.moves = moves;
         let goals = match p.control {
-            Control::Branch { balance, .. } => self.pace.goals(total, balance),
-            Control::Comb => equal(total, size),
+            Control::Branch { balance, .. } | Control::Comb { balance } => self.pace.goals(total, balance),
         };
         let t = Instant::now();
         let mut traffic = pop.repopulate(comm, &n, &counts, &goals).map_err(DmcError::device)?;
@@ -363,7 +364,7 @@ impl Dmc {
         acc.population = total;
         acc.e_trial = match p.control {
             Control::Branch { feedback, .. } => acc.e_est - (total as f64 / p.target as f64).ln() / (feedback * effective_tau(p.tau, &acc.moves)),
-            Control::Comb => acc.e_est,
+            Control::Comb { .. } => acc.e_est,
         };
         acc.gen += 1;
         self.timing.generations += 1;
@@ -422,6 +423,8 @@ mod tests {
         mean: f64,
         spread: f64,
         poison: Option<usize>,
+        /// A slower core: each generation sleeps this long a walker.
+        delay: std::time::Duration,
     }
 
     impl Ensemble for Toy {
@@ -440,6 +443,7 @@ mod tests {
             if let Some(k) = self.poison {
                 self.walkers[k].0 = f64::NAN;
             }
+            std::thread::sleep(self.delay * self.walkers.len() as u32);
             let n = self.walkers.len() as u64;
             Ok((MoveStats { attempted: n, accepted: n / 2, r2_proposed: 0.0, r2_accepted: 0.0 }, self.energies()?))
         }
@@ -451,7 +455,7 @@ mod tests {
     }
 
     fn toy(ks: std::ops::Range<usize>) -> Toy {
-        Toy { walkers: ks.map(|k| Energy(-1.0 + 0.01 * k as f64)).collect(), mean: -1.0, spread: 0.5, poison: None }
+        Toy { walkers: ks.map(|k| Energy(-1.0 + 0.01 * k as f64)).collect(), mean: -1.0, spread: 0.5, poison: None, delay: Default::default() }
     }
 
     fn params(target: usize, control: Control) -> Params {
@@ -466,7 +470,7 @@ mod tests {
         let out = Threads::run(3, |c| {
             let (first, n) = share(13, c.rank(), 3);
             let mut pop = toy(first..first + n);
-            let mut d = Dmc::start(c, &pop, params(13, Control::Comb), None).unwrap();
+            let mut d = Dmc::start(c, &pop, params(13, Control::Comb { balance: Balance::Equal }), None).unwrap();
             for _ in 0..30 {
                 d.generation(c, &mut pop).unwrap();
                 assert_eq!((d.acc.population, pop.len()), (13, n), "rank {}", c.rank());
@@ -481,6 +485,30 @@ mod tests {
         assert!((a.e_est - mean).abs() < 1e-12, "{} vs {mean}", a.e_est);
         assert!((a.e_est + 1.0).abs() < 0.1, "the toy's energies sit about -1: {}", a.e_est);
         assert!(out.iter().map(|o| o.1).sum::<u64>() > 0, "no walker moved between ranks: the test did not exercise the exchange");
+    }
+
+    /// Under the comb with shares by speed, a rank slower per walker (200 us a walker against the toy's
+    /// microseconds for all of them) ends up holding fewer walkers than the others, while the population stays at
+    /// its target and every rank holds the same state.
+    #[test]
+    fn the_comb_by_speed_gives_a_slow_rank_fewer_walkers() {
+        let out = Threads::run(3, |c| {
+            let (first, n) = share(30, c.rank(), 3);
+            let mut pop = toy(first..first + n);
+            if c.rank() == 1 {
+                pop.delay = std::time::Duration::from_micros(200);
+            }
+            let mut d = Dmc::start(c, &pop, params(30, Control::Comb { balance: Balance::Speed }), None).unwrap();
+            for _ in 0..20 {
+                d.generation(c, &mut pop).unwrap();
+                assert_eq!(d.acc.population, 30);
+            }
+            (d.acc.clone(), pop.len())
+        });
+        assert!(out.iter().all(|o| o.0 == out[0].0), "every rank holds the same state");
+        let held: Vec<usize> = out.iter().map(|o| o.1).collect();
+        assert_eq!(held.iter().sum::<usize>(), 30);
+        assert!(held[1] < held[0] && held[1] < held[2], "the slow rank holds {held:?}");
     }
 
     /// Under branching the population varies about its target, held by the trial energy: above the target E_T is
@@ -509,7 +537,7 @@ mod tests {
     /// checkpoint saves the last good generation.
     #[test]
     fn a_nan_energy_stops_the_generation_and_keeps_the_last_good_state() {
-        for control in [Control::Comb, Control::Branch { feedback: 10.0, balance: Balance::Equal }] {
+        for control in [Control::Comb { balance: Balance::Equal }, Control::Branch { feedback: 10.0, balance: Balance::Equal }] {
             let mut pop = toy(0..16);
             let mut d = Dmc::start(&Solo, &pop, params(16, control), None).unwrap();
             for _ in 0..3 {

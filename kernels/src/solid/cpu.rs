@@ -352,6 +352,23 @@ impl<'a, S: Scalar, A: Scalar> CpuEngine<'a, S, A> {
     }
 
     /// Slot s takes the state of walker `parents[s]` (no parent's own slot is overwritten: see `ranks::place`).
+    /// Hold `n` walker slots (shares by speed: `ranks::Engine::resize`): slots past `n` go, new ones hold zeros
+    /// until a copy or an arrival fills them.
+    pub fn resize(&mut self, n: usize) {
+        let (ne, st, ni) = (self.ctx.sys.electrons(), self.ctx.setup.table.stride, self.ctx.setup.ion_count());
+        self.w.pos.resize(3 * ne * n, 0.0);
+        self.w.inv.resize(ne * st * n, S::zero());
+        self.w.rot.resize(9 * ni * n, 0.0);
+        self.dpsi.resize(3 * ne * st * n, S::zero());
+        self.lap.resize(ne * st * n, S::zero());
+        self.lap_known.resize(n, false);
+        self.parts.resize(n, Parts::default());
+        self.cond.resize(n, f64::INFINITY);
+        self.accepted.resize(n, 0);
+        self.outcomes.resize_with(n, Outcome::default);
+        self.w.count = n;
+    }
+
     pub fn copy_slots(&mut self, parents: &[usize]) {
         let (ne, st, ni) = (self.ctx.sys.electrons(), self.ctx.setup.table.stride, self.ctx.setup.ion_count());
         for (slot, &from) in parents.iter().enumerate().filter(|(s, f)| s != *f) {
@@ -649,6 +666,13 @@ impl<S: Scalar, A: Scalar> Engine<S> for CpuEngine<'_, S, A> {
     }
     fn rebuild(&mut self, slots: &[usize], cargo: Cargo) -> Result<(), SolidError> {
         CpuEngine::rebuild(self, slots, cargo == Cargo::Configuration)
+    }
+    fn resize(&mut self, n: usize) -> Result<(), SolidError> {
+        CpuEngine::resize(self, n);
+        Ok(())
+    }
+    fn renumber(&mut self, first: usize) {
+        self.ctx.p.first = first;
     }
     fn finite(&mut self) -> &mut Finite {
         &mut self.finite

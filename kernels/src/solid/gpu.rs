@@ -1379,6 +1379,9 @@ impl<S: Scalar, A: Scalar> Engine<S> for GpuEngine<'_, S, A> {
     fn moves(&self) -> MoveStats {
         self.moves
     }
+    fn renumber(&mut self, first: usize) {
+        self.p.first = first;
+    }
 }
 
 #[cfg(test)]

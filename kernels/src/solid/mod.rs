@@ -311,6 +311,9 @@ pub enum SolidError {
     /// The DMC generation's own stop (a non-finite energy), or an engine error it passed on, as its message.
     #[error("{0}")]
     Dmc(String),
+    /// A share of walkers other than the engine's fixed count (`ranks::Engine::resize`).
+    #[error("this engine holds a fixed {0} walkers and cannot hold {1}: shares by speed (--balance speed) need the CPU engine")]
+    Fixed(usize, usize),
 }
 
 /// The delay both engines use for `n` electrons per spin in precision `p` unless told otherwise: the power of 2

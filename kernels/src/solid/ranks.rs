@@ -8,11 +8,13 @@
 //! ([`Control::Comb`]): every rank's engine advances its walkers (sweep, measurement, nonlocal energy); one sum over
 //! ranks carries each rank's weight total and the weighted energy; one comb over all ranks' walkers in rank order
 //! gives rank r's walkers exactly the copies one comb over the whole population would give them, so every rank
-//! derives every rank's copy count from the same sums. [`Slots`] then renews the population in the engine's fixed
-//! slots: each rank makes its copies in place ([`place`]: survivors keep their slots, extra copies fill the slots of
-//! the dead); a rank with more copies than slots sends the surplus, a rank with fewer receives, walker by walker
-//! (`exchange`: the transfer plan from the per-rank copy counts to equal shares). The total population stays N and
-//! every rank ends with its share again, so the engines keep their fixed sizes.
+//! derives every rank's copy count from the same sums. [`Slots`] then renews the population in the engine's slots:
+//! each rank makes its copies in place ([`place`]: survivors keep their slots, extra copies fill the slots of the
+//! dead); a rank with more copies than its share sends the surplus, a rank with fewer receives, walker by walker
+//! (`exchange`: the transfer plan from the per-rank copy counts to the shares). The total population stays N and
+//! every rank ends with its share: equal shares, so the engines keep their sizes, or, with shares by speed
+//! ([`Balance::Speed`], the CPU engine only: `Engine::resize`), shares that follow each rank's measured compute time
+//! per walker, so a rank on a slower core holds fewer walkers and the others wait less for it.
 //!
 //! What a migrating walker carries is the run's [`Cargo`]:
 //! - configuration: positions, rotations, energies and condition number (14 KB at 512 electrons); the receiving
@@ -33,6 +35,7 @@
 use super::finite::Finite;
 use super::walker::Walker;
 use super::{Params, SolidError};
+use crate::ensemble::balance::Balance;
 use crate::ensemble::comm::{Comm, Solo};
 use crate::ensemble::vmc::Vmc;
 use crate::ensemble::dmc::{self, Control, Dmc, DmcError, Ensemble};
@@ -149,6 +152,17 @@ pub trait Engine<S> {
     fn finite(&mut self) -> &mut Finite;
     /// The engine's tally of moves so far.
     fn moves(&self) -> MoveStats;
+    /// Hold `n` walker slots: new slots (past the count) wait to be filled by copies or arrivals; slots past `n`
+    /// go. An engine whose slots are fixed (the GPU's buffers and captured launches) refuses any other count.
+    fn resize(&mut self, n: usize) -> Result<(), SolidError> {
+        match n == self.count() {
+            true => Ok(()),
+            false => Err(SolidError::Fixed(self.count(), n)),
+        }
+    }
+    /// Its walkers are walkers `first..` of the global order from now on (their random streams' indices): under
+    /// shares by speed a rank's first walker moves from one generation to the next.
+    fn renumber(&mut self, first: usize);
 }
 
 /// Where copies go on one rank: `parents[s]` the walker whose state slot s takes, `send` the walkers whose
@@ -159,12 +173,15 @@ pub struct Placement {
     pub open: Vec<usize>,
 }
 
-/// Survivors keep their slots, extra copies fill the dead walkers' slots in order, so the copies can be made in place
-/// in any order (no source is overwritten); what does not fit leaves, what stays empty waits for arrivals.
-pub fn place(copies: &[usize]) -> Placement {
-    let mut parents: Vec<usize> = (0..copies.len()).collect();
-    let free: Vec<usize> = (0..copies.len()).filter(|&s| copies[s] == 0).collect();
-    let extras: Vec<usize> = copies.iter().enumerate().flat_map(|(j, &c)| std::iter::repeat_n(j, c.saturating_sub(1))).collect();
+/// Walker j's `copies[j]` placed in `slots` slots (the engine's count after the generation: its share): survivors
+/// keep their slots, extra copies fill the dead walkers' slots in order, then the new slots past the walkers; a
+/// walker whose slot goes (past `slots`) has all its copies placed as extras. No source is a target (dead and new
+/// slots hold no walker, and the slots that go are no target), so the copies can be made in place in any order; what
+/// does not fit leaves, what stays empty waits for arrivals.
+pub fn place(copies: &[usize], slots: usize) -> Placement {
+    let mut parents: Vec<usize> = (0..slots).collect();
+    let free: Vec<usize> = (0..copies.len().min(slots)).filter(|&s| copies[s] == 0).chain(copies.len()..slots).collect();
+    let extras: Vec<usize> = copies.iter().enumerate().flat_map(|(j, &c)| std::iter::repeat_n(j, if j < slots { c.saturating_sub(1) } else { c })).collect();
     let fit = extras.len().min(free.len());
     for (&slot, &from) in free.iter().zip(&extras) {
         parents[slot] = from;
@@ -200,8 +217,8 @@ pub struct Migration {
 
 /// The DMC run of an engine built with `p` holding its share of `total` walkers over the ranks of `comm`: the one
 /// generation under the comb, with the estimator from generation `equil` on (one sum over ranks, for the start).
-pub fn dmc<S: Real>(comm: &dyn Comm, e: &mut dyn Engine<S>, p: &Params, total: usize, electrons: usize, equil: usize) -> Result<Dmc, SolidError> {
-    let params = dmc::Params { target: total, tau: p.tau, seed: p.seed, electrons, equil, control: Control::Comb };
+pub fn dmc<S: Real>(comm: &dyn Comm, e: &mut dyn Engine<S>, p: &Params, total: usize, electrons: usize, equil: usize, balance: Balance) -> Result<Dmc, SolidError> {
+    let params = dmc::Params { target: total, tau: p.tau, seed: p.seed, electrons, equil, control: Control::Comb { balance } };
     Dmc::start(comm, &Slots { engine: e, migration: &mut Migration::default() }, params, None).map_err(dmc_error)
 }
 
@@ -235,7 +252,7 @@ impl Run {
     /// The run `p` asks for of engine `e` alone, its walkers measured (a DMC's start sums their energies).
     pub fn start<S: Real>(e: &mut dyn Engine<S>, p: &Params, electrons: usize) -> Result<Run, SolidError> {
         let count = e.count();
-        Ok(if p.dmc { Run::Dmc(dmc(&Solo, e, p, count, electrons, 0)?) } else { Run::Vmc(Vmc::new(count, p.first, 0)) })
+        Ok(if p.dmc { Run::Dmc(dmc(&Solo, e, p, count, electrons, 0, Balance::Equal)?) } else { Run::Vmc(Vmc::new(count, p.first, 0)) })
     }
 
     /// What an engine holds in place of its run before the run starts (the start needs the engine built and
@@ -328,7 +345,8 @@ impl<S: Real> Ensemble for Slots<'_, S> {
     /// The engine was built with the run's time step and seed, its walkers numbered from `Params::first`, which is
     /// this rank's `first` (equal shares); its steps count the generations. Both engines sum the moves'
     /// displacements, so the weights use tau_eff (`ensemble::dmc::effective_tau`).
-    fn advance(&mut self, _gen: usize, _first: usize) -> Result<(MoveStats, Vec<f64>), SolidError> {
+    fn advance(&mut self, _gen: usize, first: usize) -> Result<(MoveStats, Vec<f64>), SolidError> {
+        self.engine.renumber(first);
         let before = self.engine.moves();
         self.engine.advance()?;
         let m = self.engine.moves().since(&before);
@@ -339,9 +357,18 @@ impl<S: Real> Ensemble for Slots<'_, S> {
         self.engine.finite().tally(gen, weights);
     }
     fn repopulate(&mut self, comm: &dyn Comm, copies: &[usize], counts: &[usize], goals: &[usize]) -> Result<Traffic, SolidError> {
-        let p = place(copies);
+        let (now, goal) = (self.engine.count(), goals[comm.rank()]);
+        let p = place(copies, goal);
+        if goal > now {
+            self.engine.resize(goal)?;
+        }
         let (traffic, arrived) = exchange(comm, self.engine, self.migration, &p, counts, goals)?;
         self.engine.copy_slots(&p.parents)?;
+        if goal < now {
+            self.engine.resize(goal)?;
+            // an earlier arrival's slot may be gone
+            self.migration.arrived = self.migration.arrived.filter(|&k| k < goal);
+        }
         let cargo = self.migration.cargo;
         let rebuilt = if cargo == Cargo::Whole { &[][..] } else { &p.open[..arrived] };
         let r = Instant::now();
@@ -421,16 +448,25 @@ mod tests {
 
     #[test]
     fn placement_keeps_survivors_and_counts_what_leaves_and_arrives() {
-        let p = place(&[0, 3, 1, 0]);
+        let p = place(&[0, 3, 1, 0], 4);
         assert_eq!(p.parents, [1, 1, 2, 1]);
         assert!(p.send.is_empty() && p.open.is_empty());
-        let p = place(&[0, 4, 1, 0]);
+        let p = place(&[0, 4, 1, 0], 4);
         assert_eq!((p.parents, p.send, p.open), (vec![1, 1, 2, 1], vec![1], vec![]));
-        let p = place(&[0, 2, 0, 0]);
+        let p = place(&[0, 2, 0, 0], 4);
         assert_eq!((p.parents, p.send, p.open), (vec![1, 1, 2, 3], vec![], vec![2, 3]));
+        // shares by speed: a share of five slots, the new fifth waiting for an arrival
+        let p = place(&[0, 3, 1, 0], 5);
+        assert_eq!((p.parents, p.send, p.open), (vec![1, 1, 2, 1, 4], vec![], vec![4]));
+        // a share of two: the walkers of the slots that go leave with every copy, the survivor of slot 0 its extra
+        let p = place(&[2, 1, 0, 1], 2);
+        assert_eq!((p.parents, p.send, p.open), (vec![0, 1], vec![0, 3], vec![]));
+        // a share of three: a copy of the walker in slot 2 fills slot 0, its other copy leaves
+        let p = place(&[0, 1, 3, 0], 3);
+        assert_eq!((p.parents, p.send, p.open), (vec![2, 1, 2], vec![2], vec![]));
         // one rank: a comb's copies all fit, and no slot that is a source is overwritten
         let weights = [0.01, 3.0, 0.01, 1.0];
-        let p = place(&comb_copies(&weights, 0.0, weights.iter().sum(), 4, 0.5, 0..4));
+        let p = place(&comb_copies(&weights, 0.0, weights.iter().sum(), 4, 0.5, 0..4), 4);
         assert_eq!((p.parents.clone(), p.send, p.open), (vec![1, 1, 1, 3], vec![], vec![]));
         assert!(p.parents.iter().enumerate().all(|(slot, &from)| from == slot || p.parents[from] == from));
     }
@@ -458,6 +494,46 @@ mod tests {
             }
             assert!(migrated > 0, "no seed moved a walker between ranks: the test did not exercise migration ({cargo:?})");
         }
+    }
+
+    /// Shares by speed on the CPU engine: two ranks of four walkers, every walker one copy, renewed to shares of
+    /// three and five: rank 0 keeps its first three, its fourth arrives in rank 1's new fifth slot; then back to four
+    /// and four, the same walker returning to rank 0's fourth slot. The engines resize, their walkers' energies are
+    /// where the plan says, bit for bit, and both still step.
+    #[test]
+    fn cpu_engines_take_uneven_shares_and_give_them_back() {
+        let sys = Solid::carbon(16, 3).unwrap();
+        let p = Params { tau: 0.02, dmc: true, recompute: 0, seed: 5, first: 0, delay: 4 };
+        let out = Threads::run(2, |c| {
+            let mut e = CpuEngine::<f64, f64>::new(&sys, 4, Params { first: 4 * c.rank(), ..p }).unwrap();
+            let before = e.energies();
+            let mut m = Migration::default();
+            Slots { engine: &mut e, migration: &mut m }.repopulate(c, &[1; 4], &[4, 4], &[3, 5]).unwrap();
+            let uneven = e.energies();
+            let copies = vec![1; e.count()];
+            Slots { engine: &mut e, migration: &mut m }.repopulate(c, &copies, &[3, 5], &[4, 4]).unwrap();
+            let back = e.energies();
+            e.advance().unwrap();
+            assert!(e.energies().iter().all(|x| x.is_finite()), "rank {}: {:?}", c.rank(), e.energies());
+            (before, uneven, back)
+        });
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        let (r0, r1) = (&out[0], &out[1]);
+        assert_eq!(bits(&r0.1), bits(&r0.0[..3]));
+        assert_eq!(bits(&r1.1), bits(&[&r1.0[..], &r0.0[3..]].concat()));
+        assert_eq!((bits(&r0.2), bits(&r1.2)), (bits(&r0.0), bits(&r1.0)));
+    }
+
+    /// A GPU engine holds a fixed number of walkers: a share of another number is an error, not a wrong state.
+    #[test]
+    fn a_gpu_engine_refuses_another_share_when_present() {
+        let Some(gpu) = crate::gpu::for_test() else { return };
+        let sys = Solid::carbon(16, 3).unwrap();
+        let p = Params { tau: 0.02, dmc: true, recompute: 0, seed: 5, first: 0, delay: 4 };
+        let setup = sys.setup.convert::<f64>();
+        let mut e = GpuEngine::<f64, f64>::new(&gpu, &sys, &setup, 4, p).unwrap();
+        assert!(matches!(Engine::resize(&mut e, 5), Err(SolidError::Fixed(4, 5))));
+        assert!(Engine::resize(&mut e, 4).is_ok());
     }
 
     /// As `two_ranks_make_the_one_engine_generations`, with a GPU engine per rank (each rank opens the GPU of its
@@ -498,7 +574,7 @@ mod tests {
         let out = Threads::run(2, |c| {
             let (first, n) = share(4, c.rank(), 2);
             let mut e = make(c, n, Params { first, ..p });
-            let mut d = dmc(c, &mut e, &Params { first, ..p }, 4, sys.electrons(), 0).unwrap();
+            let mut d = dmc(c, &mut e, &Params { first, ..p }, 4, sys.electrons(), 0, Balance::Equal).unwrap();
             let mut m = Migration { cargo, via, ..Default::default() };
             let mut seen = vec![(d.acc.e_est, e.energies())];
             for _ in 1..want.len() {

@@ -44,7 +44,7 @@
 pub mod batched;
 pub mod coverage;
 
-use crate::common::KernelArgs;
+use crate::common::{KernelArgs, Shares};
 use crate::registry::Level;
 use anyhow::{bail, Result};
 use harness::cli::{positive, CommonArgs};
@@ -52,7 +52,6 @@ use harness::timing::Stats;
 use harness::{BytesModel, Case, Runner, Variant, Work};
 use kernels::ensemble::comm::{Ranks, Solo};
 use kernels::qmc::gpu::{trajectory_check, GpuWalkers, MAX_EWALD_WALKERS};
-use kernels::ensemble::balance::Balance;
 use kernels::qmc::dmc::{self, Checkpointing, DmcParams, Report};
 use kernels::qmc::vmc::{self, Estimate, VmcParams};
 use kernels::qmc::walker::Walker;
@@ -205,21 +204,6 @@ pub enum EngineKind {
 }
 
 /// Monte Carlo method.
-/// --balance: how DMC shares the walkers among ranks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Shares {
-    Equal,
-    Speed,
-}
-
-impl From<Shares> for Balance {
-    fn from(s: Shares) -> Balance {
-        match s {
-            Shares::Equal => Balance::Equal,
-            Shares::Speed => Balance::Speed,
-        }
-    }
-}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Method {

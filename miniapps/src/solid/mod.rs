@@ -172,6 +172,13 @@ pub struct Args {
     /// Recorded as params.migrate_via (what was used).
     #[arg(long, default_value = "host", value_parser = clap::value_parser!(kernels::solid::ranks::Via))]
     pub migrate_via: kernels::solid::ranks::Via,
+    /// With ranks: how the walkers are spread over ranks after each generation's comb. equal: every rank its equal
+    /// share (the engines keep their sizes; a run is reproducible bit for bit); speed: shares in proportion to each
+    /// rank's measured speed (compute seconds per walker, smoothed over about 8 generations), so a rank on a slower
+    /// core holds fewer walkers and the others wait less for it (runs then agree statistically, not bit for bit).
+    /// speed needs the cpu variant: the GPU engine's walker slots are fixed. Recorded as params.balance = speed.
+    #[arg(long, value_enum, default_value = "equal")]
+    pub balance: crate::common::Shares,
 }
 
 impl KernelArgs for Args {

@@ -8,7 +8,7 @@
 //!
 //! Records (rank 0 writes them): one per (electrons, walkers, precision, variant), the single-rank case's keys (the
 //! gas's `params.system`, `rs` and `jastrow`; carbon's `params.system` names its cell), `sizes.ranks`,
-//! `params.transport`; the time of `--steps` generations after one untimed generation, with the
+//! `params.transport` (and `params.balance` = speed with `--balance speed`); the time of `--steps` generations after one untimed generation, with the
 //! per-generation means over ranks of the time in walker moves (`compute_per_gen_s`), in the sum over ranks
 //! (`reduce_per_gen_s`, including the wait for the slowest rank; `reduce_max_per_gen_s` that of the rank that waits
 //! most; who is waited for: `compute_max_per_gen_s`, each generation's largest compute over ranks, and
@@ -41,6 +41,8 @@ use kernels::solid::finite::Finite;
 use kernels::solid::validate::{sampled, RANDOM_WALKERS};
 use kernels::solid::{Params, Solid};
 use kernels::{Check, Precision, Real};
+use kernels::ensemble::balance::Balance;
+use crate::common::Shares;
 use std::time::Instant;
 
 /// What each rank reports, in one vector summed over ranks (each rank fills its own block).
@@ -61,6 +63,9 @@ pub fn run(r: &mut Runner, a: &Args, ranks: &Ranks, precisions: &[Precision]) ->
     }
     if let Some(w) = a.walkers.iter().find(|&&w| w < size) {
         bail!("--walkers {w} is fewer than the {size} ranks: every rank needs walkers");
+    }
+    if a.balance == Shares::Speed && r.runs(Variant::Gpu) {
+        bail!("--balance speed needs the cpu variant (--variants cpu): the GPU engine holds a fixed number of walkers");
     }
     if r.runs(Variant::Gpu) && ranks.transport() == "threads" {
         gpus_for_ranks(size, Gpu::count().unwrap_or(0))?;
@@ -90,7 +95,7 @@ pub fn run(r: &mut Runner, a: &Args, ranks: &Ranks, precisions: &[Precision]) ->
 /// One rank's run: its engine over its share, one untimed generation, `steps` timed ones; returns every rank's
 /// report block (summed over ranks) and the mean generation energy. A rank that fails stops all of them.
 fn on_rank<S: Scalar, A: Scalar>(c: &dyn Comm, sys: &Solid, params: Params, total: usize, a: &Args, v: Variant) -> (Vec<f64>, f64) {
-    let (steps, cargo) = (a.timed_steps(), (a.migrate, a.migrate_via));
+    let (steps, cargo) = (a.timed_steps(), (a.migrate, a.migrate_via, a.balance.into()));
     let (first, n) = share(total, c.rank(), c.size());
     let params = Params { first, ..params };
     let p = Precision::of::<S, A>();
@@ -133,10 +138,10 @@ fn on_rank<S: Scalar, A: Scalar>(c: &dyn Comm, sys: &Solid, params: Params, tota
 /// arrivals; [22] whether this rank's GPU has peer access to the next one's (1, 0; -1: one GPU, or the cpu variant);
 /// [23] each generation's largest compute over ranks, summed (the same on every rank).
 #[allow(clippy::too_many_arguments)]
-fn drive<S: Real>(c: &dyn Comm, e: &mut dyn Engine<S>, sys: &Solid, p: Params, total: usize, steps: usize, (cargo, via): (Cargo, Via), mine: &mut [f64]) -> Result<f64> {
+fn drive<S: Real>(c: &dyn Comm, e: &mut dyn Engine<S>, sys: &Solid, p: Params, total: usize, steps: usize, (cargo, via, balance): (Cargo, Via, Balance), mine: &mut [f64]) -> Result<f64> {
     // one untimed generation, the estimator's equilibration: first-use costs (allocations, the first transfers) stay
     // out of the timing
-    let mut d = solid_ranks::dmc(c, e, &p, total, sys.electrons(), 1)?;
+    let mut d = solid_ranks::dmc(c, e, &p, total, sys.electrons(), 1, balance)?;
     let mut m = Migration { cargo, via, ..Default::default() };
     generation(c, e, &mut d, &mut m)?;
     (d.timing, m.timing) = Default::default();
@@ -211,6 +216,7 @@ fn record(r: &mut Runner, a: &Args, sys: &Solid, p: Precision, v: Variant, total
         .param("transport", ranks.transport())
         .param("migrate", a.migrate.name())
         .param("migrate_via", if ranks.transport() == "threads" && v == Variant::Gpu { a.migrate_via.name() } else { "host" });
+    let case = if a.balance == Shares::Speed { case.param("balance", "speed") } else { case };
     let acc = mean(10);
     let params = Params { tau: a.tau, dmc: true, recompute: a.recompute, seed: 0, first: 0, delay: crate::solid::delay(a, ne, p) };
     r.record(&case, v, Stats::from_samples(&[secs]), work(sys, &params, p.bytes().0, total, steps, acc), &checks)?;
