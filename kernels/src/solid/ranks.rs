@@ -342,8 +342,9 @@ impl<S: Real> Ensemble for Slots<'_, S> {
     fn energies(&self) -> Result<Vec<f64>, SolidError> {
         Ok(self.engine.energies())
     }
-    /// The engine was built with the run's time step and seed, its walkers numbered from `Params::first`, which is
-    /// this rank's `first` (equal shares); its steps count the generations. Both engines sum the moves'
+    /// The engine was built with the run's time step and seed; its walkers are renumbered from `first`, this rank's
+    /// first walker in the global order (the same each generation under equal shares, moving under shares by speed),
+    /// so no two walkers of any rank share a random stream; its steps count the generations. Both engines sum the moves'
     /// displacements, so the weights use tau_eff (`ensemble::dmc::effective_tau`).
     fn advance(&mut self, _gen: usize, first: usize) -> Result<(MoveStats, Vec<f64>), SolidError> {
         self.engine.renumber(first);
