@@ -2,13 +2,16 @@
 # The DMC driver across two MPI ranks: build `qmc` with the `mpi` feature, run a small He DMC on one rank and under
 # `mpirun -n 2`, and check that the two energies agree within error bars and that the two-rank record says so.
 # Needs an MPI library and libclang (Debian: libopenmpi-dev openmpi-bin libclang-dev; .ci/run installs them).
-# Usage: scripts/mpi-check.sh [out-dir]   (a dev-profile build: it reuses the dependencies the tests compiled)
+# Usage: scripts/mpi-check.sh [out-dir]   (QMC: a `qmc` built with the mpi feature, else a release build of it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-target/mpi-check}
 rm -rf "$out"
-cargo build --locked --quiet --features mpi --bin qmc
-bin=${CARGO_TARGET_DIR:-target}/debug/qmc
+bin=${QMC:-}
+if [ -z "$bin" ]; then
+    cargo build --release --locked --quiet -p miniapps --features mpi --bin qmc
+    bin=${CARGO_TARGET_DIR:-target}/release/qmc
+fi
 # OpenMPI refuses to run as root (CI containers) unless told twice
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # 500/Ha of DMC at tau = 0.04: long enough for a converged error bar (a record without one fails, exit 1)

@@ -4,6 +4,7 @@
 
 use kernels::gpu;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 fn cu_files(dir: &Path, found: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap() {
@@ -26,24 +27,41 @@ fn every_cu_file_compiles_for_hopper() {
     let mut files = Vec::new();
     cu_files(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &mut files);
     assert!(!files.is_empty());
+    // (what, module, source, arch): every file for both architectures; the prelude alone (the copy kernel of the
+    // bandwidth ceiling); a module the GPU layer builds from several files, whole
+    let mut jobs: Vec<(String, String, String, &'static str)> = vec![];
     for f in &files {
         let src = std::fs::read_to_string(f).unwrap();
-        let name = f.file_stem().unwrap().to_string_lossy();
+        let name = f.file_stem().unwrap().to_string_lossy().into_owned();
         for arch in [gpu::arch_name(9, 0), gpu::arch_name(8, 0)] {
-            if let Err(e) = gpu::compile(&name, &src, arch) {
-                panic!("{} does not compile for {arch}: {e}", f.display());
-            }
+            jobs.push((f.display().to_string(), name.clone(), src.clone(), arch));
         }
-        eprintln!("compiled {}", f.display());
     }
-    // The prelude alone (the copy kernel used for the bandwidth ceiling).
-    gpu::compile("qmc_common", "", gpu::arch_name(9, 0)).unwrap();
-    // A module the GPU layer builds from several files, whole.
+    jobs.push(("the prelude alone".into(), "qmc_common".into(), String::new(), gpu::arch_name(9, 0)));
     for arch in [gpu::arch_name(9, 0), gpu::arch_name(8, 0)] {
-        if let Err(e) = gpu::compile("solid", kernels::solid::gpu::SRC, arch) {
-            panic!("the solid module (draws.cu and solid.cu) does not compile for {arch}: {e}");
-        }
+        jobs.push(("the solid module (draws.cu and solid.cu)".into(), "solid".into(), kernels::solid::gpu::SRC.into(), arch));
     }
+    // NVRTC compiles separate programs concurrently: one job a core (about 100 s one after another on the 2-core CI)
+    let next = AtomicUsize::new(0);
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(jobs.len());
+    let failures: Vec<String> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut failed = vec![];
+                    while let Some((what, module, src, arch)) = jobs.get(next.fetch_add(1, Ordering::Relaxed)) {
+                        match gpu::compile(module, src, arch) {
+                            Ok(_) => eprintln!("compiled {what} for {arch}"),
+                            Err(e) => failed.push(format!("{what} does not compile for {arch}: {e}")),
+                        }
+                    }
+                    failed
+                })
+            })
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
+    });
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
 #[test]

@@ -555,16 +555,22 @@ pub fn select<'a>(f: &Figure, records: &'a [Record]) -> Vec<&'a Record> {
 /// Records from before `host_gpus` was recorded do not say how many GPUs their host had: they are named with a
 /// record of the same GPU and CPU that does, if there is one, rather than as one more machine.
 pub fn hardware(recs: &[&Record]) -> String {
-    // (GPUs on the host where known, the GPU's name, the CPU): one per machine
+    // machine -> (GPUs on the host where known, the GPU's name once a GPU record of it is met, the CPU)
     let mut machines: Vec<(String, (Option<usize>, Option<String>, String))> = vec![];
     for r in recs {
         let m = r.system.machine();
-        if machines.iter().any(|(k, _)| *k == m) {
-            continue;
+        let i = match machines.iter().position(|(k, _)| *k == m) {
+            Some(i) => i,
+            None => {
+                let cpu = format!("{} ({} cores)", r.system.cpu_model, r.system.cores());
+                machines.push((m, (r.system.host_gpus.as_ref().map(|v| v.len()), None, cpu)));
+                machines.len() - 1
+            }
+        };
+        let (_, (_, gpu, _)) = &mut machines[i];
+        if gpu.is_none() && r.variant == Variant::Gpu {
+            *gpu = Some(r.system.label(true));
         }
-        let gpu = recs.iter().find(|g| g.variant == Variant::Gpu && g.system.machine() == m).map(|g| g.system.label(true));
-        let cpu = format!("{} ({} cores)", r.system.cpu_model, r.system.cores());
-        machines.push((m, (r.system.host_gpus.as_ref().map(|v| v.len()), gpu, cpu)));
     }
     let named: Vec<&(Option<usize>, Option<String>, String)> = machines.iter().map(|(_, d)| d).collect();
     let mut out: Vec<String> = vec![];
@@ -788,6 +794,19 @@ fn transport(r: &Record) -> String {
     r.params.get("transport").cloned().unwrap_or_default()
 }
 
+/// Runs of one case (key K) counted by their mean time and the newest of them, which stands for them all.
+fn mean_runs<'a, K: Ord>(runs: impl Iterator<Item = (K, f64, &'a Record)>) -> BTreeMap<K, (f64, &'a Record)> {
+    let mut sums: BTreeMap<K, (f64, usize, &Record)> = BTreeMap::new();
+    for (k, t, r) in runs {
+        let e = sums.entry(k).or_insert((0.0, 0, r));
+        (e.0, e.1) = (e.0 + t, e.1 + 1);
+        if r.timestamp >= e.2.timestamp {
+            e.2 = r;
+        }
+    }
+    sums.into_iter().map(|(k, (sum, n, r))| (k, (sum / n as f64, r))).collect()
+}
+
 /// The one-rank baselines of scaling runs, per commit, machine, transport, case and walkers: a run is paired with the
 /// one-rank run of its own machine (two hosts of one GPU model differ by a percent or two) and its transport's own
 /// one-rank run (mpirun -n 1) where there is one, else the run without a communication layer ("solo"). Where one
@@ -798,14 +817,11 @@ pub(crate) struct OneRank<'a>(BTreeMap<(String, String, String, String, u64), (f
 
 impl<'a> OneRank<'a> {
     pub(crate) fn of(recs: &[&'a Record]) -> OneRank<'a> {
-        let mut runs: BTreeMap<(String, String, String, String, u64), (f64, usize, &str)> = BTreeMap::new();
-        for r in recs.iter().filter(|r| r.sizes.get("ranks") == Some(&1)) {
-            if let (Some(&w), Some(t)) = (r.sizes.get("walkers"), gen_time(r)) {
-                let e = runs.entry((r.commit.clone(), r.system.machine(), transport(r), scaling_case(r), w)).or_insert((0.0, 0, ""));
-                (e.0, e.1, e.2) = (e.0 + t, e.1 + 1, r.timestamp.as_str().max(e.2));
-            }
-        }
-        OneRank(runs.into_iter().map(|(k, (sum, n, stamp))| (k, (sum / n as f64, stamp))).collect())
+        let runs = recs.iter().filter(|r| r.sizes.get("ranks") == Some(&1)).filter_map(|&r| {
+            let (&w, t) = (r.sizes.get("walkers")?, gen_time(r)?);
+            Some(((r.commit.clone(), r.system.machine(), transport(r), scaling_case(r), w), t, r))
+        });
+        OneRank(mean_runs(runs).into_iter().map(|(k, (t, r))| (k, (t, r.timestamp.as_str()))).collect())
     }
 
     /// The baseline of multi-rank run `r` at `walkers` on one rank (seconds a generation, timestamp).
@@ -842,23 +858,14 @@ fn scaling_series(recs: &[&Record]) -> Vec<Measured> {
     // a case run more than once on one machine at one commit (gas-ranks-loaded runs each three times: a lone rank's
     // speed drifted by 15-25% between runs) counts by its mean time, as the one-rank baselines do; the newest run
     // stands for them
-    let mut runs: BTreeMap<(String, String, String), (f64, usize, &Record)> = BTreeMap::new();
-    for r in recs {
-        let (Some(&ranks), Some(t)) = (r.sizes.get("ranks"), gen_time(r)) else { continue };
-        if ranks < 2 {
-            continue;
-        }
-        let e = runs.entry((r.commit.clone(), r.system.machine(), r.key())).or_insert((0.0, 0, r));
-        (e.0, e.1) = (e.0 + t, e.1 + 1);
-        if r.timestamp >= e.2.timestamp {
-            e.2 = r;
-        }
-    }
+    let runs = recs
+        .iter()
+        .filter(|r| r.sizes.get("ranks").is_some_and(|&n| n > 1))
+        .filter_map(|&r| Some(((r.commit.clone(), r.system.machine(), r.key()), gen_time(r)?, r)));
     // each transport its own series, starting at efficiency 1 on one rank
     let mut points = vec![];
-    for (sum, n, r) in runs.into_values() {
+    for (t, r) in mean_runs(runs).into_values() {
         let (Some(&ranks), Some(&w)) = (r.sizes.get("ranks"), r.sizes.get("walkers")) else { continue };
-        let t = sum / n as f64;
         let tr = transport(r);
         let attrs = |scaling: &str, walkers: u64| {
             let mut a = named(r);

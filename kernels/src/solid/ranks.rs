@@ -155,10 +155,7 @@ pub trait Engine<S> {
     /// Hold `n` walker slots: new slots (past the count) wait to be filled by copies or arrivals; slots past `n`
     /// go. An engine whose slots are fixed (the GPU's buffers and captured launches) refuses any other count.
     fn resize(&mut self, n: usize) -> Result<(), SolidError> {
-        match n == self.count() {
-            true => Ok(()),
-            false => Err(SolidError::Fixed(self.count(), n)),
-        }
+        if n == self.count() { Ok(()) } else { Err(SolidError::Fixed(self.count(), n)) }
     }
     /// Its walkers are walkers `first..` of the global order from now on (their random streams' indices): under
     /// shares by speed a rank's first walker moves from one generation to the next.
