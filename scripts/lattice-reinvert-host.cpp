@@ -74,7 +74,8 @@ template <typename S, typename A> int check(int n, int threads, Kind kind, unsig
     p.sites = ns; p.pairs = n; p.ld = ld; p.on_chip = 1;
     std::vector<A> M(n * ld + 64), f(n), g(n), pv(n), buf(n), scratch(64);
     std::vector<double> dscratch(64);
-    std::vector<int> up(n), dn(n), occ(ns), which(ns), piv(n), iscratch(32);
+    std::vector<idx_t> up(n), dn(n), occ(ns), which(ns), piv(n);
+    std::vector<int> iscratch(32);
     for (int i = 0; i < n; i++) { up[i] = i; dn[i] = n + i; }
     // the scratch of reinvert: on the GPU the sweep's vectors from f on, (4 n + 64) A and 3 LOOK n S (gpu.rs
     // vector_bytes); here as many bytes, 16-byte aligned, with a guard after them that must stay untouched

@@ -4,8 +4,8 @@
 //!
 //! Each block works on a copy of its chain's W held in shared memory for the whole launch when it fits (`on_chip`:
 //! N_P^2 elements of the larger of S and A, about 84 KB in double at L = 15, plus 27 KB of vectors, most of them the
-//! look-ahead batch's (lattice.cu says why), so two chains per H100 SM; 42 + 15 KB in single, three where registers
-//! allow: [`REGISTER_CAPS`]), and in a per-chain device buffer otherwise (`m`). Chains that fill the GPU: blocks per
+//! look-ahead batch's (lattice.cu says why), so two chains per H100 SM; 42 + 14 KB in single, four where registers
+//! allow (64 a thread: [`REGISTER_CAPS`]; three before the configuration's indices took 16 bits), and in a per-chain device buffer otherwise (`m`). Chains that fill the GPU: blocks per
 //! SM (from the occupancy calculator, `chains_in_flight`) times SMs; beyond that chains run in waves.
 
 use super::{tally, ChainResult, Config, Model, Stream};
@@ -88,10 +88,16 @@ pub const WINDOW: usize = 64;
 /// Dynamic shared memory per block for the vectors: 64 doubles, f, g, the gathered phi row, buf and 64 reduction
 /// slots in A, the look-ahead batch's three LOOK x N_P arrays (phi vectors, their f vectors, the short dots' phi
 /// vectors) in S (the evaluation type; in A before 2026-11-27, 9.8 KB more in mixed at L = 15), the configuration and
-/// the pivots of `reinvert` in ints, padded to 16 bytes.
+/// the pivots of `reinvert` in 16-bit indices (`idx_t` in lattice.cu; ints before 2026-11-30, which kept single at
+/// L = 15 to three chains an SM), padded to 16 bytes.
 fn vector_bytes(pairs: usize, sites: usize, s_bytes: usize, a_bytes: usize) -> usize {
-    (64 * 8 + (4 * pairs + 64) * a_bytes + 3 * LOOK * pairs * s_bytes + (3 * pairs + 2 * sites) * 4).next_multiple_of(16)
+    (64 * 8 + (4 * pairs + 64) * a_bytes + 3 * LOOK * pairs * s_bytes + (3 * pairs + 2 * sites) * IDX_BYTES).next_multiple_of(16)
 }
+
+/// Bytes of a site or pair index in shared memory (`idx_t` in lattice.cu: 16-bit).
+const IDX_BYTES: usize = 2;
+/// Sites the 16-bit indices can number (the mini-app stops at 1682).
+pub const MAX_SITES: usize = 1 << 15;
 
 /// Bytes of the working copy of W (and of M during a rebuild, in the same memory).
 fn matrix_bytes(pairs: usize, s_bytes: usize, a_bytes: usize) -> usize {
@@ -134,6 +140,7 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
     pub fn new(gpu: &Arc<Gpu>, m: &Model, starts: &[(Config, Vec<f64>)], seed: u64) -> Result<Self, GpuError> {
         let (np, ns, chains) = (m.pairs, m.sites, starts.len());
         assert!((1..=i32::MAX as usize).contains(&chains), "lattice gpu: chain count");
+        assert!(ns < MAX_SITES, "lattice gpu: {ns} sites are more than 16-bit indices number");
         let (es, ea) = (std::mem::size_of::<S>(), std::mem::size_of::<A>());
         let ld = row_stride(np);
         let on_chip = shared_bytes(np, ns, es, ea, true) + STATIC_SHARED <= gpu.info.shared_per_block_optin;

@@ -60,6 +60,11 @@
 static_assert(PANEL == LOOK, "reinvert loads a row of multipliers with load_look");
 static_assert(2 * 2 * PANEL <= 2 * 4 + 3 * LOOK && PANEL <= 64, "reinvert's scratch fits the vectors (S at least half A)");
 #define SM_GAMMA 0x9E3779B97F4A7C15ull
+// A site or pair index, as the configuration (up, dn: each electron's site; occ, which: each site's occupation and
+// electron) and the rebuild's pivots hold them in shared memory: 16 bits (gpu.rs refuses 32768 sites or more). At
+// L = 15 in single, the 1.5 KB this saves over ints brings a chain's shared memory under the 56 KB that lets four
+// chains share an SM's 228 KB (three before).
+typedef short idx_t;
 
 struct LatticeParams {
     int sites, pairs, chains, equil, sweeps, recompute;
@@ -250,11 +255,12 @@ template <typename S, typename A> struct Chain {
     A* M;
     A *f, *g, *pv, *buf, *scratch;
     double* dscratch;
-    int *up, *dn, *occ, *which, *piv, *iscratch;
+    idx_t *up, *dn, *occ, *which, *piv;
+    int* iscratch;
     A* work; // reinvert's scratch: 2 PANEL N_P + PANEL entries, 16-byte aligned (run: the vectors from f on)
 
     // pv[i] = phi(y, sites[i]) for i < n (phi is symmetric: row y gathered).
-    __device__ void gather(int y, const int* sites) {
+    __device__ void gather(int y, const idx_t* sites) {
         const S* row = phi + (size_t)y * p.sites;
 #pragma unroll 2
         for (int i = threadIdx.x; i < p.pairs; i += blockDim.x) pv[i] = A(row[sites[i]]);
@@ -566,11 +572,11 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const int*
     S* PVT = (S*)(scratch + 64); // [np][LOOK] (16-byte aligned rows): the vectors phi(y, d) of LOOK swaps, interleaved
     S* F = PVT + LOOK * np;      // [LOOK][np]: their f vectors
     S* Q = F + LOOK * np;        // [LOOK][np]: the phi vector of each move's short dot products
-    int* up = (int*)(Q + LOOK * np);
-    int* dn = up + np;
-    int* occ = dn + np;
-    int* which = occ + ns;
-    int* piv = which + ns;
+    idx_t* up = (idx_t*)(Q + LOOK * np);
+    idx_t* dn = up + np;
+    idx_t* occ = dn + np;
+    idx_t* which = occ + ns;
+    idx_t* piv = which + ns;
     // the working copy of W (and M): after the vectors, 16-byte aligned, when on chip; else this chain's M_all slice
     unsigned char* tail = (unsigned char*)(piv + np);
     tail = (unsigned char*)(((size_t)tail + 15) & ~(size_t)15);
@@ -682,7 +688,7 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const int*
                 const int spin = live ? mv_spin[k] : OCC_UP, old = live ? mv_old[k] : 0, nw = live ? mv_nw[k] : 0;
                 const int x = spin == OCC_UP ? old : nw, y = spin == OCC_UP ? nw : old;
                 const S* qrow = phi + (size_t)(swap ? x : nw) * ns;
-                const int* qsites = swap || spin == OCC_DN ? up : dn;
+                const idx_t* qsites = swap || spin == OCC_DN ? up : dn;
                 const S* prow = phi + (size_t)y * ns;
                 for (int t = tid; t < np; t += blockDim.x) {
                     PVT[t * LOOK + k] = swap ? prow[dn[t]] : S(0);
