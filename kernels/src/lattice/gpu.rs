@@ -224,6 +224,8 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
     /// 3.43M at 64 (2112); at L = 15 298k / 305k at 128 (264), 355k / 383k at 80 and 345k / 372k at 64 (396 both).
     /// Double and mixed ran fastest at 128 at both sizes (double L = 15: 420k, 407k, 356k at 6336 chains): double
     /// spills below 128 and holds W in f64 as mixed does, whose blocks at L = 15 stay two an SM by shared memory.
+    /// Since the configuration's indices took 16 bits (6c9e622), single at L = 15 fits four chains an SM at 64
+    /// registers: on the H200, 355k / 365k at 128 (264 in flight), 435k / 478k at 80 (396), 536k / 559k at 64 (528).
     fn default_registers(&mut self) -> Result<(), GpuError> {
         let caps: &[usize] = if (S::NAME, A::NAME) == ("f32", "f32") { &[80, 64] } else { &[128] };
         let mut best = (0, 128);

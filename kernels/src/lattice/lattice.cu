@@ -884,8 +884,8 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const int*
 // registers a thread, what ptxas takes: 110-128), 80 (__launch_bounds__(384, 2); blocks of at most 384 threads) and 64
 // (__launch_bounds__(MAX_THREADS, 2)). The sweep is latency-bound and its blocks per SM are set by registers wherever
 // W leaves shared memory to spare (L = 9 at 64 threads: 8 blocks at 128 registers, 12 at 80, 16 at 64; L = 15 at 256
-// threads in f32: 2, 3, 3 by shared memory), so fewer registers buy more chains in flight at the price of spills
-// (ptxas 13.0 for sm_90 at 80: none in f32 and mixed, 40 bytes stored in f64; at 64: 36 to 156).
+// threads in f32: 2, 3, 4, the last since the 16-bit indices), so fewer registers buy more chains in flight at the
+// price of spills (ptxas 13.0 for sm_90 at 80: none in f32 and mixed, 40 bytes stored in f64; at 64: 36 to 156).
 #define LATTICE_ENTRY(NAME, S, A, THREADS, BLOCKS)                                                             \
     extern "C" __global__ void __launch_bounds__(THREADS, BLOCKS) NAME(const LatticeParams p, const S* __restrict__ phi, const int* __restrict__ nbr, \
                                     const double* __restrict__ hop, S* __restrict__ W, A* __restrict__ M,         \
