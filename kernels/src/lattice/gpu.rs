@@ -111,7 +111,7 @@ pub fn shared_bytes(pairs: usize, sites: usize, s_bytes: usize, a_bytes: usize, 
 
 /// Static shared memory of the kernel (`__shared__` arrays in lattice.cu: the batch's moves, the random-number
 /// window, the tallies; ptxas reports 1232 bytes), kept free beside the dynamic part.
-const STATIC_SHARED: usize = 1536;
+pub(super) const STATIC_SHARED: usize = 1536;
 
 /// All chains resident on the GPU.
 pub struct GpuEnsemble<S: Real, A: Real> {

@@ -660,3 +660,17 @@ fn cpu_rate_table() {
         }
     }
 }
+
+/// The 16-bit configuration indices (lattice.cu `idx_t`) are what put four single-precision chains of L = 15 on an SM
+/// of Hopper's 228 KB (each block also reserves 1 KB): with ints, three (H200 at 6c9e622: 538k chain sweeps/s at 2048
+/// chains against 436k). Fails when the shared vectors grow past that again.
+#[test]
+fn four_single_chains_of_l15_fit_an_sm() {
+    let m = Model::new(15, Params::default()).unwrap();
+    let block = |s: usize, a: usize| gpu::shared_bytes(m.pairs, m.sites, s, a, true) + gpu::STATIC_SHARED + 1024;
+    let sm = 228 * 1024;
+    assert_eq!(sm / block(4, 4), 4, "single: {} bytes a chain", block(4, 4));
+    // double and mixed hold W (mixed: the f64 rebuild in the same memory) in 8 bytes: two
+    assert_eq!(sm / block(8, 8), 2);
+    assert_eq!(sm / block(4, 8), 2);
+}
