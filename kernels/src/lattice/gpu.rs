@@ -5,8 +5,9 @@
 //! Each block works on a copy of its chain's W held in shared memory for the whole launch when it fits (`on_chip`:
 //! N_P^2 elements of the larger of S and A, about 84 KB in double at L = 15, plus 27 KB of vectors, most of them the
 //! look-ahead batch's (lattice.cu says why), so two chains per H100 SM; 42 + 14 KB in single, four where registers
-//! allow (64 a thread: [`REGISTER_CAPS`]; three before the configuration's indices took 16 bits), and in a per-chain device buffer otherwise (`m`). Chains that fill the GPU: blocks per
-//! SM (from the occupancy calculator, `chains_in_flight`) times SMs; beyond that chains run in waves.
+//! allow (64 a thread: [`REGISTER_CAPS`]; three before the configuration's indices took 16 bits), and in a
+//! per-chain device buffer otherwise (`m`). Chains that fill the GPU: blocks per SM (from the occupancy calculator,
+//! `chains_in_flight`) times SMs; beyond that chains run in waves.
 
 use super::{tally, ChainResult, Config, Model, Stream};
 use crate::gpu::{CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PushKernelArg};
