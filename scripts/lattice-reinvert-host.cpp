@@ -6,8 +6,10 @@
 // diagonally dominant one (a row swap at every step but the last); entries +-1 (exact ties of |pivot| between rows
 // of different lanes, at many steps: the first row must win); and singular ones (a zero column 1 or n - 1: the
 // failure flag at the first or the last panel). The rebuild's scratch must stay inside the sweep's vectors it borrows
-// (a guard past them), and the two pivot reductions of warp_pivot (redux.sync and shuffles) must agree. Also prints
-// the rebuild's block barriers. lattice-chain.inc is lattice.cu up to its kernel body (scripts/cu-on-host.sh cuts it).
+// (a guard past them), and the two pivot reductions of warp_pivot (redux.sync and shuffles) must agree. Each case in
+// both placements of M: over W (p.on_chip 1, the in-place narrowing) and apart from it (2: M and the pivot rows R in
+// the chain's device buffer, W on chip, written from M through the column permutation). Also prints the rebuild's
+// block barriers. lattice-chain.inc is lattice.cu up to its kernel body (scripts/cu-on-host.sh cuts it).
 #include "cu-block-host.h"
 #include "lattice-chain.inc"
 #include <limits>
@@ -65,26 +67,32 @@ std::vector<double> matrix(int n, Kind kind, unsigned seed) {
     }
     return m;
 }
-template <typename S, typename A> int check(int n, int threads, Kind kind, unsigned seed) {
+template <typename S, typename A> int check(int n, int threads, Kind kind, unsigned seed, int placement) {
     const int ns = 2 * n, ld = n | 1;
     const std::vector<double> m0 = matrix(n, kind, seed);
     std::vector<S> phi(ns * ns, S(0));
     for (int i = 0; i < n; i++) for (int j = 0; j < n; j++) phi[i * ns + n + j] = S(m0[i * n + j]);
     LatticeParams p{};
-    p.sites = ns; p.pairs = n; p.ld = ld; p.on_chip = 1;
-    std::vector<A> M(n * ld + 64), f(n), g(n), pv(n), buf(n), scratch(64);
+    p.sites = ns; p.pairs = n; p.ld = ld; p.on_chip = placement;
+    const bool apart = placement == 2;
+    std::vector<A> M(n * ld + 64), Rdev(PANEL * n);
+    std::vector<S> Wapart(apart ? n * ld : 0), f(n), g(n), pv(n), buf(n);
     std::vector<double> dscratch(64);
     std::vector<idx_t> up(n), dn(n), occ(ns), which(ns), piv(n);
     std::vector<int> iscratch(32);
     for (int i = 0; i < n; i++) { up[i] = i; dn[i] = n + i; }
-    // the scratch of reinvert: on the GPU the sweep's vectors from f on, (4 n + 64) A and 3 LOOK n S (gpu.rs
-    // vector_bytes); here as many bytes, 16-byte aligned, with a guard after them that must stay untouched
-    const size_t work_bytes = (4 * n + 64) * sizeof(A) + 3 * LOOK * n * sizeof(S), guard = 4096;
+    // the scratch of reinvert: on the GPU the sweep's vectors from f on, the larger of (4 n + 64 + 3 LOOK n) S and
+    // the rebuild's PANEL n + PANEL A, PANEL n more where R is on chip (gpu.rs vec_bytes); here as many bytes,
+    // 16-byte aligned, with a guard after them that must stay untouched
+    const size_t vectors = (4 * n + 64 + 3 * LOOK * n) * sizeof(S), rebuild = (PANEL * n * (apart ? 1 : 2) + PANEL) * sizeof(A);
+    const size_t work_bytes = std::max(vectors, rebuild), guard = 4096;
     std::vector<unsigned char> work_mem(work_bytes + guard + 16, 0xa5);
     unsigned char* work = (unsigned char*)(((size_t)work_mem.data() + 15) & ~(size_t)15);
     std::fill(work, work + work_bytes, 0x5a);
-    Chain<S, A> ch{p, phi.data(), (S*)M.data(), M.data(), f.data(), g.data(), pv.data(), buf.data(), scratch.data(),
-                   dscratch.data(), up.data(), dn.data(), occ.data(), which.data(), piv.data(), iscratch.data(), (A*)work};
+    S* const W0 = apart ? Wapart.data() : (S*)M.data();
+    A* const R = apart ? Rdev.data() : (A*)work + n * PANEL + PANEL;
+    Chain<S, A> ch{p, phi.data(), W0, M.data(), f.data(), g.data(), pv.data(), buf.data(), dscratch.data(), up.data(),
+                   dn.data(), occ.data(), which.data(), piv.data(), iscratch.data(), (A*)work, R};
     blockDim.x = threads;
     std::barrier<> block(threads);
     g_block = &block;
@@ -104,21 +112,21 @@ template <typename S, typename A> int check(int n, int threads, Kind kind, unsig
     int ties = 0, swaps = 0;
     const bool ok = gj(ref, n, rpiv, ties, swaps);
     if (!ok) {
-        printf("n=%d threads=%d S=%zu A=%zu %s (singular): failed=%d (reference refuses) guard %ld\n", n, threads,
-               sizeof(S), sizeof(A), kind_name[kind], failed, guard_hit);
+        printf("n=%d threads=%d S=%zu A=%zu placement %d %s (singular): failed=%d (reference refuses) guard %ld\n", n,
+               threads, sizeof(S), sizeof(A), placement, kind_name[kind], failed, guard_hit);
         return failed && !guard_hit ? 0 : 1;
     }
     int bad_piv = 0; for (int k = 0; k < n; k++) bad_piv += piv[k] != rpiv[k];
     long diff = 0; double maxrel = 0, scale = 0;
-    const S* W = (const S*)M.data();
+    const S* W = W0;
     for (int i = 0; i < n * n; i++) scale = std::max(scale, fabs((double)ref[i]));
     for (int i = 0; i < n; i++) for (int j = 0; j < n; j++) {
         const double w = (double)W[i * ld + j], r = (double)S(ref[i * n + j]);
         diff += !(w == r || (w != w && r != r));
         maxrel = std::max(maxrel, fabs(w - r) / scale);
     }
-    printf("n=%d threads=%d S=%zu A=%zu %s: swaps %d ties %d barriers %ld failed=%d pivots differing %d, entries differing %ld, max |diff|/max|W| %.2e guard %ld\n",
-           n, threads, sizeof(S), sizeof(A), kind_name[kind], swaps, ties, g_block_barriers, failed, bad_piv, diff, maxrel, guard_hit);
+    printf("n=%d threads=%d S=%zu A=%zu placement %d %s: swaps %d ties %d barriers %ld failed=%d pivots differing %d, entries differing %ld, max |diff|/max|W| %.2e guard %ld\n",
+           n, threads, sizeof(S), sizeof(A), placement, kind_name[kind], swaps, ties, g_block_barriers, failed, bad_piv, diff, maxrel, guard_hit);
     const bool must_swap = kind == SHIFTED && swaps != n - 1, must_tie = kind == TIES && n >= 8 && ties == 0;
     if (must_swap || must_tie) printf("  the matrix does not do what it is for (swaps %d, ties %d)\n", swaps, ties);
     return failed || bad_piv || diff || guard_hit || must_swap || must_tie ? 1 : 0;
@@ -186,7 +194,9 @@ template <typename S, typename A> int check_updates(int n, int threads, unsigned
     printf("updates n=%d threads=%d (row groups %d) S=%zu A=%zu: entries differing %ld\n", n, threads, std::max(1, threads / n), sizeof(S), sizeof(A), diff);
     return diff ? 1 : 0;
 }
-template <typename S, typename A> int check_all(int n, int t, Kind kind) { return check<S, A>(n, t, kind, n * 7 + t + 1000 * kind); }
+template <typename S, typename A> int check_all(int n, int t, Kind kind) {
+    return check<S, A>(n, t, kind, n * 7 + t + 1000 * kind, 1) + check<S, A>(n, t, kind, n * 7 + t + 1000 * kind, 2);
+}
 int main() {
     int bad = 0;
     for (auto [n, t] : std::vector<std::pair<int, int>>{{5, 32}, {37, 64}, {37, 96}, {37, 160}, {102, 64}, {102, 256}, {130, 256}, {102, 512}}) {

@@ -47,7 +47,7 @@ use crate::registry::Level;
 use anyhow::{bail, Result};
 use harness::cli::{positive, CommonArgs};
 use harness::{BytesModel, Case, Runner, Variant, Work};
-use kernels::lattice::{self as lat, cpu::Ensemble, gpu::{GpuEnsemble, BFACTORS, REGISTER_CAPS}, reference, tally, ChainResult, Config, Model, Params};
+use kernels::lattice::{self as lat, cpu::Ensemble, gpu::{GpuEnsemble, Placement, BFACTORS, REGISTER_CAPS}, reference, tally, ChainResult, Config, Model, Params};
 use kernels::sample::Sample;
 use kernels::{Check, Precision, Real};
 
@@ -108,6 +108,13 @@ pub struct Args {
     /// record with param `registers` (`registers_per_thread` and `chains_in_flight` in its extras): a tuning sweep.
     #[arg(long, value_delimiter = ',')]
     pub registers: Vec<usize>,
+    /// Where each GPU chain rebuilds its inverse, comma-separated: `shared` (in shared memory, over W, which then
+    /// takes the wider of the storage and arithmetic types) or `device` (in device memory, with W alone on chip in the
+    /// storage type: mixed then needs single's shared memory). Default: the one, with the register cap, that puts more
+    /// chains in flight (`rebuild_on_chip` in every GPU record's extras). Each value is a GPU record with param
+    /// `rebuild`: a tuning sweep.
+    #[arg(long, value_delimiter = ',', value_parser = ["shared", "device"])]
+    pub rebuild: Vec<String>,
     /// Rebuild every chain's inverse from scratch every N sweeps (0: never); default 0 in double; in single and
     /// mixed 3 up to L = 9 and 1 above (see the module docs).
     #[arg(long)]
@@ -424,13 +431,16 @@ fn variants<S: Real, A: Real>(r: &mut Runner, c: &Ctx) -> Result<()> {
         // an explicit --bfactor, --block-threads or --registers is a tuning sweep: each value becomes a param of its
         // record
         let sweep = |v: &[usize]| -> Vec<Option<usize>> { if v.is_empty() { vec![None] } else { v.iter().map(|&b| Some(b)).collect() } };
+        let rebuilds: Vec<Option<&str>> = if a.rebuild.is_empty() { vec![None] } else { a.rebuild.iter().map(|x| Some(x.as_str())).collect() };
         let mut tunings = vec![];
         for b in sweep(&a.bfactor) {
             for t in sweep(&a.block_threads) {
-                tunings.extend(sweep(&a.registers).into_iter().map(|x| (b, t, x)));
+                for x in sweep(&a.registers) {
+                    tunings.extend(rebuilds.iter().map(|&at| (b, t, x, at)));
+                }
             }
         }
-        for (bf, threads, registers) in tunings {
+        for (bf, threads, registers, rebuild) in tunings {
             r.step(format!("lattice L={} chains={} {} gpu", m.l, c.chains, c.p));
             let mut g = GpuEnsemble::<S, A>::new(&gpu, m, c.starts, c.seed)?;
             g.set_recompute(recompute(a, c.p, m));
@@ -443,6 +453,13 @@ fn variants<S: Real, A: Real>(r: &mut Runner, c: &Ctx) -> Result<()> {
                 }
                 // (the default register cap is chosen again for these threads)
                 g.set_block_threads(t)?;
+            }
+            if let Some(at) = rebuild {
+                let at = if at == "shared" { Placement::OnChip } else { Placement::RebuildOffChip };
+                if !g.placements().contains(&at) {
+                    bail!("--rebuild {}: a {} chain of L = {} does not fit in this GPU's shared memory that way", rebuild.unwrap_or_default(), c.p, m.l);
+                }
+                g.set_placement(at)?;
             }
             if let Some(x) = registers {
                 if x == 80 && g.block_threads() > 384 {
@@ -469,6 +486,9 @@ fn variants<S: Real, A: Real>(r: &mut Runner, c: &Ctx) -> Result<()> {
             if let Some(x) = registers {
                 kase = kase.param("registers", x);
             }
+            if let Some(at) = rebuild {
+                kase = kase.param("rebuild", at);
+            }
             let done = diff(&after, &before);
             r.record(&kase, Variant::Gpu, t, work(m, c.chains, sweeps, es, &done, runs), &chk)?;
             extras(r, c, &after, diverged);
@@ -479,6 +499,7 @@ fn variants<S: Real, A: Real>(r: &mut Runner, c: &Ctx) -> Result<()> {
             r.extra("chains_in_flight", g.chains_in_flight()? as f64);
             r.extra("threads_per_chain", g.block_threads() as f64);
             r.extra("registers_per_thread", g.registers_used()? as f64);
+            r.extra("rebuild_on_chip", (g.placement() == Placement::OnChip) as u8 as f64);
         }
     }
     Ok(())

@@ -6,8 +6,10 @@
 //! N_P^2 elements of the larger of S and A, about 84 KB in double at L = 15, plus 27 KB of vectors, most of them the
 //! look-ahead batch's (lattice.cu says why), so two chains per H100 SM; 42 + 14 KB in single, four where registers
 //! allow (64 a thread: [`REGISTER_CAPS`]; three before the configuration's indices took 16 bits), and in a
-//! per-chain device buffer otherwise (`m`). Chains that fill the GPU: blocks per SM (from the occupancy calculator,
-//! `chains_in_flight`) times SMs; beyond that chains run in waves.
+//! per-chain device buffer otherwise (`m`). The rebuild's M (in A) shares W's memory, or lives in the device buffer
+//! with W alone on chip ([`Placement`]): mixed then holds single's 42 + 14 KB at L = 15, four chains an SM instead of
+//! two. Chains that fill the GPU: blocks per SM (from the occupancy calculator, `chains_in_flight`) times SMs; beyond
+//! that chains run in waves; the default register cap and placement are those that put the most chains in flight.
 
 use super::{tally, ChainResult, Config, Model, Stream};
 use crate::gpu::{CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PushKernelArg};
@@ -30,6 +32,7 @@ struct LatticeParams {
     bfactor: i32,
     ld: i32,
     on_chip: i32,
+    vec_bytes: i32,
     j: f64,
     degenerate: f64,
     window: i32,
@@ -86,13 +89,43 @@ pub const LOOK: usize = 8;
 /// Random-number outputs a batch draws its moves from (`WINDOW` in lattice.cu).
 pub const WINDOW: usize = 64;
 
-/// Dynamic shared memory per block for the vectors: 64 doubles, f, g, the gathered phi row, buf and 64 reduction
-/// slots in A, the look-ahead batch's three LOOK x N_P arrays (phi vectors, their f vectors, the short dots' phi
-/// vectors) in S (the evaluation type; in A before 2026-11-27, 9.8 KB more in mixed at L = 15), the configuration and
-/// the pivots of `reinvert` in 16-bit indices (`idx_t` in lattice.cu; ints before 2026-11-30, which kept single at
-/// L = 15 to three chains an SM), padded to 16 bytes.
-fn vector_bytes(pairs: usize, sites: usize, s_bytes: usize, a_bytes: usize) -> usize {
-    (64 * 8 + (4 * pairs + 64) * a_bytes + 3 * LOOK * pairs * s_bytes + (3 * pairs + 2 * sites) * IDX_BYTES).next_multiple_of(16)
+/// Where a chain's working copy of W and the rebuild's M live (lattice.cu's `p.on_chip`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Placement {
+    /// Both in the chain's device buffer: W does not fit in shared memory.
+    OffChip = 0,
+    /// Both in shared memory, M over W, in the wider of S and A.
+    OnChip = 1,
+    /// W in shared memory (S), the rebuild's M and its pivot rows in the chain's device buffer (A).
+    RebuildOffChip = 2,
+}
+
+impl Placement {
+    /// Is M (the rebuild) in shared memory?
+    fn m_on_chip(self) -> bool {
+        self == Placement::OnChip
+    }
+}
+
+/// Pivots a panel of the rebuild factors at a time (`PANEL` in lattice.cu).
+const PANEL: usize = 8;
+
+/// Bytes of shared memory from the vectors to the configuration (`p.vec_bytes`): f, g, the gathered phi row, buf and
+/// 64 spare entries, and the look-ahead batch's three LOOK x N_P arrays (phi vectors, their f vectors, the short dots'
+/// phi vectors), all in S (the evaluation type; the first four in A before 2026-12-01, the batch's before
+/// 2026-11-27), or the rebuild's scratch over them where it is larger: the panel's multipliers and pivots' inverses
+/// (PANEL N_P + PANEL entries of A) and, where M is on chip, its pivot rows (PANEL N_P more).
+fn vec_bytes(pairs: usize, s_bytes: usize, a_bytes: usize, m_on_chip: bool) -> usize {
+    let vectors = (4 * pairs + 64) * s_bytes + 3 * LOOK * pairs * s_bytes;
+    let rebuild = (PANEL * pairs * if m_on_chip { 2 } else { 1 } + PANEL) * a_bytes;
+    vectors.max(rebuild).next_multiple_of(16)
+}
+
+/// Dynamic shared memory per block for the vectors: 64 doubles, [`vec_bytes`], the configuration and the pivots of
+/// `reinvert` in 16-bit indices (`idx_t` in lattice.cu; ints before 2026-11-30, which kept single at L = 15 to three
+/// chains an SM), padded to 16 bytes.
+fn vector_bytes(pairs: usize, sites: usize, s_bytes: usize, a_bytes: usize, m_on_chip: bool) -> usize {
+    (64 * 8 + vec_bytes(pairs, s_bytes, a_bytes, m_on_chip) + (3 * pairs + 2 * sites) * IDX_BYTES).next_multiple_of(16)
 }
 
 /// Bytes of a site or pair index in shared memory (`idx_t` in lattice.cu: 16-bit).
@@ -100,14 +133,18 @@ const IDX_BYTES: usize = 2;
 /// Sites the 16-bit indices can number (the mini-app stops at 1682).
 pub const MAX_SITES: usize = 1 << 15;
 
-/// Bytes of the working copy of W (and of M during a rebuild, in the same memory).
-fn matrix_bytes(pairs: usize, s_bytes: usize, a_bytes: usize) -> usize {
-    pairs * row_stride(pairs) * s_bytes.max(a_bytes)
+/// Dynamic shared memory per block at a placement: the vectors, and the working copy of W when it is on chip (with M
+/// over it, in the wider of S and A, where M is on chip too).
+pub fn shared_bytes(pairs: usize, sites: usize, s_bytes: usize, a_bytes: usize, at: Placement) -> usize {
+    let entry = if at.m_on_chip() { s_bytes.max(a_bytes) } else { s_bytes };
+    let matrix = if at == Placement::OffChip { 0 } else { pairs * row_stride(pairs) * entry };
+    vector_bytes(pairs, sites, s_bytes, a_bytes, at.m_on_chip()) + matrix
 }
 
-/// Dynamic shared memory per block: the vectors, and the working copy of W when it is on chip.
-pub fn shared_bytes(pairs: usize, sites: usize, s_bytes: usize, a_bytes: usize, on_chip: bool) -> usize {
-    vector_bytes(pairs, sites, s_bytes, a_bytes) + if on_chip { matrix_bytes(pairs, s_bytes, a_bytes) } else { 0 }
+/// Entries of A a chain's device buffer holds where M is off chip: M (N_P rows of stride ld) and the rebuild's pivot
+/// rows (PANEL x N_P), lattice.cu's `Mg`.
+fn device_scratch(pairs: usize) -> usize {
+    pairs * row_stride(pairs) + PANEL * pairs
 }
 
 /// Static shared memory of the kernel (`__shared__` arrays in lattice.cu: the batch's moves, the random-number
@@ -123,15 +160,17 @@ pub struct GpuEnsemble<S: Real, A: Real> {
     nbr: CudaSlice<i32>,
     hop: CudaSlice<f64>,
     w: CudaSlice<S>,
-    /// Scratch of `reinvert`, n x n per chain.
+    /// Each chain's device buffer ([`device_scratch`] entries) where M is off chip; allocated at the first run there.
     m: CudaSlice<A>,
+    placement: Placement,
     up: CudaSlice<i32>,
     dn: CudaSlice<i32>,
     rng: CudaSlice<u64>,
     tally: CudaSlice<f64>,
-    /// The register cap of `func` (one of [`REGISTER_CAPS`]), and whether it was set rather than the default.
+    /// The register cap of `func` (one of [`REGISTER_CAPS`]), and whether it or the placement was set rather than
+    /// the default.
     registers: usize,
-    registers_set: bool,
+    layout_set: bool,
     threads: u32,
     _a: std::marker::PhantomData<A>,
 }
@@ -142,26 +181,23 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
         let (np, ns, chains) = (m.pairs, m.sites, starts.len());
         assert!((1..=i32::MAX as usize).contains(&chains), "lattice gpu: chain count");
         assert!(ns < MAX_SITES, "lattice gpu: {ns} sites are more than 16-bit indices number");
-        let (es, ea) = (std::mem::size_of::<S>(), std::mem::size_of::<A>());
-        let ld = row_stride(np);
-        let on_chip = shared_bytes(np, ns, es, ea, true) + STATIC_SHARED <= gpu.info.shared_per_block_optin;
-        let scratch = if on_chip { 1 } else { chains * np * ld };
-        gpu.ensure_fits("the chains' inverse matrices and their working copies", chains * np * np * es + scratch * ea + ns * ns * es)?;
+        let es = std::mem::size_of::<S>();
+        gpu.ensure_fits("the chains' inverse matrices", chains * np * np * es + ns * ns * es)?;
         let func = gpu.function("lattice", SRC, &entry::<S, A>(128))?;
-        gpu.opt_in_shared("lattice sweeps", &func, shared_bytes(np, ns, es, ea, on_chip))?;
         let w: Vec<S> = starts.iter().flat_map(|(_, w)| w.iter().map(|&x| S::of(x))).collect();
         let up: Vec<i32> = starts.iter().flat_map(|(c, _)| c.up.iter().map(|&s| s as i32)).collect();
         let dn: Vec<i32> = starts.iter().flat_map(|(c, _)| c.dn.iter().map(|&s| s as i32)).collect();
         let rng: Vec<u64> = (0..chains as u64).map(|c| Stream::new(seed, c).0).collect();
         let phi: Vec<S> = m.phi.iter().map(|&x| S::of(x)).collect();
         let nbr: Vec<i32> = m.nbr.iter().map(|&x| x as i32).collect();
-        let params = LatticeParams { sites: ns as i32, pairs: np as i32, chains: chains as i32, equil: 0, sweeps: 0, recompute: 0, bfactor: DEFAULT_BFACTOR as i32, ld: ld as i32, on_chip: on_chip as i32, j: m.j, degenerate: super::degenerate_ratio(S::EPS), window: WINDOW as i32 };
+        let params = LatticeParams { sites: ns as i32, pairs: np as i32, chains: chains as i32, equil: 0, sweeps: 0, recompute: 0, bfactor: DEFAULT_BFACTOR as i32, ld: row_stride(np) as i32, on_chip: 0, vec_bytes: 0, j: m.j, degenerate: super::degenerate_ratio(S::EPS), window: WINDOW as i32 };
         let mut e = GpuEnsemble {
             phi: gpu.upload("the pair function", &phi)?,
             nbr: gpu.upload("the neighbour table", &nbr)?,
             hop: gpu.upload("the hopping table", &m.hop)?,
             w: gpu.upload("the chains' inverse matrices", &w)?,
-            m: gpu.zeros("the chains' working copies of W (off chip)", scratch)?,
+            m: gpu.zeros("the rebuild's scratch (placeholder)", 1)?,
+            placement: Placement::OffChip,
             up: gpu.upload("up-electron sites", &up)?,
             dn: gpu.upload("down-electron sites", &dn)?,
             rng: gpu.upload("random-number states", &rng)?,
@@ -170,12 +206,41 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
             func,
             params,
             registers: 128,
-            registers_set: false,
+            layout_set: false,
             threads: block_threads(np),
             _a: std::marker::PhantomData,
         };
-        e.default_registers()?;
+        e.default_layout()?;
         Ok(e)
+    }
+
+    /// The placements whose shared memory a block can have: on chip and the rebuild off chip where W fits, else off
+    /// chip.
+    pub fn placements(&self) -> Vec<Placement> {
+        let fits = |at| self.shared_at(at) + STATIC_SHARED <= self.gpu.info.shared_per_block_optin;
+        let on: Vec<Placement> = [Placement::OnChip, Placement::RebuildOffChip].into_iter().filter(|&at| fits(at)).collect();
+        if on.is_empty() { vec![Placement::OffChip] } else { on }
+    }
+
+    /// Place W and the rebuild's M (one of [`Self::placements`]); the register cap stays.
+    pub fn set_placement(&mut self, at: Placement) -> Result<(), GpuError> {
+        assert!(self.placements().contains(&at), "lattice gpu: placement {at:?} is not one of {:?}", self.placements());
+        self.layout_set = true;
+        self.place(at)?;
+        self.load(self.registers)
+    }
+
+    fn place(&mut self, at: Placement) -> Result<(), GpuError> {
+        let (np, es, ea) = (self.params.pairs as usize, std::mem::size_of::<S>(), std::mem::size_of::<A>());
+        self.placement = at;
+        self.params.on_chip = at as i32;
+        self.params.vec_bytes = vec_bytes(np, es, ea, at.m_on_chip()) as i32;
+        Ok(())
+    }
+
+    /// The placement the launches use.
+    pub fn placement(&self) -> Placement {
+        self.placement
     }
 
     /// Sweeps between rebuilds of W from scratch (0: never), as `cpu::Ensemble::recompute`.
@@ -195,17 +260,17 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
         let np = self.params.pairs as usize;
         assert!(threads.is_multiple_of(32) && (32..=1024).contains(&threads) && threads * NARROW_MAX >= np, "lattice gpu: {threads} threads per chain");
         self.threads = threads as u32;
-        if self.registers_set {
-            return Ok(());
+        if self.layout_set {
+            return self.load(self.registers);
         }
-        self.default_registers()
+        self.default_layout()
     }
 
     /// Compile-time register cap of the kernel, one of [`REGISTER_CAPS`] (default: [`Self::default_registers`]'s):
     /// the entry compiled to it replaces the current one. The 80-register entry takes blocks of at most 384 threads.
     pub fn set_registers(&mut self, registers: usize) -> Result<(), GpuError> {
         assert!(REGISTER_CAPS.contains(&registers), "lattice gpu: register cap {registers} is not one of {REGISTER_CAPS:?}");
-        self.registers_set = true;
+        self.layout_set = true;
         self.load(registers)
     }
 
@@ -218,27 +283,38 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
         Ok(())
     }
 
-    /// The register cap a precision launches with unless one is set: single, of 80 and 64 (80 for blocks of at most
-    /// 384 threads), the one that puts more chains on the GPU at once, 80 (no spills) where they tie; double and
-    /// mixed 128. Measured on the H100 at 38989db (stage lattice-registers, chain sweeps/s at 2048 / 6336 chains):
-    /// single at L = 9 3.06M / 3.14M at 128 registers (1056 chains in flight), 2.90M / 3.45M at 80 (1584), 3.36M /
-    /// 3.43M at 64 (2112); at L = 15 298k / 305k at 128 (264), 355k / 383k at 80 and 345k / 372k at 64 (396 both).
-    /// Double and mixed ran fastest at 128 at both sizes (double L = 15: 420k, 407k, 356k at 6336 chains): double
-    /// spills below 128 and holds W in f64 as mixed does, whose blocks at L = 15 stay two an SM by shared memory.
-    /// Since the configuration's indices took 16 bits (6c9e622), single at L = 15 fits four chains an SM at 64
-    /// registers: on the H200, 355k / 365k at 128 (264 in flight), 435k / 478k at 80 (396), 536k / 559k at 64 (528).
-    fn default_registers(&mut self) -> Result<(), GpuError> {
-        let caps: &[usize] = if (S::NAME, A::NAME) == ("f32", "f32") { &[80, 64] } else { &[128] };
-        let mut best = (0, 128);
+    /// The register cap and placement a precision launches with unless one is set: of its caps (double 128; single
+    /// 80 and 64, 80 for blocks of at most 384 threads; mixed all three) and of [`Self::placements`], the pair that
+    /// puts the most chains on the GPU at once, the first of caps and then of placements (on chip first) where they
+    /// tie. Measured on the H100 at 38989db (stage lattice-registers, chain sweeps/s at 2048 / 6336 chains): single
+    /// at L = 9 3.06M / 3.14M at 128 registers (1056 chains in flight), 2.90M / 3.45M at 80 (1584), 3.36M / 3.43M at
+    /// 64 (2112); at L = 15 298k / 305k at 128 (264), 355k / 383k at 80 and 345k / 372k at 64 (396 both). Double ran
+    /// fastest at 128 at both sizes (L = 15: 420k, 407k, 356k at 6336 chains): it spills below 128. Since the
+    /// configuration's indices took 16 bits (6c9e622), single at L = 15 fits four chains an SM at 64 registers: on the
+    /// H200, 355k / 365k at 128 (264 in flight), 435k / 478k at 80 (396), 536k / 559k at 64 (528). Mixed took 128
+    /// registers with M on chip (two chains an SM at L = 15 by shared memory) until the rebuild could leave the chip
+    /// (2026-12-01), which lets it hold four as single does.
+    fn default_layout(&mut self) -> Result<(), GpuError> {
+        let caps: &[usize] = match (S::NAME, A::NAME) {
+            ("f64", "f64") => &[128],
+            ("f32", "f32") => &[80, 64],
+            _ => &REGISTER_CAPS,
+        };
         let threads = self.threads as usize;
-        for &cap in caps.iter().filter(|&&c| c != 80 || threads <= R80_THREADS) {
-            self.load(cap)?;
-            let flight = self.chains_in_flight()?;
-            if flight > best.0 {
-                best = (flight, cap);
+        let mut best = None;
+        for &at in &self.placements() {
+            self.place(at)?;
+            for &cap in caps.iter().filter(|&&c| c != 80 || threads <= R80_THREADS) {
+                self.load(cap)?;
+                let flight = self.chains_in_flight()?;
+                if best.is_none_or(|(f, _, _)| flight > f) {
+                    best = Some((flight, at, cap));
+                }
             }
         }
-        self.load(best.1)
+        let (_, at, cap) = best.expect("a placement and a register cap");
+        self.place(at)?;
+        self.load(cap)
     }
 
     /// The register cap of the kernel the launches use.
@@ -264,7 +340,7 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
 
     /// Is each chain's W held in shared memory?
     pub fn on_chip(&self) -> bool {
-        self.params.on_chip != 0
+        self.placement != Placement::OffChip
     }
 
     /// Chains resident on the whole GPU at once (blocks per SM times SMs): fewer leave SMs idle, a chain count
@@ -278,8 +354,12 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
     }
 
     fn shared(&self) -> usize {
+        self.shared_at(self.placement)
+    }
+
+    fn shared_at(&self, at: Placement) -> usize {
         let (np, ns) = (self.params.pairs as usize, self.params.sites as usize);
-        shared_bytes(np, ns, std::mem::size_of::<S>(), std::mem::size_of::<A>(), self.on_chip())
+        shared_bytes(np, ns, std::mem::size_of::<S>(), std::mem::size_of::<A>(), at)
     }
 
     /// Random-number outputs a batch draws from, 4 to [`WINDOW`]: a test makes it small so that batches end early
@@ -299,14 +379,19 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
     pub fn run(&mut self, equil: usize, sweeps: usize) -> Result<(), GpuError> {
         self.params.equil = equil as i32;
         self.params.sweeps = sweeps as i32;
+        let scratch = if self.placement.m_on_chip() { 1 } else { self.params.chains as usize * device_scratch(self.params.pairs as usize) };
+        if self.m.len() < scratch {
+            self.gpu.ensure_fits("the chains' rebuild buffers (off chip)", scratch * std::mem::size_of::<A>())?;
+            self.m = self.gpu.zeros("the chains' rebuild buffers (off chip)", scratch)?;
+        }
         let cfg = LaunchConfig { grid_dim: (self.params.chains as u32, 1, 1), block_dim: (self.threads, 1, 1), shared_mem_bytes: self.shared() as u32 };
         let mut b = self.gpu.stream.launch_builder(&self.func);
         b.arg(&self.params).arg(&self.phi).arg(&self.nbr).arg(&self.hop);
         b.arg(&mut self.w).arg(&mut self.m).arg(&mut self.up).arg(&mut self.dn).arg(&mut self.rng).arg(&mut self.tally);
-        // SAFETY: one block per chain; each block indexes its own chain's slices of w (np^2), of m (np ld, only off
-        // chip, allocated then), up/dn (np), rng (1) and tally (LEN), phi (ns^2), nbr/hop (4 ns), all of the sizes
-        // uploaded; shared memory is sized by shared_bytes for the same on_chip, and the threads are at least
-        // np / NARROW_MAX (set_block_threads, block_threads).
+        // SAFETY: one block per chain; each block indexes its own chain's slices of w (np^2), of m (device_scratch,
+        // only where M is off chip, allocated above then), up/dn (np), rng (1) and tally (LEN), phi (ns^2), nbr/hop
+        // (4 ns), all of the sizes uploaded; shared memory is sized by shared_bytes for the same placement (vec_bytes
+        // with it), and the threads are at least np / NARROW_MAX (set_block_threads, block_threads).
         unsafe { b.launch(cfg) }.during("launching lattice sweeps")?;
         Ok(())
     }

@@ -1,10 +1,10 @@
 // Lattice VMC of the t-J model (paper 001): one thread block per Markov chain, the whole run (equilibration and
 // accumulation sweeps) in one launch, as the thesis' k_sysAve. Same algorithm and random-number order as cpu.rs.
-// Storage S (W, phi), arithmetic A (the rebuild, and the f and g vectors of the rank-1 updates, which run in S); the
-// moves' ratios and the measurement's terms are evaluated in S, as cpu.rs (mixed: single-precision evaluation, the
-// inversion in double; until 2026-11-27 every dot product of mixed ran in f64 from f32 data: twice the shared
-// memory for the batch's vectors, a conversion per W entry read, and f64 FMAs at half the f32 rate); energies in
-// double.
+// Storage S (W, phi), arithmetic A (the rebuild); the moves' ratios, the f and g vectors of the rank-1 updates and the
+// measurement's terms are evaluated in S, as cpu.rs (mixed: single-precision evaluation, the inversion in double;
+// until 2026-11-27 every dot product of mixed ran in f64 from f32 data: twice the shared memory for the batch's
+// vectors, a conversion per W entry read, and f64 FMAs at half the f32 rate; until 2026-12-01 the accepted hops' f and
+// g vectors still did, 1.9 KB of shared memory at L = 15 that kept mixed from four chains an SM); energies in double.
 //
 // On chip. A sweep is 2 N_P moves and a measurement; most moves are swaps, whose ratio needs f = phi(y, d) W, a pass
 // over the whole N_P x N_P inverse W (83 KB in double at L = 15), and are rejected (about 95%). So the chain's W lives
@@ -13,7 +13,11 @@
 // function phi, which L2 holds. Where it does not fit, the same code works on a per-chain global buffer (`M_all`).
 // The working buffer holds W (type S, rows of stride ld) and, during a rebuild, M (type A, same rows, same memory):
 // W is replaced by the rebuild, so M needs no space of its own. ld = N_P rounded up to odd: a warp walking down a
-// column of W (b varies) hits 32 different banks.
+// column of W (b varies) hits 32 different banks. Third placement (`p.on_chip` 2, from 2026-12-01): W on chip and the
+// rebuild's M (and its panels' pivot rows R) in the chain's M_all slice, W written from M once at the end of the
+// rebuild. Where A is wider than S (mixed) the on-chip copy then takes S entries, not A's: at L = 15 a mixed chain's
+// shared memory falls from 99 KB (two chains an SM) to single's 55 KB (four), at the price of a rebuild that reads and
+// writes device memory (L1 and L2 hold most of it).
 //
 // Look-ahead. A move changes W only when it is accepted, so the ratios of the next LOOK moves can all be computed
 // against the current W as if every earlier one were rejected, and the decisions then taken in order: the moves up to
@@ -52,13 +56,14 @@
 #define WINDOW 64      // random-number outputs evaluated in parallel per batch (two per lane of warp 0)
 // Pivots per panel of the blocked rebuild (Chain::reinvert). The matrix is read and written once per panel instead of
 // once per pivot, and the block meets 2 or 3 barriers a panel instead of 2 a pivot: more is better, up to what fits.
-// The scratch (2 PANEL N_P + PANEL entries of A: the panel's multipliers and pivot rows) takes the sweep's vectors,
-// free during a rebuild (4 N_P + 64 entries of A and 3 LOOK N_P of S), which 8 fills in mixed; each column's
+// The scratch (PANEL N_P + PANEL entries of A, the panel's multipliers and pivots' inverses, and PANEL N_P more, the
+// pivot rows R, where M is on chip) takes the sweep's vectors, free during a rebuild (4 N_P + 64 and 3 LOOK N_P
+// entries of S); the host sizes that region for the larger of the two (gpu.rs vector_bytes, p.vec_bytes); each column's
 // recurrence holds PANEL values of A in registers (16 in f64, within the 64- and 80-register entries); and warp 0
 // alone factors the panel, PANEL entries a row a step, while the other warps wait.
 #define PANEL 8
 static_assert(PANEL == LOOK, "reinvert loads a row of multipliers with load_look");
-static_assert(2 * 2 * PANEL <= 2 * 4 + 3 * LOOK && PANEL <= 64, "reinvert's scratch fits the vectors (S at least half A)");
+static_assert(PANEL <= 64, "one warp factors a panel");
 #define SM_GAMMA 0x9E3779B97F4A7C15ull
 // A site or pair index, as the configuration (up, dn: each electron's site; occ, which: each site's occupation and
 // electron) and the rebuild's pivots hold them in shared memory: 16 bits (gpu.rs refuses 32768 sites or more). At
@@ -70,7 +75,9 @@ struct LatticeParams {
     int sites, pairs, chains, equil, sweeps, recompute;
     int bfactor; // threads per row of the down-electron dot products (gvec): 8, 16 or 32 (the thesis' blocking factor)
     int ld;      // row stride of the working copy of W (pairs rounded up to odd)
-    int on_chip; // 1: the working copy lives in shared memory; 0: in M_all
+    int on_chip; // 1: the working copy (W and M) lives in shared memory; 0: in M_all; 2: W in shared memory, M in M_all
+    int vec_bytes; // bytes of shared memory from the vectors (f) to the configuration (up): the larger of the vectors
+                   // and reinvert's scratch (gpu.rs vector_bytes)
     double j;
     double degenerate; // both intermediate ratios of an accepted swap below it: rebuild W (mod.rs degenerate_ratio)
     int window;        // random outputs a batch draws from (WINDOW; a test makes it small to reach the fallback)
@@ -251,19 +258,20 @@ __device__ __forceinline__ void col_dots_look(const S* __restrict__ W, const A* 
 template <typename S, typename A> struct Chain {
     const LatticeParams& p;
     const S* __restrict__ phi;
-    S* W; // the working copy: rows of stride ld; aliases M (no restrict)
+    S* W; // the working copy: rows of stride ld; aliases M (no restrict) except in placement 2
     A* M;
-    A *f, *g, *pv, *buf, *scratch;
+    S *f, *g, *pv, *buf; // in S, the evaluation type (cpu.rs: mixed evaluates its vectors in f32 too)
     double* dscratch;
     idx_t *up, *dn, *occ, *which, *piv;
     int* iscratch;
-    A* work; // reinvert's scratch: 2 PANEL N_P + PANEL entries, 16-byte aligned (run: the vectors from f on)
+    A* work; // reinvert's scratch: L (PANEL N_P) and dv (PANEL), 16-byte aligned (run: the vectors from f on)
+    A* R;    // reinvert's pivot rows (PANEL N_P): after dv on chip, after M in M_all where M is there
 
     // pv[i] = phi(y, sites[i]) for i < n (phi is symmetric: row y gathered).
     __device__ void gather(int y, const idx_t* sites) {
         const S* row = phi + (size_t)y * p.sites;
 #pragma unroll 2
-        for (int i = threadIdx.x; i < p.pairs; i += blockDim.x) pv[i] = A(row[sites[i]]);
+        for (int i = threadIdx.x; i < p.pairs; i += blockDim.x) pv[i] = row[sites[i]];
     }
     // f_a = sum_b phi(y, d_b) W_ba for every a (thread per column).
     __device__ void fvec(int y) {
@@ -281,9 +289,9 @@ template <typename S, typename A> struct Chain {
         const int np = p.pairs, ld = p.ld, bf = p.bfactor, lane = threadIdx.x % bf, rows = blockDim.x / bf;
         for (int b0 = 0; b0 < np; b0 += rows) {
             const int b = b0 + threadIdx.x / bf;
-            A acc = A(0);
+            S acc = S(0);
             if (b < np)
-                for (int a = lane; a < np; a += bf) acc += A(W[b * ld + a]) * pv[a];
+                for (int a = lane; a < np; a += bf) acc += W[b * ld + a] * pv[a];
             for (int o = bf >> 1; o > 0; o >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, o, bf);
             if (lane == 0 && b < np) g[b] = acc;
         }
@@ -292,8 +300,8 @@ template <typename S, typename A> struct Chain {
     // Sherman-Morrison: up electron a moves to s; f holds the new row times W (f_a the ratio).
     __device__ void update_up(int a, int s) {
         const int np = p.pairs, ld = p.ld;
-        const A inv_r = A(1) / f[a];
-        for (int b = threadIdx.x; b < np; b += blockDim.x) buf[b] = A(W[b * ld + a]) * inv_r;
+        const S inv_r = S(1) / f[a];
+        for (int b = threadIdx.x; b < np; b += blockDim.x) buf[b] = W[b * ld + a] * inv_r;
         __syncthreads();
         update_cols(W, f, buf, a, np, ld);
         if (threadIdx.x == 0) up[a] = s;
@@ -302,8 +310,8 @@ template <typename S, typename A> struct Chain {
     // Sherman-Morrison: down electron b moves to s; g holds W times the new column (g_b the ratio).
     __device__ void update_dn(int b, int s) {
         const int np = p.pairs, ld = p.ld;
-        const A inv_r = A(1) / g[b];
-        for (int a = threadIdx.x; a < np; a += blockDim.x) buf[a] = A(W[b * ld + a]) * inv_r;
+        const S inv_r = S(1) / g[b];
+        for (int a = threadIdx.x; a < np; a += blockDim.x) buf[a] = W[b * ld + a] * inv_r;
         __syncthreads();
         update_rows(W, g, buf, b, np, ld);
         if (threadIdx.x == 0) dn[b] = s;
@@ -494,8 +502,8 @@ template <typename S, typename A> struct Chain {
     // (never, for a configuration of nonzero weight) leaves W unusable, so it sets *failed and the chain's energy
     // sum becomes NaN at the end of the launch: the record fails instead of carrying on with a wrong W.
     // Blocked: per panel of PANEL pivots panel_factor (warp 0) and panel_update (the block), three barriers (two where
-    // the block has fewer than 2 (n - PANEL) threads); the scratch (L, R, dv: 2 PANEL n + PANEL entries of A) is `work`,
-    // the sweep's vectors, free during a rebuild.
+    // the block has fewer than 2 (n - PANEL) threads); the scratch (L, dv: PANEL n + PANEL entries of A) is `work`,
+    // the sweep's vectors, free during a rebuild, and R (PANEL n) follows dv there or M in M_all.
     __device__ void reinvert(int* failed) {
         const int n = p.pairs, ld = p.ld;
         __syncthreads(); // up, dn final; readers of W and of the vectors under `work` are done
@@ -507,8 +515,8 @@ template <typename S, typename A> struct Chain {
         }
         __syncthreads();
         A* L = work;             // [n][PANEL], 16-byte aligned rows: row i's multiplier of each step of the panel
-        A* R = L + n * PANEL;    // [PANEL][n]: the pivot rows outside the panel, as chosen (panel_update)
-        A* dv = R + PANEL * n;   // [PANEL]: 1 / pivot
+        A* dv = L + n * PANEL;   // [PANEL]: 1 / pivot
+        // R, [PANEL][n]: the pivot rows outside the panel, as chosen (panel_update)
         for (int k0 = 0; k0 < n; k0 += PANEL) {
             const int bp = n - k0 < PANEL ? n - k0 : PANEL;
             if (warp == 0) panel_factor(k0, bp, L, dv, failed);
@@ -516,6 +524,24 @@ template <typename S, typename A> struct Chain {
             if (iscratch[0]) return; // a zero pivot (*failed set)
             panel_update(k0, bp, L, R, dv);
             __syncthreads(); // the next panel's columns, and every row, final before warp 0 goes on
+        }
+        if ((void*)W != (void*)M) {
+            // Placement 2: W on chip, M in M_all. The column interchanges (below) as one permutation, then each entry
+            // of W read from its column of M, rounded to S once: the values of the interchanges and narrowing below.
+            // Column j of the result is column col[j] of M: the interchanges applied to the column numbers in order.
+            idx_t* col = (idx_t*)work; // L is done
+            if (threadIdx.x == 0) {
+                for (int j = 0; j < n; j++) col[j] = j;
+                for (int k = n - 1; k >= 0; k--) {
+                    const int q = piv[k];
+                    const idx_t t = col[k]; col[k] = col[q]; col[q] = t;
+                }
+            }
+            __syncthreads();
+            for (int i = warp; i < n; i += warps)
+                for (int j = lane; j < n; j += 32) W[i * ld + j] = S(M[i * ld + col[j]]);
+            __syncthreads(); // W whole, col read, before the sweep's vectors (over col) are written
+            return;
         }
         // Undo the row interchanges as column interchanges in reverse order; a thread owns whole rows.
         for (int i = threadIdx.x; i < n; i += blockDim.x) {
@@ -563,25 +589,29 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const int*
     const int np = p.pairs, ns = p.sites, ld = p.ld, tid = threadIdx.x, lane = tid & 31;
     extern __shared__ __align__(16) unsigned char smem[];
     double* dscratch = (double*)smem; // 64 doubles first: every later array stays aligned
-    A* f = (A*)(dscratch + 64);
-    A* g = f + np;
-    A* pv = g + np;
-    A* buf = pv + np;
-    A* scratch = buf + np;
-    // the batch's vectors in S, the evaluation type (16-byte aligned: 512 + (4 np + 64) sizeof(A) bytes in)
-    S* PVT = (S*)(scratch + 64); // [np][LOOK] (16-byte aligned rows): the vectors phi(y, d) of LOOK swaps, interleaved
+    // the vectors in S, the evaluation type: f, g, pv, buf, 64 spare entries, then the batch's (16-byte aligned: 512 +
+    // (4 np + 64) sizeof(S) bytes in); reinvert's scratch (A) over them, p.vec_bytes for the larger
+    S* f = (S*)(dscratch + 64);
+    S* g = f + np;
+    S* pv = g + np;
+    S* buf = pv + np;
+    S* PVT = buf + np + 64;      // [np][LOOK] (16-byte aligned rows): the vectors phi(y, d) of LOOK swaps, interleaved
     S* F = PVT + LOOK * np;      // [LOOK][np]: their f vectors
     S* Q = F + LOOK * np;        // [LOOK][np]: the phi vector of each move's short dot products
-    idx_t* up = (idx_t*)(Q + LOOK * np);
+    idx_t* up = (idx_t*)((unsigned char*)f + p.vec_bytes);
     idx_t* dn = up + np;
     idx_t* occ = dn + np;
     idx_t* which = occ + ns;
     idx_t* piv = which + ns;
-    // the working copy of W (and M): after the vectors, 16-byte aligned, when on chip; else this chain's M_all slice
+    // the working copy of W (and M): after the vectors, 16-byte aligned, when on chip; else this chain's M_all slice,
+    // np ld entries of M and PANEL np of R (gpu.rs allocates them where placement is 0 or 2)
     unsigned char* tail = (unsigned char*)(piv + np);
     tail = (unsigned char*)(((size_t)tail + 15) & ~(size_t)15);
-    A* M = p.on_chip ? (A*)tail : M_all + (size_t)c * np * ld;
-    S* W = (S*)M;
+    A* const Mg = M_all + (size_t)c * ((size_t)np * ld + PANEL * np);
+    A* M = p.on_chip == 1 ? (A*)tail : Mg;
+    S* W = p.on_chip ? (S*)tail : (S*)Mg;
+    A* const work = (A*)f;
+    A* const R = p.on_chip == 1 ? work + np * PANEL + PANEL : Mg + (size_t)np * ld;
     __shared__ int iscratch[32];
     // the batch: per move the electron, its spin, old and new site, hop (1) or swap (0), the partner electron of a
     // swap, the random outputs consumed up to and including it; uniform, ratio, h and phi(y, x) of a swap
@@ -591,7 +621,7 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const int*
     __shared__ u64 win[WINDOW];
     __shared__ int batch[3]; // moves drawn, moves kept, the accepted one (-1: none)
 
-    Chain<S, A> ch{p, phi, W, M, f, g, pv, buf, scratch, dscratch, up, dn, occ, which, piv, iscratch, f};
+    Chain<S, A> ch{p, phi, W, M, f, g, pv, buf, dscratch, up, dn, occ, which, piv, iscratch, work, R};
     for (int k = tid; k < ns; k += blockDim.x) occ[k] = OCC_HL;
     for (int k = tid; k < np; k += blockDim.x) {
         up[k] = up_all[(size_t)c * np + k];

@@ -401,12 +401,13 @@ fn register_caps_change_nothing_but_occupancy_when_present() {
             (g.results(&all).unwrap(), g.chains_in_flight().unwrap())
         };
         let (base, flight) = run(128);
-        // the default: single at 80 or 64 registers, whichever puts more chains in flight; double and mixed at 128
+        // the default: single at 80 or 64 registers, mixed at any cap, whichever puts more chains in flight; double at
+        // 128
         let g = gpu::GpuEnsemble::<S, A>::new(gpu, m, starts, 12).unwrap();
-        if (S::NAME, A::NAME) == ("f32", "f32") {
-            assert!([80, 64].contains(&g.registers()) && g.chains_in_flight().unwrap() >= flight, "single's default: {} registers", g.registers());
-        } else {
-            assert_eq!(g.registers(), 128, "{}/{}'s default", S::NAME, A::NAME);
+        match (S::NAME, A::NAME) {
+            ("f64", "f64") => assert_eq!(g.registers(), 128, "double's default"),
+            ("f32", "f32") => assert!([80, 64].contains(&g.registers()) && g.chains_in_flight().unwrap() >= flight, "single's default: {} registers", g.registers()),
+            _ => assert!(g.chains_in_flight().unwrap() >= flight, "mixed's default: {} registers", g.registers()),
         }
         for cap in [80, 64] {
             let (x, f) = run(cap);
@@ -663,14 +664,65 @@ fn cpu_rate_table() {
 
 /// The 16-bit configuration indices (lattice.cu `idx_t`) are what put four single-precision chains of L = 15 on an SM
 /// of Hopper's 228 KB (each block also reserves 1 KB): with ints, three (H200 at 6c9e622: 538k chain sweeps/s at 2048
-/// chains against 436k). Fails when the shared vectors grow past that again.
+/// chains against 436k). Mixed fits four too with the rebuild off chip, its vectors in f32 (in f64 they took 1.9 KB
+/// more: three). Fails when the shared vectors grow past that again.
 #[test]
 fn four_single_chains_of_l15_fit_an_sm() {
+    use gpu::Placement::{OnChip, RebuildOffChip};
     let m = Model::new(15, Params::default()).unwrap();
-    let block = |s: usize, a: usize| gpu::shared_bytes(m.pairs, m.sites, s, a, true) + gpu::STATIC_SHARED + 1024;
+    let block = |s: usize, a: usize, at| gpu::shared_bytes(m.pairs, m.sites, s, a, at) + gpu::STATIC_SHARED + 1024;
     let sm = 228 * 1024;
-    assert_eq!(sm / block(4, 4), 4, "single: {} bytes a chain", block(4, 4));
-    // double and mixed hold W (mixed: the f64 rebuild in the same memory) in 8 bytes: two
-    assert_eq!(sm / block(8, 8), 2);
-    assert_eq!(sm / block(4, 8), 2);
+    assert_eq!(sm / block(4, 4, OnChip), 4, "single: {} bytes a chain", block(4, 4, OnChip));
+    assert_eq!(sm / block(4, 8, RebuildOffChip), 4, "mixed, the rebuild off chip: {} bytes a chain", block(4, 8, RebuildOffChip));
+    // double and mixed with M on chip hold W (mixed: the f64 rebuild in the same memory) in 8 bytes: two
+    assert_eq!(sm / block(8, 8, OnChip), 2);
+    assert_eq!(sm / block(4, 8, OnChip), 2);
+    assert_eq!(sm / block(8, 8, RebuildOffChip), 2);
+}
+
+/// With the rebuild's M in device memory (`Placement::RebuildOffChip`) the chains run the same arithmetic as with M
+/// over W in shared memory: every precision at L = 9 and 15 with a rebuild every sweep, and with the degenerate-swap
+/// rebuild after every accepted swap, gives the same configurations, W and tallies bit for bit. Mixed's default at
+/// L = 15 puts more chains in flight than M on chip does (four an SM on Hopper, against two).
+#[test]
+fn the_rebuild_off_chip_changes_nothing_when_present() {
+    use gpu::Placement::{OnChip, RebuildOffChip};
+    let Some(gpu) = crate::gpu::for_test() else { return };
+    fn same<S: Real, A: Real>(gpu: &std::sync::Arc<crate::gpu::Gpu>, m: &Model, starts: &Starts) {
+        let all: Vec<usize> = (0..starts.len()).collect();
+        for degenerate in [false, true] {
+            let run = |at| {
+                let mut g = gpu::GpuEnsemble::<S, A>::new(gpu, m, starts, 14).unwrap();
+                g.set_registers(128).unwrap();
+                g.set_placement(at).unwrap();
+                assert_eq!(g.placement(), at);
+                g.set_recompute(1);
+                if degenerate {
+                    g.set_degenerate(f64::INFINITY);
+                }
+                g.run(1, 2).unwrap();
+                g.results(&all).unwrap()
+            };
+            let (on, off) = (run(OnChip), run(RebuildOffChip));
+            for (c, (a, b)) in on.iter().zip(&off).enumerate() {
+                let what = format!("L = {} {}/{} chain {c} (degenerate rebuilds {degenerate})", m.l, S::NAME, A::NAME);
+                assert!(a.tally[tally::E_SUM].is_finite() && a.tally[tally::RECOMPUTES] >= 3.0, "{what}: {:?}", a.tally);
+                assert!(a.config == b.config && a.w == b.w && a.tally == b.tally, "{what}: the rebuild off chip differs");
+            }
+        }
+    }
+    for l in [9, 15] {
+        let m = Model::new(l, Params::default()).unwrap();
+        let starts = initial_states(&m, 15, 4).unwrap();
+        same::<f64, f64>(&gpu, &m, &starts);
+        same::<f32, f32>(&gpu, &m, &starts);
+        same::<f32, f64>(&gpu, &m, &starts);
+    }
+    let m = Model::new(15, Params::default()).unwrap();
+    let starts = initial_states(&m, 15, 2).unwrap();
+    let mut g = gpu::GpuEnsemble::<f32, f64>::new(&gpu, &m, &starts, 14).unwrap();
+    let default = g.chains_in_flight().unwrap();
+    g.set_registers(128).unwrap();
+    g.set_placement(OnChip).unwrap();
+    assert!(default > g.chains_in_flight().unwrap(), "mixed's default: {default} chains in flight");
 }
