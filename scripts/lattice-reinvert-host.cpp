@@ -7,8 +7,8 @@
 // of different lanes, at many steps: the first row must win); and singular ones (a zero column 1 or n - 1: the
 // failure flag at the first or the last panel). The rebuild's scratch must stay inside the sweep's vectors it borrows
 // (a guard past them), and the two pivot reductions of warp_pivot (redux.sync and shuffles) must agree. Each case in
-// both placements of M: over W (p.on_chip 1, the in-place narrowing) and apart from it (2: M and the pivot rows R in
-// the chain's device buffer, W on chip, written from M through the column permutation). Also prints the rebuild's
+// both placements of M: over W (p.on_chip 1) and placement 2 (the rows of M that W's memory holds in A over W, the
+// rest and the pivot rows R in the chain's device buffer: in mixed, rows from N_P / 2 on). Also prints the rebuild's
 // block barriers. lattice-chain.inc is lattice.cu up to its kernel body (scripts/cu-on-host.sh cuts it).
 #include "cu-block-host.h"
 #include "lattice-chain.inc"
@@ -75,8 +75,10 @@ template <typename S, typename A> int check(int n, int threads, Kind kind, unsig
     LatticeParams p{};
     p.sites = ns; p.pairs = n; p.ld = ld; p.on_chip = placement;
     const bool apart = placement == 2;
-    std::vector<A> M(n * ld + 64), Rdev(PANEL * n);
-    std::vector<S> Wapart(apart ? n * ld : 0), f(n), g(n), pv(n), buf(n);
+    // W's memory (n ld entries of S, as on chip in placement 2; n ld of A in placement 1), the device buffer's rows
+    std::vector<A> M(apart ? (n * ld * sizeof(S) + sizeof(A) - 1) / sizeof(A) : n * ld), Mdev(n * ld), Rdev(PANEL * n);
+    std::vector<S> f(n), g(n), pv(n), buf(n);
+    const int mh = apart ? (int)(n * sizeof(S) / sizeof(A)) : n;
     std::vector<double> dscratch(64);
     std::vector<idx_t> up(n), dn(n), occ(ns), which(ns), piv(n);
     std::vector<int> iscratch(32);
@@ -89,10 +91,10 @@ template <typename S, typename A> int check(int n, int threads, Kind kind, unsig
     std::vector<unsigned char> work_mem(work_bytes + guard + 16, 0xa5);
     unsigned char* work = (unsigned char*)(((size_t)work_mem.data() + 15) & ~(size_t)15);
     std::fill(work, work + work_bytes, 0x5a);
-    S* const W0 = apart ? Wapart.data() : (S*)M.data();
+    S* const W0 = (S*)M.data();
     A* const R = apart ? Rdev.data() : (A*)work + n * PANEL + PANEL;
-    Chain<S, A> ch{p, phi.data(), W0, M.data(), f.data(), g.data(), pv.data(), buf.data(), dscratch.data(), up.data(),
-                   dn.data(), occ.data(), which.data(), piv.data(), iscratch.data(), (A*)work, R};
+    Chain<S, A> ch{p, phi.data(), W0, M.data(), Mdev.data(), mh, f.data(), g.data(), pv.data(), buf.data(), dscratch.data(),
+                   up.data(), dn.data(), occ.data(), which.data(), piv.data(), iscratch.data(), (A*)work, R};
     blockDim.x = threads;
     std::barrier<> block(threads);
     g_block = &block;

@@ -285,28 +285,35 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
 
     /// The register cap and placement a precision launches with unless one is set: of its caps (double 128; single
     /// 80 and 64, 80 for blocks of at most 384 threads; mixed all three) and of [`Self::placements`], the pair that
-    /// puts the most chains on the GPU at once, the first of caps and then of placements (on chip first) where they
-    /// tie. Measured on the H100 at 38989db (stage lattice-registers, chain sweeps/s at 2048 / 6336 chains): single
-    /// at L = 9 3.06M / 3.14M at 128 registers (1056 chains in flight), 2.90M / 3.45M at 80 (1584), 3.36M / 3.43M at
-    /// 64 (2112); at L = 15 298k / 305k at 128 (264), 355k / 383k at 80 and 345k / 372k at 64 (396 both). Double ran
+    /// runs the most of the ensemble's chains at once (chains in flight, at most the chain count: room for more does
+    /// nothing), the first of placements (on chip first) and then of caps where they tie.
+    ///
+    /// Measured on the H100 at 38989db (stage lattice-registers, chain sweeps/s at 2048 / 6336 chains): single at L =
+    /// 9 3.06M / 3.14M at 128 registers (1056 chains in flight), 2.90M / 3.45M at 80 (1584), 3.36M / 3.43M at 64
+    /// (2112); at L = 15 298k / 305k at 128 (264), 355k / 383k at 80 and 345k / 372k at 64 (396 both). Double ran
     /// fastest at 128 at both sizes (L = 15: 420k, 407k, 356k at 6336 chains): it spills below 128. Since the
     /// configuration's indices took 16 bits (6c9e622), single at L = 15 fits four chains an SM at 64 registers: on the
     /// H200, 355k / 365k at 128 (264 in flight), 435k / 478k at 80 (396), 536k / 559k at 64 (528). Mixed took 128
     /// registers with M on chip (two chains an SM at L = 15 by shared memory) until the rebuild could leave the chip
-    /// (2026-12-01), which lets it hold four as single does.
+    /// (2026-12-01, [`Placement::RebuildOffChip`]), which lets it hold four as single does. With all of M in device
+    /// memory (29dfa74, H200, stage lattice-rebuild, 2048 chains) mixed at L = 15 ran 340k at 64 registers (528 in
+    /// flight) against 305k at 128 with M on chip (264); its sweep without rebuilds ran 666k, so the f64 rebuild in
+    /// device memory took 1.42 us of each 2.92 us chain sweep (single's on chip 0.52 of 1.86); the rows W's memory
+    /// holds now stay on chip. At 32 chains, where every pair ties, 29dfa74 took the rebuild off chip all the same
+    /// (L = 15 27.2k against 36.6k on chip at 6c9e622): the tie rule above.
     fn default_layout(&mut self) -> Result<(), GpuError> {
         let caps: &[usize] = match (S::NAME, A::NAME) {
             ("f64", "f64") => &[128],
             ("f32", "f32") => &[80, 64],
             _ => &REGISTER_CAPS,
         };
-        let threads = self.threads as usize;
+        let (threads, chains) = (self.threads as usize, self.params.chains as usize);
         let mut best = None;
         for &at in &self.placements() {
             self.place(at)?;
             for &cap in caps.iter().filter(|&&c| c != 80 || threads <= R80_THREADS) {
                 self.load(cap)?;
-                let flight = self.chains_in_flight()?;
+                let flight = self.chains_in_flight()?.min(chains);
                 if best.is_none_or(|(f, _, _)| flight > f) {
                     best = Some((flight, at, cap));
                 }

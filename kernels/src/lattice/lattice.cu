@@ -13,11 +13,11 @@
 // function phi, which L2 holds. Where it does not fit, the same code works on a per-chain global buffer (`M_all`).
 // The working buffer holds W (type S, rows of stride ld) and, during a rebuild, M (type A, same rows, same memory):
 // W is replaced by the rebuild, so M needs no space of its own. ld = N_P rounded up to odd: a warp walking down a
-// column of W (b varies) hits 32 different banks. Third placement (`p.on_chip` 2, from 2026-12-01): W on chip and the
-// rebuild's M (and its panels' pivot rows R) in the chain's M_all slice, W written from M once at the end of the
-// rebuild. Where A is wider than S (mixed) the on-chip copy then takes S entries, not A's: at L = 15 a mixed chain's
-// shared memory falls from 99 KB (two chains an SM) to single's 55 KB (four), at the price of a rebuild that reads and
-// writes device memory (L1 and L2 hold most of it).
+// column of W (b varies) hits 32 different banks. Third placement (`p.on_chip` 2, from 2026-12-01): W on chip in S,
+// and of M (A) the rows W's memory holds over it (all in single and double, the first N_P / 2 in mixed), the rest and
+// the panels' pivot rows R in the chain's M_all slice (Chain::mrow). Where A is wider than S (mixed) the chain's shared
+// memory then holds W in S, not A: at L = 15 it falls from 99 KB (two chains an SM) to single's 55 KB (four), at the
+// price of a rebuild that reads and writes half its rows in device memory (L1 and L2 hold most of them).
 //
 // Look-ahead. A move changes W only when it is accepted, so the ratios of the next LOOK moves can all be computed
 // against the current W as if every earlier one were rejected, and the decisions then taken in order: the moves up to
@@ -258,8 +258,13 @@ __device__ __forceinline__ void col_dots_look(const S* __restrict__ W, const A* 
 template <typename S, typename A> struct Chain {
     const LatticeParams& p;
     const S* __restrict__ phi;
-    S* W; // the working copy: rows of stride ld; aliases M (no restrict) except in placement 2
+    S* W; // the working copy: rows of stride ld; aliases M (no restrict)
+    // M during a rebuild: its rows below mh at M (over W, rows of stride ld in A), the rest at Mx (the chain's M_all
+    // slice, same row numbers): every row at M (mh = N_P) in placements 0 and 1; in placement 2 the rows W's shared
+    // memory holds in A (all in single and double, half in mixed), the others in device memory
     A* M;
+    A* Mx;
+    int mh;
     S *f, *g, *pv, *buf; // in S, the evaluation type (cpu.rs: mixed evaluates its vectors in f32 too)
     double* dscratch;
     idx_t *up, *dn, *occ, *which, *piv;
@@ -267,6 +272,7 @@ template <typename S, typename A> struct Chain {
     A* work; // reinvert's scratch: L (PANEL N_P) and dv (PANEL), 16-byte aligned (run: the vectors from f on)
     A* R;    // reinvert's pivot rows (PANEL N_P): after dv on chip, after M in M_all where M is there
 
+    __device__ __forceinline__ A* mrow(int i) const { return (i < mh ? M : Mx) + (size_t)i * p.ld; }
     // pv[i] = phi(y, sites[i]) for i < n (phi is symmetric: row y gathered).
     __device__ void gather(int y, const idx_t* sites) {
         const S* row = phi + (size_t)y * p.sites;
@@ -360,14 +366,14 @@ template <typename S, typename A> struct Chain {
         A best = A(-1);
         int pr = n;
         for (int i = k0 + lane; i < n; i += 32) {
-            const A a = fabs(M[i * ld + k0]);
+            const A a = fabs(mrow(i)[k0]);
             if (a > best) { best = a; pr = i; }
         }
         int bad = 0;
         for (int m = 0; m < bp; m++) {
             const int k = k0 + m;
             pr = warp_pivot(best, pr);
-            const A pval = pr < n ? M[pr * ld + k] : A(0);
+            const A pval = pr < n ? mrow(pr)[k] : A(0);
             if (pval == A(0)) { // zero or NaN column (no candidate): every lane takes the same decision
                 if (lane == 0) *failed = 1;
                 bad = 1;
@@ -376,16 +382,16 @@ template <typename S, typename A> struct Chain {
             // the pivot row in the panel (every lane: s; lane c: its entry c, and row k's), and the rows of L to swap
             A s[PANEL];
 #pragma unroll
-            for (int c = 0; c < PANEL; c++) s[c] = c < bp ? M[pr * ld + k0 + c] : A(0);
-            const A tc = lane < bp ? M[pr * ld + k0 + lane] : A(0), uc = lane < bp ? M[k * ld + k0 + lane] : A(0);
+            for (int c = 0; c < PANEL; c++) s[c] = c < bp ? mrow(pr)[k0 + c] : A(0);
+            const A tc = lane < bp ? mrow(pr)[k0 + lane] : A(0), uc = lane < bp ? mrow(k)[k0 + lane] : A(0);
             const A lk = lane < m ? L[k * PANEL + lane] : A(0), lp = lane < m ? L[pr * PANEL + lane] : A(0);
             const A d = A(1) / pval;
 #pragma unroll
             for (int c = 0; c < PANEL; c++) s[c] = (c == m ? A(1) : s[c]) * d;
             __syncwarp();
             if (lane < bp) {
-                if (pr != k) M[pr * ld + k0 + lane] = uc;
-                M[k * ld + k0 + lane] = (lane == m ? A(1) : tc) * d; // = s[lane]
+                if (pr != k) mrow(pr)[k0 + lane] = uc;
+                mrow(k)[k0 + lane] = (lane == m ? A(1) : tc) * d; // = s[lane]
             }
             if (pr != k && lane < m) { L[k * PANEL + lane] = lp; L[pr * PANEL + lane] = lk; }
             if (lane == 0) { piv[k] = pr; dv[m] = d; }
@@ -399,9 +405,9 @@ template <typename S, typename A> struct Chain {
                 for (int u = 0; u < RU; u++) {
                     const int i = i0 + 32 * u;
                     const bool live = i < n && i != k;
-                    bi[u] = live ? M[i * ld + k] : A(0);
+                    bi[u] = live ? mrow(i)[k] : A(0);
 #pragma unroll
-                    for (int c = 0; c < PANEL; c++) v[u][c] = live && c < bp ? M[i * ld + k0 + c] : A(0);
+                    for (int c = 0; c < PANEL; c++) v[u][c] = live && c < bp ? mrow(i)[k0 + c] : A(0);
                 }
 #pragma unroll
                 for (int u = 0; u < RU; u++) {
@@ -412,7 +418,7 @@ template <typename S, typename A> struct Chain {
                     for (int c = 0; c < PANEL; c++) {
                         if (c >= bp) break;
                         const A x = (c == m ? A(0) : v[u][c]) - bi[u] * s[c];
-                        M[i * ld + k0 + c] = x;
+                        mrow(i)[k0 + c] = x;
                         if (c == m + 1 && i > k) {
                             const A a = fabs(x);
                             if (a > best) { best = a; pr = i; }
@@ -437,8 +443,8 @@ template <typename S, typename A> struct Chain {
         auto swaps = [&](int j) {
             for (int m = 0; m < bp; m++) {
                 const int k = k0 + m, q = piv[k];
-                const A t = M[q * ld + j];
-                if (q != k) M[q * ld + j] = M[k * ld + j];
+                const A t = mrow(q)[j];
+                if (q != k) mrow(q)[j] = mrow(k)[j];
                 R[m * n + j] = t;
             }
         };
@@ -471,7 +477,7 @@ template <typename S, typename A> struct Chain {
                     for (int c = 0; c < PANEL; c++) lv[u][c] = A(0);
                     if (q + u < q1) {
                         load_look(L + i * PANEL, lv[u]);
-                        x[u] = M[i * ld + j];
+                        x[u] = mrow(i)[j];
                     }
                 }
 #pragma unroll
@@ -482,7 +488,7 @@ template <typename S, typename A> struct Chain {
 #pragma unroll
                     for (int c = 0; c < PANEL; c++)
                         if (c < bp) y = y - lv[u][c] * r[c];
-                    M[i * ld + j] = y;
+                    mrow(i)[j] = y;
                 }
             }
             if (g == groups - 1) {
@@ -493,7 +499,7 @@ template <typename S, typename A> struct Chain {
 #pragma unroll
                     for (int c = l + 1; c < PANEL; c++)
                         if (c < bp) x = x - L[(k0 + l) * PANEL + c] * r[c];
-                    M[(k0 + l) * ld + j] = x;
+                    mrow(k0 + l)[j] = x;
                 }
             }
         }
@@ -511,7 +517,7 @@ template <typename S, typename A> struct Chain {
         const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
         for (int i = warp; i < n; i += warps) {
             const S* prow = phi + (size_t)up[i] * p.sites;
-            for (int j = lane; j < n; j += 32) M[i * ld + j] = A(prow[dn[j]]);
+            for (int j = lane; j < n; j += 32) mrow(i)[j] = A(prow[dn[j]]);
         }
         __syncthreads();
         A* L = work;             // [n][PANEL], 16-byte aligned rows: row i's multiplier of each step of the panel
@@ -525,10 +531,25 @@ template <typename S, typename A> struct Chain {
             panel_update(k0, bp, L, R, dv);
             __syncthreads(); // the next panel's columns, and every row, final before warp 0 goes on
         }
-        if ((void*)W != (void*)M) {
-            // Placement 2: W on chip, M in M_all. The column interchanges (below) as one permutation, then each entry
-            // of W read from its column of M, rounded to S once: the values of the interchanges and narrowing below.
-            // Column j of the result is column col[j] of M: the interchanges applied to the column numbers in order.
+        if constexpr (sizeof(S) == sizeof(A)) {
+            // Undo the row interchanges as column interchanges in reverse order, in place (W is M); a thread owns
+            // whole rows.
+            for (int i = threadIdx.x; i < n; i += blockDim.x) {
+                A* row = mrow(i);
+                for (int k = n - 1; k >= 0; k--) {
+                    const int q = piv[k];
+                    if (q != k) { const A t = row[k]; row[k] = row[q]; row[q] = t; }
+                }
+            }
+            __syncthreads();
+        } else {
+            // The column interchanges (the row interchanges undone in reverse order) as one permutation, col[j]: the
+            // column of M that ends in column j; then M (A) narrowed to W (S), each entry read from its column and
+            // rounded once: the values of interchanging in place, then narrowing. In W's memory, NARROW_ROWS rows
+            // at a time upwards: S rows [r0, r1) lie in A rows below r0 once r0 > 0 (S row i ends at byte 4 (i + 1)
+            // ld, A row r0 starts at 8 r0 ld), read by then; the first chunk's S rows lie in its own A rows, read
+            // into registers before the barrier; rows at Mx (placement 2) are not in W's memory. The host launches
+            // at least n / NARROW_MAX threads (gpu.rs).
             idx_t* col = (idx_t*)work; // L is done
             if (threadIdx.x == 0) {
                 for (int j = 0; j < n; j++) col[j] = j;
@@ -538,25 +559,6 @@ template <typename S, typename A> struct Chain {
                 }
             }
             __syncthreads();
-            for (int i = warp; i < n; i += warps)
-                for (int j = lane; j < n; j += 32) W[i * ld + j] = S(M[i * ld + col[j]]);
-            __syncthreads(); // W whole, col read, before the sweep's vectors (over col) are written
-            return;
-        }
-        // Undo the row interchanges as column interchanges in reverse order; a thread owns whole rows.
-        for (int i = threadIdx.x; i < n; i += blockDim.x) {
-            A* row = M + (size_t)i * ld;
-            for (int k = n - 1; k >= 0; k--) {
-                const int q = piv[k];
-                if (q != k) { const A t = row[k]; row[k] = row[q]; row[q] = t; }
-            }
-        }
-        __syncthreads();
-        if constexpr (sizeof(S) != sizeof(A)) {
-            // Narrow M (A) to W (S) in the same memory, NARROW_ROWS rows at a time upwards: S rows [r0, r1) lie in A
-            // rows below r0 once r0 > 0 (S row i ends at byte 4 (i + 1) ld, A row r0 starts at 8 r0 ld), read by
-            // then; the first chunk's S rows lie in its own A rows, read into registers before the barrier. The
-            // host launches at least n / NARROW_MAX threads (gpu.rs).
             for (int r0 = 0; r0 < n; r0 += NARROW_ROWS) {
                 A v[NARROW_ROWS][NARROW_MAX];
 #pragma unroll
@@ -564,7 +566,7 @@ template <typename S, typename A> struct Chain {
 #pragma unroll
                     for (int c = 0; c < NARROW_MAX; c++) {
                         const int i = r0 + r, j = threadIdx.x + c * blockDim.x;
-                        v[r][c] = i < n && j < n ? M[i * ld + j] : A(0);
+                        v[r][c] = i < n && j < n ? mrow(i)[col[j]] : A(0);
                     }
                 __syncthreads();
 #pragma unroll
@@ -574,7 +576,7 @@ template <typename S, typename A> struct Chain {
                         const int i = r0 + r, j = threadIdx.x + c * blockDim.x;
                         if (i < n && j < n) W[i * ld + j] = S(v[r][c]);
                     }
-                __syncthreads();
+                __syncthreads(); // also: col read before the sweep's vectors (over it) are written
             }
         }
     }
@@ -608,8 +610,9 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const int*
     unsigned char* tail = (unsigned char*)(piv + np);
     tail = (unsigned char*)(((size_t)tail + 15) & ~(size_t)15);
     A* const Mg = M_all + (size_t)c * ((size_t)np * ld + PANEL * np);
-    A* M = p.on_chip == 1 ? (A*)tail : Mg;
     S* W = p.on_chip ? (S*)tail : (S*)Mg;
+    A* M = (A*)W; // the rebuild's rows below mh over W (Chain::mrow), the rest at Mg (placement 2)
+    const int mh = p.on_chip == 2 ? (int)((size_t)np * sizeof(S) / sizeof(A)) : np;
     A* const work = (A*)f;
     A* const R = p.on_chip == 1 ? work + np * PANEL + PANEL : Mg + (size_t)np * ld;
     __shared__ int iscratch[32];
@@ -621,7 +624,7 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const int*
     __shared__ u64 win[WINDOW];
     __shared__ int batch[3]; // moves drawn, moves kept, the accepted one (-1: none)
 
-    Chain<S, A> ch{p, phi, W, M, f, g, pv, buf, dscratch, up, dn, occ, which, piv, iscratch, work, R};
+    Chain<S, A> ch{p, phi, W, M, Mg, mh, f, g, pv, buf, dscratch, up, dn, occ, which, piv, iscratch, work, R};
     for (int k = tid; k < ns; k += blockDim.x) occ[k] = OCC_HL;
     for (int k = tid; k < np; k += blockDim.x) {
         up[k] = up_all[(size_t)c * np + k];

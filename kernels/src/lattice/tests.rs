@@ -682,8 +682,9 @@ fn four_single_chains_of_l15_fit_an_sm() {
 
 /// With the rebuild's M in device memory (`Placement::RebuildOffChip`) the chains run the same arithmetic as with M
 /// over W in shared memory: every precision at L = 9 and 15 with a rebuild every sweep, and with the degenerate-swap
-/// rebuild after every accepted swap, gives the same configurations, W and tallies bit for bit. Mixed's default at
-/// L = 15 puts more chains in flight than M on chip does (four an SM on Hopper, against two).
+/// rebuild after every accepted swap, gives the same configurations, W and tallies bit for bit (in mixed the rows of
+/// M from N_P / 2 on are in device memory, the rest over W). Mixed's default at L = 15 puts more chains in flight
+/// than M on chip does (four an SM on Hopper, against two) where there are chains to fill them.
 #[test]
 fn the_rebuild_off_chip_changes_nothing_when_present() {
     use gpu::Placement::{OnChip, RebuildOffChip};
@@ -718,11 +719,16 @@ fn the_rebuild_off_chip_changes_nothing_when_present() {
         same::<f32, f32>(&gpu, &m, &starts);
         same::<f32, f64>(&gpu, &m, &starts);
     }
+    // the default runs more of 600 chains at once with the rebuild off chip (528 on an H200), and where the chains are
+    // fewer than any choice holds (32) it keeps M on chip and 128 registers
     let m = Model::new(15, Params::default()).unwrap();
-    let starts = initial_states(&m, 15, 2).unwrap();
+    let starts = initial_states(&m, 15, 600).unwrap();
     let mut g = gpu::GpuEnsemble::<f32, f64>::new(&gpu, &m, &starts, 14).unwrap();
     let default = g.chains_in_flight().unwrap();
+    assert_eq!(g.placement(), RebuildOffChip);
     g.set_registers(128).unwrap();
     g.set_placement(OnChip).unwrap();
     assert!(default > g.chains_in_flight().unwrap(), "mixed's default: {default} chains in flight");
+    let g = gpu::GpuEnsemble::<f32, f64>::new(&gpu, &m, &starts[..32], 14).unwrap();
+    assert!(g.placement() == OnChip && g.registers() == 128, "mixed's default for 32 chains: {:?} at {}", g.placement(), g.registers());
 }
