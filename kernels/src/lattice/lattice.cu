@@ -272,7 +272,13 @@ template <typename S, typename A> struct Chain {
     A* work; // reinvert's scratch: L (PANEL N_P) and dv (PANEL), 16-byte aligned (run: the vectors from f on)
     A* R;    // reinvert's pivot rows (PANEL N_P): after dv on chip, after M in M_all where M is there
 
-    __device__ __forceinline__ A* mrow(int i) const { return (i < mh ? M : Mx) + (size_t)i * p.ld; }
+    // Row i of M. Where S and A are one type every row is at M (placement 2 holds all of them over W): no choice made
+    // per access, which cost single 5-10% of its chain sweeps at L = 15 (H200, 9fd1daf: 478k against double's 400k,
+    // 540k against 411k without the choice at 29dfa74).
+    __device__ __forceinline__ A* mrow(int i) const {
+        if constexpr (sizeof(S) == sizeof(A)) return M + i * p.ld;
+        else return (i < mh ? M : Mx) + i * p.ld;
+    }
     // pv[i] = phi(y, sites[i]) for i < n (phi is symmetric: row y gathered).
     __device__ void gather(int y, const idx_t* sites) {
         const S* row = phi + (size_t)y * p.sites;
