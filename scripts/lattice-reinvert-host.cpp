@@ -76,25 +76,25 @@ template <typename S, typename A> int check(int n, int threads, Kind kind, unsig
     p.sites = ns; p.pairs = n; p.ld = ld; p.on_chip = placement;
     const bool apart = placement == 2;
     // W's memory (n ld entries of S, as on chip in placement 2; n ld of A in placement 1), the device buffer's rows
-    std::vector<A> M(apart ? (n * ld * sizeof(S) + sizeof(A) - 1) / sizeof(A) : n * ld), Mdev(n * ld), Rdev(PANEL * n);
+    std::vector<A> M(apart ? (n * ld * sizeof(S) + sizeof(A) - 1) / sizeof(A) : n * ld), Mdev(n * ld + PANEL * n);
     std::vector<S> f(n), g(n), pv(n), buf(n);
-    const int mh = apart ? (int)(n * sizeof(S) / sizeof(A)) : n;
     std::vector<double> dscratch(64);
     std::vector<idx_t> up(n), dn(n), occ(ns), which(ns), piv(n);
     std::vector<int> iscratch(32);
     for (int i = 0; i < n; i++) { up[i] = i; dn[i] = n + i; }
     // the scratch of reinvert: on the GPU the sweep's vectors from f on, the larger of (4 n + 64 + 3 LOOK n) S and
-    // the rebuild's PANEL n + PANEL A, PANEL n more where R is on chip (gpu.rs vec_bytes); here as many bytes,
+    // the rebuild's PANEL n + PANEL A, PANEL n more where R is on chip (M on chip, or S and A one type: gpu.rs
+    // vec_bytes); here as many bytes,
     // 16-byte aligned, with a guard after them that must stay untouched
-    const size_t vectors = (4 * n + 64 + 3 * LOOK * n) * sizeof(S), rebuild = (PANEL * n * (apart ? 1 : 2) + PANEL) * sizeof(A);
+    const bool r_on_chip = !apart || sizeof(S) == sizeof(A);
+    const size_t vectors = (4 * n + 64 + 3 * LOOK * n) * sizeof(S), rebuild = (PANEL * n * (r_on_chip ? 2 : 1) + PANEL) * sizeof(A);
     const size_t work_bytes = std::max(vectors, rebuild), guard = 4096;
     std::vector<unsigned char> work_mem(work_bytes + guard + 16, 0xa5);
     unsigned char* work = (unsigned char*)(((size_t)work_mem.data() + 15) & ~(size_t)15);
     std::fill(work, work + work_bytes, 0x5a);
     S* const W0 = (S*)M.data();
-    A* const R = apart ? Rdev.data() : (A*)work + n * PANEL + PANEL;
-    Chain<S, A> ch{p, phi.data(), W0, M.data(), Mdev.data(), mh, f.data(), g.data(), pv.data(), buf.data(), dscratch.data(),
-                   up.data(), dn.data(), occ.data(), which.data(), piv.data(), iscratch.data(), (A*)work, R};
+    Chain<S, A> ch{p, phi.data(), W0, M.data(), f.data(), g.data(), pv.data(), buf.data(), dscratch.data(), up.data(),
+                   dn.data(), occ.data(), which.data(), piv.data(), iscratch.data(), (A*)work};
     blockDim.x = threads;
     std::barrier<> block(threads);
     g_block = &block;
@@ -102,7 +102,7 @@ template <typename S, typename A> int check(int n, int threads, Kind kind, unsig
     int failed = 0;
     g_block_barriers = 0;
     std::vector<std::thread> ts;
-    for (int t = 0; t < threads; t++) ts.emplace_back([&, t] { threadIdx.x = t; ch.reinvert(&failed); });
+    for (int t = 0; t < threads; t++) ts.emplace_back([&, t] { threadIdx.x = t; ch.reinvert(&failed, Mdev.data()); });
     for (auto& t : ts) t.join();
     for (int w = 0; w < threads / 32; w++) delete g_warp[w];
     long guard_hit = 0;

@@ -114,10 +114,12 @@ const PANEL: usize = 8;
 /// 64 spare entries, and the look-ahead batch's three LOOK x N_P arrays (phi vectors, their f vectors, the short dots'
 /// phi vectors), all in S (the evaluation type; the first four in A before 2026-12-01, the batch's before
 /// 2026-11-27), or the rebuild's scratch over them where it is larger: the panel's multipliers and pivots' inverses
-/// (PANEL N_P + PANEL entries of A) and, where M is on chip, its pivot rows (PANEL N_P more).
+/// (PANEL N_P + PANEL entries of A) and, where M is on chip or S and A are one type, its pivot rows (PANEL N_P more;
+/// lattice.cu `reinvert`: elsewhere they follow M in the device buffer).
 fn vec_bytes(pairs: usize, s_bytes: usize, a_bytes: usize, m_on_chip: bool) -> usize {
     let vectors = (4 * pairs + 64) * s_bytes + 3 * LOOK * pairs * s_bytes;
-    let rebuild = (PANEL * pairs * if m_on_chip { 2 } else { 1 } + PANEL) * a_bytes;
+    let rows_on_chip = m_on_chip || s_bytes == a_bytes;
+    let rebuild = (PANEL * pairs * if rows_on_chip { 2 } else { 1 } + PANEL) * a_bytes;
     vectors.max(rebuild).next_multiple_of(16)
 }
 

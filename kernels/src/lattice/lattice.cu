@@ -15,9 +15,10 @@
 // W is replaced by the rebuild, so M needs no space of its own. ld = N_P rounded up to odd: a warp walking down a
 // column of W (b varies) hits 32 different banks. Third placement (`p.on_chip` 2, from 2026-12-01): W on chip in S,
 // and of M (A) the rows W's memory holds over it (all in single and double, the first N_P / 2 in mixed), the rest and
-// the panels' pivot rows R in the chain's M_all slice (Chain::mrow). Where A is wider than S (mixed) the chain's shared
-// memory then holds W in S, not A: at L = 15 it falls from 99 KB (two chains an SM) to single's 55 KB (four), at the
-// price of a rebuild that reads and writes half its rows in device memory (L1 and L2 hold most of them).
+// the panels' pivot rows R in the chain's M_all slice (Chain::Rows, Chain::mat). Where A is wider than S (mixed) the
+// chain's shared memory then holds W in S, not A: at L = 15 it falls from 99 KB (two chains an SM) to single's 55 KB
+// (four), at the price of a rebuild that reads and writes half its rows in device memory (L1 and L2 hold most of
+// them).
 //
 // Look-ahead. A move changes W only when it is accepted, so the ratios of the next LOOK moves can all be computed
 // against the current W as if every earlier one were rejected, and the decisions then taken in order: the moves up to
@@ -259,25 +260,28 @@ template <typename S, typename A> struct Chain {
     const LatticeParams& p;
     const S* __restrict__ phi;
     S* W; // the working copy: rows of stride ld; aliases M (no restrict)
-    // M during a rebuild: its rows below mh at M (over W, rows of stride ld in A), the rest at Mx (the chain's M_all
-    // slice, same row numbers): every row at M (mh = N_P) in placements 0 and 1; in placement 2 the rows W's shared
-    // memory holds in A (all in single and double, half in mixed), the others in device memory
-    A* M;
-    A* Mx;
-    int mh;
+    A* M; // over W: M during a rebuild (its rows below Rows::h; Chain::mat)
     S *f, *g, *pv, *buf; // in S, the evaluation type (cpu.rs: mixed evaluates its vectors in f32 too)
     double* dscratch;
     idx_t *up, *dn, *occ, *which, *piv;
     int* iscratch;
     A* work; // reinvert's scratch: L (PANEL N_P) and dv (PANEL), 16-byte aligned (run: the vectors from f on)
-    A* R;    // reinvert's pivot rows (PANEL N_P): after dv on chip, after M in M_all where M is there
 
-    // Row i of M. Where S and A are one type every row is at M (placement 2 holds all of them over W): no choice made
-    // per access, which cost single 5-10% of its chain sweeps at L = 15 (H200, 9fd1daf: 478k against double's 400k,
-    // 540k against 411k without the choice at 29dfa74).
-    __device__ __forceinline__ A* mrow(int i) const {
-        if constexpr (sizeof(S) == sizeof(A)) return M + i * p.ld;
-        else return (i < mh ? M : Mx) + i * p.ld;
+    // Where M's rows are during a rebuild: below h at M (over W), the rest at off (the chain's M_all slice, same row
+    // numbers): every row at M (h = N_P) in placements 0 and 1 and wherever S and A are one type; in placement 2 in
+    // mixed the first N_P / 2 rows, which W's shared memory holds in f64. Made by reinvert from its argument, not held
+    // by the chain across the sweep, and entries indexed by one 32-bit offset (mat), not through a row pointer: at 64
+    // registers a thread (ptxas 13.0, sm_90) the single entry spilled 4 bytes at 6c9e622, 44 with the chain holding
+    // two more pointers (29dfa74), 56 with row pointers and the choice per access (9fd1daf: single at L = 15 ran 478k
+    // chain sweeps/s against double's 400k on the H200, 540k against 411k at 29dfa74), 8 now; mixed's 64-register
+    // entry 116 (224 at 29dfa74). Where S and A are one type no choice is made per access.
+    struct Rows {
+        A* off;
+        int h;
+    };
+    __device__ __forceinline__ A& mat(const Rows& m, int i, int j) const {
+        if constexpr (sizeof(S) == sizeof(A)) return M[i * p.ld + j];
+        else return (i < m.h ? M : m.off)[i * p.ld + j];
     }
     // pv[i] = phi(y, sites[i]) for i < n (phi is symmetric: row y gathered).
     __device__ void gather(int y, const idx_t* sites) {
@@ -366,20 +370,20 @@ template <typename S, typename A> struct Chain {
     // (L's rows swapped with M's); the pivots to piv, 1 / pivot to dv. The rest of the rows' swaps is panel_update's.
     // Its lanes over rows write L[i][m] with a stride of PANEL, a bank conflict (8-way in f32, 16-way in f64) that the
     // warp does not wait for.
-    __device__ void panel_factor(int k0, int bp, A* __restrict__ L, A* __restrict__ dv, int* failed) {
+    __device__ void panel_factor(const Rows mr, int k0, int bp, A* __restrict__ L, A* __restrict__ dv, int* failed) {
         const int n = p.pairs, ld = p.ld, lane = threadIdx.x & 31;
         // the first pivot's candidates: column k0, rows k0 on (the others' come with the eliminations)
         A best = A(-1);
         int pr = n;
         for (int i = k0 + lane; i < n; i += 32) {
-            const A a = fabs(mrow(i)[k0]);
+            const A a = fabs(mat(mr, i, k0));
             if (a > best) { best = a; pr = i; }
         }
         int bad = 0;
         for (int m = 0; m < bp; m++) {
             const int k = k0 + m;
             pr = warp_pivot(best, pr);
-            const A pval = pr < n ? mrow(pr)[k] : A(0);
+            const A pval = pr < n ? mat(mr, pr, k) : A(0);
             if (pval == A(0)) { // zero or NaN column (no candidate): every lane takes the same decision
                 if (lane == 0) *failed = 1;
                 bad = 1;
@@ -388,16 +392,16 @@ template <typename S, typename A> struct Chain {
             // the pivot row in the panel (every lane: s; lane c: its entry c, and row k's), and the rows of L to swap
             A s[PANEL];
 #pragma unroll
-            for (int c = 0; c < PANEL; c++) s[c] = c < bp ? mrow(pr)[k0 + c] : A(0);
-            const A tc = lane < bp ? mrow(pr)[k0 + lane] : A(0), uc = lane < bp ? mrow(k)[k0 + lane] : A(0);
+            for (int c = 0; c < PANEL; c++) s[c] = c < bp ? mat(mr, pr, k0 + c) : A(0);
+            const A tc = lane < bp ? mat(mr, pr, k0 + lane) : A(0), uc = lane < bp ? mat(mr, k, k0 + lane) : A(0);
             const A lk = lane < m ? L[k * PANEL + lane] : A(0), lp = lane < m ? L[pr * PANEL + lane] : A(0);
             const A d = A(1) / pval;
 #pragma unroll
             for (int c = 0; c < PANEL; c++) s[c] = (c == m ? A(1) : s[c]) * d;
             __syncwarp();
             if (lane < bp) {
-                if (pr != k) mrow(pr)[k0 + lane] = uc;
-                mrow(k)[k0 + lane] = (lane == m ? A(1) : tc) * d; // = s[lane]
+                if (pr != k) mat(mr, pr, k0 + lane) = uc;
+                mat(mr, k, k0 + lane) = (lane == m ? A(1) : tc) * d; // = s[lane]
             }
             if (pr != k && lane < m) { L[k * PANEL + lane] = lp; L[pr * PANEL + lane] = lk; }
             if (lane == 0) { piv[k] = pr; dv[m] = d; }
@@ -411,9 +415,9 @@ template <typename S, typename A> struct Chain {
                 for (int u = 0; u < RU; u++) {
                     const int i = i0 + 32 * u;
                     const bool live = i < n && i != k;
-                    bi[u] = live ? mrow(i)[k] : A(0);
+                    bi[u] = live ? mat(mr, i, k) : A(0);
 #pragma unroll
-                    for (int c = 0; c < PANEL; c++) v[u][c] = live && c < bp ? mrow(i)[k0 + c] : A(0);
+                    for (int c = 0; c < PANEL; c++) v[u][c] = live && c < bp ? mat(mr, i, k0 + c) : A(0);
                 }
 #pragma unroll
                 for (int u = 0; u < RU; u++) {
@@ -424,7 +428,7 @@ template <typename S, typename A> struct Chain {
                     for (int c = 0; c < PANEL; c++) {
                         if (c >= bp) break;
                         const A x = (c == m ? A(0) : v[u][c]) - bi[u] * s[c];
-                        mrow(i)[k0 + c] = x;
+                        mat(mr, i, k0 + c) = x;
                         if (c == m + 1 && i > k) {
                             const A a = fabs(x);
                             if (a > best) { best = a; pr = i; }
@@ -442,15 +446,16 @@ template <typename S, typename A> struct Chain {
     // the panel's pivot rows in its column in registers, r_l = (R[l][j] - m_l0 r_0 - ... - m_l,l-1 r_l-1) d_l, each
     // group alike, and takes x = x - L[i][l] r_l, l = 0, 1, ..., from each of its rows (L's row in 16-byte loads, one
     // address over the warp); the last group writes the pivot rows, r_l - m_l,l+1 r_l+1 - ....
-    __device__ void panel_update(int k0, int bp, const A* __restrict__ L, A* __restrict__ R, const A* __restrict__ dv) {
+    __device__ void panel_update(const Rows mr, int k0, int bp, const A* __restrict__ L, A* __restrict__ R,
+                                 const A* __restrict__ dv) {
         const int n = p.pairs, ld = p.ld, nc = n - bp;
         if (nc == 0) return;
         const int groups = (int)blockDim.x >= 2 * nc ? (int)blockDim.x / nc : 1, span = (nc + groups - 1) / groups;
         auto swaps = [&](int j) {
             for (int m = 0; m < bp; m++) {
                 const int k = k0 + m, q = piv[k];
-                const A t = mrow(q)[j];
-                if (q != k) mrow(q)[j] = mrow(k)[j];
+                const A t = mat(mr, q, j);
+                if (q != k) mat(mr, q, j) = mat(mr, k, j);
                 R[m * n + j] = t;
             }
         };
@@ -483,7 +488,7 @@ template <typename S, typename A> struct Chain {
                     for (int c = 0; c < PANEL; c++) lv[u][c] = A(0);
                     if (q + u < q1) {
                         load_look(L + i * PANEL, lv[u]);
-                        x[u] = mrow(i)[j];
+                        x[u] = mat(mr, i, j);
                     }
                 }
 #pragma unroll
@@ -494,7 +499,7 @@ template <typename S, typename A> struct Chain {
 #pragma unroll
                     for (int c = 0; c < PANEL; c++)
                         if (c < bp) y = y - lv[u][c] * r[c];
-                    mrow(i)[j] = y;
+                    mat(mr, i, j) = y;
                 }
             }
             if (g == groups - 1) {
@@ -505,7 +510,7 @@ template <typename S, typename A> struct Chain {
 #pragma unroll
                     for (int c = l + 1; c < PANEL; c++)
                         if (c < bp) x = x - L[(k0 + l) * PANEL + c] * r[c];
-                    mrow(k0 + l)[j] = x;
+                    mat(mr, k0 + l, j) = x;
                 }
             }
         }
@@ -516,14 +521,18 @@ template <typename S, typename A> struct Chain {
     // Blocked: per panel of PANEL pivots panel_factor (warp 0) and panel_update (the block), three barriers (two where
     // the block has fewer than 2 (n - PANEL) threads); the scratch (L, dv: PANEL n + PANEL entries of A) is `work`,
     // the sweep's vectors, free during a rebuild, and R (PANEL n) follows dv there or M in M_all.
-    __device__ void reinvert(int* failed) {
+    __device__ void reinvert(int* failed, A* Mg) {
         const int n = p.pairs, ld = p.ld;
+        // R follows dv where M is on chip and wherever S and A are one type (the vectors leave room: gpu.rs vec_bytes),
+        // so that single and double never form Mg
+        const Rows mr{Mg, p.on_chip == 2 ? (int)((size_t)n * sizeof(S) / sizeof(A)) : n};
+        A* const R = sizeof(S) == sizeof(A) || p.on_chip == 1 ? work + n * PANEL + PANEL : Mg + (size_t)n * ld;
         __syncthreads(); // up, dn final; readers of W and of the vectors under `work` are done
         // a warp per row, lanes over columns: no index division, conflict-free rows
         const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
         for (int i = warp; i < n; i += warps) {
             const S* prow = phi + (size_t)up[i] * p.sites;
-            for (int j = lane; j < n; j += 32) mrow(i)[j] = A(prow[dn[j]]);
+            for (int j = lane; j < n; j += 32) mat(mr, i, j) = A(prow[dn[j]]);
         }
         __syncthreads();
         A* L = work;             // [n][PANEL], 16-byte aligned rows: row i's multiplier of each step of the panel
@@ -531,17 +540,17 @@ template <typename S, typename A> struct Chain {
         // R, [PANEL][n]: the pivot rows outside the panel, as chosen (panel_update)
         for (int k0 = 0; k0 < n; k0 += PANEL) {
             const int bp = n - k0 < PANEL ? n - k0 : PANEL;
-            if (warp == 0) panel_factor(k0, bp, L, dv, failed);
+            if (warp == 0) panel_factor(mr, k0, bp, L, dv, failed);
             __syncthreads();
             if (iscratch[0]) return; // a zero pivot (*failed set)
-            panel_update(k0, bp, L, R, dv);
+            panel_update(mr, k0, bp, L, R, dv);
             __syncthreads(); // the next panel's columns, and every row, final before warp 0 goes on
         }
         if constexpr (sizeof(S) == sizeof(A)) {
             // Undo the row interchanges as column interchanges in reverse order, in place (W is M); a thread owns
             // whole rows.
             for (int i = threadIdx.x; i < n; i += blockDim.x) {
-                A* row = mrow(i);
+                A* row = M + (size_t)i * ld; // every row at M (Rows)
                 for (int k = n - 1; k >= 0; k--) {
                     const int q = piv[k];
                     if (q != k) { const A t = row[k]; row[k] = row[q]; row[q] = t; }
@@ -572,7 +581,7 @@ template <typename S, typename A> struct Chain {
 #pragma unroll
                     for (int c = 0; c < NARROW_MAX; c++) {
                         const int i = r0 + r, j = threadIdx.x + c * blockDim.x;
-                        v[r][c] = i < n && j < n ? mrow(i)[col[j]] : A(0);
+                        v[r][c] = i < n && j < n ? mat(mr, i, col[j]) : A(0);
                     }
                 __syncthreads();
 #pragma unroll
@@ -611,16 +620,13 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const int*
     idx_t* occ = dn + np;
     idx_t* which = occ + ns;
     idx_t* piv = which + ns;
-    // the working copy of W (and M): after the vectors, 16-byte aligned, when on chip; else this chain's M_all slice,
-    // np ld entries of M and PANEL np of R (gpu.rs allocates them where placement is 0 or 2)
+    // the working copy of W (and M): after the vectors, 16-byte aligned, when on chip; else this chain's M_all slice:
+    // np ld entries of M, PANEL np of R (gpu.rs allocates them where placement is 0 or 2), formed where used, not
+    // held across the sweep (Chain::Rows)
     unsigned char* tail = (unsigned char*)(piv + np);
     tail = (unsigned char*)(((size_t)tail + 15) & ~(size_t)15);
-    A* const Mg = M_all + (size_t)c * ((size_t)np * ld + PANEL * np);
-    S* W = p.on_chip ? (S*)tail : (S*)Mg;
-    A* M = (A*)W; // the rebuild's rows below mh over W (Chain::mrow), the rest at Mg (placement 2)
-    const int mh = p.on_chip == 2 ? (int)((size_t)np * sizeof(S) / sizeof(A)) : np;
-    A* const work = (A*)f;
-    A* const R = p.on_chip == 1 ? work + np * PANEL + PANEL : Mg + (size_t)np * ld;
+    const auto slice = [&]() { return M_all + (size_t)c * ((size_t)np * ld + PANEL * np); };
+    S* W = p.on_chip ? (S*)tail : (S*)slice();
     __shared__ int iscratch[32];
     // the batch: per move the electron, its spin, old and new site, hop (1) or swap (0), the partner electron of a
     // swap, the random outputs consumed up to and including it; uniform, ratio, h and phi(y, x) of a swap
@@ -630,7 +636,7 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const int*
     __shared__ u64 win[WINDOW];
     __shared__ int batch[3]; // moves drawn, moves kept, the accepted one (-1: none)
 
-    Chain<S, A> ch{p, phi, W, M, Mg, mh, f, g, pv, buf, dscratch, up, dn, occ, which, piv, iscratch, work, R};
+    Chain<S, A> ch{p, phi, W, (A*)W, f, g, pv, buf, dscratch, up, dn, occ, which, piv, iscratch, (A*)f};
     for (int k = tid; k < ns; k += blockDim.x) occ[k] = OCC_HL;
     for (int k = tid; k < np; k += blockDim.x) {
         up[k] = up_all[(size_t)c * np + k];
@@ -809,7 +815,7 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const int*
             if (fmax(fabs((double)f[a]), fabs((double)h)) < p.degenerate) {
                 // Both single moves pass through a nearly singular matrix: rebuild W (as cpu.rs).
                 if (tid == 0) { up[a] = y; dn[b] = x; tl[TALLY_RECOMPUTES] += 1; }
-                ch.reinvert(&failed);
+                ch.reinvert(&failed, slice());
             } else if (fabs((double)f[a]) >= fabs((double)h)) {
                 ch.update_up(a, y);
                 ch.gvec(x);
@@ -825,7 +831,7 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const int*
         }
         if (p.recompute > 0 && (sweep + 1) % p.recompute == 0) {
             if (tid == 0) tl[TALLY_RECOMPUTES] += 1;
-            ch.reinvert(&failed);
+            ch.reinvert(&failed, slice());
         }
         if (sweep < p.equil) continue;
 
