@@ -297,12 +297,14 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
     /// configuration's indices took 16 bits (6c9e622), single at L = 15 fits four chains an SM at 64 registers: on the
     /// H200, 355k / 365k at 128 (264 in flight), 435k / 478k at 80 (396), 536k / 559k at 64 (528). Mixed took 128
     /// registers with M on chip (two chains an SM at L = 15 by shared memory) until the rebuild could leave the chip
-    /// (2026-12-01, [`Placement::RebuildOffChip`]), which lets it hold four as single does. With all of M in device
-    /// memory (29dfa74, H200, stage lattice-rebuild, 2048 chains) mixed at L = 15 ran 340k at 64 registers (528 in
-    /// flight) against 305k at 128 with M on chip (264); its sweep without rebuilds ran 666k, so the f64 rebuild in
-    /// device memory took 1.42 us of each 2.92 us chain sweep (single's on chip 0.52 of 1.86); the rows W's memory
-    /// holds now stay on chip. At 32 chains, where every pair ties, 29dfa74 took the rebuild off chip all the same
-    /// (L = 15 27.2k against 36.6k on chip at 6c9e622): the tie rule above.
+    /// (2026-12-01, [`Placement::RebuildOffChip`]), which lets it hold four as single does. On the H200 (stage
+    /// lattice-rebuild, 2048 / 6336 chains, mixed at L = 15): with all of M in device memory (29dfa74) 340k / 355k at
+    /// 64 registers (528 in flight) against 305k / 313k at 128 with M on chip (264), and 666k without rebuilds: the
+    /// f64 rebuild in device memory took 1.42 us of each 2.92 us chain sweep (single's on chip 0.52 of 1.86). With the
+    /// first N_P / 2 rows of M over W and fewer spills (770d751): 379k / 391k at 64 registers, 328k / 361k at 80 (396),
+    /// against 300k / 308k at 128 with M on chip; at L = 9 2.97M / 2.96M at 64 (2112), against 2.87M / 2.90M at 128 on
+    /// chip (1056). At 32 chains, where every pair ties, 29dfa74 took the rebuild off chip all the same (L = 15 27.2k
+    /// against 36.6k on chip at 6c9e622): the tie rule above (770d751: 38.5k).
     fn default_layout(&mut self) -> Result<(), GpuError> {
         let caps: &[usize] = match (S::NAME, A::NAME) {
             ("f64", "f64") => &[128],

@@ -79,6 +79,11 @@
 //! FMA). On the H100 (gpu-host.sh stages lattice and lattice-precision at df76c54, 2048 chains) single at L = 15 went
 //! from 355k to 437k chain sweeps/s (1.07x double's 409k; 0.87x before), mixed from 266k to 295k; single without
 //! rebuilds runs 29.5 ms a run against 42.2 ms with them, so the rebuild is now 30% of single's time (43% before).
+//! Since 2026-12-01 the GPU's mixed chains hold W in f32 in shared memory with the first N_P / 2 rows of the f64
+//! rebuild over it and the rest in device memory (gpu.rs `Placement::RebuildOffChip`): four chains an SM at L = 15
+//! instead of two. On the H200 at 770d751 (2048 chains) mixed ran 381k chain sweeps/s at L = 15, 0.94x double's 403k
+//! (0.72x at 6c9e622), and 2.96M at L = 9 (0.99x); without rebuilds 663k (1.64x double): the f64 rebuild, half of it
+//! in device memory, is what keeps mixed below double at L = 15.
 //!
 //! Rebuild interval of single and mixed (`default_recompute`, from 2026-11-27; until then every sweep): every 3
 //! sweeps up to 37 pairs (L <= 9), every sweep above. Measured on the CPU (this machine; accuracy does not depend on
