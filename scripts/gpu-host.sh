@@ -29,8 +29,8 @@
 #   gas-scaling  the electron gas's DMC (162, 294 electrons) over 1..G GPUs, weak and strong, threads and MPI
 #   lattice-registers  the lattice GPU kernel at register caps 128, 80 and 64, L = 9 and 15, each precision (#26)
 #   lattice-tune  the lattice GPU kernel's threads per chain, blocking factor and chain count (issue #26)
-#   lattice-rebuild  the lattice GPU kernel's rebuild in shared memory over W, or in device memory with W alone on
-#               chip, at each register cap, single and mixed, L = 9 and 15 (issue #26)
+#   lattice-rebuild  the lattice GPU kernel's rebuild in shared memory over W, or partly in device memory with W on
+#               chip in its storage type, at each register cap, single and mixed, L = 9 and 15 (issue #26)
 #   sampling    the sampled checks where the GPU works in pieces: every pseudopotential launch, chains across 2048,
 #               product rows and basis electrons across a tall product, the own-LU reference inverse to N = 4096
 #   solid-delayed  the solid with delayed (rank-k) updates at 384..1536 electrons, CPU and GPU, after its GPU tests
@@ -266,8 +266,8 @@ for stage in "$@"; do
         ;;
     lattice-rebuild)
         # issue #26: where the rebuild works (--rebuild shared: M over W in shared memory, W in the wider type; device:
-        # M in device memory, W alone on chip in S, which lets mixed hold single's four chains an SM at L = 15), at
-        # each register cap; 2048 chains and 6336 (whole waves)
+        # W on chip in S, M over it as far as it fits and in device memory beyond, which lets mixed hold single's four
+        # chains an SM at L = 15), at each register cap; 2048 chains and 6336 (whole waves)
         run run lattice --lattice 9,15 --chains 2048,6336 --registers 128,80,64 --rebuild shared,device --sweeps 6 \
             --equil 3 --max-reps 3 --variants gpu --precision single,mixed
         ;;

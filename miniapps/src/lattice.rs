@@ -109,10 +109,10 @@ pub struct Args {
     #[arg(long, value_delimiter = ',')]
     pub registers: Vec<usize>,
     /// Where each GPU chain rebuilds its inverse, comma-separated: `shared` (in shared memory, over W, which then
-    /// takes the wider of the storage and arithmetic types) or `device` (in device memory, with W alone on chip in the
-    /// storage type: mixed then needs single's shared memory). Default: the one, with the register cap, that puts more
-    /// chains in flight (`rebuild_on_chip` in every GPU record's extras). Each value is a GPU record with param
-    /// `rebuild`: a tuning sweep.
+    /// takes the wider of the storage and arithmetic types) or `device` (W on chip in the storage type, the rebuild
+    /// over it as far as it fits there and in device memory beyond: mixed then needs single's shared memory).
+    /// Default: the one that, with the register cap, runs the most chains at once (`rebuild_on_chip` in every GPU
+    /// record's extras). Each value is a GPU record with param `rebuild`: a tuning sweep.
     #[arg(long, value_delimiter = ',', value_parser = ["shared", "device"])]
     pub rebuild: Vec<String>,
     /// Rebuild every chain's inverse from scratch every N sweeps (0: never); default 0 in double; in single and
@@ -428,8 +428,8 @@ fn variants<S: Real, A: Real>(r: &mut Runner, c: &Ctx) -> Result<()> {
         }
     }
     if let (true, Some(gpu)) = (r.runs(Variant::Gpu), r.gpu().cloned()) {
-        // an explicit --bfactor, --block-threads or --registers is a tuning sweep: each value becomes a param of its
-        // record
+        // an explicit --bfactor, --block-threads, --registers or --rebuild is a tuning sweep: each value becomes a param
+        // of its record
         let sweep = |v: &[usize]| -> Vec<Option<usize>> { if v.is_empty() { vec![None] } else { v.iter().map(|&b| Some(b)).collect() } };
         let rebuilds: Vec<Option<&str>> = if a.rebuild.is_empty() { vec![None] } else { a.rebuild.iter().map(|x| Some(x.as_str())).collect() };
         let mut tunings = vec![];
@@ -454,10 +454,10 @@ fn variants<S: Real, A: Real>(r: &mut Runner, c: &Ctx) -> Result<()> {
                 // (the default register cap is chosen again for these threads)
                 g.set_block_threads(t)?;
             }
-            if let Some(at) = rebuild {
-                let at = if at == "shared" { Placement::OnChip } else { Placement::RebuildOffChip };
+            if let Some(name) = rebuild {
+                let at = if name == "shared" { Placement::OnChip } else { Placement::RebuildOffChip };
                 if !g.placements().contains(&at) {
-                    bail!("--rebuild {}: a {} chain of L = {} does not fit in this GPU's shared memory that way", rebuild.unwrap_or_default(), c.p, m.l);
+                    bail!("--rebuild {name}: a {} chain of L = {} does not fit in this GPU's shared memory that way", c.p, m.l);
                 }
                 g.set_placement(at)?;
             }

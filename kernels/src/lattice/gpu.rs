@@ -96,7 +96,8 @@ pub enum Placement {
     OffChip = 0,
     /// Both in shared memory, M over W, in the wider of S and A.
     OnChip = 1,
-    /// W in shared memory (S), the rebuild's M and its pivot rows in the chain's device buffer (A).
+    /// W in shared memory (S) with the rows of the rebuild's M that its memory holds in A over it (all where S and A
+    /// are one type, half in mixed), the other rows and the panels' pivot rows in the chain's device buffer.
     RebuildOffChip = 2,
 }
 
@@ -228,16 +229,15 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
     pub fn set_placement(&mut self, at: Placement) -> Result<(), GpuError> {
         assert!(self.placements().contains(&at), "lattice gpu: placement {at:?} is not one of {:?}", self.placements());
         self.layout_set = true;
-        self.place(at)?;
+        self.place(at);
         self.load(self.registers)
     }
 
-    fn place(&mut self, at: Placement) -> Result<(), GpuError> {
+    fn place(&mut self, at: Placement) {
         let (np, es, ea) = (self.params.pairs as usize, std::mem::size_of::<S>(), std::mem::size_of::<A>());
         self.placement = at;
         self.params.on_chip = at as i32;
         self.params.vec_bytes = vec_bytes(np, es, ea, at.m_on_chip()) as i32;
-        Ok(())
     }
 
     /// The placement the launches use.
@@ -268,7 +268,7 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
         self.default_layout()
     }
 
-    /// Compile-time register cap of the kernel, one of [`REGISTER_CAPS`] (default: [`Self::default_registers`]'s):
+    /// Compile-time register cap of the kernel, one of [`REGISTER_CAPS`] (default: [`Self::default_layout`]'s):
     /// the entry compiled to it replaces the current one. The 80-register entry takes blocks of at most 384 threads.
     pub fn set_registers(&mut self, registers: usize) -> Result<(), GpuError> {
         assert!(REGISTER_CAPS.contains(&registers), "lattice gpu: register cap {registers} is not one of {REGISTER_CAPS:?}");
@@ -314,7 +314,7 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
         let (threads, chains) = (self.threads as usize, self.params.chains as usize);
         let mut best = None;
         for &at in &self.placements() {
-            self.place(at)?;
+            self.place(at);
             for &cap in caps.iter().filter(|&&c| c != 80 || threads <= R80_THREADS) {
                 self.load(cap)?;
                 let flight = self.chains_in_flight()?.min(chains);
@@ -324,7 +324,7 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
             }
         }
         let (_, at, cap) = best.expect("a placement and a register cap");
-        self.place(at)?;
+        self.place(at);
         self.load(cap)
     }
 
