@@ -58,9 +58,9 @@
 // Pivots per panel of the blocked rebuild (Chain::reinvert). The matrix is read and written once per panel instead of
 // once per pivot, and the block meets 2 or 3 barriers a panel instead of 2 a pivot: more is better, up to what fits.
 // The scratch (PANEL N_P + PANEL entries of A, the panel's multipliers and pivots' inverses, and PANEL N_P more, the
-// pivot rows R, where M is on chip) takes the sweep's vectors, free during a rebuild (4 N_P + 64 and 3 LOOK N_P
-// entries of S); the host sizes that region for the larger of the two (gpu.rs vector_bytes, p.vec_bytes); each column's
-// recurrence holds PANEL values of A in registers (16 in f64, within the 64- and 80-register entries); and warp 0
+// pivot rows R, where M is on chip or S and A are one type) takes the sweep's vectors, free during a rebuild (4 N_P +
+// 64 and 3 LOOK N_P entries of S); the host sizes that region for the larger of the two (gpu.rs vec_bytes,
+// p.vec_bytes); each column's recurrence holds PANEL values of A in registers (16 in f64, within the 64- and 80-register entries); and warp 0
 // alone factors the panel, PANEL entries a row a step, while the other warps wait.
 #define PANEL 8
 static_assert(PANEL == LOOK, "reinvert loads a row of multipliers with load_look");
@@ -563,7 +563,7 @@ template <typename S, typename A> struct Chain {
             // rounded once: the values of interchanging in place, then narrowing. In W's memory, NARROW_ROWS rows
             // at a time upwards: S rows [r0, r1) lie in A rows below r0 once r0 > 0 (S row i ends at byte 4 (i + 1)
             // ld, A row r0 starts at 8 r0 ld), read by then; the first chunk's S rows lie in its own A rows, read
-            // into registers before the barrier; rows at Mx (placement 2) are not in W's memory. The host launches
+            // into registers before the barrier; rows at Rows::off (placement 2) are not in W's memory. The host launches
             // at least n / NARROW_MAX threads (gpu.rs).
             idx_t* col = (idx_t*)work; // L is done
             if (threadIdx.x == 0) {
