@@ -60,8 +60,8 @@
 // The scratch (PANEL N_P + PANEL entries of A, the panel's multipliers and pivots' inverses, and PANEL N_P more, the
 // pivot rows R, where M is on chip or S and A are one type) takes the sweep's vectors, free during a rebuild (4 N_P +
 // 64 and 3 LOOK N_P entries of S); the host sizes that region for the larger of the two (gpu.rs vec_bytes,
-// p.vec_bytes); each column's recurrence holds PANEL values of A in registers (16 in f64, within the 64- and 80-register entries); and warp 0
-// alone factors the panel, PANEL entries a row a step, while the other warps wait.
+// p.vec_bytes); each column's recurrence holds PANEL values of A in registers (16 in f64, within the 64- and
+// 80-register entries); and warp 0 alone factors the panel, PANEL entries a row a step, while the other warps wait.
 #define PANEL 8
 static_assert(PANEL == LOOK, "reinvert loads a row of multipliers with load_look");
 static_assert(PANEL <= 64, "one warp factors a panel");
