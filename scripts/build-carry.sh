@@ -23,7 +23,14 @@ echo "built .carry/qmcbench from $(git rev-parse --short HEAD)$(git diff --quiet
 # records), and gzip's 11 MB no longer fits beside it (xz: 7 MB; xz -9e: 5.9 MB, 20 s here, taken when the tree of
 # 60 MB left 7 KB beside the 7 MB).
 cp scripts/gpu-host.sh .carry/
-tar cf - -C .carry qmcbench kernels-tests gpu-host.sh | xz -9e -T2 > .carry/all.txz
+# PREV=<a stripped qmcbench of another commit> carries it as .carry/qmcbench-prev, for the stages that compare two
+# builds in one run (gpu-host.sh's PREV_BIN: lu-route, fig34-prev, gemm-basis)
+extra=()
+if [ -n "${PREV:-}" ]; then
+    cp "$PREV" .carry/qmcbench-prev
+    extra=(qmcbench-prev)
+fi
+tar cf - -C .carry qmcbench kernels-tests gpu-host.sh "${extra[@]}" | xz -9e -T2 > .carry/all.txz
 tree=$(git ls-files -z | xargs -0 du -cb 2>/dev/null | tail -1 | cut -f1)
 carry=$(du -b .carry/all.txz | cut -f1)
 echo "carry .carry/all.txz: $carry bytes; with the tracked tree ($tree bytes) $((tree + carry)) of the 67108864 allowed"

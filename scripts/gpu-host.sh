@@ -26,6 +26,9 @@
 #   scaling-loaded  the weak-scaling work without communication: one one-rank run alone, then 16 at once, one a core
 #   solid-scaling  synthetic-solid DMC over 1..G GPUs (weak and strong scaling, threads and MPI, each migration cargo)
 #   gemm-basis  paper 004's Fig. 7 basis functions alone (GPU, all cores, one core), before and after a change
+#   serial-baseline  what moves the one-core baseline from run to run: the host's CPUs and clocks, the lattice's
+#               serial L = 15 case in separate processes, unpinned and pinned to one core, each beside a one-core
+#               FMA and copy probe (not imported)
 #   gas-scaling  the electron gas's DMC (162, 294 electrons) over 1..G GPUs, weak and strong, threads and MPI
 #   lattice-registers  the lattice GPU kernel at register caps 128, 80 and 64, L = 9 and 15, each precision (#26)
 #   lattice-tune  the lattice GPU kernel's threads per chain, blocking factor and chain count (issue #26)
@@ -736,9 +739,35 @@ for stage in "$@"; do
     gemm-basis)
         # paper 004's Fig. 7 basis evaluation alone (gemm --op basis: the seven molecules' basis functions at every
         # electron of 1, 16 and 128 walkers), GPU and all CPU cores, every precision, and its one-core baseline at
-        # 128 walkers: the before and after of a change to the basis functions' code, on one host (about 80 s)
+        # 128 walkers: the before and after of a change to the basis functions' code, on one host (about 80 s); with
+        # PREV_BIN (a build of the commit before the change) its GPU run too, then this binary's GPU run again (so
+        # a drift of the device shows), both into folders never imported
         run run gemm --op basis --variants cpu,gpu
         run run gemm --op basis --walkers 128 --variants cpu --threads 1 --reps 3
+        if [ -n "${PREV_BIN:-}" ]; then
+            BIN=$PREV_BIN RUN_OUT=/tmp/qmc-gemm-basis-prev run run gemm --op basis --variants gpu
+            RUN_OUT=/tmp/qmc-gemm-basis-again run run gemm --op basis --variants gpu
+        fi
+        ;;
+    serial-baseline)
+        # issue #26: the lattice's one-core L = 15 double rate (the thesis tables' baseline) ranged 1,387 to 2,399
+        # chain sweeps/s over five calls of the same CPU code, with the three repetitions inside each run within 3%.
+        # What the host is, then the serial case four times unpinned and once pinned to each of four cores, each
+        # process beside a one-core probe (ceilings --threads 1: FMA rate and copy bandwidth of one core), into a
+        # folder never imported: does the rate follow the core, the clock, or the process?
+        lscpu | grep -E "^(Model name|CPU\(s\)|On-line|Thread|Core|Socket|NUMA|L2|L3|CPU max MHz|CPU min MHz|Hypervisor)" || true
+        echo "cgroup cpu.max: $(cat /sys/fs/cgroup/cpu.max 2>/dev/null || echo none)"
+        grep MHz /proc/cpuinfo | sort | uniq -c | sort -rn | head -5 || true
+        S=/tmp/qmc-serial-baseline
+        rm -rf "$S"
+        for pin in any any any any 0 5 10 15; do
+            p=(); [ "$pin" = any ] || p=(taskset -c "$pin")
+            for cmd in "ceilings --variants cpu --threads 1" "run lattice --lattice 15 --chains 32 --precision double --variants cpu --sweeps 6 --equil 3 --max-reps 3"; do
+                echo "+ ${p[*]} qmcbench $cmd"
+                # shellcheck disable=SC2086
+                timeout 120 "${p[@]}" "$BIN" $cmd --out "$S/$pin" 2>&1 | grep -E "fma|FMA|copy|mode=serial" | cut -c1-160 || true
+            done
+        done
         ;;
     gas-scaling)
         # issue #24 on the GPUs, for the electron gas through the one driver (solid --system gas): DMC at 162 and 294

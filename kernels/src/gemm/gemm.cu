@@ -101,18 +101,19 @@ GEMM_ENTRY(gemm_mixed, float, double, PLAIN)
 // Contracted Cartesian Gaussians: one thread per (basis function, electron row); threads of a block take
 // consecutive functions, so the output row (basis index fastest) is written coalesced. Each function is the
 // prelude's atomic_function_vgl (kernels::basis::vgl on the host: one evaluation for this kernel and the atomic
-// orbitals), reading kernels::basis::pack's records: [function][9] then the primitives from prims_at.
+// orbitals), reading kernels::basis::pack's records [function][9] and its primitives [primitive][exponent,
+// coefficient], these in the arithmetic type (rounded once on the host: gpu.rs GpuBasis::new).
 
 struct BasisParams {
     int functions;  // basis functions (row length of the output)
     int rows;       // walkers x electrons
-    int prims_at;   // where the primitives start in the table
 };
 
 // T: arithmetic, O: stored output.
 template <typename T, typename O>
 __device__ void basis_eval(const BasisParams p,
-                           const double* __restrict__ tab,  // kernels::basis::pack
+                           const double* __restrict__ tab,  // kernels::basis::pack's records
+                           const T* __restrict__ prims,     // and its primitives, in T
                            const double* __restrict__ pos,  // [row][xyz]
                            O* __restrict__ out)             // [row][5][functions]
 {
@@ -121,15 +122,16 @@ __device__ void basis_eval(const BasisParams p,
     if (j >= p.functions || row >= p.rows) return;
     const double r[3] = {pos[3 * row], pos[3 * row + 1], pos[3 * row + 2]};
     T chi[5];
-    atomic_function_vgl<T>(tab + 9 * (long)j, tab + p.prims_at, r, chi);
+    atomic_function_vgl<T, T>(tab + 9 * (long)j, prims, r, chi);
     O* dst = out + row * 5 * (long)p.functions + j;
     for (int k = 0; k < 5; k++) dst[k * (long)p.functions] = O(chi[k]);
 }
 
 #define BASIS_ENTRY(NAME, T, O)                                                                                \
     extern "C" __global__ void NAME(const BasisParams p, const double* __restrict__ tab,                       \
-                                    const double* __restrict__ pos, O* __restrict__ out) {                      \
-        basis_eval<T, O>(p, tab, pos, out);                                                                     \
+                                    const T* __restrict__ prims, const double* __restrict__ pos,               \
+                                    O* __restrict__ out) {                                                      \
+        basis_eval<T, O>(p, tab, prims, pos, out);                                                              \
     }
 
 BASIS_ENTRY(basis_f64, double, double)

@@ -181,7 +181,6 @@ fn runs(rows: &[usize]) -> Vec<std::ops::Range<usize>> {
 struct BasisParams {
     functions: i32,
     rows: i32,
-    prims_at: i32,
 }
 // SAFETY: plain-old-data with the C layout of the kernel's struct.
 unsafe impl DeviceRepr for BasisParams {}
@@ -200,10 +199,13 @@ pub struct GpuBasis<O: Real, T: Real> {
     gpu: Arc<Gpu>,
     func: CudaFunction,
     params: BasisParams,
+    /// kernels::basis::pack's records, `[function][RECORD]`
     table: CudaSlice<f64>,
+    /// its primitives, `[primitive][exponent, coefficient]`, rounded once to the arithmetic type (converting them
+    /// on the device, once per thread and primitive, cost the f32 kernel about 5%: common.cuh atomic_function_vgl)
+    prims: CudaSlice<T>,
     pos: CudaSlice<f64>,
     out: CudaSlice<O>,
-    arithmetic: std::marker::PhantomData<T>,
 }
 
 impl<O: Real, T: Real> GpuBasis<O, T> {
@@ -213,15 +215,16 @@ impl<O: Real, T: Real> GpuBasis<O, T> {
         gpu.ensure_fits("the basis outputs", out_len * std::mem::size_of::<O>() + points * 24)?;
         let table = set.packed();
         assert!(table.len() <= i32::MAX as usize, "basis gpu: the packed basis set is too long");
-        let prims_at = crate::basis::prims_at(set.len()) as i32;
+        let (records, prims) = table.split_at(crate::basis::prims_at(set.len()));
+        let prims: Vec<T> = prims.iter().map(|&x| T::of(x)).collect();
         Ok(GpuBasis {
             func: gpu.function("gemm", SRC, basis_entry::<O, T>())?,
-            params: BasisParams { functions: set.len() as i32, rows: points as i32, prims_at },
-            table: gpu.upload("basis function table", &table)?,
+            params: BasisParams { functions: set.len() as i32, rows: points as i32 },
+            table: gpu.upload("basis function table", records)?,
+            prims: gpu.upload("basis primitives", &prims)?,
             pos: gpu.zeros("electron positions", points * 3)?,
             out: gpu.zeros("basis outputs", out_len)?,
             gpu: gpu.clone(),
-            arithmetic: std::marker::PhantomData,
         })
     }
 
@@ -242,9 +245,9 @@ impl<O: Real, T: Real> GpuBasis<O, T> {
             shared_mem_bytes: 0,
         };
         let mut b = self.gpu.stream.launch_builder(&self.func);
-        b.arg(&self.params).arg(&self.table).arg(&self.pos).arg(&mut self.out);
-        // SAFETY: the table holds a RECORD of 9 per function (naming primitives that exist) and from prims_at 2 per
-        // primitive (crate::basis::pack); pos holds 3 per row, out 5 * functions per row; threads with j >= functions
+        b.arg(&self.params).arg(&self.table).arg(&self.prims).arg(&self.pos).arg(&mut self.out);
+        // SAFETY: the table holds a RECORD of 9 per function (naming primitives that exist in prims, 2 values each:
+        // crate::basis::pack); pos holds 3 per row, out 5 * functions per row; threads with j >= functions
         // or row >= rows return before any access.
         unsafe { b.launch(cfg) }.during("launching the basis kernel")?;
         Ok(())
