@@ -26,9 +26,8 @@
 #   scaling-loaded  the weak-scaling work without communication: one one-rank run alone, then 16 at once, one a core
 #   solid-scaling  synthetic-solid DMC over 1..G GPUs (weak and strong scaling, threads and MPI, each migration cargo)
 #   gemm-basis  paper 004's Fig. 7 basis functions alone (GPU, all cores, one core), before and after a change
-#   serial-baseline  what moves the one-core baseline from run to run: the host's CPUs and clocks, the lattice's
-#               serial L = 15 case in separate processes, unpinned and pinned to one core, each beside a one-core
-#               FMA and copy probe (not imported)
+#   serial-baseline  what moves the one-core baseline from run to run: six runs of the lattice's serial L = 15
+#               case, 20 repetitions each, with the host's steal time around each (not imported)
 #   gas-scaling  the electron gas's DMC (162, 294 electrons) over 1..G GPUs, weak and strong, threads and MPI
 #   lattice-registers  the lattice GPU kernel at register caps 128, 80 and 64, L = 9 and 15, each precision (#26)
 #   lattice-tune  the lattice GPU kernel's threads per chain, blocking factor and chain count (issue #26)
@@ -752,22 +751,31 @@ for stage in "$@"; do
     serial-baseline)
         # issue #26: the lattice's one-core L = 15 double rate (the thesis tables' baseline) ranged 1,387 to 2,399
         # chain sweeps/s over five calls of the same CPU code, with the three repetitions inside each run within 3%.
-        # What the host is, then the serial case four times unpinned and once pinned to each of four cores, each
-        # process beside a one-core probe (ceilings --threads 1: FMA rate and copy bandwidth of one core), into a
-        # folder never imported: does the rate follow the core, the clock, or the process?
-        lscpu | grep -E "^(Model name|CPU\(s\)|On-line|Thread|Core|Socket|NUMA|L2|L3|CPU max MHz|CPU min MHz|Hypervisor)" || true
-        echo "cgroup cpu.max: $(cat /sys/fs/cgroup/cpu.max 2>/dev/null || echo none)"
-        grep MHz /proc/cpuinfo | sort | uniq -c | sort -rn | head -5 || true
+        # b0bd25f's run of this stage answered "the core or the process?": neither. Pinned to one core the rate
+        # still moved (1,404 to 2,043), and the one-core FMA probe beside it moved 3-fold (25 to 80 Gflop/s) on the
+        # same core, so the host's speed for one thread changes from second to second (a KVM guest whose cores are
+        # shared). Now: how the repetitions of one run spread, and which statistic of them is stable from run to
+        # run: six runs of 20 repetitions each (about 3 s a run), with the guest's steal time (/proc/stat) around
+        # each. Into a folder never imported.
+        lscpu | grep -E "^(Model name|CPU\(s\)|Thread|Core|Socket|NUMA|L2|L3|Hypervisor)" || true
         S=/tmp/qmc-serial-baseline
         rm -rf "$S"
-        for pin in any any any any 0 5 10 15; do
-            p=(); [ "$pin" = any ] || p=(taskset -c "$pin")
-            for cmd in "ceilings --variants cpu --threads 1" "run lattice --lattice 15 --chains 32 --precision double --variants cpu --sweeps 6 --equil 3 --max-reps 3"; do
-                echo "+ ${p[*]} qmcbench $cmd"
-                # shellcheck disable=SC2086
-                timeout 120 "${p[@]}" "$BIN" $cmd --out "$S/$pin" 2>&1 | grep -E "fma|FMA|copy|mode=serial" | cut -c1-160 || true
-            done
+        for k in 1 2 3 4 5 6; do
+            s0=$(awk '/^cpu /{print $9, $2+$3+$4+$5+$6+$7+$8+$9}' /proc/stat)
+            echo "+ qmcbench run lattice (serial, run $k)"
+            timeout 120 "$BIN" run lattice --lattice 15 --chains 32 --precision double --variants cpu --serial-max-chains 32 \
+                --sweeps 6 --equil 3 --reps 20 --max-reps 20 --out "$S" 2>&1 | grep -E "mode=serial" | cut -c1-150 || true
+            s1=$(awk '/^cpu /{print $9, $2+$3+$4+$5+$6+$7+$8+$9}' /proc/stat)
+            echo "steal jiffies $(( ${s1% *} - ${s0% *} )) of $(( ${s1#* } - ${s0#* } )) (all 16 vCPUs)"
         done
+        python3 - "$S/lattice.jsonl" <<'PY' || true
+import json, sys
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    if r["params"].get("mode") == "serial":
+        t = r["time"]
+        print("serial reps %d: min %.1f ms, median %.1f ms, max %.1f ms" % (r["reps"], 1e3 * t["min"], 1e3 * t["median"], 1e3 * t["max"]))
+PY
         ;;
     gas-scaling)
         # issue #24 on the GPUs, for the electron gas through the one driver (solid --system gas): DMC at 162 and 294
