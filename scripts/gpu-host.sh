@@ -26,8 +26,8 @@
 #   scaling-loaded  the weak-scaling work without communication: one one-rank run alone, then 16 at once, one a core
 #   solid-scaling  synthetic-solid DMC over 1..G GPUs (weak and strong scaling, threads and MPI, each migration cargo)
 #   gemm-basis  paper 004's Fig. 7 basis functions alone (GPU, all cores, one core), before and after a change
-#   serial-baseline  what moves the one-core baseline from run to run: six runs of the lattice's serial L = 15
-#               case, 20 repetitions each, with the host's steal time around each (not imported)
+#   serial-baseline  how far the one-core baseline moves from run to run: six runs of the lattice's serial L = 15
+#               case (repetitions spread over about 6 s), with the host's steal time around each (not imported)
 #   gas-scaling  the electron gas's DMC (162, 294 electrons) over 1..G GPUs, weak and strong, threads and MPI
 #   lattice-registers  the lattice GPU kernel at register caps 128, 80 and 64, L = 9 and 15, each precision (#26)
 #   lattice-tune  the lattice GPU kernel's threads per chain, blocking factor and chain count (issue #26)
@@ -751,12 +751,12 @@ for stage in "$@"; do
     serial-baseline)
         # issue #26: the lattice's one-core L = 15 double rate (the thesis tables' baseline) ranged 1,387 to 2,399
         # chain sweeps/s over five calls of the same CPU code, with the three repetitions inside each run within 3%.
-        # b0bd25f's run of this stage answered "the core or the process?": neither. Pinned to one core the rate
-        # still moved (1,404 to 2,043), and the one-core FMA probe beside it moved 3-fold (25 to 80 Gflop/s) on the
-        # same core, so the host's speed for one thread changes from second to second (a KVM guest whose cores are
-        # shared). Now: how the repetitions of one run spread, and which statistic of them is stable from run to
-        # run: six runs of 20 repetitions each (about 3 s a run), with the guest's steal time (/proc/stat) around
-        # each. Into a folder never imported.
+        # b0bd25f's run of this stage: pinning does not help (pinned to one core the rate still moved, 1,404 to
+        # 2,043, and a one-core FMA probe beside it 3-fold, 25 to 80 Gflop/s, on one core). 1e583b1's: no steal
+        # time, and the medians of six runs of 20 back-to-back repetitions ranged 143 to 180 ms (min 132 to 177):
+        # one thread's speed on this host moves from second to second. Since then the serial mode spreads its
+        # repetitions over about 6 s (miniapps lattice.rs SERIAL_SPREAD); this stage runs it six times (about 8 s a
+        # run), with the guest's steal time around each, to show how far its median still moves. Not imported.
         lscpu | grep -E "^(Model name|CPU\(s\)|Thread|Core|Socket|NUMA|L2|L3|Hypervisor)" || true
         S=/tmp/qmc-serial-baseline
         rm -rf "$S"
@@ -764,7 +764,7 @@ for stage in "$@"; do
             s0=$(awk '/^cpu /{print $9, $2+$3+$4+$5+$6+$7+$8+$9}' /proc/stat)
             echo "+ qmcbench run lattice (serial, run $k)"
             timeout 120 "$BIN" run lattice --lattice 15 --chains 32 --precision double --variants cpu --serial-max-chains 32 \
-                --sweeps 6 --equil 3 --reps 20 --max-reps 20 --out "$S" 2>&1 | grep -E "mode=serial" | cut -c1-150 || true
+                --sweeps 6 --equil 3 --max-reps 3 --out "$S" 2>&1 | grep -E "mode=serial" | cut -c1-150 || true
             s1=$(awk '/^cpu /{print $9, $2+$3+$4+$5+$6+$7+$8+$9}' /proc/stat)
             echo "steal jiffies $(( ${s1% *} - ${s0% *} )) of $(( ${s1#* } - ${s0#* } )) (all 16 vCPUs)"
         done

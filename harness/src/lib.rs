@@ -34,4 +34,4 @@ pub mod timing;
 
 pub use record::{BytesModel, Record, Validation, Variant};
 pub use runner::{Case, Runner, Work};
-pub use timing::{Clock, Stats};
+pub use timing::{Clock, Spread, Stats};

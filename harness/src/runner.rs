@@ -7,7 +7,7 @@ use crate::cli::{CommonArgs, Outcome};
 use crate::output;
 use crate::record::{self, BytesModel, Record, Validation, Variant, SCHEMA};
 use crate::system::{GpuSystem, System};
-use crate::timing::{self, Clock, Plant, Stats};
+use crate::timing::{self, Clock, Plant, Spread, Stats};
 use indicatif::{ProgressBar, ProgressStyle};
 use kernels::gpu::{Gpu, GpuError, OPTIONS_TEXT};
 use kernels::{Check, Precision};
@@ -237,10 +237,17 @@ impl Runner {
 
     /// Like [`Runner::time`] with at most `reps` repetitions (for slow references); exactly `--reps` with
     /// `--fixed-reps`.
-    pub fn time_reps<E: From<GpuError>>(
+    pub fn time_reps<E: From<GpuError>>(&mut self, v: Variant, reps: usize, f: impl FnMut() -> Result<(), E>) -> Result<Stats, E> {
+        self.time_spread(v, reps, Spread::BackToBack, f)
+    }
+
+    /// Like [`Runner::time_reps`] with the repetitions laid out in time as `spread` says (a one-core baseline on a
+    /// shared host: [`Spread::Bursts`]).
+    pub fn time_spread<E: From<GpuError>>(
         &mut self,
         v: Variant,
         reps: usize,
+        spread: Spread,
         f: impl FnMut() -> Result<(), E>,
     ) -> Result<Stats, E> {
         let clock = match (v, &self.gpu) {
@@ -249,7 +256,12 @@ impl Runner {
         };
         self.last_reps = if self.args.fixed_reps { self.args.reps() } else { reps.clamp(1, self.args.reps()) };
         let warmup = if v == Variant::CpuRef { self.args.warmup.min(1) } else { self.args.warmup };
-        timing::measure(clock, warmup, self.last_reps, self.plant_factor(), f)
+        timing::measure(clock, warmup, self.last_reps, self.plant_factor(), spread, f)
+    }
+
+    /// The timed repetitions of the last [`Runner::time_spread`] (its `reps` as `--reps` and `--fixed-reps` leave it).
+    pub fn last_reps(&self) -> usize {
+        self.last_reps
     }
 
     /// Copy bandwidth of the device variant `v` runs on, in bytes/s, measured on first use.

@@ -132,9 +132,21 @@ impl Credit {
     }
 }
 
-/// Run `f` `warmup` times untimed, then `reps` times timed with `clock`; each timed repetition runs `f` as often as
-/// a [`Credit`] of `factor` says (1: once).
-pub fn measure<E, F>(clock: Clock, warmup: usize, reps: usize, factor: f64, mut f: F) -> Result<Stats, E>
+/// How the timed repetitions are laid out in time: back to back, or in bursts with idle pauses between them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Spread {
+    BackToBack,
+    /// `bursts` groups of repetitions (as equal as the count allows), each followed but the last by a pause of
+    /// `idle` times the burst's own duration. For a one-core baseline on a host whose cores are shared: there the
+    /// speed one thread gets moves from second to second (the lattice's serial L = 15 case on the H200 host, 1e583b1:
+    /// the median of 20 back-to-back repetitions ranged 143 to 180 ms over six 3-s runs, with no steal time), so
+    /// repetitions within half a second all sample one state of the host.
+    Bursts { bursts: usize, idle: f64 },
+}
+
+/// Run `f` `warmup` times untimed, then `reps` times timed with `clock`, laid out as `spread` says; each timed
+/// repetition runs `f` as often as a [`Credit`] of `factor` says (1: once).
+pub fn measure<E, F>(clock: Clock, warmup: usize, reps: usize, factor: f64, spread: Spread, mut f: F) -> Result<Stats, E>
 where
     F: FnMut() -> Result<(), E>,
     E: From<GpuError>,
@@ -145,9 +157,21 @@ where
     if let Clock::Gpu(g) = clock {
         g.sync()?;
     }
+    let reps = reps.max(1);
+    // the repetitions after which a pause comes, and the pause's length in bursts
+    let (bursts, idle) = match spread {
+        Spread::BackToBack => (1, 0.0),
+        Spread::Bursts { bursts, idle } => (bursts.clamp(1, reps), idle.max(0.0)),
+    };
+    let ends: Vec<usize> = (1..bursts).map(|b| b * reps / bursts).collect();
+    let mut burst = Instant::now();
     let mut samples = Vec::with_capacity(reps);
     let mut credit = Credit::new(factor);
-    for _ in 0..reps.max(1) {
+    for i in 0..reps {
+        if ends.contains(&i) {
+            std::thread::sleep(burst.elapsed().mul_f64(idle));
+            burst = Instant::now();
+        }
         let k = credit.next_runs();
         let secs = match clock {
             Clock::Host => {
@@ -181,6 +205,32 @@ mod tests {
         v[9] = 2.0;
         let s = Stats::from_samples(&v);
         assert_eq!((s.median, s.mean), (1.0, Some(1.05)));
+    }
+
+    /// Bursts: every repetition timed, in the given count of bursts with untimed pauses between them. Sleeps never
+    /// return early, so with the pauses outside the samples the wall time is at least the samples' sum plus the
+    /// pauses' lower bound (idle x the repetitions of the first two bursts x the shortest sample); a pause timed
+    /// inside a sample would leave the wall time at about the samples' sum.
+    #[test]
+    fn bursts_pause_between_groups_of_repetitions() {
+        let work = || -> Result<(), GpuError> {
+            std::thread::sleep(std::time::Duration::from_millis(4));
+            Ok(())
+        };
+        let t = Instant::now();
+        let s = measure(Clock::Host, 0, 6, 1.0, Spread::Bursts { bursts: 3, idle: 2.0 }, work).unwrap();
+        let wall = t.elapsed().as_secs_f64();
+        let sum = 6.0 * s.mean.unwrap();
+        assert!(s.min >= 0.004, "{s:?}");
+        assert!(wall >= sum + 2.0 * 4.0 * s.min, "wall {wall} s, samples {sum} s: the pauses were timed or missing");
+        // more bursts than repetitions: one repetition a burst, each run once
+        let mut n = 0;
+        measure(Clock::Host, 1, 2, 1.0, Spread::Bursts { bursts: 9, idle: 0.0 }, || -> Result<(), GpuError> {
+            n += 1;
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(n, 3, "one warm-up and two timed repetitions");
     }
 
     #[test]
@@ -237,7 +287,7 @@ mod tests {
     #[test]
     fn measure_runs_warmup_and_reps() {
         let mut calls = 0;
-        let s = measure::<GpuError, _>(Clock::Host, 2, 5, 1.0, || {
+        let s = measure::<GpuError, _>(Clock::Host, 2, 5, 1.0, Spread::BackToBack, || {
             calls += 1;
             std::thread::sleep(std::time::Duration::from_millis(1));
             Ok(())
@@ -250,7 +300,7 @@ mod tests {
     #[test]
     fn a_planted_factor_really_runs_the_work_more_often() {
         let mut calls = 0;
-        measure::<GpuError, _>(Clock::Host, 1, 20, 1.05, || {
+        measure::<GpuError, _>(Clock::Host, 1, 20, 1.05, Spread::BackToBack, || {
             calls += 1;
             Ok(())
         })
@@ -260,7 +310,7 @@ mod tests {
 
     #[test]
     fn measure_passes_errors_through() {
-        let r = measure::<GpuError, _>(Clock::Host, 0, 3, 1.0, || Err(GpuError::NoDriver));
+        let r = measure::<GpuError, _>(Clock::Host, 0, 3, 1.0, Spread::BackToBack, || Err(GpuError::NoDriver));
         assert!(matches!(r, Err(GpuError::NoDriver)));
     }
 }

@@ -46,7 +46,7 @@ use crate::common::KernelArgs;
 use crate::registry::Level;
 use anyhow::{bail, Result};
 use harness::cli::{positive, CommonArgs};
-use harness::{BytesModel, Case, Runner, Variant, Work};
+use harness::{BytesModel, Case, Runner, Spread, Variant, Work};
 use kernels::lattice::{self as lat, cpu::Ensemble, gpu::{GpuEnsemble, Placement, BFACTORS, REGISTER_CAPS}, reference, tally, ChainResult, Config, Model, Params};
 use kernels::sample::Sample;
 use kernels::{Check, Precision, Real};
@@ -385,6 +385,18 @@ fn cpu_results<S: Real>(e: &Ensemble<S>, chains: &[usize]) -> Vec<ChainResult> {
     chains.iter().map(|&i| &e.chains[i]).map(|c| ChainResult { config: c.config(), w: c.w.iter().map(|x| x.f64()).collect(), tally: c.tally, cond_max: f64::NAN, growth_max: f64::NAN }).collect()
 }
 
+/// Repetitions of the one-core `mode=serial` baseline, at least (up to `--reps`, 10 by default): the thesis tables'
+/// speedups over one core rest on it.
+const SERIAL_REPS: usize = 10;
+
+/// The serial baseline's repetitions in five bursts, each followed by a pause four times its length, so they sample
+/// the host over about 13 times their own time (L = 15, 32 chains: about 6 s) rather than one half second. On the
+/// H200 host one thread's speed moves from second to second (a KVM guest on a shared socket, no steal time; pinned
+/// to one core the same: gpu-host.sh serial-baseline at b0bd25f and 1e583b1): L = 15 double ran 1,387 to 2,399 chain
+/// sweeps/s over five calls of the same code, each run's three back-to-back repetitions within 3%, and the
+/// medians of six back-to-back runs of 20 repetitions ranged 143 to 180 ms.
+const SERIAL_SPREAD: Spread = Spread::Bursts { bursts: 5, idle: 4.0 };
+
 /// cpu (serial and parallel) and gpu for one precision: storage S, arithmetic A.
 fn variants<S: Real, A: Real>(r: &mut Runner, c: &Ctx) -> Result<()> {
     assert_eq!(c.p, Precision::of::<S, A>(), "lattice: the context's precision and the types disagree");
@@ -409,12 +421,15 @@ fn variants<S: Real, A: Real>(r: &mut Runner, c: &Ctx) -> Result<()> {
             go(&mut e, 1, a.check_sweeps);
             let (chk, diverged) = checks::<S>(c, &cpu_results(&e, checked));
             let before = cpu_tallies(&e);
-            let t = r.time_reps(Variant::Cpu, a.max_reps, || -> Result<()> {
+            // the serial baseline's repetitions spread over several seconds (SERIAL_SPREAD says why)
+            let (reps, spread) = if mode == "serial" { (a.max_reps.max(SERIAL_REPS), SERIAL_SPREAD) } else { (a.max_reps, Spread::BackToBack) };
+            let t = r.time_spread(Variant::Cpu, reps, spread, || -> Result<()> {
                 go(&mut e, a.equil, a.sweeps);
                 Ok(())
             })?;
             let after = cpu_tallies(&e);
             let done = diff(&after, &before);
+            let runs = (r.args.warmup + r.last_reps()) as f64;
             r.record(&case(m, c.chains, c.p, mode), Variant::Cpu, t, work(m, c.chains, sweeps, es, &done, runs), &chk)?;
             if mode == "serial" {
                 if let Some(rec) = r.records.last_mut() {
