@@ -2,8 +2,9 @@
 //! thesis' Tables 6.2, 6.3, 6.5). See `kernels::lattice` for the model, the boundary twist and the algorithm.
 //!
 //! Variants: `cpu-ref` (the thesis' CPU algorithm in f64, one core, on the validation chains), `cpu` with
-//! `mode=serial` (all chains one after another on one core: the thesis' baseline) and `mode=parallel` (one chain per
-//! core on all cores: the MPI code's layout), `gpu` (one thread block per chain).
+//! `mode=serial` (all chains one after another on one core: the thesis' baseline; its repetitions, at least 10,
+//! spread over several seconds: `SERIAL_SPREAD`) and `mode=parallel` (one chain per core on all cores: the MPI
+//! code's layout), `gpu` (one thread block per chain).
 //!
 //! Validation: every variant runs all chains 1 + `--check-sweeps` sweeps from the same configurations with the same
 //! random-number streams as the reference, which replays a sample of them (the first, the last and a seeded random
