@@ -137,11 +137,11 @@ impl Credit {
 pub enum Spread {
     BackToBack,
     /// `bursts` groups of repetitions (as equal as the count allows), each followed but the last by a pause of
-    /// `idle` times the burst's own duration. For a one-core baseline on a host whose cores are shared: there the
-    /// speed one thread gets moves from second to second (the lattice's serial L = 15 case on the H200 host, 1e583b1:
-    /// the median of 20 back-to-back repetitions ranged 143 to 180 ms over six 3-s runs, with no steal time), so
-    /// repetitions within half a second all sample one state of the host.
-    Bursts { bursts: usize, idle: f64 },
+    /// `idle` times the burst's own duration, and at least `min_pause` seconds. For a one-core baseline on a host
+    /// whose cores are shared: there the speed one thread gets moves from second to second (the lattice's serial L =
+    /// 15 case on the H200 host, 1e583b1: the median of 20 back-to-back repetitions ranged 143 to 180 ms over six 3-s
+    /// runs, with no steal time), so repetitions within half a second all sample one state of the host.
+    Bursts { bursts: usize, idle: f64, min_pause: f64 },
 }
 
 /// Run `f` `warmup` times untimed, then `reps` times timed with `clock`, laid out as `spread` says; each timed
@@ -159,9 +159,9 @@ where
     }
     let reps = reps.max(1);
     // the repetitions after which a pause comes, and the pause's length in bursts
-    let (bursts, idle) = match spread {
-        Spread::BackToBack => (1, 0.0),
-        Spread::Bursts { bursts, idle } => (bursts.clamp(1, reps), idle.max(0.0)),
+    let (bursts, idle, min_pause) = match spread {
+        Spread::BackToBack => (1, 0.0, 0.0),
+        Spread::Bursts { bursts, idle, min_pause } => (bursts.clamp(1, reps), idle.max(0.0), min_pause.max(0.0)),
     };
     let ends: Vec<usize> = (1..bursts).map(|b| b * reps / bursts).collect();
     let mut burst = Instant::now();
@@ -169,7 +169,7 @@ where
     let mut credit = Credit::new(factor);
     for i in 0..reps {
         if ends.contains(&i) {
-            std::thread::sleep(burst.elapsed().mul_f64(idle));
+            std::thread::sleep(burst.elapsed().mul_f64(idle).max(std::time::Duration::from_secs_f64(min_pause)));
             burst = Instant::now();
         }
         let k = credit.next_runs();
@@ -218,14 +218,19 @@ mod tests {
             Ok(())
         };
         let t = Instant::now();
-        let s = measure(Clock::Host, 0, 6, 1.0, Spread::Bursts { bursts: 3, idle: 2.0 }, work).unwrap();
+        let s = measure(Clock::Host, 0, 6, 1.0, Spread::Bursts { bursts: 3, idle: 2.0, min_pause: 0.0 }, work).unwrap();
         let wall = t.elapsed().as_secs_f64();
         let sum = 6.0 * s.mean.unwrap();
         assert!(s.min >= 0.004, "{s:?}");
         assert!(wall >= sum + 2.0 * 4.0 * s.min, "wall {wall} s, samples {sum} s: the pauses were timed or missing");
+        // the floor: two pauses of at least 50 ms, far longer than idle x the bursts here
+        let t = Instant::now();
+        let s = measure(Clock::Host, 0, 3, 1.0, Spread::Bursts { bursts: 3, idle: 0.5, min_pause: 0.05 }, work).unwrap();
+        let wall = t.elapsed().as_secs_f64();
+        assert!(wall >= 3.0 * s.mean.unwrap() + 0.1, "wall {wall} s: the pauses' floor was not kept");
         // more bursts than repetitions: one repetition a burst, each run once
         let mut n = 0;
-        measure(Clock::Host, 1, 2, 1.0, Spread::Bursts { bursts: 9, idle: 0.0 }, || -> Result<(), GpuError> {
+        measure(Clock::Host, 1, 2, 1.0, Spread::Bursts { bursts: 9, idle: 0.0, min_pause: 0.0 }, || -> Result<(), GpuError> {
             n += 1;
             Ok(())
         })

@@ -2,9 +2,9 @@
 //! thesis' Tables 6.2, 6.3, 6.5). See `kernels::lattice` for the model, the boundary twist and the algorithm.
 //!
 //! Variants: `cpu-ref` (the thesis' CPU algorithm in f64, one core, on the validation chains), `cpu` with
-//! `mode=serial` (all chains one after another on one core: the thesis' baseline, at least 10 repetitions) and
-//! `mode=parallel` (one chain per core on all cores: the MPI code's layout), their repetitions spread over several
-//! seconds (`CPU_SPREAD`: a shared host's CPU speed moves from second to second); `gpu` (one thread block per chain).
+//! `mode=serial` (all chains one after another on one core: the thesis' baseline; at least 10 repetitions spread
+//! over 4 s or more, `SERIAL_SPREAD`: a shared host's speed for one thread moves from second to second) and
+//! `mode=parallel` (one chain per core on all cores: the MPI code's layout), `gpu` (one thread block per chain).
 //!
 //! Validation: every variant runs all chains 1 + `--check-sweeps` sweeps from the same configurations with the same
 //! random-number streams as the reference, which replays a sample of them (the first, the last and a seeded random
@@ -390,15 +390,17 @@ fn cpu_results<S: Real>(e: &Ensemble<S>, chains: &[usize]) -> Vec<ChainResult> {
 /// speedups over one core rest on it.
 const SERIAL_REPS: usize = 10;
 
-/// The CPU variants' repetitions in up to five bursts, each followed by a pause four times its length, so they
-/// sample the host over about 13 times their own time (L = 15: about 6 s for the serial 32 chains, 8 s for 2048
-/// chains on all cores) rather than one or two seconds. On the H200 host the speed the CPU gives moves from second to
-/// second (a KVM guest on a shared socket, no steal time; pinned to one core the same: gpu-host.sh serial-baseline
-/// at b0bd25f and 1e583b1): L = 15 double ran 1,387 to 2,399 chain sweeps/s on one core over five calls of the same
-/// code, each run's three back-to-back repetitions within 3%, and the medians of six back-to-back runs of 20
-/// repetitions ranged 143 to 180 ms; spread, six runs' medians ranged 172 to 184 ms (6a69a2e). On all 16 cores the
-/// 2048 chains' rate moved by up to 15% between two runs of one call (6a69a2e, mixed: 26.1k and 29.9k).
-const CPU_SPREAD: Spread = Spread::Bursts { bursts: 5, idle: 4.0 };
+/// The serial baseline's repetitions in five bursts, each followed by a pause four times its length and at least a
+/// second, so they sample the host over 4 s or more (L = 15: about 6 s) rather than a few tenths of a second. On the
+/// H200 host the speed one thread gets moves from second to second (a KVM guest on a shared socket, no steal time;
+/// pinned to one core the same: gpu-host.sh serial-baseline at b0bd25f and 1e583b1): L = 15 double ran 1,387 to
+/// 2,399 chain sweeps/s over five calls of the same code, each run's three back-to-back repetitions within 3%, and
+/// the medians of six back-to-back runs of 20 repetitions ranged 143 to 180 ms; spread over about 6 s, six runs'
+/// medians ranged 172 to 184 ms (6a69a2e), and the suite's L = 15 runs of two calls gave 1,875 and 2,101 (6a69a2e,
+/// 05b91f1). Without the one-second floor L = 9's window was about a second, and its two calls still differed by
+/// 45% (22.4k and 32.5k). The all-core mode's spread in time (05b91f1) showed no gain: its two runs of one call
+/// still differed by up to 20% (mixed 35.2k and 29.0k; 26.1k and 29.9k back to back at 6a69a2e).
+const SERIAL_SPREAD: Spread = Spread::Bursts { bursts: 5, idle: 4.0, min_pause: 1.0 };
 
 /// cpu (serial and parallel) and gpu for one precision: storage S, arithmetic A.
 fn variants<S: Real, A: Real>(r: &mut Runner, c: &Ctx) -> Result<()> {
@@ -424,9 +426,9 @@ fn variants<S: Real, A: Real>(r: &mut Runner, c: &Ctx) -> Result<()> {
             go(&mut e, 1, a.check_sweeps);
             let (chk, diverged) = checks::<S>(c, &cpu_results(&e, checked));
             let before = cpu_tallies(&e);
-            // the repetitions spread over several seconds (CPU_SPREAD says why)
-            let reps = if mode == "serial" { a.max_reps.max(SERIAL_REPS) } else { a.max_reps };
-            let t = r.time_spread(Variant::Cpu, reps, CPU_SPREAD, || -> Result<()> {
+            // the serial baseline's repetitions spread over several seconds (SERIAL_SPREAD says why)
+            let (reps, spread) = if mode == "serial" { (a.max_reps.max(SERIAL_REPS), SERIAL_SPREAD) } else { (a.max_reps, Spread::BackToBack) };
+            let t = r.time_spread(Variant::Cpu, reps, spread, || -> Result<()> {
                 go(&mut e, a.equil, a.sweeps);
                 Ok(())
             })?;
