@@ -202,7 +202,7 @@ pub struct GpuBasis<O: Real, T: Real> {
     /// kernels::basis::pack's records, `[function][RECORD]`
     table: CudaSlice<f64>,
     /// its primitives, `[primitive][exponent, coefficient]`, rounded once to the arithmetic type (converting them
-    /// on the device, once per thread and primitive, cost the f32 kernel about 5%: common.cuh atomic_function_vgl)
+    /// on the device, once per thread and primitive, cost the f32 kernel 1-5%: common.cuh atomic_function_vgl)
     prims: CudaSlice<T>,
     pos: CudaSlice<f64>,
     out: CudaSlice<O>,
