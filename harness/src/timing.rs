@@ -158,7 +158,7 @@ where
         g.sync()?;
     }
     let reps = reps.max(1);
-    // the repetitions after which a pause comes, and the pause's length in bursts
+    // a pause comes before each repetition in `ends`, `idle` times the burst just timed and at least `min_pause`
     let (bursts, idle, min_pause) = match spread {
         Spread::BackToBack => (1, 0.0, 0.0),
         Spread::Bursts { bursts, idle, min_pause } => (bursts.clamp(1, reps), idle.max(0.0), min_pause.max(0.0)),

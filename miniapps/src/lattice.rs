@@ -396,10 +396,11 @@ const SERIAL_REPS: usize = 10;
 /// pinned to one core the same: gpu-host.sh serial-baseline at b0bd25f and 1e583b1): L = 15 double ran 1,387 to
 /// 2,399 chain sweeps/s over five calls of the same code, each run's three back-to-back repetitions within 3%, and
 /// the medians of six back-to-back runs of 20 repetitions ranged 143 to 180 ms; spread over about 6 s, six runs'
-/// medians ranged 172 to 184 ms (6a69a2e), and the suite's L = 15 runs of two calls gave 1,875 and 2,101 (6a69a2e,
-/// 05b91f1). Without the one-second floor L = 9's window was about a second, and its two calls still differed by
-/// 45% (22.4k and 32.5k). The all-core mode's spread in time (05b91f1) showed no gain: its two runs of one call
-/// still differed by up to 20% (mixed 35.2k and 29.0k; 26.1k and 29.9k back to back at 6a69a2e).
+/// medians ranged 172 to 184 ms (6a69a2e), and the suite's L = 15 runs of three calls gave 1,875, 2,101 and 1,954
+/// (6a69a2e, 05b91f1, 25b52a7). Without the one-second floor L = 9's window was about a second, and two calls
+/// differed by 45% (22.4k and 32.5k; 23.5k with the floor at 25b52a7). The all-core mode's spread in time (05b91f1)
+/// showed no gain: its two runs of one call still differed by up to 20% (mixed 35.2k and 29.0k; 26.1k and 29.9k
+/// back to back at 6a69a2e), so it runs back to back.
 const SERIAL_SPREAD: Spread = Spread::Bursts { bursts: 5, idle: 4.0, min_pause: 1.0 };
 
 /// cpu (serial and parallel) and gpu for one precision: storage S, arithmetic A.
