@@ -21,7 +21,9 @@ pub struct CommonArgs {
     /// GPU ordinal to use.
     #[arg(long, default_value_t = 0)]
     pub device: usize,
-    /// CPU threads for the `cpu` variant (default: all logical cores).
+    /// CPU threads for the `cpu` variant (default: all logical cores). With 1 (a one-core baseline) the timed
+    /// repetitions are spread over several seconds, in bursts with pauses between them, since a shared host's
+    /// speed for one thread moves from second to second.
     #[arg(long)]
     pub threads: Option<usize>,
     /// Timed repetitions per case (min/median/max are reported) [default: 10, or the suite level's].
@@ -29,7 +31,7 @@ pub struct CommonArgs {
     pub reps: Option<usize>,
     /// Every timed case runs exactly --reps repetitions: no mini-app shortens a slow case (by its size, or by the
     /// time of a first run). For counting instructions (scripts/instr-check.sh), where the count must not depend
-    /// on the machine's speed.
+    /// on the machine's speed; the repetitions then run back to back, even on one core.
     #[arg(long)]
     pub fixed_reps: bool,
     /// Measure none of the machine's ceilings (copy bandwidth, FMA and GEMM rates): records carry no fraction of a

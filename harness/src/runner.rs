@@ -230,15 +230,26 @@ impl Runner {
         self.progress.suspend(|| println!("{line}"));
     }
 
-    /// Time `f` for variant `v` (CUDA events for the GPU, the host clock otherwise) with the `--reps` repetitions.
+    /// Time `f` for variant `v` (CUDA events for the GPU, the host clock otherwise) with the `--reps` repetitions,
+    /// laid out as [`Runner::time_reps`] says.
     pub fn time<E: From<GpuError>>(&mut self, v: Variant, f: impl FnMut() -> Result<(), E>) -> Result<Stats, E> {
         self.time_reps(v, self.args.reps(), f)
     }
 
     /// Like [`Runner::time`] with at most `reps` repetitions (for slow references); exactly `--reps` with
     /// `--fixed-reps`.
+    /// A CPU run on one thread (`--threads 1`: the baseline of a "GPU over one core") spreads its repetitions in time
+    /// ([`Runner::one_core_spread`]); every other run times them back to back.
     pub fn time_reps<E: From<GpuError>>(&mut self, v: Variant, reps: usize, f: impl FnMut() -> Result<(), E>) -> Result<Stats, E> {
-        self.time_spread(v, reps, Spread::BackToBack, f)
+        let spread = spread_of(v, self.args.threads, self.args.fixed_reps);
+        self.time_spread(v, reps, spread, f)
+    }
+
+    /// How a one-core baseline lays out its repetitions: [`timing::ONE_CORE`] (a shared host's speed for one thread
+    /// moves from second to second), or back to back under `--fixed-reps`, which counts instructions: there the
+    /// pauses would change no count and only multiply the wall time (5x, under valgrind).
+    pub fn one_core_spread(&self) -> Spread {
+        spread_of(Variant::Cpu, Some(1), self.args.fixed_reps)
     }
 
     /// Like [`Runner::time_reps`] with the repetitions laid out in time as `spread` says (a one-core baseline on a
@@ -443,6 +454,11 @@ impl Runner {
 /// A run that stops on an error (a case that does not fit the device, a failed launch) keeps what it measured
 /// before: the last record, complete but for extras its case would have added after the error, is written too
 /// (`push` writes each record only when the next one comes, so that its extras go with it).
+/// [`Runner::time_reps`]'s layout of the repetitions of variant `v` under `--threads` and `--fixed-reps`.
+fn spread_of(v: Variant, threads: Option<usize>, fixed_reps: bool) -> Spread {
+    if v == Variant::Cpu && threads == Some(1) && !fixed_reps { timing::ONE_CORE } else { Spread::BackToBack }
+}
+
 impl Drop for Runner {
     fn drop(&mut self) {
         if let Err(e) = self.flush(self.records.len()) {
@@ -476,6 +492,20 @@ fn verdict(records: &[Record]) -> Outcome {
 mod tests {
     use super::*;
     use crate::output::sample;
+
+    /// Only the fast CPU variant on one thread spreads: not the GPU, not the reference (one core by design, never a
+    /// speedup's baseline), not an all-core run, and not when counting instructions.
+    #[test]
+    fn only_a_one_core_baseline_spreads_its_repetitions() {
+        assert_eq!(spread_of(Variant::Cpu, Some(1), false), timing::ONE_CORE);
+        for (v, threads, fixed) in [(Variant::Cpu, None, false), (Variant::Cpu, Some(2), false), (Variant::Cpu, Some(1), true), (Variant::Gpu, Some(1), false), (Variant::CpuRef, Some(1), false)] {
+            assert_eq!(spread_of(v, threads, fixed), Spread::BackToBack, "{v:?} threads {threads:?} fixed {fixed}");
+        }
+        let args = CommonArgs { variants: Some(vec![Variant::Cpu]), quiet: true, ..Default::default() };
+        assert_eq!(Runner::new(&args).unwrap().one_core_spread(), timing::ONE_CORE);
+        let args = CommonArgs { fixed_reps: true, ..args };
+        assert_eq!(Runner::new(&args).unwrap().one_core_spread(), Spread::BackToBack);
+    }
 
     #[test]
     fn records_reach_the_file_before_the_run_ends() {

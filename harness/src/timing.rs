@@ -144,6 +144,19 @@ pub enum Spread {
     Bursts { bursts: usize, idle: f64, min_pause: f64 },
 }
 
+/// A one-core baseline's repetitions ([`crate::Runner::one_core_spread`]): five bursts, each followed by a pause four
+/// times its length and at least a second, so they sample the host over 4 s or more rather than a few tenths of a
+/// second. Measured with the lattice's serial mode on the H200 host (a KVM guest on a shared socket, no steal time;
+/// pinned to one core the same: gpu-host.sh serial-baseline at b0bd25f and 1e583b1): L = 15 double ran 1,387 to
+/// 2,399 chain sweeps/s over five calls of the same code, each run's three back-to-back repetitions within 3%, and
+/// the medians of six back-to-back runs of 20 repetitions ranged 143 to 180 ms; spread over about 6 s, six runs'
+/// medians ranged 172 to 184 ms (6a69a2e), and the suite's L = 15 runs of three calls gave 1,875, 2,101 and 1,954
+/// (6a69a2e, 05b91f1, 25b52a7). Without the one-second floor L = 9's window was about a second, and two calls
+/// differed by 45% (22.4k and 32.5k; 23.5k with the floor at 25b52a7). All cores spread in time (05b91f1) showed no
+/// gain: two runs of one call still differed by up to 20% (the lattice's mixed L = 15: 35.2k and 29.0k; 26.1k and
+/// 29.9k back to back at 6a69a2e), so an all-core run times back to back.
+pub const ONE_CORE: Spread = Spread::Bursts { bursts: 5, idle: 4.0, min_pause: 1.0 };
+
 /// Run `f` `warmup` times untimed, then `reps` times timed with `clock`, laid out as `spread` says; each timed
 /// repetition runs `f` as often as a [`Credit`] of `factor` says (1: once).
 pub fn measure<E, F>(clock: Clock, warmup: usize, reps: usize, factor: f64, spread: Spread, mut f: F) -> Result<Stats, E>

@@ -3,7 +3,7 @@
 //!
 //! Variants: `cpu-ref` (the thesis' CPU algorithm in f64, one core, on the validation chains), `cpu` with
 //! `mode=serial` (all chains one after another on one core: the thesis' baseline; at least 10 repetitions spread
-//! over 4 s or more, `SERIAL_SPREAD`: a shared host's speed for one thread moves from second to second) and
+//! over 4 s or more, `harness::timing::ONE_CORE`: a shared host's speed for one thread moves from second to second) and
 //! `mode=parallel` (one chain per core on all cores: the MPI code's layout), `gpu` (one thread block per chain).
 //!
 //! Validation: every variant runs all chains 1 + `--check-sweeps` sweeps from the same configurations with the same
@@ -390,24 +390,11 @@ fn cpu_results<S: Real>(e: &Ensemble<S>, chains: &[usize]) -> Vec<ChainResult> {
 /// speedups over one core rest on it.
 const SERIAL_REPS: usize = 10;
 
-/// The serial baseline's repetitions in five bursts, each followed by a pause four times its length and at least a
-/// second, so they sample the host over 4 s or more (L = 15: about 6 s) rather than a few tenths of a second. On the
-/// H200 host the speed one thread gets moves from second to second (a KVM guest on a shared socket, no steal time;
-/// pinned to one core the same: gpu-host.sh serial-baseline at b0bd25f and 1e583b1): L = 15 double ran 1,387 to
-/// 2,399 chain sweeps/s over five calls of the same code, each run's three back-to-back repetitions within 3%, and
-/// the medians of six back-to-back runs of 20 repetitions ranged 143 to 180 ms; spread over about 6 s, six runs'
-/// medians ranged 172 to 184 ms (6a69a2e), and the suite's L = 15 runs of three calls gave 1,875, 2,101 and 1,954
-/// (6a69a2e, 05b91f1, 25b52a7). Without the one-second floor L = 9's window was about a second, and two calls
-/// differed by 45% (22.4k and 32.5k; 23.5k with the floor at 25b52a7). The all-core mode's spread in time (05b91f1)
-/// showed no gain: its two runs of one call still differed by up to 20% (mixed 35.2k and 29.0k; 26.1k and 29.9k
-/// back to back at 6a69a2e), so it runs back to back.
-const SERIAL_SPREAD: Spread = Spread::Bursts { bursts: 5, idle: 4.0, min_pause: 1.0 };
 
 /// cpu (serial and parallel) and gpu for one precision: storage S, arithmetic A.
 fn variants<S: Real, A: Real>(r: &mut Runner, c: &Ctx) -> Result<()> {
     assert_eq!(c.p, Precision::of::<S, A>(), "lattice: the context's precision and the types disagree");
     let (a, m, checked) = (c.a, c.m, &c.checked.items);
-    let runs = (r.args.warmup + a.max_reps.min(r.args.reps())) as f64;
     let sweeps = a.equil + a.sweeps;
     let es = std::mem::size_of::<S>();
     if r.runs(Variant::Cpu) {
@@ -427,8 +414,8 @@ fn variants<S: Real, A: Real>(r: &mut Runner, c: &Ctx) -> Result<()> {
             go(&mut e, 1, a.check_sweeps);
             let (chk, diverged) = checks::<S>(c, &cpu_results(&e, checked));
             let before = cpu_tallies(&e);
-            // the serial baseline's repetitions spread over several seconds (SERIAL_SPREAD says why)
-            let (reps, spread) = if mode == "serial" { (a.max_reps.max(SERIAL_REPS), SERIAL_SPREAD) } else { (a.max_reps, Spread::BackToBack) };
+            // the serial baseline's repetitions spread over several seconds (harness::timing::ONE_CORE says why)
+            let (reps, spread) = if mode == "serial" { (a.max_reps.max(SERIAL_REPS), r.one_core_spread()) } else { (a.max_reps, Spread::BackToBack) };
             let t = r.time_spread(Variant::Cpu, reps, spread, || -> Result<()> {
                 go(&mut e, a.equil, a.sweeps);
                 Ok(())
@@ -497,6 +484,7 @@ fn variants<S: Real, A: Real>(r: &mut Runner, c: &Ctx) -> Result<()> {
             let before = g.tallies()?;
             let t = r.time_reps(Variant::Gpu, a.max_reps, || g.run(a.equil, a.sweeps))?;
             let after = g.tallies()?;
+            let runs = (r.args.warmup + r.last_reps()) as f64;
             let mut kase = case(m, c.chains, c.p, "block-per-chain").param("w_on_chip", g.on_chip());
             if let Some(b) = bf {
                 kase = kase.param("bfactor", b);
