@@ -37,7 +37,8 @@ impl Form {
 /// The defines put before the prelude (`gpu::compile`; scripts/cu-on-host.sh passes them to g++): the radial
 /// functors' form numbers.
 pub fn prelude_defines() -> String {
-    Form::ALL.iter().map(|f| format!("#define {} {}\n", f.define(), f.number())).collect()
+    let forms: String = Form::ALL.iter().map(|f| format!("#define {} {}\n", f.define(), f.number())).collect();
+    format!("{forms}#define BASIS_RECORD {}\n", crate::basis::RECORD)
 }
 
 /// Cubic B-spline weights of the 4 coefficients around fraction t in [0, 1): value, first and second derivative with

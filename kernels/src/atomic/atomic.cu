@@ -4,8 +4,7 @@
 // writes its entries of the five component rows, coalesced across the block), each summing C_jf chi_f over the
 // functions in order, as the CPU does. Output in the B-spline kernel's layout out [point][5][stride] (value, gx, gy,
 // gz, Laplacian), entries from `orbitals` to `stride` zero, so a consumer of any orbital kernel reads whole rows.
-// tab: AtomicOrbitals::packed (f64): functions [function][9] (centre x, y, z, powers k, l, m, slater, first and end
-// primitive), primitives at prims_at [primitive][exponent, coefficient], coefficients at coef_at [orbital][function],
+// tab: AtomicOrbitals::packed (f64): functions [function][BASIS_RECORD] (kernels::basis::pack), primitives at prims_at [primitive][exponent, coefficient], coefficients at coef_at [orbital][function],
 // restored cusps at cusp_at [cusp][11] (common.cuh atomic_cusp_vgl); pos [point][3] f64. Dynamic shared memory:
 // 5 * functions values of A. The basis functions are the prelude's atomic_function_vgl.
 
@@ -23,7 +22,7 @@ __device__ void atomic_vgl(const AtomicParams p, const double* __restrict__ tab,
     const double r[3] = {pos[3 * (size_t)pt], pos[3 * (size_t)pt + 1], pos[3 * (size_t)pt + 2]};
     for (int f = threadIdx.x; f < p.functions; f += blockDim.x) {
         A c[5];
-        atomic_function_vgl<A>(tab + 9 * (size_t)f, tab + p.prims_at, r, c);
+        atomic_function_vgl<A>(tab + BASIS_RECORD * (size_t)f, tab + p.prims_at, r, c);
         for (int k = 0; k < 5; k++) chi[k * p.functions + f] = c[k];
     }
     __syncthreads();

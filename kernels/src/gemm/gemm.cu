@@ -101,7 +101,7 @@ GEMM_ENTRY(gemm_mixed, float, double, PLAIN)
 // Contracted Cartesian Gaussians: one thread per (basis function, electron row); threads of a block take
 // consecutive functions, so the output row (basis index fastest) is written coalesced. Each function is the
 // prelude's atomic_function_vgl (kernels::basis::vgl on the host: one evaluation for this kernel and the atomic
-// orbitals), reading kernels::basis::pack's records [function][9] and its primitives [primitive][exponent,
+// orbitals), reading kernels::basis::pack's records [function][BASIS_RECORD] and its primitives [primitive][exponent,
 // coefficient], these in the arithmetic type (rounded once on the host: gpu.rs GpuBasis::new).
 
 struct BasisParams {
@@ -122,7 +122,7 @@ __device__ void basis_eval(const BasisParams p,
     if (j >= p.functions || row >= p.rows) return;
     const double r[3] = {pos[3 * row], pos[3 * row + 1], pos[3 * row + 2]};
     T chi[5];
-    atomic_function_vgl<T, T>(tab + 9 * (long)j, prims, r, chi);
+    atomic_function_vgl<T, T>(tab + BASIS_RECORD * (long)j, prims, r, chi);
     O* dst = out + row * 5 * (long)p.functions + j;
     for (int k = 0; k < 5; k++) dst[k * (long)p.functions] = O(chi[k]);
 }

@@ -246,7 +246,7 @@ impl<O: Real, T: Real> GpuBasis<O, T> {
         };
         let mut b = self.gpu.stream.launch_builder(&self.func);
         b.arg(&self.params).arg(&self.table).arg(&self.prims).arg(&self.pos).arg(&mut self.out);
-        // SAFETY: the table holds a RECORD of 9 per function (naming primitives that exist in prims, 2 values each:
+        // SAFETY: the table holds a basis::RECORD per function (naming primitives that exist in prims, 2 values each:
         // crate::basis::pack); pos holds 3 per row, out 5 * functions per row; threads with j >= functions
         // or row >= rows return before any access.
         unsafe { b.launch(cfg) }.during("launching the basis kernel")?;

@@ -81,7 +81,7 @@ __device__ void orbitals(const QmcParams& P, const int* __restrict__ itab, const
         for (int j = 0; j < n; j++) o.v[j] = 0, o.gx[j] = 0, o.gy[j] = 0, o.gz[j] = 0, o.l[j] = 0;
         for (int f = 0; f < P.nf; f++) {
             T chi[5];
-            atomic_function_vgl<T>(dtab + 9 * f, dtab + P.prims_at, r, chi);
+            atomic_function_vgl<T>(dtab + BASIS_RECORD * f, dtab + P.prims_at, r, chi);
             for (int j = 0; j < n; j++) {
                 const T c = (T)dtab[P.coef_off + j * P.nf + f];
                 o.v[j] += c * chi[0], o.gx[j] += c * chi[1], o.gy[j] += c * chi[2], o.gz[j] += c * chi[3], o.l[j] += c * chi[4];
