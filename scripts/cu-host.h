@@ -30,11 +30,6 @@ inline double __longlong_as_double(long long x) {
     memcpy(&d, &x, sizeof d);
     return d;
 }
-inline long long __double_as_longlong(double x) {
-    long long b;
-    memcpy(&b, &x, sizeof b);
-    return b;
-}
 #include "../kernels/src/common.cuh"
 
 // A little-endian binary dump written by a Rust test, as an array of T.

@@ -78,36 +78,26 @@ pub fn vgl<A: Real>(f: &Function, center: [f64; 3], exps: &[f64], coefs: &[f64],
 
 /// Words of one basis function's record in [`pack`] (the prelude's `BASIS_RECORD`, from
 /// [`crate::maths::prelude_defines`]).
-pub const RECORD: usize = 5;
+pub const RECORD: usize = 9;
 
 /// Where the primitives start in [`pack`]'s array of `functions` functions.
 pub fn prims_at(functions: usize) -> usize {
     RECORD * functions
 }
 
-/// The functions as the GPU reads them, one f64 array: `[function][RECORD]`, then the primitives `[primitive][exponent,
-/// coefficient]` from [`prims_at`] on. A record is the centre x, y, z, then two words of integers carried in the
-/// f64s' bits ([`shape_bits`]): the device reinterprets them (`__double_as_longlong`, no instruction) rather than
-/// converting numbers. Held as f64 numbers they took six f64-to-int conversions a function on every thread, on
-/// sm_90's 64-bit conversion pipe (16 a clock per SM).
+/// The functions as the GPU reads them, one f64 array: `[function][RECORD]` (centre x, y, z, powers k, l, m, 1 if
+/// Slater else 0, first and end primitive), then the primitives `[primitive][exponent, coefficient]` from
+/// [`prims_at`] on.
 pub fn pack(centers: &[[f64; 3]], functions: &[Function], exps: &[f64], coefs: &[f64]) -> Vec<f64> {
     let mut out = Vec::with_capacity(prims_at(functions.len()) + 2 * exps.len());
     for f in functions {
+        let [k, l, m] = f.powers.map(|x| x as f64);
+        let slater = if f.radial == Radial::Slater { 1.0 } else { 0.0 };
         out.extend(centers[f.center]);
-        out.extend(shape_bits(f).map(f64::from_bits));
+        out.extend([k, l, m, slater, f.prims.start as f64, f.prims.end as f64]);
     }
     out.extend(exps.iter().zip(coefs).flat_map(|(&e, &c)| [e, c]));
     out
-}
-
-/// A function's integers as [`pack`] stores them (common.cuh `atomic_function_vgl` unpacks them): the shape, powers
-/// k | l << 16 | m << 32, plus 1 << 48 for a Slater function; the primitives, first | end << 32. Each word's top 12
-/// bits are zero, so as an f64 it is a subnormal number or zero, never a NaN that a copy could alter.
-pub fn shape_bits(f: &Function) -> [u64; 2] {
-    assert!(f.powers.iter().all(|&e| e < 1 << 16) && f.prims.end < 1 << 20, "a basis function's powers or primitives exceed its record: {f:?}");
-    let [k, l, m] = f.powers.map(u64::from);
-    let slater = u64::from(f.radial == Radial::Slater);
-    [k | l << 16 | m << 32 | slater << 48, f.prims.start as u64 | (f.prims.end as u64) << 32]
 }
 
 /// Flops of evaluating `functions` once by [`vgl`]'s count: per function 30 (the displacement, r^2, the powers and
@@ -150,10 +140,7 @@ mod tests {
         }
         // the packed records: the second function's centre, powers, kind and primitives, then the primitives
         let p = pack(&centers, &fs, &exps, &coefs);
-        assert_eq!(&p[RECORD..2 * RECORD - 2], &[-0.5, 0.4, 0.2]);
-        let bits = [p[2 * RECORD - 2].to_bits(), p[2 * RECORD - 1].to_bits()];
-        assert_eq!(bits, [1 << 16 | 1 << 48, 2 | 4 << 32], "powers (0, 1, 0), Slater, primitives 2..4");
-        assert_eq!(p[RECORD - 2].to_bits(), 2 | 1 << 32, "powers (2, 0, 1), Gaussian");
+        assert_eq!(&p[RECORD..2 * RECORD], &[-0.5, 0.4, 0.2, 0.0, 1.0, 0.0, 1.0, 2.0, 4.0]);
         assert_eq!(&p[2 * RECORD..], &[1.3, 0.7, 0.4, 0.3, 0.9, 1.0, 2.1, -0.4]);
         assert_eq!(flops(&fs), 30 + 16 + 30 + 24);
     }

@@ -209,9 +209,9 @@ __device__ __forceinline__ void plane_wave_vgl(const double* k4, T x, T y, T z, 
 }
 
 // ---- basis functions on centres (kernels::basis) and atomic orbitals (kernels::atomic::AtomicOrbitals) ----
-// Basis function f's value, gradient and Laplacian at r in A (kernels::basis::vgl), from its record of BASIS_RECORD
-// words f = (centre x, y, z, then two words of integers in the f64s' bits, kernels::basis::shape_bits: the powers
-// k, l, m and the Slater flag, the first and end primitive; reinterpreted, not converted) and the primitives
+// Basis function f's value, gradient and Laplacian at r in A (kernels::basis::vgl), from its record of
+// BASIS_RECORD words f = (centre x, y, z, powers k, l, m, 1 if Slater else 0, first and end primitive; the integers as
+// f64: carried in the f64s' bits instead, f9af401, they changed no time beyond the H200's run-to-run spread) and the primitives
 // prims[2 n] = exponent, prims[2 n + 1] = coefficient (kernels::basis::pack): chi = P R with P = x^k y^l z^m of
 // degree L; grad chi = R grad P + P (R'/r) d; lap chi = R lap P + P (R'' + 2 (L + 1) R'/r). Shared by atomic.cu
 // (the batched engines), qmc.cu (the driver's walker per thread) and gemm.cu (paper 004's basis evaluation). The
@@ -221,16 +221,14 @@ __device__ __forceinline__ void plane_wave_vgl(const double* k4, T x, T y, T z, 
 template <typename A, typename P = double>
 __device__ __forceinline__ void atomic_function_vgl(const double* __restrict__ f, const P* __restrict__ prims, const double* r, A* chi) {
     const A d[3] = {(A)(r[0] - f[0]), (A)(r[1] - f[1]), (A)(r[2] - f[2])};
-    // the integers in the record's bits (kernels::basis::shape_bits): powers, kind, primitive range
-    const u64 shape = (u64)__double_as_longlong(f[3]), range = (u64)__double_as_longlong(f[4]);
-    const int e[3] = {(int)(shape & 0xffff), (int)((shape >> 16) & 0xffff), (int)((shape >> 32) & 0xffff)};
+    const int e[3] = {(int)f[3], (int)f[4], (int)f[5]};
     const A r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
     const A l = A(e[0] + e[1] + e[2]);
     // the radial part: R, R'/r and R'' + 2 (L + 1) R'/r over the primitives' exponentials of argument x r^2
     // (Gaussian) or x r (Slater), x the exponent, r clamped to the smallest normal number as qmc orbitals.rs
     // Lcao::vgl clamps it; t sums x^2 g (Gaussian), or the Laplacian's radial term g (x^2 - 2 (L + 1) x / r) (Slater,
     // term by term as Lcao::vgl)
-    const bool gauss = (shape >> 48) == 0;
+    const bool gauss = f[6] == 0.0;
     const A tiny = sizeof(A) == 4 ? A(1.17549435e-38f) : A(2.2250738585072014e-308);
     A rr = r2; // r^2 or r
     if (!gauss) {
@@ -238,7 +236,7 @@ __device__ __forceinline__ void atomic_function_vgl(const double* __restrict__ f
         rr = rr > tiny ? rr : tiny;
     }
     A rv = A(0), s1 = A(0), t = A(0);
-    for (int n = (int)(range & 0xffffffff), end = (int)(range >> 32); n < end; n++) {
+    for (int n = (int)f[7]; n < (int)f[8]; n++) {
         const A x = (A)prims[2 * n];
         const A g = (A)prims[2 * n + 1] * qmc_exp(-x * rr);
         rv += g;
