@@ -154,7 +154,10 @@ pub enum Spread {
 /// (6a69a2e, 05b91f1, 25b52a7). Without the one-second floor L = 9's window was about a second, and two calls
 /// differed by 45% (22.4k and 32.5k; 23.5k with the floor at 25b52a7). All cores spread in time (05b91f1) showed no
 /// gain: two runs of one call still differed by up to 20% (the lattice's mixed L = 15: 35.2k and 29.0k; 26.1k and
-/// 29.9k back to back at 6a69a2e), so an all-core run times back to back.
+/// 29.9k back to back at 6a69a2e), so an all-core run times back to back. Spread, a record's min..max shows the
+/// host's moves: the basis evaluation on one core (gemm --op basis --threads 1, three repetitions, f9af401) spanned a
+/// median 1.44x (at most 1.90x) within a record, against 1.02-1.04x back to back in five earlier calls; so a one-core
+/// baseline wants many repetitions.
 pub const ONE_CORE: Spread = Spread::Bursts { bursts: 5, idle: 4.0, min_pause: 1.0 };
 
 /// Run `f` `warmup` times untimed, then `reps` times timed with `clock`, laid out as `spread` says; each timed
