@@ -24,7 +24,7 @@ echo "built .carry/qmcbench from $(git rev-parse --short HEAD)$(git diff --quiet
 # 60 MB left 7 KB beside the 7 MB).
 cp scripts/gpu-host.sh .carry/
 # PREV=<a stripped qmcbench of another commit> carries it as .carry/qmcbench-prev, for the stages that compare two
-# builds in one run (gpu-host.sh's PREV_BIN: lu-route, fig34-prev, gemm-basis)
+# builds in one run (gpu-host.sh's PREV_BIN: lu-route, fig34-prev, gemm-basis, basis-ab)
 extra=()
 if [ -n "${PREV:-}" ]; then
     cp "$PREV" .carry/qmcbench-prev
