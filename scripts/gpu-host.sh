@@ -26,8 +26,9 @@
 #   scaling-loaded  the weak-scaling work without communication: one one-rank run alone, then 16 at once, one a core
 #   solid-scaling  synthetic-solid DMC over 1..G GPUs (weak and strong scaling, threads and MPI, each migration cargo)
 #   gemm-basis  paper 004's Fig. 7 basis functions alone (GPU, all cores, one core), before and after a change
-#   basis-ab    the basis evaluation on the GPU, this build against PREV_BIN's, interleaved (ABBA twice, into $OUT/ab)
-#   solid-fixed  the solid's step at 256 electrons (mixed) over 32..512 walkers: the fixed per-move cost (issue #24)
+#   basis-ab    the basis evaluation on the GPU, this build against PREV_BIN's, interleaved (P C C P, into $OUT/ab)
+#   solid-fixed  the solid's step at 256 electrons (mixed) over 32..512 walkers: the fixed per-move cost (issue #24);
+#               with PREV_BIN, that build's too, interleaved (P C C P; its runs into $OUT/ab-solid, never imported)
 #   serial-baseline  how far the one-core baseline moves from run to run: six runs of the lattice's serial L = 15
 #               case (repetitions spread over about 6 s), with the host's steal time around each (not imported)
 #   gas-scaling  the electron gas's DMC (162, 294 electrons) over 1..G GPUs, weak and strong, threads and MPI
@@ -752,13 +753,13 @@ for stage in "$@"; do
         ;;
     basis-ab)
         # gemm --op basis on the GPU (seven molecules, 1, 16 and 128 walkers, every precision), PREV_BIN's build and
-        # this one in the order P C C P P C C P: the same-call A/B of gemm-basis ran each once, and a build's two runs
-        # of one call differed by 3-8% (f9af401), as much as the effect it looked for. Each run into $OUT/ab/<k>-<build>,
+        # this one in the order P C C P: the same-call A/B of gemm-basis ran each once, and a build's two runs of one
+        # call differed by 3-8% (f9af401), as much as the effect it looked for. Each run into $OUT/ab/<k>-<build>,
         # never imported: the ratio of the two builds' geometric means, with the spread between a build's own runs
         # as its noise, is worked out from those records where they land.
         [ -n "${PREV_BIN:-}" ] || { echo "FAILED: basis-ab needs PREV_BIN (build-carry.sh PREV=<binary>)"; fail=1; continue; }
         k=0
-        for who in prev cur cur prev prev cur cur prev; do
+        for who in prev cur cur prev; do
             k=$((k + 1))
             if [ "$who" = prev ]; then b=$PREV_BIN; else b=$BIN; fi
             BIN=$b RUN_OUT="$OUT/ab/$k-$who" run run gemm --op basis --variants gpu
@@ -768,7 +769,20 @@ for stage in "$@"; do
         # what bounds strong scaling (issue #24): one GPU's DMC step at 256 electrons in mixed precision from 32 to 512
         # walkers; the time's intercept over walkers is the fixed cost per electron move, each record's frac_* extras
         # (a profiled step) say which kernel classes hold it
-        run run solid --electrons 256 --walkers 32,64,128,256,512 --precision mixed --variants gpu
+        fixed=(solid --electrons 256 --walkers 32,64,128,256,512 --precision mixed --variants gpu)
+        if [ -z "${PREV_BIN:-}" ]; then
+            run run "${fixed[@]}"
+        else
+            k=0
+            for who in prev cur cur prev; do
+                k=$((k + 1))
+                if [ "$who" = prev ]; then
+                    BIN=$PREV_BIN RUN_OUT="$OUT/ab-solid/$k-prev" run run "${fixed[@]}"
+                else
+                    run run "${fixed[@]}"
+                fi
+            done
+        fi
         ;;
     serial-baseline)
         # issue #26: the lattice's one-core L = 15 double rate (the thesis tables' baseline) ranged 1,387 to 2,399

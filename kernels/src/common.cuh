@@ -213,11 +213,11 @@ __device__ __forceinline__ void plane_wave_vgl(const double* k4, T x, T y, T z, 
 // BASIS_RECORD words f = (centre x, y, z, powers k, l, m, 1 if Slater else 0, first and end primitive; the integers
 // as f64: carried in the f64s' bits instead, f9af401, they changed no time beyond the H200's run-to-run spread) and
 // the primitives prims[2 n] = exponent, prims[2 n + 1] = coefficient (kernels::basis::pack): chi = P R with
-// P = x^k y^l z^m of degree L; grad chi = R grad P + P (R'/r) d; lap chi = R lap P + P (R'' + 2 (L + 1) R'/r). Shared by atomic.cu
-// (the batched engines), qmc.cu (the driver's walker per thread) and gemm.cu (paper 004's basis evaluation). The
-// primitives may come in P = A (gemm.cu's f32 kernel: a cvt.rn.f32.f64 per exponent and coefficient runs on sm_90's
-// 64-bit conversion pipe, 16 a clock per SM against 128 f32 operations; without them the f32 kernel ran 1-5% faster
-// on the H200, b0bd25f); rounding them once on the host gives the same values.
+// P = x^k y^l z^m of degree L; grad chi = R grad P + P (R'/r) d; lap chi = R lap P + P (R'' + 2 (L + 1) R'/r).
+// Shared by atomic.cu (the batched engines), qmc.cu (the driver's walker per thread) and gemm.cu (paper 004's basis
+// evaluation). The primitives may come in P = A (gemm.cu's f32 kernel: a cvt.rn.f32.f64 per exponent and
+// coefficient runs on sm_90's 64-bit conversion pipe, 16 a clock per SM against 128 f32 operations; without them the
+// f32 kernel ran 1-5% faster on the H200, b0bd25f); rounding them once on the host gives the same values.
 template <typename A, typename P = double>
 __device__ __forceinline__ void atomic_function_vgl(const double* __restrict__ f, const P* __restrict__ prims, const double* r, A* chi) {
     const A d[3] = {(A)(r[0] - f[0]), (A)(r[1] - f[1]), (A)(r[2] - f[2])};

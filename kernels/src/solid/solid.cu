@@ -32,21 +32,24 @@ template <typename T, typename B> __device__ __forceinline__ T* dpsi_of(const So
     return slab_at<T>(walkers, p.slab, w, p.slab.dpsi);
 }
 
-// Sum of N values over the block (a multiple of 32 threads, at most 1024); thread 0 gets the sums.
+// Sum of N values over the block (a multiple of 32 threads, at most 1024); thread 0 gets the sums. The warps' partial
+// sums are added by warp 0 as a tree (a lane each, then warp_sum): thread 0 adding them one after another took 16
+// dependent shared-memory loads and adds a value at 512 threads, and a move has four of these sums, 17 values, on
+// its critical path at every walker count (issue #24: the fixed cost per move).
 template <typename A, int N> __device__ void block_sum(A v[N]) {
     __shared__ A sh[N][32];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 #pragma unroll
     for (int c = 0; c < N; c++) v[c] = warp_sum(v[c]);
     if (lane == 0)
+#pragma unroll
         for (int c = 0; c < N; c++) sh[c][warp] = v[c];
     __syncthreads();
-    if (threadIdx.x == 0)
-        for (int c = 0; c < N; c++) {
-            A s = A(0);
-            for (int k = 0; k < (int)(blockDim.x >> 5); k++) s += sh[c][k];
-            v[c] = s;
-        }
+    if (warp == 0) {
+        const bool held = lane < (int)(blockDim.x >> 5);
+#pragma unroll
+        for (int c = 0; c < N; c++) v[c] = warp_sum(held ? sh[c][lane] : A(0));
+    }
     __syncthreads();
 }
 
