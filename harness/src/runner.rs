@@ -238,6 +238,7 @@ impl Runner {
 
     /// Like [`Runner::time`] with at most `reps` repetitions (for slow references); exactly `--reps` with
     /// `--fixed-reps`.
+    ///
     /// A CPU run on one thread (`--threads 1`: the baseline of a "GPU over one core") spreads its repetitions in time
     /// ([`Runner::one_core_spread`]); every other run times them back to back.
     pub fn time_reps<E: From<GpuError>>(&mut self, v: Variant, reps: usize, f: impl FnMut() -> Result<(), E>) -> Result<Stats, E> {
@@ -451,14 +452,14 @@ impl Runner {
     }
 }
 
-/// A run that stops on an error (a case that does not fit the device, a failed launch) keeps what it measured
-/// before: the last record, complete but for extras its case would have added after the error, is written too
-/// (`push` writes each record only when the next one comes, so that its extras go with it).
 /// [`Runner::time_reps`]'s layout of the repetitions of variant `v` under `--threads` and `--fixed-reps`.
 fn spread_of(v: Variant, threads: Option<usize>, fixed_reps: bool) -> Spread {
     if v == Variant::Cpu && threads == Some(1) && !fixed_reps { timing::ONE_CORE } else { Spread::BackToBack }
 }
 
+/// A run that stops on an error (a case that does not fit the device, a failed launch) keeps what it measured
+/// before: the last record, complete but for extras its case would have added after the error, is written too
+/// (`push` writes each record only when the next one comes, so that its extras go with it).
 impl Drop for Runner {
     fn drop(&mut self) {
         if let Err(e) = self.flush(self.records.len()) {

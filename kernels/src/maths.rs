@@ -35,7 +35,7 @@ impl Form {
 }
 
 /// The defines put before the prelude (`gpu::compile`; scripts/cu-on-host.sh passes them to g++): the radial
-/// functors' form numbers.
+/// functors' form numbers and the length of a basis function's record (`BASIS_RECORD`, [`crate::basis::RECORD`]).
 pub fn prelude_defines() -> String {
     let forms: String = Form::ALL.iter().map(|f| format!("#define {} {}\n", f.define(), f.number())).collect();
     format!("{forms}#define BASIS_RECORD {}\n", crate::basis::RECORD)

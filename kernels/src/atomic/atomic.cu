@@ -4,9 +4,10 @@
 // writes its entries of the five component rows, coalesced across the block), each summing C_jf chi_f over the
 // functions in order, as the CPU does. Output in the B-spline kernel's layout out [point][5][stride] (value, gx, gy,
 // gz, Laplacian), entries from `orbitals` to `stride` zero, so a consumer of any orbital kernel reads whole rows.
-// tab: AtomicOrbitals::packed (f64): functions [function][BASIS_RECORD] (kernels::basis::pack), primitives at prims_at [primitive][exponent, coefficient], coefficients at coef_at [orbital][function],
-// restored cusps at cusp_at [cusp][11] (common.cuh atomic_cusp_vgl); pos [point][3] f64. Dynamic shared memory:
-// 5 * functions values of A. The basis functions are the prelude's atomic_function_vgl.
+// tab: AtomicOrbitals::packed (f64): functions [function][BASIS_RECORD] (kernels::basis::pack), primitives at
+// prims_at [primitive][exponent, coefficient], coefficients at coef_at [orbital][function], restored cusps at cusp_at
+// [cusp][11] (common.cuh atomic_cusp_vgl); pos [point][3] f64. Dynamic shared memory: 5 * functions values of A.
+// The basis functions are the prelude's atomic_function_vgl.
 
 struct AtomicParams {
     int orbitals, functions, stride, points;
