@@ -174,8 +174,9 @@ for stage in "$@"; do
         run ceilings
         # Tables of 0.27-8.6 GB: grid 64^3 with 256..4096 orbitals; walkers 16..1024. cpu-ref only validates.
         run run bspline --grid 64 --orbitals 256,1024,4096 --walkers 16,128,1024 --variants cpu,gpu
-        # One core, for the speedup over a single core (the papers' usual baseline).
-        run run bspline --grid 64 --orbitals 256,1024,4096 --walkers 128 --variants cpu --threads 1 --reps 3
+        # One core, for the speedup over a single core (the papers' usual baseline): ten repetitions, which the harness
+        # spreads over seconds (harness::timing::ONE_CORE: spread, three repetitions of one record spanned up to 1.9x)
+        run run bspline --grid 64 --orbitals 256,1024,4096 --walkers 128 --variants cpu --threads 1 --reps 10
         run run bspline --grid 64 --orbitals 1024 --walkers 16,128,1024 --output vgl --variants cpu,gpu
         run run bspline --grid 64 --orbitals 1024 --walkers 16,128,1024 --basis blip --variants cpu,gpu --precision single
         # Tuning sweep: orbitals per GPU thread (load width) at the largest tables.
@@ -186,8 +187,10 @@ for stage in "$@"; do
         # the kernel's full suite, GPU and all CPU cores; its one-core baseline where a figure needs one
         run suite --full --kernels "$stage" --variants cpu,gpu
         case $stage in
-        gemm) run run gemm --op basis --walkers 128 --variants cpu --threads 1 --reps 3 ;;
-        jastrow) run run jastrow --term p,u --electrons 114,342,682,1030,2058 --walkers 32 --ops ratio,accept --variants cpu --threads 1 --precision double,single --reps 2 ;;
+        # (one-core repetitions spread over seconds by the harness: ten where a figure divides by them, five for the
+        # jastrow's 40 cases)
+        gemm) run run gemm --op basis --walkers 128 --variants cpu --threads 1 --reps 10 ;;
+        jastrow) run run jastrow --term p,u --electrons 114,342,682,1030,2058 --walkers 32 --ops ratio,accept --variants cpu --threads 1 --precision double,single --reps 5 ;;
         esac
         ;;
     score)
@@ -745,7 +748,8 @@ for stage in "$@"; do
         # PREV_BIN (a build of the commit before the change) its GPU run too, then this binary's GPU run again (so
         # a drift of the device shows), both into folders never imported
         run run gemm --op basis --variants cpu,gpu
-        run run gemm --op basis --walkers 128 --variants cpu --threads 1 --reps 3
+        # ten one-core repetitions, spread over seconds by the harness (three spanned up to 1.9x within a record, f9af401)
+        run run gemm --op basis --walkers 128 --variants cpu --threads 1 --reps 10
         if [ -n "${PREV_BIN:-}" ]; then
             BIN=$PREV_BIN RUN_OUT=/tmp/qmc-gemm-basis-prev run run gemm --op basis --variants gpu
             RUN_OUT=/tmp/qmc-gemm-basis-again run run gemm --op basis --variants gpu
