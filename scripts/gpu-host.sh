@@ -744,7 +744,7 @@ for stage in "$@"; do
     gemm-basis)
         # paper 004's Fig. 7 basis evaluation alone (gemm --op basis: the seven molecules' basis functions at every
         # electron of 1, 16 and 128 walkers), GPU and all CPU cores, every precision, and its one-core baseline at
-        # 128 walkers: the before and after of a change to the basis functions' code, on one host (about 80 s); with
+        # 128 walkers: the before and after of a change to the basis functions' code, on one host (about 270 s); with
         # PREV_BIN (a build of the commit before the change) its GPU run too, then this binary's GPU run again (so
         # a drift of the device shows), both into folders never imported
         run run gemm --op basis --variants cpu,gpu
