@@ -143,6 +143,21 @@ run() { # run a qmcbench command, keep going on failure, remember it
     echo "  ($((SECONDS - t0)) s)"
 }
 
+interleave() { # interleave DIR CUR_OUT ARGS...: `run ARGS` with PREV_BIN's build and this one in the order P C C P
+    # (a build's two runs show the call's own drift); PREV_BIN's runs into DIR/<k>-prev, this build's into CUR_OUT, or
+    # DIR/<k>-cur where CUR_OUT is empty
+    local dir=$1 cur_out=$2 k=0 who
+    shift 2
+    for who in prev cur cur prev; do
+        k=$((k + 1))
+        if [ "$who" = prev ]; then
+            BIN=$PREV_BIN RUN_OUT="$dir/$k-prev" run "$@"
+        else
+            RUN_OUT="${cur_out:-$dir/$k-cur}" run "$@"
+        fi
+    done
+}
+
 for stage in "$@"; do
     case $stage in
     tests)
@@ -762,31 +777,14 @@ for stage in "$@"; do
         # never imported: the ratio of the two builds' geometric means, with the spread between a build's own runs
         # as its noise, is worked out from those records where they land.
         [ -n "${PREV_BIN:-}" ] || { echo "FAILED: basis-ab needs PREV_BIN (build-carry.sh PREV=<binary>)"; fail=1; continue; }
-        k=0
-        for who in prev cur cur prev; do
-            k=$((k + 1))
-            if [ "$who" = prev ]; then b=$PREV_BIN; else b=$BIN; fi
-            BIN=$b RUN_OUT="$OUT/ab/$k-$who" run run gemm --op basis --variants gpu
-        done
+        interleave "$OUT/ab" "" run gemm --op basis --variants gpu
         ;;
     solid-fixed)
         # what bounds strong scaling (issue #24): one GPU's DMC step at 256 electrons in mixed precision from 32 to 512
         # walkers; the time's intercept over walkers is the fixed cost per electron move, each record's frac_* extras
         # (a profiled step) say which kernel classes hold it
-        fixed=(solid --electrons 256 --walkers 32,64,128,256,512 --precision mixed --variants gpu)
-        if [ -z "${PREV_BIN:-}" ]; then
-            run run "${fixed[@]}"
-        else
-            k=0
-            for who in prev cur cur prev; do
-                k=$((k + 1))
-                if [ "$who" = prev ]; then
-                    BIN=$PREV_BIN RUN_OUT="$OUT/ab-solid/$k-prev" run run "${fixed[@]}"
-                else
-                    run run "${fixed[@]}"
-                fi
-            done
-        fi
+        fixed=(run solid --electrons 256 --walkers 32,64,128,256,512 --precision mixed --variants gpu)
+        if [ -z "${PREV_BIN:-}" ]; then run "${fixed[@]}"; else interleave "$OUT/ab-solid" "$REC" "${fixed[@]}"; fi
         ;;
     serial-baseline)
         # issue #26: the lattice's one-core L = 15 double rate (the thesis tables' baseline) ranged 1,387 to 2,399
@@ -795,7 +793,7 @@ for stage in "$@"; do
         # 2,043, and a one-core FMA probe beside it 3-fold, 25 to 80 Gflop/s, on one core). 1e583b1's: no steal
         # time, and the medians of six runs of 20 back-to-back repetitions ranged 143 to 180 ms (min 132 to 177):
         # one thread's speed on this host moves from second to second. Since then the serial mode spreads its
-        # repetitions over about 6 s (miniapps lattice.rs SERIAL_SPREAD); this stage runs it six times (about 8 s a
+        # repetitions over about 6 s (harness::timing::ONE_CORE); this stage runs it six times (about 8 s a
         # run), with the guest's steal time around each, to show how far its median still moves (6a69a2e: 172 to
         # 184 ms, steal 13 to 68 jiffies of about 14,000). Not imported.
         lscpu | grep -E "^(Model name|CPU\(s\)|Thread|Core|Socket|NUMA|L2|L3|Hypervisor)" || true

@@ -390,7 +390,6 @@ fn cpu_results<S: Real>(e: &Ensemble<S>, chains: &[usize]) -> Vec<ChainResult> {
 /// speedups over one core rest on it.
 const SERIAL_REPS: usize = 10;
 
-
 /// cpu (serial and parallel) and gpu for one precision: storage S, arithmetic A.
 fn variants<S: Real, A: Real>(r: &mut Runner, c: &Ctx) -> Result<()> {
     assert_eq!(c.p, Precision::of::<S, A>(), "lattice: the context's precision and the types disagree");
