@@ -29,6 +29,8 @@
 #   basis-ab    the basis evaluation on the GPU, this build against PREV_BIN's, interleaved (P C C P, into $OUT/ab)
 #   solid-fixed  the solid's step at 256 electrons (mixed) over 32..512 walkers: the fixed per-move cost (issue #24);
 #               with PREV_BIN, that build's too, interleaved (P C C P; its runs into $OUT/ab-solid, never imported)
+#   solid-window  the B-spline moves in one launch a window (issue #24) against PREV_BIN's build, interleaved: 256
+#               electrons over 32..512 walkers, mixed and double, and 512 and 1024 electrons at 32 and 512 walkers
 #   serial-baseline  how far the one-core baseline moves from run to run: six runs of the lattice's serial L = 15
 #               case (repetitions spread over about 6 s), with the host's steal time around each (not imported)
 #   gas-scaling  the electron gas's DMC (162, 294 electrons) over 1..G GPUs, weak and strong, threads and MPI
@@ -785,6 +787,17 @@ for stage in "$@"; do
         # (a profiled step) say which kernel classes hold it
         fixed=(run solid --electrons 256 --walkers 32,64,128,256,512 --precision mixed --variants gpu)
         if [ -z "${PREV_BIN:-}" ]; then run "${fixed[@]}"; else interleave "$OUT/ab-solid" "$REC" "${fixed[@]}"; fi
+        ;;
+    solid-window)
+        # issue #24: the B-spline moves in one launch a window of delayed moves (solid.cu move_window) against PREV_BIN's
+        # three launches a move, interleaved P C C P (PREV_BIN's runs into $OUT/ab-*, never imported): the fixed cost
+        # per move at 256 electrons (solid-fixed's walkers, mixed and double), and Figs. 3-4's sizes at 32 and 512
+        # walkers, where the window must not cost the step's throughput
+        [ -n "${PREV_BIN:-}" ] || { echo "FAILED: solid-window needs PREV_BIN (build-carry.sh PREV=<binary>)"; fail=1; continue; }
+        interleave "$OUT/ab-solid" "$REC" run solid --electrons 256 --walkers 32,64,128,256,512 --precision mixed,double \
+            --variants gpu
+        interleave "$OUT/ab-fig34" "$REC" run solid --electrons 512,1024 --walkers 32,512 --steps 1 --max-reps 2 \
+            --variants gpu --precision double,mixed
         ;;
     serial-baseline)
         # issue #26: the lattice's one-core L = 15 double rate (the thesis tables' baseline) ranged 1,387 to 2,399

@@ -89,6 +89,42 @@ __device__ __forceinline__ int spline_cell(const double* at, const int* n, const
     return c;
 }
 
+// Tricubic B-spline orbitals at a point: the table's parameters (the host's bspline::gpu::SplineParams) and the point's
+// stencil, shared by bspline.cu's kernels and solid.cu's moves (which evaluate one walker's proposal in its block).
+struct SplineParams {
+    int nx, ny, nz;          // grid points per side
+    int stride;              // padded orbitals per row
+    int orbitals;            // real orbitals (threads beyond write nothing)
+    int walkers;
+    double cell[3];          // cell sides
+    double scale;            // basis factor per dimension (1 for B-splines, 1.5 for blips)
+};
+
+// The stencil of a point: per axis the 4 grid indices around it and the weights of value, first and second derivative
+// (scaled, in cell units). The same for every orbital: a block that evaluates one point (solid.cu spline_vgl_block)
+// holds it once in shared memory, where bspline.cu's per-thread kernels keep it in registers. A the arithmetic type.
+template <typename A> struct SplineStencil {
+    int idx[3][4];
+    A wv[3][4], wd[3][4], w2[3][4];
+};
+
+// Axis d of the stencil of coordinate x.
+template <typename A> __device__ __forceinline__ void spline_axis(const SplineParams& p, int d, double x, SplineStencil<A>& s) {
+    const int n = d == 0 ? p.nx : d == 1 ? p.ny : p.nz;
+    double t;
+    const int i = spline_interval(x, p.cell[d], n, t);
+    A a[4], da[4], d2a[4];
+    bspline_weights<A>(A(t - i), a, da, d2a);
+    A inv_h = A(n / p.cell[d]);
+#pragma unroll
+    for (int q = 0; q < 4; q++) {
+        s.idx[d][q] = (i + n + q - 1) % n;
+        s.wv[d][q] = a[q] * A(p.scale);
+        s.wd[d][q] = da[q] * A(p.scale) * inv_h;
+        s.w2[d][q] = d2a[q] * A(p.scale) * inv_h * inv_h;
+    }
+}
+
 // ---- radial functors u(r) of the Jastrow factors (the host's kernels::jastrow::Radial) ----
 // Each kernel keeps the parameters of functor f in its own layout P and names a view V that reads them, with static
 // functions of (const P& p, int f):

@@ -1,15 +1,6 @@
-// 3D tricubic B-spline evaluation for a batch of points (one per walker).
+// 3D tricubic B-spline evaluation for a batch of points (one per walker): each thread's orbitals by spline_sum.
 // One thread per (group of adjacent orbitals, walker): the 64 stencil rows are read with the orbital index fastest,
 // so a warp reads 512 consecutive bytes of one row (coalesced, 16-byte loads). Storage type S, arithmetic and output type A.
-
-struct SplineParams {
-    int nx, ny, nz;          // grid points per side
-    int stride;              // padded orbitals per row
-    int orbitals;            // real orbitals (threads beyond write nothing)
-    int walkers;
-    double cell[3];          // cell sides
-    double scale;            // basis factor per dimension (1 for B-splines, 1.5 for blips)
-};
 
 // NC = 1 (V), 5 (VGL), 10 (VGH).
 // Each thread evaluates N adjacent orbitals with one N-wide load per stencil row (N = 1, 2 or 4, at most 16 bytes):
@@ -23,35 +14,16 @@ template <> struct VecN<float, 4> { typedef float4 T; };
 template <> struct VecN<double, 1> { typedef double T; };
 template <> struct VecN<double, 2> { typedef double2 T; };
 
-// NC = 1 (V), 5 (VGL), 10 (VGH).
+// NC = 1 (V), 5 (VGL), 10 (VGH): orbitals o .. o + N - 1 at the point of stencil `st` (common.cuh) into dst [NC][stride]
+// (the point's rows).
 template <typename S, typename A, int NC, int N>
-__device__ void evaluate(const SplineParams p,
-                         const S* __restrict__ coefs,    // [nx][ny][nz][stride]
-                         const double* __restrict__ pos, // [walkers][3]
-                         A* __restrict__ out)            // [walkers][NC][stride]
-{
+__device__ __forceinline__ void spline_sum(const SplineParams& p, const S* __restrict__ coefs, const SplineStencil<A>& st,
+                                           int o, A* dst) {
     typedef typename VecN<S, N>::T V;
-    const int o = (blockIdx.x * blockDim.x + threadIdx.x) * N; // first of this thread's N orbitals
-    const int w = blockIdx.y;
-    if (o >= p.stride || w >= p.walkers) return;
-    const int n[3] = {p.nx, p.ny, p.nz};
-    int idx[3][4];
-    A wv[3][4], wd[3][4], w2[3][4];
-#pragma unroll
-    for (int d = 0; d < 3; d++) {
-        double t;
-        const int i = spline_interval(pos[3 * w + d], p.cell[d], n[d], t);
-        A a[4], da[4], d2a[4];
-        bspline_weights<A>(A(t - i), a, da, d2a);
-        A inv_h = A(n[d] / p.cell[d]);
-#pragma unroll
-        for (int q = 0; q < 4; q++) {
-            idx[d][q] = (i + n[d] + q - 1) % n[d];
-            wv[d][q] = a[q] * A(p.scale);
-            wd[d][q] = da[q] * A(p.scale) * inv_h;
-            w2[d][q] = d2a[q] * A(p.scale) * inv_h * inv_h;
-        }
-    }
+    const auto& idx = st.idx;
+    const auto& wv = st.wv;
+    const auto& wd = st.wd;
+    const auto& w2 = st.w2;
     A acc[NC][N];
 #pragma unroll
     for (int c = 0; c < NC; c++)
@@ -111,11 +83,27 @@ __device__ void evaluate(const SplineParams p,
             }
         }
     }
-    A* dst = out + (size_t)w * NC * stride + o;
+    dst += o;
 #pragma unroll
     for (int c = 0; c < NC; c++)
 #pragma unroll
         for (int v = 0; v < N; v++) dst[c * stride + v] = acc[c][v];
+}
+
+// One thread per (group of N adjacent orbitals, walker), blockIdx.y the walker.
+template <typename S, typename A, int NC, int N>
+__device__ void evaluate(const SplineParams p,
+                         const S* __restrict__ coefs,    // [nx][ny][nz][stride]
+                         const double* __restrict__ pos, // [walkers][3]
+                         A* __restrict__ out)            // [walkers][NC][stride]
+{
+    const int o = (blockIdx.x * blockDim.x + threadIdx.x) * N; // first of this thread's N orbitals
+    const int w = blockIdx.y;
+    if (o >= p.stride || w >= p.walkers) return;
+    SplineStencil<A> st;
+#pragma unroll
+    for (int d = 0; d < 3; d++) spline_axis<A>(p, d, pos[3 * w + d], st);
+    spline_sum<S, A, NC, N>(p, coefs, st, o, out + (size_t)w * NC * p.stride);
 }
 
 // The same outputs for points that arrive sorted by grid cell (the pseudopotential's quadrature points: thousands

@@ -9,10 +9,11 @@ use std::sync::Arc;
 
 pub const SRC: &str = include_str!("bspline.cu");
 
-/// Mirrors `SplineParams` in bspline.cu.
+/// Mirrors `SplineParams` in common.cuh: a kernel argument, also of kernels that evaluate points themselves
+/// ([`GpuSpline::kernel_args`]).
 #[repr(C)]
 #[derive(Clone, Copy)]
-struct SplineParams {
+pub struct SplineParams {
     nx: i32,
     ny: i32,
     nz: i32,
@@ -190,6 +191,12 @@ impl<S: Real, A: Real> GpuSpline<S, A> {
     /// The device output buffer (`[point][component][stride]`), read by a following kernel on the same stream.
     pub fn device_outputs(&self) -> &CudaSlice<A> {
         &self.out
+    }
+
+    /// For a kernel that evaluates its points itself (common.cuh spline_sum; solid.cu's moves): the parameters,
+    /// the table, the position buffer and the output buffer (room for the walkers allocated for), as its arguments.
+    pub fn kernel_args(&mut self) -> (&SplineParams, &CudaSlice<S>, &mut CudaSlice<f64>, &mut CudaSlice<A>) {
+        (&self.params, &self.coefs, &mut self.pos, &mut self.out)
     }
 
     pub fn output(&self) -> Output {

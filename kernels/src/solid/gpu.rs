@@ -7,7 +7,9 @@
 //! rank-k apply over every walker's inverse (`apply_pending`: in double three cuBLAS strided-batched GEMMs on the
 //! slabs; in mixed precision cuBLAS's Y = B^-T U^T and two kernels of solid.cu that read the f32 inverses in the slabs
 //! directly and do the products in f64, W = V t^T and t -= W^T Y, rounding each entry to f32 once); with k = 1
-//! Sherman-Morrison (each row's coefficient and rank-1 update in one pass). The measurement:
+//! Sherman-Morrison (each row's coefficient and rank-1 update in one pass). The timed sweep joins these: two launches
+//! a move (`move_begin`, `move_end`) around the orbitals', and with the B-spline orbitals one launch a window of k
+//! moves (`window`: each walker's block evaluates the orbitals at its own proposal), then the apply. The measurement:
 //! VGL of all electrons in chunks of points (B-spline: sorted by cell for the grouped kernel; plane waves: in walker
 //! order), the determinant's gradient and Laplacian (and first,
 //! for the walkers that re-invert (`conditioning::reinverts`, walker by walker as on the CPU) the f64 inverse: by
@@ -131,6 +133,9 @@ struct Funcs {
     /// sweep's graph replays in place of the four (six with delayed updates) they join.
     move_begin: CudaFunction,
     move_end: CudaFunction,
+    /// With the B-spline orbitals, a move with its orbitals in one launch, a window of delayed moves in one
+    /// (solid.cu move_window), in place of the three launches a move of move_begin, the bspline kernel and move_end.
+    window: CudaFunction,
     /// Where S is narrower than A (mixed): the apply's W = V t^T and t -= W^T Y on the S inverses (solid.cu).
     fused: Option<Fused>,
     gather: CudaFunction,
@@ -387,7 +392,7 @@ pub struct GpuEngine<'a, S: Real, A: Real> {
     /// Every walker's local energy and weight checked finite at every step (`validate`: on the host copies the
     /// comb needs anyway).
     pub finite: Finite,
-    /// The sweep's launches (six or seven an electron, thousands a step), captured once into a CUDA graph and
+    /// The sweep's launches (a few an electron, or with the B-spline orbitals a few a window), captured once into a CUDA graph and
     /// replayed each step: at a few hundred walkers each launch runs for a few microseconds, about what the host
     /// takes to issue it, so the step was bound by issuing. Every argument is fixed from step to step (the electron,
     /// the buffers; the step's random numbers are drawn on the device before it). Not with `profile`, whose events
@@ -481,6 +486,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             delayed_fix: func("delayed_fix")?,
             move_begin: func(if p.delay > 1 { "move_begin_delayed" } else { "move_begin" })?,
             move_end: func(if p.delay > 1 { "move_end_delayed" } else { "move_end" })?,
+            window: func(if p.delay > 1 { "moves_delayed" } else { "moves" })?,
             fused: if std::mem::size_of::<S>() < ab {
                 Some(Fused {
                     w: func(if p.delay <= 32 { "delayed_w4" } else { "delayed_w8" })?,
@@ -707,9 +713,75 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             // the delayed updates' cuBLAS handle, made before the capture
             self.gpu.blas()?;
             let gpu = self.gpu.clone();
-            self.sweep_graph = Some(gpu.capture("the sweep", || (0..ne).try_for_each(|e| self.sweep_electron(e as i32)))?);
+            self.sweep_graph = Some(gpu.capture("the sweep", || self.sweep_windows(ne))?);
         }
         self.sweep_graph.as_ref().expect("captured above").launch().during("launching the sweep's graph")
+    }
+
+    /// Every electron's move, all walkers, as the sweep's graph holds them: with the B-spline orbitals one launch a
+    /// window of delayed moves (`window`; a move with Sherman-Morrison), then the window's apply (Sherman-Morrison's
+    /// update); with the other evaluators each electron's fused launches (`sweep_electron`).
+    fn sweep_windows(&mut self, ne: usize) -> Result<(), GpuError> {
+        if !matches!(self.orb, Evaluator::Spline(_)) {
+            return (0..ne).try_for_each(|e| self.sweep_electron(e as i32));
+        }
+        let n = self.kp.n as usize;
+        let k = self.pending.as_ref().map_or(1, |x| x.k);
+        for spin in 0..ne / n {
+            for q0 in (0..n).step_by(k) {
+                let (e0, count) = ((spin * n + q0) as i32, k.min(n - q0));
+                self.window(e0, count as i32)?;
+                if self.pending.is_some() {
+                    self.apply_pending(spin, count)?;
+                } else {
+                    self.sm_update(e0)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `count` moves from electron e0 (one with Sherman-Morrison; with delayed updates e0 starts a window), all
+    /// walkers, in one launch (solid.cu move_window): each walker's block proposes, evaluates the B-spline orbitals
+    /// at its proposal, decides and (delayed) fills the window's slot.
+    fn window(&mut self, e0: i32, count: i32) -> Result<(), GpuError> {
+        let nw = self.count();
+        let kp = self.kp;
+        let s = self.gpu.stream.clone();
+        let Evaluator::Spline(spline) = &mut self.orb else { unreachable!("window needs the B-spline orbitals") };
+        let (sp, coefs, spline_pos, phi) = spline.kernel_args();
+        let k = self.pending.as_ref().map_or(1, |x| x.k) as i32;
+        let mut b = s.launch_builder(&self.f.window);
+        b.arg(&kp).arg(&e0);
+        if self.pending.is_some() {
+            b.arg(&count).arg(&k);
+        }
+        b.arg(sp).arg(coefs).arg(phi).arg(spline_pos).arg(&mut self.slab.buf).arg(&self.ions).arg(&self.draws);
+        if let Some(x) = self.pending.as_mut() {
+            b.arg(&mut x.v).arg(&mut x.ut).arg(&mut x.binv).arg(&mut x.rep).arg(&mut x.p);
+        }
+        b.arg(&mut self.tk).arg(&mut self.urow).arg(&mut self.g).arg(&mut self.jold).arg(&mut self.newpos);
+        b.arg(&mut self.accept).arg(&mut self.tally);
+        // SAFETY: block w < walkers, for each of count electrons from e0 (count <= k <= 64, e0 + count within e0's
+        // spin): move_begin's reads and writes (as in `move_begin`), then the VGL of walker w's proposal into
+        // phi[w][5][stride] (the spline's outputs hold at least walkers points; the table nx ny nz x stride entries,
+        // as `sp` says), then move_end's (as in `move_end`, the slot the electron's place in the window).
+        unsafe { b.launch(cfg((nw as u32, 1), walker_block(nw))) }.during("launching solid_moves")?;
+        Ok(())
+    }
+
+    /// Sherman-Morrison's update of electron e's rows for the walkers that accepted (det_ratio, in move_end or the
+    /// window's launch, left the new rows and the pivot row).
+    fn sm_update(&mut self, e: i32) -> Result<(), GpuError> {
+        let (nw, n) = (self.count() as u32, self.kp.n as u32);
+        let kp = self.kp;
+        let mut b = self.gpu.stream.launch_builder(&self.f.sm_update);
+        b.arg(&kp).arg(&e).arg(&mut self.slab.buf).arg(&self.urow).arg(&self.accept).arg(&self.g).arg(&self.tk);
+        // SAFETY: block (x, w): 4 warps, each rewrites its row 4x..4x+3 < n of walker w's spin block (stride
+        // entries, reading only that row, urow and tk, which det_ratio wrote before on this stream); block 0 also
+        // the 3 gradient rows of electron e.
+        unsafe { b.launch(cfg((n.div_ceil(BLOCK / 32), nw), BLOCK)) }.during("launching solid_sm_update")?;
+        Ok(())
     }
 
     /// One electron's move, all walkers: the fused launches (`move_begin`, the orbitals, `move_end`) or, profiled,
@@ -718,7 +790,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         if self.pending.is_some() {
             return self.delayed_electron(e);
         }
-        let (nw, n) = (self.count() as u32, self.kp.n as u32);
+        let nw = self.count() as u32;
         let s = self.gpu.stream.clone();
         let kp = self.kp;
         if !self.profile {
@@ -745,14 +817,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             self.jastrow_move(e, 1)?;
             self.mark(Class::Jastrow)?;
         }
-        {
-            let mut b = s.launch_builder(&self.f.sm_update);
-            b.arg(&kp).arg(&e).arg(&mut self.slab.buf).arg(&self.urow).arg(&self.accept).arg(&self.g).arg(&self.tk);
-            // SAFETY: block (x, w): 4 warps, each rewrites its row 4x..4x+3 < n of walker w's spin block (stride
-            // entries, reading only that row, urow and tk, which det_ratio wrote before on this stream); block 0 also
-            // the 3 gradient rows of electron e.
-            unsafe { b.launch(cfg((n.div_ceil(BLOCK / 32), nw), BLOCK)) }.during("launching solid_sm_update")?;
-        }
+        self.sm_update(e)?;
         self.mark(Class::Determinant)
     }
 

@@ -311,6 +311,80 @@ __device__ void move_end(const SolidParams& p, int e, int slot, int kmax, const 
     }
 }
 
+// The VGL rows [5][stride] of the point whose stencil `st` (shared memory) holds into dst, by the whole block (one
+// walker's proposal; a multiple of 32 threads): four lanes an orbital, each one x-plane of the stencil (16 rows: one
+// round trip of loads in flight), their sums added by two shuffles. A thread taking all 64 rows of an orbital (bspline.cu,
+// where threads are many) kept 64 loads in flight in 128 registers, which halved the blocks an SM holds here. A warp
+// reads, per row, 8 consecutive orbitals of each of its 4 planes. The sums of bspline.cu's spline_sum (z first, then
+// the x-y weights), with the planes' partial sums added last: the same values up to rounding.
+template <typename S, typename A>
+__device__ void spline_vgl_block(const SplineParams& sp, const S* __restrict__ coefs, const SplineStencil<A>& st, A* dst) {
+    const int lane = threadIdx.x & 31, i = lane >> 3;
+    const size_t stride = sp.stride;
+    // stride is a multiple of 64: every lane of a warp has an orbital, and all of them take part in the shuffles
+    for (int o = (threadIdx.x >> 5) * 8 + (lane & 7); o < sp.stride; o += (blockDim.x >> 5) * 8) {
+        A acc[5] = {A(0), A(0), A(0), A(0), A(0)};
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            const size_t plane = ((size_t)st.idx[0][i] * sp.ny + st.idx[1][j]) * sp.nz;
+            A sz[3] = {A(0), A(0), A(0)};
+#pragma unroll
+            for (int k = 0; k < 4; k++) {
+                const A x = A(__ldg(coefs + (plane + st.idx[2][k]) * stride + o));
+                sz[0] += st.wv[2][k] * x;
+                sz[1] += st.wd[2][k] * x;
+                sz[2] += st.w2[2][k] * x;
+            }
+            const A xy = st.wv[0][i] * st.wv[1][j];
+            const A dxy = st.wd[0][i] * st.wv[1][j], xdy = st.wv[0][i] * st.wd[1][j];
+            const A d2xy = st.w2[0][i] * st.wv[1][j], xd2y = st.wv[0][i] * st.w2[1][j];
+            acc[0] += xy * sz[0];
+            acc[1] += dxy * sz[0];
+            acc[2] += xdy * sz[0];
+            acc[3] += xy * sz[1];
+            acc[4] += (d2xy + xd2y) * sz[0] + xy * sz[2];
+        }
+#pragma unroll
+        for (int c = 0; c < 5; c++) {
+            acc[c] += __shfl_xor_sync(0xffffffffu, acc[c], 8);
+            acc[c] += __shfl_xor_sync(0xffffffffu, acc[c], 16);
+        }
+        if (i == 0)
+#pragma unroll
+            for (int c = 0; c < 5; c++) dst[c * stride + o] = acc[c];
+    }
+}
+
+// The B-spline orbitals' moves in one launch, `count` electrons from e0, one block a walker: for each, move_begin, the
+// VGL at the walker's proposal by this block's threads (the stencil by three, then spline_vgl_block), move_end. With
+// delayed updates e0 starts a window and its moves fill slots 0 .. count - 1, the apply following the launch; without,
+// count is 1 and Sherman-Morrison's launch follows.
+// A move was three launches (move_begin, bspline, move_end), a window 3k: the gaps between dependent launches in the
+// sweep's graph were part of the fixed cost a move that bounds strong scaling (issue #24). phi [w][5][stride] holds the
+// proposal's VGL rows, written and read by the walker's own block between barriers (through plain pointers, as
+// everything one move hands the next: no read-only cache), and `spline_pos` still receives the proposals (unread here).
+template <typename S, typename A, bool DELAYED>
+__device__ void move_window(const SolidParams& p, int e0, int count, int kmax, const SplineParams& sp, const S* coefs,
+                            A* phi, double* spline_pos, unsigned char* walkers, const double* ions, const double* draws,
+                            S* v, S* ut, A* binv, int* rep, A* pbuf, A* tk, S* urow, double* g, double* jold,
+                            double* newpos, int* accept, double* tally) {
+    __shared__ SplineStencil<A> stencil;
+    const int w = blockIdx.x;
+    A* ph = phi + (size_t)w * 5 * p.stride;
+    for (int m = 0; m < count; m++) {
+        const int e = e0 + m;
+        move_begin<S, A, DELAYED>(p, e, m, kmax, walkers, ions, draws, v, ut, binv, rep, pbuf, tk, g, jold, newpos, spline_pos);
+        __syncthreads();
+        if (threadIdx.x < 3) spline_axis<A>(sp, threadIdx.x, newpos[3 * w + threadIdx.x], stencil);
+        __syncthreads();
+        spline_vgl_block<S, A>(sp, coefs, stencil, ph);
+        __syncthreads();
+        move_end<S, A, DELAYED>(p, e, m, kmax, phi, walkers, ions, draws, urow, g, tk, jold, newpos, accept, tally, v, ut,
+                                binv, rep, pbuf);
+        __syncthreads();
+    }
+}
+
 // Between the apply's products (W^T = t V^T, then Y): W[l][rep_l] -= 1 for the slots holding a new row (the delta
 // a_q . t[j] = delta_qj, determinant::delayed), and the window's slots emptied for the next (rep -1, B^-1 zero).
 // W^T is column-major n x kmax per walker (w [walker][kmax][n]). One block per walker.
@@ -887,6 +961,22 @@ extern "C" __global__ void solid_gather_positions(const SolidParams p, long long
                                                             S* ut, A* binv, int* rep, const A* pbuf) {                   \
         move_end<S, A, true>(p, e, slot, kmax, phi, walkers, ions, moves, urow, g, tk, jold, newpos, accept, tally, v, ut, \
                              binv, rep, pbuf);                                                                           \
+    }                                                                                                                    \
+    extern "C" __global__ void __launch_bounds__(512, 2) solid_moves_##SUF(const SolidParams p, int e0, const SplineParams sp, \
+                                                 const S* coefs, A* phi, double* spline_pos, unsigned char* walkers,     \
+                                                 const double* ions, const double* moves, A* tk, S* urow, double* g,     \
+                                                 double* jold, double* newpos, int* accept, double* tally) {             \
+        move_window<S, A, false>(p, e0, 1, 0, sp, coefs, phi, spline_pos, walkers, ions, moves, nullptr, nullptr, nullptr,      \
+                           nullptr, nullptr, tk, urow, g, jold, newpos, accept, tally);                                  \
+    }                                                                                                                    \
+    extern "C" __global__ void __launch_bounds__(512, 2) solid_moves_delayed_##SUF(const SolidParams p, int e0, int count,  \
+                                                 int kmax, const SplineParams sp, const S* coefs, A* phi,                \
+                                                 double* spline_pos, unsigned char* walkers, const double* ions,         \
+                                                 const double* moves, S* v, S* ut, A* binv, int* rep, A* pbuf, A* tk,    \
+                                                 S* urow, double* g, double* jold, double* newpos, int* accept,          \
+                                                 double* tally) {                                                        \
+        move_window<S, A, true>(p, e0, count, kmax, sp, coefs, phi, spline_pos, walkers, ions, moves, v, ut, binv, rep, pbuf,  \
+                          tk, urow, g, jold, newpos, accept, tally);                                                     \
     }                                                                                                                    \
     extern "C" __global__ void solid_delayed_fix_##SUF(int n, int kmax, int slots, int* rep, A* w, A* binv) {          \
         delayed_fix<A>(n, kmax, slots, rep, w, binv);                                                                    \
