@@ -673,18 +673,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         let (nw, ne) = (self.count(), self.kp.electrons as usize);
         let step = self.steps;
         self.mark(Class::Other)?;
-        {
-            // the random numbers on the device, in the CPU engine's order: the moves, and the rotations into the slabs
-            let kp = self.kp;
-            let (seed, step, first) = (self.p.seed, step as u64, self.p.first as u64);
-            let s = self.gpu.stream.clone();
-            let mut b = s.launch_builder(&self.f.draws);
-            b.arg(&kp.walkers).arg(&kp.electrons).arg(&kp.ions).arg(&kp.slab).arg(&seed).arg(&step).arg(&first);
-            b.arg(&mut self.draws).arg(&mut self.slab.buf);
-            // SAFETY: thread w < walkers writes draws[w][electrons][4] (the buffer holds walkers * electrons * 4) and
-            // the ions * 9 rotations of walker w's slab.
-            unsafe { b.launch(cfg(((nw as u32).div_ceil(DRAW_BLOCK), 1), DRAW_BLOCK)) }.during("launching solid_draws")?;
-        }
+        self.draw(step)?;
         self.gpu.stream.memset_zeros(&mut self.tally).during("clearing the move tallies")?;
         self.mark(Class::Other)?;
         self.sweep(ne)?;
@@ -701,6 +690,64 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         self.moves.attempted += (nw * ne) as u64;
         self.steps += 1;
         Ok(())
+    }
+
+    /// The random numbers of step `step` on the device, in the CPU engine's order: the moves, and the rotations into
+    /// the slabs.
+    fn draw(&mut self, step: usize) -> Result<(), GpuError> {
+        let (nw, kp) = (self.count(), self.kp);
+        let (seed, step, first) = (self.p.seed, step as u64, self.p.first as u64);
+        let s = self.gpu.stream.clone();
+        let mut b = s.launch_builder(&self.f.draws);
+        b.arg(&kp.walkers).arg(&kp.electrons).arg(&kp.ions).arg(&kp.slab).arg(&seed).arg(&step).arg(&first);
+        b.arg(&mut self.draws).arg(&mut self.slab.buf);
+        // SAFETY: thread w < walkers writes draws[w][electrons][4] (the buffer holds walkers * electrons * 4) and
+        // the ions * 9 rotations of walker w's slab.
+        unsafe { b.launch(cfg(((nw as u32).div_ceil(DRAW_BLOCK), 1), DRAW_BLOCK)) }.during("launching solid_draws")?;
+        Ok(())
+    }
+
+    /// For the tests, with the B-spline orbitals: the first window of the next step's moves (`window`), then the
+    /// orbital rows it left (each walker's VGL at its last proposal, `[walker][5][stride]`) and the bspline kernel's
+    /// at the same points.
+    #[cfg(test)]
+    pub(super) fn window_rows(&mut self) -> Result<(Vec<A>, Vec<A>), GpuError> {
+        let nw = self.count();
+        self.draw(self.steps)?;
+        let k = self.pending.as_ref().map_or(1, |x| x.k).min(self.kp.n as usize);
+        self.window(0, k as i32)?;
+        let len = nw * 5 * self.kp.stride as usize;
+        let s = self.gpu.stream.clone();
+        let Evaluator::Spline(spline) = &mut self.orb else { panic!("window_rows needs the B-spline orbitals") };
+        let fused = s.clone_dtoh(&spline.device_outputs().slice(..len)).during("copying the window's rows")?;
+        spline.device_positions(nw);
+        spline.launch()?;
+        let kernel = s.clone_dtoh(&spline.device_outputs().slice(..len)).during("copying the kernel's rows")?;
+        Ok((fused, kernel))
+    }
+
+    /// For the tests (delayed updates, B-spline orbitals): the next step's first `count` moves in one window or in the
+    /// three launches a move, then what the moves leave per walker (g, jold, newpos, accept, tally) as f64.
+    #[cfg(test)]
+    pub(super) fn first_moves(&mut self, count: usize, windowed: bool) -> Result<Vec<f64>, GpuError> {
+        self.draw(self.steps)?;
+        let k = self.pending.as_ref().expect("first_moves needs delayed updates").k as i32;
+        if windowed {
+            self.window(0, count as i32)?;
+        } else {
+            for e in 0..count as i32 {
+                self.move_begin(e, Some((e, k)))?;
+                self.orb.launch()?;
+                self.move_end(e, Some((e, k)))?;
+            }
+        }
+        let s = self.gpu.stream.clone();
+        let mut out = s.clone_dtoh(&self.g).during("g")?;
+        out.extend(s.clone_dtoh(&self.jold).during("jold")?);
+        out.extend(s.clone_dtoh(&self.newpos).during("newpos")?);
+        out.extend(s.clone_dtoh(&self.accept).during("accept")?.iter().map(|&a| a as f64));
+        out.extend(s.clone_dtoh(&self.tally).during("tally")?);
+        Ok(out)
     }
 
     /// Every electron's move, all walkers: replayed from the graph captured at the first step (`sweep_graph`), or

@@ -183,10 +183,17 @@ __device__ void jastrow_move(const SolidParams p, int e, int phase, unsigned cha
     A s[5] = {A(0), A(0), A(0), A(0), A(0)};
     jastrow_terms<A>(p, pw, ions, e, at, s);
     block_sum<A, 5>(s);
-    if (threadIdx.x == 0) jastrow_decide<A>(p, e, 0, pw, mv, at, s, g, jold, newpos, spline_pos, accept, tally);
-    // thread 0's proposal, written to memory, is read after the barrier through a plain pointer
+    // thread 0's proposal reaches the block through shared memory: read back from newpos (a __restrict__ pointer
+    // here, which lets the compiler order its loads against the barrier) in the window's loop of moves (move_window),
+    // every thread but thread 0 summed the Jastrow at the previous contents (solid::tests: the window's moves against
+    // the three launches')
+    __shared__ double proposal[3];
+    if (threadIdx.x == 0) {
+        jastrow_decide<A>(p, e, 0, pw, mv, at, s, g, jold, newpos, spline_pos, accept, tally);
+        for (int k = 0; k < 3; k++) proposal[k] = newpos[3 * w + k];
+    }
     __syncthreads();
-    const double to[3] = {newpos[3 * w], newpos[3 * w + 1], newpos[3 * w + 2]};
+    const double to[3] = {proposal[0], proposal[1], proposal[2]};
     A t[5] = {A(0), A(0), A(0), A(0), A(0)};
     jastrow_terms<A>(p, pw, ions, e, to, t);
     block_sum<A, 5>(t);

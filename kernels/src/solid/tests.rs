@@ -295,6 +295,48 @@ pub(super) fn mixed_gpu_within_tolerance(gpu: &std::sync::Arc<crate::gpu::Gpu>, 
     assert!(c.energy < MIXED_TOLERANCE && c.inverse < 1e-3, "{what} mixed gpu: energy {:e}, inverse {:e}", c.energy, c.inverse);
 }
 
+/// The window's own evaluation of the B-spline orbitals (solid.cu spline_vgl_block, four lanes an orbital) gives
+/// the bspline kernel's rows at the same proposals up to rounding: after the first window of moves, every walker's
+/// VGL at its last proposal, double and mixed, with delayed updates and Sherman-Morrison.
+#[test]
+fn the_window_evaluates_the_kernels_orbitals_when_present() {
+    let Some(gpu) = crate::gpu::for_test() else { return };
+    let sys = Solid::carbon(16, 6).unwrap();
+    for delay in [4, 1] {
+        let p = Params { delay, ..params(true) };
+        let mut g = gpu::GpuEngine::<f64, f64>::new(&gpu, &sys, &sys.setup, 3, p).unwrap();
+        let (fused, kernel) = g.window_rows().unwrap();
+        let scale = kernel.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+        let worst = fused.iter().zip(&kernel).fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+        assert!(scale > 0.0 && worst <= 1e-13 * scale, "delay {delay} double: worst {worst:e} of {scale:e}");
+        let mut g = gpu::GpuEngine::<f32, f64>::new(&gpu, &sys, &sys.setup.convert(), 3, p).unwrap();
+        let (fused, kernel) = g.window_rows().unwrap();
+        let worst = fused.iter().zip(&kernel).fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+        assert!(worst <= 1e-13 * scale, "delay {delay} mixed: worst {worst:e} of {scale:e}");
+    }
+}
+
+/// The window's moves (one launch, solid.cu move_window) are the three launches' a move (move_begin, the bspline
+/// kernel, move_end): after the first 1, 2, 3 and 4 moves of a step (delay 4, so the window's slots fill as they do
+/// there), every walker's ratio and gradients, Jastrow sums, proposal, decision and tally agree up to the orbitals'
+/// rounding (the window adds each orbital's four stencil planes last). The window once summed the Jastrow at a stale
+/// proposal in all threads but one, which changed no proposal and no gradient, only the ratios.
+#[test]
+fn the_window_makes_the_three_launches_moves_when_present() {
+    let Some(gpu) = crate::gpu::for_test() else { return };
+    let sys = Solid::carbon(16, 6).unwrap();
+    let p = Params { delay: 4, ..params(true) };
+    for count in 1..=4 {
+        let mut a = gpu::GpuEngine::<f64, f64>::new(&gpu, &sys, &sys.setup, 3, p).unwrap();
+        let mut b = gpu::GpuEngine::<f64, f64>::new(&gpu, &sys, &sys.setup, 3, p).unwrap();
+        let (x, y) = (a.first_moves(count, true).unwrap(), b.first_moves(count, false).unwrap());
+        assert_eq!(x.len(), y.len());
+        for (i, (u, v)) in x.iter().zip(&y).enumerate() {
+            assert!((u - v).abs() <= 1e-10 * v.abs().max(1e-3), "{count} moves, entry {i}: window {u}, three launches {v}");
+        }
+    }
+}
+
 #[test]
 fn gpu_matches_cpu_when_present() {
     let Some(gpu) = crate::gpu::for_test() else { return };
