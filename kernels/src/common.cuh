@@ -109,7 +109,8 @@ template <typename A> struct SplineStencil {
 };
 
 // Axis d of the stencil of coordinate x.
-template <typename A> __device__ __forceinline__ void spline_axis(const SplineParams& p, int d, double x, SplineStencil<A>& s) {
+template <typename A>
+__device__ __forceinline__ void spline_axis(const SplineParams& p, int d, double x, SplineStencil<A>& s) {
     const int n = d == 0 ? p.nx : d == 1 ? p.ny : p.nz;
     double t;
     const int i = spline_interval(x, p.cell[d], n, t);

@@ -14,8 +14,8 @@ template <> struct VecN<float, 4> { typedef float4 T; };
 template <> struct VecN<double, 1> { typedef double T; };
 template <> struct VecN<double, 2> { typedef double2 T; };
 
-// NC = 1 (V), 5 (VGL), 10 (VGH): orbitals o .. o + N - 1 at the point of stencil `st` (common.cuh) into dst [NC][stride]
-// (the point's rows).
+// NC = 1 (V), 5 (VGL), 10 (VGH): orbitals o .. o + N - 1 at the point of stencil `st` (common.cuh) into dst
+// [NC][stride] (the point's rows).
 template <typename S, typename A, int NC, int N>
 __device__ __forceinline__ void spline_sum(const SplineParams& p, const S* __restrict__ coefs, const SplineStencil<A>& st,
                                            int o, A* dst) {

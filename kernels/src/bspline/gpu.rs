@@ -193,7 +193,7 @@ impl<S: Real, A: Real> GpuSpline<S, A> {
         &self.out
     }
 
-    /// For a kernel that evaluates its points itself (common.cuh spline_sum; solid.cu's moves): the parameters,
+    /// For a kernel that evaluates its points itself (common.cuh's stencil; solid.cu's moves): the parameters,
     /// the table, the position buffer and the output buffer (room for the walkers allocated for), as its arguments.
     pub fn kernel_args(&mut self) -> (&SplineParams, &CudaSlice<S>, &mut CudaSlice<f64>, &mut CudaSlice<A>) {
         (&self.params, &self.coefs, &mut self.pos, &mut self.out)

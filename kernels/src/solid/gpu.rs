@@ -392,7 +392,8 @@ pub struct GpuEngine<'a, S: Real, A: Real> {
     /// Every walker's local energy and weight checked finite at every step (`validate`: on the host copies the
     /// comb needs anyway).
     pub finite: Finite,
-    /// The sweep's launches (a few an electron, or with the B-spline orbitals a few a window), captured once into a CUDA graph and
+    /// The sweep's launches (a few an electron, or with the B-spline orbitals a few a window), captured once into a
+    /// CUDA graph and
     /// replayed each step: at a few hundred walkers each launch runs for a few microseconds, about what the host
     /// takes to issue it, so the step was bound by issuing. Every argument is fixed from step to step (the electron,
     /// the buffers; the step's random numbers are drawn on the device before it). Not with `profile`, whose events

@@ -320,10 +320,10 @@ __device__ void move_end(const SolidParams& p, int e, int slot, int kmax, const 
 
 // The VGL rows [5][stride] of the point whose stencil `st` (shared memory) holds into dst, by the whole block (one
 // walker's proposal; a multiple of 32 threads): four lanes an orbital, each one x-plane of the stencil (16 rows: one
-// round trip of loads in flight), their sums added by two shuffles. A thread taking all 64 rows of an orbital (bspline.cu,
-// where threads are many) kept 64 loads in flight in 128 registers, which halved the blocks an SM holds here. A warp
-// reads, per row, 8 consecutive orbitals of each of its 4 planes. The sums of bspline.cu's spline_sum (z first, then
-// the x-y weights), with the planes' partial sums added last: the same values up to rounding.
+// round trip of loads in flight), their sums added by two shuffles. A thread taking all 64 rows of an orbital
+// (bspline.cu, where threads are many) kept 64 loads in flight in 128 registers, which halved the blocks an SM holds
+// here. A warp reads, per row, 8 consecutive orbitals of each of its 4 planes. The sums of bspline.cu's spline_sum (z
+// first, then the x-y weights), with the planes' partial sums added last: the same values up to rounding.
 template <typename S, typename A>
 __device__ void spline_vgl_block(const SplineParams& sp, const S* __restrict__ coefs, const SplineStencil<A>& st, A* dst) {
     const int lane = threadIdx.x & 31, i = lane >> 3;
