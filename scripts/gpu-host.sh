@@ -38,6 +38,11 @@
 #   lattice-tune  the lattice GPU kernel's threads per chain, blocking factor and chain count (issue #26)
 #   lattice-rebuild  the lattice GPU kernel's rebuild in shared memory over W, or partly in device memory with W on
 #               chip in its storage type, at each register cap, single and mixed, L = 9 and 15 (issue #26)
+#   lattice-threads  the lattice GPU kernel with one warp a chain at L = 9 (twice the chains an SM where registers
+#               bound them) and 128 threads at L = 15, beside the defaults, at 2048 and 4224 chains (not imported)
+#   lattice-ncu  where the lattice GPU kernel's time goes (issue #26): Nsight Compute's issue activity, warp stalls,
+#               occupancy and memory traffic of its launches, and its SASS with stall samples per instruction
+#               ($OUT/lattice-sass-L<L>.csv.gz), L = 9 and 15, 2048 chains, each precision (not imported)
 #   sampling    the sampled checks where the GPU works in pieces: every pseudopotential launch, chains across 2048,
 #               product rows and basis electrons across a tall product, the own-LU reference inverse to N = 4096
 #   solid-delayed  the solid with delayed (rank-k) updates at 384..1536 electrons, CPU and GPU, after its GPU tests
@@ -295,6 +300,38 @@ for stage in "$@"; do
         # chains an SM at L = 15), at each register cap; 2048 chains and 6336 (whole waves)
         run run lattice --lattice 9,15 --chains 2048,6336 --registers 128,80,64 --rebuild shared,device --sweeps 6 \
             --equil 3 --max-reps 3 --variants gpu --precision single,mixed
+        ;;
+    lattice-threads)
+        # issue #26: a chain's blocks per SM are bound by registers at L = 9 (64 threads x 64 or 128 registers: 16 or 8
+        # chains an SM); one warp a chain doubles them, at the price of every loop over N_P = 37 columns taking two
+        # rounds. 4224 = 32 x 132 chains fill 32 an SM. Timings only (the param is not the default's), not imported
+        L=/tmp/qmc-lattice-threads
+        rm -rf "$L"
+        c=(--chains 2048,4224 --sweeps 6 --equil 3 --max-reps 3 --variants gpu --precision double,single,mixed)
+        RUN_OUT=$L run run lattice --lattice 9 --block-threads 32,64 "${c[@]}"
+        RUN_OUT=$L run run lattice --lattice 15 --block-threads 128,256 "${c[@]}"
+        ;;
+    lattice-ncu)
+        # One process per L runs the three precisions (NVRTC compiles the kernel once a process, about 35 s), two
+        # launches each (the validation run and one timed run, both 1 + 2 sweeps), every launch profiled; the
+        # report's details page, then its per-instruction source page (SASS with warp-stall samples) as CSV
+        NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null)
+        for L in 15 9; do
+            echo "+ ncu lattice L = $L, 2048 chains, double, single, mixed"
+            rep=/tmp/qmc-lattice-ncu-L$L
+            rm -rf /tmp/qmc-lattice-ncu "$rep.ncu-rep"
+            t0=$SECONDS
+            timeout 240 "$NCU" --clock-control none -k regex:lattice_sweeps --launch-count 6 --section SpeedOfLight \
+                --section Occupancy --section WarpStateStats --section SchedulerStats --section LaunchStats \
+                --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section SourceCounters \
+                --export "$rep" "$BIN" run lattice --lattice "$L" --chains 2048 --precision double,single,mixed \
+                --variants gpu --sweeps 2 --equil 1 --max-reps 1 --warmup 0 --check-chains 2 --quiet \
+                --out /tmp/qmc-lattice-ncu 2>&1 | grep -v "^==PROF==" | tail -5 || echo "ncu failed"
+            echo "  ($((SECONDS - t0)) s)"
+            "$NCU" --import "$rep.ncu-rep" --page details 2>&1 | grep -v "^==PROF==" | head -900
+            "$NCU" --import "$rep.ncu-rep" --page source --print-source sass --csv 2>/dev/null | gzip > "$OUT/lattice-sass-L$L.csv.gz"
+            ls -l "$OUT/lattice-sass-L$L.csv.gz"
+        done
         ;;
     lattice-precision)
         # issue #26: what single and mixed cost beside double, at L = 9 and 15 with 2048 chains, into a folder never
