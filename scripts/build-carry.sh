@@ -24,11 +24,17 @@ echo "built .carry/qmcbench from $(git rev-parse --short HEAD)$(git diff --quiet
 # 60 MB left 7 KB beside the 7 MB).
 cp scripts/gpu-host.sh .carry/
 # PREV=<a stripped qmcbench of another commit> carries it as .carry/qmcbench-prev, for the stages that compare two
-# builds in one run (gpu-host.sh's PREV_BIN: lu-route, fig34-prev, gemm-basis, basis-ab)
+# builds in one run (gpu-host.sh's PREV_BIN: lu-route, fig34-prev, gemm-basis, basis-ab, lattice-ab)
+# ALT=<a third build> carries it as .carry/qmcbench-alt (gpu-host.sh's ALT_BIN: lattice-ab). Builds of nearby commits
+# differ little, so xz (a 64 MiB window) takes the second and third for a fraction of the first's bytes.
 extra=()
 if [ -n "${PREV:-}" ]; then
     cp "$PREV" .carry/qmcbench-prev
     extra=(qmcbench-prev)
+fi
+if [ -n "${ALT:-}" ]; then
+    cp "$ALT" .carry/qmcbench-alt
+    extra+=(qmcbench-alt)
 fi
 tar cf - -C .carry qmcbench kernels-tests gpu-host.sh "${extra[@]}" | xz -9e -T2 > .carry/all.txz
 tree=$(git ls-files -z | xargs -0 du -cb 2>/dev/null | tail -1 | cut -f1)

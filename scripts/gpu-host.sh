@@ -40,6 +40,8 @@
 #               chip in its storage type, at each register cap, single and mixed, L = 9 and 15 (issue #26)
 #   lattice-threads  the lattice GPU kernel with one warp a chain at L = 9 (twice the chains an SM where registers
 #               bound them) and 128 threads at L = 15, beside the defaults, at 2048 and 4224 chains (not imported)
+#   lattice-ab  the lattice GPU kernel of this build against PREV_BIN's (and ALT_BIN's, a third build, where set),
+#               interleaved P A C C A P: L = 9 and 15, 2048 chains, each precision (timings only, not imported)
 #   lattice-ncu  where the lattice GPU kernel's time goes (issue #26): Nsight Compute's issue activity, warp stalls,
 #               occupancy and memory traffic of its launches, and its SASS with stall samples per instruction
 #               ($OUT/lattice-sass-L<L>.csv.gz), L = 9 and 15, 2048 chains, each precision (not imported)
@@ -310,6 +312,19 @@ for stage in "$@"; do
         c=(--chains 2048,4224 --sweeps 6 --equil 3 --max-reps 3 --variants gpu --precision double,single,mixed)
         RUN_OUT=$L run run lattice --lattice 9 --block-threads 32,64 "${c[@]}"
         RUN_OUT=$L run run lattice --lattice 15 --block-threads 128,256 "${c[@]}"
+        ;;
+    lattice-ab)
+        # issue #26: one build's lattice kernel against another's in one call, the runs interleaved (each build's two
+        # runs show the call's own drift); into /tmp, the rates in the log
+        k=0
+        for who in prev alt cur cur alt prev; do
+            k=$((k + 1))
+            case $who in prev) b=$PREV_BIN ;; alt) b=${ALT_BIN:-} ;; *) b=$BIN ;; esac
+            [ -n "$b" ] || continue
+            echo "+ build $who"
+            BIN=$b RUN_OUT=/tmp/qmc-lattice-ab/$k-$who run run lattice --lattice 9,15 --chains 2048 --sweeps 6 --equil 3 \
+                --max-reps 3 --variants gpu --precision double,single,mixed
+        done
         ;;
     lattice-ncu)
         # One process per L runs the three precisions (NVRTC compiles the kernel once a process, about 35 s), two

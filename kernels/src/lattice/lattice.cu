@@ -235,25 +235,84 @@ __device__ __forceinline__ void update_rows(S* __restrict__ W, const A* __restri
 
 // F[j][a] = sum_b PVT[b LOOK + j] W[b ld + a] for every j < LOOK and column a: the f vectors of LOOK moves in one
 // pass over W (each W entry read once, LOOK products with 16-byte broadcast loads of PVT's row); F rows n apart. Every
-// thread of the block calls it; a barrier ends it.
+// thread of the block calls it; a barrier ends it. In double, where the block has 2 n threads or more (L = 15: 256
+// threads, 102 columns), two threads share a column, one the first half of the rows and one the rest, and F = first
+// + rest: a thread per column left 154 of the 256 idle while each of the others walked all 102 rows (Nsight Compute at
+// 508c7fb: 17% of the double kernel's stall samples at L = 15, 11% of single's). Measured on the H200 (2048 chains,
+// L = 15; a build with it in every precision and the decisions by ballot, (5) in run, against one with neither):
+// double 467k -> 485k chain sweeps/s, single 589k -> 605k. Not in single and mixed: in their 64-register entries
+// (their defaults) the first halves' sums held across the barrier added spills (ptxas 13.0, sm_90: stack 8 -> 32
+// bytes in single, 88 -> 136 in mixed), and that build ran 3% (single) and 7% (mixed) slower at L = 9, where the
+// path is not taken, and mixed 3% slower at L = 15; pairing the lanes of a warp instead (a shuffle, no barrier) or
+// splitting the moves instead of the rows spilled as much.
 template <typename S, typename A>
 __device__ __forceinline__ void col_dots_look(const S* __restrict__ W, const A* __restrict__ PVT, A* __restrict__ F, int n,
                                               int ld) {
-    for (int a = threadIdx.x; a < n; a += blockDim.x) {
-        A acc[LOOK];
+    const bool two = sizeof(S) == 8 && (int)blockDim.x >= 2 * n; // at most one (column, half) a thread then
+    const int half = two ? (n + 1) / 2 : n;
+    A acc[LOOK];
+    bool keep = false; // this thread holds the first half of its column's sums, to add to the rest after the barrier
+    for (int t = threadIdx.x; t < (two ? 2 * n : n); t += blockDim.x) {
+        const bool rest = t >= n;
+        const int a = rest ? t - n : t;
 #pragma unroll
         for (int j = 0; j < LOOK; j++) acc[j] = A(0);
-        for (int b = 0; b < n; b++) {
+        for (int b = rest ? half : 0, b1 = rest ? n : half; b < b1; b++) {
             const A w = A(W[b * ld + a]);
             A v[LOOK];
             load_look(PVT + b * LOOK, v);
 #pragma unroll
             for (int j = 0; j < LOOK; j++) acc[j] += v[j] * w;
         }
+        keep = two && !rest;
+        if (!keep) {
 #pragma unroll
-        for (int j = 0; j < LOOK; j++) F[j * n + a] = acc[j];
+            for (int j = 0; j < LOOK; j++) F[j * n + a] = acc[j];
+        }
+    }
+    if (two) {
+        __syncthreads();
+        const int a = threadIdx.x;
+        if (keep) {
+#pragma unroll
+            for (int j = 0; j < LOOK; j++) F[j * n + a] = acc[j] + F[j * n + a];
+        }
     }
     __syncthreads();
+}
+
+// The gathers of a batch: PVT[t][k] (the f vectors' inputs, LOOK a row) and Q[k][t] for every pair t and entry k < LOOK,
+// as entry(k, up site of t, down site of t, p, q) gives them (p: PVT's value; q: Q's where it returns true). Spread
+// over the block as the rank-1 updates (row_groups): a thread per pair and group g of entries k = g, g + groups, ...,
+// every load of a thread issued before its first store. Written one entry after another, each store waited for its
+// own load (PVT, Q and the site lists share memory, so the compiler could not move a load above an earlier store):
+// 16 L1/L2 round trips in a row for each thread, 21% of the double kernel's stall samples at L = 15 and 23% of
+// single's at L = 9 (Nsight Compute at 508c7fb).
+template <typename S, typename E>
+__device__ __forceinline__ void gather_look(int n, const idx_t* up, const idx_t* dn, S* PVT, S* Q, E&& entry) {
+    // entries a round, their loads (up to 4) in flight together: 4 or 8 a round added spills at the 64-register cap
+    // (ptxas 13.0, sm_90: single 8 -> 32 to 40 bytes of stack, mixed 80 -> 96 to 112), 2 none in single
+    constexpr int ROUND = 2;
+    const int groups = row_groups(n);
+    for (int tt = threadIdx.x; tt < n * groups; tt += blockDim.x) {
+        const int t = tt % n, g = tt / n, ut = up[t], dt = dn[t];
+        for (int j0 = 0; g + j0 * groups < LOOK; j0 += ROUND) {
+            S pv[ROUND], qv[ROUND];
+            int hq = 0; // bit j: Q's value of entry j0 + j
+#pragma unroll
+            for (int j = 0; j < ROUND; j++) {
+                const int k = g + (j0 + j) * groups;
+                pv[j] = S(0);
+                if (k < LOOK && entry(k, ut, dt, pv[j], qv[j])) hq |= 1 << j;
+            }
+#pragma unroll
+            for (int j = 0; j < ROUND; j++) {
+                const int k = g + (j0 + j) * groups;
+                if (k < LOOK) PVT[t * LOOK + k] = pv[j];
+                if (hq >> j & 1) Q[k * n + t] = qv[j];
+            }
+        }
+    }
 }
 
 template <typename S, typename A> struct Chain {
@@ -727,19 +786,19 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const int*
             const int kn = batch[0];
             // (2) the gathers, all moves at once. Swap of up a on x and down b on y: PVT[.][k] = phi(y, d), Q[k] =
             // phi(x, u), phi(y, x). Hop of up i to s: Q[k] = phi(s, d); of down i to s: Q[k] = phi(s, u); PVT[.][k] = 0.
-#pragma unroll
-            for (int k = 0; k < LOOK; k++) {
-                const bool live = k < kn, swap = live && !mv_hop[k];
-                const int spin = live ? mv_spin[k] : OCC_UP, old = live ? mv_old[k] : 0, nw = live ? mv_nw[k] : 0;
+            gather_look(np, up, dn, PVT, Q, [&](int k, int ut, int dt, S& pk, S& qk) {
+                if (k >= kn) return false;
+                const int spin = mv_spin[k], old = mv_old[k], nw = mv_nw[k];
+                const bool swap = !mv_hop[k];
                 const int x = spin == OCC_UP ? old : nw, y = spin == OCC_UP ? nw : old;
-                const S* qrow = phi + (size_t)(swap ? x : nw) * ns;
-                const idx_t* qsites = swap || spin == OCC_DN ? up : dn;
-                const S* prow = phi + (size_t)y * ns;
-                for (int t = tid; t < np; t += blockDim.x) {
-                    PVT[t * LOOK + k] = swap ? prow[dn[t]] : S(0);
-                    if (live) Q[k * np + t] = qrow[qsites[t]];
-                }
-                if (tid == 0 && swap) mv_pyx[k] = (double)phi[(size_t)y * ns + x];
+                if (swap) pk = phi[(size_t)y * ns + dt];
+                qk = phi[(size_t)(swap ? x : nw) * ns + (swap || spin == OCC_DN ? ut : dt)];
+                return true;
+            });
+            if (tid < kn && !mv_hop[tid]) {
+                const int spin = mv_spin[tid], old = mv_old[tid], nw = mv_nw[tid];
+                const int x = spin == OCC_UP ? old : nw, y = spin == OCC_UP ? nw : old;
+                mv_pyx[tid] = (double)phi[(size_t)y * ns + x];
             }
             __syncthreads();
             // (3) the f vectors of every swap of the batch in one pass over W
@@ -770,24 +829,26 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const int*
                 if (lane == 0) { mv_r[k] = A(r); mv_h[k] = A(h); }
             }
             __syncthreads();
-            // (5) the decisions in order, up to the first accepted move; the stream advances past the kept moves
-            if (tid == 0) {
-                int kept = kn, acc = -1;
-                for (int k = 0; k < kn; k++) {
-                    const double r = (double)mv_r[k];
-                    const bool accept = mv_u[k] < r * r, hop = mv_hop[k];
-                    // constant indices keep the tallies in registers
-                    if (hop) tl[3] += 1; else tl[5] += 1;
-                    if (accept) {
-                        if (hop) tl[4] += 1; else tl[6] += 1;
-                        kept = k + 1;
-                        acc = k;
-                        break;
+            // (5) the decisions in order, up to the first accepted move; the stream advances past the kept moves. Warp
+            // 0 takes them all at once (lane k: move k), the first accepted one by a ballot: thread 0 walked the moves
+            // one after another, three dependent shared-memory loads each.
+            if (tid < 32) {
+                const bool live = lane < kn;
+                const double r = live ? (double)mv_r[lane] : 0.0;
+                const unsigned am = __ballot_sync(0xffffffffu, live && mv_u[lane] < r * r);
+                const unsigned hm = __ballot_sync(0xffffffffu, live && mv_hop[lane]);
+                const int acc = am ? __ffs(am) - 1 : -1, kept = am ? acc + 1 : kn;
+                if (lane == 0) {
+                    const int hops = __popc(hm & ((1u << kept) - 1)); // kept <= LOOK < 32
+                    tl[3] += hops;
+                    tl[5] += kept - hops;
+                    if (acc >= 0) {
+                        if (hm >> acc & 1) tl[4] += 1; else tl[6] += 1;
                     }
+                    rng += (u64)mv_cnt[kept - 1] * SM_GAMMA;
+                    batch[1] = kept;
+                    batch[2] = acc;
                 }
-                rng += (u64)mv_cnt[kept - 1] * SM_GAMMA;
-                batch[1] = kept;
-                batch[2] = acc;
             }
             __syncthreads();
             move += batch[1];
@@ -881,11 +942,10 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const int*
         double ej = 0.0, bonds = 0.0;
         for (int g0 = 0; g0 < listed; g0 += LOOK) {
             const int kn = min(LOOK, listed - g0);
-#pragma unroll
-            for (int k = 0; k < LOOK; k++) {
-                const S* prow = phi + (size_t)(k < kn ? dn[piv[g0 + k]] : 0) * ns;
-                for (int t = tid; t < np; t += blockDim.x) PVT[t * LOOK + k] = k < kn ? prow[dn[t]] : S(0);
-            }
+            gather_look(np, up, dn, PVT, Q, [&](int k, int, int dt, S& pk, S&) {
+                if (k < kn) pk = phi[(size_t)dn[piv[g0 + k]] * ns + dt];
+                return false;
+            });
             __syncthreads();
             col_dots_look(W, PVT, F, np, ld);
             for (int w = warp; w < 4 * kn; w += warps) {
