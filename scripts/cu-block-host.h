@@ -26,9 +26,6 @@ inline void __syncthreads() {
     g_block->arrive_and_wait();
 }
 inline void __syncwarp(unsigned = 0xffffffffu) { g_warp[threadIdx.x >> 5]->arrive_and_wait(); }
-// lattice.cu's bar_rest (named barrier 1 of the warps from 1 on): the caller sets g_rest up for blockDim - 32 threads
-static std::barrier<>* g_rest;
-inline void bar_rest(int) { g_rest->arrive_and_wait(); }
 template <typename T> T shfl_from(T v, int src) {
     const int w = threadIdx.x >> 5, l = threadIdx.x & 31;
     static_assert(sizeof(T) <= 8);

@@ -76,19 +76,18 @@ template <typename S, typename A> int check(int n, int threads, Kind kind, unsig
     p.sites = ns; p.pairs = n; p.ld = ld; p.on_chip = placement;
     const bool apart = placement == 2;
     // W's memory (n ld entries of S, as on chip in placement 2; n ld of A in placement 1), the device buffer's rows
-    std::vector<A> M(apart ? (n * ld * sizeof(S) + sizeof(A) - 1) / sizeof(A) : n * ld), Mdev(slice_len(n, ld));
+    std::vector<A> M(apart ? (n * ld * sizeof(S) + sizeof(A) - 1) / sizeof(A) : n * ld), Mdev(n * ld + PANEL * n);
     std::vector<S> f(n), g(n), pv(n), buf(n);
     std::vector<double> dscratch(64);
     std::vector<idx_t> up(n), dn(n), occ(ns), which(ns), piv(n);
     std::vector<int> iscratch(32);
     for (int i = 0; i < n; i++) { up[i] = i; dn[i] = n + i; }
     // the scratch of reinvert: on the GPU the sweep's vectors from f on, the larger of (4 n + 64 + 3 LOOK n) S and
-    // the rebuild's PANEL n + PANEL A, 2 PANEL n + PANEL more where R is on chip (M on chip, or S and A one type:
-    // R and the look-ahead's second L and dv; gpu.rs vec_bytes); here as many bytes,
+    // the rebuild's PANEL n + PANEL A, PANEL n more where R is on chip (M on chip, or S and A one type: gpu.rs
+    // vec_bytes); here as many bytes,
     // 16-byte aligned, with a guard after them that must stay untouched
     const bool r_on_chip = !apart || sizeof(S) == sizeof(A);
-    const size_t vectors = (4 * n + 64 + 3 * LOOK * n) * sizeof(S),
-                 rebuild = (r_on_chip ? 3 * PANEL * n + 2 * PANEL : PANEL * n + PANEL) * sizeof(A);
+    const size_t vectors = (4 * n + 64 + 3 * LOOK * n) * sizeof(S), rebuild = (PANEL * n * (r_on_chip ? 2 : 1) + PANEL) * sizeof(A);
     const size_t work_bytes = std::max(vectors, rebuild), guard = 4096;
     std::vector<unsigned char> work_mem(work_bytes + guard + 16, 0xa5);
     unsigned char* work = (unsigned char*)(((size_t)work_mem.data() + 15) & ~(size_t)15);
@@ -100,14 +99,12 @@ template <typename S, typename A> int check(int n, int threads, Kind kind, unsig
     std::barrier<> block(threads);
     g_block = &block;
     for (int w = 0; w < threads / 32; w++) g_warp[w] = new std::barrier<>(32);
-    g_rest = threads > 32 ? new std::barrier<>(threads - 32) : nullptr;
     int failed = 0;
     g_block_barriers = 0;
     std::vector<std::thread> ts;
     for (int t = 0; t < threads; t++) ts.emplace_back([&, t] { threadIdx.x = t; ch.reinvert(&failed, Mdev.data()); });
     for (auto& t : ts) t.join();
     for (int w = 0; w < threads / 32; w++) delete g_warp[w];
-    delete g_rest;
     long guard_hit = 0;
     for (size_t b = 0; b < guard; b++) guard_hit += work[work_bytes + b] != 0xa5;
     // the reference in A from the same M

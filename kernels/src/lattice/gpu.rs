@@ -115,13 +115,12 @@ const PANEL: usize = 8;
 /// 64 spare entries, and the look-ahead batch's three LOOK x N_P arrays (phi vectors, their f vectors, the short dots'
 /// phi vectors), all in S (the evaluation type; the first four in A before 2026-12-01, the batch's before
 /// 2026-11-27), or the rebuild's scratch over them where it is larger: the panel's multipliers and pivots' inverses
-/// (PANEL N_P + PANEL entries of A) and, where M is on chip or S and A are one type, its pivot rows and the look-ahead
-/// panel's multipliers and pivots' inverses (2 PANEL N_P + PANEL more; lattice.cu `reinvert`: elsewhere they follow M
-/// in the device buffer, [`device_scratch`]).
+/// (PANEL N_P + PANEL entries of A) and, where M is on chip or S and A are one type, its pivot rows (PANEL N_P more;
+/// lattice.cu `reinvert`: elsewhere they follow M in the device buffer).
 fn vec_bytes(pairs: usize, s_bytes: usize, a_bytes: usize, m_on_chip: bool) -> usize {
     let vectors = (4 * pairs + 64) * s_bytes + 3 * LOOK * pairs * s_bytes;
     let rows_on_chip = m_on_chip || s_bytes == a_bytes;
-    let rebuild = if rows_on_chip { (3 * PANEL * pairs + 2 * PANEL) * a_bytes } else { (PANEL * pairs + PANEL) * a_bytes };
+    let rebuild = (PANEL * pairs * if rows_on_chip { 2 } else { 1 } + PANEL) * a_bytes;
     vectors.max(rebuild).next_multiple_of(16)
 }
 
@@ -145,11 +144,10 @@ pub fn shared_bytes(pairs: usize, sites: usize, s_bytes: usize, a_bytes: usize, 
     vector_bytes(pairs, sites, s_bytes, a_bytes, at.m_on_chip()) + matrix
 }
 
-/// Entries of A a chain's device buffer holds where M is off chip: M (N_P rows of stride ld), the rebuild's pivot rows
-/// (PANEL x N_P) and, 16-byte aligned, the look-ahead panel's multipliers and pivots' inverses (PANEL x N_P + PANEL),
-/// lattice.cu's `Mg` (`slice_len`: an even count, so that every chain's slice stays 16-byte aligned).
+/// Entries of A a chain's device buffer holds where M is off chip: M (N_P rows of stride ld) and the rebuild's pivot
+/// rows (PANEL x N_P), lattice.cu's `Mg`.
 fn device_scratch(pairs: usize) -> usize {
-    (pairs * row_stride(pairs) + PANEL * pairs).next_multiple_of(2) + PANEL * pairs + PANEL
+    pairs * row_stride(pairs) + PANEL * pairs
 }
 
 /// Static shared memory of the kernel (`__shared__` arrays in lattice.cu: the batch's moves, the random-number

@@ -36,11 +36,10 @@
 // with partial pivoting (pivots as cpu.rs's gauss_jordan), then narrowed to S in place row by row. Blocked (from
 // 2026-11-28, issue #26): PANEL = 8 pivots at a time, warp 0 factoring the panel's columns alone, then the whole block
 // carrying the panel's 8 steps to every other column in one pass over the matrix (Chain::panel_factor and
-// panel_update say how; from 2026-12-02 warp 0 factors the next panel while the other warps carry the current one
-// to the rest, Chain::reinvert): the same pivots and the same W bit for bit as one pivot at a time (each entry gets
-// the same operations in the same order; scripts/lattice-reinvert-host.cpp checks it against the plain algorithm),
-// with the matrix read and written once per panel instead of once per pivot and 2 to 4 barriers per panel instead of
-// 2 per pivot.
+// panel_update say how): the same pivots and the same W bit for bit as one pivot at a time (each entry gets the same
+// operations in the same order; scripts/lattice-reinvert-host.cpp checks it against the plain algorithm), with the
+// matrix read and written once per panel instead of once per pivot and 2 or 3 barriers per panel instead of 2 per
+// pivot.
 
 #define OCC_DN 0
 #define OCC_UP 1
@@ -179,19 +178,6 @@ template <typename T> __device__ __forceinline__ T warp_allsum(T v) {
     return v;
 }
 
-// A barrier of the nt threads from warp 1 on (named barrier 1), while warp 0 works apart (reinvert's look-ahead); the
-// host build of the rebuild (scripts/cu-block-host.h) brings its own.
-#if defined(__CUDA_ARCH__)
-__device__ __forceinline__ void bar_rest(int nt) { asm volatile("bar.sync 1, %0;" ::"r"(nt) : "memory"); }
-#endif
-
-// Entries of A in a chain's device buffer (M_all) where M is off chip: M (N_P rows of stride ld), the panels' pivot
-// rows R (PANEL N_P), then, 16-byte aligned, the look-ahead panel's multipliers and pivots' inverses (PANEL N_P +
-// PANEL) where R is there too (gpu.rs device_scratch).
-__device__ __forceinline__ size_t slice_len(int np, int ld) {
-    return (((size_t)np * ld + PANEL * np + 1) & ~(size_t)1) + PANEL * np + PANEL;
-}
-
 // The inner loops as functions with restrict-qualified arguments: inlined, they tell the compiler that W, the
 // vectors and the gathered phi values do not alias, so each thread's loads can run ahead of its stores.
 
@@ -295,13 +281,13 @@ __device__ __forceinline__ void col_dots_look(const S* __restrict__ W, const A* 
     __syncthreads();
 }
 
-// The gathers of a batch: PVT[t][k] (the f vectors' inputs, LOOK a row) and Q[k][t] for every pair t and entry
-// k < LOOK, as entry(k, up site of t, down site of t, p, q) gives them (p: PVT's value; q: Q's where it returns
-// true). Spread over the block as the rank-1 updates (row_groups): a thread per pair and group g of entries k = g,
-// g + groups, ..., every load of a thread issued before its first store. Written one entry after another, each store
-// waited for its own load (PVT, Q and the site lists share memory, so the compiler could not move a load above an
-// earlier store): 16 L1/L2 round trips in a row for each thread, 21% of the double kernel's stall samples at L = 15
-// and 23% of single's at L = 9 (Nsight Compute at 508c7fb).
+// The gathers of a batch: PVT[t][k] (the f vectors' inputs, LOOK a row) and Q[k][t] for every pair t and entry k < LOOK,
+// as entry(k, up site of t, down site of t, p, q) gives them (p: PVT's value; q: Q's where it returns true). Spread
+// over the block as the rank-1 updates (row_groups): a thread per pair and group g of entries k = g, g + groups, ...,
+// every load of a thread issued before its first store. Written one entry after another, each store waited for its
+// own load (PVT, Q and the site lists share memory, so the compiler could not move a load above an earlier store):
+// 16 L1/L2 round trips in a row for each thread, 21% of the double kernel's stall samples at L = 15 and 23% of
+// single's at L = 9 (Nsight Compute at 508c7fb).
 template <typename S, typename E>
 __device__ __forceinline__ void gather_look(int n, const idx_t* up, const idx_t* dn, S* PVT, S* Q, E&& entry) {
     // entries a round, their loads (up to 4) in flight together: 4 or 8 a round added spills at the 64-register cap
@@ -519,13 +505,11 @@ template <typename S, typename A> struct Chain {
     // the panel's pivot rows in its column in registers, r_l = (R[l][j] - m_l0 r_0 - ... - m_l,l-1 r_l-1) d_l, each
     // group alike, and takes x = x - L[i][l] r_l, l = 0, 1, ..., from each of its rows (L's row in 16-byte loads, one
     // address over the warp); the last group writes the pivot rows, r_l - m_l,l+1 r_l+1 - ....
-    // Columns: the nc columns j = cj < lo ? cj : cj + skip (cj < nc), by the threads from t0 on (0: the block; 32:
-    // warps 1 on, while warp 0 factors the next panel, reinvert).
     __device__ void panel_update(const Rows mr, int k0, int bp, const A* __restrict__ L, A* __restrict__ R,
-                                 const A* __restrict__ dv, int lo, int skip, int nc, int t0) {
-        const int n = p.pairs, ld = p.ld, me = (int)threadIdx.x - t0, nt = (int)blockDim.x - t0;
-        if (nc == 0 || me < 0) return;
-        const int groups = nt >= 2 * nc ? nt / nc : 1, span = (n - bp + groups - 1) / groups;
+                                 const A* __restrict__ dv) {
+        const int n = p.pairs, ld = p.ld, nc = n - bp;
+        if (nc == 0) return;
+        const int groups = (int)blockDim.x >= 2 * nc ? (int)blockDim.x / nc : 1, span = (nc + groups - 1) / groups;
         auto swaps = [&](int j) {
             for (int m = 0; m < bp; m++) {
                 const int k = k0 + m, q = piv[k];
@@ -535,12 +519,11 @@ template <typename S, typename A> struct Chain {
             }
         };
         if (groups > 1) {
-            for (int cj = me; cj < nc; cj += nt) swaps(cj < lo ? cj : cj + skip);
-            if (t0 == 0) __syncthreads();
-            else bar_rest(nt);
+            for (int cj = threadIdx.x; cj < nc; cj += blockDim.x) swaps(cj < k0 ? cj : cj + bp);
+            __syncthreads();
         }
-        for (int t = me; t < nc * groups; t += nt) {
-            const int cj = t % nc, g = t / nc, j = cj < lo ? cj : cj + skip;
+        for (int t = threadIdx.x; t < nc * groups; t += blockDim.x) {
+            const int cj = t % nc, g = t / nc, j = cj < k0 ? cj : cj + bp;
             if (groups == 1) swaps(j);
             A r[PANEL];
 #pragma unroll
@@ -553,7 +536,7 @@ template <typename S, typename A> struct Chain {
                     r[l] = x * dv[l];
                 }
             }
-            const int q1 = (g + 1) * span < n - bp ? (g + 1) * span : n - bp;
+            const int q1 = (g + 1) * span < nc ? (g + 1) * span : nc;
             for (int q = g * span; q < q1; q += RU) {
                 A x[RU], lv[RU][PANEL];
 #pragma unroll
@@ -594,17 +577,15 @@ template <typename S, typename A> struct Chain {
     // W = M^-1 from scratch (see the head of the file). M is built over W (the rebuild replaces it); a zero pivot
     // (never, for a configuration of nonzero weight) leaves W unusable, so it sets *failed and the chain's energy
     // sum becomes NaN at the end of the launch: the record fails instead of carrying on with a wrong W.
-    // Blocked: per panel of PANEL pivots panel_factor (warp 0) and panel_update, the next panel factored while the
-    // block's other warps update the rest (below), three or four barriers a panel; the scratch (L, dv: PANEL n +
-    // PANEL entries of A) is `work`, the sweep's vectors, free during a rebuild, and R (PANEL n) and the second L and
-    // dv follow it there, or M in M_all (slice_len).
+    // Blocked: per panel of PANEL pivots panel_factor (warp 0) and panel_update (the block), three barriers (two where
+    // the block has fewer than 2 (n - PANEL) threads); the scratch (L, dv: PANEL n + PANEL entries of A) is `work`,
+    // the sweep's vectors, free during a rebuild, and R (PANEL n) follows dv there or M in M_all.
     __device__ void reinvert(int* failed, A* Mg) {
         const int n = p.pairs, ld = p.ld;
         // R follows dv where M is on chip and wherever S and A are one type (the vectors leave room: gpu.rs vec_bytes),
         // so that single and double never form Mg
         const Rows mr{Mg, p.on_chip == 2 ? (int)((size_t)n * sizeof(S) / sizeof(A)) : n};
-        const bool r_in_work = sizeof(S) == sizeof(A) || p.on_chip == 1;
-        A* const R = r_in_work ? work + n * PANEL + PANEL : Mg + (size_t)n * ld;
+        A* const R = sizeof(S) == sizeof(A) || p.on_chip == 1 ? work + n * PANEL + PANEL : Mg + (size_t)n * ld;
         __syncthreads(); // up, dn final; readers of W and of the vectors under `work` are done
         // a warp per row, lanes over columns: no index division, conflict-free rows
         const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
@@ -613,36 +594,16 @@ template <typename S, typename A> struct Chain {
             for (int j = lane; j < n; j += 32) mat(mr, i, j) = A(prow[dn[j]]);
         }
         __syncthreads();
-        // L, [n][PANEL] (16-byte aligned rows): row i's multiplier of each step of a panel; dv, [PANEL]: 1 / pivot;
-        // two of each, this panel's and the next one's (look-ahead, below): the second pair after R where R is in
-        // `work`, else after R in Mg (slice_len)
-        A* const L0 = work;
-        A* const L1 = r_in_work ? R + PANEL * n : Mg + (((size_t)n * ld + PANEL * n + 1) & ~(size_t)1);
+        A* L = work;             // [n][PANEL], 16-byte aligned rows: row i's multiplier of each step of the panel
+        A* dv = L + n * PANEL;   // [PANEL]: 1 / pivot
         // R, [PANEL][n]: the pivot rows outside the panel, as chosen (panel_update)
-        // Look-ahead: once the next panel's columns have this panel's steps (the whole block), warp 0 factors the next
-        // panel while warps 1 on carry this one to the other columns, so the block no longer waits for warp 0 alone
-        // at every panel (Nsight Compute at 508c7fb: warps waiting for panel_factor were 17% of single's stall
-        // samples at L = 15, 21% of mixed's). Every entry still gets the same operations in the same order.
-        // Panel k0 (none in the first round) and the next one, k1: (1) the whole block carries panel k0 to the next
-        // panel's columns (the last panel: to every column); (2) warp 0 factors the next panel while the other warps
-        // carry panel k0 to the remaining columns (a block of one warp: one after the other). One call of each
-        // function in the loop: more inlined copies added spills at the 64-register cap.
-        for (int k0 = -PANEL, c = 1; k0 < n; k0 += PANEL, c ^= 1) {
-            A *const L = c ? L1 : L0, *const dv = L + n * PANEL, *const Ln = c ? L0 : L1;
-            const int bp = k0 < 0 ? 0 : (n - k0 < PANEL ? n - k0 : PANEL), k1 = k0 < 0 ? 0 : k0 + bp;
-            const int bn = n - k1 < PANEL ? n - k1 : PANEL;
-            if (bp > 0) {
-                panel_update(mr, k0, bp, L, R, dv, bn > 0 ? 0 : k0, bn > 0 ? k1 : bp, bn > 0 ? bn : n - bp, 0);
-                __syncthreads();
-            }
-            if (bn == 0) break;
-            if (bp > 0 && (warp > 0 || warps == 1)) {
-                panel_update(mr, k0, bp, L, R, dv, k0, bp + bn, n - bp - bn, warps == 1 ? 0 : 32);
-            }
-            if (warps == 1) __syncthreads();
-            if (warp == 0) panel_factor(mr, k1, bn, Ln, Ln + n * PANEL, failed);
-            __syncthreads(); // every column final for panel k0, and the next panel factored
+        for (int k0 = 0; k0 < n; k0 += PANEL) {
+            const int bp = n - k0 < PANEL ? n - k0 : PANEL;
+            if (warp == 0) panel_factor(mr, k0, bp, L, dv, failed);
+            __syncthreads();
             if (iscratch[0]) return; // a zero pivot (*failed set)
+            panel_update(mr, k0, bp, L, R, dv);
+            __syncthreads(); // the next panel's columns, and every row, final before warp 0 goes on
         }
         if constexpr (sizeof(S) == sizeof(A)) {
             // Undo the row interchanges as column interchanges in reverse order, in place (W is M); a thread owns
@@ -719,11 +680,11 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const int*
     idx_t* which = occ + ns;
     idx_t* piv = which + ns;
     // the working copy of W (and M): after the vectors, 16-byte aligned, when on chip; else this chain's M_all slice:
-    // M, R and the look-ahead's second L and dv (slice_len entries; gpu.rs allocates them where placement is 0 or 2),
-    // formed where used, not held across the sweep (Chain::Rows)
+    // np ld entries of M, PANEL np of R (gpu.rs allocates them where placement is 0 or 2), formed where used, not
+    // held across the sweep (Chain::Rows)
     unsigned char* tail = (unsigned char*)(piv + np);
     tail = (unsigned char*)(((size_t)tail + 15) & ~(size_t)15);
-    const auto slice = [&]() { return M_all + (size_t)c * slice_len(np, ld); };
+    const auto slice = [&]() { return M_all + (size_t)c * ((size_t)np * ld + PANEL * np); };
     S* W = p.on_chip ? (S*)tail : (S*)slice();
     __shared__ int iscratch[32];
     // the batch: per move the electron, its spin, old and new site, hop (1) or swap (0), the partner electron of a
