@@ -171,10 +171,12 @@ for stage in "$@"; do
     case $stage in
     tests)
         # Every GPU test on the GPU: a test that finds no device fails instead of skipping (QMC_REQUIRE_GPU). Numbers
-        # measured after a failing GPU test mean nothing, so a failure ends the run here.
-        echo "+ kernels-tests (QMC_REQUIRE_GPU=1)"
+        # measured after a failing GPU test mean nothing, so a failure ends the run here. TESTS_FILTER (a test-name
+        # filter) narrows them to the module a call measures, where device time is short and the full run has passed
+        # earlier in the session
+        echo "+ kernels-tests (QMC_REQUIRE_GPU=1) ${TESTS_FILTER:-}"
         t0=$SECONDS
-        if ! QMC_REQUIRE_GPU=1 QMC_REQUIRE_NVRTC=1 timeout "${STAGE_TIMEOUT:-290}" "${TESTS:-.carry/kernels-tests}" --test-threads 4 2>&1 \
+        if ! QMC_REQUIRE_GPU=1 QMC_REQUIRE_NVRTC=1 timeout "${STAGE_TIMEOUT:-290}" "${TESTS:-.carry/kernels-tests}" --test-threads 4 ${TESTS_FILTER:-} 2>&1 \
             | tee "$OUT/tests.txt" | grep -E "^test .*(FAILED|ok)$|^test result|panicked|SKIPPED" | grep -v " ok$"; then :; fi
         if ! grep -q "^test result: ok" "$OUT/tests.txt"; then
             echo "FAILED: the GPU tests (log in tests.txt); no measuring stage runs after a failing GPU test"
