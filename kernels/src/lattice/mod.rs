@@ -83,7 +83,12 @@
 //! rebuild over it and the rest in device memory (gpu.rs `Placement::RebuildOffChip`): four chains an SM at L = 15
 //! instead of two. On the H200 at 770d751 (2048 chains) mixed ran 381k chain sweeps/s at L = 15, 0.94x double's 403k
 //! (0.72x at 6c9e622), and 2.96M at L = 9 (0.99x); without rebuilds 663k (1.64x double): the f64 rebuild, half of it
-//! in device memory, is what keeps mixed below double at L = 15.
+//! in device memory, is what keeps mixed below double at L = 15. From 2026-12-02 (e02327c, lattice.cu `gather_look`)
+//! the look-ahead batch's phi gathers keep their loads in flight together (Nsight Compute had them at 21% of double's
+//! stall samples at L = 15, 23% of single's at L = 9): H200, 2048 chains, interleaved against the build before, double
+//! 2.99M -> 3.38M (L = 9) and 404k -> 486k (L = 15), single 3.51M -> 4.01M and 536k -> 594k, mixed 2.93M -> 3.29M and
+//! 380k -> 402k. Double gained the most, so single is 1.18x / 1.22x double and mixed 0.97x / 0.83x; the rebuild (28%
+//! of single's time at L = 15, 43% of mixed's) is what the precisions still pay.
 //!
 //! Rebuild interval of single and mixed (`default_recompute`, from 2026-11-27; until then every sweep): every 3
 //! sweeps up to 37 pairs (L <= 9), every sweep above. Measured on the CPU (this machine; accuracy does not depend on
