@@ -281,13 +281,13 @@ __device__ __forceinline__ void col_dots_look(const S* __restrict__ W, const A* 
     __syncthreads();
 }
 
-// The gathers of a batch: PVT[t][k] (the f vectors' inputs, LOOK a row) and Q[k][t] for every pair t and entry k < LOOK,
-// as entry(k, up site of t, down site of t, p, q) gives them (p: PVT's value; q: Q's where it returns true). Spread
-// over the block as the rank-1 updates (row_groups): a thread per pair and group g of entries k = g, g + groups, ...,
-// every load of a thread issued before its first store. Written one entry after another, each store waited for its
-// own load (PVT, Q and the site lists share memory, so the compiler could not move a load above an earlier store):
-// 16 L1/L2 round trips in a row for each thread, 21% of the double kernel's stall samples at L = 15 and 23% of
-// single's at L = 9 (Nsight Compute at 508c7fb).
+// The gathers of a batch: PVT[t][k] (the f vectors' inputs, LOOK a row) and Q[k][t] for every pair t and entry
+// k < LOOK, as entry(k, up site of t, down site of t, p, q) gives them (p: PVT's value; q: Q's where it returns
+// true). Spread over the block as the rank-1 updates (row_groups): a thread per pair and group g of entries k = g,
+// g + groups, ..., every load of a thread issued before its first store. Written one entry after another, each store
+// waited for its own load (PVT, Q and the site lists share memory, so the compiler could not move a load above an
+// earlier store): 16 L1/L2 round trips in a row for each thread, 21% of the double kernel's stall samples at L = 15
+// and 23% of single's at L = 9 (Nsight Compute at 508c7fb).
 template <typename S, typename E>
 __device__ __forceinline__ void gather_look(int n, const idx_t* up, const idx_t* dn, S* PVT, S* Q, E&& entry) {
     // entries a round, their loads (up to 4) in flight together: 4 or 8 a round added spills at the 64-register cap
