@@ -152,18 +152,20 @@ run() { # run a qmcbench command, keep going on failure, remember it
     echo "  ($((SECONDS - t0)) s)"
 }
 
-interleave() { # interleave DIR CUR_OUT ARGS...: `run ARGS` with PREV_BIN's build and this one in the order P C C P
-    # (a build's two runs show the call's own drift); PREV_BIN's runs into DIR/<k>-prev, this build's into CUR_OUT, or
-    # DIR/<k>-cur where CUR_OUT is empty
+interleave() { # interleave DIR CUR_OUT ARGS...: `run ARGS` with PREV_BIN's build and this one in the order P C C P,
+    # or P A C C A P where ALT_BIN names a third build (a build's two runs show the call's own drift); PREV_BIN's runs
+    # into DIR/<k>-prev, ALT_BIN's into DIR/<k>-alt, this build's into CUR_OUT, or DIR/<k>-cur where CUR_OUT is empty
     local dir=$1 cur_out=$2 k=0 who
     shift 2
-    for who in prev cur cur prev; do
+    for who in prev alt cur cur alt prev; do
+        [ "$who" = alt ] && [ -z "${ALT_BIN:-}" ] && continue
         k=$((k + 1))
-        if [ "$who" = prev ]; then
-            BIN=$PREV_BIN RUN_OUT="$dir/$k-prev" run "$@"
-        else
-            RUN_OUT="${cur_out:-$dir/$k-cur}" run "$@"
-        fi
+        echo "+ build $who"
+        case $who in
+        prev) BIN=$PREV_BIN RUN_OUT="$dir/$k-prev" run "$@" ;;
+        alt) BIN=$ALT_BIN RUN_OUT="$dir/$k-alt" run "$@" ;;
+        *) RUN_OUT="${cur_out:-$dir/$k-cur}" run "$@" ;;
+        esac
     done
 }
 
@@ -316,17 +318,10 @@ for stage in "$@"; do
         RUN_OUT=$L run run lattice --lattice 15 --block-threads 128,256 "${c[@]}"
         ;;
     lattice-ab)
-        # issue #26: one build's lattice kernel against another's in one call, the runs interleaved (each build's two
-        # runs show the call's own drift); into /tmp, the rates in the log
-        k=0
-        for who in prev alt cur cur alt prev; do
-            k=$((k + 1))
-            case $who in prev) b=$PREV_BIN ;; alt) b=${ALT_BIN:-} ;; *) b=$BIN ;; esac
-            [ -n "$b" ] || continue
-            echo "+ build $who"
-            BIN=$b RUN_OUT=/tmp/qmc-lattice-ab/$k-$who run run lattice --lattice 9,15 --chains 2048 --sweeps 6 --equil 3 \
-                --max-reps 3 --variants gpu --precision double,single,mixed
-        done
+        # issue #26: one build's lattice kernel against another's (and a third's) in one call, interleaved; into /tmp,
+        # the rates in the log
+        interleave /tmp/qmc-lattice-ab "" run lattice --lattice 9,15 --chains 2048 --sweeps 6 --equil 3 --max-reps 3 \
+            --variants gpu --precision double,single,mixed
         ;;
     lattice-ncu)
         # One process per L runs the three precisions (NVRTC compiles the kernel once a process, about 35 s), two
