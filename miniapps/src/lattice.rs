@@ -24,21 +24,25 @@
 //!   the chain really uses (phi rounded to f32), normwise, times rcond, in units of eps_f32: right after a recompute
 //!   (`--recompute` dividing 1 + `--check-sweeps`) below 1 (measured: 1e-5 mixed, 1e-2 single; without
 //!   recomputes 3 to 20 after a few sweeps), otherwise below 3e4 per sweep since the last recompute (the drift of
-//!   the updates; `inverse_tolerance` says where the rate comes from). Double is held to the same drift bound.
+//!   the updates; `inverse_tolerance` says where the rate comes from; a chain that rebuilds on the residual check
+//!   is held to the bound of no rebuild). Double is held to the same drift bound.
 //!
-//! Recompute (`--recompute N`): W is rebuilt from scratch every N sweeps (0: never), right before the sweep's
-//! measurement, in f64 for double and mixed and in f32 for single. Default (`kernels::lattice::default_recompute`) 0
-//! in double (the thesis never re-inverts; the f64 drift stays ~1e-13); in single and mixed 3 up to L = 9 (37 pairs)
-//! and 1 above (until 2026-11-27: 1 at every L). Measured (kernels::lattice's module docs, drift table): against the
+//! Recompute (`--recompute N`, `--residual-limit X`): W is rebuilt from scratch every N sweeps (0: never) and after
+//! a sweep whose residual check (max_a |(M W)_aa - 1|) exceeds X (0: no check), right before the sweep's
+//! measurement, in f64 for double and mixed and in f32 for single. Default (`kernels::lattice::default_recompute`,
+//! `default_residual_limit`) neither in double (the thesis never re-inverts; the f64 drift stays ~1e-13); in single
+//! and mixed the check at 0.05 up to L = 9 (37 pairs; from 2026-12-02, every 3 sweeps before) and a rebuild every
+//! sweep above (until 2026-11-27: every sweep at every L; the module docs of `kernels::lattice` give the
+//! measurements). Measured (kernels::lattice's module docs, drift table): against the
 //! f64 inverse of the matrix a chain uses, W is off by 3e-8 (mixed) and 1e-5 (single) right after a rebuild, and
 //! its normwise error x rcond grows about as sqrt(sweeps) from 0.3 to 0.6 eps_f32 after one sweep of f32
 //! Sherman-Morrison updates, reaching eps_f32 (the f32 level) after 2 to 3 sweeps at every L. At L <= 9 the energy a
 //! measurement takes with the drifted W is off by 3e-5 to 1e-4 per site on average (none above 1e-2 in 6144
 //! samples; sigma of the local energy 1.2e-2), no bias resolved, and the mean energy agrees with double at every
 //! interval from 1 to never; at L = 11 and 15 one sweep of drift already gives some measurements errors above 1e-2
-//! (up to 80 at L = 15, a chain whose W went wrong) and intervals above 1 widened the error bars up to 25-fold. So 3
-//! at L <= 9 (measurements at most 2 sweeps after a rebuild; 3 divides the validation run's 1 + 2 sweeps, so its
-//! strict inverse check applies) and 1 above. The rebuild costs 2 N_P^3 flops per chain; on the CPU it runs two
+//! (up to 80 at L = 15, a chain whose W went wrong) and intervals above 1 widened the error bars up to 25-fold. So 1
+//! above L = 9, and at L <= 9 the residual check, which rebuilds 0.1% of chain sweeps there and keeps double's
+//! energy and error bar (every 3 sweeps before). The rebuild costs 2 N_P^3 flops per chain; on the CPU it runs two
 //! pivots per pass over the matrix (the one-pivot loop was bound by the matrix traffic), on the GPU two block
 //! barriers per pivot: one core of this suite's 2-core development machine, L = 15, 8 chains, 30 sweeps: single 70
 //! ms with a rebuild per sweep, 47 ms without; mixed 114 and 83 ms; double (no rebuild) 79 ms.
@@ -116,15 +120,31 @@ pub struct Args {
     /// record's extras). Each value is a GPU record with param `rebuild`: a tuning sweep.
     #[arg(long, value_delimiter = ',', value_parser = ["shared", "device"])]
     pub rebuild: Vec<String>,
-    /// Rebuild every chain's inverse from scratch every N sweeps (0: never); default 0 in double; in single and
-    /// mixed 3 up to L = 9 and 1 above (see the module docs).
+    /// Rebuild every chain's inverse from scratch every N sweeps (0: never); default 0 in double and in single
+    /// and mixed up to L = 9 (they rebuild on the residual check there), 1 above (see the module docs).
     #[arg(long)]
     pub recompute: Option<usize>,
+    /// Rebuild a chain's inverse after a sweep where max_a |(M W)_aa - 1|, the residual's diagonal, exceeds X (0: no
+    /// check); default 0 in double, in single and mixed 0.05 up to L = 9 and 0 above (see the module docs).
+    #[arg(long, value_name = "X", value_parser = non_negative, allow_negative_numbers = true)]
+    pub residual_limit: Option<f64>,
+}
+
+fn non_negative(s: &str) -> std::result::Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(x) if x >= 0.0 && x.is_finite() => Ok(x),
+        _ => Err(format!("{s:?} is not a number >= 0")),
+    }
 }
 
 /// The recompute interval of precision `p` at model `m` (`lat::default_recompute` unless --recompute).
 fn recompute(a: &Args, p: Precision, m: &Model) -> usize {
     a.recompute.unwrap_or(lat::default_recompute(m.pairs, p == Precision::Double))
+}
+
+/// The residual limit of precision `p` at model `m` (`lat::default_residual_limit` unless --residual-limit).
+fn residual_limit(a: &Args, p: Precision, m: &Model) -> f64 {
+    a.residual_limit.unwrap_or(lat::default_residual_limit(m.pairs, p == Precision::Double))
 }
 
 impl KernelArgs for Args {
@@ -341,6 +361,7 @@ fn extras(r: &mut Runner, c: &Ctx, t: &[[f64; tally::LEN]], diverged: f64) {
     r.extra("energy_per_site", e);
     r.extra("energy_error", err);
     r.extra("recompute_sweeps", recompute(c.a, c.p, c.m) as f64);
+    r.extra("residual_limit", residual_limit(c.a, c.p, c.m));
     r.extra("recomputes", sum(tally::RECOMPUTES));
     r.extra("diverged_chains", diverged);
     r.extra("checked_chains", c.checked.len() as f64);
@@ -406,6 +427,7 @@ fn variants<S: Real, A: Real>(r: &mut Runner, c: &Ctx) -> Result<()> {
             r.step(format!("lattice L={} chains={} {} cpu {mode}", m.l, c.chains, c.p));
             let mut e = Ensemble::<S>::new(m, c.starts, c.seed);
             e.recompute = recompute(a, c.p, m);
+            e.residual_limit = residual_limit(a, c.p, m);
             let go = |e: &mut Ensemble<S>, eq: usize, sw: usize| match &pool {
                 Some(pl) => pl.install(|| e.run::<A>(eq, sw)),
                 None => e.run::<A>(eq, sw),
@@ -451,6 +473,7 @@ fn variants<S: Real, A: Real>(r: &mut Runner, c: &Ctx) -> Result<()> {
             r.step(format!("lattice L={} chains={} {} gpu", m.l, c.chains, c.p));
             let mut g = GpuEnsemble::<S, A>::new(&gpu, m, c.starts, c.seed)?;
             g.set_recompute(recompute(a, c.p, m));
+            g.set_residual_limit(residual_limit(a, c.p, m));
             if let Some(b) = bf {
                 g.set_bfactor(b);
             }

@@ -17,6 +17,8 @@ fn bad_input_is_refused_with_a_sentence() {
         (vec!["--lattice", "5", "--chains", "1"], "at least 2"),
         (vec!["--lattice", "5", "--bfactor", "12"], "use 8, 16 or 32"),
         (vec!["--lattice", "5", "--registers", "96"], "use 128, 80 or 64"),
+        (vec!["--lattice", "5", "--residual-limit", "-0.1"], "not a number >= 0"),
+        (vec!["--lattice", "5", "--residual-limit", "nan"], "not a number >= 0"),
     ] {
         let out = lattice(&args);
         let err = String::from_utf8_lossy(&out.stderr);
@@ -43,12 +45,11 @@ fn tiny_run_passes_and_writes_records() {
         assert!(r["extra"]["sweeps_per_s"].as_f64().unwrap() > 0.0);
     }
     assert!(recs.iter().any(|r| r["params"]["mode"] == "serial" && r["system"]["threads_used"] == 1));
-    // Single: a rebuilt inverse every 3 sweeps by default at L = 5 (kernels::lattice::default_recompute; the check
-    // run's 1 + 2 sweeps and the timed run's 1 + 2 each end on one), and the statistical energy check instead of path
-    // identity.
+    // Single: by default at L = 5 the inverse is rebuilt on the residual check alone (kernels::lattice::
+    // default_recompute and default_residual_limit), and the statistical energy check instead of path identity.
     for r in recs.iter().filter(|r| r["variant"] == "cpu" && r["precision"] == "single") {
-        assert_eq!(r["extra"]["recompute_sweeps"], 3.0);
-        assert!(r["extra"]["recomputes"].as_f64().unwrap() >= 4.0 * 2.0, "{r}");
+        assert_eq!(r["extra"]["recompute_sweeps"], 0.0);
+        assert_eq!(r["extra"]["residual_limit"], kernels::lattice::RESIDUAL_LIMIT);
         let checks = r["validation"]["checks"].as_array().unwrap();
         assert!(checks.iter().any(|c| c["quantity"] == "energy (error bars)" && c["passed"] == true), "{r}");
         assert!(!checks.iter().any(|c| c["quantity"] == "diverged chains"), "{r}");

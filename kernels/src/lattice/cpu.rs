@@ -107,6 +107,8 @@ pub struct Ensemble<S> {
     pub chains: Vec<Chain<S>>,
     /// Sweeps between rebuilds of W from scratch (0: never, the thesis' algorithm).
     pub recompute: usize,
+    /// Rebuild W after a sweep whose residual check (`residual_diag`) exceeds this (0: no check).
+    pub residual_limit: f64,
     /// Intermediate-ratio magnitude below which an accepted swap rebuilds W; None: `degenerate_ratio` of A.
     pub degenerate: Option<f64>,
 }
@@ -139,6 +141,7 @@ impl<S: Real> Ensemble<S> {
             phi: m.phi.iter().map(|&x| S::of(x)).collect(),
             chains,
             recompute: 0,
+            residual_limit: 0.0,
             degenerate: None,
         }
     }
@@ -155,7 +158,7 @@ impl<S: Real> Ensemble<S> {
     fn split(&mut self) -> (Tables<'_, S>, &mut [Chain<S>]) {
         // the intermediate ratios are computed in S, so S's threshold (f32 in mixed too)
         let degenerate = self.degenerate.unwrap_or(super::degenerate_ratio(S::EPS));
-        let t = Tables { sites: self.sites, pairs: self.pairs, ld: stride::<S>(self.pairs), j: self.j, recompute: self.recompute, degenerate, nbr: &self.nbr, hop: &self.hop, phi: &self.phi };
+        let t = Tables { sites: self.sites, pairs: self.pairs, ld: stride::<S>(self.pairs), j: self.j, recompute: self.recompute, residual_limit: self.residual_limit, degenerate, nbr: &self.nbr, hop: &self.hop, phi: &self.phi };
         (t, &mut self.chains)
     }
 }
@@ -167,6 +170,7 @@ struct Tables<'a, S> {
     ld: usize,
     j: f64,
     recompute: usize,
+    residual_limit: f64,
     degenerate: f64,
     nbr: &'a [u32],
     hop: &'a [f64],
@@ -209,7 +213,8 @@ fn run_chain<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, equil: usize, sw
         for _ in 0..2 * np {
             step(t, c, &mut s);
         }
-        if t.recompute > 0 && (k + 1) % t.recompute == 0 {
+        let due = t.recompute > 0 && (k + 1) % t.recompute == 0;
+        if due || (t.residual_limit > 0.0 && !(residual_diag(t, c) <= t.residual_limit)) {
             reinvert(t, c, &mut s);
         }
         if k >= equil {
@@ -490,6 +495,27 @@ fn commit_swap<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, a: usize, x: u
         fvec(t, c, y, &mut s.f, &mut s.q);
         update_up(t, c, a, y, &s.f, &mut s.q);
     }
+}
+
+/// The residual check: max_a |(M W)_aa - 1|, M_ab = phi(u_a, d_b), in f64 (the products of S values are exact, and
+/// an f32 sum would round at the level it measures); NaN if W holds one. N_P^2 gathers and products, a kinetic
+/// term's work per electron, against the rebuild's 2 N_P^3 flops. The diagonal sees both ways a W goes wrong: a
+/// rank-1 update whose ratio is off leaves its error in row a of the residual after an up electron's move (entry
+/// (a, a) included) and in every row after a down electron's; rounding errors spread over all entries.
+fn residual_diag<S: Real>(t: &Tables<S>, c: &Chain<S>) -> f64 {
+    let (np, ns, ld) = (t.pairs, t.sites, t.ld);
+    let mut worst = 0.0f64;
+    for a in 0..np {
+        let row = &t.phi[c.up[a] as usize * ns..(c.up[a] as usize + 1) * ns];
+        let d = ((0..np).map(|b| row[c.dn[b] as usize].f64() * c.w[b * ld + a].f64()).sum::<f64>() - 1.0).abs();
+        if !(d <= worst) {
+            worst = d; // NaN stays
+            if d.is_nan() {
+                break;
+            }
+        }
+    }
+    worst
 }
 
 /// Local energy per site.

@@ -35,6 +35,7 @@ struct LatticeParams {
     vec_bytes: i32,
     j: f64,
     degenerate: f64,
+    residual_limit: f64,
     window: i32,
 }
 // SAFETY: plain-old-data with the C layout of the kernel's struct.
@@ -193,7 +194,7 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
         let rng: Vec<u64> = (0..chains as u64).map(|c| Stream::new(seed, c).0).collect();
         let phi: Vec<S> = m.phi.iter().map(|&x| S::of(x)).collect();
         let nbr: Vec<i32> = m.nbr.iter().map(|&x| x as i32).collect();
-        let params = LatticeParams { sites: ns as i32, pairs: np as i32, chains: chains as i32, equil: 0, sweeps: 0, recompute: 0, bfactor: DEFAULT_BFACTOR as i32, ld: row_stride(np) as i32, on_chip: 0, vec_bytes: 0, j: m.j, degenerate: super::degenerate_ratio(S::EPS), window: WINDOW as i32 };
+        let params = LatticeParams { sites: ns as i32, pairs: np as i32, chains: chains as i32, equil: 0, sweeps: 0, recompute: 0, bfactor: DEFAULT_BFACTOR as i32, ld: row_stride(np) as i32, on_chip: 0, vec_bytes: 0, j: m.j, degenerate: super::degenerate_ratio(S::EPS), residual_limit: 0.0, window: WINDOW as i32 };
         let mut e = GpuEnsemble {
             phi: gpu.upload("the pair function", &phi)?,
             nbr: gpu.upload("the neighbour table", &nbr)?,
@@ -248,6 +249,12 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
     /// Sweeps between rebuilds of W from scratch (0: never), as `cpu::Ensemble::recompute`.
     pub fn set_recompute(&mut self, sweeps: usize) {
         self.params.recompute = sweeps.min(i32::MAX as usize) as i32;
+    }
+
+    /// Rebuild W after a sweep whose residual check exceeds `limit` (0: no check), as
+    /// `cpu::Ensemble::residual_limit`.
+    pub fn set_residual_limit(&mut self, limit: f64) {
+        self.params.residual_limit = limit;
     }
 
     /// Threads per row of the down-electron dot products, one of [`BFACTORS`].

@@ -31,7 +31,8 @@
 // shared-memory traffic, the limit, falls LOOK-fold); and the short dot products, a warp per move. The measurement's
 // exchange term goes the same way: the f vectors of LOOK down electrons per pass over W.
 //
-// Recompute: every p.recompute sweeps (0: never) and after a degenerate accepted swap, W is rebuilt from scratch:
+// Recompute: every p.recompute sweeps (0: never), after a sweep whose residual check exceeds p.residual_limit, and
+// after a degenerate accepted swap, W is rebuilt from scratch:
 // M is built in the working buffer (A: f64 in double and mixed, f32 in single) and inverted in place by Gauss-Jordan
 // with partial pivoting (pivots as cpu.rs's gauss_jordan), then narrowed to S in place row by row. Blocked (from
 // 2026-11-28, issue #26): PANEL = 8 pivots at a time, warp 0 factoring the panel's columns alone, then the whole block
@@ -81,6 +82,7 @@ struct LatticeParams {
                    // and reinvert's scratch (gpu.rs vector_bytes)
     double j;
     double degenerate; // both intermediate ratios of an accepted swap below it: rebuild W (mod.rs degenerate_ratio)
+    double residual_limit; // rebuild W after a sweep whose max_a |(M W)_aa - 1| exceeds it (0: no check; cpu.rs)
     int window;        // random outputs a batch draws from (WINDOW; a test makes it small to reach the fallback)
 };
 
@@ -890,7 +892,25 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const int*
             if (tid == 0) { occ[x] = OCC_DN; occ[y] = OCC_UP; which[x] = b; which[y] = a; }
             __syncthreads(); // the new occupation before warp 0 draws the next batch
         }
-        if (p.recompute > 0 && (sweep + 1) % p.recompute == 0) {
+        bool due = p.recompute > 0 && (sweep + 1) % p.recompute == 0;
+        if (!due && p.residual_limit > 0.0) {
+            // The residual check (cpu.rs residual_diag): a thread per up electron, in f64 (products of S values are
+            // exact); any entry past the limit, or NaN, rebuilds. Its own flag: batch[0] is rewritten by warp 0
+            // before the slowest warp would have read it.
+            __shared__ int over;
+            if (tid == 0) over = 0;
+            __syncthreads();
+            for (int a = tid; a < np; a += blockDim.x) {
+                const S* row = phi + (size_t)up[a] * ns;
+                double r = 0.0;
+#pragma unroll 8
+                for (int b = 0; b < np; b++) r += (double)row[dn[b]] * (double)W[b * ld + a];
+                if (!(fabs(r - 1.0) <= p.residual_limit)) over = 1;
+            }
+            __syncthreads();
+            due = over != 0;
+        }
+        if (due) {
             if (tid == 0) tl[TALLY_RECOMPUTES] += 1;
             ch.reinvert(&failed, slice());
         }

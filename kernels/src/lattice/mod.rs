@@ -90,8 +90,8 @@
 //! 380k -> 402k. Double gained the most, so single is 1.18x / 1.22x double and mixed 0.97x / 0.83x; the rebuild (28%
 //! of single's time at L = 15, 43% of mixed's) is what the precisions still pay.
 //!
-//! Rebuild interval of single and mixed (`default_recompute`, from 2026-11-27; until then every sweep): every 3
-//! sweeps up to 37 pairs (L <= 9), every sweep above. Measured on the CPU (this machine; accuracy does not depend on
+//! Rebuild interval of single and mixed (`default_recompute`, from 2026-11-27 to 2026-12-02; until then every sweep;
+//! since then the residual check below up to L = 9): every 3 sweeps up to 37 pairs (L <= 9), every sweep above. Measured on the CPU (this machine; accuracy does not depend on
 //! it) by kernels' ignored tests `drift_table` and `interval_table` (their doc comments give the command lines):
 //! f32 chains (64, seed 21) rebuilt for 5 sweeps, then in cycles of sweeps without a rebuild, sampled after each
 //! (s = sweeps since the rebuild; 384 samples a cell at L = 5, 9, 11, 256 at L = 15, 1536 for s <= 2 at L = 15). W
@@ -127,8 +127,35 @@
 //! its strict inverse check (err x rcond below eps_f32), and it removes two thirds of the rebuilds (longer intervals
 //! save at most a sixth of one more). At L = 11 one sweep of drift already makes energy errors above 1e-2, and at L =
 //! 15 wrong inverses: every sweep there (untested sizes in between take it too). Kernels' test
-//! `default_recompute_interval_keeps_w_at_the_f32_level` fails if the L = 9 interval leaves the f32 level (an interval
+//! `default_recompute_interval_keeps_w_at_the_f32_level` failed if the L = 9 interval left the f32 level (an interval
 //! of 4 or more).
+//!
+//! Residual check (`residual_limit`, `default_residual_limit`, from 2026-12-02): after each sweep a chain computes
+//! max_a |(M W)_aa - 1| (cpu.rs `residual_diag`; N_P^2 gathers and products in f64, a kinetic term's work per
+//! electron) and rebuilds W when it exceeds the limit or is NaN. The diagonal sees a rank-1 update whose ratio was
+//! off (in row a of the residual after an up electron's move, every row after a down electron's) and the rounding of
+//! all the updates. Measured on the CPU (kernels' ignored tests `check_table` and `residual_table`, the command lines
+//! in their docs), the check's value after s sweeps of f32 updates since a rebuild (64 chains x 4 cycles):
+//!
+//! | L | s = 0 | s = 1 | s = 6 | 0.99 quantile, s = 1..6 | largest |
+//! |---|---|---|---|---|---|
+//! | 9 single | 2e-5 | 5e-4 | 1.7e-3 | 1.1e-2 | 4.3e-2 |
+//! | 9 mixed | 2e-6 | 5e-4 | 1.6e-3 | 1.0e-2 | 3.0e-2 |
+//! | 15 single | 2e-4 | 1.4e-2 | 4.7e-2 (s = 6 of 32 chains) | 0.21 | 1.4 |
+//! | 15 mixed | 8e-6 | 1.2e-2 | 4.8e-2 (idem) | 0.29 | 8.3 |
+//!
+//! At L = 15 the check's value after one sweep is already near 1e-2 (M's rcond ~ 1e-6 makes f32's residual eps_f32
+//! / rcond), and the measurements with energy errors above 1e-2 had values from 0.07 to 8: no limit separates them
+//! from the normal drift. In the energy against double from the same starts (2048 chains, 10 + 60 sweeps; double's
+//! error bar 7.8e-5), the limits 0.03, 0.05, 0.1, 0.2 rebuilt 34%, 23%, 13%, 6% of chain sweeps but widened the
+//! error bar in one precision or both, up to 1.9e-4 (outlier chains), as did limits with a rebuild every 3 or 4
+//! sweeps besides (up to 9.9e-4); every 2 sweeps with 0.1 kept it (8.4e-5) but rebuilt 53%. So L = 15 keeps a
+//! rebuild every sweep. At L = 9 the limit 0.05 rebuilt 0.1% of chain sweeps and gave double's energy with double's
+//! error bar: 2048 chains, 10 + 400 sweeps, double -0.505807 +- 4.4e-5, single -0.505813 +- 4.4e-5 (z -0.10), mixed
+//! -0.505808 +- 4.4e-5 (z -0.03); a rebuild every sweep z 1.04 and 1.47; the limit 0.01 rebuilt 2.4% (z 0.20, -0.99).
+//! So single and mixed up to 37 pairs rebuild on the check alone (`CHECKED_MAX_PAIRS`), every sweep above. Kernels'
+//! test `default_rebuild_policy_checks_the_residual_up_to_l9` fails if the check misses a W gone wrong, rebuilds
+//! normal drift, or moves the energy or its error bar.
 //!
 //! What the interval buys on the CPU (kernels' ignored test `cpu_rate_table`: best of 4 x 40 runs of 6 sweeps with a
 //! measurement, 4 chains on one thread, 8 on two; this suite's 2-core development machine, shared with other builds,
@@ -407,24 +434,29 @@ pub fn degenerate_ratio(eps: f64) -> f64 {
     }
 }
 
-/// Pairs up to which single and mixed rebuild W every `RECOMPUTE_SHORT` sweeps by default (L <= 9: 37 pairs at the
-/// default doping), one sweep above (see the module docs' drift table).
-pub const RECOMPUTE_SHORT_MAX_PAIRS: usize = 37;
-/// The rebuild interval of single and mixed up to `RECOMPUTE_SHORT_MAX_PAIRS`: W then serves the measurements of at
-/// most two sweeps of f32 updates after a rebuild, where it stays the inverse of a matrix within eps_f32 of M (median
-/// err x rcond below eps_f32; module docs); it also divides the mini-app's validation run (1 + 2 sweeps), so that run
-/// ends on a rebuild and its strict inverse check applies.
-pub const RECOMPUTE_SHORT: usize = 3;
+/// Pairs up to which single and mixed rebuild W only when the residual check asks (`RESIDUAL_LIMIT`; L <= 9: 37
+/// pairs at the default doping); above, every sweep (see the module docs' drift and residual tables).
+pub const CHECKED_MAX_PAIRS: usize = 37;
+/// The residual check's limit: after a sweep whose max_a |(M W)_aa - 1| exceeds it, W is rebuilt before the
+/// measurement (cpu.rs `residual_diag`, lattice.cu the same). At L = 9 the check's value stays near 1e-3 for tens of
+/// sweeps of f32 updates (0.99 quantile 1e-2 over the first 6, largest 4e-2): the limit lets that drift run, which
+/// left the energy where a rebuild every sweep puts it (module docs), and catches a W gone wrong (0.3 and more).
+pub const RESIDUAL_LIMIT: f64 = 0.05;
 
 /// Default sweeps between rebuilds of W from scratch (0: never) for `pairs` pairs: never in double (storage in
-/// f64: `double`), `RECOMPUTE_SHORT` in single and mixed up to `RECOMPUTE_SHORT_MAX_PAIRS` pairs, else every sweep.
+/// f64: `double`) and in single and mixed up to `CHECKED_MAX_PAIRS` (they rebuild on the residual check), else
+/// every sweep.
 pub fn default_recompute(pairs: usize, double: bool) -> usize {
-    if double {
-        0
-    } else if pairs <= RECOMPUTE_SHORT_MAX_PAIRS {
-        RECOMPUTE_SHORT
+    usize::from(!double && pairs > CHECKED_MAX_PAIRS)
+}
+
+/// Default residual limit (0: no check) for `pairs` pairs: `RESIDUAL_LIMIT` in single and mixed up to
+/// `CHECKED_MAX_PAIRS`, else none (double drifts by 1e-13; above, the rebuild every sweep).
+pub fn default_residual_limit(pairs: usize, double: bool) -> f64 {
+    if !double && pairs <= CHECKED_MAX_PAIRS {
+        RESIDUAL_LIMIT
     } else {
-        1
+        0.0
     }
 }
 
