@@ -155,7 +155,10 @@
 //! -0.505808 +- 4.4e-5 (z -0.03); a rebuild every sweep z 1.04 and 1.47; the limit 0.01 rebuilt 2.4% (z 0.20, -0.99).
 //! So single and mixed up to 37 pairs rebuild on the check alone (`CHECKED_MAX_PAIRS`), every sweep above. Kernels'
 //! test `default_rebuild_policy_checks_the_residual_up_to_l9` fails if the check misses a W gone wrong, rebuilds
-//! normal drift, or moves the energy or its error bar.
+//! normal drift, or moves the energy or its error bar. On the H200 (gpu-host.sh stage lattice-ab, 2048 chains, L = 9,
+//! interleaved against every 3 sweeps, means of two runs each): single 4.02M -> 4.73M chain sweeps/s, mixed 3.23M ->
+//! 4.14M, double 3.41M either way: single 1.39x double, mixed 1.22x (1.18x and 0.95x before). L = 15 is unchanged
+//! (single 1.23x, mixed 0.83x): there the rebuild every sweep is still what the precisions pay.
 //!
 //! What the interval buys on the CPU (kernels' ignored test `cpu_rate_table`: best of 4 x 40 runs of 6 sweeps with a
 //! measurement, 4 chains on one thread, 8 on two; this suite's 2-core development machine, shared with other builds,
