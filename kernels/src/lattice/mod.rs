@@ -149,8 +149,10 @@
 //! from the normal drift. In the energy against double from the same starts (2048 chains, 10 + 60 sweeps; double's
 //! error bar 7.8e-5), the limits 0.03, 0.05, 0.1, 0.2 rebuilt 34%, 23%, 13%, 6% of chain sweeps but widened the
 //! error bar in one precision or both, up to 1.9e-4 (outlier chains), as did limits with a rebuild every 3 or 4
-//! sweeps besides (up to 9.9e-4); every 2 sweeps with 0.1 kept it (8.4e-5) but rebuilt 53%. So L = 15 keeps a
-//! rebuild every sweep. At L = 9 the limit 0.05 rebuilt 0.1% of chain sweeps and gave double's energy with double's
+//! sweeps besides (up to 9.9e-4); every 2 sweeps with 0.1 kept it (8.4e-5) but rebuilt 53%. Nor do the outliers
+//! come only from updates that divide by a small ratio: a rebuild after any sweep with such an update (tried on the
+//! CPU, not kept) widened the error bar at ratios below 0.1 (18% of chain sweeps rebuilt; mixed 9.5e-4) and kept it
+//! only at 0.3 (78% rebuilt). So L = 15 keeps a rebuild every sweep. At L = 9 the limit 0.05 rebuilt 0.1% of chain sweeps and gave double's energy with double's
 //! error bar: 2048 chains, 10 + 400 sweeps, double -0.505807 +- 4.4e-5, single -0.505813 +- 4.4e-5 (z -0.10), mixed
 //! -0.505808 +- 4.4e-5 (z -0.03); a rebuild every sweep z 1.04 and 1.47; the limit 0.01 rebuilt 2.4% (z 0.20, -0.99).
 //! So single and mixed up to 37 pairs rebuild on the check alone (`CHECKED_MAX_PAIRS`), every sweep above. Kernels'
