@@ -255,8 +255,13 @@ type Starts = Vec<(Config, Vec<f64>)>;
 
 /// Starts (seed 21) of `chains` chains and the energy of the fast f64 code from them (stream seed 8).
 fn double_run(m: &Model, chains: usize, equil: usize, sweeps: usize) -> (Starts, (f64, f64)) {
-    let starts = initial_states(m, 21, chains).unwrap();
-    let mut d = cpu::Ensemble::<f64>::new(m, &starts, 8);
+    double_run_seeded(m, chains, equil, sweeps, 0)
+}
+
+/// `double_run` from starts of seed 21 + k and streams of seed 8 + k.
+fn double_run_seeded(m: &Model, chains: usize, equil: usize, sweeps: usize, k: u64) -> (Starts, (f64, f64)) {
+    let starts = initial_states(m, 21 + k, chains).unwrap();
+    let mut d = cpu::Ensemble::<f64>::new(m, &starts, 8 + k);
     d.run::<f64>(equil, sweeps);
     let e = energy_stats(&d);
     (starts, e)
@@ -645,7 +650,7 @@ fn interval_table() {
 /// (`residual_limit`) instead of every k sweeps, and the rebuilds per chain sweep:
 /// `cargo test --release -p kernels --lib lattice::tests::residual_table -- --ignored --nocapture`
 /// (LATTICE_INTERVAL="L,chains,equil,sweeps;..." as `interval_table`; LATTICE_SETTINGS="k:limit,..." the rebuild
-/// interval and the residual limit of each row, 0 for none).
+/// interval and the residual limit of each row, 0 for none; LATTICE_SEEDS=n: each case from n seeds, `double_run_seeded`).
 #[test]
 #[ignore]
 fn residual_table() {
@@ -659,21 +664,24 @@ fn residual_table() {
         let v: Vec<usize> = case.split(',').map(|x| x.trim().parse().unwrap()).collect();
         let (l, chains, equil, sweeps) = (v[0], v[1], v[2], v[3]);
         let m = Model::new(l, Params::default()).unwrap();
-        let (starts, (ed, sd)) = double_run(&m, chains, equil, sweeps);
-        println!("L = {l}, {chains} chains, {equil} + {sweeps} sweeps: double {ed:.6} +- {sd:.1e}");
-        println!("| rebuild | single | rebuilds a sweep | mixed | rebuilds a sweep |");
-        for &(k, limit) in &settings {
-            let mut row = format!("| every {k}, residual > {limit} |");
-            for mixed in [false, true] {
-                let mut e = cpu::Ensemble::<f32>::new(&m, &starts, 8);
-                e.recompute = k;
-                e.residual_limit = limit;
-                if mixed { e.run::<f64>(equil, sweeps) } else { e.run::<f32>(equil, sweeps) }
-                let (ef, sf) = energy_stats(&e);
-                let rebuilds = e.chains.iter().map(|c| c.tally[tally::RECOMPUTES]).sum::<f64>() / (chains * (equil + sweeps)) as f64;
-                row += &format!(" {ef:.6} +- {sf:.1e} (z {:.2}) | {rebuilds:.3} |", (ef - ed) / (sf * sf + sd * sd).sqrt());
+        let seeds: u64 = std::env::var("LATTICE_SEEDS").ok().and_then(|x| x.parse().ok()).unwrap_or(1);
+        for seed in 0..seeds {
+            let (starts, (ed, sd)) = double_run_seeded(&m, chains, equil, sweeps, seed);
+            println!("L = {l}, {chains} chains, {equil} + {sweeps} sweeps, seed {seed}: double {ed:.6} +- {sd:.1e}");
+            println!("| rebuild | single | rebuilds a sweep | mixed | rebuilds a sweep |");
+            for &(k, limit) in &settings {
+                let mut row = format!("| every {k}, residual > {limit} |");
+                for mixed in [false, true] {
+                    let mut e = cpu::Ensemble::<f32>::new(&m, &starts, 8 + seed);
+                    e.recompute = k;
+                    e.residual_limit = limit;
+                    if mixed { e.run::<f64>(equil, sweeps) } else { e.run::<f32>(equil, sweeps) }
+                    let (ef, sf) = energy_stats(&e);
+                    let rebuilds = e.chains.iter().map(|c| c.tally[tally::RECOMPUTES]).sum::<f64>() / (chains * (equil + sweeps)) as f64;
+                    row += &format!(" {ef:.6} +- {sf:.1e} (z {:.2}) | {rebuilds:.3} |", (ef - ed) / (sf * sf + sd * sd).sqrt());
+                }
+                println!("{row}");
             }
-            println!("{row}");
         }
     }
 }
