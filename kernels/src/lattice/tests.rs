@@ -599,12 +599,12 @@ fn check_table() {
             let col = |k: usize| row.iter().map(|x| x[k]).collect::<Vec<f64>>();
             println!("  s = {s}: diag {:.1e} / {:.1e}, full {:.1e} / {:.1e}, |dE| max {:.1e}", quantile(col(5), 0.5), quantile(col(5), 1.0), quantile(col(6), 0.5), quantile(col(6), 1.0), quantile(col(2).iter().map(|x| x.abs()).collect(), 1.0));
         }
-        println!("| tau | s | rebuilt | passed: err x rcond / eps max | abs dE max | P(abs dE > 1e-3) |");
         let all: Vec<&[f64; 7]> = rows.iter().skip(1).flatten().collect();
         let mut bad: Vec<(f64, f64)> = all.iter().filter(|x| x[2].abs() > 3e-3).map(|x| (x[2].abs(), x[5])).collect();
         bad.sort_by(|a, b| b.0.total_cmp(&a.0));
         println!("  s >= 1, {} samples: |dE| > 3e-3 (|dE|, diag): {:?}", all.len(), bad.iter().take(20).map(|(e, d)| format!("{e:.1e} {d:.1e}")).collect::<Vec<_>>());
         println!("  diag quantiles at s >= 1: 0.5 {:.1e} 0.9 {:.1e} 0.99 {:.1e} max {:.1e}", quantile(all.iter().map(|x| x[5]).collect(), 0.5), quantile(all.iter().map(|x| x[5]).collect(), 0.9), quantile(all.iter().map(|x| x[5]).collect(), 0.99), quantile(all.iter().map(|x| x[5]).collect(), 1.0));
+        println!("| tau | s | rebuilt | passed: err x rcond / eps max | abs dE max | P(abs dE > 1e-3) |");
         for tau in [1e-2, 3e-2, 1e-1, 3e-1, 1.0] {
             for (s, row) in rows.iter().enumerate() {
                 let pass: Vec<&[f64; 7]> = row.iter().filter(|x| x[5] <= tau).collect();
@@ -650,7 +650,8 @@ fn interval_table() {
 /// (`residual_limit`) instead of every k sweeps, and the rebuilds per chain sweep:
 /// `cargo test --release -p kernels --lib lattice::tests::residual_table -- --ignored --nocapture`
 /// (LATTICE_INTERVAL="L,chains,equil,sweeps;..." as `interval_table`; LATTICE_SETTINGS="k:limit,..." the rebuild
-/// interval and the residual limit of each row, 0 for none; LATTICE_SEEDS=n: each case from n seeds, `double_run_seeded`).
+/// interval and the residual limit of each row, 0 for none; LATTICE_SEEDS=n: each case from n seeds,
+/// `double_run_seeded`).
 #[test]
 #[ignore]
 fn residual_table() {
