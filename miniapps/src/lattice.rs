@@ -404,7 +404,7 @@ fn cpu_tallies<S: Real>(e: &Ensemble<S>) -> Vec<[f64; tally::LEN]> {
 }
 
 fn cpu_results<S: Real>(e: &Ensemble<S>, chains: &[usize]) -> Vec<ChainResult> {
-    chains.iter().map(|&i| &e.chains[i]).map(|c| ChainResult { config: c.config(), w: c.w.iter().map(|x| x.f64()).collect(), tally: c.tally, cond_max: f64::NAN, growth_max: f64::NAN }).collect()
+    chains.iter().map(|&i| e.chains[i].result()).collect()
 }
 
 /// Repetitions of the one-core `mode=serial` baseline, at least (up to `--reps`, 10 by default): the thesis tables'

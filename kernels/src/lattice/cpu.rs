@@ -817,6 +817,11 @@ impl<S: Real> Chain<S> {
     pub fn config(&self) -> Config {
         Config { up: self.up.clone(), dn: self.dn.clone() }
     }
+
+    /// The chain as a fast variant reports it (W in f64; no condition or growth: those the reference computes).
+    pub fn result(&self) -> super::ChainResult {
+        super::ChainResult { config: self.config(), w: self.w.iter().map(|x| x.f64()).collect(), tally: self.tally, cond_max: f64::NAN, growth_max: f64::NAN }
+    }
 }
 
 impl<S: Real> Ensemble<S> {

@@ -742,17 +742,15 @@ fn default_rebuild_policy_checks_the_residual_up_to_l9() {
     assert_eq!(default_residual_limit(38, false), 0.0);
     let m = Model::new(9, Params::default()).unwrap();
     assert!(m.pairs <= CHECKED_MAX_PAIRS);
-    let mr = &m;
-    let cpu_run = |mixed: bool| {
-        move |starts: &Starts, limit: f64| {
-            let mut e = cpu::Ensemble::<f32>::new(mr, starts, 8);
-            e.residual_limit = limit;
-            if mixed { e.run::<f64>(1, 0) } else { e.run::<f32>(1, 0) }
-            e.chains.iter().map(|c| ChainResult { config: c.config(), w: c.w.iter().map(|x| x.f64()).collect(), tally: c.tally, cond_max: f64::NAN, growth_max: f64::NAN }).collect::<Vec<_>>()
-        }
-    };
-    wrong_w_is_rebuilt(&m, cpu_run(false), "cpu single");
-    wrong_w_is_rebuilt(&m, cpu_run(true), "cpu mixed");
+    /// One sweep of f32 chains (arithmetic A) with the residual check at `limit`, every chain's result.
+    fn one_sweep<A: Real>(m: &Model, starts: &Starts, limit: f64) -> Vec<ChainResult> {
+        let mut e = cpu::Ensemble::<f32>::new(m, starts, 8);
+        e.residual_limit = limit;
+        e.run::<A>(1, 0);
+        e.chains.iter().map(|c| c.result()).collect()
+    }
+    wrong_w_is_rebuilt(&m, |s, limit| one_sweep::<f32>(&m, s, limit), "cpu single");
+    wrong_w_is_rebuilt(&m, |s, limit| one_sweep::<f64>(&m, s, limit), "cpu mixed");
     let (chains, equil, sweeps) = (512, 10, 40);
     let (starts, (ed, sd)) = double_run(&m, chains, equil, sweeps);
     for mixed in [false, true] {
@@ -772,20 +770,16 @@ fn default_rebuild_policy_checks_the_residual_up_to_l9() {
 #[test]
 fn gpu_residual_check_rebuilds_a_wrong_w_when_present() {
     let Some(gpu) = crate::gpu::for_test() else { return };
+    /// One sweep of f32 chains (arithmetic A) on the GPU with the residual check at `limit`, every chain's result.
+    fn one_sweep<A: Real>(gpu: &std::sync::Arc<crate::gpu::Gpu>, m: &Model, starts: &Starts, limit: f64) -> Vec<ChainResult> {
+        let mut g = gpu::GpuEnsemble::<f32, A>::new(gpu, m, starts, 8).unwrap();
+        g.set_residual_limit(limit);
+        g.run(1, 0).unwrap();
+        g.results(&(0..starts.len()).collect::<Vec<_>>()).unwrap()
+    }
     let m = Model::new(9, Params::default()).unwrap();
-    let all = [0, 1, 2, 3];
-    wrong_w_is_rebuilt(&m, |starts, limit| {
-        let mut g = gpu::GpuEnsemble::<f32, f32>::new(&gpu, &m, starts, 8).unwrap();
-        g.set_residual_limit(limit);
-        g.run(1, 0).unwrap();
-        g.results(&all).unwrap()
-    }, "gpu single");
-    wrong_w_is_rebuilt(&m, |starts, limit| {
-        let mut g = gpu::GpuEnsemble::<f32, f64>::new(&gpu, &m, starts, 8).unwrap();
-        g.set_residual_limit(limit);
-        g.run(1, 0).unwrap();
-        g.results(&all).unwrap()
-    }, "gpu mixed");
+    wrong_w_is_rebuilt(&m, |s, limit| one_sweep::<f32>(&gpu, &m, s, limit), "gpu single");
+    wrong_w_is_rebuilt(&m, |s, limit| one_sweep::<f64>(&gpu, &m, s, limit), "gpu mixed");
 }
 
 /// CPU chain sweeps/s of the module docs' table (not a test of speed: it prints, and asserts nothing):
