@@ -26,6 +26,13 @@
 //!   recomputes 3 to 20 after a few sweeps), otherwise below 3e4 per sweep since the last recompute (the drift of
 //!   the updates; `inverse_tolerance` says where the rate comes from; a chain that rebuilds on the residual check
 //!   is held to the bound of no rebuild). Double is held to the same drift bound.
+//! - every precision, over all chains and every measurement (validation and timed runs, from 2026-12-02): `error
+//!   bar converged (kurtosis of chain means)` below `kernels::lattice::KURTOSIS_MAX` (33), where the error bar's own
+//!   uncertainty is four times that of normal chain means; left out below 36 chains, where it could not fail. The
+//!   energy check sees only the validation chains: an f32 chain at L = 15 that accepts a move to a configuration
+//!   near a node of Psi (rcond 2e-10, local energy +37 against -0.5; its f32 ratio was far off) holds most of the
+//!   variance of the chain means and passed every other check by the wider error bar it made. Extras
+//!   `chain_kurtosis` and `farthest_chain` say which chain.
 //!
 //! Recompute (`--recompute N`, `--residual-limit X`): W is rebuilt from scratch every N sweeps (0: never) and after
 //! a sweep whose residual check (max_a |(M W)_aa - 1|) exceeds X (0: no check), right before the sweep's
@@ -338,6 +345,20 @@ fn inverse_tolerance(p: Precision, sweeps: usize) -> f64 {
     p.eps() * if sweeps == 0 { 1.0 } else { 3e4 * sweeps as f64 }
 }
 
+/// The validation's checks and, over every measurement of all chains (validation and timed runs), `error bar
+/// converged`: the kurtosis of the chain means below `lat::KURTOSIS_MAX` (`lat::chain_kurtosis` says why). The
+/// energy check compares only the validation chains; a chain that leaves the distribution in a timed run would
+/// otherwise pass unseen, its share in the mean covered by the wider error bar it makes. The kurtosis of n values is
+/// at most n - 3 + 3 / n (one value apart, the rest equal), so below 36 chains the check could not fail and is left
+/// out.
+fn with_outliers(mut chk: Vec<Check>, t: &[[f64; tally::LEN]]) -> Vec<Check> {
+    let measured = t.iter().filter(|x| x[tally::MEASUREMENTS] > 0.0).count() as f64;
+    if measured - 3.0 + 3.0 / measured > lat::KURTOSIS_MAX {
+        chk.push(Check { quantity: "error bar converged (kurtosis of chain means)".into(), error: lat::chain_kurtosis(t).0, tolerance: lat::KURTOSIS_MAX, compared: measured as usize });
+    }
+    chk
+}
+
 /// Energy mean and error bar over chains (chain means as independent samples).
 fn energy_stats(t: &[[f64; tally::LEN]]) -> (f64, f64) {
     let means: Vec<f64> = t.iter().filter(|x| x[tally::MEASUREMENTS] > 0.0).map(|x| x[tally::E_SUM] / x[tally::MEASUREMENTS]).collect();
@@ -347,8 +368,9 @@ fn energy_stats(t: &[[f64; tally::LEN]]) -> (f64, f64) {
     (mean, (var / n).sqrt())
 }
 
-/// Extras every timed record carries: sweeps/s, the thesis-run estimate, acceptance, the energy, the recompute
-/// interval and the validation chains that left the reference path.
+/// Extras every timed record carries: sweeps/s, the thesis-run estimate, acceptance, the energy, the kurtosis of
+/// the chain means (with the chain farthest out), the recompute interval and the validation chains that left the
+/// reference path.
 fn extras(r: &mut Runner, c: &Ctx, t: &[[f64; tally::LEN]], diverged: f64) {
     let rec = r.records.last().expect("a record was just made");
     let sweeps_per_s = (c.a.equil + c.a.sweeps) as f64 / rec.time.median;
@@ -364,6 +386,9 @@ fn extras(r: &mut Runner, c: &Ctx, t: &[[f64; tally::LEN]], diverged: f64) {
     r.extra("residual_limit", residual_limit(c.a, c.p, c.m));
     r.extra("recomputes", sum(tally::RECOMPUTES));
     r.extra("diverged_chains", diverged);
+    let (kurtosis, farthest) = lat::chain_kurtosis(t);
+    r.extra("chain_kurtosis", kurtosis);
+    r.extra("farthest_chain", farthest as f64);
     r.extra("checked_chains", c.checked.len() as f64);
     if let Some(x) = c.exact {
         r.extra("exact_energy_per_site", x);
@@ -444,6 +469,7 @@ fn variants<S: Real, A: Real>(r: &mut Runner, c: &Ctx) -> Result<()> {
             let after = cpu_tallies(&e);
             let done = diff(&after, &before);
             let runs = (r.args.warmup + r.last_reps()) as f64;
+            let chk = with_outliers(chk, &after);
             r.record(&case(m, c.chains, c.p, mode), Variant::Cpu, t, work(m, c.chains, sweeps, es, &done, runs), &chk)?;
             if mode == "serial" {
                 if let Some(rec) = r.records.last_mut() {
@@ -521,6 +547,7 @@ fn variants<S: Real, A: Real>(r: &mut Runner, c: &Ctx) -> Result<()> {
                 kase = kase.param("rebuild", at);
             }
             let done = diff(&after, &before);
+            let chk = with_outliers(chk, &after);
             r.record(&kase, Variant::Gpu, t, work(m, c.chains, sweeps, es, &done, runs), &chk)?;
             extras(r, c, &after, diverged);
             if !r.args.no_ceilings {
@@ -565,6 +592,23 @@ mod tests {
         assert!(passes(&s, None));
         assert!(!passes(&s, Some(9)));
         assert!(passes(&old, Some(9)));
+    }
+
+    #[test]
+    fn a_chain_off_the_distribution_fails_the_record() {
+        let m = Model::new(5, Params::default()).unwrap();
+        let mut e = Ensemble::<f64>::new(&m, &lat::initial_states(&m, 2, 128).unwrap(), 2);
+        e.run::<f64>(1, 6);
+        let mut t = cpu_tallies(&e);
+        let outliers = |t: &[[f64; tally::LEN]]| with_outliers(vec![], t).pop().expect("128 chains are more than the limit");
+        let ok = outliers(&t);
+        assert!(ok.passed() && ok.compared == 128, "{ok:?}");
+        // one measurement of +36 in chain 127 (a near-node configuration an f32 chain accepted at L = 15)
+        t[127][tally::E_SUM] += 36.0;
+        assert!(!outliers(&t).passed());
+        // 35 chains: the kurtosis cannot pass 33, no check; 40 with the outlier fail
+        assert!(with_outliers(vec![], &t[93..]).is_empty());
+        assert!(!with_outliers(vec![], &t[88..]).pop().unwrap().passed());
     }
 
     #[test]

@@ -56,3 +56,24 @@ fn tiny_run_passes_and_writes_records() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn records_of_enough_chains_check_that_their_error_bar_converged() {
+    let dir = std::env::temp_dir().join(format!("lattice-cli-kurtosis-{}", std::process::id()));
+    let out = lattice(&[
+        "--lattice", "5", "--chains", "40", "--sweeps", "4", "--equil", "1", "--reps", "1", "--warmup", "0",
+        "--precision", "double", "--serial-max-chains", "0", "--check-chains", "2", "--out", dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = std::fs::read_to_string(dir.join("lattice.jsonl")).unwrap();
+    let recs: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let cpu: Vec<&serde_json::Value> = recs.iter().filter(|r| r["variant"] == "cpu").collect();
+    assert_eq!(cpu.len(), 1);
+    let checks = cpu[0]["validation"]["checks"].as_array().unwrap();
+    let conv = checks.iter().find(|c| c["quantity"] == "error bar converged (kurtosis of chain means)").expect("the check");
+    assert_eq!((conv["passed"].as_bool(), conv["compared"].as_u64()), (Some(true), Some(40)), "{conv}");
+    let k = cpu[0]["extra"]["chain_kurtosis"].as_f64().unwrap();
+    assert!(k > 1.0 && k < kernels::lattice::KURTOSIS_MAX, "{k}");
+    assert!(cpu[0]["extra"]["farthest_chain"].as_f64().unwrap() < 40.0);
+    std::fs::remove_dir_all(&dir).ok();
+}
