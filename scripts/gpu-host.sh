@@ -34,6 +34,7 @@
 #   serial-baseline  how far the one-core baseline moves from run to run: six runs of the lattice's serial L = 15
 #               case (repetitions spread over about 6 s), with the host's steal time around each (not imported)
 #   gas-scaling  the electron gas's DMC (162, 294 electrons) over 1..G GPUs, weak and strong, threads and MPI
+#   lattice-seeds  how often a lattice chain at L = 15 leaves the distribution (the error-bar check), seeds 1-3 (#26)
 #   lattice-registers  the lattice GPU kernel at register caps 128, 80 and 64, L = 9 and 15, each precision (#26)
 #   lattice-tune  the lattice GPU kernel's threads per chain, blocking factor and chain count (issue #26)
 #   lattice-rebuild  the lattice GPU kernel's rebuild in shared memory over W, or partly in device memory with W on
@@ -343,6 +344,18 @@ for stage in "$@"; do
             "$NCU" --import "$rep.ncu-rep" --page details 2>&1 | grep -v "^==PROF==" | head -900
             "$NCU" --import "$rep.ncu-rep" --page source --print-source sass --csv 2>/dev/null | gzip > "$OUT/lattice-sass-L$L.csv.gz"
             ls -l "$OUT/lattice-sass-L$L.csv.gz"
+        done
+        ;;
+    lattice-seeds)
+        # issue #26: how often a chain at L = 15 leaves the distribution (every record's `error bar converged` check,
+        # extra chain_kurtosis) at seeds beside the suite's: 2048 chains, GPU and all CPU cores, seeds 1 to 3, into a
+        # folder never imported; one line a record: seed, variant, precision, kurtosis, validation status
+        L=/tmp/qmc-lattice-seeds
+        rm -rf "$L"
+        for s in 1 2 3; do
+            RUN_OUT=$L/$s run run lattice --lattice 15 --chains 2048 --sweeps 6 --equil 3 --max-reps 3 --variants cpu,gpu --seed $s
+            sed -E 's/.*"variant":"([a-z-]+)","precision":"([a-z]+)".*"status":"([a-z]+)".*"chain_kurtosis":([0-9.e+-]+).*/  seed '$s' \1 \2 kurtosis \4 \3/' \
+                "$L/$s/lattice.jsonl" | grep "^  seed" || true
         done
         ;;
     lattice-precision)
