@@ -943,9 +943,10 @@ fn outlier_table() {
                 let med = quantile(means.clone(), 0.5);
                 let mad = 1.4826 * quantile(means.iter().map(|x| (x - med).abs()).collect(), 0.5);
                 let (kurt, chain) = chain_kurtosis(&t);
+                let rebuilds = t.iter().map(|t| t[tally::RECOMPUTES]).sum::<f64>() / (chains * (equil + sweeps)) as f64;
                 worst[k] = worst[k].max(kurt);
                 if seeds <= 8 {
-                    println!("L {l}, {chains} chains, {equil} + {sweeps} sweeps, seed {seed}, {name}: {mean:.6} +- {err:.1e} (robust {:.1e}); kurtosis {kurt:.1} (farthest chain {chain})",
+                    println!("L {l}, {chains} chains, {equil} + {sweeps} sweeps, seed {seed}, {name}: {mean:.6} +- {err:.1e} (robust {:.1e}); kurtosis {kurt:.1} (farthest chain {chain}), rebuilds a chain sweep {rebuilds:.3}",
                         mad / (chains as f64).sqrt());
                 }
             }
