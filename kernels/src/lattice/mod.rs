@@ -171,16 +171,15 @@
 //!
 //! How an f32 chain leaves the distribution, and the check that sees it (2026-12-02). Kernels' ignored test
 //! `outlier_trace` follows the farthest single chain of the seed above (chain 607): for 65 sweeps its measured energy
-//! matches the exact local energy of its configuration to 3e-5 (rcond 1.8e-6 to 1.8e-5); in sweep 66 it accepts a move
-//! to a configuration of rcond 1.9e-10, a near node of Psi, whose exact local energy is +36.8 (-0.5 typical; its f32
-//! measurement +86.8), and leaves it the next sweep. The move's f32 ratio was far off: a configuration that close to a
-//! node has |det M'| ~ 1e-5 of its neighbours', so double takes such a move about |R|^2 ~ 1e-10 of the times it is
-//! proposed, and in 369k double measurements at L = 15 (the table) no chain mean left the distribution. That one
-//! measurement among the chain's 60 holds most of the variance of 2048 chain means: the mean moved by 5.9e-4 from
-//! double's (8 of double's error bars) while the error bar widened ninefold, z 0.8. The check (`chain_kurtosis`,
-//! `KURTOSIS_MAX`; the mini-app's `error bar converged` over all chains and measurements) takes the kurtosis of the
-//! chain means, which tends to n x that chain's share of the variance squared. Kernels' ignored test `outlier_table` at
-//! L = 15, 2048 chains:
+//! matches the exact local energy of its configuration to 3e-5 (rcond 1.8e-6 to 1.8e-5); after sweep 66 its
+//! configuration has rcond 1.9e-10, near a node of Psi, and an exact local energy of +36.8 (-0.5 typical; its f32
+//! measurement +86.8), and the next sweep leaves it. Double samples configurations with weight |det M|^2, and in 369k
+//! double measurements at L = 15 (the table) no chain mean left the distribution; which of that sweep's 23 accepted f32
+//! moves took the chain there, and on what ratio, is not traced (below). That one measurement among the chain's 60
+//! holds most of the variance of 2048 chain means: the mean moved by 5.9e-4 from double's (8 of double's error bars)
+//! while the error bar widened ninefold, z 0.8. The check (`chain_kurtosis`, `KURTOSIS_MAX`; the mini-app's `error bar
+//! converged` over all chains and measurements) takes the kurtosis of the chain means, which tends to n x that chain's
+//! share of the variance squared. Kernels' ignored test `outlier_table` at L = 15, 2048 chains:
 //!
 //! | sweeps | seed | double | single | mixed |
 //! |---|---|---|---|---|
