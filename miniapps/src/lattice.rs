@@ -301,7 +301,7 @@ fn checks<S: Real>(c: &Ctx, fast: &[ChainResult]) -> (Vec<Check>, f64) {
         out.push(energy);
     } else {
         let tallies = |x: &[ChainResult]| x.iter().map(|r| r.tally).collect::<Vec<_>>();
-        let ((e, s), (er, sr)) = (energy_stats(&tallies(&fast[..n])), energy_stats(&tallies(c.refs)));
+        let ((e, s), (er, sr)) = (lat::energy_over_chains(&tallies(&fast[..n])), lat::energy_over_chains(&tallies(c.refs)));
         let z = (e - er).abs() / (s * s + sr * sr).sqrt();
         out.push(Check { quantity: "energy (error bars)".into(), error: if z.is_nan() { f64::INFINITY } else { z }, tolerance: 4.0, compared: n });
     }
@@ -359,15 +359,6 @@ fn with_error_bar_check(mut chk: Vec<Check>, t: &[[f64; tally::LEN]]) -> Vec<Che
     chk
 }
 
-/// Energy mean and error bar over chains (chain means as independent samples).
-fn energy_stats(t: &[[f64; tally::LEN]]) -> (f64, f64) {
-    let means: Vec<f64> = t.iter().filter(|x| x[tally::MEASUREMENTS] > 0.0).map(|x| x[tally::E_SUM] / x[tally::MEASUREMENTS]).collect();
-    let n = means.len() as f64;
-    let mean = means.iter().sum::<f64>() / n;
-    let var = if n > 1.0 { means.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0) } else { f64::NAN };
-    (mean, (var / n).sqrt())
-}
-
 /// Extras every timed record carries: sweeps/s, the thesis-run estimate, acceptance, the energy, the kurtosis of
 /// the chain means (with the chain farthest out), the recompute interval and the validation chains that left the
 /// reference path.
@@ -375,7 +366,7 @@ fn extras(r: &mut Runner, c: &Ctx, t: &[[f64; tally::LEN]], diverged: f64) {
     let rec = r.records.last().expect("a record was just made");
     let sweeps_per_s = (c.a.equil + c.a.sweeps) as f64 / rec.time.median;
     let sum = |k: usize| t.iter().map(|x| x[k]).sum::<f64>();
-    let (e, err) = energy_stats(t);
+    let (e, err) = lat::energy_over_chains(t);
     r.extra("sweeps_per_s", sweeps_per_s);
     r.extra("thesis_run_s", 15000.0 / sweeps_per_s);
     r.extra("hop_acceptance", sum(tally::HOPS_ACCEPTED) / sum(tally::HOPS).max(1.0));

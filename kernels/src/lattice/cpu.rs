@@ -213,10 +213,7 @@ fn run_chain<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, equil: usize, sw
         for _ in 0..2 * np {
             step(t, c, &mut s);
         }
-        let due = t.recompute > 0 && (k + 1) % t.recompute == 0;
-        if due || (t.residual_limit > 0.0 && !(residual_diag(t, c) <= t.residual_limit)) {
-            reinvert(t, c, &mut s);
-        }
+        rebuild_policy(t, c, &mut s, k);
         if k >= equil {
             let e = energy(t, c, &mut s);
             c.tally[tally::E_SUM] += e;
@@ -224,8 +221,42 @@ fn run_chain<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, equil: usize, sw
             c.tally[tally::MEASUREMENTS] += 1.0;
         }
     }
-    let dense: Vec<S> = c.w.chunks_exact(ld).flat_map(|row| row[..np].iter().copied()).collect();
-    c.w = dense;
+    c.w = dense(&c.w, np, ld);
+}
+
+/// W dense again (row stride N_P) from stride `ld`.
+fn dense<S: Real>(w: &[S], np: usize, ld: usize) -> Vec<S> {
+    w.chunks_exact(ld).flat_map(|row| row[..np].iter().copied()).collect()
+}
+
+/// After sweep k (0-based): rebuild W when the interval is due or the residual check fails.
+#[inline(always)]
+fn rebuild_policy<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, s: &mut Scratch<S, A>, k: usize) {
+    let due = t.recompute > 0 && (k + 1) % t.recompute == 0;
+    if due || (t.residual_limit > 0.0 && !(residual_diag(t, c) <= t.residual_limit)) {
+        reinvert(t, c, s);
+    }
+}
+
+#[cfg(test)]
+impl<S: Real> Ensemble<S> {
+    /// Chain 0's sweep k (0-based; its rebuild policy, no measurement) step by step, `each(before, after)` after
+    /// every step (W dense in both): the tests' move-by-move traces.
+    pub(super) fn traced_sweep<A: Real>(&mut self, k: usize, mut each: impl FnMut(&Chain<S>, &Chain<S>)) {
+        let (t, chains) = self.split();
+        let (np, ld) = (t.pairs, t.ld);
+        let c = &mut chains[0];
+        let mut s = Scratch::<S, A>::new(np, ld);
+        let unpadded = |c: &Chain<S>| Chain { w: dense(&c.w, np, ld), ..c.clone() };
+        c.w = padded(&c.w, np, ld);
+        for _ in 0..2 * np {
+            let before = unpadded(c);
+            step(&t, c, &mut s);
+            each(&before, &unpadded(c));
+        }
+        rebuild_policy(&t, c, &mut s, k);
+        c.w = dense(&c.w, np, ld);
+    }
 }
 
 /// f_a = sum_b phi(y, d_b) W_ba for all a (row-vector times W), each entry a chain of fused multiply-adds in row

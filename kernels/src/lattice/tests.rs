@@ -149,7 +149,7 @@ fn local_energy_matches_h_applied_in_second_quantization() {
 
 /// Mean and error bar of the energy over chains (chain means as independent samples).
 fn energy_stats<S: Real>(e: &cpu::Ensemble<S>) -> (f64, f64) {
-    tally_stats(&e.chains.iter().map(|c| c.tally).collect::<Vec<_>>())
+    energy_over_chains(&e.chains.iter().map(|c| c.tally).collect::<Vec<_>>())
 }
 
 /// Mean and error bar of the VMC energy of `chains` chains of the fast f64 code.
@@ -240,15 +240,6 @@ fn inverse_error<S: Real>(m: &Model, config: &Config, w: &[f64]) -> f64 {
 
 fn chain_inverse_error<S: Real>(m: &Model, ch: &cpu::Chain<S>) -> f64 {
     inverse_error::<S>(m, &ch.config(), &ch.w.iter().map(|x| x.f64()).collect::<Vec<_>>())
-}
-
-/// Mean and error bar over chains from their tallies.
-fn tally_stats(t: &[[f64; tally::LEN]]) -> (f64, f64) {
-    let means: Vec<f64> = t.iter().map(|t| t[tally::E_SUM] / t[tally::MEASUREMENTS]).collect();
-    let n = means.len() as f64;
-    let mean = means.iter().sum::<f64>() / n;
-    let var = means.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
-    (mean, (var / n).sqrt())
 }
 
 type Starts = Vec<(Config, Vec<f64>)>;
@@ -371,7 +362,7 @@ fn gpu_matches_reference_when_present() {
     let (starts, (ed, sd)) = double_run(&m9, chains, equil, sweeps);
     let every: Vec<usize> = (0..chains).collect();
     let check = |name: &str, res: Vec<ChainResult>, tol: f64| {
-        let (ef, sf) = tally_stats(&res.iter().map(|x| x.tally).collect::<Vec<_>>());
+        let (ef, sf) = energy_over_chains(&res.iter().map(|x| x.tally).collect::<Vec<_>>());
         assert!(ef.is_finite() && (ef - ed).abs() < 4.0 * (sf * sf + sd * sd).sqrt(), "gpu {name}: {ef} +- {sf} vs double {ed} +- {sd}");
         for x in &res {
             assert!(x.tally[tally::RECOMPUTES] >= (equil + sweeps) as f64);
@@ -909,7 +900,7 @@ fn chain_kurtosis_finds_the_chain_that_met_a_near_node_configuration() {
 }
 
 /// The kurtosis of the chain means (`chain_kurtosis`) in double, single and mixed at their default rebuild policy
-/// from the same starts, with the error bar over chains and a robust one (1.4826 MAD / sqrt(chains)):
+/// from the same starts, with the error bar over chains:
 /// `cargo test --release -p kernels --lib lattice::tests::outlier_table -- --ignored --nocapture`
 /// (LATTICE_INTERVAL="L,chains,equil,sweeps;..." as `interval_table`, LATTICE_SEEDS=n seeds of each,
 /// LATTICE_PRECISIONS="double,single,mixed" or fewer).
@@ -938,16 +929,12 @@ fn outlier_table() {
                     if name == "mixed" { e.run::<f64>(equil, sweeps) } else { e.run::<f32>(equil, sweeps) }
                     e.chains.iter().map(|c| c.tally).collect()
                 };
-                let (mean, err) = tally_stats(&t);
-                let means: Vec<f64> = t.iter().map(|t| t[tally::E_SUM] / t[tally::MEASUREMENTS]).collect();
-                let med = quantile(means.clone(), 0.5);
-                let mad = 1.4826 * quantile(means.iter().map(|x| (x - med).abs()).collect(), 0.5);
+                let (mean, err) = energy_over_chains(&t);
                 let (kurt, chain) = chain_kurtosis(&t);
                 let rebuilds = t.iter().map(|t| t[tally::RECOMPUTES]).sum::<f64>() / (chains * (equil + sweeps)) as f64;
                 worst[k] = worst[k].max(kurt);
                 if seeds <= 8 {
-                    println!("L {l}, {chains} chains, {equil} + {sweeps} sweeps, seed {seed}, {name}: {mean:.6} +- {err:.1e} (robust {:.1e}); kurtosis {kurt:.1} (farthest chain {chain}), rebuilds a chain sweep {rebuilds:.3}",
-                        mad / (chains as f64).sqrt());
+                    println!("L {l}, {chains} chains, {equil} + {sweeps} sweeps, seed {seed}, {name}: {mean:.6} +- {err:.1e}; kurtosis {kurt:.1} (farthest chain {chain}), rebuilds a chain sweep {rebuilds:.3}");
                 }
             }
         }
@@ -956,7 +943,11 @@ fn outlier_table() {
 }
 
 /// One f32 chain's measured energy against the exact (f64) local energy of its configuration and that
-/// configuration's rcond, sweep by sweep, at the default rebuild policy: how a chain leaves the distribution.
+/// configuration's rcond, sweep by sweep, at the default rebuild policy: how a chain leaves the distribution. The
+/// sweeps `LATTICE_TRACE_MOVES="from,to"` (default "64,67") run move by move, and each accepted move whose ratio
+/// is below 0.2 in one of three arithmetics, or whose configuration has rcond below 1e-8, is printed with its step in
+/// the sweep and its ratio as the chain saw it (det(M' W) with M' of the f32-rounded phi and the chain's W, in f64),
+/// the exact ratio of the f32-rounded phi (the wavefunction the f32 tables describe) and that of the f64 phi:
 /// `cargo test --release -p kernels --lib lattice::tests::outlier_trace -- --ignored --nocapture`
 /// (LATTICE_TRACE="L,chains,seed,chain,mixed": the start set of `chains` chains of `outlier_table`'s seed index,
 /// the chain of it to follow, mixed 1 or single 0; default "15,2048,2,607,0", the farthest chain of that table).
@@ -965,22 +956,53 @@ fn outlier_table() {
 fn outlier_trace() {
     let v: Vec<usize> = std::env::var("LATTICE_TRACE").unwrap_or("15,2048,2,607,0".into()).split(',').map(|x| x.parse().unwrap()).collect();
     let (l, chains, seed, chain, mixed) = (v[0], v[1], v[2] as u64, v[3], v[4] == 1);
+    let w: Vec<usize> = std::env::var("LATTICE_TRACE_MOVES").unwrap_or("64,67".into()).split(',').map(|x| x.parse().unwrap()).collect();
     let m = Model::new(l, Params::default()).unwrap();
+    let np = m.pairs;
     let starts = initial_states(&m, 21 + seed, chains).unwrap();
     let mut e = cpu::Ensemble::<f32>::new(&m, &starts[chain..chain + 1], 8 + seed);
     e.chains[0].rng = Stream::new(8 + seed, chain as u64);
     e.recompute = default_recompute(m.pairs, false);
     e.residual_limit = default_residual_limit(m.pairs, false);
-    for k in 0..70 {
+    let det = |mat: &[f64]| invert(mat, np).map_or(0.0, |x| x.1);
+    let rounded = |mat: Vec<f64>| -> Vec<f64> { mat.iter().map(|&x| x as f32 as f64).collect() };
+    let exact_of = |cfg: &Config| {
+        let mat = m.matrix(cfg);
+        let (inv, _) = invert(&mat, np).unwrap();
+        let rc = crate::linalg::rcond(&mat, &inv, np);
+        (reference::Chain::new(&m, cfg.clone(), inv, Stream(0)).energy(), rc)
+    };
+    for k in 0..w[1].max(70) {
+        if (w[0]..=w[1]).contains(&k) {
+            let (mut moves, mut steps) = (0, 0);
+            let mut each = |b: &cpu::Chain<f32>, a: &cpu::Chain<f32>| {
+                steps += 1;
+                let (cb, ca) = (b.config(), a.config());
+                if cb.up == ca.up && cb.dn == ca.dn {
+                    return;
+                }
+                moves += 1;
+                let (mn, mo) = (m.matrix(&ca), m.matrix(&cb));
+                let mr = rounded(mn.clone());
+                let seen: Vec<f64> = (0..np * np).map(|i| (0..np).map(|bb| mr[i / np * np + bb] * b.w[bb * np + i % np] as f64).sum()).collect();
+                let (r_seen, r_round, r_exact) = (det(&seen), det(&mr) / det(&rounded(mo.clone())), det(&mn) / det(&mo));
+                let rc = invert(&mn, np).map_or(0.0, |(inv, _)| crate::linalg::rcond(&mn, &inv, np));
+                let kind = if cb.up != ca.up && cb.dn != ca.dn { "swap" } else { "hop " };
+                if [r_seen, r_round, r_exact].iter().any(|r| r.abs() < 0.2) || rc < 1e-8 {
+                    println!("  sweep {k} move {moves:3} (step {steps:3} of {}) {kind}", 2 * np);
+                    println!("    ratio seen {r_seen:+.3e}, rounded phi {r_round:+.3e}, exact {r_exact:+.3e}; rcond after {rc:.1e}");
+                }
+            };
+            if mixed { e.traced_sweep::<f64>(k, &mut each) } else { e.traced_sweep::<f32>(k, &mut each) }
+            let (exact, rc) = exact_of(&e.chains[0].config());
+            println!("sweep {k:2} (traced, {moves} accepted): exact {exact:+.5} rcond {rc:.1e}");
+            continue;
+        }
         let before = e.chains[0].tally;
         if mixed { e.run::<f64>(0, 1) } else { e.run::<f32>(0, 1) }
         let t = e.chains[0].tally;
         let measured = t[tally::E_SUM] - before[tally::E_SUM];
-        let cfg = e.chains[0].config();
-        let mat = m.matrix(&cfg);
-        let (inv, _) = invert(&mat, m.pairs).unwrap();
-        let rc = crate::linalg::rcond(&mat, &inv, m.pairs);
-        let exact = reference::Chain::new(&m, cfg, inv, Stream(0)).energy();
+        let (exact, rc) = exact_of(&e.chains[0].config());
         let acc = (t[tally::HOPS_ACCEPTED] + t[tally::SWAPS_ACCEPTED] - before[tally::HOPS_ACCEPTED] - before[tally::SWAPS_ACCEPTED]) as usize;
         println!("sweep {k:2}: measured {measured:+.5} exact {exact:+.5} diff {:+.1e} rcond {rc:.1e} accepted {acc}", measured - exact);
     }
