@@ -902,20 +902,21 @@ fn chain_kurtosis_finds_the_chain_that_met_a_near_node_configuration() {
 /// The kurtosis of the chain means (`chain_kurtosis`) in double, single and mixed at their default rebuild policy
 /// from the same starts, with the error bar over chains:
 /// `cargo test --release -p kernels --lib lattice::tests::outlier_table -- --ignored --nocapture`
-/// (LATTICE_INTERVAL="L,chains,equil,sweeps;..." as `interval_table`, LATTICE_SEEDS=n seeds of each,
+/// (LATTICE_INTERVAL="L,chains,equil,sweeps;..." as `interval_table`, seeds LATTICE_SEED_FROM (0) to LATTICE_SEEDS - 1,
 /// LATTICE_PRECISIONS="double,single,mixed" or fewer).
 #[test]
 #[ignore]
 fn outlier_table() {
     let cases = std::env::var("LATTICE_INTERVAL").unwrap_or("15,2048,10,60".into());
     let seeds: u64 = std::env::var("LATTICE_SEEDS").ok().and_then(|x| x.parse().ok()).unwrap_or(3);
+    let from: u64 = std::env::var("LATTICE_SEED_FROM").ok().and_then(|x| x.parse().ok()).unwrap_or(0);
     let precisions = std::env::var("LATTICE_PRECISIONS").unwrap_or("double,single,mixed".into());
     for case in cases.split(';') {
         let v: Vec<usize> = case.split(',').map(|x| x.trim().parse().unwrap()).collect();
         let (l, chains, equil, sweeps) = (v[0], v[1], v[2], v[3]);
         let m = Model::new(l, Params::default()).unwrap();
         let mut worst = vec![0.0f64; 3];
-        for seed in 0..seeds {
+        for seed in from..seeds {
             let starts = initial_states(&m, 21 + seed, chains).unwrap();
             for (k, name) in ["double", "single", "mixed"].into_iter().enumerate().filter(|(_, n)| precisions.contains(n)) {
                 let t: Vec<[f64; tally::LEN]> = if name == "double" {
@@ -933,12 +934,12 @@ fn outlier_table() {
                 let (kurt, chain) = chain_kurtosis(&t);
                 let rebuilds = t.iter().map(|t| t[tally::RECOMPUTES]).sum::<f64>() / (chains * (equil + sweeps)) as f64;
                 worst[k] = worst[k].max(kurt);
-                if seeds <= 8 {
+                if seeds <= 16 {
                     println!("L {l}, {chains} chains, {equil} + {sweeps} sweeps, seed {seed}, {name}: {mean:.6} +- {err:.1e}; kurtosis {kurt:.1} (farthest chain {chain}), rebuilds a chain sweep {rebuilds:.3}");
                 }
             }
         }
-        println!("L {l}, {chains} chains, {equil} + {sweeps} sweeps, {seeds} seeds: largest kurtosis double {:.1}, single {:.1}, mixed {:.1}", worst[0], worst[1], worst[2]);
+        println!("L {l}, {chains} chains, {equil} + {sweeps} sweeps, seeds {from} to {}: largest kurtosis double {:.1}, single {:.1}, mixed {:.1}", seeds - 1, worst[0], worst[1], worst[2]);
     }
 }
 
