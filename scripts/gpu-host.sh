@@ -35,6 +35,8 @@
 #               case (repetitions spread over about 6 s), with the host's steal time around each (not imported)
 #   gas-scaling  the electron gas's DMC (162, 294 electrons) over 1..G GPUs, weak and strong, threads and MPI
 #   lattice-seeds  how often a lattice chain at L = 15 leaves the distribution (the error-bar check), seeds 1-3 (#26)
+#   lattice-seeds-gpu  the same on the GPU alone over seeds 1 to 60 (5 minutes at most): how often each precision
+#               fails the error-bar check, against double's rate (#26; not imported)
 #   lattice-registers  the lattice GPU kernel at register caps 128, 80 and 64, L = 9 and 15, each precision (#26)
 #   lattice-tune  the lattice GPU kernel's threads per chain, blocking factor and chain count (issue #26)
 #   lattice-rebuild  the lattice GPU kernel's rebuild in shared memory over W, or partly in device memory with W on
@@ -357,6 +359,21 @@ for stage in "$@"; do
             sed -E 's/.*"variant":"([a-z-]+)","precision":"([a-z]+)".*"status":"([a-z]+)".*"chain_kurtosis":([0-9.e+-]+).*/  seed '$s' \1 \2 kurtosis \4 \3/' \
                 "$L/$s/lattice.jsonl" | grep "^  seed" || true
         done
+        ;;
+    lattice-seeds-gpu)
+        # issue #26: the failure rate of the error-bar check per precision at the suite's size (2048 chains, L = 15,
+        # 3 + 6 sweeps a run), GPU only so that many seeds fit: seeds 1 to 60 or 300 s, into a folder never imported;
+        # one line a record, then per precision the seeds run, the failures (kurtosis above 33) and the largest
+        L=/tmp/qmc-lattice-seeds-gpu
+        rm -rf "$L"
+        t_end=$((SECONDS + 300))
+        for s in $(seq 1 60); do
+            [ $SECONDS -lt $t_end ] || break
+            RUN_OUT=$L/$s run run lattice --lattice 15 --chains 2048 --sweeps 6 --equil 3 --max-reps 3 --variants gpu --seed $s > /dev/null
+            sed -E 's/.*"variant":"([a-z-]+)","precision":"([a-z]+)".*"status":"([a-z]+)".*"chain_kurtosis":([0-9.e+-]+).*/  seed '$s' \1 \2 kurtosis \4 \3/' \
+                "$L/$s/lattice.jsonl" | grep "^  seed" || true
+        done | tee "$L/seeds.txt"
+        awk '{n[$4]++; if ($6 > 33) f[$4]++; if ($6 > m[$4]) m[$4] = $6} END {for (p in n) printf "  %s: %d seeds, %d fail the check, largest kurtosis %.1f\n", p, n[p], f[p], m[p]}' "$L/seeds.txt"
         ;;
     lattice-precision)
         # issue #26: what single and mixed cost beside double, at L = 9 and 15 with 2048 chains, into a folder never
