@@ -365,7 +365,7 @@ for stage in "$@"; do
         # 3 + 6 sweeps a run), GPU only so that many seeds fit: seeds 1 to 60 or 300 s, into a folder never imported;
         # one line a record, then per precision the seeds run, the failures (kurtosis above 33) and the largest
         L=/tmp/qmc-lattice-seeds-gpu
-        rm -rf "$L"
+        rm -rf "$L" && mkdir -p "$L"
         t_end=$((SECONDS + 300))
         for s in $(seq 1 60); do
             [ $SECONDS -lt $t_end ] || break
