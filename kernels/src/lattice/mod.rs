@@ -221,10 +221,10 @@
 //!
 //! That rate at the suite's size, on the H200 (gpu-host.sh stage `lattice-seeds-gpu`, 2048 chains at L = 15, 3 + 6
 //! sweeps a run with the suite's repetitions, GPU only, seeds 1 to 58, 2026-12-03 at 0d939e1): double fails the check
-//! in 1 of 57 seeds (kurtosis 70; the others 2.9 to 7.7), single in 22 of 57 and mixed in 28 of 58 (medians about 14,
-//! largest 2046 and 2036). So f32 at L = 15 leaves the distribution in about 40 to 50% of full-size runs against
-//! double's 2%, in both precisions; and double's own tail makes one run in about 50 unconverged, which the check
-//! rightly reports.
+//! in 1 of 57 seeds (kurtosis 70; the others 2.9 to 7.7), single in 22 of 57 and mixed in 28 of 58 (medians 25 and
+//! 21 against double's 3.2; largest 2046 and 2036). So f32 at L = 15 leaves the distribution in about 40 to 50% of
+//! full-size runs against double's 2%, in both precisions; and double's own tail makes one run in about 50
+//! unconverged, which the check rightly reports.
 //!
 //! What the interval buys on the CPU (kernels' ignored test `cpu_rate_table`: best of 4 x 40 runs of 6 sweeps with a
 //! measurement, 4 chains on one thread, 8 on two; this suite's 2-core development machine, shared with other builds,
