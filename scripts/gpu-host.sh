@@ -155,6 +155,11 @@ run() { # run a qmcbench command, keep going on failure, remember it
     echo "  ($((SECONDS - t0)) s)"
 }
 
+kurtosis_lines() { # kurtosis_lines SEED JSONL: one line a lattice record, "  seed S variant precision kurtosis K status"
+    sed -E 's/.*"variant":"([a-z-]+)","precision":"([a-z]+)".*"status":"([a-z]+)".*"chain_kurtosis":([0-9.e+-]+).*/  seed '"$1"' \1 \2 kurtosis \4 \3/' \
+        "$2" | grep "^  seed" || true
+}
+
 interleave() { # interleave DIR CUR_OUT ARGS...: `run ARGS` with PREV_BIN's build and this one in the order P C C P,
     # or P A C C A P where ALT_BIN names a third build (a build's two runs show the call's own drift); PREV_BIN's runs
     # into DIR/<k>-prev, ALT_BIN's into DIR/<k>-alt, this build's into CUR_OUT, or DIR/<k>-cur where CUR_OUT is empty
@@ -356,8 +361,7 @@ for stage in "$@"; do
         rm -rf "$L"
         for s in 1 2 3; do
             RUN_OUT=$L/$s run run lattice --lattice 15 --chains 2048 --sweeps 6 --equil 3 --max-reps 3 --variants cpu,gpu --seed $s
-            sed -E 's/.*"variant":"([a-z-]+)","precision":"([a-z]+)".*"status":"([a-z]+)".*"chain_kurtosis":([0-9.e+-]+).*/  seed '$s' \1 \2 kurtosis \4 \3/' \
-                "$L/$s/lattice.jsonl" | grep "^  seed" || true
+            kurtosis_lines $s "$L/$s/lattice.jsonl"
         done
         ;;
     lattice-seeds-gpu)
@@ -370,8 +374,7 @@ for stage in "$@"; do
         for s in $(seq 1 60); do
             [ $SECONDS -lt $t_end ] || break
             RUN_OUT=$L/$s run run lattice --lattice 15 --chains 2048 --sweeps 6 --equil 3 --max-reps 3 --variants gpu --seed $s > /dev/null
-            sed -E 's/.*"variant":"([a-z-]+)","precision":"([a-z]+)".*"status":"([a-z]+)".*"chain_kurtosis":([0-9.e+-]+).*/  seed '$s' \1 \2 kurtosis \4 \3/' \
-                "$L/$s/lattice.jsonl" | grep "^  seed" || true
+            kurtosis_lines $s "$L/$s/lattice.jsonl"
         done | tee "$L/seeds.txt"
         awk '{n[$4]++; if ($6 > 33) f[$4]++; if ($6 > m[$4]) m[$4] = $6} END {for (p in n) printf "  %s: %d seeds, %d fail the check, largest kurtosis %.1f\n", p, n[p], f[p], m[p]}' "$L/seeds.txt"
         ;;

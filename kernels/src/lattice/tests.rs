@@ -986,8 +986,9 @@ fn outlier_trace() {
                 let (mn, mo) = (m.matrix(&ca), m.matrix(&cb));
                 let mr = rounded(mn.clone());
                 let seen: Vec<f64> = (0..np * np).map(|i| (0..np).map(|bb| mr[i / np * np + bb] * b.w[bb * np + i % np] as f64).sum()).collect();
-                let (r_seen, r_round, r_exact) = (det(&seen), det(&mr) / det(&rounded(mo.clone())), det(&mn) / det(&mo));
-                let rc = invert(&mn, np).map_or(0.0, |(inv, _)| crate::linalg::rcond(&mn, &inv, np));
+                // one inversion of M' gives its determinant and its rcond
+                let (rc, det_n) = invert(&mn, np).map_or((0.0, 0.0), |(inv, d)| (crate::linalg::rcond(&mn, &inv, np), d));
+                let (r_seen, r_round, r_exact) = (det(&seen), det(&mr) / det(&rounded(mo.clone())), det_n / det(&mo));
                 let kind = if cb.up != ca.up && cb.dn != ca.dn { "swap" } else { "hop " };
                 if [r_seen, r_round, r_exact].iter().any(|r| r.abs() < 0.2) || rc < 1e-8 {
                     println!("  sweep {k} move {moves:3} (step {steps:3} of {}) {kind}", 2 * np);
