@@ -259,6 +259,105 @@ impl<S: Real> Ensemble<S> {
     }
 }
 
+#[cfg(test)]
+impl Ensemble<f32> {
+    /// Every chain run beside a shadow f64 chain (`shadow`, built from the same starts) that takes the same moves:
+    /// a move whose sqrt(u) is below the f32 |ratio| + `band` (band 0: every move the f32 ratio accepts; infinite:
+    /// every move) is decided by the shadow's f64 ratio instead; the rest are rejected. With `screen`, the f32 W
+    /// is not updated itself but rounded from the shadow's after every accepted move (and never rebuilt), and only
+    /// the f32 chain measures; otherwise both measure after every sweep, into their own tallies. Returns the moves
+    /// decided by the shadow and, of them, those decided otherwise than the f32 ratio would have; `ORACLE_HIST`
+    /// gains, by f32 updates since the last rebuild, the steps and each sweep's first such move.
+    pub(super) fn run_oracle<A: Real>(&mut self, shadow: &mut Ensemble<f64>, equil: usize, sweeps: usize, band: f64, screen: bool) -> (u64, u64) {
+        use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+        let (calls, flips) = (AtomicU64::new(0), AtomicU64::new(0));
+        let (t, chains) = self.split();
+        let (t64, chains64) = shadow.split();
+        chains.par_iter_mut().zip(chains64.par_iter_mut()).for_each(|(c, c64)| {
+            let (n, f) = crate::dispatch!(oracle_chain::<A>(&t, c, &t64, c64, (equil, sweeps), band, screen));
+            calls.fetch_add(n, Relaxed);
+            flips.fetch_add(f, Relaxed);
+        });
+        (calls.into_inner(), flips.into_inner())
+    }
+}
+
+/// `run_oracle`'s counts by f32 updates since the last rebuild (0 to 15 and more): steps, first wrong f32 decisions
+/// of a sweep.
+#[cfg(test)]
+pub(super) static ORACLE_HIST: std::sync::Mutex<[[u64; 16]; 2]> = std::sync::Mutex::new([[0; 16]; 2]);
+
+#[cfg(test)]
+#[inline(always)]
+fn oracle_chain<A: Real>(t: &Tables<f32>, c: &mut Chain<f32>, t64: &Tables<f64>, c64: &mut Chain<f64>, (equil, sweeps): (usize, usize), band: f64, screen: bool) -> (u64, u64) {
+    let (np, ld, ld64) = (t.pairs, t.ld, t64.ld);
+    let (mut calls, mut flips, mut hist) = (0, 0, [[0u64; 16]; 2]);
+    let mut s = Scratch::<f32, A>::new(np, ld);
+    let mut s64 = Scratch::<f64, f64>::new(np, ld64);
+    c.w = padded(&c.w, np, ld);
+    c64.w = padded(&c64.w, np, ld64);
+    for k in 0..equil + sweeps {
+        let (mut updates, mut flipped) = (0, false);
+        for _ in 0..2 * np {
+            if !flipped {
+                hist[0][updates.min(15)] += 1;
+            }
+            let (mv, u) = propose(t, c);
+            let (r, h) = ratio(t, c, &mut s, mv);
+            let mut accept = false;
+            if u.sqrt() < r.abs() + band {
+                calls += 1;
+                let (r64, h64) = ratio(t64, c64, &mut s64, mv);
+                accept = u < r64 * r64;
+                if accept != (u < r * r) {
+                    flips += 1;
+                    hist[1][updates.min(15)] += u64::from(!flipped);
+                    flipped = true;
+                }
+                if accept {
+                    commit(t64, c64, &mut s64, mv, h64);
+                }
+            }
+            if accept && screen {
+                // the shadow's configuration and W (rounded); the tally as `commit` counts
+                c.up.copy_from_slice(&c64.up);
+                c.dn.copy_from_slice(&c64.dn);
+                c.occ.copy_from_slice(&c64.occ);
+                c.which.copy_from_slice(&c64.which);
+                c.tally[if matches!(mv, Move::Hop { .. }) { tally::HOPS_ACCEPTED } else { tally::SWAPS_ACCEPTED }] += 1.0;
+                for (w, w64) in c.w.chunks_exact_mut(ld).zip(c64.w.chunks_exact(ld64)) {
+                    w[..np].iter_mut().zip(&w64[..np]).for_each(|(x, &y)| *x = y as f32);
+                }
+            } else if accept {
+                commit(t, c, &mut s, mv, h);
+                updates += 1;
+            }
+        }
+        if !screen {
+            rebuild_policy(t, c, &mut s, k);
+        }
+        rebuild_policy(t64, c64, &mut s64, k);
+        if k >= equil {
+            let e = energy(t, c, &mut s);
+            let e64 = if screen { None } else { Some(energy(t64, c64, &mut s64)) };
+            for (tally, e) in [(&mut c.tally, Some(e)), (&mut c64.tally, e64)] {
+                if let Some(e) = e {
+                    tally[tally::E_SUM] += e;
+                    tally[tally::E2_SUM] += e * e;
+                    tally[tally::MEASUREMENTS] += 1.0;
+                }
+            }
+        }
+    }
+    c.w = dense(&c.w, np, ld);
+    c64.w = dense(&c64.w, np, ld64);
+    let mut g = ORACLE_HIST.lock().unwrap();
+    for (g, h) in g.iter_mut().zip(hist) {
+        g.iter_mut().zip(h).for_each(|(g, h)| *g += h);
+    }
+    (calls, flips)
+}
+
 /// f_a = sum_b phi(y, d_b) W_ba for all a (row-vector times W), each entry a chain of fused multiply-adds in row
 /// order (b = 0, 1, ...; one rounding per term, as lattice.cu's FMA-contracted sums), accumulated in registers over
 /// all rows (`gemv_t`), so the loop is bound by the loads of W and the FMAs. `coef` is scratch of N_P.
@@ -448,10 +547,18 @@ fn swap_ratio<S: Real, A: Real>(t: &Tables<S>, c: &Chain<S>, a: usize, x: usize,
     (wrow[a] * (t.phi[y * t.sites + x] - k) + s.f[a] * h, h)
 }
 
+/// A proposed move: electron i of `spin` hops from `old` to the empty site `new`, or the up electron a on x swaps
+/// with the down electron b on y.
+#[derive(Clone, Copy)]
+enum Move {
+    Hop { spin: u32, i: usize, old: usize, new: usize },
+    Swap { a: usize, x: usize, b: usize, y: usize },
+}
+
+/// Draw a move and its uniform number (the thesis' ElectronMove), counting it in the tally.
 #[inline(always)]
-fn step<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, s: &mut Scratch<S, A>) {
-    let (np, ld) = (t.pairs, t.ld);
-    let i = c.rng.below(np);
+fn propose<S: Real>(t: &Tables<S>, c: &mut Chain<S>) -> (Move, f64) {
+    let i = c.rng.below(t.pairs);
     let spin = c.rng.below(2) as u32;
     let old = if spin == UP { c.up[i] } else { c.dn[i] } as usize;
     let new = loop {
@@ -463,15 +570,43 @@ fn step<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, s: &mut Scratch<S, A>
     let u = c.rng.uniform();
     if c.occ[new] == HL {
         c.tally[tally::HOPS] += 1.0;
-        let r: S = if spin == UP {
-            let row = &t.phi[new * t.sites..(new + 1) * t.sites];
-            (0..np).fold(S::zero(), |acc, b| acc + row[c.dn[b] as usize] * c.w[b * ld + i])
-        } else {
-            gather(t, c, new, &mut s.p);
-            dot_row(&c.w[i * ld..(i + 1) * ld], &s.p)
-        };
-        let r = r.f64();
-        if u < r * r {
+        (Move::Hop { spin, i, old, new }, u)
+    } else {
+        c.tally[tally::SWAPS] += 1.0;
+        let j = c.which[new] as usize;
+        let (a, x, b, y) = if spin == UP { (i, old, j, new) } else { (j, new, i, old) };
+        (Move::Swap { a, x, b, y }, u)
+    }
+}
+
+/// The move's ratio, and h of a swap (`swap_ratio`); leaves in scratch what `commit` needs.
+#[inline(always)]
+fn ratio<S: Real, A: Real>(t: &Tables<S>, c: &Chain<S>, s: &mut Scratch<S, A>, mv: Move) -> (f64, S) {
+    let (np, ld) = (t.pairs, t.ld);
+    match mv {
+        Move::Hop { spin, i, new, .. } => {
+            let r: S = if spin == UP {
+                let row = &t.phi[new * t.sites..(new + 1) * t.sites];
+                (0..np).fold(S::zero(), |acc, b| acc + row[c.dn[b] as usize] * c.w[b * ld + i])
+            } else {
+                gather(t, c, new, &mut s.p);
+                dot_row(&c.w[i * ld..(i + 1) * ld], &s.p)
+            };
+            (r.f64(), S::zero())
+        }
+        Move::Swap { a, x, b, y } => {
+            let (r, h) = swap_ratio(t, c, a, x, b, y, s);
+            (r.f64(), h)
+        }
+    }
+}
+
+/// Apply an accepted move whose `ratio` was the last computed on this chain.
+#[inline(always)]
+fn commit<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, s: &mut Scratch<S, A>, mv: Move, h: S) {
+    let (np, ld) = (t.pairs, t.ld);
+    match mv {
+        Move::Hop { spin, i, old, new } => {
             if spin == UP {
                 fvec(t, c, new, &mut s.f, &mut s.q);
                 update_up(t, c, i, new, &s.f, &mut s.q);
@@ -484,14 +619,7 @@ fn step<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, s: &mut Scratch<S, A>
             c.which[new] = i as u32;
             c.tally[tally::HOPS_ACCEPTED] += 1.0;
         }
-    } else {
-        c.tally[tally::SWAPS] += 1.0;
-        let j = c.which[new] as usize;
-        // The up electron a on x, the down electron b on y.
-        let (a, x, b, y) = if spin == UP { (i, old, j, new) } else { (j, new, i, old) };
-        let (r, h) = swap_ratio(t, c, a, x, b, y, s);
-        let r = r.f64();
-        if u < r * r {
+        Move::Swap { a, x, b, y } => {
             commit_swap(t, c, a, x, b, y, h, s);
             c.occ[x] = super::DN;
             c.occ[y] = UP;
@@ -499,6 +627,16 @@ fn step<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, s: &mut Scratch<S, A>
             c.which[y] = a as u32;
             c.tally[tally::SWAPS_ACCEPTED] += 1.0;
         }
+    }
+}
+
+/// One Metropolis step.
+#[inline(always)]
+fn step<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, s: &mut Scratch<S, A>) {
+    let (mv, u) = propose(t, c);
+    let (r, h) = ratio(t, c, s, mv);
+    if u < r * r {
+        commit(t, c, s, mv, h);
     }
 }
 

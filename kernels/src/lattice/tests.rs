@@ -656,7 +656,7 @@ fn residual_table() {
         let v: Vec<usize> = case.split(',').map(|x| x.trim().parse().unwrap()).collect();
         let (l, chains, equil, sweeps) = (v[0], v[1], v[2], v[3]);
         let m = Model::new(l, Params::default()).unwrap();
-        let seeds: u64 = std::env::var("LATTICE_SEEDS").ok().and_then(|x| x.parse().ok()).unwrap_or(1);
+        let seeds: u64 = env_or("LATTICE_SEEDS", 1);
         for seed in 0..seeds {
             let (starts, (ed, sd)) = double_run_seeded(&m, chains, equil, sweeps, seed);
             println!("L = {l}, {chains} chains, {equil} + {sweeps} sweeps, seed {seed}: double {ed:.6} +- {sd:.1e}");
@@ -779,7 +779,7 @@ fn gpu_residual_check_rebuilds_a_wrong_w_when_present() {
 #[test]
 #[ignore]
 fn cpu_rate_table() {
-    let reps: usize = std::env::var("LATTICE_REPS").ok().and_then(|x| x.parse().ok()).unwrap_or(20);
+    let reps: usize = env_or("LATTICE_REPS", 20);
     let ls: Vec<usize> = std::env::var("LATTICE_L").unwrap_or("9,15".into()).split(',').map(|x| x.parse().unwrap()).collect();
     for l in ls {
         let m = Model::new(l, Params::default()).unwrap();
@@ -899,6 +899,11 @@ fn chain_kurtosis_finds_the_chain_that_met_a_near_node_configuration() {
     assert_eq!(chain_kurtosis(&vec![t[0]; 40]).0, 0.0);
 }
 
+/// An ignored test's setting: the environment variable `name` parsed, or `default` where unset or unparsable.
+fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
+    std::env::var(name).ok().and_then(|x| x.parse().ok()).unwrap_or(default)
+}
+
 /// The kurtosis of the chain means (`chain_kurtosis`) in double, single and mixed at their default rebuild policy
 /// from the same starts, with the error bar over chains:
 /// `cargo test --release -p kernels --lib lattice::tests::outlier_table -- --ignored --nocapture`
@@ -908,8 +913,8 @@ fn chain_kurtosis_finds_the_chain_that_met_a_near_node_configuration() {
 #[ignore]
 fn outlier_table() {
     let cases = std::env::var("LATTICE_INTERVAL").unwrap_or("15,2048,10,60".into());
-    let seeds: u64 = std::env::var("LATTICE_SEEDS").ok().and_then(|x| x.parse().ok()).unwrap_or(3);
-    let from: u64 = std::env::var("LATTICE_SEED_FROM").ok().and_then(|x| x.parse().ok()).unwrap_or(0);
+    let seeds: u64 = env_or("LATTICE_SEEDS", 3);
+    let from: u64 = env_or("LATTICE_SEED_FROM", 0);
     let precisions = std::env::var("LATTICE_PRECISIONS").unwrap_or("double,single,mixed".into());
     for case in cases.split(';') {
         let v: Vec<usize> = case.split(',').map(|x| x.trim().parse().unwrap()).collect();
@@ -919,6 +924,7 @@ fn outlier_table() {
         for seed in from..seeds {
             let starts = initial_states(&m, 21 + seed, chains).unwrap();
             for (k, name) in ["double", "single", "mixed"].into_iter().enumerate().filter(|(_, n)| precisions.contains(n)) {
+                let clock = std::time::Instant::now();
                 let t: Vec<[f64; tally::LEN]> = if name == "double" {
                     let mut d = cpu::Ensemble::<f64>::new(&m, &starts, 8 + seed);
                     d.run::<f64>(equil, sweeps);
@@ -935,11 +941,60 @@ fn outlier_table() {
                 let rebuilds = t.iter().map(|t| t[tally::RECOMPUTES]).sum::<f64>() / (chains * (equil + sweeps)) as f64;
                 worst[k] = worst[k].max(kurt);
                 if seeds <= 16 {
-                    println!("L {l}, {chains} chains, {equil} + {sweeps} sweeps, seed {seed}, {name}: {mean:.6} +- {err:.1e}; kurtosis {kurt:.1} (farthest chain {chain}), rebuilds a chain sweep {rebuilds:.3}");
+                    println!("L {l}, {chains} chains, {equil} + {sweeps} sweeps, seed {seed}, {name}: {mean:.6} +- {err:.1e}; kurtosis {kurt:.1} (farthest chain {chain}), rebuilds a chain sweep {rebuilds:.3}; {:.1} s", clock.elapsed().as_secs_f64());
                 }
             }
         }
         println!("L {l}, {chains} chains, {equil} + {sweeps} sweeps, seeds {from} to {}: largest kurtosis double {:.1}, single {:.1}, mixed {:.1}", seeds - 1, worst[0], worst[1], worst[2]);
+    }
+}
+
+/// f32 chains whose accepted moves are confirmed by a shadow f64 chain (`cpu::Ensemble::run_oracle`): the kurtosis
+/// of the chain means as the f32 chains measure them and as the shadows do, on the same path, and how often the f32
+/// ratio decided otherwise: `cargo test --release -p kernels --lib lattice::tests::oracle_table -- --ignored
+/// --nocapture` (LATTICE_ORACLE_BAND, default 0: confirm what the f32 ratio accepts, `inf`: decide every move in
+/// f64; LATTICE_ORACLE_SCREEN=1: the f32 W rounded from the shadow's after every accepted move, the f32 chain alone
+/// measuring; LATTICE_INTERVAL (default the suite's GPU run, "15,2048,3,26"), seeds and precisions (single, mixed) as
+/// `outlier_table`).
+#[test]
+#[ignore]
+fn oracle_table() {
+    let cases = std::env::var("LATTICE_INTERVAL").unwrap_or("15,2048,3,26".into());
+    let seeds: u64 = env_or("LATTICE_SEEDS", 3);
+    let from: u64 = env_or("LATTICE_SEED_FROM", 0);
+    let band: f64 = env_or("LATTICE_ORACLE_BAND", 0.0);
+    let screen = std::env::var("LATTICE_ORACLE_SCREEN").is_ok_and(|x| x == "1");
+    let precisions = std::env::var("LATTICE_PRECISIONS").unwrap_or("single,mixed".into());
+    for case in cases.split(';') {
+        let v: Vec<usize> = case.split(',').map(|x| x.trim().parse().unwrap()).collect();
+        let (l, chains, equil, sweeps) = (v[0], v[1], v[2], v[3]);
+        let m = Model::new(l, Params::default()).unwrap();
+        for seed in from..seeds {
+            let starts = initial_states(&m, 21 + seed, chains).unwrap();
+            for name in ["single", "mixed"].into_iter().filter(|n| precisions.contains(n)) {
+                let mut d = cpu::Ensemble::<f64>::new(&m, &starts, 8 + seed);
+                let mut e = cpu::Ensemble::<f32>::new(&m, &starts, 8 + seed);
+                e.recompute = default_recompute(m.pairs, false);
+                e.residual_limit = default_residual_limit(m.pairs, false);
+                let clock = std::time::Instant::now();
+                let (calls, flips) = if name == "mixed" { e.run_oracle::<f64>(&mut d, equil, sweeps, band, screen) } else { e.run_oracle::<f32>(&mut d, equil, sweeps, band, screen) };
+                let secs = clock.elapsed().as_secs_f64();
+                let t32: Vec<[f64; tally::LEN]> = e.chains.iter().map(|c| c.tally).collect();
+                let t64: Vec<[f64; tally::LEN]> = d.chains.iter().map(|c| c.tally).collect();
+                let (mean, err) = energy_over_chains(&t32);
+                let (k32, c32) = chain_kurtosis(&t32);
+                let shadow = if screen { String::new() } else { format!(", as f64 {:.1}", chain_kurtosis(&t64).0) };
+                let per = (chains * (equil + sweeps)) as f64;
+                println!("L {l}, {chains} chains, {equil} + {sweeps} sweeps, seed {seed}, {name}, band {band}, screen {screen}: {mean:.6} +- {err:.1e}; kurtosis as f32 measures {k32:.1} (chain {c32}){shadow}; f64 decisions a chain sweep {:.2}, of them otherwise in f32 {:.4}; {secs:.1} s", calls as f64 / per, flips as f64 / per);
+                let mut g = cpu::ORACLE_HIST.lock().unwrap();
+                if !screen && std::env::var("LATTICE_ORACLE_HIST").is_ok_and(|x| x == "1") {
+                    for (j, (&n, &f)) in g[0].iter().zip(&g[1]).enumerate().filter(|(_, (&n, _))| n > 0) {
+                        println!("  f32 updates since the rebuild {j}: steps {n}, a sweep's first wrong f32 decision {f} ({:.2e} a step)", f as f64 / n as f64);
+                    }
+                }
+                *g = [[0; 16]; 2];
+            }
+        }
     }
 }
 
