@@ -265,33 +265,48 @@ impl Ensemble<f32> {
     /// a move whose sqrt(u) is below the f32 |ratio| + `band` (band 0: every move the f32 ratio accepts; infinite:
     /// every move) is decided by the shadow's f64 ratio instead; the rest are rejected. With `screen`, the f32 W
     /// is not updated itself but rounded from the shadow's after every accepted move (and never rebuilt), and only
-    /// the f32 chain measures; otherwise both measure after every sweep, into their own tallies. Returns the moves
-    /// decided by the shadow and, of them, those decided otherwise than the f32 ratio would have; `ORACLE_HIST`
-    /// gains, by f32 updates since the last rebuild, the steps and each sweep's first such move.
-    pub(super) fn run_oracle<A: Real>(&mut self, shadow: &mut Ensemble<f64>, equil: usize, sweeps: usize, band: f64, screen: bool) -> (u64, u64) {
-        use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-        let (calls, flips) = (AtomicU64::new(0), AtomicU64::new(0));
+    /// the f32 chain measures; otherwise both measure after every sweep, into their own tallies.
+    pub(super) fn run_oracle<A: Real>(&mut self, shadow: &mut Ensemble<f64>, equil: usize, sweeps: usize, band: f64, screen: bool) -> OracleCounts {
         let (t, chains) = self.split();
         let (t64, chains64) = shadow.split();
-        chains.par_iter_mut().zip(chains64.par_iter_mut()).for_each(|(c, c64)| {
-            let (n, f) = crate::dispatch!(oracle_chain::<A>(&t, c, &t64, c64, (equil, sweeps), band, screen));
-            calls.fetch_add(n, Relaxed);
-            flips.fetch_add(f, Relaxed);
-        });
-        (calls.into_inner(), flips.into_inner())
+        chains
+            .par_iter_mut()
+            .zip(chains64.par_iter_mut())
+            .map(|(c, c64)| crate::dispatch!(oracle_chain::<A>(&t, c, &t64, c64, (equil, sweeps), band, screen)))
+            .reduce(OracleCounts::default, OracleCounts::add)
     }
 }
 
-/// `run_oracle`'s counts by f32 updates since the last rebuild (0 to 15 and more): steps, first wrong f32 decisions
-/// of a sweep.
+/// What `run_oracle` counted over all chains.
 #[cfg(test)]
-pub(super) static ORACLE_HIST: std::sync::Mutex<[[u64; 16]; 2]> = std::sync::Mutex::new([[0; 16]; 2]);
+#[derive(Default)]
+pub(super) struct OracleCounts {
+    /// Moves decided by the shadow's f64 ratio.
+    pub calls: u64,
+    /// Of them, those the f32 ratio would have decided otherwise.
+    pub flips: u64,
+    /// By f32 updates since the last rebuild (0 to 15 and more): the steps before a sweep's first such move, and
+    /// the sweeps whose first such move came there.
+    pub steps: [u64; 16],
+    pub first_flips: [u64; 16],
+}
+
+#[cfg(test)]
+impl OracleCounts {
+    fn add(mut self, o: OracleCounts) -> OracleCounts {
+        self.calls += o.calls;
+        self.flips += o.flips;
+        self.steps.iter_mut().zip(o.steps).for_each(|(a, b)| *a += b);
+        self.first_flips.iter_mut().zip(o.first_flips).for_each(|(a, b)| *a += b);
+        self
+    }
+}
 
 #[cfg(test)]
 #[inline(always)]
-fn oracle_chain<A: Real>(t: &Tables<f32>, c: &mut Chain<f32>, t64: &Tables<f64>, c64: &mut Chain<f64>, (equil, sweeps): (usize, usize), band: f64, screen: bool) -> (u64, u64) {
+fn oracle_chain<A: Real>(t: &Tables<f32>, c: &mut Chain<f32>, t64: &Tables<f64>, c64: &mut Chain<f64>, (equil, sweeps): (usize, usize), band: f64, screen: bool) -> OracleCounts {
     let (np, ld, ld64) = (t.pairs, t.ld, t64.ld);
-    let (mut calls, mut flips, mut hist) = (0, 0, [[0u64; 16]; 2]);
+    let mut n = OracleCounts::default();
     let mut s = Scratch::<f32, A>::new(np, ld);
     let mut s64 = Scratch::<f64, f64>::new(np, ld64);
     c.w = padded(&c.w, np, ld);
@@ -300,18 +315,18 @@ fn oracle_chain<A: Real>(t: &Tables<f32>, c: &mut Chain<f32>, t64: &Tables<f64>,
         let (mut updates, mut flipped) = (0, false);
         for _ in 0..2 * np {
             if !flipped {
-                hist[0][updates.min(15)] += 1;
+                n.steps[updates.min(15)] += 1;
             }
             let (mv, u) = propose(t, c);
             let (r, h) = ratio(t, c, &mut s, mv);
             let mut accept = false;
             if u.sqrt() < r.abs() + band {
-                calls += 1;
+                n.calls += 1;
                 let (r64, h64) = ratio(t64, c64, &mut s64, mv);
                 accept = u < r64 * r64;
                 if accept != (u < r * r) {
-                    flips += 1;
-                    hist[1][updates.min(15)] += u64::from(!flipped);
+                    n.flips += 1;
+                    n.first_flips[updates.min(15)] += u64::from(!flipped);
                     flipped = true;
                 }
                 if accept {
@@ -351,11 +366,7 @@ fn oracle_chain<A: Real>(t: &Tables<f32>, c: &mut Chain<f32>, t64: &Tables<f64>,
     }
     c.w = dense(&c.w, np, ld);
     c64.w = dense(&c64.w, np, ld64);
-    let mut g = ORACLE_HIST.lock().unwrap();
-    for (g, h) in g.iter_mut().zip(hist) {
-        g.iter_mut().zip(h).for_each(|(g, h)| *g += h);
-    }
-    (calls, flips)
+    n
 }
 
 /// f_a = sum_b phi(y, d_b) W_ba for all a (row-vector times W), each entry a chain of fused multiply-adds in row

@@ -532,10 +532,7 @@ fn quantile(mut x: Vec<f64>, q: f64) -> f64 {
 /// The cases of LATTICE_DRIFT ("L,chains,cycles,depth;...", default "9,64,4,8;15,32,3,8") for single and mixed:
 /// f(L, precision, chains, cycles, the samples by sweeps since the rebuild, `drift_samples`).
 fn drift_cases(mut f: impl FnMut(usize, &str, usize, usize, &[Vec<[f64; 7]>])) {
-    let cases = std::env::var("LATTICE_DRIFT").unwrap_or("9,64,4,8;15,32,3,8".into());
-    for case in cases.split(';') {
-        let v: Vec<usize> = case.split(',').map(|x| x.trim().parse().unwrap()).collect();
-        let (l, chains, cycles, depth) = (v[0], v[1], v[2], v[3]);
+    for [l, chains, cycles, depth] in cases("LATTICE_DRIFT", "9,64,4,8;15,32,3,8") {
         let m = Model::new(l, Params::default()).unwrap();
         f(l, "single", chains, cycles, &drift_samples::<f32>(&m, chains, cycles, depth));
         f(l, "mixed", chains, cycles, &drift_samples::<f64>(&m, chains, cycles, depth));
@@ -615,10 +612,7 @@ fn check_table() {
 #[test]
 #[ignore]
 fn interval_table() {
-    let cases = std::env::var("LATTICE_INTERVAL").unwrap_or("9,256,10,40;15,64,5,20".into());
-    for case in cases.split(';') {
-        let v: Vec<usize> = case.split(',').map(|x| x.trim().parse().unwrap()).collect();
-        let (l, chains, equil, sweeps) = (v[0], v[1], v[2], v[3]);
+    for [l, chains, equil, sweeps] in cases("LATTICE_INTERVAL", "9,256,10,40;15,64,5,20") {
         let m = Model::new(l, Params::default()).unwrap();
         let t = std::time::Instant::now();
         let (starts, (ed, sd)) = double_run(&m, chains, equil, sweeps);
@@ -646,15 +640,12 @@ fn interval_table() {
 #[test]
 #[ignore]
 fn residual_table() {
-    let cases = std::env::var("LATTICE_INTERVAL").unwrap_or("9,1024,10,40;15,512,5,20".into());
     let settings: Vec<(usize, f64)> = std::env::var("LATTICE_SETTINGS")
         .unwrap_or("1:0,3:0,0:0.05,0:0.1,3:0.1".into())
         .split(',')
         .map(|x| x.split_once(':').map(|(k, l)| (k.parse().unwrap(), l.parse().unwrap())).unwrap())
         .collect();
-    for case in cases.split(';') {
-        let v: Vec<usize> = case.split(',').map(|x| x.trim().parse().unwrap()).collect();
-        let (l, chains, equil, sweeps) = (v[0], v[1], v[2], v[3]);
+    for [l, chains, equil, sweeps] in cases("LATTICE_INTERVAL", "9,1024,10,40;15,512,5,20") {
         let m = Model::new(l, Params::default()).unwrap();
         let seeds: u64 = env_or("LATTICE_SEEDS", 1);
         for seed in 0..seeds {
@@ -899,6 +890,17 @@ fn chain_kurtosis_finds_the_chain_that_met_a_near_node_configuration() {
     assert_eq!(chain_kurtosis(&vec![t[0]; 40]).0, 0.0);
 }
 
+/// An ignored test's cases: the environment variable `name` (or `default`) as "a,b,c,d;..." (for most, "L,chains,
+/// equil,sweeps").
+fn cases(name: &str, default: &str) -> Vec<[usize; 4]> {
+    let text = std::env::var(name).unwrap_or(default.into());
+    let case = |c: &str| -> [usize; 4] {
+        let v: Vec<usize> = c.split(',').map(|x| x.trim().parse().unwrap()).collect();
+        [v[0], v[1], v[2], v[3]]
+    };
+    text.split(';').map(case).collect()
+}
+
 /// An ignored test's setting: the environment variable `name` parsed, or `default` where unset or unparsable.
 fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
     std::env::var(name).ok().and_then(|x| x.parse().ok()).unwrap_or(default)
@@ -912,13 +914,10 @@ fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
 #[test]
 #[ignore]
 fn outlier_table() {
-    let cases = std::env::var("LATTICE_INTERVAL").unwrap_or("15,2048,10,60".into());
     let seeds: u64 = env_or("LATTICE_SEEDS", 3);
     let from: u64 = env_or("LATTICE_SEED_FROM", 0);
     let precisions = std::env::var("LATTICE_PRECISIONS").unwrap_or("double,single,mixed".into());
-    for case in cases.split(';') {
-        let v: Vec<usize> = case.split(',').map(|x| x.trim().parse().unwrap()).collect();
-        let (l, chains, equil, sweeps) = (v[0], v[1], v[2], v[3]);
+    for [l, chains, equil, sweeps] in cases("LATTICE_INTERVAL", "15,2048,10,60") {
         let m = Model::new(l, Params::default()).unwrap();
         let mut worst = vec![0.0f64; 3];
         for seed in from..seeds {
@@ -954,20 +953,18 @@ fn outlier_table() {
 /// ratio decided otherwise: `cargo test --release -p kernels --lib lattice::tests::oracle_table -- --ignored
 /// --nocapture` (LATTICE_ORACLE_BAND, default 0: confirm what the f32 ratio accepts, `inf`: decide every move in
 /// f64; LATTICE_ORACLE_SCREEN=1: the f32 W rounded from the shadow's after every accepted move, the f32 chain alone
-/// measuring; LATTICE_INTERVAL (default the suite's GPU run, "15,2048,3,26"), seeds and precisions (single, mixed) as
+/// measuring; LATTICE_ORACLE_HIST=1: the first wrong f32 decision of a sweep by f32 updates since the rebuild;
+/// LATTICE_INTERVAL (default the suite's GPU run, "15,2048,3,26"), seeds and precisions (single, mixed) as
 /// `outlier_table`).
 #[test]
 #[ignore]
 fn oracle_table() {
-    let cases = std::env::var("LATTICE_INTERVAL").unwrap_or("15,2048,3,26".into());
     let seeds: u64 = env_or("LATTICE_SEEDS", 3);
     let from: u64 = env_or("LATTICE_SEED_FROM", 0);
     let band: f64 = env_or("LATTICE_ORACLE_BAND", 0.0);
     let screen = std::env::var("LATTICE_ORACLE_SCREEN").is_ok_and(|x| x == "1");
     let precisions = std::env::var("LATTICE_PRECISIONS").unwrap_or("single,mixed".into());
-    for case in cases.split(';') {
-        let v: Vec<usize> = case.split(',').map(|x| x.trim().parse().unwrap()).collect();
-        let (l, chains, equil, sweeps) = (v[0], v[1], v[2], v[3]);
+    for [l, chains, equil, sweeps] in cases("LATTICE_INTERVAL", "15,2048,3,26") {
         let m = Model::new(l, Params::default()).unwrap();
         for seed in from..seeds {
             let starts = initial_states(&m, 21 + seed, chains).unwrap();
@@ -977,7 +974,7 @@ fn oracle_table() {
                 e.recompute = default_recompute(m.pairs, false);
                 e.residual_limit = default_residual_limit(m.pairs, false);
                 let clock = std::time::Instant::now();
-                let (calls, flips) = if name == "mixed" { e.run_oracle::<f64>(&mut d, equil, sweeps, band, screen) } else { e.run_oracle::<f32>(&mut d, equil, sweeps, band, screen) };
+                let n = if name == "mixed" { e.run_oracle::<f64>(&mut d, equil, sweeps, band, screen) } else { e.run_oracle::<f32>(&mut d, equil, sweeps, band, screen) };
                 let secs = clock.elapsed().as_secs_f64();
                 let t32: Vec<[f64; tally::LEN]> = e.chains.iter().map(|c| c.tally).collect();
                 let t64: Vec<[f64; tally::LEN]> = d.chains.iter().map(|c| c.tally).collect();
@@ -985,14 +982,12 @@ fn oracle_table() {
                 let (k32, c32) = chain_kurtosis(&t32);
                 let shadow = if screen { String::new() } else { format!(", as f64 {:.1}", chain_kurtosis(&t64).0) };
                 let per = (chains * (equil + sweeps)) as f64;
-                println!("L {l}, {chains} chains, {equil} + {sweeps} sweeps, seed {seed}, {name}, band {band}, screen {screen}: {mean:.6} +- {err:.1e}; kurtosis as f32 measures {k32:.1} (chain {c32}){shadow}; f64 decisions a chain sweep {:.2}, of them otherwise in f32 {:.4}; {secs:.1} s", calls as f64 / per, flips as f64 / per);
-                let mut g = cpu::ORACLE_HIST.lock().unwrap();
+                println!("L {l}, {chains} chains, {equil} + {sweeps} sweeps, seed {seed}, {name}, band {band}, screen {screen}: {mean:.6} +- {err:.1e}; kurtosis as f32 measures {k32:.1} (chain {c32}){shadow}; f64 decisions a chain sweep {:.2}, of them otherwise in f32 {:.4}; {secs:.1} s", n.calls as f64 / per, n.flips as f64 / per);
                 if !screen && std::env::var("LATTICE_ORACLE_HIST").is_ok_and(|x| x == "1") {
-                    for (j, (&n, &f)) in g[0].iter().zip(&g[1]).enumerate().filter(|(_, (&n, _))| n > 0) {
-                        println!("  f32 updates since the rebuild {j}: steps {n}, a sweep's first wrong f32 decision {f} ({:.2e} a step)", f as f64 / n as f64);
+                    for (j, (&steps, &f)) in n.steps.iter().zip(&n.first_flips).enumerate().filter(|(_, (&s, _))| s > 0) {
+                        println!("  f32 updates since the rebuild {j}: steps {steps}, a sweep's first wrong f32 decision {f} ({:.2e} a step)", f as f64 / steps as f64);
                     }
                 }
-                *g = [[0; 16]; 2];
             }
         }
     }
