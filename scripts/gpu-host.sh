@@ -37,6 +37,8 @@
 #   lattice-seeds  how often a lattice chain at L = 15 leaves the distribution (the error-bar check), seeds 1-3 (#26)
 #   lattice-seeds-gpu  the same on the GPU alone over seeds 1 to 60 (5 minutes at most): how often each precision
 #               fails the error-bar check, against double's rate (#26; not imported)
+#   lattice-seeds-cpu  the same on all CPU cores, double and mixed (SEEDS_S seconds, default 200; not imported)
+#   lattice-cpu  the lattice at L = 9 and 15, 2048 chains, each precision on all CPU cores and the GPU (#26)
 #   lattice-registers  the lattice GPU kernel at register caps 128, 80 and 64, L = 9 and 15, each precision (#26)
 #   lattice-tune  the lattice GPU kernel's threads per chain, blocking factor and chain count (issue #26)
 #   lattice-rebuild  the lattice GPU kernel's rebuild in shared memory over W, or partly in device memory with W on
@@ -158,6 +160,20 @@ run() { # run a qmcbench command, keep going on failure, remember it
 kurtosis_lines() { # kurtosis_lines SEED JSONL: one line a lattice record, "  seed S variant precision kurtosis K status"
     sed -E 's/.*"variant":"([a-z-]+)","precision":"([a-z]+)".*"status":"([a-z]+)".*"chain_kurtosis":([0-9.e+-]+).*/  seed '"$1"' \1 \2 kurtosis \4 \3/' \
         "$2" | grep "^  seed" || true
+}
+
+seed_sweep() { # seed_sweep DIR SECONDS ARGS...: the suite's L = 15 lattice run (2048 chains, 3 + 6 sweeps) with ARGS
+    # at seeds 1 to 60 or until SECONDS pass, into DIR (never imported); one line a record, then per variant and
+    # precision the seeds run, the failures of the error-bar check (kurtosis above 33) and the largest kurtosis
+    local dir=$1 t_end=$((SECONDS + $2)) s
+    shift 2
+    rm -rf "$dir" && mkdir -p "$dir"
+    for s in $(seq 1 60); do
+        [ $SECONDS -lt $t_end ] || break
+        RUN_OUT=$dir/$s run run lattice --lattice 15 --chains 2048 --sweeps 6 --equil 3 --max-reps 3 --seed $s "$@" > /dev/null
+        kurtosis_lines $s "$dir/$s/lattice.jsonl"
+    done | tee "$dir/seeds.txt"
+    awk '{k = $3 " " $4; n[k]++; if ($6 > 33) f[k]++; if ($6 > m[k]) m[k] = $6} END {for (k in n) printf "  %s: %d seeds, %d fail the check, largest kurtosis %.1f\n", k, n[k], f[k], m[k]}' "$dir/seeds.txt"
 }
 
 interleave() { # interleave DIR CUR_OUT ARGS...: `run ARGS` with PREV_BIN's build and this one in the order P C C P,
@@ -366,17 +382,18 @@ for stage in "$@"; do
         ;;
     lattice-seeds-gpu)
         # issue #26: the failure rate of the error-bar check per precision at the suite's size (2048 chains, L = 15,
-        # 3 + 6 sweeps a run), GPU only so that many seeds fit: seeds 1 to 60 or 300 s, into a folder never imported;
-        # one line a record, then per precision the seeds run, the failures (kurtosis above 33) and the largest
-        L=/tmp/qmc-lattice-seeds-gpu
-        rm -rf "$L" && mkdir -p "$L"
-        t_end=$((SECONDS + 300))
-        for s in $(seq 1 60); do
-            [ $SECONDS -lt $t_end ] || break
-            RUN_OUT=$L/$s run run lattice --lattice 15 --chains 2048 --sweeps 6 --equil 3 --max-reps 3 --variants gpu --seed $s > /dev/null
-            kurtosis_lines $s "$L/$s/lattice.jsonl"
-        done | tee "$L/seeds.txt"
-        awk '{n[$4]++; if ($6 > 33) f[$4]++; if ($6 > m[$4]) m[$4] = $6} END {for (p in n) printf "  %s: %d seeds, %d fail the check, largest kurtosis %.1f\n", p, n[p], f[p], m[p]}' "$L/seeds.txt"
+        # 3 + 6 sweeps a run), GPU only so that many seeds fit
+        seed_sweep /tmp/qmc-lattice-seeds-gpu 300 --variants gpu
+        ;;
+    lattice-cpu)
+        # issue #26: the suite's GPU-filling size on all CPU cores and the GPU, each precision, one commit (mixed on
+        # the CPU: double's chains screened in f32)
+        run run lattice --lattice 9,15 --chains 2048 --sweeps 6 --equil 3 --max-reps 3 --variants cpu,gpu
+        ;;
+    lattice-seeds-cpu)
+        # issue #26: the same on all CPU cores for double and mixed (on the CPU, double's chains screened in f32:
+        # kernels::lattice::cpu::Screened), SEEDS_S seconds (default 200)
+        seed_sweep /tmp/qmc-lattice-seeds-cpu "${SEEDS_S:-200}" --variants cpu --precision double,mixed
         ;;
     lattice-precision)
         # issue #26: what single and mixed cost beside double, at L = 9 and 15 with 2048 chains, into a folder never

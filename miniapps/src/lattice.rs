@@ -11,13 +11,16 @@
 //! rest, `--check-chains` or as many as the budget affords; `checked_chains` in the record). Then the timed runs
 //! continue the chains: `--equil` sweeps without and `--sweeps` sweeps with an energy measurement (the thesis'
 //! 5000 + 10000 in the ratio 1:2), so `thesis_run_s` = 15000 / (sweeps/s).
-//! - double: the chains must take the same Monte Carlo decisions as the reference (every one), the per-chain
-//!   energies must match within each chain's own rounding bound (eps x the condition of M at its measurements x
-//!   the growth of its updates, `ENERGY_BOUND` says why), and W must match a fresh f64 inverse of the final
-//!   configuration (err x rcond).
-//! - single and mixed: path identity is not a criterion. M is ill conditioned (rcond ~ 1e-4 at L = 9, 1e-6 at
-//!   L = 15), so rounding phi and W to f32 moves ratios by ~ eps_f32 / rcond, far more than the gap between u and
-//!   |R|^2 at some move of a sweep: at L = 15 no f32 chain keeps the reference path for 3 sweeps, at any recompute
+//! - double, and mixed on the CPU (`kernels::lattice::cpu::Screened`: double's chains, each move's f32 ratio from W
+//!   rounded to f32 deciding it only where a rigorous bound shows double would decide the same, the measurement in
+//!   f32; from 2026-12-03): the chains must take the same Monte Carlo decisions as the reference (every one), the
+//!   per-chain energies must match within each chain's own rounding bound (eps of the measurement, f64 or f32, x the
+//!   condition of M at its measurements x the growth of its updates, `ENERGY_BOUND` says why), and W must match a
+//!   fresh f64 inverse of the final configuration (err x rcond). Records of mixed carry `f64_decisions` (1 on the CPU,
+//!   0 on the GPU) and `f64_ratios_per_proposal`.
+//! - single, and mixed on the GPU (W updated in f32): path identity is not a criterion. M is ill conditioned (rcond
+//!   ~ 1e-4 at L = 9, 1e-6 at L = 15), so rounding phi and W to f32 moves ratios by ~ eps_f32 / rcond, far more
+//!   than the gap between u and |R|^2 at some move of a sweep: at L = 15 no f32 chain keeps the reference path for 3 sweeps, at any recompute
 //!   interval, and that is expected, not a bug (the fraction is recorded as `diverged_chains`). The checks are
 //!   (1) `energy (error bars)`: |E - E_ref| over the combined error bar sqrt(s^2 + s_ref^2) of the chain means,
 //!   below 4 (a NaN or a drifted inverse fails it); (2) `inverse x rcond`: W against the f64 inverse of the matrix
@@ -59,7 +62,7 @@ use crate::registry::Level;
 use anyhow::{bail, Result};
 use harness::cli::{positive, CommonArgs};
 use harness::{BytesModel, Case, Runner, Spread, Variant, Work};
-use kernels::lattice::{self as lat, cpu::Ensemble, gpu::{GpuEnsemble, Placement, BFACTORS, REGISTER_CAPS}, reference, tally, ChainResult, Config, Model, Params};
+use kernels::lattice::{self as lat, cpu::{Ensemble, Screened}, gpu::{GpuEnsemble, Placement, BFACTORS, REGISTER_CAPS}, reference, tally, ChainResult, Config, Model, Params};
 use kernels::sample::Sample;
 use kernels::{Check, Precision, Real};
 
@@ -144,14 +147,15 @@ fn non_negative(s: &str) -> std::result::Result<f64, String> {
     }
 }
 
-/// The recompute interval of precision `p` at model `m` (`lat::default_recompute` unless --recompute).
-fn recompute(a: &Args, p: Precision, m: &Model) -> usize {
-    a.recompute.unwrap_or(lat::default_recompute(m.pairs, p == Precision::Double))
+/// The recompute interval at model `m` of chains whose W is f64 (`f64_state`: double, and mixed on the CPU) or f32
+/// (`lat::default_recompute` unless --recompute).
+fn recompute(a: &Args, f64_state: bool, m: &Model) -> usize {
+    a.recompute.unwrap_or(lat::default_recompute(m.pairs, f64_state))
 }
 
-/// The residual limit of precision `p` at model `m` (`lat::default_residual_limit` unless --residual-limit).
-fn residual_limit(a: &Args, p: Precision, m: &Model) -> f64 {
-    a.residual_limit.unwrap_or(lat::default_residual_limit(m.pairs, p == Precision::Double))
+/// The residual limit at model `m`, as `recompute` (`lat::default_residual_limit` unless --residual-limit).
+fn residual_limit(a: &Args, f64_state: bool, m: &Model) -> f64 {
+    a.residual_limit.unwrap_or(lat::default_residual_limit(m.pairs, f64_state))
 }
 
 impl KernelArgs for Args {
@@ -270,6 +274,14 @@ struct Ctx<'a> {
     exact: Option<f64>,
 }
 
+impl Ctx<'_> {
+    /// Whether variant `v` of this precision holds W in f64 and decides every move as double does: double, and mixed
+    /// on the CPU (`kernels::lattice::cpu::Screened`). The GPU's mixed chains still update W in f32.
+    fn f64_state(&self, v: Variant) -> bool {
+        self.p == Precision::Double || (self.p == Precision::Mixed && v == Variant::Cpu)
+    }
+}
+
 fn case(m: &Model, chains: usize, p: Precision, mode: &str) -> Case {
     Case::new("lattice", "vmc", p).size("L", m.l).size("sites", m.sites).size("pairs", m.pairs).size("chains", chains).param("mode", mode)
 }
@@ -280,19 +292,20 @@ fn work(m: &Model, chains: usize, sweeps: usize, elem: usize, tallies: &[[f64; t
     Work { bytes: lat::bytes(m, chains, sweeps, elem), model: BytesModel::Passes, flops: lat::flops(m, tallies) / runs, items: (chains * sweeps) as f64, unit: "chain sweeps/s" }
 }
 
-/// Compare the validation chains of a fast variant (storage S) with the reference; also the fraction of chains
-/// that left the reference path. See the module docs for the criteria.
-fn checks<S: Real>(c: &Ctx, fast: &[ChainResult]) -> (Vec<Check>, f64) {
-    let (p, n) = (c.p, c.refs.len());
+/// Compare the validation chains of fast variant `v` (W in S) with the reference; also the fraction of chains that
+/// left the reference path. See the module docs for the criteria.
+fn checks<S: Real>(c: &Ctx, v: Variant, fast: &[ChainResult]) -> (Vec<Check>, f64) {
+    let n = c.refs.len();
     let agree: Vec<usize> = (0..n).filter(|&i| fast[i].config == c.refs[i].config).collect();
     let diverged = 1.0 - agree.len() as f64 / n as f64;
     let mut out = vec![];
-    if p == Precision::Double {
+    if c.f64_state(v) {
         out.push(Check { quantity: "diverged chains".into(), error: diverged, tolerance: 0.0, compared: n });
         let mean = |x: &ChainResult| x.tally[tally::E_SUM] / x.tally[tally::MEASUREMENTS];
         // the chains that kept the reference's configurations (none compared fails), each against its own bound
         let scale = agree.iter().map(|&i| mean(&c.refs[i]).abs()).fold(0.0, f64::max);
-        let mut energy = Check { quantity: "energy / (cond x growth)".into(), error: if agree.is_empty() { f64::INFINITY } else { 0.0 }, tolerance: ENERGY_BOUND * f64::EPSILON, compared: agree.len() };
+        // the measurement's eps: f32 in mixed, which measures from W rounded to f32
+        let mut energy = Check { quantity: "energy / (cond x growth)".into(), error: if agree.is_empty() { f64::INFINITY } else { 0.0 }, tolerance: ENERGY_BOUND * c.p.eps(), compared: agree.len() };
         for &i in &agree {
             let (f, r) = (mean(&fast[i]), &c.refs[i]);
             let e = (f - mean(r)).abs() / scale / (r.cond_max.max(1.0) * r.growth_max.max(1.0));
@@ -308,9 +321,9 @@ fn checks<S: Real>(c: &Ctx, fast: &[ChainResult]) -> (Vec<Check>, f64) {
     // W against the f64 inverse of the matrix the chain uses (phi rounded to S), times rcond: the error the
     // conditioning of M allows, worst chain.
     let m = Model { phi: c.m.phi.iter().map(|&x| S::of(x).f64()).collect(), ..c.m.clone() };
-    let rc = recompute(c.a, p, c.m);
+    let rc = recompute(c.a, c.f64_state(v), c.m);
     let since = if rc > 0 { (1 + c.a.check_sweeps) % rc } else { 1 + c.a.check_sweeps };
-    let mut inv = Check { quantity: "inverse x rcond".into(), error: 0.0, tolerance: inverse_tolerance(p, since), compared: fast.len() };
+    let mut inv = Check { quantity: "inverse x rcond".into(), error: 0.0, tolerance: inverse_tolerance(S::EPS, since), compared: fast.len() };
     for x in fast {
         let mat = m.matrix(&x.config);
         let e = lat::invert(&mat, m.pairs).map_or(f64::INFINITY, |(f, _)| Check::compare("inverse", &x.w, &f, 0.0).error * kernels::linalg::rcond(&mat, &f, m.pairs));
@@ -341,8 +354,8 @@ const ENERGY_BOUND: f64 = 10.0;
 /// 2026-11-25) and 2.1e-12 (one FMA per updated entry), about 4e3 eps per sweep, so 3e4 keeps a factor of 7. The
 /// bound before, 1e3 eps whatever the sweeps, was exceeded by that worst chain tenfold; with 32 checked chains the
 /// worst had been 2.2e-13, just under it.
-fn inverse_tolerance(p: Precision, sweeps: usize) -> f64 {
-    p.eps() * if sweeps == 0 { 1.0 } else { 3e4 * sweeps as f64 }
+fn inverse_tolerance(eps: f64, sweeps: usize) -> f64 {
+    eps * if sweeps == 0 { 1.0 } else { 3e4 * sweeps as f64 }
 }
 
 /// The validation's checks and, over every measurement of all chains (validation and timed runs), `error bar
@@ -362,7 +375,7 @@ fn with_error_bar_check(mut chk: Vec<Check>, t: &[[f64; tally::LEN]]) -> Vec<Che
 /// Extras every timed record carries: sweeps/s, the thesis-run estimate, acceptance, the energy, the kurtosis of
 /// the chain means (with the chain farthest out), the recompute interval and the validation chains that left the
 /// reference path.
-fn extras(r: &mut Runner, c: &Ctx, t: &[[f64; tally::LEN]], diverged: f64) {
+fn extras(r: &mut Runner, c: &Ctx, v: Variant, t: &[[f64; tally::LEN]], diverged: f64) {
     let rec = r.records.last().expect("a record was just made");
     let sweeps_per_s = (c.a.equil + c.a.sweeps) as f64 / rec.time.median;
     let sum = |k: usize| t.iter().map(|x| x[k]).sum::<f64>();
@@ -373,8 +386,8 @@ fn extras(r: &mut Runner, c: &Ctx, t: &[[f64; tally::LEN]], diverged: f64) {
     r.extra("swap_acceptance", sum(tally::SWAPS_ACCEPTED) / sum(tally::SWAPS).max(1.0));
     r.extra("energy_per_site", e);
     r.extra("energy_error", err);
-    r.extra("recompute_sweeps", recompute(c.a, c.p, c.m) as f64);
-    r.extra("residual_limit", residual_limit(c.a, c.p, c.m));
+    r.extra("recompute_sweeps", recompute(c.a, c.f64_state(v), c.m) as f64);
+    r.extra("residual_limit", residual_limit(c.a, c.f64_state(v), c.m));
     r.extra("recomputes", sum(tally::RECOMPUTES));
     r.extra("diverged_chains", diverged);
     let (kurtosis, farthest) = lat::chain_kurtosis(t);
@@ -383,6 +396,12 @@ fn extras(r: &mut Runner, c: &Ctx, t: &[[f64; tally::LEN]], diverged: f64) {
     r.extra("checked_chains", c.checked.len() as f64);
     if let Some(x) = c.exact {
         r.extra("exact_energy_per_site", x);
+    }
+    if c.p == Precision::Mixed {
+        // 1: W and the decisions in f64, screened and measured in f32 (`cpu::Screened`); 0: W updated in f32
+        r.extra("f64_decisions", c.f64_state(v) as u8 as f64);
+        let confirmed = sum(tally::CONFIRMED_HOPS) + sum(tally::CONFIRMED_SWAPS);
+        r.extra("f64_ratios_per_proposal", confirmed / (sum(tally::HOPS) + sum(tally::SWAPS)).max(1.0));
     }
 }
 
@@ -423,6 +442,37 @@ fn cpu_results<S: Real>(e: &Ensemble<S>, chains: &[usize]) -> Vec<ChainResult> {
     chains.iter().map(|&i| e.chains[i].result()).collect()
 }
 
+/// The CPU chains of one precision: an `Ensemble` of storage S run in arithmetic A (double, single), or mixed's
+/// `Screened` (double's chains, screened and measured in f32).
+enum CpuChains<S> {
+    Plain(Ensemble<S>),
+    Screened(Screened),
+}
+
+impl<S: Real> CpuChains<S> {
+    fn run<A: Real>(&mut self, equil: usize, sweeps: usize) {
+        match self {
+            CpuChains::Plain(e) => e.run::<A>(equil, sweeps),
+            CpuChains::Screened(e) => e.run(equil, sweeps),
+        }
+    }
+
+    fn tallies(&self) -> Vec<[f64; tally::LEN]> {
+        match self {
+            CpuChains::Plain(e) => cpu_tallies(e),
+            CpuChains::Screened(e) => cpu_tallies(&e.state),
+        }
+    }
+
+    /// The validation's checks of these chains (W in S, or in f64 for `Screened`).
+    fn checks(&self, c: &Ctx, chains: &[usize]) -> (Vec<Check>, f64) {
+        match self {
+            CpuChains::Plain(e) => checks::<S>(c, Variant::Cpu, &cpu_results(e, chains)),
+            CpuChains::Screened(e) => checks::<f64>(c, Variant::Cpu, &cpu_results(&e.state, chains)),
+        }
+    }
+}
+
 /// Repetitions of the one-core `mode=serial` baseline, at least (up to `--reps`, 10 by default): the thesis tables'
 /// speedups over one core rest on it.
 const SERIAL_REPS: usize = 10;
@@ -441,23 +491,30 @@ fn variants<S: Real, A: Real>(r: &mut Runner, c: &Ctx) -> Result<()> {
         modes.push(("parallel", None));
         for (mode, pool) in modes {
             r.step(format!("lattice L={} chains={} {} cpu {mode}", m.l, c.chains, c.p));
-            let mut e = Ensemble::<S>::new(m, c.starts, c.seed);
-            e.recompute = recompute(a, c.p, m);
-            e.residual_limit = residual_limit(a, c.p, m);
-            let go = |e: &mut Ensemble<S>, eq: usize, sw: usize| match &pool {
+            let (rc, limit) = (recompute(a, c.f64_state(Variant::Cpu), m), residual_limit(a, c.f64_state(Variant::Cpu), m));
+            let mut e = if c.p == Precision::Mixed {
+                let mut e = Screened::new(m, c.starts, c.seed);
+                (e.state.recompute, e.state.residual_limit) = (rc, limit);
+                CpuChains::Screened(e)
+            } else {
+                let mut e = Ensemble::<S>::new(m, c.starts, c.seed);
+                (e.recompute, e.residual_limit) = (rc, limit);
+                CpuChains::Plain(e)
+            };
+            let go = |e: &mut CpuChains<S>, eq: usize, sw: usize| match &pool {
                 Some(pl) => pl.install(|| e.run::<A>(eq, sw)),
                 None => e.run::<A>(eq, sw),
             };
             go(&mut e, 1, a.check_sweeps);
-            let (chk, diverged) = checks::<S>(c, &cpu_results(&e, checked));
-            let before = cpu_tallies(&e);
+            let (chk, diverged) = e.checks(c, checked);
+            let before = e.tallies();
             // the serial baseline's repetitions spread over several seconds (harness::timing::ONE_CORE says why)
             let (reps, spread) = if mode == "serial" { (a.max_reps.max(SERIAL_REPS), r.one_core_spread()) } else { (a.max_reps, Spread::BackToBack) };
             let t = r.time_spread(Variant::Cpu, reps, spread, || -> Result<()> {
                 go(&mut e, a.equil, a.sweeps);
                 Ok(())
             })?;
-            let after = cpu_tallies(&e);
+            let after = e.tallies();
             let done = diff(&after, &before);
             let runs = (r.args.warmup + r.last_reps()) as f64;
             let chk = with_error_bar_check(chk, &after);
@@ -467,7 +524,7 @@ fn variants<S: Real, A: Real>(r: &mut Runner, c: &Ctx) -> Result<()> {
                     rec.system.threads_used = 1;
                 }
             }
-            extras(r, c, &after, diverged);
+            extras(r, c, Variant::Cpu, &after, diverged);
             if mode == "parallel" {
                 floor(r, Variant::Cpu, c, &done, runs, None)?;
             }
@@ -489,8 +546,8 @@ fn variants<S: Real, A: Real>(r: &mut Runner, c: &Ctx) -> Result<()> {
         for (bf, threads, registers, rebuild) in tunings {
             r.step(format!("lattice L={} chains={} {} gpu", m.l, c.chains, c.p));
             let mut g = GpuEnsemble::<S, A>::new(&gpu, m, c.starts, c.seed)?;
-            g.set_recompute(recompute(a, c.p, m));
-            g.set_residual_limit(residual_limit(a, c.p, m));
+            g.set_recompute(recompute(a, c.f64_state(Variant::Gpu), m));
+            g.set_residual_limit(residual_limit(a, c.f64_state(Variant::Gpu), m));
             if let Some(b) = bf {
                 g.set_bfactor(b);
             }
@@ -519,7 +576,7 @@ fn variants<S: Real, A: Real>(r: &mut Runner, c: &Ctx) -> Result<()> {
                 bail!("--block-threads {} is more than the {} kernel launches with on this GPU: at most {most} (its registers per thread)", g.block_threads(), c.p);
             }
             g.run(1, a.check_sweeps)?;
-            let (chk, diverged) = checks::<S>(c, &g.results(checked)?);
+            let (chk, diverged) = checks::<S>(c, Variant::Gpu, &g.results(checked)?);
             let before = g.tallies()?;
             let t = r.time_reps(Variant::Gpu, a.max_reps, || g.run(a.equil, a.sweeps))?;
             let after = g.tallies()?;
@@ -540,7 +597,7 @@ fn variants<S: Real, A: Real>(r: &mut Runner, c: &Ctx) -> Result<()> {
             let done = diff(&after, &before);
             let chk = with_error_bar_check(chk, &after);
             r.record(&kase, Variant::Gpu, t, work(m, c.chains, sweeps, es, &done, runs), &chk)?;
-            extras(r, c, &after, diverged);
+            extras(r, c, Variant::Gpu, &after, diverged);
             if !r.args.no_ceilings {
                 let bandwidth = if g.on_chip() { r.shared_ceiling()? } else { r.ceiling(Variant::Gpu)? };
                 floor(r, Variant::Gpu, c, &done, runs, Some(bandwidth))?;
@@ -574,7 +631,7 @@ mod tests {
                 fast[i].tally[tally::E_SUM] *= 1.0 + 1e-6;
             }
             let c = Ctx { m: &m, a: &a, starts: &starts, refs: &refs, checked: s, seed, chains, p: Precision::Double, exact: None };
-            checks::<f64>(&c, &fast).0.iter().all(Check::passed)
+            checks::<f64>(&c, Variant::Cpu, &fast).0.iter().all(Check::passed)
         };
         let s = checked_chains(&a, &m, chains, seed);
         // the rule before: the first --check-chains chains
@@ -611,7 +668,7 @@ mod tests {
         let refs = reference::run_chains(&m, &starts, &checked.items, 3, 1, a.check_sweeps);
         assert!(refs.iter().all(|r| r.cond_max >= 1.0 && r.growth_max > 0.0 && r.cond_max.is_finite()));
         let ctx = Ctx { m: &m, a: &a, starts: &starts, refs: &refs, checked: &checked, seed: 3, chains: 4, p: Precision::Double, exact: None };
-        let energy = |fast: &[ChainResult]| checks::<f64>(&ctx, fast).0.into_iter().find(|c| c.quantity.starts_with("energy")).unwrap();
+        let energy = |fast: &[ChainResult]| checks::<f64>(&ctx, Variant::Cpu, fast).0.into_iter().find(|c| c.quantity.starts_with("energy")).unwrap();
         // the reference itself: no error
         let same = energy(&refs);
         assert!(same.passed() && same.error == 0.0 && same.compared == 4);

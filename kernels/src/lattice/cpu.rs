@@ -224,6 +224,198 @@ fn run_chain<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, equil: usize, sw
     c.w = dense(&c.w, np, ld);
 }
 
+/// Mixed precision on the CPU (from 2026-12-03, issue #26): double's chain with its decisions screened in f32. The
+/// state (configuration, W in f64, random stream, tallies) is double's and changes only as double's would; a copy of
+/// W rounded to f32 after every accepted move (and phi in f32) gives each proposal an f32 ratio and a bound on its
+/// difference from the f64 ratio double computes (`screen`). A move the bound shows to be rejected is rejected; the
+/// rest (the accepted ones and those near the line) take double's f64 ratio and decision. So the chains follow
+/// double's path exactly, W bit for bit, while most ratios (about 190 of a sweep's 204 at L = 15) and every
+/// measurement are evaluated in f32 from a W that is never more than one rounding away from double's. The f32 chains
+/// of single (and of mixed before) decide on ratios from W updated in f32, whose error after a few updates exceeds
+/// the ratios of moves into low-weight configurations: at L = 15 they left the distribution in about half the
+/// suite's GPU runs (module docs).
+pub struct Screened {
+    /// The chains' state; `state.chains[i]` is chain i as double runs it, tallies included.
+    pub state: Ensemble<f64>,
+    /// phi in f32 and each chain's W rounded to f32, with the configuration mirrored.
+    copy: Ensemble<f32>,
+}
+
+impl Screened {
+    /// Chains from their starts, as `Ensemble::new`, with double's rebuild policy (never).
+    pub fn new(m: &Model, starts: &[(Config, Vec<f64>)], seed: u64) -> Self {
+        Screened { state: Ensemble::new(m, starts, seed), copy: Ensemble::new(m, starts, seed) }
+    }
+
+    /// Run every chain on the current rayon pool: `equil` sweeps, then `sweeps` sweeps with a measurement each.
+    pub fn run(&mut self, equil: usize, sweeps: usize) {
+        let (t, chains) = self.state.split();
+        let (t32, copies) = self.copy.split();
+        chains.par_iter_mut().zip(copies.par_iter_mut()).for_each(|(c, c32)| {
+            crate::dispatch!(screened_chain::<false>(&t, c, &t32, c32, equil, sweeps, &mut vec![]));
+        });
+    }
+
+    /// `run`, with the f64 ratio of every proposal computed too: each proposal's (swap, f32 ratio, f64 ratio, band,
+    /// u), chain after chain. The decisions are `run`'s.
+    #[cfg(test)]
+    pub(super) fn run_audited(&mut self, equil: usize, sweeps: usize) -> Vec<Audit> {
+        let (t, chains) = self.state.split();
+        let (t32, copies) = self.copy.split();
+        let mut out: Vec<Vec<Audit>> = vec![];
+        chains.par_iter_mut().zip(copies.par_iter_mut()).map(|(c, c32)| {
+            let mut a = vec![];
+            crate::dispatch!(screened_chain::<true>(&t, c, &t32, c32, equil, sweeps, &mut a));
+            a
+        }).collect_into_vec(&mut out);
+        out.concat()
+    }
+}
+
+/// A proposal of an audited run (`Screened::run_audited`, a test hook).
+#[derive(Clone, Copy, Debug)]
+#[cfg_attr(not(test), allow(dead_code))]
+pub(super) struct Audit {
+    pub swap: bool,
+    pub r32: f64,
+    pub r64: f64,
+    pub band: f64,
+    pub u: f64,
+}
+
+/// One chain of `Screened::run`; with AUDIT (the tests' hook), every proposal's f64 ratio is computed as well and
+/// pushed to `audit`.
+#[inline(always)]
+fn screened_chain<const AUDIT: bool>(t: &Tables<f64>, c: &mut Chain<f64>, t32: &Tables<f32>, c32: &mut Chain<f32>, equil: usize, sweeps: usize, audit: &mut Vec<Audit>) {
+    let (np, ld, ld32) = (t.pairs, t.ld, t32.ld);
+    let mut s = Scratch::<f64, f64>::new(np, ld);
+    let mut s32 = Scratch::<f32, f32>::new(np, ld32);
+    let mut rows = vec![0.0; np];
+    c.w = padded(&c.w, np, ld);
+    c32.w = vec![0.0; np * ld32];
+    round_copy(t, c, c32, ld32, &mut rows);
+    for k in 0..equil + sweeps {
+        for _ in 0..2 * np {
+            let (mv, u) = propose(t, c);
+            let (r, band) = screen(t32, c32, &mut s32, mv, &rows);
+            let hi = r.abs() + band;
+            if AUDIT {
+                let r64 = ratio(t, c, &mut s, mv).0;
+                audit.push(Audit { swap: matches!(mv, Move::Swap { .. }), r32: r, r64, band, u });
+            }
+            if u < hi * hi {
+                c.tally[if matches!(mv, Move::Hop { .. }) { tally::CONFIRMED_HOPS } else { tally::CONFIRMED_SWAPS }] += 1.0;
+                let (r64, h) = ratio(t, c, &mut s, mv);
+                if u < r64 * r64 {
+                    commit(t, c, &mut s, mv, h);
+                    round_copy(t, c, c32, ld32, &mut rows);
+                }
+            }
+        }
+        let rebuilds = c.tally[tally::RECOMPUTES];
+        rebuild_policy(t, c, &mut s, k);
+        if c.tally[tally::RECOMPUTES] != rebuilds {
+            round_copy(t, c, c32, ld32, &mut rows);
+        }
+        if k >= equil {
+            let e = energy(t32, c32, &mut s32);
+            c.tally[tally::E_SUM] += e;
+            c.tally[tally::E2_SUM] += e * e;
+            c.tally[tally::MEASUREMENTS] += 1.0;
+        }
+    }
+    // the measurements' counts, made on the copy
+    for k in [tally::KIN_RATIOS, tally::BONDS, tally::FVECS] {
+        c.tally[k] += std::mem::take(&mut c32.tally[k]);
+    }
+    c.w = dense(&c.w, np, ld);
+    c32.w = dense(&c32.w, np, ld32);
+}
+
+/// The copy made the state's again: configuration, W rounded to f32 (stride `ld32`), and `rows`, the sums of |W|
+/// along each row of W in f64 (for `screen`'s bound), summed in 8 lanes (a serial sum would wait on each addition).
+#[inline(always)]
+fn round_copy(t: &Tables<f64>, c: &Chain<f64>, c32: &mut Chain<f32>, ld32: usize, rows: &mut [f64]) {
+    let ld = t.ld;
+    c32.up.copy_from_slice(&c.up);
+    c32.dn.copy_from_slice(&c.dn);
+    c32.occ.copy_from_slice(&c.occ);
+    c32.which.copy_from_slice(&c.which);
+    for ((w32, w), r) in c32.w.chunks_exact_mut(ld32).zip(c.w.chunks_exact(ld)).zip(rows.iter_mut()) {
+        let mut acc = [0.0f64; 8];
+        for (x, y) in w32[..ld].as_chunks_mut::<8>().0.iter_mut().zip(w.as_chunks::<8>().0) {
+            for k in 0..8 {
+                x[k] = y[k] as f32;
+                acc[k] += y[k].abs();
+            }
+        }
+        *r = acc.iter().sum();
+    }
+}
+
+/// sum_a |x_a| |y_a| in 16 f32 lanes (its relative rounding error, below (n / 16 + 4) 2^-24, is covered by `screen`'s
+/// factor 1.01).
+#[inline(always)]
+fn abs_dot(x: &[f32], y: &[f32]) -> f64 {
+    let mut acc = [0.0f32; 16];
+    for (x, y) in x.as_chunks::<16>().0.iter().zip(y.as_chunks::<16>().0) {
+        for k in 0..16 {
+            acc[k] = x[k].abs().mul_add(y[k].abs(), acc[k]);
+        }
+    }
+    reduce(acc).f64()
+}
+
+/// Unit roundoff of f32 (2^-24).
+const U32: f64 = f32::EPSILON as f64 / 2.0;
+
+/// The f32 ratio of a proposal from the copy, and a bound on its distance from the f64 ratio double computes from
+/// the state (both in f64). A sum of n products in f32 differs from the exact sum of the f64 data by at most
+/// c sum |terms|, c = (d + 2) u with u = 2^-24 and d the roundings on the longest path of the sum (Higham, Accuracy
+/// and Stability, section 3.1), the 2 for each factor's rounding to f32: d = n + 1 for a serial sum (the f vector's
+/// rows, an up electron's hop) and n / 16 + 4 for `dot_row`'s 16 lanes and their tree. Double's own f64 error, and the
+/// rounding of the absolute sums taken here, are below a thousandth of that and covered by a factor 1.01. A swap's
+/// R = W_ba (phi(y, x) - k) + f_a h adds the factors' bounds by the product rule; its k = f . p carries f's error,
+/// bounded componentwise by F_a' = sum_b' |phi(y, d_b')| |W_b'a'|, which for all a' would take a pass over W: the
+/// bound takes max |p| times sum_a' F_a' = sum_b' |phi(y, d_b')| sum_a' |W_b'a'| (`rows`, kept with the copy). A move
+/// whose sqrt(u) lies above the f32 ratio plus this band is rejected by double too. The absolute sums are f32 sums in
+/// lanes (a serial f64 sum waits on every addition: the bound cost more than the ratio).
+#[inline(always)]
+fn screen(t: &Tables<f32>, c: &Chain<f32>, s: &mut Scratch<f32, f32>, mv: Move, rows: &[f64]) -> (f64, f64) {
+    let (np, ns, ld) = (t.pairs, t.sites, t.ld);
+    let serial = 1.01 * (np + 3) as f64 * U32;
+    let lanes = 1.01 * (ld / 16 + 6) as f64 * U32;
+    let (r, h) = ratio(t, c, s, mv);
+    let w = |b: usize, a: usize| c.w[b * ld + a].f64().abs();
+    let band = match mv {
+        Move::Hop { spin, i, new, .. } => {
+            if spin == UP {
+                let row = &t.phi[new * ns..(new + 1) * ns];
+                serial * (0..np).fold(0.0f32, |acc, b| acc + (row[c.dn[b] as usize] * c.w[b * ld + i]).abs()).f64()
+            } else {
+                lanes * abs_dot(&c.w[i * ld..(i + 1) * ld], &s.p[..ld])
+            }
+        }
+        Move::Swap { a, x, b, y } => {
+            // s.f = f, s.q = phi(y, d_b') and s.p = phi(x, u_a'), as `swap_ratio` left them
+            let (q, p, f) = (&s.q[..np], &s.p[..ld], &s.f[..ld]);
+            let p_max = p.iter().fold(0.0f32, |m, &x| m.max(x.abs())).f64();
+            let qrows = q.iter().zip(rows).fold(0.0, |acc, (&qb, &r)| acc + qb.f64().abs() * r);
+            let (h_abs, fp_abs) = (abs_dot(&c.w[b * ld..(b + 1) * ld], p), abs_dot(f, p));
+            let fa_abs = (0..np).fold(0.0f32, |acc, bb| acc + (q[bb] * c.w[bb * ld + a]).abs()).f64();
+            let (wba, fa, h) = (w(b, a), f[a].f64().abs(), h.f64().abs());
+            let phi_yx = t.phi[y * ns + x].f64().abs();
+            // bounds on the errors of k, of phi(y, x) - k (d bounds that difference, computed or exact), f_a and h
+            let e_k = serial * p_max * qrows + lanes * fp_abs;
+            let d = phi_yx + fp_abs + e_k;
+            let (e_d, e_fa, e_h) = (e_k + U32 * (phi_yx + d), serial * fa_abs, lanes * h_abs);
+            // the two products' errors (each factor's error times the other's bound), then their roundings and the sum's
+            wba * e_d + U32 * wba * d + fa * e_h + e_fa * (h + e_h) + 2.0 * U32 * (wba * d + fa * h)
+        }
+    };
+    (r, 1.01 * band + 1e-30)
+}
+
 /// W dense again (row stride N_P) from stride `ld`.
 fn dense<S: Real>(w: &[S], np: usize, ld: usize) -> Vec<S> {
     w.chunks_exact(ld).flat_map(|row| row[..np].iter().copied()).collect()

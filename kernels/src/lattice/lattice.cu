@@ -45,7 +45,7 @@
 #define OCC_DN 0
 #define OCC_UP 1
 #define OCC_HL 2
-#define TALLY_LEN 11
+#define TALLY_LEN 13
 #define TALLY_RECOMPUTES 10
 #define NARROW_MAX 2  // columns per thread when a rebuilt W is narrowed to f32 (gpu.rs: threads >= pairs / 2)
 #define NARROW_ROWS 8 // rows narrowed between two barriers

@@ -29,8 +29,10 @@
 //! The random numbers of each chain are one splitmix64 stream used in the same order by every variant (reference,
 //! CPU, GPU), so the variants follow the same Markov chain and can be compared chain by chain.
 //!
-//! Precision: `double` (W = M^-1, phi, ratios in f64), `single` (all f32), `mixed` (paper 000's scheme: W and phi
-//! stored in f32, the moves' ratios, f and g vectors, the measurement's terms and the rank-1 updates of W evaluated
+//! Precision: `double` (W = M^-1, phi, ratios in f64), `single` (all f32), `mixed`: on the CPU from 2026-12-03
+//! double's chain screened in f32 (`cpu::Screened`, below: W and every decision as double's, most ratios and the
+//! measurement in f32 from W rounded to f32); on the GPU still paper 000's scheme: W and phi stored in f32, the
+//! moves' ratios, f and g vectors, the measurement's terms and the rank-1 updates of W evaluated
 //! in f32; the inverse rebuilt in f64). Energies are accumulated in f64 in every mode. Until 2026-11 mixed did the
 //! updates in f64 from f32 data; until 2026-11-27 it still took every dot product in f64 from f32 data (a conversion
 //! per W entry read and f64 FMAs, so its sweep cost what double's did, on the GPU with twice the shared memory for the
@@ -249,6 +251,25 @@
 //! for a few more f64 ratios, making the path double's exactly); and the design in `run_chain` and in lattice.cu,
 //! where the f64 W and its f32 copy take 125 KB of shared memory a chain at L = 15 (issue #26).
 //!
+//! Mixed on the CPU is that design since 2026-12-03, with the band (`cpu::Screened`, `cpu::screen`): each proposal's
+//! f32 ratio comes with a rigorous bound on its distance from the f64 ratio double computes (the f32 rounding of W
+//! and phi and of each sum, by the usual forward error bound of a sum of products), and only a move whose sqrt(u) lies
+//! above the f32 ratio plus the bound is rejected without an f64 ratio. So the chains take double's decisions, W bit
+//! for bit, and the f32 ratios and measurements come from a W one rounding from double's (kernels' test
+//! `screened_mixed_follows_double_exactly`). The bound is worst-case and the errors are not: kernels' ignored test
+//! `screen_table` computes every proposal's f64 ratio too (seed 0, 3 + 6 sweeps). At L = 15 (2048 chains, 3.76M
+//! proposals) |f32 ratio - f64 ratio| / bound has median 3.9e-3 and largest 0.13 over hops, 1.0e-4 and 1.6e-2 over
+//! swaps, whose bound (median 1.0) carries W_ba times the bound of k = f . p's error, and that takes max |p|
+//! times sum_b' |phi(y, d_b')| sum_a' |W_b'a'| for sum_a' |p_a'| sum_b' |phi(y, d_b')| |W_b'a'|; so 0.55 of the
+//! proposals take an f64 ratio, 0.103 are accepted; with a tenth of the bound 0.215 would (3 proposals outside it, no decision
+//! changed). At L = 9 (1024 chains, 0.68M proposals) the bound costs little: 0.173 take an f64 ratio, 0.146 are
+//! accepted. Tried and not kept: the terms of k whose |p_a'| exceeds max |p| / 16 taken exactly (0.41 at L = 15), whose
+//! strided column sums cost more than the f64 ratios they saved (mixed 4.5x slower than double). Measured on this
+//! 2-core machine (64 chains, 3 + 6 sweeps, all cores, `qmcbench run lattice --variants cpu`, one run): chain sweeps/s
+//! at L = 9 double 39.0k, single 78.6k, mixed 47.8k (1.22x double); at L = 15 double 4.19k, single 5.99k, mixed 3.67k
+//! (0.88x): at L = 15 the exact path costs more f64 swap ratios (each a pass over W in f64) than the f32 ratios and
+//! measurement save.
+//!
 //! What the interval buys on the CPU (kernels' ignored test `cpu_rate_table`: best of 4 x 40 runs of 6 sweeps with a
 //! measurement, 4 chains on one thread, 8 on two; this suite's 2-core development machine, shared with other builds,
 //! so double's two-thread rate ranged 98,000 to 129,000 between runs), chain sweeps/s at L = 9, a rebuild every sweep
@@ -295,7 +316,10 @@ pub mod tally {
     pub const FVECS: usize = 9;
     /// Inverses rebuilt from scratch (periodic recomputes and degenerate swaps), 2 N_P^3 flops each.
     pub const RECOMPUTES: usize = 10;
-    pub const LEN: usize = 11;
+    /// Moves whose f64 ratio was computed to decide them in screened mixed precision (`cpu::Screened`): hops, swaps.
+    pub const CONFIRMED_HOPS: usize = 11;
+    pub const CONFIRMED_SWAPS: usize = 12;
+    pub const LEN: usize = 13;
 }
 
 /// The physical problem: cluster, Hamiltonian, pair function.
@@ -668,7 +692,9 @@ pub fn flops(m: &Model, tallies: &[[f64; tally::LEN]]) -> f64 {
             + t[tally::KIN_RATIOS] * 2.0 * np
             + t[tally::BONDS] * 4.0 * np
             + t[tally::FVECS] * 2.0 * np * np
-            + t[tally::RECOMPUTES] * 2.0 * np * np * np;
+            + t[tally::RECOMPUTES] * 2.0 * np * np * np
+            + t[tally::CONFIRMED_HOPS] * 2.0 * np
+            + t[tally::CONFIRMED_SWAPS] * (2.0 * np * np + 8.0 * np);
     }
     f
 }
@@ -676,13 +702,14 @@ pub fn flops(m: &Model, tallies: &[[f64; tally::LEN]]) -> f64 {
 /// Bytes of W the moves of a run read and write (`elem` bytes per entry), from its tallies: an accepted hop reads W
 /// for its f or g vector and reads and writes it in its update (3 N_P^2), a swap reads it for f (N_P^2) and an
 /// accepted one updates it twice with one more vector (5 N_P^2), each measurement f vector reads it (N_P^2), each
-/// rebuild reads and writes it once per pivot (2 N_P^3). Where W lives on chip this is shared-memory traffic.
+/// rebuild reads and writes it once per pivot (2 N_P^3), each confirmed swap (`cpu::Screened`) reads it for f in f64
+/// (counted at `elem`). Where W lives on chip this is shared-memory traffic.
 pub fn w_traffic(m: &Model, tallies: &[[f64; tally::LEN]], elem: usize) -> f64 {
     let n2 = (m.pairs * m.pairs) as f64;
     let per: f64 = tallies
         .iter()
         .map(|t| {
-            3.0 * t[tally::HOPS_ACCEPTED] + t[tally::SWAPS] + 5.0 * t[tally::SWAPS_ACCEPTED] + t[tally::FVECS]
+            3.0 * t[tally::HOPS_ACCEPTED] + t[tally::SWAPS] + 5.0 * t[tally::SWAPS_ACCEPTED] + t[tally::FVECS] + t[tally::CONFIRMED_SWAPS]
                 + 2.0 * m.pairs as f64 * t[tally::RECOMPUTES]
         })
         .sum();
