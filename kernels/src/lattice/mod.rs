@@ -268,7 +268,14 @@
 //! 2-core machine (64 chains, 3 + 6 sweeps, all cores, `qmcbench run lattice --variants cpu`, one run): chain sweeps/s
 //! at L = 9 double 39.0k, single 78.6k, mixed 47.8k (1.22x double); at L = 15 double 4.19k, single 5.99k, mixed 3.67k
 //! (0.88x): at L = 15 the exact path costs more f64 swap ratios (each a pass over W in f64) than the f32 ratios and
-//! measurement save.
+//! measurement save. On the H200 host's 16 cores (gpu-host.sh stage lattice-cpu at 6fa0a79, 2048 chains, records in
+//! results/nvidia-h200) mixed runs 217k chain sweeps/s at L = 9 against double's 399k (0.55x) and 23.6k at L = 15
+//! against 31.0k (0.76x): on cores with 64-byte vectors an f32 pass over rows of 37 (three vectors against five)
+//! saves little, and every accepted move pays a conversion of W to f32 beside double's update. What it buys is the
+//! distribution: stage lattice-seeds-cpu (seeds 1 to 21, 2048 chains, L = 15, 3 + 6 sweeps) has mixed's kurtosis
+//! within 1% of double's at every seed, failing the check only where double does (seed 11: 70.3 and 71.0), where the
+//! GPU's mixed, W updated in f32, failed 28 of 58 seeds. Left (issue #26): a cheaper bound for swaps (its k term), the
+//! conversion fused into the update, and the design on the GPU.
 //!
 //! What the interval buys on the CPU (kernels' ignored test `cpu_rate_table`: best of 4 x 40 runs of 6 sweeps with a
 //! measurement, 4 chains on one thread, 8 on two; this suite's 2-core development machine, shared with other builds,
