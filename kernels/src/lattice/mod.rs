@@ -261,8 +261,8 @@
 //! proposals) |f32 ratio - f64 ratio| / bound has median 3.9e-3 and largest 0.13 over hops, 1.0e-4 and 1.6e-2 over
 //! swaps, whose bound (median 1.0) carries W_ba times the bound of k = f . p's error, and that takes max |p|
 //! times sum_b' |phi(y, d_b')| sum_a' |W_b'a'| for sum_a' |p_a'| sum_b' |phi(y, d_b')| |W_b'a'|; so 0.55 of the
-//! proposals take an f64 ratio, 0.103 are accepted; with a tenth of the bound 0.215 would (3 proposals outside it, no decision
-//! changed). At L = 9 (1024 chains, 0.68M proposals) the bound costs little: 0.173 take an f64 ratio, 0.146 are
+//! proposals take an f64 ratio, 0.103 are accepted; with a tenth of the bound 0.215 would (3 proposals outside it,
+//! no decision changed). At L = 9 (1024 chains, 0.68M proposals) the bound costs little: 0.173 take an f64 ratio, 0.146 are
 //! accepted. Tried and not kept: the terms of k whose |p_a'| exceeds max |p| / 16 taken exactly (0.41 at L = 15), whose
 //! strided column sums cost more than the f64 ratios they saved (mixed 4.5x slower than double). Measured on this
 //! 2-core machine (64 chains, 3 + 6 sweeps, all cores, `qmcbench run lattice --variants cpu`, one run): chain sweeps/s
