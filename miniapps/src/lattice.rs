@@ -18,17 +18,17 @@
 //!   condition of M at its measurements x the growth of its updates, `ENERGY_BOUND` says why), and W must match a
 //!   fresh f64 inverse of the final configuration (err x rcond). Records of mixed carry `f64_decisions` (1 on the CPU,
 //!   0 on the GPU) and `f64_ratios_per_proposal`.
-//! - single, and mixed on the GPU (W updated in f32): path identity is not a criterion. M is ill conditioned (rcond
-//!   ~ 1e-4 at L = 9, 1e-6 at L = 15), so rounding phi and W to f32 moves ratios by ~ eps_f32 / rcond, far more
-//!   than the gap between u and |R|^2 at some move of a sweep: at L = 15 no f32 chain keeps the reference path for 3 sweeps, at any recompute
-//!   interval, and that is expected, not a bug (the fraction is recorded as `diverged_chains`). The checks are
-//!   (1) `energy (error bars)`: |E - E_ref| over the combined error bar sqrt(s^2 + s_ref^2) of the chain means,
-//!   below 4 (a NaN or a drifted inverse fails it); (2) `inverse x rcond`: W against the f64 inverse of the matrix
-//!   the chain really uses (phi rounded to f32), normwise, times rcond, in units of eps_f32: right after a recompute
-//!   (`--recompute` dividing 1 + `--check-sweeps`) below 1 (measured: 1e-5 mixed, 1e-2 single; without
-//!   recomputes 3 to 20 after a few sweeps), otherwise below 3e4 per sweep since the last recompute (the drift of
-//!   the updates; `inverse_tolerance` says where the rate comes from; a chain that rebuilds on the residual check
-//!   is held to the bound of no rebuild). Double is held to the same drift bound.
+//! - single, and mixed on the GPU (W updated in f32): path identity is not a criterion. M is ill conditioned (rcond ~
+//!   1e-4 at L = 9, 1e-6 at L = 15), so rounding phi and W to f32 moves ratios by ~ eps_f32 / rcond, far more than the
+//!   gap between u and |R|^2 at some move of a sweep: at L = 15 no f32 chain keeps the reference path for 3 sweeps, at
+//!   any recompute interval, and that is expected, not a bug (the fraction is recorded as `diverged_chains`). The
+//!   checks are (1) `energy (error bars)`: |E - E_ref| over the combined error bar sqrt(s^2 + s_ref^2) of the chain
+//!   means, below 4 (a NaN or a drifted inverse fails it); (2) `inverse x rcond`: W against the f64 inverse of the
+//!   matrix the chain really uses (phi rounded to f32), normwise, times rcond, in units of eps_f32: right after a
+//!   recompute (`--recompute` dividing 1 + `--check-sweeps`) below 1 (measured: 1e-5 mixed, 1e-2 single; without
+//!   recomputes 3 to 20 after a few sweeps), otherwise below 3e4 per sweep since the last recompute (the drift of the
+//!   updates; `inverse_tolerance` says where the rate comes from; a chain that rebuilds on the residual check is held
+//!   to the bound of no rebuild). Double is held to the same drift bound.
 //! - every precision, over all chains and every measurement (validation and timed runs, from 2026-12-02): `error bar
 //!   converged (kurtosis of chain means)` below `kernels::lattice::KURTOSIS_MAX` (33), where the error bar's own
 //!   uncertainty is four times that of normal chain means; left out below 36 chains, where it could not fail. The

@@ -252,17 +252,17 @@
 //! where the f64 W and its f32 copy take 125 KB of shared memory a chain at L = 15 (issue #26).
 //!
 //! Mixed on the CPU is that design since 2026-12-03, with the band (`cpu::Screened`, `cpu::screen`): each proposal's
-//! f32 ratio comes with a rigorous bound on its distance from the f64 ratio double computes (the f32 rounding of W
-//! and phi and of each sum, by the usual forward error bound of a sum of products), and only a move whose sqrt(u) lies
+//! f32 ratio comes with a rigorous bound on its distance from the f64 ratio double computes (the f32 rounding of W and
+//! phi and of each sum, by the usual forward error bound of a sum of products), and only a move whose sqrt(u) lies
 //! above the f32 ratio plus the bound is rejected without an f64 ratio. So the chains take double's decisions, W bit
 //! for bit, and the f32 ratios and measurements come from a W one rounding from double's (kernels' test
 //! `screened_mixed_follows_double_exactly`). The bound is worst-case and the errors are not: kernels' ignored test
 //! `screen_table` computes every proposal's f64 ratio too (seed 0, 3 + 6 sweeps). At L = 15 (2048 chains, 3.76M
 //! proposals) |f32 ratio - f64 ratio| / bound has median 3.9e-3 and largest 0.13 over hops, 1.0e-4 and 1.6e-2 over
-//! swaps, whose bound (median 1.0) carries W_ba times the bound of k = f . p's error, and that takes max |p|
-//! times sum_b' |phi(y, d_b')| sum_a' |W_b'a'| for sum_a' |p_a'| sum_b' |phi(y, d_b')| |W_b'a'|; so 0.55 of the
-//! proposals take an f64 ratio, 0.103 are accepted; with a tenth of the bound 0.215 would (3 proposals outside it,
-//! no decision changed). At L = 9 (1024 chains, 0.68M proposals) the bound costs little: 0.173 take an f64 ratio, 0.146 are
+//! swaps, whose bound (median 1.0) carries W_ba times the bound of k = f . p's error, and that takes max |p| times
+//! sum_b' |phi(y, d_b')| sum_a' |W_b'a'| for sum_a' |p_a'| sum_b' |phi(y, d_b')| |W_b'a'|; so 0.55 of the proposals
+//! take an f64 ratio, 0.103 are accepted; with a tenth of the bound 0.215 would (3 proposals outside it, no decision
+//! changed). At L = 9 (1024 chains, 0.68M proposals) the bound costs little: 0.173 take an f64 ratio, 0.146 are
 //! accepted. Tried and not kept: the terms of k whose |p_a'| exceeds max |p| / 16 taken exactly (0.41 at L = 15), whose
 //! strided column sums cost more than the f64 ratios they saved (mixed 4.5x slower than double). Measured on this
 //! 2-core machine (64 chains, 3 + 6 sweeps, all cores, `qmcbench run lattice --variants cpu`, one run): chain sweeps/s
@@ -270,11 +270,11 @@
 //! (0.88x): at L = 15 the exact path costs more f64 swap ratios (each a pass over W in f64) than the f32 ratios and
 //! measurement save. On the H200 host's 16 cores (gpu-host.sh stage lattice-cpu at 6fa0a79, 2048 chains, records in
 //! results/nvidia-h200) mixed runs 217k chain sweeps/s at L = 9 against double's 399k (0.55x) and 23.6k at L = 15
-//! against 31.0k (0.76x): on cores with 64-byte vectors an f32 pass over rows of 37 (three vectors against five)
-//! saves little, and every accepted move pays a conversion of W to f32 beside double's update. What it buys is the
-//! distribution: stage lattice-seeds-cpu (seeds 1 to 21, 2048 chains, L = 15, 3 + 6 sweeps) has mixed's kurtosis
-//! within 1% of double's at every seed, failing the check only where double does (seed 11: 70.3 and 71.0), where the
-//! GPU's mixed, W updated in f32, failed 28 of 58 seeds. Left (issue #26): a cheaper bound for swaps (its k term), the
+//! against 31.0k (0.76x): on cores with 64-byte vectors an f32 pass over rows of 37 (three vectors against five) saves
+//! little, and every accepted move pays a conversion of W to f32 beside double's update. What it buys is the
+//! distribution: stage lattice-seeds-cpu (seeds 1 to 21, 2048 chains, L = 15, 3 + 6 sweeps) has mixed's kurtosis within
+//! 1% of double's at every seed, failing the check only where double does (seed 11: 70.3 and 71.0), where the GPU's
+//! mixed, W updated in f32, failed 28 of 58 seeds. Left (issue #26): a cheaper bound for swaps (its k term), the
 //! conversion fused into the update, and the design on the GPU.
 //!
 //! What the interval buys on the CPU (kernels' ignored test `cpu_rate_table`: best of 4 x 40 runs of 6 sweeps with a
