@@ -501,6 +501,8 @@ fn oracle_chain<A: Real>(t: &Tables<f32>, c: &mut Chain<f32>, t64: &Tables<f64>,
     let mut n = OracleCounts::default();
     let mut s = Scratch::<f32, A>::new(np, ld);
     let mut s64 = Scratch::<f64, f64>::new(np, ld64);
+    // `round_copy`'s row sums (unused here)
+    let mut rows = vec![0.0; np];
     c.w = padded(&c.w, np, ld);
     c64.w = padded(&c64.w, np, ld64);
     for k in 0..equil + sweeps {
@@ -527,14 +529,8 @@ fn oracle_chain<A: Real>(t: &Tables<f32>, c: &mut Chain<f32>, t64: &Tables<f64>,
             }
             if accept && screen {
                 // the shadow's configuration and W (rounded); the tally as `commit` counts
-                c.up.copy_from_slice(&c64.up);
-                c.dn.copy_from_slice(&c64.dn);
-                c.occ.copy_from_slice(&c64.occ);
-                c.which.copy_from_slice(&c64.which);
+                round_copy(t64, c64, c, ld, &mut rows);
                 c.tally[if matches!(mv, Move::Hop { .. }) { tally::HOPS_ACCEPTED } else { tally::SWAPS_ACCEPTED }] += 1.0;
-                for (w, w64) in c.w.chunks_exact_mut(ld).zip(c64.w.chunks_exact(ld64)) {
-                    w[..np].iter_mut().zip(&w64[..np]).for_each(|(x, &y)| *x = y as f32);
-                }
             } else if accept {
                 commit(t, c, &mut s, mv, h);
                 updates += 1;
