@@ -229,11 +229,11 @@ fn run_chain<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, equil: usize, sw
 /// W rounded to f32 after every accepted move (and phi in f32) gives each proposal an f32 ratio and a bound on its
 /// difference from the f64 ratio double computes (`screen`). A move the bound shows to be rejected is rejected; the
 /// rest (the accepted ones and those near the line) take double's f64 ratio and decision. So the chains follow
-/// double's path exactly, W bit for bit, while the other ratios (83% of the proposals at L = 9, 45% at L = 15: the
-/// swaps' bound is wide there) and every measurement are evaluated in f32 from a W one rounding from double's. The f32 chains
-/// of single (and of mixed before) decide on ratios from W updated in f32, whose error after a few updates exceeds
-/// the ratios of moves into low-weight configurations: at L = 15 they left the distribution in about half the
-/// suite's GPU runs (module docs).
+/// double's path exactly, W bit for bit, while the other ratios (84% of the proposals at L = 9, 69% at L = 15, as
+/// `screen_table` measured on 2026-12-03) and every measurement are evaluated in f32 from a W one rounding from
+/// double's. The f32 chains of single (and of mixed before) decide on ratios from W updated in f32, whose error
+/// after a few updates exceeds the ratios of moves into low-weight configurations: at L = 15 they left the
+/// distribution in about half the suite's GPU runs (module docs).
 pub struct Screened {
     /// The chains' state; `state.chains[i]` is chain i as double runs it, tallies included.
     pub state: Ensemble<f64>,
@@ -333,9 +333,10 @@ fn screened_chain<const AUDIT: bool>(t: &Tables<f64>, c: &mut Chain<f64>, t32: &
 }
 
 /// The copy made the state's again: configuration, W rounded to f32 (stride `ld32`), and `rows`, the sums of |W|
-/// along each row of W in f64 (for `screen`'s bound), summed in 8 lanes (a serial sum would wait on each addition).
+/// along each row of W (for `screen`'s bound), summed in f64 in 8 lanes (a serial sum would wait on each addition)
+/// and kept in f32 (the rounding, 2^-24 relative, is covered by `screen`'s factor 1.01).
 #[inline(always)]
-fn round_copy(t: &Tables<f64>, c: &Chain<f64>, c32: &mut Chain<f32>, ld32: usize, rows: &mut [f64]) {
+fn round_copy(t: &Tables<f64>, c: &Chain<f64>, c32: &mut Chain<f32>, ld32: usize, rows: &mut [f32]) {
     let ld = t.ld;
     c32.up.copy_from_slice(&c.up);
     c32.dn.copy_from_slice(&c.dn);
@@ -349,7 +350,7 @@ fn round_copy(t: &Tables<f64>, c: &Chain<f64>, c32: &mut Chain<f32>, ld32: usize
                 acc[k] += y[k].abs();
             }
         }
-        *r = acc.iter().sum();
+        *r = acc.iter().sum::<f64>() as f32;
     }
 }
 
@@ -366,49 +367,82 @@ fn abs_dot(x: &[f32], y: &[f32]) -> f64 {
     reduce(acc).f64()
 }
 
+/// sum_i |x(i)| for i < n, in four interleaved f32 sums: a serial sum waits on each addition, and these n terms
+/// (strided, or a product with a table) do not load as vectors. Its relative error (a sum of nonnegative terms in
+/// any order: below n 2^-24) is covered by `screen`'s factor 1.01.
+#[inline(always)]
+fn abs_sum(n: usize, x: impl Fn(usize) -> f32) -> f64 {
+    let mut acc = [0.0f32; 4];
+    let whole = n - n % 4;
+    for i in (0..whole).step_by(4) {
+        for k in 0..4 {
+            acc[k] += x(i + k).abs();
+        }
+    }
+    for i in whole..n {
+        acc[i - whole] += x(i).abs();
+    }
+    ((acc[0] + acc[1]) + (acc[2] + acc[3])).f64()
+}
+
+/// max |x_i| in 16 lanes (`x` a whole number of 64-byte vectors: zeros past the data do not change it).
+#[inline(always)]
+fn abs_max(x: &[f32]) -> f64 {
+    let mut m = [0.0f32; 16];
+    for v in x.as_chunks::<16>().0 {
+        for k in 0..16 {
+            m[k] = m[k].max(v[k].abs());
+        }
+    }
+    m.iter().fold(0.0f32, |a, &b| a.max(b)).f64()
+}
+
 /// Unit roundoff of f32 (2^-24).
 const U32: f64 = f32::EPSILON as f64 / 2.0;
 
 /// The f32 ratio of a proposal from the copy, and a bound on its distance from the f64 ratio double computes from
 /// the state (both in f64). A sum of n products in f32 differs from the exact sum of the f64 data by at most
 /// c sum |terms|, c = (d + 2) u with u = 2^-24 and d the roundings on the longest path of the sum (Higham, Accuracy
-/// and Stability, section 3.1), the 2 for each factor's rounding to f32: d = n + 1 for a serial sum (the f vector's
-/// rows, an up electron's hop) and n / 16 + 4 for `dot_row`'s 16 lanes and their tree. Double's own f64 error, and the
-/// rounding of the absolute sums taken here, are below a thousandth of that and covered by a factor 1.01. A swap's
-/// R = W_ba (phi(y, x) - k) + f_a h adds the factors' bounds by the product rule; its k = f . p carries f's error,
-/// bounded componentwise by F_a' = sum_b' |phi(y, d_b')| |W_b'a'|, which for all a' would take a pass over W: the
-/// bound takes max |p| times sum_a' F_a' = sum_b' |phi(y, d_b')| sum_a' |W_b'a'| (`rows`, kept with the copy). A move
-/// whose sqrt(u) lies above the f32 ratio plus this band is rejected by double too. The absolute sums are f32 sums in
-/// lanes (a serial f64 sum waits on every addition: the bound cost more than the ratio).
+/// and Stability, section 3.1), the 2 for each factor's rounding to f32: d = n + 1 for a serial sum (an up
+/// electron's hop), `f32_path` for the f vector's blocked sums (`gemv_t`) and n / 16 + 4 for `dot_row`'s 16 lanes
+/// and their tree. Double's own f64 error, and the rounding of the absolute sums taken here, are below a thousandth
+/// of that and covered by a factor 1.01. A swap's R = W_ba (phi(y, x) - k) + f_a h adds the factors' bounds by the
+/// product rule; its k = f . p carries f's error, bounded componentwise by F_a' = sum_b' |phi(y, d_b')| |W_b'a'|,
+/// which for all a' would take a pass over W: the bound takes max |p| times sum_a' F_a' = sum_b' |phi(y, d_b')|
+/// sum_a' |W_b'a'| (`rows`, kept with the copy). The blocked f vector (from 2026-12-03; one FMA chain over all N_P
+/// rows before) cut this term fourfold at L = 15, where it had sent 55% of the proposals to an f64 ratio. A move
+/// whose sqrt(u) lies above the f32 ratio plus this band is rejected by double too. The absolute sums are f32 sums
+/// in lanes (`abs_sum`, `abs_dot`, `abs_max`: a serial sum waits on every addition, and the bound cost more than the
+/// ratio at L = 9).
 #[inline(always)]
-fn screen(t: &Tables<f32>, c: &Chain<f32>, s: &mut Scratch<f32, f32>, mv: Move, rows: &[f64]) -> (f64, f64) {
+fn screen(t: &Tables<f32>, c: &Chain<f32>, s: &mut Scratch<f32, f32>, mv: Move, rows: &[f32]) -> (f64, f64) {
     let (np, ns, ld) = (t.pairs, t.sites, t.ld);
     let serial = 1.01 * (np + 3) as f64 * U32;
+    let blocked = 1.01 * (f32_path(np) + 2) as f64 * U32;
     let lanes = 1.01 * (ld / 16 + 6) as f64 * U32;
     let (r, h) = ratio(t, c, s, mv);
-    let w = |b: usize, a: usize| c.w[b * ld + a].f64().abs();
+    let row = |b: usize| &c.w[b * ld..(b + 1) * ld];
     let band = match mv {
         Move::Hop { spin, i, new, .. } => {
             if spin == UP {
-                let row = &t.phi[new * ns..(new + 1) * ns];
-                serial * (0..np).fold(0.0f32, |acc, b| acc + (row[c.dn[b] as usize] * c.w[b * ld + i]).abs()).f64()
+                let phi = &t.phi[new * ns..(new + 1) * ns];
+                serial * abs_sum(np, |b| phi[c.dn[b] as usize] * c.w[b * ld + i])
             } else {
-                lanes * abs_dot(&c.w[i * ld..(i + 1) * ld], &s.p[..ld])
+                lanes * abs_dot(row(i), &s.p[..ld])
             }
         }
         Move::Swap { a, x, b, y } => {
             // s.f = f, s.q = phi(y, d_b') and s.p = phi(x, u_a'), as `swap_ratio` left them
             let (q, p, f) = (&s.q[..np], &s.p[..ld], &s.f[..ld]);
-            let p_max = p.iter().fold(0.0f32, |m, &x| m.max(x.abs())).f64();
-            let qrows = q.iter().zip(rows).fold(0.0, |acc, (&qb, &r)| acc + qb.f64().abs() * r);
-            let (h_abs, fp_abs) = (abs_dot(&c.w[b * ld..(b + 1) * ld], p), abs_dot(f, p));
-            let fa_abs = (0..np).fold(0.0f32, |acc, bb| acc + (q[bb] * c.w[bb * ld + a]).abs()).f64();
-            let (wba, fa, h) = (w(b, a), f[a].f64().abs(), h.f64().abs());
+            let fwp = abs_max(p) * abs_sum(np, |bb| q[bb] * rows[bb]);
+            let (h_abs, fp_abs) = (abs_dot(row(b), p), abs_dot(f, p));
+            let fa_abs = abs_sum(np, |bb| q[bb] * c.w[bb * ld + a]);
+            let (wba, fa, h) = (c.w[b * ld + a].f64().abs(), f[a].f64().abs(), h.f64().abs());
             let phi_yx = t.phi[y * ns + x].f64().abs();
             // bounds on the errors of k, of phi(y, x) - k (d bounds that difference, computed or exact), f_a and h
-            let e_k = serial * p_max * qrows + lanes * fp_abs;
+            let e_k = blocked * fwp + lanes * fp_abs;
             let d = phi_yx + fp_abs + e_k;
-            let (e_d, e_fa, e_h) = (e_k + U32 * (phi_yx + d), serial * fa_abs, lanes * h_abs);
+            let (e_d, e_fa, e_h) = (e_k + U32 * (phi_yx + d), blocked * fa_abs, lanes * h_abs);
             // the two products' errors (each factor's error times the other's bound), then their roundings and the sum's
             wba * e_d + U32 * wba * d + fa * e_h + e_fa * (h + e_h) + 2.0 * U32 * (wba * d + fa * h)
         }
@@ -501,7 +535,7 @@ fn oracle_chain<A: Real>(t: &Tables<f32>, c: &mut Chain<f32>, t64: &Tables<f64>,
     let mut n = OracleCounts::default();
     let mut s = Scratch::<f32, A>::new(np, ld);
     let mut s64 = Scratch::<f64, f64>::new(np, ld64);
-    // `round_copy`'s row sums (unused here)
+    // `round_copy`'s column sums (unused here)
     let mut rows = vec![0.0; np];
     c.w = padded(&c.w, np, ld);
     c64.w = padded(&c64.w, np, ld64);
@@ -579,21 +613,55 @@ fn fvec<S: Real>(t: &Tables<S>, c: &Chain<S>, y: usize, f: &mut [S], coef: &mut 
 /// its advantage. Every entry is computed with the same operations in the same order as the plain loops
 /// (an FMA chain over the rows in order), so f64 rounds as before.
 ///
-/// f = sum_b coef_b W[b][..] over the Q vectors of a block (`w` starts at the block's first column).
+/// f = sum_b coef_b W[b][..] over the Q vectors of a block (`w` starts at the block's first column). In f32 the rows
+/// are summed in blocks of `F32_ROWS`, each an FMA chain from zero, the blocks' sums then added in order: the longest
+/// rounding path is `f32_path` instead of N_P, which makes `screen`'s bound on f's error four times tighter at
+/// L = 15 for one addition per block. f64 sums all rows in one chain (one block), as before.
 #[inline(always)]
 fn gemv_t<S: Real, const N: usize, const Q: usize>(f: &mut [S], coef: &[S], w: &[S], ld: usize) {
-    let mut acc = [[S::zero(); N]; Q];
-    for (b, &cb) in coef.iter().enumerate() {
-        let row = &w[b * ld..b * ld + Q * N].as_chunks::<N>().0;
+    if std::mem::size_of::<S>() == 8 {
+        let mut acc = [[S::zero(); N]; Q];
+        for (b, &cb) in coef.iter().enumerate() {
+            let row = &w[b * ld..b * ld + Q * N].as_chunks::<N>().0;
+            for q in 0..Q {
+                for j in 0..N {
+                    acc[q][j] = cb.mul_add(row[q][j], acc[q][j]);
+                }
+            }
+        }
+        for (f, a) in f.as_chunks_mut::<N>().0.iter_mut().zip(&acc) {
+            *f = *a;
+        }
+        return;
+    }
+    let f: &mut [[S; N]; Q] = (&mut f.as_chunks_mut::<N>().0[..Q]).try_into().unwrap();
+    *f = [[S::zero(); N]; Q];
+    for (k, block) in coef.chunks(F32_ROWS).enumerate() {
+        let mut acc = [[S::zero(); N]; Q];
+        for (i, &cb) in block.iter().enumerate() {
+            let b = k * F32_ROWS + i;
+            let row = &w[b * ld..b * ld + Q * N].as_chunks::<N>().0;
+            for q in 0..Q {
+                for j in 0..N {
+                    acc[q][j] = cb.mul_add(row[q][j], acc[q][j]);
+                }
+            }
+        }
         for q in 0..Q {
-            for k in 0..N {
-                acc[q][k] = cb.mul_add(row[q][k], acc[q][k]);
+            for j in 0..N {
+                f[q][j] += acc[q][j];
             }
         }
     }
-    for (f, a) in f.as_chunks_mut::<N>().0.iter_mut().zip(&acc) {
-        *f = *a;
-    }
+}
+
+/// Rows per block of the f vector's sums in f32 (`gemv_t`).
+const F32_ROWS: usize = 16;
+
+/// The roundings on the longest path of an f-vector entry in f32 (`gemv_t`): F32_ROWS in its block's FMA chain, and
+/// one for each later block's addition.
+fn f32_path(np: usize) -> usize {
+    F32_ROWS + np.div_ceil(F32_ROWS) - 1
 }
 
 /// W[b][..] += u_b v over the Q vectors of a block (`w` and `v` start at the block's first column): one FMA per entry.
