@@ -614,9 +614,11 @@ fn fvec<S: Real>(t: &Tables<S>, c: &Chain<S>, y: usize, f: &mut [S], coef: &mut 
 /// (an FMA chain over the rows in order), so f64 rounds as before.
 ///
 /// f = sum_b coef_b W[b][..] over the Q vectors of a block (`w` starts at the block's first column). In f32 the rows
-/// are summed in blocks of `F32_ROWS`, each an FMA chain from zero, the blocks' sums then added in order: the longest
-/// rounding path is `f32_path` instead of N_P, which makes `screen`'s bound on f's error four times tighter at
-/// L = 15 for one addition per block. f64 sums all rows in one chain (one block), as before.
+/// are summed in blocks of `F32_ROWS`, each an FMA chain from zero, the blocks' sums then added in order in
+/// registers: the longest rounding path is `f32_path` instead of N_P, which makes `screen`'s bound on f's error four
+/// times tighter at L = 15 for one addition per block (adding each block's sums into f in memory instead, at
+/// 3f35f7e, ran single below the unblocked code at L = 15 on the H200 host's AVX-512). f64 sums all rows in one FMA
+/// chain, as before.
 #[inline(always)]
 fn gemv_t<S: Real, const N: usize, const Q: usize>(f: &mut [S], coef: &[S], w: &[S], ld: usize) {
     if std::mem::size_of::<S>() == 8 {
@@ -634,8 +636,7 @@ fn gemv_t<S: Real, const N: usize, const Q: usize>(f: &mut [S], coef: &[S], w: &
         }
         return;
     }
-    let f: &mut [[S; N]; Q] = (&mut f.as_chunks_mut::<N>().0[..Q]).try_into().unwrap();
-    *f = [[S::zero(); N]; Q];
+    let mut sum = [[S::zero(); N]; Q];
     for (k, block) in coef.chunks(F32_ROWS).enumerate() {
         let mut acc = [[S::zero(); N]; Q];
         for (i, &cb) in block.iter().enumerate() {
@@ -649,9 +650,12 @@ fn gemv_t<S: Real, const N: usize, const Q: usize>(f: &mut [S], coef: &[S], w: &
         }
         for q in 0..Q {
             for j in 0..N {
-                f[q][j] += acc[q][j];
+                sum[q][j] += acc[q][j];
             }
         }
+    }
+    for (f, a) in f.as_chunks_mut::<N>().0.iter_mut().zip(&sum) {
+        *f = *a;
     }
 }
 
