@@ -535,7 +535,7 @@ fn oracle_chain<A: Real>(t: &Tables<f32>, c: &mut Chain<f32>, t64: &Tables<f64>,
     let mut n = OracleCounts::default();
     let mut s = Scratch::<f32, A>::new(np, ld);
     let mut s64 = Scratch::<f64, f64>::new(np, ld64);
-    // `round_copy`'s column sums (unused here)
+    // `round_copy`'s row sums (unused here)
     let mut rows = vec![0.0; np];
     c.w = padded(&c.w, np, ld);
     c64.w = padded(&c64.w, np, ld64);
