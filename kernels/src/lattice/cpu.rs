@@ -621,42 +621,39 @@ fn fvec<S: Real>(t: &Tables<S>, c: &Chain<S>, y: usize, f: &mut [S], coef: &mut 
 /// chain, as before.
 #[inline(always)]
 fn gemv_t<S: Real, const N: usize, const Q: usize>(f: &mut [S], coef: &[S], w: &[S], ld: usize) {
-    if std::mem::size_of::<S>() == 8 {
-        let mut acc = [[S::zero(); N]; Q];
-        for (b, &cb) in coef.iter().enumerate() {
-            let row = &w[b * ld..b * ld + Q * N].as_chunks::<N>().0;
+    let sum = if std::mem::size_of::<S>() == 8 {
+        sum_rows::<S, N, Q>(coef, w, ld)
+    } else {
+        let mut sum = [[S::zero(); N]; Q];
+        for (k, block) in coef.chunks(F32_ROWS).enumerate() {
+            let acc = sum_rows::<S, N, Q>(block, &w[k * F32_ROWS * ld..], ld);
             for q in 0..Q {
                 for j in 0..N {
-                    acc[q][j] = cb.mul_add(row[q][j], acc[q][j]);
+                    sum[q][j] += acc[q][j];
                 }
             }
         }
-        for (f, a) in f.as_chunks_mut::<N>().0.iter_mut().zip(&acc) {
-            *f = *a;
-        }
-        return;
-    }
-    let mut sum = [[S::zero(); N]; Q];
-    for (k, block) in coef.chunks(F32_ROWS).enumerate() {
-        let mut acc = [[S::zero(); N]; Q];
-        for (i, &cb) in block.iter().enumerate() {
-            let b = k * F32_ROWS + i;
-            let row = &w[b * ld..b * ld + Q * N].as_chunks::<N>().0;
-            for q in 0..Q {
-                for j in 0..N {
-                    acc[q][j] = cb.mul_add(row[q][j], acc[q][j]);
-                }
-            }
-        }
-        for q in 0..Q {
-            for j in 0..N {
-                sum[q][j] += acc[q][j];
-            }
-        }
-    }
+        sum
+    };
     for (f, a) in f.as_chunks_mut::<N>().0.iter_mut().zip(&sum) {
         *f = *a;
     }
+}
+
+/// sum_b coef_b W[b][..] over the Q vectors of a block, the rows b < coef.len() of `w` (stride ld) in one FMA chain
+/// from zero, in registers.
+#[inline(always)]
+fn sum_rows<S: Real, const N: usize, const Q: usize>(coef: &[S], w: &[S], ld: usize) -> [[S; N]; Q] {
+    let mut acc = [[S::zero(); N]; Q];
+    for (b, &cb) in coef.iter().enumerate() {
+        let row = &w[b * ld..b * ld + Q * N].as_chunks::<N>().0;
+        for q in 0..Q {
+            for j in 0..N {
+                acc[q][j] = cb.mul_add(row[q][j], acc[q][j]);
+            }
+        }
+    }
+    acc
 }
 
 /// Rows per block of the f vector's sums in f32 (`gemv_t`).
