@@ -186,7 +186,7 @@ struct Scratch<S, A> {
     row: Vec<A>,
     /// The scaled row of `update_dn`.
     vs: Vec<S>,
-    /// The coefficients of `fvec`, the column of `update_up`, -g of `update_dn` (N_P).
+    /// The coefficients of `fvec`, the column of `update_up`, -g of `update_dn` (N_P; length ld, zeros past N_P).
     q: Vec<S>,
     /// M, then its inverse, for `reinvert` (rows of stride `stride::<A>`, zeros past N_P).
     m: Vec<A>,
@@ -199,7 +199,7 @@ impl<S: Real, A: Real> Scratch<S, A> {
     fn new(np: usize, ld: usize) -> Self {
         let v = vec![S::zero(); ld];
         let ld_a = stride::<A>(np);
-        Scratch { f: v.clone(), g: v.clone(), p: v.clone(), row: vec![A::zero(); 2 * ld_a + 2 * np], vs: v, q: vec![S::zero(); np], m: vec![A::zero(); np * ld_a], piv: vec![0; np], order: vec![0; np] }
+        Scratch { f: v.clone(), g: v.clone(), p: v.clone(), row: vec![A::zero(); 2 * ld_a + 2 * np], vs: v.clone(), q: v, m: vec![A::zero(); np * ld_a], piv: vec![0; np], order: vec![0; np] }
     }
 }
 
@@ -290,7 +290,7 @@ fn screened_chain<const AUDIT: bool>(t: &Tables<f64>, c: &mut Chain<f64>, t32: &
     let (np, ld, ld32) = (t.pairs, t.ld, t32.ld);
     let mut s = Scratch::<f64, f64>::new(np, ld);
     let mut s32 = Scratch::<f32, f32>::new(np, ld32);
-    let mut rows = vec![0.0; np];
+    let mut rows = vec![0.0; ld32];
     c.w = padded(&c.w, np, ld);
     c32.w = vec![0.0; np * ld32];
     round_copy(t, c, c32, ld32, &mut rows);
@@ -307,8 +307,8 @@ fn screened_chain<const AUDIT: bool>(t: &Tables<f64>, c: &mut Chain<f64>, t32: &
                 c.tally[if matches!(mv, Move::Hop { .. }) { tally::CONFIRMED_HOPS } else { tally::CONFIRMED_SWAPS }] += 1.0;
                 let (r64, h) = ratio(t, c, &mut s, mv);
                 if u < r64 * r64 {
-                    commit(t, c, &mut s, mv, h);
-                    round_copy(t, c, c32, ld32, &mut rows);
+                    commit(t, c, &mut s, mv, h, Some(&mut Mirror { w: &mut c32.w, ld: ld32, rows: &mut rows }));
+                    mirror_config(c, c32);
                 }
             }
         }
@@ -332,26 +332,50 @@ fn screened_chain<const AUDIT: bool>(t: &Tables<f64>, c: &mut Chain<f64>, t32: &
     c32.w = dense(&c32.w, np, ld32);
 }
 
-/// The copy made the state's again: configuration, W rounded to f32 (stride `ld32`), and `rows`, the sums of |W|
-/// along each row of W (for `screen`'s bound), summed in f64 in 8 lanes (a serial sum would wait on each addition)
-/// and kept in f32 (the rounding, 2^-24 relative, is covered by `screen`'s factor 1.01).
+/// The copy made the state's again: configuration, W rounded to f32 (stride `ld32`) and its row sums `rows`
+/// (`Mirror`). After a commit, the commit writes W's copy (`Mirror`) and only the configuration is copied.
 #[inline(always)]
 fn round_copy(t: &Tables<f64>, c: &Chain<f64>, c32: &mut Chain<f32>, ld32: usize, rows: &mut [f32]) {
-    let ld = t.ld;
+    mirror_config(c, c32);
+    let m = &mut Mirror { w: &mut c32.w, ld: ld32, rows };
+    for (b, w) in c.w.chunks_exact(t.ld).enumerate() {
+        mirror_row(m, b, w);
+    }
+}
+
+/// The copy's configuration made the state's.
+#[inline(always)]
+fn mirror_config(c: &Chain<f64>, c32: &mut Chain<f32>) {
     c32.up.copy_from_slice(&c.up);
     c32.dn.copy_from_slice(&c.dn);
     c32.occ.copy_from_slice(&c.occ);
     c32.which.copy_from_slice(&c.which);
-    for ((w32, w), r) in c32.w.chunks_exact_mut(ld32).zip(c.w.chunks_exact(ld)).zip(rows.iter_mut()) {
-        let mut acc = [0.0f64; 8];
-        for (x, y) in w32[..ld].as_chunks_mut::<8>().0.iter_mut().zip(w.as_chunks::<8>().0) {
-            for k in 0..8 {
-                x[k] = y[k] as f32;
-                acc[k] += y[k].abs();
-            }
+}
+
+/// `Screened`'s f32 copy of W (rows of stride `ld`) and `rows`, the sums of |W| along each row of W (for
+/// `screen`'s bound; zeros past N_P), which the last rank-1 update of each commit writes while the new row is in
+/// registers (`rank1`): a pass over W after the commit (`round_copy`, before 2026-12-03) cost more than the update
+/// on the H200 host. The sums are taken in f64 lanes over each block of the row and added in f32 (a few roundings
+/// of 2^-24 relative, covered by `screen`'s factor 1.01); the entries the update then overwrites (column a of an up
+/// electron's update, row b of a down electron's) stay in their row's sum as the update left them, near zero,
+/// which can only raise the sum: the bound stays a bound.
+struct Mirror<'a> {
+    w: &'a mut [f32],
+    ld: usize,
+    rows: &'a mut [f32],
+}
+
+/// Row b of the copy from the state's row `w` (its first entries; the copy's padding stays zero), with its sum.
+#[inline(always)]
+fn mirror_row<S: Real>(m: &mut Mirror, b: usize, w: &[S]) {
+    let mut acc = [0.0f64; 8];
+    for (x, y) in m.w[b * m.ld..].as_chunks_mut::<8>().0.iter_mut().zip(w.as_chunks::<8>().0) {
+        for k in 0..8 {
+            x[k] = y[k].f64() as f32;
+            acc[k] += y[k].f64().abs();
         }
-        *r = acc.iter().sum::<f64>() as f32;
     }
+    m.rows[b] = reduce(acc) as f32;
 }
 
 /// sum_a |x_a| |y_a| in 16 f32 lanes (its relative rounding error, below (n / 16 + 4) 2^-24, is covered by `screen`'s
@@ -434,7 +458,7 @@ fn screen(t: &Tables<f32>, c: &Chain<f32>, s: &mut Scratch<f32, f32>, mv: Move, 
         Move::Swap { a, x, b, y } => {
             // s.f = f, s.q = phi(y, d_b') and s.p = phi(x, u_a'), as `swap_ratio` left them
             let (q, p, f) = (&s.q[..np], &s.p[..ld], &s.f[..ld]);
-            let fwp = abs_max(p) * abs_sum(np, |bb| q[bb] * rows[bb]);
+            let fwp = abs_max(p) * abs_dot(&s.q[..ld], &rows[..ld]);
             let (h_abs, fp_abs) = (abs_dot(row(b), p), abs_dot(f, p));
             let fa_abs = abs_sum(np, |bb| q[bb] * c.w[bb * ld + a]);
             let (wba, fa, h) = (c.w[b * ld + a].f64().abs(), f[a].f64().abs(), h.f64().abs());
@@ -536,7 +560,7 @@ fn oracle_chain<A: Real>(t: &Tables<f32>, c: &mut Chain<f32>, t64: &Tables<f64>,
     let mut s = Scratch::<f32, A>::new(np, ld);
     let mut s64 = Scratch::<f64, f64>::new(np, ld64);
     // `round_copy`'s row sums (unused here)
-    let mut rows = vec![0.0; np];
+    let mut rows = vec![0.0; ld];
     c.w = padded(&c.w, np, ld);
     c64.w = padded(&c64.w, np, ld64);
     for k in 0..equil + sweeps {
@@ -558,7 +582,7 @@ fn oracle_chain<A: Real>(t: &Tables<f32>, c: &mut Chain<f32>, t64: &Tables<f64>,
                     flipped = true;
                 }
                 if accept {
-                    commit(t64, c64, &mut s64, mv, h64);
+                    commit(t64, c64, &mut s64, mv, h64, None);
                 }
             }
             if accept && screen {
@@ -566,7 +590,7 @@ fn oracle_chain<A: Real>(t: &Tables<f32>, c: &mut Chain<f32>, t64: &Tables<f64>,
                 round_copy(t64, c64, c, ld, &mut rows);
                 c.tally[if matches!(mv, Move::Hop { .. }) { tally::HOPS_ACCEPTED } else { tally::SWAPS_ACCEPTED }] += 1.0;
             } else if accept {
-                commit(t, c, &mut s, mv, h);
+                commit(t, c, &mut s, mv, h, None);
                 updates += 1;
             }
         }
@@ -666,25 +690,45 @@ fn f32_path(np: usize) -> usize {
 }
 
 /// W[b][..] += u_b v over the Q vectors of a block (`w` and `v` start at the block's first column): one FMA per entry.
+/// With a mirror (and the block's first column), each new row is also rounded into the mirror's copy and its |sum|
+/// added to the row's (`Mirror`).
 #[inline(always)]
-fn rank1<S: Real, const N: usize, const Q: usize>(w: &mut [S], u: &[S], v: &[S], ld: usize) {
+fn rank1<S: Real, const N: usize, const Q: usize>(w: &mut [S], u: &[S], v: &[S], ld: usize, mirror: Option<(&mut Mirror, usize)>) {
     let v: [[S; N]; Q] = *<&[[S; N]; Q]>::try_from(v[..Q * N].as_chunks::<N>().0).unwrap();
-    for (b, &ub) in u.iter().enumerate() {
-        // The row through black_box, an opaque pointer: otherwise LLVM may vectorise this loop across the rows
-        // (nothing is carried from one row to the next), with gathers and scatters that ran several times slower.
-        let row = std::hint::black_box(&mut w[b * ld..b * ld + Q * N]).as_chunks_mut::<N>().0;
-        for q in 0..Q {
-            for k in 0..N {
-                row[q][k] = ub.mul_add(v[q][k], row[q][k]);
+    // The row through black_box, an opaque pointer: otherwise LLVM may vectorise this loop across the rows
+    // (nothing is carried from one row to the next), with gathers and scatters that ran several times slower.
+    let Some((m, j0)) = mirror else {
+        for (b, &ub) in u.iter().enumerate() {
+            let row = std::hint::black_box(&mut w[b * ld..b * ld + Q * N]).as_chunks_mut::<N>().0;
+            for q in 0..Q {
+                for k in 0..N {
+                    row[q][k] = ub.mul_add(v[q][k], row[q][k]);
+                }
             }
         }
+        return;
+    };
+    for (b, &ub) in u.iter().enumerate() {
+        let row = std::hint::black_box(&mut w[b * ld..b * ld + Q * N]).as_chunks_mut::<N>().0;
+        let copy = m.w[b * m.ld + j0..b * m.ld + j0 + Q * N].as_chunks_mut::<N>().0;
+        let mut acc = [0.0f64; N];
+        for q in 0..Q {
+            for k in 0..N {
+                let x = ub.mul_add(v[q][k], row[q][k]);
+                row[q][k] = x;
+                copy[q][k] = x.f64() as f32;
+                acc[k] += x.f64().abs();
+            }
+        }
+        let sum = reduce(acc) as f32;
+        m.rows[b] = if j0 == 0 { sum } else { m.rows[b] + sum };
     }
 }
 
-/// W += u v^T on the padded W (u of length N_P, v of length ld).
+/// W += u v^T on the padded W (u of length N_P, v of length ld), rounded into `mirror` as it goes (`rank1`).
 #[inline(always)]
-fn update_rank1<S: Real>(w: &mut [S], u: &[S], v: &[S], ld: usize) {
-    by_lanes!(S, N => by_blocks!(ld / N, j, Q => rank1::<S, N, Q>(&mut w[j * N..], u, &v[j * N..], ld)));
+fn update_rank1<S: Real>(w: &mut [S], u: &[S], v: &[S], ld: usize, mut mirror: Option<&mut Mirror>) {
+    by_lanes!(S, N => by_blocks!(ld / N, j, Q => rank1::<S, N, Q>(&mut w[j * N..], u, &v[j * N..], ld, mirror.as_deref_mut().map(|m| (m, j * N)))));
 }
 
 /// g_b = `dot_row`(W[b], p) for every row b, four rows per pass over p (four independent FMA chains instead of one
@@ -771,23 +815,29 @@ fn reduce<S: Real, const N: usize>(mut acc: [S; N]) -> S {
 /// multiply-add (one rounding, as on the GPU): the `dispatch!` builds have FMA instructions. f's padding is 0, so
 /// W's stays 0.
 #[inline(always)]
-fn update_up<S: Real>(t: &Tables<S>, c: &mut Chain<S>, a: usize, s: usize, f: &[S], col: &mut [S]) {
+fn update_up<S: Real>(t: &Tables<S>, c: &mut Chain<S>, a: usize, s: usize, f: &[S], col: &mut [S], mut mirror: Option<&mut Mirror>) {
     let (np, ld) = (t.pairs, t.ld);
     let inv_r = S::one() / f[a];
     // -W_ba / r: each entry becomes (-col_b) f_a' + W_ba', the same single rounding as (-f_a') col_b + W_ba'
     for (b, x) in col[..np].iter_mut().enumerate() {
         *x = -(c.w[b * ld + a] * inv_r);
     }
-    update_rank1(&mut c.w, &col[..np], &f[..ld], ld);
+    update_rank1(&mut c.w, &col[..np], &f[..ld], ld, mirror.as_deref_mut());
     for (b, &x) in col[..np].iter().enumerate() {
         c.w[b * ld + a] = -x;
+    }
+    if let Some(m) = mirror {
+        for (b, &x) in col[..np].iter().enumerate() {
+            m.w[b * m.ld + a] = -x.f64() as f32;
+            m.rows[b] += x.f64().abs() as f32;
+        }
     }
     c.up[a] = s as u32;
 }
 
 /// Sherman-Morrison for down electron b moving to s, given g (with g_b the ratio); in S, as `update_up`.
 #[inline(always)]
-fn update_dn<S: Real>(t: &Tables<S>, c: &mut Chain<S>, b: usize, s: usize, g: &[S], row: &mut [S], u: &mut [S]) {
+fn update_dn<S: Real>(t: &Tables<S>, c: &mut Chain<S>, b: usize, s: usize, g: &[S], row: &mut [S], u: &mut [S], mut mirror: Option<&mut Mirror>) {
     let (np, ld) = (t.pairs, t.ld);
     let inv_r = S::one() / g[b];
     let row = &mut row[..ld];
@@ -797,8 +847,11 @@ fn update_dn<S: Real>(t: &Tables<S>, c: &mut Chain<S>, b: usize, s: usize, g: &[
     for (u, &x) in u[..np].iter_mut().zip(g) {
         *u = -x;
     }
-    update_rank1(&mut c.w, &u[..np], row, ld);
+    update_rank1(&mut c.w, &u[..np], row, ld, mirror.as_deref_mut());
     c.w[b * ld..(b + 1) * ld].copy_from_slice(row);
+    if let Some(m) = mirror {
+        mirror_row(m, b, row);
+    }
     c.dn[b] = s as u32;
 }
 
@@ -869,18 +922,18 @@ fn ratio<S: Real, A: Real>(t: &Tables<S>, c: &Chain<S>, s: &mut Scratch<S, A>, m
     }
 }
 
-/// Apply an accepted move whose `ratio` was the last computed on this chain.
+/// Apply an accepted move whose `ratio` was the last computed on this chain, rounding the new W into `mirror`.
 #[inline(always)]
-fn commit<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, s: &mut Scratch<S, A>, mv: Move, h: S) {
+fn commit<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, s: &mut Scratch<S, A>, mv: Move, h: S, mirror: Option<&mut Mirror>) {
     let (np, ld) = (t.pairs, t.ld);
     match mv {
         Move::Hop { spin, i, old, new } => {
             if spin == UP {
                 fvec(t, c, new, &mut s.f, &mut s.q);
-                update_up(t, c, i, new, &s.f, &mut s.q);
+                update_up(t, c, i, new, &s.f, &mut s.q, mirror);
             } else {
                 dots(&c.w, &s.p, np, ld, &mut s.g);
-                update_dn(t, c, i, new, &s.g, &mut s.vs, &mut s.q);
+                update_dn(t, c, i, new, &s.g, &mut s.vs, &mut s.q, mirror);
             }
             c.occ[old] = HL;
             c.occ[new] = spin;
@@ -888,7 +941,7 @@ fn commit<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, s: &mut Scratch<S, 
             c.tally[tally::HOPS_ACCEPTED] += 1.0;
         }
         Move::Swap { a, x, b, y } => {
-            commit_swap(t, c, a, x, b, y, h, s);
+            commit_swap(t, c, a, x, b, y, h, s, mirror);
             c.occ[x] = super::DN;
             c.occ[y] = UP;
             c.which[x] = b as u32;
@@ -904,14 +957,15 @@ fn step<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, s: &mut Scratch<S, A>
     let (mv, u) = propose(t, c);
     let (r, h) = ratio(t, c, s, mv);
     if u < r * r {
-        commit(t, c, s, mv, h);
+        commit(t, c, s, mv, h, None);
     }
 }
 
-/// Commit an accepted swap (f and p of `swap_ratio` still in scratch) as two rank-1 updates.
+/// Commit an accepted swap (f and p of `swap_ratio` still in scratch) as two rank-1 updates, the second rounding the
+/// new W into `mirror`.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn commit_swap<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, a: usize, x: usize, b: usize, y: usize, h: S, s: &mut Scratch<S, A>) {
+fn commit_swap<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, a: usize, x: usize, b: usize, y: usize, h: S, s: &mut Scratch<S, A>, mirror: Option<&mut Mirror>) {
     let (np, ld) = (t.pairs, t.ld);
     if s.f[a].abs().max(h.abs()).f64() < t.degenerate {
         // Both single moves pass through a (nearly) singular matrix: Sherman-Morrison would divide W by the small
@@ -919,18 +973,23 @@ fn commit_swap<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, a: usize, x: u
         c.up[a] = y as u32;
         c.dn[b] = x as u32;
         reinvert(t, c, s);
+        if let Some(m) = mirror {
+            for (b, w) in c.w.chunks_exact(ld).enumerate() {
+                mirror_row(m, b, w);
+            }
+        }
         return;
     }
     if s.f[a].abs() >= h.abs() {
-        update_up(t, c, a, y, &s.f, &mut s.q);
+        update_up(t, c, a, y, &s.f, &mut s.q, None);
         gather(t, c, x, &mut s.p);
         dots(&c.w, &s.p, np, ld, &mut s.g);
-        update_dn(t, c, b, x, &s.g, &mut s.vs, &mut s.q);
+        update_dn(t, c, b, x, &s.g, &mut s.vs, &mut s.q, mirror);
     } else {
         dots(&c.w, &s.p, np, ld, &mut s.g);
-        update_dn(t, c, b, x, &s.g, &mut s.vs, &mut s.q);
+        update_dn(t, c, b, x, &s.g, &mut s.vs, &mut s.q, None);
         fvec(t, c, y, &mut s.f, &mut s.q);
-        update_up(t, c, a, y, &s.f, &mut s.q);
+        update_up(t, c, a, y, &s.f, &mut s.q, mirror);
     }
 }
 
