@@ -47,6 +47,7 @@
 #               bound them) and 128 threads at L = 15, beside the defaults, at 2048 and 4224 chains (not imported)
 #   lattice-ab  the lattice GPU kernel of this build against PREV_BIN's (and ALT_BIN's, a third build, where set),
 #               interleaved P A C C A P: L = 9 and 15, 2048 chains, each precision (timings only, not imported)
+#   lattice-cpu-ab  lattice-ab's comparison for the CPU chains (all cores), double and mixed (not imported)
 #   lattice-ncu  where the lattice GPU kernel's time goes (issue #26): Nsight Compute's issue activity, warp stalls,
 #               occupancy and memory traffic of its launches, and its SASS with stall samples per instruction
 #               ($OUT/lattice-sass-L<L>.csv.gz), L = 9 and 15, 2048 chains, each precision (not imported)
@@ -346,6 +347,12 @@ for stage in "$@"; do
         # the rates in the log
         interleave /tmp/qmc-lattice-ab "" run lattice --lattice 9,15 --chains 2048 --sweeps 6 --equil 3 --max-reps 3 \
             --variants gpu --precision double,single,mixed
+        ;;
+    lattice-cpu-ab)
+        # issue #26: the CPU chains of this build against PREV_BIN's (and ALT_BIN's), interleaved P A C C A P, on all
+        # cores: L = 9 and 15, 2048 chains, double and mixed (timings only, not imported)
+        interleave /tmp/qmc-lattice-cpu-ab "" run lattice --lattice 9,15 --chains 2048 --sweeps 6 --equil 3 --max-reps 3 \
+            --variants cpu --precision double,mixed
         ;;
     lattice-ncu)
         # One process per L runs the three precisions (NVRTC compiles the kernel once a process, about 35 s), two
