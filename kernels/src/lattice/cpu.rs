@@ -290,14 +290,14 @@ fn screened_chain<const AUDIT: bool>(t: &Tables<f64>, c: &mut Chain<f64>, t32: &
     let (np, ld, ld32) = (t.pairs, t.ld, t32.ld);
     let mut s = Scratch::<f64, f64>::new(np, ld);
     let mut s32 = Scratch::<f32, f32>::new(np, ld32);
-    let (mut rows, mut cols) = (vec![0.0; ld32], vec![0.0; ld32]);
+    let mut rows = vec![0.0; ld32];
     c.w = padded(&c.w, np, ld);
     c32.w = vec![0.0; np * ld32];
-    round_copy(t, c, c32, ld32, &mut rows, &mut cols);
+    round_copy(t, c, c32, ld32, &mut rows);
     for k in 0..equil + sweeps {
         for _ in 0..2 * np {
             let (mv, u) = propose(t, c);
-            let (r, band) = screen(t32, c32, &mut s32, mv, &rows, &cols);
+            let (r, band) = screen(t32, c32, &mut s32, mv, &rows);
             let hi = r.abs() + band;
             if AUDIT {
                 let r64 = ratio(t, c, &mut s, mv).0;
@@ -307,7 +307,7 @@ fn screened_chain<const AUDIT: bool>(t: &Tables<f64>, c: &mut Chain<f64>, t32: &
                 c.tally[if matches!(mv, Move::Hop { .. }) { tally::CONFIRMED_HOPS } else { tally::CONFIRMED_SWAPS }] += 1.0;
                 let (r64, h) = ratio(t, c, &mut s, mv);
                 if u < r64 * r64 {
-                    commit(t, c, &mut s, mv, h, Some(&mut Mirror { w: &mut c32.w, ld: ld32, rows: &mut rows, cols: &mut cols }));
+                    commit(t, c, &mut s, mv, h, Some(&mut Mirror { w: &mut c32.w, ld: ld32, rows: &mut rows }));
                     mirror_config(c, c32);
                 }
             }
@@ -315,7 +315,7 @@ fn screened_chain<const AUDIT: bool>(t: &Tables<f64>, c: &mut Chain<f64>, t32: &
         let rebuilds = c.tally[tally::RECOMPUTES];
         rebuild_policy(t, c, &mut s, k);
         if c.tally[tally::RECOMPUTES] != rebuilds {
-            round_copy(t, c, c32, ld32, &mut rows, &mut cols);
+            round_copy(t, c, c32, ld32, &mut rows);
         }
         if k >= equil {
             let e = energy(t32, c32, &mut s32);
@@ -335,16 +335,10 @@ fn screened_chain<const AUDIT: bool>(t: &Tables<f64>, c: &mut Chain<f64>, t32: &
 /// The copy made the state's again: configuration, W rounded to f32 (stride `ld32`) and its row sums `rows`
 /// (`Mirror`). After a commit, the commit writes W's copy (`Mirror`) and only the configuration is copied.
 #[inline(always)]
-fn round_copy(t: &Tables<f64>, c: &Chain<f64>, c32: &mut Chain<f32>, ld32: usize, rows: &mut [f32], cols: &mut [f32]) {
+fn round_copy(t: &Tables<f64>, c: &Chain<f64>, c32: &mut Chain<f32>, ld32: usize, rows: &mut [f32]) {
     mirror_config(c, c32);
-    mirror_all(&c.w, t.ld, &mut Mirror { w: &mut c32.w, ld: ld32, rows, cols });
-}
-
-/// The whole copy, and its sums, from the state's W (stride `ld`).
-#[inline(always)]
-fn mirror_all<S: Real>(w: &[S], ld: usize, m: &mut Mirror) {
-    m.cols.fill(0.0);
-    for (b, w) in w.chunks_exact(ld).enumerate() {
+    let m = &mut Mirror { w: &mut c32.w, ld: ld32, rows };
+    for (b, w) in c.w.chunks_exact(t.ld).enumerate() {
         mirror_row(m, b, w);
     }
 }
@@ -358,31 +352,27 @@ fn mirror_config(c: &Chain<f64>, c32: &mut Chain<f32>) {
     c32.which.copy_from_slice(&c.which);
 }
 
-/// `Screened`'s f32 copy of W (rows of stride `ld`) and the sums of |W| along each row (`rows`) and each column
-/// (`cols`) of W, for `screen`'s bound (zeros past N_P). The last rank-1 update of each commit writes them while the
-/// new row is in registers (`rank1`): a pass over W after the commit (`round_copy`, before 2026-12-03) cost more
-/// than the update on the H200 host. The sums are taken in f64 and added in f32, or in f32 alone (`mirror_row`'s
-/// column sums): roundings of at most N_P 2^-24 relative, covered by `screen`'s factor 1.01. The entries the
-/// update then overwrites (row b of a down electron's update) stay in the column sums as the update left them,
-/// near zero, with the new row's added: that can only raise a sum, so the bound stays a bound.
+/// `Screened`'s f32 copy of W (rows of stride `ld`) and `rows`, the sums of |W| along each row of W (for
+/// `screen`'s bound; zeros past N_P), which the last rank-1 update of each commit writes while the new row is in
+/// registers (`rank1`): a pass over W after the commit (`round_copy`, before 2026-12-03) cost more than the update
+/// on the H200 host. The sums are taken in f64 lanes over each block of the row and added in f32 (a few roundings
+/// of 2^-24 relative, covered by `screen`'s factor 1.01); the entries the update then overwrites (column a of an up
+/// electron's update, row b of a down electron's) stay in their row's sum as the update left them, near zero,
+/// which can only raise the sum: the bound stays a bound.
 struct Mirror<'a> {
     w: &'a mut [f32],
     ld: usize,
     rows: &'a mut [f32],
-    cols: &'a mut [f32],
 }
 
-/// Row b of the copy from the state's row `w` (its first entries; the copy's padding stays zero): its sum set, and
-/// its entries added to the column sums.
+/// Row b of the copy from the state's row `w` (its first entries; the copy's padding stays zero), with its sum.
 #[inline(always)]
 fn mirror_row<S: Real>(m: &mut Mirror, b: usize, w: &[S]) {
     let mut acc = [0.0f64; 8];
-    let (copy, cols) = (m.w[b * m.ld..].as_chunks_mut::<8>().0, m.cols.as_chunks_mut::<8>().0);
-    for ((x, col), y) in copy.iter_mut().zip(cols).zip(w.as_chunks::<8>().0) {
+    for (x, y) in m.w[b * m.ld..].as_chunks_mut::<8>().0.iter_mut().zip(w.as_chunks::<8>().0) {
         for k in 0..8 {
             x[k] = y[k].f64() as f32;
             acc[k] += y[k].f64().abs();
-            col[k] += y[k].f64().abs() as f32;
         }
     }
     m.rows[b] = reduce(acc) as f32;
@@ -441,16 +431,15 @@ const U32: f64 = f32::EPSILON as f64 / 2.0;
 /// electron's hop), `f32_path` for the f vector's blocked sums (`gemv_t`) and n / 16 + 4 for `dot_row`'s 16 lanes
 /// and their tree. Double's own f64 error, and the rounding of the absolute sums taken here, are below a thousandth
 /// of that and covered by a factor 1.01. A swap's R = W_ba (phi(y, x) - k) + f_a h adds the factors' bounds by the
-/// product rule; its k = f . p carries f's error, bounded componentwise by F_a' = sum_b' |q_b'| |W_b'a'| with
-/// q_b' = phi(y, d_b'), which for all a' would take a pass over W. So sum_a' |p_a'| F_a' is bounded by the smaller of
-/// max |p| sum_b' |q_b'| R_b' and max |q| sum_a' |p_a'| C_a', with R and C the row and column sums of |W| kept with
-/// the copy (`Mirror`), and f_a's own error by max |q| C_a (a gather down column a of W before 2026-12-03). The
-/// blocked f vector (from 2026-12-03; one FMA chain over all N_P rows before) cut the k term fourfold at L = 15,
-/// where it had sent 55% of the proposals to an f64 ratio. A move whose sqrt(u) lies above the f32 ratio plus this
-/// band is rejected by double too. The absolute sums are f32 sums in lanes (`abs_sum`, `abs_dot`, `abs_max`: a
-/// serial sum waits on every addition, and the bound cost more than the ratio at L = 9).
+/// product rule; its k = f . p carries f's error, bounded componentwise by F_a' = sum_b' |phi(y, d_b')| |W_b'a'|,
+/// which for all a' would take a pass over W: the bound takes max |p| times sum_a' F_a' = sum_b' |phi(y, d_b')|
+/// sum_a' |W_b'a'| (`rows`, kept with the copy). The blocked f vector (from 2026-12-03; one FMA chain over all N_P
+/// rows before) cut this term fourfold at L = 15, where it had sent 55% of the proposals to an f64 ratio. A move
+/// whose sqrt(u) lies above the f32 ratio plus this band is rejected by double too. The absolute sums are f32 sums
+/// in lanes (`abs_sum`, `abs_dot`, `abs_max`: a serial sum waits on every addition, and the bound cost more than the
+/// ratio at L = 9).
 #[inline(always)]
-fn screen(t: &Tables<f32>, c: &Chain<f32>, s: &mut Scratch<f32, f32>, mv: Move, rows: &[f32], cols: &[f32]) -> (f64, f64) {
+fn screen(t: &Tables<f32>, c: &Chain<f32>, s: &mut Scratch<f32, f32>, mv: Move, rows: &[f32]) -> (f64, f64) {
     let (np, ns, ld) = (t.pairs, t.sites, t.ld);
     let serial = 1.01 * (np + 3) as f64 * U32;
     let blocked = 1.01 * (f32_path(np) + 2) as f64 * U32;
@@ -468,11 +457,10 @@ fn screen(t: &Tables<f32>, c: &Chain<f32>, s: &mut Scratch<f32, f32>, mv: Move, 
         }
         Move::Swap { a, x, b, y } => {
             // s.f = f, s.q = phi(y, d_b') and s.p = phi(x, u_a'), as `swap_ratio` left them
-            let (q, p, f) = (&s.q[..ld], &s.p[..ld], &s.f[..ld]);
-            let q_max = abs_max(q);
-            let fwp = (abs_max(p) * abs_dot(q, &rows[..ld])).min(q_max * abs_dot(p, &cols[..ld]));
+            let (q, p, f) = (&s.q[..np], &s.p[..ld], &s.f[..ld]);
+            let fwp = abs_max(p) * abs_dot(&s.q[..ld], &rows[..ld]);
             let (h_abs, fp_abs) = (abs_dot(row(b), p), abs_dot(f, p));
-            let fa_abs = q_max * cols[a].f64();
+            let fa_abs = abs_sum(np, |bb| q[bb] * c.w[bb * ld + a]);
             let (wba, fa, h) = (c.w[b * ld + a].f64().abs(), f[a].f64().abs(), h.f64().abs());
             let phi_yx = t.phi[y * ns + x].f64().abs();
             // bounds on the errors of k, of phi(y, x) - k (d bounds that difference, computed or exact), f_a and h
@@ -571,8 +559,8 @@ fn oracle_chain<A: Real>(t: &Tables<f32>, c: &mut Chain<f32>, t64: &Tables<f64>,
     let mut n = OracleCounts::default();
     let mut s = Scratch::<f32, A>::new(np, ld);
     let mut s64 = Scratch::<f64, f64>::new(np, ld64);
-    // `round_copy`'s sums (unused here)
-    let (mut rows, mut cols) = (vec![0.0; ld], vec![0.0; ld]);
+    // `round_copy`'s row sums (unused here)
+    let mut rows = vec![0.0; ld];
     c.w = padded(&c.w, np, ld);
     c64.w = padded(&c64.w, np, ld64);
     for k in 0..equil + sweeps {
@@ -599,7 +587,7 @@ fn oracle_chain<A: Real>(t: &Tables<f32>, c: &mut Chain<f32>, t64: &Tables<f64>,
             }
             if accept && screen {
                 // the shadow's configuration and W (rounded); the tally as `commit` counts
-                round_copy(t64, c64, c, ld, &mut rows, &mut cols);
+                round_copy(t64, c64, c, ld, &mut rows);
                 c.tally[if matches!(mv, Move::Hop { .. }) { tally::HOPS_ACCEPTED } else { tally::SWAPS_ACCEPTED }] += 1.0;
             } else if accept {
                 commit(t, c, &mut s, mv, h, None);
@@ -702,8 +690,8 @@ fn f32_path(np: usize) -> usize {
 }
 
 /// W[b][..] += u_b v over the Q vectors of a block (`w` and `v` start at the block's first column): one FMA per entry.
-/// With a mirror (and the block's first column), each new row is also rounded into the mirror's copy, its |sum|
-/// added to the row's, and the block's column sums set (`Mirror`).
+/// With a mirror (and the block's first column), each new row is also rounded into the mirror's copy and its |sum|
+/// added to the row's (`Mirror`).
 #[inline(always)]
 fn rank1<S: Real, const N: usize, const Q: usize>(w: &mut [S], u: &[S], v: &[S], ld: usize, mirror: Option<(&mut Mirror, usize)>) {
     let v: [[S; N]; Q] = *<&[[S; N]; Q]>::try_from(v[..Q * N].as_chunks::<N>().0).unwrap();
@@ -720,7 +708,6 @@ fn rank1<S: Real, const N: usize, const Q: usize>(w: &mut [S], u: &[S], v: &[S],
         }
         return;
     };
-    let mut cols = [[0.0f64; N]; Q];
     for (b, &ub) in u.iter().enumerate() {
         let row = std::hint::black_box(&mut w[b * ld..b * ld + Q * N]).as_chunks_mut::<N>().0;
         let copy = m.w[b * m.ld + j0..b * m.ld + j0 + Q * N].as_chunks_mut::<N>().0;
@@ -731,16 +718,10 @@ fn rank1<S: Real, const N: usize, const Q: usize>(w: &mut [S], u: &[S], v: &[S],
                 row[q][k] = x;
                 copy[q][k] = x.f64() as f32;
                 acc[k] += x.f64().abs();
-                cols[q][k] += x.f64().abs();
             }
         }
         let sum = reduce(acc) as f32;
         m.rows[b] = if j0 == 0 { sum } else { m.rows[b] + sum };
-    }
-    for (out, col) in m.cols[j0..j0 + Q * N].as_chunks_mut::<N>().0.iter_mut().zip(&cols) {
-        for k in 0..N {
-            out[k] = col[k] as f32;
-        }
     }
 }
 
@@ -846,13 +827,10 @@ fn update_up<S: Real>(t: &Tables<S>, c: &mut Chain<S>, a: usize, s: usize, f: &[
         c.w[b * ld + a] = -x;
     }
     if let Some(m) = mirror {
-        let mut sum = 0.0f64;
         for (b, &x) in col[..np].iter().enumerate() {
             m.w[b * m.ld + a] = -x.f64() as f32;
             m.rows[b] += x.f64().abs() as f32;
-            sum += x.f64().abs();
         }
-        m.cols[a] = sum as f32;
     }
     c.up[a] = s as u32;
 }
@@ -996,7 +974,9 @@ fn commit_swap<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, a: usize, x: u
         c.dn[b] = x as u32;
         reinvert(t, c, s);
         if let Some(m) = mirror {
-            mirror_all(&c.w, ld, m);
+            for (b, w) in c.w.chunks_exact(ld).enumerate() {
+                mirror_row(m, b, w);
+            }
         }
         return;
     }
