@@ -48,6 +48,8 @@
 #   lattice-ab  the lattice GPU kernel of this build against PREV_BIN's (and ALT_BIN's, a third build, where set),
 #               interleaved P A C C A P: L = 9 and 15, 2048 chains, each precision (timings only, not imported)
 #   lattice-cpu-ab  lattice-ab's comparison for the CPU chains (all cores), double and mixed (not imported)
+#   lattice-cpu-split  lattice-cpu's run against its CPU variants and its GPU variants each in a process of their own,
+#               A B B A (whether driving the GPU slows the CPU variants of the same process; not imported)
 #   lattice-ncu  where the lattice GPU kernel's time goes (issue #26): Nsight Compute's issue activity, warp stalls,
 #               occupancy and memory traffic of its launches, and its SASS with stall samples per instruction
 #               ($OUT/lattice-sass-L<L>.csv.gz), L = 9 and 15, 2048 chains, each precision (not imported)
@@ -353,6 +355,18 @@ for stage in "$@"; do
         # cores: L = 9 and 15, 2048 chains, double and mixed (timings only, not imported)
         interleave /tmp/qmc-lattice-cpu-ab "" run lattice --lattice 9,15 --chains 2048 --sweeps 6 --equil 3 --max-reps 3 \
             --variants cpu --precision double,mixed
+        ;;
+    lattice-cpu-split)
+        # whether a process that also drives the GPU runs its CPU variants slower: lattice-cpu's run (cpu and gpu in
+        # one process) against the CPU variants alone, then the GPU's alone, twice in the order A B B A (not imported)
+        for who in both alone alone both; do
+            if [ $who = both ]; then
+                RUN_OUT=/tmp/qmc-lattice-split/both run run lattice --lattice 9,15 --chains 2048 --sweeps 6 --equil 3 --max-reps 3 --variants cpu,gpu
+            else
+                RUN_OUT=/tmp/qmc-lattice-split/cpu run run lattice --lattice 9,15 --chains 2048 --sweeps 6 --equil 3 --max-reps 3 --variants cpu
+                RUN_OUT=/tmp/qmc-lattice-split/gpu run run lattice --lattice 9,15 --chains 2048 --sweeps 6 --equil 3 --max-reps 3 --variants gpu
+            fi
+        done
         ;;
     lattice-ncu)
         # One process per L runs the three precisions (NVRTC compiles the kernel once a process, about 35 s), two
