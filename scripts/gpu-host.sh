@@ -153,6 +153,10 @@ be_gpu_series() { # Be on the batched GPU engine, the per-walker engine's series
     STAGE_TIMEOUT=450 run run qmc --engine batched --variants gpu --system be --walkers 8192 $BE_SERIES "$@"
 }
 
+# The lattice's GPU-filling run (issue #26): L = 9 and 15, 2048 chains, 3 + 6 sweeps; the stages add --variants
+# and --precision
+LATTICE_2048=(run lattice --lattice 9,15 --chains 2048 --sweeps 6 --equil 3 --max-reps 3)
+
 run() { # run a qmcbench command, keep going on failure, remember it
     echo "+ qmcbench $*"
     local t0=$SECONDS
@@ -347,13 +351,13 @@ for stage in "$@"; do
     lattice-ab)
         # issue #26: one build's lattice kernel against another's (and a third's) in one call, interleaved; into /tmp,
         # the rates in the log
-        interleave /tmp/qmc-lattice-ab "" run lattice --lattice 9,15 --chains 2048 --sweeps 6 --equil 3 --max-reps 3 \
+        interleave /tmp/qmc-lattice-ab "" "${LATTICE_2048[@]}" \
             --variants gpu --precision double,single,mixed
         ;;
     lattice-cpu-ab)
         # issue #26: the CPU chains of this build against PREV_BIN's (and ALT_BIN's), interleaved P A C C A P, on all
         # cores: L = 9 and 15, 2048 chains, double and mixed (timings only, not imported)
-        interleave /tmp/qmc-lattice-cpu-ab "" run lattice --lattice 9,15 --chains 2048 --sweeps 6 --equil 3 --max-reps 3 \
+        interleave /tmp/qmc-lattice-cpu-ab "" "${LATTICE_2048[@]}" \
             --variants cpu --precision double,mixed
         ;;
     lattice-cpu-split)
@@ -361,10 +365,10 @@ for stage in "$@"; do
         # one process) against the CPU variants alone, then the GPU's alone, twice in the order A B B A (not imported)
         for who in both alone alone both; do
             if [ $who = both ]; then
-                RUN_OUT=/tmp/qmc-lattice-split/both run run lattice --lattice 9,15 --chains 2048 --sweeps 6 --equil 3 --max-reps 3 --variants cpu,gpu
+                RUN_OUT=/tmp/qmc-lattice-split/both run "${LATTICE_2048[@]}" --variants cpu,gpu
             else
-                RUN_OUT=/tmp/qmc-lattice-split/cpu run run lattice --lattice 9,15 --chains 2048 --sweeps 6 --equil 3 --max-reps 3 --variants cpu
-                RUN_OUT=/tmp/qmc-lattice-split/gpu run run lattice --lattice 9,15 --chains 2048 --sweeps 6 --equil 3 --max-reps 3 --variants gpu
+                RUN_OUT=/tmp/qmc-lattice-split/cpu run "${LATTICE_2048[@]}" --variants cpu
+                RUN_OUT=/tmp/qmc-lattice-split/gpu run "${LATTICE_2048[@]}" --variants gpu
             fi
         done
         ;;
@@ -409,7 +413,7 @@ for stage in "$@"; do
     lattice-cpu)
         # issue #26: the suite's GPU-filling size on all CPU cores and the GPU, each precision, one commit (mixed on
         # the CPU: double's chains screened in f32)
-        run run lattice --lattice 9,15 --chains 2048 --sweeps 6 --equil 3 --max-reps 3 --variants cpu,gpu
+        run "${LATTICE_2048[@]}" --variants cpu,gpu
         ;;
     lattice-seeds-cpu)
         # issue #26: the same on all CPU cores for double and mixed (on the CPU, double's chains screened in f32:
