@@ -356,9 +356,9 @@ fn mirror_config(c: &Chain<f64>, c32: &mut Chain<f32>) {
 /// `screen`'s bound; zeros past N_P), which the last rank-1 update of each commit writes while the new row is in
 /// registers (`rank1`): a pass over W after the commit (`round_copy`, before 2026-12-03) cost more than the update
 /// on the H200 host. The sums are taken in f64 lanes over each block of the row and added in f32 (a few roundings
-/// of 2^-24 relative, covered by `screen`'s factor 1.01); the entries the update then overwrites (column a of an up
-/// electron's update, row b of a down electron's) stay in their row's sum as the update left them, near zero,
-/// which can only raise the sum: the bound stays a bound.
+/// of 2^-24 relative, covered by `screen`'s factor 1.01). Column a of an up electron's update, which the update
+/// then overwrites, stays in each row's sum as the update left it, near zero, with the new entry added: that can only
+/// raise the sum, so the bound stays a bound. Row b of a down electron's update is rewritten whole (`mirror_row`).
 struct Mirror<'a> {
     w: &'a mut [f32],
     ld: usize,
