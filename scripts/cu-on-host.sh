@@ -12,9 +12,9 @@
 set -e
 dir=$(mktemp -d)
 mkdir "$dir/qmc" "$dir/draws" "$dir/planewave"
-# the test command's own selection (--workspace): after it nothing is compiled again, where `-p kernels --lib`
-# resolved the dependencies' features apart and rebuilt the kernels (288 s of CI on 2 cores)
-QMC_HOST_DUMP="$dir/qmc" SOLID_DRAWS_DUMP="$dir/draws" PLANEWAVE_DUMP="$dir/planewave" cargo test -q --workspace -- --ignored \
+# through the test command (its profile, features and --workspace selection): after it nothing is compiled again,
+# where `-p kernels --lib` resolved the dependencies' features apart and rebuilt the kernels (288 s of CI on 2 cores)
+QMC_HOST_DUMP="$dir/qmc" SOLID_DRAWS_DUMP="$dir/draws" PLANEWAVE_DUMP="$dir/planewave" scripts/test.sh -q -- --ignored \
     qmc::gpu_tests::dump_for_the_host_build solid::tests::dump_draws_for_the_host_build planewave::tests::dump_for_the_host_build >/dev/null
 # the defines the GPU layer puts before the prelude (kernels::maths::prelude_defines), written by the qmc dump
 g++ -O1 -std=c++17 -include "$dir/qmc/prelude-defines.h" -o "$dir/qmc-host" scripts/qmc-cu-host.cpp
