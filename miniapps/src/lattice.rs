@@ -278,7 +278,12 @@ impl Ctx<'_> {
     /// Whether variant `v` of this precision holds W in f64 and decides every move as double does: double, and mixed
     /// on the CPU (`kernels::lattice::cpu::Screened`). The GPU's mixed chains still update W in f32.
     fn f64_state(&self, v: Variant) -> bool {
-        self.p == Precision::Double || (self.p == Precision::Mixed && v == Variant::Cpu)
+        self.p == Precision::Double || self.screened(v)
+    }
+
+    /// Whether variant `v` of this precision runs `Screened` chains: mixed on the CPU.
+    fn screened(&self, v: Variant) -> bool {
+        self.p == Precision::Mixed && v == Variant::Cpu
     }
 }
 
@@ -492,7 +497,7 @@ fn variants<S: Real, A: Real>(r: &mut Runner, c: &Ctx) -> Result<()> {
         for (mode, pool) in modes {
             r.step(format!("lattice L={} chains={} {} cpu {mode}", m.l, c.chains, c.p));
             let (rc, limit) = (recompute(a, c.f64_state(Variant::Cpu), m), residual_limit(a, c.f64_state(Variant::Cpu), m));
-            let mut e = if c.p == Precision::Mixed {
+            let mut e = if c.screened(Variant::Cpu) {
                 let mut e = Screened::new(m, c.starts, c.seed);
                 (e.state.recompute, e.state.residual_limit) = (rc, limit);
                 CpuChains::Screened(e)

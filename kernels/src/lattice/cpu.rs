@@ -180,6 +180,8 @@ struct Tables<'a, S> {
 /// Scratch vectors of one chain: f, g, p and the update's row have the padded length `ld` (p's padding stays 0).
 struct Scratch<S, A> {
     f: Vec<S>,
+    /// F_a = sum_b |coef_b| |W_ba| beside f, for `screen`'s bound (`fvec_with` with ABS).
+    fabs: Vec<S>,
     g: Vec<S>,
     p: Vec<S>,
     /// Scratch of `gauss_jordan_ld` (2 ld + 2 N_P in A).
@@ -199,7 +201,7 @@ impl<S: Real, A: Real> Scratch<S, A> {
     fn new(np: usize, ld: usize) -> Self {
         let v = vec![S::zero(); ld];
         let ld_a = stride::<A>(np);
-        Scratch { f: v.clone(), g: v.clone(), p: v.clone(), row: vec![A::zero(); 2 * ld_a + 2 * np], vs: v.clone(), q: v, m: vec![A::zero(); np * ld_a], piv: vec![0; np], order: vec![0; np] }
+        Scratch { f: v.clone(), fabs: v.clone(), g: v.clone(), p: v.clone(), row: vec![A::zero(); 2 * ld_a + 2 * np], vs: v.clone(), q: v, m: vec![A::zero(); np * ld_a], piv: vec![0; np], order: vec![0; np] }
     }
 }
 
@@ -290,14 +292,13 @@ fn screened_chain<const AUDIT: bool>(t: &Tables<f64>, c: &mut Chain<f64>, t32: &
     let (np, ld, ld32) = (t.pairs, t.ld, t32.ld);
     let mut s = Scratch::<f64, f64>::new(np, ld);
     let mut s32 = Scratch::<f32, f32>::new(np, ld32);
-    let mut rows = vec![0.0; ld32];
     c.w = padded(&c.w, np, ld);
     c32.w = vec![0.0; np * ld32];
-    round_copy(t, c, c32, ld32, &mut rows);
+    round_copy(t, c, c32, ld32);
     for k in 0..equil + sweeps {
         for _ in 0..2 * np {
             let (mv, u) = propose(t, c);
-            let (r, band) = screen(t32, c32, &mut s32, mv, &rows);
+            let (r, band) = screen(t32, c32, &mut s32, mv);
             let hi = r.abs() + band;
             if AUDIT {
                 let r64 = ratio(t, c, &mut s, mv).0;
@@ -307,7 +308,7 @@ fn screened_chain<const AUDIT: bool>(t: &Tables<f64>, c: &mut Chain<f64>, t32: &
                 c.tally[if matches!(mv, Move::Hop { .. }) { tally::CONFIRMED_HOPS } else { tally::CONFIRMED_SWAPS }] += 1.0;
                 let (r64, h) = ratio(t, c, &mut s, mv);
                 if u < r64 * r64 {
-                    commit(t, c, &mut s, mv, h, Some(&mut Mirror { w: &mut c32.w, ld: ld32, rows: &mut rows }));
+                    commit(t, c, &mut s, mv, h, Some(&mut Mirror { w: &mut c32.w, ld: ld32 }));
                     mirror_config(c, c32);
                 }
             }
@@ -315,7 +316,7 @@ fn screened_chain<const AUDIT: bool>(t: &Tables<f64>, c: &mut Chain<f64>, t32: &
         let rebuilds = c.tally[tally::RECOMPUTES];
         rebuild_policy(t, c, &mut s, k);
         if c.tally[tally::RECOMPUTES] != rebuilds {
-            round_copy(t, c, c32, ld32, &mut rows);
+            round_copy(t, c, c32, ld32);
         }
         if k >= equil {
             let e = energy(t32, c32, &mut s32);
@@ -332,15 +333,12 @@ fn screened_chain<const AUDIT: bool>(t: &Tables<f64>, c: &mut Chain<f64>, t32: &
     c32.w = dense(&c32.w, np, ld32);
 }
 
-/// The copy made the state's again: configuration, W rounded to f32 (stride `ld32`) and its row sums `rows`
-/// (`Mirror`). After a commit, the commit writes W's copy (`Mirror`) and only the configuration is copied.
+/// The copy made the state's again: configuration and W rounded to f32 (stride `ld32`). After a commit, the commit
+/// writes W's copy (`Mirror`) and only the configuration is copied.
 #[inline(always)]
-fn round_copy(t: &Tables<f64>, c: &Chain<f64>, c32: &mut Chain<f32>, ld32: usize, rows: &mut [f32]) {
+fn round_copy(t: &Tables<f64>, c: &Chain<f64>, c32: &mut Chain<f32>, ld32: usize) {
     mirror_config(c, c32);
-    let m = &mut Mirror { w: &mut c32.w, ld: ld32, rows };
-    for (b, w) in c.w.chunks_exact(t.ld).enumerate() {
-        mirror_row(m, b, w);
-    }
+    mirror_all(&mut Mirror { w: &mut c32.w, ld: ld32 }, &c.w, t.ld);
 }
 
 /// The copy's configuration made the state's.
@@ -352,30 +350,28 @@ fn mirror_config(c: &Chain<f64>, c32: &mut Chain<f32>) {
     c32.which.copy_from_slice(&c.which);
 }
 
-/// `Screened`'s f32 copy of W (rows of stride `ld`) and `rows`, the sums of |W| along each row of W (for
-/// `screen`'s bound; zeros past N_P), which the last rank-1 update of each commit writes while the new row is in
-/// registers (`rank1`): a pass over W after the commit (`round_copy`, before 2026-12-03) cost more than the update
-/// on the H200 host. The sums are taken in f64 lanes over each block of the row and added in f32 (a few roundings
-/// of 2^-24 relative, covered by `screen`'s factor 1.01). Column a of an up electron's update, which the update
-/// then overwrites, stays in each row's sum as the update left it, near zero, with the new entry added: that can only
-/// raise the sum, so the bound stays a bound. Row b of a down electron's update is rewritten whole (`mirror_row`).
+/// `Screened`'s f32 copy of W (rows of stride `ld`), which the last rank-1 update of each commit writes while the
+/// new rows are in registers (`rank1`): a pass over W after the commit (`round_copy`, before 2026-12-03) cost more
+/// than the update on the H200 host.
 struct Mirror<'a> {
     w: &'a mut [f32],
     ld: usize,
-    rows: &'a mut [f32],
 }
 
-/// Row b of the copy from the state's row `w` (its first entries; the copy's padding stays zero), with its sum.
+/// Row b of the copy from the state's row `w` (its first entries; the copy's padding stays zero).
 #[inline(always)]
 fn mirror_row<S: Real>(m: &mut Mirror, b: usize, w: &[S]) {
-    let mut acc = [0.0f64; 8];
-    for (x, y) in m.w[b * m.ld..].as_chunks_mut::<8>().0.iter_mut().zip(w.as_chunks::<8>().0) {
-        for k in 0..8 {
-            x[k] = y[k].f64() as f32;
-            acc[k] += y[k].f64().abs();
-        }
+    for (x, y) in m.w[b * m.ld..].iter_mut().zip(w) {
+        *x = y.f64() as f32;
     }
-    m.rows[b] = reduce(acc) as f32;
+}
+
+/// Every row of the copy from the state's W (rows of stride `ld`).
+#[inline(always)]
+fn mirror_all<S: Real>(m: &mut Mirror, w: &[S], ld: usize) {
+    for (b, w) in w.chunks_exact(ld).enumerate() {
+        mirror_row(m, b, w);
+    }
 }
 
 /// sum_a |x_a| |y_a| in 16 f32 lanes (its relative rounding error, below (n / 16 + 4) 2^-24, is covered by `screen`'s
@@ -409,18 +405,6 @@ fn abs_sum(n: usize, x: impl Fn(usize) -> f32) -> f64 {
     ((acc[0] + acc[1]) + (acc[2] + acc[3])).f64()
 }
 
-/// max |x_i| in 16 lanes (`x` a whole number of 64-byte vectors: zeros past the data do not change it).
-#[inline(always)]
-fn abs_max(x: &[f32]) -> f64 {
-    let mut m = [0.0f32; 16];
-    for v in x.as_chunks::<16>().0 {
-        for k in 0..16 {
-            m[k] = m[k].max(v[k].abs());
-        }
-    }
-    m.iter().fold(0.0f32, |a, &b| a.max(b)).f64()
-}
-
 /// Unit roundoff of f32 (2^-24).
 const U32: f64 = f32::EPSILON as f64 / 2.0;
 
@@ -432,43 +416,41 @@ const U32: f64 = f32::EPSILON as f64 / 2.0;
 /// and their tree. Double's own f64 error, and the rounding of the absolute sums taken here, are below a thousandth
 /// of that and covered by a factor 1.01. A swap's R = W_ba (phi(y, x) - k) + f_a h adds the factors' bounds by the
 /// product rule; its k = f . p carries f's error, bounded componentwise by F_a' = sum_b' |phi(y, d_b')| |W_b'a'|,
-/// which for all a' would take a pass over W: the bound takes max |p| times sum_a' F_a' = sum_b' |phi(y, d_b')|
-/// sum_a' |W_b'a'| (`rows`, kept with the copy). The blocked f vector (from 2026-12-03; one FMA chain over all N_P
-/// rows before) cut this term fourfold at L = 15, where it had sent 55% of the proposals to an f64 ratio. A move
-/// whose sqrt(u) lies above the f32 ratio plus this band is rejected by double too. The absolute sums are f32 sums
-/// in lanes (`abs_sum`, `abs_dot`, `abs_max`: a serial sum waits on every addition, and the bound cost more than the
-/// ratio at L = 9).
+/// which the f vector's pass over W computes beside f (`fvec_with`), so k's share is sum_a' |p_a'| F_a'. Until
+/// 2026-12-04 that pass was f's alone and the bound took max |p| times sum_a' F_a', from row sums of |W| kept with the
+/// copy: looser by the spread of |p|. A move whose sqrt(u) lies above the f32 ratio plus this band is rejected by
+/// double too. The absolute sums are f32 sums in lanes (`abs_sum`, `abs_dot`: a serial sum waits on every addition,
+/// and the bound cost more than the ratio at L = 9).
 #[inline(always)]
-fn screen(t: &Tables<f32>, c: &Chain<f32>, s: &mut Scratch<f32, f32>, mv: Move, rows: &[f32]) -> (f64, f64) {
+fn screen(t: &Tables<f32>, c: &Chain<f32>, s: &mut Scratch<f32, f32>, mv: Move) -> (f64, f64) {
     let (np, ns, ld) = (t.pairs, t.sites, t.ld);
     let serial = 1.01 * (np + 3) as f64 * U32;
     let blocked = 1.01 * (f32_path(np) + 2) as f64 * U32;
     let lanes = 1.01 * (ld / 16 + 6) as f64 * U32;
-    let (r, h) = ratio(t, c, s, mv);
-    let row = |b: usize| &c.w[b * ld..(b + 1) * ld];
-    let band = match mv {
+    let (r, band) = match mv {
         Move::Hop { spin, i, new, .. } => {
-            if spin == UP {
+            let r = ratio(t, c, s, mv).0;
+            let band = if spin == UP {
                 let phi = &t.phi[new * ns..(new + 1) * ns];
                 serial * abs_sum(np, |b| phi[c.dn[b] as usize] * c.w[b * ld + i])
             } else {
-                lanes * abs_dot(row(i), &s.p[..ld])
-            }
+                lanes * abs_dot(&c.w[i * ld..(i + 1) * ld], &s.p[..ld])
+            };
+            (r, band)
         }
         Move::Swap { a, x, b, y } => {
-            // s.f = f, s.q = phi(y, d_b') and s.p = phi(x, u_a'), as `swap_ratio` left them
-            let (q, p, f) = (&s.q[..np], &s.p[..ld], &s.f[..ld]);
-            let fwp = abs_max(p) * abs_dot(&s.q[..ld], &rows[..ld]);
-            let (h_abs, fp_abs) = (abs_dot(row(b), p), abs_dot(f, p));
-            let fa_abs = abs_sum(np, |bb| q[bb] * c.w[bb * ld + a]);
+            let (r, h) = swap_ratio_with::<f32, f32, true>(t, c, a, x, b, y, s);
+            // s.f = f, s.fabs = F and s.p = phi(x, u_a'), as `swap_ratio_with` left them
+            let (p, f, fabs) = (&s.p[..ld], &s.f[..ld], &s.fabs[..ld]);
+            let (h_abs, fp_abs) = (abs_dot(&c.w[b * ld..(b + 1) * ld], p), abs_dot(f, p));
             let (wba, fa, h) = (c.w[b * ld + a].f64().abs(), f[a].f64().abs(), h.f64().abs());
             let phi_yx = t.phi[y * ns + x].f64().abs();
             // bounds on the errors of k, of phi(y, x) - k (d bounds that difference, computed or exact), f_a and h
-            let e_k = blocked * fwp + lanes * fp_abs;
+            let e_k = blocked * abs_dot(fabs, p) + lanes * fp_abs;
             let d = phi_yx + fp_abs + e_k;
-            let (e_d, e_fa, e_h) = (e_k + U32 * (phi_yx + d), blocked * fa_abs, lanes * h_abs);
+            let (e_d, e_fa, e_h) = (e_k + U32 * (phi_yx + d), blocked * fabs[a].f64(), lanes * h_abs);
             // the two products' errors (each factor's error times the other's bound), then their roundings and the sum's
-            wba * e_d + U32 * wba * d + fa * e_h + e_fa * (h + e_h) + 2.0 * U32 * (wba * d + fa * h)
+            (r.f64(), wba * e_d + U32 * wba * d + fa * e_h + e_fa * (h + e_h) + 2.0 * U32 * (wba * d + fa * h))
         }
     };
     (r, 1.01 * band + 1e-30)
@@ -559,8 +541,6 @@ fn oracle_chain<A: Real>(t: &Tables<f32>, c: &mut Chain<f32>, t64: &Tables<f64>,
     let mut n = OracleCounts::default();
     let mut s = Scratch::<f32, A>::new(np, ld);
     let mut s64 = Scratch::<f64, f64>::new(np, ld64);
-    // `round_copy`'s row sums (unused here)
-    let mut rows = vec![0.0; ld];
     c.w = padded(&c.w, np, ld);
     c64.w = padded(&c64.w, np, ld64);
     for k in 0..equil + sweeps {
@@ -587,7 +567,7 @@ fn oracle_chain<A: Real>(t: &Tables<f32>, c: &mut Chain<f32>, t64: &Tables<f64>,
             }
             if accept && screen {
                 // the shadow's configuration and W (rounded); the tally as `commit` counts
-                round_copy(t64, c64, c, ld, &mut rows);
+                round_copy(t64, c64, c, ld);
                 c.tally[if matches!(mv, Move::Hop { .. }) { tally::HOPS_ACCEPTED } else { tally::SWAPS_ACCEPTED }] += 1.0;
             } else if accept {
                 commit(t, c, &mut s, mv, h, None);
@@ -620,12 +600,21 @@ fn oracle_chain<A: Real>(t: &Tables<f32>, c: &mut Chain<f32>, t64: &Tables<f64>,
 /// all rows (`gemv_t`), so the loop is bound by the loads of W and the FMAs. `coef` is scratch of N_P.
 #[inline(always)]
 fn fvec<S: Real>(t: &Tables<S>, c: &Chain<S>, y: usize, f: &mut [S], coef: &mut [S]) {
+    fvec_with::<S, false>(t, c, y, f, &mut [], coef);
+}
+
+/// `fvec`, and with ABS also F_a = sum_b |phi(y, d_b)| |W_ba| into `fabs` in the same pass (`screen`'s bound).
+#[inline(always)]
+fn fvec_with<S: Real, const ABS: bool>(t: &Tables<S>, c: &Chain<S>, y: usize, f: &mut [S], fabs: &mut [S], coef: &mut [S]) {
     let (np, ld) = (t.pairs, t.ld);
     let row_y = &t.phi[y * t.sites..(y + 1) * t.sites];
     for (q, &d) in coef[..np].iter_mut().zip(&c.dn) {
         *q = row_y[d as usize];
     }
-    by_lanes!(S, N => by_blocks!(ld / N, j, Q => gemv_t::<S, N, Q>(&mut f[j * N..(j + Q) * N], &coef[..np], &c.w[j * N..], ld)));
+    by_lanes!(S, N => by_blocks!(ld / N, j, Q => {
+        let fabs = if ABS { &mut fabs[j * N..(j + Q) * N] } else { &mut [] };
+        gemv_t::<S, N, Q, ABS>(&mut f[j * N..(j + Q) * N], fabs, &coef[..np], &c.w[j * N..], ld)
+    }));
 }
 
 /// The row kernels: W's rows (stride ld, a multiple of N) in blocks of Q vectors of N that stay in registers while
@@ -644,40 +633,51 @@ fn fvec<S: Real>(t: &Tables<S>, c: &Chain<S>, y: usize, f: &mut [S], coef: &mut 
 /// 3f35f7e, ran single below the unblocked code at L = 15 on the H200 host's AVX-512). f64 sums all rows in one FMA
 /// chain, as before.
 #[inline(always)]
-fn gemv_t<S: Real, const N: usize, const Q: usize>(f: &mut [S], coef: &[S], w: &[S], ld: usize) {
-    let sum = if std::mem::size_of::<S>() == 8 {
-        sum_rows::<S, N, Q>(coef, w, ld)
+fn gemv_t<S: Real, const N: usize, const Q: usize, const ABS: bool>(f: &mut [S], fabs: &mut [S], coef: &[S], w: &[S], ld: usize) {
+    let (sum, abs) = if std::mem::size_of::<S>() == 8 {
+        sum_rows::<S, N, Q, ABS>(coef, w, ld)
     } else {
-        let mut sum = [[S::zero(); N]; Q];
+        let (mut sum, mut abs) = ([[S::zero(); N]; Q], [[S::zero(); N]; Q]);
         for (k, block) in coef.chunks(F32_ROWS).enumerate() {
-            let acc = sum_rows::<S, N, Q>(block, &w[k * F32_ROWS * ld..], ld);
+            let (acc, acc_abs) = sum_rows::<S, N, Q, ABS>(block, &w[k * F32_ROWS * ld..], ld);
             for q in 0..Q {
                 for j in 0..N {
                     sum[q][j] += acc[q][j];
+                    if ABS {
+                        abs[q][j] += acc_abs[q][j];
+                    }
                 }
             }
         }
-        sum
+        (sum, abs)
     };
     for (f, a) in f.as_chunks_mut::<N>().0.iter_mut().zip(&sum) {
         *f = *a;
     }
+    if ABS {
+        for (f, a) in fabs.as_chunks_mut::<N>().0.iter_mut().zip(&abs) {
+            *f = *a;
+        }
+    }
 }
 
 /// sum_b coef_b W[b][..] over the Q vectors of a block, the rows b < coef.len() of `w` (stride ld) in one FMA chain
-/// from zero, in registers.
+/// from zero, in registers; with ABS also sum_b |coef_b| |W[b][..]| from the same loads (zeros without).
 #[inline(always)]
-fn sum_rows<S: Real, const N: usize, const Q: usize>(coef: &[S], w: &[S], ld: usize) -> [[S; N]; Q] {
-    let mut acc = [[S::zero(); N]; Q];
+fn sum_rows<S: Real, const N: usize, const Q: usize, const ABS: bool>(coef: &[S], w: &[S], ld: usize) -> ([[S; N]; Q], [[S; N]; Q]) {
+    let (mut acc, mut abs) = ([[S::zero(); N]; Q], [[S::zero(); N]; Q]);
     for (b, &cb) in coef.iter().enumerate() {
         let row = &w[b * ld..b * ld + Q * N].as_chunks::<N>().0;
         for q in 0..Q {
             for j in 0..N {
                 acc[q][j] = cb.mul_add(row[q][j], acc[q][j]);
+                if ABS {
+                    abs[q][j] = cb.abs().mul_add(row[q][j].abs(), abs[q][j]);
+                }
             }
         }
     }
-    acc
+    (acc, abs)
 }
 
 /// Rows per block of the f vector's sums in f32 (`gemv_t`).
@@ -690,8 +690,7 @@ fn f32_path(np: usize) -> usize {
 }
 
 /// W[b][..] += u_b v over the Q vectors of a block (`w` and `v` start at the block's first column): one FMA per entry.
-/// With a mirror (and the block's first column), each new row is also rounded into the mirror's copy and its |sum|
-/// added to the row's (`Mirror`).
+/// With a mirror (and the block's first column), each new row is also rounded into the mirror's copy (`Mirror`).
 #[inline(always)]
 fn rank1<S: Real, const N: usize, const Q: usize>(w: &mut [S], u: &[S], v: &[S], ld: usize, mirror: Option<(&mut Mirror, usize)>) {
     let v: [[S; N]; Q] = *<&[[S; N]; Q]>::try_from(v[..Q * N].as_chunks::<N>().0).unwrap();
@@ -711,17 +710,13 @@ fn rank1<S: Real, const N: usize, const Q: usize>(w: &mut [S], u: &[S], v: &[S],
     for (b, &ub) in u.iter().enumerate() {
         let row = std::hint::black_box(&mut w[b * ld..b * ld + Q * N]).as_chunks_mut::<N>().0;
         let copy = m.w[b * m.ld + j0..b * m.ld + j0 + Q * N].as_chunks_mut::<N>().0;
-        let mut acc = [0.0f64; N];
         for q in 0..Q {
             for k in 0..N {
                 let x = ub.mul_add(v[q][k], row[q][k]);
                 row[q][k] = x;
                 copy[q][k] = x.f64() as f32;
-                acc[k] += x.f64().abs();
             }
         }
-        let sum = reduce(acc) as f32;
-        m.rows[b] = if j0 == 0 { sum } else { m.rows[b] + sum };
     }
 }
 
@@ -829,7 +824,6 @@ fn update_up<S: Real>(t: &Tables<S>, c: &mut Chain<S>, a: usize, s: usize, f: &[
     if let Some(m) = mirror {
         for (b, &x) in col[..np].iter().enumerate() {
             m.w[b * m.ld + a] = -x.f64() as f32;
-            m.rows[b] += x.f64().abs() as f32;
         }
     }
     c.up[a] = s as u32;
@@ -859,8 +853,14 @@ fn update_dn<S: Real>(t: &Tables<S>, c: &mut Chain<S>, b: usize, s: usize, g: &[
 /// returns (R, h).
 #[inline(always)]
 fn swap_ratio<S: Real, A: Real>(t: &Tables<S>, c: &Chain<S>, a: usize, x: usize, b: usize, y: usize, s: &mut Scratch<S, A>) -> (S, S) {
+    swap_ratio_with::<S, A, false>(t, c, a, x, b, y, s)
+}
+
+/// `swap_ratio`, with ABS also F of f (`fvec_with`) in scratch.
+#[inline(always)]
+fn swap_ratio_with<S: Real, A: Real, const ABS: bool>(t: &Tables<S>, c: &Chain<S>, a: usize, x: usize, b: usize, y: usize, s: &mut Scratch<S, A>) -> (S, S) {
     let ld = t.ld;
-    fvec(t, c, y, &mut s.f, &mut s.q);
+    fvec_with::<S, ABS>(t, c, y, &mut s.f, &mut s.fabs, &mut s.q);
     gather(t, c, x, &mut s.p);
     let wrow = &c.w[b * ld..(b + 1) * ld];
     let h = dot_row(wrow, &s.p);
@@ -974,9 +974,7 @@ fn commit_swap<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, a: usize, x: u
         c.dn[b] = x as u32;
         reinvert(t, c, s);
         if let Some(m) = mirror {
-            for (b, w) in c.w.chunks_exact(ld).enumerate() {
-                mirror_row(m, b, w);
-            }
+            mirror_all(m, &c.w, ld);
         }
         return;
     }

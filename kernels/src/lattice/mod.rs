@@ -274,8 +274,13 @@
 //! little, and every accepted move pays a conversion of W to f32 beside double's update. What it buys is the
 //! distribution: stage lattice-seeds-cpu (seeds 1 to 21, 2048 chains, L = 15, 3 + 6 sweeps) has mixed's kurtosis within
 //! 1% of double's at every seed, failing the check only where double does (seed 11: 70.3 and 71.0), where the GPU's
-//! mixed, W updated in f32, failed 28 of 58 seeds. Left (issue #26): a cheaper bound for swaps (its k term), the
-//! conversion fused into the update, and the design on the GPU.
+//! mixed, W updated in f32, failed 28 of 58 seeds. Since then the conversion is fused into the commit's last rank-1
+//! update (`cpu::Mirror`), and from 2026-12-04 the swap's k term is sum_a' |p_a'| F_a' itself: the f vector's pass
+//! over the f32 W computes F_a' beside f_a' (`cpu::fvec_with`; one more FMA per entry, on loads already made), which
+//! also gives F_a of the f_a term without its strided walk down column a, and the row sums of |W| kept with the copy
+//! are gone. `screen_table` then, seed 0, 3 + 6 sweeps: L = 15 (2048 chains) 0.199 of the proposals take an f64 ratio
+//! (0.103 accepted; band median 8.6e-2 against an error median of 6.8e-5 over swaps, largest error / band 3.3e-2);
+//! L = 9 (1024 chains) 0.151 (0.146 accepted). Left (issue #26): the design on the GPU.
 //!
 //! What the interval buys on the CPU (kernels' ignored test `cpu_rate_table`: best of 4 x 40 runs of 6 sweeps with a
 //! measurement, 4 chains on one thread, 8 on two; this suite's 2-core development machine, shared with other builds,
