@@ -1,22 +1,27 @@
 #!/usr/bin/env bash
 # Build the release `qmcbench` binary (it runs every mini-app: `qmcbench run <kernel>`) and the kernels' unit-test
-# binary, and put them in .carry/ for the
-# GPU host. cudarc loads libcuda, libnvrtc, libcublas and libcusolver at run time, so this machine needs no CUDA
-# toolkit. With MPI=1 it is built with the `mpi` feature (needs libopenmpi-dev and libclang here; the host has
-# Open MPI 4.1, the same libmpi.so.40 ABI), so `mpirun -n R .carry/qmcbench run qmc|solid ...` runs R ranks. It
-# also carries the kernels' unit tests as .carry/kernels-tests (GPU tests run there; gpu-host.sh uses it).
+# binary, and put them in .carry/ for the GPU host. cudarc loads libcuda, libnvrtc, libcublas and libcusolver at run
+# time, so this machine needs no CUDA toolkit. One build, the test command's (scripts/test.sh --no-run: the release
+# profile, with the `mpi` feature where MPI and libclang are installed here): the binaries CI tests are the ones
+# carried, and after the tests nothing is compiled again. With the feature (Open MPI 4.1 on the host, the same
+# libmpi.so.40 ABI) `mpirun -n R .carry/qmcbench run qmc|solid ...` runs R ranks; MPI=1 makes its absence an error.
+# The kernels' unit tests (GPU tests included) go as .carry/kernels-tests for `scripts/gpu-host.sh tests`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --locked -p miniapps ${MPI:+--features mpi} --bin qmcbench
+mpi=$(command -v mpirun >/dev/null && ls /usr/lib/llvm-*/lib/libclang.so* >/dev/null 2>&1 && echo yes || echo no)
+[ -z "${MPI:-}" ] || [ $mpi = yes ] \
+    || { echo "error: MPI=1 needs mpirun and libclang here (Debian: libopenmpi-dev openmpi-bin libclang-dev)" >&2; exit 2; }
+exe=$(scripts/test.sh --no-run --message-format=json 2>/dev/null | python3 -c 'import json, sys
+for m in (json.loads(x) for x in sys.stdin if x.startswith("{")):
+    t = m.get("target", {})
+    if m.get("executable") and t.get("name") == "kernels" and "lib" in t.get("kind", []) and m["profile"]["test"]:
+        print(m["executable"])')
+[ -n "$exe" ] || { echo "error: the test build gave no kernels test binary (run scripts/test.sh --no-run)" >&2; exit 1; }
 mkdir -p .carry
-# stripped, like the test binary: the working tree and the carry travel together under 64 MiB
-strip -o .carry/qmcbench target/release/qmcbench
-# The kernels' test binary (every unit test, GPU tests included), for `scripts/gpu-host.sh tests`: built with the
-# release profile (the f64 references in the tests run 5-20x faster than at opt-level 1) and stripped to fit the
-# carry limit.
-exe=$(cargo test --release --locked -p kernels --lib --no-run --message-format=json 2>/dev/null \
-    | python3 -c 'import json,sys; print([m["executable"] for m in map(json.loads, sys.stdin) if m.get("executable")][-1])')
+# stripped: the working tree and the carry travel together under 64 MiB
+strip -o .carry/qmcbench "${CARGO_TARGET_DIR:-target}/release/qmcbench"
 strip -o .carry/kernels-tests "$exe"
+echo "mpi feature: $mpi"
 echo "built .carry/qmcbench from $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!results' || echo -dirty)"
 # One archive to carry, with the stages script (run there: tar xJf .carry/all.txz -C .carry). xz, not gzip: the
 # device tool takes the tracked tree and the carry together under 64 MiB, the tree is about 57 MB of it (the
