@@ -280,7 +280,14 @@
 //! also gives F_a of the f_a term without its strided walk down column a, and the row sums of |W| kept with the copy
 //! are gone. `screen_table` then, seed 0, 3 + 6 sweeps: L = 15 (2048 chains) 0.199 of the proposals take an f64 ratio
 //! (0.103 accepted; band median 8.6e-2 against an error median of 6.8e-5 over swaps, largest error / band 3.3e-2);
-//! L = 9 (1024 chains) 0.151 (0.146 accepted). Left (issue #26): the design on the GPU.
+//! L = 9 (1024 chains) 0.151 (0.146 accepted). On the H200 host (gpu-host.sh stage lattice-cpu at 38accc3, 2048
+//! chains, two runs, records in results/nvidia-h200) the suite's runs take an f64 ratio for 0.135 of the proposals at
+//! L = 15 (0.224 before) and 0.121 at L = 9 (0.127); mixed runs 27.8k and 33.4k chain sweeps/s at L = 15 against
+//! double's 29.3k and 33.3k (0.95x, 1.00x), and 309k and 320k at L = 9 against 438k and 493k (0.71x, 0.65x).
+//! Interleaved against the old bound (stage lattice-cpu-ab, means of two runs each): L = 15 25.6k -> 26.6k, L = 9
+//! 273k -> 295k. Those rates also rest on `cpu::sum_rows`' loop order (its docs): with the vectors' loop inside, LLVM
+//! vectorised the f32 f vector across the vectors with gathers and scatters, and mixed ran 4.1k to 5.2k at L = 15 in
+//! both builds of that call. Left (issue #26): the design on the GPU.
 //!
 //! What the interval buys on the CPU (kernels' ignored test `cpu_rate_table`: best of 4 x 40 runs of 6 sweeps with a
 //! measurement, 4 chains on one thread, 8 on two; this suite's 2-core development machine, shared with other builds,
