@@ -8,7 +8,7 @@
 # The kernels' unit tests (GPU tests included) go as .carry/kernels-tests for `scripts/gpu-host.sh tests`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mpi=$(command -v mpirun >/dev/null && ls /usr/lib/llvm-*/lib/libclang.so* >/dev/null 2>&1 && echo yes || echo no)
+mpi=$(scripts/has-mpi.sh && echo yes || echo no)
 [ -z "${MPI:-}" ] || [ $mpi = yes ] \
     || { echo "error: MPI=1 needs mpirun and libclang here (Debian: libopenmpi-dev openmpi-bin libclang-dev)" >&2; exit 2; }
 exe=$(scripts/test.sh --no-run --message-format=json 2>/dev/null | python3 -c 'import json, sys

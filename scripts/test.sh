@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 source scripts/nvrtc-env.sh
 [ -e .nvrtc/nvidia/cu13/lib/libnvrtc.so.13 ] && export QMC_REQUIRE_NVRTC=1
 features=()
-if command -v mpirun >/dev/null && ls /usr/lib/llvm-*/lib/libclang.so* >/dev/null 2>&1; then
+if scripts/has-mpi.sh; then
     features=(--features miniapps/mpi)
 fi
 cargo test --workspace --locked --release "${features[@]}" "$@"
