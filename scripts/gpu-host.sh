@@ -412,11 +412,11 @@ for stage in "$@"; do
         ;;
     lattice-cpu)
         # issue #26: the suite's GPU-filling size on all CPU cores and the GPU, each precision, one commit (mixed on
-        # the CPU: double's chains screened in f32)
+        # the CPU at L = 15: double's chains screened in f32; at L = 9 W updated in f32, as on the GPU)
         run "${LATTICE_2048[@]}" --variants cpu,gpu
         ;;
     lattice-seeds-cpu)
-        # issue #26: the same on all CPU cores for double and mixed (on the CPU, double's chains screened in f32:
+        # issue #26: the same on all CPU cores for double and mixed (on the CPU at L = 15, double's chains screened in f32:
         # kernels::lattice::cpu::Screened), SEEDS_S seconds (default 200)
         seed_sweep /tmp/qmc-lattice-seeds-cpu "${SEEDS_S:-200}" --variants cpu --precision double,mixed
         ;;

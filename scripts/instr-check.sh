@@ -81,6 +81,7 @@ gemm/blas-f32/single          1  20 reps  gemm --op gemm --molecules acetic-acid
 lattice/sweeps/double         1  20 reps  lattice --lattice 5 --chains 8 --sweeps 4 --equil 2 --serial-max-chains 0 --max-reps @N --precision double
 lattice/sweeps/single         1  20 reps  lattice --lattice 5 --chains 8 --sweeps 4 --equil 2 --serial-max-chains 0 --max-reps @N --precision single
 lattice/sweeps/mixed          1  20 reps  lattice --lattice 5 --chains 8 --sweeps 4 --equil 2 --serial-max-chains 0 --max-reps @N --precision mixed
+lattice/screened/mixed        1  20 reps  lattice --lattice 11 --chains 2 --sweeps 2 --equil 1 --serial-max-chains 0 --max-reps @N --precision mixed
 solid/dmc/double              1  20 reps  solid --electrons 64 --walkers 2 --cpu-walkers 2 --check-steps 1 --check-walkers 2 --max-reps @N --precision double
 solid/dmc/mixed               1  20 reps  solid --electrons 64 --walkers 2 --cpu-walkers 2 --check-steps 1 --check-walkers 2 --max-reps @N --precision mixed
 qmc/vmc/double             4000 200 steps qmc --method vmc --system he --walkers 8 --equil 10 --precision double

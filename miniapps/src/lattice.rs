@@ -11,24 +11,25 @@
 //! rest, `--check-chains` or as many as the budget affords; `checked_chains` in the record). Then the timed runs
 //! continue the chains: `--equil` sweeps without and `--sweeps` sweeps with an energy measurement (the thesis'
 //! 5000 + 10000 in the ratio 1:2), so `thesis_run_s` = 15000 / (sweeps/s).
-//! - double, and mixed on the CPU (`kernels::lattice::cpu::Screened`: double's chains, each move's f32 ratio from W
-//!   rounded to f32 deciding it only where a rigorous bound shows double would decide the same, the measurement in
-//!   f32; from 2026-12-03): the chains must take the same Monte Carlo decisions as the reference (every one), the
-//!   per-chain energies must match within each chain's own rounding bound (eps of the measurement, f64 or f32, x the
-//!   condition of M at its measurements x the growth of its updates, `ENERGY_BOUND` says why), and W must match a
-//!   fresh f64 inverse of the final configuration (err x rcond). Records of mixed carry `f64_decisions` (1 on the CPU,
-//!   0 on the GPU) and `f64_ratios_per_proposal`.
-//! - single, and mixed on the GPU (W updated in f32): path identity is not a criterion. M is ill conditioned (rcond ~
-//!   1e-4 at L = 9, 1e-6 at L = 15), so rounding phi and W to f32 moves ratios by ~ eps_f32 / rcond, far more than the
-//!   gap between u and |R|^2 at some move of a sweep: at L = 15 no f32 chain keeps the reference path for 3 sweeps, at
-//!   any recompute interval, and that is expected, not a bug (the fraction is recorded as `diverged_chains`). The
-//!   checks are (1) `energy (error bars)`: |E - E_ref| over the combined error bar sqrt(s^2 + s_ref^2) of the chain
-//!   means, below 4 (a NaN or a drifted inverse fails it); (2) `inverse x rcond`: W against the f64 inverse of the
-//!   matrix the chain really uses (phi rounded to f32), normwise, times rcond, in units of eps_f32: right after a
-//!   recompute (`--recompute` dividing 1 + `--check-sweeps`) below 1 (measured: 1e-5 mixed, 1e-2 single; without
-//!   recomputes 3 to 20 after a few sweeps), otherwise below 3e4 per sweep since the last recompute (the drift of the
-//!   updates; `inverse_tolerance` says where the rate comes from; a chain that rebuilds on the residual check is held
-//!   to the bound of no rebuild). Double is held to the same drift bound.
+//! - double, and mixed on the CPU above L = 9 (`kernels::lattice::cpu::Screened`: double's chains, each move's f32
+//!   ratio from W rounded to f32 deciding it only where a rigorous bound shows double would decide the same, the
+//!   measurement in f32; from 2026-12-03, at every size until 2026-12-04: `kernels::lattice::screens_mixed`): the
+//!   chains must take the same Monte Carlo decisions as the reference (every one), the per-chain energies must match
+//!   within each chain's own rounding bound (eps of the measurement, f64 or f32, x the condition of M at its
+//!   measurements x the growth of its updates, `ENERGY_BOUND` says why), and W must match a fresh f64 inverse of the
+//!   final configuration (err x rcond). Records of mixed carry `f64_decisions` (1 where screened, 0 where W is updated
+//!   in f32) and `f64_ratios_per_proposal`.
+//! - single, and mixed on the GPU and up to L = 9 on the CPU (W updated in f32): path identity is not a criterion. M is
+//!   ill conditioned (rcond ~ 1e-4 at L = 9, 1e-6 at L = 15), so rounding phi and W to f32 moves ratios by ~ eps_f32 /
+//!   rcond, far more than the gap between u and |R|^2 at some move of a sweep: at L = 15 no f32 chain keeps the
+//!   reference path for 3 sweeps, at any recompute interval, and that is expected, not a bug (the fraction is recorded
+//!   as `diverged_chains`). The checks are (1) `energy (error bars)`: |E - E_ref| over the combined error bar
+//!   sqrt(s^2 + s_ref^2) of the chain means, below 4 (a NaN or a drifted inverse fails it); (2) `inverse x rcond`: W
+//!   against the f64 inverse of the matrix the chain really uses (phi rounded to f32), normwise, times rcond, in units
+//!   of eps_f32: right after a recompute (`--recompute` dividing 1 + `--check-sweeps`) below 1 (measured: 1e-5 mixed,
+//!   1e-2 single; without recomputes 3 to 20 after a few sweeps), otherwise below 3e4 per sweep since the last
+//!   recompute (the drift of the updates; `inverse_tolerance` says where the rate comes from; a chain that rebuilds on
+//!   the residual check is held to the bound of no rebuild). Double is held to the same drift bound.
 //! - every precision, over all chains and every measurement (validation and timed runs, from 2026-12-02): `error bar
 //!   converged (kurtosis of chain means)` below `kernels::lattice::KURTOSIS_MAX` (33), where the error bar's own
 //!   uncertainty is four times that of normal chain means; left out below 36 chains, where it could not fail. The
@@ -147,8 +148,8 @@ fn non_negative(s: &str) -> std::result::Result<f64, String> {
     }
 }
 
-/// The recompute interval at model `m` of chains whose W is f64 (`f64_state`: double, and mixed on the CPU) or f32
-/// (`lat::default_recompute` unless --recompute).
+/// The recompute interval at model `m` of chains whose W is f64 (`f64_state`: double, and mixed on the CPU above
+/// L = 9) or f32 (`lat::default_recompute` unless --recompute).
 fn recompute(a: &Args, f64_state: bool, m: &Model) -> usize {
     a.recompute.unwrap_or(lat::default_recompute(m.pairs, f64_state))
 }
@@ -276,14 +277,15 @@ struct Ctx<'a> {
 
 impl Ctx<'_> {
     /// Whether variant `v` of this precision holds W in f64 and decides every move as double does: double, and mixed
-    /// on the CPU (`kernels::lattice::cpu::Screened`). The GPU's mixed chains still update W in f32.
+    /// on the CPU above L = 9 (`kernels::lattice::cpu::Screened`). The GPU's mixed chains update W in f32.
     fn f64_state(&self, v: Variant) -> bool {
         self.p == Precision::Double || self.screened(v)
     }
 
-    /// Whether variant `v` of this precision runs `Screened` chains: mixed on the CPU.
+    /// Whether variant `v` of this precision runs `Screened` chains: mixed on the CPU, above L = 9
+    /// (`kernels::lattice::screens_mixed`).
     fn screened(&self, v: Variant) -> bool {
-        self.p == Precision::Mixed && v == Variant::Cpu
+        self.p == Precision::Mixed && v == Variant::Cpu && lat::screens_mixed(self.m.pairs)
     }
 }
 

@@ -29,14 +29,15 @@
 //! The random numbers of each chain are one splitmix64 stream used in the same order by every variant (reference,
 //! CPU, GPU), so the variants follow the same Markov chain and can be compared chain by chain.
 //!
-//! Precision: `double` (W = M^-1, phi, ratios in f64), `single` (all f32), `mixed`: on the CPU from 2026-12-03
-//! double's chain screened in f32 (`cpu::Screened`, below: W and every decision as double's, most ratios and the
-//! measurement in f32 from W rounded to f32); on the GPU still paper 000's scheme: W and phi stored in f32, the
-//! moves' ratios, f and g vectors, the measurement's terms and the rank-1 updates of W evaluated
-//! in f32; the inverse rebuilt in f64). Energies are accumulated in f64 in every mode. Until 2026-11 mixed did the
-//! updates in f64 from f32 data; until 2026-11-27 it still took every dot product in f64 from f32 data (a conversion
-//! per W entry read and f64 FMAs, so its sweep cost what double's did, on the GPU with twice the shared memory for the
-//! look-ahead batch's vectors), paying for accuracy W does not have (an f32 W is off by eps_f32 / rcond, below).
+//! Precision: `double` (W = M^-1, phi, ratios in f64), `single` (all f32), `mixed`: on the CPU above L = 9 (from
+//! 2026-12-03; every size until 2026-12-04, `screens_mixed`) double's chain screened in f32 (`cpu::Screened`, below: W
+//! and every decision as double's, most ratios and the measurement in f32 from W rounded to f32); on the GPU, and on
+//! the CPU up to L = 9, paper 000's scheme: W and phi stored in f32, the moves' ratios, f and g vectors, the
+//! measurement's terms and the rank-1 updates of W evaluated in f32; the inverse rebuilt in f64). Energies are
+//! accumulated in f64 in every mode. Until 2026-11 mixed did the updates in f64 from f32 data; until 2026-11-27 it
+//! still took every dot product in f64 from f32 data (a conversion per W entry read and f64 FMAs, so its sweep cost
+//! what double's did, on the GPU with twice the shared memory for the look-ahead batch's vectors), paying for accuracy
+//! W does not have (an f32 W is off by eps_f32 / rcond, below).
 //!
 //! What single and mixed paid for, and what changed on 2026-11-27 (issue #26). Single and mixed rebuilt W before
 //! every measurement (`recompute` 1; from 2026-11-27 every 3 sweeps up to L = 9, see below), 2 N_P^3 flops a sweep
@@ -251,7 +252,8 @@
 //! for a few more f64 ratios, making the path double's exactly); and the design in `run_chain` and in lattice.cu,
 //! where the f64 W and its f32 copy take 125 KB of shared memory a chain at L = 15 (issue #26).
 //!
-//! Mixed on the CPU is that design since 2026-12-03, with the band (`cpu::Screened`, `cpu::screen`): each proposal's
+//! Mixed on the CPU is that design since 2026-12-03 (above L = 9 since 2026-12-04: `screens_mixed`), with the band
+//! (`cpu::Screened`, `cpu::screen`): each proposal's
 //! f32 ratio comes with a rigorous bound on its distance from the f64 ratio double computes (the f32 rounding of W and
 //! phi and of each sum, by the usual forward error bound of a sum of products), and only a move whose sqrt(u) lies
 //! above the f32 ratio plus the bound is rejected without an f64 ratio. So the chains take double's decisions, W bit
@@ -572,6 +574,18 @@ pub fn degenerate_ratio(eps: f64) -> f64 {
 /// Pairs up to which single and mixed rebuild W only when the residual check asks (`RESIDUAL_LIMIT`; L <= 9: 37
 /// pairs at the default doping); above, every sweep (see the module docs' drift and residual tables).
 pub const CHECKED_MAX_PAIRS: usize = 37;
+/// Whether mixed precision on the CPU runs double's chains screened in f32 (`cpu::Screened`) for `pairs` pairs:
+/// above `CHECKED_MAX_PAIRS`, where f32 updates of W leave the distribution in about half the suite's runs whatever
+/// the rebuild interval (module docs); up to it, W updated in f32 with the residual check, the GPU's scheme, which
+/// keeps double's energy and error bar there. The screen does not pay at those sizes: it adds to every swap's f32
+/// pass over W the absolute sums of its bound (twice the FMAs of a pass whose 37-entry rows are 3 f32 vectors against
+/// f64's 5), and the f64 ratio and copy of every accepted move. On this suite's 2-core machine (L = 9, 512 chains,
+/// chain sweeps/s, two runs of 70974b5 with the choice forced): screened 64k, W in f32 102k to 103k, double 94k to
+/// 98k, single 98k to 106k.
+pub fn screens_mixed(pairs: usize) -> bool {
+    pairs > CHECKED_MAX_PAIRS
+}
+
 /// The residual check's limit: after a sweep whose max_a |(M W)_aa - 1| exceeds it, W is rebuilt before the
 /// measurement (cpu.rs `residual_diag`, lattice.cu the same). At L = 9 the check's value stays near 1e-3 for tens of
 /// sweeps of f32 updates (0.99 quantile 1e-2 over the first 6, largest 4e-2): the limit lets that drift run, which
