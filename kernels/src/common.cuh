@@ -264,34 +264,24 @@ __device__ __forceinline__ void atomic_function_vgl(const double* __restrict__ f
     // the radial part: R, R'/r and R'' + 2 (L + 1) R'/r over the primitives' exponentials of argument x r^2
     // (Gaussian) or x r (Slater), x the exponent, r clamped to the smallest normal number as qmc orbitals.rs
     // Lcao::vgl clamps it; t sums x^2 g (Gaussian), or the Laplacian's radial term g (x^2 - 2 (L + 1) x / r) (Slater,
-    // term by term as Lcao::vgl). One loop per kind, the kind tested once: with the test inside one loop, each
-    // unrolled step of a Gaussian's carried a branch around the Slater term's division (PTX of 70974b5).
-    const int n0 = (int)f[7], n1 = (int)f[8];
-    A rv = A(0), s1 = A(0), t = A(0), slope, w;
-    if (f[6] == 0.0) {
-        for (int n = n0; n < n1; n++) {
-            const A x = (A)prims[2 * n];
-            const A g = (A)prims[2 * n + 1] * qmc_exp(-x * r2);
-            rv += g;
-            s1 += x * g;
-            t += x * x * g;
-        }
-        slope = -A(2) * s1;
-        w = A(4) * r2 * t - A(2) * (A(2) * l + A(3)) * s1;
-    } else {
-        const A tiny = sizeof(A) == 4 ? A(1.17549435e-38f) : A(2.2250738585072014e-308);
-        A rr = qmc_sqrt(r2);
+    // term by term as Lcao::vgl)
+    const bool gauss = f[6] == 0.0;
+    const A tiny = sizeof(A) == 4 ? A(1.17549435e-38f) : A(2.2250738585072014e-308);
+    A rr = r2; // r^2 or r
+    if (!gauss) {
+        rr = qmc_sqrt(r2);
         rr = rr > tiny ? rr : tiny;
-        for (int n = n0; n < n1; n++) {
-            const A x = (A)prims[2 * n];
-            const A g = (A)prims[2 * n + 1] * qmc_exp(-x * rr);
-            rv += g;
-            s1 += x * g;
-            t += g * (x * x - A(2) * (l + A(1)) * x / rr);
-        }
-        slope = -(s1 / rr);
-        w = t;
     }
+    A rv = A(0), s1 = A(0), t = A(0);
+    for (int n = (int)f[7]; n < (int)f[8]; n++) {
+        const A x = (A)prims[2 * n];
+        const A g = (A)prims[2 * n + 1] * qmc_exp(-x * rr);
+        rv += g;
+        s1 += x * g;
+        t += gauss ? x * x * g : g * (x * x - A(2) * (l + A(1)) * x / rr);
+    }
+    const A slope = gauss ? -A(2) * s1 : -(s1 / rr);
+    const A w = gauss ? A(4) * r2 * t - A(2) * (A(2) * l + A(3)) * s1 : t;
     A p0[3], p1[3], p2[3];
     for (int k = 0; k < 3; k++) {
         p0[k] = qmc_ipow(d[k], e[k]);
