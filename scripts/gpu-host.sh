@@ -93,8 +93,9 @@
 #               its history in results/<this GPU>/ (qmcbench compare-history). Fails if the plant is not caught, the
 #               noise is too high to catch 5%, or a case is slower than its history allows. Both unchanged runs
 #               become records
-# Records go to $OUT/records.tgz (one archive: the host returns at most 8 files), the log to $OUT/log.txt.
-# Unpack locally with scripts/import-results.sh.
+# Records go to $OUT/records.tgz (one archive: the host returns at most 8 files), the log to $OUT/log.txt, the A/B
+# stages' runs (never imported; $OUT/ab*/, a folder a run) to $OUT/ab.tgz. Unpack the records locally with
+# scripts/import-results.sh.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/qmc-out}
@@ -102,6 +103,14 @@ REC=${REC:-/tmp/qmc-records}
 BIN=${BIN:-.carry/qmcbench}
 mkdir -p "$OUT" "$REC"
 exec > >(tee -a "$OUT/log.txt") 2>&1
+
+pack() { # the records, and the A/B runs' folders ($OUT/ab*/) as one archive: the host returns at most 8 files, and
+    # an A/B stage writes four folders of two (basis-ab's last two did not come back on 2026-12-04)
+    tar czf "$OUT/records.tgz" -C "$REC" .
+    local ab
+    ab=$(cd "$OUT" && ls -d ab*/ 2>/dev/null)
+    [ -z "$ab" ] || tar czf "$OUT/ab.tgz" -C "$OUT" $ab
+}
 
 # cudarc opens libnvrtc, libcublas and libcusolver by name: put the toolkit's folders on the search path.
 export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-} # set, if empty, for `set -u` below
@@ -1063,8 +1072,9 @@ PY
         ;;
     *) echo "unknown stage $stage"; fail=1 ;;
     esac
-    tar czf "$OUT/records.tgz" -C "$REC" . # after every stage, so a run cut short still returns what it measured
+    pack # after every stage, so a run cut short still returns what it measured
 done
-tar czf "$OUT/records.tgz" -C "$REC" .
+pack
+rm -rf "$OUT"/ab*/
 echo "records: $(cat "$REC"/*.jsonl 2>/dev/null | wc -l) in $OUT/records.tgz"
 exit $fail
