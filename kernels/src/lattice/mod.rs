@@ -581,7 +581,10 @@ pub const CHECKED_MAX_PAIRS: usize = 37;
 /// pass over W the absolute sums of its bound (twice the FMAs of a pass whose 37-entry rows are 3 f32 vectors against
 /// f64's 5), and the f64 ratio and copy of every accepted move. On this suite's 2-core machine (L = 9, 512 chains,
 /// chain sweeps/s, two runs of 70974b5 with the choice forced): screened 64k, W in f32 102k to 103k, double 94k to
-/// 98k, single 98k to 106k.
+/// 98k, single 98k to 106k. On the H200 host's 16 cores (stage lattice-cpu, 2048 chains, records of bc8e53b): W in
+/// f32 383k and 405k against double's 355k and 376k in the same runs (1.08x; 254 rebuilds on the check over the
+/// record's runs of 2048 chains), and interleaved with 70308ae's screened chains (stage lattice-cpu-ab) 464k and 386k
+/// against 217k and 186k.
 pub fn screens_mixed(pairs: usize) -> bool {
     pairs > CHECKED_MAX_PAIRS
 }
