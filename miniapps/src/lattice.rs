@@ -119,9 +119,10 @@ pub struct Args {
     /// `threads_per_chain`: a tuning sweep.
     #[arg(long, value_delimiter = ',')]
     pub block_threads: Vec<usize>,
-    /// GPU registers a thread at most, comma-separated: 128 (the default), 80 or 64 (blocks of at most 384 threads at
-    /// 80). Fewer registers let more chains share an SM where shared memory allows, and spill; each value is a GPU
-    /// record with param `registers` (`registers_per_thread` and `chains_in_flight` in its extras): a tuning sweep.
+    /// GPU registers a thread at most, comma-separated: 128, 80 or 64 (blocks of at most 384 threads at 80). Fewer
+    /// registers let more chains share an SM where shared memory allows, and spill. Default: 128 in double and in
+    /// mixed up to L = 9, else the cap that runs the most chains at once (single 80 or 64, mixed any). Each value is a
+    /// GPU record with param `registers` (`registers_per_thread` and `chains_in_flight` in its extras): a tuning sweep.
     #[arg(long, value_delimiter = ',')]
     pub registers: Vec<usize>,
     /// Where each GPU chain rebuilds its inverse, comma-separated: `shared` (in shared memory, over W, which then

@@ -9,7 +9,8 @@
 //! per-chain device buffer otherwise (`m`). The rebuild's M (in A) shares W's memory, or lives in the device buffer
 //! with W alone on chip ([`Placement`]): mixed then holds single's 42 + 14 KB at L = 15, four chains an SM instead of
 //! two. Chains that fill the GPU: blocks per SM (from the occupancy calculator, `chains_in_flight`) times SMs; beyond
-//! that chains run in waves; the default register cap and placement are those that put the most chains in flight.
+//! that chains run in waves; the default register cap and placement are those that put the most chains in flight
+//! (mixed up to L = 9 excepted: `GpuEnsemble::default_layout` says why).
 
 use super::{tally, ChainResult, Config, Model, Stream};
 use crate::gpu::{CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PushKernelArg};
@@ -293,9 +294,21 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
     }
 
     /// The register cap and placement a precision launches with unless one is set: of its caps (double 128; single
-    /// 80 and 64, 80 for blocks of at most 384 threads; mixed all three) and of [`Self::placements`], the pair that
-    /// runs the most of the ensemble's chains at once (chains in flight, at most the chain count: room for more does
-    /// nothing), the first of placements (on chip first) and then of caps where they tie.
+    /// 80 and 64, 80 for blocks of at most 384 threads; mixed all three, but 128 alone up to `CHECKED_MAX_PAIRS`
+    /// pairs, L = 9, below) and of [`Self::placements`], the pair that runs the most of the ensemble's chains at once
+    /// (chains in flight, at most the chain count: room for more does nothing), the first of placements (on chip
+    /// first) and then of caps where they tie.
+    ///
+    /// Mixed up to L = 9 (from 2026-12-04). There its chains rebuild only on the residual check (a few in a thousand
+    /// chain sweeps), yet the f64 rebuild compiled into the kernel sets its registers: at 64 a thread (ptxas 13.0,
+    /// sm_90) mixed's entry spills 120 bytes where single's spills 12, and nvdisasm puts most of its 28 STL and 131 LDL
+    /// in the sweep's move loop and its helpers; without `panel_factor` it spills nothing. At 128 registers it does not
+    /// spill, and that beats twice the chains in flight. On the H200 (build bc8e53b, L = 9, chain sweeps/s, two runs
+    /// each): 2048 chains 4.38M / 4.33M at 128 registers (1056 in flight) against 4.05M / 4.09M at 64 with the rebuild
+    /// off chip (2112), the default until then, and 3.59M to 3.83M at 80; 6336 chains 4.70M against 4.22M to 4.24M; 32
+    /// chains (already 128) 172k against 137k. At L = 15, where mixed rebuilds every sweep, 64 registers with the
+    /// rebuild off chip stays the fastest (400k against 277k to 360k for the others). Single keeps its caps: at L = 9
+    /// 4.61M to 4.69M at 64 against 4.31M to 4.39M at 128.
     ///
     /// Measured on the H100 at 38989db (stage lattice-registers, chain sweeps/s at 2048 / 6336 chains): single at L =
     /// 9 3.06M / 3.14M at 128 registers (1056 chains in flight), 2.90M / 3.45M at 80 (1584), 3.36M / 3.43M at 64
@@ -316,6 +329,7 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
         let caps: &[usize] = match (S::NAME, A::NAME) {
             ("f64", "f64") => &[128],
             ("f32", "f32") => &[80, 64],
+            _ if self.params.pairs as usize <= super::CHECKED_MAX_PAIRS => &[128],
             _ => &REGISTER_CAPS,
         };
         let (threads, chains) = (self.threads as usize, self.params.chains as usize);
