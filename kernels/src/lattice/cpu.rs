@@ -1003,12 +1003,25 @@ fn commit_swap<S: Real, A: Real>(t: &Tables<S>, c: &mut Chain<S>, a: usize, x: u
 /// term's work per electron, against the rebuild's 2 N_P^3 flops. The diagonal sees both ways a W goes wrong: a
 /// rank-1 update whose ratio is off leaves its error in row a of the residual after an up electron's move (entry
 /// (a, a) included) and in every row after a down electron's; rounding errors spread over all entries.
+///
+/// The sums run down W's rows, one lane per a: row b adds phi(d_b, u_a) W_ba to every (M W)_aa (phi is symmetric).
+/// Each (M W)_aa is the same sum in the same order as one serial sum per a down W's column, the way this was
+/// computed until 2026-12-04, bit for bit; but that serial sum waited on every addition. On this suite's 2-core
+/// machine (L = 9, 512 chains, interleaved, three runs each) single went from 106k-108k to 110k-112k chain sweeps/s
+/// and mixed from 110k-114k to 114k-119k.
+#[inline(always)]
 fn residual_diag<S: Real>(t: &Tables<S>, c: &Chain<S>) -> f64 {
     let (np, ns, ld) = (t.pairs, t.sites, t.ld);
+    let mut diag = vec![0.0f64; np];
+    for (&d, w) in c.dn.iter().zip(c.w.chunks_exact(ld)) {
+        let row = &t.phi[d as usize * ns..(d as usize + 1) * ns];
+        for ((x, &u), &w) in diag.iter_mut().zip(&c.up).zip(w) {
+            *x += row[u as usize].f64() * w.f64();
+        }
+    }
     let mut worst = 0.0f64;
-    for a in 0..np {
-        let row = &t.phi[c.up[a] as usize * ns..(c.up[a] as usize + 1) * ns];
-        let d = ((0..np).map(|b| row[c.dn[b] as usize].f64() * c.w[b * ld + a].f64()).sum::<f64>() - 1.0).abs();
+    for x in diag {
+        let d = (x - 1.0).abs();
         if !(d <= worst) {
             worst = d; // NaN stays
             if d.is_nan() {
