@@ -289,7 +289,16 @@
 //! Interleaved against the old bound (stage lattice-cpu-ab, means of two runs each): L = 15 25.6k -> 26.6k, L = 9
 //! 273k -> 295k. Those rates also rest on `cpu::sum_rows`' loop order (its docs): with the vectors' loop inside, LLVM
 //! vectorised the f32 f vector across the vectors with gathers and scatters, and mixed ran 4.1k to 5.2k at L = 15 in
-//! both builds of that call. Left (issue #26): the design on the GPU.
+//! both builds of that call. Then (8c3343f) the commit's mirrored rank-1 update computes each new row whole before
+//! storing it and its f32 copy: stored entry by entry, LLVM (unable to tell that the copy does not overlap the row)
+//! kept that order, one scalar FMA, conversion and two scalar stores an entry, 14% of mixed's samples at L = 15 on this
+//! machine. There (256 chains, 3 + 6 sweeps, interleaved, three runs each) mixed went from 5.93k-6.27k to 7.19k-7.37k
+//! chain sweeps/s, double 6.0k-8.4k in the same runs. Profiled after it (perf with inlined frames, L = 15, 64 chains;
+//! shares of the whole run, of which the chains' code took 72% in mixed and 68% in double), mixed's screen (its f32
+//! pass with F) took 30%, its commits 21% (double's 16%: the copy), its measurement 12% (double's 17%) and its f64
+//! ratios 6%, where double's swap ratios took 33%. Tried and not kept: a bound without F, from column sums of |W| kept
+//! by the mirrored update, took 0.223 of the proposals to an f64 ratio against 0.134 and ran slower (6.80k-7.22k
+//! against 7.04k-8.23k, interleaved). Left (issue #26): the design on the GPU.
 //!
 //! What the interval buys on the CPU (kernels' ignored test `cpu_rate_table`: best of 4 x 40 runs of 6 sweeps with a
 //! measurement, 4 chains on one thread, 8 on two; this suite's 2-core development machine, shared with other builds,

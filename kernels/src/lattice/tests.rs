@@ -863,7 +863,8 @@ fn four_single_chains_of_l15_fit_an_sm() {
 /// over W in shared memory: every precision at L = 9 and 15 with a rebuild every sweep, and with the degenerate-swap
 /// rebuild after every accepted swap, gives the same configurations, W and tallies bit for bit (in mixed the rows of
 /// M from N_P / 2 on are in device memory, the rest over W). Mixed's default at L = 15 puts more chains in flight
-/// than M on chip does (four an SM on Hopper, against two) where there are chains to fill them.
+/// than M on chip does (four an SM on Hopper, against two) where there are chains to fill them; at L = 9 it keeps 128
+/// registers although 64 with the rebuild off chip would hold more of 2048 chains at once (`default_layout`).
 #[test]
 fn the_rebuild_off_chip_changes_nothing_when_present() {
     use gpu::Placement::{OnChip, RebuildOffChip};
