@@ -89,6 +89,7 @@ pub enum Outcome {
 
 /// Run a program body: print its error in one line (with causes) and choose the exit code.
 pub fn main_with(body: impl FnOnce() -> anyhow::Result<Outcome>) -> ExitCode {
+    quiet_on_closed_pipe();
     match body() {
         Ok(Outcome::Passed) => ExitCode::SUCCESS,
         Ok(Outcome::ValidationFailed) => {
@@ -104,6 +105,17 @@ pub fn main_with(body: impl FnOnce() -> anyhow::Result<Outcome>) -> ExitCode {
             eprintln!("error: {e:#}");
             ExitCode::from(2)
         }
+    }
+}
+
+/// A closed pipe ends the program quietly, as it ends any Unix filter (`qmcbench list | head`). The Rust runtime
+/// ignores SIGPIPE, so a print to a closed pipe fails, and `println!` panics on the failure: a trace ("failed
+/// printing to stdout: Broken pipe") and exit status 101 after the reader had all it wanted.
+fn quiet_on_closed_pipe() {
+    #[cfg(unix)]
+    // SAFETY: the default disposition, set before the program starts a thread; no handler of ours runs.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
 

@@ -16,7 +16,7 @@ use kernels::{Check, Precision, Real};
 /// it. Tables of several GB are fine on the GPU. Example, a 1 GB single-precision table:
 ///   bspline --grid 64 --orbitals 1024 --walkers 256,1024 --precision single,mixed
 #[derive(clap::Parser, Debug)]
-#[command(name = "bspline", version)]
+#[command(name = "bspline", version, verbatim_doc_comment)]
 pub struct Args {
     #[command(flatten)]
     pub common: CommonArgs,

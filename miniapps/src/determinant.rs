@@ -17,13 +17,18 @@ use std::rc::Rc;
 
 /// Time the determinant kernels of QMC for a batch of walkers (one N x N Slater matrix per walker and spin).
 ///
-/// Ops: ratio (ratio and gradient ratio of a one-row change), update (ratio + Sherman-Morrison rank-1),
-/// delayed (k moves with a Woodbury rank-k update, each --delay), invert (LU: faer / cuBLAS batched below N = 1024 in f64 and 512 in f32, cuSOLVER per matrix on eight streams from there, log|det|),
-/// moves (a QMC-like move loop: propose, ratio, accept with --accept probability, update; rank-1 and each delay),
-/// drift (CPU: error of the inverse after K single-precision rank-1 updates, against the f64 reference inverse).
-/// Example: determinant --n 2048 --walkers 32 --delay 1,16,64 --ops moves --variants gpu
+/// Ops (--ops):
+///   ratio    ratio and gradient ratio of a one-row change
+///   update   ratio + Sherman-Morrison rank-1
+///   delayed  k moves with a Woodbury rank-k update, each --delay
+///   invert   LU: faer / cuBLAS batched below N = 1024 in f64 and 512 in f32, cuSOLVER per matrix on eight streams
+///            from there; log|det|
+///   moves    a QMC-like move loop: propose, ratio, accept with --accept probability, update; rank-1 and each delay
+///   drift    CPU: error of the inverse after K single-precision rank-1 updates, against the f64 reference inverse
+/// Example:
+///   determinant --n 2048 --walkers 32 --delay 1,16,64 --ops moves --variants gpu
 #[derive(clap::Parser, Debug)]
-#[command(name = "determinant", version)]
+#[command(name = "determinant", version, verbatim_doc_comment)]
 pub struct Args {
     #[command(flatten)]
     pub common: CommonArgs,

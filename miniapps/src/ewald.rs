@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 /// CASINO's closed-shell fcc sizes:
 ///   ewald --lattice fcc --electrons 118,226,678,1290 --walkers 256 --precision double,single
 #[derive(clap::Parser, Debug)]
-#[command(name = "ewald", version)]
+#[command(name = "ewald", version, verbatim_doc_comment)]
 pub struct Args {
     #[command(flatten)]
     pub common: CommonArgs,

@@ -21,7 +21,7 @@ use kernels::{Check, Precision, Real};
 /// Example, the Fig. 7 molecules at 256 walkers and a square roofline on a GPU host:
 ///   gemm --walkers 256 --square 2048,8192 --precision single,double
 #[derive(clap::Parser, Debug)]
-#[command(name = "gemm", version)]
+#[command(name = "gemm", version, verbatim_doc_comment)]
 pub struct Args {
     #[command(flatten)]
     pub common: CommonArgs,

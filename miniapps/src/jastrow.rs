@@ -19,7 +19,7 @@ use kernels::{Check, Precision, Real};
 /// Paper 003 (CASINO) Tables 4 and 5: the p and u terms' GPU speedup against the electron count, e.g.
 ///   jastrow --term p,u --electrons 54,114,246,514,1030,2058 --walkers 32 --precision double,single
 #[derive(clap::Parser, Debug)]
-#[command(name = "jastrow", version)]
+#[command(name = "jastrow", version, verbatim_doc_comment)]
 pub struct Args {
     #[command(flatten)]
     pub common: CommonArgs,

@@ -72,7 +72,7 @@ use kernels::{Check, Precision, Real};
 /// Example, the thesis' sizes with 32 chains and a GPU-filling chain count:
 ///   lattice --lattice 5,9,15 --chains 32,2048 --precision double,single
 #[derive(clap::Parser, Debug)]
-#[command(name = "lattice", version)]
+#[command(name = "lattice", version, verbatim_doc_comment)]
 pub struct Args {
     #[command(flatten)]
     pub common: CommonArgs,

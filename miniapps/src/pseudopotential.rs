@@ -24,7 +24,7 @@ use std::collections::BTreeMap;
 /// determinant ratios at the quadrature points, sum per walker. Example, 256 atoms and 64 walkers:
 ///   pseudopotential --atoms 256 --walkers 64 --quadrature 12
 #[derive(clap::Parser, Debug)]
-#[command(name = "pseudopotential", version)]
+#[command(name = "pseudopotential", version, verbatim_doc_comment)]
 pub struct Args {
     #[command(flatten)]
     pub common: CommonArgs,

@@ -20,7 +20,7 @@ use std::process::ExitCode;
 ///   qmcbench suite --score              the procurement workload (GPU host; run it three times)
 ///   qmcbench score results/a --reference results/b    GPU and host scores of machine a against machine b
 #[derive(Parser)]
-#[command(name = "qmcbench", version)]
+#[command(name = "qmcbench", version, verbatim_doc_comment)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,

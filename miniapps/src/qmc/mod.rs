@@ -81,7 +81,7 @@ use std::path::{Path, PathBuf};
 /// The same plan and checks on the solid's batched engines (every stage one launch over all walkers), CPU and GPU:
 ///   qmc --engine batched --variants cpu,gpu --system he,h2,be-hf --walkers 1024 --tau 0.04,0.02 --dmc-time 300
 #[derive(clap::Parser, Debug, Clone)]
-#[command(name = "qmc", version)]
+#[command(name = "qmc", version, verbatim_doc_comment)]
 pub struct Args {
     #[command(flatten)]
     pub common: CommonArgs,

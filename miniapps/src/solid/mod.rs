@@ -80,7 +80,7 @@ use kernels::{Check, Precision, Real};
 ///   solid --electrons 512 --walkers 128 --precision double,mixed
 ///   solid --system gas --electrons 162 --jastrow off --method vmc --walkers 512 --tau 0.1 --steps 400
 #[derive(clap::Parser, Debug)]
-#[command(name = "solid", version)]
+#[command(name = "solid", version, verbatim_doc_comment)]
 pub struct Args {
     #[command(flatten)]
     pub common: CommonArgs,
