@@ -7,17 +7,18 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// Problems with record files, each naming the file.
+/// Problems with record files, each naming the file. An I/O error is part of the message (`cause`), not a `source`:
+/// a program prints its error with its chain of sources, which printed the cause twice.
 #[derive(Debug, thiserror::Error)]
 pub enum RecordsError {
-    #[error("cannot read {path}: {source}")]
-    Unreadable { path: PathBuf, source: std::io::Error },
+    #[error("cannot read {path}: {cause}")]
+    Unreadable { path: PathBuf, cause: std::io::Error },
     #[error("{path} line {line} is not a qmc-bench record: {msg}")]
     Malformed { path: PathBuf, line: usize, msg: String },
     #[error("{0} holds no records (expected *.jsonl files written by --out)")]
     Empty(PathBuf),
-    #[error("cannot write {path}: {source}")]
-    Unwritable { path: PathBuf, source: std::io::Error },
+    #[error("cannot write {path}: {cause}")]
+    Unwritable { path: PathBuf, cause: std::io::Error },
     #[error("refusing to write to {dir}: {msg} (a records folder holds only runs of the machine it names)")]
     WrongMachine { dir: PathBuf, msg: String },
 }
@@ -25,12 +26,12 @@ pub enum RecordsError {
 /// Write `bytes` to `path` atomically: a temporary file in the same folder, then a rename.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), RecordsError> {
     let tmp = write_temporary(path, bytes)?;
-    std::fs::rename(&tmp, path).map_err(|source| RecordsError::Unwritable { path: path.to_path_buf(), source })
+    std::fs::rename(&tmp, path).map_err(|cause| RecordsError::Unwritable { path: path.to_path_buf(), cause })
 }
 
 /// Write `bytes` to a temporary file beside `path` (synced), for a rename into place; returns its path.
 fn write_temporary(path: &Path, bytes: &[u8]) -> Result<PathBuf, RecordsError> {
-    let err = |source| RecordsError::Unwritable { path: path.to_path_buf(), source };
+    let err = |cause| RecordsError::Unwritable { path: path.to_path_buf(), cause };
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(err)?;
     }
@@ -44,7 +45,7 @@ fn write_temporary(path: &Path, bytes: &[u8]) -> Result<PathBuf, RecordsError> {
 
 /// Parse one JSON-lines file of records.
 pub fn read_file(path: &Path) -> Result<Vec<Record>, RecordsError> {
-    let text = std::fs::read_to_string(path).map_err(|source| RecordsError::Unreadable { path: path.into(), source })?;
+    let text = std::fs::read_to_string(path).map_err(|cause| RecordsError::Unreadable { path: path.into(), cause })?;
     text.lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
@@ -58,7 +59,7 @@ pub fn read_file(path: &Path) -> Result<Vec<Record>, RecordsError> {
 pub fn read_records(paths: &[PathBuf]) -> Result<Vec<Record>, RecordsError> {
     let mut out = Vec::new();
     for p in paths {
-        let meta = std::fs::metadata(p).map_err(|source| RecordsError::Unreadable { path: p.clone(), source })?;
+        let meta = std::fs::metadata(p).map_err(|cause| RecordsError::Unreadable { path: p.clone(), cause })?;
         if meta.is_dir() {
             let mut files = Vec::new();
             collect_jsonl(p, &mut files)?;
@@ -82,7 +83,7 @@ pub fn read_records(paths: &[PathBuf]) -> Result<Vec<Record>, RecordsError> {
 }
 
 fn collect_jsonl(dir: &Path, files: &mut Vec<PathBuf>) -> Result<(), RecordsError> {
-    let rd = std::fs::read_dir(dir).map_err(|source| RecordsError::Unreadable { path: dir.into(), source })?;
+    let rd = std::fs::read_dir(dir).map_err(|cause| RecordsError::Unreadable { path: dir.into(), cause })?;
     for e in rd.flatten() {
         let p = e.path();
         if p.is_dir() {
@@ -105,7 +106,7 @@ impl Folder {
     pub fn open(dir: &Path) -> Result<Folder, RecordsError> {
         let mut existing = Vec::new();
         if dir.is_dir() {
-            let rd = std::fs::read_dir(dir).map_err(|source| RecordsError::Unreadable { path: dir.into(), source })?;
+            let rd = std::fs::read_dir(dir).map_err(|cause| RecordsError::Unreadable { path: dir.into(), cause })?;
             let mut files: Vec<PathBuf> = rd.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "jsonl")).collect();
             files.sort();
             for f in files {
@@ -155,7 +156,7 @@ impl Folder {
         }
         let tmps = files.iter().map(|(path, text)| write_temporary(path, text.as_bytes())).collect::<Result<Vec<_>, _>>()?;
         for ((path, _), tmp) in files.iter().zip(tmps) {
-            std::fs::rename(&tmp, path).map_err(|source| RecordsError::Unwritable { path: path.clone(), source })?;
+            std::fs::rename(&tmp, path).map_err(|cause| RecordsError::Unwritable { path: path.clone(), cause })?;
         }
         self.identity = identity;
         Ok(files.into_iter().map(|(p, _)| p).collect())

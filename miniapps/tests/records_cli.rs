@@ -71,3 +71,19 @@ fn project_tabulates_a_machines_multi_gpu_runs_and_refuses_a_folder_without_them
         assert!(err.starts_with("error: ") && err.trim().lines().count() == 1, "{args:?}: {err}");
     }
 }
+
+/// A record path that does not exist is refused in one line naming it, its I/O error said once (it was said twice:
+/// in the message and again as the message's source), exit 2, by each command that reads records.
+#[test]
+fn a_missing_record_path_is_refused_once() {
+    let missing = std::env::temp_dir().join(format!("qmc-missing-{}", std::process::id())).join("none.jsonl");
+    let m = missing.to_str().unwrap();
+    for args in [vec!["plot", m], vec!["compare", m, m], vec!["headlines", m], vec!["import", m, "--into", m]] {
+        let out = qmcbench(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: one line: {err}");
+        assert!(err.contains(&format!("cannot read {m}")), "{args:?}: {err}");
+        assert_eq!(err.matches("No such file or directory").count(), 1, "{args:?}: {err}");
+    }
+}
