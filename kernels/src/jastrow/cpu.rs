@@ -108,17 +108,22 @@ impl<T: Real> Fast<T> {
     fn p_block(&self, r: [T; 3], pos: &[T], k0: usize, len: usize, out: &mut Block<T>) {
         let (p, n) = (&self.j.p, pos.len() / 3);
         let mut pw = [[[[T::zero(); PB]; 2]; MAX_POWER + 1]; 3];
+        // exp(i b x) of every lane, then its powers power by power across the lanes: loops over the lanes that
+        // vectorise (`maths::sin_cos` is plain arithmetic, where the library's is a call per lane that took half
+        // the p term's time); lanes from `len` on stay zero from the first power on
         for d in 0..3 {
             pw[d][0][0] = [T::one(); PB];
+            let (mut s, mut c) = ([T::zero(); PB], [T::zero(); PB]);
             for l in 0..len {
                 let x = wrap(r[d] - pos[d * n + k0 + l], self.side, self.inv_side, self.j.cell.periodic);
-                let (s, c) = (p.b * x).sin_cos();
-                let (mut re, mut im) = (T::one(), T::zero());
-                for m in 1..=p.nmax {
-                    (re, im) = (re * c - im * s, re * s + im * c);
-                    pw[d][m][0][l] = re;
-                    pw[d][m][1][l] = im;
+                (s[l], c[l]) = crate::maths::sin_cos(p.b * x);
+            }
+            let (mut re, mut im) = ([T::one(); PB], [T::zero(); PB]);
+            for m in 1..=p.nmax {
+                for l in 0..PB {
+                    (re[l], im[l]) = (re[l] * c[l] - im[l] * s[l], re[l] * s[l] + im[l] * c[l]);
                 }
+                pw[d][m] = [re, im];
             }
         }
         for (nv, &a) in p.n.iter().zip(&p.a) {
