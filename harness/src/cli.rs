@@ -90,6 +90,10 @@ pub enum Outcome {
 /// Run a program body: print its error in one line (with causes) and choose the exit code.
 pub fn main_with(body: impl FnOnce() -> anyhow::Result<Outcome>) -> ExitCode {
     quiet_on_closed_pipe();
+    if let Err(e) = kernels::simd::from_env() {
+        eprintln!("error: {e}");
+        return ExitCode::from(2);
+    }
     match body() {
         Ok(Outcome::Passed) => ExitCode::SUCCESS,
         Ok(Outcome::ValidationFailed) => {

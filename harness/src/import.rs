@@ -26,6 +26,8 @@ pub enum ImportError {
     Folder { gpu: String, want: String, got: String },
     #[error("{key} (timestamp {timestamp}) ran with a planted slowdown (QMC_PLANT_SLOWDOWN): its time is not the code's, it is not imported")]
     Planted { key: String, timestamp: String },
+    #[error("{key} (timestamp {timestamp}) ran with QMC_SIMD={isa} on a CPU that has {best}: it times a smaller CPU than the machine it names, it is not imported")]
+    Lowered { key: String, timestamp: String, isa: String, best: String },
     #[error("{n} of the records are in {dir} already ({first}, ...): imported before?")]
     Duplicates { n: usize, dir: PathBuf, first: String },
 }
@@ -83,6 +85,10 @@ pub fn import(records: &[Record], dir: &Path) -> Result<usize, ImportError> {
     }
     if let Some(r) = records.iter().find(|r| r.extra.contains_key(crate::compare::PLANTED_EXTRA)) {
         return Err(ImportError::Planted { key: r.key(), timestamp: r.timestamp.clone() });
+    }
+    if let Some((r, best)) = records.iter().find_map(|r| r.system.cpu_isa_lowered_from.as_ref().map(|b| (r, b))) {
+        let (key, timestamp, isa, best) = (r.key(), r.timestamp.clone(), r.system.cpu_isa.clone(), best.clone());
+        return Err(ImportError::Lowered { key, timestamp, isa, best });
     }
     let existing = if dir.is_dir() { read_records(&[dir.to_path_buf()]).or_else(|e| match e {
         RecordsError::Empty(_) => Ok(vec![]),
@@ -149,6 +155,12 @@ mod tests {
         let mut planted = h100(Variant::Gpu, 64);
         planted.extra.insert(crate::compare::PLANTED_EXTRA.into(), 1.05);
         assert!(matches!(import(&[h100(Variant::Gpu, 128), planted], &dir), Err(ImportError::Planted { .. })));
+        assert!(!dir.exists(), "nothing written");
+        // nor a run whose CPU side QMC_SIMD lowered to a smaller instruction set
+        let mut lowered = h100(Variant::Cpu, 64);
+        (lowered.system.cpu_isa, lowered.system.cpu_isa_lowered_from) = ("avx2".into(), Some("avx512".into()));
+        let e = import(&[h100(Variant::Gpu, 128), lowered], &dir).unwrap_err().to_string();
+        assert!(e.contains("ran with QMC_SIMD=avx2 on a CPU that has avx512"), "{e}");
         assert!(!dir.exists(), "nothing written");
         let e = destination(&[h100(Variant::Gpu, 64)], Some(&root.join("nvidia-h200")), &root).unwrap_err();
         assert_eq!(e.to_string(), format!("the records are runs of NVIDIA H100 80GB HBM3, whose folder is nvidia-h100-80gb-hbm3/, not {}", root.join("nvidia-h200").display()));

@@ -28,6 +28,10 @@ pub struct System {
     /// Vector instruction set the CPU kernels ran with (avx512, avx2, baseline).
     #[serde(default)]
     pub cpu_isa: String,
+    /// The CPU's best instruction set, where `QMC_SIMD` lowered `cpu_isa` below it (such a record times a smaller
+    /// CPU than the machine it names, and is never imported).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_isa_lowered_from: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu: Option<GpuSystem>,
     /// The GPUs of the host, in every record (a CPU-only record made on a GPU host names them, which ties it to that
@@ -95,6 +99,7 @@ impl System {
             threads_used: rayon::current_num_threads(),
             memory_bytes: sys.total_memory(),
             cpu_isa: kernels::simd::isa().to_string(),
+            cpu_isa_lowered_from: (kernels::simd::isa() != kernels::simd::detected()).then(|| kernels::simd::detected().to_string()),
             gpu: None,
             host_gpus: Some(kernels::gpu::Gpu::names()),
             rustc: env!("QMC_RUSTC_VERSION").to_string(),

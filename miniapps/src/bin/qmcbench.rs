@@ -307,7 +307,8 @@ fn list() -> Result<Outcome> {
     }
     println!("devices:");
     let sys = harness::system::System::detect();
-    println!("  cpu  {} ({} logical CPUs, vector ISA {})", sys.cpu_model, sys.cpu_logical, sys.cpu_isa);
+    let lowered = sys.cpu_isa_lowered_from.as_ref().map(|best| format!(", lowered from {best} by QMC_SIMD")).unwrap_or_default();
+    println!("  cpu  {} ({} logical CPUs, vector ISA {}{lowered})", sys.cpu_model, sys.cpu_logical, sys.cpu_isa);
     match kernels::gpu::Gpu::count() {
         Ok(n) => {
             for i in 0..n {
