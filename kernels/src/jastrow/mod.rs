@@ -198,27 +198,26 @@ impl<T: Real> Radial<T> {
         }
     }
 
-    /// u, u', u'' at r (the fast kernels' form: local B-spline weights, Horner polynomials).
+    /// u, u', u'' at r (the fast kernels' form: local B-spline weights, Horner polynomials). Beyond the cutoff the
+    /// value is computed all the same and then replaced by zero, and the B-spline's interval index is clamped before
+    /// it indexes: no branch and no bounds failure, so a loop over distances vectorises (`jastrow::cpu`).
     #[inline(always)]
     pub fn eval(&self, r: T) -> (T, T, T) {
         let z = T::zero();
+        let cut = |v: (T, T, T)| if r >= self.cutoff { (z, z, z) } else { v };
         match self.form {
             Form::BSpline => {
-                if r >= self.cutoff {
-                    return (z, z, z);
-                }
                 let x = r * self.inv_h;
                 // r just below r_c may round to x = M: stay in the last interval
-                let i = x.floor().min(T::of((self.coefs.len() - 4) as f64));
+                let last = self.coefs.len() - 4;
+                let i = x.floor().min(T::of(last as f64));
                 let (a, da, d2a) = bspline_weights(x - i);
-                let c = &self.coefs[i.to_usize().unwrap_or(0)..][..4];
+                let k = i.to_usize().unwrap_or(0).min(last);
+                let c = &self.coefs[k..k + 4];
                 let dot = |w: [T; 4]| c[0] * w[0] + c[1] * w[1] + c[2] * w[2] + c[3] * w[3];
-                (dot(a), dot(da) * self.inv_h, dot(d2a) * self.inv_h * self.inv_h)
+                cut((dot(a), dot(da) * self.inv_h, dot(d2a) * self.inv_h * self.inv_h))
             }
             Form::Casino => {
-                if r >= self.cutoff {
-                    return (z, z, z);
-                }
                 let (g, g1, g2) = horner(&self.coefs, r);
                 let t = r - self.cutoff;
                 let c = T::of(self.power as f64);
@@ -228,7 +227,7 @@ impl<T: Real> Radial<T> {
                 }
                 let tc1 = tc2 * t;
                 let tc = tc1 * t;
-                (tc * g, c * tc1 * g + tc * g1, c * (c - T::one()) * tc2 * g + T::of(2.0) * c * tc1 * g1 + tc * g2)
+                cut((tc * g, c * tc1 * g + tc * g1, c * (c - T::one()) * tc2 * g + T::of(2.0) * c * tc1 * g1 + tc * g2))
             }
             Form::Pade => {
                 let (na, nb) = (self.power, self.coefs.len() - self.power);
