@@ -12,7 +12,8 @@
 //! A case's history: its committed records with the same key, the same work per repetition (a lattice record of
 //! 2 sweeps is not one of 16) and the same repetitions (a mean of 2 is not a mean of 20), passed, not planted, with
 //! the compared time; the latest [`HISTORY_LEN`] of them, from the kernel's start in `history-since.tsv` on (set by
-//! `qmcbench history-rebase` when a change is meant to alter its cost). A case with fewer than [`MIN_HISTORY`] such records is reported, not judged: its spread is not known yet.
+//! `qmcbench history-rebase` when a change is meant to alter its cost). A case with fewer than [`MIN_HISTORY`] such
+//! records is reported, not judged: its spread is not known yet.
 
 use crate::compare::{Stat, PLANTED_EXTRA};
 use crate::record::Record;

@@ -248,7 +248,8 @@ impl<A: Real> JastrowSums<A> {
             }
             for (l, &v) in r2.iter().enumerate() {
                 if v < cut2 && b + l != skip {
-                    let d = [0, 1, 2].map(|k| self.image(at[k] - pts[k][b + l], k));
+                    // written out: an array's `.map` is compiled out of line, outside `dispatch!`'s instruction set
+                    let d = [self.image(at[0] - pts[0][b + l], 0), self.image(at[1] - pts[1][b + l], 1), self.image(at[2] - pts[2][b + l], 2)];
                     let r = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
                     let (u, du, d2u) = fun.eval(A::of(r));
                     let dr = du / A::of(r);
