@@ -88,15 +88,6 @@ impl<T: Real> Fast<T> {
         (u, [d[0] * dr, d[1] * dr, d[2] * dr], d2u + T::of(2.0) * dr)
     }
 
-    /// The two-body function of electrons at a and b (spins same or not).
-    #[inline(always)]
-    pub fn pair(&self, same: bool, a: [T; 3], b: [T; 3]) -> Vgl<T> {
-        let d = self.disp(a, b);
-        match self.j.term {
-            Term::P => self.j.p.eval(d),
-            _ => Self::radial(&self.j.pair[if same { 0 } else { 1 }], d),
-        }
-    }
 
     /// The one-body sum at r: value, gradient, Laplacian.
     #[inline(always)]
@@ -170,7 +161,7 @@ impl<T: Real> Fast<T> {
         } else {
             // the displacements and distances of every lane, then each run of lanes with one functor (electrons
             // below `up` are spin up, so a block changes functor at most once) evaluated across its lanes: the same
-            // operations as `pair`, in loops without a choice per lane
+            // operations as `radial` (the one-body term), in loops without a choice per lane
             let n = pos.len() / 3;
             let (mut d, mut dist) = ([[T::zero(); PB]; 3], [T::zero(); PB]);
             for l in 0..len {

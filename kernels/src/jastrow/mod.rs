@@ -353,44 +353,6 @@ impl<T: Real> PTerm<T> {
         PTerm { b: U::of(self.b.f64()), n: self.n.clone(), a: self.a.iter().map(|x| U::of(x.f64())).collect(), stars: self.stars, nmax: self.nmax }
     }
 
-    /// p, grad p, lap p at displacement d (Eq. 8: powers of exp(i b d_k), products per G).
-    #[inline(always)]
-    pub fn eval(&self, d: [T; 3]) -> (T, [T; 3], T) {
-        let mut pw = [[(T::zero(), T::zero()); MAX_POWER + 1]; 3];
-        for k in 0..3 {
-            let (s, c) = (self.b * d[k]).sin_cos();
-            pw[k][0] = (T::one(), T::zero());
-            for m in 1..=self.nmax {
-                let (x, y) = pw[k][m - 1];
-                pw[k][m] = (x * c - y * s, x * s + y * c);
-            }
-        }
-        let pick = |k: usize, m: i32| {
-            let (x, y) = pw[k][m.unsigned_abs() as usize];
-            if m < 0 {
-                (x, -y)
-            } else {
-                (x, y)
-            }
-        };
-        let (mut v, mut gx, mut gy, mut gz, mut l) = (T::zero(), T::zero(), T::zero(), T::zero(), T::zero());
-        for (n, &a) in self.n.iter().zip(&self.a) {
-            let (x1, y1) = pick(0, n[0]);
-            let (x2, y2) = pick(1, n[1]);
-            let (x3, y3) = pick(2, n[2]);
-            let (x12, y12) = (x1 * x2 - y1 * y2, x1 * y2 + y1 * x2);
-            let (re, im) = (x12 * x3 - y12 * y3, x12 * y3 + y12 * x3);
-            let nn = T::of((n[0] * n[0] + n[1] * n[1] + n[2] * n[2]) as f64);
-            v += a * re;
-            l -= a * nn * re;
-            let ai = a * im;
-            gx -= ai * T::of(n[0] as f64);
-            gy -= ai * T::of(n[1] as f64);
-            gz -= ai * T::of(n[2] as f64);
-        }
-        (v, [gx * self.b, gy * self.b, gz * self.b], l * self.b * self.b)
-    }
-
     /// Rough flops of one pair: three sincos (counted 20 each), the power tables, 26 per G.
     pub fn flops(&self) -> f64 {
         60.0 + 18.0 * self.nmax as f64 + 26.0 * self.n.len() as f64
