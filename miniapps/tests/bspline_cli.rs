@@ -10,10 +10,6 @@ fn bspline(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_bspline")).args(args).output().expect("bspline runs")
 }
 
-fn qmcbench(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_qmcbench")).args(args).output().expect("qmcbench runs")
-}
-
 #[test]
 fn bad_sizes_are_rejected_with_a_sentence() {
     rejects(&bspline(&["--orbitals", "0"]), "--orbitals must be positive");

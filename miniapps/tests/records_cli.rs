@@ -1,12 +1,10 @@
 //! Records as the commands that file them meet them: `qmcbench import` brings a GPU host's records into their GPU's
 //! folder, and refuses, in one sentence with exit status 2 and nothing written, a record of another machine.
 
-use std::path::Path;
-use std::process::{Command, Output};
+mod common;
+use common::qmcbench;
 
-fn qmcbench(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_qmcbench")).args(args).output().expect("qmcbench runs")
-}
+use std::path::Path;
 
 /// The test record (an H100 GPU run) and a CPU-only run of the 2-core build machine, as JSON lines.
 fn records() -> (String, String) {

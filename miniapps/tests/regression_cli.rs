@@ -4,12 +4,11 @@
 //! against its history in the device's committed records) and
 //! `qmcbench compare-instructions` of `scripts/instr-check.sh`.
 
+mod common;
+use common::qmcbench;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-
-fn qmcbench(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_qmcbench")).args(args).output().expect("qmcbench runs")
-}
 
 fn text(o: &Output) -> String {
     format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))

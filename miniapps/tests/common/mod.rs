@@ -1,9 +1,14 @@
-//! What the programs' integration tests share: reading a run's stderr, asserting a clean rejection of bad input, and
-//! a scratch folder per test.
+//! What the programs' integration tests share: running `qmcbench`, reading a run's stderr, asserting a clean rejection
+//! of bad input, and a scratch folder per test.
 #![allow(dead_code)] // each test file uses its own subset
 
 use std::path::{Path, PathBuf};
-use std::process::Output;
+use std::process::{Command, Output};
+
+/// `qmcbench` with `args`, run to its end.
+pub fn qmcbench(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_qmcbench")).args(args).output().expect("qmcbench runs")
+}
 
 /// The run's standard error as text.
 pub fn stderr(o: &Output) -> String {
