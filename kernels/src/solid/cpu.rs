@@ -465,11 +465,15 @@ impl<S: Scalar, A: Scalar> Ctx<'_, S, A> {
             // grad ln D at the old position: the gradient rows against column q of the current inverse
             let g_det = timed(t, Class::Determinant, #[inline(always)] || {
                 let tq = &ts[q * st..(q + 1) * st];
+                // the three dots written out: an array's `.map` is compiled out of line, outside the instruction
+                // set `dispatch!` chose (the dots then ran in 128-bit SSE2)
+                let dp = |d: usize| &dpsi[(3 * e + d) * st..][..st];
                 if k == 1 {
-                    [0, 1, 2].map(|d| dot::<S, A>(&dpsi[(3 * e + d) * st..][..st], tq).f64())
+                    [dot::<S, A>(dp(0), tq).f64(), dot::<S, A>(dp(1), tq).f64(), dot::<S, A>(dp(2), tq).f64()]
                 } else {
                     let col = delayed.column(&tq[..n], q);
-                    [0, 1, 2].map(|d| dot_wide::<S, A, A>(&dpsi[(3 * e + d) * st..][..n], col).f64())
+                    let dw = |d: usize| dot_wide::<S, A, A>(&dp(d)[..n], col).f64();
+                    [dw(0), dw(1), dw(2)]
                 }
             });
             let (j_old, g_jas, _) = timed(t, Class::Jastrow, #[inline(always)] || self.fun.electron(electrons, n, e, old));
@@ -485,11 +489,12 @@ impl<S: Scalar, A: Scalar> Ctx<'_, S, A> {
                 if k == 1 {
                     let row = &ts[q * st..(q + 1) * st];
                     r = dot(&row_s[..st], row);
-                    g = [1, 2, 3].map(|d| dot::<S, A>(&row_s[d * st..][..st], row));
+                    g = [dot(&row_s[st..2 * st], row), dot(&row_s[2 * st..3 * st], row), dot(&row_s[3 * st..4 * st], row)];
                 } else {
                     let col = delayed.last_column();
                     r = dot_wide::<S, A, A>(&row_s[..n], col);
-                    g = [1, 2, 3].map(|d| dot_wide::<S, A, A>(&row_s[d * st..][..n], col));
+                    let dw = |d: usize| dot_wide::<S, A, A>(&row_s[d * st..][..n], col);
+                    g = [dw(1), dw(2), dw(3)];
                 }
                 (r.f64(), g.map(|x| (x / r).f64()))
             });
@@ -556,7 +561,8 @@ impl<S: Scalar, A: Scalar> Ctx<'_, S, A> {
                 // grad and Laplacian of ln D: (row . inverse row), the ratio at the current point being 1
                 for e in s * n..(s + 1) * n {
                     let r = &inv[e * st..(e + 1) * st];
-                    let g = [0, 1, 2].map(|c| dot::<S, A>(&dpsi[(3 * e + c) * st..][..st], r).f64());
+                    let dp = |c: usize| dot::<S, A>(&dpsi[(3 * e + c) * st..][..st], r).f64();
+                    let g = [dp(0), dp(1), dp(2)];
                     det[e] = [g[0], g[1], g[2], dot::<S, A>(&lap[e * st..(e + 1) * st], r).f64()];
                 }
                 Ok(())
