@@ -4,6 +4,11 @@
 //! which would leave a benchmark's CPU side on 128-bit SSE2. Kernels instead wrap their inner function in
 //! [`dispatch!`]: it is compiled three times (AVX-512, AVX2+FMA, baseline) and the best the CPU supports is called.
 //! The instruction set used is recorded (`isa()`), so a comparison names what the CPU side ran.
+//!
+//! Only code inlined into the body gets the chosen set. An array's `.map` (`[0, 1, 2].map(|d| ..)`) is not: core's
+//! `try_map` stays out of line, compiled for baseline x86-64, with whatever the closure does (a dot product in SSE2,
+//! a rounding as a call to libm's `roundf`: 16% of the Jastrow ratio's samples before it was written out). In a hot
+//! body, write such arrays out; `objdump -d` of the clones (`..::avx512`) lists any `try_map` they still call.
 
 /// The environment variable that lowers the instruction set: `QMC_SIMD=avx2` times an AVX-512 machine's CPU side as
 /// an AVX2-only core would run it (the code an older or smaller server gets), `QMC_SIMD=baseline` as plain x86-64. It
