@@ -18,6 +18,9 @@ fn help(args: &[&str]) -> String {
 #[test]
 fn examples_stand_on_lines_of_their_own() {
     let top = help(&["--help"]);
+    for var in ["  QMC_SIMD=avx2|baseline ", "  QMC_PLANT_SLOWDOWN=<kernel>:<f> "] {
+        assert!(top.lines().any(|l| l.starts_with(var)), "qmcbench --help: no line starts with '{var}':\n{top}");
+    }
     for example in ["  qmcbench suite --quick ", "  qmcbench compare base/ new/ ", "  qmcbench score results/a --reference results/b "] {
         assert!(top.lines().any(|l| l.starts_with(example)), "qmcbench --help: no line starts with '{example}':\n{top}");
     }

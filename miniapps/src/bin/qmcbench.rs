@@ -19,6 +19,12 @@ use std::process::ExitCode;
 ///   qmcbench compare base/ new/         fail if any case slowed by more than --tolerance
 ///   qmcbench suite --score              the procurement workload (GPU host; run it three times)
 ///   qmcbench score results/a --reference results/b    GPU and host scores of machine a against machine b
+///
+/// Environment (read by qmcbench and by every mini-app):
+///   QMC_SIMD=avx2|baseline            run the CPU side with a lower vector instruction set than the CPU's best,
+///                                     to see what a smaller core gets (records say so; import refuses them)
+///   QMC_PLANT_SLOWDOWN=<kernel>:<f>   make a kernel's timed work f times as long (proves the regression checks;
+///                                     records say so; import refuses them)
 #[derive(Parser)]
 #[command(name = "qmcbench", version, verbatim_doc_comment)]
 struct Cli {
