@@ -36,7 +36,7 @@ pub fn detected() -> &'static str {
 pub fn choose(detected: &'static str, asked: Option<&str>) -> Result<&'static str, String> {
     let Some(asked) = asked.map(str::trim).filter(|a| !a.is_empty()) else { return Ok(detected) };
     let rank = |name: &str| ORDER.iter().position(|&o| o == name);
-    let want = rank(asked).ok_or_else(|| format!("{SIMD_VAR}={asked:?}: not an instruction set; expected one of avx512, avx2, baseline"))?;
+    let want = rank(asked).ok_or_else(|| format!("{SIMD_VAR}={asked:?}: not an instruction set; expected one of {}", ORDER.join(", ")))?;
     if want < rank(detected).unwrap_or(ORDER.len()) {
         return Err(format!("{SIMD_VAR}={asked}: this CPU supports {detected} at best; the variable can only lower the instruction set"));
     }

@@ -357,10 +357,8 @@ impl<S: Real, A: Real> CpuEwald<S, A> {
     #[inline(always)]
     fn displacements(&self, fi: [S; 3], o: &Others<S>, j0: usize) -> [[S; W]; 3] {
         let a = &self.a;
-        // nearest integer, ties to even, by adding and removing 1.5 * 2^p (|x| < 1 here): exact, branch-free and
-        // vectorisable, where round() is a library call
-        let magic = S::of(1.5) * (S::one() / S::epsilon());
-        let wrap = |x: S| x - ((x + magic) - magic);
+        // |x| < 1 here, far inside `nearest`'s range
+        let wrap = |x: S| x - crate::maths::nearest(x);
         let (fx, fy, fz) = (&o.f[0][j0..j0 + W], &o.f[1][j0..j0 + W], &o.f[2][j0..j0 + W]);
         let mut d = [[S::zero(); W]; 3];
         for l in 0..W {

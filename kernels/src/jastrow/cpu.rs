@@ -88,7 +88,6 @@ impl<T: Real> Fast<T> {
         (u, [d[0] * dr, d[1] * dr, d[2] * dr], d2u + T::of(2.0) * dr)
     }
 
-
     /// The one-body sum at r: value, gradient, Laplacian.
     #[inline(always)]
     pub fn ions(&self, r: [T; 3]) -> Vgl<T> {
