@@ -300,6 +300,16 @@
 //! by the mirrored update, took 0.223 of the proposals to an f64 ratio against 0.134 and ran slower (6.80k-7.22k
 //! against 7.04k-8.23k, interleaved). Left (issue #26): the design on the GPU.
 //!
+//! Where the precisions stand on the H200 host (stage lattice-cpu run twice at c937273, after 8c3343f and 0648b27;
+//! 2048 chains, 16 cores, records in results/nvidia-h200), chain sweeps/s, the two runs: at L = 15 double 33.5k and
+//! 34.0k, single 44.4k and 52.4k (1.32x, 1.54x double), mixed 36.6k and 43.2k (1.09x, 1.27x); at L = 9 double 534k
+//! and 548k, single 647k and 597k (1.21x, 1.09x), mixed 577k and 614k (1.08x, 1.12x). So on the CPU single and mixed
+//! now beat double at both sizes. The GPU in the same runs: L = 15 double 484k and 485k (14.2x the socket, 0.37 of
+//! its floor), single 594k (1.23x), mixed 401k and 402k (0.83x); L = 9 double 3.43M and 3.39M, single 4.71M and 4.72M
+//! (1.37x, 1.39x), mixed 4.35M and 4.37M (1.27x, 1.29x). At L = 15 the floor itself sets the bound: single's and
+//! mixed's rebuild every sweep leaves their floor only 1.18x below double's (record field `floor_s`: 11.9 ms against
+//! 14.0 ms a run), so 1.5x double there needs a sweep without the rebuild, which f32 W at that size cannot keep valid.
+//!
 //! What the interval buys on the CPU (kernels' ignored test `cpu_rate_table`: best of 4 x 40 runs of 6 sweeps with a
 //! measurement, 4 chains on one thread, 8 on two; this suite's 2-core development machine, shared with other builds,
 //! so double's two-thread rate ranged 98,000 to 129,000 between runs), chain sweeps/s at L = 9, a rebuild every sweep
