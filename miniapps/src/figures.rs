@@ -1138,7 +1138,10 @@ pub fn reading(f: &Figure, measured: &[Measured]) -> String {
                     _ => "",
                 };
                 let range = if num(lo.1.y) == num(hi.1.y) { format!("{}{unit}", num(hi.1.y)) } else { format!("{}{unit} to {}{unit}", num(lo.1.y), num(hi.1.y)) };
-                format!("here {range}, the highest for {} at {}", hi.0.label(), at_x(f, hi.1.x))
+                // of points from several commits, the reader needs to know which run holds the highest: a point an
+                // older commit alone measured may stand over a CPU side the later commits made faster
+                let whose = if commits(measured).len() > 1 { format!(" (commit {})", hi.1.commit.get(..7).unwrap_or(&hi.1.commit)) } else { String::new() };
+                format!("here {range}, the highest for {} at {}{whose}", hi.0.label(), at_x(f, hi.1.x))
             }
             _ => "nothing measured here yet".into(),
         }
@@ -1265,6 +1268,16 @@ mod tests {
         let s = series(&f, &select(&f, &recs));
         assert_eq!(points(&s[0]), vec![(16.0, 20.0)]);
         assert_eq!(s[0].points[0].commit, "bbbbbbb2");
+        let one = table(&f, &s, &select(&f, &recs));
+        assert!(one.contains("the highest for double at 16 walkers.") && !one.contains("(commit"), "one commit: {one}");
+        // a point only the older commit measured: drawn beside the newer one, and the reading names whose it is
+        recs.push(at(Variant::Cpu, 128, 1.0, "aaaaaaa1", "2026-01-01T00:00:02Z"));
+        recs.push(at(Variant::Gpu, 128, 0.02, "aaaaaaa1", "2026-01-01T00:00:03Z"));
+        let sel = select(&f, &recs);
+        let s = series(&f, &sel);
+        assert_eq!(points(&s[0]), vec![(16.0, 20.0), (128.0, 50.0)]);
+        let t = table(&f, &s, &sel);
+        assert!(t.contains("the highest for double at 128 walkers (commit aaaaaaa)."), "{t}");
     }
 
     #[test]
