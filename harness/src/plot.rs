@@ -147,9 +147,14 @@ pub fn latest<'a, K: Ord>(recs: impl IntoIterator<Item = &'a Record>, key: impl 
     out
 }
 
-/// "commit abc1234" or "commits abc1234, def5678": the first 7 hex digits of each.
+/// A commit as charts and tables print it: its first 7 hex digits.
+pub fn short_commit(commit: &str) -> &str {
+    commit.get(..7).unwrap_or(commit)
+}
+
+/// "commit abc1234" or "commits abc1234, def5678" ([`short_commit`] each).
 pub fn commits_phrase<'a>(commits: impl IntoIterator<Item = &'a str>) -> String {
-    let set: BTreeSet<&str> = commits.into_iter().map(|c| c.get(..7).unwrap_or(c)).collect();
+    let set: BTreeSet<&str> = commits.into_iter().map(short_commit).collect();
     let list: Vec<&str> = set.into_iter().collect();
     match list.len() {
         0 => "no records".into(),

@@ -1060,7 +1060,7 @@ pub fn table_rows(f: &Figure, measured: &[Measured]) -> Vec<[String; 6]> {
         let here: Vec<(String, &Point)> = measured.iter().filter_map(|m| m.points.iter().find(|p| p.x == x).map(|p| (m.label(), p))).collect();
         for i in 0..paper.len().max(here.len()) {
             let (pl, pv) = paper.get(i).map(|p| (p.label.to_string(), num(p.y))).unwrap_or_default();
-            let (ml, mv, mc) = here.get(i).map(|(l, p)| (l.clone(), num(p.y), p.commit.get(..7).unwrap_or(&p.commit).to_string())).unwrap_or_default();
+            let (ml, mv, mc) = here.get(i).map(|(l, p)| (l.clone(), num(p.y), harness::plot::short_commit(&p.commit).to_string())).unwrap_or_default();
             let xl = if i == 0 { format!("{x}") } else { String::new() };
             rows.push([xl, pl, pv, ml, mv, mc]);
         }
@@ -1140,7 +1140,7 @@ pub fn reading(f: &Figure, measured: &[Measured]) -> String {
                 let range = if num(lo.1.y) == num(hi.1.y) { format!("{}{unit}", num(hi.1.y)) } else { format!("{}{unit} to {}{unit}", num(lo.1.y), num(hi.1.y)) };
                 // of points from several commits, the reader needs to know which run holds the highest: a point an
                 // older commit alone measured may stand over a CPU side the later commits made faster
-                let whose = if commits(measured).len() > 1 { format!(" (commit {})", hi.1.commit.get(..7).unwrap_or(&hi.1.commit)) } else { String::new() };
+                let whose = if commits(measured).len() > 1 { format!(" ({})", harness::plot::commits_phrase([hi.1.commit.as_str()])) } else { String::new() };
                 format!("here {range}, the highest for {} at {}{whose}", hi.0.label(), at_x(f, hi.1.x))
             }
             _ => "nothing measured here yet".into(),

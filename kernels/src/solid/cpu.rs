@@ -561,8 +561,8 @@ impl<S: Scalar, A: Scalar> Ctx<'_, S, A> {
                 // grad and Laplacian of ln D: (row . inverse row), the ratio at the current point being 1
                 for e in s * n..(s + 1) * n {
                     let r = &inv[e * st..(e + 1) * st];
-                    let dp = |c: usize| dot::<S, A>(&dpsi[(3 * e + c) * st..][..st], r).f64();
-                    let g = [dp(0), dp(1), dp(2)];
+                    let g_c = |c: usize| dot::<S, A>(&dpsi[(3 * e + c) * st..][..st], r).f64();
+                    let g = [g_c(0), g_c(1), g_c(2)];
                     det[e] = [g[0], g[1], g[2], dot::<S, A>(&lap[e * st..(e + 1) * st], r).f64()];
                 }
                 Ok(())
