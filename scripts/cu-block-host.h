@@ -54,6 +54,21 @@ inline unsigned reduce_from(unsigned v, bool max) {
 }
 inline unsigned __reduce_max_sync(unsigned, unsigned v) { return reduce_from(v, true); }
 inline unsigned __reduce_min_sync(unsigned, unsigned v) { return reduce_from(v, false); }
+// the mask of the lanes whose predicate holds (each lane of the warp calls it)
+inline unsigned __ballot_sync(unsigned, int pred) {
+    const int w = threadIdx.x >> 5;
+    g_slot[w][threadIdx.x & 31] = pred ? 1.0 : 0.0;
+    __syncwarp();
+    unsigned m = 0;
+    for (int l = 0; l < 32; l++) m |= (g_slot[w][l] != 0.0 ? 1u : 0u) << l;
+    __syncwarp();
+    return m;
+}
+inline int __ffs(unsigned x) { return x ? __builtin_ctz(x) + 1 : 0; }
+inline int __popc(unsigned x) { return __builtin_popcount(x); }
+using std::max;
+using std::min;
+#define __launch_bounds__(...)
 inline unsigned __float_as_uint(float x) { unsigned u; memcpy(&u, &x, sizeof u); return u; }
 inline long long __double_as_longlong(double x) { long long u; memcpy(&u, &x, sizeof u); return u; }
 inline double __dmul_rn(double a, double b) { return a * b; }

@@ -42,6 +42,44 @@ struct LatticeParams {
 // SAFETY: plain-old-data with the C layout of the kernel's struct.
 unsafe impl DeviceRepr for LatticeParams {}
 
+impl LatticeParams {
+    /// The placement's fields: where W and M live, and the vectors' bytes for it.
+    fn place<S: Real, A: Real>(&mut self, at: Placement) {
+        self.on_chip = at as i32;
+        self.vec_bytes = vec_bytes(self.pairs as usize, std::mem::size_of::<S>(), std::mem::size_of::<A>(), at.m_on_chip()) as i32;
+    }
+}
+
+/// What a launch reads, built on the host from the model and the chains' starts: the kernel's parameters (no
+/// placement or sweeps yet) and the arrays [`GpuEnsemble::new`] uploads (chain c draws from `Stream::new(seed, c)`
+/// as on the CPU). The host run of the kernel (`host`) writes the same arrays to files.
+struct Inputs<S> {
+    params: LatticeParams,
+    phi: Vec<S>,
+    nbr: Vec<i32>,
+    w: Vec<S>,
+    up: Vec<i32>,
+    dn: Vec<i32>,
+    rng: Vec<u64>,
+}
+
+impl<S: Real> Inputs<S> {
+    fn new(m: &Model, starts: &[(Config, Vec<f64>)], seed: u64) -> Self {
+        let (np, ns, chains) = (m.pairs, m.sites, starts.len());
+        assert!((1..=i32::MAX as usize).contains(&chains), "lattice gpu: chain count");
+        assert!(ns < MAX_SITES, "lattice gpu: {ns} sites are more than 16-bit indices number");
+        Inputs {
+            params: LatticeParams { sites: ns as i32, pairs: np as i32, chains: chains as i32, equil: 0, sweeps: 0, recompute: 0, bfactor: DEFAULT_BFACTOR as i32, ld: row_stride(np) as i32, on_chip: 0, vec_bytes: 0, j: m.j, degenerate: super::degenerate_ratio(S::EPS), residual_limit: 0.0, window: WINDOW as i32 },
+            phi: m.phi.iter().map(|&x| S::of(x)).collect(),
+            nbr: m.nbr.iter().map(|&x| x as i32).collect(),
+            w: starts.iter().flat_map(|(_, w)| w.iter().map(|&x| S::of(x))).collect(),
+            up: starts.iter().flat_map(|(c, _)| c.up.iter().map(|&s| s as i32)).collect(),
+            dn: starts.iter().flat_map(|(c, _)| c.dn.iter().map(|&s| s as i32)).collect(),
+            rng: (0..chains as u64).map(|c| Stream::new(seed, c).0).collect(),
+        }
+    }
+}
+
 /// Entry name for storage S and arithmetic A at register cap `registers` (one of [`REGISTER_CAPS`]).
 pub fn entry<S: Real, A: Real>(registers: usize) -> String {
     let p = match (S::NAME, A::NAME) {
@@ -184,32 +222,24 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
     /// Upload the tables and the chains' starts; chain c draws from `Stream::new(seed, c)` as on the CPU.
     pub fn new(gpu: &Arc<Gpu>, m: &Model, starts: &[(Config, Vec<f64>)], seed: u64) -> Result<Self, GpuError> {
         let (np, ns, chains) = (m.pairs, m.sites, starts.len());
-        assert!((1..=i32::MAX as usize).contains(&chains), "lattice gpu: chain count");
-        assert!(ns < MAX_SITES, "lattice gpu: {ns} sites are more than 16-bit indices number");
         let es = std::mem::size_of::<S>();
         gpu.ensure_fits("the chains' inverse matrices", chains * np * np * es + ns * ns * es)?;
         let func = gpu.function("lattice", SRC, &entry::<S, A>(128))?;
-        let w: Vec<S> = starts.iter().flat_map(|(_, w)| w.iter().map(|&x| S::of(x))).collect();
-        let up: Vec<i32> = starts.iter().flat_map(|(c, _)| c.up.iter().map(|&s| s as i32)).collect();
-        let dn: Vec<i32> = starts.iter().flat_map(|(c, _)| c.dn.iter().map(|&s| s as i32)).collect();
-        let rng: Vec<u64> = (0..chains as u64).map(|c| Stream::new(seed, c).0).collect();
-        let phi: Vec<S> = m.phi.iter().map(|&x| S::of(x)).collect();
-        let nbr: Vec<i32> = m.nbr.iter().map(|&x| x as i32).collect();
-        let params = LatticeParams { sites: ns as i32, pairs: np as i32, chains: chains as i32, equil: 0, sweeps: 0, recompute: 0, bfactor: DEFAULT_BFACTOR as i32, ld: row_stride(np) as i32, on_chip: 0, vec_bytes: 0, j: m.j, degenerate: super::degenerate_ratio(S::EPS), residual_limit: 0.0, window: WINDOW as i32 };
+        let i = Inputs::<S>::new(m, starts, seed);
         let mut e = GpuEnsemble {
-            phi: gpu.upload("the pair function", &phi)?,
-            nbr: gpu.upload("the neighbour table", &nbr)?,
+            phi: gpu.upload("the pair function", &i.phi)?,
+            nbr: gpu.upload("the neighbour table", &i.nbr)?,
             hop: gpu.upload("the hopping table", &m.hop)?,
-            w: gpu.upload("the chains' inverse matrices", &w)?,
+            w: gpu.upload("the chains' inverse matrices", &i.w)?,
             m: gpu.zeros("the rebuild's scratch (placeholder)", 1)?,
             placement: Placement::OffChip,
-            up: gpu.upload("up-electron sites", &up)?,
-            dn: gpu.upload("down-electron sites", &dn)?,
-            rng: gpu.upload("random-number states", &rng)?,
+            up: gpu.upload("up-electron sites", &i.up)?,
+            dn: gpu.upload("down-electron sites", &i.dn)?,
+            rng: gpu.upload("random-number states", &i.rng)?,
             tally: gpu.zeros("tallies", chains * tally::LEN)?,
             gpu: gpu.clone(),
             func,
-            params,
+            params: i.params,
             registers: 128,
             layout_set: false,
             threads: block_threads(np),
@@ -236,10 +266,8 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
     }
 
     fn place(&mut self, at: Placement) {
-        let (np, es, ea) = (self.params.pairs as usize, std::mem::size_of::<S>(), std::mem::size_of::<A>());
         self.placement = at;
-        self.params.on_chip = at as i32;
-        self.params.vec_bytes = vec_bytes(np, es, ea, at.m_on_chip()) as i32;
+        self.params.place::<S, A>(at);
     }
 
     /// The placement the launches use.
@@ -454,5 +482,96 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
     pub fn tallies(&self) -> Result<Vec<[f64; tally::LEN]>, GpuError> {
         let t = self.gpu.download(&self.tally)?;
         Ok(t.chunks_exact(tally::LEN).map(|c| c.try_into().unwrap()).collect())
+    }
+}
+
+/// The kernel run on the host by scripts/lattice-run-host.cpp (a block of host threads a chain, in CI): a case's
+/// launch written to a folder as the kernel reads it, and the chains' state read back.
+#[cfg(test)]
+pub(super) mod host {
+    use super::*;
+    use std::path::Path;
+
+    /// A launch: where W and M live, threads per chain, the run and the knobs the tests turn.
+    pub struct Case {
+        pub name: &'static str,
+        pub placement: Placement,
+        pub threads: usize,
+        pub equil: usize,
+        pub sweeps: usize,
+        pub recompute: usize,
+        pub residual_limit: f64,
+        pub window: usize,
+        /// The degenerate-swap threshold (None: the default of the evaluation type).
+        pub degenerate: Option<f64>,
+        pub bfactor: usize,
+    }
+
+    impl Case {
+        pub fn new(name: &'static str, placement: Placement, threads: usize, equil: usize, sweeps: usize) -> Self {
+            Case { name, placement, threads, equil, sweeps, recompute: 0, residual_limit: 0.0, window: WINDOW, degenerate: None, bfactor: DEFAULT_BFACTOR }
+        }
+    }
+
+    fn bytes<T: Copy, const N: usize>(v: &[T], to: fn(T) -> [u8; N]) -> Vec<u8> {
+        v.iter().flat_map(|&x| to(x)).collect()
+    }
+
+    /// The case's folder under `root` with the launch's parameters (`LatticeParams`'s C layout, written field by
+    /// field: its padding is not data) and arrays; returns its line of cases.txt (folder, precision, threads,
+    /// dynamic shared bytes, device-buffer entries a chain).
+    pub fn write<S: Real, A: Real>(root: &Path, case: &Case, m: &Model, starts: &[(Config, Vec<f64>)], seed: u64) -> String {
+        let mut i = Inputs::<S>::new(m, starts, seed);
+        let p = &mut i.params;
+        p.place::<S, A>(case.placement);
+        (p.equil, p.sweeps, p.recompute, p.bfactor, p.window) = (case.equil as i32, case.sweeps as i32, case.recompute as i32, case.bfactor as i32, case.window as i32);
+        p.residual_limit = case.residual_limit;
+        p.degenerate = case.degenerate.unwrap_or(p.degenerate);
+        assert!(case.threads.is_multiple_of(32) && case.threads * NARROW_MAX >= m.pairs && case.threads <= 1024);
+        assert_eq!(std::mem::size_of::<LatticeParams>(), 72, "LatticeParams' layout changed: update this and lattice-run-host.cpp");
+        let ints = [p.sites, p.pairs, p.chains, p.equil, p.sweeps, p.recompute, p.bfactor, p.ld, p.on_chip, p.vec_bytes];
+        let mut pb = bytes(&ints, i32::to_le_bytes);
+        pb.extend(bytes(&[p.j, p.degenerate, p.residual_limit], f64::to_le_bytes));
+        pb.extend(p.window.to_le_bytes());
+        pb.extend([0u8; 4]);
+        let dir = root.join(case.name);
+        std::fs::create_dir_all(&dir).unwrap();
+        let s_bytes = |v: &[S]| v.iter().flat_map(|x| if S::NAME == "f32" { (x.f64() as f32).to_le_bytes().to_vec() } else { x.f64().to_le_bytes().to_vec() }).collect::<Vec<u8>>();
+        for (file, b) in [("params.bin", pb), ("phi.bin", s_bytes(&i.phi)), ("nbr.bin", bytes(&i.nbr, i32::to_le_bytes)), ("hop.bin", bytes(&m.hop, f64::to_le_bytes)), ("w.bin", s_bytes(&i.w)), ("up.bin", bytes(&i.up, i32::to_le_bytes)), ("dn.bin", bytes(&i.dn, i32::to_le_bytes)), ("rng.bin", bytes(&i.rng, u64::to_le_bytes))] {
+            std::fs::write(dir.join(file), b).unwrap();
+        }
+        let precision = match (S::NAME, A::NAME) {
+            ("f32", "f64") => "mixed",
+            ("f32", _) => "single",
+            _ => "double",
+        };
+        let shared = shared_bytes(m.pairs, m.sites, std::mem::size_of::<S>(), std::mem::size_of::<A>(), case.placement);
+        let scratch = if case.placement.m_on_chip() { 0 } else { device_scratch(m.pairs) };
+        format!("{} {precision} {} {shared} {scratch}", case.name, case.threads)
+    }
+
+    /// The chains' state after the host run of `write`'s case (W widened to f64).
+    pub fn read<S: Real>(root: &Path, name: &str, m: &Model) -> Vec<ChainResult> {
+        let dir = root.join(name);
+        let file = |f: &str| std::fs::read(dir.join(f)).unwrap_or_else(|e| panic!("{name}/{f}: {e} (did lattice-run-host run?)"));
+        let ints = |f: &str| file(f).chunks_exact(4).map(|b| i32::from_le_bytes(b.try_into().unwrap()) as u32).collect::<Vec<u32>>();
+        let (up, dn) = (ints("out-up.bin"), ints("out-dn.bin"));
+        let w: Vec<f64> = if S::NAME == "f32" {
+            file("out-w.bin").chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().unwrap()) as f64).collect()
+        } else {
+            file("out-w.bin").chunks_exact(8).map(|b| f64::from_le_bytes(b.try_into().unwrap())).collect()
+        };
+        let t: Vec<f64> = file("out-tally.bin").chunks_exact(8).map(|b| f64::from_le_bytes(b.try_into().unwrap())).collect();
+        let np = m.pairs;
+        assert!(up.len().is_multiple_of(np) && w.len() == up.len() * np && t.len() == up.len() / np * tally::LEN, "{name}: outputs of the wrong sizes");
+        (0..up.len() / np)
+            .map(|c| ChainResult {
+                config: Config { up: up[c * np..(c + 1) * np].to_vec(), dn: dn[c * np..(c + 1) * np].to_vec() },
+                w: w[c * np * np..(c + 1) * np * np].to_vec(),
+                tally: t[c * tally::LEN..(c + 1) * tally::LEN].try_into().unwrap(),
+                cond_max: f64::NAN,
+                growth_max: f64::NAN,
+            })
+            .collect()
     }
 }

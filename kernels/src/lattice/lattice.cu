@@ -665,7 +665,11 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const int*
     const int c = blockIdx.x;
     if (c >= p.chains) return; // whole block
     const int np = p.pairs, ns = p.sites, ld = p.ld, tid = threadIdx.x, lane = tid & 31;
+#ifdef LATTICE_HOST_SMEM // the host check (scripts/lattice-run-host.cpp) hands each block its dynamic shared memory
+    unsigned char* const smem = LATTICE_HOST_SMEM;
+#else
     extern __shared__ __align__(16) unsigned char smem[];
+#endif
     double* dscratch = (double*)smem; // 64 doubles first: every later array stays aligned
     // the vectors in S, the evaluation type: f, g, pv, buf, 64 spare entries, then the batch's (16-byte aligned: 512 +
     // (4 np + 64) sizeof(S) bytes in); reinvert's scratch (A) over them, p.vec_bytes for the larger

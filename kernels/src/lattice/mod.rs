@@ -309,6 +309,17 @@
 //! (1.37x, 1.39x), mixed 4.35M and 4.37M (1.27x, 1.29x). At L = 15 the floor itself sets the bound: single's and
 //! mixed's rebuild every sweep leaves their floor only 1.18x below double's (record field `floor_s`: 11.9 ms against
 //! 14.0 ms a run), so 1.5x double there needs a sweep without the rebuild, which f32 W at that size cannot keep valid.
+//! Nor does the CPU's screened design (below) reach it there, worked out from these records (2026-12-05, not built):
+//! its state, double's f64 W (83 KB), does not share an SM's shared memory with its f32 copy (42 KB) and a second
+//! chain, so it would live in device memory, where every accepted move updates it. A chain sweep at L = 15 makes 204
+//! proposals, 18% of them hops (22 holes against 102 opposite spins), accepted at 18.1%, and 82% swaps at 5.06%
+//! (records' `hop_acceptance`, `swap_acceptance`): 6.5 hops of about 250 KB of W traffic each (an f or g pass and a
+//! rank-1 update that reads and writes W) and 8.5 swaps of about 415 KB (two updates and a g pass), 5.1 MB, and the
+//! f64 f vectors of the confirmed swaps that are then rejected (the CPU confirms 13.5% of proposals, about 12 of
+//! them rejected), 1 MB: about 6 MB a chain sweep. At the H200's measured copy rate (3.9 TB/s) that caps it at 650k
+//! chain sweeps/s, 1.34x double's 484k before any of its f32 work, where 1.5x (727k) needs 4.4 TB/s; only L2 could
+//! serve more, and the f64 W of the chains in flight (four an SM at single's footprint: 528 x 83 KB = 44 MB) would
+//! fill the 50 MB L2 beside phi. It would still be worth building for mixed (0.83x double at L = 15 now).
 //!
 //! What the interval buys on the CPU (kernels' ignored test `cpu_rate_table`: best of 4 x 40 runs of 6 sweeps with a
 //! measurement, 4 chains on one thread, 8 on two; this suite's 2-core development machine, shared with other builds,
@@ -321,6 +332,15 @@
 //! ratios. On the GPU the rank-1 updates now give the threads past N_P rows of their own (lattice.cu `update_cols`,
 //! `update_rows`: at L = 15 with 256 threads, 204 threads of 51 rows each instead of 102 of 102), W bit for bit as
 //! before (scripts/lattice-reinvert-host.cpp checks it).
+//!
+//! The kernel runs without a GPU too (from 2026-12-05): scripts/lattice-run-host.cpp runs lattice.cu's whole `run`
+//! with a block of host threads a chain (scripts/cu-block-host.h) on launches a test writes (`gpu::host`, tests
+//! `host_runs`), and CI (scripts/cu-on-host.sh) holds the chains it leaves to the reference path (double: L = 5 in
+//! every placement, with the degenerate fallback and short windows, L = 9 at 64 and 128 threads, blocking factor 32,
+//! the residual check, L = 15 with a rebuild), to the CPU's path (single and mixed at L = 5) and to their own state
+//! (single and mixed at L = 9: W the inverse of the configuration's M, the measurement its local energy), with the
+//! block's shared memory exactly gpu.rs's size between guards. Before, CI ran only the rebuild and the updates of
+//! lattice.cu; the rest ran in the GPU tests, which return early where no GPU is.
 //!
 //! Validation of single and mixed: M is ill conditioned (rcond ~ 1e-4 at L = 9, 1e-6 at L = 15), so W in f32 is
 //! off by ~ eps_f32 / rcond from the inverse of M (1e-1 at L = 15) even right after a rebuild, and ratios move by
