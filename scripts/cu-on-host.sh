@@ -25,8 +25,7 @@ QMC_HOST_DUMP="$dir/qmc" SOLID_DRAWS_DUMP="$dir/draws" PLANEWAVE_DUMP="$dir/plan
 g++ -O1 -std=c++17 -include "$dir/qmc/prelude-defines.h" -o "$dir/qmc-host" scripts/qmc-cu-host.cpp
 g++ -O1 -std=c++17 -include "$dir/qmc/prelude-defines.h" -o "$dir/draws-host" scripts/solid-draws-host.cpp
 g++ -O1 -std=c++17 -include "$dir/qmc/prelude-defines.h" -o "$dir/planewave-host" scripts/planewave-host.cpp
-sed -n '1,/^__device__ void run(/p' kernels/src/lattice/lattice.cu | head -n -2 > "$dir/lattice-chain.inc"
-g++ -O1 -std=c++20 -ffp-contract=off -pthread -include "$dir/qmc/prelude-defines.h" -I"$dir" -o "$dir/reinvert-host" scripts/lattice-reinvert-host.cpp
+g++ -O1 -std=c++20 -ffp-contract=off -pthread -include "$dir/qmc/prelude-defines.h" -o "$dir/reinvert-host" scripts/lattice-reinvert-host.cpp
 g++ -O1 -std=c++20 -ffp-contract=off -pthread -include "$dir/qmc/prelude-defines.h" -o "$dir/lattice-run-host" scripts/lattice-run-host.cpp
 status=0
 for s in "$dir"/qmc/*/; do "$dir/qmc-host" "${s%/}" || status=1; done

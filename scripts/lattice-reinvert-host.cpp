@@ -9,9 +9,11 @@
 // (a guard past them), and the two pivot reductions of warp_pivot (redux.sync and shuffles) must agree. Each case in
 // both placements of M: over W (p.on_chip 1) and placement 2 (the rows of M that W's memory holds in A over W, the
 // rest and the pivot rows R in the chain's device buffer: in mixed, rows from N_P / 2 on). Also prints the rebuild's
-// block barriers. lattice-chain.inc is lattice.cu up to its kernel body (scripts/cu-on-host.sh cuts it).
+// block barriers. lattice.cu's kernel (run) is compiled here, not run (scripts/lattice-run-host.cpp runs it).
 #include "cu-block-host.h"
-#include "lattice-chain.inc"
+static unsigned char* g_smem;
+#define LATTICE_HOST_SMEM g_smem
+#include "../kernels/src/lattice/lattice.cu"
 #include <limits>
 #include <random>
 // The plain one-pivot Gauss-Jordan (cpu.rs gauss_jordan_one) in T; counts the steps whose largest |pivot candidate|
