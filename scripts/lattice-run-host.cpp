@@ -96,13 +96,14 @@ int main(int argc, char** argv) {
     std::string name, precision;
     int threads = 0, runs = 0, bad = 0;
     size_t shared = 0, scratch = 0;
-    // a line per case: its folder, precision, threads per block, dynamic shared bytes, device-buffer entries a chain
+    // a line per case: its folder, precision (as the kernel's entries name it: f64, f32, mixed), threads per block,
+    // dynamic shared bytes, device-buffer entries a chain
     while (cases >> name >> precision >> threads >> shared >> scratch) {
         const std::string dir = root + "/" + name;
         const auto t0 = std::chrono::steady_clock::now();
         int r = 1;
-        if (precision == "double") r = run_case<double, double>(dir, threads, shared, scratch);
-        else if (precision == "single") r = run_case<float, float>(dir, threads, shared, scratch);
+        if (precision == "f64") r = run_case<double, double>(dir, threads, shared, scratch);
+        else if (precision == "f32") r = run_case<float, float>(dir, threads, shared, scratch);
         else if (precision == "mixed") r = run_case<float, double>(dir, threads, shared, scratch);
         else fprintf(stderr, "%s: unknown precision %s\n", name.c_str(), precision.c_str());
         const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -518,8 +518,8 @@ pub(super) mod host {
     }
 
     /// The case's folder under `root` with the launch's parameters (`LatticeParams`'s C layout, written field by
-    /// field: its padding is not data) and arrays; returns its line of cases.txt (folder, precision, threads,
-    /// dynamic shared bytes, device-buffer entries a chain).
+    /// field: its padding is not data) and arrays; returns its line of cases.txt (folder, precision as the kernel's
+    /// entries name it, threads, dynamic shared bytes, device-buffer entries a chain).
     pub fn write<S: Real, A: Real>(root: &Path, case: &Case, m: &Model, starts: &[(Config, Vec<f64>)], seed: u64) -> String {
         let mut i = Inputs::<S>::new(m, starts, seed);
         let p = &mut i.params;
@@ -540,11 +540,8 @@ pub(super) mod host {
         for (file, b) in [("params.bin", pb), ("phi.bin", s_bytes(&i.phi)), ("nbr.bin", bytes(&i.nbr, i32::to_le_bytes)), ("hop.bin", bytes(&m.hop, f64::to_le_bytes)), ("w.bin", s_bytes(&i.w)), ("up.bin", bytes(&i.up, i32::to_le_bytes)), ("dn.bin", bytes(&i.dn, i32::to_le_bytes)), ("rng.bin", bytes(&i.rng, u64::to_le_bytes))] {
             std::fs::write(dir.join(file), b).unwrap();
         }
-        let precision = match (S::NAME, A::NAME) {
-            ("f32", "f64") => "mixed",
-            ("f32", _) => "single",
-            _ => "double",
-        };
+        let entry = entry::<S, A>(128);
+        let precision = entry.trim_start_matches("lattice_sweeps_"); // f64, f32 or mixed: the kernel's entry
         let shared = shared_bytes(m.pairs, m.sites, std::mem::size_of::<S>(), std::mem::size_of::<A>(), case.placement);
         let scratch = if case.placement.m_on_chip() { 0 } else { device_scratch(m.pairs) };
         format!("{} {precision} {} {shared} {scratch}", case.name, case.threads)

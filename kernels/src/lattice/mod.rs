@@ -338,9 +338,9 @@
 //! `host_runs`), and CI (scripts/cu-on-host.sh) holds the chains it leaves to the reference path (double: L = 5 in
 //! every placement, with the degenerate fallback and short windows, L = 9 at 64 and 128 threads, blocking factor 32,
 //! the residual check, L = 15 with a rebuild), to the CPU's path (single and mixed at L = 5) and to their own state
-//! (single and mixed at L = 9: W the inverse of the configuration's M, the measurement its local energy), with the
-//! block's shared memory exactly gpu.rs's size between guards. Before, CI ran only the rebuild and the updates of
-//! lattice.cu; the rest ran in the GPU tests, which return early where no GPU is.
+//! (single and mixed at L = 9 and 15: W the inverse of the configuration's M, the measurement its local energy),
+//! with the block's shared memory exactly gpu.rs's size between guards. Before, CI ran only the rebuild and the
+//! updates of lattice.cu; the rest ran in the GPU tests, which return early where no GPU is.
 //!
 //! Validation of single and mixed: M is ill conditioned (rcond ~ 1e-4 at L = 9, 1e-6 at L = 15), so W in f32 is
 //! off by ~ eps_f32 / rcond from the inverse of M (1e-1 at L = 15) even right after a rebuild, and ratios move by
