@@ -1,6 +1,7 @@
 // CUDA's device vocabulary for g++ with a whole thread block of real host threads: __syncthreads is a barrier of
 // the block and a shuffle exchanges values through per-warp slots between two warp barriers. Lets a host check run
-// block-cooperative device code (lattice.cu's Gauss-Jordan rebuild) unchanged, one block; see scripts/cu-on-host.sh.
+// block-cooperative device code (lattice.cu's Gauss-Jordan rebuild, and its whole kernel) unchanged, one block at a
+// time; see scripts/cu-on-host.sh.
 #pragma once
 #include <math.h>
 #include <stdio.h>

@@ -14,6 +14,7 @@
 static unsigned char* g_smem;
 #define LATTICE_HOST_SMEM g_smem
 #include "../kernels/src/lattice/lattice.cu"
+static_assert(sizeof(LatticeParams) == 72, "LatticeParams' layout changed: update gpu.rs host::write and this check");
 
 template <typename T> std::vector<T> load(const std::string& path) {
     std::ifstream f(path, std::ios::binary);
