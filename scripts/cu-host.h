@@ -31,12 +31,5 @@ inline double __longlong_as_double(long long x) {
     return d;
 }
 #include "../kernels/src/common.cuh"
+#include "host-dump.h"
 
-// A little-endian binary dump written by a Rust test, as an array of T.
-template <typename T> std::vector<T> load(const std::string& path) {
-    std::ifstream f(path, std::ios::binary);
-    std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    std::vector<T> v(s.size() / sizeof(T));
-    memcpy(v.data(), s.data(), v.size() * sizeof(T));
-    return v;
-}

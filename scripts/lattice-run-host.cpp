@@ -2,32 +2,18 @@
 // updates, the rebuilds, the residual check and the measurements) run by a block of host threads
 // (scripts/cu-block-host.h), one chain after another, on the inputs a Rust test wrote (kernels lattice::tests
 // dump_runs_for_the_host_build, LATTICE_RUN_DUMP); the chains' final state goes back beside them for the Rust check
-// (check_the_host_build's runs), which holds them to the reference path, the inverse and the energy. So the kernel
+// (check_runs_of_the_host_build), which holds them to the reference path, the inverse and the energy. So the kernel
 // is run, not only compiled, on a machine without a GPU. The block's dynamic shared memory is a buffer of exactly
 // the bytes gpu.rs gives the launch, filled with a pattern first (no read before a write may matter) and followed by
 // a guard that must stay untouched; so is each chain's device buffer (M_all) where the rebuild uses it.
 // Usage: lattice-run-host <dump folder>   (scripts/cu-on-host.sh)
 #include "cu-block-host.h"
-#include <fstream>
+#include "host-dump.h"
 #include <chrono>
-#include <string>
 static unsigned char* g_smem;
 #define LATTICE_HOST_SMEM g_smem
 #include "../kernels/src/lattice/lattice.cu"
 static_assert(sizeof(LatticeParams) == 72, "LatticeParams' layout changed: update gpu.rs host::write and this check");
-
-template <typename T> std::vector<T> load(const std::string& path) {
-    std::ifstream f(path, std::ios::binary);
-    std::vector<char> b((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    if (!f.good() && !f.eof()) { fprintf(stderr, "cannot read %s\n", path.c_str()); exit(2); }
-    std::vector<T> v(b.size() / sizeof(T));
-    memcpy(v.data(), b.data(), v.size() * sizeof(T));
-    return v;
-}
-template <typename T> void save(const std::string& path, const std::vector<T>& v) {
-    std::ofstream f(path, std::ios::binary);
-    f.write((const char*)v.data(), v.size() * sizeof(T));
-}
 
 const size_t GUARD = 4096;
 const unsigned char FILL = 0x7f, GUARD_BYTE = 0xa5; // 0x7f7f...: a NaN in f32, 3.4e305 in f64: garbage that shows
@@ -83,7 +69,6 @@ template <typename S, typename A> int run_case(const std::string& dir, int threa
     save(dir + "/out-w.bin", W);
     save(dir + "/out-up.bin", up);
     save(dir + "/out-dn.bin", dn);
-    save(dir + "/out-rng.bin", rng);
     save(dir + "/out-tally.bin", tally);
     // the kernel waits more than it computes (lattice.cu): its block barriers a chain sweep are one measure of that
     printf("  %s: %.0f block barriers a chain sweep\n", dir.c_str(), (double)g_block_barriers / (chains * (p.equil + p.sweeps)));
