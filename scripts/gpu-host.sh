@@ -16,7 +16,8 @@
 #   qmc-batched-gpu, qmc-batched-be, qmc-batched-gpu-rest, qmc-batched-cpu, qmc-batched-be-cpu, qmc-batched-be-seed
 #               the qmc driver's plan and checks on the batched engines (qmc --engine batched; issue #20): He and H2,
 #               Be, be-hf and the 54-electron gas on the GPU; the same on the host's cores, and batched against
-#               per-walker engines; Be's GPU series again with an independent seed
+#               per-walker engines (qmc-he-timing alone: He's DMC, batched against per-walker, GPU and cores); Be's
+#               GPU series again with an independent seed
 #   qmc-coverage  300 independent He DMC runs (CPU cores): how often their error bars cover the exact energy
 #   lattice-precision  the lattice's double, single and mixed at their default rebuild intervals, GPU and all CPU
 #               cores; single and mixed at L = 9 with the old rebuild every sweep, and without rebuilds (their ceiling)
@@ -156,6 +157,19 @@ BE_SERIES="--steps 4000 --equil 400 --tau 0.02,0.01,0.005 --dmc-time 160"
 be_per_walker_series() { # Be on the per-walker GPU engine, its time-step series (stages qmc-gpu, qmc-be), in the
     # precisions BE_PRECISION (default all three; about 170 s each on an H200)
     run run qmc --variants gpu --system be --walkers 16384 $BE_SERIES --precision "${BE_PRECISION:-double,single,mixed}"
+}
+
+he_timing() { # He's DMC at one time step, batched against this driver's per-walker engines on the same GPU (4096
+    # walkers) and cores (1024), for issue #20's question whether one GPU thread per walker still wins for a
+    # two-electron atom (walker steps/s of the dmc records; stages qmc-batched-cpu, qmc-he-timing). 600/Ha (30000
+    # generations): at 300/Ha the batched GPU's mixed run measured an inefficiency of 88 generations and its blocking
+    # analysis asked for more (H200 at 107d03b, H100 at ab77f96: the same chain, bit for bit), and He's runs on this
+    # engine have measured up to 118 (the series, tau = 0.01), so 256 of them take up to 30200 generations
+    local engine
+    for engine in batched per-walker; do
+        run run qmc --engine $engine --variants gpu --precision double,mixed --method dmc --system he --walkers 4096 --equil 100 --tau 0.02 --dmc-time 600
+        run run qmc --engine $engine --variants cpu --precision double --method dmc --system he --walkers 1024 --equil 100 --tau 0.02 --dmc-time 600
+    done
 }
 
 be_gpu_series() { # Be on the batched GPU engine, the per-walker engine's series at 8192 walkers (stages qmc-batched-be*)
@@ -573,16 +587,14 @@ for stage in "$@"; do
     qmc-batched-cpu)
         # The same on the batched CPU engine over the host's 16 cores, sized for them: He and H2 with 256 walkers
         # (population-control bias about 0.2 mHa, inside the extrapolation's error bar), be-hf VMC, the 14-electron
-        # gas; then He's DMC at one time step, batched against this driver's per-walker engines on the same GPU
-        # (4096 walkers) and cores (1024), for the issue's question whether one GPU thread per walker still wins for
-        # a two-electron atom (walker steps/s of the dmc records)
+        # gas; then qmc-he-timing
         run run qmc --engine batched --variants cpu --system he,h2 --walkers 256 --steps 4000 --equil 400 --tau 0.04,0.02,0.01 --dmc-time 500
         run run qmc --engine batched --variants cpu --system be-hf --method vmc --walkers 1024 --steps 4000 --equil 400
         run run qmc --engine batched --variants cpu --system heg-hf,heg --gas-walkers 64 --gas-steps 2000 --equil 400 --tau 0.02 --dmc-time 150
-        for engine in batched per-walker; do
-            run run qmc --engine $engine --variants gpu --precision double,mixed --method dmc --system he --walkers 4096 --equil 100 --tau 0.02 --dmc-time 300
-            run run qmc --engine $engine --variants cpu --precision double --method dmc --system he --walkers 1024 --equil 100 --tau 0.02 --dmc-time 300
-        done
+        he_timing
+        ;;
+    qmc-he-timing)
+        he_timing
         ;;
     qmc-coverage)
         # are the DMC error bars honest? 300 independent He runs of 64 walkers on the host's CPU cores, each a
