@@ -18,6 +18,9 @@
 #               Be, be-hf and the 54-electron gas on the GPU; the same on the host's cores, and batched against
 #               per-walker engines (qmc-he-timing alone: He's DMC, batched against per-walker, GPU and cores); Be's
 #               GPU series again with an independent seed
+#   qmc-be-single  issue #20: whether Be's DMC in single on the batched GPU engine lies above double at tau = 0.005
+#               (+1.6 +- 0.4 mHa over seven series, all of a series' precisions on one seed): that time step alone,
+#               double and single, three new independent seeds (about 6 minutes on an H100)
 #   qmc-coverage  300 independent He DMC runs (CPU cores): how often their error bars cover the exact energy
 #   lattice-precision  the lattice's double, single and mixed at their default rebuild intervals, GPU and all CPU
 #               cores; single and mixed at L = 9 with the old rebuild every sweep, and without rebuilds (their ceiling)
@@ -560,6 +563,15 @@ for stage in "$@"; do
         # 0.0025 in those runs, and its extrapolation failed the fixed-node window; an independent series says whether
         # that was a fluctuation of Be's heavy-tailed local energy or a bias of the f32 path
         be_gpu_series --seed 20261129
+        ;;
+    qmc-be-single)
+        # Be's time step 0.005 as in BE_SERIES (160/Ha, 32000 generations), 8192 walkers, each seed its own run: the
+        # difference single - double at each seed, and its mean over seeds against the records' error bars (the
+        # running f32 energy was ruled out on the CPU: solid::atom_tests be_running_local_energy_in_f32_is_unbiased)
+        for seed in 31 32 33; do
+            run run qmc --engine batched --variants gpu --system be --walkers 8192 --steps 4000 --equil 400 --tau 0.005 \
+                --dmc-time 160 --precision double,single --seed $seed
+        done
         ;;
     qmc-batched-be-cpu)
         # Be on the batched CPU engine over the host's 16 cores, the same series with 1024 walkers
