@@ -20,7 +20,7 @@
 #               GPU series again with an independent seed
 #   qmc-be-single  issue #20: whether Be's DMC in single on the batched GPU engine lies above double at tau = 0.005
 #               (+1.6 +- 0.4 mHa over seven series, all of a series' precisions on one seed): that time step alone,
-#               double and single, three new independent seeds (about 6 minutes on an H100)
+#               double and single, three new independent seeds (BE_SEEDS, default 31 32 33; about 6 minutes on an H100)
 #   qmc-coverage  300 independent He DMC runs (CPU cores): how often their error bars cover the exact energy
 #   lattice-precision  the lattice's double, single and mixed at their default rebuild intervals, GPU and all CPU
 #               cores; single and mixed at L = 9 with the old rebuild every sweep, and without rebuilds (their ceiling)
@@ -567,8 +567,9 @@ for stage in "$@"; do
     qmc-be-single)
         # Be's time step 0.005 as in BE_SERIES (160/Ha, 32000 generations), 8192 walkers, each seed its own run: the
         # difference single - double at each seed, and its mean over seeds against the records' error bars (the
-        # running f32 energy was ruled out on the CPU: solid::atom_tests be_running_local_energy_in_f32_is_unbiased)
-        for seed in 31 32 33; do
+        # running f32 energy was ruled out on the CPU: solid::atom_tests be_running_local_energy_in_f32_is_unbiased,
+        # and on the GPU: be_gpu_running_local_energy_in_f32_is_unbiased_when_present). BE_SEEDS: other seeds
+        for seed in ${BE_SEEDS:-31 32 33}; do
             run run qmc --engine batched --variants gpu --system be --walkers 8192 --steps 4000 --equil 400 --tau 0.005 \
                 --dmc-time 160 --precision double,single --seed $seed
         done
