@@ -160,6 +160,14 @@ impl<S: Real> Slab<S> {
         gpu.stream.memcpy_dtod(&src, &mut dst).during("copying a walker's slab")
     }
 
+    /// Every walker's positions (`[walker][e][3]`), from one download of the whole slab: for tests that follow every
+    /// walker at every step (a walker at a time is a transfer each).
+    pub fn positions(&self, gpu: &Gpu) -> Result<Vec<f64>, GpuError> {
+        let (raw, b) = (gpu.download(&self.buf)?, self.walker_bytes());
+        let at = Some((Field::Pos.offset(&self.layout) as usize, self.lens[Field::Pos as usize]));
+        Ok((0..self.count).flat_map(|k| parse::<f64>(&raw[k * b..(k + 1) * b], at)).collect())
+    }
+
     /// Walker k's arrays before `upto` (all with None; positions and rotations before `Field::Inv`, the inverse rows
     /// too before `Field::Dpsi`), the others left empty (what a migration sends when the receiver rebuilds the rest):
     /// the slab's first bytes into the staging memory in one transfer, then each array out of it in its own type.

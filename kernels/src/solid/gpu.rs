@@ -630,6 +630,11 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         Ok((h.pos, h.rot, self.parts[k], h.inv))
     }
 
+    /// Every walker's positions (`[walker][e][3]`), in one transfer.
+    pub fn positions(&self) -> Result<Vec<f64>, GpuError> {
+        self.slab.positions(&self.gpu)
+    }
+
     /// All energies of every walker at its positions again, after an f64 re-inversion from the positions (what the
     /// start does; the CPU engine's `remeasure(true)`).
     pub fn remeasure(&mut self) -> Result<(), SolidError> {
