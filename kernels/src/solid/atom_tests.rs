@@ -313,3 +313,41 @@ fn be_gpu_f32_decisions_are_doubles_when_present() {
         assert!((differ[i] as f64) < 1e-6 * moves, "{name}: {} walker steps decided otherwise than double over {moves} moves", differ[i]);
     }
 }
+
+/// `be_gpu_f32_decisions_are_doubles_when_present` on the CPU engine (256 walkers, 2000 steps at tau = 0.005): single's
+/// and mixed's accepted-move counts equal double's from their configurations on the same draws but for 1e-6 a move.
+#[test]
+fn be_f32_decisions_are_doubles() {
+    let sys = Solid::atom("be").unwrap();
+    let (walkers, steps) = (256, 2000);
+    let p = Params { tau: 0.005, dmc: true, recompute: plan::RECOMPUTE, ..params(1) };
+    let mut ds = CpuEngine::<f64, f64>::new(&sys, walkers, p).unwrap();
+    let mut dm = CpuEngine::<f64, f64>::new(&sys, walkers, p).unwrap();
+    let mut s = CpuEngine::<f32, f32>::new(&sys, walkers, p).unwrap();
+    let mut m = CpuEngine::<f32, f64>::new(&sys, walkers, p).unwrap();
+    fn step<S: crate::scalar::Scalar, A: crate::scalar::Scalar>(e: &mut CpuEngine<'_, S, A>, d: &mut CpuEngine<'_, f64, f64>) -> (usize, f64) {
+        d.w.pos.copy_from_slice(&e.w.pos);
+        d.remeasure(true).unwrap();
+        e.advance().unwrap();
+        d.advance().unwrap();
+        let (a, pos) = (&e.accepted, &e.w.pos);
+        let differ = a.iter().zip(&d.accepted).filter(|(x, y)| *x != *y).count();
+        let per = pos.len() / a.len();
+        let far = (0..a.len()).filter(|&k| a[k] == d.accepted[k]).flat_map(|k| k * per..(k + 1) * per);
+        (differ, far.map(|i| (pos[i] - d.w.pos[i]).abs()).fold(0.0, f64::max))
+    }
+    let (mut differ, mut far) = ([0usize; 2], [0.0f64; 2]);
+    for _ in 0..steps {
+        for (i, (n, x)) in [step(&mut s, &mut ds), step(&mut m, &mut dm)].into_iter().enumerate() {
+            differ[i] += n;
+            far[i] = far[i].max(x);
+        }
+    }
+    let moves = (walkers * steps * sys.electrons()) as f64;
+    eprintln!("be cpu f32 decisions against double's at tau 0.005 over {moves} moves: single {} walkers' counts differ (largest position difference elsewhere {:.1e}), mixed {} ({:.1e})", differ[0], far[0], differ[1], far[1]);
+    for (i, (name, g)) in [("single", s.moves), ("mixed", m.moves)].into_iter().enumerate() {
+        assert!(g.acceptance() > 0.98 && g.attempted as f64 == moves, "{name}: {g:?}");
+        assert!(far[i] < 1e-4, "{name}: positions {:e} from double's after the same step", far[i]);
+        assert!((differ[i] as f64) < 1e-6 * moves, "{name}: {} walker steps decided otherwise than double over {moves} moves", differ[i]);
+    }
+}
