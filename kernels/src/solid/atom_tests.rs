@@ -12,6 +12,7 @@ use super::walker::Walker;
 use super::*;
 use crate::atomic::hf::{HfOrbitals, BE_HF};
 use crate::ensemble::blocking::blocking;
+use crate::ensemble::moves::MoveStats;
 use crate::qmc::systems::HE_EXACT;
 
 #[test]
@@ -270,84 +271,97 @@ fn be_gpu_running_local_energy_in_f32_is_unbiased_when_present() {
 
 /// The batched GPU engine's f32 decisions are double's: at every step of single's and mixed's own moves at tau =
 /// 0.005 (Be, 1024 walkers, 2000 steps, no branching), a CPU double engine rebuilt from scratch at their
-/// configurations takes the same step on the same draws, and the walkers' accepted-move counts agree but for rounding.
-/// Where their counts agree the positions after the step agree to 1e-4 bohr (the step's own draws on both sides:
-/// other draws would move them by sqrt(tau) = 0.07). The metropolis decision's f32 error (ratio, gradients at both
-/// ends) is a few 1e-6 in log A, so a decision differs in about 1e-8 of the moves; the bound, 1e-6 a move, is a
-/// fifteenth of single's acceptance above double's in the DMC records at this time step (+1.5e-5, issue #20).
+/// configurations takes the same step on the same draws, and the walkers' accepted-move counts agree but for rounding
+/// (`decisions_are_doubles`).
 #[test]
 fn be_gpu_f32_decisions_are_doubles_when_present() {
     let Some(gpu) = crate::gpu::for_test() else { return };
     let sys = Solid::atom("be").unwrap();
-    let (walkers, steps) = (1024, 2000);
-    let p = Params { tau: 0.005, dmc: true, recompute: plan::RECOMPUTE, ..params(1) };
-    let mut ds = CpuEngine::<f64, f64>::new(&sys, walkers, p).unwrap();
-    let mut dm = CpuEngine::<f64, f64>::new(&sys, walkers, p).unwrap();
+    let (walkers, p) = (1024, decision_params());
     let mut s = gpu::GpuEngine::<f32, f32>::new(&gpu, &sys, &sys.setup.convert(), walkers, p).unwrap();
     let mut m = gpu::GpuEngine::<f32, f64>::new(&gpu, &sys, &sys.setup.convert(), walkers, p).unwrap();
-    // one step of the f32 engine and of double from its configurations: walkers whose counts differ, and the largest
-    // position difference over the others
-    fn step<S: crate::scalar::Scalar, A: crate::scalar::Scalar>(g: &mut gpu::GpuEngine<'_, S, A>, d: &mut CpuEngine<'_, f64, f64>) -> (usize, f64) {
-        d.w.pos.copy_from_slice(&g.positions().unwrap());
-        d.remeasure(true).unwrap();
-        g.advance().unwrap();
-        d.advance().unwrap();
-        let (a, pos) = (g.accepted().unwrap(), g.positions().unwrap());
-        let differ = a.iter().zip(&d.accepted).filter(|(x, y)| *x != *y).count();
-        let per = pos.len() / a.len();
-        let far = (0..a.len()).filter(|&k| a[k] == d.accepted[k]).flat_map(|k| k * per..(k + 1) * per);
-        (differ, far.map(|i| (pos[i] - d.w.pos[i]).abs()).fold(0.0, f64::max))
-    }
-    let (mut differ, mut far) = ([0usize; 2], [0.0f64; 2]);
-    for _ in 0..steps {
-        for (i, (n, x)) in [step(&mut s, &mut ds), step(&mut m, &mut dm)].into_iter().enumerate() {
-            differ[i] += n;
-            far[i] = far[i].max(x);
-        }
-    }
-    let moves = (walkers * steps * sys.electrons()) as f64;
-    eprintln!("be gpu f32 decisions against double's at tau 0.005 over {moves} moves: single {} walkers' counts differ (largest position difference elsewhere {:.1e}), mixed {} ({:.1e})", differ[0], far[0], differ[1], far[1]);
-    for (i, (name, g)) in [("single", s.moves), ("mixed", m.moves)].into_iter().enumerate() {
-        assert!(g.acceptance() > 0.98 && g.attempted as f64 == moves, "{name}: {g:?}");
-        assert!(far[i] < 1e-4, "{name}: positions {:e} from double's after the same step", far[i]);
-        assert!((differ[i] as f64) < 1e-6 * moves, "{name}: {} walker steps decided otherwise than double over {moves} moves", differ[i]);
-    }
+    decisions_are_doubles(&sys, "gpu", [&mut s, &mut m], walkers, 2000);
 }
 
-/// `be_gpu_f32_decisions_are_doubles_when_present` on the CPU engine (256 walkers, 2000 steps at tau = 0.005): single's
-/// and mixed's accepted-move counts equal double's from their configurations on the same draws but for 1e-6 a move.
+/// The GPU test's lockstep on the CPU engine (256 walkers, 2000 steps). Measured on the build machine: no decision
+/// of 2.05M differed in either precision, positions within 4.4e-7 bohr after the same step.
 #[test]
 fn be_f32_decisions_are_doubles() {
     let sys = Solid::atom("be").unwrap();
-    let (walkers, steps) = (256, 2000);
-    let p = Params { tau: 0.005, dmc: true, recompute: plan::RECOMPUTE, ..params(1) };
-    let mut ds = CpuEngine::<f64, f64>::new(&sys, walkers, p).unwrap();
-    let mut dm = CpuEngine::<f64, f64>::new(&sys, walkers, p).unwrap();
+    let (walkers, p) = (256, decision_params());
     let mut s = CpuEngine::<f32, f32>::new(&sys, walkers, p).unwrap();
     let mut m = CpuEngine::<f32, f64>::new(&sys, walkers, p).unwrap();
-    fn step<S: crate::scalar::Scalar, A: crate::scalar::Scalar>(e: &mut CpuEngine<'_, S, A>, d: &mut CpuEngine<'_, f64, f64>) -> (usize, f64) {
-        d.w.pos.copy_from_slice(&e.w.pos);
-        d.remeasure(true).unwrap();
-        e.advance().unwrap();
-        d.advance().unwrap();
-        let (a, pos) = (&e.accepted, &e.w.pos);
-        let differ = a.iter().zip(&d.accepted).filter(|(x, y)| *x != *y).count();
-        let per = pos.len() / a.len();
-        let far = (0..a.len()).filter(|&k| a[k] == d.accepted[k]).flat_map(|k| k * per..(k + 1) * per);
-        (differ, far.map(|i| (pos[i] - d.w.pos[i]).abs()).fold(0.0, f64::max))
+    decisions_are_doubles(&sys, "cpu", [&mut s, &mut m], walkers, 2000);
+}
+
+/// The decision tests' run: DMC moves at tau = 0.005, re-inverted as the runs do.
+fn decision_params() -> Params {
+    Params { tau: 0.005, dmc: true, recompute: plan::RECOMPUTE, ..params(1) }
+}
+
+/// What the decision tests drive on either engine.
+trait Lockstep {
+    fn positions(&self) -> Vec<f64>;
+    fn advance(&mut self);
+    fn accepted(&self) -> Vec<u32>;
+    fn moves(&self) -> MoveStats;
+}
+
+impl<S: crate::scalar::Scalar, A: crate::scalar::Scalar> Lockstep for CpuEngine<'_, S, A> {
+    fn positions(&self) -> Vec<f64> {
+        self.w.pos.clone()
     }
-    let (mut differ, mut far) = ([0usize; 2], [0.0f64; 2]);
-    for _ in 0..steps {
-        for (i, (n, x)) in [step(&mut s, &mut ds), step(&mut m, &mut dm)].into_iter().enumerate() {
-            differ[i] += n;
-            far[i] = far[i].max(x);
+    fn advance(&mut self) {
+        CpuEngine::advance(self).unwrap()
+    }
+    fn accepted(&self) -> Vec<u32> {
+        self.accepted.clone()
+    }
+    fn moves(&self) -> MoveStats {
+        self.moves
+    }
+}
+
+impl<S: crate::scalar::Scalar, A: crate::scalar::Scalar> Lockstep for gpu::GpuEngine<'_, S, A> {
+    fn positions(&self) -> Vec<f64> {
+        gpu::GpuEngine::positions(self).unwrap()
+    }
+    fn advance(&mut self) {
+        gpu::GpuEngine::advance(self).unwrap()
+    }
+    fn accepted(&self) -> Vec<u32> {
+        gpu::GpuEngine::accepted(self).unwrap()
+    }
+    fn moves(&self) -> MoveStats {
+        self.moves
+    }
+}
+
+/// `steps` steps of the f32 engines [single, mixed] of `walkers` walkers (`engine` names their kind), each beside a CPU double engine
+/// rebuilt from scratch at its configurations before every step, which takes the same step on the same draws: the
+/// walkers' accepted-move counts agree but for 1e-6 a move, and where they agree the positions after the step agree
+/// to 1e-4 bohr (other draws would move them by sqrt(tau) = 0.07). The metropolis decision's f32 error (ratio,
+/// gradients at both ends) is a few 1e-6 in log A, so a decision differs in about 1e-8 of the moves; the bound is a
+/// fifteenth of single's acceptance above double's in the GPU's Be DMC records at this time step (+1.5e-5, issue #20).
+fn decisions_are_doubles(sys: &Solid, engine: &str, f32s: [&mut dyn Lockstep; 2], walkers: usize, steps: usize) {
+    for (e, name) in f32s.into_iter().zip(["single", "mixed"]) {
+        let mut d = CpuEngine::<f64, f64>::new(sys, walkers, decision_params()).unwrap();
+        let (mut differ, mut far) = (0usize, 0.0f64);
+        for _ in 0..steps {
+            d.w.pos.copy_from_slice(&e.positions());
+            d.remeasure(true).unwrap();
+            e.advance();
+            d.advance().unwrap();
+            let (a, pos) = (e.accepted(), e.positions());
+            differ += a.iter().zip(&d.accepted).filter(|(x, y)| x != y).count();
+            let per = pos.len() / walkers;
+            let same = (0..walkers).filter(|&k| a[k] == d.accepted[k]).flat_map(|k| k * per..(k + 1) * per);
+            far = same.map(|i| (pos[i] - d.w.pos[i]).abs()).fold(far, f64::max);
         }
-    }
-    let moves = (walkers * steps * sys.electrons()) as f64;
-    eprintln!("be cpu f32 decisions against double's at tau 0.005 over {moves} moves: single {} walkers' counts differ (largest position difference elsewhere {:.1e}), mixed {} ({:.1e})", differ[0], far[0], differ[1], far[1]);
-    for (i, (name, g)) in [("single", s.moves), ("mixed", m.moves)].into_iter().enumerate() {
-        assert!(g.acceptance() > 0.98 && g.attempted as f64 == moves, "{name}: {g:?}");
-        assert!(far[i] < 1e-4, "{name}: positions {:e} from double's after the same step", far[i]);
-        assert!((differ[i] as f64) < 1e-6 * moves, "{name}: {} walker steps decided otherwise than double over {moves} moves", differ[i]);
+        let (g, moves) = (e.moves(), (walkers * steps * sys.electrons()) as f64);
+        eprintln!("be {engine} {name} decisions against double's at tau 0.005 over {moves} moves: {differ} walker steps differ; positions elsewhere within {far:.1e}");
+        assert!(g.acceptance() > 0.98 && g.attempted as f64 == moves, "{engine} {name}: {g:?}");
+        assert!(far < 1e-4, "{engine} {name}: positions {far:e} from double's after the same step");
+        assert!((differ as f64) < 1e-6 * moves, "{engine} {name}: {differ} walker steps decided otherwise than double over {moves} moves");
     }
 }
