@@ -69,6 +69,7 @@ pub struct CpuEngine<'a, S: Scalar, A: Scalar> {
     /// (an engine of one of several ranks holds one too, unstepped: the ranks run their own).
     run: Run,
     pub steps: usize,
+    /// Seconds by class (the walkers' stages with `ctx.profile`).
     pub timers: Timers,
     pub moves: MoveStats,
     /// Every walker's local energy and weight checked finite at every step (`validate`).
@@ -109,6 +110,9 @@ pub struct Ctx<'a, S: Real, A: Real> {
     coulomb: CpuCoulomb<S, A>,
     fun: JastrowSums<A>,
     pub p: Params,
+    /// Time the walkers' stages by class into the engine's `timers` (the solid mini-app's breakdown); off, they hold
+    /// the Coulomb and branching phases alone.
+    pub profile: bool,
 }
 
 /// One thread's working memory for a walker's sweep and measurement.
@@ -153,7 +157,7 @@ impl<'a, S: Scalar, A: Scalar> CpuEngine<'a, S, A> {
         let w = start_walkers::<S>(sys, count, &p);
         let st = setup.table.stride;
         let mut e = CpuEngine {
-            ctx: Ctx { coulomb: CpuCoulomb::new(&sys.coulomb), fun: JastrowSums::new(&sys.setup, sys.jastrow()), setup, sys, p },
+            ctx: Ctx { coulomb: CpuCoulomb::new(&sys.coulomb), fun: JastrowSums::new(&sys.setup, sys.jastrow()), setup, sys, p, profile: false },
             dpsi: vec![S::zero(); count * sys.electrons() * 3 * st],
             lap: vec![S::zero(); count * sys.electrons() * st],
             lap_known: vec![false; count],
@@ -274,7 +278,7 @@ impl<'a, S: Scalar, A: Scalar> CpuEngine<'a, S, A> {
                 let invert = match step {
                     Some(step) => {
                         let t = &mut out.t;
-                        timed(t, Class::Other, || draws(me.p.seed, step, me.p.first + k, ne, ni, &mut sc.moves, rot));
+                        timed(t, me.profile, Class::Other, || draws(me.p.seed, step, me.p.first + k, ne, ni, &mut sc.moves, rot));
                         (out.stats, out.accepted) = with_orbitals!(me, o, crate::dispatch!(me.sweep(o, pos, inv, dpsi, lap, &mut *sc, t)));
                         reinverts(&me.p, step, S::EPS, *cond)
                     }
@@ -463,7 +467,7 @@ impl<S: Scalar, A: Scalar> Ctx<'_, S, A> {
             let ts = &mut inv[s * n * st..(s + 1) * n * st];
             let old = [pos[3 * e], pos[3 * e + 1], pos[3 * e + 2]];
             // grad ln D at the old position: the gradient rows against column q of the current inverse
-            let g_det = timed(t, Class::Determinant, #[inline(always)] || {
+            let g_det = timed(t, self.profile, Class::Determinant, #[inline(always)] || {
                 let tq = &ts[q * st..(q + 1) * st];
                 // the three dots written out: an array's `.map` is compiled out of line, outside the instruction
                 // set `dispatch!` chose (the dots then ran in 128-bit SSE2)
@@ -476,12 +480,12 @@ impl<S: Scalar, A: Scalar> Ctx<'_, S, A> {
                     [dw(0), dw(1), dw(2)]
                 }
             });
-            let (j_old, g_jas, _) = timed(t, Class::Jastrow, #[inline(always)] || self.fun.electron(electrons, n, e, old));
+            let (j_old, g_jas, _) = timed(t, self.profile, Class::Jastrow, #[inline(always)] || self.fun.electron(electrons, n, e, old));
             let chi = [0, 1, 2].map(|d| tau.sqrt() * mv[PER_MOVE * e + d]);
             let dr = drift([0, 1, 2].map(|d| g_det[d] + g_jas[d]), tau);
             let new = [0, 1, 2].map(|d| old[d] + dr[d] + chi[d]);
-            timed(t, Class::Orbitals, #[inline(always)] || orb.vgl(new, phi));
-            let (ratio_det, g_det_new) = timed(t, Class::Determinant, #[inline(always)] || {
+            timed(t, self.profile, Class::Orbitals, #[inline(always)] || orb.vgl(new, phi));
+            let (ratio_det, g_det_new) = timed(t, self.profile, Class::Determinant, #[inline(always)] || {
                 // value and gradient rows in S: the row the update writes in, and the next gradient row
                 row_s[..4 * st].iter_mut().zip(&phi[..4 * st]).for_each(|(x, &y)| *x = S::of(y.f64()));
                 let r: A;
@@ -498,13 +502,13 @@ impl<S: Scalar, A: Scalar> Ctx<'_, S, A> {
                 }
                 (r.f64(), g.map(|x| (x / r).f64()))
             });
-            let (j_new, g_jas_new, _) = timed(t, Class::Jastrow, #[inline(always)] || self.fun.electron(electrons, n, e, new));
+            let (j_new, g_jas_new, _) = timed(t, self.profile, Class::Jastrow, #[inline(always)] || self.fun.electron(electrons, n, e, new));
             let ratio = ratio_det * (j_new - j_old).exp();
             let dr2: f64 = (0..3).map(|d| (new[d] - old[d]).powi(2)).sum();
             stats.attempted += 1;
             stats.r2_proposed += dr2;
             if accept(ratio, self.p.dmc, old, new, chi, [0, 1, 2].map(|d| g_det_new[d] + g_jas_new[d]), tau, mv[PER_MOVE * e + 3]) {
-                timed(t, Class::Determinant, #[inline(always)] || {
+                timed(t, self.profile, Class::Determinant, #[inline(always)] || {
                     if k == 1 {
                         sherman_morrison::<S, A>(ts, n, st, q, &row_s[..st], A::of(ratio_det));
                     } else {
@@ -520,7 +524,7 @@ impl<S: Scalar, A: Scalar> Ctx<'_, S, A> {
                 acc += 1;
             }
             if k > 1 && (q + 1 == n || q + 1 - window == k) {
-                timed(t, Class::Determinant, #[inline(always)] || delayed.apply(ts, faer::Par::Seq));
+                timed(t, self.profile, Class::Determinant, #[inline(always)] || delayed.apply(ts, faer::Par::Seq));
             }
         }
         (stats, acc)
@@ -541,8 +545,8 @@ impl<S: Scalar, A: Scalar> Ctx<'_, S, A> {
             if invert || !known {
                 for i in 0..n {
                     let e = s * n + i;
-                    timed(t, Class::Orbitals, #[inline(always)] || orb.vgl([pos[3 * e], pos[3 * e + 1], pos[3 * e + 2]], phi));
-                    timed(t, Class::Determinant, #[inline(always)] || {
+                    timed(t, self.profile, Class::Orbitals, #[inline(always)] || orb.vgl([pos[3 * e], pos[3 * e + 1], pos[3 * e + 2]], phi));
+                    timed(t, self.profile, Class::Determinant, #[inline(always)] || {
                         rows.iter_mut().zip(phi.iter()).for_each(|(x, &y)| *x = S::of(y.f64()));
                         dpsi[3 * e * st..(3 * e + 3) * st].copy_from_slice(&rows[st..4 * st]);
                         lap[e * st..(e + 1) * st].copy_from_slice(&rows[4 * st..]);
@@ -550,7 +554,7 @@ impl<S: Scalar, A: Scalar> Ctx<'_, S, A> {
                     });
                 }
             }
-            timed(t, Class::Determinant, #[inline(always)] || -> Result<(), usize> {
+            timed(t, self.profile, Class::Determinant, #[inline(always)] || -> Result<(), usize> {
                 if invert {
                     invert_in::<S, f64>(slater, inverse, n, faer::Par::Seq)?;
                     worst = worst.max(cond_1(slater, inverse, n, n));
@@ -568,7 +572,7 @@ impl<S: Scalar, A: Scalar> Ctx<'_, S, A> {
                 Ok(())
             })?;
         }
-        let kinetic = timed(t, Class::Jastrow, #[inline(always)] || {
+        let kinetic = timed(t, self.profile, Class::Jastrow, #[inline(always)] || {
             electrons.fill(pos);
             let mut sum = 0.0;
             for (e, d) in det[..ne].iter().enumerate() {

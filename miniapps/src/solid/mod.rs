@@ -363,6 +363,7 @@ fn sizes<S: Scalar, A: Scalar>(r: &mut Runner, a: &Args, sys: &Solid, params: Pa
         let cw = if a.cpu_walkers > 0 { a.cpu_walkers } else { 2 * rayon::current_num_threads() }.min(max_w);
         r.step(format!("solid cpu {p} electrons={ne} walkers={cw}"));
         let mut e = CpuEngine::<S, A>::new(sys, cw, params)?;
+        e.ctx.profile = true;
         let mut tally = GasTally::new(sys, p, &params);
         let t = r.time_reps(Variant::Cpu, a.max_reps, || -> Result<()> {
             for _ in 0..steps {
