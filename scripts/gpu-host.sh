@@ -20,7 +20,8 @@
 #               GPU series again with an independent seed
 #   qmc-be-single  issue #20: whether Be's DMC in single on the batched GPU engine lies above double at tau = 0.005
 #               (+1.6 +- 0.4 mHa over seven series, all of a series' precisions on one seed): that time step alone,
-#               double and single, three new independent seeds (BE_SEEDS, default 31 32 33; about 6 minutes on an H100)
+#               double and single, three new independent seeds (BE_SEEDS, default 31 32 33; about 5 minutes on an
+#               H200). At c270889, seeds 31 to 35 on an H200: single - double -0.23 +- 0.34 mHa (no offset)
 #   qmc-coverage  300 independent He DMC runs (CPU cores): how often their error bars cover the exact energy
 #   lattice-precision  the lattice's double, single and mixed at their default rebuild intervals, GPU and all CPU
 #               cores; single and mixed at L = 9 with the old rebuild every sweep, and without rebuilds (their ceiling)

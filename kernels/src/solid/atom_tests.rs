@@ -239,7 +239,10 @@ fn be_running_local_energy_in_f32_is_unbiased() {
 /// keep on the device between re-inversions, along their own moves at tau = 0.005 (1024 walkers, 3000 steps, no
 /// branching), walker by walker against double's measurement from scratch at the same configurations on the CPU
 /// (145 samples of every walker): the mean difference below 1e-5 Ha and none beyond 1e-3 Ha. A bias of a tenth of
-/// the seen offset fails it.
+/// the seen offset fails it. Measured on an H200 (c270889): single -6.2e-8 Ha, largest 1.6e-4, over 148,480 samples;
+/// mixed -5.9e-9, largest 4.4e-5. With `be_gpu_f32_decisions_are_doubles_when_present` (no decision of 8.19M
+/// differed) the f32 path is double's, and five independent seeds (gpu-host.sh qmc-be-single, 31 to 35) put single
+/// at -0.23 +- 0.34 mHa from double at 0.005: the seven series' offset did not repeat.
 #[test]
 fn be_gpu_running_local_energy_in_f32_is_unbiased_when_present() {
     let Some(gpu) = crate::gpu::for_test() else { return };
@@ -272,7 +275,8 @@ fn be_gpu_running_local_energy_in_f32_is_unbiased_when_present() {
 /// The batched GPU engine's f32 decisions are double's: at every step of single's and mixed's own moves at tau =
 /// 0.005 (Be, 1024 walkers, 2000 steps, no branching), a CPU double engine rebuilt from scratch at their
 /// configurations takes the same step on the same draws, and the walkers' accepted-move counts agree but for rounding
-/// (`decisions_are_doubles`).
+/// (`decisions_are_doubles`). Measured on an H200 (c270889): none of 8.19M moves differed in either precision,
+/// positions within 4.7e-7 bohr after the same step.
 #[test]
 fn be_gpu_f32_decisions_are_doubles_when_present() {
     let Some(gpu) = crate::gpu::for_test() else { return };

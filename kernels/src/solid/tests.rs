@@ -263,7 +263,9 @@ fn displacements_agree(gpu: &MoveStats, cpu: &MoveStats, relative: f64, what: &s
 /// walker's energy and inverse within the f32 tolerances of its condition number against the f64 reference. A GPU
 /// single path that proposed, weighed or updated differently from the CPU's would part in the first step. Until
 /// 2026-11-29 no test ran GPU single precision: the Be batched records in single lay 2-3 mHa above double at small
-/// time steps, and nothing said whether the GPU's f32 path was at fault.
+/// time steps, and nothing said whether the GPU's f32 path was at fault (it was not: atom_tests'
+/// `be_gpu_f32_decisions_are_doubles_when_present` and `be_gpu_running_local_energy_in_f32_is_unbiased_when_present`
+/// hold its decisions and energies to double's over long runs, and independent seeds did not repeat the offset).
 pub(super) fn single_gpu_follows_cpu(gpu: &std::sync::Arc<crate::gpu::Gpu>, sys: &Solid, p: Params, what: &str) {
     let mut cpu = CpuEngine::<f32, f32>::new(sys, 3, p).unwrap();
     let mut g = gpu::GpuEngine::<f32, f32>::new(gpu, sys, &sys.setup.convert(), 3, p).unwrap();
