@@ -210,26 +210,9 @@ fn be_running_local_energy_in_f32_is_unbiased() {
     let walkers = 256;
     for tau in [0.02, 0.005] {
         let p = Params { tau, dmc: true, recompute: plan::RECOMPUTE, ..params(1) };
-        let mut d = CpuEngine::<f64, f64>::new(&sys, walkers, p).unwrap();
         let mut s = CpuEngine::<f32, f32>::new(&sys, walkers, p).unwrap();
         let mut m = CpuEngine::<f32, f64>::new(&sys, walkers, p).unwrap();
-        let (mut ds, mut dm) = (vec![], vec![]);
-        // double's measurement at the positions `pos` minus the running energies `e`
-        let mut against = |pos: &[f64], e: Vec<f64>, out: &mut Vec<f64>| {
-            d.w.pos.copy_from_slice(pos);
-            d.remeasure(true).unwrap();
-            out.extend(e.iter().zip(d.energies()).map(|(x, y)| x - y));
-        };
-        for step in 0..600 {
-            s.advance().unwrap();
-            m.advance().unwrap();
-            if step >= 100 && step % 5 == 0 {
-                against(&s.w.pos, s.energies(), &mut ds);
-                against(&m.w.pos, m.energies(), &mut dm);
-            }
-        }
-        unbiased(&format!("be tau {tau} single running"), &ds);
-        unbiased(&format!("be tau {tau} mixed running"), &dm);
+        running_energies_are_unbiased(&sys, &format!("be tau {tau}"), [&mut s, &mut m], walkers, p, 600, 5);
     }
 }
 
@@ -248,28 +231,11 @@ fn be_gpu_running_local_energy_in_f32_is_unbiased_when_present() {
     let Some(gpu) = crate::gpu::for_test() else { return };
     let sys = Solid::atom("be").unwrap();
     let walkers = 1024;
-    let p = Params { tau: 0.005, dmc: true, recompute: plan::RECOMPUTE, ..params(1) };
-    let mut d = CpuEngine::<f64, f64>::new(&sys, walkers, p).unwrap();
+    let p = at_tau_0005();
     let mut s = gpu::GpuEngine::<f32, f32>::new(&gpu, &sys, &sys.setup.convert(), walkers, p).unwrap();
     let mut m = gpu::GpuEngine::<f32, f64>::new(&gpu, &sys, &sys.setup.convert(), walkers, p).unwrap();
-    let (mut ds, mut dm) = (vec![], vec![]);
-    // double's measurement at the positions `pos` minus the engine's running energies `e`
-    let mut against = |pos: Vec<f64>, e: Vec<f64>, out: &mut Vec<f64>| {
-        d.w.pos.copy_from_slice(&pos);
-        d.remeasure(true).unwrap();
-        out.extend(e.iter().zip(d.energies()).map(|(x, y)| x - y));
-    };
-    for step in 0..3000 {
-        s.advance().unwrap();
-        m.advance().unwrap();
-        if step >= 100 && step % 20 == 0 {
-            against(s.positions().unwrap(), s.energies().unwrap(), &mut ds);
-            against(m.positions().unwrap(), m.energies().unwrap(), &mut dm);
-        }
-    }
+    running_energies_are_unbiased(&sys, "be gpu tau 0.005", [&mut s, &mut m], walkers, p, 3000, 20);
     assert!(s.moves.acceptance() > 0.98 && m.moves.acceptance() > 0.98, "{:?} {:?}", s.moves, m.moves);
-    unbiased("be gpu tau 0.005 single running", &ds);
-    unbiased("be gpu tau 0.005 mixed running", &dm);
 }
 
 /// The batched GPU engine's f32 decisions are double's: at every step of single's and mixed's own moves at tau =
@@ -281,7 +247,7 @@ fn be_gpu_running_local_energy_in_f32_is_unbiased_when_present() {
 fn be_gpu_f32_decisions_are_doubles_when_present() {
     let Some(gpu) = crate::gpu::for_test() else { return };
     let sys = Solid::atom("be").unwrap();
-    let (walkers, p) = (1024, decision_params());
+    let (walkers, p) = (1024, at_tau_0005());
     let mut s = gpu::GpuEngine::<f32, f32>::new(&gpu, &sys, &sys.setup.convert(), walkers, p).unwrap();
     let mut m = gpu::GpuEngine::<f32, f64>::new(&gpu, &sys, &sys.setup.convert(), walkers, p).unwrap();
     decisions_are_doubles(&sys, "gpu", [&mut s, &mut m], walkers, 2000);
@@ -292,20 +258,40 @@ fn be_gpu_f32_decisions_are_doubles_when_present() {
 #[test]
 fn be_f32_decisions_are_doubles() {
     let sys = Solid::atom("be").unwrap();
-    let (walkers, p) = (256, decision_params());
+    let (walkers, p) = (256, at_tau_0005());
     let mut s = CpuEngine::<f32, f32>::new(&sys, walkers, p).unwrap();
     let mut m = CpuEngine::<f32, f64>::new(&sys, walkers, p).unwrap();
     decisions_are_doubles(&sys, "cpu", [&mut s, &mut m], walkers, 2000);
 }
 
-/// The decision tests' run: DMC moves at tau = 0.005, re-inverted as the runs do.
-fn decision_params() -> Params {
+/// `steps` steps of the f32 engines [single, mixed] of `walkers` walkers at `p` (no branching); every `every` steps
+/// past the first 100, each walker's running energy against double's measurement from scratch at its configuration,
+/// held to `unbiased`.
+fn running_energies_are_unbiased(sys: &Solid, what: &str, f32s: [&mut dyn Lockstep; 2], walkers: usize, p: Params, steps: usize, every: usize) {
+    let mut d = CpuEngine::<f64, f64>::new(sys, walkers, p).unwrap();
+    for (e, name) in f32s.into_iter().zip(["single", "mixed"]) {
+        let mut diffs = vec![];
+        for step in 0..steps {
+            e.advance();
+            if step >= 100 && step % every == 0 {
+                d.w.pos.copy_from_slice(&e.positions());
+                d.remeasure(true).unwrap();
+                diffs.extend(e.energies().iter().zip(d.energies()).map(|(x, y)| x - y));
+            }
+        }
+        unbiased(&format!("{what} {name} running"), &diffs);
+    }
+}
+
+/// The f32 tests' runs at tau = 0.005: DMC moves, re-inverted as the runs do.
+fn at_tau_0005() -> Params {
     Params { tau: 0.005, dmc: true, recompute: plan::RECOMPUTE, ..params(1) }
 }
 
-/// What the decision tests drive on either engine.
+/// What the f32 path's tests drive on either engine.
 trait Lockstep {
     fn positions(&self) -> Vec<f64>;
+    fn energies(&self) -> Vec<f64>;
     fn advance(&mut self);
     fn accepted(&self) -> Vec<u32>;
     fn moves(&self) -> MoveStats;
@@ -314,6 +300,9 @@ trait Lockstep {
 impl<S: crate::scalar::Scalar, A: crate::scalar::Scalar> Lockstep for CpuEngine<'_, S, A> {
     fn positions(&self) -> Vec<f64> {
         self.w.pos.clone()
+    }
+    fn energies(&self) -> Vec<f64> {
+        CpuEngine::energies(self)
     }
     fn advance(&mut self) {
         CpuEngine::advance(self).unwrap()
@@ -329,6 +318,9 @@ impl<S: crate::scalar::Scalar, A: crate::scalar::Scalar> Lockstep for CpuEngine<
 impl<S: crate::scalar::Scalar, A: crate::scalar::Scalar> Lockstep for gpu::GpuEngine<'_, S, A> {
     fn positions(&self) -> Vec<f64> {
         gpu::GpuEngine::positions(self).unwrap()
+    }
+    fn energies(&self) -> Vec<f64> {
+        gpu::GpuEngine::energies(self).unwrap()
     }
     fn advance(&mut self) {
         gpu::GpuEngine::advance(self).unwrap()
@@ -349,7 +341,7 @@ impl<S: crate::scalar::Scalar, A: crate::scalar::Scalar> Lockstep for gpu::GpuEn
 /// fifteenth of single's acceptance above double's in the GPU's Be DMC records at this time step (+1.5e-5, issue #20).
 fn decisions_are_doubles(sys: &Solid, engine: &str, f32s: [&mut dyn Lockstep; 2], walkers: usize, steps: usize) {
     for (e, name) in f32s.into_iter().zip(["single", "mixed"]) {
-        let mut d = CpuEngine::<f64, f64>::new(sys, walkers, decision_params()).unwrap();
+        let mut d = CpuEngine::<f64, f64>::new(sys, walkers, at_tau_0005()).unwrap();
         let (mut differ, mut far) = (0usize, 0.0f64);
         for _ in 0..steps {
             d.w.pos.copy_from_slice(&e.positions());
