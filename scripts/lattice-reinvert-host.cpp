@@ -170,7 +170,8 @@ template <typename T> int check_pivot(unsigned seed) {
     return bad ? 1 : 0;
 }
 // update_cols and update_rows (lattice.cu: a thread per column and group of rows) by a block of host threads against
-// the plain loops (every column over every row): the same W bit for bit, for one to six row groups.
+// the plain loops (every column over every row): the same W bit for bit, for one to six row groups; and with the f32
+// mirror (screened mixed), the same W and a mirror that is W rounded to f32, every entry.
 template <typename S, typename A> int check_updates(int n, int threads, unsigned seed) {
     const int ld = n | 1, a = n / 3;
     std::mt19937_64 rng(seed);
@@ -179,7 +180,8 @@ template <typename S, typename A> int check_updates(int n, int threads, unsigned
     for (auto& x : w0) x = S(u(rng));
     std::vector<A> f(n), v(n);
     for (int i = 0; i < n; i++) { f[i] = A(u(rng)); v[i] = A(u(rng)); }
-    std::vector<S> rc = w0, rr = w0, wc = w0, wr = w0;
+    std::vector<S> rc = w0, rr = w0, wc = w0, wr = w0, mc = w0, mr = w0;
+    std::vector<float> fc(n * ld, -1.0f), fr(n * ld, -1.0f);
     for (int c = 0; c < n; c++)
         for (int b = 0; b < n; b++) rc[b * ld + c] = c == a ? S(v[b]) : S(rc[b * ld + c] - S(f[c]) * S(v[b]));
     for (int c = 0; c < n; c++)
@@ -189,12 +191,16 @@ template <typename S, typename A> int check_updates(int n, int threads, unsigned
     for (int t = 0; t < threads; t++)
         ts.emplace_back([&, t] {
             threadIdx.x = t;
-            update_cols<S, A>(wc.data(), f.data(), v.data(), a, n, ld);
-            update_rows<S, A>(wr.data(), f.data(), v.data(), a, n, ld);
+            update_cols<false, S, A>(wc.data(), f.data(), v.data(), a, n, ld, nullptr);
+            update_rows<false, S, A>(wr.data(), f.data(), v.data(), a, n, ld, nullptr);
+            update_cols<true, S, A>(mc.data(), f.data(), v.data(), a, n, ld, fc.data());
+            update_rows<true, S, A>(mr.data(), f.data(), v.data(), a, n, ld, fr.data());
         });
     for (auto& t : ts) t.join();
     long diff = 0;
-    for (int i = 0; i < n * ld; i++) diff += (wc[i] != rc[i]) + (wr[i] != rr[i]);
+    for (int i = 0; i < n * ld; i++) diff += (wc[i] != rc[i]) + (wr[i] != rr[i]) + (mc[i] != rc[i]) + (mr[i] != rr[i]);
+    for (int b = 0; b < n; b++)
+        for (int c = 0; c < n; c++) diff += (fc[b * ld + c] != float(rc[b * ld + c])) + (fr[b * ld + c] != float(rr[b * ld + c]));
     printf("updates n=%d threads=%d (row groups %d) S=%zu A=%zu: entries differing %ld\n", n, threads, std::max(1, threads / n), sizeof(S), sizeof(A), diff);
     return diff ? 1 : 0;
 }

@@ -18,11 +18,13 @@ static_assert(sizeof(LatticeParams) == 72, "LatticeParams' layout changed: updat
 const size_t GUARD = 4096;
 const unsigned char FILL = 0x7f, GUARD_BYTE = 0xa5; // 0x7f7f...: a NaN in f32, 3.4e305 in f64: garbage that shows
 
-template <typename S, typename A> int run_case(const std::string& dir, int threads, size_t shared, size_t scratch) {
+template <typename S, typename A, bool SCR = false> int run_case(const std::string& dir, int threads, size_t shared, size_t scratch) {
     auto pv = load<LatticeParams>(dir + "/params.bin");
     if (pv.size() != 1) { fprintf(stderr, "%s: params.bin is not one LatticeParams\n", dir.c_str()); return 1; }
     const LatticeParams p = pv[0];
     auto phi = load<S>(dir + "/phi.bin");
+    // screened mixed: the pair function rounded to f32 besides (gpu.rs host::write)
+    const auto phi32 = SCR ? load<float>(dir + "/phi32.bin") : std::vector<float>();
     auto nbr = load<int>(dir + "/nbr.bin");
     auto hop = load<double>(dir + "/hop.bin");
     auto W = load<S>(dir + "/w.bin");
@@ -30,7 +32,7 @@ template <typename S, typename A> int run_case(const std::string& dir, int threa
     auto dn = load<int>(dir + "/dn.bin");
     auto rng = load<u64>(dir + "/rng.bin");
     const size_t chains = p.chains, np = p.pairs, ns = p.sites;
-    if (phi.size() != ns * ns || nbr.size() != 4 * ns || hop.size() != 4 * ns || W.size() != chains * np * np ||
+    if (phi.size() != ns * ns || (SCR && phi32.size() != ns * ns) || nbr.size() != 4 * ns || hop.size() != 4 * ns || W.size() != chains * np * np ||
         up.size() != chains * np || dn.size() != chains * np || rng.size() != chains) {
         fprintf(stderr, "%s: inputs of the wrong sizes\n", dir.c_str());
         return 1;
@@ -55,7 +57,7 @@ template <typename S, typename A> int run_case(const std::string& dir, int threa
         for (int t = 0; t < threads; t++)
             ts.emplace_back([&, t] {
                 threadIdx.x = t;
-                run<S, A>(p, phi.data(), nbr.data(), hop.data(), W.data(), M.data(), up.data(), dn.data(), rng.data(),
+                run<S, A, SCR>(p, phi.data(), SCR ? phi32.data() : nullptr, nbr.data(), hop.data(), W.data(), M.data(), up.data(), dn.data(), rng.data(),
                           tally.data());
             });
         for (auto& t : ts) t.join();
@@ -82,7 +84,7 @@ int main(int argc, char** argv) {
     std::string name, precision;
     int threads = 0, runs = 0, bad = 0;
     size_t shared = 0, scratch = 0;
-    // a line per case: its folder, precision (as the kernel's entries name it: f64, f32, mixed), threads per block,
+    // a line per case: its folder, precision (as the kernel's entries name it: f64, f32, mixed, screened), threads per block,
     // dynamic shared bytes, device-buffer entries a chain
     while (cases >> name >> precision >> threads >> shared >> scratch) {
         const std::string dir = root + "/" + name;
@@ -91,6 +93,7 @@ int main(int argc, char** argv) {
         if (precision == "f64") r = run_case<double, double>(dir, threads, shared, scratch);
         else if (precision == "f32") r = run_case<float, float>(dir, threads, shared, scratch);
         else if (precision == "mixed") r = run_case<float, double>(dir, threads, shared, scratch);
+        else if (precision == "screened") r = run_case<double, double, true>(dir, threads, shared, scratch);
         else fprintf(stderr, "%s: unknown precision %s\n", name.c_str(), precision.c_str());
         const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         printf("lattice run on the host: %s (%s, %d threads, %zu bytes of shared memory): %s in %.1f s\n",

@@ -11,15 +11,16 @@
 //! rest, `--check-chains` or as many as the budget affords; `checked_chains` in the record). Then the timed runs
 //! continue the chains: `--equil` sweeps without and `--sweeps` sweeps with an energy measurement (the thesis'
 //! 5000 + 10000 in the ratio 1:2), so `thesis_run_s` = 15000 / (sweeps/s).
-//! - double, and mixed on the CPU above L = 9 (`kernels::lattice::cpu::Screened`: double's chains, each move's f32
-//!   ratio from W rounded to f32 deciding it only where a rigorous bound shows double would decide the same, the
-//!   measurement in f32; from 2026-12-03, at every size until 2026-12-04: `kernels::lattice::screens_mixed`): the
+//! - double, and mixed above L = 9 (`kernels::lattice::cpu::Screened` and `kernels::lattice::gpu::GpuEnsemble::screened`:
+//!   double's chains, each move's f32 ratio from W rounded to f32 deciding it only where a rigorous bound shows double
+//!   would decide the same, the measurement in f32; on the CPU from 2026-12-03, at every size until 2026-12-04, on the
+//!   GPU from 2026-12-05: `kernels::lattice::screens_mixed`): the
 //!   chains must take the same Monte Carlo decisions as the reference (every one), the per-chain energies must match
 //!   within each chain's own rounding bound (eps of the measurement, f64 or f32, x the condition of M at its
 //!   measurements x the growth of its updates, `ENERGY_BOUND` says why), and W must match a fresh f64 inverse of the
 //!   final configuration (err x rcond). Records of mixed carry `f64_decisions` (1 where screened, 0 where W is updated
 //!   in f32) and `f64_ratios_per_proposal`.
-//! - single, and mixed on the GPU and up to L = 9 on the CPU (W updated in f32): path identity is not a criterion. M is
+//! - single, and mixed up to L = 9 (W updated in f32): path identity is not a criterion. M is
 //!   ill conditioned (rcond ~ 1e-4 at L = 9, 1e-6 at L = 15), so rounding phi and W to f32 moves ratios by ~ eps_f32 /
 //!   rcond, far more than the gap between u and |R|^2 at some move of a sweep: at L = 15 no f32 chain keeps the
 //!   reference path for 3 sweeps, at any recompute interval, and that is expected, not a bug (the fraction is recorded
@@ -121,14 +122,15 @@ pub struct Args {
     pub block_threads: Vec<usize>,
     /// GPU registers a thread at most, comma-separated: 128, 80 or 64 (blocks of at most 384 threads at 80). Fewer
     /// registers let more chains share an SM where shared memory allows, and spill. Default: 128 in double and in
-    /// mixed up to L = 9, else the cap that runs the most chains at once (single 80 or 64, mixed any). Each value is a
+    /// mixed (above L = 9 its screened kernel has no other), else the cap that runs the most chains at once (single
+    /// 80 or 64). Each value is a
     /// GPU record with param `registers` (`registers_per_thread` and `chains_in_flight` in its extras): a tuning sweep.
     #[arg(long, value_delimiter = ',')]
     pub registers: Vec<usize>,
     /// Where each GPU chain rebuilds its inverse, comma-separated: `shared` (in shared memory, over W, which then
     /// takes the wider of the storage and arithmetic types) or `device` (W on chip in the storage type, the rebuild
-    /// over it as far as it fits there and in device memory beyond: mixed then needs single's shared memory).
-    /// Default: the one that, with the register cap, runs the most chains at once (`rebuild_on_chip` in every GPU
+    /// over it as far as it fits there and in device memory beyond: mixed then needs single's shared memory; not mixed
+    /// above L = 9, whose f64 W lives in device memory and its f32 copy on chip). Default: the one that, with the register cap, runs the most chains at once (`rebuild_on_chip` in every GPU
     /// record's extras). Each value is a GPU record with param `rebuild`: a tuning sweep.
     #[arg(long, value_delimiter = ',', value_parser = ["shared", "device"])]
     pub rebuild: Vec<String>,
@@ -149,8 +151,8 @@ fn non_negative(s: &str) -> std::result::Result<f64, String> {
     }
 }
 
-/// The recompute interval at model `m` of chains whose W is f64 (`f64_state`: double, and mixed on the CPU above
-/// L = 9) or f32 (`lat::default_recompute` unless --recompute).
+/// The recompute interval at model `m` of chains whose W is f64 (`f64_state`: double, and mixed above L = 9) or f32
+/// (`lat::default_recompute` unless --recompute).
 fn recompute(a: &Args, f64_state: bool, m: &Model) -> usize {
     a.recompute.unwrap_or(lat::default_recompute(m.pairs, f64_state))
 }
@@ -277,16 +279,16 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    /// Whether variant `v` of this precision holds W in f64 and decides every move as double does: double, and mixed
-    /// on the CPU above L = 9 (`kernels::lattice::cpu::Screened`). The GPU's mixed chains update W in f32.
-    fn f64_state(&self, v: Variant) -> bool {
-        self.p == Precision::Double || self.screened(v)
+    /// Whether this precision's chains hold W in f64 and decide every move as double does, on the CPU and the GPU
+    /// alike: double, and mixed above L = 9 (`kernels::lattice::cpu::Screened`, `gpu::GpuEnsemble::screened`).
+    fn f64_state(&self) -> bool {
+        self.p == Precision::Double || self.screened()
     }
 
-    /// Whether variant `v` of this precision runs `Screened` chains: mixed on the CPU, above L = 9
-    /// (`kernels::lattice::screens_mixed`).
-    fn screened(&self, v: Variant) -> bool {
-        self.p == Precision::Mixed && v == Variant::Cpu && lat::screens_mixed(self.m.pairs)
+    /// Whether this precision runs screened chains: mixed above L = 9 (`kernels::lattice::screens_mixed`)
+    /// on the CPU and, from 2026-12-05, on the GPU (up to then its mixed chains updated W in f32 at every size).
+    fn screened(&self) -> bool {
+        self.p == Precision::Mixed && lat::screens_mixed(self.m.pairs)
     }
 }
 
@@ -300,14 +302,14 @@ fn work(m: &Model, chains: usize, sweeps: usize, elem: usize, tallies: &[[f64; t
     Work { bytes: lat::bytes(m, chains, sweeps, elem), model: BytesModel::Passes, flops: lat::flops(m, tallies) / runs, items: (chains * sweeps) as f64, unit: "chain sweeps/s" }
 }
 
-/// Compare the validation chains of fast variant `v` (W in S) with the reference; also the fraction of chains that
+/// Compare the validation chains of a fast variant (W in S) with the reference; also the fraction of chains that
 /// left the reference path. See the module docs for the criteria.
-fn checks<S: Real>(c: &Ctx, v: Variant, fast: &[ChainResult]) -> (Vec<Check>, f64) {
+fn checks<S: Real>(c: &Ctx, fast: &[ChainResult]) -> (Vec<Check>, f64) {
     let n = c.refs.len();
     let agree: Vec<usize> = (0..n).filter(|&i| fast[i].config == c.refs[i].config).collect();
     let diverged = 1.0 - agree.len() as f64 / n as f64;
     let mut out = vec![];
-    if c.f64_state(v) {
+    if c.f64_state() {
         out.push(Check { quantity: "diverged chains".into(), error: diverged, tolerance: 0.0, compared: n });
         let mean = |x: &ChainResult| x.tally[tally::E_SUM] / x.tally[tally::MEASUREMENTS];
         // the chains that kept the reference's configurations (none compared fails), each against its own bound
@@ -329,7 +331,7 @@ fn checks<S: Real>(c: &Ctx, v: Variant, fast: &[ChainResult]) -> (Vec<Check>, f6
     // W against the f64 inverse of the matrix the chain uses (phi rounded to S), times rcond: the error the
     // conditioning of M allows, worst chain.
     let m = Model { phi: c.m.phi.iter().map(|&x| S::of(x).f64()).collect(), ..c.m.clone() };
-    let rc = recompute(c.a, c.f64_state(v), c.m);
+    let rc = recompute(c.a, c.f64_state(), c.m);
     let since = if rc > 0 { (1 + c.a.check_sweeps) % rc } else { 1 + c.a.check_sweeps };
     let mut inv = Check { quantity: "inverse x rcond".into(), error: 0.0, tolerance: inverse_tolerance(S::EPS, since), compared: fast.len() };
     for x in fast {
@@ -383,7 +385,7 @@ fn with_error_bar_check(mut chk: Vec<Check>, t: &[[f64; tally::LEN]]) -> Vec<Che
 /// Extras every timed record carries: sweeps/s, the thesis-run estimate, acceptance, the energy, the kurtosis of
 /// the chain means (with the chain farthest out), the recompute interval and the validation chains that left the
 /// reference path.
-fn extras(r: &mut Runner, c: &Ctx, v: Variant, t: &[[f64; tally::LEN]], diverged: f64) {
+fn extras(r: &mut Runner, c: &Ctx, t: &[[f64; tally::LEN]], diverged: f64) {
     let rec = r.records.last().expect("a record was just made");
     let sweeps_per_s = (c.a.equil + c.a.sweeps) as f64 / rec.time.median;
     let sum = |k: usize| t.iter().map(|x| x[k]).sum::<f64>();
@@ -394,8 +396,8 @@ fn extras(r: &mut Runner, c: &Ctx, v: Variant, t: &[[f64; tally::LEN]], diverged
     r.extra("swap_acceptance", sum(tally::SWAPS_ACCEPTED) / sum(tally::SWAPS).max(1.0));
     r.extra("energy_per_site", e);
     r.extra("energy_error", err);
-    r.extra("recompute_sweeps", recompute(c.a, c.f64_state(v), c.m) as f64);
-    r.extra("residual_limit", residual_limit(c.a, c.f64_state(v), c.m));
+    r.extra("recompute_sweeps", recompute(c.a, c.f64_state(), c.m) as f64);
+    r.extra("residual_limit", residual_limit(c.a, c.f64_state(), c.m));
     r.extra("recomputes", sum(tally::RECOMPUTES));
     r.extra("diverged_chains", diverged);
     let (kurtosis, farthest) = lat::chain_kurtosis(t);
@@ -407,7 +409,7 @@ fn extras(r: &mut Runner, c: &Ctx, v: Variant, t: &[[f64; tally::LEN]], diverged
     }
     if c.p == Precision::Mixed {
         // 1: W and the decisions in f64, screened and measured in f32 (`cpu::Screened`); 0: W updated in f32
-        r.extra("f64_decisions", c.f64_state(v) as u8 as f64);
+        r.extra("f64_decisions", c.f64_state() as u8 as f64);
         let confirmed = sum(tally::CONFIRMED_HOPS) + sum(tally::CONFIRMED_SWAPS);
         r.extra("f64_ratios_per_proposal", confirmed / (sum(tally::HOPS) + sum(tally::SWAPS)).max(1.0));
     }
@@ -475,8 +477,8 @@ impl<S: Real> CpuChains<S> {
     /// The validation's checks of these chains (W in S, or in f64 for `Screened`).
     fn checks(&self, c: &Ctx, chains: &[usize]) -> (Vec<Check>, f64) {
         match self {
-            CpuChains::Plain(e) => checks::<S>(c, Variant::Cpu, &cpu_results(e, chains)),
-            CpuChains::Screened(e) => checks::<f64>(c, Variant::Cpu, &cpu_results(&e.state, chains)),
+            CpuChains::Plain(e) => checks::<S>(c, &cpu_results(e, chains)),
+            CpuChains::Screened(e) => checks::<f64>(c, &cpu_results(&e.state, chains)),
         }
     }
 }
@@ -484,6 +486,9 @@ impl<S: Real> CpuChains<S> {
 /// Repetitions of the one-core `mode=serial` baseline, at least (up to `--reps`, 10 by default): the thesis tables'
 /// speedups over one core rest on it.
 const SERIAL_REPS: usize = 10;
+
+/// A GPU record's knobs: blocking factor, threads per chain, register cap, rebuild placement (None: the default).
+type Tuning<'a> = (Option<usize>, Option<usize>, Option<usize>, Option<&'a str>);
 
 /// cpu (serial and parallel) and gpu for one precision: storage S, arithmetic A.
 fn variants<S: Real, A: Real>(r: &mut Runner, c: &Ctx) -> Result<()> {
@@ -499,8 +504,8 @@ fn variants<S: Real, A: Real>(r: &mut Runner, c: &Ctx) -> Result<()> {
         modes.push(("parallel", None));
         for (mode, pool) in modes {
             r.step(format!("lattice L={} chains={} {} cpu {mode}", m.l, c.chains, c.p));
-            let (rc, limit) = (recompute(a, c.f64_state(Variant::Cpu), m), residual_limit(a, c.f64_state(Variant::Cpu), m));
-            let mut e = if c.screened(Variant::Cpu) {
+            let (rc, limit) = (recompute(a, c.f64_state(), m), residual_limit(a, c.f64_state(), m));
+            let mut e = if c.screened() {
                 let mut e = Screened::new(m, c.starts, c.seed);
                 (e.state.recompute, e.state.residual_limit) = (rc, limit);
                 CpuChains::Screened(e)
@@ -532,7 +537,7 @@ fn variants<S: Real, A: Real>(r: &mut Runner, c: &Ctx) -> Result<()> {
                     rec.system.threads_used = 1;
                 }
             }
-            extras(r, c, Variant::Cpu, &after, diverged);
+            extras(r, c, &after, diverged);
             if mode == "parallel" {
                 floor(r, Variant::Cpu, c, &done, runs, None)?;
             }
@@ -543,7 +548,7 @@ fn variants<S: Real, A: Real>(r: &mut Runner, c: &Ctx) -> Result<()> {
         // of its record
         let sweep = |v: &[usize]| -> Vec<Option<usize>> { if v.is_empty() { vec![None] } else { v.iter().map(|&b| Some(b)).collect() } };
         let rebuilds: Vec<Option<&str>> = if a.rebuild.is_empty() { vec![None] } else { a.rebuild.iter().map(|x| Some(x.as_str())).collect() };
-        let mut tunings = vec![];
+        let mut tunings: Vec<Tuning> = vec![];
         for b in sweep(&a.bfactor) {
             for t in sweep(&a.block_threads) {
                 for x in sweep(&a.registers) {
@@ -551,71 +556,88 @@ fn variants<S: Real, A: Real>(r: &mut Runner, c: &Ctx) -> Result<()> {
                 }
             }
         }
-        for (bf, threads, registers, rebuild) in tunings {
+        for tuning in tunings {
             r.step(format!("lattice L={} chains={} {} gpu", m.l, c.chains, c.p));
-            let mut g = GpuEnsemble::<S, A>::new(&gpu, m, c.starts, c.seed)?;
-            g.set_recompute(recompute(a, c.f64_state(Variant::Gpu), m));
-            g.set_residual_limit(residual_limit(a, c.f64_state(Variant::Gpu), m));
-            if let Some(b) = bf {
-                g.set_bfactor(b);
-            }
-            if let Some(t) = threads {
-                if t * 2 < m.pairs {
-                    bail!("--block-threads {t} is too few for {} pairs: at least {}", m.pairs, m.pairs.div_ceil(2).next_multiple_of(32));
+            if c.screened() {
+                if tuning.2.is_some() || tuning.3.is_some() {
+                    // a sweep over several precisions goes on with the others
+                    r.say(&format!("note: gpu mixed at L = {} skipped for --registers / --rebuild: its chains are screened (W in f64 in device memory, its f32 copy on chip, 128 registers), which has neither choice", m.l));
+                    continue;
                 }
-                // (the default register cap is chosen again for these threads)
-                g.set_block_threads(t)?;
+                gpu_run(r, c, GpuEnsemble::screened(&gpu, m, c.starts, c.seed)?, tuning, es)?;
+            } else {
+                gpu_run(r, c, GpuEnsemble::<S, A>::new(&gpu, m, c.starts, c.seed)?, tuning, es)?;
             }
-            if let Some(name) = rebuild {
-                let at = if name == "shared" { Placement::OnChip } else { Placement::RebuildOffChip };
-                if !g.placements().contains(&at) {
-                    bail!("--rebuild {name}: a {} chain of L = {} does not fit in this GPU's shared memory that way", c.p, m.l);
-                }
-                g.set_placement(at)?;
-            }
-            if let Some(x) = registers {
-                if x == 80 && g.block_threads() > 384 {
-                    bail!("--registers 80 takes blocks of at most 384 threads: pass --block-threads 384 or fewer");
-                }
-                g.set_registers(x)?;
-            }
-            let most = g.max_block_threads()?;
-            if g.block_threads() > most {
-                bail!("--block-threads {} is more than the {} kernel launches with on this GPU: at most {most} (its registers per thread)", g.block_threads(), c.p);
-            }
-            g.run(1, a.check_sweeps)?;
-            let (chk, diverged) = checks::<S>(c, Variant::Gpu, &g.results(checked)?);
-            let before = g.tallies()?;
-            let t = r.time_reps(Variant::Gpu, a.max_reps, || g.run(a.equil, a.sweeps))?;
-            let after = g.tallies()?;
-            let runs = (r.args.warmup + r.last_reps()) as f64;
-            let mut kase = case(m, c.chains, c.p, "block-per-chain").param("w_on_chip", g.on_chip());
-            if let Some(b) = bf {
-                kase = kase.param("bfactor", b);
-            }
-            if let Some(t) = threads {
-                kase = kase.param("threads_per_chain", t);
-            }
-            if let Some(x) = registers {
-                kase = kase.param("registers", x);
-            }
-            if let Some(at) = rebuild {
-                kase = kase.param("rebuild", at);
-            }
-            let done = diff(&after, &before);
-            let chk = with_error_bar_check(chk, &after);
-            r.record(&kase, Variant::Gpu, t, work(m, c.chains, sweeps, es, &done, runs), &chk)?;
-            extras(r, c, Variant::Gpu, &after, diverged);
-            if !r.args.no_ceilings {
-                let bandwidth = if g.on_chip() { r.shared_ceiling()? } else { r.ceiling(Variant::Gpu)? };
-                floor(r, Variant::Gpu, c, &done, runs, Some(bandwidth))?;
-            }
-            r.extra("chains_in_flight", g.chains_in_flight()? as f64);
-            r.extra("threads_per_chain", g.block_threads() as f64);
-            r.extra("registers_per_thread", g.registers_used()? as f64);
-            r.extra("rebuild_on_chip", (g.placement() == Placement::OnChip) as u8 as f64);
         }
     }
+    Ok(())
+}
+
+/// One GPU record: the ensemble `g` (W in GS: S, or f64 where screened) with a tuning's knobs (blocking factor, threads
+/// per chain, register cap, rebuild placement; None: the defaults), validated, timed and its extras written.
+fn gpu_run<GS: Real, GA: Real>(r: &mut Runner, c: &Ctx, mut g: GpuEnsemble<GS, GA>, (bf, threads, registers, rebuild): Tuning, es: usize) -> Result<()> {
+    let (a, m, checked) = (c.a, c.m, &c.checked.items);
+    let sweeps = a.equil + a.sweeps;
+    g.set_recompute(recompute(a, c.f64_state(), m));
+    g.set_residual_limit(residual_limit(a, c.f64_state(), m));
+    if let Some(b) = bf {
+        g.set_bfactor(b);
+    }
+    if let Some(t) = threads {
+        if t * 2 < m.pairs {
+            bail!("--block-threads {t} is too few for {} pairs: at least {}", m.pairs, m.pairs.div_ceil(2).next_multiple_of(32));
+        }
+        // (the default register cap is chosen again for these threads)
+        g.set_block_threads(t)?;
+    }
+    if let Some(name) = rebuild {
+        let at = if name == "shared" { Placement::OnChip } else { Placement::RebuildOffChip };
+        if !g.placements().contains(&at) {
+            bail!("--rebuild {name}: a {} chain of L = {} does not fit in this GPU's shared memory that way", c.p, m.l);
+        }
+        g.set_placement(at)?;
+    }
+    if let Some(x) = registers {
+        if x == 80 && g.block_threads() > 384 {
+            bail!("--registers 80 takes blocks of at most 384 threads: pass --block-threads 384 or fewer");
+        }
+        g.set_registers(x)?;
+    }
+    let most = g.max_block_threads()?;
+    if g.block_threads() > most {
+        bail!("--block-threads {} is more than the {} kernel launches with on this GPU: at most {most} (its registers per thread)", g.block_threads(), c.p);
+    }
+    g.run(1, a.check_sweeps)?;
+    let (chk, diverged) = checks::<GS>(c, &g.results(checked)?);
+    let before = g.tallies()?;
+    let t = r.time_reps(Variant::Gpu, a.max_reps, || g.run(a.equil, a.sweeps))?;
+    let after = g.tallies()?;
+    let runs = (r.args.warmup + r.last_reps()) as f64;
+    let mut kase = case(m, c.chains, c.p, "block-per-chain").param("w_on_chip", g.on_chip());
+    if let Some(b) = bf {
+        kase = kase.param("bfactor", b);
+    }
+    if let Some(t) = threads {
+        kase = kase.param("threads_per_chain", t);
+    }
+    if let Some(x) = registers {
+        kase = kase.param("registers", x);
+    }
+    if let Some(at) = rebuild {
+        kase = kase.param("rebuild", at);
+    }
+    let done = diff(&after, &before);
+    let chk = with_error_bar_check(chk, &after);
+    r.record(&kase, Variant::Gpu, t, work(m, c.chains, sweeps, es, &done, runs), &chk)?;
+    extras(r, c, &after, diverged);
+    if !r.args.no_ceilings {
+        let bandwidth = if g.on_chip() { r.shared_ceiling()? } else { r.ceiling(Variant::Gpu)? };
+        floor(r, Variant::Gpu, c, &done, runs, Some(bandwidth))?;
+    }
+    r.extra("chains_in_flight", g.chains_in_flight()? as f64);
+    r.extra("threads_per_chain", g.block_threads() as f64);
+    r.extra("registers_per_thread", g.registers_used()? as f64);
+    r.extra("rebuild_on_chip", (g.placement() == Placement::OnChip) as u8 as f64);
     Ok(())
 }
 
@@ -639,7 +661,7 @@ mod tests {
                 fast[i].tally[tally::E_SUM] *= 1.0 + 1e-6;
             }
             let c = Ctx { m: &m, a: &a, starts: &starts, refs: &refs, checked: s, seed, chains, p: Precision::Double, exact: None };
-            checks::<f64>(&c, Variant::Cpu, &fast).0.iter().all(Check::passed)
+            checks::<f64>(&c, &fast).0.iter().all(Check::passed)
         };
         let s = checked_chains(&a, &m, chains, seed);
         // the rule before: the first --check-chains chains
@@ -676,7 +698,7 @@ mod tests {
         let refs = reference::run_chains(&m, &starts, &checked.items, 3, 1, a.check_sweeps);
         assert!(refs.iter().all(|r| r.cond_max >= 1.0 && r.growth_max > 0.0 && r.cond_max.is_finite()));
         let ctx = Ctx { m: &m, a: &a, starts: &starts, refs: &refs, checked: &checked, seed: 3, chains: 4, p: Precision::Double, exact: None };
-        let energy = |fast: &[ChainResult]| checks::<f64>(&ctx, Variant::Cpu, fast).0.into_iter().find(|c| c.quantity.starts_with("energy")).unwrap();
+        let energy = |fast: &[ChainResult]| checks::<f64>(&ctx, fast).0.into_iter().find(|c| c.quantity.starts_with("energy")).unwrap();
         // the reference itself: no error
         let same = energy(&refs);
         assert!(same.passed() && same.error == 0.0 && same.compared == 4);

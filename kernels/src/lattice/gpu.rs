@@ -10,7 +10,9 @@
 //! with W alone on chip ([`Placement`]): mixed then holds single's 42 + 14 KB at L = 15, four chains an SM instead of
 //! two. Chains that fill the GPU: blocks per SM (from the occupancy calculator, `chains_in_flight`) times SMs; beyond
 //! that chains run in waves; the default register cap and placement are those that put the most chains in flight
-//! (mixed up to L = 9 excepted: `GpuEnsemble::default_layout` says why).
+//! (mixed up to L = 9 excepted: `GpuEnsemble::default_layout` says why). Mixed above L = 9 runs screened
+//! ([`GpuEnsemble::screened`]): W in f64 in the device buffer, its f32 copy on chip (67 KB at L = 15, three chains an
+//! SM), one entry at 128 registers.
 
 use super::{tally, ChainResult, Config, Model, Stream};
 use crate::gpu::{CudaFunction, CudaSlice, DriverContext, Gpu, GpuError, LaunchConfig, PushKernelArg};
@@ -56,6 +58,8 @@ impl LatticeParams {
 struct Inputs<S> {
     params: LatticeParams,
     phi: Vec<S>,
+    /// phi rounded to f32: screened mixed's copy ([`GpuEnsemble::screened`]).
+    phi32: Vec<f32>,
     nbr: Vec<i32>,
     w: Vec<S>,
     up: Vec<i32>,
@@ -71,6 +75,7 @@ impl<S: Real> Inputs<S> {
         Inputs {
             params: LatticeParams { sites: ns as i32, pairs: np as i32, chains: chains as i32, equil: 0, sweeps: 0, recompute: 0, bfactor: DEFAULT_BFACTOR as i32, ld: row_stride(np) as i32, on_chip: 0, vec_bytes: 0, j: m.j, degenerate: super::degenerate_ratio(S::EPS), residual_limit: 0.0, window: WINDOW as i32 },
             phi: m.phi.iter().map(|&x| S::of(x)).collect(),
+            phi32: m.phi.iter().map(|&x| x as f32).collect(),
             nbr: m.nbr.iter().map(|&x| x as i32).collect(),
             w: starts.iter().flat_map(|(_, w)| w.iter().map(|&x| S::of(x))).collect(),
             up: starts.iter().flat_map(|(c, _)| c.up.iter().map(|&s| s as i32)).collect(),
@@ -79,6 +84,9 @@ impl<S: Real> Inputs<S> {
         }
     }
 }
+
+/// Entry of screened mixed ([`GpuEnsemble::screened`]), compiled at the launch bounds alone (128 registers).
+pub const SCREENED_ENTRY: &str = "lattice_sweeps_screened";
 
 /// Entry name for storage S and arithmetic A at register cap `registers` (one of [`REGISTER_CAPS`]).
 pub fn entry<S: Real, A: Real>(registers: usize) -> String {
@@ -184,6 +192,13 @@ pub fn shared_bytes(pairs: usize, sites: usize, s_bytes: usize, a_bytes: usize, 
     vector_bytes(pairs, sites, s_bytes, a_bytes, at.m_on_chip()) + matrix
 }
 
+/// Dynamic shared memory per block of screened mixed: double's vectors with W off chip (its batch's f32 f vectors and
+/// their error sums take the f64 f vectors' place, lattice.cu `run`), and W's f32 copy. At L = 15 67 KB: three chains
+/// an SM of 228 KB.
+pub fn screened_shared_bytes(pairs: usize, sites: usize) -> usize {
+    vector_bytes(pairs, sites, 8, 8, false) + pairs * row_stride(pairs) * 4
+}
+
 /// Entries of A a chain's device buffer holds where M is off chip: M (N_P rows of stride ld) and the rebuild's pivot
 /// rows (PANEL x N_P), lattice.cu's `Mg`.
 fn device_scratch(pairs: usize) -> usize {
@@ -200,6 +215,9 @@ pub struct GpuEnsemble<S: Real, A: Real> {
     func: CudaFunction,
     params: LatticeParams,
     phi: CudaSlice<S>,
+    /// Screened mixed ([`Self::screened`]): phi rounded to f32; one placeholder entry otherwise.
+    phi32: CudaSlice<f32>,
+    screened: bool,
     nbr: CudaSlice<i32>,
     hop: CudaSlice<f64>,
     w: CudaSlice<S>,
@@ -221,12 +239,18 @@ pub struct GpuEnsemble<S: Real, A: Real> {
 impl<S: Real, A: Real> GpuEnsemble<S, A> {
     /// Upload the tables and the chains' starts; chain c draws from `Stream::new(seed, c)` as on the CPU.
     pub fn new(gpu: &Arc<Gpu>, m: &Model, starts: &[(Config, Vec<f64>)], seed: u64) -> Result<Self, GpuError> {
+        Self::build(gpu, m, starts, seed, false)
+    }
+
+    fn build(gpu: &Arc<Gpu>, m: &Model, starts: &[(Config, Vec<f64>)], seed: u64, screened: bool) -> Result<Self, GpuError> {
         let (np, ns, chains) = (m.pairs, m.sites, starts.len());
         let es = std::mem::size_of::<S>();
         gpu.ensure_fits("the chains' inverse matrices", chains * np * np * es + ns * ns * es)?;
-        let func = gpu.function("lattice", SRC, &entry::<S, A>(128))?;
+        let func = gpu.function("lattice", SRC, &if screened { SCREENED_ENTRY.to_string() } else { entry::<S, A>(128) })?;
         let i = Inputs::<S>::new(m, starts, seed);
         let mut e = GpuEnsemble {
+            phi32: gpu.upload("the pair function in f32", if screened { &i.phi32[..] } else { &i.phi32[..1] })?,
+            screened,
             phi: gpu.upload("the pair function", &i.phi)?,
             nbr: gpu.upload("the neighbour table", &i.nbr)?,
             hop: gpu.upload("the hopping table", &m.hop)?,
@@ -250,8 +274,11 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
     }
 
     /// The placements whose shared memory a block can have: on chip and the rebuild off chip where W fits, else off
-    /// chip.
+    /// chip; screened mixed: off chip (W in f64 there, its f32 copy on chip).
     pub fn placements(&self) -> Vec<Placement> {
+        if self.screened {
+            return vec![Placement::OffChip];
+        }
         let fits = |at| self.shared_at(at) + STATIC_SHARED <= self.gpu.info.shared_per_block_optin;
         let on: Vec<Placement> = [Placement::OnChip, Placement::RebuildOffChip].into_iter().filter(|&at| fits(at)).collect();
         if on.is_empty() { vec![Placement::OffChip] } else { on }
@@ -314,7 +341,9 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
 
     fn load(&mut self, registers: usize) -> Result<(), GpuError> {
         assert!(registers != 80 || self.threads as usize <= R80_THREADS, "lattice gpu: the 80-register entry takes at most {R80_THREADS} threads");
-        let func = self.gpu.function("lattice", SRC, &entry::<S, A>(registers))?;
+        assert!(!self.screened || registers == 128, "lattice gpu: screened mixed is compiled at 128 registers only");
+        let name = if self.screened { SCREENED_ENTRY.to_string() } else { entry::<S, A>(registers) };
+        let func = self.gpu.function("lattice", SRC, &name)?;
         self.gpu.opt_in_shared("lattice sweeps", &func, self.shared())?;
         self.func = func;
         self.registers = registers;
@@ -355,6 +384,7 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
     /// against 36.6k on chip at 6c9e622): the tie rule above (770d751: 38.5k).
     fn default_layout(&mut self) -> Result<(), GpuError> {
         let caps: &[usize] = match (S::NAME, A::NAME) {
+            _ if self.screened => &[128],
             ("f64", "f64") => &[128],
             ("f32", "f32") => &[80, 64],
             _ if self.params.pairs as usize <= super::CHECKED_MAX_PAIRS => &[128],
@@ -398,9 +428,14 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
         Ok(self.func.max_threads_per_block().during("reading the lattice kernel's thread limit")? as usize)
     }
 
-    /// Is each chain's W held in shared memory?
+    /// Is each chain's W held in shared memory (screened mixed: the f32 copy its moves and measurements read)?
     pub fn on_chip(&self) -> bool {
-        self.placement != Placement::OffChip
+        self.screened || self.placement != Placement::OffChip
+    }
+
+    /// Does this ensemble run screened mixed ([`Self::screened`])?
+    pub fn is_screened(&self) -> bool {
+        self.screened
     }
 
     /// Chains resident on the whole GPU at once (blocks per SM times SMs): fewer leave SMs idle, a chain count
@@ -419,6 +454,9 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
 
     fn shared_at(&self, at: Placement) -> usize {
         let (np, ns) = (self.params.pairs as usize, self.params.sites as usize);
+        if self.screened {
+            return screened_shared_bytes(np, ns);
+        }
         shared_bytes(np, ns, std::mem::size_of::<S>(), std::mem::size_of::<A>(), at)
     }
 
@@ -446,11 +484,11 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
         }
         let cfg = LaunchConfig { grid_dim: (self.params.chains as u32, 1, 1), block_dim: (self.threads, 1, 1), shared_mem_bytes: self.shared() as u32 };
         let mut b = self.gpu.stream.launch_builder(&self.func);
-        b.arg(&self.params).arg(&self.phi).arg(&self.nbr).arg(&self.hop);
+        b.arg(&self.params).arg(&self.phi).arg(&self.phi32).arg(&self.nbr).arg(&self.hop);
         b.arg(&mut self.w).arg(&mut self.m).arg(&mut self.up).arg(&mut self.dn).arg(&mut self.rng).arg(&mut self.tally);
         // SAFETY: one block per chain; each block indexes its own chain's slices of w (np^2), of m (device_scratch,
-        // only where M is off chip, allocated above then), up/dn (np), rng (1) and tally (LEN), phi (ns^2), nbr/hop
-        // (4 ns), all of the sizes uploaded; shared memory is sized by shared_bytes for the same placement (vec_bytes
+        // only where M is off chip, allocated above then), up/dn (np), rng (1) and tally (LEN), phi (ns^2), phi32
+        // (ns^2, read by the screened entry alone), nbr/hop (4 ns), all of the sizes uploaded; shared memory is sized by shared_bytes for the same placement (vec_bytes
         // with it), and the threads are at least np / NARROW_MAX (set_block_threads, block_threads).
         unsafe { b.launch(cfg) }.during("launching lattice sweeps")?;
         Ok(())
@@ -485,6 +523,20 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
     }
 }
 
+impl GpuEnsemble<f64, f64> {
+    /// Screened mixed (lattice.cu `run` with SCR, as `cpu::Screened`): double's chains, W in f64 in each chain's
+    /// device buffer and changed only as double's, every proposal screened by an f32 ratio and a bound on its distance
+    /// from double's from W's f32 copy held on chip, only the moves near the line or accepted decided on double's f64
+    /// ratio, every measurement in f32 from the copy. Double's rebuild policy (never; the degenerate swap's).
+    pub fn screened(gpu: &Arc<Gpu>, m: &Model, starts: &[(Config, Vec<f64>)], seed: u64) -> Result<Self, GpuError> {
+        let shared = screened_shared_bytes(m.pairs, m.sites) + STATIC_SHARED;
+        if shared > gpu.info.shared_per_block_optin {
+            return Err(GpuError::SharedMemory { kernel: format!("screened mixed lattice sweeps at {} pairs (W's f32 copy on chip)", m.pairs), asked: shared, limit: gpu.info.shared_per_block_optin });
+        }
+        Self::build(gpu, m, starts, seed, true)
+    }
+}
+
 /// The kernel run on the host by scripts/lattice-run-host.cpp (a block of host threads a chain, in CI): a case's
 /// launch written to a folder as the kernel reads it, and the chains' state read back.
 #[cfg(test)]
@@ -505,11 +557,13 @@ pub(super) mod host {
         /// The degenerate-swap threshold (None: the default of the evaluation type).
         pub degenerate: Option<f64>,
         pub bfactor: usize,
+        /// Screened mixed (`GpuEnsemble::screened`; write's S and A f64, placement off chip).
+        pub screened: bool,
     }
 
     impl Case {
         pub fn new(name: &'static str, placement: Placement, threads: usize, equil: usize, sweeps: usize) -> Self {
-            Case { name, placement, threads, equil, sweeps, recompute: 0, residual_limit: 0.0, window: WINDOW, degenerate: None, bfactor: DEFAULT_BFACTOR }
+            Case { name, placement, threads, equil, sweeps, recompute: 0, residual_limit: 0.0, window: WINDOW, degenerate: None, bfactor: DEFAULT_BFACTOR, screened: false }
         }
     }
 
@@ -537,12 +591,16 @@ pub(super) mod host {
         let dir = root.join(case.name);
         std::fs::create_dir_all(&dir).unwrap();
         let s_bytes = |v: &[S]| v.iter().flat_map(|x| if S::NAME == "f32" { (x.f64() as f32).to_le_bytes().to_vec() } else { x.f64().to_le_bytes().to_vec() }).collect::<Vec<u8>>();
+        assert!(!case.screened || (S::NAME, A::NAME, case.placement) == ("f64", "f64", Placement::OffChip), "a screened case is f64 off chip");
+        if case.screened {
+            std::fs::write(dir.join("phi32.bin"), bytes(&i.phi32, f32::to_le_bytes)).unwrap();
+        }
         for (file, b) in [("params.bin", pb), ("phi.bin", s_bytes(&i.phi)), ("nbr.bin", bytes(&i.nbr, i32::to_le_bytes)), ("hop.bin", bytes(&m.hop, f64::to_le_bytes)), ("w.bin", s_bytes(&i.w)), ("up.bin", bytes(&i.up, i32::to_le_bytes)), ("dn.bin", bytes(&i.dn, i32::to_le_bytes)), ("rng.bin", bytes(&i.rng, u64::to_le_bytes))] {
             std::fs::write(dir.join(file), b).unwrap();
         }
-        let entry = entry::<S, A>(128);
-        let precision = entry.trim_start_matches("lattice_sweeps_"); // f64, f32 or mixed: the kernel's entry
-        let shared = shared_bytes(m.pairs, m.sites, std::mem::size_of::<S>(), std::mem::size_of::<A>(), case.placement);
+        let entry = if case.screened { SCREENED_ENTRY.to_string() } else { entry::<S, A>(128) };
+        let precision = entry.trim_start_matches("lattice_sweeps_"); // f64, f32, mixed or screened: the kernel's entry
+        let shared = if case.screened { screened_shared_bytes(m.pairs, m.sites) } else { shared_bytes(m.pairs, m.sites, std::mem::size_of::<S>(), std::mem::size_of::<A>(), case.placement) };
         let scratch = if case.placement.m_on_chip() { 0 } else { device_scratch(m.pairs) };
         format!("{} {precision} {} {shared} {scratch}", case.name, case.threads)
     }

@@ -41,12 +41,23 @@
 // operations in the same order; scripts/lattice-reinvert-host.cpp checks it against the plain algorithm), with the
 // matrix read and written once per panel instead of once per pivot and 2 or 3 barriers per panel instead of 2 per
 // pivot.
+//
+// Screened mixed (run's SCR, from 2026-12-05; mixed above L = 9, as cpu.rs Screened on the CPU): the chain is double's,
+// W in f64 in its device buffer, and a copy of W rounded to f32 on chip screens each batch: the f32 f vectors in one
+// pass over the copy (with the sums that bound their errors), each move's f32 ratio and a rigorous bound on its
+// distance from the f64 ratio double computes, and only the moves whose sqrt(u) the bound does not put above the f32
+// ratio take double's pass over W in f64 and their f64 ratios (none where no swap is among them). Decisions, W and the
+// path are double's bit for bit; the measurement is f32 from the copy, which each accepted move's last rank-1 update
+// writes beside W. Until then the GPU's mixed updated W in f32 at every size, and at L = 15 its chains left the
+// distribution in about half the suite's runs (mod.rs).
 
 #define OCC_DN 0
 #define OCC_UP 1
 #define OCC_HL 2
 #define TALLY_LEN 13
 #define TALLY_RECOMPUTES 10
+#define TALLY_CONFIRMED_HOPS 11 // mod.rs tally: moves screened mixed decided on an f64 ratio
+#define TALLY_CONFIRMED_SWAPS 12
 #define NARROW_MAX 2  // columns per thread when a rebuilt W is narrowed to f32 (gpu.rs: threads >= pairs / 2)
 #define NARROW_ROWS 8 // rows narrowed between two barriers
 // Threads per chain at most (gpu.rs max_block_threads reads it back): the compiler keeps to 128 registers a thread so
@@ -206,32 +217,47 @@ __device__ __forceinline__ void col_dots(const S* __restrict__ W, const A* __res
 __device__ __forceinline__ int row_groups(int n) { return (int)blockDim.x >= 2 * n ? (int)blockDim.x / n : 1; }
 
 // W[b][c] -= col[b] f[c] for every (b, c), column `a` replaced by col (Sherman-Morrison of an up electron a), in S.
-template <typename S, typename A>
+// With MIR (screened mixed, below) every new entry is also rounded to f32 into mir (same stride): the update writes
+// every entry of W, so the copy is W's after it.
+template <bool MIR, typename S, typename A>
 __device__ __forceinline__ void update_cols(S* __restrict__ W, const A* __restrict__ f, const A* __restrict__ col, int a,
-                                            int n, int ld) {
+                                            int n, int ld, float* __restrict__ mir) {
     const int groups = row_groups(n), span = (n + groups - 1) / groups;
     for (int t = threadIdx.x; t < n * groups; t += blockDim.x) {
         const int c = t % n, b0 = (t / n) * span, b1 = b0 + span < n ? b0 + span : n;
         const S fc = S(f[c]);
         if (c == a) {
-            for (int b = b0; b < b1; b++) W[b * ld + c] = S(col[b]);
+            for (int b = b0; b < b1; b++) {
+                const S x = S(col[b]);
+                W[b * ld + c] = x;
+                if constexpr (MIR) mir[b * ld + c] = float(x);
+            }
         } else {
 #pragma unroll 4
-            for (int b = b0; b < b1; b++) W[b * ld + c] -= fc * S(col[b]);
+            for (int b = b0; b < b1; b++) {
+                const S x = W[b * ld + c] - fc * S(col[b]);
+                W[b * ld + c] = x;
+                if constexpr (MIR) mir[b * ld + c] = float(x);
+            }
         }
     }
 }
 
-// W[r][a] -= g[r] row[a] for every (r, a), row `b` replaced by row (Sherman-Morrison of a down electron b), in S.
-template <typename S, typename A>
+// W[r][a] -= g[r] row[a] for every (r, a), row `b` replaced by row (Sherman-Morrison of a down electron b), in S;
+// MIR as update_cols.
+template <bool MIR, typename S, typename A>
 __device__ __forceinline__ void update_rows(S* __restrict__ W, const A* __restrict__ g, const A* __restrict__ row, int b,
-                                            int n, int ld) {
+                                            int n, int ld, float* __restrict__ mir) {
     const int groups = row_groups(n), span = (n + groups - 1) / groups;
     for (int t = threadIdx.x; t < n * groups; t += blockDim.x) {
         const int a = t % n, r0 = (t / n) * span, r1 = r0 + span < n ? r0 + span : n;
         const S ra = S(row[a]);
 #pragma unroll 4
-        for (int r = r0; r < r1; r++) W[r * ld + a] = r == b ? ra : W[r * ld + a] - S(g[r]) * ra;
+        for (int r = r0; r < r1; r++) {
+            const S x = r == b ? ra : W[r * ld + a] - S(g[r]) * ra;
+            W[r * ld + a] = x;
+            if constexpr (MIR) mir[r * ld + a] = float(x);
+        }
     }
 }
 
@@ -283,6 +309,58 @@ __device__ __forceinline__ void col_dots_look(const S* __restrict__ W, const A* 
     __syncthreads();
 }
 
+// Screened mixed's pass over the f32 copy of W (run, step 3'): for every j < LOOK and column a, F[j][a] = sum_b
+// PVT[b][j] W[b][a] in f32 from PVT rounded to f32, summed in blocks of 16 rows, each block's sum then added to the
+// total, and FA[j][a] = sum_b |PVT[b][j]| |W[b][a]|, which bounds F's error entry by entry (cpu.rs fvec_with). Where
+// the block has 2 n threads or more two threads share a column, the first half of the rows and the rest, as
+// col_dots_look in double (a thread per column left 154 of 256 idle at L = 15). A term meets at most 16 + ceil(n / 16)
+// + 2 roundings instead of n: the bound in run is four times tighter at L = 15, as cpu.rs's blocked f vector. Every
+// thread of the block calls it; a barrier ends it.
+__device__ __forceinline__ void col_dots_screen(const float* __restrict__ W, const double* __restrict__ PVT,
+                                                float* __restrict__ F, float* __restrict__ FA, int n, int ld) {
+    const bool two = (int)blockDim.x >= 2 * n; // at most one (column, half) a thread then
+    const int half = two ? (n + 1) / 2 : n;
+    float acc[LOOK], blk[LOOK], ab[LOOK];
+    bool keep = false; // this thread holds the first half of its column's sums, to add to the rest after the barrier
+    for (int t = threadIdx.x; t < (two ? 2 * n : n); t += blockDim.x) {
+        const bool rest = t >= n;
+        const int a = rest ? t - n : t;
+#pragma unroll
+        for (int j = 0; j < LOOK; j++) acc[j] = blk[j] = ab[j] = 0.0f;
+        for (int b = rest ? half : 0, b1 = rest ? n : half, q = 1; b < b1; b++, q++) {
+            const float w = W[b * ld + a], aw = fabsf(w);
+            double v[LOOK];
+            load_look(PVT + b * LOOK, v);
+#pragma unroll
+            for (int j = 0; j < LOOK; j++) {
+                const float x = float(v[j]);
+                blk[j] += x * w;
+                ab[j] += fabsf(x) * aw;
+            }
+            if ((q & 15) == 0) {
+#pragma unroll
+                for (int j = 0; j < LOOK; j++) { acc[j] += blk[j]; blk[j] = 0.0f; }
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < LOOK; j++) acc[j] += blk[j];
+        keep = two && !rest;
+        if (!keep) {
+#pragma unroll
+            for (int j = 0; j < LOOK; j++) { F[j * n + a] = acc[j]; FA[j * n + a] = ab[j]; }
+        }
+    }
+    if (two) {
+        __syncthreads();
+        const int a = threadIdx.x;
+        if (keep) {
+#pragma unroll
+            for (int j = 0; j < LOOK; j++) { F[j * n + a] = acc[j] + F[j * n + a]; FA[j * n + a] = ab[j] + FA[j * n + a]; }
+        }
+    }
+    __syncthreads();
+}
+
 // The gathers of a batch: PVT[t][k] (the f vectors' inputs, LOOK a row) and Q[k][t] for every pair t and entry
 // k < LOOK, as entry(k, up site of t, down site of t, p, q) gives them (p: PVT's value; q: Q's where it returns
 // true). Spread over the block as the rank-1 updates (row_groups): a thread per pair and group g of entries k = g,
@@ -327,6 +405,7 @@ template <typename S, typename A> struct Chain {
     idx_t *up, *dn, *occ, *which, *piv;
     int* iscratch;
     A* work; // reinvert's scratch: L (PANEL N_P) and dv (PANEL), 16-byte aligned (run: the vectors from f on)
+    float* W32; // screened mixed: W rounded to f32, on chip (stride ld), which the updates with MIR keep; else null
 
     // Where M's rows are during a rebuild: below h at M (over W), the rest at off (the chain's M_all slice, same row
     // numbers): every row at M (h = N_P) in placements 0 and 1 and wherever S and A are one type; in placement 2 in
@@ -375,40 +454,24 @@ template <typename S, typename A> struct Chain {
         __syncthreads();
     }
     // Sherman-Morrison: up electron a moves to s; f holds the new row times W (f_a the ratio).
-    __device__ void update_up(int a, int s) {
+    template <bool MIR = false> __device__ void update_up(int a, int s) {
         const int np = p.pairs, ld = p.ld;
         const S inv_r = S(1) / f[a];
         for (int b = threadIdx.x; b < np; b += blockDim.x) buf[b] = W[b * ld + a] * inv_r;
         __syncthreads();
-        update_cols(W, f, buf, a, np, ld);
+        update_cols<MIR>(W, f, buf, a, np, ld, W32);
         if (threadIdx.x == 0) up[a] = s;
         __syncthreads();
     }
     // Sherman-Morrison: down electron b moves to s; g holds W times the new column (g_b the ratio).
-    __device__ void update_dn(int b, int s) {
+    template <bool MIR = false> __device__ void update_dn(int b, int s) {
         const int np = p.pairs, ld = p.ld;
         const S inv_r = S(1) / g[b];
         for (int a = threadIdx.x; a < np; a += blockDim.x) buf[a] = W[b * ld + a] * inv_r;
         __syncthreads();
-        update_rows(W, g, buf, b, np, ld);
+        update_rows<MIR>(W, g, buf, b, np, ld, W32);
         if (threadIdx.x == 0) dn[b] = s;
         __syncthreads();
-    }
-    // By one warp: h = sum_a' W_ba' phi(u_a', x) and k = sum_a' fv_a' phi(u_a', x), to every lane (fv must be ready).
-    // In E, the type of fv (S: the evaluation type).
-    template <typename E> __device__ void hk_warp(int b, int x, const E* fv, E& h, E& k) {
-        const int np = p.pairs, lane = threadIdx.x & 31;
-        const S* row = phi + (size_t)x * p.sites;
-        h = E(0);
-        k = E(0);
-#pragma unroll 4
-        for (int a = lane; a < np; a += 32) {
-            const E ph = E(row[up[a]]);
-            h += E(W[b * p.ld + a]) * ph;
-            k += fv[a] * ph;
-        }
-        h = warp_allsum(h);
-        k = warp_allsum(k);
     }
     // The blocked rebuild (reinvert) factors the columns of one panel, PANEL pivots, at a time. It computes W bit for
     // bit as the Gauss-Jordan of one pivot at a time with partial pivoting in place (cpu.rs gauss_jordan_one: step k
@@ -658,8 +721,121 @@ template <typename S, typename A> struct Chain {
     }
 };
 
-template <typename S, typename A>
-__device__ void run(const LatticeParams p, const S* __restrict__ phi, const int* __restrict__ nbr,
+// By one warp: h = sum_a' W_ba' phi(u_a', x) and k = sum_a' fv_a' phi(u_a', x), to every lane (fv must be ready),
+// in T.
+template <typename T>
+__device__ __forceinline__ void hk_warp(const LatticeParams& p, const T* __restrict__ phi, const T* W, const idx_t* up, int b,
+                                        int x, const T* fv, T& h, T& k) {
+    const int np = p.pairs, lane = threadIdx.x & 31;
+    const T* row = phi + (size_t)x * p.sites;
+    h = T(0);
+    k = T(0);
+#pragma unroll 4
+    for (int a = lane; a < np; a += 32) {
+        const T ph = row[up[a]];
+        h += W[b * p.ld + a] * ph;
+        k += fv[a] * ph;
+    }
+    h = warp_allsum(h);
+    k = warp_allsum(k);
+}
+
+// A measurement of the local energy per site after a sweep, from W and phi in T (the evaluation type; f32 in screened
+// mixed: its copy of W), into the tally (thread 0), each term's sum in f64. PVT, F and Q are the batch's arrays in T;
+// piv (free outside a rebuild) lists the down electrons with an up neighbour, batch[0] how many.
+template <typename T>
+__device__ void measure(const LatticeParams& p, const T* __restrict__ phi, const T* W, T* PVT, T* F, T* Q,
+                        const idx_t* up, const idx_t* dn, const idx_t* occ, const idx_t* which, idx_t* piv,
+                        const int* __restrict__ nbr, const double* __restrict__ hop, double* dscratch, int* batch,
+                        double* tl) {
+    const int np = p.pairs, ns = p.sites, ld = p.ld, tid = threadIdx.x, lane = tid & 31, warp = tid >> 5,
+              warps = blockDim.x >> 5;
+    // Energy: kinetic hops of every electron to empty neighbours (a thread per electron).
+    double ekin = 0.0, nkin = 0.0;
+    for (int a = tid; a < np; a += blockDim.x) {
+        const int s = up[a];
+        for (int jn = 0; jn < 4; jn++) {
+            const int n = nbr[4 * s + jn];
+            if (occ[n] != OCC_HL) continue;
+            const T* row = phi + (size_t)n * ns;
+            T r = T(0);
+#pragma unroll 8
+            for (int b = 0; b < np; b++) r += row[dn[b]] * W[b * ld + a];
+            ekin += hop[4 * s + jn] * (double)r;
+            nkin += 1.0;
+        }
+    }
+    for (int b = tid; b < np; b += blockDim.x) {
+        const int s = dn[b];
+        for (int jn = 0; jn < 4; jn++) {
+            const int n = nbr[4 * s + jn];
+            if (occ[n] != OCC_HL) continue;
+            const T* row = phi + (size_t)n * ns;
+            T r = T(0);
+#pragma unroll 8
+            for (int a = 0; a < np; a++) r += W[b * ld + a] * row[up[a]];
+            ekin += hop[4 * s + jn] * (double)r;
+            nkin += 1.0;
+        }
+    }
+    block_sum2(ekin, nkin, dscratch);
+    // Exchange: the down electrons with an up neighbour listed (in piv, free outside a rebuild), their f vectors
+    // LOOK per pass over W, then O(N_P) per bond, a warp per (electron, neighbour).
+    if (tid == 0) {
+        int cnt = 0;
+        for (int b = 0; b < np; b++) {
+            const int y = dn[b];
+            bool any = false;
+            for (int jn = 0; jn < 4; jn++) any |= occ[nbr[4 * y + jn]] == OCC_UP;
+            if (any) piv[cnt++] = b;
+        }
+        batch[0] = cnt;
+    }
+    __syncthreads();
+    const int listed = batch[0];
+    double ej = 0.0, bonds = 0.0;
+    for (int g0 = 0; g0 < listed; g0 += LOOK) {
+        const int kn = min(LOOK, listed - g0);
+        gather_look(np, up, dn, PVT, Q, [&](int k, int, int dt, T& pk, T&) {
+            if (k < kn) pk = phi[(size_t)dn[piv[g0 + k]] * ns + dt];
+            return false;
+        });
+        __syncthreads();
+        col_dots_look(W, PVT, F, np, ld);
+        for (int w = warp; w < 4 * kn; w += warps) {
+            const int k = w >> 2, b = piv[g0 + k], y = dn[b], x = nbr[4 * y + (w & 3)];
+            if (occ[x] != OCC_UP) continue;
+            const int a = which[x];
+            const T* fk = F + k * np;
+            T h, kk;
+            hk_warp(p, phi, W, up, b, x, fk, h, kk);
+            const T r = W[b * ld + a] * (phi[(size_t)y * ns + x] - kk) + fk[a] * h;
+            if (lane == 0) {
+                ej -= 0.5 * p.j * (1.0 + (double)r);
+                bonds += 1.0;
+            }
+        }
+        __syncthreads(); // the readers of F are done before the next gathers
+    }
+    block_sum2(ej, bonds, dscratch);
+    const double fvecs = listed;
+    if (tid == 0) {
+        const double e = (ekin + ej) / ns;
+        tl[0] += e; tl[1] += e * e; tl[2] += 1.0;
+        tl[7] += nkin; tl[8] += bonds; tl[9] += fvecs;
+    }
+    __syncthreads();
+}
+
+// A chain's whole run. SCR (screened mixed, S = A = double; issue #26): W in f64 in the chain's device buffer (p.on_chip
+// 0) is the state and changes only as double's would, and a copy rounded to f32 (phi32 the pair function rounded to
+// f32) held on chip where W would be screens every proposal: its f32 ratio and a bound on the distance from the f64
+// ratio double computes (cpu.rs screen: the same bound, with this kernel's summation paths). Moves the bound shows to
+// be rejected are rejected; the batch's others take double's f64 ratio and decision. So the chain is double's, W bit for
+// bit, while most ratios and every measurement are f32 from the copy, which the last rank-1 update of each accepted
+// move writes beside W (update_cols, update_rows with MIR).
+template <typename S, typename A, bool SCR = false>
+__device__ void run(const LatticeParams p, const S* __restrict__ phi, const float* __restrict__ phi32, const int* __restrict__ nbr,
                     const double* __restrict__ hop, S* __restrict__ W_all, A* __restrict__ M_all, int* __restrict__ up_all,
                     int* __restrict__ dn_all, u64* __restrict__ rng_all, double* __restrict__ tally_all) {
     const int c = blockIdx.x;
@@ -692,6 +868,19 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const int*
     tail = (unsigned char*)(((size_t)tail + 15) & ~(size_t)15);
     const auto slice = [&]() { return M_all + (size_t)c * ((size_t)np * ld + PANEL * np); };
     S* W = p.on_chip ? (S*)tail : (S*)slice();
+    // screened mixed: W's f32 copy where W would be on chip; the batch's f32 f vectors and their error sums over F (the
+    // f64 f vectors overwrite them after the screen); each move's f32 ratio and bound, and the batch's masks, in
+    // dscratch (the measurement's, free during a batch)
+    float* const W32 = SCR ? (float*)tail : nullptr;
+    float* const F32 = (float*)F;
+    float* const FA = F32 + LOOK * np;
+    double* const mv_r32 = dscratch;
+    double* const mv_band = dscratch + LOOK;
+    unsigned* const smask = (unsigned*)(dscratch + 2 * LOOK);
+    const auto round_all = [&]() { // W32 from W, every entry; a barrier ends it
+        for (int e = tid; e < np * np; e += blockDim.x) W32[(e / np) * ld + e % np] = float(W[(e / np) * ld + e % np]);
+        __syncthreads();
+    };
     __shared__ int iscratch[32];
     // the batch: per move the electron, its spin, old and new site, hop (1) or swap (0), the partner electron of a
     // swap, the random outputs consumed up to and including it; uniform, ratio, h and phi(y, x) of a swap
@@ -701,7 +890,7 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const int*
     __shared__ u64 win[WINDOW];
     __shared__ int batch[3]; // moves drawn, moves kept, the accepted one (-1: none)
 
-    Chain<S, A> ch{p, phi, W, (A*)W, f, g, pv, buf, dscratch, up, dn, occ, which, piv, iscratch, (A*)f};
+    Chain<S, A> ch{p, phi, W, (A*)W, f, g, pv, buf, dscratch, up, dn, occ, which, piv, iscratch, (A*)f, W32};
     for (int k = tid; k < ns; k += blockDim.x) occ[k] = OCC_HL;
     for (int k = tid; k < np; k += blockDim.x) {
         up[k] = up_all[(size_t)c * np + k];
@@ -711,6 +900,7 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const int*
     __shared__ int failed;
     if (tid == 0) failed = 0;
     __syncthreads();
+    if constexpr (SCR) round_all();
     u64 rng = 0;
     __shared__ double tl[TALLY_LEN]; // thread 0 only: in shared memory, not in every thread's registers
     if (tid == 0) {
@@ -807,10 +997,76 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const int*
                 mv_pyx[tid] = (double)phi[(size_t)y * ns + x];
             }
             __syncthreads();
-            // (3) the f vectors of every swap of the batch in one pass over W
-            col_dots_look(W, PVT, F, np, ld);
+            // Screened mixed: (3') the f32 f vectors and their error sums from the copy, (4') each move's f32 ratio and
+            // the bound on its distance from double's f64 ratio (cpu.rs screen), a warp per move, and (5') the moves
+            // whose sqrt(u) the bound does not put above the f32 ratio: only these take (3) and (4) in f64.
+            unsigned only = ~0u; // the moves whose f64 ratio (3, 4) computes: all but in screened mixed
+            if constexpr (SCR) {
+                constexpr double U32 = 5.9604644775390625e-8; // 2^-24
+                // (d + 2) u, d the roundings on a sum's longest path: a warp's lanes then its butterfly; the blocked f
+                // vector; 2 for the rounding of each factor to f32; 1.01 covers f64's own error and the abs sums'
+                const double lanes = 1.01 * ((np + 31) / 32 + 5 + 2) * U32;
+                const double blocked = 1.01 * (16 + (np + 15) / 16 + 2 + 2) * U32;
+                col_dots_screen(W32, PVT, F32, FA, np, ld);
+                for (int k = warp; k < kn; k += warps) {
+                    const double* q = Q + k * np;
+                    const int i = mv_i[k];
+                    float r = 0.0f, h = 0.0f, kk = 0.0f, sw = 0.0f, sf = 0.0f, sa = 0.0f;
+                    double band;
+                    if (mv_hop[k]) {
+                        const bool upm = mv_spin[k] == OCC_UP;
+                        for (int c = lane; c < np; c += 32) {
+                            const float x = float(q[c]), w = upm ? W32[c * ld + i] : W32[i * ld + c];
+                            r += x * w;
+                            sw += fabsf(x) * fabsf(w);
+                        }
+                        r = warp_allsum(r);
+                        band = lanes * warp_allsum(sw);
+                    } else {
+                        const int a = mv_spin[k] == OCC_UP ? i : mv_j[k], b = mv_spin[k] == OCC_UP ? mv_j[k] : i;
+                        const float* fk = F32 + k * np;
+                        const float* ak = FA + k * np;
+                        for (int c = lane; c < np; c += 32) {
+                            const float x = float(q[c]), ax = fabsf(x), w = W32[b * ld + c], fc = fk[c];
+                            h += w * x;
+                            kk += fc * x;
+                            sw += fabsf(w) * ax;
+                            sf += fabsf(fc) * ax;
+                            sa += ak[c] * ax;
+                        }
+                        h = warp_allsum(h);
+                        kk = warp_allsum(kk);
+                        sw = warp_allsum(sw);
+                        sf = warp_allsum(sf);
+                        sa = warp_allsum(sa);
+                        const float pyx = float(mv_pyx[k]), wba = W32[b * ld + a], fa = fk[a];
+                        r = wba * (pyx - kk) + fa * h;
+                        // bounds on the errors of k, of phi(y, x) - k (d bounds it, computed or exact), f_a and h; then
+                        // the two products' errors (each factor's error times the other's bound), their roundings and
+                        // the sum's (cpu.rs screen)
+                        const double e_k = blocked * sa + lanes * sf, d = fabs(pyx) + sf + e_k;
+                        const double e_d = e_k + U32 * (fabs(pyx) + d), e_fa = blocked * ak[a], e_h = lanes * sw;
+                        const double awba = fabs(wba), afa = fabs(fa), ah = fabs(h);
+                        band = awba * e_d + U32 * awba * d + afa * e_h + e_fa * (ah + e_h) + 2.0 * U32 * (awba * d + afa * ah);
+                    }
+                    if (lane == 0) { mv_r32[k] = r; mv_band[k] = 1.01 * band + 1e-30; }
+                }
+                __syncthreads();
+                if (tid < 32) {
+                    const bool live = lane < kn;
+                    const double hi = live ? fabs(mv_r32[lane]) + mv_band[lane] : 0.0;
+                    const unsigned cm = __ballot_sync(0xffffffffu, live && mv_u[lane] < hi * hi);
+                    const unsigned sm = __ballot_sync(0xffffffffu, live && !mv_hop[lane]);
+                    if (lane == 0) { smask[0] = cm; smask[1] = cm & sm; }
+                }
+                __syncthreads();
+                only = smask[0];
+            }
+            // (3) the f vectors of every swap of the batch in one pass over W (screened: where a swap needs them)
+            if (!SCR || smask[1]) col_dots_look(W, PVT, F, np, ld);
             // (4) each move's ratio, a warp per move
             for (int k = warp; k < kn; k += warps) {
+                if (!(only >> k & 1)) continue;
                 const S* q = Q + k * np;
                 const int i = mv_i[k];
                 S r = S(0), h = S(0), kk = S(0);
@@ -841,7 +1097,7 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const int*
             if (tid < 32) {
                 const bool live = lane < kn;
                 const double r = live ? (double)mv_r[lane] : 0.0;
-                const unsigned am = __ballot_sync(0xffffffffu, live && mv_u[lane] < r * r);
+                const unsigned am = __ballot_sync(0xffffffffu, live && (only >> lane & 1) && mv_u[lane] < r * r);
                 const unsigned hm = __ballot_sync(0xffffffffu, live && mv_hop[lane]);
                 const int acc = am ? __ffs(am) - 1 : -1, kept = am ? acc + 1 : kn;
                 if (lane == 0) {
@@ -850,6 +1106,11 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const int*
                     tl[5] += kept - hops;
                     if (acc >= 0) {
                         if (hm >> acc & 1) tl[4] += 1; else tl[6] += 1;
+                    }
+                    if constexpr (SCR) {
+                        const unsigned cc = only & ((1u << kept) - 1);
+                        tl[TALLY_CONFIRMED_HOPS] += __popc(cc & hm);
+                        tl[TALLY_CONFIRMED_SWAPS] += __popc(cc & ~hm);
                     }
                     rng += (u64)mv_cnt[kept - 1] * SM_GAMMA;
                     batch[1] = kept;
@@ -864,10 +1125,10 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const int*
             if (mv_hop[k]) {
                 if (spin == OCC_UP) {
                     ch.fvec(nw);
-                    ch.update_up(i, nw);
+                    ch.template update_up<SCR>(i, nw);
                 } else {
                     ch.gvec(nw);
-                    ch.update_dn(i, nw);
+                    ch.template update_dn<SCR>(i, nw);
                 }
                 if (tid == 0) { occ[old] = OCC_HL; occ[nw] = spin; which[nw] = i; }
                 __syncthreads();
@@ -883,15 +1144,16 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const int*
                 // Both single moves pass through a nearly singular matrix: rebuild W (as cpu.rs).
                 if (tid == 0) { up[a] = y; dn[b] = x; tl[TALLY_RECOMPUTES] += 1; }
                 ch.reinvert(&failed, slice());
+                if constexpr (SCR) round_all();
             } else if (fabs((double)f[a]) >= fabs((double)h)) {
                 ch.update_up(a, y);
                 ch.gvec(x);
-                ch.update_dn(b, x);
+                ch.template update_dn<SCR>(b, x);
             } else {
                 ch.gvec(x);
                 ch.update_dn(b, x);
                 ch.fvec(y);
-                ch.update_up(a, y);
+                ch.template update_up<SCR>(a, y);
             }
             if (tid == 0) { occ[x] = OCC_DN; occ[y] = OCC_UP; which[x] = b; which[y] = a; }
             __syncthreads(); // the new occupation before warp 0 draws the next batch
@@ -917,84 +1179,12 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const int*
         if (due) {
             if (tid == 0) tl[TALLY_RECOMPUTES] += 1;
             ch.reinvert(&failed, slice());
+            if constexpr (SCR) round_all();
         }
         if (sweep < p.equil) continue;
 
-        // Energy: kinetic hops of every electron to empty neighbours (a thread per electron).
-        double ekin = 0.0, nkin = 0.0;
-        for (int a = tid; a < np; a += blockDim.x) {
-            const int s = up[a];
-            for (int jn = 0; jn < 4; jn++) {
-                const int n = nbr[4 * s + jn];
-                if (occ[n] != OCC_HL) continue;
-                const S* row = phi + (size_t)n * ns;
-                S r = S(0);
-#pragma unroll 8
-                for (int b = 0; b < np; b++) r += row[dn[b]] * W[b * ld + a];
-                ekin += hop[4 * s + jn] * (double)r;
-                nkin += 1.0;
-            }
-        }
-        for (int b = tid; b < np; b += blockDim.x) {
-            const int s = dn[b];
-            for (int jn = 0; jn < 4; jn++) {
-                const int n = nbr[4 * s + jn];
-                if (occ[n] != OCC_HL) continue;
-                const S* row = phi + (size_t)n * ns;
-                S r = S(0);
-#pragma unroll 8
-                for (int a = 0; a < np; a++) r += W[b * ld + a] * row[up[a]];
-                ekin += hop[4 * s + jn] * (double)r;
-                nkin += 1.0;
-            }
-        }
-        block_sum2(ekin, nkin, dscratch);
-        // Exchange: the down electrons with an up neighbour listed (in piv, free outside a rebuild), their f vectors
-        // LOOK per pass over W, then O(N_P) per bond, a warp per (electron, neighbour).
-        if (tid == 0) {
-            int cnt = 0;
-            for (int b = 0; b < np; b++) {
-                const int y = dn[b];
-                bool any = false;
-                for (int jn = 0; jn < 4; jn++) any |= occ[nbr[4 * y + jn]] == OCC_UP;
-                if (any) piv[cnt++] = b;
-            }
-            batch[0] = cnt;
-        }
-        __syncthreads();
-        const int listed = batch[0];
-        double ej = 0.0, bonds = 0.0;
-        for (int g0 = 0; g0 < listed; g0 += LOOK) {
-            const int kn = min(LOOK, listed - g0);
-            gather_look(np, up, dn, PVT, Q, [&](int k, int, int dt, S& pk, S&) {
-                if (k < kn) pk = phi[(size_t)dn[piv[g0 + k]] * ns + dt];
-                return false;
-            });
-            __syncthreads();
-            col_dots_look(W, PVT, F, np, ld);
-            for (int w = warp; w < 4 * kn; w += warps) {
-                const int k = w >> 2, b = piv[g0 + k], y = dn[b], x = nbr[4 * y + (w & 3)];
-                if (occ[x] != OCC_UP) continue;
-                const int a = which[x];
-                const S* fk = F + k * np;
-                S h, kk;
-                ch.hk_warp(b, x, fk, h, kk);
-                const S r = W[b * ld + a] * (phi[(size_t)y * ns + x] - kk) + fk[a] * h;
-                if (lane == 0) {
-                    ej -= 0.5 * p.j * (1.0 + (double)r);
-                    bonds += 1.0;
-                }
-            }
-            __syncthreads(); // the readers of F are done before the next gathers
-        }
-        block_sum2(ej, bonds, dscratch);
-        const double fvecs = listed;
-        if (tid == 0) {
-            const double e = (ekin + ej) / ns;
-            tl[0] += e; tl[1] += e * e; tl[2] += 1.0;
-            tl[7] += nkin; tl[8] += bonds; tl[9] += fvecs;
-        }
-        __syncthreads();
+        if constexpr (SCR) measure<float>(p, phi32, W32, (float*)PVT, (float*)F, (float*)Q, up, dn, occ, which, piv, nbr, hop, dscratch, batch, tl);
+        else measure<S>(p, phi, W, PVT, F, Q, up, dn, occ, which, piv, nbr, hop, dscratch, batch, tl);
     }
 
     for (int k = tid; k < np; k += blockDim.x) {
@@ -1015,18 +1205,21 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const int*
 // W leaves shared memory to spare (L = 9 at 64 threads: 8 blocks at 128 registers, 12 at 80, 16 at 64; L = 15 at 256
 // threads in f32: 2, 3, 4, the last since the 16-bit indices), so fewer registers buy more chains in flight at the
 // price of spills (ptxas 13.0 for sm_90 at 80: none in f32 and mixed, 40 bytes stored in f64; at 64: 36 to 156).
-#define LATTICE_ENTRY(NAME, S, A, THREADS, BLOCKS)                                                             \
-    extern "C" __global__ void __launch_bounds__(THREADS, BLOCKS) NAME(const LatticeParams p, const S* __restrict__ phi, const int* __restrict__ nbr, \
+#define LATTICE_ENTRY(NAME, S, A, SCR, THREADS, BLOCKS)                                                        \
+    extern "C" __global__ void __launch_bounds__(THREADS, BLOCKS) NAME(const LatticeParams p, const S* __restrict__ phi, const float* __restrict__ phi32, const int* __restrict__ nbr, \
                                     const double* __restrict__ hop, S* __restrict__ W, A* __restrict__ M,         \
                                     int* __restrict__ up, int* __restrict__ dn, u64* __restrict__ rng,            \
                                     double* __restrict__ tally) {                                                  \
-        run<S, A>(p, phi, nbr, hop, W, M, up, dn, rng, tally);                                                 \
+        run<S, A, SCR>(p, phi, phi32, nbr, hop, W, M, up, dn, rng, tally);                                     \
     }
 #define LATTICE_ENTRIES(SUF, S, A)                                        \
-    LATTICE_ENTRY(lattice_sweeps_##SUF, S, A, MAX_THREADS, 1)             \
-    LATTICE_ENTRY(lattice_sweeps_##SUF##_r80, S, A, 384, 2)               \
-    LATTICE_ENTRY(lattice_sweeps_##SUF##_r64, S, A, MAX_THREADS, 2)
+    LATTICE_ENTRY(lattice_sweeps_##SUF, S, A, false, MAX_THREADS, 1)      \
+    LATTICE_ENTRY(lattice_sweeps_##SUF##_r80, S, A, false, 384, 2)        \
+    LATTICE_ENTRY(lattice_sweeps_##SUF##_r64, S, A, false, MAX_THREADS, 2)
 
 LATTICE_ENTRIES(f64, double, double)
 LATTICE_ENTRIES(f32, float, float)
 LATTICE_ENTRIES(mixed, float, double)
+// screened mixed (run's SCR; gpu.rs GpuEnsemble::screened), at the launch bounds alone: it holds W in f64 off chip, its
+// copy in f32 on chip, three chains an SM at L = 15 by shared memory
+LATTICE_ENTRY(lattice_sweeps_screened, double, double, true, MAX_THREADS, 1)

@@ -29,10 +29,11 @@
 //! The random numbers of each chain are one splitmix64 stream used in the same order by every variant (reference,
 //! CPU, GPU), so the variants follow the same Markov chain and can be compared chain by chain.
 //!
-//! Precision: `double` (W = M^-1, phi, ratios in f64), `single` (all f32), `mixed`: on the CPU above L = 9 (from
-//! 2026-12-03; every size until 2026-12-04, `screens_mixed`) double's chain screened in f32 (`cpu::Screened`, below: W
-//! and every decision as double's, most ratios and the measurement in f32 from W rounded to f32); on the GPU, and on
-//! the CPU up to L = 9, paper 000's scheme: W and phi stored in f32, the moves' ratios, f and g vectors, the
+//! Precision: `double` (W = M^-1, phi, ratios in f64), `single` (all f32), `mixed`: above L = 9 (`screens_mixed`; on
+//! the CPU from 2026-12-03, every size until 2026-12-04; on the GPU from 2026-12-05, `gpu::GpuEnsemble::screened`)
+//! double's chain screened in f32 (`cpu::Screened`, below: W and every decision as double's, most ratios and the
+//! measurement in f32 from W rounded to f32); up to L = 9 (and on the GPU at every size until 2026-12-05) paper 000's
+//! scheme: W and phi stored in f32, the moves' ratios, f and g vectors, the
 //! measurement's terms and the rank-1 updates of W evaluated in f32; the inverse rebuilt in f64). Energies are
 //! accumulated in f64 in every mode. Until 2026-11 mixed did the updates in f64 from f32 data; until 2026-11-27 it
 //! still took every dot product in f64 from f32 data (a conversion per W entry read and f64 FMAs, so its sweep cost
@@ -613,7 +614,8 @@ pub fn degenerate_ratio(eps: f64) -> f64 {
 /// Pairs up to which single and mixed rebuild W only when the residual check asks (`RESIDUAL_LIMIT`; L <= 9: 37
 /// pairs at the default doping); above, every sweep (see the module docs' drift and residual tables).
 pub const CHECKED_MAX_PAIRS: usize = 37;
-/// Whether mixed precision on the CPU runs double's chains screened in f32 (`cpu::Screened`) for `pairs` pairs:
+/// Whether mixed precision runs double's chains screened in f32 (`cpu::Screened`, `gpu::GpuEnsemble::screened`; the GPU
+/// from 2026-12-05) for `pairs` pairs:
 /// above `CHECKED_MAX_PAIRS`, where f32 updates of W leave the distribution in about half the suite's runs whatever
 /// the rebuild interval (module docs); up to it, W updated in f32 with the residual check, the GPU's scheme, which
 /// keeps double's energy and error bar there. The screen does not pay at those sizes: it adds to every swap's f32

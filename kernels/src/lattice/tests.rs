@@ -422,6 +422,45 @@ fn gpu_matches_reference_when_present() {
     check("mixed", g.results(&every).unwrap(), 1e-6);
 }
 
+/// Screened mixed on the GPU (`GpuEnsemble::screened`, lattice.cu `run` with SCR) is double's chain: at L = 9 and at
+/// L = 15 (the suite's size, where mixed runs it), 128 chains, 1 + 4 sweeps, every configuration, W bit for bit and
+/// the move tallies as double's kernel from the same starts and streams (its f64 work is double's code on W in
+/// device memory); the energy sums, measured in f32 from W's copy, within 1e-4 relative of double's (the host runs'
+/// measured margin, `HostCheck::F32State`); every accepted move confirmed on an f64 ratio, and most proposals decided
+/// by the screen alone (the CPU's bound takes an f64 ratio for 0.20 of them at L = 15, `cpu::Screened`).
+#[test]
+fn gpu_screened_mixed_is_double_when_present() {
+    let Some(gpu) = crate::gpu::for_test() else { return };
+    for (l, chains, seed) in [(9, 128, 5), (15, 128, 6)] {
+        let m = Model::new(l, Params::default()).unwrap();
+        let starts = initial_states(&m, seed, chains).unwrap();
+        let mut d = gpu::GpuEnsemble::<f64, f64>::new(&gpu, &m, &starts, 8).unwrap();
+        let mut s = gpu::GpuEnsemble::screened(&gpu, &m, &starts, 8).unwrap();
+        assert!(s.is_screened() && s.placement() == gpu::Placement::OffChip && s.on_chip());
+        d.run(1, 4).unwrap();
+        s.run(1, 4).unwrap();
+        let all: Vec<usize> = (0..chains).collect();
+        let (dr, sr) = (d.results(&all).unwrap(), s.results(&all).unwrap());
+        let (mut confirmed, mut proposals, mut worst) = (0.0, 0.0, 0.0f64);
+        for (c, (x, y)) in sr.iter().zip(&dr).enumerate() {
+            assert_eq!(x.config, y.config, "L = {l}: chain {c} left double's path");
+            assert!(x.w == y.w, "L = {l}: chain {c}'s W is not double's bit for bit");
+            for k in [tally::HOPS, tally::HOPS_ACCEPTED, tally::SWAPS, tally::SWAPS_ACCEPTED, tally::RECOMPUTES, tally::MEASUREMENTS, tally::KIN_RATIOS, tally::BONDS] {
+                assert_eq!(x.tally[k], y.tally[k], "L = {l}: chain {c}'s tally {k}");
+            }
+            let (e, ed) = (x.tally[tally::E_SUM], y.tally[tally::E_SUM]);
+            worst = worst.max((e - ed).abs() / ed.abs());
+            let (conf, acc) = (x.tally[tally::CONFIRMED_HOPS] + x.tally[tally::CONFIRMED_SWAPS], x.tally[tally::HOPS_ACCEPTED] + x.tally[tally::SWAPS_ACCEPTED]);
+            assert!(conf >= acc, "L = {l}: chain {c} confirmed {conf} of {acc} accepted moves");
+            confirmed += conf;
+            proposals += x.tally[tally::HOPS] + x.tally[tally::SWAPS];
+        }
+        println!("L = {l}: screened energy sums within {worst:.1e} of double's; {:.3} of the proposals took an f64 ratio", confirmed / proposals);
+        assert!(worst <= 1e-4, "L = {l}: an energy sum {worst:.1e} (relative) from double's");
+        assert!(confirmed < 0.5 * proposals, "L = {l}: {confirmed} of {proposals} proposals took an f64 ratio");
+    }
+}
+
 /// The entries compiled to fewer registers (spilling) run the same arithmetic: every precision's chains at L = 9 and
 /// 15 with a rebuild every other sweep, at each register cap, equal the 128-register entry's bit for bit
 /// (configurations, W and tallies), and the driver allots each at most its cap; the default cap is each precision's.
@@ -1173,6 +1212,13 @@ enum HostCheck {
     /// were off by 3.1e-6 at most at L = 9 and 2.8e-5 at L = 15 (mixed; 2026-12-05), and a term missed or misplaced
     /// moves the energy by a hop or a bond over the sites, about 1e-2.
     F32State { tol: f64 },
+    /// Screened mixed (lattice.cu `run` with SCR): double's chains. Every configuration and proposal count as the
+    /// reference path's, W the inverse of the final configuration's M within double's drift (the mini-app's bound:
+    /// error x rcond below 3e4 eps a sweep; L = 15's 2 sweeps left 2e-9 unscaled), and with `twin` bit for bit the W
+    /// of that double case (same starts, streams and threads: the f64 work is double's code on W off chip); the
+    /// energy sums, measured in f32 from W's copy, to `tol` relative (a measured margin as F32State's); every
+    /// accepted move decided on an f64 ratio, and some proposals not (the screen rejected them alone).
+    Screened { tol: f64, twin: Option<&'static str> },
 }
 
 /// A host run: the case (gpu::host::Case), L, chains, the starts' and the streams' seeds, precision, check.
@@ -1214,6 +1260,13 @@ fn host_runs() -> Vec<HostRun> {
     for (name, precision, at) in [("l5-single", "single", OnChip), ("l5-mixed", "mixed", RebuildOffChip)] {
         v.push(run(Case { recompute: 1, ..Case::new(name, at, 32, 2, 4) }, 5, 4, (21, 8), precision, HostCheck::F32Path { tol: 1e-5 }));
     }
+    let screened = |name, l, threads, chains, (equil, sweeps), twin| {
+        run(Case { screened: true, ..Case::new(name, OffChip, threads, equil, sweeps) }, l, chains, if l == 9 { (5, 9) } else { (21, 8) }, "screened", HostCheck::Screened { tol: 1e-4, twin })
+    };
+    v.push(screened("l5-screened", 5, 32, 4, (2, 6), Some("l5-double-off-chip")));
+    v.push(run(Case { screened: true, degenerate: Some(f64::INFINITY), ..Case::new("l5-screened-degenerate", OffChip, 32, 2, 6) }, 5, 4, (21, 8), "screened", HostCheck::Screened { tol: 1e-4, twin: None }));
+    v.push(screened("l9-screened", 9, 64, 3, (1, 3), Some("l9-double")));
+    v.push(screened("l15-screened", 15, 256, 1, (0, 2), None));
     for (name, precision, at, l, threads, chains) in [("l9-single-off-chip", "single", OffChip, 9, 64, 4), ("l9-mixed", "mixed", RebuildOffChip, 9, 64, 4), ("l15-single", "single", OnChip, 15, 256, 1), ("l15-mixed", "mixed", RebuildOffChip, 15, 256, 1)] {
         v.push(run(Case { recompute: 1, ..Case::new(name, at, threads, 3, 1) }, l, chains, (21, 8), precision, HostCheck::F32State { tol: 1e-4 }));
     }
@@ -1231,7 +1284,7 @@ fn dump_runs_for_the_host_build() {
         let m = Model::new(r.l, Params::default()).unwrap();
         let starts = initial_states(&m, r.seeds.0, r.chains).unwrap();
         lines.push(match r.precision {
-            "double" => gpu::host::write::<f64, f64>(&root, &r.case, &m, &starts, r.seeds.1),
+            "double" | "screened" => gpu::host::write::<f64, f64>(&root, &r.case, &m, &starts, r.seeds.1),
             "single" => gpu::host::write::<f32, f32>(&root, &r.case, &m, &starts, r.seeds.1),
             _ => gpu::host::write::<f32, f64>(&root, &r.case, &m, &starts, r.seeds.1),
         });
@@ -1281,6 +1334,37 @@ fn check_runs_of_the_host_build() {
                     assert_eq!(proposals(&x.tally), (2 * m.pairs * (c.equil + c.sweeps)) as f64, "{name}: chain {k}'s proposals");
                     let err = inverse_error::<f32>(&m, &x.config, &x.w);
                     assert!(err < 1e-4, "{name}: chain {k}'s inverse error {err} right after a rebuild");
+                }
+            }
+            HostCheck::Screened { tol, twin } => {
+                let want = reference::run(&m, &starts, r.seeds.1, c.equil, c.sweeps);
+                let got = gpu::host::read::<f64>(&root, name, &m);
+                let twin = twin.map(|t| gpu::host::read::<f64>(&root, t, &m));
+                assert_eq!(got.len(), r.chains, "{name}: chains");
+                let mut confirmed = 0.0;
+                for (k, (x, w)) in got.iter().zip(&want).enumerate() {
+                    assert_eq!(x.config, w.config, "{name}: chain {k} left the reference path");
+                    assert_eq!(proposals(&x.tally), proposals(&w.tally), "{name}: chain {k}'s proposals");
+                    let (e, ew) = (x.tally[tally::E_SUM], w.tally[tally::E_SUM]);
+                    assert!((e - ew).abs() <= tol * ew.abs(), "{name}: chain {k}'s energy sum {e} against the reference's {ew}");
+                    // double's drift, no rebuild: the mini-app's bound, error x rcond below 3e4 eps a sweep
+                    let mat = m.matrix(&x.config);
+                    let rc = crate::linalg::rcond(&mat, &invert(&mat, m.pairs).unwrap().0, m.pairs);
+                    let err = inverse_error::<f64>(&m, &x.config, &x.w) * rc;
+                    assert!(err < (c.equil + c.sweeps) as f64 * 3e4 * f64::EPSILON, "{name}: chain {k}'s inverse error x rcond {err}");
+                    if let Some(t) = &twin {
+                        assert!(x.w == t[k].w, "{name}: chain {k}'s W is not its double twin's bit for bit");
+                    }
+                    let (conf, acc) = (x.tally[tally::CONFIRMED_HOPS] + x.tally[tally::CONFIRMED_SWAPS], x.tally[tally::HOPS_ACCEPTED] + x.tally[tally::SWAPS_ACCEPTED]);
+                    assert!(conf >= acc && acc > 0.0, "{name}: chain {k} confirmed {conf} moves of {acc} accepted");
+                    assert!(x.tally[tally::CONFIRMED_HOPS] <= x.tally[tally::HOPS] && x.tally[tally::CONFIRMED_SWAPS] <= x.tally[tally::SWAPS], "{name}: chain {k}'s tallies {:?}", x.tally);
+                    confirmed += conf;
+                }
+                let all: f64 = got.iter().map(|x| proposals(&x.tally)).sum();
+                assert!(confirmed < all, "{name}: every one of {all} proposals took an f64 ratio: the screen rejected none");
+                if let Some(d) = c.degenerate.filter(|d| d.is_infinite()) {
+                    let rebuilt = got.iter().all(|x| x.tally[tally::RECOMPUTES] > 0.0 && x.tally[tally::RECOMPUTES] == x.tally[tally::SWAPS_ACCEPTED]);
+                    assert!(rebuilt, "{name}: degenerate {d}: a rebuild at every accepted swap");
                 }
             }
             HostCheck::F32State { tol } => {
