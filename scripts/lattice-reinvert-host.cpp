@@ -171,7 +171,8 @@ template <typename T> int check_pivot(unsigned seed) {
 }
 // update_cols and update_rows (lattice.cu: a thread per column and group of rows) by a block of host threads against
 // the plain loops (every column over every row): the same W bit for bit, for one to six row groups; and with the f32
-// mirror (screened mixed), the same W and a mirror that is W rounded to f32, every entry.
+// mirror and the rows loaded ahead (screened mixed: MIR, PF_DEVICE), the same W and a mirror that is W rounded to f32,
+// every entry.
 template <typename S, typename A> int check_updates(int n, int threads, unsigned seed) {
     const int ld = n | 1, a = n / 3;
     std::mt19937_64 rng(seed);
@@ -191,10 +192,10 @@ template <typename S, typename A> int check_updates(int n, int threads, unsigned
     for (int t = 0; t < threads; t++)
         ts.emplace_back([&, t] {
             threadIdx.x = t;
-            update_cols<false, S, A>(wc.data(), f.data(), v.data(), a, n, ld, nullptr);
-            update_rows<false, S, A>(wr.data(), f.data(), v.data(), a, n, ld, nullptr);
-            update_cols<true, S, A>(mc.data(), f.data(), v.data(), a, n, ld, fc.data());
-            update_rows<true, S, A>(mr.data(), f.data(), v.data(), a, n, ld, fr.data());
+            update_cols<false, 1, S, A>(wc.data(), f.data(), v.data(), a, n, ld, nullptr);
+            update_rows<false, 1, S, A>(wr.data(), f.data(), v.data(), a, n, ld, nullptr);
+            update_cols<true, PF_DEVICE, S, A>(mc.data(), f.data(), v.data(), a, n, ld, fc.data());
+            update_rows<true, PF_DEVICE, S, A>(mr.data(), f.data(), v.data(), a, n, ld, fr.data());
         });
     for (auto& t : ts) t.join();
     long diff = 0;

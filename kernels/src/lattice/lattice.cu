@@ -194,13 +194,31 @@ template <typename T> __device__ __forceinline__ T warp_allsum(T v) {
 // The inner loops as functions with restrict-qualified arguments: inlined, they tell the compiler that W, the
 // vectors and the gathered phi values do not alias, so each thread's loads can run ahead of its stores.
 
-// out[a] = sum_b v[b] W[b ld + a] for the columns a of this thread.
-template <typename S, typename A>
+// Rows of W a thread loads ahead in the loops below where W is in device memory (screened mixed's f64 W, run with
+// SCR): PF loads in flight before the first is used, instead of a device-memory round trip (hundreds of cycles) a
+// row; 1 where W is on chip, the loops as they were. Each entry gets the same operations in the same order either way.
+#define PF_DEVICE 8
+
+// out[a] = sum_b v[b] W[b ld + a] for the columns a of this thread (PF: PF_DEVICE above).
+template <int PF = 1, typename S, typename A>
 __device__ __forceinline__ void col_dots(const S* __restrict__ W, const A* __restrict__ v, A* __restrict__ out, int n,
                                          int ld) {
+    static_assert(PF == 1 || PF % 2 == 0, "rows alternate between the two sums");
     for (int a = threadIdx.x; a < n; a += blockDim.x) {
         A acc0 = A(0), acc1 = A(0);
         int b = 0;
+        if constexpr (PF > 1) {
+            for (; b + PF <= n; b += PF) {
+                A w[PF];
+#pragma unroll
+                for (int u = 0; u < PF; u++) w[u] = A(W[(b + u) * ld + a]);
+#pragma unroll
+                for (int u = 0; u < PF; u += 2) {
+                    acc0 += v[b + u] * w[u];
+                    acc1 += v[b + u + 1] * w[u + 1];
+                }
+            }
+        }
         for (; b + 1 < n; b += 2) {
             acc0 += v[b] * A(W[b * ld + a]);
             acc1 += v[b + 1] * A(W[(b + 1) * ld + a]);
@@ -219,7 +237,7 @@ __device__ __forceinline__ int row_groups(int n) { return (int)blockDim.x >= 2 *
 // W[b][c] -= col[b] f[c] for every (b, c), column `a` replaced by col (Sherman-Morrison of an up electron a), in S.
 // With MIR (screened mixed, below) every new entry is also rounded to f32 into mir (same stride): the update writes
 // every entry of W, so the copy is W's after it.
-template <bool MIR, typename S, typename A>
+template <bool MIR, int PF, typename S, typename A>
 __device__ __forceinline__ void update_cols(S* __restrict__ W, const A* __restrict__ f, const A* __restrict__ col, int a,
                                             int n, int ld, float* __restrict__ mir) {
     const int groups = row_groups(n), span = (n + groups - 1) / groups;
@@ -233,8 +251,22 @@ __device__ __forceinline__ void update_cols(S* __restrict__ W, const A* __restri
                 if constexpr (MIR) mir[b * ld + c] = float(x);
             }
         } else {
+            int b = b0;
+            if constexpr (PF > 1) {
+                for (; b + PF <= b1; b += PF) {
+                    S w[PF];
+#pragma unroll
+                    for (int u = 0; u < PF; u++) w[u] = W[(b + u) * ld + c];
+#pragma unroll
+                    for (int u = 0; u < PF; u++) {
+                        const S x = w[u] - fc * S(col[b + u]);
+                        W[(b + u) * ld + c] = x;
+                        if constexpr (MIR) mir[(b + u) * ld + c] = float(x);
+                    }
+                }
+            }
 #pragma unroll 4
-            for (int b = b0; b < b1; b++) {
+            for (; b < b1; b++) {
                 const S x = W[b * ld + c] - fc * S(col[b]);
                 W[b * ld + c] = x;
                 if constexpr (MIR) mir[b * ld + c] = float(x);
@@ -245,15 +277,29 @@ __device__ __forceinline__ void update_cols(S* __restrict__ W, const A* __restri
 
 // W[r][a] -= g[r] row[a] for every (r, a), row `b` replaced by row (Sherman-Morrison of a down electron b), in S;
 // MIR as update_cols.
-template <bool MIR, typename S, typename A>
+template <bool MIR, int PF, typename S, typename A>
 __device__ __forceinline__ void update_rows(S* __restrict__ W, const A* __restrict__ g, const A* __restrict__ row, int b,
                                             int n, int ld, float* __restrict__ mir) {
     const int groups = row_groups(n), span = (n + groups - 1) / groups;
     for (int t = threadIdx.x; t < n * groups; t += blockDim.x) {
         const int a = t % n, r0 = (t / n) * span, r1 = r0 + span < n ? r0 + span : n;
         const S ra = S(row[a]);
+        int r = r0;
+        if constexpr (PF > 1) {
+            for (; r + PF <= r1; r += PF) {
+                S w[PF];
+#pragma unroll
+                for (int u = 0; u < PF; u++) w[u] = W[(r + u) * ld + a];
+#pragma unroll
+                for (int u = 0; u < PF; u++) {
+                    const S x = r + u == b ? ra : w[u] - S(g[r + u]) * ra;
+                    W[(r + u) * ld + a] = x;
+                    if constexpr (MIR) mir[(r + u) * ld + a] = float(x);
+                }
+            }
+        }
 #pragma unroll 4
-        for (int r = r0; r < r1; r++) {
+        for (; r < r1; r++) {
             const S x = r == b ? ra : W[r * ld + a] - S(g[r]) * ra;
             W[r * ld + a] = x;
             if constexpr (MIR) mir[r * ld + a] = float(x);
@@ -273,7 +319,7 @@ __device__ __forceinline__ void update_rows(S* __restrict__ W, const A* __restri
 // bytes in single, 88 -> 136 in mixed), and that build ran 3% (single) and 7% (mixed) slower at L = 9, where the
 // path is not taken, and mixed 3% slower at L = 15; pairing the lanes of a warp instead (a shuffle, no barrier) or
 // splitting the moves instead of the rows spilled as much.
-template <typename S, typename A>
+template <int PF = 1, typename S, typename A>
 __device__ __forceinline__ void col_dots_look(const S* __restrict__ W, const A* __restrict__ PVT, A* __restrict__ F, int n,
                                               int ld) {
     const bool two = sizeof(S) == 8 && (int)blockDim.x >= 2 * n; // at most one (column, half) a thread then
@@ -285,7 +331,23 @@ __device__ __forceinline__ void col_dots_look(const S* __restrict__ W, const A* 
         const int a = rest ? t - n : t;
 #pragma unroll
         for (int j = 0; j < LOOK; j++) acc[j] = A(0);
-        for (int b = rest ? half : 0, b1 = rest ? n : half; b < b1; b++) {
+        int b = rest ? half : 0;
+        const int b1 = rest ? n : half;
+        if constexpr (PF > 1) { // PF_DEVICE: the same sums, PF rows' loads in flight at once
+            for (; b + PF <= b1; b += PF) {
+                A w[PF];
+#pragma unroll
+                for (int u = 0; u < PF; u++) w[u] = A(W[(b + u) * ld + a]);
+#pragma unroll
+                for (int u = 0; u < PF; u++) {
+                    A v[LOOK];
+                    load_look(PVT + (b + u) * LOOK, v);
+#pragma unroll
+                    for (int j = 0; j < LOOK; j++) acc[j] += v[j] * w[u];
+                }
+            }
+        }
+        for (; b < b1; b++) {
             const A w = A(W[b * ld + a]);
             A v[LOOK];
             load_look(PVT + b * LOOK, v);
@@ -395,7 +457,8 @@ __device__ __forceinline__ void gather_look(int n, const idx_t* up, const idx_t*
     }
 }
 
-template <typename S, typename A> struct Chain {
+// PF: rows of W loaded ahead in its passes (PF_DEVICE where W is in device memory: screened mixed).
+template <typename S, typename A, int PF = 1> struct Chain {
     const LatticeParams& p;
     const S* __restrict__ phi;
     S* W; // the working copy: rows of stride ld; aliases M (no restrict)
@@ -433,7 +496,7 @@ template <typename S, typename A> struct Chain {
     __device__ void fvec(int y) {
         gather(y, dn);
         __syncthreads();
-        col_dots(W, pv, f, p.pairs, p.ld);
+        col_dots<PF>(W, pv, f, p.pairs, p.ld);
         __syncthreads();
     }
     // g_b = sum_a W_ba phi(u_a, x) for every b: bfactor threads per row, over a, with a shuffle sum inside each group
@@ -459,7 +522,7 @@ template <typename S, typename A> struct Chain {
         const S inv_r = S(1) / f[a];
         for (int b = threadIdx.x; b < np; b += blockDim.x) buf[b] = W[b * ld + a] * inv_r;
         __syncthreads();
-        update_cols<MIR>(W, f, buf, a, np, ld, W32);
+        update_cols<MIR, PF>(W, f, buf, a, np, ld, W32);
         if (threadIdx.x == 0) up[a] = s;
         __syncthreads();
     }
@@ -469,7 +532,7 @@ template <typename S, typename A> struct Chain {
         const S inv_r = S(1) / g[b];
         for (int a = threadIdx.x; a < np; a += blockDim.x) buf[a] = W[b * ld + a] * inv_r;
         __syncthreads();
-        update_rows<MIR>(W, g, buf, b, np, ld, W32);
+        update_rows<MIR, PF>(W, g, buf, b, np, ld, W32);
         if (threadIdx.x == 0) dn[b] = s;
         __syncthreads();
     }
@@ -890,7 +953,7 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const floa
     __shared__ u64 win[WINDOW];
     __shared__ int batch[3]; // moves drawn, moves kept, the accepted one (-1: none)
 
-    Chain<S, A> ch{p, phi, W, (A*)W, f, g, pv, buf, dscratch, up, dn, occ, which, piv, iscratch, (A*)f, W32};
+    Chain<S, A, SCR ? PF_DEVICE : 1> ch{p, phi, W, (A*)W, f, g, pv, buf, dscratch, up, dn, occ, which, piv, iscratch, (A*)f, W32};
     for (int k = tid; k < ns; k += blockDim.x) occ[k] = OCC_HL;
     for (int k = tid; k < np; k += blockDim.x) {
         up[k] = up_all[(size_t)c * np + k];
@@ -1063,7 +1126,7 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const floa
                 only = smask[0];
             }
             // (3) the f vectors of every swap of the batch in one pass over W (screened: where a swap needs them)
-            if (!SCR || smask[1]) col_dots_look(W, PVT, F, np, ld);
+            if (!SCR || smask[1]) col_dots_look<SCR ? PF_DEVICE : 1>(W, PVT, F, np, ld);
             // (4) each move's ratio, a warp per move
             for (int k = warp; k < kn; k += warps) {
                 if (!(only >> k & 1)) continue;
