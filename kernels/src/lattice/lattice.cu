@@ -372,13 +372,13 @@ __device__ __forceinline__ void col_dots_look(const S* __restrict__ W, const A* 
 }
 
 // Screened mixed's pass over the f32 copy of W (run, step 3'): for every j < LOOK and column a, F[j][a] = sum_b
-// PVT[b][j] W[b][a] in f32 from PVT rounded to f32, summed in blocks of 16 rows, each block's sum then added to the
+// PVT[b][j] W[b][a] in f32 (PVT the batch's phi vectors rounded to f32), summed in blocks of 16 rows, each block's sum then added to the
 // total, and FA[j][a] = sum_b |PVT[b][j]| |W[b][a]|, which bounds F's error entry by entry (cpu.rs fvec_with). Where
 // the block has 2 n threads or more two threads share a column, the first half of the rows and the rest, as
 // col_dots_look in double (a thread per column left 154 of 256 idle at L = 15). A term meets at most 16 + ceil(n / 16)
 // + 2 roundings instead of n: the bound in run is four times tighter at L = 15, as cpu.rs's blocked f vector. Every
 // thread of the block calls it; a barrier ends it.
-__device__ __forceinline__ void col_dots_screen(const float* __restrict__ W, const double* __restrict__ PVT,
+__device__ __forceinline__ void col_dots_screen(const float* __restrict__ W, const float* __restrict__ PVT,
                                                 float* __restrict__ F, float* __restrict__ FA, int n, int ld) {
     const bool two = (int)blockDim.x >= 2 * n; // at most one (column, half) a thread then
     const int half = two ? (n + 1) / 2 : n;
@@ -391,13 +391,12 @@ __device__ __forceinline__ void col_dots_screen(const float* __restrict__ W, con
         for (int j = 0; j < LOOK; j++) acc[j] = blk[j] = ab[j] = 0.0f;
         for (int b = rest ? half : 0, b1 = rest ? n : half, q = 1; b < b1; b++, q++) {
             const float w = W[b * ld + a], aw = fabsf(w);
-            double v[LOOK];
+            float v[LOOK];
             load_look(PVT + b * LOOK, v);
 #pragma unroll
             for (int j = 0; j < LOOK; j++) {
-                const float x = float(v[j]);
-                blk[j] += x * w;
-                ab[j] += fabsf(x) * aw;
+                blk[j] += v[j] * w;
+                ab[j] += fabsf(v[j]) * aw;
             }
             if ((q & 15) == 0) {
 #pragma unroll
@@ -1070,7 +1069,13 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const floa
                 // vector; 2 for the rounding of each factor to f32; 1.01 covers f64's own error and the abs sums'
                 const double lanes = 1.01 * ((np + 31) / 32 + 5 + 2) * U32;
                 const double blocked = 1.01 * (16 + (np + 15) / 16 + 2 + 2) * U32;
-                col_dots_screen(W32, PVT, F32, FA, np, ld);
+                // the batch's phi vectors rounded to f32 once, into f, g, pv and buf (free until a commit): converted in
+                // col_dots_screen's loop, each was converted by every one of its threads, and an SM converts from f64
+                // at a sixteenth of its f32 FMA rate (H100 at 46466bd: screened mixed 256k chain sweeps/s at L = 15)
+                float* const PVT32 = (float*)f;
+                for (int e = tid; e < np * LOOK; e += blockDim.x) PVT32[e] = float(PVT[e]);
+                __syncthreads();
+                col_dots_screen(W32, PVT32, F32, FA, np, ld);
                 for (int k = warp; k < kn; k += warps) {
                     const double* q = Q + k * np;
                     const int i = mv_i[k];
