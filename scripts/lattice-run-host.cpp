@@ -84,8 +84,8 @@ int main(int argc, char** argv) {
     std::string name, precision;
     int threads = 0, runs = 0, bad = 0;
     size_t shared = 0, scratch = 0;
-    // a line per case: its folder, precision (as the kernel's entries name it: f64, f32, mixed, screened), threads per block,
-    // dynamic shared bytes, device-buffer entries a chain
+    // a line per case: its folder, precision (as the kernel's entries name it: f64, f32, mixed, screened), threads per
+    // block, dynamic shared bytes, device-buffer entries a chain
     while (cases >> name >> precision >> threads >> shared >> scratch) {
         const std::string dir = root + "/" + name;
         const auto t0 = std::chrono::steady_clock::now();

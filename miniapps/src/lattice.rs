@@ -11,15 +11,14 @@
 //! rest, `--check-chains` or as many as the budget affords; `checked_chains` in the record). Then the timed runs
 //! continue the chains: `--equil` sweeps without and `--sweeps` sweeps with an energy measurement (the thesis'
 //! 5000 + 10000 in the ratio 1:2), so `thesis_run_s` = 15000 / (sweeps/s).
-//! - double, and mixed above L = 9 (`kernels::lattice::cpu::Screened` and `kernels::lattice::gpu::GpuEnsemble::screened`:
+//! - double, and mixed above L = 9 (`kernels::lattice::cpu::Screened`, `kernels::lattice::gpu::GpuEnsemble::screened`:
 //!   double's chains, each move's f32 ratio from W rounded to f32 deciding it only where a rigorous bound shows double
 //!   would decide the same, the measurement in f32; on the CPU from 2026-12-03, at every size until 2026-12-04, on the
-//!   GPU from 2026-12-05: `kernels::lattice::screens_mixed`): the
-//!   chains must take the same Monte Carlo decisions as the reference (every one), the per-chain energies must match
-//!   within each chain's own rounding bound (eps of the measurement, f64 or f32, x the condition of M at its
-//!   measurements x the growth of its updates, `ENERGY_BOUND` says why), and W must match a fresh f64 inverse of the
-//!   final configuration (err x rcond). Records of mixed carry `f64_decisions` (1 where screened, 0 where W is updated
-//!   in f32) and `f64_ratios_per_proposal`.
+//!   GPU from 2026-12-05: `kernels::lattice::screens_mixed`): the chains must take the same Monte Carlo decisions as
+//!   the reference (every one), the per-chain energies must match within each chain's own rounding bound (eps of the
+//!   measurement, f64 or f32, x the condition of M at its measurements x the growth of its updates, `ENERGY_BOUND` says
+//!   why), and W must match a fresh f64 inverse of the final configuration (err x rcond). Records of mixed carry
+//!   `f64_decisions` (1 where screened, 0 where W is updated in f32) and `f64_ratios_per_proposal`.
 //! - single, and mixed up to L = 9 (W updated in f32): path identity is not a criterion. M is
 //!   ill conditioned (rcond ~ 1e-4 at L = 9, 1e-6 at L = 15), so rounding phi and W to f32 moves ratios by ~ eps_f32 /
 //!   rcond, far more than the gap between u and |R|^2 at some move of a sweep: at L = 15 no f32 chain keeps the
@@ -121,17 +120,18 @@ pub struct Args {
     #[arg(long, value_delimiter = ',')]
     pub block_threads: Vec<usize>,
     /// GPU registers a thread at most, comma-separated: 128, 80 or 64 (blocks of at most 384 threads at 80). Fewer
-    /// registers let more chains share an SM where shared memory allows, and spill. Default: 128 in double and in
-    /// mixed (above L = 9 its screened kernel has no other), else the cap that runs the most chains at once (single
-    /// 80 or 64). Each value is a
-    /// GPU record with param `registers` (`registers_per_thread` and `chains_in_flight` in its extras): a tuning sweep.
+    /// registers let more chains share an SM where shared memory allows, and spill. Default: 128 in double and in mixed
+    /// (above L = 9 its screened kernel has no other), else the cap that runs the most chains at once (single 80 or
+    /// 64). Each value is a GPU record with param `registers` (`registers_per_thread` and `chains_in_flight` in its
+    /// extras): a tuning sweep.
     #[arg(long, value_delimiter = ',')]
     pub registers: Vec<usize>,
-    /// Where each GPU chain rebuilds its inverse, comma-separated: `shared` (in shared memory, over W, which then
-    /// takes the wider of the storage and arithmetic types) or `device` (W on chip in the storage type, the rebuild
-    /// over it as far as it fits there and in device memory beyond: mixed then needs single's shared memory; not mixed
-    /// above L = 9, whose f64 W lives in device memory and its f32 copy on chip). Default: the one that, with the register cap, runs the most chains at once (`rebuild_on_chip` in every GPU
-    /// record's extras). Each value is a GPU record with param `rebuild`: a tuning sweep.
+    /// Where each GPU chain rebuilds its inverse, comma-separated: `shared` (in shared memory, over W, which then takes
+    /// the wider of the storage and arithmetic types) or `device` (W on chip in the storage type, the rebuild over it
+    /// as far as it fits there and in device memory beyond: mixed then needs single's shared memory; not mixed above L
+    /// = 9, whose f64 W lives in device memory and its f32 copy on chip). Default: the one that, with the register cap,
+    /// runs the most chains at once (`rebuild_on_chip` in every GPU record's extras). Each value is a GPU record with
+    /// param `rebuild`: a tuning sweep.
     #[arg(long, value_delimiter = ',', value_parser = ["shared", "device"])]
     pub rebuild: Vec<String>,
     /// Rebuild every chain's inverse from scratch every N sweeps (0: never); default 0 in double and in single

@@ -488,8 +488,9 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
         b.arg(&mut self.w).arg(&mut self.m).arg(&mut self.up).arg(&mut self.dn).arg(&mut self.rng).arg(&mut self.tally);
         // SAFETY: one block per chain; each block indexes its own chain's slices of w (np^2), of m (device_scratch,
         // only where M is off chip, allocated above then), up/dn (np), rng (1) and tally (LEN), phi (ns^2), phi32
-        // (ns^2, read by the screened entry alone), nbr/hop (4 ns), all of the sizes uploaded; shared memory is sized by shared_bytes for the same placement (vec_bytes
-        // with it), and the threads are at least np / NARROW_MAX (set_block_threads, block_threads).
+        // (ns^2, read by the screened entry alone), nbr/hop (4 ns), all of the sizes uploaded; shared memory is sized
+        // by shared_bytes for the same placement (vec_bytes with it; screened: screened_shared_bytes, W's copy and
+        // the vectors of W off chip), and the threads are at least np / NARROW_MAX (set_block_threads, block_threads).
         unsafe { b.launch(cfg) }.during("launching lattice sweeps")?;
         Ok(())
     }

@@ -372,12 +372,12 @@ __device__ __forceinline__ void col_dots_look(const S* __restrict__ W, const A* 
 }
 
 // Screened mixed's pass over the f32 copy of W (run, step 3'): for every j < LOOK and column a, F[j][a] = sum_b
-// PVT[b][j] W[b][a] in f32 (PVT the batch's phi vectors rounded to f32), summed in blocks of 16 rows, each block's sum then added to the
-// total, and FA[j][a] = sum_b |PVT[b][j]| |W[b][a]|, which bounds F's error entry by entry (cpu.rs fvec_with). Where
-// the block has 2 n threads or more two threads share a column, the first half of the rows and the rest, as
-// col_dots_look in double (a thread per column left 154 of 256 idle at L = 15). A term meets at most 16 + ceil(n / 16)
-// + 2 roundings instead of n: the bound in run is four times tighter at L = 15, as cpu.rs's blocked f vector. Every
-// thread of the block calls it; a barrier ends it.
+// PVT[b][j] W[b][a] in f32 (PVT the batch's phi vectors rounded to f32), summed in blocks of 16 rows, each block's sum
+// then added to the total, and FA[j][a] = sum_b |PVT[b][j]| |W[b][a]|, which bounds F's error entry by entry (cpu.rs
+// fvec_with). Where the block has 2 n threads or more two threads share a column, the first half of the rows and the
+// rest, as col_dots_look in double (a thread per column left 154 of 256 idle at L = 15). A term meets at most 16 +
+// ceil(n / 16) + 2 roundings instead of n: the bound in run is four times tighter at L = 15, as cpu.rs's blocked f
+// vector. Every thread of the block calls it; a barrier ends it.
 __device__ __forceinline__ void col_dots_screen(const float* __restrict__ W, const float* __restrict__ PVT,
                                                 float* __restrict__ F, float* __restrict__ FA, int n, int ld) {
     const bool two = (int)blockDim.x >= 2 * n; // at most one (column, half) a thread then
@@ -889,13 +889,13 @@ __device__ void measure(const LatticeParams& p, const T* __restrict__ phi, const
     __syncthreads();
 }
 
-// A chain's whole run. SCR (screened mixed, S = A = double; issue #26): W in f64 in the chain's device buffer (p.on_chip
-// 0) is the state and changes only as double's would, and a copy rounded to f32 (phi32 the pair function rounded to
-// f32) held on chip where W would be screens every proposal: its f32 ratio and a bound on the distance from the f64
-// ratio double computes (cpu.rs screen: the same bound, with this kernel's summation paths). Moves the bound shows to
-// be rejected are rejected; the batch's others take double's f64 ratio and decision. So the chain is double's, W bit for
-// bit, while most ratios and every measurement are f32 from the copy, which the last rank-1 update of each accepted
-// move writes beside W (update_cols, update_rows with MIR).
+// A chain's whole run. SCR (screened mixed, S = A = double; issue #26): W in f64 in the chain's device buffer
+// (p.on_chip 0) is the state and changes only as double's would, and a copy rounded to f32 (phi32 the pair function
+// rounded to f32) held on chip where W would be screens every proposal: its f32 ratio and a bound on the distance from
+// the f64 ratio double computes (cpu.rs screen: the same bound, with this kernel's summation paths). Moves the bound
+// shows to be rejected are rejected; the batch's others take double's f64 ratio and decision. So the chain is double's,
+// W bit for bit, while most ratios and every measurement are f32 from the copy, which the last rank-1 update of each
+// accepted move writes beside W (update_cols, update_rows with MIR).
 template <typename S, typename A, bool SCR = false>
 __device__ void run(const LatticeParams p, const S* __restrict__ phi, const float* __restrict__ phi32, const int* __restrict__ nbr,
                     const double* __restrict__ hop, S* __restrict__ W_all, A* __restrict__ M_all, int* __restrict__ up_all,
@@ -1069,9 +1069,10 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const floa
                 // vector; 2 for the rounding of each factor to f32; 1.01 covers f64's own error and the abs sums'
                 const double lanes = 1.01 * ((np + 31) / 32 + 5 + 2) * U32;
                 const double blocked = 1.01 * (16 + (np + 15) / 16 + 2 + 2) * U32;
-                // the batch's phi vectors rounded to f32 once, into f, g, pv and buf (free until a commit): converted in
-                // col_dots_screen's loop, each was converted by every one of its threads, and an SM converts from f64
-                // at a sixteenth of its f32 FMA rate (H100 at 46466bd: screened mixed 256k chain sweeps/s at L = 15)
+                // the batch's phi vectors rounded to f32 once, into f, g, pv and buf (free until a commit): converted
+                // in col_dots_screen's loop, each was converted by every one of its threads, and an SM converts from
+                // f64 at a sixteenth of its f32 FMA rate (H100 at 46466bd: screened mixed 256k chain sweeps/s at L =
+                // 15)
                 float* const PVT32 = (float*)f;
                 for (int e = tid; e < np * LOOK; e += blockDim.x) PVT32[e] = float(PVT[e]);
                 __syncthreads();

@@ -322,6 +322,19 @@
 //! serve more, and the f64 W of the chains in flight (four an SM at single's footprint: 528 x 83 KB = 44 MB) would
 //! fill the 50 MB L2 beside phi. It would still be worth building for mixed (0.83x double at L = 15 now).
 //!
+//! Built (2026-12-05, lattice.cu `run` with SCR, `gpu::GpuEnsemble::screened`; mixed above L = 9 on the GPU as on the
+//! CPU): W in f64 in the chain's device buffer, its f32 copy on chip (67 KB a chain at L = 15: three an SM). Each batch
+//! screens its moves in f32 from the copy; only where a swap is among the moves the bound does not reject does the
+//! batch take double's f64 pass over W, and most batches do: the look-ahead already shares one pass among the batch's
+//! moves, so the screen saves whole passes only, where the CPU saves one a proposal. The chains are double's (kernels'
+//! test `gpu_screened_mixed_is_double_when_present`: W bit for bit at L = 9 and 15; 0.174 and 0.252 of the proposals
+//! took an f64 ratio). H100, 2048 chains, L = 15: at 46466bd 256k chain sweeps/s against double's 485k (0.53x; W in
+//! f32 it ran 0.83x); loading 8 rows of W ahead in its device-memory passes (01b15bf, interleaved with 46466bd) 301k
+//! against 254k (0.62x); the batch's phi vectors rounded to f32 once instead of in every thread of the screen's pass
+//! (3fea130, interleaved with 01b15bf) 336k against 301k (0.69x double's 485k). What it bought is the distribution: over seeds 1 to 31 at the suite's size (stage
+//! lattice-seeds-screened, 46466bd) it fails the error-bar check at seed 11 alone, where double fails too (kurtosis
+//! 71.9 against 70.3), every other seed within 2% of double's kurtosis, where mixed with W in f32 failed 28 of 58.
+//!
 //! What the interval buys on the CPU (kernels' ignored test `cpu_rate_table`: best of 4 x 40 runs of 6 sweeps with a
 //! measurement, 4 chains on one thread, 8 on two; this suite's 2-core development machine, shared with other builds,
 //! so double's two-thread rate ranged 98,000 to 129,000 between runs), chain sweeps/s at L = 9, a rebuild every sweep
