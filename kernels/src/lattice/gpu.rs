@@ -88,6 +88,11 @@ impl<S: Real> Inputs<S> {
 /// Entry of screened mixed ([`GpuEnsemble::screened`]), compiled at the launch bounds alone (128 registers).
 pub const SCREENED_ENTRY: &str = "lattice_sweeps_screened";
 
+/// The entry a launch takes: screened mixed's, or [`entry`]'s.
+fn entry_of<S: Real, A: Real>(screened: bool, registers: usize) -> String {
+    if screened { SCREENED_ENTRY.to_string() } else { entry::<S, A>(registers) }
+}
+
 /// Entry name for storage S and arithmetic A at register cap `registers` (one of [`REGISTER_CAPS`]).
 pub fn entry<S: Real, A: Real>(registers: usize) -> String {
     let p = match (S::NAME, A::NAME) {
@@ -246,7 +251,7 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
         let (np, ns, chains) = (m.pairs, m.sites, starts.len());
         let es = std::mem::size_of::<S>();
         gpu.ensure_fits("the chains' inverse matrices", chains * np * np * es + ns * ns * es)?;
-        let func = gpu.function("lattice", SRC, &if screened { SCREENED_ENTRY.to_string() } else { entry::<S, A>(128) })?;
+        let func = gpu.function("lattice", SRC, &entry_of::<S, A>(screened, 128))?;
         let i = Inputs::<S>::new(m, starts, seed);
         let mut e = GpuEnsemble {
             phi32: gpu.upload("the pair function in f32", if screened { &i.phi32[..] } else { &i.phi32[..1] })?,
@@ -342,8 +347,7 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
     fn load(&mut self, registers: usize) -> Result<(), GpuError> {
         assert!(registers != 80 || self.threads as usize <= R80_THREADS, "lattice gpu: the 80-register entry takes at most {R80_THREADS} threads");
         assert!(!self.screened || registers == 128, "lattice gpu: screened mixed is compiled at 128 registers only");
-        let name = if self.screened { SCREENED_ENTRY.to_string() } else { entry::<S, A>(registers) };
-        let func = self.gpu.function("lattice", SRC, &name)?;
+        let func = self.gpu.function("lattice", SRC, &entry_of::<S, A>(self.screened, registers))?;
         self.gpu.opt_in_shared("lattice sweeps", &func, self.shared())?;
         self.func = func;
         self.registers = registers;
@@ -355,6 +359,9 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
     /// pairs, L = 9, below) and of [`Self::placements`], the pair that runs the most of the ensemble's chains at once
     /// (chains in flight, at most the chain count: room for more does nothing), the first of placements (on chip
     /// first) and then of caps where they tie.
+    ///
+    /// Mixed above L = 9 runs screened (from 2026-12-05: [`Self::screened`], 128 registers only); what follows about
+    /// mixed at L = 15 is the kernel with W in f32, which it ran until then.
     ///
     /// Mixed up to L = 9 (from 2026-12-04). There its chains rebuild only on the residual check (a few in a thousand
     /// chain sweeps), yet the f64 rebuild compiled into the kernel sets its registers: at 64 a thread (ptxas 13.0,
@@ -599,7 +606,7 @@ pub(super) mod host {
         for (file, b) in [("params.bin", pb), ("phi.bin", s_bytes(&i.phi)), ("nbr.bin", bytes(&i.nbr, i32::to_le_bytes)), ("hop.bin", bytes(&m.hop, f64::to_le_bytes)), ("w.bin", s_bytes(&i.w)), ("up.bin", bytes(&i.up, i32::to_le_bytes)), ("dn.bin", bytes(&i.dn, i32::to_le_bytes)), ("rng.bin", bytes(&i.rng, u64::to_le_bytes))] {
             std::fs::write(dir.join(file), b).unwrap();
         }
-        let entry = if case.screened { SCREENED_ENTRY.to_string() } else { entry::<S, A>(128) };
+        let entry = entry_of::<S, A>(case.screened, 128);
         let precision = entry.trim_start_matches("lattice_sweeps_"); // f64, f32, mixed or screened: the kernel's entry
         let shared = if case.screened { screened_shared_bytes(m.pairs, m.sites) } else { shared_bytes(m.pairs, m.sites, std::mem::size_of::<S>(), std::mem::size_of::<A>(), case.placement) };
         let scratch = if case.placement.m_on_chip() { 0 } else { device_scratch(m.pairs) };
