@@ -405,16 +405,18 @@ for stage in "$@"; do
         # One process per L runs the three precisions (NVRTC compiles the kernel once a process, about 35 s), two
         # launches each (the validation run and one timed run, both 1 + 2 sweeps), every launch profiled; the
         # report's details page, then its per-instruction source page (SASS with warp-stall samples) as CSV
+        # (LATTICE_NCU_L, LATTICE_NCU_PRECISIONS: the sizes and precisions, by default 15 9 and all three)
         NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null)
-        for L in 15 9; do
-            echo "+ ncu lattice L = $L, 2048 chains, double, single, mixed"
+        NCU_P=${LATTICE_NCU_PRECISIONS:-double,single,mixed}
+        for L in ${LATTICE_NCU_L:-15 9}; do
+            echo "+ ncu lattice L = $L, 2048 chains, $NCU_P"
             rep=/tmp/qmc-lattice-ncu-L$L
             rm -rf /tmp/qmc-lattice-ncu "$rep.ncu-rep"
             t0=$SECONDS
             timeout 240 "$NCU" --clock-control none -k regex:lattice_sweeps --launch-count 6 --section SpeedOfLight \
                 --section Occupancy --section WarpStateStats --section SchedulerStats --section LaunchStats \
                 --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section SourceCounters \
-                --export "$rep" "$BIN" run lattice --lattice "$L" --chains 2048 --precision double,single,mixed \
+                --export "$rep" "$BIN" run lattice --lattice "$L" --chains 2048 --precision "$NCU_P" \
                 --variants gpu --sweeps 2 --equil 1 --max-reps 1 --warmup 0 --check-chains 2 --quiet \
                 --out /tmp/qmc-lattice-ncu 2>&1 | grep -v "^==PROF==" | tail -5 || echo "ncu failed"
             echo "  ($((SECONDS - t0)) s)"

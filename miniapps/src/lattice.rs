@@ -220,6 +220,8 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
             }
         }
     }
+    let pairs: Vec<usize> = models.iter().map(|m| m.pairs).collect();
+    r.plan(records_planned(a, &pairs, &r.precisions(), [r.runs(Variant::CpuRef), r.runs(Variant::Cpu), r.runs(Variant::Gpu)]));
     let mut case_no = 0;
     for m in &models {
         let exact = (m.sites <= EXACT_MAX_SITES).then(|| reference::exact(m).energy);
@@ -250,6 +252,31 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Records a run makes (the progress bar's length): for each L and chain count the reference's (where double is among
+/// the precisions), and for each precision the CPU's modes (serial up to `--serial-max-chains`, parallel) and the
+/// GPU's tunings, of which screened mixed's skips those with `--registers` or `--rebuild` (it has neither choice).
+/// `runs`: whether the reference, the CPU and the GPU variants run.
+fn records_planned(a: &Args, pairs: &[usize], precisions: &[Precision], [reference, cpu, gpu]: [bool; 3]) -> usize {
+    let len = |n: usize| n.max(1);
+    let tunings = len(a.bfactor.len()) * len(a.block_threads.len()) * len(a.registers.len()) * len(a.rebuild.len());
+    let screened_tunings = if a.registers.is_empty() && a.rebuild.is_empty() { tunings } else { 0 };
+    let mut n = 0;
+    for &np in pairs {
+        for &chains in &a.chains {
+            n += (reference && precisions.contains(&Precision::Double)) as usize;
+            for &p in precisions {
+                if cpu {
+                    n += 1 + (chains <= a.serial_max_chains) as usize;
+                }
+                if gpu {
+                    n += if p == Precision::Mixed && lat::screens_mixed(np) { screened_tunings } else { tunings };
+                }
+            }
+        }
+    }
+    n
 }
 
 /// Reference flops of one chain's validation run: 1 + --check-sweeps sweeps of 2 N_P moves (a ratio and, when
@@ -417,19 +444,41 @@ fn extras(r: &mut Runner, c: &Ctx, t: &[[f64; tally::LEN]], diverged: f64) {
 
 /// The floor of the last record: the time its flops take at the measured FMA rate of its device (f32 rate where the
 /// updates run in f32: single and mixed), and on the GPU the time the W traffic of its moves (`lat::w_traffic`)
-/// takes at `bandwidth`, the measured bandwidth of the memory W lives in (shared memory when on chip). On the CPU W
-/// stays in the core's cache, whose bandwidth is not measured, so only the flop term is given. Extras:
+/// takes at the measured bandwidth of the memory W lives in (`w_on_chip`: shared memory, else device memory). On the
+/// CPU W stays in the core's cache, whose bandwidth is not measured, so only the flop term is given. A screened chain
+/// (mixed above L = 9) does its updates, confirmations and rebuilds in f64 and the rest in f32
+/// (`lat::screened_f64_flops`), and on the GPU moves its f32 copy on chip and its f64 W in device memory
+/// (`lat::screened_w_traffic`): each term is the larger of its two parts, which run in different units. Extras:
 /// `floor_flops_s`, `floor_bytes_s`, `floor_s` (the larger) and `floor_fraction` (floor_s over the median time: the
 /// fraction of the floor's rate reached).
-fn floor(r: &mut Runner, v: Variant, c: &Ctx, done: &[[f64; tally::LEN]], runs: f64, bandwidth: Option<f64>) -> Result<()> {
+fn floor(r: &mut Runner, v: Variant, c: &Ctx, done: &[[f64; tally::LEN]], runs: f64, w_on_chip: Option<bool>) -> Result<()> {
     if r.args.no_ceilings {
         return Ok(());
     }
     let rec = r.records.last().expect("a record was just made");
     let (flops, median) = (rec.flops, rec.time.median);
-    let elem = if c.p == Precision::Double { 8 } else { 4 };
-    let t_flops = flops / r.fma_ceiling(v, c.p == Precision::Double)?;
-    let t_bytes = bandwidth.map(|bw| lat::w_traffic(c.m, done, elem) / runs / bw);
+    let (t_flops, t_bytes) = if c.screened() {
+        let f64_flops = lat::screened_f64_flops(c.m, done) / runs;
+        let t_flops = (f64_flops / r.fma_ceiling(v, true)?).max((flops - f64_flops) / r.fma_ceiling(v, false)?);
+        let t_bytes = match w_on_chip {
+            Some(_) => {
+                let (copy, w) = lat::screened_w_traffic(c.m, done);
+                Some((copy / runs / r.shared_ceiling()?).max(w / runs / r.ceiling(Variant::Gpu)?))
+            }
+            None => None,
+        };
+        (t_flops, t_bytes)
+    } else {
+        let elem = if c.p == Precision::Double { 8 } else { 4 };
+        let t_bytes = match w_on_chip {
+            Some(on_chip) => {
+                let bw = if on_chip { r.shared_ceiling()? } else { r.ceiling(Variant::Gpu)? };
+                Some(lat::w_traffic(c.m, done, elem) / runs / bw)
+            }
+            None => None,
+        };
+        (flops / r.fma_ceiling(v, c.p == Precision::Double)?, t_bytes)
+    };
     let floor = t_flops.max(t_bytes.unwrap_or(0.0));
     r.extra("floor_flops_s", t_flops);
     if let Some(t) = t_bytes {
@@ -495,7 +544,8 @@ fn variants<S: Real, A: Real>(r: &mut Runner, c: &Ctx) -> Result<()> {
     assert_eq!(c.p, Precision::of::<S, A>(), "lattice: the context's precision and the types disagree");
     let (a, m, checked) = (c.a, c.m, &c.checked.items);
     let sweeps = a.equil + a.sweeps;
-    let es = std::mem::size_of::<S>();
+    // bytes of a W entry in the state the chains keep: f64 where screened
+    let es = if c.f64_state() { 8 } else { std::mem::size_of::<S>() };
     if r.runs(Variant::Cpu) {
         let mut modes = vec![];
         if c.chains <= a.serial_max_chains {
@@ -630,10 +680,7 @@ fn gpu_run<GS: Real, GA: Real>(r: &mut Runner, c: &Ctx, mut g: GpuEnsemble<GS, G
     let chk = with_error_bar_check(chk, &after);
     r.record(&kase, Variant::Gpu, t, work(m, c.chains, sweeps, es, &done, runs), &chk)?;
     extras(r, c, &after, diverged);
-    if !r.args.no_ceilings {
-        let bandwidth = if g.on_chip() { r.shared_ceiling()? } else { r.ceiling(Variant::Gpu)? };
-        floor(r, Variant::Gpu, c, &done, runs, Some(bandwidth))?;
-    }
+    floor(r, Variant::Gpu, c, &done, runs, Some(g.on_chip()))?;
     r.extra("chains_in_flight", g.chains_in_flight()? as f64);
     r.extra("threads_per_chain", g.block_threads() as f64);
     r.extra("registers_per_thread", g.registers_used()? as f64);
@@ -645,6 +692,28 @@ fn gpu_run<GS: Real, GA: Real>(r: &mut Runner, c: &Ctx, mut g: GpuEnsemble<GS, G
 mod tests {
     use super::*;
     use clap::Parser;
+
+    /// The progress bar's length is the records the run makes: here the reference, serial and parallel CPU records
+    /// of two chain counts (one above --serial-max-chains) and two precisions.
+    #[test]
+    fn the_plan_counts_the_records_a_run_makes() {
+        let a = Args::try_parse_from([
+            "lattice", "--lattice", "5", "--chains", "4,6", "--serial-max-chains", "4", "--precision", "double,mixed", "--variants",
+            "cpu-ref,cpu", "--equil", "0", "--sweeps", "1", "--check-sweeps", "1", "--max-reps", "1", "--warmup", "0", "--quiet",
+            "--no-ceilings",
+        ])
+        .unwrap();
+        let mut r = Runner::new(&a.common).unwrap();
+        run(&mut r, &a).unwrap();
+        let planned = records_planned(&a, &[12], &r.precisions(), [true, true, false]);
+        // the reference at each chain count, then per precision serial and parallel at 4 chains, parallel at 6
+        assert_eq!((r.records.len(), planned), (2 + 2 * (2 + 1), 8));
+        // screened mixed (L = 15) has no --registers or --rebuild records; double has one a register cap
+        let tuned = Args::try_parse_from(["lattice", "--chains", "64", "--registers", "64,128"]).unwrap();
+        assert_eq!(records_planned(&tuned, &[102], &[Precision::Mixed], [false, false, true]), 0);
+        assert_eq!(records_planned(&tuned, &[37], &[Precision::Mixed], [false, false, true]), 2);
+        assert_eq!(records_planned(&tuned, &[102], &[Precision::Double], [true, false, true]), 3);
+    }
 
     #[test]
     fn a_wrong_last_chain_fails() {

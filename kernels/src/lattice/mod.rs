@@ -789,21 +789,51 @@ pub fn flops(m: &Model, tallies: &[[f64; tally::LEN]]) -> f64 {
     f
 }
 
+/// The part of [`flops`] a screened chain (`cpu::Screened`, `gpu::GpuEnsemble::screened`) does in f64: its rank-1
+/// updates, rebuilds and confirmed ratios; the rest (every proposal's ratio and f vector, the measurement) is f32.
+pub fn screened_f64_flops(m: &Model, tallies: &[[f64; tally::LEN]]) -> f64 {
+    let np = m.pairs as f64;
+    let mut f = 0.0;
+    for t in tallies {
+        f += t[tally::HOPS_ACCEPTED] * 4.0 * np * np
+            + t[tally::SWAPS_ACCEPTED] * 8.0 * np * np
+            + t[tally::RECOMPUTES] * 2.0 * np * np * np
+            + t[tally::CONFIRMED_HOPS] * 2.0 * np
+            + t[tally::CONFIRMED_SWAPS] * (2.0 * np * np + 8.0 * np);
+    }
+    f
+}
+
 /// Bytes of W the moves of a run read and write (`elem` bytes per entry), from its tallies: an accepted hop reads W
 /// for its f or g vector and reads and writes it in its update (3 N_P^2), a swap reads it for f (N_P^2) and an
 /// accepted one updates it twice with one more vector (5 N_P^2), each measurement f vector reads it (N_P^2), each
-/// rebuild reads and writes it once per pivot (2 N_P^3), each confirmed swap (`cpu::Screened`) reads it for f in f64
-/// (counted at `elem`). Where W lives on chip this is shared-memory traffic.
+/// rebuild reads and writes it once per pivot (2 N_P^3). Where W lives on chip this is shared-memory traffic. A
+/// screened chain's traffic is [`screened_w_traffic`]'s.
 pub fn w_traffic(m: &Model, tallies: &[[f64; tally::LEN]], elem: usize) -> f64 {
     let n2 = (m.pairs * m.pairs) as f64;
     let per: f64 = tallies
         .iter()
         .map(|t| {
-            3.0 * t[tally::HOPS_ACCEPTED] + t[tally::SWAPS] + 5.0 * t[tally::SWAPS_ACCEPTED] + t[tally::FVECS] + t[tally::CONFIRMED_SWAPS]
+            3.0 * t[tally::HOPS_ACCEPTED] + t[tally::SWAPS] + 5.0 * t[tally::SWAPS_ACCEPTED] + t[tally::FVECS]
                 + 2.0 * m.pairs as f64 * t[tally::RECOMPUTES]
         })
         .sum();
     per * n2 * elem as f64
+}
+
+/// Bytes a screened chain moves in each of its two copies of W, from its tallies: (the f32 copy: every swap's screen
+/// and every measurement f vector read it, N_P^2 each, and each accepted move's last update writes it, N_P^2;
+/// the f64 W: each accepted move's updates and vectors as [`w_traffic`]'s, each confirmed swap's f64 f vector and each
+/// rebuild). On the GPU the copy lives on chip and W in device memory; the CPU keeps both in its caches.
+pub fn screened_w_traffic(m: &Model, tallies: &[[f64; tally::LEN]]) -> (f64, f64) {
+    let n2 = (m.pairs * m.pairs) as f64;
+    let (mut copy, mut w) = (0.0, 0.0);
+    for t in tallies {
+        copy += t[tally::SWAPS] + t[tally::FVECS] + t[tally::HOPS_ACCEPTED] + t[tally::SWAPS_ACCEPTED];
+        w += 3.0 * t[tally::HOPS_ACCEPTED] + 5.0 * t[tally::SWAPS_ACCEPTED] + t[tally::CONFIRMED_SWAPS]
+            + 2.0 * m.pairs as f64 * t[tally::RECOMPUTES];
+    }
+    (copy * n2 * 4.0, w * n2 * 8.0)
 }
 
 /// Fewest bytes a run moves: every sweep reads and writes each chain's W at least once.

@@ -168,6 +168,27 @@ fn screened_mixed_follows_double_exactly() {
     }
 }
 
+/// A screened chain's floor (the mini-app's `floor`) splits its work by type and by copy of W: the updates,
+/// confirmations and rebuild in f64 on W, every swap's screen and the measurement in f32 on the copy.
+#[test]
+fn screened_work_splits_flops_and_w_traffic_by_copy() {
+    let m = Model::new(5, Params::default()).unwrap();
+    assert_eq!(m.pairs, 12);
+    let mut t = [0.0; tally::LEN];
+    for (k, v) in [(tally::HOPS, 10.0), (tally::HOPS_ACCEPTED, 2.0), (tally::SWAPS, 20.0), (tally::SWAPS_ACCEPTED, 1.0), (tally::FVECS, 3.0), (tally::CONFIRMED_HOPS, 4.0), (tally::CONFIRMED_SWAPS, 5.0), (tally::RECOMPUTES, 1.0)] {
+        t[k] = v;
+    }
+    // f64: accepted hop 4 N_P^2, swap 8 N_P^2, rebuild 2 N_P^3, confirmed hop 2 N_P, swap 2 N_P^2 + 8 N_P
+    assert_eq!(screened_f64_flops(&m, &[t]), 2.0 * 576.0 + 1152.0 + 3456.0 + 4.0 * 24.0 + 5.0 * 384.0);
+    // the rest: every proposal's ratio, the swaps' f vectors and the measurement's
+    assert_eq!(flops(&m, &[t]) - screened_f64_flops(&m, &[t]), 10.0 * 24.0 + 20.0 * 384.0 + 3.0 * 288.0);
+    // copy: 20 screens, 3 measurement f vectors and 3 accepted moves' mirrored writes, N_P^2 f32 each; W: accepted hop
+    // 3 N_P^2, swap 5, 5 confirmed swaps' f vectors, a rebuild 2 N_P^3, f64
+    assert_eq!(screened_w_traffic(&m, &[t]), (26.0 * 144.0 * 4.0, (6.0 + 5.0 + 5.0 + 24.0) * 144.0 * 8.0));
+    // an unscreened chain of the same moves: no confirmations in its traffic
+    assert_eq!(w_traffic(&m, &[t], 8), (6.0 + 20.0 + 5.0 + 3.0 + 24.0) * 144.0 * 8.0);
+}
+
 #[test]
 fn local_energy_matches_h_applied_in_second_quantization() {
     let m = small();
