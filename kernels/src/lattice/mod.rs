@@ -822,15 +822,16 @@ pub fn w_traffic(m: &Model, tallies: &[[f64; tally::LEN]], elem: usize) -> f64 {
 }
 
 /// Bytes a screened chain moves in each of its two copies of W, from its tallies: (the f32 copy: every swap's screen
-/// and every measurement f vector read it, N_P^2 each, and each accepted move's last update writes it, N_P^2;
-/// the f64 W: each accepted move's updates and vectors as [`w_traffic`]'s, each confirmed swap's f64 f vector and each
-/// rebuild). On the GPU the copy lives on chip and W in device memory; the CPU keeps both in its caches.
-pub fn screened_w_traffic(m: &Model, tallies: &[[f64; tally::LEN]]) -> (f64, f64) {
+/// and every measurement f vector read it, N_P^2 each, and each accepted move's last update writes it, N_P^2; the f64
+/// W: each accepted move's updates and vectors as [`w_traffic`]'s, the confirmed swaps' f64 f vectors, one pass for
+/// each `moves_per_pass` of them at the fewest (the GPU's look-ahead batch shares one pass among its moves, LOOK), and
+/// each rebuild). On the GPU the copy lives on chip and W in device memory; the CPU keeps both in its caches.
+pub fn screened_w_traffic(m: &Model, tallies: &[[f64; tally::LEN]], moves_per_pass: usize) -> (f64, f64) {
     let n2 = (m.pairs * m.pairs) as f64;
     let (mut copy, mut w) = (0.0, 0.0);
     for t in tallies {
         copy += t[tally::SWAPS] + t[tally::FVECS] + t[tally::HOPS_ACCEPTED] + t[tally::SWAPS_ACCEPTED];
-        w += 3.0 * t[tally::HOPS_ACCEPTED] + 5.0 * t[tally::SWAPS_ACCEPTED] + t[tally::CONFIRMED_SWAPS]
+        w += 3.0 * t[tally::HOPS_ACCEPTED] + 5.0 * t[tally::SWAPS_ACCEPTED] + t[tally::CONFIRMED_SWAPS] / moves_per_pass as f64
             + 2.0 * m.pairs as f64 * t[tally::RECOMPUTES];
     }
     (copy * n2 * 4.0, w * n2 * 8.0)

@@ -183,8 +183,9 @@ fn screened_work_splits_flops_and_w_traffic_by_copy() {
     // the rest: every proposal's ratio, the swaps' f vectors and the measurement's
     assert_eq!(flops(&m, &[t]) - screened_f64_flops(&m, &[t]), 10.0 * 24.0 + 20.0 * 384.0 + 3.0 * 288.0);
     // copy: 20 screens, 3 measurement f vectors and 3 accepted moves' mirrored writes, N_P^2 f32 each; W: accepted hop
-    // 3 N_P^2, swap 5, 5 confirmed swaps' f vectors, a rebuild 2 N_P^3, f64
-    assert_eq!(screened_w_traffic(&m, &[t]), (26.0 * 144.0 * 4.0, (6.0 + 5.0 + 5.0 + 24.0) * 144.0 * 8.0));
+    // 3 N_P^2, swap 5, 5 confirmed swaps' f vectors (in one pass where it serves up to 8), a rebuild 2 N_P^3, f64
+    assert_eq!(screened_w_traffic(&m, &[t], 1), (26.0 * 144.0 * 4.0, (6.0 + 5.0 + 5.0 + 24.0) * 144.0 * 8.0));
+    assert_eq!(screened_w_traffic(&m, &[t], 8).1, (6.0 + 5.0 + 5.0 / 8.0 + 24.0) * 144.0 * 8.0);
     // an unscreened chain of the same moves: no confirmations in its traffic
     assert_eq!(w_traffic(&m, &[t], 8), (6.0 + 20.0 + 5.0 + 3.0 + 24.0) * 144.0 * 8.0);
 }
