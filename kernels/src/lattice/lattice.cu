@@ -243,9 +243,37 @@ __device__ __forceinline__ void col_dots(const S* __restrict__ W, const A* __res
 // the same single operation, so W rounds exactly as with a thread per column (scripts/lattice-reinvert-host.cpp).
 __device__ __forceinline__ int row_groups(int n) { return (int)blockDim.x >= 2 * n ? (int)blockDim.x / n : 1; }
 
+// The entries of column c of W from row lo to hi - 1 replaced by nw(row, old entry), and with MIR (screened mixed,
+// below) each rounded to f32 into mir (same stride); PF rows loaded ahead (PF_DEVICE), then the rest row by row. The
+// rank-1 updates below walk every column this way (an nw that ignores the old entry leaves its loads dead).
+template <bool MIR, int PF, typename S, typename N>
+__device__ __forceinline__ void update_span(S* __restrict__ W, float* __restrict__ mir, int ld, int c, int lo, int hi,
+                                            N&& nw) {
+    int r = lo;
+    if constexpr (PF > 1) {
+        for (; r + PF <= hi; r += PF) {
+            S w[PF];
+#pragma unroll
+            for (int u = 0; u < PF; u++) w[u] = W[(r + u) * ld + c];
+#pragma unroll
+            for (int u = 0; u < PF; u++) {
+                const S x = nw(r + u, w[u]);
+                W[(r + u) * ld + c] = x;
+                if constexpr (MIR) mir[(r + u) * ld + c] = float(x);
+            }
+        }
+    }
+#pragma unroll 4
+    for (; r < hi; r++) {
+        const S x = nw(r, W[r * ld + c]);
+        W[r * ld + c] = x;
+        if constexpr (MIR) mir[r * ld + c] = float(x);
+    }
+}
+
 // W[b][c] -= col[b] f[c] for every (b, c), column `a` replaced by col (Sherman-Morrison of an up electron a), in S.
-// With MIR (screened mixed, below) every new entry is also rounded to f32 into mir (same stride): the update writes
-// every entry of W, so the copy is W's after it.
+// With MIR every new entry is also rounded to f32 into mir: the update writes every entry of W, so the copy is W's
+// after it.
 template <bool MIR, int PF, typename S, typename A>
 __device__ __forceinline__ void update_cols(S* __restrict__ W, const A* __restrict__ f, const A* __restrict__ col, int a,
                                             int n, int ld, float* __restrict__ mir) {
@@ -253,34 +281,8 @@ __device__ __forceinline__ void update_cols(S* __restrict__ W, const A* __restri
     for (int t = threadIdx.x; t < n * groups; t += blockDim.x) {
         const int c = t % n, b0 = (t / n) * span, b1 = b0 + span < n ? b0 + span : n;
         const S fc = S(f[c]);
-        if (c == a) {
-            for (int b = b0; b < b1; b++) {
-                const S x = S(col[b]);
-                W[b * ld + c] = x;
-                if constexpr (MIR) mir[b * ld + c] = float(x);
-            }
-        } else {
-            int b = b0;
-            if constexpr (PF > 1) {
-                for (; b + PF <= b1; b += PF) {
-                    S w[PF];
-#pragma unroll
-                    for (int u = 0; u < PF; u++) w[u] = W[(b + u) * ld + c];
-#pragma unroll
-                    for (int u = 0; u < PF; u++) {
-                        const S x = w[u] - fc * S(col[b + u]);
-                        W[(b + u) * ld + c] = x;
-                        if constexpr (MIR) mir[(b + u) * ld + c] = float(x);
-                    }
-                }
-            }
-#pragma unroll 4
-            for (; b < b1; b++) {
-                const S x = W[b * ld + c] - fc * S(col[b]);
-                W[b * ld + c] = x;
-                if constexpr (MIR) mir[b * ld + c] = float(x);
-            }
-        }
+        if (c == a) update_span<MIR, PF>(W, mir, ld, c, b0, b1, [&](int b, S) { return S(col[b]); });
+        else update_span<MIR, PF>(W, mir, ld, c, b0, b1, [&](int b, S w) { return w - fc * S(col[b]); });
     }
 }
 
@@ -293,26 +295,7 @@ __device__ __forceinline__ void update_rows(S* __restrict__ W, const A* __restri
     for (int t = threadIdx.x; t < n * groups; t += blockDim.x) {
         const int a = t % n, r0 = (t / n) * span, r1 = r0 + span < n ? r0 + span : n;
         const S ra = S(row[a]);
-        int r = r0;
-        if constexpr (PF > 1) {
-            for (; r + PF <= r1; r += PF) {
-                S w[PF];
-#pragma unroll
-                for (int u = 0; u < PF; u++) w[u] = W[(r + u) * ld + a];
-#pragma unroll
-                for (int u = 0; u < PF; u++) {
-                    const S x = r + u == b ? ra : w[u] - S(g[r + u]) * ra;
-                    W[(r + u) * ld + a] = x;
-                    if constexpr (MIR) mir[(r + u) * ld + a] = float(x);
-                }
-            }
-        }
-#pragma unroll 4
-        for (; r < r1; r++) {
-            const S x = r == b ? ra : W[r * ld + a] - S(g[r]) * ra;
-            W[r * ld + a] = x;
-            if constexpr (MIR) mir[r * ld + a] = float(x);
-        }
+        update_span<MIR, PF>(W, mir, ld, a, r0, r1, [&](int r, S w) { return r == b ? ra : w - S(g[r]) * ra; });
     }
 }
 
