@@ -78,15 +78,6 @@
 static_assert(PANEL == LOOK, "reinvert loads a row of multipliers with load_look");
 static_assert(PANEL <= 64, "one warp factors a panel");
 #define SM_GAMMA 0x9E3779B97F4A7C15ull
-// The chain's vector, update and rebuild steps (Chain::fvec, gvec, update_up, update_dn, reinvert) are called from
-// several places of run (a hop's and a swap's, in both orders, and screened mixed's mirrored ones) and each inlined
-// copy added to the code the SM's warps run through: not inlined, run's batch loop is one copy of each, at the cost
-// of a call (each does O(N_P^2) work). The host builds (scripts/cu-*host.h) inline as they please.
-#ifdef __CUDACC_RTC__
-#define OUTLINED __noinline__
-#else
-#define OUTLINED
-#endif
 // A site or pair index, as the configuration (up, dn: each electron's site; occ, which: each site's occupation and
 // electron) and the rebuild's pivots hold them in shared memory: 16 bits (gpu.rs refuses 32768 sites or more). At
 // L = 15 in single, the 1.5 KB this saves over ints brings a chain's shared memory under the 56 KB that lets four
@@ -484,7 +475,7 @@ template <typename S, typename A, int PF = 1> struct Chain {
         for (int i = threadIdx.x; i < p.pairs; i += blockDim.x) pv[i] = row[sites[i]];
     }
     // f_a = sum_b phi(y, d_b) W_ba for every a (thread per column).
-    __device__ OUTLINED void fvec(int y) {
+    __device__ void fvec(int y) {
         gather(y, dn);
         __syncthreads();
         col_dots<PF>(W, pv, f, p.pairs, p.ld);
@@ -493,7 +484,7 @@ template <typename S, typename A, int PF = 1> struct Chain {
     // g_b = sum_a W_ba phi(u_a, x) for every b: bfactor threads per row, over a, with a shuffle sum inside each group
     // of bfactor lanes (the thesis' blocking factor). Every lane of a warp runs the same number of rounds (blockDim is
     // whole warps), so the full-mask shuffles are safe.
-    __device__ OUTLINED void gvec(int x) {
+    __device__ void gvec(int x) {
         gather(x, up);
         __syncthreads();
         const int np = p.pairs, ld = p.ld, bf = p.bfactor, lane = threadIdx.x % bf, rows = blockDim.x / bf;
@@ -508,7 +499,7 @@ template <typename S, typename A, int PF = 1> struct Chain {
         __syncthreads();
     }
     // Sherman-Morrison: up electron a moves to s; f holds the new row times W (f_a the ratio).
-    template <bool MIR = false> __device__ OUTLINED void update_up(int a, int s) {
+    template <bool MIR = false> __device__ void update_up(int a, int s) {
         const int np = p.pairs, ld = p.ld;
         const S inv_r = S(1) / f[a];
         for (int b = threadIdx.x; b < np; b += blockDim.x) buf[b] = W[b * ld + a] * inv_r;
@@ -518,7 +509,7 @@ template <typename S, typename A, int PF = 1> struct Chain {
         __syncthreads();
     }
     // Sherman-Morrison: down electron b moves to s; g holds W times the new column (g_b the ratio).
-    template <bool MIR = false> __device__ OUTLINED void update_dn(int b, int s) {
+    template <bool MIR = false> __device__ void update_dn(int b, int s) {
         const int np = p.pairs, ld = p.ld;
         const S inv_r = S(1) / g[b];
         for (int a = threadIdx.x; a < np; a += blockDim.x) buf[a] = W[b * ld + a] * inv_r;
@@ -699,7 +690,7 @@ template <typename S, typename A, int PF = 1> struct Chain {
     // Blocked: per panel of PANEL pivots panel_factor (warp 0) and panel_update (the block), three barriers (two where
     // the block has fewer than 2 (n - PANEL) threads); the scratch (L, dv: PANEL n + PANEL entries of A) is `work`,
     // the sweep's vectors, free during a rebuild, and R (PANEL n) follows dv there or M in M_all.
-    __device__ OUTLINED void reinvert(int* failed, A* Mg) {
+    __device__ void reinvert(int* failed, A* Mg) {
         const int n = p.pairs, ld = p.ld;
         // R follows dv where M is on chip and wherever S and A are one type (the vectors leave room: gpu.rs vec_bytes),
         // so that single and double never form Mg
