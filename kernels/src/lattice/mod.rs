@@ -331,9 +331,21 @@
 //! took an f64 ratio). H100, 2048 chains, L = 15: at 46466bd 256k chain sweeps/s against double's 485k (0.53x; W in
 //! f32 it ran 0.83x); loading 8 rows of W ahead in its device-memory passes (01b15bf, interleaved with 46466bd) 301k
 //! against 254k (0.62x); the batch's phi vectors rounded to f32 once instead of in every thread of the screen's pass
-//! (3fea130, interleaved with 01b15bf) 336k against 301k (0.69x double's 485k). What it bought is the distribution: over seeds 1 to 31 at the suite's size (stage
-//! lattice-seeds-screened, 46466bd) it fails the error-bar check at seed 11 alone, where double fails too (kurtosis
-//! 71.9 against 70.3), every other seed within 2% of double's kurtosis, where mixed with W in f32 failed 28 of 58.
+//! (3fea130, interleaved with 01b15bf) 336k against 301k (0.69x double's 485k). What it bought is the distribution:
+//! over seeds 1 to 31 at the suite's size (stage lattice-seeds-screened, 46466bd) it fails the error-bar check at seed
+//! 11 alone, where double fails too (kurtosis 71.9 against 70.3), every other seed within 2% of double's kurtosis,
+//! where mixed with W in f32 failed 28 of 58.
+//!
+//! Its floor (the mini-app's record extras, from 2026-12-05): the updates, confirmations and rebuild in f64 at the
+//! f64 FMA rate beside the rest at the f32 rate (`screened_f64_flops`), and the f32 copy's traffic on chip
+//! (`screened_w_traffic`); the f64 W's device-memory traffic is the extra `w_device_s`, out of the floor, since the W
+//! of the chains in flight fits in L2, whose bandwidth is not measured. Tried and not kept (2026-12-05): the chain's
+//! vector, update and rebuild steps not inlined (`__noinline__`; run called each from up to six places, and Nsight
+//! Compute had a quarter of single's stall samples at L = 9 waiting for an instruction fetch): ptxas's code for the
+//! f32 entry fell from 9,920 to 8,608 instructions and the fetch stalls from 26% to 19%, but the calls put the chain's
+//! struct and spills in local memory (long-scoreboard stalls 10% -> 27%, instructions executed +11%), and every
+//! precision ran slower (H100, 2048 chains, interleaved: L = 9 double 3.40M -> 2.94M chain sweeps/s, single 4.71M ->
+//! 3.94M, mixed 4.37M -> 4.04M; L = 15 double 484k -> 445k, single 594k -> 381k, screened mixed 338k -> 329k).
 //!
 //! What the interval buys on the CPU (kernels' ignored test `cpu_rate_table`: best of 4 x 40 runs of 6 sweeps with a
 //! measurement, 4 chains on one thread, 8 on two; this suite's 2-core development machine, shared with other builds,
