@@ -59,7 +59,8 @@
 #               A B B A (whether driving the GPU slows the CPU variants of the same process; not imported)
 #   lattice-ncu  where the lattice GPU kernel's time goes (issue #26): Nsight Compute's issue activity, warp stalls,
 #               occupancy and memory traffic of its launches, and its SASS with stall samples per instruction
-#               ($OUT/lattice-sass-L<L>.csv.gz), L = 9 and 15, 2048 chains, each precision (not imported)
+#               ($OUT/lattice-sass-L<L>.csv.gz), L = 9 and 15, 2048 chains, each precision (not imported;
+#               LATTICE_NCU_L and LATTICE_NCU_PRECISIONS narrow them)
 #   sampling    the sampled checks where the GPU works in pieces: every pseudopotential launch, chains across 2048,
 #               product rows and basis electrons across a tall product, the own-LU reference inverse to N = 4096
 #   solid-delayed  the solid with delayed (rank-k) updates at 384..1536 electrons, CPU and GPU, after its GPU tests
