@@ -255,23 +255,22 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
 }
 
 /// Records a run makes (the progress bar's length): for each L and chain count the reference's (where double is among
-/// the precisions), and for each precision the CPU's modes (serial up to `--serial-max-chains`, parallel) and the
-/// GPU's tunings, of which screened mixed's skips those with `--registers` or `--rebuild` (it has neither choice).
-/// `runs`: whether the reference, the CPU and the GPU variants run.
+/// the precisions), and for each precision the CPU's modes ([`cpu_modes`]) and the GPU's tunings ([`tunings`]) but
+/// those screened mixed skips ([`screened_skips`]), the lists `variants` loops over. `runs`: whether the reference,
+/// the CPU and the GPU variants run.
 fn records_planned(a: &Args, pairs: &[usize], precisions: &[Precision], [reference, cpu, gpu]: [bool; 3]) -> usize {
-    let len = |n: usize| n.max(1);
-    let tunings = len(a.bfactor.len()) * len(a.block_threads.len()) * len(a.registers.len()) * len(a.rebuild.len());
-    let screened_tunings = if a.registers.is_empty() && a.rebuild.is_empty() { tunings } else { 0 };
+    let all = tunings(a);
+    let screened = all.iter().filter(|t| !screened_skips(t)).count();
     let mut n = 0;
     for &np in pairs {
         for &chains in &a.chains {
             n += (reference && precisions.contains(&Precision::Double)) as usize;
             for &p in precisions {
                 if cpu {
-                    n += 1 + (chains <= a.serial_max_chains) as usize;
+                    n += cpu_modes(a, chains).len();
                 }
                 if gpu {
-                    n += if p == Precision::Mixed && lat::screens_mixed(np) { screened_tunings } else { tunings };
+                    n += if p == Precision::Mixed && lat::screens_mixed(np) { screened } else { all.len() };
                 }
             }
         }
@@ -543,6 +542,33 @@ const SERIAL_REPS: usize = 10;
 /// A GPU record's knobs: blocking factor, threads per chain, register cap, rebuild placement (None: the default).
 type Tuning<'a> = (Option<usize>, Option<usize>, Option<usize>, Option<&'a str>);
 
+/// The GPU records' tunings, one per combination of the values given: an explicit --bfactor, --block-threads,
+/// --registers or --rebuild is a tuning sweep, each value a param of its record (none given: the defaults alone).
+fn tunings(a: &Args) -> Vec<Tuning<'_>> {
+    let sweep = |v: &[usize]| -> Vec<Option<usize>> { if v.is_empty() { vec![None] } else { v.iter().map(|&b| Some(b)).collect() } };
+    let rebuilds: Vec<Option<&str>> = if a.rebuild.is_empty() { vec![None] } else { a.rebuild.iter().map(|x| Some(x.as_str())).collect() };
+    let mut all = vec![];
+    for b in sweep(&a.bfactor) {
+        for t in sweep(&a.block_threads) {
+            for x in sweep(&a.registers) {
+                all.extend(rebuilds.iter().map(|&at| (b, t, x, at)));
+            }
+        }
+    }
+    all
+}
+
+/// Whether screened mixed skips a tuning: it has no register cap or rebuild placement to choose (one entry at 128
+/// registers, W in f64 in device memory), so a tuning that sets either makes no record of it.
+fn screened_skips(t: &Tuning) -> bool {
+    t.2.is_some() || t.3.is_some()
+}
+
+/// The CPU records' modes at `chains` chains: one core (`serial`, up to --serial-max-chains) and all cores.
+fn cpu_modes(a: &Args, chains: usize) -> Vec<&'static str> {
+    if chains <= a.serial_max_chains { vec!["serial", "parallel"] } else { vec!["parallel"] }
+}
+
 /// cpu (serial and parallel) and gpu for one precision: storage S, arithmetic A.
 fn variants<S: Real, A: Real>(r: &mut Runner, c: &Ctx) -> Result<()> {
     assert_eq!(c.p, Precision::of::<S, A>(), "lattice: the context's precision and the types disagree");
@@ -551,12 +577,8 @@ fn variants<S: Real, A: Real>(r: &mut Runner, c: &Ctx) -> Result<()> {
     // bytes of a W entry in the state the chains keep: f64 where screened
     let es = if c.f64_state() { 8 } else { std::mem::size_of::<S>() };
     if r.runs(Variant::Cpu) {
-        let mut modes = vec![];
-        if c.chains <= a.serial_max_chains {
-            modes.push(("serial", Some(rayon::ThreadPoolBuilder::new().num_threads(1).build()?)));
-        }
-        modes.push(("parallel", None));
-        for (mode, pool) in modes {
+        for mode in cpu_modes(a, c.chains) {
+            let pool = if mode == "serial" { Some(rayon::ThreadPoolBuilder::new().num_threads(1).build()?) } else { None };
             r.step(format!("lattice L={} chains={} {} cpu {mode}", m.l, c.chains, c.p));
             let (rc, limit) = (recompute(a, c.f64_state(), m), residual_limit(a, c.f64_state(), m));
             let mut e = if c.screened() {
@@ -598,22 +620,10 @@ fn variants<S: Real, A: Real>(r: &mut Runner, c: &Ctx) -> Result<()> {
         }
     }
     if let (true, Some(gpu)) = (r.runs(Variant::Gpu), r.gpu().cloned()) {
-        // an explicit --bfactor, --block-threads, --registers or --rebuild is a tuning sweep: each value becomes a param
-        // of its record
-        let sweep = |v: &[usize]| -> Vec<Option<usize>> { if v.is_empty() { vec![None] } else { v.iter().map(|&b| Some(b)).collect() } };
-        let rebuilds: Vec<Option<&str>> = if a.rebuild.is_empty() { vec![None] } else { a.rebuild.iter().map(|x| Some(x.as_str())).collect() };
-        let mut tunings: Vec<Tuning> = vec![];
-        for b in sweep(&a.bfactor) {
-            for t in sweep(&a.block_threads) {
-                for x in sweep(&a.registers) {
-                    tunings.extend(rebuilds.iter().map(|&at| (b, t, x, at)));
-                }
-            }
-        }
-        for tuning in tunings {
+        for tuning in tunings(a) {
             r.step(format!("lattice L={} chains={} {} gpu", m.l, c.chains, c.p));
             if c.screened() {
-                if tuning.2.is_some() || tuning.3.is_some() {
+                if screened_skips(&tuning) {
                     // a sweep over several precisions goes on with the others
                     r.say(&format!("note: gpu mixed at L = {} skipped for --registers / --rebuild: its chains are screened (W in f64 in device memory, its f32 copy on chip, 128 registers), which has neither choice", m.l));
                     continue;
