@@ -440,6 +440,16 @@ __device__ __forceinline__ void gather_look(int n, const idx_t* up, const idx_t*
 }
 
 // PF: rows of W loaded ahead in its passes (PF_DEVICE where W is in device memory: screened mixed).
+// The rebuild out of line (Chain::rebuild says why); g++ (the host checks, scripts/cu-on-host.sh) inlines as it likes,
+// which changes no result.
+#ifdef __CUDACC__
+#define OUT_OF_LINE __noinline__
+#else
+#define OUT_OF_LINE
+#endif
+template <typename S, typename A, int PF> __device__ OUT_OF_LINE int rebuild_out_of_line(
+    const LatticeParams p, const S* __restrict__ phi, S* W, S* f, S* g, S* pv, S* buf, double* dscratch, idx_t* up,
+    idx_t* dn, idx_t* occ, idx_t* which, idx_t* piv, int* iscratch, float* W32, A* Mg);
 template <typename S, typename A, int PF = 1> struct Chain {
     const LatticeParams& p;
     const S* __restrict__ phi;
@@ -690,6 +700,16 @@ template <typename S, typename A, int PF = 1> struct Chain {
     // Blocked: per panel of PANEL pivots panel_factor (warp 0) and panel_update (the block), three barriers (two where
     // the block has fewer than 2 (n - PANEL) threads); the scratch (L, dv: PANEL n + PANEL entries of A) is `work`,
     // the sweep's vectors, free during a rebuild, and R (PANEL n) follows dv there or M in M_all.
+    // reinvert, called out of line. Rare (double: degenerate swaps; single and mixed up to L = 9: the residual check,
+    // a few in a thousand chain sweeps), yet inlined its registers were the move loop's: at 64 a thread (ptxas 13.0,
+    // sm_90) mixed's entry spilled 124 / 536 bytes (stores / loads), most reloaded in the move loop, and single's
+    // 12 / 20; out of line 60 / 276 and none. The call takes the chain's members by value and builds its own Chain
+    // (the chain in run stays in registers: taking its address, as a member call would, puts it in local memory for
+    // the whole kernel, which made the outlined vector steps of 7dab107 slower, mod.rs) and a copy of the params.
+    __device__ __forceinline__ void rebuild(int* failed, A* Mg) const {
+        if (rebuild_out_of_line<S, A, PF>(p, phi, W, f, g, pv, buf, dscratch, up, dn, occ, which, piv, iscratch, W32, Mg))
+            *failed = 1;
+    }
     __device__ void reinvert(int* failed, A* Mg) {
         const int n = p.pairs, ld = p.ld;
         // R follows dv where M is on chip and wherever S and A are one type (the vectors leave room: gpu.rs vec_bytes),
@@ -765,6 +785,15 @@ template <typename S, typename A, int PF = 1> struct Chain {
         }
     }
 };
+
+template <typename S, typename A, int PF> __device__ OUT_OF_LINE int rebuild_out_of_line(
+    const LatticeParams p, const S* __restrict__ phi, S* W, S* f, S* g, S* pv, S* buf, double* dscratch, idx_t* up,
+    idx_t* dn, idx_t* occ, idx_t* which, idx_t* piv, int* iscratch, float* W32, A* Mg) {
+    Chain<S, A, PF> ch{p, phi, W, (A*)W, f, g, pv, buf, dscratch, up, dn, occ, which, piv, iscratch, (A*)f, W32};
+    int failed = 0;
+    ch.reinvert(&failed, Mg);
+    return failed;
+}
 
 // By one warp: h = sum_a' W_ba' phi(u_a', x) and k = sum_a' fv_a' phi(u_a', x), to every lane (fv must be ready),
 // in T.
@@ -1195,7 +1224,7 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const floa
             if (fmax(fabs((double)f[a]), fabs((double)h)) < p.degenerate) {
                 // Both single moves pass through a nearly singular matrix: rebuild W (as cpu.rs).
                 if (tid == 0) { up[a] = y; dn[b] = x; tl[TALLY_RECOMPUTES] += 1; }
-                ch.reinvert(&failed, slice());
+                ch.rebuild(&failed, slice());
                 if constexpr (SCR) round_all();
             } else if (fabs((double)f[a]) >= fabs((double)h)) {
                 ch.update_up(a, y);
@@ -1230,7 +1259,7 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const floa
         }
         if (due) {
             if (tid == 0) tl[TALLY_RECOMPUTES] += 1;
-            ch.reinvert(&failed, slice());
+            ch.rebuild(&failed, slice());
             if constexpr (SCR) round_all();
         }
         if (sweep < p.equil) continue;
