@@ -372,7 +372,8 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
     /// off chip (2112), the default until then, and 3.59M to 3.83M at 80; 6336 chains 4.70M against 4.22M to 4.24M; 32
     /// chains (already 128) 172k against 137k. At L = 15, where mixed rebuilds every sweep, 64 registers with the
     /// rebuild off chip stays the fastest (400k against 277k to 360k for the others). Single keeps its caps: at L = 9
-    /// 4.61M to 4.69M at 64 against 4.31M to 4.39M at 128.
+    /// 4.61M to 4.69M at 64 against 4.31M to 4.39M at 128. With the rebuild out of line (b1a9cb8) mixed's 64-register
+    /// entry spills 60 bytes, and on the H200 (2048 chains, L = 9) ran 3.77M against 4.36M at 128: 128 stays.
     ///
     /// Measured on the H100 at 38989db (stage lattice-registers, chain sweeps/s at 2048 / 6336 chains): single at L =
     /// 9 3.06M / 3.14M at 128 registers (1056 chains in flight), 2.90M / 3.45M at 80 (1584), 3.36M / 3.43M at 64

@@ -346,6 +346,15 @@
 //! struct and spills in local memory (long-scoreboard stalls 10% -> 27%, instructions executed +11%), and every
 //! precision ran slower (H100, 2048 chains, interleaved: L = 9 double 3.40M -> 2.94M chain sweeps/s, single 4.71M ->
 //! 3.94M, mixed 4.37M -> 4.04M; L = 15 double 484k -> 445k, single 594k -> 381k, screened mixed 338k -> 329k).
+//! Kept (b1a9cb8, measured 2026-12-06): the rebuild alone out of line (lattice.cu `rebuild_out_of_line`), which takes
+//! the chain's members by value and builds its own chain, so `run`'s chain keeps its address untaken and stays in
+//! registers. Spill bytes (stores / loads) fell from 12 / 20 to none in single's 64-register entry and from 124 / 536
+//! to 60 / 276 in mixed's, and the entries from 9,920 to 8,480 instructions (single) and 12,216 to 10,552 (double).
+//! On the H200 (stage lattice-ab against b0949ba, P C C P, 2048 chains) every precision but mixed ran 1-3% faster, each
+//! run above both of the other build's: L = 9 double 3.37M-3.41M -> 3.42M-3.45M, single 4.59M-4.65M -> 4.74M-4.75M;
+//! L = 15 double 484k-485k -> 491k-492k, single 598k -> 604k-605k; mixed unchanged within the runs' spread (L = 9
+//! 4.30M-4.35M, screened at L = 15 336k-339k). Mixed at L = 9 with 64 registers rose from 3.18M to 3.77M, still
+//! below its 4.36M at 128, so it keeps 128 there.
 //!
 //! What the interval buys on the CPU (kernels' ignored test `cpu_rate_table`: best of 4 x 40 runs of 6 sweeps with a
 //! measurement, 4 chains on one thread, 8 on two; this suite's 2-core development machine, shared with other builds,
