@@ -202,7 +202,7 @@ template <typename S, typename A> int check_updates(int n, int threads, unsigned
     for (int i = 0; i < n * ld; i++) diff += (wc[i] != rc[i]) + (wr[i] != rr[i]) + (mc[i] != rc[i]) + (mr[i] != rr[i]);
     for (int b = 0; b < n; b++)
         for (int c = 0; c < n; c++) diff += (fc[b * ld + c] != float(rc[b * ld + c])) + (fr[b * ld + c] != float(rr[b * ld + c]));
-    printf("updates n=%d threads=%d (row groups %d) S=%zu A=%zu: entries differing %ld\n", n, threads, std::max(1, threads / n), sizeof(S), sizeof(A), diff);
+    printf("updates n=%d threads=%d (row groups %d) S=%zu A=%zu: entries differing %ld\n", n, threads, row_groups(n), sizeof(S), sizeof(A), diff);
     return diff ? 1 : 0;
 }
 template <typename S, typename A> int check_all(int n, int t, Kind kind) {

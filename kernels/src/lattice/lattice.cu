@@ -229,10 +229,16 @@ __device__ __forceinline__ void col_dots(const S* __restrict__ W, const A* __res
 }
 
 // The rank-1 updates below give each thread a column and a group of rows: blockDim / n groups of consecutive rows
-// (one group, all rows, where the block has fewer than 2 n threads). A thread per column alone left the threads past
-// n idle (154 of 256 at L = 15, where each of the others walked all 102 rows in turn); every entry is still updated by
-// the same single operation, so W rounds exactly as with a thread per column (scripts/lattice-reinvert-host.cpp).
-__device__ __forceinline__ int row_groups(int n) { return (int)blockDim.x >= 2 * n ? (int)blockDim.x / n : 1; }
+// where the block has 2 n threads or more, else 2 blockDim / n (at least one). A thread per column alone left the
+// threads past n idle (154 of 256 at L = 15, where each of the others walked all 102 rows in turn; at L = 9, 64
+// threads and 37 columns, the second warp ran 5 lanes of 32 through all 37 rows): with three groups of 13 rows at
+// L = 9 both warps take two (column, group) items, 52 rows of instructions a warp-pass instead of 74, and the longest
+// thread walks 26 rows instead of 37. Every entry is still updated by the same single operation, so W rounds exactly
+// as with a thread per column (scripts/lattice-reinvert-host.cpp).
+__device__ __forceinline__ int row_groups(int n) {
+    const int t = blockDim.x;
+    return t >= 2 * n ? t / n : (2 * t / n > 1 ? 2 * t / n : 1);
+}
 
 // The entries of column c of W from row lo to hi - 1 replaced by nw(row, old entry), and with MIR (screened mixed,
 // below) each rounded to f32 into mir (same stride); PF rows loaded ahead (PF_DEVICE), then the rest row by row. The
@@ -959,6 +965,9 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const floa
     // the batch: per move the electron, its spin, old and new site, hop (1) or swap (0), the partner electron of a
     // swap, the random outputs consumed up to and including it; uniform, ratio, h and phi(y, x) of a swap
     __shared__ int mv_i[LOOK], mv_spin[LOOK], mv_old[LOOK], mv_nw[LOOK], mv_hop[LOOK], mv_j[LOOK], mv_cnt[LOOK];
+    // and the rows of phi the batch's gathers read: y ns + 1 for a swap's phi(y, d) (0 for a hop) in the low half;
+    // the row of Q's phi ((x or the new site) ns) twice, plus 1 where it is read at the up sites, in the high half
+    __shared__ u64 mv_gat[LOOK];
     __shared__ double mv_u[LOOK], mv_pyx[LOOK];
     __shared__ A mv_r[LOOK], mv_h[LOOK];
     __shared__ u64 win[WINDOW];
@@ -1047,8 +1056,15 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const floa
                 }
                 if (lane < kn) {
                     const int spin = (mine >> 7) & 1, i = (mine >> 8) & 1023, nw = mine >> 18;
-                    mv_i[lane] = i; mv_spin[lane] = spin; mv_old[lane] = spin == OCC_UP ? up[i] : dn[i]; mv_nw[lane] = nw;
-                    mv_hop[lane] = occ[nw] == OCC_HL; mv_j[lane] = which[nw];
+                    const int old = spin == OCC_UP ? up[i] : dn[i];
+                    const bool hop = occ[nw] == OCC_HL;
+                    mv_i[lane] = i; mv_spin[lane] = spin; mv_old[lane] = old; mv_nw[lane] = nw;
+                    mv_hop[lane] = hop; mv_j[lane] = which[nw];
+                    // the gathers' rows of phi (2), worked out once a move here rather than by each of the np threads
+                    // of every entry (at L = 9 the entries' index work was a tenth of the f32 kernel's instructions)
+                    const int x = spin == OCC_UP ? old : nw, y = spin == OCC_UP ? nw : old;
+                    const unsigned qrow = (unsigned)((hop ? nw : x) * ns) << 1 | (!hop || spin == OCC_DN);
+                    mv_gat[lane] = (u64)(hop ? 0u : (unsigned)(y * ns) + 1u) | (u64)qrow << 32;
                 }
                 if (lane == 0) batch[0] = kn;
             }
@@ -1058,11 +1074,10 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const floa
             // phi(x, u), phi(y, x). Hop of up i to s: Q[k] = phi(s, d); of down i to s: Q[k] = phi(s, u); PVT[.][k] = 0.
             gather_look(np, up, dn, PVT, Q, [&](int k, int ut, int dt, S& pk, S& qk) {
                 if (k >= kn) return false;
-                const int spin = mv_spin[k], old = mv_old[k], nw = mv_nw[k];
-                const bool swap = !mv_hop[k];
-                const int x = spin == OCC_UP ? old : nw, y = spin == OCC_UP ? nw : old;
-                if (swap) pk = phi[(size_t)y * ns + dt];
-                qk = phi[(size_t)(swap ? x : nw) * ns + (swap || spin == OCC_DN ? ut : dt)];
+                const u64 rows = mv_gat[k];
+                const unsigned prow = (unsigned)rows, qrow = (unsigned)(rows >> 32);
+                if (prow) pk = phi[(size_t)(prow - 1) + dt];
+                qk = phi[(size_t)(qrow >> 1) + (qrow & 1 ? ut : dt)];
                 return true;
             });
             if (tid < kn && !mv_hop[tid]) {
