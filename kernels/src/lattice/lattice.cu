@@ -233,8 +233,9 @@ __device__ __forceinline__ void col_dots(const S* __restrict__ W, const A* __res
 // threads past n idle (154 of 256 at L = 15, where each of the others walked all 102 rows in turn; at L = 9, 64
 // threads and 37 columns, the second warp ran 5 lanes of 32 through all 37 rows): with three groups of 13 rows at
 // L = 9 both warps take two (column, group) items, 52 rows of instructions a warp-pass instead of 74, and the longest
-// thread walks 26 rows instead of 37. Every entry is still updated by the same single operation, so W rounds exactly
-// as with a thread per column (scripts/lattice-reinvert-host.cpp).
+// thread walks 26 rows instead of 37. Measured (7e75edc, mod.rs): fewer instructions, no faster at L = 9, where the
+// kernel waits on fetches, dependences and barriers rather than on issue. Every entry is still updated by the same
+// single operation, so W rounds exactly as with a thread per column (scripts/lattice-reinvert-host.cpp).
 __device__ __forceinline__ int row_groups(int n) {
     const int t = blockDim.x;
     return t >= 2 * n ? t / n : (2 * t / n > 1 ? 2 * t / n : 1);

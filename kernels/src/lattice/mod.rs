@@ -361,18 +361,18 @@
 //! instructions executed a launch -6.4% (double) and -4.0% (single), a warp's lanes active 0.66 -> 0.73 of 32. Yet at
 //! L = 9 no precision ran faster (double 3.39M-3.40M -> 3.39M-3.44M, single 4.69M-4.70M -> 4.66M-4.68M, mixed
 //! 4.29M-4.37M -> 4.28M-4.32M), while at L = 15 each run was above both of b1a9cb8's (double 489k-490k -> 491k-494k,
-//! single 600k-603k -> 608k-611k, screened mixed 337k-338k -> 339k). At L = 9 the kernel is not bound by issue: the
-//! schedulers issue in half their cycles (0.50 warps a cycle in single, 0.37 in double), and of single's stall samples
-//! 28% wait for an instruction fetch (its entry is 8,512 instructions, 136 KB, and the 16 chains on an SM are at
-//! different points of the sweep), 18% on fixed-latency dependences and 16% at barriers (double: 26% dependences, 18%
-//! fetch, 13% barriers). More chains (H100, 7e75edc; 4224 / 6336 chains, whole waves) run every precision a little
-//! faster and leave the ratios as they are: L = 9 double 3.55M / 3.65M, single 4.94M / 5.01M (1.39x, 1.37x), mixed
-//! 4.46M / 4.64M (1.26x, 1.27x); L = 15 double 506k / 512k, single 629k / 637k (1.24x), screened mixed 350k / 354k.
-//! The CPU chains on the H100 host (16 cores, three runs of 7e75edc, each against double in the same run): L = 9 single
-//! 0.95x, 0.97x and 0.98x double (411k-437k), mixed 1.07x, 1.05x and 0.99x; L = 15 single 1.31x, 1.19x and 1.23x
-//! (double 26.6k-29.0k), mixed 1.10x, 1.19x and 1.05x. So on this host single at L = 9 stays just below double, where
-//! the H200 host, the same Xeon model (family 6, model 207) and 16 cores, ran it 1.28x in both runs of b1a9cb8 that
-//! day, with double there at 333k-365k.
+//! single 600k-603k -> 608k-611k, screened mixed 337k-338k -> 339k; there the gathers alone changed: 256 threads keep
+//! two groups). At L = 9 the kernel is not bound by issue: the schedulers issue in half their cycles (0.50 warps a
+//! cycle in single, 0.37 in double), and of single's stall samples 28% wait for an instruction fetch (its entry is
+//! 8,512 instructions, 136 KB, and the 16 chains on an SM are at different points of the sweep), 18% on fixed-latency
+//! dependences and 16% at barriers (double: 26% dependences, 18% fetch, 13% barriers). More chains (H100, 7e75edc;
+//! 4224 / 6336 chains, whole waves) run every precision a little faster and leave the ratios as they are: L = 9 double
+//! 3.55M / 3.65M, single 4.94M / 5.01M (1.39x, 1.37x), mixed 4.46M / 4.64M (1.26x, 1.27x); L = 15 double 506k / 512k,
+//! single 629k / 637k (1.24x), screened mixed 350k / 354k. The CPU chains on the H100 host (16 cores, three runs of
+//! 7e75edc, each against double in the same run): L = 9 single 0.95x, 0.97x and 0.98x double (411k-437k), mixed 1.07x,
+//! 1.05x and 0.99x; L = 15 single 1.31x, 1.19x and 1.23x (double 26.6k-29.0k), mixed 1.10x, 1.19x and 1.05x. So on this
+//! host single at L = 9 stays just below double, where the H200 host, the same Xeon model (family 6, model 207) and 16
+//! cores, ran it 1.28x in both runs of b1a9cb8 that day, with double there at 333k-365k.
 //!
 //! What the interval buys on the CPU (kernels' ignored test `cpu_rate_table`: best of 4 x 40 runs of 6 sweeps with a
 //! measurement, 4 chains on one thread, 8 on two; this suite's 2-core development machine, shared with other builds,
