@@ -36,6 +36,9 @@
 #               with PREV_BIN, that build's too, interleaved (P C C P; its runs into $OUT/ab-solid, never imported)
 #   solid-window  the B-spline moves in one launch a window (issue #24) against PREV_BIN's build, interleaved: 256
 #               electrons over 32..512 walkers, mixed and double, and 512 and 1024 electrons at 32 and 512 walkers
+#   solid-window-ncu  where a move's fixed cost goes (issue #24): Nsight Compute of the window kernel (one launch a
+#               window of delayed moves) at 256 electrons, mixed, 32 and 256 walkers: issue activity, warp stalls and
+#               its SASS with stall samples per instruction ($OUT/solid-window-sass-w<walkers>.csv.gz; not imported)
 #   serial-baseline  how far the one-core baseline moves from run to run: six runs of the lattice's serial L = 15
 #               case (repetitions spread over about 6 s), with the host's steal time around each (not imported)
 #   gas-scaling  the electron gas's DMC (162, 294 electrons) over 1..G GPUs, weak and strong, threads and MPI
@@ -87,7 +90,8 @@
 #   gas-single  the gas's Hartree-Fock check and DMC below E_HF at 162 electrons in single precision (#20)
 #   gas-single-delay  the gas's kinetic check in single on the GPU with rank-1 and delayed updates (#20)
 #   solid-half-batch  one GPU's solid DMC rate at 256 and 512 walkers, 256 and 512 electrons, mixed: the bound the
-#               half batch sets on 2-GPU strong scaling at 512 walkers (issue #24)
+#               half batch sets on 2-GPU strong scaling at 512 walkers (issue #24); with PREV_BIN, that build's too,
+#               interleaved (P C C P; its runs into $OUT/ab-half, never imported)
 #   solid-mixed-delay  the solid's delay k = 48, 64 at 1536 electrons and 512 walkers, GPU mixed (32 is solid-gpu's)
 #   solid-kernels  Nsight Compute's time and DRAM bytes per kernel of one solid step at 1536 electrons (issue #21)
 #   gas-hf      the gas stage's Hartree-Fock check alone: VMC without the Jastrow at 162 electrons, CPU and GPU
@@ -790,7 +794,8 @@ for stage in "$@"; do
         # issue #24: what bounds 2-GPU strong scaling at a fixed population of 512 walkers: one GPU's rate at half
         # the population (256 walkers) against the whole (512), at 256 and 512 electrons, mixed, one re-inversion
         # cycle a repetition; the records' extras split each step by class (branching: the host's DMC control)
-        run run solid --electrons 256,512 --walkers 256,512 --variants gpu --precision mixed --max-reps 3
+        half=(run solid --electrons 256,512 --walkers 256,512 --variants gpu --precision mixed --max-reps 3)
+        if [ -z "${PREV_BIN:-}" ]; then run "${half[@]}"; else interleave "$OUT/ab-half" "$REC" "${half[@]}"; fi
         ;;
     solid-mixed-delay)
         # which delay mixed precision prefers at 1536 electrons now that its pending rows are f32 (default 32)
@@ -957,6 +962,27 @@ for stage in "$@"; do
         # (a profiled step) say which kernel classes hold it
         fixed=(run solid --electrons 256 --walkers 32,64,128,256,512 --precision mixed --variants gpu)
         if [ -z "${PREV_BIN:-}" ]; then run "${fixed[@]}"; else interleave "$OUT/ab-solid" "$REC" "${fixed[@]}"; fi
+        ;;
+    solid-window-ncu)
+        # The check walker's windows and the first timed step's are skipped (SOLID_NCU_SKIP), then four launches of
+        # the timed steps are profiled (each a window of 16 moves at 256 electrons); a process per walker count
+        NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null)
+        for w in ${SOLID_NCU_WALKERS:-32 256}; do
+            echo "+ ncu solid window kernel, 256 electrons, $w walkers, mixed"
+            rep=/tmp/qmc-solid-window-ncu-w$w
+            rm -rf /tmp/qmc-solid-window-ncu "$rep.ncu-rep"
+            t0=$SECONDS
+            timeout 240 "$NCU" --clock-control none -k regex:solid_moves_delayed --launch-skip "${SOLID_NCU_SKIP:-96}" \
+                --launch-count 4 --section SpeedOfLight --section Occupancy --section WarpStateStats --section SchedulerStats \
+                --section LaunchStats --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
+                --section SourceCounters --export "$rep" "$BIN" run solid --electrons 256 --walkers "$w" --variants gpu \
+                --precision mixed --check-walkers 1 --check-steps 1 --warmup 0 --max-reps 1 --quiet \
+                --out /tmp/qmc-solid-window-ncu 2>&1 | grep -v "^==PROF==" | tail -5 || echo "ncu failed"
+            echo "  ($((SECONDS - t0)) s)"
+            "$NCU" --import "$rep.ncu-rep" --page details 2>&1 | grep -v "^==PROF==" | head -400
+            "$NCU" --import "$rep.ncu-rep" --page source --print-source sass --csv 2>/dev/null | gzip > "$OUT/solid-window-sass-w$w.csv.gz"
+            ls -l "$OUT/solid-window-sass-w$w.csv.gz"
+        done
         ;;
     solid-window)
         # issue #24: the B-spline moves in one launch a window of delayed moves (solid.cu move_window) against PREV_BIN's

@@ -15,6 +15,9 @@ struct SolidParams {
     int walkers, electrons, n, stride, ions, dmc;
     double tau;
     double cell[3];
+    // 1 / side (pseudopotential::inv_side, near_image's), from the host: three f64 divisions in every thread of every
+    // Jastrow sum were 5% of the window kernel's instructions (Nsight Compute, H100, 7e75edc)
+    double inv_cell[3];
     int jn[3];          // coefficients of the functors: same spin, opposite spin, electron-ion
     int pad;
     double jcut[3], jinvh[3];
@@ -38,11 +41,16 @@ template <typename T, typename B> __device__ __forceinline__ T* dpsi_of(const So
 // its critical path at every walker count (issue #24: the fixed cost per move). Measured on the H200 (gpu-host.sh
 // solid-fixed, 256 electrons, mixed, the build before interleaved P C C P, 60ce681): the step 7% faster at 32 to 128
 // walkers, 4% at 256, 2% at 512; the fixed cost a move (the time's intercept over walkers) from 26.0 to 24.0 us.
-template <typename A, int N> __device__ void block_sum(A v[N]) {
+// `active`: the threads that may hold a value (the caller's loop bound). The warps past them hold zeros, whose partial
+// sums are zeros without a shuffle: at 256 electrons and 512 threads a walker, the determinant's sums run over 128
+// entries, so 12 of the 16 warps shuffled zeros (Nsight Compute, H100, the window kernel at 7e75edc: warp_sum 18% of
+// its instructions). The sums are the same bit for bit (a warp of +0 values sums to +0).
+template <typename A, int N> __device__ void block_sum(A v[N], int active = 1 << 30) {
     __shared__ A sh[N][32];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    if (warp * 32 < active)
 #pragma unroll
-    for (int c = 0; c < N; c++) v[c] = warp_sum(v[c]);
+        for (int c = 0; c < N; c++) v[c] = warp_sum(v[c]);
     if (lane == 0)
 #pragma unroll
         for (int c = 0; c < N; c++) sh[c][warp] = v[c];
@@ -69,7 +77,7 @@ __device__ void jastrow_terms(const SolidParams& p, const double* __restrict__ p
     // Most pairs lie beyond the functors' cutoff (half a diamond cell's side; 1536 electrons fill 48 cells): they are
     // screened out (common.cuh near_image, past_cutoff). The pairs kept take near_image's image: it agrees with a
     // division's except within an ulp of half a side, which lies beyond the cutoff (at most half the smallest side).
-    const double inv_cell[3] = {inv_side(p.cell[0]), inv_side(p.cell[1]), inv_side(p.cell[2])};
+    const double* inv_cell = p.inv_cell;
     for (int o = threadIdx.x; o < total; o += blockDim.x) {
         if (o == e) continue;
         const double* b = o < p.electrons ? pw + 3 * (size_t)o : ions + 3 * (size_t)(o - p.electrons);
@@ -113,7 +121,7 @@ __device__ void det_grad(const SolidParams p, int e, const unsigned char* __rest
 #pragma unroll
         for (int k = 0; k < 3; k++) acc[k] += (A)d[(size_t)k * p.stride + i] * r;
     }
-    block_sum<A, 3>(acc);
+    block_sum<A, 3>(acc, p.stride);
     if (threadIdx.x == 0)
         for (int k = 0; k < 3; k++) g[4 * w + 1 + k] = (double)acc[k];
 }
@@ -182,7 +190,7 @@ __device__ void jastrow_move(const SolidParams p, int e, int phase, unsigned cha
     const double at[3] = {pw[3 * e], pw[3 * e + 1], pw[3 * e + 2]};
     A s[5] = {A(0), A(0), A(0), A(0), A(0)};
     jastrow_terms<A>(p, pw, ions, e, at, s);
-    block_sum<A, 5>(s);
+    block_sum<A, 5>(s, p.electrons + p.ions); // jastrow_terms' threads
     // thread 0's proposal reaches the block through shared memory: read back from newpos (a __restrict__ pointer
     // here, which lets the compiler order its loads against the barrier) in the window's loop of moves (move_window),
     // every thread but thread 0 summed the Jastrow at the previous contents (solid::tests: the window's moves against
@@ -196,7 +204,7 @@ __device__ void jastrow_move(const SolidParams p, int e, int phase, unsigned cha
     const double to[3] = {proposal[0], proposal[1], proposal[2]};
     A t[5] = {A(0), A(0), A(0), A(0), A(0)};
     jastrow_terms<A>(p, pw, ions, e, to, t);
-    block_sum<A, 5>(t);
+    block_sum<A, 5>(t, p.electrons + p.ions);
     if (threadIdx.x == 0)
         for (int k = 0; k < 5; k++) jold[6 * w + 1 + k] = (double)t[k];
 }
@@ -224,7 +232,7 @@ __device__ void det_ratio(const SolidParams p, int e, const A* __restrict__ phi,
             acc[c] += (A)x * r;
         }
     }
-    block_sum<A, 4>(acc);
+    block_sum<A, 4>(acc, p.stride);
     if (threadIdx.x == 0) {
         g[4 * w] = (double)acc[0];
         for (int k = 0; k < 3; k++) g[4 * w + 1 + k] = (double)(acc[1 + k] / acc[0]);
@@ -259,7 +267,7 @@ __device__ void det_column(const SolidParams p, int e, int slot, int kmax, const
 #pragma unroll
         for (int k = 0; k < 3; k++) acc[k] += (A)d[(size_t)k * p.stride + i] * c;
     }
-    block_sum<A, 3>(acc);
+    block_sum<A, 3>(acc, p.n);
     if (threadIdx.x == 0)
         for (int k = 0; k < 3; k++) g[4 * w + 1 + k] = (double)acc[k];
 }
@@ -769,7 +777,7 @@ __device__ void measure_det(const SolidParams p, long long first, int mode, cons
             acc[c] += (A)x * r;
         }
     }
-    block_sum<A, 4>(acc);
+    block_sum<A, 4>(acc, p.stride);
     if (threadIdx.x == 0)
         for (int c = 0; c < 4; c++) det4[4 * pt + c] = (double)acc[c];
 }
@@ -829,7 +837,7 @@ __device__ void kinetic(const SolidParams p, const unsigned char* __restrict__ w
     const double at[3] = {pw[3 * e], pw[3 * e + 1], pw[3 * e + 2]};
     A s[5] = {A(0), A(0), A(0), A(0), A(0)};
     jastrow_terms<A>(p, pw, ions, e, at, s);
-    block_sum<A, 5>(s);
+    block_sum<A, 5>(s, p.electrons + p.ions);
     if (threadIdx.x != 0) return;
     const double* d = det4 + 4 * ((size_t)w * p.electrons + e);
     double g[3], g2 = 0.0, gd2 = 0.0;
@@ -846,7 +854,7 @@ __device__ void kinetic(const SolidParams p, const unsigned char* __restrict__ w
 extern "C" __global__ void solid_row_sum(int len, const double* __restrict__ x, double* __restrict__ out) {
     double v[1] = {0.0};
     for (int i = threadIdx.x; i < len; i += blockDim.x) v[0] += x[(size_t)blockIdx.x * len + i];
-    block_sum<double, 1>(v);
+    block_sum<double, 1>(v, len);
     if (threadIdx.x == 0) out[blockIdx.x] = v[0];
 }
 
@@ -883,7 +891,7 @@ __device__ void open_coulomb(const SolidParams p, const unsigned char* __restric
             v[0] -= (A)c[3] / sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
         }
     }
-    block_sum<A, 1>(v);
+    block_sum<A, 1>(v, p.electrons);
     if (threadIdx.x == 0) out[blockIdx.x] = v[0] + (A)constant;
 }
 
