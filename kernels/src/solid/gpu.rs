@@ -80,14 +80,13 @@ const BLOCK: u32 = 128;
 /// | 256 | 604 / 562 | 11,323 / 10,935 |
 /// | 512 | 635 / 582 | 9,911 / 9,620 |
 ///
-/// And at most 2 n rounded up to a power of two (n electrons a spin; 128 at least): a move's sums run over n or
-/// `stride` entries, its Jastrow over the electrons and ions, its orbitals over 4 `stride` (spline_vgl_block), so at
-/// 256 electrons 512 threads left 12 of 16 warps idle in the determinant's steps, and the move's latency is its
-/// instruction stream (Nsight Compute, H100, solid.cu move_window at 7e75edc: 14-18 us a move at 0.26-0.40 warp
-/// instructions issued a scheduler-cycle).
-pub(super) fn walker_block(walkers: usize, n: usize) -> u32 {
-    let cap = (2 * n).next_power_of_two().clamp(128, 512);
-    ((1usize << 17) / walkers.max(1)).next_power_of_two().clamp(128, cap) as u32
+/// Tried and not kept (63b1dc0, 2026-12-06): at most 2 n threads (n electrons a spin), where 512 leave most warps of
+/// a move's determinant steps idle at 256 electrons. On the H100 (mixed, against f8cab3e interleaved P C C P): 256
+/// threads at 256 walkers ran the step 0.6% faster (84.6 -> 84.2 ms for 8 steps) but 2.6% to 4.4% slower at 32 to 128
+/// walkers (41.6 -> 43.4 ms at 32), the fixed cost a move rising from 16.2 to 17.1 us: where walkers are few, more
+/// threads a walker keep more of each move's loads in flight.
+pub(super) fn walker_block(walkers: usize) -> u32 {
+    ((1usize << 17) / walkers.max(1)).next_power_of_two().clamp(128, 512) as u32
 }
 /// Threads per block of solid_draws: one warp, the walkers' sequential draws spread over many SMs.
 const DRAW_BLOCK: u32 = 32;
@@ -828,7 +827,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         // spin): move_begin's reads and writes (as in `move_begin`), then the VGL of walker w's proposal into
         // phi[w][5][stride] (the spline's outputs hold at least walkers points; the table nx ny nz x stride entries,
         // as `sp` says), then move_end's (as in `move_end`, the slot the electron's place in the window).
-        unsafe { b.launch(cfg((nw as u32, 1), walker_block(nw, self.kp.n as usize))) }.during("launching solid_moves")?;
+        unsafe { b.launch(cfg((nw as u32, 1), walker_block(nw))) }.during("launching solid_moves")?;
         Ok(())
     }
 
@@ -864,7 +863,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             b.arg(&kp).arg(&e).arg(&self.slab.buf).arg(&mut self.g);
             // SAFETY: block w < walkers reads row e of walker w's inverse ([e][stride]) and gradient rows
             // ([e][3][stride]) in its slab, writes g[4w..4w+4].
-            unsafe { b.launch(cfg((nw, 1), walker_block(nw as usize, self.kp.n as usize))) }.during("launching solid_det_grad")?;
+            unsafe { b.launch(cfg((nw, 1), walker_block(nw as usize))) }.during("launching solid_det_grad")?;
             self.mark(Class::Determinant)?;
             self.jastrow_move(e, 0)?;
             self.mark(Class::Jastrow)?;
@@ -874,7 +873,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             b.arg(&kp).arg(&e).arg(self.orb.device_outputs()).arg(&self.slab.buf).arg(&mut self.urow).arg(&mut self.g).arg(&mut self.tk);
             // SAFETY: block w reads point w of the spline output ([point][5][stride], nw points evaluated) and row e of
             // walker w's inverse; writes urow[w][4][stride], g[4w..4w+4] and tk[w][stride].
-            unsafe { b.launch(cfg((nw, 1), walker_block(nw as usize, self.kp.n as usize))) }.during("launching solid_det_ratio")?;
+            unsafe { b.launch(cfg((nw, 1), walker_block(nw as usize))) }.during("launching solid_det_ratio")?;
             self.mark(Class::Determinant)?;
             self.jastrow_move(e, 1)?;
             self.mark(Class::Jastrow)?;
@@ -905,7 +904,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             // SAFETY: block w < walkers reads row e of walker w's inverse and gradient rows in its slab and the first slot
             // < k rows of its pending moves (k <= 64, the shared arrays' size); writes p[w][..slot], tk[w][..n] and
             // g[4w+1..4w+4].
-            unsafe { b.launch(cfg((nw, 1), walker_block(nw as usize, self.kp.n as usize))) }.during("launching solid_det_column")?;
+            unsafe { b.launch(cfg((nw, 1), walker_block(nw as usize))) }.during("launching solid_det_column")?;
             self.mark(Class::Determinant)?;
             self.jastrow_move(e, 0)?;
             self.mark(Class::Jastrow)?;
@@ -915,7 +914,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             b.arg(&kp).arg(&e).arg(self.orb.device_outputs()).arg(&self.slab.buf).arg(&mut self.urow).arg(&mut self.g).arg(&mut self.tk);
             // SAFETY: block w reads point w of the spline output ([point][5][stride], nw points evaluated) and tk[w];
             // writes urow[w][4][stride] and g[4w..4w+4].
-            unsafe { b.launch(cfg((nw, 1), walker_block(nw as usize, self.kp.n as usize))) }.during("launching solid_det_ratio_delayed")?;
+            unsafe { b.launch(cfg((nw, 1), walker_block(nw as usize))) }.during("launching solid_det_ratio_delayed")?;
             self.mark(Class::Determinant)?;
             self.jastrow_move(e, 1)?;
             self.mark(Class::Jastrow)?;
@@ -926,7 +925,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             // SAFETY: block w (accepted walkers only) writes the 3 gradient rows of electron e in its slab and slot
             // `slot` < k of its pending moves (row slot of v and ut, B^-1's first slot + 1 rows and columns, rep[slot]),
             // reading urow[w], row e of its inverse and p[w] (written by det_column on this stream).
-            unsafe { b.launch(cfg((nw, 1), walker_block(nw as usize, self.kp.n as usize))) }.during("launching solid_det_accept")?;
+            unsafe { b.launch(cfg((nw, 1), walker_block(nw as usize))) }.during("launching solid_det_accept")?;
         }
         // the window's end, both ways
         if q + 1 == n || (q + 1).is_multiple_of(k) {
@@ -973,7 +972,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             b.arg(&ni).arg(&ki).arg(&si).arg(rep).arg(w).arg(binv);
             // SAFETY: block b < walkers touches rep[b][..slots], W^T's entries (rep, l) < (n, k) and the k x k B^-1 of
             // walker b; after the products that read B^-1, before the one that reads W, on this stream.
-            unsafe { b.launch(cfg((nw as u32, 1), walker_block(nw, self.kp.n as usize))) }.during("launching solid_delayed_fix")?;
+            unsafe { b.launch(cfg((nw as u32, 1), walker_block(nw))) }.during("launching solid_delayed_fix")?;
             Ok(())
         };
         let Some(fused) = &self.f.fused else {
@@ -986,7 +985,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             b.arg(&ni).arg(&sti).arg(&ki).arg(&si).arg(&x.ut).arg(&mut x.w);
             // SAFETY: block b < walkers reads ut[b][l][..n] (k rows of st) and writes w[b][l][..n] (k rows of n), l < slots
             // <= k.
-            unsafe { b.launch(cfg((nw as u32, 1), walker_block(nw, self.kp.n as usize))) }.during("launching solid_widen_ut")?;
+            unsafe { b.launch(cfg((nw as u32, 1), walker_block(nw))) }.during("launching solid_widen_ut")?;
         }
         // Y from the widened rows, which W^T's buffer holds until delayed_w overwrites them, k rows of n apart
         let dy = DelayedBatch { ut: at(&x.w), vu_ld: n, vu_stride: k * n, ..d };
@@ -1036,7 +1035,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         // gradient rows, the first slot < k <= 64 rows of its pending moves; p[w][..slot], tk[w][..n], g[4w+1..4w+4])
         // then jastrow_move's in phase 0 (walker w's positions and draws row e, the ions; thread 0 writes jold[w][..6],
         // 3 entries of newpos and of the orbital evaluator's positions, which hold nw >= w + 1 points).
-        unsafe { b.launch(cfg((nw as u32, 1), walker_block(nw, self.kp.n as usize))) }.during("launching solid_move_begin")?;
+        unsafe { b.launch(cfg((nw as u32, 1), walker_block(nw))) }.during("launching solid_move_begin")?;
         Ok(())
     }
 
@@ -1063,7 +1062,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         // row e of walker w's inverse or tk[w]; urow[w][4][stride], g[4w..4w+4], tk[w]), then jastrow_move's in phase
         // 1 (thread 0 reads jold[w][..6], writes accept[w], tally[w][..3] and, on accept, walker w's position e), then with a window det_accept's
         // (accepted walkers only: the gradient rows of electron e in its slab and slot `slot` < k of its pending moves).
-        unsafe { b.launch(cfg((nw as u32, 1), walker_block(nw, self.kp.n as usize))) }.during("launching solid_move_end")?;
+        unsafe { b.launch(cfg((nw as u32, 1), walker_block(nw))) }.during("launching solid_move_end")?;
         Ok(())
     }
 
@@ -1078,7 +1077,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
         b.arg(&mut self.newpos).arg(sp).arg(&mut self.accept).arg(&mut self.tally);
         // SAFETY: block w reads walker w's positions and draws row e, the ions; thread 0 writes jold[w][..6],
         // accept, tally[w][..3], and 3 entries of newpos, the spline positions (room for nw >= w + 1 points) and pos.
-        unsafe { b.launch(cfg((nw as u32, 1), walker_block(nw, self.kp.n as usize))) }.during("launching solid_jastrow_move")?;
+        unsafe { b.launch(cfg((nw as u32, 1), walker_block(nw))) }.during("launching solid_jastrow_move")?;
         Ok(())
     }
 
@@ -1104,7 +1103,7 @@ impl<'a, S: Scalar, A: Scalar> GpuEngine<'a, S, A> {
             let mut b = s.launch_builder(&self.f.row_sum);
             b.arg(&len).arg(&self.term).arg(&mut self.kin);
             // SAFETY: block w sums term[w][0..ne] into kin[w].
-            unsafe { b.launch(cfg((nw as u32, 1), walker_block(nw, self.kp.n as usize))) }.during("launching solid_row_sum")?;
+            unsafe { b.launch(cfg((nw as u32, 1), walker_block(nw))) }.during("launching solid_row_sum")?;
         }
         self.mark(Class::Jastrow)?;
         match &mut self.coulomb {
