@@ -15,8 +15,9 @@ struct SolidParams {
     int walkers, electrons, n, stride, ions, dmc;
     double tau;
     double cell[3];
-    // 1 / side (pseudopotential::inv_side, near_image's), from the host: three f64 divisions in every thread of every
-    // Jastrow sum were 5% of the window kernel's instructions (Nsight Compute, H100, 7e75edc)
+    // near_image's 1 / side of each axis (0 for an open one: pseudopotential::inv_side), worked out on the host: three
+    // f64 divisions in every thread of every Jastrow sum were 5% of the window kernel's instructions (Nsight Compute,
+    // H100, 7e75edc)
     double inv_cell[3];
     int jn[3];          // coefficients of the functors: same spin, opposite spin, electron-ion
     int pad;
