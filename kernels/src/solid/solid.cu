@@ -49,7 +49,7 @@ template <typename T, typename B> __device__ __forceinline__ T* dpsi_of(const So
 // (f8cab3e; H100, against 7e75edc interleaved P C C P, mixed, each build's two runs within 0.2%): the window kernel's
 // instructions a block-move 27.5k -> 24.9k, the step at 256 electrons 1.7% faster at 32 to 256 walkers and 0.6% at
 // 512, the fixed cost a move 16.6 -> 16.2 us, one GPU's half-batch bound (t(512) / 2 t(256)) 0.813 -> 0.822.
-template <typename A, int N> __device__ void block_sum(A v[N], int active = 1 << 30) {
+template <typename A, int N> __device__ void block_sum(A v[N], int active) {
     __shared__ A sh[N][32];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     if (warp * 32 < active)
@@ -72,12 +72,15 @@ template <typename A> __device__ __forceinline__ void functor(const SolidParams&
     bspline_functor<BSplineTables<A>>(p, f, r, out[0], out[1], out[2]);
 }
 
+// The threads of jastrow_terms that hold a term (a particle each: the electrons, then the ions), block_sum's bound.
+__device__ __forceinline__ int jastrow_items(const SolidParams& p) { return p.electrons + p.ions; }
+
 // This thread's share of sum_{j != e} u(|at - r_j|) + sum_I chi(|at - R_I|): value, gradient, Laplacian.
 template <typename A>
 __device__ void jastrow_terms(const SolidParams& p, const double* __restrict__ pw, const double* __restrict__ ions,
                               int e, const double at[3], A acc[5]) {
     const int half = p.n;
-    const int total = p.electrons + p.ions;
+    const int total = jastrow_items(p);
     // Most pairs lie beyond the functors' cutoff (half a diamond cell's side; 1536 electrons fill 48 cells): they are
     // screened out (common.cuh near_image, past_cutoff). The pairs kept take near_image's image: it agrees with a
     // division's except within an ulp of half a side, which lies beyond the cutoff (at most half the smallest side).
@@ -194,7 +197,7 @@ __device__ void jastrow_move(const SolidParams p, int e, int phase, unsigned cha
     const double at[3] = {pw[3 * e], pw[3 * e + 1], pw[3 * e + 2]};
     A s[5] = {A(0), A(0), A(0), A(0), A(0)};
     jastrow_terms<A>(p, pw, ions, e, at, s);
-    block_sum<A, 5>(s, p.electrons + p.ions); // jastrow_terms' threads
+    block_sum<A, 5>(s, jastrow_items(p));
     // thread 0's proposal reaches the block through shared memory: read back from newpos (a __restrict__ pointer
     // here, which lets the compiler order its loads against the barrier) in the window's loop of moves (move_window),
     // every thread but thread 0 summed the Jastrow at the previous contents (solid::tests: the window's moves against
@@ -208,7 +211,7 @@ __device__ void jastrow_move(const SolidParams p, int e, int phase, unsigned cha
     const double to[3] = {proposal[0], proposal[1], proposal[2]};
     A t[5] = {A(0), A(0), A(0), A(0), A(0)};
     jastrow_terms<A>(p, pw, ions, e, to, t);
-    block_sum<A, 5>(t, p.electrons + p.ions);
+    block_sum<A, 5>(t, jastrow_items(p));
     if (threadIdx.x == 0)
         for (int k = 0; k < 5; k++) jold[6 * w + 1 + k] = (double)t[k];
 }
@@ -841,7 +844,7 @@ __device__ void kinetic(const SolidParams p, const unsigned char* __restrict__ w
     const double at[3] = {pw[3 * e], pw[3 * e + 1], pw[3 * e + 2]};
     A s[5] = {A(0), A(0), A(0), A(0), A(0)};
     jastrow_terms<A>(p, pw, ions, e, at, s);
-    block_sum<A, 5>(s, p.electrons + p.ions);
+    block_sum<A, 5>(s, jastrow_items(p));
     if (threadIdx.x != 0) return;
     const double* d = det4 + 4 * ((size_t)w * p.electrons + e);
     double g[3], g2 = 0.0, gd2 = 0.0;
