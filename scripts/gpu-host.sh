@@ -36,6 +36,8 @@
 #               with PREV_BIN, that build's too, interleaved (P C C P; its runs into $OUT/ab-solid, never imported)
 #   solid-window  the B-spline moves in one launch a window (issue #24) against PREV_BIN's build, interleaved: 256
 #               electrons over 32..512 walkers, mixed and double, and 512 and 1024 electrons at 32 and 512 walkers
+#   pp-ab       the pseudopotential's GPU launches of this build against PREV_BIN's, interleaved P C C P: 8 to 256
+#               atoms, 64 and 256 walkers, double and mixed (PREV_BIN's runs into $OUT/ab-pp, never imported)
 #   solid-window-ncu  where a move's fixed cost goes (issue #24): Nsight Compute of the window kernel (one launch a
 #               window of delayed moves) at 256 electrons, mixed, 32 and 256 walkers: issue activity, warp stalls and
 #               its SASS with stall samples per instruction ($OUT/solid-window-sass-w<walkers>.csv.gz; not imported)
@@ -994,6 +996,13 @@ for stage in "$@"; do
             --variants gpu
         interleave "$OUT/ab-fig34" "$REC" run solid --electrons 512,1024 --walkers 32,512 --steps 1 --max-reps 2 \
             --variants gpu --precision double,mixed
+        ;;
+    pp-ab)
+        # the Jastrow sums of the pseudopotential's quadrature points (pseudopotential.cu jastrow_sum) with 1 / side
+        # from the host against PREV_BIN's build, which worked it out in every lane of every sum
+        [ -n "${PREV_BIN:-}" ] || { echo "FAILED: pp-ab needs PREV_BIN (build-carry.sh PREV=<binary>)"; fail=1; continue; }
+        interleave "$OUT/ab-pp" "$REC" run pseudopotential --pairs 8:256,32:256,128:64,256:64 --variants gpu \
+            --precision double,mixed
         ;;
     serial-baseline)
         # issue #26: the lattice's one-core L = 15 double rate (the thesis tables' baseline) ranged 1,387 to 2,399

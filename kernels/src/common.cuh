@@ -155,8 +155,8 @@ __device__ __forceinline__ void horner(const P& prm, int f, int first, int len, 
 // (1 / cell) instead of a division, and |d|^2. The two images differ only where a coordinate lies within an ulp of
 // half a side, and there both |d|^2 agree to an ulp; past_cutoff's margin of ulps covers that, so no pair the functor
 // weighs is screened out.
-// 1 / side, and 0 for an open axis (side 0; pseudopotential::inv_side): near_image's image is then d itself.
-__device__ __forceinline__ double inv_side(double side) { return side > 0.0 ? 1.0 / side : 0.0; }
+// inv_cell: 1 / side, and 0 for an open axis (side 0), from the host (pseudopotential::inv_side): near_image's image is
+// then d itself.
 __device__ __forceinline__ double near_image(const double cell[3], const double inv_cell[3], const double* a, const double* b,
                                              double d[3]) {
 #pragma unroll

@@ -53,7 +53,7 @@ pub const VALENCE: usize = 4;
 pub struct Setup<S> {
     /// The orthorhombic cell's sides; a side of 0 is an open axis, with no periodic images (the atoms of
     /// `solid::Solid::atom` are open along all three): [`inv_side`] makes every minimum image along it the plain
-    /// displacement, on the CPU and the GPU (`common.cuh`'s `inv_side`).
+    /// displacement, on the CPU and the GPU (the kernels' params carry it: `common.cuh`'s `near_image`).
     pub cell: [f64; 3],
     /// `[ion][xyz]`
     pub ions: Vec<f64>,

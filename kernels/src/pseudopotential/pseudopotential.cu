@@ -35,6 +35,10 @@ struct PPParams {
     double coef[PP_MAX_L][PP_MAX_TERMS];
     double expo[PP_MAX_L][PP_MAX_TERMS];
     double cell[3];
+    // 1 / side (0 for an open axis), from the host (pseudopotential::inv_side), for near_image: worked out in every
+    // lane of every Jastrow sum it took three f64 divisions a lane a sum (the solid's twin, SolidParams.inv_cell,
+    // was 5% of its window kernel's instructions)
+    double inv_cell[3];
     double rc;
     double quad[PP_MAX_Q][4]; // x, y, z, weight
     int jastrow;               // 0: determinant ratios only
@@ -152,9 +156,9 @@ extern "C" __global__ void pp_keys(const PPParams p, const double* __restrict__ 
 // (common.cuh near_image, past_cutoff). The pairs kept take min_image's image by division as before, so the sums
 // are the same bits.
 template <typename A>
-__device__ __forceinline__ A jastrow_u(const PPParams& p, int f, const double* a, const double* b, const double inv_cell[3]) {
+__device__ __forceinline__ A jastrow_u(const PPParams& p, int f, const double* a, const double* b) {
     double d[3];
-    if (past_cutoff(near_image(p.cell, inv_cell, a, b, d), p.jcut[f])) return A(0);
+    if (past_cutoff(near_image(p.cell, p.inv_cell, a, b, d), p.jcut[f])) return A(0);
     min_image(p, a, b, d);
     const double r = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
     A u, du, d2u;
@@ -200,13 +204,12 @@ __device__ __forceinline__ A jastrow_sum(const PPParams& p, const unsigned char*
                                          int w, int e, const double* at, int lane) {
     const int half = p.electrons / 2;
     const double* pos = slab_at<const double>(walkers, p.slab, w, p.slab.pos);
-    const double inv_cell[3] = {inv_side(p.cell[0]), inv_side(p.cell[1]), inv_side(p.cell[2])};
     A s = A(0);
     for (int o = lane; o < p.electrons; o += 32) {
         if (o == e) continue;
-        s += jastrow_u<A>(p, (o < half) != (e < half), at, pos + 3 * o, inv_cell);
+        s += jastrow_u<A>(p, (o < half) != (e < half), at, pos + 3 * o);
     }
-    for (int i = lane; i < p.ions; i += 32) s += jastrow_u<A>(p, 2, at, ions + 3 * i, inv_cell);
+    for (int i = lane; i < p.ions; i += 32) s += jastrow_u<A>(p, 2, at, ions + 3 * i);
     return warp_sum(s);
 }
 
