@@ -116,29 +116,7 @@ __device__ bool mh_accept(double ratio, int fixed_node, const double old[3], con
     return log_accept >= 0.0 || u < exp(log_accept);
 }
 
-// What one part of a move hands the next, walker w's share: g [4] (the determinant's ratio, then its gradient), jold [6]
-// (the Jastrow at the old position, then the proposal's sums), newpos [3] (the proposal), accept (the decision) and
-// tally [3] (solid::gpu's moves and displacements). The separate launches keep them in device memory, the walker's
-// slice of each buffer (state_of); the window kernel in shared memory, read in and written out at its ends
-// (move_window): thread 0 writes and reads most of them, and each pass through L2 between its steps lay on the move's
-// critical path (issue #24; Nsight Compute, H100, f8cab3e: the block waited 6% of its samples at the barrier after
-// thread 0's decision).
-struct MoveState {
-    double* g;
-    double* jold;
-    double* newpos;
-    int* accept;
-    double* tally;
-};
-// Walker blockIdx.x's slices of the buffers (any of them null where a launch has no such buffer).
-__device__ __forceinline__ MoveState state_of(double* g, double* jold, double* newpos, int* accept, double* tally) {
-    const size_t w = blockIdx.x;
-    return {g ? g + 4 * w : nullptr, jold ? jold + 6 * w : nullptr, newpos ? newpos + 3 * w : nullptr,
-            accept ? accept + w : nullptr, tally ? tally + 3 * w : nullptr};
-}
-
-// grad ln D of electron e at its position: the stored gradient rows dotted with the inverse row -> g[1..3] (g: the
-// walker's, MoveState).
+// grad ln D of electron e at its position: the stored gradient rows dotted with the inverse row -> g[w][1..3].
 template <typename S, typename A>
 __device__ void det_grad(const SolidParams p, int e, const unsigned char* __restrict__ walkers, double* __restrict__ g) {
     const int w = blockIdx.x;
@@ -152,63 +130,67 @@ __device__ void det_grad(const SolidParams p, int e, const unsigned char* __rest
     }
     block_sum<A, 3>(acc, p.stride);
     if (threadIdx.x == 0)
-        for (int k = 0; k < 3; k++) g[1 + k] = (double)acc[k];
+        for (int k = 0; k < 3; k++) g[4 * w + 1 + k] = (double)acc[k];
 }
 
 // Thread 0 of jastrow_move: the proposal (phase 0) or the decision (phase 1) from the block's Jastrow sums s.
 template <typename A>
 __device__ void jastrow_decide(const SolidParams& p, int e, int phase, double* __restrict__ pw, const double* __restrict__ mv,
-                               const double at[3], const A s[5], const MoveState& ms, double* __restrict__ spline_pos) {
+                               const double at[3], const A s[5], const double* g, double* __restrict__ jold,
+                               double* __restrict__ newpos, double* __restrict__ spline_pos, int* __restrict__ accept,
+                               double* __restrict__ tally) {
     const int w = blockIdx.x;
     const double st = sqrt(p.tau);
     const double chi[3] = {st * mv[0], st * mv[1], st * mv[2]};
     double grad[3];
-    for (int k = 0; k < 3; k++) grad[k] = ms.g[1 + k] + (double)s[1 + k];
+    for (int k = 0; k < 3; k++) grad[k] = g[4 * w + 1 + k] + (double)s[1 + k];
     if (phase == 0) {
         double dr[3];
         drift(grad, p.tau, dr);
-        ms.jold[0] = (double)s[0];
+        jold[6 * w] = (double)s[0];
         for (int k = 0; k < 3; k++) {
             const double x = at[k] + dr[k] + chi[k];
-            ms.newpos[k] = x;
+            newpos[3 * w + k] = x;
             spline_pos[3 * w + k] = x;
         }
     } else {
         const double old[3] = {pw[3 * e], pw[3 * e + 1], pw[3 * e + 2]};
-        const double ratio = ms.g[0] * exp((double)s[0] - ms.jold[0]);
+        const double ratio = g[4 * w] * exp((double)s[0] - jold[6 * w]);
         const bool a = mh_accept(ratio, p.dmc, old, at, chi, grad, p.tau, mv[3]);
-        *ms.accept = a;
-        // the tally [3]: accepted moves, sum |r' - r|^2 over proposals and over accepted ones (tau_eff)
+        accept[w] = a;
+        // the tally [walker][3]: accepted moves, sum |r' - r|^2 over proposals and over accepted ones (tau_eff)
         double dr2 = 0.0;
         for (int k = 0; k < 3; k++) dr2 += (at[k] - old[k]) * (at[k] - old[k]);
-        ms.tally[1] += dr2;
+        tally[3 * w + 1] += dr2;
         if (a) {
             for (int k = 0; k < 3; k++) pw[3 * e + k] = at[k];
-            ms.tally[0] += 1.0;
-            ms.tally[2] += dr2;
+            tally[3 * w] += 1.0;
+            tally[3 * w + 2] += dr2;
         }
     }
 }
 
 // Phase 0: Jastrow at the old position, the proposal r' = r + drift(grad ln Psi) + sqrt(tau) chi, then the Jastrow at
-// r' into jold [6] (entry 0 the old value, 1..5 the proposal's sums): the walker's positions are read twice in a
+// r' into jold [w][6] (entry 0 the old value, 1..5 the proposal's sums): the walker's positions are read twice in a
 // row, the second time from cache. Apart, the two passes sat on either side of the orbitals' evaluation, whose table
 // rows pushed the positions (46 KB a walker at 1536 electrons) out of L2 between them, so each pass read them from
 // memory. Phase 1: the ratio with the proposal's sums, Metropolis-Hastings; on accept the position moves; the tally of
 // moves and displacements grows (thread 0 alone). The same sums as computing them in phase 1, bit for bit.
 template <typename A>
 __device__ void jastrow_move(const SolidParams p, int e, int phase, unsigned char* __restrict__ walkers, const double* __restrict__ ions,
-                             const double* __restrict__ moves, const MoveState& ms, double* __restrict__ spline_pos) {
+                             const double* __restrict__ moves, const double* g, double* __restrict__ jold,
+                             double* __restrict__ newpos, double* __restrict__ spline_pos, int* __restrict__ accept,
+                             double* __restrict__ tally) {
     const int w = blockIdx.x;
     double* pw = pos_of<double>(p, walkers, w);
     const double* mv = moves + ((size_t)w * p.electrons + e) * 4;
     if (phase == 1) {
         // the rest is thread 0's; the others carry on (the fused kernels below synchronise after it)
         if (threadIdx.x == 0) {
-            const double at[3] = {ms.newpos[0], ms.newpos[1], ms.newpos[2]};
+            const double at[3] = {newpos[3 * w], newpos[3 * w + 1], newpos[3 * w + 2]};
             A s[5];
-            for (int k = 0; k < 5; k++) s[k] = (A)ms.jold[1 + k];
-            jastrow_decide<A>(p, e, 1, pw, mv, at, s, ms, spline_pos);
+            for (int k = 0; k < 5; k++) s[k] = (A)jold[6 * w + 1 + k];
+            jastrow_decide<A>(p, e, 1, pw, mv, at, s, g, jold, newpos, spline_pos, accept, tally);
         }
         return;
     }
@@ -216,14 +198,14 @@ __device__ void jastrow_move(const SolidParams p, int e, int phase, unsigned cha
     A s[5] = {A(0), A(0), A(0), A(0), A(0)};
     jastrow_terms<A>(p, pw, ions, e, at, s);
     block_sum<A, 5>(s, jastrow_items(p));
-    // thread 0's proposal reaches the block through shared memory, a copy of ms.newpos: read back from newpos (a
-    // __restrict__ pointer then, which let the compiler order its loads against the barrier) in the window's loop of
-    // moves (move_window), every thread but thread 0 summed the Jastrow at the previous contents (solid::tests: the
-    // window's moves against the three launches')
+    // thread 0's proposal reaches the block through shared memory: read back from newpos (a __restrict__ pointer
+    // here, which lets the compiler order its loads against the barrier) in the window's loop of moves (move_window),
+    // every thread but thread 0 summed the Jastrow at the previous contents (solid::tests: the window's moves against
+    // the three launches')
     __shared__ double proposal[3];
     if (threadIdx.x == 0) {
-        jastrow_decide<A>(p, e, 0, pw, mv, at, s, ms, spline_pos);
-        for (int k = 0; k < 3; k++) proposal[k] = ms.newpos[k];
+        jastrow_decide<A>(p, e, 0, pw, mv, at, s, g, jold, newpos, spline_pos, accept, tally);
+        for (int k = 0; k < 3; k++) proposal[k] = newpos[3 * w + k];
     }
     __syncthreads();
     const double to[3] = {proposal[0], proposal[1], proposal[2]};
@@ -231,11 +213,11 @@ __device__ void jastrow_move(const SolidParams p, int e, int phase, unsigned cha
     jastrow_terms<A>(p, pw, ions, e, to, t);
     block_sum<A, 5>(t, jastrow_items(p));
     if (threadIdx.x == 0)
-        for (int k = 0; k < 5; k++) ms.jold[1 + k] = (double)t[k];
+        for (int k = 0; k < 5; k++) jold[6 * w + 1 + k] = (double)t[k];
 }
 
 // Ratio det(A')/det(A) and grad ln D' at the proposal: the VGL rows (rounded to S, the row the update writes) dotted
-// with column q of the inverse -> g[0] = ratio, g[1..3] = gradient (g: the walker's); the S rows are kept in urow [w][4][stride].
+// with column q of the inverse -> g[w][0] = ratio, g[w][1..3] = gradient; the S rows are kept in urow [w][4][stride].
 // Rank-1 path: the column is the inverse row itself, saved in tk [w][stride] (Sherman-Morrison's pivot row, which its
 // own update overwrites). Delayed path: the column against the pending moves, which det_column left in tk.
 template <typename S, typename A, bool DELAYED>
@@ -259,8 +241,8 @@ __device__ void det_ratio(const SolidParams p, int e, const A* __restrict__ phi,
     }
     block_sum<A, 4>(acc, p.stride);
     if (threadIdx.x == 0) {
-        g[0] = (double)acc[0];
-        for (int k = 0; k < 3; k++) g[1 + k] = (double)(acc[1 + k] / acc[0]);
+        g[4 * w] = (double)acc[0];
+        for (int k = 0; k < 3; k++) g[4 * w + 1 + k] = (double)(acc[1 + k] / acc[0]);
     }
 }
 
@@ -272,7 +254,7 @@ __device__ void det_ratio(const SolidParams p, int e, const A* __restrict__ phi,
 // steps themselves are common.cuh's delayed_z, delayed_entry and delayed_grow, the apply cuBLAS's (solid/gpu.rs).
 
 // grad ln D of electron e at its position: column q of the current inverse against the window's pending moves into
-// col [w][stride] (A), the stored gradient rows dotted with it -> g[1..3] (g: the walker's).
+// col [w][stride] (A), the stored gradient rows dotted with it -> g[w][1..3].
 template <typename S, typename A>
 __device__ void det_column(const SolidParams p, int e, int slot, int kmax, const unsigned char* __restrict__ walkers,
                            const S* __restrict__ v, const S* __restrict__ ut, const A* __restrict__ binv,
@@ -294,7 +276,7 @@ __device__ void det_column(const SolidParams p, int e, int slot, int kmax, const
     }
     block_sum<A, 3>(acc, p.n);
     if (threadIdx.x == 0)
-        for (int k = 0; k < 3; k++) g[1 + k] = (double)acc[k];
+        for (int k = 0; k < 3; k++) g[4 * w + 1 + k] = (double)acc[k];
 }
 
 // The new value row of an accept (urow's first row).
@@ -304,13 +286,13 @@ template <typename S> struct NewRow {
 };
 
 // An accepted move of electron e into its slot: its new value row replaces row q (delayed_grow), its new gradient
-// rows are stored. One block per walker; nothing for the walkers that rejected (accept: the walker's flag).
+// rows are stored. One block per walker; nothing for the walkers that rejected.
 template <typename S, typename A>
 __device__ void det_accept(const SolidParams p, int e, int slot, int kmax, unsigned char* __restrict__ walkers, const S* urow,
                            const int* accept, S* __restrict__ v, S* __restrict__ ut, A* __restrict__ binv,
                            int* __restrict__ rep, const A* __restrict__ pbuf) {
     const int w = blockIdx.x;
-    if (!*accept) return;
+    if (!accept[w]) return;
     const S* u = urow + (size_t)w * 4 * p.stride;
     S* d = dpsi_of<S>(p, walkers, w) + (size_t)e * 3 * p.stride;
     for (int i = threadIdx.x; i < 3 * p.stride; i += blockDim.x) d[i] = u[p.stride + i];
@@ -329,25 +311,25 @@ __device__ void det_accept(const SolidParams p, int e, int slot, int kmax, unsig
 template <typename S, typename A, bool DELAYED>
 __device__ void move_begin(const SolidParams& p, int e, int slot, int kmax, unsigned char* walkers, const double* ions,
                            const double* moves, const S* v, const S* ut, const A* binv, const int* rep, A* pbuf, A* col,
-                           const MoveState& ms, double* spline_pos) {
-    if (DELAYED) det_column<S, A>(p, e, slot, kmax, walkers, v, ut, binv, rep, pbuf, col, ms.g);
-    else det_grad<S, A>(p, e, walkers, ms.g);
+                           double* g, double* jold, double* newpos, double* spline_pos) {
+    if (DELAYED) det_column<S, A>(p, e, slot, kmax, walkers, v, ut, binv, rep, pbuf, col, g);
+    else det_grad<S, A>(p, e, walkers, g);
     __syncthreads();
-    // phase 0 writes neither the accept flag nor the tally
-    jastrow_move<A>(p, e, 0, walkers, ions, moves, ms, spline_pos);
+    // phase 0 writes neither the accept flags nor the counts
+    jastrow_move<A>(p, e, 0, walkers, ions, moves, g, jold, newpos, spline_pos, nullptr, nullptr);
 }
 
 template <typename S, typename A, bool DELAYED>
 __device__ void move_end(const SolidParams& p, int e, int slot, int kmax, const A* phi, unsigned char* walkers,
-                         const double* ions, const double* moves, S* urow, A* tk, const MoveState& ms, S* v, S* ut,
-                         A* binv, int* rep, const A* pbuf) {
-    det_ratio<S, A, DELAYED>(p, e, phi, walkers, urow, ms.g, tk);
+                         const double* ions, const double* moves, S* urow, double* g, A* tk, double* jold, double* newpos,
+                         int* accept, double* tally, S* v, S* ut, A* binv, int* rep, const A* pbuf) {
+    det_ratio<S, A, DELAYED>(p, e, phi, walkers, urow, g, tk);
     __syncthreads();
     // phase 1 does not write the spline's positions
-    jastrow_move<A>(p, e, 1, walkers, ions, moves, ms, nullptr);
+    jastrow_move<A>(p, e, 1, walkers, ions, moves, g, jold, newpos, nullptr, accept, tally);
     if (DELAYED) {
         __syncthreads();
-        det_accept<S, A>(p, e, slot, kmax, walkers, urow, ms.accept, v, ut, binv, rep, pbuf);
+        det_accept<S, A>(p, e, slot, kmax, walkers, urow, accept, v, ut, binv, rep, pbuf);
     }
 }
 
@@ -403,39 +385,25 @@ __device__ void spline_vgl_block(const SplineParams& sp, const S* __restrict__ c
 // sweep's graph were part of the fixed cost a move that bounds strong scaling (issue #24). phi [w][5][stride] holds the
 // proposal's VGL rows, written and read by the walker's own block between barriers (through plain pointers, as
 // everything one move hands the next: no read-only cache), and `spline_pos` still receives the proposals (unread here).
-// The move's state (MoveState) is in shared memory: the tally read in by thread 0 (which alone adds to it), and all of
-// it written out at the end (the launches after the window, and the tests, read it).
 template <typename S, typename A, bool DELAYED>
 __device__ void move_window(const SolidParams& p, int e0, int count, int kmax, const SplineParams& sp, const S* coefs,
                             A* phi, double* spline_pos, unsigned char* walkers, const double* ions, const double* draws,
                             S* v, S* ut, A* binv, int* rep, A* pbuf, A* tk, S* urow, double* g, double* jold,
                             double* newpos, int* accept, double* tally) {
     __shared__ SplineStencil<A> stencil;
-    __shared__ double held[4 + 6 + 3 + 3];
-    __shared__ int held_accept;
-    const MoveState ms{held, held + 4, held + 10, &held_accept, held + 13};
     const int w = blockIdx.x;
     A* ph = phi + (size_t)w * 5 * p.stride;
-    if (threadIdx.x == 0)
-        for (int k = 0; k < 3; k++) ms.tally[k] = tally[3 * w + k];
     for (int m = 0; m < count; m++) {
         const int e = e0 + m;
-        move_begin<S, A, DELAYED>(p, e, m, kmax, walkers, ions, draws, v, ut, binv, rep, pbuf, tk, ms, spline_pos);
+        move_begin<S, A, DELAYED>(p, e, m, kmax, walkers, ions, draws, v, ut, binv, rep, pbuf, tk, g, jold, newpos, spline_pos);
         __syncthreads();
-        if (threadIdx.x < 3) spline_axis<A>(sp, threadIdx.x, ms.newpos[threadIdx.x], stencil);
+        if (threadIdx.x < 3) spline_axis<A>(sp, threadIdx.x, newpos[3 * w + threadIdx.x], stencil);
         __syncthreads();
         spline_vgl_block<S, A>(sp, coefs, stencil, ph);
         __syncthreads();
-        move_end<S, A, DELAYED>(p, e, m, kmax, phi, walkers, ions, draws, urow, tk, ms, v, ut, binv, rep, pbuf);
+        move_end<S, A, DELAYED>(p, e, m, kmax, phi, walkers, ions, draws, urow, g, tk, jold, newpos, accept, tally, v, ut,
+                                binv, rep, pbuf);
         __syncthreads();
-    }
-    if (threadIdx.x == 0) {
-        const MoveState out = state_of(g, jold, newpos, accept, tally);
-        for (int k = 0; k < 4; k++) out.g[k] = ms.g[k];
-        for (int k = 0; k < 6; k++) out.jold[k] = ms.jold[k];
-        for (int k = 0; k < 3; k++) out.newpos[k] = ms.newpos[k];
-        *out.accept = *ms.accept;
-        for (int k = 0; k < 3; k++) out.tally[k] = ms.tally[k];
     }
 }
 
@@ -962,59 +930,59 @@ extern "C" __global__ void solid_gather_positions(const SolidParams p, long long
 
 #define SOLID_ENTRIES(SUF, S, A)                                                                                       \
     extern "C" __global__ void solid_det_grad_##SUF(const SolidParams p, int e, const unsigned char* walkers, double* g) { \
-        det_grad<S, A>(p, e, walkers, g + 4 * blockIdx.x);                                                               \
+        det_grad<S, A>(p, e, walkers, g);                                                                                \
     }                                                                                                                    \
     extern "C" __global__ void solid_jastrow_move_##SUF(const SolidParams p, int e, int phase, unsigned char* walkers,  \
                                                         const double* ions, const double* moves, const double* g,        \
                                                         double* jold, double* newpos, double* spline_pos, int* accept,   \
                                                         double* tally) {                                                 \
-        jastrow_move<A>(p, e, phase, walkers, ions, moves, state_of((double*)g /* read only */, jold, newpos, accept, tally), spline_pos); \
+        jastrow_move<A>(p, e, phase, walkers, ions, moves, g, jold, newpos, spline_pos, accept, tally);                  \
     }                                                                                                                    \
     extern "C" __global__ void solid_det_ratio_##SUF(const SolidParams p, int e, const A* phi, const unsigned char* walkers, \
                                                      S* urow, double* g, A* tk) {                                        \
-        det_ratio<S, A, false>(p, e, phi, walkers, urow, g + 4 * blockIdx.x, tk);                                        \
+        det_ratio<S, A, false>(p, e, phi, walkers, urow, g, tk);                                                         \
     }                                                                                                                    \
     extern "C" __global__ void solid_det_ratio_delayed_##SUF(const SolidParams p, int e, const A* phi,                  \
                                                              const unsigned char* walkers, S* urow, double* g, A* tk) {  \
-        det_ratio<S, A, true>(p, e, phi, walkers, urow, g + 4 * blockIdx.x, tk);                                         \
+        det_ratio<S, A, true>(p, e, phi, walkers, urow, g, tk);                                                          \
     }                                                                                                                    \
     extern "C" __global__ void solid_det_column_##SUF(const SolidParams p, int e, int slot, int kmax,                   \
                                                       const unsigned char* walkers, const S* v, const S* ut,             \
                                                       const A* binv, const int* rep, A* pbuf, A* col, double* g) {       \
-        det_column<S, A>(p, e, slot, kmax, walkers, v, ut, binv, rep, pbuf, col, g + 4 * blockIdx.x);                    \
+        det_column<S, A>(p, e, slot, kmax, walkers, v, ut, binv, rep, pbuf, col, g);                                     \
     }                                                                                                                    \
     extern "C" __global__ void solid_det_accept_##SUF(const SolidParams p, int e, int slot, int kmax, unsigned char* walkers, \
                                                       const S* urow, const int* accept, S* v, S* ut, A* binv, int* rep,  \
                                                       const A* pbuf) {                                                   \
-        det_accept<S, A>(p, e, slot, kmax, walkers, urow, accept + blockIdx.x, v, ut, binv, rep, pbuf);                  \
+        det_accept<S, A>(p, e, slot, kmax, walkers, urow, accept, v, ut, binv, rep, pbuf);                               \
     }                                                                                                                    \
     extern "C" __global__ void __launch_bounds__(512) solid_move_begin_##SUF(const SolidParams p, int e, unsigned char* walkers,               \
                                                       const double* ions, const double* moves, double* g, double* jold,  \
                                                       double* newpos, double* spline_pos) {                              \
         move_begin<S, A, false>(p, e, 0, 0, walkers, ions, moves, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, \
-                                state_of(g, jold, newpos, nullptr, nullptr), spline_pos);                                \
+                                g, jold, newpos, spline_pos);                                                            \
     }                                                                                                                    \
     extern "C" __global__ void __launch_bounds__(512) solid_move_begin_delayed_##SUF(const SolidParams p, int e, int slot, int kmax,           \
                                                               unsigned char* walkers, const double* ions,                \
                                                               const double* moves, const S* v, const S* ut,              \
                                                               const A* binv, const int* rep, A* pbuf, A* col, double* g, \
                                                               double* jold, double* newpos, double* spline_pos) {        \
-        move_begin<S, A, true>(p, e, slot, kmax, walkers, ions, moves, v, ut, binv, rep, pbuf, col,                     \
-                               state_of(g, jold, newpos, nullptr, nullptr), spline_pos);                                 \
+        move_begin<S, A, true>(p, e, slot, kmax, walkers, ions, moves, v, ut, binv, rep, pbuf, col, g, jold, newpos,    \
+                               spline_pos);                                                                              \
     }                                                                                                                    \
     extern "C" __global__ void __launch_bounds__(512) solid_move_end_##SUF(const SolidParams p, int e, const A* phi, unsigned char* walkers,   \
                                                     const double* ions, const double* moves, S* urow, double* g, A* tk,  \
                                                     double* jold, double* newpos, int* accept, double* tally) {          \
-        move_end<S, A, false>(p, e, 0, 0, phi, walkers, ions, moves, urow, tk, state_of(g, jold, newpos, accept, tally), \
-                              nullptr, nullptr, nullptr, nullptr, nullptr);                                              \
+        move_end<S, A, false>(p, e, 0, 0, phi, walkers, ions, moves, urow, g, tk, jold, newpos, accept, tally, nullptr,  \
+                              nullptr, nullptr, nullptr, nullptr);                                                       \
     }                                                                                                                    \
     extern "C" __global__ void __launch_bounds__(512) solid_move_end_delayed_##SUF(const SolidParams p, int e, int slot, int kmax,             \
                                                             const A* phi, unsigned char* walkers, const double* ions,    \
                                                             const double* moves, S* urow, double* g, A* tk,              \
                                                             double* jold, double* newpos, int* accept, double* tally, S* v, \
                                                             S* ut, A* binv, int* rep, const A* pbuf) {                   \
-        move_end<S, A, true>(p, e, slot, kmax, phi, walkers, ions, moves, urow, tk,                                     \
-                             state_of(g, jold, newpos, accept, tally), v, ut, binv, rep, pbuf);                          \
+        move_end<S, A, true>(p, e, slot, kmax, phi, walkers, ions, moves, urow, g, tk, jold, newpos, accept, tally, v, ut, \
+                             binv, rep, pbuf);                                                                           \
     }                                                                                                                    \
     extern "C" __global__ void __launch_bounds__(512, 2) solid_moves_##SUF(const SolidParams p, int e0, const SplineParams sp, \
                                                  const S* coefs, A* phi, double* spline_pos, unsigned char* walkers,     \
