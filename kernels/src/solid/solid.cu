@@ -117,20 +117,25 @@ __device__ bool mh_accept(double ratio, int fixed_node, const double old[3], con
 }
 
 // grad ln D of electron e at its position: the stored gradient rows dotted with the inverse row -> g[w][1..3].
+// det_grad_terms: this thread's share of the sums (block_sum's bound p.stride).
 template <typename S, typename A>
-__device__ void det_grad(const SolidParams p, int e, const unsigned char* __restrict__ walkers, double* __restrict__ g) {
+__device__ void det_grad_terms(const SolidParams& p, int e, const unsigned char* __restrict__ walkers, A acc[3]) {
     const int w = blockIdx.x;
     const S* row = inv_of<const S>(p, walkers, w) + (size_t)e * p.stride;
     const S* d = dpsi_of<const S>(p, walkers, w) + (size_t)e * 3 * p.stride;
-    A acc[3] = {A(0), A(0), A(0)};
     for (int i = threadIdx.x; i < p.stride; i += blockDim.x) {
         const A r = (A)row[i];
 #pragma unroll
         for (int k = 0; k < 3; k++) acc[k] += (A)d[(size_t)k * p.stride + i] * r;
     }
+}
+template <typename S, typename A>
+__device__ void det_grad(const SolidParams p, int e, const unsigned char* __restrict__ walkers, double* __restrict__ g) {
+    A acc[3] = {A(0), A(0), A(0)};
+    det_grad_terms<S, A>(p, e, walkers, acc);
     block_sum<A, 3>(acc, p.stride);
     if (threadIdx.x == 0)
-        for (int k = 0; k < 3; k++) g[4 * w + 1 + k] = (double)acc[k];
+        for (int k = 0; k < 3; k++) g[4 * blockIdx.x + 1 + k] = (double)acc[k];
 }
 
 // Thread 0 of jastrow_move: the proposal (phase 0) or the decision (phase 1) from the block's Jastrow sums s.
@@ -170,6 +175,32 @@ __device__ void jastrow_decide(const SolidParams& p, int e, int phase, double* _
     }
 }
 
+// The rest of phase 0 from the Jastrow sums at the old position, s (thread 0's, after block_sum): thread 0 proposes
+// the move, then the block sums the Jastrow at the proposal.
+template <typename A>
+__device__ void jastrow_propose(const SolidParams& p, int e, double* __restrict__ pw, const double* __restrict__ ions,
+                                const double* __restrict__ mv, const double at[3], const A s[5], const double* g,
+                                double* __restrict__ jold,
+                                double* __restrict__ newpos, double* __restrict__ spline_pos) {
+    const int w = blockIdx.x;
+    // thread 0's proposal reaches the block through shared memory: read back from newpos (a __restrict__ pointer
+    // here, which lets the compiler order its loads against the barrier) in the window's loop of moves (move_window),
+    // every thread but thread 0 summed the Jastrow at the previous contents (solid::tests: the window's moves against
+    // the three launches')
+    __shared__ double proposal[3];
+    if (threadIdx.x == 0) {
+        jastrow_decide<A>(p, e, 0, pw, mv, at, s, g, jold, newpos, spline_pos, nullptr, nullptr);
+        for (int k = 0; k < 3; k++) proposal[k] = newpos[3 * w + k];
+    }
+    __syncthreads();
+    const double to[3] = {proposal[0], proposal[1], proposal[2]};
+    A t[5] = {A(0), A(0), A(0), A(0), A(0)};
+    jastrow_terms<A>(p, pw, ions, e, to, t);
+    block_sum<A, 5>(t, jastrow_items(p));
+    if (threadIdx.x == 0)
+        for (int k = 0; k < 5; k++) jold[6 * w + 1 + k] = (double)t[k];
+}
+
 // Phase 0: Jastrow at the old position, the proposal r' = r + drift(grad ln Psi) + sqrt(tau) chi, then the Jastrow at
 // r' into jold [w][6] (entry 0 the old value, 1..5 the proposal's sums): the walker's positions are read twice in a
 // row, the second time from cache. Apart, the two passes sat on either side of the orbitals' evaluation, whose table
@@ -198,22 +229,7 @@ __device__ void jastrow_move(const SolidParams p, int e, int phase, unsigned cha
     A s[5] = {A(0), A(0), A(0), A(0), A(0)};
     jastrow_terms<A>(p, pw, ions, e, at, s);
     block_sum<A, 5>(s, jastrow_items(p));
-    // thread 0's proposal reaches the block through shared memory: read back from newpos (a __restrict__ pointer
-    // here, which lets the compiler order its loads against the barrier) in the window's loop of moves (move_window),
-    // every thread but thread 0 summed the Jastrow at the previous contents (solid::tests: the window's moves against
-    // the three launches')
-    __shared__ double proposal[3];
-    if (threadIdx.x == 0) {
-        jastrow_decide<A>(p, e, 0, pw, mv, at, s, g, jold, newpos, spline_pos, accept, tally);
-        for (int k = 0; k < 3; k++) proposal[k] = newpos[3 * w + k];
-    }
-    __syncthreads();
-    const double to[3] = {proposal[0], proposal[1], proposal[2]};
-    A t[5] = {A(0), A(0), A(0), A(0), A(0)};
-    jastrow_terms<A>(p, pw, ions, e, to, t);
-    block_sum<A, 5>(t, jastrow_items(p));
-    if (threadIdx.x == 0)
-        for (int k = 0; k < 5; k++) jold[6 * w + 1 + k] = (double)t[k];
+    jastrow_propose<A>(p, e, pw, ions, mv, at, s, g, jold, newpos, spline_pos);
 }
 
 // Ratio det(A')/det(A) and grad ln D' at the proposal: the VGL rows (rounded to S, the row the update writes) dotted
@@ -255,10 +271,11 @@ __device__ void det_ratio(const SolidParams p, int e, const A* __restrict__ phi,
 
 // grad ln D of electron e at its position: column q of the current inverse against the window's pending moves into
 // col [w][stride] (A), the stored gradient rows dotted with it -> g[w][1..3].
+// det_column_terms: this thread's share of the sums (block_sum's bound p.n), after delayed_z (barriers inside).
 template <typename S, typename A>
-__device__ void det_column(const SolidParams p, int e, int slot, int kmax, const unsigned char* __restrict__ walkers,
-                           const S* __restrict__ v, const S* __restrict__ ut, const A* __restrict__ binv,
-                           const int* __restrict__ rep, A* __restrict__ pbuf, A* __restrict__ col, double* __restrict__ g) {
+__device__ void det_column_terms(const SolidParams& p, int e, int slot, int kmax, const unsigned char* __restrict__ walkers,
+                                 const S* __restrict__ v, const S* __restrict__ ut, const A* __restrict__ binv,
+                                 const int* __restrict__ rep, A* __restrict__ pbuf, A* __restrict__ col, A acc[3]) {
     __shared__ A sp[64], sz[64];
     const int w = blockIdx.x, q = e % p.n;
     const size_t ks = (size_t)kmax * p.stride;
@@ -267,16 +284,22 @@ __device__ void det_column(const SolidParams p, int e, int slot, int kmax, const
     delayed_z<S, S, A>(slot, p.n, q, tq, v + w * ks, uw, p.stride, binv + (size_t)w * kmax * kmax, kmax, rep + (size_t)w * kmax,
                     pbuf + (size_t)w * kmax, sp, sz);
     const S* d = dpsi_of<const S>(p, walkers, w) + (size_t)e * 3 * p.stride;
-    A acc[3] = {A(0), A(0), A(0)};
     for (int i = threadIdx.x; i < p.n; i += blockDim.x) {
         const A c = delayed_entry<S, S, A>(i, slot, tq, uw, p.stride, sz);
         col[(size_t)w * p.stride + i] = c;
 #pragma unroll
         for (int k = 0; k < 3; k++) acc[k] += (A)d[(size_t)k * p.stride + i] * c;
     }
+}
+template <typename S, typename A>
+__device__ void det_column(const SolidParams p, int e, int slot, int kmax, const unsigned char* __restrict__ walkers,
+                           const S* __restrict__ v, const S* __restrict__ ut, const A* __restrict__ binv,
+                           const int* __restrict__ rep, A* __restrict__ pbuf, A* __restrict__ col, double* __restrict__ g) {
+    A acc[3] = {A(0), A(0), A(0)};
+    det_column_terms<S, A>(p, e, slot, kmax, walkers, v, ut, binv, rep, pbuf, col, acc);
     block_sum<A, 3>(acc, p.n);
     if (threadIdx.x == 0)
-        for (int k = 0; k < 3; k++) g[4 * w + 1 + k] = (double)acc[k];
+        for (int k = 0; k < 3; k++) g[4 * blockIdx.x + 1 + k] = (double)acc[k];
 }
 
 // The new value row of an accept (urow's first row).
@@ -308,15 +331,26 @@ __device__ void det_accept(const SolidParams p, int e, int slot, int kmax, unsig
 // three or four launches an electron fewer, a few microseconds each, which at a few hundred walkers is much of a
 // move. What one part hands the next in memory (g and the accept flag from thread 0, urow from every thread) is read
 // after a barrier through plain pointers: data written in the same launch must not come through the read-only cache.
+// In move_begin the determinant's gradient and the Jastrow at the old position, which do not depend on each other,
+// are one pass and one block sum of 8 values (d: the determinant's 3, then the Jastrow's 5) instead of two passes, two
+// sums and a barrier between (jastrow_move's phase 0 after det_column or det_grad): the same sums bit for bit (each
+// value's partial sums and their order are as before; a warp past a value's bound adds +0s).
 template <typename S, typename A, bool DELAYED>
 __device__ void move_begin(const SolidParams& p, int e, int slot, int kmax, unsigned char* walkers, const double* ions,
                            const double* moves, const S* v, const S* ut, const A* binv, const int* rep, A* pbuf, A* col,
                            double* g, double* jold, double* newpos, double* spline_pos) {
-    if (DELAYED) det_column<S, A>(p, e, slot, kmax, walkers, v, ut, binv, rep, pbuf, col, g);
-    else det_grad<S, A>(p, e, walkers, g);
-    __syncthreads();
-    // phase 0 writes neither the accept flags nor the counts
-    jastrow_move<A>(p, e, 0, walkers, ions, moves, g, jold, newpos, spline_pos, nullptr, nullptr);
+    const int w = blockIdx.x;
+    double* pw = pos_of<double>(p, walkers, w);
+    const double at[3] = {pw[3 * e], pw[3 * e + 1], pw[3 * e + 2]};
+    A d[8] = {A(0), A(0), A(0), A(0), A(0), A(0), A(0), A(0)};
+    if (DELAYED) det_column_terms<S, A>(p, e, slot, kmax, walkers, v, ut, binv, rep, pbuf, col, d);
+    else det_grad_terms<S, A>(p, e, walkers, d);
+    jastrow_terms<A>(p, pw, ions, e, at, d + 3);
+    const int det_items = DELAYED ? p.n : p.stride;
+    block_sum<A, 8>(d, max(det_items, jastrow_items(p)));
+    if (threadIdx.x == 0)
+        for (int k = 0; k < 3; k++) g[4 * w + 1 + k] = (double)d[k];
+    jastrow_propose<A>(p, e, pw, ions, moves + ((size_t)w * p.electrons + e) * 4, at, d + 3, g, jold, newpos, spline_pos);
 }
 
 template <typename S, typename A, bool DELAYED>
@@ -343,16 +377,27 @@ template <typename S, typename A>
 __device__ void spline_vgl_block(const SplineParams& sp, const S* __restrict__ coefs, const SplineStencil<A>& st, A* dst) {
     const int lane = threadIdx.x & 31, i = lane >> 3;
     const size_t stride = sp.stride;
+    // A load's address. In f32 storage (single, mixed) from the grid row's index in 32 bits (below nx ny nz), widened
+    // by its product with the row's bytes: one IMAD.WIDE.U32 a load, where size_t arithmetic took eight or nine integer
+    // instructions a load, whose registers spilled in this loop (ptxas 13.0, sm_90, 64 registers a thread: the window
+    // kernel's 547 instructions here -> 449 in mixed, spills 27 -> 24). In f64 storage the cheap addresses let ptxas
+    // issue all 16 loads before using any, and their 32 registers spilled more (12 -> 26): it keeps size_t.
+    constexpr bool narrow = sizeof(S) == 4;
+    const unsigned ny = sp.ny, nz = sp.nz, row_bytes = sp.stride * sizeof(S);
     // stride is a multiple of 64: every lane of a warp has an orbital, and all of them take part in the shuffles
     for (int o = (threadIdx.x >> 5) * 8 + (lane & 7); o < sp.stride; o += (blockDim.x >> 5) * 8) {
+        const char* col = reinterpret_cast<const char*>(coefs + o);
         A acc[5] = {A(0), A(0), A(0), A(0), A(0)};
 #pragma unroll
         for (int j = 0; j < 4; j++) {
+            const unsigned plane32 = ((unsigned)st.idx[0][i] * ny + (unsigned)st.idx[1][j]) * nz;
             const size_t plane = ((size_t)st.idx[0][i] * sp.ny + st.idx[1][j]) * sp.nz;
             A sz[3] = {A(0), A(0), A(0)};
 #pragma unroll
             for (int k = 0; k < 4; k++) {
-                const A x = A(__ldg(coefs + (plane + st.idx[2][k]) * stride + o));
+                const S* at = narrow ? reinterpret_cast<const S*>(col + (unsigned long long)(plane32 + (unsigned)st.idx[2][k]) * row_bytes)
+                                     : coefs + (plane + st.idx[2][k]) * stride + o;
+                const A x = A(__ldg(at));
                 sz[0] += st.wv[2][k] * x;
                 sz[1] += st.wd[2][k] * x;
                 sz[2] += st.w2[2][k] * x;
