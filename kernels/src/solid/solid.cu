@@ -49,12 +49,14 @@ template <typename T, typename B> __device__ __forceinline__ T* dpsi_of(const So
 // (f8cab3e; H100, against 7e75edc interleaved P C C P, mixed, each build's two runs within 0.2%): the window kernel's
 // instructions a block-move 27.5k -> 24.9k, the step at 256 electrons 1.7% faster at 32 to 256 walkers and 0.6% at
 // 512, the fixed cost a move 16.6 -> 16.2 us, one GPU's half-batch bound (t(512) / 2 t(256)) 0.813 -> 0.822.
-template <typename A, int N> __device__ void block_sum(A v[N], int active) {
+// With K > 0 the first K values have a bound of their own, `lo` (move_begin's determinant values beside the Jastrow's).
+template <typename A, int N, int K = 0> __device__ void block_sum(A v[N], int active, int lo = 0) {
     __shared__ A sh[N][32];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     if (warp * 32 < active)
 #pragma unroll
-        for (int c = 0; c < N; c++) v[c] = warp_sum(v[c]);
+        for (int c = 0; c < N; c++)
+            if (c >= K || warp * 32 < lo) v[c] = warp_sum(v[c]);
     if (lane == 0)
 #pragma unroll
         for (int c = 0; c < N; c++) sh[c][warp] = v[c];
@@ -347,7 +349,7 @@ __device__ void move_begin(const SolidParams& p, int e, int slot, int kmax, unsi
     else det_grad_terms<S, A>(p, e, walkers, d);
     jastrow_terms<A>(p, pw, ions, e, at, d + 3);
     const int det_items = DELAYED ? p.n : p.stride;
-    block_sum<A, 8>(d, max(det_items, jastrow_items(p)));
+    block_sum<A, 8, 3>(d, max(det_items, jastrow_items(p)), det_items);
     if (threadIdx.x == 0)
         for (int k = 0; k < 3; k++) g[4 * w + 1 + k] = (double)d[k];
     jastrow_propose<A>(p, e, pw, ions, moves + ((size_t)w * p.electrons + e) * 4, at, d + 3, g, jold, newpos, spline_pos);
