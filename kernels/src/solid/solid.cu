@@ -182,8 +182,7 @@ __device__ void jastrow_decide(const SolidParams& p, int e, int phase, double* _
 template <typename A>
 __device__ void jastrow_propose(const SolidParams& p, int e, double* __restrict__ pw, const double* __restrict__ ions,
                                 const double* __restrict__ mv, const double at[3], const A s[5], const double* g,
-                                double* __restrict__ jold,
-                                double* __restrict__ newpos, double* __restrict__ spline_pos) {
+                                double* __restrict__ jold, double* __restrict__ newpos, double* __restrict__ spline_pos) {
     const int w = blockIdx.x;
     // thread 0's proposal reaches the block through shared memory: read back from newpos (a __restrict__ pointer
     // here, which lets the compiler order its loads against the barrier) in the window's loop of moves (move_window),
@@ -337,10 +336,11 @@ __device__ void det_accept(const SolidParams p, int e, int slot, int kmax, unsig
 // are one pass and one block sum of 8 values (d: the determinant's 3, then the Jastrow's 5) instead of two passes, two
 // sums and a barrier between (jastrow_move's phase 0 after det_column or det_grad): the same sums bit for bit (each
 // value's partial sums and their order are as before; a warp past a value's bound adds +0s). Measured on the H100
-// (4297f3f against 48e9305, interleaved P C C P, each build's two runs within 0.5%), with f32 storage's VGL addresses:
-// mixed 0.8% to 2.3% faster at every size (256 electrons at 32 to 512 walkers, 512 and 1024 at 32 and 512), the fixed
-// cost a move 16.4 -> 16.1 us; double -0.6% to +0.8%, slower at 512 and 1024 electrons with 512 walkers. So f64
-// storage keeps the two passes.
+// (interleaved P C C P against 48e9305, each build's two runs within 0.5%), with f32 storage's VGL addresses
+// (spline_vgl_block): at 4297f3f mixed 0.8% to 2.3% faster at every size (256 electrons at 32 to 512 walkers, 512 and
+// 1024 at 32 and 512) and double -0.6% to +0.8%, slower at 512 and 1024 electrons with 512 walkers. So f64 storage
+// keeps the two passes: at d4818fd mixed 0.8% to 2.7% faster, double within -0.2% to +0.6% (its runs' own spread), the
+// fixed cost a move (solid-fixed, 256 electrons, mixed) 16.5 -> 16.1 us.
 template <typename S, typename A, bool DELAYED>
 __device__ void move_begin(const SolidParams& p, int e, int slot, int kmax, unsigned char* walkers, const double* ions,
                            const double* moves, const S* v, const S* ut, const A* binv, const int* rep, A* pbuf, A* col,
@@ -409,7 +409,8 @@ __device__ void spline_vgl_block(const SplineParams& sp, const S* __restrict__ c
             A sz[3] = {A(0), A(0), A(0)};
 #pragma unroll
             for (int k = 0; k < 4; k++) {
-                const S* at = narrow ? reinterpret_cast<const S*>(col + (unsigned long long)(plane32 + (unsigned)st.idx[2][k]) * row_bytes)
+                const unsigned r = plane32 + (unsigned)st.idx[2][k];
+                const S* at = narrow ? reinterpret_cast<const S*>(col + (unsigned long long)r * row_bytes)
                                      : coefs + (plane + st.idx[2][k]) * stride + o;
                 const A x = A(__ldg(at));
                 sz[0] += st.wv[2][k] * x;
