@@ -35,6 +35,10 @@ template <typename T, typename B> __device__ __forceinline__ T* inv_of(const Sol
 template <typename T, typename B> __device__ __forceinline__ T* dpsi_of(const SolidParams& p, B* walkers, long long w) {
     return slab_at<T>(walkers, p.slab, w, p.slab.dpsi);
 }
+// Walker w's draws for electron e's move, moves [walker][electron][4]: chi, then the Metropolis uniform.
+__device__ __forceinline__ const double* draws_of(const SolidParams& p, const double* moves, int w, int e) {
+    return moves + ((size_t)w * p.electrons + e) * 4;
+}
 
 // Sum of N values over the block (a multiple of 32 threads, at most 1024); thread 0 gets the sums. The warps' partial
 // sums are added by warp 0 as a tree (a lane each, then warp_sum): thread 0 adding them one after another took 16
@@ -215,7 +219,7 @@ __device__ void jastrow_move(const SolidParams p, int e, int phase, unsigned cha
                              double* __restrict__ tally) {
     const int w = blockIdx.x;
     double* pw = pos_of<double>(p, walkers, w);
-    const double* mv = moves + ((size_t)w * p.electrons + e) * 4;
+    const double* mv = draws_of(p, moves, w, e);
     if (phase == 1) {
         // the rest is thread 0's; the others carry on (the fused kernels below synchronise after it)
         if (threadIdx.x == 0) {
@@ -351,20 +355,20 @@ __device__ void move_begin(const SolidParams& p, int e, int slot, int kmax, unsi
         __syncthreads();
         // phase 0 writes neither the accept flags nor the counts
         jastrow_move<A>(p, e, 0, walkers, ions, moves, g, jold, newpos, spline_pos, nullptr, nullptr);
-        return;
+    } else {
+        const int w = blockIdx.x;
+        double* pw = pos_of<double>(p, walkers, w);
+        const double at[3] = {pw[3 * e], pw[3 * e + 1], pw[3 * e + 2]};
+        A d[8] = {A(0), A(0), A(0), A(0), A(0), A(0), A(0), A(0)};
+        if (DELAYED) det_column_terms<S, A>(p, e, slot, kmax, walkers, v, ut, binv, rep, pbuf, col, d);
+        else det_grad_terms<S, A>(p, e, walkers, d);
+        jastrow_terms<A>(p, pw, ions, e, at, d + 3);
+        const int det_items = DELAYED ? p.n : p.stride;
+        block_sum<A, 8, 3>(d, max(det_items, jastrow_items(p)), det_items);
+        if (threadIdx.x == 0)
+            for (int k = 0; k < 3; k++) g[4 * w + 1 + k] = (double)d[k];
+        jastrow_propose<A>(p, e, pw, ions, draws_of(p, moves, w, e), at, d + 3, g, jold, newpos, spline_pos);
     }
-    const int w = blockIdx.x;
-    double* pw = pos_of<double>(p, walkers, w);
-    const double at[3] = {pw[3 * e], pw[3 * e + 1], pw[3 * e + 2]};
-    A d[8] = {A(0), A(0), A(0), A(0), A(0), A(0), A(0), A(0)};
-    if (DELAYED) det_column_terms<S, A>(p, e, slot, kmax, walkers, v, ut, binv, rep, pbuf, col, d);
-    else det_grad_terms<S, A>(p, e, walkers, d);
-    jastrow_terms<A>(p, pw, ions, e, at, d + 3);
-    const int det_items = DELAYED ? p.n : p.stride;
-    block_sum<A, 8, 3>(d, max(det_items, jastrow_items(p)), det_items);
-    if (threadIdx.x == 0)
-        for (int k = 0; k < 3; k++) g[4 * w + 1 + k] = (double)d[k];
-    jastrow_propose<A>(p, e, pw, ions, moves + ((size_t)w * p.electrons + e) * 4, at, d + 3, g, jold, newpos, spline_pos);
 }
 
 template <typename S, typename A, bool DELAYED>
