@@ -38,6 +38,9 @@
 #               electrons over 32..512 walkers, mixed and double, and 512 and 1024 electrons at 32 and 512 walkers
 #   pp-ab       the pseudopotential's GPU launches of this build against PREV_BIN's, interleaved P C C P: 8 to 256
 #               atoms, 64 and 256 walkers, double and mixed (PREV_BIN's runs into $OUT/ab-pp, never imported)
+#   sums-ab     the kernels that take common.cuh's block sum besides the solid (the Jastrow's ratio and accept, Ewald's
+#               energy and move, the determinant's ratio and inversion) on the GPU, this build against PREV_BIN's,
+#               interleaved P C C P (both builds' runs into $OUT/ab-sums, never imported)
 #   solid-window-ncu  where a move's fixed cost goes (issue #24): Nsight Compute of the window kernel (one launch a
 #               window of delayed moves) at 256 electrons, mixed, 32 and 256 walkers: issue activity, warp stalls and
 #               its SASS with stall samples per instruction ($OUT/solid-window-sass-w<walkers>.csv.gz; not imported)
@@ -60,6 +63,9 @@
 #   lattice-ab  the lattice GPU kernel of this build against PREV_BIN's (and ALT_BIN's, a third build, where set),
 #               interleaved P A C C A P: L = 9 and 15, 2048 chains, each precision (timings only, not imported)
 #   lattice-cpu-ab  lattice-ab's comparison for the CPU chains (all cores), double and mixed (not imported)
+#   lattice-cpu-precision  whether single and mixed pay on the CPU (issue #26): L = 9 and 15, 2048 chains, all cores,
+#               each precision in a run of its own, three rounds in rotated order, each timed repetition about 0.3 s
+#               and 0.7 s instead of lattice-cpu's 40 ms and 0.6 s (into $OUT/cpu-precision, not imported)
 #   lattice-cpu-split  lattice-cpu's run against its CPU variants and its GPU variants each in a process of their own,
 #               A B B A (whether driving the GPU slows the CPU variants of the same process; not imported)
 #   lattice-ncu  where the lattice GPU kernel's time goes (issue #26): Nsight Compute's issue activity, warp stalls,
@@ -996,6 +1002,28 @@ for stage in "$@"; do
             --variants gpu
         interleave "$OUT/ab-fig34" "$REC" run solid --electrons 512,1024 --walkers 32,512 --steps 1 --max-reps 2 \
             --variants gpu --precision double,mixed
+        ;;
+    sums-ab)
+        [ -n "${PREV_BIN:-}" ] || { echo "FAILED: sums-ab needs PREV_BIN (build-carry.sh PREV=<binary>)"; fail=1; continue; }
+        interleave "$OUT/ab-sums/jastrow" "" run jastrow --term p,u --electrons 114,682,2058 --walkers 32 --ops ratio,accept \
+            --variants gpu --precision double,single --reps 10
+        interleave "$OUT/ab-sums/ewald" "" run ewald --electrons 54,226 --walkers 64 --variants gpu --precision double,single \
+            --reps 10
+        interleave "$OUT/ab-sums/determinant" "" run determinant --n 128,512 --walkers 64 --ops ratio,invert --variants gpu \
+            --precision double,single --reps 10
+        ;;
+    lattice-cpu-precision)
+        # lattice-cpu's CPU runs of 3 + 6 sweeps last about 40 ms at L = 9, and its records on this host put single at
+        # 0.95x to 1.18x double there: within the spread of such short runs. Here 3 + 60 sweeps at L = 9 and 3 + 12 at
+        # L = 15, five timed repetitions, and the precisions' order rotated so that no precision always runs first
+        for order in "double single mixed" "single mixed double" "mixed double single"; do
+            for prec in $order; do
+                RUN_OUT="$OUT/cpu-precision" run run lattice --lattice 9 --chains 2048 --sweeps 60 --equil 3 --max-reps 5 \
+                    --variants cpu --precision $prec --no-ceilings
+                RUN_OUT="$OUT/cpu-precision" run run lattice --lattice 15 --chains 2048 --sweeps 12 --equil 3 --max-reps 5 \
+                    --variants cpu --precision $prec --no-ceilings
+            done
+        done
         ;;
     pp-ab)
         # the Jastrow sums of the pseudopotential's quadrature points (pseudopotential.cu jastrow_sum) with 1 / side
