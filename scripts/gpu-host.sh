@@ -38,9 +38,9 @@
 #               electrons over 32..512 walkers, mixed and double, and 512 and 1024 electrons at 32 and 512 walkers
 #   pp-ab       the pseudopotential's GPU launches of this build against PREV_BIN's, interleaved P C C P: 8 to 256
 #               atoms, 64 and 256 walkers, double and mixed (PREV_BIN's runs into $OUT/ab-pp, never imported)
-#   sums-ab     the kernels that take common.cuh's block sum besides the solid (the Jastrow's ratio and accept, Ewald's
-#               energy and move, the determinant's ratio and inversion) on the GPU, this build against PREV_BIN's,
-#               interleaved P C C P (both builds' runs into $OUT/ab-sums, never imported)
+#   sums-ab     the kernels with block sums besides the solid's (the Jastrow's ratio and accept, Ewald's energy and
+#               move, the determinant's ratio and inversion) on the GPU, this build against PREV_BIN's (and ALT_BIN's),
+#               interleaved P C C P (all runs into $OUT/ab-sums, never imported; the tables are in the log too)
 #   solid-window-ncu  where a move's fixed cost goes (issue #24): Nsight Compute of the window kernel (one launch a
 #               window of delayed moves) at 256 electrons, mixed, 32 and 256 walkers: issue activity, warp stalls and
 #               its SASS with stall samples per instruction ($OUT/solid-window-sass-w<walkers>.csv.gz; not imported)

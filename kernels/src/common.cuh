@@ -334,51 +334,6 @@ template <typename T> __device__ __forceinline__ T warp_sum(T v) {
     return v;
 }
 
-// Sums of N values over the block (a multiple of 32 threads, at most 1024): thread 0 gets the sums. Every thread of
-// the block calls it (barriers inside). The one block sum of the solid's moves and the Jastrow, Ewald and determinant
-// kernels; the lattice's block_sum2 is its own (every thread adds the warps' sums in one serial order, a path its
-// double chains keep).
-// The warps' partial sums are added as a tree (a lane each, then warp_sum): thread 0 adding them one after another
-// took 16 dependent shared-memory loads and adds a value at 512 threads, and a solid move has four of these sums, 17
-// values, on its critical path at every walker count (issue #24: the fixed cost per move). Measured on the H200
-// (gpu-host.sh solid-fixed, 256 electrons, mixed, the build before interleaved P C C P, 60ce681): the step 7% faster
-// at 32 to 128 walkers, 4% at 256, 2% at 512; the fixed cost a move (the time's intercept over walkers) from 26.0 to
-// 24.0 us. Every warp adds the tree, not warp 0 alone: ptxas cannot tell that a branch on the warp index is the same
-// for a warp's lanes, so a shuffle inside one gets a second, out-of-line path for lanes that diverged (WARPSYNC and
-// a loop over the lanes); with the tree out of a branch the solid's window kernel has 22% fewer instructions (mixed,
-// 7755 -> 6091 with delayed_z's and delayed_grow's loops below; the lanes' sums are the same bit for bit).
-template <typename A, int N> __device__ __forceinline__ void block_sum_lanes(A v[N], int lane, int warp) { // lane 0's
-    __shared__ A sh[N][32];
-    if (lane == 0)
-#pragma unroll
-        for (int c = 0; c < N; c++) sh[c][warp] = v[c];
-    __syncthreads();
-    const bool held = lane < (int)(blockDim.x >> 5);
-#pragma unroll
-    for (int c = 0; c < N; c++) v[c] = warp_sum(held ? sh[c][lane] : A(0));
-    __syncthreads();
-}
-// Every thread may hold values.
-template <typename A, int N> __device__ void block_sum(A v[N]) {
-#pragma unroll
-    for (int c = 0; c < N; c++) v[c] = warp_sum(v[c]);
-    block_sum_lanes<A, N>(v, threadIdx.x & 31, threadIdx.x >> 5);
-}
-// Only the first `active` threads may hold values (the caller's loop bound). The warps past them hold zeros, whose
-// partial sums are zeros without a shuffle (a branch, so these shuffles keep ptxas's second path): at 256 electrons and 512 threads a walker, the solid's determinant sums
-// run over 128 entries, so 12 of the 16 warps shuffled zeros (Nsight Compute, H100, the window kernel at 7e75edc:
-// warp_sum 18% of its instructions). The sums are the same bit for bit (a warp of +0 values sums to +0). With K > 0
-// the first K values have a bound of their own, `lo` (the solid's move_begin: the determinant's values beside the
-// Jastrow's).
-template <typename A, int N, int K = 0> __device__ void block_sum(A v[N], int active, int lo = 0) {
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    if (warp * 32 < active)
-#pragma unroll
-        for (int c = 0; c < N; c++)
-            if (c >= K || warp * 32 < lo) v[c] = warp_sum(v[c]);
-    block_sum_lanes<A, N>(v, lane, warp);
-}
-
 // Exclusive scan of x[0..n) into y[0..n) by one block (blockDim.x a multiple of 32, at most 1024) in tiles of
 // blockDim.x, in T; returns the sum of all n to every thread. y may be x (each thread reads its entry before writing
 // it, and only its own).
@@ -569,20 +524,17 @@ __device__ void random_rotation(Xoshiro& r, double* rot) {
 // every slot holds a change). At most 64 slots.
 
 // p_l = v_l . tq - [rep_l == q] for l < m (into p and sp), then sz = B^-1 p: what column q of the current inverse,
-// tq[i] - sum_l ut[l][i] sz[l], needs (delayed_entry). Every thread of the block calls it (barriers inside). A warp a
-// slot, every warp through the same rounds of nw slots, so that warp_sum is outside any branch on the warp (block_sum).
+// tq[i] - sum_l ut[l][i] sz[l], needs (delayed_entry). Every thread of the block calls it (barriers inside).
 template <typename S, typename P, typename A, typename B>
 __device__ void delayed_z(int m, int n, int q, const S* __restrict__ tq, const P* __restrict__ v, const P* __restrict__ ut, size_t ld,
                           const B* __restrict__ binv, int kmax, const int* __restrict__ rep, A* __restrict__ p, A* sp, A* sz) {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
     if (m == 0) return;
-    for (int j0 = 0; j0 < m; j0 += nw) {
-        const int j = j0 + warp;
+    for (int j = warp; j < m; j += nw) {
         A s = A(0);
-        if (j < m)
-            for (int i = lane; i < n; i += 32) s += A(v[(size_t)j * ld + i]) * A(tq[i]);
+        for (int i = lane; i < n; i += 32) s += A(v[(size_t)j * ld + i]) * A(tq[i]);
         s = warp_sum(s);
-        if (lane == 0 && j < m) {
+        if (lane == 0) {
             if (rep && rep[j] == q) s -= A(1);
             sp[j] = s;
             p[j] = s;
@@ -611,21 +563,19 @@ __device__ __forceinline__ A delayed_entry(int i, int m, const S* __restrict__ t
 // [replaced >= 0], x = B^-1 p, y = d^T B^-1, s = beta - d . x: B^-1 grows to [[B^-1 + x y^T / s, -x / s],
 // [-y^T / s, 1 / s]]; v and ut gain the rows `row` and tq. Every thread of the block calls it (barriers inside);
 // on return each thread has written v[m][i] for its own i (i = threadIdx.x + k blockDim.x) and nothing after.
-// The m + 1 dot products a warp each, in rounds as delayed_z's.
 template <typename S, typename P, typename A, typename Row, typename B>
 __device__ void delayed_grow(const Row& row, int n, int m, int kmax, int replaced, const S* __restrict__ tq, P* __restrict__ v,
                              P* __restrict__ ut, size_t ld, B* __restrict__ binv, int* __restrict__ rep, const A* __restrict__ p) {
     __shared__ A sd[65], sx[64], sy[64];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
-    for (int j0 = 0; j0 <= m; j0 += nw) {
-        const int j = j0 + warp;
+    for (int j = warp; j <= m; j += nw) {
         A s = A(0);
         if (j < m)
             for (int i = lane; i < n; i += 32) s += A(row(i)) * A(ut[(size_t)j * ld + i]);
-        else if (j == m)
+        else
             for (int i = lane; i < n; i += 32) s += A(row(i)) * A(tq[i]);
         s = warp_sum(s);
-        if (lane == 0 && j <= m) {
+        if (lane == 0) {
             if (j < m ? (replaced >= 0 && rep && rep[j] == replaced) : replaced >= 0) s -= A(1);
             sd[j] = s;
         }

@@ -6,6 +6,26 @@
 //   grad: [walker][3][n]; v, ut: [walker][kmax][n]; binv: [walker][kmax][kmax]; p: [walker][kmax]
 // S: storage type, A: accumulation type (double, float, or float storage with double sums for "mixed").
 
+// Sum of 4 values over the block (blockDim.x a multiple of 32, at most 1024); every thread gets the sums.
+template <typename A> __device__ void block_sum4(A v[4], A* sh /* [4][32] */) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+#pragma unroll
+    for (int c = 0; c < 4; c++) v[c] = warp_sum(v[c]);
+    if (lane == 0)
+        for (int c = 0; c < 4; c++) sh[c * 32 + warp] = v[c];
+    __syncthreads();
+    if (warp == 0) {
+        for (int c = 0; c < 4; c++) {
+            A x = lane < nw ? sh[c * 32 + lane] : A(0);
+            x = warp_sum(x);
+            if (lane == 0) sh[c * 32] = x;
+        }
+    }
+    __syncthreads();
+#pragma unroll
+    for (int c = 0; c < 4; c++) v[c] = sh[c * 32];
+}
+
 // One block per walker. With m pending delayed moves: p = V t[q] and z = B^-1 p (delayed_z, common.cuh), column q
 // of the current inverse c = t[q] - U^T z (delayed_entry); then ratio = u . c and gradient ratios = (grad . c) / ratio.
 template <typename S, typename A>
@@ -13,7 +33,7 @@ __device__ void ratio(int n, int kmax, int q, const S* __restrict__ t, const S* 
                       const S* __restrict__ grad, const S* __restrict__ v, const S* __restrict__ ut,
                       const S* __restrict__ binv, const int* __restrict__ count, A* __restrict__ p,
                       A* __restrict__ ratio_out, A* __restrict__ grad_out) {
-    __shared__ A sp[64], sz[64];
+    __shared__ A sp[64], sz[64], sh[4 * 32];
     const int w = blockIdx.x;
     const size_t nn = (size_t)n * n;
     const S* tq = t + w * nn + (size_t)q * n;
@@ -31,7 +51,7 @@ __device__ void ratio(int n, int kmax, int q, const S* __restrict__ t, const S* 
         acc[2] += A(g[n + i]) * c;
         acc[3] += A(g[2 * n + i]) * c;
     }
-    block_sum<A, 4>(acc); // common.cuh: thread 0 gets the sums
+    block_sum4(acc, sh);
     if (threadIdx.x == 0) {
         ratio_out[w] = acc[0];
         for (int d = 0; d < 3; d++) grad_out[3 * w + d] = acc[d + 1] / acc[0];
@@ -132,6 +152,7 @@ template <typename R>
 __device__ void lu_logdet(int n, double tol, const R* __restrict__ lu, const int* __restrict__ piv,
                           const int* __restrict__ info, double* __restrict__ logdet, int* __restrict__ neg,
                           int* __restrict__ singular) {
+    __shared__ double sh[4 * 32];
     __shared__ int bad;
     const int w = blockIdx.x;
     if (threadIdx.x == 0) bad = info[w] > 0 ? info[w] : n + 1;
@@ -144,8 +165,7 @@ __device__ void lu_logdet(int n, double tol, const R* __restrict__ lu, const int
         acc[0] += log(fabs(d));
         acc[1] += double((d < 0.0) + (piv[(size_t)w * n + j] != j + 1));
     }
-    // thread 0 gets the sums (common.cuh); the sum's barriers order the atomicMin before the read below
-    block_sum<double, 4>(acc);
+    block_sum4(acc, sh);  // its barriers also order the atomicMin before the read below
     if (threadIdx.x == 0) {
         logdet[w] = acc[0];
         neg[w] = int(acc[1]);

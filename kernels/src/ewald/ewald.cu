@@ -36,6 +36,18 @@ template <> struct Acc<float> {
     __device__ __forceinline__ float value() const { return s; }
 };
 
+// Sum of v over the block (blockDim.x a multiple of 32, at most 1024); the result is valid in thread 0.
+template <typename A> __device__ A block_sum(A v) {
+    __shared__ A warps[32];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    v = warp_sum(v);
+    if (lane == 0) warps[warp] = v;
+    __syncthreads();
+    v = threadIdx.x < (blockDim.x >> 5) ? warps[lane] : A(0);
+    if (warp == 0) v = warp_sum(v);
+    return v;
+}
+
 // Lattice vectors and constants converted once per thread.
 template <typename S> struct Lattice {
     S a[9], alpha, rc2, rc;
@@ -95,9 +107,8 @@ __device__ void real_energy(const EwaldParams p, const S* __restrict__ frac, con
             acc.add(-A(ion_q[I]) * A(v));
         }
     }
-    A s[1] = {acc.value()};
-    block_sum<A, 1>(s); // common.cuh: thread 0 gets the sum
-    if (threadIdx.x == 0) partial[(size_t)w * gridDim.x + blockIdx.x] = s[0];
+    const A s = block_sum(acc.value());
+    if (threadIdx.x == 0) partial[(size_t)w * gridDim.x + blockIdx.x] = s;
 }
 
 // Reciprocal space, energy: thread per (G, walker). S(G) = S_ion(G) - sum_j e^{iG.r_j}, kept for the moves
@@ -125,9 +136,8 @@ __device__ void recip_energy(const EwaldParams p, const S* __restrict__ frac, co
         out[p.gvecs + g] = si;
         val = coef[g] * (sr * sr + si * si);
     }
-    A s[1] = {val};
-    block_sum<A, 1>(s); // common.cuh: thread 0 gets the sum
-    if (threadIdx.x == 0) partial[(size_t)w * gridDim.x + blockIdx.x] = s[0];
+    const A s = block_sum(val);
+    if (threadIdx.x == 0) partial[(size_t)w * gridDim.x + blockIdx.x] = s;
 }
 
 // Real space, one move per walker: block per walker, threads over the other particles.
@@ -151,9 +161,8 @@ __device__ void real_move(const EwaldParams p, const S* __restrict__ frac, const
         acc.add(-A(ion_q[I]) * (A(L.phi(images, p.images, nx - x, ny - y, nz - z)) -
                                 A(L.phi(images, p.images, ox - x, oy - y, oz - z))));
     }
-    A s[1] = {acc.value()};
-    block_sum<A, 1>(s); // common.cuh: thread 0 gets the sum
-    if (threadIdx.x == 0) partial[w] = s[0];
+    const A s = block_sum(acc.value());
+    if (threadIdx.x == 0) partial[w] = s;
 }
 
 // Reciprocal space, one move per walker: S changes by delta = e^{iG.r_old} - e^{iG.r_new} (charge -1), the energy
@@ -176,9 +185,8 @@ __device__ void recip_move(const EwaldParams p, const S* __restrict__ frac, cons
         const A dr = A(co) - A(cn), di = A(so) - A(sn);
         acc.add(coef[g] * (dr * dr + di * di + A(2) * (s[g] * dr + s[p.gvecs + g] * di)));
     }
-    A t[1] = {acc.value()};
-    block_sum<A, 1>(t); // common.cuh: thread 0 gets the sum
-    if (threadIdx.x == 0) partial[w] = t[0];
+    const A t = block_sum(acc.value());
+    if (threadIdx.x == 0) partial[w] = t;
 }
 
 // Combine: per walker, the constant plus the real- and reciprocal-space partial sums.

@@ -40,6 +40,45 @@ __device__ __forceinline__ const double* draws_of(const SolidParams& p, const do
     return moves + ((size_t)w * p.electrons + e) * 4;
 }
 
+// Sum of N values over the block (a multiple of 32 threads, at most 1024); thread 0 gets the sums. The warps' partial
+// sums are added by warp 0 as a tree (a lane each, then warp_sum): thread 0 adding them one after another took 16
+// dependent shared-memory loads and adds a value at 512 threads, and a move has four of these sums, 17 values, on
+// its critical path at every walker count (issue #24: the fixed cost per move). Measured on the H200 (gpu-host.sh
+// solid-fixed, 256 electrons, mixed, the build before interleaved P C C P, 60ce681): the step 7% faster at 32 to 128
+// walkers, 4% at 256, 2% at 512; the fixed cost a move (the time's intercept over walkers) from 26.0 to 24.0 us.
+// `active`: the threads that may hold a value (the caller's loop bound). The warps past them hold zeros, whose partial
+// sums are zeros without a shuffle: at 256 electrons and 512 threads a walker, the determinant's sums run over 128
+// entries, so 12 of the 16 warps shuffled zeros (Nsight Compute, H100, the window kernel at 7e75edc: warp_sum 18% of
+// its instructions). The sums are the same bit for bit (a warp of +0 values sums to +0). With inv_cell from the host
+// (f8cab3e; H100, against 7e75edc interleaved P C C P, mixed, each build's two runs within 0.2%): the window kernel's
+// instructions a block-move 27.5k -> 24.9k, the step at 256 electrons 1.7% faster at 32 to 256 walkers and 0.6% at
+// 512, the fixed cost a move 16.6 -> 16.2 us, one GPU's half-batch bound (t(512) / 2 t(256)) 0.813 -> 0.822.
+// With K > 0 the first K values have a bound of their own, `lo` (move_begin's determinant values beside the Jastrow's).
+// Tried and not kept (1b03c27, 2026-12-06): every warp adding the tree, and delayed_z's and delayed_grow's dot products
+// in rounds every warp runs through, so that no shuffle sits in a branch on the warp (ptxas gives each such shuffle an
+// out-of-line path for diverged lanes: the window kernel's instructions, mixed, 7755 -> 6091, static). On the H100
+// (solid-fixed, against d4818fd interleaved P A C C A P) the step at 256 electrons ran 2.5% to 5.4% slower at 32 to 512
+// walkers, and 1.8% to 5.8% slower with the `active` bound dropped as well: the other warps' redundant shuffles take
+// issue slots from warp 0's, and the out-of-line paths are never taken.
+template <typename A, int N, int K = 0> __device__ void block_sum(A v[N], int active, int lo = 0) {
+    __shared__ A sh[N][32];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    if (warp * 32 < active)
+#pragma unroll
+        for (int c = 0; c < N; c++)
+            if (c >= K || warp * 32 < lo) v[c] = warp_sum(v[c]);
+    if (lane == 0)
+#pragma unroll
+        for (int c = 0; c < N; c++) sh[c][warp] = v[c];
+    __syncthreads();
+    if (warp == 0) {
+        const bool held = lane < (int)(blockDim.x >> 5);
+#pragma unroll
+        for (int c = 0; c < N; c++) v[c] = warp_sum(held ? sh[c][lane] : A(0));
+    }
+    __syncthreads();
+}
+
 // u, u', u'' of functor f at r (common.cuh radial_functor: jastrow::Radial, Form::BSpline), in A.
 template <typename A> __device__ __forceinline__ void functor(const SolidParams& p, int f, A r, A out[3]) {
     bspline_functor<BSplineTables<A>>(p, f, r, out[0], out[1], out[2]);
