@@ -372,7 +372,13 @@
 //! 7e75edc, each against double in the same run): L = 9 single 0.95x, 0.97x and 0.98x double (411k-437k), mixed 1.07x,
 //! 1.05x and 0.99x; L = 15 single 1.31x, 1.19x and 1.23x (double 26.6k-29.0k), mixed 1.10x, 1.19x and 1.05x. So on this
 //! host single at L = 9 stays just below double, where the H200 host, the same Xeon model (family 6, model 207) and 16
-//! cores, ran it 1.28x in both runs of b1a9cb8 that day, with double there at 333k-365k.
+//! cores, ran it 1.28x in both runs of b1a9cb8 that day, with double there at 333k-365k. Those runs are 3 + 6 sweeps,
+//! about 40 ms a repetition at L = 9: too short on this host. gpu-host.sh lattice-cpu-precision (H100 host, 2026-12-06,
+//! the CPU code of 9247968; 3 + 60 sweeps at L = 9, 3 + 12 at L = 15, five repetitions, each precision in a run of its
+//! own, three rounds in rotated order) puts single above double at L = 9 in every round, 446k / 468k / 479k against
+//! 366k / 427k / 397k (1.22x, 1.10x, 1.21x; every single run above every double run), mixed at 463k / 407k / 432k
+//! (1.26x, 0.95x, 1.09x); at L = 15 single 38.1k / 36.2k / 36.9k (1.24x-1.34x, failing its error-bar check in every
+//! run, as above) and mixed 36.3k / 29.7k / 33.1k (1.10x-1.18x) against double's 30.8k / 27.1k / 28.5k.
 //!
 //! What the interval buys on the CPU (kernels' ignored test `cpu_rate_table`: best of 4 x 40 runs of 6 sweeps with a
 //! measurement, 4 chains on one thread, 8 on two; this suite's 2-core development machine, shared with other builds,
