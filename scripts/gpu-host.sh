@@ -39,8 +39,8 @@
 #   pp-ab       the pseudopotential's GPU launches of this build against PREV_BIN's, interleaved P C C P: 8 to 256
 #               atoms, 64 and 256 walkers, double and mixed (PREV_BIN's runs into $OUT/ab-pp, never imported)
 #   sums-ab     the kernels with block sums besides the solid's (the Jastrow's ratio and accept, Ewald's energy and
-#               move, the determinant's ratio and inversion) on the GPU, this build against PREV_BIN's (and ALT_BIN's),
-#               interleaved P C C P (all runs into $OUT/ab-sums, never imported; the tables are in the log too)
+#               move, the determinant's ratio and inversion) on the GPU, this build against PREV_BIN's, interleaved
+#               P C C P (P A C C A P with ALT_BIN; all runs into $OUT/ab-sums, never imported, their tables in the log)
 #   solid-window-ncu  where a move's fixed cost goes (issue #24): Nsight Compute of the window kernel (one launch a
 #               window of delayed moves) at 256 electrons, mixed, 32 and 256 walkers: issue activity, warp stalls and
 #               its SASS with stall samples per instruction ($OUT/solid-window-sass-w<walkers>.csv.gz; not imported)
@@ -65,7 +65,7 @@
 #   lattice-cpu-ab  lattice-ab's comparison for the CPU chains (all cores), double and mixed (not imported)
 #   lattice-cpu-precision  whether single and mixed pay on the CPU (issue #26): L = 9 and 15, 2048 chains, all cores,
 #               each precision in a run of its own, three rounds in rotated order, each timed repetition about 0.3 s
-#               and 0.7 s instead of lattice-cpu's 40 ms and 0.6 s (into $OUT/cpu-precision, not imported)
+#               and 1 s instead of lattice-cpu's 40 ms and 0.6 s (into $OUT/ab-cpu-precision, so ab.tgz; not imported)
 #   lattice-cpu-split  lattice-cpu's run against its CPU variants and its GPU variants each in a process of their own,
 #               A B B A (whether driving the GPU slows the CPU variants of the same process; not imported)
 #   lattice-ncu  where the lattice GPU kernel's time goes (issue #26): Nsight Compute's issue activity, warp stalls,
@@ -1018,9 +1018,9 @@ for stage in "$@"; do
         # L = 15, five timed repetitions, and the precisions' order rotated so that no precision always runs first
         for order in "double single mixed" "single mixed double" "mixed double single"; do
             for prec in $order; do
-                RUN_OUT="$OUT/cpu-precision" run run lattice --lattice 9 --chains 2048 --sweeps 60 --equil 3 --max-reps 5 \
+                RUN_OUT="$OUT/ab-cpu-precision" run run lattice --lattice 9 --chains 2048 --sweeps 60 --equil 3 --max-reps 5 \
                     --variants cpu --precision $prec --no-ceilings
-                RUN_OUT="$OUT/cpu-precision" run run lattice --lattice 15 --chains 2048 --sweeps 12 --equil 3 --max-reps 5 \
+                RUN_OUT="$OUT/ab-cpu-precision" run run lattice --lattice 15 --chains 2048 --sweeps 12 --equil 3 --max-reps 5 \
                     --variants cpu --precision $prec --no-ceilings
             done
         done
