@@ -94,6 +94,9 @@
 #               once, one a core (the machine's own loss, no communication), then the MPI runs at 1 rank and at 16
 #               with equal shares and with shares by speed (--balance speed), in turn, three of each (the lone run's
 #               speed drifts by 15-25% over minutes)
+#   gas-ranks-lagged  ranks that do not wait (issue #24, item 2): the gas's 16 MPI ranks and 16 thread ranks with
+#               the comb over all ranks every generation (--sync each) and lagged (--sync lagged), one rank between,
+#               three rounds in rotated order
 #   solid-single  the batched engines in single precision, carbon and the gas, CPU and GPU (issue #20)
 #   gas-single  the gas's Hartree-Fock check and DMC below E_HF at 162 electrons in single precision (#20)
 #   gas-single-delay  the gas's kinetic check in single on the GPU with rank-1 and delayed updates (#20)
@@ -866,6 +869,44 @@ for stage in "$@"; do
         fi
         for R in 1 16 1; do
             STAGE_TIMEOUT=120 run run solid "${g[@]}" --walkers $((32 * R)) --ranks "$R" --threads "$R"
+        done
+        ;;
+    gas-ranks-lagged)
+        # issue #24, item 2, on gas-ranks-weak's work (54 electrons, 32 walkers a rank, 200 timed generations,
+        # double): in each of three rounds (order rotated, as the lone rank's speed drifts over minutes) one MPI rank,
+        # 16 MPI ranks bound one to a core with --sync each and with --sync lagged, then 16 thread ranks each way.
+        # Records; the per-generation times printed here (ms)
+        g=(--system gas --electrons 54 --steps 200 --tau 0.02 --variants cpu --precision double)
+        per_gen() { # file label
+            awk -v l="$2" '{ for (k in v) delete v[k]; n = split($0, f, /[,{}]/); for (i = 1; i <= n; i++) if (split(f[i], kv, ":") == 2) { gsub(/"/, "", kv[1]); v[kv[1]] = kv[2] }
+                printf "%s: compute %.2f (slowest %.2f), wait %.2f (most-waiting rank %.2f), migrate %.3f, combs over all ranks %.3f a generation, wall %.2f ms a generation, energy %.5f\n", l, 1e3 * v["compute_per_gen_s"], 1e3 * v["compute_max_per_gen_s"], 1e3 * v["reduce_per_gen_s"], 1e3 * v["reduce_max_per_gen_s"], 1e3 * v["migrate_per_gen_s"], v["rebalances_per_gen"], 1e3 * v["median"] / 200, v["energy"] }' "$1"
+        }
+        mpi=no
+        command -v mpirun >/dev/null && ldd "$BIN" 2>/dev/null | grep -q libmpi && mpi=yes
+        [ $mpi = yes ] || echo "gas-ranks-lagged: no MPI runs (needs mpirun and a binary built with MPI=1 scripts/build-carry.sh)"
+        rm -rf /tmp/gas-lag-*
+        for order in "1 each lagged" "lagged 1 each" "each lagged 1"; do
+            for run in $order; do
+                out=/tmp/gas-lag-$run-$RANDOM
+                if [ "$run" = 1 ]; then
+                    if [ $mpi = yes ]; then
+                        OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout --signal=INT 120 mpirun --allow-run-as-root --bind-to core --map-by core -n 1 \
+                            "$BIN" run solid "${g[@]}" --walkers 32 --threads 1 --quiet --out "$out" >/dev/null || { echo "FAILED: mpirun -n 1 solid gas"; fail=1; continue; }
+                    else
+                        timeout 120 "$BIN" run solid "${g[@]}" --walkers 32 --threads 1 --quiet --out "$out" >/dev/null || { echo "FAILED: solid gas, one rank"; fail=1; continue; }
+                    fi
+                    per_gen "$out/solid.jsonl" "1 rank"
+                    cat "$out/solid.jsonl" >> "$REC/solid.jsonl"
+                    continue
+                fi
+                if [ $mpi = yes ]; then
+                    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout --signal=INT 120 mpirun --allow-run-as-root --bind-to core --map-by core -n 16 \
+                        "$BIN" run solid "${g[@]}" --walkers 512 --threads 1 --sync "$run" --quiet --out "$out-mpi" >/dev/null || { echo "FAILED: mpirun -n 16 solid gas --sync $run"; fail=1; }
+                    [ -s "$out-mpi/solid.jsonl" ] && { per_gen "$out-mpi/solid.jsonl" "16 MPI ranks, --sync $run"; cat "$out-mpi/solid.jsonl" >> "$REC/solid.jsonl"; }
+                fi
+                timeout 120 "$BIN" run solid "${g[@]}" --walkers 512 --ranks 16 --threads 16 --sync "$run" --quiet --out "$out-threads" >/dev/null || { echo "FAILED: 16 thread ranks solid gas --sync $run"; fail=1; }
+                [ -s "$out-threads/solid.jsonl" ] && { per_gen "$out-threads/solid.jsonl" "16 thread ranks, --sync $run"; cat "$out-threads/solid.jsonl" >> "$REC/solid.jsonl"; }
+            done
         done
         ;;
     gas-ranks-loaded)

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The DMC driver across two MPI ranks: build `qmc` with the `mpi` feature, run a small He DMC on one rank and under
-# `mpirun -n 2`, and check that the two energies agree within error bars and that the two-rank record says so.
+# `mpirun -n 2`, and check that the two energies agree within error bars and that the two-rank record says so; then
+# the batched engine's lagged ranks (`solid --sync lagged`, whose sums travel as MPI point-to-point messages) under
+# `mpirun -n 2`: the run passes its checks and its record says 2 MPI ranks, lagged.
 # Needs an MPI library and libclang (Debian: libopenmpi-dev openmpi-bin libclang-dev; .ci/run installs them).
 # Usage: scripts/mpi-check.sh [out-dir]   (QMC: a `qmc` built with the mpi feature, else a release build of it)
 set -euo pipefail
@@ -9,7 +11,7 @@ out=${1:-target/mpi-check}
 rm -rf "$out"
 bin=${QMC:-}
 if [ -z "$bin" ]; then
-    cargo build --release --locked --quiet -p miniapps --features mpi --bin qmc
+    cargo build --release --locked --quiet -p miniapps --features mpi --bin qmc --bin solid
     bin=${CARGO_TARGET_DIR:-target}/release/qmc
 fi
 # OpenMPI refuses to run as root (CI containers) unless told twice
@@ -27,3 +29,11 @@ awk -v e1="$(field "$out/one" energy)" -v s1="$(field "$out/one" error)" \
     d = e1 - e2; if (d < 0) d = -d; tol = 4 * sqrt(s1 * s1 + s2 * s2)
     printf "mpi-check: one rank %.5f +- %.5f, two MPI ranks %.5f +- %.5f: |diff| %.5f, allowed %.5f\n", e1, s1, e2, s2, d, tol
     exit !(d < tol) }'
+# the lagged ranks of the batched CPU engine (the `solid` beside `qmc`)
+solid=$(dirname "$bin")/solid
+mpirun --oversubscribe -n 2 "$solid" --system gas --electrons 14 --walkers 16 --steps 40 --tau 0.05 --variants cpu \
+    --precision double --threads 1 --sync lagged --quiet --out "$out/lagged"
+for want in '"ranks":2' '"transport":"mpi"' '"sync":"lagged"' '"status":"passed"'; do
+    grep -q "$want" "$out/lagged/solid.jsonl" || { echo "mpi-check: the lagged mpirun record lacks $want" >&2; exit 1; }
+done
+echo "mpi-check: lagged solid over two MPI ranks passed"

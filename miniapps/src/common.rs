@@ -41,6 +41,13 @@ pub enum Shares {
     Speed,
 }
 
+/// --sync: how DMC's ranks meet each generation (`kernels::ensemble::dmc::Control::Lagged`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Sync {
+    Each,
+    Lagged,
+}
+
 impl From<Shares> for Balance {
     fn from(s: Shares) -> Balance {
         match s {

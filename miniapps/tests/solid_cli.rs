@@ -24,6 +24,8 @@ fn bad_input_is_rejected_with_a_sentence() {
     rejects(&solid(&["--check-steps", "0"]), "--check-steps must be at least 1");
     rejects(&solid(&["--ranks", "3", "--walkers", "8,2", "--variants", "cpu"]), "--walkers 2 is fewer than the 3 ranks: every rank needs walkers");
     rejects(&solid(&["--ranks", "2", "--method", "vmc", "--variants", "cpu"]), "--ranks runs DMC");
+    rejects(&solid(&["--ranks", "2", "--method", "dmc", "--variants", "cpu", "--sync", "lagged", "--balance", "speed"]), "--sync lagged keeps every rank's share between its combs over all ranks: use --balance equal");
+    rejects(&solid(&["--sync", "later"]), "invalid value 'later' for '--sync");
     // the electron gas: closed shells only, its own flags only with it
     rejects(&solid(&["--system", "gas", "--electrons", "16"]), "--electrons 16 is not a closed shell of the electron gas: use one of 2, 14, 38, 54, 66, 114, 162, 186, 246, 294, 342, ...");
     rejects(&solid(&["--system", "gas", "--electrons", "15"]), "not a closed shell");
@@ -45,6 +47,21 @@ fn the_gas_runs_over_ranks() {
     let text = std::fs::read_to_string(dir.join("solid.jsonl")).unwrap();
     assert_eq!(text.lines().count(), 1, "{text}");
     for want in ["passed", "\"system\":\"gas\"", "\"rs\":\"1\"", "\"jastrow\":\"on\"", "\"ranks\":2", "\"transport\":\"threads\"", "\"generations_run\":3", "E_est spread", "sampled walkers' local energy vs reference"] {
+        assert!(text.contains(want), "{want} missing: {text}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Lagged ranks (--sync lagged): the gas over two thread ranks runs, passes its checks and records params.sync and
+/// the share of generations that combed over all ranks; every generation is in the record.
+#[test]
+fn the_gas_runs_over_lagged_ranks() {
+    let dir = scratch("solid-gas-lagged");
+    let o = solid(&["--system", "gas", "--electrons", "14", "--walkers", "8", "--ranks", "2", "--steps", "6", "--tau", "0.05", "--variants", "cpu", "--precision", "double", "--sync", "lagged", "--quiet", "--out", dir.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(dir.join("solid.jsonl")).unwrap();
+    assert_eq!(text.lines().count(), 1, "{text}");
+    for want in ["passed", "\"sync\":\"lagged\"", "\"ranks\":2", "\"generations_run\":6", "\"rebalances_per_gen\"", "E_est spread"] {
         assert!(text.contains(want), "{want} missing: {text}");
     }
     let _ = std::fs::remove_dir_all(&dir);

@@ -31,10 +31,24 @@
 //! compute time and its last wait are summed over ranks in one sum, so the trial energy and every rank's plan are
 //! global. Walker k of the global order (rank 0's first) draws its moves and its branching number from streams named
 //! by (seed, generation, k): with equal shares and a given number of ranks a run is reproducible bit for bit.
+//!
+//! Ranks that do not wait ([`Control::Lagged`], issue #24): under the comb every rank waits each generation in the
+//! sum for the slowest, and on 16 CPU ranks (H200 host, 0244813, shares by speed) that was a random straggler, a
+//! different rank each generation: each generation's largest compute 2.7 ms above the mean of 22.7, the slowest
+//! rank's own total only 0.2 ms above. A lagged run makes the generation's sum a started one
+//! ([`Comm::start_sum`]), finished in the next generation after its compute: a rank waits only for one a whole
+//! generation behind. What the sum decided must then wait a generation too, so each rank combs its own walkers to
+//! its own share (no migration), and, the ranks' weight totals differing, its walkers carry a common factor, the
+//! rank's total over its share, renormalised over all ranks when the sum is finished so that all walkers' weights
+//! add up to the target. The factors drift apart as a random walk; once the largest exceeds the smallest by the
+//! run's `spread`, one generation takes the comb over all ranks with a blocking sum (the generation's weights times
+//! the factors), which gives every walker the same weight again. The estimator, E_est and the trial energy are the
+//! comb's from the same sums, a generation later; the weights and the energy cap use the estimate of two generations
+//! before instead of one.
 
 use super::balance::{Balance, Pace};
 use super::blocking::{weighted_blocking, Blocked};
-use super::comm::Comm;
+use super::comm::{Comm, Pending};
 use super::moves::MoveStats;
 use super::pack::{put_f64, put_f64s, put_u64, Pack, Reader, Truncated};
 use super::population::{comb_copies, comb_offset, copies, energy_cap, teeth, weight, Traffic};
@@ -51,7 +65,20 @@ pub enum Control {
     /// One comb over all walkers: the population stays at its target, and every rank holds its share as `balance`
     /// says (by speed only for an ensemble whose walker count can change from one generation to the next).
     Comb { balance: Balance },
+    /// Ranks that do not wait ([`Dmc::generation`], lagged): each rank combs its own walkers to its own equal share,
+    /// so no walker migrates, and its walkers carry one common weight, the rank's factor (its weight total over its
+    /// share, renormalised so that the factors of all walkers add up to the target); the generation's sum over
+    /// ranks is started and finished one generation later, while the rank computes the next. The trial energy and
+    /// the energy cap use the estimate one generation older than under the comb. When the ranks' factors differ by
+    /// more than `spread` (largest over smallest), one generation takes the comb over all ranks (blocking, with
+    /// migration), which gives every walker the same weight again. Equal shares only.
+    Lagged { spread: f64 },
 }
+
+/// The largest over the smallest rank factor at which a lagged run ([`Control::Lagged`]) combs over all ranks again
+/// by default: a spread of factors f costs a fraction var(f) / mean(f)^2 of the population's statistical weight, at
+/// most about 1% within 1.2.
+pub const LAGGED_SPREAD: f64 = 1.2;
 
 /// What a DMC run is, for its generations.
 #[derive(Clone, Copy, Debug)]
@@ -217,7 +244,7 @@ pub fn effective_tau(tau: f64, m: &MoveStats) -> f64 {
 }
 
 /// A DMC run in progress on one rank: its parameters, the state every rank shares, and this rank's timing.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Dmc {
     pub p: Params,
     pub acc: Accumulators,
@@ -227,6 +254,21 @@ pub struct Dmc {
     pace: Pace,
     /// This rank's wait in the last generation's sum: the next generation's sum carries it to every rank.
     last_reduce: f64,
+    /// A lagged run's state ([`Control::Lagged`]).
+    lag: Lag,
+}
+
+/// What a lagged run carries from one generation to the next ([`Control::Lagged`]).
+#[derive(Debug, Default)]
+struct Lag {
+    /// The common weight of this rank's walkers (1 after a comb over all ranks).
+    factor: f64,
+    /// The last generation's sum, started and not yet finished, and that generation's number.
+    pending: Option<(Pending, usize)>,
+    /// Whether this generation combs over all ranks (decided from the last finished sum, the same on every rank).
+    rebalance: bool,
+    /// Generations that combed over all ranks.
+    rebalances: u64,
 }
 
 impl Dmc {
@@ -249,7 +291,13 @@ impl Dmc {
                 Accumulators { population, e_est: e, e_trial: e, ..Default::default() }
             }
         };
-        Ok(Dmc { p, acc, timing: Timing::default(), held, pace: Pace::new(size), last_reduce: 0.0 })
+        if let Control::Lagged { spread } = p.control {
+            if !(spread > 1.0) {
+                return Err(DmcError::Checkpoint(format!("a lagged run's factor spread must exceed 1, not {spread}")));
+            }
+        }
+        let lag = Lag { factor: 1.0, ..Default::default() };
+        Ok(Dmc { p, acc, timing: Timing::default(), held, pace: Pace::new(size), last_reduce: 0.0, lag })
     }
 
     /// The DMC energy of the measured generations after the first `skip` (`Accumulators::estimate`).
@@ -263,112 +311,164 @@ impl Dmc {
     pub fn generation<E: Ensemble>(&mut self, comm: &dyn Comm, pop: &mut E) -> Result<(), DmcError> {
         let p = self.p;
         let (me, size) = (comm.rank(), comm.size());
-        let acc = &mut self.acc;
-        let gen = acc.gen;
+        // a lagged run's walkers are a generation ahead of the shared state while its sum is in flight
+        let gen = self.acc.gen + usize::from(self.lag.pending.is_some());
         let first: usize = self.held[..me].iter().sum();
         let t = Instant::now();
-        let (e_est, e_trial) = (acc.e_est, acc.e_trial);
+        let (e_est, e_trial) = (self.acc.e_est, self.acc.e_trial);
         let old = pop.energies().map_err(DmcError::device)?;
         self.timing.walkers += old.len() as u64;
         let (m, new) = pop.advance(gen, first).map_err(DmcError::device)?;
         // tau_eff of the generations before this one (module docs): known before the sum
-        let tau_eff = effective_tau(p.tau, &acc.moves);
+        let tau_eff = effective_tau(p.tau, &self.acc.moves);
         let cap = energy_cap(p.electrons, p.tau);
         let w: Vec<f64> = old.iter().zip(&new).map(|(&o, &e)| weight(o, e, e_est, e_trial - e_est, tau_eff, cap)).collect();
         pop.weighed(gen, &new, &w);
         // each walker's copies, under Branch: known before the sum, which carries their count
         let n: Vec<usize> = match p.control {
             Control::Branch { .. } => w.iter().enumerate().map(|(k, wk)| copies(*wk, stream(p.seed, 4, gen, first + k).random())).collect(),
-            Control::Comb { .. } => vec![],
+            Control::Comb { .. } | Control::Lagged { .. } => vec![],
         };
-        // sum w, sum w E_L, sum w (E_L - E_est)^2 over all walkers of all ranks (E_est, known to all, keeps the
-        // variance free of cancellation)
-        let mut s = [0.0; 3];
-        for (wk, e) in w.iter().zip(&new) {
-            s[0] += wk;
-            s[1] += wk * e;
-            s[2] += wk * (e - e_est).powi(2);
-        }
         let compute = t.elapsed().as_secs_f64();
         self.timing.compute_s += compute;
-        // the generation's one sum: move statistics, weights, then per rank its population after branching (under
-        // the comb its weight total, from which every rank derives every rank's copies), its compute time in this
-        // generation and its wait in the last generation's sum
         let t = Instant::now();
+        // a lagged run: the last generation's sum, started a generation ago, renormalises this rank's factor and says
+        // whether this generation combs over all ranks
+        if let Control::Lagged { spread } = p.control {
+            self.fold_pending(comm, spread)?;
+        }
+        // sum w, sum w E_L, sum w (E_L - E_est)^2 over all walkers of all ranks (E_est, known to all, keeps the
+        // variance free of cancellation: the estimate this generation's sum is folded against, which a lagged run's
+        // fold may just have moved); the weights of a lagged run's walkers times their rank's factor (1 else)
+        let (f, e_ref) = (self.lag.factor, self.acc.e_est);
+        let mut s = [0.0; 3];
+        for (wk, e) in w.iter().zip(&new) {
+            s[0] += f * wk;
+            s[1] += f * wk * e;
+            s[2] += f * wk * (e - e_ref).powi(2);
+        }
+        // the generation's one sum: move statistics, weights, then per rank its population after branching (under
+        // the combs its weight total, from which every rank derives every rank's copies), its compute time in this
+        // generation and its wait in the last generation's sum
         let mut v = vec![0.0; 7 + 3 * size];
         v[..7].copy_from_slice(&[m.attempted as f64, m.accepted as f64, m.r2_proposed, m.r2_accepted, s[0], s[1], s[2]]);
         v[7 + me] = match p.control {
             Control::Branch { .. } => n.iter().sum::<usize>() as f64,
-            Control::Comb { .. } => s[0],
+            Control::Comb { .. } | Control::Lagged { .. } => s[0],
         };
         (v[7 + size + me], v[7 + 2 * size + me]) = (compute, self.last_reduce);
+        if matches!(p.control, Control::Lagged { .. }) && !self.lag.rebalance {
+            return self.comb_own(comm, pop, gen, &w, v, t);
+        }
         comm.sum(&mut v);
         self.last_reduce = t.elapsed().as_secs_f64();
         self.timing.reduce_s += self.last_reduce;
-        let mut moves = acc.moves;
-        moves.add(&MoveStats { attempted: v[0] as u64, accepted: v[1] as u64, r2_proposed: v[2], r2_accepted: v[3] });
-        let s = [v[4], v[5], v[6]];
-        let (computes, waits) = (&v[7 + size..7 + 2 * size], &v[7 + 2 * size..]);
-        self.timing.compute_max_s += largest(computes);
-        if self.timing.generations > 0 {
-            self.timing.reduce_max_s += largest(waits);
-        }
-        self.pace.update(computes, &self.held);
+        self.times(&v[7 + size..], size);
         let (n, counts) = match p.control {
             Control::Branch { .. } => (n, v[7..7 + size].iter().map(|&c| c as usize).collect::<Vec<usize>>()),
-            Control::Comb { .. } => {
+            Control::Comb { .. } | Control::Lagged { .. } => {
                 // tooth k at (k + xi) W / N along all ranks' weights in rank order; W summed as `teeth` sums it
                 let totals = &v[7..7 + size];
                 let xi = comb_offset(p.seed, gen);
                 let ranges = teeth(totals, p.target, xi);
                 let (before, all): (f64, f64) = (totals[..me].iter().sum(), totals.iter().sum());
-                let n = comb_copies(&w, before, all, p.target, xi, ranges[me].clone());
+                let fw: Vec<f64> = w.iter().map(|wk| f * wk).collect();
+                let n = comb_copies(&fw, before, all, p.target, xi, ranges[me].clone());
                 (n, ranges.iter().map(|r| r.len()).collect())
             }
         };
         let total: usize = counts.iter().sum();
-        let e_gen = s[1] / s[0];
-        if !e_gen.is_finite() {
-            return Err(DmcError::NotFinite(e_gen, gen));
-        } else if total == 0 {
-            return Err(DmcError::DiedOut(gen, p.target));
-        } else if total > 10 * p.target {
-            return Err(DmcError::Exploded(total, gen, p.target));
-        }
-        if gen >= p.equil {
-            acc.var_sum += s[2] - s[0] * (e_gen - e_est).powi(2); // sum w (E_L - e_gen)^2
-            acc.pop_sum += acc.population as f64;
-            acc.series.push(e_gen);
-            acc.weights.push(s[0]);
-        }
-        acc.walker_steps += acc.population as u64;
-        acc.moves = moves;
+        let e_gen = measured(&mut self.acc, &p, gen, &v, total)?;
         let goals = match p.control {
             Control::Branch { balance, .. } | Control::Comb { balance } => self.pace.goals(total, balance),
+            Control::Lagged { .. } => self.pace.goals(total, Balance::Equal),
         };
         let t = Instant::now();
         let mut traffic = pop.repopulate(comm, &n, &counts, &goals).map_err(DmcError::device)?;
         traffic.seconds = t.elapsed().as_secs_f64();
         self.timing.add(&traffic);
         self.held = goals;
-        // E_est: during equilibration the mean of the last generations (forgetting the start), then the mean of all
-        // measured generations
-        if gen < p.equil {
-            acc.recent.push(e_gen);
-            let keep = (acc.recent.len() / 2).max(1);
-            acc.e_est = acc.recent[acc.recent.len() - keep..].iter().sum::<f64>() / keep as f64;
-        } else {
-            let wsum: f64 = acc.weights.iter().sum();
-            acc.e_est = acc.series.iter().zip(&acc.weights).map(|(e, w)| e * w).sum::<f64>() / wsum;
+        estimated(&mut self.acc, &p, gen, e_gen, total);
+        if matches!(p.control, Control::Lagged { .. }) {
+            // the comb over all ranks gives every walker the same weight
+            (self.lag.factor, self.lag.rebalance) = (1.0, false);
+            self.lag.rebalances += 1;
         }
-        acc.population = total;
-        acc.e_trial = match p.control {
-            Control::Branch { feedback, .. } => acc.e_est - (total as f64 / p.target as f64).ln() / (feedback * effective_tau(p.tau, &acc.moves)),
-            Control::Comb { .. } => acc.e_est,
-        };
-        acc.gen += 1;
         self.timing.generations += 1;
         Ok(())
+    }
+
+    /// The per-rank compute times and last waits of a generation's sum (`v`: compute then waits, a slot a rank) into
+    /// the timing and the pace.
+    fn times(&mut self, v: &[f64], size: usize) {
+        let (computes, waits) = (&v[..size], &v[size..2 * size]);
+        self.timing.compute_max_s += largest(computes);
+        if self.timing.generations > 0 {
+            self.timing.reduce_max_s += largest(waits);
+        }
+        self.pace.update(computes, &self.held);
+    }
+
+    /// A lagged generation's own comb ([`Control::Lagged`]): this rank's walkers (weights `w`) combed to its share,
+    /// and the generation's sum `v` started, to be finished in the next generation, whose fold sets the rank's factor
+    /// (`t`: when this rank began to meet the others).
+    fn comb_own<E: Ensemble>(&mut self, comm: &dyn Comm, pop: &mut E, gen: usize, w: &[f64], v: Vec<f64>, t: Instant) -> Result<(), DmcError> {
+        let (p, me) = (self.p, comm.rank());
+        let (own, share) = (w.iter().sum::<f64>(), self.held[me]);
+        let n = if own.is_finite() {
+            comb_copies(w, 0.0, own, share, stream(p.seed, 0xB4AA, gen, me).random::<f64>(), 0..share)
+        } else {
+            vec![1; w.len()] // the sum carries the NaN to every rank, which stops at its next fold
+        };
+        self.lag.pending = Some((comm.start_sum(v), gen));
+        self.last_reduce = t.elapsed().as_secs_f64();
+        self.timing.reduce_s += self.last_reduce;
+        let t = Instant::now();
+        let mut traffic = pop.repopulate(comm, &n, &self.held, &self.held).map_err(DmcError::device)?;
+        traffic.seconds = t.elapsed().as_secs_f64();
+        self.timing.add(&traffic);
+        if !own.is_finite() {
+            return Err(DmcError::NotFinite(own, gen));
+        }
+        self.timing.generations += 1;
+        Ok(())
+    }
+
+    /// Finish and fold in the started sum of the last generation, if any (lagged runs): the run's shared state, every
+    /// rank's factor renormalised so that all walkers' weights add up to the target, and whether the next
+    /// generation combs over all ranks.
+    fn fold_pending(&mut self, comm: &dyn Comm, spread: f64) -> Result<(), DmcError> {
+        let Some((pending, gen)) = self.lag.pending.take() else { return Ok(()) };
+        let (p, size) = (self.p, comm.size());
+        let v = comm.finish_sum(pending);
+        self.times(&v[7 + size..], size);
+        let e_gen = measured(&mut self.acc, &p, gen, &v, p.target)?;
+        estimated(&mut self.acc, &p, gen, e_gen, p.target);
+        // rank r's walkers now weigh its total over its share, all of them together the generation's total: scaled
+        // to the target
+        let scale = p.target as f64 / v[4];
+        let factors: Vec<f64> = (0..size).map(|r| v[7 + r] / self.held[r] as f64 * scale).collect();
+        self.lag.factor = factors[comm.rank()];
+        let (lo, hi) = factors.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &x| (lo.min(x), hi.max(x)));
+        self.lag.rebalance = hi > spread * lo;
+        Ok(())
+    }
+
+    /// Fold in a lagged run's last started sum, so that the shared state (`acc`) holds every generation run; nothing
+    /// to do for the other controls. Call it after the last generation, before reading the estimate.
+    pub fn finish(&mut self, comm: &dyn Comm) -> Result<(), DmcError> {
+        if let Control::Lagged { spread } = self.p.control {
+            let t = Instant::now();
+            self.fold_pending(comm, spread)?;
+            self.last_reduce = t.elapsed().as_secs_f64();
+            self.timing.reduce_s += self.last_reduce;
+        }
+        Ok(())
+    }
+
+    /// Generations of a lagged run that combed over all ranks ([`Control::Lagged`]).
+    pub fn rebalances(&self) -> u64 {
+        self.lag.rebalances
     }
 
     /// The timing of the run so far: the mean over ranks of the per-rank sums (every rank gets the same), and this
@@ -394,6 +494,51 @@ impl Dmc {
     }
 }
 
+
+
+/// Generation `gen`'s sum `v` (move statistics, then sum w, sum w E_L, sum w (E_L - E_est)^2) into the run's state,
+/// with `total` walkers after it: the error of a non-finite energy or a population that died out or exploded, the
+/// moves and, past equilibration, the estimator's series; its energy.
+fn measured(acc: &mut Accumulators, p: &Params, gen: usize, v: &[f64], total: usize) -> Result<f64, DmcError> {
+    let s = [v[4], v[5], v[6]];
+    let e_gen = s[1] / s[0];
+    if !e_gen.is_finite() {
+        return Err(DmcError::NotFinite(e_gen, gen));
+    } else if total == 0 {
+        return Err(DmcError::DiedOut(gen, p.target));
+    } else if total > 10 * p.target {
+        return Err(DmcError::Exploded(total, gen, p.target));
+    }
+    if gen >= p.equil {
+        acc.var_sum += s[2] - s[0] * (e_gen - acc.e_est).powi(2); // sum w (E_L - e_gen)^2
+        acc.pop_sum += acc.population as f64;
+        acc.series.push(e_gen);
+        acc.weights.push(s[0]);
+    }
+    acc.walker_steps += acc.population as u64;
+    acc.moves.add(&MoveStats { attempted: v[0] as u64, accepted: v[1] as u64, r2_proposed: v[2], r2_accepted: v[3] });
+    Ok(e_gen)
+}
+
+/// After generation `gen` of energy `e_gen`, `total` walkers: E_est (during equilibration the mean of the last
+/// generations, forgetting the start, then the mean of all measured generations), the trial energy, the
+/// generation count.
+fn estimated(acc: &mut Accumulators, p: &Params, gen: usize, e_gen: f64, total: usize) {
+    if gen < p.equil {
+        acc.recent.push(e_gen);
+        let keep = (acc.recent.len() / 2).max(1);
+        acc.e_est = acc.recent[acc.recent.len() - keep..].iter().sum::<f64>() / keep as f64;
+    } else {
+        let wsum: f64 = acc.weights.iter().sum();
+        acc.e_est = acc.series.iter().zip(&acc.weights).map(|(e, w)| e * w).sum::<f64>() / wsum;
+    }
+    acc.population = total;
+    acc.e_trial = match p.control {
+        Control::Branch { feedback, .. } => acc.e_est - (total as f64 / p.target as f64).ln() / (feedback * effective_tau(p.tau, &acc.moves)),
+        Control::Comb { .. } | Control::Lagged { .. } => acc.e_est,
+    };
+    acc.gen += 1;
+}
 
 #[cfg(test)]
 mod tests {
@@ -509,6 +654,60 @@ mod tests {
         let held: Vec<usize> = out.iter().map(|o| o.1).collect();
         assert_eq!(held.iter().sum::<usize>(), 30);
         assert!(held[1] < held[0] && held[1] < held[2], "the slow rank holds {held:?}");
+    }
+
+    /// A lagged run of 3 thread ranks: every rank keeps its share in every generation (no walker migrates but in the
+    /// generations that comb over all ranks, which the toy's wide weights make happen, though not in every
+    /// generation), every rank ends with the same state, which holds every generation once finished, two runs of one
+    /// seed are the same run, and the estimate agrees with the comb's over all ranks within their error bars.
+    #[test]
+    fn lagged_ranks_keep_their_shares_and_agree_with_the_comb() {
+        let run = |control: Control| {
+            Threads::run(3, |c| {
+                let (first, n) = share(30, c.rank(), 3);
+                let mut pop = toy(first..first + n);
+                let mut d = Dmc::start(c, &pop, params(30, control), None).unwrap();
+                for g in 0..400 {
+                    d.generation(c, &mut pop).unwrap();
+                    if let Control::Lagged { .. } = control {
+                        assert_eq!(pop.len(), n, "rank {} at generation {g}", c.rank());
+                    }
+                }
+                d.finish(c).unwrap();
+                (d.acc.clone(), d.rebalances(), d.timing.migrated)
+            })
+        };
+        let lagged = run(Control::Lagged { spread: LAGGED_SPREAD });
+        assert!(lagged.iter().all(|o| o.0 == lagged[0].0), "every rank holds the same state");
+        let (acc, rebalances, _) = &lagged[0];
+        assert_eq!((acc.gen, acc.series.len(), acc.population), (400, 395, 30));
+        assert!(*rebalances > 0 && *rebalances < 200, "{rebalances} generations of 400 combed over all ranks");
+        assert!(lagged.iter().map(|o| o.2).sum::<u64>() > 0, "no walker moved in the combs over all ranks");
+        assert_eq!(run(Control::Lagged { spread: LAGGED_SPREAD })[0].0, *acc, "one seed, one run");
+        let comb = run(Control::Comb { balance: Balance::Equal });
+        let (a, b) = (acc.estimate(0), comb[0].0.estimate(0));
+        let z = (a.mean - b.mean) / a.error.hypot(b.error);
+        assert!(z.abs() < 4.0, "lagged {} +- {}, comb {} +- {}", a.mean, a.error, b.mean, b.error);
+        assert_ne!(a.mean, b.mean, "the lagged run is a run of its own");
+    }
+
+    /// One rank runs a lagged run alone (the blocking default of a started sum); a factor spread of 1 or less is
+    /// refused; a NaN stops the generation that made it.
+    #[test]
+    fn a_lagged_run_on_one_rank_and_its_errors() {
+        let mut pop = toy(0..16);
+        assert!(Dmc::start(&Solo, &pop, params(16, Control::Lagged { spread: 1.0 }), None).is_err());
+        let mut d = Dmc::start(&Solo, &pop, params(16, Control::Lagged { spread: LAGGED_SPREAD }), None).unwrap();
+        for _ in 0..20 {
+            d.generation(&Solo, &mut pop).unwrap();
+            assert_eq!(pop.len(), 16);
+        }
+        assert_eq!(d.rebalances(), 0, "one rank's factor has nothing to spread against");
+        d.finish(&Solo).unwrap();
+        assert_eq!(d.acc.gen, 20);
+        pop.poison = Some(3);
+        let e = d.generation(&Solo, &mut pop).unwrap_err();
+        assert!(matches!(e, DmcError::NotFinite(x, 20) if x.is_nan()), "{e}");
     }
 
     /// Under branching the population varies about its target, held by the trial energy: above the target E_T is

@@ -214,8 +214,8 @@ pub struct Migration {
 
 /// The DMC run of an engine built with `p` holding its share of `total` walkers over the ranks of `comm`: the one
 /// generation under the comb, with the estimator from generation `equil` on (one sum over ranks, for the start).
-pub fn dmc<S: Real>(comm: &dyn Comm, e: &mut dyn Engine<S>, p: &Params, total: usize, electrons: usize, equil: usize, balance: Balance) -> Result<Dmc, SolidError> {
-    let params = dmc::Params { target: total, tau: p.tau, seed: p.seed, electrons, equil, control: Control::Comb { balance } };
+pub fn dmc<S: Real>(comm: &dyn Comm, e: &mut dyn Engine<S>, p: &Params, total: usize, electrons: usize, equil: usize, control: Control) -> Result<Dmc, SolidError> {
+    let params = dmc::Params { target: total, tau: p.tau, seed: p.seed, electrons, equil, control };
     Dmc::start(comm, &Slots { engine: e, migration: &mut Migration::default() }, params, None).map_err(dmc_error)
 }
 
@@ -249,7 +249,7 @@ impl Run {
     /// The run `p` asks for of engine `e` alone, its walkers measured (a DMC's start sums their energies).
     pub fn start<S: Real>(e: &mut dyn Engine<S>, p: &Params, electrons: usize) -> Result<Run, SolidError> {
         let count = e.count();
-        Ok(if p.dmc { Run::Dmc(dmc(&Solo, e, p, count, electrons, 0, Balance::Equal)?) } else { Run::Vmc(Vmc::new(count, p.first, 0)) })
+        Ok(if p.dmc { Run::Dmc(dmc(&Solo, e, p, count, electrons, 0, Control::Comb { balance: Balance::Equal })?) } else { Run::Vmc(Vmc::new(count, p.first, 0)) })
     }
 
     /// What an engine holds in place of its run before the run starts (the start needs the engine built and
@@ -565,6 +565,41 @@ mod tests {
         }
     }
 
+    /// Lagged ranks (`Control::Lagged`) on the engines: two thread ranks of 3 walkers each keep their shares through
+    /// 12 generations (with a factor spread of 1.0001 some generations comb over all ranks, the others each rank its
+    /// own), every walker's energy and weight finite, and both ranks hold the same state once finished: CPU engine,
+    /// and where there is one the GPU's (double).
+    #[test]
+    fn lagged_ranks_drive_the_engines_gpu_too_when_present() {
+        let sys = Solid::carbon(16, 3).unwrap();
+        let p = Params { tau: 0.1, dmc: true, recompute: 0, seed: 5, first: 0, delay: 4 };
+        lagged_two(&sys, p, |n, p| CpuEngine::<f64, f64>::new(&sys, n, p).unwrap());
+        if let Some(gpu) = crate::gpu::for_test() {
+            let setup = sys.setup.convert::<f64>();
+            lagged_two(&sys, p, |n, p| GpuEngine::<f64, f64>::new(&gpu, &sys, &setup, n, p).unwrap());
+        }
+    }
+
+    fn lagged_two<S: Real, E: Engine<S>>(sys: &Solid, p: Params, make: impl Fn(usize, Params) -> E + Sync) {
+        let out = Threads::run(2, |c| {
+            let (first, n) = share(6, c.rank(), 2);
+            let mut e = make(n, Params { first, ..p });
+            let control = Control::Lagged { spread: 1.0001 };
+            let mut d = dmc(c, &mut e, &Params { first, ..p }, 6, sys.electrons(), 0, control).unwrap();
+            let mut m = Migration::default();
+            for _ in 0..12 {
+                generation(c, &mut e, &mut d, &mut m).unwrap();
+                assert_eq!(e.count(), n);
+            }
+            d.finish(c).unwrap();
+            assert_eq!((e.finite().checked, e.finite().bad), (2 * 3 * 12, 0), "energy and weight of 3 walkers, 12 generations");
+            (d.acc.clone(), d.rebalances())
+        });
+        assert_eq!(out[0], out[1], "both ranks hold the same state");
+        assert_eq!(out[0].0.gen, 12);
+        assert!(out[0].1 > 0 && out[0].1 < 12, "{} of 12 generations combed over all ranks", out[0].1);
+    }
+
     /// Two thread ranks of two walkers each (`make(comm, walkers, params)`) for `want.len() - 1` generations against
     /// the one engine's (E_est, energies) at its start and after each step; returns the walkers that crossed ranks.
     fn two_ranks<S: Real, E: Engine<S>>(sys: &Solid, p: Params, cargo: Cargo, via: Via, want: &[(f64, Vec<f64>)], make: impl Fn(&Threads, usize, Params) -> E + Sync) -> u64 {
@@ -572,7 +607,7 @@ mod tests {
         let out = Threads::run(2, |c| {
             let (first, n) = share(4, c.rank(), 2);
             let mut e = make(c, n, Params { first, ..p });
-            let mut d = dmc(c, &mut e, &Params { first, ..p }, 4, sys.electrons(), 0, Balance::Equal).unwrap();
+            let mut d = dmc(c, &mut e, &Params { first, ..p }, 4, sys.electrons(), 0, Control::Comb { balance: Balance::Equal }).unwrap();
             let mut m = Migration { cargo, via, ..Default::default() };
             let mut seen = vec![(d.acc.e_est, e.energies())];
             for _ in 1..want.len() {

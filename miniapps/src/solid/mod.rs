@@ -179,6 +179,14 @@ pub struct Args {
     /// speed needs the cpu variant: the GPU engine's walker slots are fixed. Recorded as params.balance = speed.
     #[arg(long, value_enum, default_value = "equal")]
     pub balance: crate::common::Shares,
+    /// With ranks: how the ranks meet each generation. each: one comb over all ranks' walkers every generation, each
+    /// rank waiting in the generation's sum for the slowest; lagged: each rank combs its own walkers to its share and
+    /// its walkers carry the rank's weight, the generation's sum is finished one generation later while the rank
+    /// computes, and the comb over all ranks (with migration) comes only when the ranks' weights spread by more than
+    /// 1.2, so a rank waits only for one a whole generation behind (ranks that do not wait; equal shares only; the
+    /// trial energy a generation older). Recorded as params.sync = lagged, with the extra rebalances_per_gen.
+    #[arg(long, value_enum, default_value = "each")]
+    pub sync: crate::common::Sync,
 }
 
 impl KernelArgs for Args {

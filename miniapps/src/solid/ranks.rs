@@ -41,12 +41,12 @@ use kernels::solid::finite::Finite;
 use kernels::solid::validate::{sampled, RANDOM_WALKERS};
 use kernels::solid::{Params, Solid};
 use kernels::{Check, Precision, Real};
-use kernels::ensemble::balance::Balance;
-use crate::common::Shares;
+use crate::common::{Shares, Sync};
+use kernels::ensemble::dmc::{Control, LAGGED_SPREAD};
 use std::time::Instant;
 
 /// What each rank reports, in one vector summed over ranks (each rank fills its own block).
-const SLOTS: usize = 24;
+const SLOTS: usize = 25;
 
 /// Threads transport with the gpu variant: one GPU per rank.
 pub fn gpus_for_ranks(ranks: usize, gpus: usize) -> Result<()> {
@@ -63,6 +63,9 @@ pub fn run(r: &mut Runner, a: &Args, ranks: &Ranks, precisions: &[Precision]) ->
     }
     if let Some(w) = a.walkers.iter().find(|&&w| w < size) {
         bail!("--walkers {w} is fewer than the {size} ranks: every rank needs walkers");
+    }
+    if a.balance == Shares::Speed && a.sync == Sync::Lagged {
+        bail!("--sync lagged keeps every rank's share between its combs over all ranks: use --balance equal");
     }
     if a.balance == Shares::Speed && r.runs(Variant::Gpu) {
         bail!("--balance speed needs the cpu variant (--variants cpu): the GPU engine holds a fixed number of walkers");
@@ -95,7 +98,11 @@ pub fn run(r: &mut Runner, a: &Args, ranks: &Ranks, precisions: &[Precision]) ->
 /// One rank's run: its engine over its share, one untimed generation, `steps` timed ones; returns every rank's
 /// report block (summed over ranks) and the mean generation energy. A rank that fails stops all of them.
 fn on_rank<S: Scalar, A: Scalar>(c: &dyn Comm, sys: &Solid, params: Params, total: usize, a: &Args, v: Variant) -> (Vec<f64>, f64) {
-    let (steps, cargo) = (a.timed_steps(), (a.migrate, a.migrate_via, a.balance.into()));
+    let control = match a.sync {
+        Sync::Each => Control::Comb { balance: a.balance.into() },
+        Sync::Lagged => Control::Lagged { spread: LAGGED_SPREAD },
+    };
+    let (steps, cargo) = (a.timed_steps(), (a.migrate, a.migrate_via, control));
     let (first, n) = share(total, c.rank(), c.size());
     let params = Params { first, ..params };
     let p = Precision::of::<S, A>();
@@ -136,20 +143,24 @@ fn on_rank<S: Scalar, A: Scalar>(c: &dyn Comm, sys: &Solid, params: Params, tota
 /// the slot of the last arrival plus one (0: none); [12] the wall time of the timed generations; [18] seconds
 /// rebuilding arrived configurations; [19..22] seconds taking the leaving walkers, exchanging them, putting the
 /// arrivals; [22] whether this rank's GPU has peer access to the next one's (1, 0; -1: one GPU, or the cpu variant);
-/// [23] each generation's largest compute over ranks, summed (the same on every rank).
+/// [23] each generation's largest compute over ranks, summed (the same on every rank); [24] generations of a lagged
+/// run that combed over all ranks.
 #[allow(clippy::too_many_arguments)]
-fn drive<S: Real>(c: &dyn Comm, e: &mut dyn Engine<S>, sys: &Solid, p: Params, total: usize, steps: usize, (cargo, via, balance): (Cargo, Via, Balance), mine: &mut [f64]) -> Result<f64> {
+fn drive<S: Real>(c: &dyn Comm, e: &mut dyn Engine<S>, sys: &Solid, p: Params, total: usize, steps: usize, (cargo, via, control): (Cargo, Via, Control), mine: &mut [f64]) -> Result<f64> {
     // one untimed generation, the estimator's equilibration: first-use costs (allocations, the first transfers) stay
     // out of the timing
-    let mut d = solid_ranks::dmc(c, e, &p, total, sys.electrons(), 1, balance)?;
+    let mut d = solid_ranks::dmc(c, e, &p, total, sys.electrons(), 1, control)?;
     let mut m = Migration { cargo, via, ..Default::default() };
     generation(c, e, &mut d, &mut m)?;
+    // a lagged run folds the untimed generation in during the first timed one
     (d.timing, m.timing) = Default::default();
+    let rebalanced = d.rebalances();
     c.barrier();
     let t = Instant::now();
     for _ in 0..steps {
         generation(c, e, &mut d, &mut m)?;
     }
+    d.finish(c)?;
     c.barrier();
     let secs = t.elapsed().as_secs_f64();
     let (t, mt) = (d.timing, m.timing);
@@ -159,6 +170,7 @@ fn drive<S: Real>(c: &dyn Comm, e: &mut dyn Engine<S>, sys: &Solid, p: Params, t
     mine[18] = mt.rebuild_s;
     mine[19..22].copy_from_slice(&[mt.take_s, mt.exchange_s, mt.put_s]);
     mine[23] = t.compute_max_s;
+    mine[24] = (d.rebalances() - rebalanced) as f64;
     Ok(d.acc.series.iter().sum::<f64>() / steps as f64)
 }
 
@@ -217,6 +229,7 @@ fn record(r: &mut Runner, a: &Args, sys: &Solid, p: Precision, v: Variant, total
         .param("migrate", a.migrate.name())
         .param("migrate_via", if ranks.transport() == "threads" && v == Variant::Gpu { a.migrate_via.name() } else { "host" });
     let case = if a.balance == Shares::Speed { case.param("balance", "speed") } else { case };
+    let case = if a.sync == Sync::Lagged { case.param("sync", "lagged") } else { case };
     let acc = mean(10);
     let params = Params { tau: a.tau, dmc: true, recompute: a.recompute, seed: 0, first: 0, delay: crate::solid::delay(a, ne, p) };
     r.record(&case, v, Stats::from_samples(&[secs]), work(sys, &params, p.bytes().0, total, steps, acc), &checks)?;
@@ -244,6 +257,9 @@ fn record(r: &mut Runner, a: &Args, sys: &Solid, p: Precision, v: Variant, total
         ("cond", worse(worst(13), worst(14))),
     ] {
         r.extra(k, x);
+    }
+    if a.sync == Sync::Lagged {
+        r.extra("rebalances_per_gen", blocks[0][24] / g);
     }
     let peer = blocks.iter().map(|b| b[22]).fold(f64::INFINITY, f64::min);
     if peer >= 0.0 {

@@ -7,7 +7,8 @@
 //!
 //! The driver needs only element-wise sums (energies, weights, populations), point-to-point byte messages (walker
 //! migration, checkpoint gathering), a barrier and an abort. Sums come back bit-identical on every rank, so every
-//! rank takes the same decisions (trial energy, branching counts) from them.
+//! rank takes the same decisions (trial energy, branching counts) from them. A sum can also be started and finished
+//! later ([`Comm::start_sum`]), so that a rank computes while the others catch up.
 
 #[cfg(feature = "mpi")]
 pub mod mpi;
@@ -34,6 +35,44 @@ pub trait Comm {
     }
     /// The transport's name, for records: "solo", "threads", "mpi".
     fn transport(&self) -> &'static str;
+    /// Start an element-wise sum of `x` over all ranks and return at once, without waiting for the other ranks;
+    /// [`Comm::finish_sum`] gives the sum. Every rank starts its sums in the same order, and finishes them in the
+    /// order started. The sum is the ranks' vectors added in rank order, the same bits on every rank. Threads and MPI
+    /// start it for real (a rank that has started this sum may finish it without the others' help, once each has
+    /// started it: see `lagged` DMC, `ensemble::dmc`); by default it is the blocking [`Comm::sum`].
+    fn start_sum(&self, x: Vec<f64>) -> Pending {
+        let mut x = x;
+        self.sum(&mut x);
+        Pending::Done(x)
+    }
+    /// The sum of a [`Comm::start_sum`] of this rank, once every rank has started it (blocks until then).
+    fn finish_sum(&self, p: Pending) -> Vec<f64> {
+        match p {
+            Pending::Done(x) => x,
+            _ => panic!("a sum started on another transport"),
+        }
+    }
+}
+
+/// A sum over ranks in flight ([`Comm::start_sum`]).
+pub enum Pending {
+    /// Already summed (the blocking default).
+    Done(Vec<f64>),
+    /// The `n`-th sum this rank started over thread ranks.
+    Threads(u64),
+    #[cfg(feature = "mpi")]
+    Mpi(mpi::InFlight),
+}
+
+impl std::fmt::Debug for Pending {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Pending::Done(x) => write!(f, "Pending::Done({} values)", x.len()),
+            Pending::Threads(n) => write!(f, "Pending::Threads({n})"),
+            #[cfg(feature = "mpi")]
+            Pending::Mpi(_) => write!(f, "Pending::Mpi"),
+        }
+    }
 }
 
 /// A single rank.

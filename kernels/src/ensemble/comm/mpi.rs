@@ -1,11 +1,29 @@
 //! The ranks of an `mpirun` launch, through the `mpi` crate (rsmpi; cargo feature `mpi`, which needs an MPI library
 //! and libclang at build time).
 
-use super::Comm;
+use super::{Comm, Pending};
 use mpi::collective::SystemOperation;
 use mpi::environment::Universe;
+use mpi::ffi;
+use mpi::raw::AsRaw;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
+use std::os::raw::c_int;
+
+/// The tag of a started sum's messages (walker migration's messages use tag 0, so neither takes the other's).
+const SUM_TAG: c_int = 0x5a3;
+
+/// A started sum: this rank's vector sent to every other rank and theirs being received, point to point
+/// (`MPI_Isend`, `MPI_Irecv`), then added in rank order. A non-blocking collective (`MPI_Iallreduce`) would be
+/// fewer messages, but Open MPI advances one only inside MPI calls: its rounds would wait for each rank to finish
+/// its next generation, which is what the started sum is for avoiding. Small messages are sent eagerly and land at
+/// the receiver whatever it is doing. P - 1 messages a rank: fine for the tens of ranks of one host; a tree with
+/// a progress thread would serve thousands.
+pub struct InFlight {
+    mine: Box<[f64]>,
+    theirs: Box<[f64]>,
+    requests: Vec<ffi::MPI_Request>,
+}
 
 /// This process's rank in MPI_COMM_WORLD.
 pub struct Mpi {
@@ -62,5 +80,40 @@ impl Comm for Mpi {
     }
     fn transport(&self) -> &'static str {
         "mpi"
+    }
+    fn start_sum(&self, x: Vec<f64>) -> Pending {
+        let (me, size, n) = (self.rank(), self.size(), x.len());
+        let mut f = InFlight { mine: x.into_boxed_slice(), theirs: vec![0.0; n * size].into_boxed_slice(), requests: vec![] };
+        let comm = self.world.as_raw();
+        // SAFETY: the buffers are boxed (their addresses do not move when `f` does) and live in `f` until
+        // `finish_sum` has waited for every request; the counts are the slices' lengths.
+        unsafe {
+            for r in (0..size).filter(|&r| r != me) {
+                let mut req = ffi::RSMPI_REQUEST_NULL;
+                ffi::MPI_Irecv(f.theirs[r * n..].as_mut_ptr().cast(), n as c_int, ffi::RSMPI_DOUBLE, r as c_int, SUM_TAG, comm, &mut req);
+                f.requests.push(req);
+                let mut req = ffi::RSMPI_REQUEST_NULL;
+                ffi::MPI_Isend(f.mine.as_ptr().cast(), n as c_int, ffi::RSMPI_DOUBLE, r as c_int, SUM_TAG, comm, &mut req);
+                f.requests.push(req);
+            }
+        }
+        Pending::Mpi(f)
+    }
+    fn finish_sum(&self, p: Pending) -> Vec<f64> {
+        let Pending::Mpi(mut f) = p else { panic!("a sum started on another transport") };
+        // SAFETY: the requests are this sum's, each waited for once
+        unsafe {
+            ffi::MPI_Waitall(f.requests.len() as c_int, f.requests.as_mut_ptr(), ffi::RSMPI_STATUSES_IGNORE);
+        }
+        let (me, n) = (self.rank(), f.mine.len());
+        // rank order, as every rank adds them
+        let part = |r: usize| if r == me { &f.mine[..] } else { &f.theirs[r * n..(r + 1) * n] };
+        let mut x = part(0).to_vec();
+        for r in 1..self.size() {
+            for (a, b) in x.iter_mut().zip(part(r)) {
+                *a += b;
+            }
+        }
+        x
     }
 }

@@ -1,13 +1,21 @@
 //! N ranks as threads of one process: sums through shared slots read in rank order (so every rank gets the same
-//! bits, and the same bits as an MPI run summing in rank order would), messages through channels.
+//! bits, and the same bits as an MPI run summing in rank order would), messages through channels. A started sum
+//! ([`Comm::start_sum`]) leaves the rank's vector in a table under the sum's number; a rank finishes it as soon as
+//! every rank has left its vector there, whatever the others do next.
 
-use super::Comm;
+use super::{Comm, Pending};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
-use std::sync::{Arc, Barrier, Mutex};
+use std::sync::{Arc, Barrier, Condvar, Mutex};
 
 struct Shared {
     barrier: Barrier,
     slots: Mutex<Vec<Vec<f64>>>,
+    /// Started sums by number: each rank's vector (None until it starts it) and how many ranks finished it.
+    started: Mutex<HashMap<u64, (Vec<Option<Vec<f64>>>, usize)>>,
+    /// Signalled whenever a rank starts a sum.
+    arrived: Condvar,
 }
 
 /// One rank of a group of threads.
@@ -18,12 +26,14 @@ pub struct Threads {
     /// to[r] sends to rank r; from[r] receives from rank r.
     to: Vec<Sender<Vec<u8>>>,
     from: Vec<Mutex<Receiver<Vec<u8>>>>,
+    /// Sums this rank started.
+    starts: AtomicU64,
 }
 
 impl Threads {
     /// The handles of a group of `n` ranks, one per thread.
     pub fn group(n: usize) -> Vec<Threads> {
-        let shared = Arc::new(Shared { barrier: Barrier::new(n), slots: Mutex::new(vec![vec![]; n]) });
+        let shared = Arc::new(Shared { barrier: Barrier::new(n), slots: Mutex::new(vec![vec![]; n]), started: Mutex::default(), arrived: Condvar::new() });
         // channel (s, d) carries messages from rank s to rank d
         let mut senders: Vec<Vec<Sender<Vec<u8>>>> = (0..n).map(|_| Vec::with_capacity(n)).collect();
         let mut receivers: Vec<Vec<Mutex<Receiver<Vec<u8>>>>> = (0..n).map(|_| Vec::with_capacity(n)).collect();
@@ -38,7 +48,7 @@ impl Threads {
             .into_iter()
             .zip(receivers)
             .enumerate()
-            .map(|(rank, (to, from))| Threads { rank, size: n, shared: shared.clone(), to, from })
+            .map(|(rank, (to, from))| Threads { rank, size: n, shared: shared.clone(), to, from, starts: AtomicU64::new(0) })
             .collect()
     }
 
@@ -102,6 +112,31 @@ impl Comm for Threads {
     fn transport(&self) -> &'static str {
         "threads"
     }
+    fn start_sum(&self, x: Vec<f64>) -> Pending {
+        let n = self.starts.fetch_add(1, Ordering::Relaxed);
+        let mut started = self.shared.started.lock().unwrap();
+        started.entry(n).or_insert_with(|| (vec![None; self.size], 0)).0[self.rank] = Some(x);
+        self.shared.arrived.notify_all();
+        Pending::Threads(n)
+    }
+    fn finish_sum(&self, p: Pending) -> Vec<f64> {
+        let Pending::Threads(n) = p else { panic!("a sum started on another transport") };
+        let ready = |t: &mut HashMap<u64, (Vec<Option<Vec<f64>>>, usize)>| t.get(&n).is_some_and(|e| e.0.iter().all(|v| v.is_some()));
+        let mut started = self.shared.arrived.wait_while(self.shared.started.lock().unwrap(), |t| !ready(t)).unwrap();
+        let entry = started.get_mut(&n).expect("a started sum");
+        let mut parts = entry.0.iter().map(|v| v.as_ref().expect("every rank started it"));
+        let mut x = parts.next().expect("one rank at least").clone();
+        for p in parts {
+            for (a, b) in x.iter_mut().zip(p) {
+                *a += b;
+            }
+        }
+        entry.1 += 1;
+        if entry.1 == self.size {
+            started.remove(&n);
+        }
+        x
+    }
 }
 
 #[cfg(test)]
@@ -127,6 +162,39 @@ mod tests {
             assert!((x[0] - 3.3).abs() < 1e-12);
             let prev = ((r + 2) % 3) as u8;
             assert_eq!(got, &[vec![prev, 1], vec![prev, 2]]);
+        }
+    }
+
+    /// A started sum is finished by a rank while another rank that started it has not yet asked for it: rank 2 waits
+    /// for rank 0's word that it has both sums before it finishes its own (a sum that needed every rank in
+    /// `finish_sum` would hang here). Two sums in flight at once come back in the order started, the same bits on
+    /// every rank, and each is the blocking sum's.
+    #[test]
+    fn a_started_sum_finishes_without_waiting_for_the_others_to_finish_it() {
+        let out = Threads::run(3, |c| {
+            let r = c.rank() as f64;
+            let first = c.start_sum(vec![r + 0.1, 1.0]);
+            let second = c.start_sum(vec![10.0 * r]);
+            let got = if c.rank() == 2 {
+                let word = c.recv(0);
+                assert_eq!(word, vec![7]);
+                (c.finish_sum(first), c.finish_sum(second))
+            } else {
+                let got = (c.finish_sum(first), c.finish_sum(second));
+                if c.rank() == 0 {
+                    c.send(2, vec![7]);
+                }
+                got
+            };
+            let mut blocking = vec![r + 0.1, 1.0];
+            c.sum(&mut blocking);
+            (got, blocking)
+        });
+        for ((first, second), blocking) in &out {
+            assert_eq!(first, &out[0].0 .0);
+            assert_eq!(first, blocking, "the started sum is the blocking one, bit for bit");
+            assert_eq!(first[1], 3.0);
+            assert_eq!(second, &vec![30.0]);
         }
     }
 }
