@@ -25,6 +25,12 @@ pub struct InFlight {
     requests: Vec<ffi::MPI_Request>,
 }
 
+// SAFETY: the requests are opaque handles that only `finish_sum` uses, taking the InFlight by value; a DMC run holding
+// one may move between threads or be shared by reference (the engines' rayon loops read its other fields), neither of
+// which touches them.
+unsafe impl Send for InFlight {}
+unsafe impl Sync for InFlight {}
+
 /// This process's rank in MPI_COMM_WORLD.
 pub struct Mpi {
     world: SimpleCommunicator,
