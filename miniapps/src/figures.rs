@@ -784,7 +784,7 @@ fn scaling_case(r: &Record) -> String {
         r.sizes.remove(k);
     }
     // how the ranks ran and shared the walkers: a one-rank run is the baseline of every way
-    for k in ["transport", "threads", "migrate", "migrate_via", "balance"] {
+    for k in ["transport", "threads", "migrate", "migrate_via", "balance", "sync"] {
         r.params.remove(k);
     }
     r.key()
@@ -844,10 +844,10 @@ fn scaling_series(recs: &[&Record]) -> Vec<Measured> {
         }
         a.push(("precision".to_string(), r.precision.clone()));
         a.extend(r.sizes.iter().filter(|(k, _)| !matches!(k.as_str(), "ranks" | "walkers")).map(|(k, v)| (k.clone(), v.to_string())));
-        // what a migrating walker carried and how the walkers were shared name a series of their own, over the
-        // one-rank run (which migrates and shares nothing)
+        // what a migrating walker carried, how the walkers were shared and how the ranks met name a series of their
+        // own, over the one-rank run (which migrates, shares and meets nothing)
         let several = r.sizes.get("ranks").is_some_and(|&n| n > 1);
-        for k in ["migrate", "migrate_via", "balance"] {
+        for k in ["migrate", "migrate_via", "balance", "sync"] {
             if let Some(m) = r.params.get(k).filter(|_| several) {
                 a.push((k.to_string(), m.clone()));
             }
@@ -1401,6 +1401,17 @@ mod tests {
         };
         assert!((weak(None)[1].1 - 0.8).abs() < 1e-12, "the mean of 1.0 and 1.5 s: {:?}", weak(None));
         assert!((weak(Some("speed"))[1].1 - 1.0 / 1.1).abs() < 1e-12, "{:?}", weak(Some("speed")));
+        // lagged ranks (--sync lagged): a series of their own over the same one-rank run
+        let mut lagged = balance(run(2, 200, 1.25, "mpi"), None);
+        lagged.params.insert("sync".into(), "lagged".into());
+        let recs = vec![balance(run(1, 100, 1.0, "mpi"), None), balance(run(2, 200, 1.5, "mpi"), None), lagged];
+        let s = series(&f, &select(&f, &recs));
+        let sync = |y: Option<&str>| {
+            let m = s.iter().find(|m| m.attrs.iter().any(|a| a.1 == "weak, per rank") && m.attrs.iter().find(|a| a.0 == "sync").map(|a| a.1.as_str()) == y);
+            points(m.unwrap_or_else(|| panic!("no weak series of sync {y:?} in {s:?}")))
+        };
+        assert!((sync(None)[1].1 - 1.0 / 1.5).abs() < 1e-12, "{:?}", sync(None));
+        assert!((sync(Some("lagged"))[1].1 - 0.8).abs() < 1e-12, "{:?}", sync(Some("lagged")));
         // a run pairs with the one-rank run of its own host, not with a later one of the same commit on another
         let host = |mut r: Record, h: &str| {
             (r.commit, r.system.host) = ("hosts".into(), h.into());

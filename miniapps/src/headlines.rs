@@ -462,7 +462,7 @@ fn scaling_table_of(mine: &[&Record], variant: Variant, unit: &str) -> String {
     for m in &series {
         let attr = |k: &str| m.attrs.iter().find(|a| a.0 == k).map_or(String::new(), |a| a.1.clone());
         let cells: Vec<String> = counts.iter().map(|&x| m.points.iter().find(|p| p.x as u64 == x).map_or("-".into(), |p| format!("{:.3}", p.y))).collect();
-        let keys = [attr("system"), attr("electrons"), attr("precision"), attr("scaling"), attr("transport"), attr("migrate"), attr("migrate_via"), attr("balance")];
+        let keys = [attr("system"), attr("electrons"), attr("precision"), attr("scaling"), attr("transport"), attr("migrate"), attr("migrate_via"), attr("balance"), attr("sync")];
         rows.push(format!("| {} | {} | {} |", keys.join(" | "), cells.join(" | "), short(&newest)));
     }
     rows.sort();
@@ -471,10 +471,10 @@ fn scaling_table_of(mine: &[&Record], variant: Variant, unit: &str) -> String {
         _ => String::from("\nThe electron gas's DMC over CPU ranks on the batched CPU engine (`solid --system gas --ranks`, `scripts/gpu-host.sh gas-ranks-weak` and `gas-ranks-loaded`; one core a rank): parallel efficiency by rank count, "),
     };
     out.push_str("weak (walkers per rank fixed) and strong (population fixed), by what a ");
-    out.push_str("migrating walker carries (`solid --migrate`) and how its arrays travel (`--migrate-via`; empty: through the host, before the choice existed), and how the walkers are shared (`--balance`, on CPU ranks only; empty: equal shares).\n\n");
+    out.push_str("migrating walker carries (`solid --migrate`), how its arrays travel (`--migrate-via`; empty: through the host, before the choice existed), how the walkers are shared (`--balance`, on CPU ranks only; empty: equal shares) and how the ranks meet (`--sync`; empty: each generation).\n\n");
     let cols: Vec<String> = counts.iter().map(|x| format!("{x} {unit}")).collect();
-    out.push_str(&format!("| system | electrons | precision | scaling | transport | migrate | via | shares | {} | commit |\n", cols.join(" | ")));
-    out.push_str(&format!("|{}\n", " --- |".repeat(9 + counts.len())));
+    out.push_str(&format!("| system | electrons | precision | scaling | transport | migrate | via | shares | sync | {} | commit |\n", cols.join(" | ")));
+    out.push_str(&format!("|{}\n", " --- |".repeat(10 + counts.len())));
     for r in rows {
         out.push_str(&r);
         out.push('\n');

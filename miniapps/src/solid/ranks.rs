@@ -4,7 +4,9 @@
 //! group (the cpu variant: thread ranks share the process's rayon pool, so the cores go to whichever rank has
 //! work; under mpirun each process has its own pool, sized with --threads). `--walkers` is the population over all
 //! ranks; each rank's engine holds its share. Population control is one comb over all ranks plus walker migration
-//! (`kernels::solid::ranks`); the trial energy is global.
+//! (`kernels::solid::ranks`); the trial energy is global. With `--sync lagged` each rank combs its own walkers and
+//! the generation's sum is finished a generation later (`kernels::ensemble::dmc::Control::Lagged`: ranks that do not
+//! wait), the comb over all ranks coming only when the ranks' weights spread (the extra `rebalances_per_gen`).
 //!
 //! Records (rank 0 writes them): one per (electrons, walkers, precision, variant), the single-rank case's keys (the
 //! gas's `params.system`, `rs` and `jastrow`; carbon's `params.system` names its cell), `sizes.ranks`,
