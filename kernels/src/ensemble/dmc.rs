@@ -111,6 +111,9 @@ pub enum DmcError {
     /// The engine's own failure (a GPU driver error).
     #[error("{0}")]
     Device(String),
+    /// Parameters that cannot run.
+    #[error("{0}")]
+    Params(String),
 }
 
 impl DmcError {
@@ -293,7 +296,7 @@ impl Dmc {
         };
         if let Control::Lagged { spread } = p.control {
             if !(spread > 1.0) {
-                return Err(DmcError::Checkpoint(format!("a lagged run's factor spread must exceed 1, not {spread}")));
+                return Err(DmcError::Params(format!("a lagged run's factor spread must exceed 1, not {spread}")));
             }
         }
         let lag = Lag { factor: 1.0, ..Default::default() };

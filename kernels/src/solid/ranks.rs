@@ -573,17 +573,23 @@ mod tests {
     fn lagged_ranks_drive_the_engines_gpu_too_when_present() {
         let sys = Solid::carbon(16, 3).unwrap();
         let p = Params { tau: 0.1, dmc: true, recompute: 0, seed: 5, first: 0, delay: 4 };
-        lagged_two(&sys, p, |n, p| CpuEngine::<f64, f64>::new(&sys, n, p).unwrap());
-        if let Some(gpu) = crate::gpu::for_test() {
+        lagged_two(&sys, p, |_, n, p| CpuEngine::<f64, f64>::new(&sys, n, p).unwrap());
+        if crate::gpu::for_test().is_some() {
             let setup = sys.setup.convert::<f64>();
-            lagged_two(&sys, p, |n, p| GpuEngine::<f64, f64>::new(&gpu, &sys, &setup, n, p).unwrap());
+            let count = crate::gpu::Gpu::count().unwrap();
+            lagged_two(&sys, p, |c, n, p| {
+                // a GPU handle of each rank's own, as the driver opens them: engines of two threads on one handle's
+                // stream would capture their sweep graphs into it at once
+                let g = crate::gpu::Gpu::open(c.local_rank() % count).unwrap();
+                GpuEngine::<f64, f64>::new(&g, &sys, &setup, n, p).unwrap()
+            });
         }
     }
 
-    fn lagged_two<S: Real, E: Engine<S>>(sys: &Solid, p: Params, make: impl Fn(usize, Params) -> E + Sync) {
+    fn lagged_two<S: Real, E: Engine<S>>(sys: &Solid, p: Params, make: impl Fn(&Threads, usize, Params) -> E + Sync) {
         let out = Threads::run(2, |c| {
             let (first, n) = share(6, c.rank(), 2);
-            let mut e = make(n, Params { first, ..p });
+            let mut e = make(c, n, Params { first, ..p });
             let control = Control::Lagged { spread: 1.0001 };
             let mut d = dmc(c, &mut e, &Params { first, ..p }, 6, sys.electrons(), 0, control).unwrap();
             let mut m = Migration::default();
