@@ -391,10 +391,7 @@ impl Dmc {
             Control::Branch { balance, .. } | Control::Comb { balance } => self.pace.goals(total, balance),
             Control::Lagged { .. } => self.pace.goals(total, Balance::Equal),
         };
-        let t = Instant::now();
-        let mut traffic = pop.repopulate(comm, &n, &counts, &goals).map_err(DmcError::device)?;
-        traffic.seconds = t.elapsed().as_secs_f64();
-        self.timing.add(&traffic);
+        self.repopulate(comm, pop, &n, &counts, &goals)?;
         self.held = goals;
         estimated(&mut self.acc, &p, gen, e_gen, total);
         if matches!(p.control, Control::Lagged { .. }) {
@@ -403,6 +400,15 @@ impl Dmc {
             self.lag.rebalances += 1;
         }
         self.timing.generations += 1;
+        Ok(())
+    }
+
+    /// The engine's copies and migration (`Ensemble::repopulate`), timed into the run's timing.
+    fn repopulate<E: Ensemble>(&mut self, comm: &dyn Comm, pop: &mut E, n: &[usize], counts: &[usize], goals: &[usize]) -> Result<(), DmcError> {
+        let t = Instant::now();
+        let mut traffic = pop.repopulate(comm, n, counts, goals).map_err(DmcError::device)?;
+        traffic.seconds = t.elapsed().as_secs_f64();
+        self.timing.add(&traffic);
         Ok(())
     }
 
@@ -431,10 +437,8 @@ impl Dmc {
         self.lag.pending = Some((comm.start_sum(v), gen));
         self.last_reduce = t.elapsed().as_secs_f64();
         self.timing.reduce_s += self.last_reduce;
-        let t = Instant::now();
-        let mut traffic = pop.repopulate(comm, &n, &self.held, &self.held).map_err(DmcError::device)?;
-        traffic.seconds = t.elapsed().as_secs_f64();
-        self.timing.add(&traffic);
+        let held = self.held.clone();
+        self.repopulate(comm, pop, &n, &held, &held)?;
         if !own.is_finite() {
             return Err(DmcError::NotFinite(own, gen));
         }

@@ -54,6 +54,18 @@ pub trait Comm {
     }
 }
 
+/// The ranks' vectors `parts` (in rank order, of one length) added in that order: the one order every transport
+/// sums in, so every rank gets the same bits.
+pub(crate) fn in_rank_order<'a>(mut parts: impl Iterator<Item = &'a [f64]>) -> Vec<f64> {
+    let mut x = parts.next().expect("one rank at least").to_vec();
+    for p in parts {
+        for (a, b) in x.iter_mut().zip(p) {
+            *a += b;
+        }
+    }
+    x
+}
+
 /// A sum over ranks in flight ([`Comm::start_sum`]).
 pub enum Pending {
     /// Already summed (the blocking default).

@@ -114,12 +114,6 @@ impl Comm for Mpi {
         let (me, n) = (self.rank(), f.mine.len());
         // rank order, as every rank adds them
         let part = |r: usize| if r == me { &f.mine[..] } else { &f.theirs[r * n..(r + 1) * n] };
-        let mut x = part(0).to_vec();
-        for r in 1..self.size() {
-            for (a, b) in x.iter_mut().zip(part(r)) {
-                *a += b;
-            }
-        }
-        x
+        super::in_rank_order((0..self.size()).map(part))
     }
 }

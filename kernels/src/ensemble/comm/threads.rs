@@ -3,7 +3,7 @@
 //! ([`Comm::start_sum`]) leaves the rank's vector in a table under the sum's number; a rank finishes it as soon as
 //! every rank has left its vector there, whatever the others do next.
 
-use super::{Comm, Pending};
+use super::{in_rank_order, Comm, Pending};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
@@ -86,12 +86,7 @@ impl Comm for Threads {
         self.shared.barrier.wait();
         {
             let slots = self.shared.slots.lock().unwrap();
-            for (i, v) in x.iter_mut().enumerate() {
-                *v = slots[0][i];
-                for s in &slots[1..] {
-                    *v += s[i];
-                }
-            }
+            x.copy_from_slice(&in_rank_order(slots.iter().map(|s| &s[..])));
         }
         // nobody writes its slot for the next sum before everyone has read this one
         self.shared.barrier.wait();
@@ -124,13 +119,7 @@ impl Comm for Threads {
         let ready = |t: &mut HashMap<u64, (Vec<Option<Vec<f64>>>, usize)>| t.get(&n).is_some_and(|e| e.0.iter().all(|v| v.is_some()));
         let mut started = self.shared.arrived.wait_while(self.shared.started.lock().unwrap(), |t| !ready(t)).unwrap();
         let entry = started.get_mut(&n).expect("a started sum");
-        let mut parts = entry.0.iter().map(|v| v.as_ref().expect("every rank started it"));
-        let mut x = parts.next().expect("one rank at least").clone();
-        for p in parts {
-            for (a, b) in x.iter_mut().zip(p) {
-                *a += b;
-            }
-        }
+        let x = in_rank_order(entry.0.iter().map(|v| v.as_deref().expect("every rank started it")));
         entry.1 += 1;
         if entry.1 == self.size {
             started.remove(&n);
