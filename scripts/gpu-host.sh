@@ -97,6 +97,8 @@
 #   gas-ranks-lagged  ranks that do not wait (issue #24, item 2): the gas's 16 MPI ranks and 16 thread ranks with
 #               the comb over all ranks every generation (--sync each) and lagged (--sync lagged), one rank between,
 #               three rounds in rotated order
+#   gas-ranks-lag  lagged ranks' sums in flight 2 and 4 generations (--lag), and a wider spread before a blocking
+#               comb (--spread 1.5), against --sync each and --lag 1, 16 MPI ranks, three rounds (issue #24)
 #   solid-single  the batched engines in single precision, carbon and the gas, CPU and GPU (issue #20)
 #   gas-single  the gas's Hartree-Fock check and DMC below E_HF at 162 electrons in single precision (#20)
 #   gas-single-delay  the gas's kinetic check in single on the GPU with rank-1 and delayed updates (#20)
@@ -201,6 +203,59 @@ be_gpu_series() { # Be on the batched GPU engine, the per-walker engine's series
 # The lattice's GPU-filling run (issue #26): L = 9 and 15, 2048 chains, 3 + 6 sweeps; the stages add --variants
 # and --precision
 LATTICE_2048=(run lattice --lattice 9,15 --chains 2048 --sweeps 6 --equil 3 --max-reps 3)
+
+gas_sync_rounds() { # gas_sync_rounds WHO ROUND...: the gas over 16 ranks per ROUND's runs (1: one MPI rank; each,
+    # lagged: --sync; lag2, lag4: lagged --lag 2, 4; spread15: lagged --spread 1.5; tlag2: lag2 over thread ranks);
+    # WHO: both (each of each, lagged also over 16 thread ranks) or mpi. Records; per-generation times printed (ms)
+    local who=$1 g=(--system gas --electrons 54 --steps 200 --tau 0.02 --variants cpu --precision double) mpi=no
+    shift
+    per_gen() { # file label
+        awk -v l="$2" '{ for (k in v) delete v[k]; n = split($0, f, /[,{}]/); for (i = 1; i <= n; i++) if (split(f[i], kv, ":") == 2) { gsub(/"/, "", kv[1]); v[kv[1]] = kv[2] }
+            printf "%s: compute %.2f (slowest %.2f), wait %.2f (most-waiting rank %.2f), migrate %.3f, combs over all ranks %.3f a generation, wall %.2f ms a generation, energy %.5f\n", l, 1e3 * v["compute_per_gen_s"], 1e3 * v["compute_max_per_gen_s"], 1e3 * v["reduce_per_gen_s"], 1e3 * v["reduce_max_per_gen_s"], 1e3 * v["migrate_per_gen_s"], v["rebalances_per_gen"], 1e3 * v["median"] / 200, v["energy"] }' "$1"
+    }
+    command -v mpirun >/dev/null && ldd "$BIN" 2>/dev/null | grep -q libmpi && mpi=yes
+    [ $mpi = yes ] || echo "gas ranks: no MPI runs (needs mpirun and a binary built with MPI=1 scripts/build-carry.sh)"
+    mpi16() { # out label args...
+        local out=$1 label=$2
+        shift 2
+        [ $mpi = yes ] || return 0
+        OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout --signal=INT 120 mpirun --allow-run-as-root --bind-to core --map-by core -n 16 \
+            "$BIN" run solid "${g[@]}" --walkers 512 --threads 1 "$@" --quiet --out "$out" >/dev/null || { echo "FAILED: mpirun -n 16 solid gas $*"; fail=1; }
+        [ -s "$out/solid.jsonl" ] && { per_gen "$out/solid.jsonl" "16 MPI ranks, $label"; cat "$out/solid.jsonl" >> "$REC/solid.jsonl"; }
+    }
+    threads16() { # out label args...
+        local out=$1 label=$2
+        shift 2
+        timeout 120 "$BIN" run solid "${g[@]}" --walkers 512 --ranks 16 --threads 16 "$@" --quiet --out "$out" >/dev/null || { echo "FAILED: 16 thread ranks solid gas $*"; fail=1; }
+        [ -s "$out/solid.jsonl" ] && { per_gen "$out/solid.jsonl" "16 thread ranks, $label"; cat "$out/solid.jsonl" >> "$REC/solid.jsonl"; }
+    }
+    rm -rf /tmp/gas-lag-*
+    for order in "$@"; do
+        for run in $order; do
+            out=/tmp/gas-lag-$run-$RANDOM
+            case $run in
+                1)
+                    if [ $mpi = yes ]; then
+                        OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout --signal=INT 120 mpirun --allow-run-as-root --bind-to core --map-by core -n 1 \
+                            "$BIN" run solid "${g[@]}" --walkers 32 --threads 1 --quiet --out "$out" >/dev/null || { echo "FAILED: mpirun -n 1 solid gas"; fail=1; continue; }
+                    else
+                        timeout 120 "$BIN" run solid "${g[@]}" --walkers 32 --threads 1 --quiet --out "$out" >/dev/null || { echo "FAILED: solid gas, one rank"; fail=1; continue; }
+                    fi
+                    per_gen "$out/solid.jsonl" "1 rank"
+                    cat "$out/solid.jsonl" >> "$REC/solid.jsonl"
+                    ;;
+                each | lagged)
+                    mpi16 "$out-mpi" "--sync $run" --sync "$run"
+                    [ "$who" = both ] && threads16 "$out-threads" "--sync $run" --sync "$run"
+                    ;;
+                lag2 | lag4) mpi16 "$out-mpi" "--sync lagged --lag ${run#lag}" --sync lagged --lag "${run#lag}" ;;
+                spread15) mpi16 "$out-mpi" "--sync lagged --spread 1.5" --sync lagged --spread 1.5 ;;
+                tlag2) threads16 "$out-threads" "--sync lagged --lag 2" --sync lagged --lag 2 ;;
+                *) echo "gas ranks: no run $run"; fail=1 ;;
+            esac
+        done
+    done
+}
 
 run() { # run a qmcbench command, keep going on failure, remember it
     echo "+ qmcbench $*"
@@ -876,38 +931,14 @@ for stage in "$@"; do
         # double): in each of three rounds (order rotated, as the lone rank's speed drifts over minutes) one MPI rank,
         # 16 MPI ranks bound one to a core with --sync each and with --sync lagged, then 16 thread ranks each way.
         # Records; the per-generation times printed here (ms)
-        g=(--system gas --electrons 54 --steps 200 --tau 0.02 --variants cpu --precision double)
-        per_gen() { # file label
-            awk -v l="$2" '{ for (k in v) delete v[k]; n = split($0, f, /[,{}]/); for (i = 1; i <= n; i++) if (split(f[i], kv, ":") == 2) { gsub(/"/, "", kv[1]); v[kv[1]] = kv[2] }
-                printf "%s: compute %.2f (slowest %.2f), wait %.2f (most-waiting rank %.2f), migrate %.3f, combs over all ranks %.3f a generation, wall %.2f ms a generation, energy %.5f\n", l, 1e3 * v["compute_per_gen_s"], 1e3 * v["compute_max_per_gen_s"], 1e3 * v["reduce_per_gen_s"], 1e3 * v["reduce_max_per_gen_s"], 1e3 * v["migrate_per_gen_s"], v["rebalances_per_gen"], 1e3 * v["median"] / 200, v["energy"] }' "$1"
-        }
-        mpi=no
-        command -v mpirun >/dev/null && ldd "$BIN" 2>/dev/null | grep -q libmpi && mpi=yes
-        [ $mpi = yes ] || echo "gas-ranks-lagged: no MPI runs (needs mpirun and a binary built with MPI=1 scripts/build-carry.sh)"
-        rm -rf /tmp/gas-lag-*
-        for order in "1 each lagged" "lagged 1 each" "each lagged 1"; do
-            for run in $order; do
-                out=/tmp/gas-lag-$run-$RANDOM
-                if [ "$run" = 1 ]; then
-                    if [ $mpi = yes ]; then
-                        OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout --signal=INT 120 mpirun --allow-run-as-root --bind-to core --map-by core -n 1 \
-                            "$BIN" run solid "${g[@]}" --walkers 32 --threads 1 --quiet --out "$out" >/dev/null || { echo "FAILED: mpirun -n 1 solid gas"; fail=1; continue; }
-                    else
-                        timeout 120 "$BIN" run solid "${g[@]}" --walkers 32 --threads 1 --quiet --out "$out" >/dev/null || { echo "FAILED: solid gas, one rank"; fail=1; continue; }
-                    fi
-                    per_gen "$out/solid.jsonl" "1 rank"
-                    cat "$out/solid.jsonl" >> "$REC/solid.jsonl"
-                    continue
-                fi
-                if [ $mpi = yes ]; then
-                    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout --signal=INT 120 mpirun --allow-run-as-root --bind-to core --map-by core -n 16 \
-                        "$BIN" run solid "${g[@]}" --walkers 512 --threads 1 --sync "$run" --quiet --out "$out-mpi" >/dev/null || { echo "FAILED: mpirun -n 16 solid gas --sync $run"; fail=1; }
-                    [ -s "$out-mpi/solid.jsonl" ] && { per_gen "$out-mpi/solid.jsonl" "16 MPI ranks, --sync $run"; cat "$out-mpi/solid.jsonl" >> "$REC/solid.jsonl"; }
-                fi
-                timeout 120 "$BIN" run solid "${g[@]}" --walkers 512 --ranks 16 --threads 16 --sync "$run" --quiet --out "$out-threads" >/dev/null || { echo "FAILED: 16 thread ranks solid gas --sync $run"; fail=1; }
-                [ -s "$out-threads/solid.jsonl" ] && { per_gen "$out-threads/solid.jsonl" "16 thread ranks, --sync $run"; cat "$out-threads/solid.jsonl" >> "$REC/solid.jsonl"; }
-            done
-        done
+        gas_sync_rounds both "1 each lagged" "lagged 1 each" "each lagged 1"
+        ;;
+    gas-ranks-lag)
+        # issue #24: lagged ranks whose sums stay in flight longer (--lag 2 and 4) or whose weights may spread
+        # further before a blocking comb (--spread 1.5), against the comb every generation and --lag 1, on
+        # gas-ranks-lagged's work over 16 MPI ranks (thread ranks: --lag 2 only); three rounds in rotated order
+        gas_sync_rounds mpi "1 each lagged lag2 lag4 spread15 tlag2" "lag2 lag4 spread15 tlag2 1 each lagged" \
+            "spread15 tlag2 1 each lagged lag2 lag4"
         ;;
     gas-ranks-loaded)
         # issue #24, item 5: gas-ranks-weak's work (54 electrons, 32 walkers a rank, 200 generations, double). First

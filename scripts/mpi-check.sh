@@ -29,11 +29,14 @@ awk -v e1="$(field "$out/one" energy)" -v s1="$(field "$out/one" error)" \
     d = e1 - e2; if (d < 0) d = -d; tol = 4 * sqrt(s1 * s1 + s2 * s2)
     printf "mpi-check: one rank %.5f +- %.5f, two MPI ranks %.5f +- %.5f: |diff| %.5f, allowed %.5f\n", e1, s1, e2, s2, d, tol
     exit !(d < tol) }'
-# the lagged ranks of the batched CPU engine (the `solid` beside `qmc`)
+# the lagged ranks of the batched CPU engine (the `solid` beside `qmc`), their sums in flight one generation and
+# three (several started sums of one tag in flight at once between two processes)
 solid=$(dirname "$bin")/solid
-mpirun --oversubscribe -n 2 "$solid" --system gas --electrons 14 --walkers 16 --steps 40 --tau 0.05 --variants cpu \
-    --precision double --threads 1 --sync lagged --quiet --out "$out/lagged"
-for want in '"ranks":2' '"transport":"mpi"' '"sync":"lagged"' '"status":"passed"'; do
-    grep -q "$want" "$out/lagged/solid.jsonl" || { echo "mpi-check: the lagged mpirun record lacks $want" >&2; exit 1; }
+for lag in 1 3; do
+    mpirun --oversubscribe -n 2 "$solid" --system gas --electrons 14 --walkers 16 --steps 40 --tau 0.05 --variants cpu \
+        --precision double --threads 1 --sync lagged --lag $lag --quiet --out "$out/lagged-$lag"
+    for want in '"ranks":2' '"transport":"mpi"' '"sync":"lagged"' '"status":"passed"'; do
+        grep -q "$want" "$out/lagged-$lag/solid.jsonl" || { echo "mpi-check: the lagged mpirun record (--lag $lag) lacks $want" >&2; exit 1; }
+    done
+    echo "mpi-check: lagged solid over two MPI ranks, --lag $lag, passed"
 done
-echo "mpi-check: lagged solid over two MPI ranks passed"

@@ -784,10 +784,22 @@ fn scaling_case(r: &Record) -> String {
         r.sizes.remove(k);
     }
     // how the ranks ran and shared the walkers: a one-rank run is the baseline of every way
-    for k in ["transport", "threads", "migrate", "migrate_via", "balance", "sync"] {
+    for k in ["transport", "threads", "migrate", "migrate_via", "balance", "sync", "lag", "spread"] {
         r.params.remove(k);
     }
     r.key()
+}
+
+/// How a ranks run's ranks met (`solid --sync`, with a lagged run's `--lag` and `--spread` where not the defaults):
+/// "lagged", "lagged, lag 2", "lagged, lag 2, spread 1.5"; None for the comb every generation.
+fn sync_name(r: &Record) -> Option<String> {
+    let mut name = r.params.get("sync")?.clone();
+    for k in ["lag", "spread"] {
+        if let Some(v) = r.params.get(k) {
+            name.push_str(&format!(", {k} {v}"));
+        }
+    }
+    Some(name)
 }
 
 fn transport(r: &Record) -> String {
@@ -847,10 +859,13 @@ fn scaling_series(recs: &[&Record]) -> Vec<Measured> {
         // what a migrating walker carried, how the walkers were shared and how the ranks met name a series of their
         // own, over the one-rank run (which migrates, shares and meets nothing)
         let several = r.sizes.get("ranks").is_some_and(|&n| n > 1);
-        for k in ["migrate", "migrate_via", "balance", "sync"] {
+        for k in ["migrate", "migrate_via", "balance"] {
             if let Some(m) = r.params.get(k).filter(|_| several) {
                 a.push((k.to_string(), m.clone()));
             }
+        }
+        if let Some(m) = sync_name(r).filter(|_| several) {
+            a.push(("sync".to_string(), m));
         }
         a
     };
@@ -1401,10 +1416,13 @@ mod tests {
         };
         assert!((weak(None)[1].1 - 0.8).abs() < 1e-12, "the mean of 1.0 and 1.5 s: {:?}", weak(None));
         assert!((weak(Some("speed"))[1].1 - 1.0 / 1.1).abs() < 1e-12, "{:?}", weak(Some("speed")));
-        // lagged ranks (--sync lagged): a series of their own over the same one-rank run
+        // lagged ranks (--sync lagged): a series of their own over the same one-rank run, and with --lag another
         let mut lagged = balance(run(2, 200, 1.25, "mpi"), None);
         lagged.params.insert("sync".into(), "lagged".into());
-        let recs = vec![balance(run(1, 100, 1.0, "mpi"), None), balance(run(2, 200, 1.5, "mpi"), None), lagged];
+        let mut lag2 = lagged.clone();
+        lag2.params.insert("lag".into(), "2".into());
+        lag2.time.median = 1.1;
+        let recs = vec![balance(run(1, 100, 1.0, "mpi"), None), balance(run(2, 200, 1.5, "mpi"), None), lagged, lag2];
         let s = series(&f, &select(&f, &recs));
         let sync = |y: Option<&str>| {
             let m = s.iter().find(|m| m.attrs.iter().any(|a| a.1 == "weak, per rank") && m.attrs.iter().find(|a| a.0 == "sync").map(|a| a.1.as_str()) == y);
@@ -1412,6 +1430,7 @@ mod tests {
         };
         assert!((sync(None)[1].1 - 1.0 / 1.5).abs() < 1e-12, "{:?}", sync(None));
         assert!((sync(Some("lagged"))[1].1 - 0.8).abs() < 1e-12, "{:?}", sync(Some("lagged")));
+        assert!((sync(Some("lagged, lag 2"))[1].1 - 1.0 / 1.1).abs() < 1e-12, "{:?}", sync(Some("lagged, lag 2")));
         // a run pairs with the one-rank run of its own host, not with a later one of the same commit on another
         let host = |mut r: Record, h: &str| {
             (r.commit, r.system.host) = ("hosts".into(), h.into());

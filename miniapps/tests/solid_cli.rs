@@ -26,6 +26,10 @@ fn bad_input_is_rejected_with_a_sentence() {
     rejects(&solid(&["--ranks", "2", "--method", "vmc", "--variants", "cpu"]), "--ranks runs DMC");
     rejects(&solid(&["--ranks", "2", "--method", "dmc", "--variants", "cpu", "--sync", "lagged", "--balance", "speed"]), "--sync lagged keeps every rank's share between its combs over all ranks: use --balance equal");
     rejects(&solid(&["--sync", "later"]), "invalid value 'later' for '--sync");
+    rejects(&solid(&["--ranks", "2", "--variants", "cpu", "--lag", "2"]), "--lag and --spread tune lagged ranks: add --ranks and --sync lagged");
+    rejects(&solid(&["--ranks", "2", "--variants", "cpu", "--sync", "lagged", "--lag", "0"]), "--lag 0 would finish a sum before it is started");
+    rejects(&solid(&["--ranks", "2", "--variants", "cpu", "--sync", "lagged", "--spread", "1"]), "--spread 1 is not a ratio above 1");
+    rejects(&solid(&["--ranks", "2", "--variants", "cpu", "--sync", "lagged", "--spread", "NaN"]), "--spread NaN is not a ratio above 1");
     // the electron gas: closed shells only, its own flags only with it
     rejects(&solid(&["--system", "gas", "--electrons", "16"]), "--electrons 16 is not a closed shell of the electron gas: use one of 2, 14, 38, 54, 66, 114, 162, 186, 246, 294, 342, ...");
     rejects(&solid(&["--system", "gas", "--electrons", "15"]), "not a closed shell");
@@ -53,16 +57,21 @@ fn the_gas_runs_over_ranks() {
 }
 
 /// Lagged ranks (--sync lagged): the gas over two thread ranks runs, passes its checks and records params.sync and
-/// the share of generations that combed over all ranks; every generation is in the record.
+/// the share of generations that combed over all ranks; every generation is in the record; with --lag and --spread
+/// too, which the record names (and only then).
 #[test]
 fn the_gas_runs_over_lagged_ranks() {
     let dir = scratch("solid-gas-lagged");
-    let o = solid(&["--system", "gas", "--electrons", "14", "--walkers", "8", "--ranks", "2", "--steps", "6", "--tau", "0.05", "--variants", "cpu", "--precision", "double", "--sync", "lagged", "--quiet", "--out", dir.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&o.stderr));
-    let text = std::fs::read_to_string(dir.join("solid.jsonl")).unwrap();
-    assert_eq!(text.lines().count(), 1, "{text}");
-    for want in ["passed", "\"sync\":\"lagged\"", "\"ranks\":2", "\"generations_run\":6", "\"rebalances_per_gen\"", "E_est spread"] {
-        assert!(text.contains(want), "{want} missing: {text}");
+    let base = ["--system", "gas", "--electrons", "14", "--walkers", "8", "--ranks", "2", "--steps", "6", "--tau", "0.05", "--variants", "cpu", "--precision", "double", "--sync", "lagged", "--quiet", "--out", dir.to_str().unwrap()];
+    for (more, named) in [(&[][..], false), (&["--lag", "2", "--spread", "1.5"][..], true)] {
+        let o = solid(&[&base[..], more].concat());
+        assert_eq!(o.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&o.stderr));
+        let text = std::fs::read_to_string(dir.join("solid.jsonl")).unwrap();
+        let last = text.lines().last().unwrap();
+        for want in ["passed", "\"sync\":\"lagged\"", "\"ranks\":2", "\"generations_run\":6", "\"rebalances_per_gen\"", "E_est spread"] {
+            assert!(last.contains(want), "{more:?}: {want} missing: {last}");
+        }
+        assert_eq!(last.contains("\"lag\":\"2\"") && last.contains("\"spread\":\"1.5\""), named, "{more:?}: {last}");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

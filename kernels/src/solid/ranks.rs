@@ -565,10 +565,10 @@ mod tests {
         }
     }
 
-    /// Lagged ranks (`Control::Lagged`) on the engines: two thread ranks of 3 walkers each keep their shares through
-    /// 12 generations (with a factor spread of 1.0001 some generations comb over all ranks, the others each rank its
-    /// own), every walker's energy and weight finite, and both ranks hold the same state once finished: CPU engine,
-    /// and where there is one the GPU's (double).
+    /// Lagged ranks (`Control::Lagged`) on the engines, their sums in flight 1 and 2 generations: two thread ranks of
+    /// 3 walkers each keep their shares through 12 generations (with a factor spread of 1.0001 some generations comb
+    /// over all ranks, the others each rank its own), every walker's energy and weight finite, and both ranks hold the
+    /// same state once finished: CPU engine, and where there is one the GPU's (double).
     #[test]
     fn lagged_ranks_drive_the_engines_gpu_too_when_present() {
         let sys = Solid::carbon(16, 3).unwrap();
@@ -587,10 +587,16 @@ mod tests {
     }
 
     fn lagged_two<S: Real, E: Engine<S>>(sys: &Solid, p: Params, make: impl Fn(&Threads, usize, Params) -> E + Sync) {
+        for lag in [1, 2] {
+            lagged_two_at(sys, p, lag, &make);
+        }
+    }
+
+    fn lagged_two_at<S: Real, E: Engine<S>>(sys: &Solid, p: Params, lag: usize, make: &(impl Fn(&Threads, usize, Params) -> E + Sync)) {
         let out = Threads::run(2, |c| {
             let (first, n) = share(6, c.rank(), 2);
             let mut e = make(c, n, Params { first, ..p });
-            let control = Control::Lagged { spread: 1.0001 };
+            let control = Control::Lagged { spread: 1.0001, lag };
             let mut d = dmc(c, &mut e, &Params { first, ..p }, 6, sys.electrons(), 0, control).unwrap();
             let mut m = Migration::default();
             for _ in 0..12 {
@@ -601,9 +607,9 @@ mod tests {
             assert_eq!((e.finite().checked, e.finite().bad), (2 * 3 * 12, 0), "energy and weight of 3 walkers, 12 generations");
             (d.acc.clone(), d.rebalances())
         });
-        assert_eq!(out[0], out[1], "both ranks hold the same state");
+        assert_eq!(out[0], out[1], "lag {lag}: both ranks hold the same state");
         assert_eq!(out[0].0.gen, 12);
-        assert!(out[0].1 > 0 && out[0].1 < 12, "{} of 12 generations combed over all ranks", out[0].1);
+        assert!(out[0].1 > 0 && out[0].1 < 12, "lag {lag}: {} of 12 generations combed over all ranks", out[0].1);
     }
 
     /// Two thread ranks of two walkers each (`make(comm, walkers, params)`) for `want.len() - 1` generations against

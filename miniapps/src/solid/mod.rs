@@ -187,6 +187,16 @@ pub struct Args {
     /// trial energy a generation older). Recorded as params.sync = lagged, with the extra rebalances_per_gen.
     #[arg(long, value_enum, default_value = "each")]
     pub sync: crate::common::Sync,
+    /// With --sync lagged: generations a rank's sum stays in flight (default 1). With 2 or more a rank waits only for
+    /// one that many generations behind, riding out a slow spell of a few generations on another core; the trial
+    /// energy is older by as many. Recorded as params.lag where not 1.
+    #[arg(long)]
+    pub lag: Option<usize>,
+    /// With --sync lagged: the largest over the smallest rank weight at which a generation combs over all ranks
+    /// (default 1.2; more: fewer of those blocking generations, at a cost in statistical weight of about
+    /// var(f) / mean(f)^2 of the rank weights f). Recorded as params.spread where not 1.2.
+    #[arg(long)]
+    pub spread: Option<f64>,
 }
 
 impl KernelArgs for Args {
@@ -282,6 +292,15 @@ pub fn run(r: &mut Runner, a: &Args) -> Result<()> {
     }
     if !(a.tau > 0.0 && a.tau <= 1.0) {
         bail!("--tau {} must be in (0, 1]", a.tau);
+    }
+    if a.sync != crate::common::Sync::Lagged && (a.lag.is_some() || a.spread.is_some()) {
+        bail!("--lag and --spread tune lagged ranks: add --ranks and --sync lagged");
+    }
+    if a.lag == Some(0) {
+        bail!("--lag 0 would finish a sum before it is started: use 1 or more generations");
+    }
+    if let Some(x) = a.spread.filter(|x| !(*x > 1.0 && x.is_finite())) {
+        bail!("--spread {x} is not a ratio above 1: the largest rank weight over the smallest, e.g. 1.2");
     }
     let precisions: Vec<Precision> = r.precisions();
     let ranks = Ranks::choose(a.ranks.unwrap_or(1)).map_err(anyhow::Error::msg)?;

@@ -6,7 +6,9 @@
 //! ranks; each rank's engine holds its share. Population control is one comb over all ranks plus walker migration
 //! (`kernels::solid::ranks`); the trial energy is global. With `--sync lagged` each rank combs its own walkers and
 //! the generation's sum is finished a generation later (`kernels::ensemble::dmc::Control::Lagged`: ranks that do not
-//! wait), the comb over all ranks coming only when the ranks' weights spread (the extra `rebalances_per_gen`).
+//! wait), the comb over all ranks coming only when the ranks' weights spread (the extra `rebalances_per_gen`);
+//! `--lag` keeps the sums in flight more generations, `--spread` sets how far the weights may spread (`params.lag`,
+//! `params.spread` where not the defaults).
 //!
 //! Records (rank 0 writes them): one per (electrons, walkers, precision, variant), the single-rank case's keys (the
 //! gas's `params.system`, `rs` and `jastrow`; carbon's `params.system` names its cell), `sizes.ranks`,
@@ -44,7 +46,7 @@ use kernels::solid::validate::{sampled, RANDOM_WALKERS};
 use kernels::solid::{Params, Solid};
 use kernels::{Check, Precision, Real};
 use crate::common::{Shares, Sync};
-use kernels::ensemble::dmc::{Control, LAGGED_SPREAD};
+use kernels::ensemble::dmc::{Control, LAGGED_LAG, LAGGED_SPREAD};
 use std::time::Instant;
 
 /// What each rank reports, in one vector summed over ranks (each rank fills its own block).
@@ -102,7 +104,7 @@ pub fn run(r: &mut Runner, a: &Args, ranks: &Ranks, precisions: &[Precision]) ->
 fn on_rank<S: Scalar, A: Scalar>(c: &dyn Comm, sys: &Solid, params: Params, total: usize, a: &Args, v: Variant) -> (Vec<f64>, f64) {
     let control = match a.sync {
         Sync::Each => Control::Comb { balance: a.balance.into() },
-        Sync::Lagged => Control::Lagged { spread: LAGGED_SPREAD },
+        Sync::Lagged => Control::Lagged { spread: a.spread.unwrap_or(LAGGED_SPREAD), lag: a.lag.unwrap_or(LAGGED_LAG) },
     };
     let (steps, cargo) = (a.timed_steps(), (a.migrate, a.migrate_via, control));
     let (first, n) = share(total, c.rank(), c.size());
@@ -232,6 +234,14 @@ fn record(r: &mut Runner, a: &Args, sys: &Solid, p: Precision, v: Variant, total
         .param("migrate_via", if ranks.transport() == "threads" && v == Variant::Gpu { a.migrate_via.name() } else { "host" });
     let case = if a.balance == Shares::Speed { case.param("balance", "speed") } else { case };
     let case = if a.sync == Sync::Lagged { case.param("sync", "lagged") } else { case };
+    let case = match a.lag.filter(|&l| l != LAGGED_LAG) {
+        Some(l) => case.param("lag", l),
+        None => case,
+    };
+    let case = match a.spread.filter(|&x| x != LAGGED_SPREAD) {
+        Some(x) => case.param("spread", x),
+        None => case,
+    };
     let acc = mean(10);
     let params = Params { tau: a.tau, dmc: true, recompute: a.recompute, seed: 0, first: 0, delay: crate::solid::delay(a, ne, p) };
     r.record(&case, v, Stats::from_samples(&[secs]), work(sys, &params, p.bytes().0, total, steps, acc), &checks)?;
