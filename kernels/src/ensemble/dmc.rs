@@ -54,6 +54,11 @@
 //! one rank's 17.8), faster in each round; 16 thread ranks 19.6 both ways. The wait itself stayed (3.7 to 4.3 ms a
 //! generation against 4.0 to 4.8): at 32 walkers a rank the factors pass 1.2 in 19 of 200 generations, each then a
 //! blocking comb, and a rank slow over several generations falls a whole one behind. So `each` stays the default.
+//! A longer lag did not cut that wait (H100 host, b216828, gpu-host.sh gas-ranks-lag, three rounds, ms a generation):
+//! 16 MPI ranks each 24.7, lag 1 24.4, lag 2 25.0, lag 4 25.6, spread 1.5 24.1, over one rank's 16.9. In 13 of
+//! those 15 runs the slowest rank's own compute was within 1.5 ms of each generation's largest: a rank slow for the
+//! whole run, which only shares by speed can help (not built for lagged runs); and 16 ranks computed 18-24% slower
+//! than one.
 
 use super::balance::{Balance, Pace};
 use super::blocking::{weighted_blocking, Blocked};
