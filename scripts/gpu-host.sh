@@ -204,15 +204,18 @@ be_gpu_series() { # Be on the batched GPU engine, the per-walker engine's series
 # and --precision
 LATTICE_2048=(run lattice --lattice 9,15 --chains 2048 --sweeps 6 --equil 3 --max-reps 3)
 
+per_gen() { # per_gen FILE LABEL: a 200-generation gas ranks record's per-generation times (ms): the compute (mean over
+    # ranks; each generation's slowest; the slowest rank's own, which tells a persistently slow rank from random
+    # stragglers), the wait (mean; the most-waiting rank's), migration, the combs over all ranks, the wall time, energy
+    awk -v l="$2" '{ for (k in v) delete v[k]; n = split($0, f, /[,{}]/); for (i = 1; i <= n; i++) if (split(f[i], kv, ":") == 2) { gsub(/"/, "", kv[1]); v[kv[1]] = kv[2] }
+        printf "%s: compute %.2f (slowest %.2f, slowest rank %.2f), wait %.2f (most-waiting rank %.2f), migrate %.3f, combs over all ranks %.3f a generation, wall %.2f ms a generation, energy %.5f\n", l, 1e3 * v["compute_per_gen_s"], 1e3 * v["compute_max_per_gen_s"], 1e3 * v["compute_slowest_rank_per_gen_s"], 1e3 * v["reduce_per_gen_s"], 1e3 * v["reduce_max_per_gen_s"], 1e3 * v["migrate_per_gen_s"], v["rebalances_per_gen"], 1e3 * v["median"] / 200, v["energy"] }' "$1"
+}
+
 gas_sync_rounds() { # gas_sync_rounds WHO ROUND...: the gas over 16 ranks per ROUND's runs (1: one MPI rank; each,
     # lagged: --sync; lag2, lag4: lagged --lag 2, 4; spread15: lagged --spread 1.5; tlag2: lag2 over thread ranks);
     # WHO: both (each of each, lagged also over 16 thread ranks) or mpi. Records; per-generation times printed (ms)
     local who=$1 g=(--system gas --electrons 54 --steps 200 --tau 0.02 --variants cpu --precision double) mpi=no
     shift
-    per_gen() { # file label
-        awk -v l="$2" '{ for (k in v) delete v[k]; n = split($0, f, /[,{}]/); for (i = 1; i <= n; i++) if (split(f[i], kv, ":") == 2) { gsub(/"/, "", kv[1]); v[kv[1]] = kv[2] }
-            printf "%s: compute %.2f (slowest %.2f), wait %.2f (most-waiting rank %.2f), migrate %.3f, combs over all ranks %.3f a generation, wall %.2f ms a generation, energy %.5f\n", l, 1e3 * v["compute_per_gen_s"], 1e3 * v["compute_max_per_gen_s"], 1e3 * v["reduce_per_gen_s"], 1e3 * v["reduce_max_per_gen_s"], 1e3 * v["migrate_per_gen_s"], v["rebalances_per_gen"], 1e3 * v["median"] / 200, v["energy"] }' "$1"
-    }
     command -v mpirun >/dev/null && ldd "$BIN" 2>/dev/null | grep -q libmpi && mpi=yes
     [ $mpi = yes ] || echo "gas ranks: no MPI runs (needs mpirun and a binary built with MPI=1 scripts/build-carry.sh)"
     mpi16() { # out label args...
@@ -950,10 +953,6 @@ for stage in "$@"; do
         # run to the next, so a single pair of runs says little. The MPI runs are records; the rest is printed here
         # (per generation, in ms)
         g=(--system gas --electrons 54 --steps 200 --tau 0.02 --variants cpu --precision double)
-        per_gen() { # file label: the compute (mean over ranks, slowest per generation), the wait and the wall time
-            awk -v l="$2" '{ for (k in v) delete v[k]; n = split($0, f, /[,{}]/); for (i = 1; i <= n; i++) if (split(f[i], kv, ":") == 2) { gsub(/"/, "", kv[1]); v[kv[1]] = kv[2] }
-                printf "%s: compute %.2f (slowest %.2f, slowest rank %.2f), wait for the slowest %.2f, wall %.2f ms a generation\n", l, 1e3 * v["compute_per_gen_s"], 1e3 * v["compute_max_per_gen_s"], 1e3 * v["compute_slowest_rank_per_gen_s"], 1e3 * v["reduce_max_per_gen_s"], 1e3 * v["median"] / 200 }' "$1"
-        }
         rm -rf /tmp/gas-alone /tmp/gas-loaded /tmp/gas-mpi-*
         echo "+ one run alone (core 0), then 16 independent one-rank runs at once, one per core, not imported"
         taskset -c 0 timeout 60 "$BIN" run solid "${g[@]}" --walkers 32 --ranks 1 --threads 1 --quiet --out /tmp/gas-alone >/dev/null 2>&1

@@ -423,7 +423,7 @@ impl Dmc {
         };
         let total: usize = counts.iter().sum();
         // the comb above takes the weights in the factors' unit, the estimator in the target's
-        let e_gen = measured(&mut self.acc, &p, gen, &normalised(&v, size, p.target).0, total, e_ref)?;
+        let e_gen = measured(&mut self.acc, &p, gen, &normalised(v.clone(), size, p.target).0, total, e_ref)?;
         let goals = match p.control {
             Control::Branch { balance, .. } | Control::Comb { balance } => self.pace.goals(total, balance),
             Control::Lagged { .. } => self.pace.goals(total, Balance::Equal),
@@ -493,7 +493,7 @@ impl Dmc {
         while self.lag.pending.len() > if self.lag.rebalance { 0 } else { keep } {
             let Started { sum, gen, e_ref, unit } = self.lag.pending.pop_front().expect("a sum in flight");
             let (p, size) = (self.p, comm.size());
-            let (v, c) = normalised(&comm.finish_sum(sum), size, p.target);
+            let (v, c) = normalised(comm.finish_sum(sum), size, p.target);
             // the unit of that generation's total (c in the unit it was taken in, which later folds may since have
             // moved: dividing by c alone would divide by the same drift again at every fold in flight)
             let to = c * unit;
@@ -555,8 +555,7 @@ impl Dmc {
 /// A lagged generation's sum `v` over `size` ranks with its weights in the unit of a target population: its weight
 /// sums and the ranks' totals divided by c, the ranks' factors times their shares (its last value) over the target;
 /// and c (1 for the other controls' sums, which carry no such value and come back as they are).
-fn normalised(v: &[f64], size: usize, target: usize) -> (Vec<f64>, f64) {
-    let mut v = v.to_vec();
+fn normalised(mut v: Vec<f64>, size: usize, target: usize) -> (Vec<f64>, f64) {
     if v.len() == 7 + 3 * size {
         return (v, 1.0);
     }
