@@ -99,6 +99,8 @@
 #               three rounds in rotated order
 #   gas-ranks-lag  lagged ranks' sums in flight 2 and 4 generations (--lag), and a wider spread before a blocking
 #               comb (--spread 1.5), against --sync each and --lag 1, 16 MPI ranks, three rounds (issue #24)
+#   gas-ranks-speed  shares by speed (--balance speed) against equal shares, with --sync each and lagged, and ranks
+#               that wait asleep (QMC_MPI_WAIT=sleep), 16 MPI ranks, three rounds (issue #24)
 #   solid-single  the batched engines in single precision, carbon and the gas, CPU and GPU (issue #20)
 #   gas-single  the gas's Hartree-Fock check and DMC below E_HF at 162 electrons in single precision (#20)
 #   gas-single-delay  the gas's kinetic check in single on the GPU with rank-1 and delayed updates (#20)
@@ -208,11 +210,12 @@ per_gen() { # per_gen FILE LABEL: a 200-generation gas ranks record's per-genera
     # ranks; each generation's slowest; the slowest rank's own, which tells a persistently slow rank from random
     # stragglers), the wait (mean; the most-waiting rank's), migration, the combs over all ranks, the wall time, energy
     awk -v l="$2" '{ for (k in v) delete v[k]; n = split($0, f, /[,{}]/); for (i = 1; i <= n; i++) if (split(f[i], kv, ":") == 2) { gsub(/"/, "", kv[1]); v[kv[1]] = kv[2] }
-        printf "%s: compute %.2f (slowest %.2f, slowest rank %.2f), wait %.2f (most-waiting rank %.2f), migrate %.3f, combs over all ranks %.3f a generation, wall %.2f ms a generation, energy %.5f\n", l, 1e3 * v["compute_per_gen_s"], 1e3 * v["compute_max_per_gen_s"], 1e3 * v["compute_slowest_rank_per_gen_s"], 1e3 * v["reduce_per_gen_s"], 1e3 * v["reduce_max_per_gen_s"], 1e3 * v["migrate_per_gen_s"], v["rebalances_per_gen"], 1e3 * v["median"] / 200, v["energy"] }' "$1"
+        printf "%s: compute %.2f (slowest %.2f, slowest rank %.2f: rank %d), wait %.2f (most-waiting rank %.2f), migrate %.3f, combs over all ranks %.3f a generation, wall %.2f ms a generation, energy %.5f\n", l, 1e3 * v["compute_per_gen_s"], 1e3 * v["compute_max_per_gen_s"], 1e3 * v["compute_slowest_rank_per_gen_s"], v["slowest_rank"], 1e3 * v["reduce_per_gen_s"], 1e3 * v["reduce_max_per_gen_s"], 1e3 * v["migrate_per_gen_s"], v["rebalances_per_gen"], 1e3 * v["median"] / 200, v["energy"] }' "$1"
 }
 
 gas_sync_rounds() { # gas_sync_rounds WHO ROUND...: the gas over 16 ranks per ROUND's runs (1: one MPI rank; each,
-    # lagged: --sync; lag2, lag4: lagged --lag 2, 4; spread15: lagged --spread 1.5; tlag2: lag2 over thread ranks);
+    # lagged: --sync; lag2, lag4: lagged --lag 2, 4; spread15: lagged --spread 1.5; tlag2: lag2 over thread ranks;
+    # speed, lspeed: each and lagged with --balance speed; sleep, lsleep: each and lspeed with QMC_MPI_WAIT=sleep);
     # WHO: both (each of each, lagged also over 16 thread ranks) or mpi. Records; per-generation times printed (ms)
     local who=$1 g=(--system gas --electrons 54 --steps 200 --tau 0.02 --variants cpu --precision double) mpi=no
     shift
@@ -254,6 +257,10 @@ gas_sync_rounds() { # gas_sync_rounds WHO ROUND...: the gas over 16 ranks per RO
                 lag2 | lag4) mpi16 "$out-mpi" "--sync lagged --lag ${run#lag}" --sync lagged --lag "${run#lag}" ;;
                 spread15) mpi16 "$out-mpi" "--sync lagged --spread 1.5" --sync lagged --spread 1.5 ;;
                 tlag2) threads16 "$out-threads" "--sync lagged --lag 2" --sync lagged --lag 2 ;;
+                speed) mpi16 "$out-mpi" "--sync each --balance speed" --balance speed ;;
+                lspeed) mpi16 "$out-mpi" "--sync lagged --balance speed" --sync lagged --balance speed ;;
+                sleep) QMC_MPI_WAIT=sleep mpi16 "$out-mpi" "--sync each, asleep" ;;
+                lsleep) QMC_MPI_WAIT=sleep mpi16 "$out-mpi" "--sync lagged --balance speed, asleep" --sync lagged --balance speed ;;
                 *) echo "gas ranks: no run $run"; fail=1 ;;
             esac
         done
@@ -942,6 +949,13 @@ for stage in "$@"; do
         # gas-ranks-lagged's work over 16 MPI ranks (thread ranks: --lag 2 only); three rounds in rotated order
         gas_sync_rounds mpi "1 each lagged lag2 lag4 spread15 tlag2" "lag2 lag4 spread15 tlag2 1 each lagged" \
             "spread15 tlag2 1 each lagged lag2 lag4"
+        ;;
+    gas-ranks-speed)
+        # issue #24: shares by speed (--balance speed) with the comb every generation and with lagged ranks, against
+        # equal shares each way, and ranks that wait asleep (QMC_MPI_WAIT=sleep) rather than polling, on
+        # gas-ranks-lagged's work over 16 MPI ranks; three rounds in rotated order
+        gas_sync_rounds mpi "1 each speed lagged lspeed sleep lsleep" "lspeed sleep lsleep 1 each speed lagged" \
+            "speed lagged 1 lsleep each sleep lspeed"
         ;;
     gas-ranks-loaded)
         # issue #24, item 5: gas-ranks-weak's work (54 electrons, 32 walkers a rank, 200 generations, double). First

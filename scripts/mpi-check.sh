@@ -30,13 +30,24 @@ awk -v e1="$(field "$out/one" energy)" -v s1="$(field "$out/one" error)" \
     printf "mpi-check: one rank %.5f +- %.5f, two MPI ranks %.5f +- %.5f: |diff| %.5f, allowed %.5f\n", e1, s1, e2, s2, d, tol
     exit !(d < tol) }'
 # the lagged ranks of the batched CPU engine (the `solid` beside `qmc`), their sums in flight one generation and
-# three (several started sums of one tag in flight at once between two processes)
+# three (several started sums of one tag in flight at once between two processes); at lag 3 with shares by speed,
+# and the ranks waiting asleep (QMC_MPI_WAIT=sleep: every sum, the blocking ones too, point to point)
 solid=$(dirname "$bin")/solid
-for lag in 1 3; do
-    mpirun --oversubscribe -n 2 "$solid" --system gas --electrons 14 --walkers 16 --steps 40 --tau 0.05 --variants cpu \
-        --precision double --threads 1 --sync lagged --lag $lag --quiet --out "$out/lagged-$lag"
-    for want in '"ranks":2' '"transport":"mpi"' '"sync":"lagged"' '"status":"passed"'; do
-        grep -q "$want" "$out/lagged-$lag/solid.jsonl" || { echo "mpi-check: the lagged mpirun record (--lag $lag) lacks $want" >&2; exit 1; }
+for run in "1 spin equal" "3 sleep speed"; do
+    read -r lag wait balance <<< "$run"
+    QMC_MPI_WAIT=$wait mpirun --oversubscribe -x QMC_MPI_WAIT -n 2 "$solid" --system gas --electrons 14 --walkers 16 --steps 40 \
+        --tau 0.05 --variants cpu --precision double --threads 1 --sync lagged --lag $lag --balance $balance --quiet --out "$out/lagged-$lag"
+    want=('"ranks":2' '"transport":"mpi"' '"sync":"lagged"' '"status":"passed"')
+    [ "$wait" = sleep ] && want+=('"mpi_wait":"sleep"' '"balance":"speed"')
+    for w in "${want[@]}"; do
+        grep -q "$w" "$out/lagged-$lag/solid.jsonl" || { echo "mpi-check: the lagged mpirun record (--lag $lag, $wait) lacks $w" >&2; exit 1; }
     done
-    echo "mpi-check: lagged solid over two MPI ranks, --lag $lag, passed"
+    echo "mpi-check: lagged solid over two MPI ranks, --lag $lag, waits $wait, $balance shares, passed"
 done
+# a wait that is neither is refused in one line
+if QMC_MPI_WAIT=nap mpirun --oversubscribe -x QMC_MPI_WAIT -n 2 "$solid" --system gas --electrons 14 --walkers 16 --steps 2 \
+    --variants cpu --threads 1 --quiet --out "$out/nap" 2> "$out/nap.err"; then
+    echo "mpi-check: QMC_MPI_WAIT=nap was not refused" >&2; exit 1
+fi
+grep -q "QMC_MPI_WAIT=nap: a rank waits by spin" "$out/nap.err" || { echo "mpi-check: QMC_MPI_WAIT=nap: no clear message" >&2; cat "$out/nap.err" >&2; exit 1; }
+echo "mpi-check: QMC_MPI_WAIT=nap refused"

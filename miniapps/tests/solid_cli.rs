@@ -24,7 +24,6 @@ fn bad_input_is_rejected_with_a_sentence() {
     rejects(&solid(&["--check-steps", "0"]), "--check-steps must be at least 1");
     rejects(&solid(&["--ranks", "3", "--walkers", "8,2", "--variants", "cpu"]), "--walkers 2 is fewer than the 3 ranks: every rank needs walkers");
     rejects(&solid(&["--ranks", "2", "--method", "vmc", "--variants", "cpu"]), "--ranks runs DMC");
-    rejects(&solid(&["--ranks", "2", "--method", "dmc", "--variants", "cpu", "--sync", "lagged", "--balance", "speed"]), "--sync lagged keeps every rank's share between its combs over all ranks: use --balance equal");
     rejects(&solid(&["--sync", "later"]), "invalid value 'later' for '--sync");
     rejects(&solid(&["--ranks", "2", "--variants", "cpu", "--lag", "2"]), "--lag and --spread tune lagged ranks: add --ranks and --sync lagged");
     rejects(&solid(&["--ranks", "2", "--variants", "cpu", "--sync", "lagged", "--lag", "0"]), "--lag 0 would finish a sum before it is started");
@@ -58,12 +57,12 @@ fn the_gas_runs_over_ranks() {
 
 /// Lagged ranks (--sync lagged): the gas over two thread ranks runs, passes its checks and records params.sync and
 /// the share of generations that combed over all ranks; every generation is in the record; with --lag and --spread
-/// too, which the record names (and only then).
+/// too, which the record names (and only then), and with shares by speed (params.balance).
 #[test]
 fn the_gas_runs_over_lagged_ranks() {
     let dir = scratch("solid-gas-lagged");
     let base = ["--system", "gas", "--electrons", "14", "--walkers", "8", "--ranks", "2", "--steps", "6", "--tau", "0.05", "--variants", "cpu", "--precision", "double", "--sync", "lagged", "--quiet", "--out", dir.to_str().unwrap()];
-    for (more, named) in [(&[][..], false), (&["--lag", "2", "--spread", "1.5"][..], true)] {
+    for (more, named) in [(&[][..], false), (&["--lag", "2", "--spread", "1.5"][..], true), (&["--balance", "speed"][..], false)] {
         let o = solid(&[&base[..], more].concat());
         assert_eq!(o.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&o.stderr));
         let text = std::fs::read_to_string(dir.join("solid.jsonl")).unwrap();
@@ -72,6 +71,7 @@ fn the_gas_runs_over_lagged_ranks() {
             assert!(last.contains(want), "{more:?}: {want} missing: {last}");
         }
         assert_eq!(last.contains("\"lag\":\"2\"") && last.contains("\"spread\":\"1.5\""), named, "{more:?}: {last}");
+        assert_eq!(last.contains("\"balance\":\"speed\""), more.contains(&"speed"), "{more:?}: {last}");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

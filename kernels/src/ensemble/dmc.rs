@@ -60,7 +60,7 @@
 //! whole run, which only shares by speed can help (not built for lagged runs); and 16 ranks computed about 22%
 //! slower than one (mean compute 18.4 to 22.7 ms).
 
-use super::balance::{Balance, Pace};
+use super::balance::{Balance, Pace, MARGIN};
 use super::blocking::{weighted_blocking, Blocked};
 use super::comm::{Comm, Pending};
 use super::moves::MoveStats;
@@ -88,8 +88,9 @@ pub enum Control {
     /// more than `spread` (largest over smallest), one generation takes the comb over all ranks (blocking, with
     /// migration), which gives every walker the same weight again. `lag` generations pass between starting a sum and
     /// finishing it (1: the next generation's; more: a rank waits only for one that many generations behind, and the
-    /// trial energy is older by as many). Equal shares only.
-    Lagged { spread: f64, lag: usize },
+    /// trial energy is older by as many). The shares are set by `balance` at each comb over all ranks; by speed, a
+    /// fold whose paces move some rank's goal by more than [`MARGIN`] of its share calls one too.
+    Lagged { spread: f64, lag: usize, balance: Balance },
 }
 
 /// The largest over the smallest rank factor at which a lagged run ([`Control::Lagged`]) combs over all ranks again
@@ -328,7 +329,7 @@ impl Dmc {
                 Accumulators { population, e_est: e, e_trial: e, ..Default::default() }
             }
         };
-        if let Control::Lagged { spread, lag } = p.control {
+        if let Control::Lagged { spread, lag, .. } = p.control {
             if !(spread > 1.0) {
                 return Err(DmcError::Params(format!("a lagged run's factor spread must exceed 1, not {spread}")));
             }
@@ -375,8 +376,8 @@ impl Dmc {
         // a lagged run: the sum started `lag` generations ago renormalises this rank's factor and says whether this
         // generation combs over all ranks (which then finishes the sums still in flight first)
         let lagged = matches!(p.control, Control::Lagged { .. });
-        if let Control::Lagged { spread, lag } = p.control {
-            self.fold_pending(comm, spread, lag - 1)?;
+        if let Control::Lagged { lag, .. } = p.control {
+            self.fold_pending(comm, lag - 1)?;
         }
         // sum w, sum w E_L, sum w (E_L - E_est)^2 over all walkers of all ranks (E_est, known to all, keeps the
         // variance free of cancellation: the estimate this generation's sum is folded against, which a lagged run's
@@ -425,8 +426,7 @@ impl Dmc {
         // the comb above takes the weights in the factors' unit, the estimator in the target's
         let e_gen = measured(&mut self.acc, &p, gen, &normalised(v.clone(), size, p.target).0, total, e_ref)?;
         let goals = match p.control {
-            Control::Branch { balance, .. } | Control::Comb { balance } => self.pace.goals(total, balance),
-            Control::Lagged { .. } => self.pace.goals(total, Balance::Equal),
+            Control::Branch { balance, .. } | Control::Comb { balance } | Control::Lagged { balance, .. } => self.pace.goals(total, balance),
         };
         self.repopulate(comm, pop, &n, &counts, &goals)?;
         self.held = goals;
@@ -489,7 +489,8 @@ impl Dmc {
     /// Finish and fold in the oldest started sums until `keep` are left in flight, or all of them once a fold has
     /// decided that this generation combs over all ranks (lagged runs): the run's shared state, this rank's factor in
     /// the unit of the folded generation, and whether to comb over all ranks.
-    fn fold_pending(&mut self, comm: &dyn Comm, spread: f64, keep: usize) -> Result<(), DmcError> {
+    fn fold_pending(&mut self, comm: &dyn Comm, keep: usize) -> Result<(), DmcError> {
+        let Control::Lagged { spread, balance, .. } = self.p.control else { return Ok(()) };
         while self.lag.pending.len() > if self.lag.rebalance { 0 } else { keep } {
             let Started { sum, gen, e_ref, unit } = self.lag.pending.pop_front().expect("a sum in flight");
             let (p, size) = (self.p, comm.size());
@@ -506,6 +507,11 @@ impl Dmc {
             let factors: Vec<f64> = (0..size).map(|r| v[7 + r] / self.held[r] as f64).collect();
             let (lo, hi) = factors.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &x| (lo.min(x), hi.max(x)));
             self.lag.rebalance |= hi > spread * lo;
+            // by speed: shares that no longer match the paces (every rank folds the same paces, so all agree)
+            if balance == Balance::Speed {
+                let goals = self.pace.goals(p.target, balance);
+                self.lag.rebalance |= goals.iter().zip(&self.held).any(|(&g, &h)| g.abs_diff(h) as f64 > MARGIN * h as f64);
+            }
         }
         Ok(())
     }
@@ -513,9 +519,9 @@ impl Dmc {
     /// Fold in a lagged run's last started sum, so that the shared state (`acc`) holds every generation run; nothing
     /// to do for the other controls. Call it after the last generation, before reading the estimate.
     pub fn finish(&mut self, comm: &dyn Comm) -> Result<(), DmcError> {
-        if let Control::Lagged { spread, .. } = self.p.control {
+        if let Control::Lagged { .. } = self.p.control {
             let t = Instant::now();
-            self.fold_pending(comm, spread, 0)?;
+            self.fold_pending(comm, 0)?;
             self.last_reduce = t.elapsed().as_secs_f64();
             self.timing.reduce_s += self.last_reduce;
         }
@@ -726,6 +732,49 @@ mod tests {
         assert!(held[1] < held[0] && held[1] < held[2], "the slow rank holds {held:?}");
     }
 
+    /// Lagged ranks with shares by speed: a rank slower per walker (as in the comb's test above) ends up holding
+    /// fewer walkers, the population stays at its target, every rank holds the same state, and the estimate agrees
+    /// with the comb's over all ranks within their error bars; with factors free to spread a billionfold, only the
+    /// paces call the combs over all ranks that move the shares.
+    #[test]
+    fn lagged_shares_by_speed_give_a_slow_rank_fewer_walkers() {
+        let comb = Threads::run(3, |c| {
+            let (first, n) = share(30, c.rank(), 3);
+            let mut pop = toy(first..first + n);
+            let mut d = Dmc::start(c, &pop, params(30, Control::Comb { balance: Balance::Equal }), None).unwrap();
+            for _ in 0..300 {
+                d.generation(c, &mut pop).unwrap();
+            }
+            d.acc.estimate(0)
+        });
+        for (spread, gens) in [(LAGGED_SPREAD, 300), (1e9, 30)] {
+            let out = Threads::run(3, |c| {
+                let (first, n) = share(30, c.rank(), 3);
+                let mut pop = toy(first..first + n);
+                if c.rank() == 1 {
+                    pop.delay = std::time::Duration::from_micros(200);
+                }
+                let control = Control::Lagged { spread, lag: 1, balance: Balance::Speed };
+                let mut d = Dmc::start(c, &pop, params(30, control), None).unwrap();
+                for _ in 0..gens {
+                    d.generation(c, &mut pop).unwrap();
+                }
+                d.finish(c).unwrap();
+                (d.acc.clone(), pop.len(), d.rebalances())
+            });
+            assert!(out.iter().all(|o| o.0 == out[0].0), "spread {spread}: every rank holds the same state");
+            let held: Vec<usize> = out.iter().map(|o| o.1).collect();
+            assert_eq!((held.iter().sum::<usize>(), out[0].0.population, out[0].0.gen), (30, 30, gens), "spread {spread}");
+            if gens == 300 {
+                let (a, b) = (out[0].0.estimate(0), &comb[0]);
+                let z = (a.mean - b.mean) / a.error.hypot(b.error);
+                assert!(z.abs() < 4.0, "{} +- {}, comb {} +- {}", a.mean, a.error, b.mean, b.error);
+            }
+            assert!(held[1] < held[0] && held[1] < held[2], "spread {spread}: the slow rank holds {held:?}");
+            assert!(out[0].2 > 0, "spread {spread}: no comb over all ranks");
+        }
+    }
+
     /// A lagged run of 3 thread ranks, its sums in flight 1 and 3 generations: every rank keeps its share in every
     /// generation (no walker migrates but in the generations that comb over all ranks, which the toy's wide weights
     /// make happen, though not in every generation), every rank ends with the same state, which holds every
@@ -751,7 +800,7 @@ mod tests {
         let comb = run(Control::Comb { balance: Balance::Equal });
         let mut means = vec![];
         for lag in [1, 3] {
-            let control = Control::Lagged { spread: LAGGED_SPREAD, lag };
+            let control = Control::Lagged { spread: LAGGED_SPREAD, lag, balance: Balance::Equal };
             let lagged = run(control);
             assert!(lagged.iter().all(|o| o.0 == lagged[0].0), "lag {lag}: every rank holds the same state");
             let (acc, rebalances, _) = &lagged[0];
@@ -776,12 +825,12 @@ mod tests {
     #[test]
     fn a_lagged_run_on_one_rank_and_its_errors() {
         let mut pop = toy(0..16);
-        for control in [Control::Lagged { spread: 1.0, lag: 1 }, Control::Lagged { spread: LAGGED_SPREAD, lag: 0 }] {
+        for control in [Control::Lagged { spread: 1.0, lag: 1, balance: Balance::Equal }, Control::Lagged { spread: LAGGED_SPREAD, lag: 0, balance: Balance::Equal }] {
             let e = Dmc::start(&Solo, &pop, params(16, control), None).unwrap_err();
             assert!(matches!(e, DmcError::Params(_)), "{control:?}: {e}");
         }
         for lag in [1, 2] {
-            let mut d = Dmc::start(&Solo, &pop, params(16, Control::Lagged { spread: LAGGED_SPREAD, lag }), None).unwrap();
+            let mut d = Dmc::start(&Solo, &pop, params(16, Control::Lagged { spread: LAGGED_SPREAD, lag, balance: Balance::Equal }), None).unwrap();
             for g in 0..20 {
                 d.generation(&Solo, &mut pop).unwrap();
                 assert_eq!((pop.len(), d.acc.gen), (16, (g + 1usize).saturating_sub(lag)), "lag {lag}");
@@ -804,7 +853,7 @@ mod tests {
     fn a_lagged_factor_stays_near_one_at_every_lag() {
         for lag in 1..=4 {
             let mut pop = toy(0..16);
-            let mut d = Dmc::start(&Solo, &pop, params(16, Control::Lagged { spread: LAGGED_SPREAD, lag }), None).unwrap();
+            let mut d = Dmc::start(&Solo, &pop, params(16, Control::Lagged { spread: LAGGED_SPREAD, lag, balance: Balance::Equal }), None).unwrap();
             for g in 0..3000 {
                 d.generation(&Solo, &mut pop).unwrap();
                 assert!((0.5..2.0).contains(&d.lag.factor), "lag {lag}, generation {g}: factor {}", d.lag.factor);

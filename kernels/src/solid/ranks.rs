@@ -596,7 +596,7 @@ mod tests {
         let out = Threads::run(2, |c| {
             let (first, n) = share(6, c.rank(), 2);
             let mut e = make(c, n, Params { first, ..p });
-            let control = Control::Lagged { spread: 1.0001, lag };
+            let control = Control::Lagged { spread: 1.0001, lag, balance: Balance::Equal };
             let mut d = dmc(c, &mut e, &Params { first, ..p }, 6, sys.electrons(), 0, control).unwrap();
             let mut m = Migration::default();
             for _ in 0..12 {

@@ -183,8 +183,9 @@ pub struct Args {
     /// rank waiting in the generation's sum for the slowest; lagged: each rank combs its own walkers to its share and
     /// its walkers carry the rank's weight, the generation's sum is finished one generation later while the rank
     /// computes, and the comb over all ranks (with migration) comes only when the ranks' weights spread by more than
-    /// 1.2, so a rank waits only for one a whole generation behind (ranks that do not wait; equal shares only; the
-    /// trial energy a generation older). Recorded as params.sync = lagged, with the extra rebalances_per_gen.
+    /// 1.2, so a rank waits only for one a whole generation behind (ranks that do not wait; the trial energy a
+    /// generation older). With --balance speed the shares move at those combs, and a comb comes too when the measured
+    /// speeds move a rank's share by more than 5%. Recorded as params.sync = lagged, with the extra rebalances_per_gen.
     #[arg(long, value_enum, default_value = "each")]
     pub sync: crate::common::Sync,
     /// With --sync lagged: generations a rank's sum stays in flight (default 1). With 2 or more a rank waits only for

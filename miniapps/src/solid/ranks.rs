@@ -68,9 +68,6 @@ pub fn run(r: &mut Runner, a: &Args, ranks: &Ranks, precisions: &[Precision]) ->
     if let Some(w) = a.walkers.iter().find(|&&w| w < size) {
         bail!("--walkers {w} is fewer than the {size} ranks: every rank needs walkers");
     }
-    if a.balance == Shares::Speed && a.sync == Sync::Lagged {
-        bail!("--sync lagged keeps every rank's share between its combs over all ranks: use --balance equal");
-    }
     if a.balance == Shares::Speed && r.runs(Variant::Gpu) {
         bail!("--balance speed needs the cpu variant (--variants cpu): the GPU engine holds a fixed number of walkers");
     }
@@ -104,7 +101,7 @@ pub fn run(r: &mut Runner, a: &Args, ranks: &Ranks, precisions: &[Precision]) ->
 fn on_rank<S: Scalar, A: Scalar>(c: &dyn Comm, sys: &Solid, params: Params, total: usize, a: &Args, v: Variant) -> (Vec<f64>, f64) {
     let control = match a.sync {
         Sync::Each => Control::Comb { balance: a.balance.into() },
-        Sync::Lagged => Control::Lagged { spread: a.spread.unwrap_or(LAGGED_SPREAD), lag: a.lag.unwrap_or(LAGGED_LAG) },
+        Sync::Lagged => Control::Lagged { spread: a.spread.unwrap_or(LAGGED_SPREAD), lag: a.lag.unwrap_or(LAGGED_LAG), balance: a.balance.into() },
     };
     let (steps, cargo) = (a.timed_steps(), (a.migrate, a.migrate_via, control));
     let (first, n) = share(total, c.rank(), c.size());
@@ -234,6 +231,7 @@ fn record(r: &mut Runner, a: &Args, sys: &Solid, p: Precision, v: Variant, total
         .param("migrate_via", if ranks.transport() == "threads" && v == Variant::Gpu { a.migrate_via.name() } else { "host" });
     let case = if a.balance == Shares::Speed { case.param("balance", "speed") } else { case };
     let case = if a.sync == Sync::Lagged { case.param("sync", "lagged") } else { case };
+    let case = if ranks.sleeps() { case.param("mpi_wait", "sleep") } else { case };
     let case = match a.lag.filter(|&l| l != LAGGED_LAG) {
         Some(l) => case.param("lag", l),
         None => case,
@@ -260,6 +258,8 @@ fn record(r: &mut Runner, a: &Args, sys: &Solid, p: Precision, v: Variant, total
         ("reduce_max_per_gen_s", largest(6) / g),
         ("compute_max_per_gen_s", largest(23) / g),
         ("compute_slowest_rank_per_gen_s", largest(5) / g),
+        // which rank that was: the same one run after run points at its core (mpirun's own process, a daemon)
+        ("slowest_rank", (0..size).fold(0, |s, r| if blocks[r][5] > blocks[s][5] { r } else { s }) as f64),
         ("migrated_per_gen", mean(8) / g),
         ("migrated_bytes_per_gen", mean(9) / g),
         ("generations_run", g),

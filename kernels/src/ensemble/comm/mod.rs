@@ -172,6 +172,14 @@ impl Ranks {
             Ranks::Mpi(_) => "mpi",
         }
     }
+    /// Whether a rank waits for the others asleep (an MPI launch with QMC_MPI_WAIT=sleep) rather than polling.
+    pub fn sleeps(&self) -> bool {
+        match self {
+            #[cfg(feature = "mpi")]
+            Ranks::Mpi(m) => m.sleeps(),
+            _ => false,
+        }
+    }
     /// Run `f` on every rank this process holds (all of them for threads, its own for MPI), with the rank's slot
     /// among them; the results in slot order.
     pub fn each<R: Send>(&self, f: impl Fn(&dyn Comm, usize) -> R + Sync) -> Vec<R> {

@@ -31,10 +31,26 @@ pub struct InFlight {
 unsafe impl Send for InFlight {}
 unsafe impl Sync for InFlight {}
 
+/// How a rank waits for the others' part of a sum (environment QMC_MPI_WAIT): `spin`, MPI's own wait (the
+/// default), which polls on the rank's core until the last part arrives; or `sleep`, a test every [`NAP`] with
+/// the core given up between (the sum then goes point to point in rank order, as a started sum does). On a host
+/// whose cores are hyperthreads of a larger machine (a virtual machine's vCPUs), a rank polling through another's
+/// slow generation takes a share of the core its sibling computes on (issue #24).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Wait {
+    Spin,
+    Sleep,
+}
+
+/// The pause between two tests of a sleeping wait: Linux wakes a sleeper about 50 us late (its timer slack), so a
+/// wait ends at most about 0.1 ms after its last part arrives, against waits of milliseconds.
+const NAP: std::time::Duration = std::time::Duration::from_micros(20);
+
 /// This process's rank in MPI_COMM_WORLD.
 pub struct Mpi {
     world: SimpleCommunicator,
     local_rank: usize,
+    wait: Wait,
     // MPI_Finalize runs when the universe is dropped, after the last use of `world`
     _universe: Universe,
 }
@@ -49,11 +65,24 @@ impl Mpi {
         if !launched {
             return None;
         }
+        let wait = match std::env::var("QMC_MPI_WAIT").as_deref() {
+            Err(_) | Ok("spin") => Wait::Spin,
+            Ok("sleep") => Wait::Sleep,
+            Ok(v) => {
+                eprintln!("error: QMC_MPI_WAIT={v}: a rank waits by spin (MPI's own wait, the default) or sleep");
+                std::process::exit(2);
+            }
+        };
         let universe = mpi::initialize()?;
         let world = universe.world();
         // the rank among the processes of this host picks the GPU: ranks sharing memory form one communicator
         let local_rank = world.split_shared(world.rank()).rank() as usize;
-        Some(Mpi { world, local_rank, _universe: universe })
+        Some(Mpi { world, local_rank, wait, _universe: universe })
+    }
+
+    /// Whether this rank waits for the others asleep ([`Wait`]).
+    pub fn sleeps(&self) -> bool {
+        self.wait == Wait::Sleep
     }
 }
 
@@ -65,6 +94,11 @@ impl Comm for Mpi {
         self.world.size() as usize
     }
     fn sum(&self, x: &mut [f64]) {
+        if self.wait == Wait::Sleep {
+            let total = self.finish_sum(self.start_sum(x.to_vec()));
+            x.copy_from_slice(&total);
+            return;
+        }
         let mine = x.to_vec();
         self.world.all_reduce_into(&mine[..], x, SystemOperation::sum());
     }
@@ -107,9 +141,22 @@ impl Comm for Mpi {
     }
     fn finish_sum(&self, p: Pending) -> Vec<f64> {
         let Pending::Mpi(mut f) = p else { panic!("a sum started on another transport") };
-        // SAFETY: the requests are this sum's, each waited for once
+        let n = f.requests.len() as c_int;
+        // SAFETY: the requests are this sum's, each completed once (MPI_Testall frees them only when all are done)
         unsafe {
-            ffi::MPI_Waitall(f.requests.len() as c_int, f.requests.as_mut_ptr(), ffi::RSMPI_STATUSES_IGNORE);
+            match self.wait {
+                Wait::Spin => {
+                    ffi::MPI_Waitall(n, f.requests.as_mut_ptr(), ffi::RSMPI_STATUSES_IGNORE);
+                }
+                Wait::Sleep => loop {
+                    let mut done: c_int = 0;
+                    ffi::MPI_Testall(n, f.requests.as_mut_ptr(), &mut done, ffi::RSMPI_STATUSES_IGNORE);
+                    if done != 0 {
+                        break;
+                    }
+                    std::thread::sleep(NAP);
+                },
+            }
         }
         let (me, n) = (self.rank(), f.mine.len());
         // rank order, as every rank adds them
