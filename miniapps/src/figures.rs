@@ -784,20 +784,29 @@ fn scaling_case(r: &Record) -> String {
         r.sizes.remove(k);
     }
     // how the ranks ran and shared the walkers: a one-rank run is the baseline of every way
-    for k in ["transport", "threads", "migrate", "migrate_via", "balance", "sync", "lag", "spread"] {
+    for k in ["transport", "threads", "migrate", "migrate_via", "balance", "sync", "lag", "spread", "mpi_wait"] {
         r.params.remove(k);
     }
     r.key()
 }
 
-/// How a ranks run's ranks met (`solid --sync`, with a lagged run's `--lag` and `--spread` where not the defaults):
-/// "lagged", "lagged, lag 2", "lagged, lag 2, spread 1.5"; None for the comb every generation.
+/// How a ranks run's ranks met (`solid --sync`, with a lagged run's `--lag` and `--spread` where not the defaults,
+/// and MPI ranks that waited asleep, QMC_MPI_WAIT=sleep): "lagged", "lagged, lag 2", "lagged, lag 2, spread 1.5",
+/// "each, asleep"; None for the comb every generation with MPI's own wait.
 fn sync_name(r: &Record) -> Option<String> {
-    let mut name = r.params.get("sync")?.clone();
+    let asleep = r.params.get("mpi_wait").is_some_and(|w| w == "sleep");
+    let mut name = match r.params.get("sync") {
+        Some(s) => s.clone(),
+        None if asleep => "each".into(),
+        None => return None,
+    };
     for k in ["lag", "spread"] {
         if let Some(v) = r.params.get(k) {
             name.push_str(&format!(", {k} {v}"));
         }
+    }
+    if asleep {
+        name.push_str(", asleep");
     }
     Some(name)
 }
@@ -1422,7 +1431,13 @@ mod tests {
         let mut lag2 = lagged.clone();
         lag2.params.insert("lag".into(), "2".into());
         lag2.time.median = 1.1;
-        let recs = vec![balance(run(1, 100, 1.0, "mpi"), None), balance(run(2, 200, 1.5, "mpi"), None), lagged, lag2];
+        // ranks that waited asleep: the comb every generation named "each, asleep", a lagged run "lagged, asleep"
+        let mut asleep = balance(run(2, 200, 1.2, "mpi"), None);
+        asleep.params.insert("mpi_wait".into(), "sleep".into());
+        let mut lagged_asleep = lagged.clone();
+        lagged_asleep.params.insert("mpi_wait".into(), "sleep".into());
+        lagged_asleep.time.median = 1.05;
+        let recs = vec![balance(run(1, 100, 1.0, "mpi"), None), balance(run(2, 200, 1.5, "mpi"), None), lagged, lag2, asleep, lagged_asleep];
         let s = series(&f, &select(&f, &recs));
         let sync = |y: Option<&str>| {
             let m = s.iter().find(|m| m.attrs.iter().any(|a| a.1 == "weak, per rank") && m.attrs.iter().find(|a| a.0 == "sync").map(|a| a.1.as_str()) == y);
@@ -1431,6 +1446,8 @@ mod tests {
         assert!((sync(None)[1].1 - 1.0 / 1.5).abs() < 1e-12, "{:?}", sync(None));
         assert!((sync(Some("lagged"))[1].1 - 0.8).abs() < 1e-12, "{:?}", sync(Some("lagged")));
         assert!((sync(Some("lagged, lag 2"))[1].1 - 1.0 / 1.1).abs() < 1e-12, "{:?}", sync(Some("lagged, lag 2")));
+        assert!((sync(Some("each, asleep"))[1].1 - 1.0 / 1.2).abs() < 1e-12, "{:?}", sync(Some("each, asleep")));
+        assert!((sync(Some("lagged, asleep"))[1].1 - 1.0 / 1.05).abs() < 1e-12, "{:?}", sync(Some("lagged, asleep")));
         // a run pairs with the one-rank run of its own host, not with a later one of the same commit on another
         let host = |mut r: Record, h: &str| {
             (r.commit, r.system.host) = ("hosts".into(), h.into());

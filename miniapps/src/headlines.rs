@@ -468,10 +468,10 @@ fn scaling_table_of(mine: &[&Record], variant: Variant, unit: &str) -> String {
     rows.sort();
     let mut out = match variant {
         Variant::Gpu => String::from("\nDMC over GPUs on the one driver's batched GPU engine (`solid --ranks`, or under mpirun): the synthetic solid (C64, C128: `scripts/gpu-host.sh solid-scaling`) and the electron gas (`gas-scaling`), figure `solid-scaling`; parallel efficiency by GPU count, "),
-        _ => String::from("\nThe electron gas's DMC over CPU ranks on the batched CPU engine (`solid --system gas --ranks`, `scripts/gpu-host.sh gas-ranks-weak` and `gas-ranks-loaded`; one core a rank): parallel efficiency by rank count, "),
+        _ => String::from("\nThe electron gas's DMC over CPU ranks on the batched CPU engine (`solid --system gas --ranks`, `scripts/gpu-host.sh gas-ranks-weak`, `gas-ranks-loaded`, and for `--sync` and `--balance` `gas-ranks-lagged`, `gas-ranks-lag` and `gas-ranks-speed`; one core a rank): parallel efficiency by rank count, "),
     };
     out.push_str("weak (walkers per rank fixed) and strong (population fixed), by what a ");
-    out.push_str("migrating walker carries (`solid --migrate`), how its arrays travel (`--migrate-via`; empty: through the host, before the choice existed), how the walkers are shared (`--balance`, on CPU ranks only; empty: equal shares) and how the ranks meet (`--sync`; empty: each generation).\n\n");
+    out.push_str("migrating walker carries (`solid --migrate`), how its arrays travel (`--migrate-via`; empty: through the host, before the choice existed), how the walkers are shared (`--balance`, on CPU ranks only; empty: equal shares) and how the ranks meet (`--sync`, with `--lag` and `--spread` where not the defaults, and \"asleep\" where MPI ranks waited asleep, `QMC_MPI_WAIT=sleep`; empty: each generation, MPI's own wait).\n\n");
     let cols: Vec<String> = counts.iter().map(|x| format!("{x} {unit}")).collect();
     out.push_str(&format!("| system | electrons | precision | scaling | transport | migrate | via | shares | sync | {} | commit |\n", cols.join(" | ")));
     out.push_str(&format!("|{}\n", " --- |".repeat(10 + counts.len())));
