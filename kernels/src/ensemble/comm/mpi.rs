@@ -35,7 +35,9 @@ unsafe impl Sync for InFlight {}
 /// default), which polls on the rank's core until the last part arrives; or `sleep`, a test every [`NAP`] with
 /// the core given up between (the sum then goes point to point in rank order, as a started sum does). On a host
 /// whose cores are hyperthreads of a larger machine (a virtual machine's vCPUs), a rank polling through another's
-/// slow generation takes a share of the core its sibling computes on (issue #24).
+/// slow generation takes a share of the core its sibling computes on (issue #24). Every rank must wait the same
+/// way (the two sums differ in their messages): mpirun passes this host's environment to its ranks; across hosts,
+/// `mpirun -x QMC_MPI_WAIT`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Wait {
     Spin,
