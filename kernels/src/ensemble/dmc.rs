@@ -57,8 +57,8 @@
 //! A longer lag did not cut that wait (H100 host, b216828, gpu-host.sh gas-ranks-lag, three rounds, ms a generation):
 //! 16 MPI ranks each 24.7, lag 1 24.4, lag 2 25.0, lag 4 25.6, spread 1.5 24.1, over one rank's 16.9. In 13 of
 //! those 15 runs the slowest rank's own compute was within 1.5 ms of each generation's largest: a rank slow for the
-//! whole run, which only shares by speed can help (not built for lagged runs); and 16 ranks computed about 22%
-//! slower than one (mean compute 18.4 to 22.7 ms).
+//! whole run, which only shares by speed can help (a lagged run's `balance`, since 898de3e); and 16 ranks computed
+//! about 22% slower than one (mean compute 18.4 to 22.7 ms).
 
 use super::balance::{Balance, Pace, MARGIN};
 use super::blocking::{weighted_blocking, Blocked};
