@@ -20,5 +20,5 @@ for f in $($bin figure --list | awk '/^[^ ]/ {print $1}'); do
 done
 rm -f "$dir"/plots/*.png "$dir"/plots/*.svg
 $bin plot "$dir" --out "$dir/plots" 2> "$err" || { cat "$err"; exit 2; }
-echo "drew $(ls "$dir"/plots/*.png 2>/dev/null | wc -l) charts in $dir/plots"
+echo "drew $(ls "$dir"/plots/*.svg 2>/dev/null | wc -l) charts in $dir/plots (SVG committed, PNG beside it ignored)"
 $bin report "$dir" --out "$dir/report.html" --title "qmc-bench on $(basename "$dir")"
