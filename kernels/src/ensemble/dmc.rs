@@ -59,6 +59,13 @@
 //! those 15 runs the slowest rank's own compute was within 1.5 ms of each generation's largest: a rank slow for the
 //! whole run, which only shares by speed can help (a lagged run's `balance`, since 898de3e); and 16 ranks computed
 //! about 22% slower than one (mean compute 18.4 to 22.7 ms).
+//! Shares by speed, measured (H100 host, ab5d4b7, gpu-host.sh gas-ranks-speed and gas-ranks-loaded, six rounds, ms a
+//! generation): 16 MPI ranks with equal shares 23.5 to 25.7, with shares by speed 20.6 to 24.3, faster in 5 of the 6
+//! rounds (weak efficiency 0.831 against 0.786 over one rank's 17.8 to 20.6); lagged, with or without speed, and
+//! ranks that wait asleep (`QMC_MPI_WAIT=sleep`) no faster than equal shares. The cause is the cores: 16 one-rank
+//! runs at once, no communication, computed 17.1 to 24.2 ms a generation (the lone run 18.5), and with shares by
+//! speed the most-waiting rank waited 1.7 to 3.1 ms a generation against 5.0 to 7.3. Equal shares stay the default:
+//! they keep a run reproducible bit for bit, and speed lost one round.
 
 use super::balance::{Balance, Pace, MARGIN};
 use super::blocking::{weighted_blocking, Blocked};
