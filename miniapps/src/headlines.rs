@@ -449,8 +449,10 @@ fn scaling_table_of(mine: &[&Record], variant: Variant, unit: &str) -> String {
     let recs: Vec<Record> = mine.iter().filter(|r| r.variant == variant).map(|r| (*r).clone()).collect();
     let chosen = crate::figures::select(&f, &recs);
     let newest = chosen.iter().filter(|r| r.sizes.get("ranks").is_some_and(|&n| n > 1) && r.params.contains_key("migrate")).max_by(|a, b| a.timestamp.cmp(&b.timestamp));
-    let Some(newest) = newest.map(|r| r.commit.clone()) else { return String::new() };
-    let here: Vec<&Record> = chosen.into_iter().filter(|r| r.commit == newest).collect();
+    let Some((newest, machine, cpu)) = newest.map(|r| (r.commit.clone(), r.system.machine(), r.system.cpu_signature.clone())) else { return String::new() };
+    // the newest run's commit and machine alone: two hosts of one GPU model can differ in their cores (on 2026-12-07
+    // two H100 hosts gave 16 MPI ranks 0.786 and 0.959 with the same build), and rows of both would compare hosts
+    let here: Vec<&Record> = chosen.into_iter().filter(|r| r.commit == newest && r.system.machine() == machine).collect();
     let series: Vec<_> = crate::figures::series(&f, &here).into_iter().filter(|m| m.points.iter().any(|p| p.x > 1.0)).collect();
     let mut counts: Vec<u64> = series.iter().flat_map(|m| m.points.iter().map(|p| p.x as u64)).filter(|&x| x > 1).collect();
     counts.sort();
@@ -471,7 +473,8 @@ fn scaling_table_of(mine: &[&Record], variant: Variant, unit: &str) -> String {
         _ => String::from("\nThe electron gas's DMC over CPU ranks on the batched CPU engine (`solid --system gas --ranks`, `scripts/gpu-host.sh gas-ranks-weak`, `gas-ranks-loaded`, and for `--sync` and `--balance` `gas-ranks-lagged`, `gas-ranks-lag` and `gas-ranks-speed`; one core a rank): parallel efficiency by rank count, "),
     };
     out.push_str("weak (walkers per rank fixed) and strong (population fixed), by what a ");
-    out.push_str("migrating walker carries (`solid --migrate`), how its arrays travel (`--migrate-via`; empty: through the host, before the choice existed), how the walkers are shared (`--balance`, on CPU ranks only; empty: equal shares) and how the ranks meet (`--sync`, with `--lag` and `--spread` where not the defaults, and \"asleep\" where MPI ranks waited asleep, `QMC_MPI_WAIT=sleep`; empty: each generation, MPI's own wait).\n\n");
+    out.push_str("migrating walker carries (`solid --migrate`), how its arrays travel (`--migrate-via`; empty: through the host, before the choice existed), how the walkers are shared (`--balance`, on CPU ranks only; empty: equal shares) and how the ranks meet (`--sync`, with `--lag` and `--spread` where not the defaults, and \"asleep\" where MPI ranks waited asleep, `QMC_MPI_WAIT=sleep`; empty: each generation, MPI's own wait). ");
+    out.push_str(&format!("The runs of the newest commit on the newest run's host ({cpu}) alone: hosts of one GPU model differ in their cores.\n\n"));
     let cols: Vec<String> = counts.iter().map(|x| format!("{x} {unit}")).collect();
     out.push_str(&format!("| system | electrons | precision | scaling | transport | migrate | via | shares | sync | {} | commit |\n", cols.join(" | ")));
     out.push_str(&format!("|{}\n", " --- |".repeat(10 + counts.len())));
@@ -613,6 +616,39 @@ mod tests {
         assert!(t.contains("| 2 GPUs | 4 GPUs | commit |") && t.contains("| 16 CPU ranks | commit |"), "{t}");
         assert!(t.contains("| 0.800 | 0.625 | new0000 |") && t.contains("| 0.800 | cpu0000 |"), "{t}");
         assert!(!t.contains("16 GPUs"), "{t}");
+    }
+
+    /// Runs of one commit on two hosts of one GPU model (other cores): the table holds the newest run's host alone,
+    /// each run over its own host's one-rank run, and names that host's CPU.
+    #[test]
+    fn the_scaling_table_takes_the_newest_runs_host_alone() {
+        let base: Record = serde_json::from_str(include_str!("../tests/data/record.json")).unwrap();
+        let rec = |ranks: u64, walkers: u64, secs: f64, balance: Option<&str>, cpu: &str, ts: &str| {
+            let mut r = base.clone();
+            (r.kernel, r.op, r.variant, r.precision) = ("solid".into(), "dmc".into(), Variant::Cpu, "double".into());
+            r.sizes = [("electrons".to_string(), 54), ("walkers".to_string(), walkers), ("ranks".to_string(), ranks)].into();
+            r.params = [("migrate".to_string(), "inverse".to_string()), ("transport".to_string(), "mpi".to_string())].into();
+            if let Some(b) = balance {
+                r.params.insert("balance".into(), b.into());
+            }
+            r.extra = [("generations_run".to_string(), 20.0)].into();
+            (r.commit, r.time.median, r.timestamp, r.validation.status) = ("abc0000".into(), secs, ts.into(), "passed".into());
+            r.system.cpu_signature = cpu.into();
+            r
+        };
+        let recs = [
+            rec(1, 32, 1.0, None, "family 6 model 207", "2026-01-01T00:00:00Z"),
+            rec(16, 512, 1.25, None, "family 6 model 207", "2026-01-01T00:00:01Z"),
+            rec(16, 512, 1.2, Some("speed"), "family 6 model 207", "2026-01-01T00:00:02Z"),
+            rec(1, 32, 0.9, None, "family 6 model 143", "2026-01-02T00:00:00Z"),
+            rec(16, 512, 1.0, None, "family 6 model 143", "2026-01-02T00:00:01Z"),
+        ];
+        let mine: Vec<&Record> = recs.iter().collect();
+        let t = scaling_table(&mine);
+        let rows: Vec<&str> = t.lines().filter(|l| l.starts_with("| ") && l.contains("weak")).collect();
+        assert_eq!(rows.len(), 1, "{t}");
+        assert!(rows[0].ends_with("| 0.900 | abc0000 |"), "{t}");
+        assert!(t.contains("(family 6 model 143)") && !t.contains("model 207"), "{t}");
     }
 
     #[test]

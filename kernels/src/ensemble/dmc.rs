@@ -64,8 +64,11 @@
 //! rounds (weak efficiency 0.831 against 0.786 over one rank's 17.8 to 20.6); lagged, with or without speed, and
 //! ranks that wait asleep (`QMC_MPI_WAIT=sleep`) no faster than equal shares. The cause is the cores: 16 one-rank
 //! runs at once, no communication, computed 17.1 to 24.2 ms a generation (the lone run 18.5), and with shares by
-//! speed the most-waiting rank waited 1.7 to 3.1 ms a generation against 5.0 to 7.3. Equal shares stay the default:
-//! they keep a run reproducible bit for bit, and speed lost one round.
+//! speed the most-waiting rank waited 1.7 to 3.1 ms a generation against 5.0 to 7.3. On a second H100 host the same
+//! day (other cores: CPU model 143 against 207), the same build: 16 one-rank runs at once 14.1 to 14.6 ms, one rank
+//! 14.0 to 14.1, 16 MPI ranks 14.6 to 14.7 with equal shares (weak efficiency 0.959) and 14.5 to 15.0 with shares by
+//! speed (0.951): on cores of one speed there is nothing to balance, and the ranks cost 4%. Equal shares stay the
+//! default: they keep a run reproducible bit for bit, and speed helps only where the cores differ.
 
 use super::balance::{Balance, Pace, MARGIN};
 use super::blocking::{weighted_blocking, Blocked};
