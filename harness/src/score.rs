@@ -151,6 +151,12 @@ pub fn machine(dir: &Path, records: &[&Record]) -> Result<Machine, String> {
     if cpus.len() > 1 {
         return Err(format!("{shown} mixes records of {} CPUs ({}): a scoring run comes from one machine", cpus.len(), cpus.join(", ")));
     }
+    // A virtual machine's model name can be generic ("Intel(R) Xeon(R) Processor") over CPU generations that differ in
+    // speed (two H100 hosts on 2026-12-07: models 143 and 207), so the signatures must agree too where recorded.
+    let signatures = distinct(&mut records.iter().map(|r| r.system.cpu_signature.clone()).filter(|s| !s.is_empty()));
+    if signatures.len() > 1 {
+        return Err(format!("{shown} mixes records of {} CPUs ({}): a scoring run comes from one machine", signatures.len(), signatures.join(", ")));
+    }
     if gpus.len() > 1 {
         return Err(format!("{shown} mixes records of {} GPUs ({}): a scoring run comes from one machine", gpus.len(), gpus.join(", ")));
     }
@@ -790,6 +796,19 @@ mod tests {
         }
         let e = refusal("mixed-cpu", &H200, &recs);
         assert!(e.contains("mixes records of 2 CPUs") && e.contains("AMD EPYC build machine"), "{e}");
+        // one generic model name over two CPU generations, told apart by their signatures; records without one
+        // (before schema 2) do not count as another CPU
+        let mut recs = runs(&H200, &[0.0], 0.01);
+        for r in recs.iter_mut() {
+            r.system.cpu_signature = "GenuineIntel family 6 model 207 stepping 2".into();
+        }
+        recs[0].system.cpu_signature = String::new();
+        let mut sapphire = recs[1].clone();
+        assert!(side(&WORKLOAD, &folder("one-signature", &H200), &recs).is_ok(), "an unrecorded signature is no second CPU");
+        sapphire.system.cpu_signature = "GenuineIntel family 6 model 143 stepping 8".into();
+        recs[1] = sapphire;
+        let e = refusal("mixed-signature", &H200, &recs);
+        assert!(e.contains("mixes records of 2 CPUs") && e.contains("model 143") && e.contains("model 207"), "{e}");
         // another GPU
         let mut recs = runs(&H200, &[0.0], 0.01);
         recs[0].system.gpu.as_mut().unwrap().name = "NVIDIA H100 80GB HBM3".into();
