@@ -803,10 +803,8 @@ mod tests {
             r.system.cpu_signature = "GenuineIntel family 6 model 207 stepping 2".into();
         }
         recs[0].system.cpu_signature = String::new();
-        let mut sapphire = recs[1].clone();
         assert!(side(&WORKLOAD, &folder("one-signature", &H200), &recs).is_ok(), "an unrecorded signature is no second CPU");
-        sapphire.system.cpu_signature = "GenuineIntel family 6 model 143 stepping 8".into();
-        recs[1] = sapphire;
+        recs[1].system.cpu_signature = "GenuineIntel family 6 model 143 stepping 8".into();
         let e = refusal("mixed-signature", &H200, &recs);
         assert!(e.contains("mixes records of 2 CPUs") && e.contains("model 143") && e.contains("model 207"), "{e}");
         // another GPU

@@ -449,7 +449,8 @@ fn scaling_table_of(mine: &[&Record], variant: Variant, unit: &str) -> String {
     let recs: Vec<Record> = mine.iter().filter(|r| r.variant == variant).map(|r| (*r).clone()).collect();
     let chosen = crate::figures::select(&f, &recs);
     let newest = chosen.iter().filter(|r| r.sizes.get("ranks").is_some_and(|&n| n > 1) && r.params.contains_key("migrate")).max_by(|a, b| a.timestamp.cmp(&b.timestamp));
-    let Some((newest, machine, cpu)) = newest.map(|r| (r.commit.clone(), r.system.machine(), r.system.cpu_signature.clone())) else { return String::new() };
+    let cpu_of = |r: &Record| if r.system.cpu_signature.is_empty() { r.system.cpu_model.clone() } else { r.system.cpu_signature.clone() };
+    let Some((newest, machine, cpu)) = newest.map(|r| (r.commit.clone(), r.system.machine(), cpu_of(r))) else { return String::new() };
     // the newest run's commit and machine alone: two hosts of one GPU model can differ in their cores (on 2026-12-07
     // two H100 hosts gave 16 MPI ranks 0.786 and 0.959 with the same build), and rows of both would compare hosts
     let here: Vec<&Record> = chosen.into_iter().filter(|r| r.commit == newest && r.system.machine() == machine).collect();
