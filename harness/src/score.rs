@@ -133,8 +133,8 @@ impl Machine {
 
 
 /// The one machine `records` were measured on, which must be the one the folder `dir` is named for: one GPU name
-/// over the GPU records, one CPU model over all (a GPU record names its host's CPU too). This is the single place
-/// that decides a side's machine identity.
+/// over the GPU records, one CPU model and signature over all (a GPU record names its host's CPU too). This is the
+/// single place that decides a side's machine identity.
 pub fn machine(dir: &Path, records: &[&Record]) -> Result<Machine, String> {
     let shown = dir.display();
     let distinct = |it: &mut dyn Iterator<Item = String>| -> Vec<String> {
@@ -146,20 +146,20 @@ pub fn machine(dir: &Path, records: &[&Record]) -> Result<Machine, String> {
         }
         v
     };
+    // one of each: more than one is another machine's records in this folder
+    let one = |what: &str, v: &[String]| -> Result<(), String> {
+        if v.len() > 1 {
+            return Err(format!("{shown} mixes records of {} {what} ({}): a scoring run comes from one machine", v.len(), v.join(", ")));
+        }
+        Ok(())
+    };
     let cpus = distinct(&mut records.iter().map(|r| r.system.cpu_model.clone()));
     let gpus = distinct(&mut records.iter().filter_map(|r| r.system.gpu.as_ref().map(|g| g.name.clone())));
-    if cpus.len() > 1 {
-        return Err(format!("{shown} mixes records of {} CPUs ({}): a scoring run comes from one machine", cpus.len(), cpus.join(", ")));
-    }
+    one("CPUs", &cpus)?;
     // A virtual machine's model name can be generic ("Intel(R) Xeon(R) Processor") over CPU generations that differ in
     // speed (two H100 hosts on 2026-12-07: models 143 and 207), so the signatures must agree too where recorded.
-    let signatures = distinct(&mut records.iter().map(|r| r.system.cpu_signature.clone()).filter(|s| !s.is_empty()));
-    if signatures.len() > 1 {
-        return Err(format!("{shown} mixes records of {} CPUs ({}): a scoring run comes from one machine", signatures.len(), signatures.join(", ")));
-    }
-    if gpus.len() > 1 {
-        return Err(format!("{shown} mixes records of {} GPUs ({}): a scoring run comes from one machine", gpus.len(), gpus.join(", ")));
-    }
+    one("CPUs", &distinct(&mut records.iter().map(|r| r.system.cpu_signature.clone()).filter(|s| !s.is_empty())))?;
+    one("GPUs", &gpus)?;
     let Some(gpu) = gpus.into_iter().next() else {
         return Err(format!("{shown} holds no GPU record: a scoring run measures the GPU and the host"));
     };
