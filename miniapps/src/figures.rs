@@ -897,14 +897,26 @@ fn scaling_series(recs: &[&Record]) -> Vec<Measured> {
             a
         };
         let stamp = |b: &(f64, &str)| b.1.max(r.timestamp.as_str()).to_string();
+        let host = r.system.machine();
         if let Some(b) = one.of_run(r, w) {
-            points.push((attrs("strong", w), ranks as f64, b.0 / (ranks as f64 * t), stamp(&b), r.commit.clone()));
+            points.push((attrs("strong", w), ranks as f64, b.0 / (ranks as f64 * t), stamp(&b), r.commit.clone(), host.clone()));
         }
         if let Some(b) = one.of_run(r, w / ranks).filter(|_| w % ranks == 0) {
-            points.push((attrs("weak, per rank", w / ranks), ranks as f64, b.0 / t, stamp(&b), r.commit.clone()));
+            points.push((attrs("weak, per rank", w / ranks), ranks as f64, b.0 / t, stamp(&b), r.commit.clone(), host));
         }
     }
-    let mut out = gather(points);
+    // a series is one host's, the host of its newest point, as in the README's scaling tables: each point is over its
+    // own host's one-rank run, but a line from one host's point to another's (the H200 folder's 2-GPU and 4-GPU
+    // hosts, two H100 hosts of other CPUs) would compare their cores, not the ranks
+    let mut newest: BTreeMap<&Vec<(String, String)>, (&str, &str)> = BTreeMap::new();
+    for (a, _, _, stamp, _, host) in &points {
+        let e = newest.entry(a).or_insert((stamp, host));
+        if stamp.as_str() > e.0 {
+            *e = (stamp, host);
+        }
+    }
+    let keep: Vec<bool> = points.iter().map(|(a, .., host)| newest[a].1 == host).collect();
+    let mut out = gather(points.into_iter().zip(keep).filter(|(_, k)| *k).map(|((a, x, y, s, c, _), _)| (a, x, y, s, c)));
     for m in out.iter_mut() {
         let first = m.points[0].clone();
         m.points.insert(0, Point { x: 1.0, y: 1.0, ..first });
@@ -1465,6 +1477,21 @@ mod tests {
         let recs = vec![cores(run(1, 200, 2.0, "solo"), 32), cores(run(2, 200, 1.25, "threads"), 32), cores(later(run(1, 200, 1.0, "solo")), 16)];
         let s = series(&f, &select(&f, &recs));
         close(&s, &sc("strong", "200", "threads"), [(1.0, 1.0), (2.0, 0.8)]);
+        // a series is one host's, its newest point's: the older host's 4-rank point does not sit beside the newer
+        // host's 2-rank point (each over its own one-rank run, but the cores differ)
+        let cpu = |mut r: Record, h: &str, model: &str| {
+            r = host(r, h);
+            r.system.cpu_signature = format!("GenuineIntel family 6 model {model} stepping 2");
+            r
+        };
+        let recs = vec![
+            cpu(run(1, 400, 4.0, "solo"), "a", "207"),
+            cpu(run(4, 400, 1.25, "threads"), "a", "207"),
+            cpu(later(run(1, 400, 2.0, "solo")), "b", "143"),
+            cpu(later(run(2, 400, 1.25, "threads")), "b", "143"),
+        ];
+        let s = series(&f, &select(&f, &recs));
+        close(&s, &sc("strong", "400", "threads"), [(1.0, 1.0), (2.0, 0.8)]);
     }
 
     #[test]
