@@ -456,7 +456,13 @@ __device__ __forceinline__ void gather_look(int n, const idx_t* up, const idx_t*
 #endif
 template <typename S, typename A, int PF> __device__ OUT_OF_LINE int rebuild_out_of_line(
     const LatticeParams p, const S* __restrict__ phi, S* W, S* f, S* g, S* pv, S* buf, double* dscratch, idx_t* up,
-    idx_t* dn, idx_t* occ, idx_t* which, idx_t* piv, int* iscratch, float* W32, A* Mg);
+    idx_t* dn, idx_t* occ, idx_t* which, idx_t* piv, int* iscratch, float* W32);
+// The chain's M_all slice (run's slice()), which the rebuild forms M in where it is off chip: set once by run, read by
+// rebuild_out_of_line. Passed to the call instead, its address was held across the whole move loop (single's entry
+// never forms it, and dropped the argument): at 64 registers a thread (ptxas 13.0, sm_90) mixed's entry spilled 60 /
+// 272 bytes (stores / loads) and its 80-register entry 12 / 32; from here 44 / 44 and none, single's and double's
+// unchanged.
+__shared__ void* m_slice;
 template <typename S, typename A, int PF = 1> struct Chain {
     const LatticeParams& p;
     const S* __restrict__ phi;
@@ -712,9 +718,10 @@ template <typename S, typename A, int PF = 1> struct Chain {
     // sm_90) mixed's entry spilled 124 / 536 bytes (stores / loads), most reloaded in the move loop, and single's
     // 12 / 20; out of line 60 / 276 and none. The call takes the chain's members by value and builds its own Chain
     // (the chain in run stays in registers: taking its address, as a member call would, puts it in local memory for
-    // the whole kernel, which made the outlined vector steps of 7dab107 slower, mod.rs) and a copy of the params.
-    __device__ __forceinline__ void rebuild(int* failed, A* Mg) const {
-        if (rebuild_out_of_line<S, A, PF>(p, phi, W, f, g, pv, buf, dscratch, up, dn, occ, which, piv, iscratch, W32, Mg))
+    // the whole kernel, which made the outlined vector steps of 7dab107 slower, mod.rs) and a copy of the params; the
+    // M_all slice it reads from m_slice.
+    __device__ __forceinline__ void rebuild(int* failed) const {
+        if (rebuild_out_of_line<S, A, PF>(p, phi, W, f, g, pv, buf, dscratch, up, dn, occ, which, piv, iscratch, W32))
             *failed = 1;
     }
     __device__ void reinvert(int* failed, A* Mg) {
@@ -795,10 +802,10 @@ template <typename S, typename A, int PF = 1> struct Chain {
 
 template <typename S, typename A, int PF> __device__ OUT_OF_LINE int rebuild_out_of_line(
     const LatticeParams p, const S* __restrict__ phi, S* W, S* f, S* g, S* pv, S* buf, double* dscratch, idx_t* up,
-    idx_t* dn, idx_t* occ, idx_t* which, idx_t* piv, int* iscratch, float* W32, A* Mg) {
+    idx_t* dn, idx_t* occ, idx_t* which, idx_t* piv, int* iscratch, float* W32) {
     Chain<S, A, PF> ch{p, phi, W, (A*)W, f, g, pv, buf, dscratch, up, dn, occ, which, piv, iscratch, (A*)f, W32};
     int failed = 0;
-    ch.reinvert(&failed, Mg);
+    ch.reinvert(&failed, (A*)m_slice);
     return failed;
 }
 
@@ -982,7 +989,7 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const floa
     }
     for (int e = tid; e < np * np; e += blockDim.x) W[(e / np) * ld + e % np] = W_all[(size_t)c * np * np + e];
     __shared__ int failed;
-    if (tid == 0) failed = 0;
+    if (tid == 0) { failed = 0; m_slice = slice(); }
     __syncthreads();
     if constexpr (SCR) round_all();
     u64 rng = 0;
@@ -1240,7 +1247,7 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const floa
             if (fmax(fabs((double)f[a]), fabs((double)h)) < p.degenerate) {
                 // Both single moves pass through a nearly singular matrix: rebuild W (as cpu.rs).
                 if (tid == 0) { up[a] = y; dn[b] = x; tl[TALLY_RECOMPUTES] += 1; }
-                ch.rebuild(&failed, slice());
+                ch.rebuild(&failed);
                 if constexpr (SCR) round_all();
             } else if (fabs((double)f[a]) >= fabs((double)h)) {
                 ch.update_up(a, y);
@@ -1275,7 +1282,7 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const floa
         }
         if (due) {
             if (tid == 0) tl[TALLY_RECOMPUTES] += 1;
-            ch.rebuild(&failed, slice());
+            ch.rebuild(&failed);
             if constexpr (SCR) round_all();
         }
         if (sweep < p.equil) continue;
