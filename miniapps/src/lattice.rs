@@ -121,8 +121,8 @@ pub struct Args {
     pub block_threads: Vec<usize>,
     /// GPU registers a thread at most, comma-separated: 128, 80 or 64 (blocks of at most 384 threads at 80). Fewer
     /// registers let more chains share an SM where shared memory allows, and spill. Default: 128 in double and in mixed
-    /// (above L = 9 its screened kernel has no other), else the cap that runs the most chains at once (single 80 or
-    /// 64). Each value is a GPU record with param `registers` (`registers_per_thread` and `chains_in_flight` in its
+    /// above L = 9 (its screened kernel has no other), else the cap that runs the most chains at once (single 80 or
+    /// 64, mixed 64 at L = 9). Each value is a GPU record with param `registers` (`registers_per_thread` and `chains_in_flight` in its
     /// extras): a tuning sweep.
     #[arg(long, value_delimiter = ',')]
     pub registers: Vec<usize>,

@@ -355,8 +355,8 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
     }
 
     /// The register cap and placement a precision launches with unless one is set: of its caps (double 128; single
-    /// 80 and 64, 80 for blocks of at most 384 threads; mixed all three, but 128 alone up to `CHECKED_MAX_PAIRS`
-    /// pairs, L = 9, below) and of [`Self::placements`], the pair that runs the most of the ensemble's chains at once
+    /// 80 and 64, 80 for blocks of at most 384 threads; mixed all three: 128 alone up to `CHECKED_MAX_PAIRS` pairs,
+    /// L = 9, from 2026-12-04 to 2026-12-07, below) and of [`Self::placements`], the pair that runs the most of the ensemble's chains at once
     /// (chains in flight, at most the chain count: room for more does nothing), the first of placements (on chip
     /// first) and then of caps where they tie.
     ///
@@ -374,6 +374,14 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
     /// rebuild off chip stays the fastest (400k against 277k to 360k for the others). Single keeps its caps: at L = 9
     /// 4.61M to 4.69M at 64 against 4.31M to 4.39M at 128. With the rebuild out of line (b1a9cb8) mixed's 64-register
     /// entry spills 60 bytes, and on the H200 (2048 chains, L = 9) ran 3.77M against 4.36M at 128: 128 stays.
+    /// Until 2026-12-07 (ab186cc): the rebuild's call took the chain's M_all slice as an argument, whose address the
+    /// entry held across the move loop (single's, which never forms it, dropped it); read from shared memory instead
+    /// (lattice.cu `m_slice`) mixed's 64-register entry spills 44 / 44 bytes (stores / loads) against 60 / 272, and
+    /// with the rebuild off chip holds single's 2112 chains in flight on 132 SMs. On the H100 (ab186cc, L = 9, two
+    /// rounds, ms a run of 3 + 6 sweeps): 2048 chains 3.88 / 3.92 at 64 registers off chip against 4.19 to 4.27 at 128
+    /// (either placement) and 4.48 to 4.79 at 80 or on chip, single 3.87 to 3.94 at its default; 6336 chains 11.53 /
+    /// 11.59 against 12.35 to 12.39, single 11.41 to 11.49. So mixed takes every cap again, and the rule picks 64 off
+    /// chip: single's speed, 1.39x double's 5.39 ms.
     ///
     /// Measured on the H100 at 38989db (stage lattice-registers, chain sweeps/s at 2048 / 6336 chains): single at L =
     /// 9 3.06M / 3.14M at 128 registers (1056 chains in flight), 2.90M / 3.45M at 80 (1584), 3.36M / 3.43M at 64
@@ -395,7 +403,6 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
             _ if self.screened => &[128],
             ("f64", "f64") => &[128],
             ("f32", "f32") => &[80, 64],
-            _ if self.params.pairs as usize <= super::CHECKED_MAX_PAIRS => &[128],
             _ => &REGISTER_CAPS,
         };
         let (threads, chains) = (self.threads as usize, self.params.chains as usize);

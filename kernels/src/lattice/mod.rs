@@ -354,7 +354,10 @@
 //! run above both of the other build's: L = 9 double 3.37M-3.41M -> 3.42M-3.45M, single 4.59M-4.65M -> 4.74M-4.75M;
 //! L = 15 double 484k-485k -> 491k-492k, single 598k -> 604k-605k; mixed unchanged within the runs' spread (L = 9
 //! 4.30M-4.35M, screened at L = 15 336k-339k). Mixed at L = 9 with 64 registers rose from 3.18M to 3.77M, still
-//! below its 4.36M at 128, so it keeps 128 there.
+//! below its 4.36M at 128, so it kept 128 there until 2026-12-07: with the rebuild's M_all slice read from shared
+//! memory (lattice.cu `m_slice`, ab186cc) that entry spills 44 / 44 bytes instead of 60 / 272, and at 64 registers
+//! with the rebuild off chip mixed ran single's speed (H100, 2048 chains, 3.88 / 3.92 ms a run against 4.19 to 4.27
+//! at 128; `gpu::GpuEnsemble::default_layout`), which is now its default at L = 9.
 //! Kept (7e75edc, measured 2026-12-06 on the H100, stage lattice-ab against b1a9cb8, P C C P, 2048 chains): the
 //! gathers' rows of phi worked out once a move in warp 0's draw (lattice.cu `mv_gat`) instead of in every entry, and
 //! the rank-1 updates in 2 blockDim / n groups of rows below 2 n threads (three at L = 9). Nsight Compute at L = 9:

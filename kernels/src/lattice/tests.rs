@@ -500,13 +500,12 @@ fn register_caps_change_nothing_but_occupancy_when_present() {
             (g.results(&all).unwrap(), g.chains_in_flight().unwrap())
         };
         let (base, flight) = run(128);
-        // the default: single at 80 or 64 registers, mixed above L = 9 at any cap, whichever puts more chains in
-        // flight; double, and mixed up to L = 9, at 128
+        // the default: single at 80 or 64 registers, mixed at any cap, whichever puts more chains in flight; double
+        // at 128
         let g = gpu::GpuEnsemble::<S, A>::new(gpu, m, starts, 12).unwrap();
         match (S::NAME, A::NAME) {
             ("f64", "f64") => assert_eq!(g.registers(), 128, "double's default"),
             ("f32", "f32") => assert!([80, 64].contains(&g.registers()) && g.chains_in_flight().unwrap() >= flight, "single's default: {} registers", g.registers()),
-            _ if m.pairs <= CHECKED_MAX_PAIRS => assert_eq!(g.registers(), 128, "mixed's default at L = {}", m.l),
             _ => assert!(g.chains_in_flight().unwrap() >= flight, "mixed's default: {} registers", g.registers()),
         }
         for cap in [80, 64] {
@@ -972,15 +971,17 @@ fn the_rebuild_off_chip_changes_nothing_when_present() {
     assert!(default > g.chains_in_flight().unwrap(), "mixed's default: {default} chains in flight");
     let g = gpu::GpuEnsemble::<f32, f64>::new(&gpu, &m, &starts[..32], 14).unwrap();
     assert!(g.placement() == OnChip && g.registers() == 128, "mixed's default for 32 chains: {:?} at {}", g.placement(), g.registers());
-    // at L = 9 mixed keeps 128 registers where 64 would hold more of 2048 chains at once (GpuEnsemble::default_layout)
+    // at L = 9 (from 2026-12-07; 128 registers until then, GpuEnsemble::default_layout) mixed holds as many of 2048
+    // chains at once as single, with 64 registers and the rebuild off chip, twice as many as at 128
     let m = Model::new(9, Params::default()).unwrap();
     let starts = initial_states(&m, 15, 2048).unwrap();
     let mut g = gpu::GpuEnsemble::<f32, f64>::new(&gpu, &m, &starts, 14).unwrap();
     let default = g.chains_in_flight().unwrap();
-    assert_eq!(g.registers(), 128);
-    g.set_registers(64).unwrap();
-    g.set_placement(RebuildOffChip).unwrap();
-    assert!(default < g.chains_in_flight().unwrap(), "mixed at L = 9: {default} chains in flight at 128 registers");
+    assert!(g.registers() == 64 && g.placement() == RebuildOffChip, "mixed at L = 9: {} registers, {:?}", g.registers(), g.placement());
+    assert_eq!(default, gpu::GpuEnsemble::<f32, f32>::new(&gpu, &m, &starts, 14).unwrap().chains_in_flight().unwrap(), "single's");
+    g.set_registers(128).unwrap();
+    g.set_placement(OnChip).unwrap();
+    assert_eq!(default, 2 * g.chains_in_flight().unwrap(), "mixed at L = 9: {default} chains in flight");
 }
 
 #[test]
