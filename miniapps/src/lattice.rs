@@ -122,8 +122,8 @@ pub struct Args {
     /// GPU registers a thread at most, comma-separated: 128, 80 or 64 (blocks of at most 384 threads at 80). Fewer
     /// registers let more chains share an SM where shared memory allows, and spill. Default: 128 in double and in mixed
     /// above L = 9 (its screened kernel has no other), else the cap that runs the most chains at once (single 80 or
-    /// 64, mixed 64 at L = 9). Each value is a GPU record with param `registers` (`registers_per_thread` and `chains_in_flight` in its
-    /// extras): a tuning sweep.
+    /// 64, mixed 64 at L = 9). Each value is a GPU record with param `registers` (`registers_per_thread` and
+    /// `chains_in_flight` in its extras): a tuning sweep.
     #[arg(long, value_delimiter = ',')]
     pub registers: Vec<usize>,
     /// Where each GPU chain rebuilds its inverse, comma-separated: `shared` (in shared memory, over W, which then takes

@@ -356,9 +356,9 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
 
     /// The register cap and placement a precision launches with unless one is set: of its caps (double 128; single
     /// 80 and 64, 80 for blocks of at most 384 threads; mixed all three: 128 alone up to `CHECKED_MAX_PAIRS` pairs,
-    /// L = 9, from 2026-12-04 to 2026-12-07, below) and of [`Self::placements`], the pair that runs the most of the ensemble's chains at once
-    /// (chains in flight, at most the chain count: room for more does nothing), the first of placements (on chip
-    /// first) and then of caps where they tie.
+    /// L = 9, from 2026-12-04 to 2026-12-07, below) and of [`Self::placements`], the pair that runs the most of the
+    /// ensemble's chains at once (chains in flight, at most the chain count: room for more does nothing), the first
+    /// of placements (on chip first) and then of caps where they tie.
     ///
     /// Mixed above L = 9 runs screened (from 2026-12-05: [`Self::screened`], 128 registers only); what follows about
     /// mixed at L = 15 is the kernel with W in f32, which it ran until then.
