@@ -1308,7 +1308,9 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const floa
 // (__launch_bounds__(MAX_THREADS, 2)). The sweep is latency-bound and its blocks per SM are set by registers wherever
 // W leaves shared memory to spare (L = 9 at 64 threads: 8 blocks at 128 registers, 12 at 80, 16 at 64; L = 15 at 256
 // threads in f32: 2, 3, 4, the last since the 16-bit indices), so fewer registers buy more chains in flight at the
-// price of spills (ptxas 13.0 for sm_90 at 80: none in f32 and mixed, 40 bytes stored in f64; at 64: 36 to 156).
+// price of spills (ptxas 13.0 for sm_90, bytes stored / loaded, at 5dfe220: at 128 none but f64's 16 / 28 and the
+// screened entry's 20 / 48; at 80 none in f32 and mixed, 112 / 472 in f64; at 64 none in f32, 44 / 44 in mixed,
+// 1076 / 1176 in f64; scripts/ptxas-info.sh prints them).
 #define LATTICE_ENTRY(NAME, S, A, SCR, THREADS, BLOCKS)                                                        \
     extern "C" __global__ void __launch_bounds__(THREADS, BLOCKS) NAME(const LatticeParams p, const S* __restrict__ phi, const float* __restrict__ phi32, const int* __restrict__ nbr, \
                                     const double* __restrict__ hop, S* __restrict__ W, A* __restrict__ M,         \

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Registers and spills of every kernel of a .cu file, without a GPU: NVRTC (the wheel scripts/nvrtc-env.sh installs)
+# compiles the file as the GPU layer does (kernels::gpu::compile: the maths defines, common.cuh, then the file) for a
+# real architecture with ptxas's report, one line an entry or out-of-line function. What a change does to a kernel's
+# register pressure shows here in seconds; the GPU host measures what it does to the time.
+# Usage: scripts/ptxas-info.sh kernels/src/lattice/lattice.cu [sm_90] [grep filter]
+# Example: 2026-12-07, lattice.cu: mixed's 64-register entry spilled 60 / 272 bytes (stores / loads) where single's
+# spilled none; the rebuild's M_all argument was why (lattice.cu m_slice).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+src=${1:?usage: scripts/ptxas-info.sh <file.cu> [sm_XY] [filter]}
+arch=${2:-sm_90}
+filter=${3:-}
+[ -f "$src" ] || { echo "error: no such file: $src" >&2; exit 2; }
+source scripts/nvrtc-env.sh
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+# the defines the GPU layer puts before the prelude (kernels::maths::prelude_defines), written by the qmc dump test
+QMC_HOST_DUMP="$dir" scripts/test.sh -q -- --ignored qmc::gpu_tests::dump_for_the_host_build >/dev/null
+python3 - "$dir/prelude-defines.h" "$src" "$arch" <<'EOF' | { if [ -n "$filter" ]; then grep -E "$filter"; else cat; fi; }
+import ctypes, re, sys
+defines, path, arch = sys.argv[1:4]
+lib = ctypes.CDLL("libnvrtc.so.13")
+name = path.rsplit("/", 1)[-1]
+src = (open(defines).read() + '#line 1 "common.cuh"\n' + open("kernels/src/common.cuh").read()
+       + f'\n#line 1 "{name}"\n' + open(path).read())
+prog = ctypes.c_void_p()
+if lib.nvrtcCreateProgram(ctypes.byref(prog), src.encode(), name.encode(), 0, None, None) != 0:
+    sys.exit("error: nvrtcCreateProgram failed")
+# the options of kernels::gpu::compile, for a real architecture, with ptxas's report
+opts = [f"-arch={arch}", "--std=c++17", "-prec-div=true", "-prec-sqrt=true", "-ftz=false", "-fmad=true",
+        "--ptxas-options=-v"]
+arr = (ctypes.c_char_p * len(opts))(*[o.encode() for o in opts])
+rc = lib.nvrtcCompileProgram(prog, len(opts), arr)
+n = ctypes.c_size_t()
+lib.nvrtcGetProgramLogSize(prog, ctypes.byref(n))
+log = ctypes.create_string_buffer(n.value)
+lib.nvrtcGetProgramLog(prog, log)
+log = log.value.decode()
+if rc != 0:
+    sys.exit(f"error: NVRTC could not compile {path}:\n{log}")
+# "Function properties for F" then its stack and spills, then (entries) "Used R registers"
+fn, out = None, []
+for line in log.splitlines():
+    if m := re.search(r"Function properties for (\S+)", line):
+        fn = m.group(1)
+        out.append([fn, "", ""])
+    elif fn and (m := re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads", line)):
+        out[-1][1] = f"stack {m.group(1)}, spills {m.group(2)} / {m.group(3)} bytes (stores / loads)"
+    elif fn and (m := re.search(r"Used (\d+) registers", line)):
+        out[-1][2] = f"{m.group(1)} registers"
+for f, spill, regs in out:
+    print(f"{f:<40} {regs:<14} {spill}" if len(f) <= 40 else f"{f}\n{'':<40} {regs:<14} {spill}")
+EOF
