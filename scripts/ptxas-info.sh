@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Registers and spills of every kernel of a .cu file, without a GPU: NVRTC (the wheel scripts/nvrtc-env.sh installs)
-# compiles the file as the GPU layer does (kernels::gpu::compile: the maths defines, common.cuh, then the file) for a
-# real architecture with ptxas's report, one line an entry or out-of-line function. What a change does to a kernel's
+# Registers, machine-code size and spills of every kernel of a .cu file, without a GPU: NVRTC (the wheel
+# scripts/nvrtc-env.sh installs) compiles the file as the GPU layer does (kernels::gpu::compile: the maths defines,
+# common.cuh, then the file) for a real architecture with ptxas's report, one line an entry or out-of-line function
+# (code: the entry's section of the cubin, its out-of-line callees included). What a change does to a kernel's
 # register pressure shows here in seconds; the GPU host measures what it does to the time.
 # Usage: scripts/ptxas-info.sh kernels/src/lattice/lattice.cu [sm_90] [grep filter]
 # Example: 2026-12-07, lattice.cu: mixed's 64-register entry spilled 60 / 272 bytes (stores / loads) where single's
@@ -16,8 +17,15 @@ source scripts/nvrtc-env.sh
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 # the defines the GPU layer puts before the prelude (kernels::maths::prelude_defines), written by the qmc dump test
-QMC_HOST_DUMP="$dir" scripts/test.sh -q -- --ignored qmc::gpu_tests::dump_for_the_host_build >/dev/null
-python3 - "$dir/prelude-defines.h" "$src" "$arch" <<'EOF' | { if [ -n "$filter" ]; then grep -E "$filter"; else cat; fi; }
+# (a test build, minutes after a change of the kernels crate, a .cu file's included) and kept in the target folder
+# until the two files they come from change: an edit of a .cu file then takes seconds here
+defs=${CARGO_TARGET_DIR:-target}/ptxas-info/prelude-defines.h
+if [ ! -s "$defs" ] || [ kernels/src/maths.rs -nt "$defs" ] || [ kernels/src/basis.rs -nt "$defs" ]; then
+    QMC_HOST_DUMP="$dir" scripts/test.sh -q -- --ignored qmc::gpu_tests::dump_for_the_host_build >/dev/null
+    mkdir -p "$(dirname "$defs")"
+    cp "$dir/prelude-defines.h" "$defs.tmp" && mv "$defs.tmp" "$defs"
+fi
+python3 - "$defs" "$src" "$arch" <<'EOF' | { if [ -n "$filter" ]; then grep -E "$filter"; else cat; fi; }
 import ctypes, re, sys
 defines, path, arch = sys.argv[1:4]
 lib = ctypes.CDLL("libnvrtc.so.13")
@@ -39,6 +47,22 @@ lib.nvrtcGetProgramLog(prog, log)
 log = log.value.decode()
 if rc != 0:
     sys.exit(f"error: NVRTC could not compile {path}:\n{log}")
+# each function's machine code: the cubin's .text.<function> sections (ELF64 section headers)
+import struct
+size = ctypes.c_size_t()
+lib.nvrtcGetCUBINSize(prog, ctypes.byref(size))
+elf = ctypes.create_string_buffer(size.value)
+lib.nvrtcGetCUBIN(prog, elf)
+elf = elf.raw
+shoff, = struct.unpack_from("<Q", elf, 0x28)
+shentsize, shnum, shstrndx = struct.unpack_from("<HHH", elf, 0x3A)
+sections = [struct.unpack_from("<IIQQQQ", elf, shoff + i * shentsize) for i in range(shnum)]
+strtab = sections[shstrndx][4]
+code = {}
+for name, _, _, _, _, sz in sections:
+    sec = elf[strtab + name:elf.index(b"\0", strtab + name)].decode()
+    if sec.startswith(".text."):
+        code[sec[6:]] = sz
 # "Function properties for F" then its stack and spills, then (entries) "Used R registers"
 fn, out = None, []
 for line in log.splitlines():
@@ -50,5 +74,6 @@ for line in log.splitlines():
     elif fn and (m := re.search(r"Used (\d+) registers", line)):
         out[-1][2] = f"{m.group(1)} registers"
 for f, spill, regs in out:
-    print(f"{f:<40} {regs:<14} {spill}" if len(f) <= 40 else f"{f}\n{'':<40} {regs:<14} {spill}")
+    kb = f"code {code[f] / 1024:5.1f} KB" if f in code else ""
+    print(f"{f:<40} {regs:<14} {kb:<14} {spill}" if len(f) <= 40 else f"{f}\n{'':<40} {regs:<14} {kb:<14} {spill}")
 EOF

@@ -137,6 +137,7 @@ template <typename T> __device__ void block_sum2(T& x, T& y, T* scratch) {
     if (lane == 0) { scratch[wid] = x; scratch[32 + wid] = y; }
     __syncthreads();
     T sx = T(0), sy = T(0);
+#pragma unroll 1 // a few warps (2 at L = 9): unrolled it was 87 instructions a call in the sweep's hot code
     for (int k = 0; k < nw; k++) { sx += scratch[k]; sy += scratch[32 + k]; }
     x = sx;
     y = sy;
@@ -1226,40 +1227,70 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const floa
             const int k = batch[2];
             if (k < 0) continue; // every move rejected: W unchanged
             const int i = mv_i[k], spin = mv_spin[k], old = mv_old[k], nw = mv_nw[k];
-            if (mv_hop[k]) {
-                if (spin == OCC_UP) {
-                    ch.fvec(nw);
-                    ch.template update_up<SCR>(i, nw);
-                } else {
-                    ch.gvec(nw);
-                    ch.template update_dn<SCR>(i, nw);
-                }
-                if (tid == 0) { occ[old] = OCC_HL; occ[nw] = spin; which[nw] = i; }
+            const bool hop = mv_hop[k];
+            // The accepted move as one or two single-electron Sherman-Morrison steps: an up step (the f vector of the
+            // new row, unless the swap's own from F is at hand, then update_up) and a down step (g, then update_dn).
+            // A hop is one step (a = b = i, x = y = nw), a swap both, in the order that divides by the larger of f_a
+            // and h (plan, below).
+            const int a = hop || spin == OCC_UP ? i : mv_j[k], b = hop || spin == OCC_DN ? i : mv_j[k];
+            const int x = hop || spin == OCC_DN ? nw : old, y = hop || spin == OCC_UP ? nw : old;
+            // the occupation first: the steps read the electrons' sites (up, dn), not occ or which
+            if (tid == 0) {
+                if (hop) { occ[old] = OCC_HL; occ[nw] = spin; which[nw] = i; }
+                else { occ[x] = OCC_DN; occ[y] = OCC_UP; which[x] = b; which[y] = a; }
+            }
+            // the steps in order, two bits each from the low end: 1 the up step with its f vector, 2 with the swap's
+            // (F), 3 the down step; 0 none
+            int plan = hop ? (spin == OCC_UP ? 1 : 3) : 0;
+            if (!hop) {
+                // f of this swap (computed against the W it was accepted on) into f, as the updates read it
+                for (int c = tid; c < np; c += blockDim.x) f[c] = F[k * np + c];
                 __syncthreads();
-                continue;
+                const A h = mv_h[k];
+                if (fmax(fabs((double)f[a]), fabs((double)h)) < p.degenerate) {
+                    // Both single moves pass through a nearly singular matrix: rebuild W (as cpu.rs).
+                    if (tid == 0) { up[a] = y; dn[b] = x; tl[TALLY_RECOMPUTES] += 1; }
+                    ch.rebuild(&failed);
+                    if constexpr (SCR) round_all();
+                } else {
+                    plan = fabs((double)f[a]) >= fabs((double)h) ? 2 | 3 << 2 : 3 | 1 << 2;
+                }
             }
-            const int a = spin == OCC_UP ? i : mv_j[k], b = spin == OCC_UP ? mv_j[k] : i;
-            const int x = spin == OCC_UP ? old : nw, y = spin == OCC_UP ? nw : old;
-            // f of this swap (computed against the W it was accepted on) into f, as the updates read it
-            for (int c = tid; c < np; c += blockDim.x) f[c] = F[k * np + c];
-            __syncthreads();
-            const A h = mv_h[k];
-            if (fmax(fabs((double)f[a]), fabs((double)h)) < p.degenerate) {
-                // Both single moves pass through a nearly singular matrix: rebuild W (as cpu.rs).
-                if (tid == 0) { up[a] = y; dn[b] = x; tl[TALLY_RECOMPUTES] += 1; }
-                ch.rebuild(&failed);
-                if constexpr (SCR) round_all();
-            } else if (fabs((double)f[a]) >= fabs((double)h)) {
-                ch.update_up(a, y);
-                ch.gvec(x);
-                ch.template update_dn<SCR>(b, x);
-            } else {
-                ch.gvec(x);
-                ch.update_dn(b, x);
-                ch.fvec(y);
-                ch.template update_up<SCR>(a, y);
+            // step 1 or 2 the up step (1: with its f vector), 3 the down step; the move's last update also writes W's
+            // f32 copy (screened mixed)
+            const auto step = [&](int st, bool last) {
+                const bool mir = SCR && last;
+                if (st == 3) {
+                    ch.gvec(x);
+                    if (mir) ch.template update_dn<SCR>(b, x);
+                    else ch.update_dn(b, x);
+                } else {
+                    if (st == 1) ch.fvec(y);
+                    if (mir) ch.template update_up<SCR>(a, y);
+                    else ch.update_up(a, y);
+                }
+            };
+            if constexpr (sizeof(S) == 4) {
+                // Single and mixed: each step once, in a loop. Inlined per case (hop up, hop down, a swap either way
+                // round, as double below) the f32 entries held 3 copies of each update and of gvec and 2 of fvec, and at
+                // L = 9, 16 chains an SM in different phases, their warps waited on instruction fetch (Nsight Compute,
+                // H100, 5dfe220: 28% of single's stall samples, 17% of double's). The loop took the 64-register entry's
+                // code from 133 to 115 KB (ptxas 13.0, sm_90; scripts/ptxas-info.sh) and single ran 4.78M / 4.80M ->
+                // 5.08M / 5.05M chain sweeps/s (H100, 2048 chains, interleaved), mixed 4.71M / 4.76M -> 4.97M / 5.00M.
+#pragma unroll 1
+                for (; plan != 0; plan >>= 2) step(plan & 3, plan < 4);
+            } else if (hop) {
+                // Double: each case with its own inlined steps. The loop ran it 2% slower at L = 15 (494k -> 484k;
+                // L = 9 +1.5%), where two chains an SM leave the instruction cache to spare.
+                if (spin == OCC_UP) step(1, true);
+                else step(3, true);
+            } else if (plan == (2 | 3 << 2)) {
+                step(2, false);
+                step(3, true);
+            } else if (plan != 0) {
+                step(3, false);
+                step(1, true);
             }
-            if (tid == 0) { occ[x] = OCC_DN; occ[y] = OCC_UP; which[x] = b; which[y] = a; }
             __syncthreads(); // the new occupation before warp 0 draws the next batch
         }
         bool due = p.recompute > 0 && (sweep + 1) % p.recompute == 0;
