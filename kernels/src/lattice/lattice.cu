@@ -1272,11 +1272,12 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const floa
             };
             if constexpr (sizeof(S) == 4) {
                 // Single and mixed: each step once, in a loop. Inlined per case (hop up, hop down, a swap either way
-                // round, as double below) the f32 entries held 3 copies of each update and of gvec and 2 of fvec, and at
-                // L = 9, 16 chains an SM in different phases, their warps waited on instruction fetch (Nsight Compute,
-                // H100, 5dfe220: 28% of single's stall samples, 17% of double's). The loop took the 64-register entry's
-                // code from 133 to 115 KB (ptxas 13.0, sm_90; scripts/ptxas-info.sh) and single ran 4.78M / 4.80M ->
-                // 5.08M / 5.05M chain sweeps/s (H100, 2048 chains, interleaved), mixed 4.71M / 4.76M -> 4.97M / 5.00M.
+                // round, as double below) the f32 entries held 3 copies of each update and of gvec and 2 of fvec,
+                // and at L = 9, 16 chains an SM in different phases, their warps waited on instruction fetch (Nsight
+                // Compute, H100, 5dfe220: 28% of single's stall samples, 17% of double's). The loop took the
+                // 64-register entry's code from 133 to 115 KB (ptxas 13.0, sm_90; scripts/ptxas-info.sh) and single
+                // ran 4.78M / 4.80M -> 5.08M / 5.05M chain sweeps/s (H100, 2048 chains, interleaved), mixed 4.71M /
+                // 4.76M -> 4.97M / 5.00M.
 #pragma unroll 1
                 for (; plan != 0; plan >>= 2) step(plan & 3, plan < 4);
             } else if (hop) {
