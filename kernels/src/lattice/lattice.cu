@@ -1282,17 +1282,16 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const floa
                 // 4.76M -> 4.97M / 5.00M.
 #pragma unroll 1
                 for (; plan != 0; plan >>= 2) step(plan & 3, plan < 4);
-            } else if (hop) {
-                // Double: each case with its own inlined steps. The loop ran it 2% slower at L = 15 (494k -> 484k;
+            } else {
+                // Double: each plan with its own inlined steps. The loop ran it 2% slower at L = 15 (494k -> 484k;
                 // L = 9 +1.5%), where two chains an SM leave the instruction cache to spare.
-                if (spin == OCC_UP) step(1, true);
-                else step(3, true);
-            } else if (plan == (2 | 3 << 2)) {
-                step(2, false);
-                step(3, true);
-            } else if (plan != 0) {
-                step(3, false);
-                step(1, true);
+                switch (plan) {
+                case 1: step(1, true); break;
+                case 3: step(3, true); break;
+                case 2 | 3 << 2: step(2, false); step(3, true); break;
+                case 3 | 1 << 2: step(3, false); step(1, true); break;
+                default: break; // 0: the swap rebuilt W
+                }
             }
             __syncthreads(); // the new occupation before warp 0 draws the next batch
         }
