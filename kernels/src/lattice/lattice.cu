@@ -839,31 +839,21 @@ __device__ void measure(const LatticeParams& p, const T* __restrict__ phi, const
                         double* tl) {
     const int np = p.pairs, ns = p.sites, ld = p.ld, tid = threadIdx.x, lane = tid & 31, warp = tid >> 5,
               warps = blockDim.x >> 5;
-    // Energy: kinetic hops of every electron to empty neighbours (a thread per electron).
+    // Energy: kinetic hops of every electron to empty neighbours (a thread per electron: e < np the up electron e,
+    // down column e of W; then the down electron e - np, along its row), in one loop: two took twice the code.
     double ekin = 0.0, nkin = 0.0;
-    for (int a = tid; a < np; a += blockDim.x) {
-        const int s = up[a];
+    for (int e = tid; e < 2 * np; e += blockDim.x) {
+        const bool upe = e < np;
+        const int s = upe ? up[e] : dn[e - np], at = upe ? e : (e - np) * ld, step = upe ? ld : 1;
+        const idx_t* other = upe ? dn : up;
         for (int jn = 0; jn < 4; jn++) {
             const int n = nbr[4 * s + jn];
             if (occ[n] != OCC_HL) continue;
             const T* row = phi + (size_t)n * ns;
             T r = T(0);
-// 4 gathers in flight (8 took twice the code of the loops, once a sweep, for a few hundred cycles)
+// 4 gathers in flight (8 took twice the code of the loop, once a sweep, for a few hundred cycles)
 #pragma unroll 4
-            for (int b = 0; b < np; b++) r += row[dn[b]] * W[b * ld + a];
-            ekin += hop[4 * s + jn] * (double)r;
-            nkin += 1.0;
-        }
-    }
-    for (int b = tid; b < np; b += blockDim.x) {
-        const int s = dn[b];
-        for (int jn = 0; jn < 4; jn++) {
-            const int n = nbr[4 * s + jn];
-            if (occ[n] != OCC_HL) continue;
-            const T* row = phi + (size_t)n * ns;
-            T r = T(0);
-#pragma unroll 4
-            for (int a = 0; a < np; a++) r += W[b * ld + a] * row[up[a]];
+            for (int c = 0; c < np; c++) r += row[other[c]] * W[at + c * step];
             ekin += hop[4 * s + jn] * (double)r;
             nkin += 1.0;
         }
