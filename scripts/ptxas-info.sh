@@ -26,34 +26,14 @@ if [ ! -s "$defs" ] || [ kernels/src/maths.rs -nt "$defs" ] || [ kernels/src/bas
     cp "$dir/prelude-defines.h" "$defs.tmp" && mv "$defs.tmp" "$defs"
 fi
 python3 - "$defs" "$src" "$arch" <<'EOF' | { if [ -n "$filter" ]; then grep -E "$filter"; else cat; fi; }
-import ctypes, re, sys
+import re, sys
+sys.path.insert(0, "scripts")
+from nvrtc_build import cubin
 defines, path, arch = sys.argv[1:4]
-lib = ctypes.CDLL("libnvrtc.so.13")
-name = path.rsplit("/", 1)[-1]
-src = (open(defines).read() + '#line 1 "common.cuh"\n' + open("kernels/src/common.cuh").read()
-       + f'\n#line 1 "{name}"\n' + open(path).read())
-prog = ctypes.c_void_p()
-if lib.nvrtcCreateProgram(ctypes.byref(prog), src.encode(), name.encode(), 0, None, None) != 0:
-    sys.exit("error: nvrtcCreateProgram failed")
-# the options of kernels::gpu::compile, for a real architecture, with ptxas's report
-opts = [f"-arch={arch}", "--std=c++17", "-prec-div=true", "-prec-sqrt=true", "-ftz=false", "-fmad=true",
-        "--ptxas-options=-v"]
-arr = (ctypes.c_char_p * len(opts))(*[o.encode() for o in opts])
-rc = lib.nvrtcCompileProgram(prog, len(opts), arr)
-n = ctypes.c_size_t()
-lib.nvrtcGetProgramLogSize(prog, ctypes.byref(n))
-log = ctypes.create_string_buffer(n.value)
-lib.nvrtcGetProgramLog(prog, log)
-log = log.value.decode()
-if rc != 0:
-    sys.exit(f"error: NVRTC could not compile {path}:\n{log}")
+log, elf = cubin(open(defines).read(), open("kernels/src/common.cuh").read(), path.rsplit("/", 1)[-1],
+                 open(path).read(), arch, ["--ptxas-options=-v"])
 # each function's machine code: the cubin's .text.<function> sections (ELF64 section headers)
 import struct
-size = ctypes.c_size_t()
-lib.nvrtcGetCUBINSize(prog, ctypes.byref(size))
-elf = ctypes.create_string_buffer(size.value)
-lib.nvrtcGetCUBIN(prog, elf)
-elf = elf.raw
 shoff, = struct.unpack_from("<Q", elf, 0x28)
 shentsize, shnum, shstrndx = struct.unpack_from("<HHH", elf, 0x3A)
 sections = [struct.unpack_from("<IIQQQQ", elf, shoff + i * shentsize) for i in range(shnum)]
