@@ -383,6 +383,15 @@
 //! (1.26x, 0.95x, 1.09x); at L = 15 single 38.1k / 36.2k / 36.9k (1.24x-1.34x, failing its error-bar check in every
 //! run, as above) and mixed 36.3k / 29.7k / 33.1k (1.10x-1.18x) against double's 30.8k / 27.1k / 28.5k.
 //!
+//! Instruction fetch, the f32 entries' first stall at L = 9 (above), falls with their code (2026-12-07, H100, 2048
+//! chains; scripts/ptxas-info.sh gives each entry's size, scripts/sass-hot.sh where its executed code lies): an
+//! accepted move's Sherman-Morrison steps written once, in a loop (30cac41), a hop's ratio in one strided loop and the
+//! measurement's gathers 4 in flight (8a3204a), the measurement's kinetic dots of both spins in one loop (83a9b6d) took
+//! the f32 64-register entry from 133 to 99 KB. Interleaved, three builds (P A C C A P): single at L = 9 4.80M / 4.77M
+//! (5dfe220) -> 5.15M / 5.15M (8a3204a) -> 5.26M / 5.26M (83a9b6d), mixed 4.72M / 4.74M -> 5.08M / 4.97M -> 5.08M /
+//! 5.10M, double 3.46M / 3.46M -> 3.42M / 3.48M -> 3.47M / 3.54M: single 1.50x double, mixed 1.46x. At L = 15 double
+//! 493k either side (8a3204a's 472k its outlier), single 593k-611k, screened mixed 338k-344k.
+//!
 //! What the interval buys on the CPU (kernels' ignored test `cpu_rate_table`: best of 4 x 40 runs of 6 sweeps with a
 //! measurement, 4 chains on one thread, 8 on two; this suite's 2-core development machine, shared with other builds,
 //! so double's two-thread rate ranged 98,000 to 129,000 between runs), chain sweeps/s at L = 9, a rebuild every sweep
