@@ -39,6 +39,8 @@ PY
 python3 - "$prof" "$entry" "$dir/k.sass" "$dir/src.cu" "$(basename "$src")" <<'PY'
 import collections, csv, gzip, re, sys
 prof, entry, sass, srcpath, name = sys.argv[1:6]
+def opcode(text):  # "@!P0 BRA 0x1f0" -> "BRA": the guard predicate dropped
+    return re.sub(r"^@!?U?P[0-9T]\s+", "", text.strip()).split()[0]
 # this build's instructions of the entry's section: (opcode, (file, line))
 ins, sec, at = [], None, None
 for l in open(sass):
@@ -47,7 +49,7 @@ for l in open(sass):
     elif sec == entry and (m := re.search(r'//## File "([^"]+)", line (\d+)', l)):
         at = (m.group(1).rsplit("/", 1)[-1], int(m.group(2)))
     elif sec == entry and (m := re.match(r"\s+/\*[0-9a-f]{4,}\*/\s+(.*?);", l)):
-        ins.append((m.group(1).split()[0].lstrip("@!P0123456789T "), at))
+        ins.append((opcode(m.group(1)), at))
 if not ins:
     sys.exit(f"error: no entry {entry} in the build of this commit")
 # the profile: each launch of the entry a section; executed counts summed over them
@@ -65,7 +67,7 @@ with gzip.open(prof, "rt") as fh:
         elif take:
             rows.append(int(row[col]))
             if execd is None:  # the first launch's opcodes, to match against this build's
-                ops.append(row[1].strip().split()[0].lstrip("@!P0123456789T "))
+                ops.append(opcode(row[1]))
 if rows:
     execd = [a + b for a, b in zip(execd, rows)] if execd else rows
 if not execd:
