@@ -26,14 +26,13 @@ if [ ! -s "$defs" ] || [ kernels/src/maths.rs -nt "$defs" ] || [ kernels/src/bas
     cp "$dir/prelude-defines.h" "$defs.tmp" && mv "$defs.tmp" "$defs"
 fi
 python3 - "$defs" "$src" "$arch" <<'EOF' | { if [ -n "$filter" ]; then grep -E "$filter"; else cat; fi; }
-import re, sys
+import re, struct, sys
 sys.path.insert(0, "scripts")
 from nvrtc_build import cubin
 defines, path, arch = sys.argv[1:4]
 log, elf = cubin(open(defines).read(), open("kernels/src/common.cuh").read(), path.rsplit("/", 1)[-1],
                  open(path).read(), arch, ["--ptxas-options=-v"])
 # each function's machine code: the cubin's .text.<function> sections (ELF64 section headers)
-import struct
 shoff, = struct.unpack_from("<Q", elf, 0x28)
 shentsize, shnum, shstrndx = struct.unpack_from("<HHH", elf, 0x3A)
 sections = [struct.unpack_from("<IIQQQQ", elf, shoff + i * shentsize) for i in range(shnum)]
