@@ -14,17 +14,7 @@ arch=${2:-sm_90}
 filter=${3:-}
 [ -f "$src" ] || { echo "error: no such file: $src" >&2; exit 2; }
 source scripts/nvrtc-env.sh
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-# the defines the GPU layer puts before the prelude (kernels::maths::prelude_defines), written by the qmc dump test
-# (a test build, minutes after a change of the kernels crate, a .cu file's included) and kept in the target folder
-# until the two files they come from change: an edit of a .cu file then takes seconds here
-defs=${CARGO_TARGET_DIR:-target}/ptxas-info/prelude-defines.h
-if [ ! -s "$defs" ] || [ kernels/src/maths.rs -nt "$defs" ] || [ kernels/src/basis.rs -nt "$defs" ]; then
-    QMC_HOST_DUMP="$dir" scripts/test.sh -q -- --ignored qmc::gpu_tests::dump_for_the_host_build >/dev/null
-    mkdir -p "$(dirname "$defs")"
-    cp "$dir/prelude-defines.h" "$defs.tmp" && mv "$defs.tmp" "$defs"
-fi
+defs=$(scripts/prelude-defines.sh)
 python3 - "$defs" "$src" "$arch" <<'EOF' | { if [ -n "$filter" ]; then grep -E "$filter"; else cat; fi; }
 import re, struct, sys
 sys.path.insert(0, "scripts")

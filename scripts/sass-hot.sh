@@ -20,8 +20,7 @@ if [ ! -x "$nvd" ]; then
     python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --target .nvrtc/nvdisasm "nvidia-cuda-nvdisasm==13.*" \
         || { echo "error: could not install nvidia-cuda-nvdisasm from PyPI" >&2; exit 1; }
 fi
-defs=${CARGO_TARGET_DIR:-target}/ptxas-info/prelude-defines.h
-[ -s "$defs" ] || scripts/ptxas-info.sh "$src" sm_90 '^$' || true # writes the defines
+defs=$(scripts/prelude-defines.sh)
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 git show "$commit:$src" > "$dir/src.cu"
