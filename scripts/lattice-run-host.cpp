@@ -57,8 +57,13 @@ template <typename S, typename A, bool SCR = false> int run_case(const std::stri
         for (int t = 0; t < threads; t++)
             ts.emplace_back([&, t] {
                 threadIdx.x = t;
-                run<S, A, SCR>(p, phi.data(), SCR ? phi32.data() : nullptr, nbr.data(), hop.data(), W.data(), M.data(), up.data(), dn.data(), rng.data(),
-                          tally.data());
+                // W's placement is compile-time on the GPU (gpu.rs builds a module of each); here both are in one build
+                if (p.on_chip == 0)
+                    run<S, A, SCR, true>(p, phi.data(), SCR ? phi32.data() : nullptr, nbr.data(), hop.data(), W.data(), M.data(), up.data(), dn.data(),
+                                         rng.data(), tally.data());
+                else
+                    run<S, A, SCR, false>(p, phi.data(), SCR ? phi32.data() : nullptr, nbr.data(), hop.data(), W.data(), M.data(), up.data(), dn.data(),
+                                          rng.data(), tally.data());
             });
         for (auto& t : ts) t.join();
         for (int w = 0; w < threads / 32; w++) delete g_warp[w];

@@ -28,7 +28,7 @@ fn every_cu_file_compiles_for_hopper() {
     cu_files(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &mut files);
     assert!(!files.is_empty());
     // (what, module, source, arch): every file for both architectures; the prelude alone (the copy kernel of the
-    // bandwidth ceiling); a module the GPU layer builds from several files, whole
+    // bandwidth ceiling); a module the GPU layer builds from several files, whole; one built with a define
     let mut jobs: Vec<(String, String, String, &'static str)> = vec![];
     for f in &files {
         let src = std::fs::read_to_string(f).unwrap();
@@ -41,6 +41,8 @@ fn every_cu_file_compiles_for_hopper() {
     for arch in [gpu::arch_name(9, 0), gpu::arch_name(8, 0)] {
         jobs.push(("the solid module (draws.cu and solid.cu)".into(), "solid".into(), kernels::solid::gpu::SRC.into(), arch));
     }
+    // the lattice kernel with W off chip (its own module: lattice.cu LATTICE_W_OFF_CHIP), for Hopper
+    jobs.push(("lattice.cu with W off chip".into(), "lattice_w_off_chip".into(), kernels::lattice::gpu::SRC_W_OFF_CHIP.into(), gpu::arch_name(9, 0)));
     // NVRTC compiles separate programs concurrently: one job a core (about 100 s one after another on the 2-core CI)
     let next = AtomicUsize::new(0);
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(jobs.len());

@@ -21,6 +21,16 @@ use cudarc::driver::DeviceRepr;
 use std::sync::Arc;
 
 pub const SRC: &str = include_str!("lattice.cu");
+/// The kernel with W in each chain's device buffer ([`Placement::OffChip`]): lattice.cu's `LATTICE_W_OFF_CHIP`.
+/// Where W is compiled to live in shared memory its accesses are shared-memory loads and stores with 32-bit
+/// addresses; one entry for both placements made them generic (lattice.cu `run`, WOFF).
+pub const SRC_W_OFF_CHIP: &str = concat!("#define LATTICE_W_OFF_CHIP 1\n", include_str!("lattice.cu"));
+
+/// The module (name, source) whose entries keep W where `at` places it; screened mixed's W is off chip in both, and
+/// it takes [`SRC`]'s.
+fn module_of(at: Placement, screened: bool) -> (&'static str, &'static str) {
+    if at == Placement::OffChip && !screened { ("lattice_w_off_chip", SRC_W_OFF_CHIP) } else { ("lattice", SRC) }
+}
 
 /// Mirrors `LatticeParams` in lattice.cu.
 #[repr(C)]
@@ -251,6 +261,7 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
         let (np, ns, chains) = (m.pairs, m.sites, starts.len());
         let es = std::mem::size_of::<S>();
         gpu.ensure_fits("the chains' inverse matrices", chains * np * np * es + ns * ns * es)?;
+        // a placeholder until default_layout: every placement but OffChip takes this module
         let func = gpu.function("lattice", SRC, &entry_of::<S, A>(screened, 128))?;
         let i = Inputs::<S>::new(m, starts, seed);
         let mut e = GpuEnsemble {
@@ -289,9 +300,11 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
         if on.is_empty() { vec![Placement::OffChip] } else { on }
     }
 
-    /// Place W and the rebuild's M (one of [`Self::placements`]); the register cap stays.
+    /// Place W and the rebuild's M (one of [`Self::placements`], or off chip, which every size can take); the
+    /// register cap stays.
     pub fn set_placement(&mut self, at: Placement) -> Result<(), GpuError> {
-        assert!(self.placements().contains(&at), "lattice gpu: placement {at:?} is not one of {:?}", self.placements());
+        let ok = self.placements().contains(&at) || (at == Placement::OffChip && !self.screened);
+        assert!(ok, "lattice gpu: placement {at:?} is not one of {:?}", self.placements());
         self.layout_set = true;
         self.place(at);
         self.load(self.registers)
@@ -347,7 +360,8 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
     fn load(&mut self, registers: usize) -> Result<(), GpuError> {
         assert!(registers != 80 || self.threads as usize <= R80_THREADS, "lattice gpu: the 80-register entry takes at most {R80_THREADS} threads");
         assert!(!self.screened || registers == 128, "lattice gpu: screened mixed is compiled at 128 registers only");
-        let func = self.gpu.function("lattice", SRC, &entry_of::<S, A>(self.screened, registers))?;
+        let (module, src) = module_of(self.placement, self.screened);
+        let func = self.gpu.function(module, src, &entry_of::<S, A>(self.screened, registers))?;
         self.gpu.opt_in_shared("lattice sweeps", &func, self.shared())?;
         self.func = func;
         self.registers = registers;

@@ -10,7 +10,9 @@
 // over the whole N_P x N_P inverse W (83 KB in double at L = 15), and are rejected (about 95%). So the chain's W lives
 // in shared memory for the whole launch (copied in at the start, out at the end) whenever it fits (`p.on_chip`: up to
 // 227 KB per block on Hopper): no device-memory round trip per move; the only global reads are gathers from the pair
-// function phi, which L2 holds. Where it does not fit, the same code works on a per-chain global buffer (`M_all`).
+// function phi, which L2 holds. Where it does not fit, the same code works on a per-chain global buffer (`M_all`),
+// compiled apart (LATTICE_W_OFF_CHIP, run's WOFF: gpu.rs builds a second module for it) so that the entries of W on
+// chip address it as shared memory.
 // The working buffer holds W (type S, rows of stride ld) and, during a rebuild, M (type A, same rows, same memory):
 // W is replaced by the rebuild, so M needs no space of its own. ld = N_P rounded up to odd: a warp walking down a
 // column of W (b varies) hits 32 different banks. Third placement (`p.on_chip` 2, from 2026-12-01): W on chip in S,
@@ -75,6 +77,12 @@
 // p.vec_bytes); each column's recurrence holds PANEL values of A in registers (16 in f64, within the 64- and
 // 80-register entries); and warp 0 alone factors the panel, PANEL entries a row a step, while the other warps wait.
 #define PANEL 8
+// Where every entry keeps W (run's WOFF): 0 in shared memory, 1 in each chain's device buffer (gpu.rs builds the
+// module of Placement::OffChip with it defined 1: W too large for shared memory). Screened mixed's W is off chip in
+// either module.
+#ifndef LATTICE_W_OFF_CHIP
+#define LATTICE_W_OFF_CHIP 0
+#endif
 static_assert(PANEL == LOOK, "reinvert loads a row of multipliers with load_look");
 static_assert(PANEL <= 64, "one warp factors a panel");
 #define SM_GAMMA 0x9E3779B97F4A7C15ull
@@ -338,6 +346,9 @@ __device__ __forceinline__ void col_dots_look(const S* __restrict__ W, const A* 
                 }
             }
         }
+        // not unrolled: with W's loads known to be from shared memory the compiler unrolled it four times, 2.3 KB more
+        // code in each copy of the f32 entries (ptxas 13.0, sm_90), which wait on instruction fetch (mod.rs)
+#pragma unroll 1
         for (; b < b1; b++) {
             const A w = A(W[b * ld + a]);
             A v[LOOK];
@@ -914,12 +925,23 @@ __device__ void measure(const LatticeParams& p, const T* __restrict__ phi, const
 // shows to be rejected are rejected; the batch's others take double's f64 ratio and decision. So the chain is double's,
 // W bit for bit, while most ratios and every measurement are f32 from the copy, which the last rank-1 update of each
 // accepted move writes beside W (update_cols, update_rows with MIR).
-template <typename S, typename A, bool SCR = false>
+//
+// WOFF: W in the chain's device buffer (p.on_chip 0) rather than in shared memory, fixed at compile time. Chosen at
+// run time, W was a generic pointer (shared or device memory) and every access to it a generic load or store with
+// 64-bit address arithmetic; known to be in shared memory, they are LDS / STS with 32-bit addresses. ptxas 13.0,
+// sm_90 (scripts/ptxas-info.sh): double's entry 153.9 -> 121.0 KB of code, 16 / 28 -> 0 / 0 bytes of spills
+// (stores / loads), single's 64-register entry 99.4 -> 96.0 KB, mixed's 118.1 -> 111.4 KB and 84 / 108 -> 24 / 36,
+// with rng (below) in shared memory.
+template <typename S, typename A, bool SCR = false, bool WOFF = SCR>
 __device__ void run(const LatticeParams p, const S* __restrict__ phi, const float* __restrict__ phi32, const int* __restrict__ nbr,
                     const double* __restrict__ hop, S* __restrict__ W_all, A* __restrict__ M_all, int* __restrict__ up_all,
                     int* __restrict__ dn_all, u64* __restrict__ rng_all, double* __restrict__ tally_all) {
     const int c = blockIdx.x;
     if (c >= p.chains) return; // whole block
+    if ((p.on_chip == 0) != WOFF) { // launched from the other placement's module: a NaN energy fails the record
+        if (threadIdx.x == 0) tally_all[(size_t)c * TALLY_LEN] = __longlong_as_double(0x7ff8000000000000ll);
+        return;
+    }
     const int np = p.pairs, ns = p.sites, ld = p.ld, tid = threadIdx.x, lane = tid & 31;
 #ifdef LATTICE_HOST_SMEM // the host check (scripts/lattice-run-host.cpp) hands each block its dynamic shared memory
     unsigned char* const smem = LATTICE_HOST_SMEM;
@@ -944,10 +966,11 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const floa
     // the working copy of W (and M): after the vectors, 16-byte aligned, when on chip; else this chain's M_all slice:
     // np ld entries of M, PANEL np of R (gpu.rs allocates them where placement is 0 or 2), formed where used, not
     // held across the sweep (Chain::Rows)
-    unsigned char* tail = (unsigned char*)(piv + np);
-    tail = (unsigned char*)(((size_t)tail + 15) & ~(size_t)15);
+    // (rounded up as an offset from smem, which is 16-byte aligned: rounding the address itself, through an integer,
+    // hid from the compiler that it is in shared memory)
+    unsigned char* const tail = smem + (((unsigned char*)(piv + np) - smem + 15) & ~(ptrdiff_t)15);
     const auto slice = [&]() { return M_all + (size_t)c * ((size_t)np * ld + PANEL * np); };
-    S* W = p.on_chip ? (S*)tail : (S*)slice();
+    S* W = WOFF ? (S*)slice() : (S*)tail;
     // screened mixed: W's f32 copy where W would be on chip; the batch's f32 f vectors and their error sums over F (the
     // f64 f vectors overwrite them after the screen); each move's f32 ratio and bound, and the batch's masks, in
     // dscratch (the measurement's, free during a batch)
@@ -984,7 +1007,10 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const floa
     if (tid == 0) { failed = 0; m_slice = slice(); }
     __syncthreads();
     if constexpr (SCR) round_all();
-    u64 rng = 0;
+    // the chain's random-number state, read by warp 0 and advanced by thread 0: in shared memory, not in a register
+    // pair of every thread across the whole sweep (ptxas 13.0, sm_90: mixed's 64-register entry spilled it there,
+    // 48 / 60 bytes of spills, stores / loads, against 24 / 36)
+    __shared__ u64 rng;
     __shared__ double tl[TALLY_LEN]; // thread 0 only: in shared memory, not in every thread's registers
     if (tid == 0) {
         for (int a = 0; a < np; a++) { occ[up[a]] = OCC_UP; which[up[a]] = a; }
@@ -1004,7 +1030,7 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const floa
             // L <= 41 keeps electron < 1024 and site < 2048); shuffles then chain them, move k + 1 starting where
             // move k ended, and lane k fills in move k.
             if (tid < 32) {
-                const u64 s0 = __shfl_sync(0xffffffffu, rng, 0);
+                const u64 s0 = rng;
                 win[lane] = sm_mix(s0 + (u64)(lane + 1) * SM_GAMMA);
                 win[lane + 32] = sm_mix(s0 + (u64)(lane + 33) * SM_GAMMA);
                 __syncwarp();
@@ -1339,7 +1365,7 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const floa
                                     const double* __restrict__ hop, S* __restrict__ W, A* __restrict__ M,         \
                                     int* __restrict__ up, int* __restrict__ dn, u64* __restrict__ rng,            \
                                     double* __restrict__ tally) {                                                  \
-        run<S, A, SCR>(p, phi, phi32, nbr, hop, W, M, up, dn, rng, tally);                                     \
+        run<S, A, SCR, SCR || LATTICE_W_OFF_CHIP>(p, phi, phi32, nbr, hop, W, M, up, dn, rng, tally);          \
     }
 #define LATTICE_ENTRIES(SUF, S, A)                                        \
     LATTICE_ENTRY(lattice_sweeps_##SUF, S, A, false, MAX_THREADS, 1)      \

@@ -369,6 +369,16 @@ fn gpu_matches_reference_when_present() {
     // chains picked out of order are those chains
     let picked = g.results(&[3, 1]).unwrap();
     assert!(picked[0].config == all[3].config && picked[0].w == all[3].w && picked[1].tally == all[1].tally);
+    // W in each chain's device buffer (Placement::OffChip: W too large for shared memory, at none of the suite's
+    // sizes), whose entries are a module of their own (lattice.cu LATTICE_W_OFF_CHIP): the same path and energies.
+    let mut g = gpu::GpuEnsemble::<f64, f64>::new(&gpu, &m, &starts, 8).unwrap();
+    g.set_placement(gpu::Placement::OffChip).unwrap();
+    assert!(!g.on_chip());
+    g.run(2, 6).unwrap();
+    for (c, x) in g.results(&[0, 1, 2, 3]).unwrap().iter().enumerate() {
+        assert_eq!(x.config, r[c].config, "chain {c} with W off chip left the reference path");
+        assert!((x.tally[tally::E_SUM] - r[c].tally[tally::E_SUM]).abs() < 1e-10 * r[c].tally[tally::E_SUM].abs());
+    }
     // The degenerate-swap fallback taken for every accepted swap: the GPU rebuilds W and keeps the path.
     let mut g = gpu::GpuEnsemble::<f64, f64>::new(&gpu, &m, &starts, 8).unwrap();
     g.set_degenerate(f64::INFINITY);
@@ -442,6 +452,17 @@ fn gpu_matches_reference_when_present() {
     g.set_recompute(1);
     g.run(equil, sweeps).unwrap();
     check("mixed", g.results(&every).unwrap(), 1e-6);
+    // and with W off chip (the module of Placement::OffChip, as double's above)
+    let mut g = gpu::GpuEnsemble::<f32, f32>::new(&gpu, &m9, &starts, 8).unwrap();
+    g.set_placement(gpu::Placement::OffChip).unwrap();
+    g.set_recompute(1);
+    g.run(equil, sweeps).unwrap();
+    check("single, W off chip", g.results(&every).unwrap(), 1e-4);
+    let mut g = gpu::GpuEnsemble::<f32, f64>::new(&gpu, &m9, &starts, 8).unwrap();
+    g.set_placement(gpu::Placement::OffChip).unwrap();
+    g.set_recompute(1);
+    g.run(equil, sweeps).unwrap();
+    check("mixed, W off chip", g.results(&every).unwrap(), 1e-6);
 }
 
 /// Screened mixed on the GPU (`GpuEnsemble::screened`, lattice.cu `run` with SCR) is double's chain: at L = 9 and at
