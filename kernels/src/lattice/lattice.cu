@@ -317,8 +317,9 @@ __device__ __forceinline__ void update_rows(S* __restrict__ W, const A* __restri
 // (their defaults) the first halves' sums held across the barrier added spills (ptxas 13.0, sm_90: stack 8 -> 32
 // bytes in single, 88 -> 136 in mixed), and that build ran 3% (single) and 7% (mixed) slower at L = 9, where the
 // path is not taken, and mixed 3% slower at L = 15; pairing the lanes of a warp instead (a shuffle, no barrier) or
-// splitting the moves instead of the rows spilled as much.
-template <int PF = 1, typename S, typename A>
+// splitting the moves instead of the rows spilled as much. MANY: rows four at a time where a thread walks more than
+// 64 (below).
+template <int PF = 1, bool MANY = false, typename S, typename A>
 __device__ __forceinline__ void col_dots_look(const S* __restrict__ W, const A* __restrict__ PVT, A* __restrict__ F, int n,
                                               int ld) {
     const bool two = sizeof(S) == 8 && (int)blockDim.x >= 2 * n; // at most one (column, half) a thread then
@@ -346,16 +347,28 @@ __device__ __forceinline__ void col_dots_look(const S* __restrict__ W, const A* 
                 }
             }
         }
-        // not unrolled: with W's loads known to be from shared memory the compiler unrolled it four times, 2.3 KB more
-        // code in each copy of the f32 entries (ptxas 13.0, sm_90), which wait on instruction fetch (mod.rs)
-#pragma unroll 1
-        for (; b < b1; b++) {
+        const auto row = [&](int b) {
             const A w = A(W[b * ld + a]);
             A v[LOOK];
             load_look(PVT + b * LOOK, v);
 #pragma unroll
             for (int j = 0; j < LOOK; j++) acc[j] += v[j] * w;
+        };
+        // With MANY (run's pass in single), rows four at a time where a thread walks many (L = 15: 102); else one at
+        // a time, where the 2.3 KB of code the unrolled loop takes in each copy of the f32 entries cost more in
+        // instruction fetch than its loads in flight saved (H100 at c6537f5, 2048 chains, interleaved: unrolled at
+        // every size, single ran 661k chain sweeps/s at L = 15 against 625k, and 5.17M at L = 9 against 5.69M; double
+        // was no faster at L = 15, where its halves are 51 rows). Not compiled into mixed, which never takes it (L = 9:
+        // 37 rows; screened above) and whose 64-register entry then spilled in the sweep's loops (ptxas 13.0, sm_90:
+        // 32 / 164 bytes, stores / loads, against 24 / 36). Where W was generic memory the compiler never unrolled it.
+        if constexpr (MANY) {
+            if (b1 - b > 64) {
+#pragma unroll 4
+                for (; b < b1; b++) row(b);
+            }
         }
+#pragma unroll 1
+        for (; b < b1; b++) row(b);
         keep = two && !rest;
         if (!keep) {
 #pragma unroll
@@ -1185,7 +1198,7 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const floa
                 only = smask[0];
             }
             // (3) the f vectors of every swap of the batch in one pass over W (screened: where a swap needs them)
-            if (!SCR || smask[1]) col_dots_look<SCR ? PF_DEVICE : 1>(W, PVT, F, np, ld);
+            if (!SCR || smask[1]) col_dots_look<SCR ? PF_DEVICE : 1, sizeof(S) == 4 && sizeof(A) == 4>(W, PVT, F, np, ld);
             // (4) each move's ratio, a warp per move
             for (int k = warp; k < kn; k += warps) {
                 if (!(only >> k & 1)) continue;
