@@ -942,9 +942,9 @@ __device__ void measure(const LatticeParams& p, const T* __restrict__ phi, const
 // WOFF: W in the chain's device buffer (p.on_chip 0) rather than in shared memory, fixed at compile time. Chosen at
 // run time, W was a generic pointer (shared or device memory) and every access to it a generic load or store with
 // 64-bit address arithmetic; known to be in shared memory, they are LDS / STS with 32-bit addresses. ptxas 13.0,
-// sm_90 (scripts/ptxas-info.sh): double's entry 153.9 -> 121.0 KB of code, 16 / 28 -> 0 / 0 bytes of spills
-// (stores / loads), single's 64-register entry 99.4 -> 96.0 KB, mixed's 118.1 -> 111.4 KB and 84 / 108 -> 24 / 36,
-// with rng (below) in shared memory.
+// sm_90 (scripts/ptxas-info.sh): double's entry 153.9 -> 121.1 KB of code, 16 / 28 -> 0 / 0 bytes of spills
+// (stores / loads), single's 64-register entry 99.4 -> 96.1 KB, mixed's 118.1 -> 111.5 KB and 84 / 108 -> 24 / 36,
+// with rng (below) in shared memory (c6537f5; mod.rs has the speeds).
 template <typename S, typename A, bool SCR = false, bool WOFF = SCR>
 __device__ void run(const LatticeParams p, const S* __restrict__ phi, const float* __restrict__ phi32, const int* __restrict__ nbr,
                     const double* __restrict__ hop, S* __restrict__ W_all, A* __restrict__ M_all, int* __restrict__ up_all,

@@ -392,6 +392,25 @@
 //! 5.10M, double 3.46M / 3.46M -> 3.42M / 3.48M -> 3.47M / 3.54M: single 1.50x double, mixed 1.46x. At L = 15 double
 //! 493k either side (8a3204a's 472k its outlier), single 593k-611k, screened mixed 338k-344k.
 //!
+//! W's memory known at compile time (c6537f5, 2026-12-07; lattice.cu `run`'s WOFF): W's pointer was shared memory or
+//! the chain's device buffer as `p.on_chip` said at run time, and the tail of the block's shared memory was rounded
+//! up through an integer, so the compiler knew W as neither: every access to it was a generic load or store with
+//! 64-bit address arithmetic (226 generic loads in single's 64-register entry). With W's placement a compile-time
+//! parameter (the off-chip entries a module of their own, gpu.rs `SRC_W_OFF_CHIP`, for sizes whose W does not fit on
+//! chip) they are LDS / STS with 32-bit addresses; with it the chain's random state went to shared memory, and the f
+//! vectors' pass over W is kept from unrolling. ptxas 13.0, sm_90: double's entry 153.9 -> 121.1 KB of code and 16 /
+//! 28 -> 0 bytes of spills, single's 64-register entry 99.4 -> 96.1 KB, mixed's 118.1 -> 111.5 KB and 84 / 108 ->
+//! 24 / 36. H100, 2048 chains, interleaved P A C C A P (P 83a9b6d, C c6537f5, A c6537f5 with the pass unrolled as the
+//! compiler chose): L = 9 double 3.41M -> 4.01M / 3.99M (A 3.57M), single 5.16M -> 5.67M / 5.71M (A 5.16M-5.19M),
+//! mixed 5.05M -> 5.55M / 5.64M (A 5.01M-5.07M); L = 15 double 492k -> 521k / 523k (A 516k-518k), single 593k ->
+//! 622k / 627k (A 661k / 662k), screened mixed 342k-346k in all three. So at L = 9 the unrolled pass costs more in
+//! instruction fetch than the shared-memory addressing gains, and at L = 15, where single's thread walks 102 rows, it
+//! pays: 6f78931 unrolls it there alone, in single's batch pass where a thread walks more than 64 rows (mixed's
+//! 64-register entry spilled with it compiled in). H100, P C C P (P c6537f5, C 6f78931): single at L = 15 621k / 624k
+//! -> 660k / 661k, every other case within the runs' spread (L = 9 double 4.00M-4.04M, single 5.64M-5.70M, mixed
+//! 5.60M-5.65M; L = 15 double 520k-524k, screened mixed 344k-348k). Double gained most (+17% at L = 9), so the ratios
+//! fell: in 6f78931's records single runs 1.39x double at L = 9 and 1.26x at L = 15, mixed 1.38x at L = 9.
+//!
 //! What the interval buys on the CPU (kernels' ignored test `cpu_rate_table`: best of 4 x 40 runs of 6 sweeps with a
 //! measurement, 4 chains on one thread, 8 on two; this suite's 2-core development machine, shared with other builds,
 //! so double's two-thread rate ranged 98,000 to 129,000 between runs), chain sweeps/s at L = 9, a rebuild every sweep
