@@ -57,13 +57,15 @@ template <typename S, typename A, bool SCR = false> int run_case(const std::stri
         for (int t = 0; t < threads; t++)
             ts.emplace_back([&, t] {
                 threadIdx.x = t;
-                // W's placement is compile-time on the GPU (gpu.rs builds a module of each); here both are in one build
-                if (p.on_chip == 0)
+                // W's placement is compile-time on the GPU (gpu.rs builds a module of each); here both are in one build.
+                // Screened mixed keeps W off chip (the kernel's WOFF is SCR or LATTICE_W_OFF_CHIP): the else branch
+                // there is double's kernel, which a screened case never takes
+                if (SCR || p.on_chip == 0)
                     run<S, A, SCR, true>(p, phi.data(), SCR ? phi32.data() : nullptr, nbr.data(), hop.data(), W.data(), M.data(), up.data(), dn.data(),
                                          rng.data(), tally.data());
                 else
-                    run<S, A, SCR, false>(p, phi.data(), SCR ? phi32.data() : nullptr, nbr.data(), hop.data(), W.data(), M.data(), up.data(), dn.data(),
-                                          rng.data(), tally.data());
+                    run<S, A, false, false>(p, phi.data(), nullptr, nbr.data(), hop.data(), W.data(), M.data(), up.data(), dn.data(),
+                                            rng.data(), tally.data());
             });
         for (auto& t : ts) t.join();
         for (int w = 0; w < threads / 32; w++) delete g_warp[w];

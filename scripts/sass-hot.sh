@@ -20,6 +20,12 @@ if [ ! -x "$nvd" ]; then
     python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --target .nvrtc/nvdisasm "nvidia-cuda-nvdisasm==13.*" \
         || { echo "error: could not install nvidia-cuda-nvdisasm from PyPI" >&2; exit 1; }
 fi
+# the maths defines come from this tree (prelude-defines.sh): the build matches the profiled commit's only where the
+# files they are made from are the same in both
+for f in kernels/src/maths.rs kernels/src/basis.rs; do
+    git diff --quiet "$commit" -- "$f" \
+        || { echo "error: $f differs between $commit and this tree, so would the maths defines: run from a checkout of $commit" >&2; exit 2; }
+done
 defs=$(scripts/prelude-defines.sh)
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT

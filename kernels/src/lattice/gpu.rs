@@ -95,6 +95,17 @@ impl<S: Real> Inputs<S> {
     }
 }
 
+/// [`GpuEnsemble::placements`] for N_P pairs and `sites` sites, storage S and arithmetic A, on a device whose blocks
+/// can have `optin` bytes of shared memory.
+fn placements_of<S: Real, A: Real>(pairs: usize, sites: usize, screened: bool, optin: usize) -> Vec<Placement> {
+    if screened {
+        return vec![Placement::OffChip];
+    }
+    let fits = |at| shared_bytes(pairs, sites, std::mem::size_of::<S>(), std::mem::size_of::<A>(), at) + STATIC_SHARED <= optin;
+    let on: Vec<Placement> = [Placement::OnChip, Placement::RebuildOffChip].into_iter().filter(|&at| fits(at)).collect();
+    if on.is_empty() { vec![Placement::OffChip] } else { on }
+}
+
 /// Entry of screened mixed ([`GpuEnsemble::screened`]), compiled at the launch bounds alone (128 registers).
 pub const SCREENED_ENTRY: &str = "lattice_sweeps_screened";
 
@@ -261,8 +272,11 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
         let (np, ns, chains) = (m.pairs, m.sites, starts.len());
         let es = std::mem::size_of::<S>();
         gpu.ensure_fits("the chains' inverse matrices", chains * np * np * es + ns * ns * es)?;
-        // a placeholder until default_layout: every placement but OffChip takes this module
-        let func = gpu.function("lattice", SRC, &entry_of::<S, A>(screened, 128))?;
+        // a placeholder until default_layout, from the module of the first placement it tries (the module of W off
+        // chip alone where W does not fit on chip: each module is a full NVRTC compile, about 35 s at L = 15)
+        let first = placements_of::<S, A>(np, ns, screened, gpu.info.shared_per_block_optin)[0];
+        let (module, src) = module_of(first, screened);
+        let func = gpu.function(module, src, &entry_of::<S, A>(screened, 128))?;
         let i = Inputs::<S>::new(m, starts, seed);
         let mut e = GpuEnsemble {
             phi32: gpu.upload("the pair function in f32", if screened { &i.phi32[..] } else { &i.phi32[..1] })?,
@@ -292,12 +306,8 @@ impl<S: Real, A: Real> GpuEnsemble<S, A> {
     /// The placements whose shared memory a block can have: on chip and the rebuild off chip where W fits, else off
     /// chip; screened mixed: off chip (W in f64 there, its f32 copy on chip).
     pub fn placements(&self) -> Vec<Placement> {
-        if self.screened {
-            return vec![Placement::OffChip];
-        }
-        let fits = |at| self.shared_at(at) + STATIC_SHARED <= self.gpu.info.shared_per_block_optin;
-        let on: Vec<Placement> = [Placement::OnChip, Placement::RebuildOffChip].into_iter().filter(|&at| fits(at)).collect();
-        if on.is_empty() { vec![Placement::OffChip] } else { on }
+        let (np, ns) = (self.params.pairs as usize, self.params.sites as usize);
+        placements_of::<S, A>(np, ns, self.screened, self.gpu.info.shared_per_block_optin)
     }
 
     /// Place W and the rebuild's M (one of [`Self::placements`], or off chip, which every size can take); the

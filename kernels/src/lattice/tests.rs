@@ -444,25 +444,24 @@ fn gpu_matches_reference_when_present() {
             assert!(err < tol, "gpu {name}: inverse error {err} right after a recompute");
         }
     };
-    let mut g = gpu::GpuEnsemble::<f32, f32>::new(&gpu, &m9, &starts, 8).unwrap();
-    g.set_recompute(1);
-    g.run(equil, sweeps).unwrap();
-    check("single", g.results(&every).unwrap(), 1e-4);
-    let mut g = gpu::GpuEnsemble::<f32, f64>::new(&gpu, &m9, &starts, 8).unwrap();
-    g.set_recompute(1);
-    g.run(equil, sweeps).unwrap();
-    check("mixed", g.results(&every).unwrap(), 1e-6);
-    // and with W off chip (the module of Placement::OffChip, as double's above)
-    let mut g = gpu::GpuEnsemble::<f32, f32>::new(&gpu, &m9, &starts, 8).unwrap();
-    g.set_placement(gpu::Placement::OffChip).unwrap();
-    g.set_recompute(1);
-    g.run(equil, sweeps).unwrap();
-    check("single, W off chip", g.results(&every).unwrap(), 1e-4);
-    let mut g = gpu::GpuEnsemble::<f32, f64>::new(&gpu, &m9, &starts, 8).unwrap();
-    g.set_placement(gpu::Placement::OffChip).unwrap();
-    g.set_recompute(1);
-    g.run(equil, sweeps).unwrap();
-    check("mixed, W off chip", g.results(&every).unwrap(), 1e-6);
+    // with W on chip (the default at L = 9), then off chip (the module of Placement::OffChip, as double's above)
+    for off in [false, true] {
+        let at = if off { ", W off chip" } else { "" };
+        let mut g = gpu::GpuEnsemble::<f32, f32>::new(&gpu, &m9, &starts, 8).unwrap();
+        if off {
+            g.set_placement(gpu::Placement::OffChip).unwrap();
+        }
+        g.set_recompute(1);
+        g.run(equil, sweeps).unwrap();
+        check(&format!("single{at}"), g.results(&every).unwrap(), 1e-4);
+        let mut g = gpu::GpuEnsemble::<f32, f64>::new(&gpu, &m9, &starts, 8).unwrap();
+        if off {
+            g.set_placement(gpu::Placement::OffChip).unwrap();
+        }
+        g.set_recompute(1);
+        g.run(equil, sweeps).unwrap();
+        check(&format!("mixed{at}"), g.results(&every).unwrap(), 1e-6);
+    }
 }
 
 /// Screened mixed on the GPU (`GpuEnsemble::screened`, lattice.cu `run` with SCR) is double's chain: at L = 9 and at
