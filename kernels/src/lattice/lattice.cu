@@ -437,6 +437,54 @@ __device__ __forceinline__ void col_dots_screen(const float* __restrict__ W, con
     __syncthreads();
 }
 
+// Moves whose ratio sums a warp takes at once (run, step 4; ratio_sums).
+#define RATIO_MOVES 4
+// The sums of the batch's ratios (run, step 4), RATIO_MOVES moves a warp at once: for each move m with at[m] >= 0,
+// h = sum_c W[at + c step] Q[k][c] and kk = sum_c F[k][c] Q[k][c] (0 for a hop, whose row of F is zero as its phi
+// vector is), each lane over its columns c = lane, lane + 32, ..., the loads of all the moves in flight together;
+// then the 2 RATIO_MOVES sums reduced over the warp in five rounds of shuffles: in the first two each lane keeps the
+// half of its values that its lane bit (16, then 8) names and adds its partner's copy of that half, in the last three
+// the two left are summed over 8 lanes, so that lanes 8 m to 8 m + 7 return move m's h and kk (the same values in
+// each). Every sum takes five additions after its lane's, as warp_allsum's. A warp per move, as until 2026-12-07,
+// took each move's sums through five dependent rounds of its own, moves one after another (at L = 9 with 2 warps,
+// four a warp: 20 rounds and 40 shuffles, against 5 and 12). F and Q are [LOOK][n]; called by a whole warp.
+template <typename S>
+__device__ __forceinline__ void ratio_sums(const S* __restrict__ W, const S* __restrict__ F, const S* __restrict__ Q, int n,
+                                           const int (&at)[RATIO_MOVES], const int (&step)[RATIO_MOVES],
+                                           const int (&k)[RATIO_MOVES], S& h, S& kk) {
+    static_assert(RATIO_MOVES == 4, "two halving rounds leave one move a lane");
+    const int lane = threadIdx.x & 31;
+    S v[2 * RATIO_MOVES]; // move m: h at 2 m, kk at 2 m + 1
+#pragma unroll
+    for (int j = 0; j < 2 * RATIO_MOVES; j++) v[j] = S(0);
+#pragma unroll 1
+    for (int c = lane; c < n; c += 32) {
+#pragma unroll
+        for (int m = 0; m < RATIO_MOVES; m++) {
+            if (at[m] < 0) continue;
+            const S q = Q[k[m] * n + c];
+            v[2 * m] += W[at[m] + c * step[m]] * q;
+            v[2 * m + 1] += F[k[m] * n + c] * q;
+        }
+    }
+#pragma unroll
+    for (int o = 16, half = RATIO_MOVES; o >= 8; o >>= 1, half >>= 1) {
+        const bool up = lane & o;
+#pragma unroll
+        for (int j = 0; j < half; j++) {
+            const S keep = up ? v[j + half] : v[j], give = up ? v[j] : v[j + half];
+            v[j] = keep + __shfl_xor_sync(0xffffffffu, give, o);
+        }
+    }
+#pragma unroll
+    for (int o = 4; o > 0; o >>= 1) {
+        v[0] += __shfl_xor_sync(0xffffffffu, v[0], o);
+        v[1] += __shfl_xor_sync(0xffffffffu, v[1], o);
+    }
+    h = v[0];
+    kk = v[1];
+}
+
 // The gathers of a batch: PVT[t][k] (the f vectors' inputs, LOOK a row) and Q[k][t] for every pair t and entry
 // k < LOOK, as entry(k, up site of t, down site of t, p, q) gives them (p: PVT's value; q: Q's where it returns
 // true). Spread over the block as the rank-1 updates (row_groups): a thread per pair and group g of entries k = g,
@@ -1199,32 +1247,39 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const floa
             }
             // (3) the f vectors of every swap of the batch in one pass over W (screened: where a swap needs them)
             if (!SCR || smask[1]) col_dots_look<SCR ? PF_DEVICE : 1, sizeof(S) == 4 && sizeof(A) == 4>(W, PVT, F, np, ld);
-            // (4) each move's ratio, a warp per move
-            for (int k = warp; k < kn; k += warps) {
-                if (!(only >> k & 1)) continue;
-                const S* q = Q + k * np;
-                const int i = mv_i[k];
-                S r = S(0), h = S(0), kk = S(0);
-                if (mv_hop[k]) {
-                    // down column i of W (an up electron) or along row i (a down one), in one loop: two took about 400
-                    // of the f32 64-register entry's 7,300 instructions (the same FMAs: a product's rounding does not
-                    // depend on its factors' order)
-                    const bool upm = mv_spin[k] == OCC_UP;
-                    const int at = upm ? i : i * ld, step = upm ? ld : 1;
-                    for (int c = lane; c < np; c += 32) r += q[c] * W[at + c * step];
-                    r = warp_allsum(r);
-                } else {
-                    const int a = mv_spin[k] == OCC_UP ? i : mv_j[k], b = mv_spin[k] == OCC_UP ? mv_j[k] : i;
-                    const S* fk = F + k * np;
-                    for (int c = lane; c < np; c += 32) {
-                        h += W[b * ld + c] * q[c];
-                        kk += fk[c] * q[c];
+            // (4) each move's ratio: warp w takes moves w, w + warps, ..., RATIO_MOVES at once (ratio_sums says why)
+            for (int k0 = warp; k0 < kn; k0 += RATIO_MOVES * warps) {
+                int at[RATIO_MOVES], step[RATIO_MOVES], k[RATIO_MOVES];
+#pragma unroll
+                for (int m = 0; m < RATIO_MOVES; m++) {
+                    k[m] = k0 + m * warps;
+                    at[m] = -1; // no sums: past the batch, or not to be computed (screened mixed)
+                    step[m] = 1;
+                    if (k[m] < kn && (only >> k[m] & 1)) {
+                        // a hop: down column i of W (an up electron) or along row i (a down one); a swap: along row b
+                        const int i = mv_i[k[m]];
+                        const bool upm = mv_spin[k[m]] == OCC_UP, hopm = mv_hop[k[m]];
+                        at[m] = hopm ? (upm ? i : i * ld) : (upm ? mv_j[k[m]] : i) * ld;
+                        if (hopm && upm) step[m] = ld;
                     }
-                    h = warp_allsum(h);
-                    kk = warp_allsum(kk);
-                    r = W[b * ld + a] * (S(mv_pyx[k]) - kk) + fk[a] * h;
                 }
-                if (lane == 0) { mv_r[k] = A(r); mv_h[k] = A(h); }
+                S h, kk;
+                ratio_sums(W, F, Q, np, at, step, k, h, kk);
+                // lane 8 m holds move m's sums: its own at and k picked out without indexing the arrays by a variable
+                // (which would put them in local memory)
+                int atm = -1, km = 0;
+#pragma unroll
+                for (int m = 0; m < RATIO_MOVES; m++)
+                    if (lane == 8 * m) { atm = at[m]; km = k[m]; }
+                if (atm >= 0) {
+                    S r = h;
+                    if (!mv_hop[km]) {
+                        const int a = mv_spin[km] == OCC_UP ? mv_i[km] : mv_j[km];
+                        r = W[atm + a] * (S(mv_pyx[km]) - kk) + F[km * np + a] * h;
+                    }
+                    mv_r[km] = A(r);
+                    mv_h[km] = A(h);
+                }
             }
             __syncthreads();
             // (5) the decisions in order, up to the first accepted move; the stream advances past the kept moves. Warp
