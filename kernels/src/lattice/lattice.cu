@@ -439,50 +439,59 @@ __device__ __forceinline__ void col_dots_screen(const float* __restrict__ W, con
 
 // Moves whose ratio sums a warp takes at once (run, step 4; ratio_sums).
 #define RATIO_MOVES 4
-// The sums of the batch's ratios (run, step 4), RATIO_MOVES moves a warp at once: for each move m with at[m] >= 0,
-// h = sum_c W[at + c step] Q[k][c] and kk = sum_c F[k][c] Q[k][c] (0 for a hop, whose row of F is zero as its phi
-// vector is), each lane over its columns c = lane, lane + 32, ..., the loads of all the moves in flight together;
-// then the 2 RATIO_MOVES sums reduced over the warp in five rounds of shuffles: in the first two each lane keeps the
-// half of its values that its lane bit (16, then 8) names and adds its partner's copy of that half, in the last three
-// the two left are summed over 8 lanes, so that lanes 8 m to 8 m + 7 return move m's h and kk (the same values in
-// each). Every sum takes five additions after its lane's, as warp_allsum's. A warp per move, as until 2026-12-07,
-// took each move's sums through five dependent rounds of its own, moves one after another (at L = 9 with 2 warps,
-// four a warp: 20 rounds and 40 shuffles, against 5 and 12). F and Q are [LOOK][n]; called by a whole warp.
-template <typename S>
-__device__ __forceinline__ void ratio_sums(const S* __restrict__ W, const S* __restrict__ F, const S* __restrict__ Q, int n,
-                                           const int (&at)[RATIO_MOVES], const int (&step)[RATIO_MOVES],
-                                           const int (&k)[RATIO_MOVES], S& h, S& kk) {
+// Sums for the ratios of RATIO_MOVES moves at once, by one warp (run, step 4; measure): for each move m with bit m of
+// `live`, h = sum_c w(m, c) q(m, c) and, with KK, kk = sum_c F[fo[m] + c] q(m, c), each lane over its columns c = lane,
+// lane + 32, ..., the loads of all the moves in flight together; then the sums reduced over the warp in five rounds of
+// shuffles: in the first two each lane keeps the half of its values that its lane bit (16, then 8) names and adds its
+// partner's copy of that half, in the last three what is left is summed over 8 lanes, so that lanes 8 m to 8 m + 7
+// return move m's h and kk (the same values in each). Every sum takes five additions after its lane's, as
+// warp_allsum's. A warp per move, as until 2026-12-07, took each move's sums through five dependent rounds of their
+// own, one move after another (at L = 9, 2 warps, four moves a warp: 20 rounds and 40 shuffles, against 5 and 12).
+template <bool KK, typename S, typename Wf, typename Qf>
+__device__ __forceinline__ void ratio_sums(unsigned live, const S* __restrict__ F, int n, const int (&fo)[RATIO_MOVES],
+                                           Wf&& w, Qf&& q, S& h, S& kk) {
     static_assert(RATIO_MOVES == 4, "two halving rounds leave one move a lane");
+    constexpr int NV = KK ? 2 : 1; // sums a move: h at NV m, kk at NV m + 1
     const int lane = threadIdx.x & 31;
-    S v[2 * RATIO_MOVES]; // move m: h at 2 m, kk at 2 m + 1
+    S v[NV * RATIO_MOVES];
 #pragma unroll
-    for (int j = 0; j < 2 * RATIO_MOVES; j++) v[j] = S(0);
+    for (int j = 0; j < NV * RATIO_MOVES; j++) v[j] = S(0);
 #pragma unroll 1
     for (int c = lane; c < n; c += 32) {
 #pragma unroll
         for (int m = 0; m < RATIO_MOVES; m++) {
-            if (at[m] < 0) continue;
-            const S q = Q[k[m] * n + c];
-            v[2 * m] += W[at[m] + c * step[m]] * q;
-            v[2 * m + 1] += F[k[m] * n + c] * q;
+            if (!(live >> m & 1)) continue;
+            const S x = q(m, c);
+            v[NV * m] += w(m, c) * x;
+            if constexpr (KK) v[NV * m + 1] += F[fo[m] + c] * x;
         }
     }
 #pragma unroll
-    for (int o = 16, half = RATIO_MOVES; o >= 8; o >>= 1, half >>= 1) {
-        const bool up = lane & o;
+    for (int o = 16, half = NV * RATIO_MOVES / 2; o >= 8; o >>= 1, half >>= 1) {
+        const bool hi = lane & o;
 #pragma unroll
         for (int j = 0; j < half; j++) {
-            const S keep = up ? v[j + half] : v[j], give = up ? v[j] : v[j + half];
+            const S keep = hi ? v[j + half] : v[j], give = hi ? v[j] : v[j + half];
             v[j] = keep + __shfl_xor_sync(0xffffffffu, give, o);
         }
     }
 #pragma unroll
-    for (int o = 4; o > 0; o >>= 1) {
-        v[0] += __shfl_xor_sync(0xffffffffu, v[0], o);
-        v[1] += __shfl_xor_sync(0xffffffffu, v[1], o);
-    }
+    for (int o = 4; o > 0; o >>= 1)
+#pragma unroll
+        for (int j = 0; j < NV; j++) v[j] += __shfl_xor_sync(0xffffffffu, v[j], o);
     h = v[0];
-    kk = v[1];
+    kk = KK ? v[NV - 1] : S(0);
+}
+
+// Of a warp's RATIO_MOVES values (one a move), lane 8 m's: move m's (ratio_sums), picked out without indexing the
+// array by a variable, which would put it in local memory.
+template <typename T> __device__ __forceinline__ T of_my_move(const T (&x)[RATIO_MOVES]) {
+    const int lane = threadIdx.x & 31;
+    T r = x[0];
+#pragma unroll
+    for (int m = 1; m < RATIO_MOVES; m++)
+        if (lane >> 3 == m) r = x[m];
+    return r;
 }
 
 // The gathers of a batch: PVT[t][k] (the f vectors' inputs, LOOK a row) and Q[k][t] for every pair t and entry
@@ -882,25 +891,6 @@ template <typename S, typename A, int PF> __device__ OUT_OF_LINE int rebuild_out
     return failed;
 }
 
-// By one warp: h = sum_a' W_ba' phi(u_a', x) and k = sum_a' fv_a' phi(u_a', x), to every lane (fv must be ready),
-// in T.
-template <typename T>
-__device__ __forceinline__ void hk_warp(const LatticeParams& p, const T* __restrict__ phi, const T* W, const idx_t* up, int b,
-                                        int x, const T* fv, T& h, T& k) {
-    const int np = p.pairs, lane = threadIdx.x & 31;
-    const T* row = phi + (size_t)x * p.sites;
-    h = T(0);
-    k = T(0);
-#pragma unroll 4
-    for (int a = lane; a < np; a += 32) {
-        const T ph = row[up[a]];
-        h += W[b * p.ld + a] * ph;
-        k += fv[a] * ph;
-    }
-    h = warp_allsum(h);
-    k = warp_allsum(k);
-}
-
 // A measurement of the local energy per site after a sweep, from W and phi in T (the evaluation type; f32 in screened
 // mixed: its copy of W), into the tally (thread 0), each term's sum in f64. PVT, F and Q are the batch's arrays in T;
 // piv (free outside a rebuild) lists the down electrons with an up neighbour, batch[0] how many.
@@ -911,37 +901,66 @@ __device__ void measure(const LatticeParams& p, const T* __restrict__ phi, const
                         double* tl) {
     const int np = p.pairs, ns = p.sites, ld = p.ld, tid = threadIdx.x, lane = tid & 31, warp = tid >> 5,
               warps = blockDim.x >> 5;
-    // Energy: kinetic hops of every electron to empty neighbours (a thread per electron: e < np the up electron e,
-    // down column e of W; then the down electron e - np, along its row), in one loop: two took twice the code.
+    // Energy: kinetic hops of every electron to an empty neighbour (the up electron e < np: down column e of W; the
+    // down electron e - np: along its row). Each warp takes 32 electrons at a time, a lane an electron and a bit of
+    // `holes` an empty neighbour, and their hops RATIO_MOVES at a time (ratio_sums), the first left of each of the
+    // first lanes that have any. A thread per electron, as until 2026-12-07, walked each of its hops' np terms in
+    // turn, a gather from phi in global memory each, while the rest of the block waited at the next barrier.
     double ekin = 0.0, nkin = 0.0;
-    for (int e = tid; e < 2 * np; e += blockDim.x) {
-        const bool upe = e < np;
-        const int s = upe ? up[e] : dn[e - np], at = upe ? e : (e - np) * ld, step = upe ? ld : 1;
-        const idx_t* other = upe ? dn : up;
-        for (int jn = 0; jn < 4; jn++) {
-            const int n = nbr[4 * s + jn];
-            if (occ[n] != OCC_HL) continue;
-            const T* row = phi + (size_t)n * ns;
-            T r = T(0);
-// 4 gathers in flight (8 took twice the code of the loop, once a sweep, for a few hundred cycles)
-#pragma unroll 4
-            for (int c = 0; c < np; c++) r += row[other[c]] * W[at + c * step];
-            ekin += hop[4 * s + jn] * (double)r;
-            nkin += 1.0;
+    for (int e0 = 32 * warp; e0 < 2 * np; e0 += 32 * warps) {
+        const int e = e0 + lane;
+        const int s = e < np ? up[e] : e < 2 * np ? dn[e - np] : 0;
+        unsigned holes = 0;
+        if (e < 2 * np)
+            for (int jn = 0; jn < 4; jn++) holes |= (unsigned)(occ[nbr[4 * s + jn]] == OCC_HL) << jn;
+        for (unsigned left = __ballot_sync(0xffffffffu, holes != 0); left != 0;
+             left = __ballot_sync(0xffffffffu, holes != 0)) {
+            int at[RATIO_MOVES], step[RATIO_MOVES], row[RATIO_MOVES], bond[RATIO_MOVES];
+            unsigned live = 0, upm = 0;
+#pragma unroll
+            for (int m = 0; m < RATIO_MOVES; m++) {
+                at[m] = row[m] = bond[m] = 0;
+                step[m] = 1;
+                if (left != 0) {
+                    const int src = __ffs(left) - 1; // the same in every lane
+                    left &= left - 1;
+                    const unsigned hs = __shfl_sync(0xffffffffu, holes, src);
+                    const int ss = __shfl_sync(0xffffffffu, s, src), es = e0 + src, jn = __ffs(hs) - 1;
+                    if (lane == src) holes &= holes - 1;
+                    live |= 1u << m;
+                    if (es < np) { upm |= 1u << m; at[m] = es; step[m] = ld; }
+                    else at[m] = (es - np) * ld;
+                    bond[m] = 4 * ss + jn;
+                    row[m] = nbr[bond[m]] * ns;
+                }
+            }
+            T r, none;
+            ratio_sums<false>(live, F, np, at, [&](int m, int c) { return W[at[m] + c * step[m]]; },
+                              [&](int m, int c) { return phi[(size_t)row[m] + (upm >> m & 1 ? dn : up)[c]]; }, r, none);
+            if ((lane & 7) == 0 && (live >> (lane >> 3) & 1)) {
+                ekin += hop[of_my_move(bond)] * (double)r;
+                nkin += 1.0;
+            }
         }
     }
     block_sum2(ekin, nkin, dscratch);
-    // Exchange: the down electrons with an up neighbour listed (in piv, free outside a rebuild), their f vectors
-    // LOOK per pass over W, then O(N_P) per bond, a warp per (electron, neighbour).
-    if (tid == 0) {
+    // Exchange: the down electrons with an up neighbour listed (in piv, free outside a rebuild) by warp 0, 32 at a
+    // time by a ballot (thread 0 alone walked them one after another), their f vectors LOOK per pass over W, then the
+    // bonds' sums RATIO_MOVES at a time a warp (ratio_sums).
+    if (warp == 0) {
         int cnt = 0;
-        for (int b = 0; b < np; b++) {
-            const int y = dn[b];
+        for (int b0 = 0; b0 < np; b0 += 32) {
+            const int b = b0 + lane;
             bool any = false;
-            for (int jn = 0; jn < 4; jn++) any |= occ[nbr[4 * y + jn]] == OCC_UP;
-            if (any) piv[cnt++] = b;
+            if (b < np) {
+                const int y = dn[b];
+                for (int jn = 0; jn < 4; jn++) any |= occ[nbr[4 * y + jn]] == OCC_UP;
+            }
+            const unsigned bal = __ballot_sync(0xffffffffu, any);
+            if (any) piv[cnt + __popc(bal & ((1u << lane) - 1))] = b;
+            cnt += __popc(bal);
         }
-        batch[0] = cnt;
+        if (lane == 0) batch[0] = cnt;
     }
     __syncthreads();
     const int listed = batch[0];
@@ -954,15 +973,31 @@ __device__ void measure(const LatticeParams& p, const T* __restrict__ phi, const
         });
         __syncthreads();
         col_dots_look(W, PVT, F, np, ld);
-        for (int w = warp; w < 4 * kn; w += warps) {
-            const int k = w >> 2, b = piv[g0 + k], y = dn[b], x = nbr[4 * y + (w & 3)];
-            if (occ[x] != OCC_UP) continue;
-            const int a = which[x];
-            const T* fk = F + k * np;
+        // the bonds (k, jn): down electron piv[g0 + k] on y and its neighbour jn, x, where an up electron is
+        for (int w0 = warp; w0 < 4 * kn; w0 += RATIO_MOVES * warps) {
+            int at[RATIO_MOVES], fo[RATIO_MOVES], xs[RATIO_MOVES], ys[RATIO_MOVES];
+            unsigned live = 0;
+#pragma unroll
+            for (int m = 0; m < RATIO_MOVES; m++) {
+                const int w = w0 + m * warps;
+                at[m] = fo[m] = xs[m] = ys[m] = 0;
+                if (w < 4 * kn) {
+                    const int k = w >> 2, b = piv[g0 + k], y = dn[b], x = nbr[4 * y + (w & 3)];
+                    if (occ[x] == OCC_UP) {
+                        live |= 1u << m;
+                        at[m] = b * ld;
+                        fo[m] = k * np;
+                        xs[m] = x;
+                        ys[m] = y;
+                    }
+                }
+            }
             T h, kk;
-            hk_warp(p, phi, W, up, b, x, fk, h, kk);
-            const T r = W[b * ld + a] * (phi[(size_t)y * ns + x] - kk) + fk[a] * h;
-            if (lane == 0) {
+            ratio_sums<true>(live, F, np, fo, [&](int m, int c) { return W[at[m] + c]; },
+                             [&](int m, int c) { return phi[(size_t)xs[m] * ns + up[c]]; }, h, kk);
+            if ((lane & 7) == 0 && (live >> (lane >> 3) & 1)) {
+                const int x = of_my_move(xs), a = which[x];
+                const T r = W[of_my_move(at) + a] * (phi[(size_t)of_my_move(ys) * ns + x] - kk) + F[of_my_move(fo) + a] * h;
                 ej -= 0.5 * p.j * (1.0 + (double)r);
                 bonds += 1.0;
             }
@@ -1247,15 +1282,18 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const floa
             }
             // (3) the f vectors of every swap of the batch in one pass over W (screened: where a swap needs them)
             if (!SCR || smask[1]) col_dots_look<SCR ? PF_DEVICE : 1, sizeof(S) == 4 && sizeof(A) == 4>(W, PVT, F, np, ld);
-            // (4) each move's ratio: warp w takes moves w, w + warps, ..., RATIO_MOVES at once (ratio_sums says why)
+            // (4) each move's ratio: warp w takes moves w, w + warps, ..., RATIO_MOVES at once (ratio_sums)
             for (int k0 = warp; k0 < kn; k0 += RATIO_MOVES * warps) {
-                int at[RATIO_MOVES], step[RATIO_MOVES], k[RATIO_MOVES];
+                int at[RATIO_MOVES], step[RATIO_MOVES], k[RATIO_MOVES], fo[RATIO_MOVES];
+                unsigned live = 0; // the moves past the batch, or not to be computed (screened mixed), take no sums
 #pragma unroll
                 for (int m = 0; m < RATIO_MOVES; m++) {
                     k[m] = k0 + m * warps;
-                    at[m] = -1; // no sums: past the batch, or not to be computed (screened mixed)
+                    fo[m] = k[m] * np; // the move's rows of Q and F
+                    at[m] = 0;
                     step[m] = 1;
                     if (k[m] < kn && (only >> k[m] & 1)) {
+                        live |= 1u << m;
                         // a hop: down column i of W (an up electron) or along row i (a down one); a swap: along row b
                         const int i = mv_i[k[m]];
                         const bool upm = mv_spin[k[m]] == OCC_UP, hopm = mv_hop[k[m]];
@@ -1264,18 +1302,14 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const floa
                     }
                 }
                 S h, kk;
-                ratio_sums(W, F, Q, np, at, step, k, h, kk);
-                // lane 8 m holds move m's sums: its own at and k picked out without indexing the arrays by a variable
-                // (which would put them in local memory)
-                int atm = -1, km = 0;
-#pragma unroll
-                for (int m = 0; m < RATIO_MOVES; m++)
-                    if (lane == 8 * m) { atm = at[m]; km = k[m]; }
-                if (atm >= 0) {
+                ratio_sums<true>(live, F, np, fo, [&](int m, int c) { return W[at[m] + c * step[m]]; },
+                                 [&](int m, int c) { return Q[fo[m] + c]; }, h, kk);
+                const int km = of_my_move(k);
+                if ((lane & 7) == 0 && (live >> (lane >> 3) & 1)) {
                     S r = h;
                     if (!mv_hop[km]) {
                         const int a = mv_spin[km] == OCC_UP ? mv_i[km] : mv_j[km];
-                        r = W[atm + a] * (S(mv_pyx[km]) - kk) + F[km * np + a] * h;
+                        r = W[of_my_move(at) + a] * (S(mv_pyx[km]) - kk) + F[km * np + a] * h;
                     }
                     mv_r[km] = A(r);
                     mv_h[km] = A(h);
