@@ -411,6 +411,21 @@
 //! 5.60M-5.65M; L = 15 double 520k-524k, screened mixed 344k-348k). Double gained most (+17% at L = 9), so the ratios
 //! fell: in 6f78931's records single runs 1.39x double at L = 9 and 1.26x at L = 15, mixed 1.38x at L = 9.
 //!
+//! Sums four moves a warp at once (2026-12-07, lattice.cu `ratio_sums`): the loads of four moves' dot products in
+//! flight together, and their sums reduced over the warp in five shuffle rounds (two of them halving the values a lane
+//! holds) instead of five rounds a move, one move after another. Used for the batch's ratios (2f8ccbe) and for the
+//! measurement (5646367): its kinetic hops (a thread per electron walked each hop's N_P gathers from phi in turn
+//! while the block waited) and exchange bonds (a warp per bond), with the list of down electrons made by warp 0's
+//! ballots instead of thread 0 alone. H100, 2048 chains, interleaved P A C C A P (P b6220f6, the kernel of 6f78931; A
+//! 2f8ccbe, the ratios alone; C 5646367, both), chain sweeps/s: L = 9 double 4.05M / 4.04M, 4.07M / 4.07M, 4.13M /
+//! 4.07M; single 5.65M / 5.61M, 5.60M / 5.61M, 5.79M / 5.85M; mixed 5.63M / 5.61M, 5.74M / 5.69M, 5.88M / 5.91M;
+//! L = 15 double 521k / 523k, 507k / 508k, 527k / 528k; single 657k / 659k, 637k / 640k, 652k / 655k; screened mixed
+//! 346k / 347k, 330k / 333k, 334k / 334k. So four moves a warp in the ratios cost 3-4.5% at L = 15, where 8 warps take
+//! one move each, and bought nothing in single at L = 9; the measurement's sums bought 2-5% at every size. ptxas 13.0,
+//! sm_90, at C: single's 64-register entry 106.4 KB of code (98.4 at P), double's 131.2 (121.1). In C's records
+//! single runs 1.43x double at L = 9 (5.82M against 4.08M) and mixed 1.44x; at L = 15 double 528k, 19.4x the socket
+//! in the same run (27.1k), single 1.25x double.
+//!
 //! What the interval buys on the CPU (kernels' ignored test `cpu_rate_table`: best of 4 x 40 runs of 6 sweeps with a
 //! measurement, 4 chains on one thread, 8 on two; this suite's 2-core development machine, shared with other builds,
 //! so double's two-thread rate ranged 98,000 to 129,000 between runs), chain sweeps/s at L = 9, a rebuild every sweep
