@@ -434,7 +434,6 @@ fn gpu_matches_reference_when_present() {
     // Single and mixed with a recompute every sweep: the energy of double, W at f32 level after the last rebuild.
     let (chains, equil, sweeps) = (64, 5, 30);
     let (starts, (ed, sd)) = double_run(&m9, chains, equil, sweeps);
-    let every: Vec<usize> = (0..chains).collect();
     let check = |name: &str, res: Vec<ChainResult>, tol: f64| {
         let (ef, sf) = energy_over_chains(&res.iter().map(|x| x.tally).collect::<Vec<_>>());
         assert!(ef.is_finite() && (ef - ed).abs() < 4.0 * (sf * sf + sd * sd).sqrt(), "gpu {name}: {ef} +- {sf} vs double {ed} +- {sd}");
@@ -447,21 +446,22 @@ fn gpu_matches_reference_when_present() {
     // with W on chip (the default at L = 9), then off chip (the module of Placement::OffChip, as double's above)
     for off in [false, true] {
         let at = if off { ", W off chip" } else { "" };
-        let mut g = gpu::GpuEnsemble::<f32, f32>::new(&gpu, &m9, &starts, 8).unwrap();
-        if off {
-            g.set_placement(gpu::Placement::OffChip).unwrap();
-        }
-        g.set_recompute(1);
-        g.run(equil, sweeps).unwrap();
-        check(&format!("single{at}"), g.results(&every).unwrap(), 1e-4);
-        let mut g = gpu::GpuEnsemble::<f32, f64>::new(&gpu, &m9, &starts, 8).unwrap();
-        if off {
-            g.set_placement(gpu::Placement::OffChip).unwrap();
-        }
-        g.set_recompute(1);
-        g.run(equil, sweeps).unwrap();
-        check(&format!("mixed{at}"), g.results(&every).unwrap(), 1e-6);
+        check(&format!("single{at}"), f32_stored_run::<f32>(&gpu, &m9, &starts, off, (equil, sweeps)), 1e-4);
+        check(&format!("mixed{at}"), f32_stored_run::<f64>(&gpu, &m9, &starts, off, (equil, sweeps)), 1e-6);
     }
+}
+
+/// Every chain's result after `equil + sweeps` sweeps of a GPU ensemble that stores W in f32 and sums in A (single: A
+/// = f32, mixed: A = f64), with W off chip where `off` says and a recompute every sweep.
+fn f32_stored_run<A: Real>(gpu: &std::sync::Arc<crate::gpu::Gpu>, m: &Model, starts: &[(Config, Vec<f64>)], off: bool,
+                           (equil, sweeps): (usize, usize)) -> Vec<ChainResult> {
+    let mut g = gpu::GpuEnsemble::<f32, A>::new(gpu, m, starts, 8).unwrap();
+    if off {
+        g.set_placement(gpu::Placement::OffChip).unwrap();
+    }
+    g.set_recompute(1);
+    g.run(equil, sweeps).unwrap();
+    g.results(&(0..starts.len()).collect::<Vec<_>>()).unwrap()
 }
 
 /// Screened mixed on the GPU (`GpuEnsemble::screened`, lattice.cu `run` with SCR) is double's chain: at L = 9 and at
