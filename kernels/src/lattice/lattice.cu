@@ -1282,32 +1282,74 @@ __device__ void run(const LatticeParams p, const S* __restrict__ phi, const floa
             }
             // (3) the f vectors of every swap of the batch in one pass over W (screened: where a swap needs them)
             if (!SCR || smask[1]) col_dots_look<SCR ? PF_DEVICE : 1, sizeof(S) == 4 && sizeof(A) == 4>(W, PVT, F, np, ld);
-            // (4) each move's ratio, a warp per move
-            for (int k = warp; k < kn; k += warps) {
-                if (!(only >> k & 1)) continue;
-                const S* q = Q + k * np;
-                const int i = mv_i[k];
-                S r = S(0), h = S(0), kk = S(0);
-                if (mv_hop[k]) {
-                    // down column i of W (an up electron) or along row i (a down one), in one loop: two took about 400
-                    // of the f32 64-register entry's 7,300 instructions (the same FMAs: a product's rounding does not
-                    // depend on its factors' order)
-                    const bool upm = mv_spin[k] == OCC_UP;
-                    const int at = upm ? i : i * ld, step = upm ? ld : 1;
-                    for (int c = lane; c < np; c += 32) r += q[c] * W[at + c * step];
-                    r = warp_allsum(r);
-                } else {
-                    const int a = mv_spin[k] == OCC_UP ? i : mv_j[k], b = mv_spin[k] == OCC_UP ? mv_j[k] : i;
-                    const S* fk = F + k * np;
-                    for (int c = lane; c < np; c += 32) {
-                        h += W[b * ld + c] * q[c];
-                        kk += fk[c] * q[c];
+            // (4) each move's ratio. Where a warp has more than one move of the batch (L = 9: 2 warps, LOOK 8), warp w
+            // takes moves w, w + warps, ..., RATIO_MOVES at once (ratio_sums); else (L = 15: 8 warps) a warp a move,
+            // whose sums need no halving rounds nor F's row for a hop. H100, 2048 chains, interleaved (P C C P), chain
+            // sweeps/s: ratio_sums everywhere (5646367) against a warp a move everywhere (65b0113), L = 9 double
+            // 4.07M / 4.03M against 3.97M / 3.90M, single 5.83M / 5.79M against 5.69M / 5.71M, mixed 5.91M / 5.87M
+            // against 5.78M / 5.71M; L = 15 double 526k / 527k against 539k / 543k, single 656k / 653k against 672k /
+            // 676k, screened mixed 334k / 332k against 351k / 352k. Screened mixed runs at L = 15 and keeps its entry's
+            // code (and spills) without the other path.
+            if (!SCR && kn > warps) {
+                for (int k0 = warp; k0 < kn; k0 += RATIO_MOVES * warps) {
+                    int at[RATIO_MOVES], step[RATIO_MOVES], k[RATIO_MOVES], fo[RATIO_MOVES];
+                    unsigned live = 0; // the moves past the batch, or not to be computed (screened mixed), take no sums
+#pragma unroll
+                    for (int m = 0; m < RATIO_MOVES; m++) {
+                        k[m] = k0 + m * warps;
+                        fo[m] = k[m] * np; // the move's rows of Q and F
+                        at[m] = 0;
+                        step[m] = 1;
+                        if (k[m] < kn && (only >> k[m] & 1)) {
+                            live |= 1u << m;
+                            // a hop: down column i of W (up) or along row i (down); a swap: along row b
+                            const int i = mv_i[k[m]];
+                            const bool upm = mv_spin[k[m]] == OCC_UP, hopm = mv_hop[k[m]];
+                            at[m] = hopm ? (upm ? i : i * ld) : (upm ? mv_j[k[m]] : i) * ld;
+                            if (hopm && upm) step[m] = ld;
+                        }
                     }
-                    h = warp_allsum(h);
-                    kk = warp_allsum(kk);
-                    r = W[b * ld + a] * (S(mv_pyx[k]) - kk) + fk[a] * h;
+                    S h, kk;
+                    ratio_sums<true>(live, F, np, fo, [&](int m, int c) { return W[at[m] + c * step[m]]; },
+                                     [&](int m, int c) { return Q[fo[m] + c]; }, h, kk);
+                    const int km = of_my_move(k);
+                    if ((lane & 7) == 0 && (live >> (lane >> 3) & 1)) {
+                        S r = h;
+                        if (!mv_hop[km]) {
+                            const int a = mv_spin[km] == OCC_UP ? mv_i[km] : mv_j[km];
+                            r = W[of_my_move(at) + a] * (S(mv_pyx[km]) - kk) + F[km * np + a] * h;
+                        }
+                        mv_r[km] = A(r);
+                        mv_h[km] = A(h);
+                    }
                 }
-                if (lane == 0) { mv_r[k] = A(r); mv_h[k] = A(h); }
+            } else {
+                for (int k = warp; k < kn; k += warps) {
+                    if (!(only >> k & 1)) continue;
+                    const S* q = Q + k * np;
+                    const int i = mv_i[k];
+                    S r = S(0), h = S(0), kk = S(0);
+                    if (mv_hop[k]) {
+                        // down column i of W (an up electron) or along row i (a down one), in one loop: two took
+                        // about 400 of the f32 64-register entry's 7,300 instructions (the same FMAs: a product's
+                        // rounding does not depend on its factors' order)
+                        const bool upm = mv_spin[k] == OCC_UP;
+                        const int at = upm ? i : i * ld, step = upm ? ld : 1;
+                        for (int c = lane; c < np; c += 32) r += q[c] * W[at + c * step];
+                        r = warp_allsum(r);
+                    } else {
+                        const int a = mv_spin[k] == OCC_UP ? i : mv_j[k], b = mv_spin[k] == OCC_UP ? mv_j[k] : i;
+                        const S* fk = F + k * np;
+                        for (int c = lane; c < np; c += 32) {
+                            h += W[b * ld + c] * q[c];
+                            kk += fk[c] * q[c];
+                        }
+                        h = warp_allsum(h);
+                        kk = warp_allsum(kk);
+                        r = W[b * ld + a] * (S(mv_pyx[k]) - kk) + fk[a] * h;
+                    }
+                    if (lane == 0) { mv_r[k] = A(r); mv_h[k] = A(h); }
+                }
             }
             __syncthreads();
             // (5) the decisions in order, up to the first accepted move; the stream advances past the kept moves. Warp
