@@ -5,6 +5,9 @@
 # wheel this installs into .nvrtc/nvdisasm). It prints how many instructions hold 95% and 99% of the executions (the
 # hot footprint, against the instruction cache), then the source lines that make up that footprint and their share of
 # the executions. The two builds must agree opcode for opcode; the script says so and stops where they do not.
+# With BY=samples it ranks the source lines by their warp-stall samples instead (where the warps wait, not what they
+# execute), each with its two largest stall reasons, after the entry's shares of the stall reasons (TOP: how many
+# lines, 40 by default).
 # Usage: scripts/sass-hot.sh <profile.csv.gz> <entry> <commit> [file.cu, default kernels/src/lattice/lattice.cu]
 # Example: 2026-12-07, 5dfe220's f32 64-register lattice entry at L = 9 (four launches): 99% of the executions in
 # 3,953 of its 8,536 instructions (61.8 KB), of which the rank-1 update's span loop (three copies then) was 496.
@@ -41,9 +44,11 @@ _, elf = cubin(open(defines).read(), open(f"{d}/common.cuh").read(), name, open(
 open(f"{d}/k.cubin", "wb").write(elf)
 PY
 "$nvd" -g "$dir/k.cubin" > "$dir/k.sass"
-python3 - "$prof" "$entry" "$dir/k.sass" "$dir/src.cu" "$(basename "$src")" <<'PY'
-import collections, csv, gzip, re, sys
-prof, entry, sass, srcpath, name = sys.argv[1:6]
+python3 - "$prof" "$entry" "$dir/k.sass" "$dir/src.cu" "$(basename "$src")" "${BY:-executed}" <<'PY'
+import collections, csv, gzip, os, re, sys
+prof, entry, sass, srcpath, name, by = sys.argv[1:7]
+if by not in ("executed", "samples"):
+    sys.exit(f"error: BY={by}: executed or samples")
 def opcode(text):  # "@!P0 BRA 0x1f0" -> "BRA": the guard predicate dropped
     return re.sub(r"^@!?U?P[0-9T]\s+", "", text.strip()).split()[0]
 # this build's instructions of the entry's section: (opcode, (file, line))
@@ -57,29 +62,54 @@ for l in open(sass):
         ins.append((opcode(m.group(1)), at))
 if not ins:
     sys.exit(f"error: no entry {entry} in the build of this commit")
-# the profile: each launch of the entry a section; executed counts summed over them
+# the profile: each launch of the entry a section; executed counts (and stall samples, by reason) summed over them
 execd, rows, ops, hdr, take = None, [], [], None, False
+samples, stalls = None, None  # per instruction: all samples; a Counter of the samples by stall reason
+def add(acc, new):
+    return [a + b for a, b in zip(acc, new)] if acc else new
 with gzip.open(prof, "rt") as fh:
     for row in csv.reader(fh):
         if row and row[0] == "Kernel Name":
             take, hdr = row[1] == entry, None
             if rows:
-                execd = [a + b for a, b in zip(execd, rows)] if execd else rows
+                execd = add(execd, [r[0] for r in rows])
+                samples = add(samples, [r[1] for r in rows])
+                stalls = [a + r[2] for a, r in zip(stalls, rows)] if stalls else [r[2] for r in rows]
                 rows = []
         elif take and hdr is None:
             hdr = row
-            col = hdr.index("Instructions Executed")
+            col, scol = hdr.index("Instructions Executed"), hdr.index("Warp Stall Sampling (All Samples)")
+            reasons = [(i, h[len("stall_"):]) for i, h in enumerate(hdr) if h.startswith("stall_") and "(" not in h]
         elif take:
-            rows.append(int(row[col]))
+            rows.append((int(row[col]), int(row[scol]),
+                         collections.Counter({r: int(row[i]) for i, r in reasons if row[i] not in ("", "0")})))
             if execd is None:  # the first launch's opcodes, to match against this build's
                 ops.append(opcode(row[1]))
 if rows:
-    execd = [a + b for a, b in zip(execd, rows)] if execd else rows
+    execd = add(execd, [r[0] for r in rows])
+    samples = add(samples, [r[1] for r in rows])
+    stalls = [a + r[2] for a, r in zip(stalls, rows)] if stalls else [r[2] for r in rows]
 if not execd:
     sys.exit(f"error: the profile has no launch of {entry}")
 if len(execd) != len(ins) or any(a != b[0] for a, b in zip(ops, ins)):
     sys.exit(f"error: the profile's {entry} ({len(execd)} instructions) is not this commit's build ({len(ins)}): "
              "another commit, compiler or architecture")
+text = open(srcpath).read().split("\n")
+def where(at):
+    return (text[at[1] - 1].strip()[:80] if at[0] == name else f"{at[0]}:{at[1]}") if at else "?"
+if by == "samples":
+    total = sum(samples)
+    every = sum(stalls, collections.Counter())
+    print(f"{total} stall samples: " + ", ".join(f"{r} {100 * n / total:.1f}%" for r, n in every.most_common(8)))
+    share, why = collections.Counter(), collections.defaultdict(collections.Counter)
+    for n, c, (_, at) in zip(samples, stalls, ins):
+        share[at] += n
+        why[at] += c
+    print(f"{'samples %':>9}  {'first two reasons':<30} line")
+    for at, n in share.most_common(int(os.environ.get("TOP", 40))):
+        two = ", ".join(f"{r} {100 * k / max(n, 1):.0f}%" for r, k in why[at].most_common(2))
+        print(f"{100 * n / total:>9.2f}  {two:<30} {at[1] if at else '?'}: {where(at)}")
+    sys.exit(0)
 total = sum(execd)
 order = sorted(execd, reverse=True)
 def footprint(frac):
@@ -97,9 +127,7 @@ for e, (_, at) in zip(execd, ins):
     share[at] += e
     if e >= hot:
         size[at] += 1
-text = open(srcpath).read().split("\n")
 print(f"{'hot instrs':>10} {'exec %':>7}  line")
 for at, n in size.most_common(30):
-    line = text[at[1] - 1].strip()[:90] if at and at[0] == name else (f"{at[0]}:{at[1]}" if at else "?")
-    print(f"{n:>10} {100 * share[at] / total:>7.2f}  {at[1] if at else '?'}: {line}")
+    print(f"{n:>10} {100 * share[at] / total:>7.2f}  {at[1] if at else '?'}: {where(at)}")
 PY
