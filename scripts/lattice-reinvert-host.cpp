@@ -85,11 +85,13 @@ template <typename S, typename A> int check(int n, int threads, Kind kind, unsig
     std::vector<int> iscratch(32);
     for (int i = 0; i < n; i++) { up[i] = i; dn[i] = n + i; }
     // the scratch of reinvert: on the GPU the sweep's vectors from f on, the larger of (4 n + 64 + 3 LOOK n) S and
-    // the rebuild's PANEL n + PANEL A, PANEL n more where R is on chip (M on chip, or S and A one type: gpu.rs
-    // vec_bytes); here as many bytes,
-    // 16-byte aligned, with a guard after them that must stay untouched
+    // the rebuild's PANEL n + PANEL A (twice where S and A are one type: the look-ahead's next panel), PANEL n more
+    // where R is on chip (M on chip, or S and A one type: gpu.rs vec_bytes); here as many bytes, 16-byte aligned,
+    // with a guard after them that must stay untouched
     const bool r_on_chip = !apart || sizeof(S) == sizeof(A);
-    const size_t vectors = (4 * n + 64 + 3 * LOOK * n) * sizeof(S), rebuild = (PANEL * n * (r_on_chip ? 2 : 1) + PANEL) * sizeof(A);
+    const size_t panels = sizeof(S) == sizeof(A) ? 2 : 1;
+    const size_t vectors = (4 * n + 64 + 3 * LOOK * n) * sizeof(S),
+                 rebuild = (panels * (PANEL * n + PANEL) + (r_on_chip ? PANEL * n : 0)) * sizeof(A);
     const size_t work_bytes = std::max(vectors, rebuild), guard = 4096;
     std::vector<unsigned char> work_mem(work_bytes + guard + 16, 0xa5);
     unsigned char* work = (unsigned char*)(((size_t)work_mem.data() + 15) & ~(size_t)15);

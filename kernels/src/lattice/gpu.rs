@@ -190,11 +190,13 @@ const PANEL: usize = 8;
 /// phi vectors), all in S (the evaluation type; the first four in A before 2026-12-01, the batch's before
 /// 2026-11-27), or the rebuild's scratch over them where it is larger: the panel's multipliers and pivots' inverses
 /// (PANEL N_P + PANEL entries of A) and, where M is on chip or S and A are one type, its pivot rows (PANEL N_P more;
-/// lattice.cu `reinvert`: elsewhere they follow M in the device buffer).
+/// lattice.cu `reinvert`: elsewhere they follow M in the device buffer); where S and A are one type also the next
+/// panel's multipliers and pivots' inverses (the look-ahead), which leave the vectors the larger.
 fn vec_bytes(pairs: usize, s_bytes: usize, a_bytes: usize, m_on_chip: bool) -> usize {
     let vectors = (4 * pairs + 64) * s_bytes + 3 * LOOK * pairs * s_bytes;
     let rows_on_chip = m_on_chip || s_bytes == a_bytes;
-    let rebuild = (PANEL * pairs * if rows_on_chip { 2 } else { 1 } + PANEL) * a_bytes;
+    let panels = if s_bytes == a_bytes { 2 } else { 1 };
+    let rebuild = panels * (PANEL * pairs + PANEL) * a_bytes + if rows_on_chip { PANEL * pairs * a_bytes } else { 0 };
     vectors.max(rebuild).next_multiple_of(16)
 }
 

@@ -714,17 +714,20 @@ template <typename S, typename A, int PF = 1> struct Chain {
         }
         if (lane == 0) iscratch[0] = bad;
     }
-    // panel_update, by the whole block after panel_factor, for every column j outside the panel. First the panel's row
-    // swaps there, in order, a thread per column, each pivot row's entry as chosen kept in R; then a thread per column
-    // and group of rows (as update_cols: blockDim / (n - bp) groups; one group: no barrier between the two) works out
-    // the panel's pivot rows in its column in registers, r_l = (R[l][j] - m_l0 r_0 - ... - m_l,l-1 r_l-1) d_l, each
-    // group alike, and takes x = x - L[i][l] r_l, l = 0, 1, ..., from each of its rows (L's row in 16-byte loads, one
-    // address over the warp); the last group writes the pivot rows, r_l - m_l,l+1 r_l+1 - ....
+    // panel_update, after panel_factor, for nc columns outside the panel: column j = cj < jlo ? cj : cj + ex for cj <
+    // nc (every one outside the panel: jlo = k0, ex = bp), by the nt threads from t0. First the panel's row swaps
+    // there, in order, a thread per column, each pivot row's entry as chosen kept in R; then a thread per column and
+    // group of rows (as update_cols: nt / nc groups; one group: no barrier between the two, the only way where nt is
+    // not the block) works out the panel's pivot rows in its column in registers, r_l = (R[l][j] - m_l0 r_0 - ... -
+    // m_l,l-1 r_l-1) d_l, each group alike, and takes x = x - L[i][l] r_l, l = 0, 1, ..., from each of its n - bp rows
+    // (L's row in 16-byte loads, one address over the warp); the last group writes the pivot rows, r_l - m_l,l+1
+    // r_l+1 - ....
     __device__ void panel_update(const Rows mr, int k0, int bp, const A* __restrict__ L, A* __restrict__ R,
-                                 const A* __restrict__ dv) {
-        const int n = p.pairs, ld = p.ld, nc = n - bp;
-        if (nc == 0) return;
-        const int groups = (int)blockDim.x >= 2 * nc ? (int)blockDim.x / nc : 1, span = (nc + groups - 1) / groups;
+                                 const A* __restrict__ dv, int jlo, int nc, int ex, int t0, int nt) {
+        const int n = p.pairs, ld = p.ld, nr = n - bp;
+        if (nc <= 0) return;
+        const int groups = nt == (int)blockDim.x && nt >= 2 * nc ? nt / nc : 1, span = (nr + groups - 1) / groups;
+        const int tid = (int)threadIdx.x - t0;
         auto swaps = [&](int j) {
             for (int m = 0; m < bp; m++) {
                 const int k = k0 + m, q = piv[k];
@@ -734,11 +737,11 @@ template <typename S, typename A, int PF = 1> struct Chain {
             }
         };
         if (groups > 1) {
-            for (int cj = threadIdx.x; cj < nc; cj += blockDim.x) swaps(cj < k0 ? cj : cj + bp);
+            for (int cj = tid; cj < nc; cj += nt) swaps(cj < jlo ? cj : cj + ex);
             __syncthreads();
         }
-        for (int t = threadIdx.x; t < nc * groups; t += blockDim.x) {
-            const int cj = t % nc, g = t / nc, j = cj < k0 ? cj : cj + bp;
+        for (int t = tid; t < nc * groups; t += nt) {
+            const int cj = t % nc, g = t / nc, j = cj < jlo ? cj : cj + ex;
             if (groups == 1) swaps(j);
             A r[PANEL];
 #pragma unroll
@@ -751,7 +754,7 @@ template <typename S, typename A, int PF = 1> struct Chain {
                     r[l] = x * dv[l];
                 }
             }
-            const int q1 = (g + 1) * span < nc ? (g + 1) * span : nc;
+            const int q1 = (g + 1) * span < nr ? (g + 1) * span : nr;
             for (int q = g * span; q < q1; q += RU) {
                 A x[RU], lv[RU][PANEL];
 #pragma unroll
@@ -792,9 +795,9 @@ template <typename S, typename A, int PF = 1> struct Chain {
     // W = M^-1 from scratch (see the head of the file). M is built over W (the rebuild replaces it); a zero pivot
     // (never, for a configuration of nonzero weight) leaves W unusable, so it sets *failed and the chain's energy
     // sum becomes NaN at the end of the launch: the record fails instead of carrying on with a wrong W.
-    // Blocked: per panel of PANEL pivots panel_factor (warp 0) and panel_update (the block), three barriers (two where
-    // the block has fewer than 2 (n - PANEL) threads); the scratch (L, dv: PANEL n + PANEL entries of A) is `work`,
-    // the sweep's vectors, free during a rebuild, and R (PANEL n) follows dv there or M in M_all.
+    // Blocked: per panel of PANEL pivots panel_factor (warp 0) and panel_update (the block; looking ahead, part of it
+    // beside panel_factor, below), two or three barriers; the scratch (L, dv: PANEL n + PANEL entries of A) is
+    // `work`, the sweep's vectors, free during a rebuild, and R (PANEL n) follows dv there or M in M_all.
     // reinvert, called out of line. Rare (double: degenerate swaps; single and mixed up to L = 9: the residual check,
     // a few in a thousand chain sweeps), yet inlined its registers were the move loop's: at 64 a thread (ptxas 13.0,
     // sm_90) mixed's entry spilled 124 / 536 bytes (stores / loads), most reloaded in the move loop, and single's
@@ -823,13 +826,38 @@ template <typename S, typename A, int PF = 1> struct Chain {
         A* L = work;             // [n][PANEL], 16-byte aligned rows: row i's multiplier of each step of the panel
         A* dv = L + n * PANEL;   // [PANEL]: 1 / pivot
         // R, [PANEL][n]: the pivot rows outside the panel, as chosen (panel_update)
-        for (int k0 = 0; k0 < n; k0 += PANEL) {
-            const int bp = n - k0 < PANEL ? n - k0 : PANEL;
-            if (warp == 0) panel_factor(mr, k0, bp, L, dv, failed);
-            __syncthreads();
-            if (iscratch[0]) return; // a zero pivot (*failed set)
-            panel_update(mr, k0, bp, L, R, dv);
-            __syncthreads(); // the next panel's columns, and every row, final before warp 0 goes on
+        // Look-ahead, where S and A are one type and the block has more than one warp: the update of panel p + 1's
+        // columns by panel p first, by the block; then warp 0 factors panel p + 1 while the other warps apply panel p
+        // to the rest of the columns (a thread a column), where the whole block waited at a barrier for warp 0 (Nsight
+        // Compute at 65b0113, H100, L = 15, single: 16.5% of the entry's stall samples, the rebuild every sweep there).
+        // Each entry still receives the same operations in the same order. Panels alternate between two sets of L
+        // and dv, the second after R (3 PANEL n + 2 PANEL entries of A in all, within the vectors: gpu.rs vec_bytes).
+        const bool ahead = sizeof(S) == sizeof(A) && warps > 1;
+        A* const L2 = work + 2 * n * PANEL + PANEL;
+        A* const dv2 = L2 + n * PANEL;
+        // k: the panel warp 0 factors (while, looking ahead, the other warps apply panel k - PANEL to the columns
+        // outside both); then (upd) the block applies panel k to the next panel's columns (looking ahead) or to all
+        // of its columns. One call site each, so that the entries hold one copy of each (two of panel_update spilled
+        // in single's 64-register entry).
+        for (int k = 0, odd = 0, upd = 0;; upd = !upd) {
+            const int bk = n - k < PANEL ? n - k : PANEL, k1 = k + bk, bq = n - k1 < PANEL ? n - k1 : PANEL;
+            const bool prev = !upd && ahead && k > 0; // the other warps' share beside panel_factor
+            if (!upd && warp == 0) {
+                panel_factor(mr, k, bk, odd ? L2 : L, odd ? dv2 : dv, failed);
+            } else if (upd || prev) {
+                const bool next = upd && ahead && bq > 0; // the next panel's columns only
+                const bool in2 = upd == odd; // L2: panel k's where odd, else panel k - PANEL's
+                panel_update(mr, upd ? k : k - PANEL, upd ? bk : PANEL, in2 ? L2 : L, R, in2 ? dv2 : dv,
+                             next ? 0 : upd ? k : k - PANEL, next ? bq : upd ? n - bk : n - PANEL - bk,
+                             next ? k1 : upd ? bk : PANEL + bk, upd ? 0 : 32, upd ? blockDim.x : blockDim.x - 32);
+            }
+            __syncthreads(); // after upd: the next panel's columns, and every row, final before warp 0 goes on
+            if (!upd && iscratch[0]) return; // a zero pivot (*failed set)
+            if (upd) {
+                if (bq == 0) break;
+                k = k1;
+                odd = ahead && !odd;
+            }
         }
         if constexpr (sizeof(S) == sizeof(A)) {
             // Undo the row interchanges as column interchanges in reverse order, in place (W is M); a thread owns
