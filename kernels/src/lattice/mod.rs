@@ -426,6 +426,22 @@
 //! single runs 1.43x double at L = 9 (5.82M against 4.08M) and mixed 1.44x; at L = 15 double 528k, 19.4x the socket
 //! in the same run (27.1k), single 1.25x double.
 //!
+//! The batch's ratios a warp a move again where a warp has one move of the batch (L = 15: 8 warps), four a warp
+//! where it has more (L = 9: 2 warps) and always in screened mixed (181270b); and the rebuild looking ahead (396c5dd,
+//! lattice.cu `reinvert`): Nsight Compute at 65b0113 (H100, L = 15, single, a rebuild every sweep; scripts/sass-hot.sh
+//! with BY=samples) put 31% of the entry's stall samples in the rebuild, 16.5% of them warps waiting at the barrier
+//! while warp 0 factored a panel; now the other warps apply the panel before to the remaining columns meanwhile, W bit
+//! for bit as before. H100, 2048 chains, interleaved, chain sweeps/s: 65b0113 (a warp a move everywhere) against
+//! 5646367, P C C P: L = 9 double 3.97M / 3.90M against 4.07M / 4.03M, single 5.69M / 5.71M against 5.83M / 5.79M,
+//! mixed 5.78M / 5.71M against 5.91M / 5.87M; L = 15 double 539k / 543k against 526k / 527k, single 672k / 676k
+//! against 656k / 653k, screened mixed 351k / 352k against 334k / 332k. 396c5dd against 5646367, P C C P (another
+//! call): L = 9 double 4.02M / 4.06M against 4.04M / 4.08M, single 5.70M / 5.72M against 5.83M / 5.80M, mixed 5.84M /
+//! 5.81M against 5.93M / 5.96M; L = 15 double 542k / 544k against 526k / 529k, single 700k / 703k against 657k /
+//! 653k, screened mixed 346k / 347k against 335k / 331k. So the look-ahead bought single about 4% at L = 15 over
+//! 65b0113, while at L = 9 four moves a warp in the batch, beside the other path, no longer paid (its f32 64-register
+//! entry 117.6 KB of code against 106.4 at 5646367). In 396c5dd's records single runs 1.40x double at L = 9 and 1.30x
+//! at L = 15 (705k against 544k), mixed 1.44x at L = 9, and double at L = 15 19.9x the socket in the same run (27.3k).
+//!
 //! What the interval buys on the CPU (kernels' ignored test `cpu_rate_table`: best of 4 x 40 runs of 6 sweeps with a
 //! measurement, 4 chains on one thread, 8 on two; this suite's 2-core development machine, shared with other builds,
 //! so double's two-thread rate ranged 98,000 to 129,000 between runs), chain sweeps/s at L = 9, a rebuild every sweep
