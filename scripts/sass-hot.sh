@@ -62,20 +62,19 @@ for l in open(sass):
         ins.append((opcode(m.group(1)), at))
 if not ins:
     sys.exit(f"error: no entry {entry} in the build of this commit")
-# the profile: each launch of the entry a section; executed counts (and stall samples, by reason) summed over them
-execd, rows, ops, hdr, take = None, [], [], None, False
-samples, stalls = None, None  # per instruction: all samples; a Counter of the samples by stall reason
-def add(acc, new):
-    return [a + b for a, b in zip(acc, new)] if acc else new
+# the profile: each launch of the entry a section; per instruction its executed count, stall samples and a Counter of
+# the samples by stall reason, each summed over the launches
+totals, rows, ops, hdr, take = None, [], [], None, False
+def flush():
+    global totals, rows
+    if rows:
+        totals = [tuple(a + b for a, b in zip(t, r)) for t, r in zip(totals, rows)] if totals else rows
+        rows = []
 with gzip.open(prof, "rt") as fh:
     for row in csv.reader(fh):
         if row and row[0] == "Kernel Name":
             take, hdr = row[1] == entry, None
-            if rows:
-                execd = add(execd, [r[0] for r in rows])
-                samples = add(samples, [r[1] for r in rows])
-                stalls = [a + r[2] for a, r in zip(stalls, rows)] if stalls else [r[2] for r in rows]
-                rows = []
+            flush()
         elif take and hdr is None:
             hdr = row
             col, scol = hdr.index("Instructions Executed"), hdr.index("Warp Stall Sampling (All Samples)")
@@ -83,12 +82,10 @@ with gzip.open(prof, "rt") as fh:
         elif take:
             rows.append((int(row[col]), int(row[scol]),
                          collections.Counter({r: int(row[i]) for i, r in reasons if row[i] not in ("", "0")})))
-            if execd is None:  # the first launch's opcodes, to match against this build's
+            if totals is None:  # the first launch's opcodes, to match against this build's
                 ops.append(opcode(row[1]))
-if rows:
-    execd = add(execd, [r[0] for r in rows])
-    samples = add(samples, [r[1] for r in rows])
-    stalls = [a + r[2] for a, r in zip(stalls, rows)] if stalls else [r[2] for r in rows]
+flush()
+execd, samples, stalls = zip(*totals) if totals else ((), (), ())
 if not execd:
     sys.exit(f"error: the profile has no launch of {entry}")
 if len(execd) != len(ins) or any(a != b[0] for a, b in zip(ops, ins)):
